@@ -1,0 +1,71 @@
+/**
+ * Typed errors that domain code throws. Only server/http/ turns them into the
+ * JSON error shape and an HTTP status; everything else just throws.
+ */
+
+/** One problem with one field of an input, named by its dotted path. */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: ErrorDetail[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(message: string, details: ErrorDetail[] = []) {
+    super(400, "validation_failed", message, details);
+  }
+}
+
+export class UnauthenticatedError extends AppError {
+  constructor(message = "A valid Bearer token is required.") {
+    super(401, "unauthenticated", message, [], { "WWW-Authenticate": 'Bearer realm="svc"' });
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(readonly scope: string) {
+    super(403, "forbidden", `This call needs the scope '${scope}', which the credential does not have.`);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(what: string, id?: string) {
+    super(404, "not_found", id === undefined ? `${what} not found.` : `${what} '${id}' not found.`);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string, code = "conflict", details: ErrorDetail[] = []) {
+    super(409, code, message, details);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(limit: number) {
+    super(413, "payload_too_large", `The request body is larger than the limit of ${limit} bytes.`);
+  }
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(expected: string) {
+    super(415, "unsupported_media_type", `The request body must be sent as ${expected}.`);
+  }
+}
+
+export class UnavailableError extends AppError {
+  constructor(message: string, retryAfterSeconds = 5) {
+    super(503, "unavailable", message, [], { "Retry-After": String(retryAfterSeconds) });
+  }
+}

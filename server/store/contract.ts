@@ -1,0 +1,192 @@
+/**
+ * The shared Store contract suite. Every adapter's test file calls
+ * `storeContract` with a factory that opens a fresh, empty store; `reopen`
+ * (where given) opens the same storage again to prove durability.
+ */
+import { describe, expect, test } from "bun:test";
+import { ConflictError } from "../errors.ts";
+import type { AuditEntry, Change, Store } from "./store.ts";
+
+export interface ContractTarget {
+  open(): Promise<Store>;
+  reopen?(previous: Store): Promise<Store>;
+}
+
+function auditEntry(time: string, overrides: Partial<AuditEntry> = {}): AuditEntry {
+  return {
+    id: Bun.randomUUIDv7(Date.parse(time)),
+    time,
+    actor: "sa:test",
+    action: "collector.create",
+    resource: "collector",
+    resourceId: "c1",
+    outcome: "success",
+    details: {},
+    remoteAddr: "127.0.0.1",
+    ...overrides,
+  };
+}
+
+export function storeContract(name: string, target: ContractTarget): void {
+  describe(`Store contract: ${name}`, () => {
+    test("put creates version 1, get reads it back, missing is null", async () => {
+      const store = await target.open();
+      const [doc] = await store.write([{ op: "put", collection: "things", id: "a", data: { n: 1, s: "x" } }]);
+      expect(doc).toMatchObject({ collection: "things", id: "a", version: 1, data: { n: 1, s: "x" } });
+      expect(Date.parse(doc!.updatedAt)).not.toBeNaN();
+      expect(await store.get("things", "a")).toMatchObject({ version: 1, data: { n: 1, s: "x" } });
+      expect(await store.get("things", "missing")).toBeNull();
+      expect(await store.get("other", "a")).toBeNull();
+      await store.close();
+    });
+
+    test("every put bumps the version; guards are compare-and-swap", async () => {
+      const store = await target.open();
+      await store.write([{ op: "put", collection: "t", id: "a", data: 1, expect: "absent" }]);
+      const [v2] = await store.write([{ op: "put", collection: "t", id: "a", data: 2, expect: 1 }]);
+      expect(v2!.version).toBe(2);
+      await expect(store.write([{ op: "put", collection: "t", id: "a", data: 3, expect: 1 }])).rejects.toBeInstanceOf(
+        ConflictError,
+      );
+      await expect(store.write([{ op: "put", collection: "t", id: "a", data: 3, expect: "absent" }])).rejects.toThrow(
+        /changed meanwhile/,
+      );
+      await expect(store.write([{ op: "put", collection: "t", id: "b", data: 3, expect: "present" }])).rejects.toThrow(
+        ConflictError,
+      );
+      expect((await store.get("t", "a"))!.data).toBe(2);
+      expect(await store.get("t", "b")).toBeNull();
+      await store.close();
+    });
+
+    test("a batch is all or nothing, audit entries included", async () => {
+      const store = await target.open();
+      await store.write([{ op: "put", collection: "t", id: "a", data: "old" }]);
+      const entry = auditEntry("2026-01-01T00:00:00.000Z");
+      await expect(
+        store.write(
+          [
+            { op: "put", collection: "t", id: "a", data: "new" },
+            { op: "put", collection: "t", id: "b", data: "new" },
+            { op: "delete", collection: "t", id: "zzz", expect: "present" },
+          ],
+          [entry],
+        ),
+      ).rejects.toBeInstanceOf(ConflictError);
+      expect((await store.get("t", "a"))!.data).toBe("old");
+      expect(await store.get("t", "b")).toBeNull();
+      expect(await store.queryAudit({ limit: 10 })).toEqual([]);
+      await store.close();
+    });
+
+    test("delete removes, honours its guard, and is a no-op when absent", async () => {
+      const store = await target.open();
+      await store.write([{ op: "put", collection: "t", id: "a", data: 1 }]);
+      await expect(store.write([{ op: "delete", collection: "t", id: "a", expect: 7 }])).rejects.toBeInstanceOf(
+        ConflictError,
+      );
+      await store.write([{ op: "delete", collection: "t", id: "a", expect: 1 }]);
+      expect(await store.get("t", "a")).toBeNull();
+      await store.write([{ op: "delete", collection: "t", id: "a" }]);
+      const [again] = await store.write([{ op: "put", collection: "t", id: "a", data: 2 }]);
+      expect(again!.version).toBe(1);
+      await store.close();
+    });
+
+    test("list is ordered by id, pages with after/limit, filters by prefix, counts", async () => {
+      const store = await target.open();
+      const ids = ["c/2", "a/1", "b/1", "a/3", "a/2", "ab"];
+      await store.write(ids.map((id) => ({ op: "put" as const, collection: "t", id, data: { id } })));
+      await store.write([{ op: "put", collection: "other", id: "a/9", data: {} }]);
+      expect((await store.list("t")).map((d) => d.id)).toEqual(["a/1", "a/2", "a/3", "ab", "b/1", "c/2"]);
+      expect((await store.list("t", { limit: 2 })).map((d) => d.id)).toEqual(["a/1", "a/2"]);
+      expect((await store.list("t", { after: "a/2", limit: 2 })).map((d) => d.id)).toEqual(["a/3", "ab"]);
+      expect((await store.list("t", { prefix: "a/" })).map((d) => d.id)).toEqual(["a/1", "a/2", "a/3"]);
+      expect((await store.list("t", { prefix: "a/", after: "a/1" })).map((d) => d.id)).toEqual(["a/2", "a/3"]);
+      expect(await store.count("t")).toBe(6);
+      expect(await store.count("none")).toBe(0);
+      await store.close();
+    });
+
+    test("JSON documents round-trip exactly, unicode and nesting included", async () => {
+      const store = await target.open();
+      const data = { s: "näïve ☃ \u0000 \"q\"", n: -1.5, b: false, z: null, a: [1, { x: [] }], o: { "k.e/y": "v" } };
+      await store.write([{ op: "put", collection: "t", id: "ü/☃", data }]);
+      expect((await store.get("t", "ü/☃"))!.data).toEqual(data);
+      await store.close();
+    });
+
+    test("audit entries append with the write and query newest first with filters and a cursor", async () => {
+      const store = await target.open();
+      const entries = [
+        auditEntry("2026-01-01T00:00:00.000Z", { actor: "sa:alice", action: "collector.create" }),
+        auditEntry("2026-01-02T00:00:00.000Z", { actor: "sa:bob", action: "collector.delete" }),
+        auditEntry("2026-01-03T00:00:00.000Z", { actor: "sa:alice", action: "collector.delete", outcome: "denied" }),
+      ];
+      await store.write([{ op: "put", collection: "t", id: "a", data: 1 }], [entries[0]!]);
+      await store.write([], [entries[1]!, entries[2]!]);
+      expect(await store.queryAudit({ limit: 10 })).toEqual([entries[2]!, entries[1]!, entries[0]!]);
+      expect(await store.queryAudit({ limit: 10, actor: "sa:alice" })).toEqual([entries[2]!, entries[0]!]);
+      expect(await store.queryAudit({ limit: 10, action: "collector.delete" })).toEqual([entries[2]!, entries[1]!]);
+      expect(
+        await store.queryAudit({ limit: 10, from: "2026-01-02T00:00:00.000Z", to: "2026-01-03T00:00:00.000Z" }),
+      ).toEqual([entries[1]!]);
+      const page1 = await store.queryAudit({ limit: 2 });
+      const page2 = await store.queryAudit({ limit: 2, before: page1[1]!.id });
+      expect(page2).toEqual([entries[0]!]);
+      await store.close();
+    });
+
+    test("pruneAudit deletes entries older than the cut-off only", async () => {
+      const store = await target.open();
+      const old = auditEntry("2025-01-01T00:00:00.000Z");
+      const recent = auditEntry("2026-06-01T00:00:00.000Z");
+      await store.write([], [old, recent]);
+      expect(await store.pruneAudit("2026-01-01T00:00:00.000Z")).toBe(1);
+      expect(await store.queryAudit({ limit: 10 })).toEqual([recent]);
+      await store.close();
+    });
+
+    test("watch reports committed changes, not failed ones, until unsubscribed", async () => {
+      const store = await target.open();
+      const seen: Change[] = [];
+      const stop = store.watch((changes) => seen.push(...changes));
+      await store.write([{ op: "put", collection: "t", id: "a", data: 1 }]);
+      await store.write([{ op: "put", collection: "t", id: "a", data: 2, expect: 99 }]).catch(() => {});
+      await store.write([{ op: "delete", collection: "t", id: "a" }]);
+      await Bun.sleep(50);
+      expect(seen).toEqual([
+        { collection: "t", id: "a", version: 1, op: "put" },
+        { collection: "t", id: "a", version: 0, op: "delete" },
+      ]);
+      stop();
+      await store.write([{ op: "put", collection: "t", id: "b", data: 1 }]);
+      await Bun.sleep(50);
+      expect(seen).toHaveLength(2);
+      await store.close();
+    });
+
+    test("ping answers while open and fails after close", async () => {
+      const store = await target.open();
+      await store.ping();
+      await store.close();
+      await expect(store.ping()).rejects.toThrow();
+    });
+
+    if (target.reopen) {
+      const reopen = target.reopen;
+      test("what was written is there after reopening", async () => {
+        const store = await target.open();
+        await store.write(
+          [{ op: "put", collection: "t", id: "a", data: { kept: true } }],
+          [auditEntry("2026-01-01T00:00:00.000Z")],
+        );
+        await store.close();
+        const again = await reopen(store);
+        expect((await again.get("t", "a"))!.data).toEqual({ kept: true });
+        expect(await again.queryAudit({ limit: 10 })).toHaveLength(1);
+        await again.close();
+      });
+    }
+  });
+}

@@ -1,0 +1,212 @@
+/**
+ * Embedded Store adapter on bun:sqlite: one file at storage.boltPath, WAL
+ * journal and synchronous=FULL so an acknowledged write survives kill -9 and
+ * power loss. Single instance only; the change feed is in-process.
+ */
+import { Database, type Statement } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { ConflictError } from "../errors.ts";
+import type { AuditEntry, AuditQuery, Change, ChangeListener, Doc, ListOptions, Store, WriteOp } from "./store.ts";
+
+/** Append-only: a released migration is never edited, only followed by a new one. */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE docs (
+     collection TEXT NOT NULL,
+     id TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     data TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     PRIMARY KEY (collection, id)
+   ) WITHOUT ROWID;
+   CREATE TABLE audit (
+     id TEXT PRIMARY KEY,
+     time TEXT NOT NULL,
+     actor TEXT NOT NULL,
+     action TEXT NOT NULL,
+     entry TEXT NOT NULL
+   ) WITHOUT ROWID;
+   CREATE INDEX audit_time ON audit (time);`,
+];
+
+interface DocRow {
+  id: string;
+  version: number;
+  data: string;
+  updated_at: string;
+}
+
+/** The smallest string greater than every string starting with `prefix`. */
+function prefixEnd(prefix: string): string {
+  return prefix + "\u{10FFFF}";
+}
+
+export class SqliteStore implements Store {
+  readonly backend = "embedded";
+  private readonly db: Database;
+  private readonly listeners = new Set<ChangeListener>();
+  private readonly getStmt: Statement<DocRow, [string, string]>;
+  private readonly putStmt: Statement<unknown, [string, string, number, string, string]>;
+  private readonly deleteStmt: Statement<unknown, [string, string]>;
+  private readonly auditStmt: Statement<unknown, [string, string, string, string, string]>;
+  private readonly countStmt: Statement<{ n: number }, [string]>;
+  private closed = false;
+
+  constructor(readonly path: string) {
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path, { create: true, strict: true });
+    this.db.run("PRAGMA journal_mode = WAL");
+    this.db.run("PRAGMA synchronous = FULL");
+    this.db.run("PRAGMA busy_timeout = 5000");
+    this.db.run("PRAGMA foreign_keys = ON");
+    this.migrate();
+    this.getStmt = this.db.query("SELECT id, version, data, updated_at FROM docs WHERE collection = ? AND id = ?");
+    this.putStmt = this.db.query(
+      "INSERT INTO docs (collection, id, version, data, updated_at) VALUES (?1, ?2, ?3, ?4, ?5) " +
+        "ON CONFLICT (collection, id) DO UPDATE SET version = ?3, data = ?4, updated_at = ?5",
+    );
+    this.deleteStmt = this.db.query("DELETE FROM docs WHERE collection = ? AND id = ?");
+    this.auditStmt = this.db.query("INSERT INTO audit (id, time, actor, action, entry) VALUES (?, ?, ?, ?, ?)");
+    this.countStmt = this.db.query("SELECT count(*) AS n FROM docs WHERE collection = ?");
+  }
+
+  private migrate(): void {
+    this.db.run("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)");
+    const row = this.db.query<{ v: number | null }, []>("SELECT max(version) AS v FROM schema_migrations").get();
+    const current = row?.v ?? 0;
+    if (current > MIGRATIONS.length) {
+      throw new Error(
+        `The state file ${this.path} has schema version ${current}, newer than this server knows (${MIGRATIONS.length}); upgrade the server.`,
+      );
+    }
+    for (let version = current + 1; version <= MIGRATIONS.length; version++) {
+      this.db.transaction(() => {
+        this.db.run(MIGRATIONS[version - 1]!);
+        this.db.run("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [version, new Date().toISOString()]);
+      })();
+    }
+  }
+
+  private toDoc<T>(collection: string, row: DocRow): Doc<T> {
+    return { collection, id: row.id, version: row.version, data: JSON.parse(row.data) as T, updatedAt: row.updated_at };
+  }
+
+  async get<T>(collection: string, id: string): Promise<Doc<T> | null> {
+    const row = this.getStmt.get(collection, id);
+    return row ? this.toDoc<T>(collection, row) : null;
+  }
+
+  async list<T>(collection: string, options: ListOptions = {}): Promise<Doc<T>[]> {
+    const where = ["collection = ?"];
+    const params: (string | number)[] = [collection];
+    if (options.prefix !== undefined) {
+      where.push("id >= ?", "id < ?");
+      params.push(options.prefix, prefixEnd(options.prefix));
+    }
+    if (options.after !== undefined) {
+      where.push("id > ?");
+      params.push(options.after);
+    }
+    let sql = `SELECT id, version, data, updated_at FROM docs WHERE ${where.join(" AND ")} ORDER BY id`;
+    if (options.limit !== undefined) {
+      sql += " LIMIT ?";
+      params.push(options.limit);
+    }
+    return this.db
+      .query<DocRow, (string | number)[]>(sql)
+      .all(...params)
+      .map((row) => this.toDoc<T>(collection, row));
+  }
+
+  async count(collection: string): Promise<number> {
+    return this.countStmt.get(collection)?.n ?? 0;
+  }
+
+  async write(ops: WriteOp[], audit: AuditEntry[] = []): Promise<Doc[]> {
+    const now = new Date().toISOString();
+    const written: Doc[] = [];
+    const changes: Change[] = [];
+    this.db.transaction(() => {
+      for (const op of ops) {
+        const current = this.getStmt.get(op.collection, op.id);
+        checkGuard(op, current?.version ?? null);
+        if (op.op === "put") {
+          const version = (current?.version ?? 0) + 1;
+          this.putStmt.run(op.collection, op.id, version, JSON.stringify(op.data), now);
+          written.push({ collection: op.collection, id: op.id, version, data: op.data, updatedAt: now });
+          changes.push({ collection: op.collection, id: op.id, version, op: "put" });
+        } else if (current) {
+          this.deleteStmt.run(op.collection, op.id);
+          changes.push({ collection: op.collection, id: op.id, version: 0, op: "delete" });
+        }
+      }
+      for (const entry of audit) {
+        this.auditStmt.run(entry.id, entry.time, entry.actor, entry.action, JSON.stringify(entry));
+      }
+    })();
+    if (changes.length > 0) this.emit(changes);
+    return written;
+  }
+
+  private emit(changes: Change[]): void {
+    for (const listener of this.listeners) listener(changes);
+  }
+
+  async queryAudit(query: AuditQuery): Promise<AuditEntry[]> {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    const add = (clause: string, value: string | undefined) => {
+      if (value === undefined) return;
+      where.push(clause);
+      params.push(value);
+    };
+    add("time >= ?", query.from);
+    add("time < ?", query.to);
+    add("actor = ?", query.actor);
+    add("action = ?", query.action);
+    add("id < ?", query.before);
+    params.push(query.limit);
+    const sql =
+      "SELECT entry FROM audit" + (where.length ? ` WHERE ${where.join(" AND ")}` : "") + " ORDER BY id DESC LIMIT ?";
+    return this.db
+      .query<{ entry: string }, (string | number)[]>(sql)
+      .all(...params)
+      .map((row) => JSON.parse(row.entry) as AuditEntry);
+  }
+
+  async pruneAudit(before: string): Promise<number> {
+    return this.db.run("DELETE FROM audit WHERE time < ?", [before]).changes;
+  }
+
+  watch(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async ping(): Promise<void> {
+    if (this.closed) throw new Error("the embedded store is closed");
+    this.db.query("SELECT 1").get();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners.clear();
+    this.db.close();
+  }
+}
+
+/** Throws ConflictError when `op.expect` does not hold for the current version (null = absent). */
+export function checkGuard(op: WriteOp, current: number | null): void {
+  const expect = op.expect;
+  if (expect === undefined) return;
+  const ok =
+    expect === "absent" ? current === null : expect === "present" ? current !== null : current === expect;
+  if (!ok) {
+    const found = current === null ? "absent" : `at version ${current}`;
+    throw new ConflictError(
+      `${op.collection}/${op.id} changed meanwhile: expected ${typeof expect === "number" ? `version ${expect}` : expect}, found ${found}.`,
+      "version_conflict",
+    );
+  }
+}

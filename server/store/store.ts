@@ -1,0 +1,92 @@
+/**
+ * The Store contract every adapter (embedded SQLite, PostgreSQL, MongoDB) keeps,
+ * proven by the shared suite in contract.ts. Deliberately small: versioned JSON
+ * documents by collection and id, atomic multi-document writes with
+ * compare-and-swap, an append-only audit log, and a change feed.
+ */
+
+export interface Doc<T = unknown> {
+  collection: string;
+  id: string;
+  /** Starts at 1 and grows by one on every put; the compare-and-swap handle. */
+  version: number;
+  data: T;
+  updatedAt: string;
+}
+
+/**
+ * One write of an atomic batch. `expect` guards it: a version number (the
+ * document must be at exactly that version), "absent" (must not exist) or
+ * "present" (must exist). Without it the write is unconditional.
+ */
+export type WriteOp =
+  | { op: "put"; collection: string; id: string; data: unknown; expect?: number | "absent" | "present" }
+  | { op: "delete"; collection: string; id: string; expect?: number | "present" };
+
+export type AuditOutcome = "success" | "failure" | "denied";
+
+export interface AuditEntry {
+  /** Time-ordered (UUIDv7), so id order is time order and serves as the cursor. */
+  id: string;
+  time: string;
+  actor: string;
+  action: string;
+  resource: string;
+  resourceId: string | null;
+  outcome: AuditOutcome;
+  details: Record<string, unknown>;
+  remoteAddr: string | null;
+}
+
+export interface AuditQuery {
+  /** Inclusive lower bound on `time` (ISO 8601). */
+  from?: string;
+  /** Exclusive upper bound on `time` (ISO 8601). */
+  to?: string;
+  actor?: string;
+  action?: string;
+  /** Return entries older than this entry id (entries come newest first). */
+  before?: string;
+  limit: number;
+}
+
+export interface ListOptions {
+  /** Only ids that start with this string. */
+  prefix?: string;
+  /** Only ids greater than this one (the cursor of the previous page). */
+  after?: string;
+  limit?: number;
+}
+
+export interface Change {
+  collection: string;
+  id: string;
+  /** The version written, or 0 for a delete. */
+  version: number;
+  op: "put" | "delete";
+}
+
+export type ChangeListener = (changes: Change[]) => void;
+
+export interface Store {
+  /** `embedded`, `postgres` or `mongodb`; shown in health. */
+  readonly backend: string;
+  get<T>(collection: string, id: string): Promise<Doc<T> | null>;
+  /** Documents in ascending id order. */
+  list<T>(collection: string, options?: ListOptions): Promise<Doc<T>[]>;
+  count(collection: string): Promise<number>;
+  /**
+   * Applies every op and appends every audit entry in one transaction, or none
+   * of them: a failed guard throws ConflictError("version_conflict"). Returns
+   * the documents written by the puts, in op order. Acknowledged means durable.
+   */
+  write(ops: WriteOp[], audit?: AuditEntry[]): Promise<Doc[]>;
+  queryAudit(query: AuditQuery): Promise<AuditEntry[]>;
+  /** Deletes audit entries with `time` before the given instant; returns how many. */
+  pruneAudit(before: string): Promise<number>;
+  /** Called after each committed write with what it changed; returns an unsubscribe. */
+  watch(listener: ChangeListener): () => void;
+  /** Throws when the backing storage cannot serve. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
