@@ -14,7 +14,7 @@ export interface ContractTarget {
 
 function auditEntry(time: string, overrides: Partial<AuditEntry> = {}): AuditEntry {
   return {
-    id: Bun.randomUUIDv7(Date.parse(time)),
+    id: Bun.randomUUIDv7("hex", Date.parse(time)),
     time,
     actor: "sa:test",
     action: "collector.create",

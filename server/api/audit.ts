@@ -1,0 +1,62 @@
+/** REST: /audit — the audit log, newest first. */
+import { Type } from "@sinclair/typebox";
+import type { App } from "../app.ts";
+import { route, type Route } from "../http/route.ts";
+import { decodeCursor, encodeCursor, PageQuery } from "../http/schemas.ts";
+
+const AuditEntry = Type.Object(
+  {
+    id: Type.String(),
+    time: Type.String({ format: "date-time" }),
+    actor: Type.String(),
+    action: Type.String(),
+    resource: Type.String(),
+    resourceId: Type.Union([Type.String(), Type.Null()]),
+    outcome: Type.Union([Type.Literal("success"), Type.Literal("failure"), Type.Literal("denied")]),
+    details: Type.Record(Type.String(), Type.Unknown()),
+    remoteAddr: Type.Union([Type.String(), Type.Null()]),
+  },
+  { title: "AuditEntry" },
+);
+
+const Instant = Type.String({ format: "date-time", errorMessage: "must be an ISO 8601 date-time such as 2026-01-31T00:00:00Z" });
+
+const AuditQuery = Type.Object(
+  {
+    ...PageQuery,
+    from: Type.Optional(Instant),
+    to: Type.Optional(Instant),
+    actor: Type.Optional(Type.String({ maxLength: 200 })),
+    action: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+
+export function auditRoutes(app: App): Route[] {
+  return [
+    route({
+      method: "GET",
+      path: "/audit",
+      scope: "audit:read",
+      tag: "audit",
+      summary: "Audit entries, newest first; filter by time range [from, to), actor and action.",
+      query: AuditQuery,
+      response: Type.Object({ items: Type.Array(AuditEntry), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+      handler: async ({ query }) => {
+        const limit = query.limit ?? 100;
+        const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
+        const items = await app.store.queryAudit({
+          from: iso(query.from),
+          to: iso(query.to),
+          actor: query.actor,
+          action: query.action,
+          before: decodeCursor(query.cursor),
+          limit: limit + 1,
+        });
+        const more = items.length > limit;
+        if (more) items.pop();
+        return { items, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+      },
+    }),
+  ];
+}

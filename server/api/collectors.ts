@@ -1,0 +1,116 @@
+/** REST: /collectors — the registry of managed collectors. */
+import { Type } from "@sinclair/typebox";
+import type { App } from "../app.ts";
+import { COLLECTOR_STATUSES, MANAGEMENT_MODES } from "../collectors/collectors.ts";
+import { route, type Route } from "../http/route.ts";
+import { decodeCursor, encodeCursor, PageQuery, StringMap } from "../http/schemas.ts";
+
+const Name = Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", errorMessage: "must be a non-blank string of at most 200 characters" });
+const Environment = Type.Union([Type.String({ maxLength: 200 }), Type.Null()]);
+const Mode = Type.Union(MANAGEMENT_MODES.map((m) => Type.Literal(m)), { errorMessage: `must be one of ${MANAGEMENT_MODES.join(", ")}` });
+const Status = Type.Union(COLLECTOR_STATUSES.map((s) => Type.Literal(s)));
+
+export const Collector = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    environment: Environment,
+    managementMode: Mode,
+    tags: StringMap,
+    status: Status,
+    lastSeen: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+    createdAt: Type.String({ format: "date-time" }),
+    updatedAt: Type.String({ format: "date-time" }),
+  },
+  { title: "Collector" },
+);
+
+const CreateBody = Type.Object(
+  {
+    name: Name,
+    environment: Type.Optional(Environment),
+    managementMode: Type.Optional(Mode),
+    tags: Type.Optional(StringMap),
+  },
+  { additionalProperties: false },
+);
+
+const PatchBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    environment: Type.Optional(Environment),
+    managementMode: Type.Optional(Mode),
+    tags: Type.Optional(StringMap),
+  },
+  { additionalProperties: false, minProperties: 1, errorMessage: "must change at least one of name, environment, managementMode, tags" },
+);
+
+const ListQuery = Type.Object(
+  {
+    ...PageQuery,
+    tag: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: "key:value (or key); repeat to require several." })),
+    status: Type.Optional(Status),
+    environment: Type.Optional(Type.String()),
+    managementMode: Type.Optional(Mode),
+    q: Type.Optional(Type.String({ maxLength: 200, description: "Text in name, id or environment." })),
+  },
+  { additionalProperties: false },
+);
+
+export function collectorRoutes(app: App): Route[] {
+  return [
+    route({
+      method: "POST",
+      path: "/collectors",
+      scope: "collectors:write",
+      tag: "collectors",
+      summary: "Create a collector record (status pending until it connects).",
+      body: CreateBody,
+      response: Collector,
+      status: 201,
+      handler: ({ body, principal }) => app.collectors.create(principal, body),
+    }),
+    route({
+      method: "GET",
+      path: "/collectors",
+      scope: "collectors:read",
+      tag: "collectors",
+      summary: "List collectors, filtered by tag, status, environment, mode or text; cursor-paginated.",
+      query: ListQuery,
+      response: Type.Object({ items: Type.Array(Collector), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+      handler: async ({ query }) => {
+        const { limit = 100, cursor, tag, ...rest } = query;
+        const page = await app.collectors.list({ ...rest, tags: tag }, limit, decodeCursor(cursor));
+        return { items: page.items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/collectors/{id}",
+      scope: "collectors:read",
+      tag: "collectors",
+      summary: "Get one collector.",
+      response: Collector,
+      handler: ({ params }) => app.collectors.get(params.id!),
+    }),
+    route({
+      method: "PATCH",
+      path: "/collectors/{id}",
+      scope: "collectors:write",
+      tag: "collectors",
+      summary: "Change a collector's name, environment, management mode or tags (tags are replaced whole).",
+      body: PatchBody,
+      response: Collector,
+      handler: ({ params, body, principal }) => app.collectors.update(principal, params.id!, body),
+    }),
+    route({
+      method: "DELETE",
+      path: "/collectors/{id}",
+      scope: "collectors:write",
+      tag: "collectors",
+      summary: "Delete a collector record.",
+      status: 204,
+      handler: ({ params, principal }) => app.collectors.delete(principal, params.id!),
+    }),
+  ];
+}

@@ -1,0 +1,63 @@
+/** REST: /service-accounts — API credentials with scope sets; the token is shown once. */
+import { Type } from "@sinclair/typebox";
+import type { App } from "../app.ts";
+import { SCOPES } from "../auth/scopes.ts";
+import { route, type Route } from "../http/route.ts";
+
+const Scope = Type.Union(SCOPES.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${SCOPES.join(", ")}` });
+
+const ServiceAccount = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    scopes: Type.Array(Scope),
+    createdAt: Type.String({ format: "date-time" }),
+    createdBy: Type.String(),
+  },
+  { title: "ServiceAccount" },
+);
+
+const CreateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$", errorMessage: "must be 1–100 letters, digits, '.', '_' or '-', starting with a letter or digit" }),
+    scopes: Type.Array(Scope, { minItems: 1, maxItems: SCOPES.length * 2 }),
+  },
+  { additionalProperties: false },
+);
+
+export function serviceAccountRoutes(app: App): Route[] {
+  return [
+    route({
+      method: "POST",
+      path: "/service-accounts",
+      scope: "users:admin",
+      tag: "service accounts",
+      summary: "Create a service account; its token is in this answer only. Only scopes the caller holds can be granted.",
+      body: CreateBody,
+      response: Type.Composite([ServiceAccount, Type.Object({ token: Type.String({ description: "Shown once." }) })]),
+      status: 201,
+      handler: async ({ body, principal }) => {
+        const { account, token } = await app.accounts.create(principal, principal, body.name, body.scopes);
+        return { ...account, token };
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/service-accounts",
+      scope: "users:admin",
+      tag: "service accounts",
+      summary: "List service accounts (never their tokens).",
+      response: Type.Object({ items: Type.Array(ServiceAccount) }),
+      handler: async () => ({ items: await app.accounts.list() }),
+    }),
+    route({
+      method: "DELETE",
+      path: "/service-accounts/{id}",
+      scope: "users:admin",
+      tag: "service accounts",
+      summary: "Delete a service account; its token stops working at once.",
+      status: 204,
+      handler: ({ params, principal }) => app.accounts.delete(principal, params.id!),
+    }),
+  ];
+}

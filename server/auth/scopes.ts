@@ -1,0 +1,36 @@
+/**
+ * Scopes are `<resource>:<action>`; roles are named sets of them. A route
+ * declares the one scope it needs; a credential carries a set.
+ */
+
+export const SCOPES = [
+  "collectors:read",
+  "collectors:write",
+  "config:read",
+  "config:write",
+  "config:commit",
+  "config:publish",
+  "tokens:read",
+  "tokens:write",
+  "agents:read",
+  "agents:browse",
+  "health:read",
+  "audit:read",
+  "users:admin",
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+const READ_SCOPES: Scope[] = SCOPES.filter((s) => s.endsWith(":read"));
+
+export const ROLES = {
+  admin: [...SCOPES],
+  editor: SCOPES.filter((s) => s !== "users:admin" && s !== "agents:browse"),
+  viewer: READ_SCOPES,
+} satisfies Record<string, Scope[]>;
+
+export type Role = keyof typeof ROLES;
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}

@@ -1,0 +1,55 @@
+/**
+ * Bearer tokens: a kind prefix (so secret scanners can spot a leak), 256 bits
+ * of randomness in base62, stored only as a SHA-256 digest and compared in
+ * constant time. The plain token exists once, in the response that mints it.
+ */
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+
+export const TOKEN_PREFIXES = {
+  serviceAccount: "svcsa_",
+  enrollment: "svcen_",
+  collector: "svcct_",
+} as const;
+
+export type TokenKind = keyof typeof TOKEN_PREFIXES;
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+function base62(bytes: Uint8Array): string {
+  let n = BigInt("0x" + Buffer.from(bytes).toString("hex"));
+  let out = "";
+  while (n > 0n) {
+    out = BASE62[Number(n % 62n)] + out;
+    n /= 62n;
+  }
+  return out.padStart(43, "0");
+}
+
+export function mintToken(kind: TokenKind): string {
+  return TOKEN_PREFIXES[kind] + base62(randomBytes(32));
+}
+
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+/** Constant-time comparison of two hex digests of equal length. */
+export function digestsEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, "hex");
+  const right = Buffer.from(b, "hex");
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+export function tokenKind(token: string): TokenKind | null {
+  for (const [kind, prefix] of Object.entries(TOKEN_PREFIXES)) {
+    if (token.startsWith(prefix)) return kind as TokenKind;
+  }
+  return null;
+}
+
+/** The Bearer credential of an Authorization header, or null for anything else (Basic included). */
+export function bearerToken(header: string | null): string | null {
+  if (header === null) return null;
+  const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
+  return match ? match[1]! : null;
+}

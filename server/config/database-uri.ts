@@ -1,0 +1,35 @@
+/**
+ * The spec's rule for the external database connection string: `uri` wins;
+ * otherwise `server` builds one, a bare host name as an SRV-style
+ * `mongodb+srv://` URI and host:port as a plain `mongodb://` one, with the
+ * user and password URL-escaped into it.
+ */
+
+export interface DatabaseParts {
+  uri: string;
+  server: string;
+  user: string;
+  password: string;
+  database: string;
+}
+
+/** Returns the effective URI, or "" when neither uri nor server is set. */
+export function buildDatabaseUri(parts: DatabaseParts): string {
+  if (parts.uri !== "") return parts.uri;
+  if (parts.server === "") return "";
+  const hasPort = /:\d+$/.test(parts.server) && !/^[^\[]*:.*:/.test(parts.server);
+  const scheme = hasPort ? "mongodb" : "mongodb+srv";
+  let credentials = "";
+  if (parts.user !== "") {
+    credentials = encodeURIComponent(parts.user);
+    if (parts.password !== "") credentials += ":" + encodeURIComponent(parts.password);
+    credentials += "@";
+  }
+  const path = parts.database === "" ? "" : "/" + encodeURIComponent(parts.database);
+  return `${scheme}://${credentials}${parts.server}${path}`;
+}
+
+/** The URI with its password masked, for logs and health. */
+export function redactUri(uri: string): string {
+  return uri.replace(/^([a-z+]+:\/\/[^:@\/]*):[^@\/]*@/i, "$1:***@");
+}

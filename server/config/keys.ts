@@ -1,0 +1,114 @@
+/**
+ * Every server configuration key: its type, default, environment variables
+ * and check. One table serves the file reader, the environment reader, the
+ * validator and the README, so a key cannot exist in one and not the others.
+ */
+
+export type KeyType = "string" | "int" | "bool" | "list";
+export type RawValue = string | number | boolean | string[];
+
+export interface KeySpec {
+  type: KeyType;
+  default: RawValue;
+  /** Extra environment variables, in precedence order, after the canonical SVC_ one. */
+  aliases?: string[];
+  /** Returns a problem sentence, or nothing when the value is fine. */
+  check?: (value: never) => string | undefined;
+  /** Kept out of error messages and logs. */
+  secret?: boolean;
+}
+
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
+
+function oneOf(values: string[]) {
+  return (value: string) =>
+    values.includes(value) ? undefined : `must be one of ${values.map((v) => `"${v}"`).join(", ")}`;
+}
+
+function atLeast(min: number) {
+  return (value: number) => (value >= min ? undefined : `must be at least ${min}`);
+}
+
+function checkExternalUrl(value: string): string | undefined {
+  if (value === "") return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "must be an absolute URL such as https://svc.example.com";
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return "must use http or https";
+  if (url.pathname !== "/" || url.search !== "" || url.hash !== "") {
+    return "must be a base URL with no path, query or fragment (collectors add the paths themselves)";
+  }
+  if (url.username || url.password) return "must not carry a user name or password";
+  return undefined;
+}
+
+function checkListen(value: string): string | undefined {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s\[\]]+):(\d{1,5})$/.exec(value);
+  if (!match) return "must be host:port, for example 0.0.0.0:443 or 127.0.0.1:8080";
+  if (Number(match[2]) > 65535) return "port must be between 0 and 65535";
+  return undefined;
+}
+
+function checkOrigins(values: string[]): string | undefined {
+  for (const value of values) {
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.origin !== value.replace(/\/$/, "")) {
+      return `"${value}" is not an origin (scheme://host[:port], no path)`;
+    }
+  }
+  return undefined;
+}
+
+function checkDatabaseUri(value: string): string | undefined {
+  if (value === "") return undefined;
+  return /^(postgres|postgresql|mongodb|mongodb\+srv):\/\//.test(value)
+    ? undefined
+    : "must start with postgres://, postgresql://, mongodb:// or mongodb+srv://";
+}
+
+function checkAdminToken(value: string): string | undefined {
+  if (value === "") return undefined;
+  return /^svcsa_[A-Za-z0-9]{32,}$/.test(value)
+    ? undefined
+    : "must be a service-account token: the prefix svcsa_ followed by at least 32 letters and digits";
+}
+
+export const KEYS = {
+  externalUrl: { type: "string", default: "", aliases: ["EXTERNAL_URL"], check: checkExternalUrl },
+  listen: { type: "string", default: "127.0.0.1:8080", check: checkListen },
+  "tls.certFile": { type: "string", default: "" },
+  "tls.keyFile": { type: "string", default: "" },
+  "storage.backend": { type: "string", default: "embedded", check: oneOf(["embedded", "external"]) },
+  "storage.boltPath": { type: "string", default: "/data/svc/state.db" },
+  "storage.auditLogRetentionDays": { type: "int", default: 365, check: atLeast(0) },
+  "database.uri": {
+    type: "string",
+    default: "",
+    aliases: ["DATABASE_URI", "DOCDB_URI"],
+    check: checkDatabaseUri,
+    secret: true,
+  },
+  "database.server": { type: "string", default: "", aliases: ["DOCDB_SERVER"] },
+  "database.user": { type: "string", default: "", aliases: ["DOCDB_USER"] },
+  "database.password": { type: "string", default: "", aliases: ["DOCDB_PASSWORD"], secret: true },
+  "database.database": { type: "string", default: "svc" },
+  "security.cors.allowedOrigins": { type: "list", default: [], check: checkOrigins },
+  "bootstrap.adminToken": { type: "string", default: "", check: checkAdminToken, secret: true },
+  "http.maxBodyBytes": { type: "int", default: 1048576, check: atLeast(1024) },
+  "logging.level": { type: "string", default: "info", check: oneOf(LOG_LEVELS) },
+} satisfies Record<string, KeySpec>;
+
+export type ConfigKey = keyof typeof KEYS;
+
+/** The canonical variable: prefix SVC_, dots to underscores, upper-cased. */
+export function envName(key: string): string {
+  return "SVC_" + key.replaceAll(".", "_").toUpperCase();
+}

@@ -1,0 +1,231 @@
+/**
+ * Server configuration: defaults, then the YAML file, then environment
+ * variables (alias below canonical SVC_ name), then validation. Every problem
+ * names its key and where the value came from (file line or variable).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { isMap, isScalar, LineCounter, parseDocument, type Node, type YAMLMap } from "yaml";
+import { buildDatabaseUri } from "./database-uri.ts";
+import { envName, KEYS, type ConfigKey, type KeySpec, type RawValue } from "./keys.ts";
+
+export const DEFAULT_CONFIG_PATH = "/etc/svc/config.yaml";
+
+export interface ServerConfig {
+  /** Normalised without a trailing slash; "" when unset. */
+  externalUrl: string;
+  listen: { host: string; port: number };
+  tls: { certFile: string; keyFile: string } | null;
+  storage: { backend: "embedded" | "external"; boltPath: string; auditLogRetentionDays: number };
+  /** `uri` is the effective connection string (given, or built from the parts). */
+  database: { uri: string; database: string };
+  security: { cors: { allowedOrigins: string[] } };
+  bootstrap: { adminToken: string };
+  http: { maxBodyBytes: number };
+  logging: { level: string };
+  /** The file that was read, if any. */
+  file: string | null;
+}
+
+export interface ConfigProblem {
+  key: string;
+  source: string;
+  message: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: ConfigProblem[]) {
+    super(problems.map((p) => `${p.key}: ${p.message} (${p.source})`).join("\n"));
+    this.name = "ConfigError";
+  }
+}
+
+export interface LoadOptions {
+  /** A file given with --config: it must exist. Without it the default path is read if present. */
+  path?: string;
+  env?: Record<string, string | undefined>;
+  /** Replaces built-in defaults, e.g. the quick-start's local state file. */
+  defaults?: Partial<Record<ConfigKey, RawValue>>;
+}
+
+interface Setting {
+  value: unknown;
+  source: string;
+}
+
+const KEY_NAMES = Object.keys(KEYS) as ConfigKey[];
+
+export function loadConfig(options: LoadOptions = {}): ServerConfig {
+  const env = options.env ?? process.env;
+  const settings = new Map<ConfigKey, Setting>();
+  const problems: ConfigProblem[] = [];
+  for (const key of KEY_NAMES) {
+    settings.set(key, { value: options.defaults?.[key] ?? KEYS[key].default, source: "default" });
+  }
+
+  const file = options.path ?? (existsSync(DEFAULT_CONFIG_PATH) ? DEFAULT_CONFIG_PATH : null);
+  if (file !== null) readFile(file, settings, problems);
+  readEnv(env, settings, problems);
+
+  const values = new Map<ConfigKey, RawValue>();
+  for (const key of KEY_NAMES) {
+    const spec: KeySpec = KEYS[key];
+    const setting = settings.get(key)!;
+    const coerced = coerce(spec, setting);
+    if (typeof coerced === "string" && coerced.startsWith("!")) {
+      problems.push({ key, source: setting.source, message: coerced.slice(1) });
+      continue;
+    }
+    const value = (coerced as { ok: RawValue }).ok;
+    const problem = spec.check?.(value as never);
+    if (problem) {
+      problems.push({ key, source: setting.source, message: spec.secret ? problem : `${problem} (got ${JSON.stringify(value)})` });
+      continue;
+    }
+    values.set(key, value);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const get = <T extends RawValue>(key: ConfigKey) => values.get(key) as T;
+  const certFile = get<string>("tls.certFile");
+  const keyFile = get<string>("tls.keyFile");
+  if ((certFile === "") !== (keyFile === "")) {
+    const missing = certFile === "" ? "tls.certFile" : "tls.keyFile";
+    problems.push({ key: missing, source: settings.get(missing)!.source, message: "tls.certFile and tls.keyFile must be set together" });
+  }
+  for (const key of ["tls.certFile", "tls.keyFile"] as const) {
+    const path = get<string>(key);
+    if (path !== "" && !existsSync(path)) {
+      problems.push({ key, source: settings.get(key)!.source, message: `file ${path} does not exist` });
+    }
+  }
+  const database = buildDatabaseUri({
+    uri: get("database.uri"),
+    server: get("database.server"),
+    user: get("database.user"),
+    password: get("database.password"),
+    database: get("database.database"),
+  });
+  const backend = get<"embedded" | "external">("storage.backend");
+  if (backend === "external" && database === "") {
+    problems.push({
+      key: "database.uri",
+      source: settings.get("database.uri")!.source,
+      message: "storage.backend is external, so database.uri or database.server must be set",
+    });
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const [, host, port] = /^\[?(.*?)\]?:(\d+)$/.exec(get<string>("listen"))!;
+  const retention = get<number>("storage.auditLogRetentionDays");
+  return {
+    externalUrl: get<string>("externalUrl").replace(/\/$/, ""),
+    listen: { host: host!, port: Number(port) },
+    tls: certFile === "" ? null : { certFile, keyFile },
+    storage: { backend, boltPath: get("storage.boltPath"), auditLogRetentionDays: retention === 0 ? 365 : retention },
+    database: { uri: database, database: get("database.database") },
+    security: { cors: { allowedOrigins: get<string[]>("security.cors.allowedOrigins").map((o) => o.replace(/\/$/, "")) } },
+    bootstrap: { adminToken: get("bootstrap.adminToken") },
+    http: { maxBodyBytes: get("http.maxBodyBytes") },
+    logging: { level: get("logging.level") },
+    file,
+  };
+}
+
+function readFile(path: string, settings: Map<ConfigKey, Setting>, problems: ConfigProblem[]): void {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    problems.push({ key: "--config", source: path, message: `cannot read the file: ${(error as Error).message}` });
+    return;
+  }
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  const where = (node: Node | null | undefined) =>
+    node?.range ? `${path} line ${lineCounter.linePos(node.range[0]).line}` : path;
+  if (doc.errors.length > 0) {
+    for (const error of doc.errors) {
+      const line = lineCounter.linePos(error.pos[0]).line;
+      problems.push({ key: "(yaml)", source: `${path} line ${line}`, message: error.message.split("\n")[0]! });
+    }
+    return;
+  }
+  try {
+    // Expands aliases under a cap first, so an alias bomb is refused rather than followed.
+    doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    problems.push({ key: "(yaml)", source: path, message: (error as Error).message });
+    return;
+  }
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;
+  if (!isMap(doc.contents)) {
+    problems.push({ key: "(root)", source: where(doc.contents), message: "the file must hold a mapping of keys" });
+    return;
+  }
+  const walk = (map: YAMLMap, prefix: string) => {
+    for (const pair of map.items) {
+      const keyNode = pair.key as Node;
+      const name = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
+      const path = prefix + name;
+      const valueNode = pair.value as Node | null;
+      if (path in KEYS) {
+        const value = valueNode === null ? null : valueNode.toJSON();
+        if (value !== null) settings.set(path as ConfigKey, { value, source: where(keyNode) });
+      } else if (KEY_NAMES.some((key) => key.startsWith(path + "."))) {
+        if (valueNode === null || (isScalar(valueNode) && valueNode.value === null)) continue;
+        if (!isMap(valueNode)) {
+          problems.push({ key: path, source: where(keyNode), message: "must be a mapping of keys" });
+        } else {
+          walk(valueNode, path + ".");
+        }
+      } else {
+        problems.push({ key: path, source: where(keyNode), message: "unknown key" });
+      }
+    }
+  };
+  walk(doc.contents, "");
+}
+
+function readEnv(env: Record<string, string | undefined>, settings: Map<ConfigKey, Setting>, problems: ConfigProblem[]) {
+  for (const key of KEY_NAMES) {
+    const spec: KeySpec = KEYS[key];
+    const names = [envName(key), ...(spec.aliases ?? [])];
+    const name = names.find((n) => env[n] !== undefined && env[n] !== "");
+    if (name !== undefined) settings.set(key, { value: env[name], source: `environment variable ${name}` });
+  }
+  const known = new Set(KEY_NAMES.map(envName));
+  for (const name of Object.keys(env)) {
+    if (name.startsWith("SVC_") && !known.has(name) && !name.startsWith("SVC_TEST_")) {
+      problems.push({ key: name, source: `environment variable ${name}`, message: "no configuration key has this variable" });
+    }
+  }
+}
+
+/** Returns {ok: value} or a problem sentence prefixed with "!". */
+function coerce(spec: KeySpec, setting: Setting): { ok: RawValue } | string {
+  const { value } = setting;
+  const fromEnv = setting.source.startsWith("environment");
+  switch (spec.type) {
+    case "string":
+      if (typeof value === "string") return { ok: value.trim() };
+      return "!must be a string";
+    case "int": {
+      const n = fromEnv && typeof value === "string" && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+      return typeof n === "number" && Number.isSafeInteger(n) ? { ok: n } : "!must be a whole number";
+    }
+    case "bool": {
+      if (typeof value === "boolean") return { ok: value };
+      if (fromEnv && typeof value === "string" && /^(true|false|1|0)$/i.test(value.trim())) {
+        return { ok: /^(true|1)$/i.test(value.trim()) };
+      }
+      return "!must be true or false";
+    }
+    case "list": {
+      if (fromEnv && typeof value === "string") {
+        return { ok: value.split(",").map((s) => s.trim()).filter((s) => s !== "") };
+      }
+      if (Array.isArray(value) && value.every((v) => typeof v === "string")) return { ok: value };
+      return "!must be a list of strings";
+    }
+  }
+}

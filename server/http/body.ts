@@ -1,0 +1,44 @@
+/**
+ * Reads a JSON request body under a size limit, without trusting
+ * Content-Length: a chunked body is counted as it streams and cut at the limit.
+ */
+import { AppError, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from "../errors.ts";
+
+export async function readBytes(req: Request, limit: number): Promise<Uint8Array> {
+  const declared = req.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) throw new PayloadTooLargeError(limit);
+  if (!req.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = req.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new PayloadTooLargeError(limit);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The parsed JSON body, or undefined when the request has none. */
+export async function readJson(req: Request, limit: number): Promise<unknown> {
+  const bytes = await readBytes(req, limit);
+  if (bytes.byteLength === 0) return undefined;
+  const type = req.headers.get("content-type") ?? "";
+  if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) throw new UnsupportedMediaTypeError("application/json");
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new ValidationError("The request body is not valid UTF-8.");
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new AppError(400, "malformed_json", `The request body is not valid JSON: ${(error as Error).message}`);
+  }
+}

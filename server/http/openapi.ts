@@ -1,0 +1,87 @@
+/**
+ * The OpenAPI 3.1 document, built from the route table: the very schemas that
+ * validate requests describe them, so the document cannot drift from the code.
+ */
+import type { TSchema } from "@sinclair/typebox";
+import type { Route } from "./route.ts";
+import { ErrorBody } from "./schemas.ts";
+
+const ERROR_STATUSES: Record<string, string> = {
+  "400": "Validation failed; details name each bad field by path.",
+  "401": "No valid Bearer token.",
+  "403": "The token lacks the scope this operation needs.",
+  "404": "Unknown id.",
+  "409": "Conflict with the current state.",
+  "413": "Request body too large.",
+  "415": "Body is not JSON.",
+};
+
+/** Plain JSON Schema: drops TypeBox's symbol keys and `Type.Optional` markers. */
+function plain(schema: TSchema): unknown {
+  return JSON.parse(JSON.stringify(schema));
+}
+
+function operationId(route: Route): string {
+  const words = route.path
+    .split("/")
+    .filter(Boolean)
+    .map((part) => part.replace(/[{}]/g, "").replace(/-(\w)/g, (_, c: string) => c.toUpperCase()));
+  return [route.method.toLowerCase(), ...words.map((w) => w.charAt(0).toUpperCase() + w.slice(1))].join("");
+}
+
+export function openApiDocument(routes: Route[], version: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const parameters: unknown[] = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+      name: m[1],
+      in: "path",
+      required: true,
+      schema: { type: "string" },
+    }));
+    const query = route.query as { properties?: Record<string, TSchema>; required?: string[] } | undefined;
+    for (const [name, schema] of Object.entries(query?.properties ?? {})) {
+      parameters.push({ name, in: "query", required: query?.required?.includes(name) ?? false, schema: plain(schema) });
+    }
+    const responses: Record<string, unknown> = {
+      [String(route.status)]:
+        route.status === 204
+          ? { description: "Done." }
+          : {
+              description: "Success.",
+              content: { "application/json": { schema: route.response ? plain(route.response) : {} } },
+            },
+    };
+    for (const [status, description] of Object.entries(ERROR_STATUSES)) {
+      if ((status === "413" || status === "415") && !route.body) continue;
+      responses[status] = { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+    }
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = {
+      operationId: operationId(route),
+      summary: route.summary,
+      tags: [route.tag],
+      security: [{ bearer: [route.scope] }],
+      "x-required-scope": route.scope,
+      parameters,
+      ...(route.body
+        ? { requestBody: { required: true, content: { "application/json": { schema: plain(route.body) } } } }
+        : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "svc REST API",
+      version,
+      description: "Collector fleet management. Every operation needs `Authorization: Bearer <token>` with the scope it names.",
+    },
+    servers: [{ url: "/api/v1" }],
+    paths,
+    components: {
+      schemas: { Error: plain(ErrorBody) },
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "A service-account token (prefix svcsa_)." },
+      },
+    },
+  };
+}

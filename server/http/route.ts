@@ -1,0 +1,58 @@
+/**
+ * A route declares everything the edge needs: method, path, the one scope it
+ * requires, and the schemas of its query, body and answer. The router, the
+ * auth check, validation and the OpenAPI document all read these fields.
+ */
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { Logger } from "pino";
+import type { Principal } from "../auth/service-accounts.ts";
+import type { Scope } from "../auth/scopes.ts";
+
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+type Infer<S> = S extends TSchema ? Static<S> : undefined;
+
+export interface RequestContext<B = unknown, Q = unknown> {
+  req: Request;
+  url: URL;
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+  principal: Principal;
+  requestId: string;
+  log: Logger;
+}
+
+export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | undefined> {
+  method: Method;
+  /** Relative to /api/v1, with `{name}` parameters. */
+  path: string;
+  scope: Scope;
+  summary: string;
+  tag: string;
+  body?: B;
+  query?: Q;
+  response?: TSchema;
+  /** Success status; 204 sends no body. */
+  status?: 200 | 201 | 202 | 204;
+  handler(ctx: RequestContext<Infer<B>, Infer<Q>>): Promise<unknown>;
+}
+
+export interface Route {
+  method: Method;
+  path: string;
+  scope: Scope;
+  summary: string;
+  tag: string;
+  body?: TSchema;
+  query?: TSchema;
+  response?: TSchema;
+  status: number;
+  handler(ctx: RequestContext): Promise<unknown>;
+}
+
+export function route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined>(
+  spec: RouteSpec<B, Q>,
+): Route {
+  return { ...spec, status: spec.status ?? 200, handler: spec.handler as Route["handler"] } as Route;
+}

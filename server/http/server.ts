@@ -1,0 +1,139 @@
+/**
+ * The HTTP edge: one Bun.serve for the REST API, the load-balancer probes
+ * and (as later modules land) the collector channels and the UI. For every
+ * API call it matches the route, authenticates, checks the route's scope,
+ * validates query and body, runs the handler and answers JSON, with a request
+ * id on the answer and in the log line.
+ */
+import type { Server } from "bun";
+import type { Logger } from "pino";
+import type { Principal } from "../auth/service-accounts.ts";
+import { bearerToken } from "../auth/tokens.ts";
+import { auditEntry } from "../audit/audit.ts";
+import { VERSION, type App } from "../app.ts";
+import { storageStatus } from "../api/system.ts";
+import { AppError, ForbiddenError, UnauthenticatedError, ValidationError } from "../errors.ts";
+import { readJson } from "./body.ts";
+import { Cors } from "./cors.ts";
+import { openApiDocument } from "./openapi.ts";
+import { errorResponse, json } from "./respond.ts";
+import type { RequestContext, Route } from "./route.ts";
+import { Router } from "./router.ts";
+import { validate, validateQuery } from "./validate.ts";
+
+const API_PREFIX = "/api/v1";
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const API_HEADERS = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" };
+
+export interface HttpServer {
+  url: URL;
+  server: Server<undefined>;
+  /** Stops accepting, lets in-flight requests finish, then resolves. */
+  stop(): Promise<void>;
+}
+
+export function startHttpServer(app: App, routes: Route[]): HttpServer {
+  const { config, logger } = app;
+  const router = new Router(routes);
+  const cors = new Cors(config.security.cors.allowedOrigins, config.externalUrl);
+  const openapi = JSON.stringify(openApiDocument(routes, VERSION));
+
+  async function authenticate(req: Request, remoteAddr: string | null): Promise<Principal> {
+    const token = bearerToken(req.headers.get("authorization"));
+    if (token === null) throw new UnauthenticatedError();
+    const principal = await app.accounts.authenticate(token, remoteAddr);
+    if (!principal) throw new UnauthenticatedError("The Bearer token is not valid, or has been revoked.");
+    return principal;
+  }
+
+  async function handleApi(req: Request, url: URL, remoteAddr: string | null, requestId: string, log: Logger) {
+    const path = url.pathname.slice(API_PREFIX.length) || "/";
+    if (req.method === "GET" && path === "/openapi.json") {
+      return new Response(openapi, { headers: { "Content-Type": "application/json; charset=utf-8" } });
+    }
+    const { route, params } = router.match(req.method, path);
+    const principal = await authenticate(req, remoteAddr);
+    if (!principal.scopes.has(route.scope)) {
+      await app.store.write([], [
+        auditEntry(principal, "auth.denied", "route", `${route.method} ${route.path}`, { scope: route.scope }, "denied"),
+      ]);
+      throw new ForbiddenError(route.scope);
+    }
+    const query = route.query ? validateQuery(route.query, url.searchParams) : {};
+    let body: unknown;
+    if (route.body) {
+      const raw = await readJson(req, config.http.maxBodyBytes);
+      if (raw === undefined) throw new ValidationError("A JSON request body is required.");
+      body = validate(route.body, raw, "request body");
+    }
+    const ctx: RequestContext = { req, url, params, query, body, principal, requestId, log };
+    const result = await route.handler(ctx);
+    return route.status === 204 ? new Response(null, { status: 204 }) : json(result, route.status);
+  }
+
+  async function fetch(req: Request, server: Server<undefined>): Promise<Response> {
+    const started = performance.now();
+    const url = new URL(req.url);
+    const incomingId = req.headers.get("x-request-id");
+    const requestId = incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : Bun.randomUUIDv7();
+    const remoteAddr = server.requestIP(req)?.address ?? null;
+    const log = logger.child({ reqId: requestId });
+    const origin = req.headers.get("origin");
+    let response: Response;
+    try {
+      if (url.pathname === "/healthz") {
+        response = new Response("ok\n", { headers: { "Content-Type": "text/plain" } });
+      } else if (url.pathname === "/readyz") {
+        const ready = (await storageStatus(app)).status === "up";
+        response = new Response(ready ? "ready\n" : "not ready\n", { status: ready ? 200 : 503 });
+      } else if (url.pathname === API_PREFIX || url.pathname.startsWith(API_PREFIX + "/")) {
+        if (req.method === "OPTIONS" && origin !== null) {
+          if (!cors.allows(origin)) {
+            throw new AppError(403, "cors_origin_denied", `The origin ${origin} may not call this API; see security.cors.allowedOrigins.`);
+          }
+          response = new Response(null, { status: 204, headers: cors.preflightHeaders(origin) });
+        } else {
+          response = await handleApi(req, url, remoteAddr, requestId, log);
+        }
+        for (const [name, value] of Object.entries(API_HEADERS)) response.headers.set(name, value);
+      } else {
+        throw new AppError(404, "not_found", `Nothing is served at ${url.pathname}.`);
+      }
+    } catch (error) {
+      response = errorResponse(error, log);
+      for (const [name, value] of Object.entries(API_HEADERS)) response.headers.set(name, value);
+    }
+    for (const [name, value] of Object.entries(cors.headers(origin))) response.headers.set(name, value);
+    response.headers.set("X-Request-Id", requestId);
+    log.info(
+      { method: req.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - started), remoteAddr },
+      "request",
+    );
+    return response;
+  }
+
+  const server = Bun.serve({
+    hostname: config.listen.host,
+    port: config.listen.port,
+    development: false,
+    // Per-route limits are enforced while reading; this is only the outer bound.
+    maxRequestBodySize: 64 * 1024 * 1024,
+    ...(config.tls ? { tls: { cert: Bun.file(config.tls.certFile), key: Bun.file(config.tls.keyFile) } } : {}),
+    fetch,
+    error(error) {
+      return errorResponse(error, logger);
+    },
+  });
+  const url = new URL(`${config.tls ? "https" : "http"}://${formatHost(server.hostname ?? config.listen.host)}:${server.port}`);
+  return {
+    url,
+    server,
+    stop: async () => {
+      await server.stop();
+    },
+  };
+}
+
+function formatHost(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
+}

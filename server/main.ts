@@ -1,0 +1,101 @@
+/**
+ * svc-server: load configuration → open the store → create the first admin
+ * on a fresh store → serve. SIGTERM and SIGINT drain in-flight requests and
+ * close the store cleanly; acknowledged writes are already durable, so even
+ * kill -9 loses nothing that was answered.
+ */
+import { Command } from "commander";
+import pino from "pino";
+import { apiRoutes } from "./api/index.ts";
+import { createApp, VERSION } from "./app.ts";
+import { startAuditRetention } from "./audit/retention.ts";
+import { ConfigError, loadConfig, type ServerConfig } from "./config/load.ts";
+import { startHttpServer } from "./http/server.ts";
+import { SqliteStore } from "./store/sqlite.ts";
+import type { Store } from "./store/store.ts";
+
+/** The quick-start keeps its state in the working directory, so it runs without root. */
+const QUICKSTART_DEFAULTS = { "storage.boltPath": ".data/state.db" } as const;
+
+function fail(message: string, code = 2): never {
+  process.stderr.write(`svc-server: ${message}\n`);
+  process.exit(code);
+}
+
+function openStore(config: ServerConfig): Store {
+  if (config.storage.backend === "external") {
+    fail("storage.backend 'external' is not available in this version; use 'embedded'.");
+  }
+  try {
+    return new SqliteStore(config.storage.boltPath);
+  } catch (error) {
+    fail(`cannot open the embedded store at ${config.storage.boltPath} (storage.boltPath): ${(error as Error).message}`, 1);
+  }
+}
+
+function banner(url: URL, adminToken: string | null): string {
+  const lines = [`svc ${VERSION} is serving at ${url.origin}`];
+  if (adminToken !== null) {
+    lines.push(
+      "",
+      "First admin credential (shown this once; keep it somewhere safe):",
+      `  ${adminToken}`,
+      "",
+      "Try it:",
+      `  curl -H "Authorization: Bearer ${adminToken}" ${url.origin}/api/v1/system/health`,
+    );
+  }
+  return lines.join("\n") + "\n";
+}
+
+async function run(options: { config?: string; quickstart?: boolean }): Promise<void> {
+  let config: ServerConfig;
+  try {
+    config = loadConfig({ path: options.config, defaults: options.quickstart ? QUICKSTART_DEFAULTS : undefined });
+  } catch (error) {
+    if (error instanceof ConfigError) fail(`invalid configuration:\n  ${error.message.replaceAll("\n", "\n  ")}`);
+    throw error;
+  }
+  const logger = pino({ level: config.logging.level, base: { service: "svc-server" }, timestamp: pino.stdTimeFunctions.isoTime });
+  const store = openStore(config);
+  const app = createApp(config, store, logger);
+  const adminToken = await app.accounts.bootstrapAdmin(config.bootstrap.adminToken);
+  if (adminToken !== null && config.bootstrap.adminToken !== "") {
+    logger.info("created the admin service account with bootstrap.adminToken");
+  }
+  const stopRetention = startAuditRetention(store, { retentionDays: config.storage.auditLogRetentionDays, logger });
+  let http;
+  try {
+    http = startHttpServer(app, apiRoutes(app));
+  } catch (error) {
+    await store.close();
+    fail(`cannot listen on ${config.listen.host}:${config.listen.port} (listen): ${(error as Error).message}`, 1);
+  }
+  logger.info({ url: http.url.origin, store: store.backend, configFile: config.file }, "svc-server ready");
+  process.stdout.write(banner(http.url, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken));
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down: draining requests");
+    const force = setTimeout(() => process.exit(1), 10_000);
+    stopRetention();
+    await http.stop();
+    await store.close();
+    clearTimeout(force);
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+new Command("svc-server")
+  .description("svc control plane: REST API, collector channels and web UI")
+  .version(VERSION)
+  .option("-c, --config <path>", "configuration file (default /etc/svc/config.yaml when it exists)")
+  .option("--quickstart", "keep state in ./.data unless storage.boltPath is set (the README quick-start)")
+  .action(run)
+  .parseAsync()
+  .catch((error: unknown) => fail(`failed to start: ${(error as Error).stack ?? String(error)}`, 1));
