@@ -40,8 +40,8 @@ export class ConfigError extends Error {
 }
 
 export interface LoadOptions {
-  /** A file given with --config: it must exist. Without it the default path is read if present. */
-  path?: string;
+  /** A file given with --config: it must exist. Undefined reads the default path if present; null reads no file. */
+  path?: string | null;
   env?: Record<string, string | undefined>;
   /** Replaces built-in defaults, e.g. the quick-start's local state file. */
   defaults?: Partial<Record<ConfigKey, RawValue>>;
@@ -62,7 +62,8 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     settings.set(key, { value: options.defaults?.[key] ?? KEYS[key].default, source: "default" });
   }
 
-  const file = options.path ?? (existsSync(DEFAULT_CONFIG_PATH) ? DEFAULT_CONFIG_PATH : null);
+  const file =
+    options.path === undefined ? (existsSync(DEFAULT_CONFIG_PATH) ? DEFAULT_CONFIG_PATH : null) : options.path;
   if (file !== null) readFile(file, settings, problems);
   readEnv(env, settings, problems);
 
