@@ -38,7 +38,10 @@ function checkExternalUrl(value: string): string | undefined {
     return "must be an absolute URL such as https://svc.example.com";
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") return "must use http or https";
-  if (url.pathname !== "/" || url.search !== "" || url.hash !== "") {
+  // The URL parser forgives "https:host" and "https://host\"; the value is used as written, so insist on scheme://host.
+  if (!/^https?:\/\//i.test(value)) return "must be an absolute URL such as https://svc.example.com";
+  // An empty query or fragment ("https://host/?") parses to "", so the characters themselves are checked too.
+  if (url.pathname !== "/" || url.search !== "" || url.hash !== "" || !/^https?:\/\/[^/?#\\]+\/?$/i.test(value)) {
     return "must be a base URL with no path, query or fragment (collectors add the paths themselves)";
   }
   if (url.username || url.password) return "must not carry a user name or password";

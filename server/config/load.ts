@@ -4,7 +4,7 @@
  * names its key and where the value came from (file line or variable).
  */
 import { existsSync, readFileSync } from "node:fs";
-import { isMap, isScalar, LineCounter, parseDocument, type Node, type YAMLMap } from "yaml";
+import { isAlias, isMap, isScalar, LineCounter, parseDocument, type Node, type YAMLMap } from "yaml";
 import { buildDatabaseUri } from "./database-uri.ts";
 import { envName, KEYS, type ConfigKey, type KeySpec, type RawValue } from "./keys.ts";
 
@@ -84,28 +84,37 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     }
     values.set(key, value);
   }
-  if (problems.length > 0) throw new ConfigError(problems);
 
+  // Checks across keys run on the keys that passed their own check, so every problem is reported at once.
   const get = <T extends RawValue>(key: ConfigKey) => values.get(key) as T;
+  const has = (...keys: ConfigKey[]) => keys.every((key) => values.has(key));
   const certFile = get<string>("tls.certFile");
   const keyFile = get<string>("tls.keyFile");
-  if ((certFile === "") !== (keyFile === "")) {
-    const missing = certFile === "" ? "tls.certFile" : "tls.keyFile";
-    problems.push({ key: missing, source: settings.get(missing)!.source, message: "tls.certFile and tls.keyFile must be set together" });
+  if (has("tls.certFile", "tls.keyFile") && (certFile === "") !== (keyFile === "")) {
+    const [missing, given] = certFile === "" ? (["tls.certFile", "tls.keyFile"] as const) : (["tls.keyFile", "tls.certFile"] as const);
+    // The source is where the other one was set: the unset key has no place to point at.
+    problems.push({
+      key: missing,
+      source: settings.get(given)!.source,
+      message: `must be set because ${given} is set (tls.certFile and tls.keyFile must be set together)`,
+    });
   }
   for (const key of ["tls.certFile", "tls.keyFile"] as const) {
-    const path = get<string>(key);
-    if (path !== "" && !existsSync(path)) {
+    const path = get<string | undefined>(key);
+    if (path !== undefined && path !== "" && !existsSync(path)) {
       problems.push({ key, source: settings.get(key)!.source, message: `file ${path} does not exist` });
     }
   }
-  const database = buildDatabaseUri({
-    uri: get("database.uri"),
-    server: get("database.server"),
-    user: get("database.user"),
-    password: get("database.password"),
-    database: get("database.database"),
-  });
+  const databaseKeys = ["database.uri", "database.server", "database.user", "database.password", "database.database"] as const;
+  const database = has(...databaseKeys)
+    ? buildDatabaseUri({
+        uri: get("database.uri"),
+        server: get("database.server"),
+        user: get("database.user"),
+        password: get("database.password"),
+        database: get("database.database"),
+      })
+    : undefined;
   const backend = get<"embedded" | "external">("storage.backend");
   if (backend === "external" && database === "") {
     problems.push({
@@ -123,7 +132,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     listen: { host: host!, port: Number(port) },
     tls: certFile === "" ? null : { certFile, keyFile },
     storage: { backend, boltPath: get("storage.boltPath"), auditLogRetentionDays: retention === 0 ? 365 : retention },
-    database: { uri: database, database: get("database.database") },
+    database: { uri: database!, database: get("database.database") },
     security: { cors: { allowedOrigins: get<string[]>("security.cors.allowedOrigins").map((o) => o.replace(/\/$/, "")) } },
     bootstrap: { adminToken: get("bootstrap.adminToken") },
     http: { maxBodyBytes: get("http.maxBodyBytes") },
@@ -168,9 +177,10 @@ function readFile(path: string, settings: Map<ConfigKey, Setting>, problems: Con
       const keyNode = pair.key as Node;
       const name = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
       const path = prefix + name;
-      const valueNode = pair.value as Node | null;
+      // An alias stands for its anchored node (the alias count was capped above, so this cannot blow up).
+      const valueNode = (isAlias(pair.value) ? pair.value.resolve(doc) ?? null : pair.value) as Node | null;
       if (path in KEYS) {
-        const value = valueNode === null ? null : valueNode.toJSON();
+        const value = valueNode === null ? null : valueNode.toJS(doc);
         if (value !== null) settings.set(path as ConfigKey, { value, source: where(keyNode) });
       } else if (KEY_NAMES.some((key) => key.startsWith(path + "."))) {
         if (valueNode === null || (isScalar(valueNode) && valueNode.value === null)) continue;

@@ -49,7 +49,7 @@ export function validate<T extends TSchema>(schema: T, value: unknown, what: str
   }
   const first = details[0];
   throw new ValidationError(
-    first ? `The ${what} is not valid: ${first.path} ${first.message}.` : `The ${what} is not valid.`,
+    first ? `The ${what} is not valid: ${first.path}: ${first.message}.` : `The ${what} is not valid.`,
     details,
   );
 }

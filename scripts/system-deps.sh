@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite needs, when they are missing.
+# Runs as part of `npm test`, so a fresh machine needs nothing by hand.
+set -euo pipefail
+
+# command → Debian package that provides it
+declare -A NEEDED=(
+  [git]=git
+)
+
+missing=()
+for cmd in "${!NEEDED[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEEDED[$cmd]}")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "system-deps: missing ${missing[*]}; install them with your package manager (as root: apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+echo "system-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

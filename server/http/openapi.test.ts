@@ -1,0 +1,22 @@
+import { expect, test } from "bun:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import pino from "pino";
+import { apiRoutes } from "../api/index.ts";
+import { createApp } from "../app.ts";
+import { loadConfig } from "../config/load.ts";
+import { SqliteStore } from "../store/sqlite.ts";
+import { openApiDocument } from "./openapi.ts";
+
+test("the generated document is valid OpenAPI 3.1 with unique operation ids", async () => {
+  const store = new SqliteStore(":memory:");
+  const app = createApp(loadConfig({ path: null, env: {} }), store, pino({ level: "silent" }));
+  const doc = openApiDocument(apiRoutes(app), "0.0.0-test");
+  const result = await new Validator().validate(doc);
+  expect(result.errors ?? []).toEqual([]);
+  expect(result.valid).toBe(true);
+  const ids = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((m) =>
+    Object.values(m).map((op) => op.operationId),
+  );
+  expect(new Set(ids).size).toBe(ids.length);
+  await store.close();
+});
