@@ -5,7 +5,8 @@
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { NotFoundError } from "../errors.ts";
-import type { Store } from "../store/store.ts";
+import type { Doc, Store } from "../store/store.ts";
+import { RecordView } from "../store/view.ts";
 
 export const MANAGEMENT_MODES = ["opamp", "rcfg-remotecfg"] as const;
 export type ManagementMode = (typeof MANAGEMENT_MODES)[number];
@@ -51,29 +52,48 @@ export interface Page<T> {
 }
 
 const COLLECTION = "collectors";
-/** How many records one store read fetches while a filter scans. */
-const SCAN_BATCH = 500;
 
-export function matchesFilter(collector: Collector, filter: CollectorFilter): boolean {
-  if (filter.status !== undefined && collector.status !== filter.status) return false;
-  if (filter.environment !== undefined && collector.environment !== filter.environment) return false;
-  if (filter.managementMode !== undefined && collector.managementMode !== filter.managementMode) return false;
-  for (const tag of filter.tags ?? []) {
+/** Lower-cased text that `q` searches, computed once per record version. */
+const searchText = new WeakMap<Collector, string>();
+
+function textOf(collector: Collector): string {
+  let text = searchText.get(collector);
+  if (text === undefined) {
+    text = [collector.name, collector.id, collector.environment ?? ""].join("\n").toLowerCase();
+    searchText.set(collector, text);
+  }
+  return text;
+}
+
+/** Turns a filter into a predicate, parsing tags and lower-casing text once rather than per record. */
+export function compileFilter(filter: CollectorFilter): (collector: Collector) => boolean {
+  const tags = (filter.tags ?? []).map((tag) => {
     const colon = tag.indexOf(":");
-    const key = colon === -1 ? tag : tag.slice(0, colon);
-    if (!(key in collector.tags)) return false;
-    if (colon !== -1 && collector.tags[key] !== tag.slice(colon + 1)) return false;
-  }
-  if (filter.q !== undefined && filter.q !== "") {
-    const needle = filter.q.toLowerCase();
-    const haystack = [collector.name, collector.id, collector.environment ?? ""].join("\n").toLowerCase();
-    if (!haystack.includes(needle)) return false;
-  }
-  return true;
+    return colon === -1 ? { key: tag, value: undefined } : { key: tag.slice(0, colon), value: tag.slice(colon + 1) };
+  });
+  const needle = filter.q === undefined || filter.q === "" ? undefined : filter.q.toLowerCase();
+  return (collector) => {
+    if (filter.status !== undefined && collector.status !== filter.status) return false;
+    if (filter.environment !== undefined && collector.environment !== filter.environment) return false;
+    if (filter.managementMode !== undefined && collector.managementMode !== filter.managementMode) return false;
+    for (const { key, value } of tags) {
+      const actual = collector.tags[key];
+      if (actual === undefined || (value !== undefined && actual !== value)) return false;
+    }
+    return needle === undefined || textOf(collector).includes(needle);
+  };
 }
 
 export class Collectors {
-  constructor(private readonly store: Store) {}
+  private readonly view: RecordView<Collector>;
+
+  constructor(private readonly store: Store) {
+    this.view = new RecordView(store, COLLECTION);
+  }
+
+  close(): void {
+    this.view.close();
+  }
 
   async create(who: Actor, input: NewCollector): Promise<Collector> {
     const now = new Date().toISOString();
@@ -88,17 +108,19 @@ export class Collectors {
       createdAt: now,
       updatedAt: now,
     };
-    await this.store.write(
+    const [doc] = await this.store.write(
       [{ op: "put", collection: COLLECTION, id: collector.id, data: collector, expect: "absent" }],
       [auditEntry(who, "collector.create", "collector", collector.id, { name: collector.name })],
     );
+    this.view.apply(doc as Doc<Collector>);
     return collector;
   }
 
   async get(id: string): Promise<Collector> {
-    const doc = await this.store.get<Collector>(COLLECTION, id);
-    if (!doc) throw new NotFoundError("Collector", id);
-    return doc.data;
+    await this.view.ready();
+    const collector = this.view.get(id);
+    if (!collector) throw new NotFoundError("Collector", id);
+    return collector;
   }
 
   async update(who: Actor, id: string, patch: CollectorPatch): Promise<Collector> {
@@ -107,10 +129,11 @@ export class Collectors {
     const changed = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as CollectorPatch;
     if (changed.name !== undefined) changed.name = changed.name.trim();
     const collector: Collector = { ...doc.data, ...changed, updatedAt: new Date().toISOString() };
-    await this.store.write(
+    const [written] = await this.store.write(
       [{ op: "put", collection: COLLECTION, id, data: collector, expect: doc.version }],
       [auditEntry(who, "collector.update", "collector", id, { changed: Object.keys(changed) })],
     );
+    this.view.apply(written as Doc<Collector>);
     return collector;
   }
 
@@ -121,28 +144,20 @@ export class Collectors {
       [{ op: "delete", collection: COLLECTION, id, expect: doc.version }],
       [auditEntry(who, "collector.delete", "collector", id, { name: doc.data.name })],
     );
+    this.view.remove(id);
   }
 
   /** One page in id (creation) order; `after` is the last id of the previous page. */
   async list(filter: CollectorFilter, limit: number, after?: string): Promise<Page<Collector>> {
-    const items: Collector[] = [];
-    let cursor = after;
-    for (;;) {
-      const batch = await this.store.list<Collector>(COLLECTION, { after: cursor, limit: SCAN_BATCH });
-      for (const doc of batch) {
-        if (!matchesFilter(doc.data, filter)) continue;
-        if (items.length === limit) return { items, nextCursor: items[items.length - 1]!.id };
-        items.push(doc.data);
-      }
-      if (batch.length < SCAN_BATCH) return { items, nextCursor: null };
-      cursor = batch[batch.length - 1]!.id;
-    }
+    await this.view.ready();
+    return this.view.page(compileFilter(filter), limit, after);
   }
 
   /** Counts by status, for health. */
   async countByStatus(): Promise<Record<CollectorStatus, number>> {
     const counts = Object.fromEntries(COLLECTOR_STATUSES.map((s) => [s, 0])) as Record<CollectorStatus, number>;
-    for (const doc of await this.store.list<Collector>(COLLECTION)) counts[doc.data.status]++;
+    await this.view.ready();
+    for (const collector of this.view.all()) counts[collector.status]++;
     return counts;
   }
 }

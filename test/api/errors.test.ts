@@ -26,7 +26,8 @@ async function expectError(res: Response, status: number, code: string): Promise
 
 describe("error shape", () => {
   test("401 without a token, with a malformed one, with Basic, and with a revoked one; WWW-Authenticate: Bearer", async () => {
-    for (const headers of [{}, { Authorization: "Bearer nonsense" }, { Authorization: "Basic YWRtaW46YWRtaW4=" }, { Authorization: "Bearer svcsa_" + "x".repeat(43) }]) {
+    const attempts: Record<string, string>[] = [{}, { Authorization: "Bearer nonsense" }, { Authorization: "Basic YWRtaW46YWRtaW4=" }, { Authorization: "Bearer svcsa_" + "x".repeat(43) }];
+    for (const headers of attempts) {
       const res = await server.api("/collectors", { token: null, headers });
       await expectError(res, 401, "unauthenticated");
       expect(res.headers.get("www-authenticate")).toStartWith("Bearer");
