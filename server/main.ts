@@ -1,8 +1,8 @@
 /**
- * svc-server: load configuration → open the store → create the first admin
- * on a fresh store → serve. SIGTERM and SIGINT drain in-flight requests and
- * close the store cleanly; acknowledged writes are already durable, so even
- * kill -9 loses nothing that was answered.
+ * svc-server: load configuration → open the store → listen → create the
+ * first admin on a fresh store → serve. SIGTERM and SIGINT drain in-flight
+ * requests and close the store cleanly; acknowledged writes are already
+ * durable, so even kill -9 loses nothing that was answered.
  */
 import { Command } from "commander";
 import pino from "pino";
@@ -59,10 +59,6 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   const logger = pino({ level: config.logging.level, base: { service: "svc-server" }, timestamp: pino.stdTimeFunctions.isoTime });
   const store = openStore(config);
   const app = createApp(config, store, logger);
-  const adminToken = await app.accounts.bootstrapAdmin(config.bootstrap.adminToken);
-  if (adminToken !== null && config.bootstrap.adminToken !== "") {
-    logger.info("created the admin service account with bootstrap.adminToken");
-  }
   const stopRetention = startAuditRetention(store, { retentionDays: config.storage.auditLogRetentionDays, logger });
   let http;
   try {
@@ -70,6 +66,12 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   } catch (error) {
     await store.close();
     fail(`cannot listen on ${config.listen.host}:${config.listen.port} (listen): ${(error as Error).message}`, 1);
+  }
+  // Only once listening: a first start that cannot listen must not create the
+  // admin account, or its credential would never be shown (the next start shows none).
+  const adminToken = await app.accounts.bootstrapAdmin(config.bootstrap.adminToken);
+  if (adminToken !== null && config.bootstrap.adminToken !== "") {
+    logger.info("created the admin service account with bootstrap.adminToken");
   }
   logger.info({ url: http.url.origin, store: store.backend, configFile: config.file }, "svc-server ready");
   process.stdout.write(banner(http.url, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken));

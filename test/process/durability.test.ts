@@ -229,6 +229,39 @@ describe("SIGTERM", () => {
     expect(await again.stop("SIGTERM")).toBe(0);
   }, 30_000);
 
+  test("an idle keep-alive connection does not hold up shutdown (SIGTERM and SIGINT)", async () => {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      const dir = tempDir();
+      const server = await startServer({ statePath: join(dir, "state.db"), env: quiet });
+      let response = "";
+      let closed!: () => void;
+      const socketClosed = new Promise<void>((resolve) => (closed = resolve));
+      const socket = await Bun.connect({
+        hostname: "127.0.0.1",
+        port: server.port,
+        socket: {
+          data(_s, chunk) {
+            response += chunk.toString("utf8");
+          },
+          close() {
+            closed();
+          },
+        },
+      });
+      socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`);
+      const deadline = Date.now() + 5000;
+      while (!response.endsWith("ok\n") && Date.now() < deadline) await Bun.sleep(10);
+      expect(response).toMatch(/^HTTP\/1\.1 200 /);
+
+      server.proc.kill(signal);
+      // Well before the 10 s forced exit (which would exit 1).
+      const code = await Promise.race([server.exited, Bun.sleep(5000).then(() => "still running" as const)]);
+      expect(code).toBe(0);
+      await Promise.race([socketClosed, Bun.sleep(2000)]);
+      socket.end();
+    }
+  }, 30_000);
+
   test("many concurrent creates: each one stored is answered completely, the process exits 0, state is intact", async () => {
     const dir = tempDir();
     const statePath = join(dir, "state.db");

@@ -63,9 +63,10 @@ class Output {
   constructor(stream: ReadableStream<Uint8Array>) {
     this.done = (async () => {
       const decoder = new TextDecoder();
+      const reader = stream.getReader();
       try {
-        for await (const chunk of stream) {
-          this.text += decoder.decode(chunk, { stream: true });
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+          this.text += decoder.decode(chunk.value, { stream: true });
           this.notify();
         }
       } catch {

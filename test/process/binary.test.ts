@@ -1,0 +1,50 @@
+/**
+ * The shipped artifact: `bun run build` compiles dist/svc-server, and that
+ * binary (not the source) starts, serves the probes and the API, and stops
+ * cleanly on SIGTERM.
+ */
+import { afterAll, afterEach, expect, test } from "bun:test";
+import { existsSync, readlinkSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { api, BUN, killAll, removeTempDirs, REPO, startServer, tempDir } from "./spawn.ts";
+
+afterEach(killAll);
+afterAll(async () => {
+  await killAll();
+  removeTempDirs();
+});
+
+const BINARY = join(REPO, "dist", "svc-server");
+
+test("bun run build produces dist/svc-server, which serves /healthz and the API", async () => {
+  const started = Date.now();
+  const build = Bun.spawn([BUN, "run", "build"], { cwd: REPO, stdout: "pipe", stderr: "pipe" });
+  const [code, out, err] = await Promise.all([build.exited, new Response(build.stdout).text(), new Response(build.stderr).text()]);
+  if (code !== 0) throw new Error(`bun run build exited ${code}\n${out}\n${err}`);
+  expect(existsSync(BINARY)).toBe(true);
+  // Freshly written by this build, not one left from earlier.
+  expect(statSync(BINARY).mtimeMs).toBeGreaterThanOrEqual(started - 2000);
+
+  const dir = tempDir();
+  const statePath = join(dir, "state.db");
+  // Run from the temp dir, so nothing can be picked up from the repository.
+  const server = await startServer({ command: [BINARY], cwd: dir, statePath, readyTimeoutMs: 15_000 });
+  // It is the compiled binary that runs, not bun with the source.
+  if (existsSync(`/proc/${server.proc.pid}/exe`)) expect(readlinkSync(`/proc/${server.proc.pid}/exe`)).toBe(BINARY);
+  expect(server.bannerToken).toMatch(/^svcsa_[A-Za-z0-9]{32,}$/);
+
+  const healthz = await fetch(`${server.base}/healthz`);
+  expect(healthz.status).toBe(200);
+  expect(await healthz.text()).toBe("ok\n");
+
+  const res = await api(server.base, server.bannerToken, "/system/health");
+  expect(res.status).toBe(200);
+  const health = (await res.json()) as { status: string; version: string; storage: { backend: string; status: string } };
+  expect(health.status).toBe("ok");
+  expect(health.storage).toEqual({ backend: "embedded", status: "up" });
+  const pkg = (await Bun.file(join(REPO, "package.json")).json()) as { version: string };
+  expect(health.version).toBe(pkg.version);
+  expect(existsSync(statePath)).toBe(true);
+
+  expect(await server.stop("SIGTERM")).toBe(0);
+}, 120_000);
