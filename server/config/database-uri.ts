@@ -17,7 +17,9 @@ export interface DatabaseParts {
 export function buildDatabaseUri(parts: DatabaseParts): string {
   if (parts.uri !== "") return parts.uri;
   if (parts.server === "") return "";
-  const hasPort = /:\d+$/.test(parts.server) && !/^[^\[]*:.*:/.test(parts.server);
+  // A seed list (a:27017,b:27017) is host:port entries too; SRV takes one bare name.
+  const hosts = parts.server.split(",").map((h) => h.trim());
+  const hasPort = hosts.every((host) => /^(\[[0-9a-fA-F:.]+\]|[^:\[\]]+):\d+$/.test(host));
   const scheme = hasPort ? "mongodb" : "mongodb+srv";
   let credentials = "";
   if (parts.user !== "") {
@@ -26,10 +28,14 @@ export function buildDatabaseUri(parts: DatabaseParts): string {
     credentials += "@";
   }
   const path = parts.database === "" ? "" : "/" + encodeURIComponent(parts.database);
-  return `${scheme}://${credentials}${parts.server}${path}`;
+  return `${scheme}://${credentials}${hosts.join(",")}${path}`;
 }
 
-/** The URI with its password masked, for logs and health. */
+/**
+ * The URI with its password masked, for logs and health. The password runs to
+ * the last "@", so a hand-written URI whose password holds an unescaped "/",
+ * "?" or "@" is masked too rather than printed.
+ */
 export function redactUri(uri: string): string {
-  return uri.replace(/^([a-z+]+:\/\/[^:@\/]*):[^@\/]*@/i, "$1:***@");
+  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@\/?#]*):.*@/i, "$1:***@");
 }

@@ -100,7 +100,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     });
   }
   for (const key of ["tls.certFile", "tls.keyFile"] as const) {
-    const path = get<string | undefined>(key);
+    const path = values.get(key) as string | undefined;
     if (path !== undefined && path !== "" && !existsSync(path)) {
       problems.push({ key, source: settings.get(key)!.source, message: `file ${path} does not exist` });
     }
@@ -115,6 +115,13 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
         database: get("database.database"),
       })
     : undefined;
+  if (has("database.user", "database.password") && get("database.password") !== "" && get("database.user") === "") {
+    problems.push({
+      key: "database.password",
+      source: settings.get("database.password")!.source,
+      message: "is set without database.user, so it would be dropped from the connection string; set database.user too",
+    });
+  }
   const backend = get<"embedded" | "external">("storage.backend");
   if (backend === "external" && database === "") {
     problems.push({
