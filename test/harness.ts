@@ -11,6 +11,7 @@ import { createApp, type App } from "../server/app.ts";
 import { loadConfig, type ServerConfig } from "../server/config/load.ts";
 import { startHttpServer, type HttpServer } from "../server/http/server.ts";
 import { SqliteStore } from "../server/store/sqlite.ts";
+import { api } from "./client.ts";
 
 export interface TestServer {
   app: App;
@@ -41,15 +42,8 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     adminToken,
     dir,
     api(path, init = {}) {
-      const { token = adminToken, json, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (token !== null) headers.set("Authorization", `Bearer ${token}`);
-      let body = rest.body;
-      if (json !== undefined) {
-        headers.set("Content-Type", "application/json");
-        body = JSON.stringify(json);
-      }
-      return fetch(`${base}/api/v1${path}`, { ...rest, headers, body });
+      const { token = adminToken, ...rest } = init;
+      return api(base, token, path, rest);
     },
     async stop() {
       await http.stop();

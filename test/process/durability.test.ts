@@ -3,6 +3,7 @@
  * kill -9 at any moment, and SIGTERM drains in-flight requests, answers them
  * completely, closes the store and exits 0.
  */
+import type { Socket } from "bun";
 import { Database } from "bun:sqlite";
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -20,6 +21,25 @@ interface Collector {
 }
 
 type Outcome = { kind: "acked"; collector: Collector } | { kind: "answered"; status: number; body: string } | { kind: "failed"; error: string };
+
+/** A raw TCP connection for hand-written HTTP: what has arrived so far, and when it closed. */
+async function rawConnection(port: number) {
+  const raw = { response: "", socketClosed: undefined as unknown as Promise<void>, socket: undefined as unknown as Socket };
+  let closed!: () => void;
+  raw.socketClosed = new Promise<void>((resolve) => (closed = resolve));
+  raw.socket = await Bun.connect({
+    hostname: "127.0.0.1",
+    port,
+    socket: {
+      data(_s, chunk) {
+        raw.response += chunk.toString("utf8");
+      },
+      close: () => closed(),
+      error: () => closed(),
+    },
+  });
+  return raw;
+}
 
 /** One create; an ack counts only when the whole 201 body arrived and parsed. */
 async function create(base: string, token: string, name: string): Promise<Outcome> {
@@ -190,24 +210,8 @@ describe("SIGTERM", () => {
       `POST /api/v1/collectors HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n` +
       `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
-    let response = "";
-    let closed!: () => void;
-    const socketClosed = new Promise<void>((resolve) => (closed = resolve));
-    const socket = await Bun.connect({
-      hostname: "127.0.0.1",
-      port: server.port,
-      socket: {
-        data(_s, chunk) {
-          response += chunk.toString("utf8");
-        },
-        close() {
-          closed();
-        },
-        error() {
-          closed();
-        },
-      },
-    });
+    const raw = await rawConnection(server.port);
+    const { socket, socketClosed } = raw;
     socket.write(head + body.slice(0, 5));
     await Bun.sleep(300); // the server has the headers and is reading the body
 
@@ -219,8 +223,8 @@ describe("SIGTERM", () => {
 
     socket.write(body.slice(5));
     await Promise.race([socketClosed, Bun.sleep(10_000)]);
-    expect(response).toMatch(/^HTTP\/1\.1 201 /);
-    const json = JSON.parse(response.slice(response.indexOf("\r\n\r\n") + 4)) as Collector;
+    expect(raw.response).toMatch(/^HTTP\/1\.1 201 /);
+    const json = JSON.parse(raw.response.slice(raw.response.indexOf("\r\n\r\n") + 4)) as Collector;
     expect(json.name).toBe("drained-slowly");
     expect(await server.exited).toBe(0);
 
@@ -233,25 +237,12 @@ describe("SIGTERM", () => {
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
       const dir = tempDir();
       const server = await startServer({ statePath: join(dir, "state.db"), env: quiet });
-      let response = "";
-      let closed!: () => void;
-      const socketClosed = new Promise<void>((resolve) => (closed = resolve));
-      const socket = await Bun.connect({
-        hostname: "127.0.0.1",
-        port: server.port,
-        socket: {
-          data(_s, chunk) {
-            response += chunk.toString("utf8");
-          },
-          close() {
-            closed();
-          },
-        },
-      });
+      const raw = await rawConnection(server.port);
+      const { socket, socketClosed } = raw;
       socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`);
       const deadline = Date.now() + 5000;
-      while (!response.endsWith("ok\n") && Date.now() < deadline) await Bun.sleep(10);
-      expect(response).toMatch(/^HTTP\/1\.1 200 /);
+      while (!raw.response.endsWith("ok\n") && Date.now() < deadline) await Bun.sleep(10);
+      expect(raw.response).toMatch(/^HTTP\/1\.1 200 /);
 
       server.proc.kill(signal);
       // Well before the 10 s forced exit (which would exit 1).

@@ -223,20 +223,4 @@ export async function killAll(): Promise<void> {
   await Promise.all([...live].map((server) => server.stop("SIGKILL")));
 }
 
-/** fetch against base + /api/v1 with a Bearer token and an optional JSON body. */
-export function api(
-  base: string,
-  token: string | null,
-  path: string,
-  init: RequestInit & { json?: unknown } = {},
-): Promise<Response> {
-  const { json, ...rest } = init;
-  const headers = new Headers(rest.headers);
-  if (token !== null) headers.set("Authorization", `Bearer ${token}`);
-  let body = rest.body;
-  if (json !== undefined) {
-    headers.set("Content-Type", "application/json");
-    body = JSON.stringify(json);
-  }
-  return fetch(`${base}/api/v1${path}`, { ...rest, headers, body });
-}
+export { api } from "../client.ts";
