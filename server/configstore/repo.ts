@@ -1,8 +1,8 @@
 /**
  * The git repository behind the config store: a bare repository that plain
- * `git log` and `git show` read. Objects are written by isomorphic-git with
- * fsync; the branch ref moves last, by write-to-temp + fsync + rename, so a
- * crash at any moment leaves either the old head or the new one.
+ * `git log` and `git show` read. Every file (objects, then the branch ref
+ * last) is written to a temp name, synced and renamed, so a crash at any
+ * moment leaves either the old head or the new one, never a torn object.
  */
 import git from "isomorphic-git";
 import { existsSync } from "node:fs";
@@ -13,19 +13,38 @@ import { ConflictError } from "../errors.ts";
 const BRANCH = "main";
 const REF = `refs/heads/${BRANCH}`;
 
-/** node:fs/promises with writeFile made durable, for isomorphic-git. */
+/**
+ * Writes a whole file or nothing: to `temp`, synced, renamed over `path`,
+ * and the directory synced so the new name survives a power cut too.
+ */
+async function atomicWrite(path: string, temp: string, data: string | Uint8Array, mode?: number): Promise<void> {
+  const handle = await fsp.open(temp, "w", mode);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await fsp.rename(temp, path);
+  const dir = await fsp.open(dirname(path), "r");
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
+
+/**
+ * node:fs/promises for isomorphic-git with atomic, durable writes. It skips
+ * writing an object whose file exists, so a file cut short by a crash would
+ * stay corrupt forever; temp names start `tmp_obj_`, which git ignores.
+ */
 const durableFs = {
   promises: {
     ...fsp,
-    async writeFile(path: string, data: string | Uint8Array, options?: { mode?: number } | string) {
-      const mode = typeof options === "object" ? options.mode : undefined;
-      const handle = await fsp.open(path, "w", mode);
-      try {
-        await handle.writeFile(data);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+    writeFile(path: string, data: string | Uint8Array, options?: { mode?: number } | string) {
+      const temp = join(dirname(path), `tmp_obj_${process.pid}_${crypto.randomUUID()}`);
+      return atomicWrite(path, temp, data, typeof options === "object" ? options.mode : undefined);
     },
   },
 };
@@ -182,19 +201,11 @@ export class ConfigRepo {
     return write(root);
   }
 
-  /** Points the branch at `commit` atomically and durably. */
+  /** Points the branch at `commit` atomically and durably; the temp file is git's own lock name. */
   private async moveRef(commit: string): Promise<void> {
     const refPath = join(this.gitdir, REF);
-    const temp = `${refPath}.${process.pid}.tmp`;
     await fsp.mkdir(dirname(refPath), { recursive: true });
-    await durableFs.promises.writeFile(temp, commit + "\n");
-    await fsp.rename(temp, refPath);
-    const dir = await fsp.open(dirname(refPath), "r");
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
+    await atomicWrite(refPath, `${refPath}.lock`, commit + "\n");
   }
 
   /** Commits newest first, starting at `from` (default: the head). */
