@@ -1,0 +1,145 @@
+import { expect, test } from "bun:test";
+import { ValidationError } from "../errors.ts";
+import { dryRun, type ChainProcessor } from "./dryrun.ts";
+import { OttlError } from "./errors.ts";
+import type { LogRecord, LogsData } from "./otlp.ts";
+import { PROCESSOR_TEMPLATES } from "./templates.ts";
+
+const healthCheck: ChainProcessor = { nodeId: "health", ...PROCESSOR_TEMPLATES[0]!.processor };
+const line = (s: string): LogRecord => ({ body: { stringValue: s }, severityText: "INFO" });
+const bodies = (output: LogsData) =>
+  output.resourceLogs.flatMap((rl) => (rl.scopeLogs ?? []).flatMap((sl) => (sl.logRecords ?? []).map((r) => r.body?.stringValue)));
+
+function mixedInput(): LogsData {
+  return {
+    resourceLogs: [
+      {
+        resource: { attributes: [{ key: "service.name", value: { stringValue: "web" } }] },
+        scopeLogs: [
+          {
+            scope: { name: "access" },
+            logRecords: [
+              line("GET /healthz?verbose=1 HTTP/1.1"),
+              line("GET /api/orders HTTP/1.1"),
+              line('"/live"'),
+              line("GET /readyz HTTP/1.1"),
+              line("/ready"),
+              line("GET /already HTTP/1.1"),
+            ],
+          },
+          { scope: { name: "probes" }, logRecords: [line("/healthy"), line("GET /live HTTP/1.1")] },
+        ],
+      },
+      {
+        resource: { attributes: [{ key: "service.name", value: { stringValue: "api" } }] },
+        scopeLogs: [
+          {
+            logRecords: [
+              line("GET /api/live-stream HTTP/1.1"),
+              { body: { stringValue: "request served" }, attributes: [{ key: "http.target", value: { stringValue: "/ready?full=1" } }] },
+              { body: { stringValue: "request served" }, attributes: [{ key: "url.path", value: { stringValue: "/healthcheck-report" } }] },
+              line("/healthcheck-report"),
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
+
+test("the health-check template keeps exactly the records that are not health checks", () => {
+  const input = mixedInput();
+  const before = JSON.stringify(input);
+  const { output, steps } = dryRun(input, [healthCheck]);
+  expect(bodies(output)).toEqual([
+    "GET /api/orders HTTP/1.1",
+    "GET /readyz HTTP/1.1",
+    "GET /already HTTP/1.1",
+    "GET /api/live-stream HTTP/1.1",
+    "request served",
+    "/healthcheck-report",
+  ]);
+  expect(output.resourceLogs[1]!.scopeLogs![0]!.logRecords![1]!.attributes![0]!.key).toBe("url.path");
+  expect(steps).toEqual([{ nodeId: "health", type: "filter", in: 12, out: 6 }]);
+  // The probes scope lost every record, so it is gone, as in the collector.
+  expect(output.resourceLogs[0]!.scopeLogs!.map((s) => s.scope!.name)).toEqual(["access"]);
+  expect(JSON.stringify(input)).toBe(before);
+  expect(output.resourceLogs[0]!.scopeLogs![0]!.logRecords![0]).toBe(input.resourceLogs[0]!.scopeLogs![0]!.logRecords![1]!);
+});
+
+test("a chain runs in order and counts records in and out per step", () => {
+  const input = mixedInput();
+  const { output, steps } = dryRun(input, [
+    { nodeId: "tag", type: "resource", config: { attributes: [{ key: "env", action: "insert", value: "prod" }] } },
+    healthCheck,
+    { nodeId: "debug", type: "filter", config: { logs: { log_record: ['resource.attributes["service.name"] == "api"'] } } },
+    { nodeId: "mark", type: "attributes", config: { actions: [{ key: "checked", action: "upsert", value: true }] } },
+    { nodeId: "batch", type: "batch", config: { send_batch_size: 512, timeout: "200ms" } },
+  ]);
+  expect(steps).toEqual([
+    { nodeId: "tag", type: "resource", in: 12, out: 12 },
+    { nodeId: "health", type: "filter", in: 12, out: 6 },
+    { nodeId: "debug", type: "filter", in: 6, out: 3 },
+    { nodeId: "mark", type: "attributes", in: 3, out: 3 },
+    { nodeId: "batch", type: "batch", in: 3, out: 3 },
+  ]);
+  expect(bodies(output)).toEqual(["GET /api/orders HTTP/1.1", "GET /readyz HTTP/1.1", "GET /already HTTP/1.1"]);
+  expect(output.resourceLogs).toHaveLength(1);
+  expect(output.resourceLogs[0]!.resource!.attributes!.map((a) => a.key)).toEqual(["service.name", "env"]);
+  const record = output.resourceLogs[0]!.scopeLogs![0]!.logRecords![0]!;
+  expect(record.attributes).toEqual([{ key: "checked", value: { boolValue: true } }]);
+  expect(input.resourceLogs[0]!.scopeLogs![0]!.logRecords![1]!.attributes).toBeUndefined();
+});
+
+test("no processors, or a filter with no log conditions: the output is the input", () => {
+  const input = mixedInput();
+  input.resourceLogs[0]!.scopeLogs!.push({ scope: { name: "empty" }, logRecords: [] });
+  expect(dryRun(input, [])).toEqual({ output: input, steps: [] });
+  const spans: ChainProcessor = { nodeId: "spans", type: "filter", config: { traces: { span: ['name == "ping"'] } } };
+  expect(dryRun(input, [spans]).output.resourceLogs).toBe(input.resourceLogs);
+  expect(dryRun({ resourceLogs: [] }, [healthCheck])).toEqual({ output: { resourceLogs: [] }, steps: [{ nodeId: "health", type: "filter", in: 0, out: 0 }] });
+});
+
+test("under error_mode propagate, a record the filter cannot evaluate fails the batch at that step", () => {
+  const strict: ChainProcessor = { nodeId: "strict", type: "filter", config: { error_mode: "propagate", logs: { log_record: ['body["level"] == "debug"'] } } };
+  const { output, steps } = dryRun(mixedInput(), [healthCheck, strict, { nodeId: "b", type: "batch", config: {} }]);
+  expect(output).toEqual({ resourceLogs: [] });
+  expect(steps[1]).toEqual({
+    nodeId: "strict",
+    type: "filter",
+    in: 6,
+    out: 0,
+    error: "a condition failed on a record, so the batch is dropped (error_mode propagate): a string value cannot be indexed",
+  });
+  expect(steps[2]).toEqual({ nodeId: "b", type: "batch", in: 0, out: 0 });
+  const lenient = { ...strict, config: { logs: { log_record: ['body["level"] == "debug"'] } } };
+  expect(dryRun(mixedInput(), [lenient]).steps[0]).toEqual({ nodeId: "strict", type: "filter", in: 12, out: 12 });
+});
+
+function rejected(run: () => unknown): ValidationError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ValidationError) return error;
+    throw error;
+  }
+  throw new Error("expected a ValidationError");
+}
+
+test("bad chains and bad inputs are ValidationErrors that name the path", () => {
+  const unknown = rejected(() => dryRun(mixedInput(), [healthCheck, { nodeId: "x", type: "transform", config: {} }]));
+  expect(unknown.details[0]).toEqual({ path: "processors[1].type", message: "unknown processor type 'transform'; the dry-run runs filter, batch, attributes, resource" });
+  expect(unknown.message).toContain("'transform'");
+
+  const condition = rejected(() => dryRun(mixedInput(), [{ nodeId: "f", type: "filter", config: { logs: { log_record: ["true", "IsMatch(body)"] } } }]));
+  expect(condition).toBeInstanceOf(OttlError);
+  expect(condition.details[0]).toEqual({ path: "processors[0].config.logs.log_record[1]", message: "column 1: IsMatch takes 2 arguments (target, pattern), got 1" });
+
+  const config = rejected(() => dryRun(mixedInput(), [{ nodeId: "a", type: "attributes", config: null as never }]));
+  expect(config.details[0]!.path).toBe("processors[0].config");
+
+  const input = mixedInput();
+  (input.resourceLogs[1]!.scopeLogs![0]!.logRecords![2] as Record<string, unknown>).body = { stringValue: 1 };
+  expect(rejected(() => dryRun(input, [healthCheck])).details[0]!.path).toBe("input.resourceLogs[1].scopeLogs[0].logRecords[2].body.stringValue");
+  expect(rejected(() => dryRun("logs", [])).details[0]!.path).toBe("input");
+});

@@ -1,0 +1,161 @@
+/**
+ * The processor configs the dry-run runs, in the upstream collector's shapes
+ * (the catalog renders the same ones): filter, batch, attributes, resource.
+ * Validation names the key path of the first problem, and parses every
+ * filter condition in its own OTTL context.
+ */
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import type { ProcessorSpec } from "../configstore/records.ts";
+import { ValidationError } from "../errors.ts";
+import type { OttlContext } from "./contexts.ts";
+import { OttlError } from "./errors.ts";
+import { parseCondition } from "./parser.ts";
+
+const closed = { additionalProperties: false } as const;
+
+function literals<const T extends readonly string[]>(values: T) {
+  const choices = values.map((v) => Type.Literal(v as T[number]));
+  return Type.Union(choices, { errorMessage: `must be one of ${values.map((v) => `'${v}'`).join(", ")}` });
+}
+
+const Conditions = Type.Optional(Type.Array(Type.String({ minLength: 1 })));
+
+export const FilterConfig = Type.Object(
+  {
+    error_mode: Type.Optional(literals(["ignore", "propagate", "silent"])),
+    logs: Type.Optional(Type.Object({ log_record: Conditions }, closed)),
+    metrics: Type.Optional(Type.Object({ metric: Conditions, datapoint: Conditions }, closed)),
+    traces: Type.Optional(Type.Object({ span: Conditions, spanevent: Conditions }, closed)),
+  },
+  closed,
+);
+
+export const BatchConfig = Type.Object(
+  {
+    send_batch_size: Type.Optional(Type.Integer({ minimum: 1 })),
+    timeout: Type.Optional(Type.String({ pattern: "^([0-9]+(ms|s|m|h))+$", errorMessage: "must be a duration such as 500ms, 10s or 1m30s" })),
+  },
+  closed,
+);
+
+const ACTIONS = ["insert", "update", "upsert", "delete", "hash"] as const;
+
+export const AttributeAction = Type.Object(
+  {
+    key: Type.String({ minLength: 1 }),
+    action: literals(ACTIONS),
+    value: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean()], { errorMessage: "must be a string, number or boolean" })),
+  },
+  closed,
+);
+
+export const AttributesConfig = Type.Object({ actions: Type.Array(AttributeAction, { minItems: 1 }) }, closed);
+export const ResourceConfig = Type.Object({ attributes: Type.Array(AttributeAction, { minItems: 1 }) }, closed);
+
+export type FilterConfig = Static<typeof FilterConfig>;
+export type BatchConfig = Static<typeof BatchConfig>;
+export type AttributeAction = Static<typeof AttributeAction>;
+export type AttributesConfig = Static<typeof AttributesConfig>;
+export type ResourceConfig = Static<typeof ResourceConfig>;
+
+/** A processor whose config has been checked, typed by its `type`. */
+export type ValidProcessor =
+  | { type: "filter"; config: FilterConfig }
+  | { type: "batch"; config: BatchConfig }
+  | { type: "attributes"; config: AttributesConfig }
+  | { type: "resource"; config: ResourceConfig };
+
+export const PROCESSOR_TYPES = ["filter", "batch", "attributes", "resource"] as const;
+
+const SCHEMAS = { filter: FilterConfig, batch: BatchConfig, attributes: AttributesConfig, resource: ResourceConfig };
+const CHECKS = Object.fromEntries(Object.entries(SCHEMAS).map(([type, schema]) => [type, TypeCompiler.Compile(schema)])) as {
+  [K in keyof typeof SCHEMAS]: TypeCheck<(typeof SCHEMAS)[K]>;
+};
+
+/** Where each filter condition list sits, and the OTTL context it is parsed in. */
+const FILTER_LISTS = [
+  ["logs", "log_record", "log"],
+  ["metrics", "metric", "metric"],
+  ["metrics", "datapoint", "datapoint"],
+  ["traces", "span", "span"],
+  ["traces", "spanevent", "spanevent"],
+] as const satisfies readonly (readonly [string, string, OttlContext])[];
+
+/**
+ * Checks a processor spec; `root` names it in problems, e.g. `processors[2]`
+ * gives `processors[2].config.actions[0].value`. Throws ValidationError (an
+ * OttlError for a bad condition).
+ */
+export function validateProcessor(spec: ProcessorSpec, root = "processor"): ValidProcessor {
+  const type = spec.type;
+  if (!isProcessorType(type)) {
+    const path = `${root}.type`;
+    const message = `unknown processor type '${type}'; the dry-run runs ${PROCESSOR_TYPES.join(", ")}`;
+    throw new ValidationError(`${path}: ${message}.`, [{ path, message }]);
+  }
+  const what = `${type} processor config`;
+  const at = `${root}.config`;
+  switch (type) {
+    case "filter": {
+      const config = check(CHECKS.filter, spec.config, what, at);
+      checkConditions(config, at);
+      return { type, config };
+    }
+    case "batch":
+      return { type, config: check(CHECKS.batch, spec.config, what, at) };
+    case "attributes": {
+      const config = check(CHECKS.attributes, spec.config, what, at);
+      checkValues(config.actions, `${at}.actions`, what);
+      return { type, config };
+    }
+    case "resource": {
+      const config = check(CHECKS.resource, spec.config, what, at);
+      checkValues(config.attributes, `${at}.attributes`, what);
+      return { type, config };
+    }
+  }
+}
+
+function isProcessorType(type: string): type is (typeof PROCESSOR_TYPES)[number] {
+  return (PROCESSOR_TYPES as readonly string[]).includes(type);
+}
+
+function check<T extends TSchema>(compiled: TypeCheck<T>, value: unknown, what: string, root: string): Static<T> {
+  if (compiled.Check(value)) return value;
+  const error = compiled.Errors(value).First()!;
+  const path = root + error.path.split("/").slice(1).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p.replaceAll("~1", "/").replaceAll("~0", "~")}`)).join("");
+  const custom = error.schema.errorMessage;
+  const message = typeof custom === "string" ? custom : error.message.charAt(0).toLowerCase() + error.message.slice(1);
+  throw fail(what, path, message);
+}
+
+function fail(what: string, path: string, message: string): ValidationError {
+  return new ValidationError(`The ${what} is not valid: ${path}: ${message}.`, [{ path, message }]);
+}
+
+/** As the catalog and the collector require: a filter has a condition, each one parses in its context. */
+function checkConditions(config: FilterConfig, root: string): void {
+  let total = 0;
+  for (const [group, list, context] of FILTER_LISTS) {
+    const conditions = (config[group] as Record<string, string[] | undefined> | undefined)?.[list] ?? [];
+    total += conditions.length;
+    conditions.forEach((condition, i) => {
+      try {
+        parseCondition(condition, context);
+      } catch (error) {
+        throw error instanceof OttlError ? error.at(`${root}.${group}.${list}[${i}]`) : error;
+      }
+    });
+  }
+  if (total === 0) throw fail("filter processor config", root, "a filter needs at least one condition");
+}
+
+/** insert, update and upsert set a value; delete and hash take none (the collector refuses one). */
+function checkValues(actions: AttributeAction[], root: string, what: string): void {
+  actions.forEach((a, i) => {
+    const needsValue = a.action === "insert" || a.action === "update" || a.action === "upsert";
+    if (needsValue && a.value === undefined) throw fail(what, `${root}[${i}].value`, `'${a.action}' needs a value`);
+    if (!needsValue && a.value !== undefined) throw fail(what, `${root}[${i}].value`, `'${a.action}' takes no value`);
+  });
+}
