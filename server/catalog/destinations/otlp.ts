@@ -1,0 +1,47 @@
+/** OTLP over gRPC to another collector or a backend. */
+import { Type } from "@sinclair/typebox";
+import { attr, block } from "../../render/alloy-syntax.ts";
+import { Closed, Headers, sortedHeaders } from "../schemas.ts";
+import { defineDestination } from "../types.ts";
+
+export const otlpDestination = defineDestination({
+  kind: "destination",
+  type: "otlp",
+  title: "OTLP/gRPC",
+  description: "Sends logs, metrics and traces over OTLP/gRPC, e.g. to a gateway collector or Tempo.",
+  signals: ["logs", "metrics", "traces"],
+  schema: Closed({
+    endpoint: Type.String({
+      pattern: "^\\S+$",
+      errorMessage: "must be host:port, optionally with an https:// scheme",
+      description: "host:port of the gRPC server, e.g. otel-gateway:4317.",
+    }),
+    tls: Closed(
+      { insecure: Type.Boolean({ default: false, description: "Send without TLS (plaintext gRPC)." }) },
+      { default: {}, title: "TLS" },
+    ),
+    headers: Headers(),
+  }),
+  otelcol(config) {
+    return {
+      type: "otlp",
+      config: {
+        endpoint: config.endpoint,
+        ...(config.tls.insecure ? { tls: { insecure: true } } : {}),
+        ...(Object.keys(config.headers).length > 0 ? { headers: sortedHeaders(config.headers) } : {}),
+      },
+    };
+  },
+  alloyEntry: "otelcol.exporter.otlp",
+  alloy(config, label) {
+    return [
+      block("otelcol.exporter.otlp", label, [
+        block("client", undefined, [
+          attr("endpoint", config.endpoint),
+          Object.keys(config.headers).length > 0 && attr("headers", config.headers),
+          config.tls.insecure && block("tls", undefined, [attr("insecure", true)]),
+        ]),
+      ]),
+    ];
+  },
+});

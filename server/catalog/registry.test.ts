@@ -1,0 +1,73 @@
+import { describe, expect, test } from "bun:test";
+import Ajv2020 from "ajv/dist/2020.js";
+import { SIGNALS } from "../configstore/records.ts";
+import { catalogView, COMPONENT_TYPES, findType } from "./registry.ts";
+import { COMPONENT_KINDS } from "./types.ts";
+
+describe("catalog", () => {
+  test("has the required types of each kind", () => {
+    const ids = (kind: string) => COMPONENT_TYPES.filter((t) => t.kind === kind).map((t) => t.type);
+    expect(ids("source")).toEqual(["otlp", "filelog", "journald", "hostmetrics", "syslog", "prometheus"]);
+    expect(ids("destination")).toEqual(["otlp", "otlphttp", "debug", "prometheusremotewrite", "loki"]);
+    expect(ids("processor")).toEqual(["filter", "batch", "attributes", "resource"]);
+  });
+
+  test("findType looks up by kind and type id", () => {
+    expect(findType("source", "otlp")?.title).toBe("OTLP");
+    expect(findType("destination", "otlp")?.kind).toBe("destination");
+    expect(findType("processor", "otlp")).toBeUndefined();
+    expect(findType("source", "nope")).toBeUndefined();
+  });
+
+  test("every type names signals from the known set and has a closed object schema", () => {
+    for (const t of COMPONENT_TYPES) {
+      expect(t.signals.length).toBeGreaterThan(0);
+      for (const s of t.signals) expect(SIGNALS).toContain(s);
+      expect(t.schema.type).toBe("object");
+      expect(t.schema.additionalProperties).toBe(false);
+      expect(t.title.length).toBeGreaterThan(0);
+      expect(t.description.length).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe("catalogView", () => {
+  const view = catalogView();
+
+  test("is JSON-serialisable and survives a round trip unchanged", () => {
+    expect(JSON.parse(JSON.stringify(view))).toEqual(view);
+    expect(Object.keys(view)).toEqual(["sources", "destinations", "processors"]);
+    for (const kind of COMPONENT_KINDS) {
+      const entries = view[`${kind}s` as keyof typeof view];
+      expect(entries.map((e) => e.type)).toEqual(COMPONENT_TYPES.filter((t) => t.kind === kind).map((t) => t.type));
+      for (const e of entries) expect(Object.keys(e)).toEqual(["type", "title", "description", "signals", "schema"]);
+    }
+  });
+
+  test("each schema is valid JSON Schema (2020-12) that compiles", () => {
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    ajv.addKeyword("errorMessage");
+    for (const e of [...view.sources, ...view.destinations, ...view.processors]) {
+      expect(ajv.validateSchema(e.schema)).toBe(true);
+      expect(() => ajv.compile(e.schema)).not.toThrow();
+    }
+  });
+
+  test("fields with a default are not required, so a form may leave them out", () => {
+    const filelog = view.sources.find((e) => e.type === "filelog")!.schema;
+    expect(filelog.required).toEqual(["include"]);
+    const batch = view.processors.find((e) => e.type === "batch")!.schema;
+    expect(batch.required).toBeUndefined();
+    const ajv = new Ajv2020({ strict: false });
+    expect(ajv.validate(filelog, { include: ["/var/log/*.log"] })).toBe(true);
+    expect(ajv.validate(filelog, { include: ["/var/log/*.log"], typo: 1 })).toBe(false);
+  });
+
+  test("carries defaults and descriptions for forms", () => {
+    const hostmetrics = view.sources.find((e) => e.type === "hostmetrics")!.schema as {
+      properties: Record<string, { default?: unknown; description?: string }>;
+    };
+    expect(hostmetrics.properties.collection_interval!.default).toBe("60s");
+    expect(hostmetrics.properties.scrapers!.description).toBeString();
+  });
+});

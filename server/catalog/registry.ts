@@ -1,0 +1,116 @@
+/**
+ * Every catalog type, looked up by kind and type id, and the JSON view that
+ * `GET /api/v1/catalog` serves so a UI can render a form per type.
+ */
+import type { Signal } from "../configstore/records.ts";
+import { debugDestination } from "./destinations/debug.ts";
+import { lokiDestination } from "./destinations/loki.ts";
+import { otlpDestination } from "./destinations/otlp.ts";
+import { otlphttpDestination } from "./destinations/otlphttp.ts";
+import { prometheusRemoteWriteDestination } from "./destinations/prometheusremotewrite.ts";
+import { attributesProcessor } from "./processors/attributes.ts";
+import { batchProcessor } from "./processors/batch.ts";
+import { filterProcessor } from "./processors/filter.ts";
+import { resourceProcessor } from "./processors/resource.ts";
+import { filelogSource } from "./sources/filelog.ts";
+import { hostmetricsSource } from "./sources/hostmetrics.ts";
+import { journaldSource } from "./sources/journald.ts";
+import { otlpSource } from "./sources/otlp.ts";
+import { prometheusSource } from "./sources/prometheus.ts";
+import { syslogSource } from "./sources/syslog.ts";
+import type { ComponentKind, ComponentType, DestinationType, ProcessorType, SourceType } from "./types.ts";
+
+export const SOURCE_TYPES: readonly SourceType[] = [
+  otlpSource,
+  filelogSource,
+  journaldSource,
+  hostmetricsSource,
+  syslogSource,
+  prometheusSource,
+];
+
+export const DESTINATION_TYPES: readonly DestinationType[] = [
+  otlpDestination,
+  otlphttpDestination,
+  debugDestination,
+  prometheusRemoteWriteDestination,
+  lokiDestination,
+];
+
+export const PROCESSOR_TYPES: readonly ProcessorType[] = [filterProcessor, batchProcessor, attributesProcessor, resourceProcessor];
+
+export const COMPONENT_TYPES: readonly ComponentType[] = [...SOURCE_TYPES, ...DESTINATION_TYPES, ...PROCESSOR_TYPES];
+
+interface ByKind {
+  source: SourceType;
+  destination: DestinationType;
+  processor: ProcessorType;
+}
+
+const index = new Map(COMPONENT_TYPES.map((t) => [`${t.kind}/${t.type}`, t]));
+
+/** The catalog type, or undefined when `type` is not one of `kind`. */
+export function findType<K extends ComponentKind>(kind: K, type: string): ByKind[K] | undefined {
+  return index.get(`${kind}/${type}`) as ByKind[K] | undefined;
+}
+
+/** JSON Schema as plain data. */
+export type JsonSchema = { [key: string]: unknown };
+
+export interface CatalogEntry {
+  type: string;
+  title: string;
+  description: string;
+  signals: Signal[];
+  schema: JsonSchema;
+}
+
+export interface CatalogView {
+  sources: CatalogEntry[];
+  destinations: CatalogEntry[];
+  processors: CatalogEntry[];
+}
+
+let view: CatalogView | undefined;
+
+/** The catalog as JSON-serialisable data; built once, so callers must not mutate it. */
+export function catalogView(): CatalogView {
+  view ??= {
+    sources: SOURCE_TYPES.map(entry),
+    destinations: DESTINATION_TYPES.map(entry),
+    processors: PROCESSOR_TYPES.map(entry),
+  };
+  return view;
+}
+
+function entry(t: ComponentType): CatalogEntry {
+  return {
+    type: t.type,
+    title: t.title,
+    description: t.description,
+    signals: [...t.signals],
+    schema: formSchema(JSON.parse(JSON.stringify(t.schema)) as JsonSchema),
+  };
+}
+
+/**
+ * A field with a default may be left out (the server fills it in), so it is
+ * not `required` in the schema a form is built from.
+ */
+function formSchema(schema: JsonSchema): JsonSchema {
+  for (const value of Object.values(schema)) {
+    if (Array.isArray(value)) value.forEach((v) => isSchema(v) && formSchema(v));
+    else if (isSchema(value)) formSchema(value);
+  }
+  const properties = schema.properties;
+  if (Array.isArray(schema.required) && isSchema(properties)) {
+    const required = schema.required.filter((key: string) => !(isSchema(properties[key]) && "default" in properties[key]));
+    if (required.length > 0) schema.required = required;
+    else delete schema.required;
+  }
+  return schema;
+}
+
+function isSchema(value: unknown): value is JsonSchema {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,165 @@
+/**
+ * Each type renders in both runtimes with the upstream component type ids
+ * and keys; the full wiring is covered by the golden files in server/render.
+ */
+import { describe, expect, test } from "bun:test";
+import { block, encodeAlloy, type AlloyBlock } from "../render/alloy-syntax.ts";
+import { ottlStatements } from "./processors/actions.ts";
+import { DESTINATION_TYPES, findType, PROCESSOR_TYPES, SOURCE_TYPES } from "./registry.ts";
+import { validateComponentConfig } from "./validate.ts";
+
+/** The smallest valid config of each type. */
+const EXAMPLES: Record<string, Record<string, unknown>> = {
+  "source/otlp": {},
+  "source/filelog": { include: ["/var/log/*.log"] },
+  "source/journald": {},
+  "source/hostmetrics": {},
+  "source/syslog": {},
+  "source/prometheus": { targets: ["localhost:9100"] },
+  "destination/otlp": { endpoint: "gw:4317" },
+  "destination/otlphttp": { endpoint: "https://otlp.example.com" },
+  "destination/debug": {},
+  "destination/prometheusremotewrite": { endpoint: "http://mimir:9009/api/v1/push" },
+  "destination/loki": { endpoint: "http://loki:3100" },
+  "processor/filter": { logs: { log_record: ["true"] } },
+  "processor/batch": {},
+  "processor/attributes": { actions: [{ key: "a", action: "delete" }] },
+  "processor/resource": { attributes: [{ key: "a", action: "delete" }] },
+};
+
+const OUTPUT = block("output", undefined, []);
+const names = (blocks: AlloyBlock[]) => blocks.map((b) => `${b.name}.${b.label}`);
+
+function example(kind: "source" | "destination" | "processor", type: string): Record<string, unknown> {
+  return validateComponentConfig(kind, type, EXAMPLES[`${kind}/${type}`]);
+}
+
+describe("every type has a valid example and renders in both runtimes", () => {
+  test("sources: a receiver, and an Alloy chain ending in an otelcol receiver with the output", () => {
+    const receivers: Record<string, string> = {};
+    for (const t of SOURCE_TYPES) {
+      const config = example("source", t.type);
+      receivers[t.type] = t.otelcol(config).type;
+      const chain = t.alloy(config, "x", OUTPUT);
+      expect(chain.at(-1)!.name).toStartWith("otelcol.receiver.");
+      expect(chain.at(-1)!.body).toContain(OUTPUT);
+      expect(chain.every((b) => b.label === "x")).toBe(true);
+    }
+    expect(receivers).toEqual({
+      otlp: "otlp",
+      filelog: "filelog",
+      journald: "journald",
+      hostmetrics: "hostmetrics",
+      syslog: "syslog",
+      prometheus: "prometheus",
+    });
+  });
+
+  test("destinations: an exporter, and an Alloy chain whose first block is the entry", () => {
+    const exporters: Record<string, string> = {};
+    for (const t of DESTINATION_TYPES) {
+      const config = example("destination", t.type);
+      exporters[t.type] = t.otelcol(config).type;
+      expect(t.alloy(config, "x")[0]!.name).toBe(t.alloyEntry);
+    }
+    expect(exporters).toEqual({
+      otlp: "otlp",
+      otlphttp: "otlphttp",
+      debug: "debug",
+      prometheusremotewrite: "prometheusremotewrite",
+      loki: "otlphttp",
+    });
+  });
+
+  test("processors: the same type id in Runtime O, one entry block carrying the output in Runtime R", () => {
+    for (const t of PROCESSOR_TYPES) {
+      const config = example("processor", t.type);
+      expect(t.otelcol(config, "logs").type).toBe(t.type);
+      const b = t.alloy(config, "x", "logs", OUTPUT);
+      expect(b.name).toBe(t.alloyEntry);
+      expect(b.body).toContain(OUTPUT);
+    }
+  });
+});
+
+describe("runtime specifics", () => {
+  test("filelog: several excludes become one doublestar alternation per include", () => {
+    const t = findType("source", "filelog")!;
+    const config = validateComponentConfig("source", "filelog", { include: ["/a/*.log"], exclude: ["/a/x.log", "/a/*.gz"] });
+    expect(encodeAlloy([t.alloy(config, "f", OUTPUT)[0]!])).toContain('"__path_exclude__" = "{/a/x.log,/a/*.gz}"');
+    expect(t.otelcol(config).config).toEqual({ include: ["/a/*.log"], exclude: ["/a/x.log", "/a/*.gz"], start_at: "end" });
+  });
+
+  test("journald: units are kept by an anchored relabel regex, .service assumed as journalctl does", () => {
+    const t = findType("source", "journald")!;
+    const config = validateComponentConfig("source", "journald", { units: ["sshd", "getty@tty1.service", "docker.socket"] });
+    const chain = t.alloy(config, "j", OUTPUT);
+    expect(names(chain)).toEqual(["loki.relabel.j", "loki.source.journal.j", "otelcol.receiver.loki.j"]);
+    expect(encodeAlloy(chain)).toContain(String.raw`regex         = "sshd\\.service|getty@tty1\\.service|docker\\.socket"`);
+    expect(names(t.alloy(validateComponentConfig("source", "journald", {}), "j", OUTPUT))).toEqual([
+      "loki.source.journal.j",
+      "otelcol.receiver.loki.j",
+    ]);
+  });
+
+  test("hostmetrics: scrapers map to node_exporter collectors in Runtime R", () => {
+    const t = findType("source", "hostmetrics")!;
+    const config = validateComponentConfig("source", "hostmetrics", { scrapers: ["system", "paging", "disk"] });
+    expect(t.otelcol(config).config).toEqual({ collection_interval: "60s", scrapers: { disk: {}, paging: {}, system: {} } });
+    expect(encodeAlloy([t.alloy(config, "h", OUTPUT)[0]!])).toContain('set_collectors = ["diskstats", "vmstat", "stat", "time"]');
+  });
+
+  test("syslog: the transport picks the listener key", () => {
+    const t = findType("source", "syslog")!;
+    const config = validateComponentConfig("source", "syslog", { transport: "udp", listen_address: ":514" });
+    expect(t.otelcol(config).config).toEqual({ protocol: "rfc5424", udp: { listen_address: ":514" } });
+  });
+
+  test("loki: OTLP/HTTP to /otlp, tenant as X-Scope-OrgID", () => {
+    const t = findType("destination", "loki")!;
+    for (const endpoint of ["http://loki:3100", "http://loki:3100/", "http://loki:3100/otlp"]) {
+      const config = validateComponentConfig("destination", "loki", { endpoint, tenant_id: "t1" });
+      expect(t.otelcol(config)).toEqual({
+        type: "otlphttp",
+        config: { endpoint: "http://loki:3100/otlp", headers: { "X-Scope-OrgID": "t1" } },
+      });
+    }
+  });
+
+  test("prometheusremotewrite: otelcol.exporter.prometheus into prometheus.remote_write", () => {
+    const t = findType("destination", "prometheusremotewrite")!;
+    const chain = t.alloy(validateComponentConfig("destination", "prometheusremotewrite", EXAMPLES["destination/prometheusremotewrite"]), "m");
+    expect(names(chain)).toEqual(["otelcol.exporter.prometheus.m", "prometheus.remote_write.m"]);
+  });
+
+  test("headers render in key order whatever order they were stored in", () => {
+    const t = findType("destination", "otlphttp")!;
+    const config = validateComponentConfig("destination", "otlphttp", { endpoint: "http://x", headers: { b: "2", a: "1" } });
+    expect(Object.keys(t.otelcol(config).config.headers as object)).toEqual(["a", "b"]);
+  });
+
+  test("resource: each action is an OTTL statement with safely quoted literals", () => {
+    expect(
+      ottlStatements([
+        { key: "env", action: "insert", value: 'say "hi"\\' },
+        { key: "n", action: "update", value: 3 },
+        { key: "b", action: "upsert", value: false },
+        { key: "gone", action: "delete" },
+        { key: "mail", action: "hash" },
+      ]),
+    ).toEqual([
+      String.raw`set(attributes["env"], "say \"hi\"\\") where attributes["env"] == nil`,
+      `set(attributes["n"], 3) where attributes["n"] != nil`,
+      `set(attributes["b"], false)`,
+      `delete_key(attributes, "gone")`,
+      `set(attributes["mail"], SHA256(attributes["mail"])) where attributes["mail"] != nil`,
+    ]);
+  });
+
+  test("resource: the transform statements block follows the flow's signal", () => {
+    const t = findType("processor", "resource")!;
+    const config = validateComponentConfig("processor", "resource", EXAMPLES["processor/resource"]);
+    expect(t.alloy(config, "r", "metrics", OUTPUT).body.map((s) => s.name)).toEqual(["error_mode", "metric_statements", "output"]);
+    expect(t.alloy(config, "r", "traces", OUTPUT).body.map((s) => s.name)).toContain("trace_statements");
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * Log files matched by globs. Runtime R reads them with the generally
+ * available `local.file_match` + `loki.source.file` chain into
+ * `otelcol.receiver.loki`; its `otelcol.receiver.filelog` is public preview
+ * and would not load on a collector run at the default stability level.
+ */
+import { Type } from "@sinclair/typebox";
+import { attr, block, ref } from "../../render/alloy-syntax.ts";
+import { Closed, StringEnum } from "../schemas.ts";
+import { defineSource } from "../types.ts";
+
+const Glob = Type.String({ minLength: 1, pattern: "^\\S", description: "A file glob; ** matches across directories." });
+
+export const filelogSource = defineSource({
+  kind: "source",
+  type: "filelog",
+  title: "Log files",
+  description: "Tails log files that match glob patterns, e.g. /var/log/nginx/*.log.",
+  signals: ["logs"],
+  schema: Closed({
+    include: Type.Array(Glob, { minItems: 1, description: "Globs of the files to read." }),
+    exclude: Type.Array(Glob, { default: [], description: "Globs of files to skip even when included." }),
+    start_at: StringEnum(["beginning", "end"], {
+      default: "end",
+      description: "Where to start in a file seen for the first time.",
+    }),
+  }),
+  otelcol(config) {
+    return {
+      type: "filelog",
+      config: {
+        include: config.include,
+        ...(config.exclude.length > 0 ? { exclude: config.exclude } : {}),
+        start_at: config.start_at,
+      },
+    };
+  },
+  alloy(config, label, output) {
+    const exclude = alloyExclude(config.exclude);
+    return [
+      block("local.file_match", label, [
+        attr(
+          "path_targets",
+          config.include.map((path): Record<string, string> =>
+            exclude === undefined ? { __path__: path } : { __path__: path, __path_exclude__: exclude },
+          ),
+        ),
+      ]),
+      block("loki.source.file", label, [
+        attr("targets", ref(`local.file_match.${label}.targets`)),
+        attr("forward_to", [ref(`otelcol.receiver.loki.${label}.receiver`)]),
+        attr("tail_from_end", config.start_at === "end"),
+      ]),
+      block("otelcol.receiver.loki", label, [output]),
+    ];
+  },
+});
+
+/** `__path_exclude__` takes one doublestar glob; several become one `{a,b}` alternation. */
+function alloyExclude(globs: readonly string[]): string | undefined {
+  if (globs.length === 0) return undefined;
+  return globs.length === 1 ? globs[0] : `{${globs.join(",")}}`;
+}

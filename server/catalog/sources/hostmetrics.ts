@@ -1,0 +1,64 @@
+/**
+ * Host metrics (CPU, memory, disks, …). Runtime R has no otelcol hostmetrics
+ * receiver: it scrapes its built-in node_exporter (`prometheus.exporter.unix`)
+ * with `prometheus.scrape` into `otelcol.receiver.prometheus`, so metric
+ * names there follow node_exporter (`node_cpu_seconds_total`), not
+ * `system.cpu.time`.
+ */
+import { Type } from "@sinclair/typebox";
+import { attr, block, ref } from "../../render/alloy-syntax.ts";
+import { Closed, Interval, StringEnum } from "../schemas.ts";
+import { defineSource } from "../types.ts";
+
+/** Each hostmetrics scraper and the node_exporter collectors that cover it. */
+const NODE_COLLECTORS = {
+  cpu: ["cpu"],
+  disk: ["diskstats"],
+  filesystem: ["filesystem"],
+  load: ["loadavg"],
+  memory: ["meminfo"],
+  network: ["netdev", "netstat"],
+  paging: ["vmstat"],
+  processes: ["processes"],
+  system: ["stat", "time"],
+} as const satisfies Record<string, readonly string[]>;
+
+type Scraper = keyof typeof NODE_COLLECTORS;
+const SCRAPERS = Object.keys(NODE_COLLECTORS) as Scraper[];
+
+export const hostmetricsSource = defineSource({
+  kind: "source",
+  type: "hostmetrics",
+  title: "Host metrics",
+  description: "Collects CPU, memory, disk, filesystem, network and load metrics of the host.",
+  signals: ["metrics"],
+  schema: Closed({
+    collection_interval: Interval({ default: "60s", description: "How often to collect." }),
+    scrapers: Type.Array(StringEnum(SCRAPERS), {
+      minItems: 1,
+      uniqueItems: true,
+      default: ["cpu", "memory", "disk", "filesystem", "network", "load"],
+      description: "Which groups of metrics to collect.",
+    }),
+  }),
+  otelcol(config) {
+    const scrapers = Object.fromEntries(sorted(config.scrapers).map((s) => [s, {}]));
+    return { type: "hostmetrics", config: { collection_interval: config.collection_interval, scrapers } };
+  },
+  alloy(config, label, output) {
+    const collectors = [...new Set(sorted(config.scrapers).flatMap((s) => NODE_COLLECTORS[s]))];
+    return [
+      block("prometheus.exporter.unix", label, [attr("set_collectors", collectors)]),
+      block("prometheus.scrape", label, [
+        attr("targets", ref(`prometheus.exporter.unix.${label}.targets`)),
+        attr("forward_to", [ref(`otelcol.receiver.prometheus.${label}.receiver`)]),
+        attr("scrape_interval", config.collection_interval),
+      ]),
+      block("otelcol.receiver.prometheus", label, [output]),
+    ];
+  },
+});
+
+function sorted(scrapers: readonly Scraper[]): Scraper[] {
+  return [...scrapers].sort();
+}

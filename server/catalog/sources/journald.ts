@@ -1,0 +1,76 @@
+/**
+ * The systemd journal. Runtime R has no otelcol journald receiver: it reads
+ * with `loki.source.journal` (units kept by a `loki.relabel` rule on
+ * `_SYSTEMD_UNIT`) into `otelcol.receiver.loki`.
+ */
+import { Type } from "@sinclair/typebox";
+import { attr, block, ref, type AlloyBlock } from "../../render/alloy-syntax.ts";
+import { Closed } from "../schemas.ts";
+import { defineSource } from "../types.ts";
+
+const Unit = Type.String({
+  pattern: "^[A-Za-z0-9:_.@-]+$",
+  errorMessage: "must be a systemd unit name such as nginx.service",
+  description: "A unit name; without a suffix, .service is assumed (as journalctl --unit does).",
+});
+
+export const journaldSource = defineSource({
+  kind: "source",
+  type: "journald",
+  title: "systemd journal",
+  description: "Reads entries from the systemd journal, optionally only those of some units.",
+  signals: ["logs"],
+  schema: Closed({
+    units: Type.Array(Unit, { default: [], uniqueItems: true, description: "Units to read; empty reads every unit." }),
+    directory: Type.Optional(
+      Type.String({
+        pattern: "^/",
+        errorMessage: "must be an absolute path",
+        description: "Journal directory; unset reads the system journal.",
+      }),
+    ),
+  }),
+  otelcol(config) {
+    return {
+      type: "journald",
+      config: {
+        ...(config.directory !== undefined ? { directory: config.directory } : {}),
+        ...(config.units.length > 0 ? { units: config.units } : {}),
+      },
+    };
+  },
+  alloy(config, label, output) {
+    const blocks: AlloyBlock[] = [];
+    if (config.units.length > 0) {
+      blocks.push(
+        block("loki.relabel", label, [
+          attr("forward_to", []),
+          block("rule", undefined, [
+            attr("source_labels", ["__journal__systemd_unit"]),
+            attr("regex", unitRegex(config.units)),
+            attr("action", "keep"),
+          ]),
+        ]),
+      );
+    }
+    blocks.push(
+      block("loki.source.journal", label, [
+        attr("forward_to", [ref(`otelcol.receiver.loki.${label}.receiver`)]),
+        config.units.length > 0 && attr("relabel_rules", ref(`loki.relabel.${label}.rules`)),
+        config.directory !== undefined && attr("path", config.directory),
+      ]),
+      block("otelcol.receiver.loki", label, [output]),
+    );
+    return blocks;
+  },
+});
+
+const UNIT_SUFFIX = /\.(service|socket|device|mount|automount|swap|target|path|timer|slice|scope)$/;
+
+/** An anchored (Prometheus relabel) alternation of exact unit names. */
+function unitRegex(units: readonly string[]): string {
+  return units
+    .map((unit) => (UNIT_SUFFIX.test(unit) ? unit : `${unit}.service`))
+    .map((unit) => unit.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .join("|");
+}

@@ -1,0 +1,59 @@
+/**
+ * Prometheus scraping of static targets. Runtime R scrapes with
+ * `prometheus.scrape` into `otelcol.receiver.prometheus`.
+ */
+import { Type } from "@sinclair/typebox";
+import { attr, block, ref } from "../../render/alloy-syntax.ts";
+import { Closed, Interval } from "../schemas.ts";
+import { defineSource } from "../types.ts";
+
+export const prometheusSource = defineSource({
+  kind: "source",
+  type: "prometheus",
+  title: "Prometheus scrape",
+  description: "Scrapes Prometheus /metrics endpoints of fixed targets.",
+  signals: ["metrics"],
+  schema: Closed({
+    job_name: Type.String({
+      default: "prometheus",
+      pattern: "^[A-Za-z0-9_.:-]+$",
+      errorMessage: "must be letters, digits, _ . : or -",
+      description: "The job label of scraped series.",
+    }),
+    scrape_interval: Interval({ default: "60s", description: "How often to scrape each target." }),
+    targets: Type.Array(
+      Type.String({ pattern: "^\\S+:[0-9]{1,5}$", errorMessage: "must be host:port, e.g. localhost:9100" }),
+      { minItems: 1, uniqueItems: true, description: "host:port of each endpoint to scrape." },
+    ),
+  }),
+  otelcol(config) {
+    return {
+      type: "prometheus",
+      config: {
+        config: {
+          scrape_configs: [
+            {
+              job_name: config.job_name,
+              scrape_interval: config.scrape_interval,
+              static_configs: [{ targets: config.targets }],
+            },
+          ],
+        },
+      },
+    };
+  },
+  alloy(config, label, output) {
+    return [
+      block("prometheus.scrape", label, [
+        attr(
+          "targets",
+          config.targets.map((target) => ({ __address__: target })),
+        ),
+        attr("forward_to", [ref(`otelcol.receiver.prometheus.${label}.receiver`)]),
+        attr("job_name", config.job_name),
+        attr("scrape_interval", config.scrape_interval),
+      ]),
+      block("otelcol.receiver.prometheus", label, [output]),
+    ];
+  },
+});

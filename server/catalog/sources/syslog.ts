@@ -1,0 +1,41 @@
+/**
+ * Syslog over TCP or UDP. Runtime R listens with the generally available
+ * `loki.source.syslog` into `otelcol.receiver.loki`; its
+ * `otelcol.receiver.syslog` is public preview and would not load on a
+ * collector run at the default stability level.
+ */
+import { attr, block, ref } from "../../render/alloy-syntax.ts";
+import { Closed, ListenAddress, StringEnum } from "../schemas.ts";
+import { defineSource } from "../types.ts";
+
+export const syslogSource = defineSource({
+  kind: "source",
+  type: "syslog",
+  title: "Syslog",
+  description: "Listens for syslog messages (RFC 5424 or RFC 3164) over TCP or UDP.",
+  signals: ["logs"],
+  schema: Closed({
+    protocol: StringEnum(["rfc5424", "rfc3164"], { default: "rfc5424", description: "The syslog message format." }),
+    transport: StringEnum(["tcp", "udp"], { default: "tcp", description: "The network transport." }),
+    listen_address: ListenAddress({ default: "0.0.0.0:54526", description: "host:port to listen on." }),
+  }),
+  otelcol(config) {
+    return {
+      type: "syslog",
+      config: { protocol: config.protocol, [config.transport]: { listen_address: config.listen_address } },
+    };
+  },
+  alloy(config, label, output) {
+    return [
+      block("loki.source.syslog", label, [
+        block("listener", undefined, [
+          attr("address", config.listen_address),
+          attr("protocol", config.transport),
+          attr("syslog_format", config.protocol),
+        ]),
+        attr("forward_to", [ref(`otelcol.receiver.loki.${label}.receiver`)]),
+      ]),
+      block("otelcol.receiver.loki", label, [output]),
+    ];
+  },
+});

@@ -1,0 +1,77 @@
+/**
+ * What a catalog type is: its identity, the signals it handles, the schema of
+ * its `config`, and how it renders in each runtime. Renderers receive config
+ * that is already validated with defaults applied.
+ */
+import type { Static, TObject } from "@sinclair/typebox";
+import type { Signal } from "../configstore/records.ts";
+import type { ErrorDetail } from "../errors.ts";
+import type { AlloyBlock } from "../render/alloy-syntax.ts";
+
+export const COMPONENT_KINDS = ["source", "destination", "processor"] as const;
+export type ComponentKind = (typeof COMPONENT_KINDS)[number];
+
+/** One Runtime O component: its type id (the part before `/`) and its config map. */
+export interface OtelcolComponent {
+  type: string;
+  config: Record<string, unknown>;
+}
+
+interface TypeBase<S extends TObject> {
+  readonly type: string;
+  readonly title: string;
+  readonly description: string;
+  readonly signals: readonly Signal[];
+  /** Objects are closed (`additionalProperties: false`); fields with a `default` are filled in. */
+  readonly schema: S;
+  /**
+   * Rules the schema cannot say (cross-field rules, OTTL syntax). Paths in
+   * the returned problems start at `root`, e.g. `config.actions[0].value`.
+   */
+  check?(config: Static<S>, root: string): ErrorDetail[];
+}
+
+export interface SourceType<S extends TObject = TObject> extends TypeBase<S> {
+  readonly kind: "source";
+  /** The receiver. */
+  otelcol(config: Static<S>): OtelcolComponent;
+  /**
+   * The blocks that read this source, ending in an otelcol receiver that
+   * carries `output`, the block the renderer wires to the pipeline.
+   */
+  alloy(config: Static<S>, label: string, output: AlloyBlock): AlloyBlock[];
+}
+
+export interface DestinationType<S extends TObject = TObject> extends TypeBase<S> {
+  readonly kind: "destination";
+  /** The exporter. */
+  otelcol(config: Static<S>): OtelcolComponent;
+  /** Block name of the component whose `input` accepts otelcol data, e.g. `otelcol.exporter.otlp`. */
+  readonly alloyEntry: string;
+  /** The blocks that write to this destination; the first one is `alloyEntry`. */
+  alloy(config: Static<S>, label: string): AlloyBlock[];
+}
+
+export interface ProcessorType<S extends TObject = TObject> extends TypeBase<S> {
+  readonly kind: "processor";
+  otelcol(config: Static<S>, signal: Signal): OtelcolComponent;
+  /** Block name of the processor component, e.g. `otelcol.processor.batch`. */
+  readonly alloyEntry: string;
+  /** One `alloyEntry` block carrying `output`. */
+  alloy(config: Static<S>, label: string, signal: Signal, output: AlloyBlock): AlloyBlock;
+}
+
+export type ComponentType = SourceType | DestinationType | ProcessorType;
+
+/** Identity helpers that keep each module's config type inferred from its schema. */
+export function defineSource<S extends TObject>(type: SourceType<S>): SourceType<S> {
+  return type;
+}
+
+export function defineDestination<S extends TObject>(type: DestinationType<S>): DestinationType<S> {
+  return type;
+}
+
+export function defineProcessor<S extends TObject>(type: ProcessorType<S>): ProcessorType<S> {
+  return type;
+}
