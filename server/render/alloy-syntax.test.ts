@@ -1,0 +1,99 @@
+import { describe, expect, test } from "bun:test";
+import { attr, block, encodeAlloy, isAlloyIdentifier, quoteAlloy, raw, ref, withComments } from "./alloy-syntax.ts";
+
+describe("quoteAlloy", () => {
+  test("escapes quotes, backslashes and control characters with Go-compatible escapes", () => {
+    expect(quoteAlloy('a "b" \\c')).toBe(String.raw`"a \"b\" \\c"`);
+    expect(quoteAlloy("line\nnext\ttab\u0001")).toBe(String.raw`"line\nnext\ttab\u0001"`);
+    expect(quoteAlloy("ünïcode ✓")).toBe('"ünïcode ✓"');
+  });
+
+  test("replaces a lone surrogate, which Alloy cannot unquote", () => {
+    expect(quoteAlloy("x\ud800y")).toBe('"x\ufffdy"');
+  });
+});
+
+describe("isAlloyIdentifier", () => {
+  test("letters, digits and _, not starting with a digit, not a keyword", () => {
+    expect(isAlloyIdentifier("web_logs_2")).toBe(true);
+    expect(isAlloyIdentifier("_x")).toBe(true);
+    expect(isAlloyIdentifier("2x")).toBe(false);
+    expect(isAlloyIdentifier("a-b")).toBe(false);
+    expect(isAlloyIdentifier("null")).toBe(false);
+    expect(isAlloyIdentifier("")).toBe(false);
+  });
+});
+
+describe("encodeAlloy", () => {
+  test("writes blocks with tabs, aligned attributes and blank lines around nested blocks", () => {
+    const text = encodeAlloy(
+      [
+        withComments(
+          block("otelcol.exporter.otlp", "gw", [
+            block("client", undefined, [
+              attr("endpoint", "gw:4317"),
+              attr("headers", { b: "2", a: "1" }),
+              block("tls", undefined, [attr("insecure", true)]),
+            ]),
+          ]),
+          ["the gateway"],
+        ),
+        block("otelcol.receiver.otlp", "in", [block("grpc", undefined, []), false, undefined]),
+      ],
+      ["header"],
+    );
+    expect(text).toBe(
+      [
+        "// header",
+        "",
+        "// the gateway",
+        'otelcol.exporter.otlp "gw" {',
+        "\tclient {",
+        '\t\tendpoint = "gw:4317"',
+        '\t\theaders  = {"a" = "1", "b" = "2"}',
+        "",
+        "\t\ttls {",
+        "\t\t\tinsecure = true",
+        "\t\t}",
+        "\t}",
+        "}",
+        "",
+        'otelcol.receiver.otlp "in" {',
+        "\tgrpc {}",
+        "}",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  test("writes long lists one item per line with trailing commas, references bare", () => {
+    const targets = ["first", "second", "third"].map((l) => ref(`otelcol.processor.batch.${l}_with_a_long_name.input`));
+    const text = encodeAlloy([block("output", undefined, [attr("logs", targets), attr("traces", [])])]);
+    expect(text).toContain("\tlogs   = [\n\t\totelcol.processor.batch.first_with_a_long_name.input,\n");
+    expect(text).toContain("\ttraces = []");
+  });
+
+  test("writes OTTL as raw strings when it can, quoted otherwise", () => {
+    const text = encodeAlloy([
+      block("logs", undefined, [attr("log_record", [raw('IsMatch(body, "a\\.b")'), raw("has `tick`"), raw("two\nlines")])]),
+    ]);
+    expect(text).toContain('`IsMatch(body, "a\\.b")`');
+    expect(text).toContain('"has `tick`"');
+    expect(text).toContain('"two\\nlines"');
+  });
+
+  test("numbers, booleans and null", () => {
+    expect(encodeAlloy([block("b", undefined, [attr("n", 8192), attr("f", 0.5), attr("t", false), attr("z", null)])])).toBe(
+      "b {\n\tn = 8192\n\tf = 0.5\n\tt = false\n\tz = null\n}\n",
+    );
+    expect(() => encodeAlloy([block("b", undefined, [attr("n", Number.NaN)])])).toThrow();
+  });
+
+  test("refuses a label that is not an identifier", () => {
+    expect(() => encodeAlloy([block("otelcol.exporter.debug", "not-valid", [])])).toThrow();
+  });
+
+  test("an empty file is empty", () => {
+    expect(encodeAlloy([])).toBe("");
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * Runtime R: Grafana Alloy configuration. One block (or chain of blocks) per
+ * component, wired by `output` blocks and `forward_to` lists, so the
+ * pipeline graph stays a true DAG with nothing duplicated. Blocks come in a
+ * stable order (sources, then each flow's processors, then destinations,
+ * each by name), so equal input renders to equal bytes.
+ */
+import type { CollectorConfigInput, Signal } from "../configstore/records.ts";
+import { SIGNALS } from "../configstore/records.ts";
+import { attr, block, encodeAlloy, ref, withComments, type AlloyBlock, type AlloyRef } from "./alloy-syntax.ts";
+import { planCollector, type Plan, type Target } from "./plan.ts";
+
+/** The collector's full configuration. */
+export function renderAlloy(input: CollectorConfigInput): string {
+  return renderAlloyPlan(planCollector(input), [
+    `Rendered by svc for collector ${input.collector.id}; delivered by remote configuration, local edits are replaced.`,
+  ]);
+}
+
+export function renderAlloyPlan(plan: Plan, header: readonly string[]): string {
+  const inputs = new Map<string, AlloyRef>();
+  for (const d of plan.destinations) inputs.set(`destination/${d.name}`, ref(`${d.type.alloyEntry}.${d.name}.input`));
+  for (const f of plan.flows) {
+    for (const p of f.processors) inputs.set(`processor/${p.name}`, ref(`${p.type.alloyEntry}.${p.name}.input`));
+  }
+  const refs = (targets: readonly Target[]) => targets.map((t) => inputs.get(`${t.kind}/${t.name}`)!);
+
+  const blocks: AlloyBlock[] = [];
+  for (const s of plan.sources) {
+    const outputs = new Map<Signal, AlloyRef[]>();
+    for (const f of plan.flows) {
+      if (f.source === s.name) outputs.set(f.signal, [...(outputs.get(f.signal) ?? []), ...refs(f.entry)]);
+    }
+    const chain = s.type.alloy(s.config as never, s.name, output(outputs));
+    blocks.push(withComments(chain[0]!, s.comments), ...chain.slice(1));
+  }
+  for (const f of plan.flows) {
+    for (const p of f.processors) {
+      blocks.push(p.type.alloy(p.config as never, p.name, f.signal, output(new Map([[f.signal, refs(p.next)]]))));
+    }
+  }
+  for (const d of plan.destinations) {
+    const chain = d.type.alloy(d.config as never, d.name);
+    blocks.push(withComments(chain[0]!, d.comments), ...chain.slice(1));
+  }
+  const idle = plan.flows.length === 0 ? ["No routes: nothing to collect."] : [];
+  return encodeAlloy(blocks, [...header, ...idle]);
+}
+
+/** `output { logs = [...] metrics = [...] }` with the signals in a fixed order. */
+function output(targets: ReadonlyMap<Signal, AlloyRef[]>): AlloyBlock {
+  return block(
+    "output",
+    undefined,
+    SIGNALS.filter((signal) => (targets.get(signal) ?? []).length > 0).map((signal) => attr(signal, targets.get(signal)!)),
+  );
+}

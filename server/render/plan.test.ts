@@ -1,0 +1,192 @@
+/** Render-time problems throw ValidationError naming what causes them; the plan's graph and names. */
+import { describe, expect, test } from "bun:test";
+import type { PipelineRecord } from "../configstore/records.ts";
+import { ValidationError, type ErrorDetail } from "../errors.ts";
+import { renderAlloy } from "./alloy.ts";
+import { linearPaths, renderOtelcol } from "./otelcol.ts";
+import { planCollector, planPreview } from "./plan.ts";
+import { renderPipelinePreview } from "./preview.ts";
+import { byId, loadCase, toInput } from "./testdata/load.ts";
+
+function raw(name: string) {
+  return structuredClone(loadCase(name).raw);
+}
+
+/** The one problem of a render that must fail, for both runtimes alike. */
+function problem(render: () => unknown): ErrorDetail {
+  let thrown: unknown;
+  try {
+    render();
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(ValidationError);
+  const details = (thrown as ValidationError).details;
+  expect(details).toHaveLength(1);
+  return details[0]!;
+}
+
+function bothRuntimes(c: ReturnType<typeof raw>): ErrorDetail {
+  const input = toInput(c);
+  const a = problem(() => renderOtelcol(input));
+  expect(problem(() => renderAlloy(input))).toEqual(a);
+  return a;
+}
+
+describe("render-time problems", () => {
+  test("a destination node whose destination is not active on the collector names the node", () => {
+    const c = raw("linear-logs");
+    c.activations!.destinations = [];
+    const p = bothRuntimes(c);
+    expect(p.path).toBe("pipelines[p-web].topology.nodes[out].ref");
+    expect(p.message).toContain("destination node 'out'");
+    expect(p.message).toContain("not active on collector 'edge-1'");
+  });
+
+  test("a source that does not produce the pipeline's signal", () => {
+    const c = raw("metrics");
+    c.pipelines[0]!.signal = "logs";
+    const p = bothRuntimes(c);
+    expect(p.path).toBe("routes[r-host].sourceId");
+    expect(p.message).toContain("does not produce logs");
+  });
+
+  test("a referenced destination that does not accept the pipeline's signal", () => {
+    const c = raw("linear-logs");
+    c.destinations.push({ id: "dst-mimir", name: "Mimir", type: "prometheusremotewrite", config: { endpoint: "http://m/api/v1/push" } });
+    c.activations!.destinations.push({ destinationId: "dst-mimir", configOverrides: {}, tags: {} });
+    c.pipelines[0]!.topology.nodes.find((n) => n.id === "out")!.ref = "dst-mimir";
+    const p = bothRuntimes(c);
+    expect(p.path).toBe("pipelines[p-web].topology.nodes[out].ref");
+    expect(p.message).toContain("does not accept logs");
+  });
+
+  test("missing records", () => {
+    const noSource = raw("linear-logs");
+    noSource.sources = [];
+    expect(bothRuntimes(noSource).path).toBe("routes[r1].sourceId");
+    const noPipeline = raw("linear-logs");
+    noPipeline.pipelines = [];
+    expect(bothRuntimes(noPipeline).path).toBe("routes[r1].pipelineId");
+    const noDestination = raw("linear-logs");
+    noDestination.destinations = [];
+    expect(bothRuntimes(noDestination)).toEqual({
+      path: "pipelines[p-web].topology.nodes[out].ref",
+      message: "destination 'dst-backend' does not exist",
+    });
+  });
+
+  test("a routed source that is not active on the collector", () => {
+    const c = raw("linear-logs");
+    c.activations!.sources = [];
+    expect(bothRuntimes(c).message).toBe("source 'src-nginx' is not active on collector 'edge-1'");
+  });
+
+  test("a destination node without ref when no active destination accepts the signal", () => {
+    const c = raw("metrics");
+    c.activations!.destinations = [];
+    const p = bothRuntimes(c);
+    expect(p.path).toBe("pipelines[p-metrics].topology.nodes[out]");
+    expect(p.message).toContain("has none");
+  });
+
+  test("a pipeline without a source node for the routed source", () => {
+    const c = raw("shared-destination");
+    c.routes!.push({ id: "r3", collectorId: "gw-1", sourceId: "src-journal", pipelineId: "p-network" });
+    expect(bothRuntimes(c).message).toBe("pipeline 'p-network' has no source node for source 'journal'");
+  });
+
+  test("bad overrides are named under the activation", () => {
+    const c = raw("overrides");
+    c.activations!.sources[0]!.configOverrides = { start_at: "now" };
+    expect(bothRuntimes(c).path).toBe("activations.sources[src-app].configOverrides.start_at");
+  });
+
+  test("a processor that leads nowhere", () => {
+    const c = raw("linear-logs");
+    c.pipelines[0]!.topology.edges = c.pipelines[0]!.topology.edges.filter((e) => e.id !== "e3");
+    expect(bothRuntimes(c)).toEqual({
+      path: "pipelines[p-web].topology.nodes[batch]",
+      message: "processor node 'batch' leads to no destination",
+    });
+  });
+});
+
+describe("plan", () => {
+  test("routes of other collectors are left out", () => {
+    const plan = planCollector(loadCase("metrics").input!);
+    expect(plan.flows.map((f) => f.name)).toEqual(["metrics_host", "metrics_postgres_exporter"]);
+  });
+
+  test("sources with the same name get distinct names, by record id", () => {
+    const c = raw("metrics");
+    c.sources[1]!.name = "Host";
+    const plan = planCollector(toInput(c));
+    expect(plan.sources.map((s) => s.name)).toEqual(["host", "host_2"]);
+    expect(new Set(plan.flows.flatMap((f) => f.processors.map((p) => p.name))).size).toBe(2);
+  });
+
+  test("a diamond becomes one pipeline per processor path, the shared processor listed in both", () => {
+    const pipeline: PipelineRecord = {
+      id: "p",
+      name: "Diamond",
+      signal: "logs",
+      topology: {
+        nodes: [
+          { id: "in", kind: "source" },
+          { id: "a", kind: "processor", processor: { type: "batch", config: {} } },
+          { id: "b", kind: "processor", processor: { type: "batch", config: {} } },
+          { id: "c", kind: "processor", processor: { type: "batch", config: {} } },
+          { id: "out", kind: "destination" },
+        ],
+        edges: [
+          { id: "1", source: "in", target: "a" },
+          { id: "2", source: "in", target: "b" },
+          { id: "3", source: "a", target: "c" },
+          { id: "4", source: "b", target: "c" },
+          { id: "5", source: "c", target: "out" },
+        ],
+      },
+    };
+    const [flow] = planPreview(pipeline, new Map(), new Map()).flows;
+    expect(flow!.processors.map((p) => p.name)).toEqual(["diamond_preview_a", "diamond_preview_b", "diamond_preview_c"]);
+    expect(linearPaths(flow!)).toEqual([
+      { processors: ["diamond_preview_a", "diamond_preview_c"], exporters: ["preview"] },
+      { processors: ["diamond_preview_b", "diamond_preview_c"], exporters: ["preview"] },
+    ]);
+    const yaml = renderPipelinePreview(pipeline, new Map(), new Map(), "otelcol");
+    expect(yaml).toContain("logs/diamond_preview-1:");
+    expect(yaml).toContain("logs/diamond_preview-2:");
+    const alloy = renderPipelinePreview(pipeline, new Map(), new Map(), "alloy");
+    expect(alloy.match(/^otelcol\.processor\.batch "diamond_preview_c"/gm)).toHaveLength(1);
+  });
+});
+
+describe("preview problems", () => {
+  const c = loadCase("preview").preview!;
+
+  test("a referenced record that does not exist names the node", () => {
+    expect(problem(() => renderPipelinePreview(c.pipeline, new Map(), c.destinations, "otelcol"))).toEqual({
+      path: "pipelines[p-mixed].topology.nodes[files].ref",
+      message: "source 'src-files' does not exist",
+    });
+    expect(problem(() => renderPipelinePreview(c.pipeline, c.sources, new Map(), "alloy")).path).toBe(
+      "pipelines[p-mixed].topology.nodes[loki].ref",
+    );
+  });
+
+  test("a referenced source of another signal", () => {
+    const metrics = { ...c.pipeline, signal: "metrics" as const };
+    expect(problem(() => renderPipelinePreview(metrics, c.sources, c.destinations, "otelcol")).message).toContain(
+      "does not produce metrics",
+    );
+  });
+
+  test("a processor whose config is invalid names its path", () => {
+    const pipeline = structuredClone(c.pipeline);
+    pipeline.topology.nodes.find((n) => n.id === "batch")!.processor!.config = { timeout: "later" };
+    expect(problem(() => renderPipelinePreview(pipeline, c.sources, byId([...c.destinations.values()]), "otelcol")).path).toBe(
+      "pipelines[p-mixed].topology.nodes[batch].processor.config.timeout",
+    );
+  });
+});

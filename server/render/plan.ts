@@ -1,0 +1,395 @@
+/**
+ * The runtime-neutral plan of one configuration: the sources, processors and
+ * destinations it runs (configs validated, defaults and overrides applied,
+ * names unique) and how data flows between them. Both runtimes render from
+ * one plan, so their component names and graphs agree.
+ *
+ * A route (collector, source, pipeline) becomes one flow: the pipeline graph
+ * instantiated for that source. Its processors are the flow's own
+ * (`<flow>_<node>`), so two routes never share a processor and per-route
+ * throughput stays separable; sources and destinations are shared.
+ */
+import type {
+  CollectorConfigInput,
+  DestinationRecord,
+  PipelineRecord,
+  Signal,
+  SourceRecord,
+  TopologyNode,
+} from "../configstore/records.ts";
+import {
+  findType,
+  mergeOverrides,
+  validateComponentConfig,
+  type DestinationType,
+  type ProcessorType,
+  type SourceType,
+} from "../catalog/index.ts";
+import { ValidationError } from "../errors.ts";
+import { NameTable } from "./names.ts";
+
+interface Planned<T> {
+  name: string;
+  type: T;
+  config: Record<string, unknown>;
+  /** Said as comment lines above the component, e.g. what a preview stand-in replaces. */
+  comments: string[];
+}
+
+export type PlannedSource = Planned<SourceType>;
+export type PlannedDestination = Planned<DestinationType>;
+
+export interface Target {
+  kind: "processor" | "destination";
+  name: string;
+}
+
+export interface PlannedProcessor extends Planned<ProcessorType> {
+  next: Target[];
+}
+
+export interface Flow {
+  name: string;
+  signal: Signal;
+  /** Name of the source that feeds the flow. */
+  source: string;
+  /** Where the source's data goes first. */
+  entry: Target[];
+  /** In topological order. */
+  processors: PlannedProcessor[];
+}
+
+export interface Plan {
+  sources: PlannedSource[];
+  destinations: PlannedDestination[];
+  flows: Flow[];
+}
+
+/** A render-time problem, named by the path of what causes it. */
+function fail(path: string, message: string): never {
+  throw new ValidationError(`The configuration cannot be rendered: ${path}: ${message}.`, [{ path, message }]);
+}
+
+function byId<T extends { id: string }>(a: T, b: T): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+function sourceType(record: SourceRecord, path: string, signal: Signal, what: string): SourceType {
+  const type = findType("source", record.type) ?? fail(path, `source '${record.id}' has unknown type '${record.type}'`);
+  if (!type.signals.includes(signal)) fail(path, `source '${record.id}' (${record.type}) does not produce ${signal}, the signal of ${what}`);
+  return type;
+}
+
+function destinationType(record: DestinationRecord, path: string, signal: Signal, what: string): DestinationType {
+  const type = findType("destination", record.type) ?? fail(path, `destination '${record.id}' has unknown type '${record.type}'`);
+  if (!type.signals.includes(signal)) fail(path, `destination '${record.id}' (${record.type}) does not accept ${signal}, the signal of ${what}`);
+  return type;
+}
+
+/** How one flow reads the pipeline graph: which source nodes feed it, and what a destination node stands for. */
+interface FlowSpec {
+  name: string;
+  source: string;
+  pipeline: PipelineRecord;
+  feeds(node: TopologyNode): boolean;
+  /** Keys of the destinations a destination node stands for. */
+  destinations(node: TopologyNode, path: string): string[];
+}
+
+/** The pipeline graph walked from the flow's source nodes; destination targets carry keys until names are given. */
+function buildFlow(spec: FlowSpec, processorNames: NameTable): Flow {
+  const { pipeline } = spec;
+  const at = `pipelines[${pipeline.id}].topology`;
+  const nodes = new Map(pipeline.topology.nodes.map((n) => [n.id, n]));
+  const outgoing = new Map<string, string[]>();
+  for (const edge of pipeline.topology.edges) {
+    if (!nodes.has(edge.source) || !nodes.has(edge.target)) fail(`${at}.edges[${edge.id}]`, "connects a node that does not exist");
+    outgoing.set(edge.source, [...(outgoing.get(edge.source) ?? []), edge.target]);
+  }
+  for (const targets of outgoing.values()) targets.sort();
+
+  const starts = pipeline.topology.nodes.filter((n) => n.kind === "source" && spec.feeds(n)).sort(byId);
+  if (starts.length === 0) fail(`${at}.nodes`, `pipeline '${pipeline.id}' has no source node for source '${spec.source}'`);
+
+  const reachable = new Set<string>();
+  const stack = starts.map((n) => n.id);
+  while (stack.length > 0) {
+    const id = stack.pop()!;
+    for (const next of outgoing.get(id) ?? []) {
+      if (!reachable.has(next) && nodes.get(next)!.kind === "processor") {
+        reachable.add(next);
+        stack.push(next);
+      }
+    }
+  }
+
+  const order = topologicalOrder(reachable, outgoing, at);
+  const names = new Map(order.map((id) => [id, processorNames.claim(`${spec.name} ${id}`)]));
+  const targetsOf = (id: string): Target[] =>
+    (outgoing.get(id) ?? []).flatMap((next): Target[] => {
+      const node = nodes.get(next)!;
+      if (node.kind === "source") fail(`${at}.nodes[${id}]`, `has an edge into source node '${next}'`);
+      if (node.kind === "processor") return [{ kind: "processor", name: names.get(next)! }];
+      return spec.destinations(node, `${at}.nodes[${next}]`).map((key) => ({ kind: "destination", name: key }));
+    });
+
+  const processors = order.map((id): PlannedProcessor => {
+    const node = nodes.get(id)!;
+    const path = `${at}.nodes[${id}].processor`;
+    const processor = node.processor ?? fail(path, `processor node '${id}' has no processor`);
+    const type = findType("processor", processor.type) ?? fail(`${path}.type`, `unknown processor type '${processor.type}'`);
+    if (!type.signals.includes(pipeline.signal)) fail(`${path}.type`, `processor '${processor.type}' does not handle ${pipeline.signal}`);
+    const config = validateComponentConfig("processor", processor.type, processor.config, `${path}.config`);
+    const next = unique(targetsOf(id));
+    if (next.length === 0) fail(`${at}.nodes[${id}]`, `processor node '${id}' leads to no destination`);
+    return { name: names.get(id)!, type, config, comments: [], next };
+  });
+
+  const entry = unique(starts.flatMap((start) => targetsOf(start.id)));
+  if (entry.length === 0) fail(`${at}.nodes[${starts[0]!.id}]`, `source node '${starts[0]!.id}' leads nowhere`);
+  return { name: spec.name, signal: pipeline.signal, source: spec.source, entry, processors };
+}
+
+/** Targets in first-seen order, each once: two edges to the same place carry the data once. */
+function unique(targets: readonly Target[]): Target[] {
+  const seen = new Set<string>();
+  return targets.filter((t) => {
+    const key = `${t.kind}/${t.name}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** Kahn's algorithm over the reachable processors, taking the smallest ready id first so the order is stable. */
+function topologicalOrder(ids: ReadonlySet<string>, outgoing: ReadonlyMap<string, string[]>, at: string): string[] {
+  const indegree = new Map([...ids].map((id) => [id, 0]));
+  for (const id of ids) {
+    for (const next of outgoing.get(id) ?? []) if (ids.has(next)) indegree.set(next, indegree.get(next)! + 1);
+  }
+  const ready = [...ids].filter((id) => indegree.get(id) === 0).sort();
+  const order: string[] = [];
+  while (ready.length > 0) {
+    const id = ready.shift()!;
+    order.push(id);
+    for (const next of outgoing.get(id) ?? []) {
+      if (!ids.has(next)) continue;
+      indegree.set(next, indegree.get(next)! - 1);
+      if (indegree.get(next) === 0) {
+        ready.push(next);
+        ready.sort();
+      }
+    }
+  }
+  if (order.length !== ids.size) fail(`${at}.edges`, "the processors form a cycle");
+  return order;
+}
+
+/** Gives destination targets their names, once every used destination is known. */
+function nameDestinations(flows: Flow[], names: ReadonlyMap<string, string>): Flow[] {
+  const rename = (t: Target): Target => (t.kind === "destination" ? { kind: t.kind, name: names.get(t.name)! } : t);
+  return flows.map((f) => ({
+    ...f,
+    entry: f.entry.map(rename),
+    processors: f.processors.map((p) => ({ ...p, next: p.next.map(rename) })),
+  }));
+}
+
+function usedDestinationKeys(flows: readonly Flow[]): string[] {
+  const keys = new Set<string>();
+  for (const f of flows) {
+    for (const t of [...f.entry, ...f.processors.flatMap((p) => p.next)]) if (t.kind === "destination") keys.add(t.name);
+  }
+  return [...keys].sort();
+}
+
+/** One collector's plan: a flow per route of this collector, sources and destinations with its overrides merged. */
+export function planCollector(input: CollectorConfigInput): Plan {
+  const { activations } = input;
+  const routes = input.routes.filter((r) => r.collectorId === input.collector.id).sort(byId);
+  const resolved = routes.map((route) => {
+    const at = `routes[${route.id}]`;
+    const pipeline = input.pipelines.get(route.pipelineId) ?? fail(`${at}.pipelineId`, `pipeline '${route.pipelineId}' does not exist`);
+    const record = input.sources.get(route.sourceId) ?? fail(`${at}.sourceId`, `source '${route.sourceId}' does not exist`);
+    const activation =
+      activations.sources.find((a) => a.sourceId === record.id) ??
+      fail(`${at}.sourceId`, `source '${record.id}' is not active on collector '${input.collector.id}'`);
+    const type = sourceType(record, `${at}.sourceId`, pipeline.signal, `pipeline '${pipeline.id}'`);
+    return { route, pipeline, record, activation, type };
+  });
+
+  const sourceNames = new NameTable();
+  const sources = new Map<string, PlannedSource>();
+  for (const r of [...resolved].sort((a, b) => byId(a.record, b.record))) {
+    if (sources.has(r.record.id)) continue;
+    const config = mergeOverrides(
+      "source",
+      r.record.type,
+      r.record.config,
+      r.activation.configOverrides,
+      `activations.sources[${r.record.id}].configOverrides`,
+    );
+    sources.set(r.record.id, { name: sourceNames.claim(r.record.name, r.record.id), type: r.type, config, comments: [] });
+  }
+
+  const activeDestinations = new Map(activations.destinations.map((a) => [a.destinationId, a]));
+  const destinationRecord = (id: string, path: string): DestinationRecord =>
+    input.destinations.get(id) ?? fail(path, `destination '${id}' does not exist`);
+  const accepts = (id: string, signal: Signal): boolean =>
+    findType("destination", destinationRecord(id, `activations.destinations[${id}]`).type)?.signals.includes(signal) ?? false;
+  const collector = `collector '${input.collector.id}'`;
+
+  const flowNames = new NameTable();
+  const processorNames = new NameTable();
+  const flows = resolved.map(({ route, pipeline, record }) =>
+    buildFlow(
+      {
+        name: flowNames.claim(`${pipeline.name} ${sources.get(record.id)!.name}`, route.id),
+        source: sources.get(record.id)!.name,
+        pipeline,
+        feeds: (node) => node.ref === undefined || node.ref === record.id,
+        destinations(node, path) {
+          const what = `pipeline '${pipeline.id}'`;
+          if (node.ref !== undefined) {
+            const destination = destinationRecord(node.ref, `${path}.ref`);
+            if (!activeDestinations.has(destination.id)) {
+              fail(
+                `${path}.ref`,
+                `destination node '${node.id}' names destination '${destination.id}', which is not active on ${collector}`,
+              );
+            }
+            destinationType(destination, `${path}.ref`, pipeline.signal, what);
+            return [destination.id];
+          }
+          const matching = [...activeDestinations.keys()].sort().filter((id) => accepts(id, pipeline.signal));
+          if (matching.length === 0) {
+            fail(
+              path,
+              `destination node '${node.id}' stands for every active destination that accepts ${pipeline.signal}, and ${collector} has none`,
+            );
+          }
+          return matching;
+        },
+      },
+      processorNames,
+    ),
+  );
+
+  const destinationNames = new NameTable();
+  const keys = usedDestinationKeys(flows);
+  const destinations = keys.map((id): PlannedDestination => {
+    const record = destinationRecord(id, `activations.destinations[${id}]`);
+    const config = mergeOverrides(
+      "destination",
+      record.type,
+      record.config,
+      activeDestinations.get(id)!.configOverrides,
+      `activations.destinations[${id}].configOverrides`,
+    );
+    const type = findType("destination", record.type)!;
+    return { name: destinationNames.claim(record.name, record.id), type, config, comments: [] };
+  });
+  return finish([...sources.values()], keys, destinations, flows);
+}
+
+/** Names the flows' destination targets and puts everything in name order. */
+function finish(sources: PlannedSource[], keys: string[], destinations: PlannedDestination[], flows: Flow[]): Plan {
+  const names = new Map(keys.map((key, i) => [key, destinations[i]!.name]));
+  return { sources: sortByName(sources), destinations: sortByName(destinations), flows: sortByName(nameDestinations(flows, names)) };
+}
+
+/** Key of the preview stand-ins; record ids are never empty. */
+const STAND_IN = "";
+
+/**
+ * One pipeline on its own: referenced records as they are (no collector, so
+ * no overrides); a source node without ref becomes a default OTLP receiver
+ * and a destination node without ref a debug exporter, each saying so.
+ */
+export function planPreview(
+  pipeline: PipelineRecord,
+  sourceRecords: ReadonlyMap<string, SourceRecord>,
+  destinationRecords: ReadonlyMap<string, DestinationRecord>,
+): Plan {
+  const what = `pipeline '${pipeline.id}'`;
+  const at = `pipelines[${pipeline.id}].topology`;
+  const sourceNodes = pipeline.topology.nodes.filter((n) => n.kind === "source").sort(byId);
+  const unreferenced = (kind: TopologyNode["kind"]) =>
+    pipeline.topology.nodes.filter((n) => n.kind === kind && n.ref === undefined).map((n) => n.id).sort();
+
+  const sourceNames = new NameTable();
+  const sources = new Map<string, PlannedSource>();
+  const refs = [...new Set(sourceNodes.flatMap((n) => (n.ref === undefined ? [] : [n.ref])))].sort();
+  for (const ref of refs) {
+    const node = sourceNodes.find((n) => n.ref === ref)!;
+    const path = `${at}.nodes[${node.id}].ref`;
+    const record = sourceRecords.get(ref) ?? fail(path, `source '${ref}' does not exist`);
+    const type = sourceType(record, path, pipeline.signal, what);
+    const config = validateComponentConfig("source", record.type, record.config, `sources[${record.id}].config`);
+    sources.set(ref, { name: sourceNames.claim(record.name, record.id), type, config, comments: [] });
+  }
+  const openSources = unreferenced("source");
+  if (openSources.length > 0) {
+    sources.set(STAND_IN, {
+      name: sourceNames.claim("preview"),
+      type: findType("source", "otlp")!,
+      config: validateComponentConfig("source", "otlp", {}),
+      comments: [standInNote("source", openSources, "default OTLP receiver")],
+    });
+  }
+
+  const openDestinations = unreferenced("destination");
+  const flowNames = new NameTable();
+  const processorNames = new NameTable();
+  const flows = [...sources.entries()].map(([key, source]) =>
+    buildFlow(
+      {
+        name: flowNames.claim(`${pipeline.name} ${source.name}`, pipeline.id),
+        source: source.name,
+        pipeline,
+        feeds: (node) => (node.ref ?? STAND_IN) === key,
+        destinations(node, path) {
+          if (node.ref === undefined) return [STAND_IN];
+          const record = destinationRecords.get(node.ref) ?? fail(`${path}.ref`, `destination '${node.ref}' does not exist`);
+          destinationType(record, `${path}.ref`, pipeline.signal, what);
+          return [record.id];
+        },
+      },
+      processorNames,
+    ),
+  );
+
+  // Records claim their names first, so a record named "preview" keeps it.
+  const destinationNames = new NameTable();
+  const keys = usedDestinationKeys(flows);
+  const ordered = [...keys.filter((k) => k !== STAND_IN), ...keys.filter((k) => k === STAND_IN)];
+  const destinations = ordered.map(
+    (key): PlannedDestination => {
+      if (key === STAND_IN) {
+        return {
+          name: destinationNames.claim("preview"),
+          type: findType("destination", "debug")!,
+          config: validateComponentConfig("destination", "debug", {}),
+          comments: [standInNote("destination", openDestinations, "debug exporter")],
+        };
+      }
+      const record = destinationRecords.get(key)!;
+      const config = validateComponentConfig("destination", record.type, record.config, `destinations[${record.id}].config`);
+      const type = findType("destination", record.type)!;
+      return { name: destinationNames.claim(record.name, record.id), type, config, comments: [] };
+    },
+  );
+  return finish([...sources.values()], ordered, destinations, flows);
+}
+
+/** `Preview: source node "in" has no ref and renders as this default OTLP receiver.` */
+function standInNote(kind: string, ids: readonly string[], what: string): string {
+  const quoted = ids.map((id) => `"${id}"`).join(", ");
+  return ids.length === 1
+    ? `Preview: ${kind} node ${quoted} has no ref and renders as this ${what}.`
+    : `Preview: ${kind} nodes ${quoted} have no ref and render as this ${what}.`;
+}
+
+function sortByName<T extends { name: string }>(items: T[]): T[] {
+  return items.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}

@@ -1,0 +1,23 @@
+/**
+ * One pipeline rendered on its own, for `POST /pipelines/{id}/topology/preview`:
+ * no collector, so no overrides; a source node without ref is a default OTLP
+ * receiver and a destination node without ref a debug exporter, and the
+ * output says so in a comment.
+ */
+import type { DestinationRecord, PipelineRecord, SourceRecord } from "../configstore/records.ts";
+import { renderAlloyPlan } from "./alloy.ts";
+import { renderOtelcolPlan } from "./otelcol.ts";
+import { planPreview } from "./plan.ts";
+
+export type Runtime = "otelcol" | "alloy";
+
+export function renderPipelinePreview(
+  pipeline: PipelineRecord,
+  sources: ReadonlyMap<string, SourceRecord>,
+  destinations: ReadonlyMap<string, DestinationRecord>,
+  runtime: Runtime,
+): string {
+  const plan = planPreview(pipeline, sources, destinations);
+  const header = [`Preview of pipeline ${pipeline.id} (${pipeline.signal}); not saved or delivered.`];
+  return runtime === "alloy" ? renderAlloyPlan(plan, header) : renderOtelcolPlan(plan, header);
+}
