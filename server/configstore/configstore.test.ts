@@ -127,6 +127,24 @@ describe("config store", () => {
     reopened.close();
   });
 
+  test("the working-tree snapshot follows every edit, and one already handed out never changes", async () => {
+    const { config, store } = await open();
+    await config.edit([{ path: "sources/a.yaml", text: "id: a\nname: A\n" }], []);
+    const first = await config.worktree();
+    expect([...first.sources.keys()]).toEqual(["a"]);
+    await config.edit([{ path: "sources/b.yaml", text: "id: b\nname: B\n" }, { path: "collectors/c1/activations.yaml", text: "collectorId: c1\n" }], []);
+    await config.edit([{ path: "sources/a.yaml", text: null }], []);
+    const [second, third] = await Promise.all([config.worktree(), config.worktree()]);
+    expect(second).toBe(third);
+    expect([...second.sources.keys()]).toEqual(["b"]);
+    expect([...second.activations.keys()]).toEqual(["c1"]);
+    expect([...first.sources.keys()]).toEqual(["a"]);
+    // A reader that starts from the stored files sees the same records.
+    const fresh = new ConfigStore(store, config.repo);
+    expect(await fresh.worktree()).toEqual(second);
+    fresh.close();
+  });
+
   test("blob ids match git's", async () => {
     const { gitdir } = await open();
     const text = "hello ☃\n";

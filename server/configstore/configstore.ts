@@ -7,9 +7,9 @@
  */
 import { createTwoFilesPatch } from "diff";
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { ConflictError } from "../errors.ts";
+import { ConflictError, ValidationError } from "../errors.ts";
 import type { AuditEntry, Store, WriteOp } from "../store/store.ts";
-import { addToSnapshot, blobId, emptySnapshot, type Snapshot } from "./layout.ts";
+import { addToSnapshot, blobId, copySnapshot, emptySnapshot, removeFromSnapshot, type Snapshot } from "./layout.ts";
 import type { CommitInfo, ConfigRepo } from "./repo.ts";
 
 const WORKTREE = "worktree";
@@ -40,8 +40,10 @@ export interface CommitResult extends CommitInfo {
 
 export class ConfigStore {
   private readonly snapshots = new Map<string, Snapshot>();
-  private worktreeGeneration = 0;
-  private worktreeCache: { generation: number; snapshot: Snapshot } | null = null;
+  /** The parsed working tree, or null until first read; edits since then wait in `dirtyPaths`. */
+  private worktreeSnapshot: Snapshot | null = null;
+  private readonly dirtyPaths = new Set<string>();
+  private refreshing: Promise<void> | null = null;
   private readonly unwatch: () => void;
 
   constructor(
@@ -49,7 +51,7 @@ export class ConfigStore {
     readonly repo: ConfigRepo,
   ) {
     this.unwatch = store.watch((changes) => {
-      if (changes.some((c) => c.collection === WORKTREE)) this.worktreeGeneration++;
+      for (const change of changes) if (change.collection === WORKTREE) this.dirtyPaths.add(change.id);
     });
   }
 
@@ -61,14 +63,44 @@ export class ConfigStore {
     return this.repo.head();
   }
 
-  /** The parsed records of the working tree (pending edits included). */
+  /**
+   * The parsed records of the working tree (pending edits included). Only
+   * the files changed since the last call are re-read, into a fresh copy, so
+   * a snapshot a caller holds never changes under it.
+   */
   async worktree(): Promise<Snapshot> {
-    const generation = this.worktreeGeneration;
-    if (this.worktreeCache?.generation === generation) return this.worktreeCache.snapshot;
-    const snapshot = emptySnapshot();
-    for (const doc of await this.store.list<WorktreeFile>(WORKTREE)) addToSnapshot(snapshot, doc.id, doc.data.text);
-    this.worktreeCache = { generation, snapshot };
-    return snapshot;
+    while (this.refreshing) await this.refreshing;
+    if (this.worktreeSnapshot !== null && this.dirtyPaths.size === 0) return this.worktreeSnapshot;
+    this.refreshing = this.refresh().finally(() => (this.refreshing = null));
+    await this.refreshing;
+    return this.worktreeSnapshot!;
+  }
+
+  private async refresh(): Promise<void> {
+    const dirty = [...this.dirtyPaths];
+    this.dirtyPaths.clear();
+    try {
+      this.worktreeSnapshot = await this.rebuild(dirty);
+    } catch (error) {
+      this.worktreeSnapshot = null; // read everything again next time
+      throw error;
+    }
+  }
+
+  private async rebuild(dirty: string[]): Promise<Snapshot> {
+    let next: Snapshot;
+    if (this.worktreeSnapshot === null) {
+      next = emptySnapshot();
+      for (const doc of await this.store.list<WorktreeFile>(WORKTREE)) addToSnapshot(next, doc.id, doc.data.text);
+    } else {
+      next = copySnapshot(this.worktreeSnapshot);
+      for (const path of dirty) {
+        const doc = await this.store.get<WorktreeFile>(WORKTREE, path);
+        removeFromSnapshot(next, path);
+        if (doc) addToSnapshot(next, path, doc.data.text);
+      }
+    }
+    return next;
   }
 
   /** The parsed records of a commit (cached: commits never change). */
@@ -169,8 +201,13 @@ export class ConfigStore {
   /** History newest first; `before` is a commit id whose ancestors come next. */
   async commits(limit: number, before?: string): Promise<{ items: CommitInfo[]; nextCursor: string | null }> {
     let start: string | null;
-    if (before === undefined) start = await this.repo.head();
-    else start = (await this.repo.log(before, 1))[0]?.parent ?? null;
+    if (before === undefined) {
+      start = await this.repo.head();
+    } else {
+      const known = /^[0-9a-f]{40}$/.test(before) && (await this.repo.log(before, 1).catch(() => []))[0];
+      if (!known) throw new ValidationError("The cursor is not a commit of this history.", [{ path: "cursor", message: "unknown commit" }]);
+      start = known.parent;
+    }
     if (start === null) return { items: [], nextCursor: null };
     const items = await this.repo.log(start, limit + 1);
     const more = items.length > limit;

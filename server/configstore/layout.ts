@@ -51,6 +51,29 @@ export function emptySnapshot(): Snapshot {
   return { sources: new Map(), destinations: new Map(), pipelines: new Map(), routes: new Map(), activations: new Map() };
 }
 
+/** A copy whose maps can change without touching the original's. */
+export function copySnapshot(snapshot: Snapshot): Snapshot {
+  return {
+    sources: new Map(snapshot.sources),
+    destinations: new Map(snapshot.destinations),
+    pipelines: new Map(snapshot.pipelines),
+    routes: new Map(snapshot.routes),
+    activations: new Map(snapshot.activations),
+  };
+}
+
+/** Removes the record a file holds, found by its path alone (ids are file names). */
+export function removeFromSnapshot(snapshot: Snapshot, path: string): void {
+  const id = (dir: string) => path.slice(dir.length, -".yaml".length);
+  if (path.startsWith(DIRS.sources)) snapshot.sources.delete(id(DIRS.sources));
+  else if (path.startsWith(DIRS.destinations)) snapshot.destinations.delete(id(DIRS.destinations));
+  else if (path.startsWith(DIRS.pipelines)) snapshot.pipelines.delete(id(DIRS.pipelines));
+  else if (path.startsWith(DIRS.routes)) snapshot.routes.delete(id(DIRS.routes));
+  else if (path.startsWith(DIRS.collectors) && path.endsWith("/activations.yaml")) {
+    snapshot.activations.delete(path.slice(DIRS.collectors.length, -"/activations.yaml".length));
+  }
+}
+
 /** Adds one file to a snapshot by its path; files outside the layout are ignored. */
 export function addToSnapshot(snapshot: Snapshot, path: string, text: string): void {
   const record = parse(text) as { id?: string; collectorId?: string };

@@ -52,6 +52,12 @@ export interface Topology {
   edges: TopologyEdge[];
 }
 
+/** A topology as clients send it: a processor's config may be left out and takes its defaults. */
+export interface TopologyInput {
+  nodes: (Omit<TopologyNode, "processor"> & { processor?: { type: string; config?: Record<string, unknown> } })[];
+  edges: TopologyEdge[];
+}
+
 export interface PipelineRecord {
   id: string;
   name: string;

@@ -12,11 +12,19 @@ import { ConflictError } from "../errors.ts";
 
 const BRANCH = "main";
 const REF = `refs/heads/${BRANCH}`;
+/** Blob writes in flight at once during a commit. */
+const BLOB_WRITERS = 16;
 
-/**
- * Writes a whole file or nothing: to `temp`, synced, renamed over `path`,
- * and the directory synced so the new name survives a power cut too.
- */
+async function syncDir(path: string): Promise<void> {
+  const dir = await fsp.open(path, "r");
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
+
+/** Writes a whole file or nothing: to `temp`, synced, then renamed over `path`. */
 async function atomicWrite(path: string, temp: string, data: string | Uint8Array, mode?: number): Promise<void> {
   const handle = await fsp.open(temp, "w", mode);
   try {
@@ -26,28 +34,33 @@ async function atomicWrite(path: string, temp: string, data: string | Uint8Array
     await handle.close();
   }
   await fsp.rename(temp, path);
-  const dir = await fsp.open(dirname(path), "r");
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
-  }
 }
 
 /**
- * node:fs/promises for isomorphic-git with atomic, durable writes. It skips
- * writing an object whose file exists, so a file cut short by a crash would
- * stay corrupt forever; temp names start `tmp_obj_`, which git ignores.
+ * node:fs/promises for isomorphic-git with atomic writes. It skips writing
+ * an object whose file exists, so a file cut short by a crash would stay
+ * corrupt forever; temp names start `tmp_obj_`, which git ignores. The
+ * directories written to are synced together by `flush`, once per commit.
  */
-const durableFs = {
-  promises: {
-    ...fsp,
-    writeFile(path: string, data: string | Uint8Array, options?: { mode?: number } | string) {
-      const temp = join(dirname(path), `tmp_obj_${process.pid}_${crypto.randomUUID()}`);
-      return atomicWrite(path, temp, data, typeof options === "object" ? options.mode : undefined);
+function durableFs() {
+  const dirs = new Set<string>();
+  return {
+    promises: {
+      ...fsp,
+      writeFile(path: string, data: string | Uint8Array, options?: { mode?: number } | string) {
+        dirs.add(dirname(path));
+        const temp = join(dirname(path), `tmp_obj_${process.pid}_${crypto.randomUUID()}`);
+        return atomicWrite(path, temp, data, typeof options === "object" ? options.mode : undefined);
+      },
     },
-  },
-};
+    /** Makes every rename so far survive a power cut. */
+    async flush(): Promise<void> {
+      const pending = [...dirs];
+      dirs.clear();
+      await Promise.all(pending.map(syncDir));
+    },
+  };
+}
 
 export interface CommitInfo {
   commit: string;
@@ -73,6 +86,7 @@ interface TreeEntry {
 }
 
 export class ConfigRepo {
+  private readonly fs = durableFs();
   private readonly blobs = new Map<string, string>();
   private readonly trees = new Map<string, TreeIndex>();
   /** Serialises commits in this process; the ref check guards against others. */
@@ -84,7 +98,9 @@ export class ConfigRepo {
   static async open(gitdir: string): Promise<ConfigRepo> {
     if (!existsSync(join(gitdir, "HEAD"))) {
       await fsp.mkdir(gitdir, { recursive: true });
-      await git.init({ fs: durableFs, dir: gitdir, gitdir, bare: true, defaultBranch: BRANCH });
+      const fs = durableFs();
+      await git.init({ fs, dir: gitdir, gitdir, bare: true, defaultBranch: BRANCH });
+      await fs.flush();
     }
     return new ConfigRepo(gitdir);
   }
@@ -104,7 +120,7 @@ export class ConfigRepo {
     if (commit === null) return new Map();
     let index = this.trees.get(commit);
     if (!index) {
-      const { commit: parsed } = await git.readCommit({ fs: durableFs, gitdir: this.gitdir, oid: commit });
+      const { commit: parsed } = await git.readCommit({ fs: this.fs, gitdir: this.gitdir, oid: commit });
       index = new Map();
       await this.walk(parsed.tree, "", index);
       this.trees.set(commit, index);
@@ -113,7 +129,7 @@ export class ConfigRepo {
   }
 
   private async walk(treeOid: string, prefix: string, index: TreeIndex): Promise<void> {
-    const { tree } = await git.readTree({ fs: durableFs, gitdir: this.gitdir, oid: treeOid });
+    const { tree } = await git.readTree({ fs: this.fs, gitdir: this.gitdir, oid: treeOid });
     for (const entry of tree) {
       if (entry.type === "tree") await this.walk(entry.oid, `${prefix}${entry.path}/`, index);
       else if (entry.type === "blob") index.set(prefix + entry.path, entry.oid);
@@ -124,7 +140,7 @@ export class ConfigRepo {
   async read(oid: string): Promise<string> {
     let text = this.blobs.get(oid);
     if (text === undefined) {
-      const { blob } = await git.readBlob({ fs: durableFs, gitdir: this.gitdir, oid });
+      const { blob } = await git.readBlob({ fs: this.fs, gitdir: this.gitdir, oid });
       text = new TextDecoder().decode(blob);
       this.blobs.set(oid, text);
     }
@@ -133,7 +149,7 @@ export class ConfigRepo {
 
   /** The blob id a text would have, writing the blob. */
   async writeBlob(text: string): Promise<string> {
-    const oid = await git.writeBlob({ fs: durableFs, gitdir: this.gitdir, blob: new TextEncoder().encode(text) });
+    const oid = await git.writeBlob({ fs: this.fs, gitdir: this.gitdir, blob: new TextEncoder().encode(text) });
     this.blobs.set(oid, text);
     return oid;
   }
@@ -159,17 +175,25 @@ export class ConfigRepo {
       throw new ConflictError("The configuration history moved while committing; review the changes and commit again.", "head_moved");
     }
     const index = new Map(await this.tree(parent));
+    const added: [string, string][] = [];
     for (const [path, text] of changes) {
       if (text === null) index.delete(path);
-      else index.set(path, await this.writeBlob(text));
+      else added.push([path, text]);
+    }
+    // Blobs are independent files: write a few at a time so their fsyncs overlap.
+    for (let i = 0; i < added.length; i += BLOB_WRITERS) {
+      const batch = added.slice(i, i + BLOB_WRITERS);
+      const oids = await Promise.all(batch.map(([, text]) => this.writeBlob(text)));
+      batch.forEach(([path], j) => index.set(path, oids[j]!));
     }
     const tree = await this.writeTrees(index);
     const person = { name: author.name, email: author.email, timestamp: Math.floor(now.getTime() / 1000), timezoneOffset: 0 };
     const commit = await git.writeCommit({
-      fs: durableFs,
+      fs: this.fs,
       gitdir: this.gitdir,
       commit: { message: message.endsWith("\n") ? message : message + "\n", tree, parent: parent ? [parent] : [], author: person, committer: person },
     });
+    await this.fs.flush();
     await this.moveRef(commit);
     this.trees.set(commit, index);
     return { commit, message: message.trim(), author: author.name, time: new Date(person.timestamp * 1000).toISOString(), parent };
@@ -196,7 +220,7 @@ export class ConfigRepo {
       const entries: TreeEntry[] = [];
       for (const [name, sub] of dir.dirs) entries.push({ mode: "040000", path: name, oid: await write(sub), type: "tree" });
       for (const [name, oid] of dir.files) entries.push({ mode: "100644", path: name, oid, type: "blob" });
-      return git.writeTree({ fs: durableFs, gitdir: this.gitdir, tree: entries });
+      return git.writeTree({ fs: this.fs, gitdir: this.gitdir, tree: entries });
     };
     return write(root);
   }
@@ -206,13 +230,14 @@ export class ConfigRepo {
     const refPath = join(this.gitdir, REF);
     await fsp.mkdir(dirname(refPath), { recursive: true });
     await atomicWrite(refPath, `${refPath}.lock`, commit + "\n");
+    await syncDir(dirname(refPath));
   }
 
   /** Commits newest first, starting at `from` (default: the head). */
   async log(from: string | null, limit: number): Promise<CommitInfo[]> {
     const start = from ?? (await this.head());
     if (start === null) return [];
-    const entries = await git.log({ fs: durableFs, gitdir: this.gitdir, ref: start, depth: limit });
+    const entries = await git.log({ fs: this.fs, gitdir: this.gitdir, ref: start, depth: limit });
     return entries.map(({ oid, commit }) => ({
       commit: oid,
       message: commit.message.trim(),

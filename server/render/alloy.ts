@@ -13,7 +13,7 @@ import { planCollector, type Plan, type Target } from "./plan.ts";
 /** The collector's full configuration. */
 export function renderAlloy(input: CollectorConfigInput): string {
   return renderAlloyPlan(planCollector(input), [
-    `Rendered by svc for collector ${input.collector.id}; delivered by remote configuration, local edits are replaced.`,
+    "Rendered by svc; delivered by remote configuration, local edits are replaced.",
   ]);
 }
 

@@ -21,7 +21,7 @@ import { planCollector, type Flow, type Plan } from "./plan.ts";
 /** The collector's full configuration. */
 export function renderOtelcol(input: CollectorConfigInput): string {
   return renderOtelcolPlan(planCollector(input), [
-    `Rendered by svc for collector ${input.collector.id}; delivered over OpAMP, local edits are replaced.`,
+    "Rendered by svc; delivered over OpAMP, local edits are replaced.",
   ]);
 }
 

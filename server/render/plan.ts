@@ -13,6 +13,7 @@ import type {
   CollectorConfigInput,
   DestinationRecord,
   PipelineRecord,
+  RouteRecord,
   Signal,
   SourceRecord,
   TopologyNode,
@@ -72,6 +73,15 @@ function fail(path: string, message: string): never {
 
 function byId<T extends { id: string }>(a: T, b: T): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** A route's identity within one collector: the source and pipeline it joins. */
+const joinKey = (route: RouteRecord) => `${route.sourceId} ${route.pipelineId}`;
+
+function byJoin(a: RouteRecord, b: RouteRecord): number {
+  const x = joinKey(a);
+  const y = joinKey(b);
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 function sourceType(record: SourceRecord, path: string, signal: Signal, what: string): SourceType {
@@ -206,7 +216,9 @@ function usedDestinationKeys(flows: readonly Flow[]): string[] {
 /** One collector's plan: a flow per route of this collector, sources and destinations with its overrides merged. */
 export function planCollector(input: CollectorConfigInput): Plan {
   const { activations } = input;
-  const routes = input.routes.filter((r) => r.collectorId === input.collector.id).sort(byId);
+  // Ordered and named by what they join, not by their ids, so that collectors
+  // with the same activations and routes render to the same bytes.
+  const routes = input.routes.filter((r) => r.collectorId === input.collector.id).sort(byJoin);
   const resolved = routes.map((route) => {
     const at = `routes[${route.id}]`;
     const pipeline = input.pipelines.get(route.pipelineId) ?? fail(`${at}.pipelineId`, `pipeline '${route.pipelineId}' does not exist`);
@@ -244,7 +256,7 @@ export function planCollector(input: CollectorConfigInput): Plan {
   const flows = resolved.map(({ route, pipeline, record }) =>
     buildFlow(
       {
-        name: flowNames.claim(`${pipeline.name} ${sources.get(record.id)!.name}`, route.id),
+        name: flowNames.claim(`${pipeline.name} ${sources.get(record.id)!.name}`, joinKey(route)),
         source: sources.get(record.id)!.name,
         pipeline,
         feeds: (node) => node.ref === undefined || node.ref === record.id,

@@ -1,0 +1,124 @@
+/**
+ * Sources and destinations: typed records whose `config` the catalog
+ * validates. They share every rule, so one class serves both kinds. Edits
+ * land in the working tree; deleting a record something still uses is refused
+ * with the list of users.
+ */
+import { auditEntry, type Actor } from "../audit/audit.ts";
+import { validateComponentConfig } from "../catalog/index.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import type { ConfigStore } from "./configstore.ts";
+import { paths, toYaml, type Snapshot } from "./layout.ts";
+import type { DestinationRecord, SourceRecord } from "./records.ts";
+
+export type ComponentKind = "source" | "destination";
+type ComponentRecord = SourceRecord | DestinationRecord;
+
+export interface ComponentInput {
+  name: string;
+  type: string;
+  config?: Record<string, unknown>;
+}
+
+const LABEL = { source: "Source", destination: "Destination" } as const;
+
+export class Components {
+  constructor(
+    private readonly config: ConfigStore,
+    readonly kind: ComponentKind,
+  ) {}
+
+  private path(id: string): string {
+    return this.kind === "source" ? paths.source(id) : paths.destination(id);
+  }
+
+  private records(snapshot: Snapshot): Map<string, ComponentRecord> {
+    return this.kind === "source" ? snapshot.sources : snapshot.destinations;
+  }
+
+  async list(): Promise<ComponentRecord[]> {
+    return [...this.records(await this.config.worktree()).values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  async get(id: string): Promise<ComponentRecord> {
+    const record = this.records(await this.config.worktree()).get(id);
+    if (!record) throw new NotFoundError(LABEL[this.kind], id);
+    return record;
+  }
+
+  async create(who: Actor, input: ComponentInput): Promise<ComponentRecord> {
+    const record: ComponentRecord = {
+      id: Bun.randomUUIDv7(),
+      name: input.name.trim(),
+      type: input.type,
+      config: validateComponentConfig(this.kind, input.type, input.config ?? {}) as Record<string, unknown>,
+    };
+    await this.config.edit(
+      [{ path: this.path(record.id), text: toYaml(record), expect: "absent" }],
+      [auditEntry(who, `${this.kind}.create`, this.kind, record.id, { name: record.name, type: record.type })],
+    );
+    return record;
+  }
+
+  async replace(who: Actor, id: string, input: ComponentInput): Promise<ComponentRecord> {
+    const current = await this.get(id);
+    const version = await this.config.version(this.path(id));
+    if (input.type !== current.type) {
+      throw new ValidationError(`A ${this.kind}'s type cannot change (it is '${current.type}'); create a new ${this.kind} instead.`, [
+        { path: "type", message: `must stay '${current.type}'` },
+      ]);
+    }
+    const record: ComponentRecord = {
+      id,
+      name: input.name.trim(),
+      type: current.type,
+      config: validateComponentConfig(this.kind, current.type, input.config ?? {}) as Record<string, unknown>,
+    };
+    await this.config.edit(
+      [{ path: this.path(id), text: toYaml(record), expect: version ?? "absent" }],
+      [auditEntry(who, `${this.kind}.update`, this.kind, id, { name: record.name })],
+    );
+    return record;
+  }
+
+  async delete(who: Actor, id: string): Promise<void> {
+    const snapshot = await this.config.worktree();
+    const record = this.records(snapshot).get(id);
+    if (!record) throw new NotFoundError(LABEL[this.kind], id);
+    const users = usersOf(snapshot, this.kind, id);
+    if (users.length > 0) {
+      throw new ConflictError(
+        `${LABEL[this.kind]} '${id}' is still used by ${users.map((u) => u.path).join(", ")}; remove those first.`,
+        "still_referenced",
+        users,
+      );
+    }
+    const version = await this.config.version(this.path(id));
+    await this.config.edit(
+      [{ path: this.path(id), text: null, expect: version ?? undefined }],
+      [auditEntry(who, `${this.kind}.delete`, this.kind, id, { name: record.name })],
+    );
+  }
+}
+
+/** Everything in a snapshot that names this source or destination, as error details. */
+export function usersOf(snapshot: Snapshot, kind: ComponentKind, id: string): { path: string; message: string }[] {
+  const users: { path: string; message: string }[] = [];
+  for (const activations of snapshot.activations.values()) {
+    const list = kind === "source" ? activations.sources.map((a) => a.sourceId) : activations.destinations.map((a) => a.destinationId);
+    if (list.includes(id)) users.push({ path: `collectors/${activations.collectorId}`, message: `active on collector ${activations.collectorId}` });
+  }
+  if (kind === "source") {
+    for (const route of snapshot.routes.values()) {
+      if (route.sourceId === id) users.push({ path: `routes/${route.id}`, message: `route ${route.id} reads it` });
+    }
+  }
+  for (const pipeline of snapshot.pipelines.values()) {
+    for (const node of pipeline.topology.nodes) {
+      if (node.kind === kind && node.ref === id) {
+        users.push({ path: `pipelines/${pipeline.id}`, message: `node ${node.id} of pipeline ${pipeline.id}` });
+      }
+    }
+  }
+  return users;
+}

@@ -1,0 +1,85 @@
+/**
+ * Routes attach a pipeline to one source active on one collector. What a
+ * collector runs is exactly its routes; a route is refused unless the source
+ * is active there and the pipeline can take it.
+ */
+import { auditEntry, type Actor } from "../audit/audit.ts";
+import { findType } from "../catalog/index.ts";
+import type { Collectors } from "../collectors/collectors.ts";
+import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from "../errors.ts";
+import type { ConfigStore } from "./configstore.ts";
+import { paths, toYaml, type Snapshot } from "./layout.ts";
+import type { PipelineRecord, RouteRecord } from "./records.ts";
+
+export interface RouteInput {
+  collectorId: string;
+  sourceId: string;
+  pipelineId: string;
+}
+
+/** Why this route cannot run with this pipeline, as error details (empty when it can). */
+export function routeProblems(route: RouteInput, pipeline: PipelineRecord, snapshot: Snapshot): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  const source = snapshot.sources.get(route.sourceId);
+  if (!source) return [{ path: "sourceId", message: `source "${route.sourceId}" does not exist` }];
+  const activations = snapshot.activations.get(route.collectorId);
+  if (!activations?.sources.some((a) => a.sourceId === route.sourceId)) {
+    problems.push({ path: "sourceId", message: `source "${source.name}" is not active on collector ${route.collectorId}; activate it first` });
+  }
+  if (!findType("source", source.type)?.signals.includes(pipeline.signal)) {
+    problems.push({ path: "pipelineId", message: `pipeline "${pipeline.name}" carries ${pipeline.signal}, which source "${source.name}" (${source.type}) does not produce` });
+  }
+  const entries = pipeline.topology.nodes.filter((n) => n.kind === "source" && (n.ref === undefined || n.ref === route.sourceId));
+  if (entries.length === 0) {
+    problems.push({ path: "pipelineId", message: `pipeline "${pipeline.name}" has no source node for source "${source.name}" (add one without a ref, or with this ref)` });
+  }
+  return problems;
+}
+
+export class Routes {
+  constructor(
+    private readonly config: ConfigStore,
+    private readonly collectors: Collectors,
+  ) {}
+
+  async list(filter: { collectorId?: string; pipelineId?: string } = {}): Promise<RouteRecord[]> {
+    return [...(await this.config.worktree()).routes.values()]
+      .filter((r) => (filter.collectorId === undefined || r.collectorId === filter.collectorId) && (filter.pipelineId === undefined || r.pipelineId === filter.pipelineId))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  async get(id: string): Promise<RouteRecord> {
+    const route = (await this.config.worktree()).routes.get(id);
+    if (!route) throw new NotFoundError("Route", id);
+    return route;
+  }
+
+  async create(who: Actor, input: RouteInput): Promise<RouteRecord> {
+    await this.collectors.get(input.collectorId);
+    const snapshot = await this.config.worktree();
+    if (!snapshot.sources.has(input.sourceId)) throw new NotFoundError("Source", input.sourceId);
+    const pipeline = snapshot.pipelines.get(input.pipelineId);
+    if (!pipeline) throw new NotFoundError("Pipeline", input.pipelineId);
+    const problems = routeProblems(input, pipeline, snapshot);
+    if (problems.length > 0) throw new ValidationError(`The route cannot run: ${problems[0]!.message}.`, problems);
+    const duplicate = [...snapshot.routes.values()].find(
+      (r) => r.collectorId === input.collectorId && r.sourceId === input.sourceId && r.pipelineId === input.pipelineId,
+    );
+    if (duplicate) throw new ConflictError(`This route already exists as '${duplicate.id}'.`, "already_exists");
+    const route: RouteRecord = { id: Bun.randomUUIDv7(), collectorId: input.collectorId, sourceId: input.sourceId, pipelineId: input.pipelineId };
+    await this.config.edit(
+      [{ path: paths.route(route.id), text: toYaml(route), expect: "absent" }],
+      [auditEntry(who, "route.create", "route", route.id, { ...input })],
+    );
+    return route;
+  }
+
+  async delete(who: Actor, id: string): Promise<void> {
+    const route = await this.get(id);
+    const version = await this.config.version(paths.route(id));
+    await this.config.edit(
+      [{ path: paths.route(id), text: null, expect: version ?? undefined }],
+      [auditEntry(who, "route.delete", "route", id, { collectorId: route.collectorId, pipelineId: route.pipelineId })],
+    );
+  }
+}

@@ -1,0 +1,65 @@
+import { expect, test } from "bun:test";
+import type { Collector } from "../collectors/collectors.ts";
+import type { Snapshot } from "../configstore/layout.ts";
+import { byId, loadCase } from "../render/testdata/load.ts";
+import { renderOtelcol } from "../render/otelcol.ts";
+import { fleetRenderer } from "./renderer.ts";
+
+const base = loadCase("branching").raw;
+const at = "2026-01-01T00:00:00.000Z";
+const collector = (id: string, managementMode: Collector["managementMode"] = "opamp"): Collector => ({
+  id,
+  name: id,
+  environment: null,
+  managementMode,
+  tags: {},
+  status: "pending",
+  lastSeen: null,
+  createdAt: at,
+  updatedAt: at,
+});
+
+/** The branching case's activations and route, copied to collectors a, b (equal) and c (own override). */
+function snapshot(): Snapshot {
+  const activations = base.activations!;
+  const copy = (id: string, overrides: Record<string, unknown> = {}) => ({
+    ...activations,
+    collectorId: id,
+    destinations: activations.destinations.map((d, i) => (i === 0 ? { ...d, configOverrides: overrides } : d)),
+  });
+  return {
+    sources: byId(base.sources),
+    destinations: byId(base.destinations),
+    pipelines: byId(base.pipelines),
+    activations: new Map([
+      ["a", copy("a")],
+      ["b", copy("b")],
+      ["c", copy("c", { endpoint: "other.internal:4317" })],
+    ]),
+    routes: byId(["a", "b", "c"].map((id) => ({ id: `route-${id}`, collectorId: id, sourceId: "src-apps", pipelineId: "p-apps" }))),
+  };
+}
+
+test("collectors with equal activations and routes share bytes; an override or another runtime does not", () => {
+  const snap = snapshot();
+  const render = fleetRenderer(snap);
+  const [a, b, c] = ["a", "b", "c"].map((id) => render(collector(id)));
+  expect(b).toBe(a!);
+  expect(c!.hash).not.toBe(a!.hash);
+  expect(c!.body).toContain("other.internal:4317");
+  const alloy = render(collector("a", "rcfg-remotecfg"));
+  expect(alloy.runtime).toBe("alloy");
+  expect(alloy.hash).not.toBe(a!.hash);
+  // The shared bytes are exactly what the collector's own render gives.
+  const own = renderOtelcol({ collector: { id: "b", name: "b" }, ...snap, activations: snap.activations.get("b")!, routes: [snap.routes.get("route-b")!] });
+  expect(a!.body).toBe(own);
+});
+
+test("a render problem names the collector it belongs to, even when another collector rendered fine first", () => {
+  const snap = snapshot();
+  snap.activations.set("d", { collectorId: "d", sources: [], destinations: [] });
+  snap.routes.set("route-d", { id: "route-d", collectorId: "d", sourceId: "src-apps", pipelineId: "p-apps" });
+  const render = fleetRenderer(snap);
+  render(collector("a"));
+  expect(() => render(collector("d"))).toThrow(/not active on collector 'd'/);
+});

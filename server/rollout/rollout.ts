@@ -1,0 +1,228 @@
+/**
+ * Publish, rollout status, per-collector history and rollback (DESIGN.md §5).
+ * Publishing renders every affected collector's config at the head commit,
+ * content-hashes it, and records a new target only where the hash changed, so
+ * an unchanged config is never delivered twice. Targets, history, the rollout
+ * and its audit entry land in one atomic write; delivery reads the targets.
+ */
+import { auditEntry, type Actor } from "../audit/audit.ts";
+import type { Collector, Collectors } from "../collectors/collectors.ts";
+import type { ConfigStore } from "../configstore/configstore.ts";
+import { AppError, ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
+import type { Store, WriteOp } from "../store/store.ts";
+import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
+
+export type ConfigState = "current" | "applying" | "failed" | "outdated";
+
+/** Where one collector's configuration stands: `collector_config/<collectorId>`. */
+export interface CollectorConfig {
+  collectorId: string;
+  targetHash: string;
+  targetCommit: string;
+  targetSeq: number;
+  state: ConfigState;
+  error: string | null;
+  updatedAt: string;
+}
+
+/** One pushed config: `config_history/<collectorId>/<seq>`. */
+export interface HistoryEntry {
+  seq: number;
+  commit: string;
+  hash: string;
+  time: string;
+  state: ConfigState;
+  actor: string;
+  rollbackOf?: number;
+}
+
+export interface Rollout {
+  id: string;
+  kind: "publish" | "rollback";
+  commit: string;
+  actor: string;
+  startedAt: string;
+  /** "fleet", or the one collector id it was for. */
+  scope: string;
+  collectorIds: string[];
+  changed: string[];
+}
+
+export interface RolloutStatus {
+  rolloutId: string | null;
+  commit: string | null;
+  state: "idle" | "running" | "completed" | "completed_with_errors";
+  total: number;
+  counts: Record<ConfigState | "offline", number>;
+  collectors: { id: string; state: ConfigState | "offline"; error?: string }[];
+}
+
+const CONFIGS = "collector_config";
+const HISTORY = "config_history";
+const RENDERED = "rendered_configs";
+const ROLLOUTS = "rollouts";
+const LATEST = { collection: "system", id: "latest_rollout" };
+
+const historyId = (collectorId: string, seq: number) => `${collectorId}/${String(seq).padStart(10, "0")}`;
+
+export class Rollouts {
+  constructor(
+    private readonly store: Store,
+    private readonly config: ConfigStore,
+    private readonly collectors: Collectors,
+  ) {}
+
+  /** Publishes the head commit to the fleet, or to one collector. */
+  async publish(who: Actor, collectorId?: string): Promise<Rollout> {
+    const commit = await this.config.head();
+    if (commit === null) throw new ConflictError("Nothing has been committed yet; commit the pending changes first.", "no_commit");
+    const snapshot = await this.config.snapshotAt(commit);
+    const targets = new Map((await this.store.list<CollectorConfig>(CONFIGS)).map((d) => [d.id, d.data]));
+    let affected: Collector[];
+    if (collectorId !== undefined) {
+      affected = [await this.collectors.get(collectorId)];
+    } else {
+      const inConfig = new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]);
+      affected = (await this.collectors.all()).filter((c) => inConfig.has(c.id) || targets.has(c.id));
+    }
+
+    const render = fleetRenderer(snapshot);
+    const now = new Date().toISOString();
+    const ops: WriteOp[] = [];
+    /** Collectors with equal configs share one rendered document. */
+    const renderedPuts = new Set<string>();
+    const changed: string[] = [];
+    const failures: ErrorDetail[] = [];
+    for (const collector of affected) {
+      let rendered: RenderedConfig;
+      try {
+        rendered = render(collector);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        failures.push({ path: `collectors/${collector.id}`, message: `${collector.name}: ${error.details[0]?.message ?? error.message}` });
+        continue;
+      }
+      const current = targets.get(collector.id);
+      if (current?.targetHash === rendered.hash) continue;
+      const seq = (current?.targetSeq ?? 0) + 1;
+      if (!renderedPuts.has(rendered.hash)) {
+        renderedPuts.add(rendered.hash);
+        ops.push({ op: "put", collection: RENDERED, id: rendered.hash, data: rendered });
+      }
+      ops.push(...this.targetOps(collector.id, { seq, commit, hash: rendered.hash, time: now, state: "outdated", actor: who.actor }));
+      changed.push(collector.id);
+    }
+    if (failures.length > 0) {
+      throw new ConflictError(`The configuration of ${failures.length} collector(s) cannot be rendered: ${failures[0]!.message}.`, "render_failed", failures);
+    }
+    const rollout: Rollout = {
+      id: Bun.randomUUIDv7(),
+      kind: "publish",
+      commit,
+      actor: who.actor,
+      startedAt: now,
+      scope: collectorId ?? "fleet",
+      collectorIds: affected.map((c) => c.id),
+      changed,
+    };
+    await this.store.write(
+      [...ops, ...this.rolloutOps(rollout)],
+      [auditEntry(who, "config.publish", "rollout", rollout.id, { commit, scope: rollout.scope, collectors: affected.length, changed: changed.length })],
+    );
+    return rollout;
+  }
+
+  /** Writes for a new target: the collector's target and its history entry (the rendered bytes are stored by hash). */
+  private targetOps(collectorId: string, entry: HistoryEntry): WriteOp[] {
+    const target: CollectorConfig = {
+      collectorId,
+      targetHash: entry.hash,
+      targetCommit: entry.commit,
+      targetSeq: entry.seq,
+      state: "outdated",
+      error: null,
+      updatedAt: entry.time,
+    };
+    return [
+      { op: "put", collection: CONFIGS, id: collectorId, data: target },
+      { op: "put", collection: HISTORY, id: historyId(collectorId, entry.seq), data: entry, expect: "absent" },
+    ];
+  }
+
+  private rolloutOps(rollout: Rollout): WriteOp[] {
+    return [
+      { op: "put", collection: ROLLOUTS, id: rollout.id, data: rollout, expect: "absent" },
+      { op: "put", collection: LATEST.collection, id: LATEST.id, data: { rolloutId: rollout.id } },
+    ];
+  }
+
+  /** Progress of the latest publish or rollback, computed from the targets so any replica answers the same. */
+  async status(): Promise<RolloutStatus> {
+    const counts = { current: 0, applying: 0, failed: 0, outdated: 0, offline: 0 };
+    const latest = await this.store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
+    const rollout = latest ? (await this.store.get<Rollout>(ROLLOUTS, latest.data.rolloutId))?.data : undefined;
+    if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts, collectors: [] };
+    const collectors: RolloutStatus["collectors"] = [];
+    for (const id of rollout.collectorIds) {
+      const target = (await this.store.get<CollectorConfig>(CONFIGS, id))?.data;
+      const collector = await this.collectors.get(id).catch(() => null);
+      if (!target || !collector) continue;
+      const state = collector.status === "offline" ? "offline" : target.state;
+      counts[state]++;
+      collectors.push(target.error ? { id, state, error: target.error } : { id, state });
+    }
+    const state = counts.applying + counts.outdated > 0 ? "running" : counts.failed > 0 ? "completed_with_errors" : "completed";
+    return { rolloutId: rollout.id, commit: rollout.commit, state, total: collectors.length, counts, collectors };
+  }
+
+  /** Every config pushed to a collector, oldest first. */
+  async history(collectorId: string): Promise<HistoryEntry[]> {
+    await this.collectors.get(collectorId);
+    return (await this.store.list<HistoryEntry>(HISTORY, { prefix: `${collectorId}/` })).map((d) => d.data);
+  }
+
+  /** Re-targets the collector's previous pushed config, recorded as a new history entry. */
+  async rollback(who: Actor, collectorId: string): Promise<HistoryEntry> {
+    const history = await this.history(collectorId);
+    const current = history[history.length - 1];
+    const previous = current && [...history].reverse().find((entry) => entry.hash !== current.hash);
+    if (!current || !previous) {
+      throw new ConflictError("This collector has no previous pushed config to roll back to.", "no_previous_config");
+    }
+    const rendered = await this.store.get<RenderedConfig>(RENDERED, previous.hash);
+    if (!rendered) throw new NotFoundError("Rendered config", previous.hash);
+    const now = new Date().toISOString();
+    const entry: HistoryEntry = {
+      seq: current.seq + 1,
+      commit: previous.commit,
+      hash: previous.hash,
+      time: now,
+      state: "outdated",
+      actor: who.actor,
+      rollbackOf: previous.seq,
+    };
+    const rollout: Rollout = {
+      id: Bun.randomUUIDv7(),
+      kind: "rollback",
+      commit: previous.commit,
+      actor: who.actor,
+      startedAt: now,
+      scope: collectorId,
+      collectorIds: [collectorId],
+      changed: [collectorId],
+    };
+    await this.store.write(
+      [...this.targetOps(collectorId, entry), ...this.rolloutOps(rollout)],
+      [auditEntry(who, "config.rollback", "collector", collectorId, { toSeq: previous.seq, commit: previous.commit, hash: previous.hash })],
+    );
+    return entry;
+  }
+
+  /** The rendered config a collector should run, or null when nothing was published to it. */
+  async target(collectorId: string): Promise<{ target: CollectorConfig; rendered: RenderedConfig } | null> {
+    const target = (await this.store.get<CollectorConfig>(CONFIGS, collectorId))?.data;
+    if (!target) return null;
+    const rendered = (await this.store.get<RenderedConfig>(RENDERED, target.targetHash))?.data;
+    return rendered ? { target, rendered } : null;
+  }
+}
