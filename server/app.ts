@@ -2,11 +2,19 @@
  * The running server's parts, wired once at start and handed to the edge.
  * Domain services hold the store; the edge holds the services.
  */
+import { dirname, join } from "node:path";
 import type { Logger } from "pino";
 import pkg from "../package.json" with { type: "json" };
 import { ServiceAccounts } from "./auth/service-accounts.ts";
 import { Collectors } from "./collectors/collectors.ts";
 import type { ServerConfig } from "./config/load.ts";
+import { Activations } from "./configstore/activations.ts";
+import { Components } from "./configstore/components.ts";
+import { ConfigStore } from "./configstore/configstore.ts";
+import { Pipelines } from "./configstore/pipelines.ts";
+import { ConfigRepo } from "./configstore/repo.ts";
+import { Routes } from "./configstore/routes.ts";
+import { Rollouts } from "./rollout/rollout.ts";
 import type { Store } from "./store/store.ts";
 
 export const VERSION: string = pkg.version;
@@ -18,15 +26,42 @@ export interface App {
   startedAt: Date;
   accounts: ServiceAccounts;
   collectors: Collectors;
+  configStore: ConfigStore;
+  sources: Components;
+  destinations: Components;
+  activations: Activations;
+  pipelines: Pipelines;
+  routes: Routes;
+  rollouts: Rollouts;
+  /** Stops background work (change-feed subscribers); the store is closed by its owner. */
+  close(): void;
 }
 
-export function createApp(config: ServerConfig, store: Store, logger: Logger): App {
+/** The embedded config repository sits beside the state file (DESIGN.md §2). */
+export function gitDirFor(config: ServerConfig): string {
+  return join(dirname(config.storage.boltPath), "config.git");
+}
+
+export async function createApp(config: ServerConfig, store: Store, logger: Logger, gitdir = gitDirFor(config)): Promise<App> {
+  const collectors = new Collectors(store);
+  const configStore = new ConfigStore(store, await ConfigRepo.open(gitdir));
   return {
     config,
     store,
     logger,
     startedAt: new Date(),
     accounts: new ServiceAccounts(store),
-    collectors: new Collectors(store),
+    collectors,
+    configStore,
+    sources: new Components(configStore, "source"),
+    destinations: new Components(configStore, "destination"),
+    activations: new Activations(configStore, collectors),
+    pipelines: new Pipelines(configStore),
+    routes: new Routes(configStore, collectors),
+    rollouts: new Rollouts(store, configStore, collectors),
+    close() {
+      collectors.close();
+      configStore.close();
+    },
   };
 }

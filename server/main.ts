@@ -58,7 +58,13 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   }
   const logger = pino({ level: config.logging.level, base: { service: "svc-server" }, timestamp: pino.stdTimeFunctions.isoTime });
   const store = openStore(config);
-  const app = createApp(config, store, logger);
+  let app;
+  try {
+    app = await createApp(config, store, logger);
+  } catch (error) {
+    await store.close();
+    fail(`cannot open the config repository beside ${config.storage.boltPath}: ${(error as Error).message}`, 1);
+  }
   const stopRetention = startAuditRetention(store, { retentionDays: config.storage.auditLogRetentionDays, logger });
   let http;
   try {
@@ -84,6 +90,7 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
     const force = setTimeout(() => process.exit(1), 10_000);
     stopRetention();
     await http.stop();
+    app.close();
     await store.close();
     clearTimeout(force);
     logger.info("stopped");

@@ -31,7 +31,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     env: { SVC_LISTEN: "127.0.0.1:0", SVC_STORAGE_BOLTPATH: join(dir, "state.db"), SVC_LOGGING_LEVEL: "silent", ...env },
   });
   const store = new SqliteStore(config.storage.boltPath);
-  const app = createApp(config, store, pino({ level: "silent" }));
+  const app = await createApp(config, store, pino({ level: "silent" }));
   const adminToken = (await app.accounts.bootstrapAdmin(config.bootstrap.adminToken))!;
   const http = startHttpServer(app, apiRoutes(app));
   const base = http.url.origin;
@@ -47,6 +47,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     },
     async stop() {
       await http.stop();
+      app.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -1,11 +1,31 @@
 /** The whole REST route table under /api/v1, one file per resource. */
 import type { App } from "../app.ts";
 import type { Route } from "../http/route.ts";
+import { activationRoutes } from "./activations.ts";
 import { auditRoutes } from "./audit.ts";
+import { catalogRoutes } from "./catalog.ts";
+import { changeRoutes } from "./changes.ts";
 import { collectorRoutes } from "./collectors.ts";
+import { componentRoutes } from "./components.ts";
+import { pipelineRoutes } from "./pipelines.ts";
+import { publishRoutes } from "./publish.ts";
+import { routeRoutes } from "./routes.ts";
 import { serviceAccountRoutes } from "./service-accounts.ts";
 import { systemRoutes } from "./system.ts";
 
 export function apiRoutes(app: App): Route[] {
-  return [...collectorRoutes(app), ...serviceAccountRoutes(app), ...auditRoutes(app), ...systemRoutes(app)];
+  return [
+    ...collectorRoutes(app),
+    ...activationRoutes(app),
+    ...componentRoutes(app.sources),
+    ...componentRoutes(app.destinations),
+    ...pipelineRoutes(app),
+    ...routeRoutes(app),
+    ...changeRoutes(app),
+    ...publishRoutes(app),
+    ...catalogRoutes(),
+    ...serviceAccountRoutes(app),
+    ...auditRoutes(app),
+    ...systemRoutes(app),
+  ];
 }

@@ -153,6 +153,12 @@ export class Collectors {
     return this.view.page(compileFilter(filter), limit, after);
   }
 
+  /** Every collector, in id order. */
+  async all(): Promise<Collector[]> {
+    await this.view.ready();
+    return this.view.page(() => true, Number.POSITIVE_INFINITY).items;
+  }
+
   /** Counts by status, for health. */
   async countByStatus(): Promise<Record<CollectorStatus, number>> {
     const counts = Object.fromEntries(COLLECTOR_STATUSES.map((s) => [s, 0])) as Record<CollectorStatus, number>;

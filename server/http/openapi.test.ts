@@ -1,5 +1,8 @@
 import { expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import pino from "pino";
 import { apiRoutes } from "../api/index.ts";
 import { createApp } from "../app.ts";
@@ -8,8 +11,9 @@ import { SqliteStore } from "../store/sqlite.ts";
 import { openApiDocument } from "./openapi.ts";
 
 test("the generated document is valid OpenAPI 3.1 with unique operation ids", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-openapi-"));
   const store = new SqliteStore(":memory:");
-  const app = createApp(loadConfig({ path: null, env: {} }), store, pino({ level: "silent" }));
+  const app = await createApp(loadConfig({ path: null, env: {} }), store, pino({ level: "silent" }), join(dir, "config.git"));
   const doc = openApiDocument(apiRoutes(app), "0.0.0-test");
   const result = await new Validator().validate(doc);
   expect(result.errors ?? []).toEqual([]);
@@ -18,5 +22,7 @@ test("the generated document is valid OpenAPI 3.1 with unique operation ids", as
     Object.values(m).map((op) => op.operationId),
   );
   expect(new Set(ids).size).toBe(ids.length);
+  app.close();
   await store.close();
+  rmSync(dir, { recursive: true, force: true });
 });

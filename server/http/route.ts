@@ -35,6 +35,8 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
   response?: TSchema;
   /** Success status; 204 sends no body. */
   status?: 200 | 201 | 202 | 204;
+  /** Overrides http.maxBodyBytes for a route that takes large inputs. */
+  maxBodyBytes?: number;
   handler(ctx: RequestContext<Infer<B>, Infer<Q>>): Promise<unknown>;
 }
 
@@ -48,6 +50,7 @@ export interface Route {
   query?: TSchema;
   response?: TSchema;
   status: number;
+  maxBodyBytes?: number;
   handler(ctx: RequestContext): Promise<unknown>;
 }
 

@@ -62,7 +62,7 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     const query = route.query ? validateQuery(route.query, url.searchParams) : {};
     let body: unknown;
     if (route.body) {
-      const raw = await readJson(req, config.http.maxBodyBytes);
+      const raw = await readJson(req, route.maxBodyBytes ?? config.http.maxBodyBytes);
       if (raw === undefined) throw new ValidationError("A JSON request body is required.");
       body = validate(route.body, raw, "request body");
     }

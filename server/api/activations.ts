@@ -1,0 +1,75 @@
+/** REST: /collectors/{id}/sources and /destinations — what is active on one collector. */
+import { Type } from "@sinclair/typebox";
+import type { App } from "../app.ts";
+import { route, type Route } from "../http/route.ts";
+import { StringMap } from "../http/schemas.ts";
+import { ConfigObject, DestinationActivationBody, SourceActivationBody } from "./config-schemas.ts";
+
+const SourceActivation = Type.Object({ sourceId: Type.String(), configOverrides: ConfigObject }, { title: "SourceActivation" });
+const DestinationActivation = Type.Object(
+  { destinationId: Type.String(), configOverrides: ConfigObject, tags: StringMap },
+  { title: "DestinationActivation" },
+);
+
+export function activationRoutes(app: App): Route[] {
+  return [
+    route({
+      method: "POST",
+      path: "/collectors/{id}/sources",
+      scope: "config:write",
+      tag: "activations",
+      summary: "Activate a source on the collector with per-collector overrides (activating again replaces them).",
+      body: SourceActivationBody,
+      response: SourceActivation,
+      status: 201,
+      handler: ({ params, body, principal }) => app.activations.activateSource(principal, params.id!, body),
+    }),
+    route({
+      method: "GET",
+      path: "/collectors/{id}/sources",
+      scope: "config:read",
+      tag: "activations",
+      summary: "Sources active on the collector.",
+      response: Type.Object({ items: Type.Array(SourceActivation) }),
+      handler: async ({ params }) => ({ items: (await app.activations.get(params.id!)).sources }),
+    }),
+    route({
+      method: "DELETE",
+      path: "/collectors/{id}/sources/{sourceId}",
+      scope: "config:write",
+      tag: "activations",
+      summary: "Deactivate a source on the collector; 409 while routes read it.",
+      status: 204,
+      handler: ({ params, principal }) => app.activations.deactivateSource(principal, params.id!, params.sourceId!),
+    }),
+    route({
+      method: "POST",
+      path: "/collectors/{id}/destinations",
+      scope: "config:write",
+      tag: "activations",
+      summary: "Activate a destination on the collector with per-collector overrides and tags (activating again replaces them).",
+      body: DestinationActivationBody,
+      response: DestinationActivation,
+      status: 201,
+      handler: ({ params, body, principal }) => app.activations.activateDestination(principal, params.id!, body),
+    }),
+    route({
+      method: "GET",
+      path: "/collectors/{id}/destinations",
+      scope: "config:read",
+      tag: "activations",
+      summary: "Destinations active on the collector.",
+      response: Type.Object({ items: Type.Array(DestinationActivation) }),
+      handler: async ({ params }) => ({ items: (await app.activations.get(params.id!)).destinations }),
+    }),
+    route({
+      method: "DELETE",
+      path: "/collectors/{id}/destinations/{destinationId}",
+      scope: "config:write",
+      tag: "activations",
+      summary: "Deactivate a destination on the collector; 409 while a routed pipeline sends to it by name.",
+      status: 204,
+      handler: ({ params, principal }) => app.activations.deactivateDestination(principal, params.id!, params.destinationId!),
+    }),
+  ];
+}

@@ -1,0 +1,70 @@
+/** REST: pending changes, commit, discard and history of the git-backed config store. */
+import { Type } from "@sinclair/typebox";
+import type { App } from "../app.ts";
+import { route, type Route } from "../http/route.ts";
+import { PageQuery } from "../http/schemas.ts";
+
+const FileChange = Type.Object({
+  path: Type.String(),
+  change: Type.Union([Type.Literal("added"), Type.Literal("modified"), Type.Literal("deleted")]),
+});
+
+const Commit = Type.Object(
+  {
+    commit: Type.String({ description: "Git commit id." }),
+    message: Type.String(),
+    author: Type.String(),
+    time: Type.String({ format: "date-time" }),
+    parent: Type.Union([Type.String(), Type.Null()]),
+  },
+  { title: "Commit" },
+);
+
+const CommitBody = Type.Object(
+  { message: Type.String({ minLength: 1, maxLength: 10_000, pattern: "\\S", errorMessage: "must be a non-blank commit message" }) },
+  { additionalProperties: false },
+);
+
+export function changeRoutes(app: App): Route[] {
+  return [
+    route({
+      method: "GET",
+      path: "/changes",
+      scope: "config:read",
+      tag: "changes",
+      summary: "Pending (uncommitted) changes, one item per file, and their unified diff.",
+      response: Type.Object({ items: Type.Array(FileChange), diff: Type.String() }),
+      handler: () => app.configStore.changes(),
+    }),
+    route({
+      method: "POST",
+      path: "/changes/discard",
+      scope: "config:write",
+      tag: "changes",
+      summary: "Drop every pending change; the working tree returns to the last commit.",
+      response: Type.Object({ items: Type.Array(FileChange) }),
+      handler: async ({ principal }) => ({ items: await app.configStore.discard(principal) }),
+    }),
+    route({
+      method: "POST",
+      path: "/commit",
+      scope: "config:commit",
+      tag: "changes",
+      summary: "Commit every pending change with a message; 409 nothing_to_commit when there is none.",
+      body: CommitBody,
+      response: Type.Composite([Commit, Type.Object({ files: Type.Array(FileChange) })]),
+      status: 201,
+      handler: ({ body, principal }) => app.configStore.commit(principal, body.message),
+    }),
+    route({
+      method: "GET",
+      path: "/commits",
+      scope: "config:read",
+      tag: "changes",
+      summary: "Commit history, newest first, cursor-paginated.",
+      query: Type.Object(PageQuery, { additionalProperties: false }),
+      response: Type.Object({ items: Type.Array(Commit), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+      handler: ({ query }) => app.configStore.commits(query.limit ?? 100, query.cursor),
+    }),
+  ];
+}

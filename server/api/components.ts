@@ -1,0 +1,61 @@
+/** REST: /sources and /destinations — typed records validated by the catalog; edits land in the working tree. */
+import { Type } from "@sinclair/typebox";
+import type { Components } from "../configstore/components.ts";
+import { route, type Route } from "../http/route.ts";
+import { Component, ComponentBody } from "./config-schemas.ts";
+
+export function componentRoutes(components: Components): Route[] {
+  const kind = components.kind;
+  const base = `/${kind}s`;
+  const tag = `${kind}s`;
+  return [
+    route({
+      method: "POST",
+      path: base,
+      scope: "config:write",
+      tag,
+      summary: `Create a ${kind} {name, type, config}; config is checked against the catalog schema of its type.`,
+      body: ComponentBody,
+      response: Component,
+      status: 201,
+      handler: ({ body, principal }) => components.create(principal, body),
+    }),
+    route({
+      method: "GET",
+      path: base,
+      scope: "config:read",
+      tag,
+      summary: `List ${kind}s in the working tree.`,
+      response: Type.Object({ items: Type.Array(Component) }),
+      handler: async () => ({ items: await components.list() }),
+    }),
+    route({
+      method: "GET",
+      path: `${base}/{id}`,
+      scope: "config:read",
+      tag,
+      summary: `Get one ${kind}.`,
+      response: Component,
+      handler: ({ params }) => components.get(params.id!),
+    }),
+    route({
+      method: "PUT",
+      path: `${base}/{id}`,
+      scope: "config:write",
+      tag,
+      summary: `Replace a ${kind}'s name and config (its type cannot change).`,
+      body: ComponentBody,
+      response: Component,
+      handler: ({ params, body, principal }) => components.replace(principal, params.id!, body),
+    }),
+    route({
+      method: "DELETE",
+      path: `${base}/{id}`,
+      scope: "config:write",
+      tag,
+      summary: `Delete a ${kind}; 409 names whatever still uses it.`,
+      status: 204,
+      handler: ({ params, principal }) => components.delete(principal, params.id!),
+    }),
+  ];
+}

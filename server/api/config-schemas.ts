@@ -1,0 +1,60 @@
+/** Request and answer schemas of the configuration records, shared by their routes. */
+import { Type } from "@sinclair/typebox";
+import { SIGNALS } from "../configstore/records.ts";
+import { StringMap } from "../http/schemas.ts";
+
+export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", errorMessage: "must be a non-blank string of at most 200 characters" });
+export const Id = Type.String({ minLength: 1, maxLength: 200 });
+export const ConfigObject = Type.Record(Type.String(), Type.Unknown(), { description: "Settings; the catalog gives the schema per type." });
+export const Signal = Type.Union(SIGNALS.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${SIGNALS.join(", ")}` });
+
+export const ComponentBody = Type.Object(
+  { name: Name, type: Type.String({ minLength: 1, maxLength: 100 }), config: Type.Optional(ConfigObject) },
+  { additionalProperties: false },
+);
+
+export const Component = Type.Object({ id: Type.String(), name: Type.String(), type: Type.String(), config: ConfigObject });
+
+const NodeId = Type.String({ minLength: 1, maxLength: 100, pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$", errorMessage: "must be 1–100 letters, digits, '_', '.' or '-'" });
+
+export const TopologyNode = Type.Object(
+  {
+    id: NodeId,
+    kind: Type.Union([Type.Literal("source"), Type.Literal("processor"), Type.Literal("destination")]),
+    ref: Type.Optional(Id),
+    processor: Type.Optional(
+      Type.Object({ type: Type.String({ minLength: 1, maxLength: 100 }), config: Type.Optional(ConfigObject) }, { additionalProperties: false }),
+    ),
+    position: Type.Optional(Type.Object({ x: Type.Number(), y: Type.Number() }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
+
+export const TopologyEdge = Type.Object({ id: NodeId, source: NodeId, target: NodeId }, { additionalProperties: false });
+
+export const Topology = Type.Object(
+  {
+    nodes: Type.Array(TopologyNode, { maxItems: 500, errorMessage: "must be a list of at most 500 nodes" }),
+    edges: Type.Array(TopologyEdge, { maxItems: 2000, errorMessage: "must be a list of at most 2000 edges" }),
+  },
+  { additionalProperties: false, title: "Topology" },
+);
+
+export const PipelineBody = Type.Object(
+  { name: Name, signal: Signal, topology: Type.Optional(Topology) },
+  { additionalProperties: false },
+);
+
+export const Pipeline = Type.Object({ id: Type.String(), name: Type.String(), signal: Signal, topology: Topology }, { title: "Pipeline" });
+
+export const RouteBody = Type.Object({ collectorId: Id, sourceId: Id, pipelineId: Id }, { additionalProperties: false });
+export const Route = Type.Object({ id: Type.String(), collectorId: Type.String(), sourceId: Type.String(), pipelineId: Type.String() }, { title: "Route" });
+
+export const SourceActivationBody = Type.Object(
+  { sourceId: Id, configOverrides: Type.Optional(ConfigObject) },
+  { additionalProperties: false },
+);
+export const DestinationActivationBody = Type.Object(
+  { destinationId: Id, configOverrides: Type.Optional(ConfigObject), tags: Type.Optional(StringMap) },
+  { additionalProperties: false },
+);

@@ -1,0 +1,148 @@
+/** REST: /pipelines — graphs of sources, processors and destinations, their preview and dry-run. */
+import { Type } from "@sinclair/typebox";
+import type { App } from "../app.ts";
+import { processorChain, validateTopology } from "../configstore/topology.ts";
+import { route, type Route } from "../http/route.ts";
+import { dryRun } from "../ottl/dryrun.ts";
+import { renderPipelinePreview } from "../render/preview.ts";
+import { ConfigObject, Pipeline, PipelineBody, Topology } from "./config-schemas.ts";
+
+/** Dry-run inputs are pasted log samples; they may be larger than ordinary API bodies. */
+const DRY_RUN_LIMIT = 10 * 1024 * 1024;
+
+const DryRunBody = Type.Object(
+  {
+    input: Type.Unknown({ description: "OTLP JSON logs: {resourceLogs: [{scopeLogs: [{logRecords: [...]}]}]}." }),
+    processors: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), type: Type.String({ minLength: 1 }), config: Type.Optional(ConfigObject) },
+          { additionalProperties: false },
+        ),
+        { maxItems: 100, description: "Run this chain instead of the pipeline's own." },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const DryRunResult = Type.Object({
+  output: Type.Unknown({ description: "The records that survive the chain, as OTLP JSON logs (the Final Output)." }),
+  steps: Type.Array(
+    Type.Object({
+      nodeId: Type.String(),
+      type: Type.String(),
+      in: Type.Integer({ description: "Records that reached this step." }),
+      out: Type.Integer({ description: "Records it passed on." }),
+      error: Type.Optional(Type.String({ description: "Why the step dropped the whole batch (a filter with error_mode propagate)." })),
+    }),
+  ),
+});
+
+const Runtime = Type.Union([Type.Literal("otelcol"), Type.Literal("alloy")], { default: "otelcol" });
+
+export function pipelineRoutes(app: App): Route[] {
+  return [
+    route({
+      method: "POST",
+      path: "/pipelines",
+      scope: "config:write",
+      tag: "pipelines",
+      summary: "Create a pipeline {name, signal, topology?}; the topology is validated.",
+      body: PipelineBody,
+      response: Pipeline,
+      status: 201,
+      handler: ({ body, principal }) => app.pipelines.create(principal, body),
+    }),
+    route({
+      method: "GET",
+      path: "/pipelines",
+      scope: "config:read",
+      tag: "pipelines",
+      summary: "List pipelines.",
+      response: Type.Object({ items: Type.Array(Pipeline) }),
+      handler: async () => ({ items: await app.pipelines.list() }),
+    }),
+    route({
+      method: "GET",
+      path: "/pipelines/{id}",
+      scope: "config:read",
+      tag: "pipelines",
+      summary: "Get one pipeline.",
+      response: Pipeline,
+      handler: ({ params }) => app.pipelines.get(params.id!),
+    }),
+    route({
+      method: "PUT",
+      path: "/pipelines/{id}",
+      scope: "config:write",
+      tag: "pipelines",
+      summary: "Replace a pipeline's name, signal and (when given) topology.",
+      body: PipelineBody,
+      response: Pipeline,
+      handler: ({ params, body, principal }) => app.pipelines.replace(principal, params.id!, body),
+    }),
+    route({
+      method: "DELETE",
+      path: "/pipelines/{id}",
+      scope: "config:write",
+      tag: "pipelines",
+      summary: "Delete a pipeline; 409 while routes use it.",
+      status: 204,
+      handler: ({ params, principal }) => app.pipelines.delete(principal, params.id!),
+    }),
+    route({
+      method: "GET",
+      path: "/pipelines/{id}/topology",
+      scope: "config:read",
+      tag: "pipelines",
+      summary: "The pipeline's graph: nodes (source, processor, destination) and edges.",
+      response: Topology,
+      handler: async ({ params }) => (await app.pipelines.get(params.id!)).topology,
+    }),
+    route({
+      method: "PUT",
+      path: "/pipelines/{id}/topology",
+      scope: "config:write",
+      tag: "pipelines",
+      summary: "Save a new graph; every problem is named by node or edge id.",
+      body: Topology,
+      response: Topology,
+      handler: async ({ params, body, principal }) => (await app.pipelines.setTopology(principal, params.id!, body)).topology,
+    }),
+    route({
+      method: "POST",
+      path: "/pipelines/{id}/topology/preview",
+      scope: "config:read",
+      tag: "pipelines",
+      summary: "Render a graph (as returned by GET topology) to collector config without saving anything.",
+      body: Topology,
+      query: Type.Object({ runtime: Type.Optional(Runtime) }, { additionalProperties: false }),
+      response: Type.Object({ config: Type.String() }),
+      handler: async ({ params, body, query }) => {
+        const pipeline = await app.pipelines.get(params.id!);
+        const snapshot = await app.configStore.worktree();
+        const topology = validateTopology(body, pipeline.signal, snapshot);
+        const config = renderPipelinePreview({ ...pipeline, topology }, snapshot.sources, snapshot.destinations, query.runtime ?? "otelcol");
+        return { config };
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/pipelines/{id}/dry-run",
+      scope: "config:read",
+      tag: "pipelines",
+      summary: "Run OTLP JSON logs through the pipeline's processor chain (or the given one) and return what survives.",
+      body: DryRunBody,
+      response: DryRunResult,
+      maxBodyBytes: DRY_RUN_LIMIT,
+      handler: async ({ params, body }) => {
+        const pipeline = await app.pipelines.get(params.id!);
+        const chain = body.processors
+          ? body.processors.map((p, i) => ({ nodeId: p.id ?? `step-${i + 1}`, type: p.type, config: p.config ?? {} }))
+          : processorChain(pipeline.topology);
+        return dryRun(body.input, chain);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,104 @@
+/** REST: publish, rollout status, per-collector config history and rollback. */
+import { Type } from "@sinclair/typebox";
+import type { App } from "../app.ts";
+import { route, type Route } from "../http/route.ts";
+
+const ConfigState = Type.Union([Type.Literal("current"), Type.Literal("applying"), Type.Literal("failed"), Type.Literal("outdated")]);
+
+const Rollout = Type.Object(
+  {
+    id: Type.String(),
+    kind: Type.Union([Type.Literal("publish"), Type.Literal("rollback")]),
+    commit: Type.String(),
+    actor: Type.String(),
+    startedAt: Type.String({ format: "date-time" }),
+    scope: Type.String({ description: "\"fleet\" or the collector id." }),
+    collectorIds: Type.Array(Type.String()),
+    changed: Type.Array(Type.String(), { description: "Collectors that got a new config; the others already had this one." }),
+  },
+  { title: "Rollout" },
+);
+
+const Status = Type.Object(
+  {
+    rolloutId: Type.Union([Type.String(), Type.Null()]),
+    commit: Type.Union([Type.String(), Type.Null()]),
+    state: Type.Union([Type.Literal("idle"), Type.Literal("running"), Type.Literal("completed"), Type.Literal("completed_with_errors")]),
+    total: Type.Integer(),
+    counts: Type.Object({
+      current: Type.Integer(),
+      applying: Type.Integer(),
+      failed: Type.Integer(),
+      outdated: Type.Integer(),
+      offline: Type.Integer({ description: "Counted apart; offline collectors do not block completion." }),
+    }),
+    collectors: Type.Array(Type.Object({ id: Type.String(), state: Type.Union([ConfigState, Type.Literal("offline")]), error: Type.Optional(Type.String()) })),
+  },
+  { title: "RolloutStatus" },
+);
+
+const HistoryEntry = Type.Object(
+  {
+    seq: Type.Integer(),
+    commit: Type.String(),
+    hash: Type.String(),
+    time: Type.String({ format: "date-time" }),
+    state: ConfigState,
+    actor: Type.String(),
+    rollbackOf: Type.Optional(Type.Integer({ description: "The seq of the entry this rollback restored." })),
+  },
+  { title: "ConfigHistoryEntry" },
+);
+
+export function publishRoutes(app: App): Route[] {
+  return [
+    route({
+      method: "POST",
+      path: "/publish",
+      scope: "config:publish",
+      tag: "publish",
+      summary: "Render the head commit for every affected collector and deliver what changed; 409 before the first commit.",
+      response: Rollout,
+      status: 202,
+      handler: ({ principal }) => app.rollouts.publish(principal),
+    }),
+    route({
+      method: "GET",
+      path: "/publish/status",
+      scope: "config:read",
+      tag: "publish",
+      summary: "Progress of the latest publish or rollback: counts by config state and each collector's state.",
+      response: Status,
+      handler: () => app.rollouts.status(),
+    }),
+    route({
+      method: "POST",
+      path: "/publish/{collectorId}",
+      scope: "config:publish",
+      tag: "publish",
+      summary: "Publish the head commit to one collector.",
+      response: Rollout,
+      status: 202,
+      handler: ({ params, principal }) => app.rollouts.publish(principal, params.collectorId!),
+    }),
+    route({
+      method: "GET",
+      path: "/collectors/{id}/config-history",
+      scope: "config:read",
+      tag: "publish",
+      summary: "Every config pushed to this collector, oldest first.",
+      response: Type.Object({ items: Type.Array(HistoryEntry) }),
+      handler: async ({ params }) => ({ items: await app.rollouts.history(params.id!) }),
+    }),
+    route({
+      method: "POST",
+      path: "/collectors/{id}/rollback",
+      scope: "config:publish",
+      tag: "publish",
+      summary: "Return the collector to its previous pushed config (409 when there is none); recorded as a new history entry.",
+      response: HistoryEntry,
+      status: 202,
+      handler: ({ params, principal }) => app.rollouts.rollback(principal, params.id!),
+    }),
+  ];
+}

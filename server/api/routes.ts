@@ -1,0 +1,49 @@
+/** REST: /routes — attach a pipeline to a source active on a collector. */
+import { Type } from "@sinclair/typebox";
+import type { App } from "../app.ts";
+import { route, type Route as HttpRoute } from "../http/route.ts";
+import { Id, Route, RouteBody } from "./config-schemas.ts";
+
+export function routeRoutes(app: App): HttpRoute[] {
+  return [
+    route({
+      method: "POST",
+      path: "/routes",
+      scope: "config:write",
+      tag: "routes",
+      summary: "Attach a pipeline to a collector's active source.",
+      body: RouteBody,
+      response: Route,
+      status: 201,
+      handler: ({ body, principal }) => app.routes.create(principal, body),
+    }),
+    route({
+      method: "GET",
+      path: "/routes",
+      scope: "config:read",
+      tag: "routes",
+      summary: "List routes, optionally of one collector or pipeline.",
+      query: Type.Object({ collectorId: Type.Optional(Id), pipelineId: Type.Optional(Id) }, { additionalProperties: false }),
+      response: Type.Object({ items: Type.Array(Route) }),
+      handler: async ({ query }) => ({ items: await app.routes.list(query) }),
+    }),
+    route({
+      method: "GET",
+      path: "/routes/{id}",
+      scope: "config:read",
+      tag: "routes",
+      summary: "Get one route.",
+      response: Route,
+      handler: ({ params }) => app.routes.get(params.id!),
+    }),
+    route({
+      method: "DELETE",
+      path: "/routes/{id}",
+      scope: "config:write",
+      tag: "routes",
+      summary: "Delete a route.",
+      status: 204,
+      handler: ({ params, principal }) => app.routes.delete(principal, params.id!),
+    }),
+  ];
+}
