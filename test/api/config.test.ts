@@ -1,0 +1,226 @@
+/**
+ * The configuration API's refusals over HTTP: each bad input gets the one
+ * error shape naming what is wrong, and nothing already stored changes.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestServer, type TestServer } from "../harness.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.stop());
+
+interface ErrorBody {
+  error: { code: string; message: string; details: { path: string; message: string }[] };
+}
+
+async function ok<T = Record<string, unknown>>(path: string, method = "GET", json?: unknown): Promise<T> {
+  const res = await server.api(path, { method, json });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
+  return (text === "" ? undefined : JSON.parse(text)) as T;
+}
+
+async function refused(path: string, method: string, json: unknown, status: number, code: string): Promise<ErrorBody["error"]> {
+  const res = await server.api(path, { method, json });
+  const body = (await res.json()) as ErrorBody;
+  expect({ status: res.status, code: body.error?.code }).toEqual({ status, code });
+  return body.error;
+}
+
+const paths = (error: ErrorBody["error"]) => error.details.map((d) => d.path);
+
+function linear(destinationId: string, processors: { id: string; processor: { type: string; config?: unknown } }[] = []) {
+  const nodes = [{ id: "in", kind: "source" }, ...processors.map((p) => ({ ...p, kind: "processor" })), { id: "out", kind: "destination", ref: destinationId }];
+  return {
+    nodes,
+    edges: nodes.slice(1).map((node, i) => ({ id: `e${i}`, source: nodes[i]!.id, target: node.id })),
+  };
+}
+
+describe("sources and destinations", () => {
+  test("config is checked against the type's schema, naming the key", async () => {
+    let error = await refused("/destinations", "POST", { name: "gw", type: "otlp", config: { endpoint: 4317 } }, 400, "validation_failed");
+    expect(paths(error)).toContain("config.endpoint");
+    error = await refused("/sources", "POST", { name: "x", type: "otlp", config: { grpc: { endpiont: "0.0.0.0:4317" } } }, 400, "validation_failed");
+    expect(paths(error).join()).toContain("config.grpc");
+    error = await refused("/sources", "POST", { name: "x", type: "no-such-type", config: {} }, 400, "validation_failed");
+    expect(paths(error)).toContain("type");
+    expect((await ok<{ items: unknown[] }>("/sources")).items).toEqual([]);
+  });
+
+  test("one still in use cannot be deleted, and the 409 names its users", async () => {
+    const source = await ok<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
+    const collector = await ok<{ id: string }>("/collectors", "POST", { name: "in-use-1" });
+    await ok(`/collectors/${collector.id}/sources`, "POST", { sourceId: source.id });
+    const error = await refused(`/sources/${source.id}`, "DELETE", undefined, 409, "still_referenced");
+    expect(error.details.map((d) => d.path).join()).toContain(collector.id);
+    expect(await ok(`/sources/${source.id}`)).toMatchObject({ id: source.id, name: "app" });
+  });
+});
+
+describe("activations", () => {
+  test("unknown ids are 404; overrides must still satisfy the type's schema", async () => {
+    const destination = await ok<{ id: string }>("/destinations", "POST", { name: "gw2", type: "otlp", config: { endpoint: "gw:4317" } });
+    const collector = await ok<{ id: string }>("/collectors", "POST", { name: "act-1" });
+    await refused(`/collectors/${collector.id}/sources`, "POST", { sourceId: "nope" }, 404, "not_found");
+    await refused(`/collectors/nope/destinations`, "POST", { destinationId: destination.id }, 404, "not_found");
+    const error = await refused(
+      `/collectors/${collector.id}/destinations`,
+      "POST",
+      { destinationId: destination.id, configOverrides: { endpoint: "" } },
+      400,
+      "validation_failed",
+    );
+    expect(paths(error).join()).toContain("configOverrides.endpoint");
+    await ok(`/collectors/${collector.id}/destinations`, "POST", { destinationId: destination.id, configOverrides: { endpoint: "other:4317" }, tags: { tier: "gold" } });
+    expect(await ok(`/collectors/${collector.id}/destinations`)).toMatchObject({
+      items: [{ destinationId: destination.id, configOverrides: { endpoint: "other:4317" }, tags: { tier: "gold" } }],
+    });
+    await ok(`/collectors/${collector.id}/destinations/${destination.id}`, "DELETE");
+    await refused(`/collectors/${collector.id}/destinations/${destination.id}`, "DELETE", undefined, 404, "not_found");
+  });
+});
+
+describe("pipelines and topology", () => {
+  test("each topology problem names its node or edge", async () => {
+    const destination = await ok<{ id: string }>("/destinations", "POST", { name: "dbg", type: "debug", config: {} });
+    const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "topo", signal: "logs" });
+    const error = await refused(
+      `/pipelines/${pipeline.id}/topology`,
+      "PUT",
+      {
+        nodes: [
+          { id: "in", kind: "source" },
+          { id: "a", kind: "processor", processor: { type: "batch" } },
+          { id: "b", kind: "processor", processor: { type: "batch" } },
+          { id: "out", kind: "destination", ref: destination.id },
+        ],
+        edges: [
+          { id: "e1", source: "in", target: "a" },
+          { id: "e2", source: "a", target: "b" },
+          { id: "e3", source: "b", target: "a" },
+          { id: "e4", source: "out", target: "ghost" },
+        ],
+      },
+      400,
+      "validation_failed",
+    );
+    expect(error.message).toContain("e4");
+    expect(paths(error)).toContain("topology.edges[3].target");
+    expect(await ok(`/pipelines/${pipeline.id}/topology`)).toEqual({ nodes: [], edges: [] });
+  });
+
+  test("an OTTL condition that does not parse is a 400 giving the column", async () => {
+    const destination = await ok<{ id: string }>("/destinations", "POST", { name: "dbg-ottl", type: "debug", config: {} });
+    const error = await refused(
+      "/pipelines",
+      "POST",
+      {
+        name: "bad ottl",
+        signal: "logs",
+        topology: linear(destination.id, [{ id: "f", processor: { type: "filter", config: { logs: { log_record: ['body == "a" and and'] } } } }]),
+      },
+      400,
+      "validation_failed",
+    );
+    expect(error.details[0]).toMatchObject({ path: "topology.nodes[1].processor.config.logs.log_record[0]" });
+    expect(error.details[0]!.message).toMatch(/column \d+/);
+  });
+
+  test("preview renders either runtime and saves nothing", async () => {
+    const destination = await ok<{ id: string }>("/destinations", "POST", { name: "prev-gw", type: "otlp", config: { endpoint: "gw:4317" } });
+    const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "preview me", signal: "logs" });
+    const graph = linear(destination.id, [{ id: "b", processor: { type: "batch", config: {} } }]);
+    const yaml = await ok<{ config: string }>(`/pipelines/${pipeline.id}/topology/preview`, "POST", graph);
+    expect(yaml.config).toContain("service:");
+    expect(yaml.config).toContain("batch/");
+    const alloy = await ok<{ config: string }>(`/pipelines/${pipeline.id}/topology/preview?runtime=alloy`, "POST", graph);
+    expect(alloy.config).toContain("otelcol.processor.batch");
+    expect(alloy.config).toContain("otelcol.exporter.otlp");
+    await refused(`/pipelines/${pipeline.id}/topology/preview?runtime=vector`, "POST", graph, 400, "validation_failed");
+    expect(await ok(`/pipelines/${pipeline.id}/topology`)).toEqual({ nodes: [], edges: [] });
+  });
+});
+
+describe("dry-run", () => {
+  const log = (body: string, attributes: Record<string, string> = {}) => ({
+    body: { stringValue: body },
+    attributes: Object.entries(attributes).map(([key, value]) => ({ key, value: { stringValue: value } })),
+  });
+  const input = (records: unknown[]) => ({ resourceLogs: [{ resource: { attributes: [] }, scopeLogs: [{ scope: {}, logRecords: records }] }] });
+
+  test("the health-check template keeps exactly the other records", async () => {
+    const { items } = await ok<{ items: { id: string; processor: unknown }[] }>("/processor-templates");
+    const template = items.find((t) => t.id === "drop-health-check-logs")!;
+    const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "dry", signal: "logs" });
+    const records = [
+      log('10.0.0.1 - - "GET /healthz HTTP/1.1" 200'),
+      log("order 42 shipped"),
+      log("request done", { "http.target": "/ready" }),
+      log("request done", { "url.path": "/api/orders" }),
+      log('10.0.0.2 - - "GET /live HTTP/1.1" 200'),
+    ];
+    const result = await ok<{ output: { resourceLogs: { scopeLogs: { logRecords: { body: { stringValue: string } }[] }[] }[] }; steps: unknown[] }>(
+      `/pipelines/${pipeline.id}/dry-run`,
+      "POST",
+      { input: input(records), processors: [{ id: "health", ...(template.processor as object) }] },
+    );
+    const kept = result.output.resourceLogs.flatMap((r) => r.scopeLogs.flatMap((s) => s.logRecords.map((l) => l.body.stringValue)));
+    expect(kept).toEqual(["order 42 shipped", "request done"]);
+    expect(result.steps).toEqual([{ nodeId: "health", type: "filter", in: 5, out: 2 }]);
+  });
+
+  test("malformed input names the JSON path; over 10 MiB is 413", async () => {
+    const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "dry-bad", signal: "logs" });
+    const error = await refused(
+      `/pipelines/${pipeline.id}/dry-run`,
+      "POST",
+      { input: { resourceLogs: [{ scopeLogs: [{ logRecords: [{ body: { stringValue: 5 } }] }] }] } },
+      400,
+      "validation_failed",
+    );
+    expect(paths(error).join()).toContain("resourceLogs[0].scopeLogs[0].logRecords[0].body");
+    const huge = "x".repeat(11 * 1024 * 1024);
+    await refused(`/pipelines/${pipeline.id}/dry-run`, "POST", { input: input([log(huge)]) }, 413, "payload_too_large");
+  });
+});
+
+describe("commit, publish, rollback", () => {
+  test("refusals: empty message, nothing to commit, nothing to roll back; all audited when they succeed", async () => {
+    await refused("/commit", "POST", { message: "  " }, 400, "validation_failed");
+    await refused("/commit", "POST", {}, 400, "validation_failed");
+    await ok("/commit", "POST", { message: "everything so far" });
+    await refused("/commit", "POST", { message: "again" }, 409, "nothing_to_commit");
+
+    const collector = await ok<{ id: string }>("/collectors", "POST", { name: "rb-1" });
+    await refused(`/collectors/${collector.id}/rollback`, "POST", undefined, 409, "no_previous_config");
+    await refused("/collectors/nope/rollback", "POST", undefined, 404, "not_found");
+    await refused("/publish/nope", "POST", undefined, 404, "not_found");
+
+    const { items } = await ok<{ items: { action: string; actor: string }[] }>("/audit?action=config.commit");
+    expect(items.map((i) => i.actor)).toEqual(["sa:admin"]);
+  });
+
+  test("discard drops pending edits and leaves the committed ones", async () => {
+    const before = await ok<{ items: { id: string }[] }>("/sources");
+    await ok("/sources", "POST", { name: "scratch", type: "journald", config: {} });
+    expect((await ok<{ items: unknown[] }>("/changes")).items).toHaveLength(1);
+    await ok("/changes/discard", "POST");
+    expect((await ok<{ items: unknown[] }>("/changes")).items).toEqual([]);
+    expect((await ok<{ items: { id: string }[] }>("/sources")).items).toEqual(before.items);
+  });
+
+  test("commit history pages with a cursor", async () => {
+    for (const n of [1, 2, 3]) {
+      await ok("/sources", "POST", { name: `page ${n}`, type: "journald", config: {} });
+      await ok("/commit", "POST", { message: `page ${n}` });
+    }
+    const first = await ok<{ items: { message: string }[]; nextCursor: string }>("/commits?limit=2");
+    expect(first.items.map((c) => c.message)).toEqual(["page 3", "page 2"]);
+    const second = await ok<{ items: { message: string }[] }>(`/commits?limit=2&cursor=${first.nextCursor}`);
+    expect(second.items.map((c) => c.message)[0]).toBe("page 1");
+    await refused("/commits?cursor=not-a-cursor", "GET", undefined, 400, "validation_failed");
+  });
+});
