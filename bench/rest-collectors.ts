@@ -27,6 +27,7 @@ const docs: Collector[] = Array.from({ length: count }, (_, i) => ({
   tags: { team: teams[i % teams.length]!, rack: `r${i % 40}` },
   status: "pending",
   lastSeen: null,
+  health: null,
   createdAt: now,
   updatedAt: now,
 }));

@@ -7,6 +7,9 @@ import type { Logger } from "pino";
 import pkg from "../package.json" with { type: "json" };
 import { ServiceAccounts } from "./auth/service-accounts.ts";
 import { Collectors } from "./collectors/collectors.ts";
+import { Presence } from "./collectors/presence.ts";
+import { collectorChannels } from "./channels.ts";
+import type { Channel } from "./http/channel.ts";
 import type { ServerConfig } from "./config/load.ts";
 import { Activations } from "./configstore/activations.ts";
 import { Components } from "./configstore/components.ts";
@@ -33,8 +36,11 @@ export interface App {
   pipelines: Pipelines;
   routes: Routes;
   rollouts: Rollouts;
-  /** Stops background work (change-feed subscribers); the store is closed by its owner. */
-  close(): void;
+  presence: Presence;
+  /** The collector and agent channels the edge serves beside the API. */
+  channels: Channel[];
+  /** Stops background work and flushes coalesced writes; the store is closed by its owner. */
+  close(): Promise<void>;
 }
 
 /** The embedded config repository sits beside the state file (DESIGN.md §2). */
@@ -45,7 +51,9 @@ export function gitDirFor(config: ServerConfig): string {
 export async function createApp(config: ServerConfig, store: Store, logger: Logger, gitdir = gitDirFor(config)): Promise<App> {
   const collectors = new Collectors(store);
   const configStore = new ConfigStore(store, await ConfigRepo.open(gitdir));
-  return {
+  const rollouts = new Rollouts(store, configStore, collectors, logger);
+  const presence = new Presence(store, collectors, logger);
+  const app: App = {
     config,
     store,
     logger,
@@ -58,10 +66,16 @@ export async function createApp(config: ServerConfig, store: Store, logger: Logg
     activations: new Activations(configStore, collectors),
     pipelines: new Pipelines(configStore),
     routes: new Routes(configStore, collectors),
-    rollouts: new Rollouts(store, configStore, collectors),
-    close() {
+    rollouts,
+    presence,
+    channels: [],
+    async close() {
+      await presence.stop();
+      await rollouts.close();
       collectors.close();
       configStore.close();
     },
   };
+  app.channels.push(...collectorChannels(app));
+  return app;
 }

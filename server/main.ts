@@ -65,6 +65,7 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
     await store.close();
     fail(`cannot open the config repository beside ${config.storage.boltPath}: ${(error as Error).message}`, 1);
   }
+  app.presence.start();
   const stopRetention = startAuditRetention(store, { retentionDays: config.storage.auditLogRetentionDays, logger });
   let http;
   try {
@@ -90,7 +91,7 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
     const force = setTimeout(() => process.exit(1), 10_000);
     stopRetention();
     await http.stop();
-    app.close();
+    await app.close();
     await store.close();
     clearTimeout(force);
     logger.info("stopped");

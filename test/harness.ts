@@ -47,7 +47,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     },
     async stop() {
       await http.stop();
-      app.close();
+      await app.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     },

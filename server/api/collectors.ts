@@ -18,7 +18,16 @@ export const Collector = Type.Object(
     managementMode: Mode,
     tags: StringMap,
     status: Status,
-    lastSeen: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+    lastSeen: Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Last contact, to within 15 s." }),
+    health: Type.Union([
+      Type.Object({
+        channel: Type.Union([Type.Literal("opamp"), Type.Literal("remotecfg")]),
+        intervalSeconds: Type.Number({ description: "Promised seconds between contacts; offline after three times this." }),
+        healthy: Type.Union([Type.Boolean(), Type.Null()]),
+        error: Type.Union([Type.String(), Type.Null()]),
+      }),
+      Type.Null(),
+    ]),
     createdAt: Type.String({ format: "date-time" }),
     updatedAt: Type.String({ format: "date-time" }),
   },

@@ -91,6 +91,40 @@ export function publishRoutes(app: App): Route[] {
       handler: async ({ params }) => ({ items: await app.rollouts.history(params.id!) }),
     }),
     route({
+      method: "GET",
+      path: "/collectors/{id}/effective-config",
+      scope: "config:read",
+      tag: "publish",
+      summary: "The config the collector last said it runs, beside the target it should run; null parts are not known yet.",
+      response: Type.Object({
+        target: Type.Union([
+          Type.Object({ hash: Type.String(), commit: Type.String(), state: Type.String(), error: Type.Union([Type.String(), Type.Null()]), body: Type.String() }),
+          Type.Null(),
+        ]),
+        effective: Type.Union([
+          Type.Object({
+            reportedAt: Type.String({ format: "date-time" }),
+            files: Type.Array(Type.Object({ name: Type.String(), contentType: Type.String(), body: Type.String() })),
+          }),
+          Type.Null(),
+        ]),
+      }),
+      handler: async ({ params }) => {
+        const effective = await app.rollouts.effective(params.id!);
+        const current = await app.rollouts.target(params.id!);
+        return {
+          target: current && {
+            hash: current.target.targetHash,
+            commit: current.target.targetCommit,
+            state: current.target.state,
+            error: current.target.error,
+            body: current.rendered.body,
+          },
+          effective: effective && { reportedAt: effective.reportedAt, files: effective.files },
+        };
+      },
+    }),
+    route({
       method: "POST",
       path: "/collectors/{id}/rollback",
       scope: "config:publish",

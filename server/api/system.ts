@@ -17,6 +17,14 @@ const Health = Type.Object(
       error: Type.Optional(Type.String()),
     }),
     collectors: Type.Record(Type.Union(COLLECTOR_STATUSES.map((s) => Type.Literal(s))), Type.Integer()),
+    channels: Type.Record(
+      Type.String(),
+      Type.Object({
+        state: Type.Union([Type.Literal("up"), Type.Literal("degraded"), Type.Literal("down")]),
+        connections: Type.Optional(Type.Integer()),
+      }),
+      { description: "Each collector channel by name (opamp, remotecfg, metrics, agent)." },
+    ),
   },
   { title: "Health" },
 );
@@ -38,7 +46,7 @@ export function systemRoutes(app: App): Route[] {
       path: "/system/health",
       scope: "health:read",
       tag: "system",
-      summary: "Overall control-plane health: storage, version, uptime, collectors by status.",
+      summary: "Overall control-plane health: storage, version, uptime, collectors by status, each channel's state.",
       response: Health,
       handler: async () => {
         const storage = await storageStatus(app);
@@ -54,6 +62,7 @@ export function systemRoutes(app: App): Route[] {
           externalUrl: app.config.externalUrl === "" ? null : app.config.externalUrl,
           storage: { backend: app.store.backend, ...storage },
           collectors,
+          channels: Object.fromEntries(app.channels.map((c) => [c.name, c.health()])),
         };
       },
     }),

@@ -15,6 +15,17 @@ export type ManagementMode = (typeof MANAGEMENT_MODES)[number];
 export const COLLECTOR_STATUSES = ["pending", "online", "degraded", "offline"] as const;
 export type CollectorStatus = (typeof COLLECTOR_STATUSES)[number];
 
+/** What the control channel last said about a connected collector. */
+export interface CollectorHealth {
+  channel: "opamp" | "remotecfg";
+  /** Seconds between contacts the collector promised (OpAMP heartbeat or poll interval); offline after 3×. */
+  intervalSeconds: number;
+  /** The collector's own health report; null when its channel does not carry one. */
+  healthy: boolean | null;
+  /** Why it is degraded: its health message or the failed config's error. */
+  error: string | null;
+}
+
 export interface Collector {
   id: string;
   name: string;
@@ -23,6 +34,7 @@ export interface Collector {
   tags: Record<string, string>;
   status: CollectorStatus;
   lastSeen: string | null;
+  health: CollectorHealth | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -105,6 +117,7 @@ export class Collectors {
       tags: input.tags ?? {},
       status: "pending",
       lastSeen: null,
+      health: null,
       createdAt: now,
       updatedAt: now,
     };

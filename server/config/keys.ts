@@ -3,6 +3,7 @@
  * and check. One table serves the file reader, the environment reader, the
  * validator and the README, so a key cannot exist in one and not the others.
  */
+import { isIP } from "node:net";
 
 export type KeyType = "string" | "int" | "bool" | "list";
 export type RawValue = string | number | boolean | string[];
@@ -70,6 +71,11 @@ function checkOrigins(values: string[]): string | undefined {
   return undefined;
 }
 
+function checkAddresses(values: string[]): string | undefined {
+  const bad = values.find((value) => isIP(value) === 0);
+  return bad === undefined ? undefined : `"${bad}" is not an IP address`;
+}
+
 function checkDatabaseUri(value: string): string | undefined {
   if (value === "") return undefined;
   return /^(postgres|postgresql|mongodb|mongodb\+srv):\/\//.test(value)
@@ -106,6 +112,7 @@ export const KEYS = {
   "security.cors.allowedOrigins": { type: "list", default: [], check: checkOrigins },
   "bootstrap.adminToken": { type: "string", default: "", check: checkAdminToken, secret: true },
   "http.maxBodyBytes": { type: "int", default: 1048576, check: atLeast(1024) },
+  "http.trustedProxies": { type: "list", default: [], check: checkAddresses },
   "logging.level": { type: "string", default: "info", check: oneOf(LOG_LEVELS) },
 } satisfies Record<string, KeySpec>;
 

@@ -82,7 +82,7 @@ const DEFAULTS: Omit<ServerConfig, "file"> = {
   database: { uri: "", database: "svc" },
   security: { cors: { allowedOrigins: [] } },
   bootstrap: { adminToken: "" },
-  http: { maxBodyBytes: 1048576 },
+  http: { maxBodyBytes: 1048576, trustedProxies: [] },
   logging: { level: "info" },
 };
 
@@ -145,7 +145,7 @@ describe("the file", () => {
       },
       security: { cors: { allowedOrigins: ["https://console.example.com", "http://localhost:3000"] } },
       bootstrap: { adminToken: TOKEN },
-      http: { maxBodyBytes: 2097152 },
+      http: { maxBodyBytes: 2097152, trustedProxies: ["10.0.0.5"] },
       logging: { level: "debug" },
       file: fixture("full.yaml"),
     });
@@ -270,6 +270,7 @@ describe("environment variables", () => {
       "security.cors.allowedOrigins": "SVC_SECURITY_CORS_ALLOWEDORIGINS",
       "bootstrap.adminToken": "SVC_BOOTSTRAP_ADMINTOKEN",
       "http.maxBodyBytes": "SVC_HTTP_MAXBODYBYTES",
+      "http.trustedProxies": "SVC_HTTP_TRUSTEDPROXIES",
       "logging.level": "SVC_LOGGING_LEVEL",
     });
   });
@@ -317,7 +318,7 @@ describe("environment variables", () => {
       database: { uri: "mongodb://svc:pw@db.example.com:27017/fleet", database: "fleet" },
       security: { cors: { allowedOrigins: ["https://a.example.com", "https://b.example.com:8443"] } },
       bootstrap: { adminToken: TOKEN },
-      http: { maxBodyBytes: 4096 },
+      http: { maxBodyBytes: 4096, trustedProxies: [] },
       logging: { level: "warn" },
       file: null,
     });
@@ -471,6 +472,12 @@ describe("int values from the environment", () => {
     const problem = problemFor(problemsOf(() => load({ env: { SVC_STORAGE_AUDITLOGRETENTIONDAYS: value } })), "storage.auditLogRetentionDays");
     expect(problem.source).toBe("environment variable SVC_STORAGE_AUDITLOGRETENTIONDAYS");
     expect(problem.message).toBe("must be a whole number");
+  });
+
+  test("http.trustedProxies takes IP addresses only", () => {
+    expect(load({ env: { SVC_HTTP_TRUSTEDPROXIES: "10.0.0.5, ::1" } }).http.trustedProxies).toEqual(["10.0.0.5", "::1"]);
+    const problem = problemFor(problemsOf(() => load({ env: { SVC_HTTP_TRUSTEDPROXIES: "10.0.0.0/8" } })), "http.trustedProxies");
+    expect(problem.message).toContain('"10.0.0.0/8" is not an IP address');
   });
 
   test("http.maxBodyBytes below 1024 is an error", () => {

@@ -20,7 +20,8 @@ export interface ServerConfig {
   database: { uri: string; database: string };
   security: { cors: { allowedOrigins: string[] } };
   bootstrap: { adminToken: string };
-  http: { maxBodyBytes: number };
+  /** trustedProxies: peers whose X-Forwarded-Proto is believed (TLS terminated in front). */
+  http: { maxBodyBytes: number; trustedProxies: string[] };
   logging: { level: string };
   /** The file that was read, if any. */
   file: string | null;
@@ -142,7 +143,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     database: { uri: database!, database: get("database.database") },
     security: { cors: { allowedOrigins: get<string[]>("security.cors.allowedOrigins").map((o) => o.replace(/\/$/, "")) } },
     bootstrap: { adminToken: get("bootstrap.adminToken") },
-    http: { maxBodyBytes: get("http.maxBodyBytes") },
+    http: { maxBodyBytes: get("http.maxBodyBytes"), trustedProxies: get<string[]>("http.trustedProxies") },
     logging: { level: get("logging.level") },
     file,
   };

@@ -14,6 +14,7 @@ import { VERSION, type App } from "../app.ts";
 import { storageStatus } from "../api/system.ts";
 import { AppError, ForbiddenError, UnauthenticatedError, ValidationError } from "../errors.ts";
 import { readJson } from "./body.ts";
+import { channelFor, type Channel, type ChannelSocket, type SocketData } from "./channel.ts";
 import { Cors } from "./cors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { errorResponse, json } from "./respond.ts";
@@ -27,13 +28,14 @@ const API_HEADERS = { "Cache-Control": "no-store", "X-Content-Type-Options": "no
 
 export interface HttpServer {
   url: URL;
-  server: Server<undefined>;
+  server: Server<SocketData>;
   /** Stops accepting, lets in-flight requests finish, then resolves. */
   stop(): Promise<void>;
 }
 
 export function startHttpServer(app: App, routes: Route[]): HttpServer {
-  const { config, logger } = app;
+  const { config, logger, channels } = app;
+  const trustedProxies = new Set(config.http.trustedProxies);
   const router = new Router(routes);
   const cors = new Cors(config.security.cors.allowedOrigins, config.externalUrl);
   const openapi = JSON.stringify(openApiDocument(routes, VERSION));
@@ -71,7 +73,7 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     return route.status === 204 ? new Response(null, { status: 204 }) : json(result, route.status);
   }
 
-  async function fetch(req: Request, server: Server<undefined>): Promise<Response> {
+  async function fetch(req: Request, server: Server<SocketData>): Promise<Response | undefined> {
     const started = performance.now();
     const url = new URL(req.url);
     const incomingId = req.headers.get("x-request-id");
@@ -80,12 +82,21 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     const log = logger.child({ reqId: requestId });
     const origin = req.headers.get("origin");
     let response: Response;
+    let channel: Channel | undefined;
     try {
       if (url.pathname === "/healthz") {
         response = new Response("ok\n", { headers: { "Content-Type": "text/plain" } });
       } else if (url.pathname === "/readyz") {
         const ready = (await storageStatus(app)).status === "up";
         response = new Response(ready ? "ready\n" : "not ready\n", { status: ready ? 200 : 503 });
+      } else if ((channel = channelFor(channels, url.pathname))) {
+        const forwarded = remoteAddr !== null && trustedProxies.has(remoteAddr) && req.headers.get("x-forwarded-proto") === "https";
+        const answer = await channel.handle({ req, url, remoteAddr, requestId, log, server, secure: config.tls !== null || forwarded });
+        if (answer === undefined) {
+          log.info({ method: req.method, path: url.pathname, status: 101, remoteAddr }, "upgraded");
+          return undefined;
+        }
+        response = answer;
       } else if (url.pathname === API_PREFIX || url.pathname.startsWith(API_PREFIX + "/")) {
         if (req.method === "OPTIONS" && origin !== null) {
           if (!cors.allows(origin)) {
@@ -120,6 +131,14 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     maxRequestBodySize: 64 * 1024 * 1024,
     ...(config.tls ? { tls: { cert: Bun.file(config.tls.certFile), key: Bun.file(config.tls.keyFile) } } : {}),
     fetch,
+    websocket: {
+      // Channels bound their own messages; this is only the outer bound.
+      maxPayloadLength: 16 * 1024 * 1024,
+      idleTimeout: 0,
+      open: (ws: ChannelSocket) => ws.data.channel.open?.(ws),
+      message: (ws: ChannelSocket, message: string | Buffer) => ws.data.channel.message?.(ws, message),
+      close: (ws: ChannelSocket, code: number, reason: string) => ws.data.channel.close?.(ws, code, reason),
+    },
     error(error) {
       return errorResponse(error, logger);
     },
@@ -129,6 +148,8 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     url,
     server,
     stop: async () => {
+      // Channels end their sessions first: open WebSockets would hold the stop forever.
+      for (const c of channels) c.stop?.();
       await server.stop();
     },
   };

@@ -15,6 +15,7 @@ const collector = (id: string, managementMode: Collector["managementMode"] = "op
   tags: {},
   status: "pending",
   lastSeen: null,
+  health: null,
   createdAt: at,
   updatedAt: at,
 });

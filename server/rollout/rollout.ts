@@ -9,6 +9,8 @@ import { auditEntry, type Actor } from "../audit/audit.ts";
 import type { Collector, Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { AppError, ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
+import type { Logger } from "pino";
+import { Coalescer } from "../store/coalesce.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
 
@@ -61,16 +63,53 @@ const CONFIGS = "collector_config";
 const HISTORY = "config_history";
 const RENDERED = "rendered_configs";
 const ROLLOUTS = "rollouts";
+const EFFECTIVE = "effective_configs";
 const LATEST = { collection: "system", id: "latest_rollout" };
 
 const historyId = (collectorId: string, seq: number) => `${collectorId}/${String(seq).padStart(10, "0")}`;
 
+/** What a collector says of a config it was given (OpAMP RemoteConfigStatus, remote config's status). */
+export interface ConfigReport {
+  hash: string;
+  state: "applying" | "applied" | "failed";
+  error?: string;
+}
+
+/** The config a collector says it runs: `effective_configs/<collectorId>`. */
+export interface EffectiveConfig {
+  collectorId: string;
+  files: { name: string; contentType: string; body: string }[];
+  reportedAt: string;
+}
+
+/** Rendered configs kept decoded in memory; they never change, so only the count is bounded. */
+const RENDERED_CACHE = 5000;
+
 export class Rollouts {
+  private readonly targets = new Map<string, CollectorConfig>();
+  private readonly renderedByHash = new Map<string, RenderedConfig>();
+  private readonly configWrites: Coalescer<CollectorConfig>;
+  private readonly historyWrites: Coalescer<HistoryEntry>;
+  private readonly unwatch: () => void;
+
   constructor(
     private readonly store: Store,
     private readonly config: ConfigStore,
     private readonly collectors: Collectors,
-  ) {}
+    log: Logger,
+  ) {
+    this.configWrites = new Coalescer(store, CONFIGS, 50, log);
+    this.historyWrites = new Coalescer(store, HISTORY, 50, log);
+    // Targets change by publish or rollback on any replica; forget cached ones as the feed says.
+    this.unwatch = store.watch((changes) => {
+      for (const c of changes) if (c.collection === CONFIGS) this.targets.delete(c.id);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.unwatch();
+    await Promise.all([this.configWrites.close(), this.historyWrites.close()]);
+  }
 
   /** Publishes the head commit to the fleet, or to one collector. */
   async publish(who: Actor, collectorId?: string): Promise<Rollout> {
@@ -218,11 +257,70 @@ export class Rollouts {
     return entry;
   }
 
-  /** The rendered config a collector should run, or null when nothing was published to it. */
+  /**
+   * The rendered config a collector should run, or null when nothing was
+   * published to it. Served from memory after the first read: every remote
+   * config poll asks.
+   */
   async target(collectorId: string): Promise<{ target: CollectorConfig; rendered: RenderedConfig } | null> {
-    const target = (await this.store.get<CollectorConfig>(CONFIGS, collectorId))?.data;
-    if (!target) return null;
-    const rendered = (await this.store.get<RenderedConfig>(RENDERED, target.targetHash))?.data;
+    let target = this.targets.get(collectorId);
+    if (!target) {
+      target = (await this.store.get<CollectorConfig>(CONFIGS, collectorId))?.data;
+      if (!target) return null;
+      this.targets.set(collectorId, target);
+    }
+    const rendered = await this.rendered(target.targetHash);
     return rendered ? { target, rendered } : null;
+  }
+
+  private async rendered(hash: string): Promise<RenderedConfig | null> {
+    let rendered = this.renderedByHash.get(hash);
+    if (!rendered) {
+      rendered = (await this.store.get<RenderedConfig>(RENDERED, hash))?.data;
+      if (!rendered) return null;
+      if (this.renderedByHash.size >= RENDERED_CACHE) this.renderedByHash.delete(this.renderedByHash.keys().next().value!);
+      this.renderedByHash.set(hash, rendered);
+    }
+    return rendered;
+  }
+
+  /**
+   * Moves the collector's config state by what it reports. Reports about a
+   * config other than its current target are stale and change nothing.
+   */
+  async report(collectorId: string, report: ConfigReport): Promise<void> {
+    const state: ConfigState = report.state === "applied" ? "current" : report.state;
+    const error = report.state === "failed" ? (report.error || "the collector could not apply the config") : null;
+    const now = new Date().toISOString();
+    let seq: number | null = null;
+    await this.configWrites.update(collectorId, (current) => {
+      if (!current || current.targetHash !== report.hash) return null;
+      seq = current.targetSeq;
+      if (current.state === state && current.error === error) return null;
+      return { ...current, state, error, updatedAt: now };
+    });
+    if (seq !== null) {
+      await this.historyWrites.update(historyId(collectorId, seq), (entry) =>
+        entry && entry.hash === report.hash && entry.state !== state ? { ...entry, state } : null,
+      );
+    }
+  }
+
+  /** A collector fetched its target (remote config): outdated becomes applying until it reports. */
+  async fetched(collectorId: string, hash: string): Promise<void> {
+    await this.configWrites.update(collectorId, (current) =>
+      current && current.targetHash === hash && current.state === "outdated" ? { ...current, state: "applying", updatedAt: new Date().toISOString() } : null,
+    );
+  }
+
+  /** Stores the config the collector says it runs (shown beside the target). */
+  async setEffective(collectorId: string, files: EffectiveConfig["files"]): Promise<void> {
+    const data: EffectiveConfig = { collectorId, files, reportedAt: new Date().toISOString() };
+    await this.store.write([{ op: "put", collection: EFFECTIVE, id: collectorId, data }]);
+  }
+
+  async effective(collectorId: string): Promise<EffectiveConfig | null> {
+    await this.collectors.get(collectorId);
+    return (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data ?? null;
   }
 }

@@ -1,0 +1,68 @@
+/**
+ * Collector and agent channels (`/v1/opamp`, `/v1/metrics`, remote config,
+ * `/v1/agent`) speak their own protocols and auth, so they bypass the REST
+ * pipeline: the edge finds the channel by path and hands it the raw request.
+ * A channel that upgrades to a WebSocket keeps per-connection state in the
+ * socket's data; the edge routes socket events back to the owning channel.
+ */
+import type { Server, ServerWebSocket } from "bun";
+import type { Logger } from "pino";
+
+export interface SocketData {
+  channel: Channel;
+  /** The channel's own per-connection state. */
+  state: unknown;
+}
+
+export type ChannelSocket = ServerWebSocket<SocketData>;
+
+export interface ChannelRequest {
+  req: Request;
+  url: URL;
+  remoteAddr: string | null;
+  requestId: string;
+  log: Logger;
+  server: Server<SocketData>;
+  /** True when the client's connection is encrypted end to end or up to a trusted TLS proxy. */
+  secure: boolean;
+}
+
+export interface ChannelHealth {
+  state: "up" | "degraded" | "down";
+  /** Open sessions, when the channel keeps them. */
+  connections?: number;
+}
+
+export interface Channel {
+  /** Shown in health. */
+  readonly name: string;
+  /** An exact path, or a prefix ending in "/". */
+  readonly path: string;
+  /** Answers the request; undefined when it was upgraded to a WebSocket. */
+  handle(ctx: ChannelRequest): Promise<Response | undefined>;
+  open?(ws: ChannelSocket): void;
+  message?(ws: ChannelSocket, message: string | Buffer): void | Promise<void>;
+  close?(ws: ChannelSocket, code: number, reason: string): void;
+  health(): ChannelHealth;
+  /** Ends sessions and timers at shutdown. */
+  stop?(): void;
+}
+
+export function channelFor(channels: readonly Channel[], path: string): Channel | undefined {
+  return channels.find((c) => (c.path.endsWith("/") ? path.startsWith(c.path) : path === c.path));
+}
+
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
+
+export function isLoopback(address: string | null): boolean {
+  return address !== null && LOOPBACK.test(address);
+}
+
+/**
+ * Whether a plaintext WebSocket may be opened: TLS on this server, TLS ended
+ * by a trusted proxy (its X-Forwarded-Proto), or a loopback peer. Tokens
+ * never cross a network in the clear.
+ */
+export function transportAllowed(ctx: ChannelRequest): boolean {
+  return ctx.secure || isLoopback(ctx.remoteAddr);
+}

@@ -1,0 +1,84 @@
+/**
+ * Coalesces many small read-modify-write updates of one collection into one
+ * store write per tick. Collector channels report heartbeats and config
+ * status thousands of times a second at fleet scale; one fsync'd write each
+ * would cap the fleet far below its size. Updates are functions of the
+ * stored document, applied to a fresh read under compare-and-swap, so they
+ * never clobber a concurrent API edit.
+ */
+import type { Logger } from "pino";
+import { ConflictError } from "../errors.ts";
+import type { Store, WriteOp } from "./store.ts";
+
+/** Next version of a document from the current one (null when absent); null leaves it untouched. */
+export type Update<T> = (current: T | null) => T | null;
+
+interface Pending<T> {
+  updates: Update<T>[];
+  done: { resolve: () => void; reject: (error: unknown) => void }[];
+}
+
+const MAX_ATTEMPTS = 5;
+
+export class Coalescer<T> {
+  private pending = new Map<string, Pending<T>>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: Store,
+    private readonly collection: string,
+    private readonly delayMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Queues an update; resolves once it is stored. */
+  update(id: string, update: Update<T>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let entry = this.pending.get(id);
+      if (!entry) this.pending.set(id, (entry = { updates: [], done: [] }));
+      entry.updates.push(update);
+      entry.done.push({ resolve, reject });
+      this.timer ??= setTimeout(() => void this.flush(), this.delayMs);
+    });
+  }
+
+  /** Writes everything queued so far. */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = this.pending;
+    this.pending = new Map();
+    this.flushing = this.flushing.then(() => this.write(batch));
+    return this.flushing;
+  }
+
+  private async write(batch: Map<string, Pending<T>>): Promise<void> {
+    if (batch.size === 0) return;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const ops: WriteOp[] = [];
+        for (const [id, entry] of batch) {
+          const doc = await this.store.get<T>(this.collection, id);
+          let next: T | null = doc?.data ?? null;
+          for (const update of entry.updates) next = update(next) ?? next;
+          if (next !== null && next !== (doc?.data ?? null)) {
+            ops.push({ op: "put", collection: this.collection, id, data: next, expect: doc?.version ?? "absent" });
+          }
+        }
+        if (ops.length > 0) await this.store.write(ops);
+        for (const entry of batch.values()) for (const d of entry.done) d.resolve();
+        return;
+      } catch (error) {
+        if (error instanceof ConflictError && attempt < MAX_ATTEMPTS) continue;
+        this.log.warn({ err: error, collection: this.collection, size: batch.size }, "coalesced write failed");
+        for (const entry of batch.values()) for (const d of entry.done) d.reject(error);
+        return;
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    return this.flush();
+  }
+}
