@@ -8,7 +8,9 @@ import pkg from "../package.json" with { type: "json" };
 import { ServiceAccounts } from "./auth/service-accounts.ts";
 import { Collectors } from "./collectors/collectors.ts";
 import { Presence } from "./collectors/presence.ts";
+import { CollectorTokens } from "./collectors/tokens.ts";
 import { collectorChannels } from "./channels.ts";
+import { EventHub } from "./events/events.ts";
 import type { Channel } from "./http/channel.ts";
 import type { ServerConfig } from "./config/load.ts";
 import { Activations } from "./configstore/activations.ts";
@@ -17,6 +19,7 @@ import { ConfigStore } from "./configstore/configstore.ts";
 import { Pipelines } from "./configstore/pipelines.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
 import { Routes } from "./configstore/routes.ts";
+import { Enrollment } from "./enrollment/enrollment.ts";
 import { Rollouts } from "./rollout/rollout.ts";
 import type { Store } from "./store/store.ts";
 
@@ -29,6 +32,8 @@ export interface App {
   startedAt: Date;
   accounts: ServiceAccounts;
   collectors: Collectors;
+  enrollment: Enrollment;
+  collectorTokens: CollectorTokens;
   configStore: ConfigStore;
   sources: Components;
   destinations: Components;
@@ -37,6 +42,7 @@ export interface App {
   routes: Routes;
   rollouts: Rollouts;
   presence: Presence;
+  events: EventHub;
   /** The collector and agent channels the edge serves beside the API. */
   channels: Channel[];
   /** Stops background work and flushes coalesced writes; the store is closed by its owner. */
@@ -50,6 +56,7 @@ export function gitDirFor(config: ServerConfig): string {
 
 export async function createApp(config: ServerConfig, store: Store, logger: Logger, gitdir = gitDirFor(config)): Promise<App> {
   const collectors = new Collectors(store);
+  const collectorTokens = new CollectorTokens(store, collectors);
   const configStore = new ConfigStore(store, await ConfigRepo.open(gitdir));
   const rollouts = new Rollouts(store, configStore, collectors, logger);
   const presence = new Presence(store, collectors, logger);
@@ -60,6 +67,8 @@ export async function createApp(config: ServerConfig, store: Store, logger: Logg
     startedAt: new Date(),
     accounts: new ServiceAccounts(store),
     collectors,
+    enrollment: new Enrollment(store, collectors),
+    collectorTokens,
     configStore,
     sources: new Components(configStore, "source"),
     destinations: new Components(configStore, "destination"),
@@ -68,11 +77,14 @@ export async function createApp(config: ServerConfig, store: Store, logger: Logg
     routes: new Routes(configStore, collectors),
     rollouts,
     presence,
+    events: new EventHub(store, logger),
     channels: [],
     async close() {
+      app.events.close();
       await presence.stop();
       await rollouts.close();
       collectors.close();
+      collectorTokens.close();
       configStore.close();
     },
   };

@@ -7,6 +7,8 @@ import { catalogRoutes } from "./catalog.ts";
 import { changeRoutes } from "./changes.ts";
 import { collectorRoutes } from "./collectors.ts";
 import { componentRoutes } from "./components.ts";
+import { eventRoutes } from "./events.ts";
+import { enrollmentRoutes } from "./enrollment.ts";
 import { pipelineRoutes } from "./pipelines.ts";
 import { publishRoutes } from "./publish.ts";
 import { routeRoutes } from "./routes.ts";
@@ -16,6 +18,7 @@ import { systemRoutes } from "./system.ts";
 export function apiRoutes(app: App): Route[] {
   return [
     ...collectorRoutes(app),
+    ...enrollmentRoutes(app),
     ...activationRoutes(app),
     ...componentRoutes(app.sources),
     ...componentRoutes(app.destinations),
@@ -27,5 +30,6 @@ export function apiRoutes(app: App): Route[] {
     ...serviceAccountRoutes(app),
     ...auditRoutes(app),
     ...systemRoutes(app),
+    ...eventRoutes(app),
   ];
 }

@@ -70,6 +70,8 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     }
     const ctx: RequestContext = { req, url, params, query, body, principal, requestId, log };
     const result = await route.handler(ctx);
+    // A handler that streams (server-sent events) builds its own answer.
+    if (result instanceof Response) return result;
     return route.status === 204 ? new Response(null, { status: 204 }) : json(result, route.status);
   }
 

@@ -1,0 +1,18 @@
+/** REST: /events — live changes as server-sent events, filtered by the caller's scopes. */
+import type { App } from "../app.ts";
+import { eventStream } from "../events/events.ts";
+import { route, type Route } from "../http/route.ts";
+
+export function eventRoutes(app: App): Route[] {
+  return [
+    route({
+      method: "GET",
+      path: "/events",
+      scope: "collectors:read",
+      tag: "events",
+      summary:
+        "Server-sent events: `collector` (the record, on every status or label change), and with config:read also `config_target`, `rollout` and `worktree` nudges. A `: keepalive` comment every 15 s.",
+      handler: async ({ principal }) => eventStream(app.events, principal.scopes),
+    }),
+  ];
+}

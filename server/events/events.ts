@@ -1,0 +1,118 @@
+/**
+ * Live changes for the UI (`GET /api/v1/events`, server-sent events). The
+ * hub turns the store's change feed (which also carries other replicas'
+ * writes) into a few event types, reads each changed record once however
+ * many clients listen, and drops a client that cannot keep up rather than
+ * buffering for it without bound.
+ */
+import type { Logger } from "pino";
+import type { Scope } from "../auth/scopes.ts";
+import type { Change, Store } from "../store/store.ts";
+
+export interface LiveEvent {
+  type: "collector" | "config_target" | "rollout" | "worktree";
+  id: string;
+  op: "put" | "delete";
+  /** The record as stored, for collectors and config targets; others are a nudge to refetch. */
+  data?: unknown;
+}
+
+/** Which store collections become events, and the scope a client needs to see them. */
+const TOPICS: Record<string, { type: LiveEvent["type"]; scope: Scope; withData: boolean }> = {
+  collectors: { type: "collector", scope: "collectors:read", withData: true },
+  collector_config: { type: "config_target", scope: "config:read", withData: true },
+  system: { type: "rollout", scope: "config:read", withData: false },
+  worktree: { type: "worktree", scope: "config:read", withData: false },
+};
+
+type Listener = (event: LiveEvent) => void;
+
+interface Subscriber {
+  scopes: ReadonlySet<string>;
+  listener: Listener;
+}
+
+export class EventHub {
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly unwatch: () => void;
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+  ) {
+    this.unwatch = store.watch((changes) => {
+      if (this.subscribers.size > 0) void this.dispatch(changes);
+    });
+  }
+
+  get size(): number {
+    return this.subscribers.size;
+  }
+
+  private async dispatch(changes: Change[]): Promise<void> {
+    for (const change of changes) {
+      const topic = TOPICS[change.collection];
+      if (!topic || (change.collection === "system" && change.id !== "latest_rollout")) continue;
+      const event: LiveEvent = { type: topic.type, id: change.id, op: change.op };
+      if (topic.withData && change.op === "put") {
+        try {
+          event.data = (await this.store.get(change.collection, change.id))?.data;
+        } catch (error) {
+          this.log.warn({ err: error }, "live event: record read failed");
+          continue;
+        }
+      }
+      for (const s of this.subscribers) if (s.scopes.has(topic.scope)) s.listener(event);
+    }
+  }
+
+  /** Events the holder of `scopes` may see; returns the unsubscribe. */
+  subscribe(scopes: ReadonlySet<string>, listener: Listener): () => void {
+    const subscriber = { scopes, listener };
+    this.subscribers.add(subscriber);
+    return () => this.subscribers.delete(subscriber);
+  }
+
+  close(): void {
+    this.unwatch();
+    this.subscribers.clear();
+  }
+}
+
+const KEEPALIVE_MS = 15_000;
+/** Bytes queued for a slow client before it is cut off. */
+const MAX_BACKLOG = 1024 * 1024;
+
+/** A text/event-stream answer fed by the hub until the client goes away. */
+export function eventStream(hub: EventHub, scopes: ReadonlySet<string>): Response {
+  const encoder = new TextEncoder();
+  let stop = () => {};
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const send = (text: string) => {
+          if ((controller.desiredSize ?? 0) < -MAX_BACKLOG) {
+            stop();
+            controller.error(new Error("client too slow"));
+            return;
+          }
+          controller.enqueue(encoder.encode(text));
+        };
+        send(": connected\n\n");
+        const unsubscribe = hub.subscribe(scopes, (event) => send(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`));
+        const keepalive = setInterval(() => send(": keepalive\n\n"), KEEPALIVE_MS);
+        stop = () => {
+          clearInterval(keepalive);
+          unsubscribe();
+        };
+      },
+      cancel() {
+        stop();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return new Response(stream, {
+    headers: { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", "X-Accel-Buffering": "no" },
+  });
+}
