@@ -7,7 +7,7 @@ import { decodeCursor, encodeCursor, PageQuery, StringMap } from "../http/schema
 
 const Name = Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", errorMessage: "must be a non-blank string of at most 200 characters" });
 const Environment = Type.Union([Type.String({ maxLength: 200 }), Type.Null()]);
-const Mode = Type.Union(MANAGEMENT_MODES.map((m) => Type.Literal(m)), { errorMessage: `must be one of ${MANAGEMENT_MODES.join(", ")}` });
+export const Mode = Type.Union(MANAGEMENT_MODES.map((m) => Type.Literal(m)), { errorMessage: `must be one of ${MANAGEMENT_MODES.join(", ")}` });
 const Status = Type.Union(COLLECTOR_STATUSES.map((s) => Type.Literal(s)));
 
 export const Collector = Type.Object(

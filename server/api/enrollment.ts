@@ -1,0 +1,188 @@
+/**
+ * REST: enrolling collectors. /enrollment-tokens manages the tokens a new
+ * collector or agent first presents; the /collectors/... routes hand out what
+ * goes on a collector host (install snippet, bootstrap files, its own token).
+ * Every route here that answers a credential needs a write scope: a read-only
+ * viewer must not be able to enroll collectors or rotate a live one's token.
+ */
+import { Type, type TSchema } from "@sinclair/typebox";
+import type { App } from "../app.ts";
+import type { Collector } from "../collectors/collectors.ts";
+import { bootstrapFiles, collectorUrl, installSnippet, RUNTIME_OF, RUNTIMES } from "../enrollment/bootstrap.ts";
+import { ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
+import { ConflictError, ValidationError } from "../errors.ts";
+import { route, type Route } from "../http/route.ts";
+import { IdParam } from "../http/schemas.ts";
+import { Mode } from "./collectors.ts";
+
+const Kind = Type.Union(ENROLLMENT_KINDS.map((k) => Type.Literal(k)), { errorMessage: `must be one of ${ENROLLMENT_KINDS.join(", ")}` });
+const RuntimeName = Type.Union(RUNTIMES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${RUNTIMES.join(", ")}` });
+const Time = Type.String({ format: "date-time" });
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const EnrollmentToken = Type.Object(
+  {
+    id: Type.String(),
+    kind: Kind,
+    collectorId: Nullable(Type.String()),
+    environment: Nullable(Type.String()),
+    expiresAt: Time,
+    maxUses: Nullable(Type.Integer({ description: "Always 1 for opamp; null is unlimited." })),
+    uses: Type.Integer(),
+    boundInstanceUid: Nullable(Type.String({ description: "The OpAMP instance_uid the token is bound to." })),
+    createdBy: Type.String(),
+    createdAt: Time,
+    revokedAt: Nullable(Time),
+  },
+  { title: "EnrollmentToken" },
+);
+
+const CreateBody = Type.Object(
+  {
+    kind: Kind,
+    collectorId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "opamp only: enroll as this existing collector." })),
+    environment: Type.Optional(Type.String({ maxLength: 200 })),
+    expiresIn: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_EXPIRES_IN, description: "Seconds; default 86400 (opamp) or 604800 (agent); at most 365 days." }),
+    ),
+    maxUses: Type.Optional(
+      Nullable(Type.Integer({ minimum: 1, description: "agent only (opamp is always 1); default 1; null is unlimited, e.g. for a DaemonSet." })),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const CollectorToken = Type.Object(
+  { token: Type.String({ description: "Shown once." }), collectorId: Type.String(), createdAt: Time },
+  { title: "CollectorToken" },
+);
+
+const SnippetQuery = Type.Object(
+  {
+    managementMode: Type.Optional(Mode),
+    environment: Type.Optional(Type.String({ maxLength: 200, description: "Label for the collector an opamp token creates; not with collectorId." })),
+    collectorId: Type.Optional(IdParam),
+  },
+  { additionalProperties: false },
+);
+
+const BootstrapFile = Type.Object({ path: Type.String(), contentType: Type.String(), body: Type.String() });
+
+/** Files for another runtime than the collector's mode would leave it talking to a channel that does not serve it. */
+function modeMismatch(collector: Collector, asked: string): ConflictError {
+  return new ConflictError(
+    `Collector '${collector.id}' has managementMode ${collector.managementMode}, which does not match ${asked}; change it with PATCH /collectors/${collector.id} first.`,
+    "management_mode_mismatch",
+  );
+}
+
+export function enrollmentRoutes(app: App): Route[] {
+  return [
+    route({
+      method: "POST",
+      path: "/enrollment-tokens",
+      scope: "tokens:write",
+      tag: "enrollment",
+      summary: "Mint an enrollment token (opamp: single-use, binds to the first instance; agent: up to maxUses); the token is in this answer only.",
+      body: CreateBody,
+      response: Type.Composite([EnrollmentToken, Type.Object({ token: Type.String({ description: "Shown once." }) })]),
+      status: 201,
+      handler: async ({ body, principal }) => {
+        const { token, enrollmentToken } = await app.enrollment.create(principal, body);
+        return { ...enrollmentToken, token };
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/enrollment-tokens",
+      scope: "tokens:read",
+      tag: "enrollment",
+      summary: "List enrollment tokens with their uses, binding, expiry and revocation (never the tokens).",
+      response: Type.Object({ items: Type.Array(EnrollmentToken) }),
+      handler: async () => ({ items: await app.enrollment.list() }),
+    }),
+    route({
+      method: "DELETE",
+      path: "/enrollment-tokens/{id}",
+      scope: "tokens:write",
+      tag: "enrollment",
+      summary: "Revoke an enrollment token; it stops working at once and stays listed with revokedAt.",
+      status: 204,
+      handler: ({ params, principal }) => app.enrollment.revoke(principal, params.id!),
+    }),
+    route({
+      method: "POST",
+      path: "/collectors/{id}/otlp-token",
+      scope: "collectors:write",
+      tag: "enrollment",
+      summary:
+        "Mint the collector's own token (Bearer for remote config and /v1/metrics). The previous token stops working in the same write: put the new one in the collector's config straight away. OpAMP collectors are sent it as connection settings.",
+      response: CollectorToken,
+      status: 201,
+      handler: ({ params, principal }) => app.collectorTokens.mint(principal, params.id!),
+    }),
+    route({
+      method: "GET",
+      path: "/collectors/snippet",
+      scope: "collectors:write",
+      tag: "enrollment",
+      summary:
+        "A shell one-liner that installs and enrolls a collector. opamp (default): mints a single-use enrollment token, pre-bound to ?collectorId= when given. rcfg-remotecfg: needs ?collectorId= and mints that collector's own token, which revokes its previous one.",
+      query: SnippetQuery,
+      response: Type.Object({
+        snippet: Type.String(),
+        enrollmentTokenId: Nullable(Type.String({ description: "null for rcfg-remotecfg, which uses the collector's own token." })),
+        expiresAt: Nullable(Time),
+      }),
+      handler: async ({ query, principal }) => {
+        const url = collectorUrl(app.config.externalUrl);
+        const collector = query.collectorId === undefined ? undefined : await app.collectors.get(query.collectorId);
+        if (collector && query.environment !== undefined) {
+          throw new ValidationError("The collector already has its environment; leave environment out or change the collector.", [
+            { path: "environment", message: "cannot be combined with collectorId" },
+          ]);
+        }
+        const mode = collector?.managementMode ?? query.managementMode ?? "opamp";
+        if (collector && query.managementMode !== undefined && query.managementMode !== mode) {
+          throw modeMismatch(collector, `managementMode ${query.managementMode}`);
+        }
+        if (mode === "rcfg-remotecfg") {
+          if (!collector) {
+            throw new ValidationError("An rcfg-remotecfg collector authenticates with its own token, so the snippet needs it: create it with POST /collectors and pass its id.", [
+              { path: "collectorId", message: "is required for managementMode rcfg-remotecfg" },
+            ]);
+          }
+          const { token } = await app.collectorTokens.mint(principal, collector.id);
+          return { snippet: installSnippet(url, mode, token, collector.id), enrollmentTokenId: null, expiresAt: null };
+        }
+        const { token, enrollmentToken } = await app.enrollment.create(principal, {
+          kind: "opamp",
+          collectorId: collector?.id,
+          environment: query.environment,
+        });
+        return { snippet: installSnippet(url, mode, token), enrollmentTokenId: enrollmentToken.id, expiresAt: enrollmentToken.expiresAt };
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/collectors/{id}/bootstrap",
+      scope: "collectors:write",
+      tag: "enrollment",
+      summary:
+        "The collector's bootstrap files. otelcol (opamp collectors): collector and OpAMP supervisor config with a fresh single-use enrollment token bound to this collector. alloy (rcfg-remotecfg): the remotecfg file with a freshly minted collector token, which revokes its previous one.",
+      query: Type.Object({ runtime: Type.Optional(RuntimeName) }, { additionalProperties: false }),
+      response: Type.Object({ runtime: RuntimeName, files: Type.Array(BootstrapFile) }),
+      handler: async ({ params, query, principal }) => {
+        const url = collectorUrl(app.config.externalUrl);
+        const collector = await app.collectors.get(params.id!);
+        const runtime = RUNTIME_OF[collector.managementMode];
+        if (query.runtime !== undefined && query.runtime !== runtime) throw modeMismatch(collector, `runtime ${query.runtime}`);
+        const token =
+          runtime === "alloy"
+            ? (await app.collectorTokens.mint(principal, collector.id)).token
+            : (await app.enrollment.create(principal, { kind: "opamp", collectorId: collector.id })).token;
+        return { runtime, files: bootstrapFiles(runtime, url, collector.id, token) };
+      },
+    }),
+  ];
+}

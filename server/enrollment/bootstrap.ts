@@ -1,0 +1,96 @@
+/**
+ * What an operator runs or writes on a collector host to enroll it: the
+ * install one-liner and the bootstrap files of both runtimes. They carry only
+ * the way back to svc (spec §1.3); the pipeline arrives over OpAMP or remote
+ * config. Templates are files in installer/templates/ with `{{name}}`
+ * placeholders, each value quoted for its format; the text imports embed
+ * them in the compiled binary.
+ */
+import { stringify } from "yaml";
+import alloyTemplate from "../../installer/templates/alloy-bootstrap.alloy" with { type: "text" };
+import otelcolTemplate from "../../installer/templates/otelcol-bootstrap.yaml" with { type: "text" };
+import supervisorTemplate from "../../installer/templates/supervisor.yaml" with { type: "text" };
+import type { ManagementMode } from "../collectors/collectors.ts";
+import { ConflictError } from "../errors.ts";
+import { quoteAlloy } from "../render/alloy-syntax.ts";
+
+export const RUNTIMES = ["otelcol", "alloy"] as const;
+export type Runtime = (typeof RUNTIMES)[number];
+
+/** The runtime a collector in each management mode runs. */
+export const RUNTIME_OF: Record<ManagementMode, Runtime> = { opamp: "otelcol", "rcfg-remotecfg": "alloy" };
+
+export interface BootstrapFile {
+  /** Where the file goes on the collector host (spec "Host file locations"). */
+  path: string;
+  contentType: string;
+  body: string;
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/**
+ * The public URL collectors are given, from `externalUrl`. Refused (409) when
+ * it is unset, and when it is plain http off loopback: collectors send their
+ * token to it, and OpAMP allows ws:// on loopback only (spec §5).
+ */
+export function collectorUrl(externalUrl: string): URL {
+  if (externalUrl === "") {
+    throw new ConflictError(
+      "Collectors need this server's public URL, and none is configured: set externalUrl in config.yaml (or SVC_EXTERNALURL / EXTERNAL_URL) and restart.",
+      "external_url_missing",
+    );
+  }
+  const url = new URL(externalUrl);
+  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname)) {
+    throw new ConflictError(
+      `externalUrl ${externalUrl} is plain http on a network address; collectors would send their token unencrypted. Serve https (tls.certFile or a TLS front door) and set externalUrl to the https URL.`,
+      "external_url_insecure",
+    );
+  }
+  return url;
+}
+
+/** A POSIX shell word: bare when it is plainly safe, else single-quoted. */
+function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The one-liner that fetches install.sh from this server and runs it with the endpoint, token and mode. */
+export function installSnippet(url: URL, mode: ManagementMode, token: string, collectorId?: string): string {
+  const args = ["--endpoint", url.origin, "--token", token, "--mode", mode];
+  if (collectorId !== undefined) args.push("--collector-id", collectorId);
+  return `curl -fsSL ${shellQuote(`${url.origin}/install.sh`)} | sudo sh -s -- ${args.map(shellQuote).join(" ")}`;
+}
+
+/** A YAML double-quoted scalar, never folded. */
+function quoteYaml(text: string): string {
+  return stringify(text, { defaultStringType: "QUOTE_DOUBLE", lineWidth: 0 }).trimEnd();
+}
+
+function fill(template: string, values: Record<string, string>, quote: (text: string) => string): string {
+  return template.replaceAll(/\{\{(\w+)\}\}/g, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`bootstrap template placeholder {{${name}}} has no value`);
+    return quote(value);
+  });
+}
+
+/**
+ * The bootstrap files for one collector. otelcol: the collector's own config
+ * and the OpAMP supervisor's, both carrying `token` (an opamp enrollment
+ * token). alloy: the Runtime R file carrying `token` (the per-collector token)
+ * for remote config and the own-metrics push.
+ */
+export function bootstrapFiles(runtime: Runtime, url: URL, collectorId: string, token: string): BootstrapFile[] {
+  const authorization = `Bearer ${token}`;
+  if (runtime === "alloy") {
+    const body = fill(alloyTemplate, { url: url.origin, collectorId, token, authorization }, quoteAlloy);
+    return [{ path: "/etc/rcfg-runtime/config.rcfg", contentType: "text/plain", body }];
+  }
+  const values = { opampEndpoint: `${url.protocol === "https:" ? "wss" : "ws"}://${url.host}/v1/opamp`, authorization };
+  return [
+    { path: "/etc/otel-collector/config.yaml", contentType: "text/yaml", body: fill(otelcolTemplate, values, quoteYaml) },
+    { path: "/etc/opampsupervisor/config.yaml", contentType: "text/yaml", body: fill(supervisorTemplate, values, quoteYaml) },
+  ];
+}

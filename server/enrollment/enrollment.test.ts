@@ -1,0 +1,134 @@
+import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { hashToken } from "../auth/tokens.ts";
+import { Collectors } from "../collectors/collectors.ts";
+import { NotFoundError, ValidationError } from "../errors.ts";
+import { SqliteStore } from "../store/sqlite.ts";
+import { Enrollment } from "./enrollment.ts";
+
+const who = { actor: "sa:tester", remoteAddr: "127.0.0.1" };
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  setSystemTime();
+  for (const fn of cleanups.splice(0)) await fn();
+});
+
+function open() {
+  const dir = mkdtempSync(join(tmpdir(), "svc-enroll-"));
+  const store = new SqliteStore(join(dir, "state.db"));
+  const collectors = new Collectors(store);
+  cleanups.push(async () => {
+    collectors.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { store, collectors, enrollment: new Enrollment(store, collectors) };
+}
+
+describe("enrollment tokens", () => {
+  test("the token is answered once and stored only as its digest; list shows state, never the secret", async () => {
+    const { store, enrollment } = open();
+    const { token, enrollmentToken } = await enrollment.create(who, { kind: "opamp", environment: "prod" });
+    expect(token).toMatch(/^svcen_[0-9A-Za-z]{43}$/);
+    expect(enrollmentToken).toMatchObject({ kind: "opamp", environment: "prod", maxUses: 1, uses: 0, boundInstanceUid: null, collectorId: null, createdBy: "sa:tester", revokedAt: null });
+    const hoursLeft = (Date.parse(enrollmentToken.expiresAt) - Date.now()) / 3_600_000;
+    expect(hoursLeft).toBeCloseTo(24, 1);
+    expect(await enrollment.list()).toEqual([enrollmentToken]);
+    const stored = JSON.stringify([await store.list("enrollment_tokens"), await store.list("tokens")]);
+    expect(stored).not.toContain(token);
+    expect(stored).toContain(hashToken(token));
+    expect(JSON.stringify(await enrollment.list())).not.toContain(hashToken(token));
+    const [audit] = await store.queryAudit({ action: "enrollment.create", limit: 1 });
+    expect(audit).toMatchObject({ actor: "sa:tester", resourceId: enrollmentToken.id, details: { kind: "opamp", maxUses: 1 } });
+    expect(JSON.stringify(audit)).not.toContain(token);
+  });
+
+  test("opamp tokens are single-use; agent tokens default to one use and a week", async () => {
+    const { enrollment } = open();
+    const error = await enrollment.create(who, { kind: "opamp", maxUses: 2 }).catch((e) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error.details).toEqual([{ path: "maxUses", message: expect.stringContaining("1") }]);
+    expect(await enrollment.create(who, { kind: "opamp", maxUses: null }).catch((e) => e.details[0].path)).toBe("maxUses");
+    const { enrollmentToken } = await enrollment.create(who, { kind: "agent" });
+    expect(enrollmentToken.maxUses).toBe(1);
+    expect((Date.parse(enrollmentToken.expiresAt) - Date.now()) / 86_400_000).toBeCloseTo(7, 1);
+    expect(await enrollment.create(who, { kind: "agent", collectorId: "x" }).catch((e) => e.details[0].path)).toBe("collectorId");
+    expect(await enrollment.create(who, { kind: "agent", expiresIn: 366 * 86_400 }).catch((e) => e.details[0].path)).toBe("expiresIn");
+  });
+
+  test("a pre-bound token names an existing collector", async () => {
+    const { collectors, enrollment } = open();
+    expect(await enrollment.create(who, { kind: "opamp", collectorId: "nope" }).catch((e) => e)).toBeInstanceOf(NotFoundError);
+    const collector = await collectors.create(who, { name: "edge" });
+    const { token } = await enrollment.create(who, { kind: "opamp", collectorId: collector.id });
+    expect(await enrollment.redeemOpamp(token, "uid-1")).toMatchObject({ collectorId: collector.id });
+  });
+
+  test("the first instance binds an opamp token; it may come back, any other instance may not", async () => {
+    const { enrollment } = open();
+    const { token, enrollmentToken } = await enrollment.create(who, { kind: "opamp", environment: "staging" });
+    const grant = { tokenId: enrollmentToken.id, collectorId: null, environment: "staging" };
+    expect(await enrollment.redeemOpamp(token, "uid-a")).toEqual(grant);
+    expect(await enrollment.redeemOpamp(token, "uid-a")).toEqual(grant);
+    expect(await enrollment.redeemOpamp(token, "uid-b")).toBeNull();
+    expect((await enrollment.list())[0]).toMatchObject({ uses: 1, boundInstanceUid: "uid-a" });
+    expect(await enrollment.redeemAgent(token)).toBeNull();
+    expect(await enrollment.redeemOpamp(token.slice(0, -1) + (token.endsWith("a") ? "b" : "a"), "uid-a")).toBeNull();
+    expect(await enrollment.redeemOpamp("svcsa_whatever", "uid-a")).toBeNull();
+  });
+
+  test("of concurrent first contacts exactly one wins", async () => {
+    const { enrollment } = open();
+    const { token } = await enrollment.create(who, { kind: "opamp" });
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => enrollment.redeemOpamp(token, `uid-${i}`)));
+    const winners = results.flatMap((r, i) => (r === null ? [] : [`uid-${i}`]));
+    expect(winners).toHaveLength(1);
+    expect((await enrollment.list())[0]).toMatchObject({ uses: 1, boundInstanceUid: winners[0] });
+  });
+
+  test("bindCollector records the collector once; a reconnect maps to it", async () => {
+    const { enrollment } = open();
+    const { token, enrollmentToken } = await enrollment.create(who, { kind: "opamp" });
+    await enrollment.redeemOpamp(token, "uid-a");
+    await enrollment.bindCollector(enrollmentToken.id, "c-1");
+    await enrollment.bindCollector(enrollmentToken.id, "c-1");
+    expect(await enrollment.redeemOpamp(token, "uid-a")).toMatchObject({ collectorId: "c-1" });
+    expect(await enrollment.bindCollector(enrollmentToken.id, "c-2").catch((e) => e.code)).toBe("enrollment_token_bound");
+    expect(await enrollment.bindCollector("missing", "c-1").catch((e) => e)).toBeInstanceOf(NotFoundError);
+  });
+
+  test("an expired token is refused, even to its bound instance", async () => {
+    const { enrollment } = open();
+    const { token } = await enrollment.create(who, { kind: "opamp", expiresIn: 60 });
+    expect(await enrollment.redeemOpamp(token, "uid-a")).not.toBeNull();
+    setSystemTime(new Date(Date.now() + 61_000));
+    expect(await enrollment.redeemOpamp(token, "uid-a")).toBeNull();
+  });
+
+  test("a revoked token is refused at once and stays listed", async () => {
+    const { store, enrollment } = open();
+    const { token, enrollmentToken } = await enrollment.create(who, { kind: "agent", maxUses: null });
+    expect(await enrollment.redeemAgent(token)).not.toBeNull();
+    await enrollment.revoke(who, enrollmentToken.id);
+    await enrollment.revoke(who, enrollmentToken.id);
+    expect(await enrollment.redeemAgent(token)).toBeNull();
+    expect(await store.get("tokens", hashToken(token))).toBeNull();
+    expect((await enrollment.list())[0]!.revokedAt).not.toBeNull();
+    expect(await store.queryAudit({ action: "enrollment.revoke", limit: 10 })).toHaveLength(1);
+    expect(await enrollment.revoke(who, "missing").catch((e) => e)).toBeInstanceOf(NotFoundError);
+  });
+
+  test("agent tokens count uses up to maxUses, also when redeemed concurrently; null is unlimited", async () => {
+    const { enrollment } = open();
+    const { token, enrollmentToken } = await enrollment.create(who, { kind: "agent", maxUses: 3, environment: "lab" });
+    const results = await Promise.all(Array.from({ length: 5 }, () => enrollment.redeemAgent(token)));
+    expect(results.filter((r) => r !== null)).toEqual(Array(3).fill({ tokenId: enrollmentToken.id, environment: "lab" }));
+    expect(await enrollment.redeemAgent(token)).toBeNull();
+    expect(await enrollment.redeemOpamp(token, "uid-a")).toBeNull();
+    const unlimited = await enrollment.create(who, { kind: "agent", maxUses: null });
+    for (let i = 0; i < 20; i++) expect(await enrollment.redeemAgent(unlimited.token)).not.toBeNull();
+    expect((await enrollment.list())[1]!.uses).toBe(20);
+  });
+});

@@ -1,0 +1,232 @@
+/**
+ * Enrollment tokens (`svcen_`): how a Runtime O collector or a host agent
+ * first proves it may join. An operator mints one; it is shown once and
+ * stored as a digest under `tokens/<sha256>`, so redeeming is one keyed read,
+ * with its state in `enrollment_tokens/<id>`.
+ *
+ * - `opamp`: single-use. The first OpAMP handshake binds it to that
+ *   instance_uid by compare-and-swap on the state document, so of two
+ *   concurrent first contacts exactly one wins; that instance may reconnect
+ *   with it for as long as it is valid, any other instance is refused.
+ * - `agent`: counts uses up to `maxUses` (null: unlimited, for DaemonSets).
+ *
+ * Revoking deletes the digest, so a revoked token is unknown at once; the
+ * state document stays for the list and the audit trail.
+ */
+import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
+import { TOKENS, type TokenRecord } from "../auth/service-accounts.ts";
+import { digestsEqual, hashToken, mintToken, tokenKind } from "../auth/tokens.ts";
+import type { Collectors } from "../collectors/collectors.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import type { AuditEntry, Doc, Store, WriteOp } from "../store/store.ts";
+
+export const ENROLLMENT_KINDS = ["opamp", "agent"] as const;
+export type EnrollmentKind = (typeof ENROLLMENT_KINDS)[number];
+
+const DAY = 86_400;
+/** Seconds until expiry when `expiresIn` is not given: a day to install one collector, a week to roll out agents. */
+export const DEFAULT_EXPIRES_IN: Record<EnrollmentKind, number> = { opamp: DAY, agent: 7 * DAY };
+export const MAX_EXPIRES_IN = 365 * DAY;
+
+export interface EnrollmentTokenView {
+  id: string;
+  kind: EnrollmentKind;
+  /** The collector this token enrolls as: set at creation (pre-bound) or by bindCollector after the first handshake. */
+  collectorId: string | null;
+  environment: string | null;
+  expiresAt: string;
+  /** Always 1 for opamp; null means unlimited. */
+  maxUses: number | null;
+  uses: number;
+  /** The OpAMP instance_uid that redeemed it first (opamp only). */
+  boundInstanceUid: string | null;
+  createdBy: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** As stored: the view plus the digest, so revoking needs no scan. */
+interface StoredEnrollmentToken extends EnrollmentTokenView {
+  tokenDigest: string;
+}
+
+export interface NewEnrollmentToken {
+  kind: EnrollmentKind;
+  collectorId?: string;
+  environment?: string;
+  /** Seconds from now, 1 to MAX_EXPIRES_IN. */
+  expiresIn?: number;
+  maxUses?: number | null;
+}
+
+const COLLECTION = "enrollment_tokens";
+
+function view({ tokenDigest: _, ...token }: StoredEnrollmentToken): EnrollmentTokenView {
+  return token;
+}
+
+export class Enrollment {
+  constructor(
+    private readonly store: Store,
+    private readonly collectors: Collectors,
+  ) {}
+
+  /** Mints a token; the plain token is in this answer only. 404 when `collectorId` names no collector. */
+  async create(who: Actor, input: NewEnrollmentToken): Promise<{ token: string; enrollmentToken: EnrollmentTokenView }> {
+    const maxUses = checkInput(input);
+    if (input.collectorId !== undefined) await this.collectors.get(input.collectorId);
+    const now = new Date();
+    const token = mintToken("enrollment");
+    const stored: StoredEnrollmentToken = {
+      id: Bun.randomUUIDv7(),
+      kind: input.kind,
+      collectorId: input.collectorId ?? null,
+      environment: input.environment ?? null,
+      expiresAt: new Date(now.getTime() + (input.expiresIn ?? DEFAULT_EXPIRES_IN[input.kind]) * 1000).toISOString(),
+      maxUses,
+      uses: 0,
+      boundInstanceUid: null,
+      createdBy: who.actor,
+      createdAt: now.toISOString(),
+      revokedAt: null,
+      tokenDigest: hashToken(token),
+    };
+    const record: TokenRecord = { kind: "enrollment", subjectId: stored.id, createdAt: stored.createdAt };
+    const { id, kind, collectorId, environment, expiresAt } = stored;
+    const details = { kind, collectorId, environment, expiresAt, maxUses };
+    await this.store.write(
+      [
+        { op: "put", collection: COLLECTION, id, data: stored, expect: "absent" },
+        { op: "put", collection: TOKENS, id: stored.tokenDigest, data: record, expect: "absent" },
+      ],
+      [auditEntry(who, "enrollment.create", "enrollment_token", id, details, "success", now)],
+    );
+    return { token, enrollmentToken: view(stored) };
+  }
+
+  /** Every token, oldest first, with its state; never the token or its digest. */
+  async list(): Promise<EnrollmentTokenView[]> {
+    return (await this.store.list<StoredEnrollmentToken>(COLLECTION)).map((doc) => view(doc.data));
+  }
+
+  /** The token stops working at once. Revoking a revoked token changes nothing. */
+  async revoke(who: Actor, id: string): Promise<void> {
+    for (;;) {
+      const doc = await this.store.get<StoredEnrollmentToken>(COLLECTION, id);
+      if (!doc) throw new NotFoundError("Enrollment token", id);
+      if (doc.data.revokedAt !== null) return;
+      const revoked = { ...doc.data, revokedAt: new Date().toISOString() };
+      const audit = auditEntry(who, "enrollment.revoke", "enrollment_token", id, { kind: revoked.kind });
+      const deleteDigest: WriteOp = { op: "delete", collection: TOKENS, id: revoked.tokenDigest };
+      if (await this.replace(doc, revoked, audit, [deleteDigest])) return;
+    }
+  }
+
+  /**
+   * Redeems an OpAMP enrollment token for `instanceUid`: null when the token is
+   * unknown, revoked, expired, of another kind, or bound to another instance.
+   * The first redemption binds it and counts the use; the same instance may
+   * redeem again any number of times without a write.
+   */
+  async redeemOpamp(
+    token: string,
+    instanceUid: string,
+  ): Promise<{ tokenId: string; collectorId: string | null; environment: string | null } | null> {
+    const id = await this.lookup(token);
+    if (id === null) return null;
+    for (;;) {
+      const doc = await this.live(id, "opamp");
+      if (!doc) return null;
+      const { boundInstanceUid, collectorId, environment } = doc.data;
+      const grant = { tokenId: id, collectorId, environment };
+      if (boundInstanceUid !== null) return boundInstanceUid === instanceUid ? grant : null;
+      const bound = { ...doc.data, boundInstanceUid: instanceUid, uses: doc.data.uses + 1 };
+      const audit = auditEntry(SYSTEM_ACTOR, "enrollment.redeem", "enrollment_token", id, { instanceUid });
+      if (await this.replace(doc, bound, audit)) return grant;
+    }
+  }
+
+  /**
+   * Records the collector an OpAMP token's instance became, so a reconnect
+   * with the same token maps to the same collector. 409 when the token
+   * already belongs to another collector.
+   */
+  async bindCollector(tokenId: string, collectorId: string): Promise<void> {
+    for (;;) {
+      const doc = await this.store.get<StoredEnrollmentToken>(COLLECTION, tokenId);
+      if (!doc) throw new NotFoundError("Enrollment token", tokenId);
+      const current = doc.data.collectorId;
+      if (current === collectorId) return;
+      if (current !== null) {
+        throw new ConflictError(`Enrollment token '${tokenId}' already enrolls collector '${current}'.`, "enrollment_token_bound");
+      }
+      const audit = auditEntry(SYSTEM_ACTOR, "enrollment.bind", "enrollment_token", tokenId, { collectorId });
+      if (await this.replace(doc, { ...doc.data, collectorId }, audit)) return;
+    }
+  }
+
+  /** Redeems an agent enrollment token, counting one use; null when unknown, revoked, expired, of another kind or used up. */
+  async redeemAgent(token: string): Promise<{ tokenId: string; environment: string | null } | null> {
+    const id = await this.lookup(token);
+    if (id === null) return null;
+    for (;;) {
+      const doc = await this.live(id, "agent");
+      if (!doc) return null;
+      const { maxUses, uses, environment } = doc.data;
+      if (maxUses !== null && uses >= maxUses) return null;
+      const audit = auditEntry(SYSTEM_ACTOR, "enrollment.redeem", "enrollment_token", id, { uses: uses + 1 });
+      if (await this.replace(doc, { ...doc.data, uses: uses + 1 }, audit)) return { tokenId: id, environment };
+    }
+  }
+
+  /** The id of the enrollment token this string is, by one keyed read of its digest. */
+  private async lookup(token: string): Promise<string | null> {
+    if (tokenKind(token) !== "enrollment") return null;
+    const digest = hashToken(token);
+    const record = await this.store.get<TokenRecord>(TOKENS, digest);
+    if (!record || record.data.kind !== "enrollment" || !digestsEqual(record.id, digest)) return null;
+    return record.data.subjectId;
+  }
+
+  /** The token's state when it is of `kind`, not revoked and not expired. */
+  private async live(id: string, kind: EnrollmentKind): Promise<Doc<StoredEnrollmentToken> | null> {
+    const doc = await this.store.get<StoredEnrollmentToken>(COLLECTION, id);
+    if (!doc || doc.data.kind !== kind || doc.data.revokedAt !== null) return null;
+    return Date.parse(doc.data.expiresAt) > Date.now() ? doc : null;
+  }
+
+  /** Writes `data` over `doc` if nobody changed it meanwhile; false when the race was lost (the caller re-reads). */
+  private async replace(
+    doc: Doc<StoredEnrollmentToken>,
+    data: StoredEnrollmentToken,
+    audit: AuditEntry,
+    extra: WriteOp[] = [],
+  ): Promise<boolean> {
+    try {
+      await this.store.write([{ op: "put", collection: COLLECTION, id: doc.id, data, expect: doc.version }, ...extra], [audit]);
+      return true;
+    } catch (error) {
+      if (error instanceof ConflictError && error.code === "version_conflict") return false;
+      throw error;
+    }
+  }
+}
+
+/** Rules across fields that a schema cannot say; returns the effective maxUses. */
+function checkInput(input: NewEnrollmentToken): number | null {
+  const problems: { path: string; message: string }[] = [];
+  if (input.expiresIn !== undefined && !(Number.isInteger(input.expiresIn) && input.expiresIn >= 1 && input.expiresIn <= MAX_EXPIRES_IN)) {
+    problems.push({ path: "expiresIn", message: `must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN} (365 days)` });
+  }
+  if (input.kind === "opamp" && input.maxUses !== undefined && input.maxUses !== 1) {
+    problems.push({ path: "maxUses", message: "must be 1 or left out: an opamp token binds to the first collector instance that uses it" });
+  } else if (typeof input.maxUses === "number" && !(Number.isInteger(input.maxUses) && input.maxUses >= 1)) {
+    problems.push({ path: "maxUses", message: "must be a whole number of at least 1, or null for unlimited" });
+  }
+  if (input.kind === "agent" && input.collectorId !== undefined) {
+    problems.push({ path: "collectorId", message: "only an opamp token can be bound to a collector; agent tokens enroll hosts" });
+  }
+  const first = problems[0];
+  if (first) throw new ValidationError(`The enrollment token is not valid: ${first.path}: ${first.message}.`, problems);
+  return input.kind === "opamp" ? 1 : input.maxUses === undefined ? 1 : input.maxUses;
+}
