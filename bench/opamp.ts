@@ -1,0 +1,239 @@
+/**
+ * DESIGN.md §7: OpAMP at fleet scale — server memory per WebSocket session,
+ * and "publish to 10,000 collectors all APPLIED ≤ 10 s".
+ *
+ * Seeds N opamp collectors with per-collector tokens and known instance_uids
+ * (so they connect as after a server restart), starts the real server as a
+ * child process, and connects N raw WebSocket agents (header 0x00 + protobuf)
+ * from several client processes (the box has 2 cores; one Bun process per
+ * few thousand sockets keeps the clients off the server's core as much as
+ * possible). Server RSS is read from /proc/<pid>/status before and after the
+ * sessions open. Then one `POST /publish` changes every collector's target;
+ * the clock runs until every agent has received its config and sent APPLIED
+ * and `GET /publish/status` counts every collector `current`.
+ *
+ * Usage: bun bench/opamp.ts [collectors=10000] [clientProcesses=4]
+ */
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Collector } from "../server/collectors/collectors.ts";
+import { hashToken, mintToken } from "../server/auth/tokens.ts";
+import { AnyValueSchema, KeyValueSchema } from "../server/gen/opamp/v1/anyvalue_pb.ts";
+import {
+  AgentCapabilities,
+  AgentDescriptionSchema,
+  AgentToServerSchema,
+  RemoteConfigStatusSchema,
+  RemoteConfigStatuses,
+  ServerToAgentSchema,
+} from "../server/gen/opamp/v1/opamp_pb.ts";
+import { SqliteStore } from "../server/store/sqlite.ts";
+
+interface Agent {
+  token: string;
+  uid: string;
+}
+
+if (process.argv[2] === "client") await client(process.argv[3]!, process.argv[4]!);
+else await main();
+
+/** One client process: connects its agents, applies every config it is sent, reports counts on stdout. */
+async function client(url: string, file: string): Promise<void> {
+  const agents = JSON.parse(readFileSync(file, "utf8")) as Agent[];
+  const caps =
+    BigInt(AgentCapabilities.AgentCapabilities_ReportsStatus) |
+    BigInt(AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig) |
+    BigInt(AgentCapabilities.AgentCapabilities_ReportsRemoteConfig) |
+    BigInt(AgentCapabilities.AgentCapabilities_ReportsHeartbeat);
+  const frame = (body: Uint8Array) => {
+    const out = new Uint8Array(body.length + 1);
+    out.set(body, 1);
+    return out;
+  };
+  let ready = 0;
+  let applied = 0;
+  let failed = 0;
+  const report = () => console.log(JSON.stringify({ ready, applied, failed }));
+  const timer = setInterval(report, 200);
+  const description = create(AgentDescriptionSchema, {
+    identifyingAttributes: [create(KeyValueSchema, { key: "service.name", value: create(AnyValueSchema, { value: { case: "stringValue", value: "bench" } }) })],
+  });
+  const open = (agent: Agent) =>
+    new Promise<void>((resolve) => {
+      const uid = Buffer.from(agent.uid, "hex");
+      let seq = 0n;
+      let first = true;
+      const ws = new WebSocket(url, { headers: { Authorization: `Bearer ${agent.token}` } } as unknown as string[]);
+      ws.binaryType = "arraybuffer";
+      const send = (fields: Record<string, unknown>) =>
+        ws.send(frame(toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uid, sequenceNum: ++seq, capabilities: caps, ...fields }))));
+      ws.onopen = () => send({ agentDescription: description });
+      ws.onmessage = (event) => {
+        const message = fromBinary(ServerToAgentSchema, new Uint8Array(event.data as ArrayBuffer).subarray(1));
+        if (first) {
+          first = false;
+          ready++;
+          resolve();
+        }
+        if (message.remoteConfig) {
+          send({
+            remoteConfigStatus: create(RemoteConfigStatusSchema, {
+              lastRemoteConfigHash: message.remoteConfig.configHash,
+              status: RemoteConfigStatuses.RemoteConfigStatuses_APPLIED,
+            }),
+          });
+          applied++;
+        }
+      };
+      ws.onerror = () => {
+        failed++;
+        resolve();
+      };
+    });
+  // A bounded number of handshakes in flight at a time.
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (next < agents.length) await open(agents[next++]!);
+    }),
+  );
+  report();
+  process.on("SIGTERM", () => {
+    clearInterval(timer);
+    process.exit(0);
+  });
+}
+
+function rssKiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(match![1]);
+}
+
+async function main(): Promise<void> {
+  const [count = 10_000, processes = 4] = process.argv.slice(2).map(Number);
+  const dir = mkdtempSync(join(tmpdir(), "svc-bench-opamp-"));
+  const statePath = join(dir, "state.db");
+  const adminToken = "svcsa_" + "B".repeat(40);
+
+  // Seed: collectors, their tokens, instance → collector, and a placeholder target so the publish covers them all.
+  const store = new SqliteStore(statePath);
+  const now = new Date().toISOString();
+  const agents: Agent[] = [];
+  const ops = [];
+  for (let i = 0; i < count; i++) {
+    const id = Bun.randomUUIDv7();
+    const token = mintToken("collector");
+    const uid = Bun.randomUUIDv7().replaceAll("-", "");
+    agents.push({ token, uid });
+    const collector: Collector = {
+      id, name: `opamp-${i}`, environment: "prod", managementMode: "opamp", tags: {},
+      status: "pending", lastSeen: null, health: null, createdAt: now, updatedAt: now,
+    };
+    ops.push(
+      { op: "put" as const, collection: "collectors", id, data: collector },
+      { op: "put" as const, collection: "tokens", id: hashToken(token), data: { kind: "collector", subjectId: id, createdAt: now } },
+      { op: "put" as const, collection: "collector_tokens", id, data: { digest: hashToken(token), createdAt: now, createdBy: "bench" } },
+      { op: "put" as const, collection: "opamp_instances", id: uid, data: { collectorId: id, since: now } },
+      {
+        op: "put" as const, collection: "collector_config", id,
+        data: { collectorId: id, targetHash: "seed", targetCommit: "seed", targetSeq: 0, state: "current", error: null, updatedAt: now },
+      },
+    );
+  }
+  for (let i = 0; i < ops.length; i += 5000) await store.write(ops.slice(i, i + 5000));
+  await store.close();
+
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const server = Bun.spawn([process.execPath, join(import.meta.dir, "../server/main.ts")], {
+    env: { ...process.env, SVC_LISTEN: `127.0.0.1:${port}`, SVC_STORAGE_BOLTPATH: statePath, SVC_BOOTSTRAP_ADMINTOKEN: adminToken, SVC_LOGGING_LEVEL: "warn" },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const api = async (path: string, method = "GET", json?: unknown) => {
+    const res = await fetch(`${base}/api/v1${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${adminToken}`, ...(json ? { "Content-Type": "application/json" } : {}) },
+      body: json ? JSON.stringify(json) : undefined,
+    });
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return res.json() as Promise<Record<string, unknown>>;
+  };
+  const clients: ReturnType<typeof Bun.spawn>[] = [];
+  try {
+    for (let i = 0; i < 400; i++) {
+      if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;
+      await Bun.sleep(25);
+    }
+    // A commit to publish: one source, nothing routed, so every collector renders the same small config.
+    await api("/sources", "POST", { name: "bench logs", type: "filelog", config: { include: ["/var/log/bench/*.log"] } });
+    await api("/commit", "POST", { message: "bench" });
+    await api("/collectors?limit=1"); // warm the registry view
+    await Bun.sleep(500);
+    const rssBefore = rssKiB(server.pid);
+
+    const perProcess = Math.ceil(count / processes);
+    const progress = Array.from({ length: processes }, () => ({ ready: 0, applied: 0, failed: 0 }));
+    const connectStarted = performance.now();
+    for (let p = 0; p < processes; p++) {
+      const file = join(dir, `agents-${p}.json`);
+      writeFileSync(file, JSON.stringify(agents.slice(p * perProcess, (p + 1) * perProcess)));
+      const child = Bun.spawn([process.execPath, import.meta.path, "client", `ws://127.0.0.1:${port}/v1/opamp`, file], {
+        stdout: "pipe",
+        stderr: "inherit",
+      });
+      clients.push(child);
+      void (async () => {
+        let buffer = "";
+        for await (const chunk of child.stdout as unknown as AsyncIterable<Uint8Array>) {
+          buffer += new TextDecoder().decode(chunk);
+          const lines = buffer.split("\n");
+          buffer = lines.pop()!;
+          for (const line of lines) if (line.trim()) progress[p] = JSON.parse(line);
+        }
+      })();
+    }
+    const total = (key: "ready" | "applied" | "failed") => progress.reduce((n, p) => n + p[key], 0);
+    while (total("ready") + total("failed") < count) {
+      if (performance.now() - connectStarted > 300_000) throw new Error(`only ${total("ready")} of ${count} agents connected in 300 s`);
+      await Bun.sleep(100);
+    }
+    const connectSeconds = (performance.now() - connectStarted) / 1000;
+    const connected = total("ready");
+    await Bun.sleep(1500); // let coalesced presence writes settle
+    const rssAfter = rssKiB(server.pid);
+    console.log(`collectors: ${count}, client processes: ${processes}`);
+    console.log(`connected ${connected} WebSocket agents (${total("failed")} failed) in ${connectSeconds.toFixed(1)} s`);
+    console.log(
+      `server RSS ${(rssBefore / 1024).toFixed(0)} MiB before, ${(rssAfter / 1024).toFixed(0)} MiB after: ${((rssAfter - rssBefore) / connected).toFixed(1)} KiB per session`,
+    );
+
+    const started = performance.now();
+    const rollout = await api("/publish", "POST");
+    const publishMs = performance.now() - started;
+    console.log(`POST /publish answered in ${publishMs.toFixed(0)} ms (${(rollout.changed as string[]).length} targets changed)`);
+    while (total("applied") < connected) {
+      if (performance.now() - started > 120_000) throw new Error(`only ${total("applied")} of ${connected} applied in 120 s`);
+      await Bun.sleep(20);
+    }
+    const allAppliedSent = (performance.now() - started) / 1000;
+    console.log(`every agent had its config and sent APPLIED ${allAppliedSent.toFixed(2)} s after the publish started`);
+    for (;;) {
+      const status = (await api("/publish/status")) as { counts: Record<string, number>; state: string };
+      if (status.counts.current === connected) {
+        console.log(`GET /publish/status: ${status.state}, ${status.counts.current} current, ${((performance.now() - started) / 1000).toFixed(2)} s after the publish started`);
+        break;
+      }
+      if (performance.now() - started > 120_000) throw new Error(`status still ${JSON.stringify(status.counts)} after 120 s`);
+      await Bun.sleep(100);
+    }
+    console.log(`server RSS after the rollout: ${(rssKiB(server.pid) / 1024).toFixed(0)} MiB`);
+  } finally {
+    for (const c of clients) c.kill();
+    server.kill();
+    await server.exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,541 @@
+/**
+ * The OpAMP server (`/v1/opamp`, DESIGN.md §3–§5) for Runtime O collectors,
+ * over WebSocket (varint header 0 + protobuf per frame) and plain HTTP POST.
+ *
+ * - Auth comes before any protobuf is read: a per-collector token (`svcct_`)
+ *   names its collector; an OpAMP enrollment token (`svcen_`) is checked at
+ *   once and redeemed with the first message's instance_uid, which binds it.
+ * - First contact creates the collector (unless the token was pre-bound) and
+ *   records `opamp_instances/<uid>` so a reconnect maps to the same one.
+ * - Every message is a contact for presence; health, RemoteConfigStatus and
+ *   EffectiveConfig feed presence and the rollout.
+ * - A publish reaches connected WebSocket sessions at once through the store's
+ *   change feed; HTTP agents get it in the reply to their next poll. The
+ *   AgentRemoteConfig bytes are encoded once per config hash.
+ */
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { createHash } from "node:crypto";
+import { SYSTEM_ACTOR } from "../audit/audit.ts";
+import { TOKENS, type TokenRecord } from "../auth/service-accounts.ts";
+import { bearerToken, digestsEqual, hashToken, tokenKind } from "../auth/tokens.ts";
+import type { App } from "../app.ts";
+import { AppError, UnauthenticatedError } from "../errors.ts";
+import type { KeyValue } from "../gen/opamp/v1/anyvalue_pb.ts";
+import {
+  AgentCapabilities,
+  AgentToServerSchema,
+  ConnectionSettingsOffersSchema,
+  HeaderSchema,
+  HeadersSchema,
+  OpAMPConnectionSettingsSchema,
+  RemoteConfigStatuses,
+  TelemetryConnectionSettingsSchema,
+  ServerCapabilities,
+  ServerToAgentFlags,
+  type AgentDescription,
+  type AgentToServer,
+  type ConnectionSettingsOffers,
+  type ServerToAgent,
+} from "../gen/opamp/v1/opamp_pb.ts";
+import { transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
+import { encodeServerToAgent, frame, PROTOBUF, readProtobufBody, RemoteConfigCache, serverToAgent, unframe } from "./wire.ts";
+
+export const OPAMP_PATH = "/v1/opamp";
+/** `opamp_instances/<instance_uid hex>`: which collector an agent instance is. */
+export const INSTANCES = "opamp_instances";
+export const DEFAULT_HEARTBEAT_SECONDS = 30;
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+export const SERVER_CAPABILITIES = BigInt(
+  ServerCapabilities.ServerCapabilities_AcceptsStatus |
+    ServerCapabilities.ServerCapabilities_OffersRemoteConfig |
+    ServerCapabilities.ServerCapabilities_AcceptsEffectiveConfig |
+    ServerCapabilities.ServerCapabilities_OffersConnectionSettings,
+);
+const REPORT_FULL_STATE = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportFullState);
+const has = (caps: bigint, cap: AgentCapabilities) => (caps & BigInt(cap)) !== 0n;
+
+/** Who the Authorization header says is calling, checked before any protobuf is read. */
+type Credential = { kind: "collector"; collectorId: string } | { kind: "enrollment"; token: string };
+
+/** What this process knows of one agent instance, across sessions and polls. */
+interface Instance {
+  uid: string;
+  collectorId: string;
+  lastSeq: bigint;
+  capabilities: bigint;
+  /** The config hash the agent last reported, and the one last sent to it. */
+  reportedHash: string | null;
+  sentHash: string | null;
+  /** Hash of the connection settings last offered. */
+  sentSettings: string | null;
+  healthy: boolean | undefined;
+  healthError: string | null;
+  configError: string | null;
+  socket: ChannelSocket | null;
+}
+
+interface SessionState {
+  credential: Credential;
+  instance: Instance | null;
+  /** Messages are handled one at a time, in order. */
+  queue: Promise<void>;
+  closed: boolean;
+}
+
+/** An error that ends the exchange: 401/4xx over HTTP, a close over WebSocket. */
+class Refused extends AppError {}
+
+export class OpampChannel implements Channel {
+  readonly name = "opamp";
+  readonly path = OPAMP_PATH;
+  private readonly sockets = new Set<ChannelSocket>();
+  private readonly instances = new Map<string, Instance>();
+  /** Open WebSocket instances per collector, for pushes. */
+  private readonly byCollector = new Map<string, Set<Instance>>();
+  /** Plaintext per-collector tokens this process minted (or heard minted), to offer as connection settings. */
+  private readonly collectorTokens = new Map<string, string>();
+  private readonly minting = new Set<string>();
+  private readonly configs = new RemoteConfigCache();
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly unsubscribe: (() => void)[] = [];
+
+  constructor(
+    private readonly app: App,
+    private readonly options: { heartbeatSeconds?: number; maxMessageBytes?: number } = {},
+  ) {
+    this.unsubscribe.push(
+      app.store.watch((changes) => {
+        for (const change of changes) {
+          if (change.collection === "collector_config" && this.byCollector.has(change.id)) {
+            // After the rollout's own listener dropped its cached target.
+            queueMicrotask(() => void this.pushConfig(change.id));
+          }
+        }
+      }),
+    );
+    this.unsubscribe.push(
+      app.collectorTokens.onRotate((collectorId, token) => {
+        this.collectorTokens.set(collectorId, token);
+        if (!this.minting.has(collectorId)) queueMicrotask(() => void this.pushSettings(collectorId));
+      }),
+    );
+  }
+
+  private get heartbeat(): number {
+    return this.options.heartbeatSeconds ?? DEFAULT_HEARTBEAT_SECONDS;
+  }
+
+  health(): ChannelHealth {
+    return { state: "up", connections: this.sockets.size };
+  }
+
+  stop(): void {
+    for (const off of this.unsubscribe.splice(0)) off();
+    for (const ws of this.sockets) ws.close(1001, "server shutting down");
+    this.sockets.clear();
+  }
+
+  async handle(ctx: ChannelRequest): Promise<Response | undefined> {
+    const { req } = ctx;
+    const upgrade = req.headers.get("upgrade")?.toLowerCase() === "websocket";
+    if (!(req.method === "POST" || (req.method === "GET" && upgrade))) {
+      throw new AppError(405, "method_not_allowed", "OpAMP takes a WebSocket upgrade (GET) or a protobuf POST.", [], { Allow: "GET, POST" });
+    }
+    if (!transportAllowed(ctx)) {
+      throw new AppError(
+        403,
+        "tls_required",
+        "OpAMP carries Bearer tokens: connect over TLS (wss:// or https://), through a trusted TLS proxy, or from loopback.",
+      );
+    }
+    const credential = await this.authenticate(req);
+    if (upgrade) {
+      const state: SessionState = { credential, instance: null, queue: Promise.resolve(), closed: false };
+      if (ctx.server.upgrade(req, { data: { channel: this, state } })) return undefined;
+      throw new AppError(400, "bad_upgrade", "The WebSocket upgrade failed.");
+    }
+    const body = await readProtobufBody(req, this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES);
+    let message: AgentToServer;
+    try {
+      message = fromBinary(AgentToServerSchema, body);
+    } catch {
+      throw new AppError(400, "bad_request", "The body is not an AgentToServer message.");
+    }
+    const { reply, remoteConfig } = await this.receive(credential, message, null, ctx.log);
+    return new Response(encodeServerToAgent(reply, remoteConfig) as Uint8Array<ArrayBuffer>, { headers: { "Content-Type": PROTOBUF } });
+  }
+
+  open(ws: ChannelSocket): void {
+    this.sockets.add(ws);
+  }
+
+  message(ws: ChannelSocket, data: string | Buffer): void {
+    const state = ws.data.state as SessionState;
+    state.queue = state.queue.then(async () => {
+      if (state.closed) return;
+      if (typeof data === "string") return this.refuse(ws, 1003, "OpAMP frames are binary");
+      let message: AgentToServer;
+      try {
+        message = fromBinary(AgentToServerSchema, unframe(data));
+      } catch (error) {
+        return this.refuse(ws, 1003, (error as Error).message.slice(0, 100));
+      }
+      try {
+        const { reply, remoteConfig } = await this.receive(state.credential, message, ws, this.app.logger);
+        if (!state.closed) ws.sendBinary(frame(encodeServerToAgent(reply, remoteConfig)));
+      } catch (error) {
+        if (error instanceof AppError) return this.refuse(ws, 1008, error.message.slice(0, 120));
+        this.app.logger.error({ err: error }, "opamp message failed");
+        this.refuse(ws, 1011, "internal error");
+      }
+    });
+  }
+
+  close(ws: ChannelSocket): void {
+    const state = ws.data.state as SessionState;
+    state.closed = true;
+    this.sockets.delete(ws);
+    const instance = state.instance;
+    if (instance && instance.socket === ws) {
+      instance.socket = null;
+      const set = this.byCollector.get(instance.collectorId);
+      set?.delete(instance);
+      if (set?.size === 0) this.byCollector.delete(instance.collectorId);
+    }
+  }
+
+  private refuse(ws: ChannelSocket, code: number, reason: string): void {
+    (ws.data.state as SessionState).closed = true;
+    ws.close(code, reason);
+  }
+
+  /** The credential of the request; 401 for none, Basic, unknown, revoked or expired. */
+  private async authenticate(req: Request): Promise<Credential> {
+    const token = bearerToken(req.headers.get("authorization"));
+    if (token === null) throw new UnauthenticatedError("OpAMP needs 'Authorization: Bearer <token>': a collector token or an OpAMP enrollment token.");
+    const kind = tokenKind(token);
+    if (kind === "collector") {
+      const collectorId = await this.app.collectorTokens.verify(token);
+      if (collectorId !== null) return { kind: "collector", collectorId };
+    } else if (kind === "enrollment" && (await this.enrollmentUsable(token))) {
+      return { kind: "enrollment", token };
+    }
+    throw new UnauthenticatedError("The Bearer token is not valid, or has been revoked or has expired.");
+  }
+
+  /** Whether an enrollment token is a live OpAMP token, without redeeming it (the instance_uid comes later). */
+  private async enrollmentUsable(token: string): Promise<boolean> {
+    const digest = hashToken(token);
+    const record = await this.app.store.get<TokenRecord>(TOKENS, digest);
+    if (!record || record.data.kind !== "enrollment" || !digestsEqual(record.id, digest)) return false;
+    const state = await this.app.store.get<{ kind: string; revokedAt: string | null; expiresAt: string }>("enrollment_tokens", record.data.subjectId);
+    return !!state && state.data.kind === "opamp" && state.data.revokedAt === null && Date.parse(state.data.expiresAt) > Date.now();
+  }
+
+  /** Serialises work per key (first contact of one instance must create one collector). */
+  private async locked<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(key) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const tail = run.catch(() => {});
+    this.locks.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.locks.get(key) === tail) this.locks.delete(key);
+    }
+  }
+
+  /** Which collector this message's instance is: by token, by a known instance, or a new collector. */
+  private async resolveCollector(credential: Credential, uid: string, description: AgentDescription | undefined): Promise<string> {
+    const known = await this.app.store.get<{ collectorId: string }>(INSTANCES, uid);
+    if (credential.kind === "collector") {
+      if (known?.data.collectorId !== credential.collectorId) await this.remember(uid, credential.collectorId);
+      return credential.collectorId;
+    }
+    const grant = await this.app.enrollment.redeemOpamp(credential.token, uid);
+    if (!grant) throw new UnauthenticatedError("This enrollment token is not valid for this instance_uid: it is bound to another instance, revoked or expired.");
+    let collectorId = grant.collectorId;
+    if (collectorId === null && known && (await this.exists(known.data.collectorId))) collectorId = known.data.collectorId;
+    if (collectorId === null) {
+      const attrs = attributes(description);
+      const collector = await this.app.collectors.create(SYSTEM_ACTOR, {
+        name: collectorName(attrs, uid),
+        managementMode: "opamp",
+        environment: grant.environment ?? attrs.get("deployment.environment.name") ?? attrs.get("deployment.environment") ?? null,
+        tags: collectorTags(attrs),
+      });
+      collectorId = collector.id;
+    }
+    if (grant.collectorId === null) await this.app.enrollment.bindCollector(grant.tokenId, collectorId);
+    if (known?.data.collectorId !== collectorId) await this.remember(uid, collectorId);
+    return collectorId;
+  }
+
+  private async remember(uid: string, collectorId: string): Promise<void> {
+    await this.app.store.write([{ op: "put", collection: INSTANCES, id: uid, data: { collectorId, since: new Date().toISOString() } }]);
+  }
+
+  private async exists(collectorId: string): Promise<boolean> {
+    return this.app.collectors.get(collectorId).then(() => true, () => false);
+  }
+
+  /** Handles one AgentToServer and builds the reply (remote config as shared encoded bytes). */
+  private async receive(
+    credential: Credential,
+    message: AgentToServer,
+    ws: ChannelSocket | null,
+    log: ChannelRequest["log"],
+  ): Promise<{ reply: ServerToAgent; remoteConfig?: Uint8Array }> {
+    if (message.instanceUid.length === 0 || message.instanceUid.length > 32) {
+      throw new Refused(400, "bad_request", "instance_uid must be 1 to 32 bytes (16 for a UUID).");
+    }
+    const uid = Buffer.from(message.instanceUid).toString("hex");
+    const session = ws ? (ws.data.state as SessionState) : null;
+    if (session?.instance && session.instance.uid !== uid) {
+      throw new UnauthenticatedError("One OpAMP session speaks for one instance_uid.");
+    }
+    let instance = session?.instance ?? null;
+    let fullState = false;
+    if (instance === null) {
+      // Each HTTP request and each new session proves its credential for this instance.
+      const cached = this.instances.get(uid);
+      const collectorId =
+        credential.kind === "collector" && cached?.collectorId === credential.collectorId
+          ? cached.collectorId
+          : await this.locked(uid, () => this.resolveCollector(credential, uid, message.agentDescription));
+      if (cached && cached.collectorId === collectorId) {
+        instance = cached;
+        fullState = isGap(cached, message);
+      } else {
+        // Unknown here (new, or this server restarted): ask for everything unless this is it.
+        fullState = !message.agentDescription;
+        instance = {
+          uid,
+          collectorId,
+          lastSeq: message.sequenceNum,
+          capabilities: message.capabilities,
+          reportedHash: null,
+          sentHash: null,
+          sentSettings: null,
+          healthy: undefined,
+          healthError: null,
+          configError: null,
+          socket: null,
+        };
+        this.instances.set(uid, instance);
+      }
+    } else {
+      fullState = isGap(instance, message);
+    }
+    if (session && !session.instance) {
+      session.instance = instance;
+      instance.socket = ws;
+      instance.sentHash = null;
+      instance.sentSettings = null;
+      let set = this.byCollector.get(instance.collectorId);
+      if (!set) this.byCollector.set(instance.collectorId, (set = new Set()));
+      set.add(instance);
+    }
+    instance.lastSeq = message.sequenceNum;
+    instance.capabilities = message.capabilities;
+    const collectorId = instance.collectorId;
+    if (message.agentDescription) {
+      // A full report: the agent may have restarted and lost what it was sent.
+      instance.sentHash = null;
+      instance.sentSettings = null;
+    }
+
+    if (message.health) {
+      instance.healthy = message.health.healthy;
+      instance.healthError = message.health.lastError || null;
+    }
+    const status = message.remoteConfigStatus;
+    if (status && status.lastRemoteConfigHash.length > 0 && status.status !== RemoteConfigStatuses.RemoteConfigStatuses_UNSET) {
+      const hash = Buffer.from(status.lastRemoteConfigHash).toString("hex");
+      instance.reportedHash = hash;
+      const state =
+        status.status === RemoteConfigStatuses.RemoteConfigStatuses_APPLIED ? "applied"
+        : status.status === RemoteConfigStatuses.RemoteConfigStatuses_APPLYING ? "applying"
+        : "failed";
+      instance.configError = state === "failed" ? status.errorMessage || "the collector could not apply the config" : state === "applied" ? null : instance.configError;
+      background(log, this.app.rollouts.report(collectorId, { hash, state, ...(state === "failed" ? { error: status.errorMessage } : {}) }));
+    }
+    if (message.effectiveConfig?.configMap) {
+      const files = Object.entries(message.effectiveConfig.configMap.configMap).map(([name, file]) => ({
+        name,
+        contentType: file.contentType,
+        body: new TextDecoder().decode(file.body),
+      }));
+      background(log, this.app.rollouts.setEffective(collectorId, files));
+    }
+    if (message.agentDisconnect) {
+      background(log, this.app.presence.gone(collectorId));
+    } else {
+      const interval = has(instance.capabilities, AgentCapabilities.AgentCapabilities_ReportsHeartbeat) ? this.heartbeat : DEFAULT_HEARTBEAT_SECONDS;
+      background(
+        log,
+        this.app.presence.seen(collectorId, {
+          channel: "opamp",
+          intervalSeconds: interval,
+          ...(instance.healthy !== undefined ? { healthy: instance.healthy } : {}),
+          error: instance.configError ?? instance.healthError,
+        }),
+      );
+    }
+
+    const reply = serverToAgent({
+      instanceUid: message.instanceUid,
+      capabilities: SERVER_CAPABILITIES,
+      flags: fullState ? REPORT_FULL_STATE : 0n,
+    });
+    const settings = await this.connectionSettings(instance);
+    if (settings) reply.connectionSettings = settings;
+    return { reply, remoteConfig: await this.remoteConfigFor(instance, log) };
+  }
+
+  /** The encoded AgentRemoteConfig when the agent takes remote config and runs (or was sent) another hash. */
+  private async remoteConfigFor(instance: Instance, log: ChannelRequest["log"]): Promise<Uint8Array | undefined> {
+    if (!has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig)) return undefined;
+    const target = await this.app.rollouts.target(instance.collectorId);
+    if (!target) return undefined;
+    const hash = target.rendered.hash;
+    if (hash === instance.reportedHash || hash === instance.sentHash) return undefined;
+    instance.sentHash = hash;
+    background(log, this.app.rollouts.fetched(instance.collectorId, hash));
+    return this.configs.get(hash, target.rendered.body, yamlType(target.rendered.contentType));
+  }
+
+  /** Connection settings to offer when they changed since the last offer to this instance. */
+  private async connectionSettings(instance: Instance): Promise<ConnectionSettingsOffers | undefined> {
+    const caps = instance.capabilities;
+    const offers: { opamp?: ConnectionSettingsOffers["opamp"]; ownMetrics?: ConnectionSettingsOffers["ownMetrics"] } = {};
+    const wantsMetrics = has(caps, AgentCapabilities.AgentCapabilities_ReportsOwnMetrics) && this.app.config.externalUrl !== "";
+    const wantsOpamp = has(caps, AgentCapabilities.AgentCapabilities_AcceptsOpAMPConnectionSettings);
+    const heartbeat = has(caps, AgentCapabilities.AgentCapabilities_ReportsHeartbeat);
+    let token = this.collectorTokens.get(instance.collectorId);
+    if (wantsMetrics && token === undefined) token = await this.mintToken(instance.collectorId);
+    const auth = token !== undefined ? { headers: [{ key: "Authorization", value: `Bearer ${token}` }] } : undefined;
+    const headers = auth && create(HeadersSchema, { headers: auth.headers.map((h) => create(HeaderSchema, h)) });
+    if (heartbeat || (wantsOpamp && headers)) {
+      offers.opamp = create(OpAMPConnectionSettingsSchema, {
+        destinationEndpoint: wantsOpamp && headers ? opampEndpoint(this.app.config.externalUrl) : "",
+        heartbeatIntervalSeconds: heartbeat ? BigInt(this.heartbeat) : 0n,
+        ...(wantsOpamp && headers ? { headers } : {}),
+      });
+    }
+    if (wantsMetrics && headers) {
+      offers.ownMetrics = create(TelemetryConnectionSettingsSchema, { destinationEndpoint: `${this.app.config.externalUrl}/v1/metrics`, headers });
+    }
+    if (!offers.opamp && !offers.ownMetrics) return undefined;
+    const digest = createHash("sha256")
+      .update(JSON.stringify([offers.opamp?.destinationEndpoint, String(offers.opamp?.heartbeatIntervalSeconds), token ?? null, !!offers.ownMetrics, !!offers.opamp?.headers]))
+      .digest();
+    const key = digest.toString("hex");
+    if (instance.sentSettings === key) return undefined;
+    instance.sentSettings = key;
+    return create(ConnectionSettingsOffersSchema, { hash: digest, ...offers });
+  }
+
+  /** Mints the collector's token for own_metrics when it has none this process can offer. */
+  private async mintToken(collectorId: string): Promise<string | undefined> {
+    return this.locked(`token:${collectorId}`, async () => {
+      const known = this.collectorTokens.get(collectorId);
+      if (known !== undefined) return known;
+      // Only the minting process holds a plaintext; when another minted it (or this one before a restart), mint anew.
+      this.minting.add(collectorId);
+      try {
+        const { token } = await this.app.collectorTokens.mint(SYSTEM_ACTOR, collectorId);
+        this.collectorTokens.set(collectorId, token);
+        return token;
+      } catch (error) {
+        this.app.logger.warn({ err: error, collectorId }, "opamp: minting the collector token failed");
+        return undefined;
+      } finally {
+        this.minting.delete(collectorId);
+      }
+    });
+  }
+
+  /** Sends a collector's connected sessions its new target, if they have not got it. */
+  private async pushConfig(collectorId: string): Promise<void> {
+    for (const instance of this.byCollector.get(collectorId) ?? []) {
+      const ws = instance.socket;
+      if (!ws) continue;
+      try {
+        const remoteConfig = await this.remoteConfigFor(instance, this.app.logger);
+        if (!remoteConfig || instance.socket !== ws) continue;
+        const reply = serverToAgent({ instanceUid: Buffer.from(instance.uid, "hex"), capabilities: SERVER_CAPABILITIES });
+        ws.sendBinary(frame(encodeServerToAgent(reply, remoteConfig)));
+      } catch (error) {
+        this.app.logger.warn({ err: error, collectorId }, "opamp: pushing the config failed");
+      }
+    }
+  }
+
+  /** Sends a collector's connected sessions new connection settings (its token was rotated). */
+  private async pushSettings(collectorId: string): Promise<void> {
+    for (const instance of this.byCollector.get(collectorId) ?? []) {
+      const ws = instance.socket;
+      if (!ws) continue;
+      const settings = await this.connectionSettings(instance);
+      if (!settings || instance.socket !== ws) continue;
+      const reply = serverToAgent({ instanceUid: Buffer.from(instance.uid, "hex"), capabilities: SERVER_CAPABILITIES, connectionSettings: settings });
+      ws.sendBinary(frame(encodeServerToAgent(reply)));
+    }
+  }
+}
+
+/** A sequence_num that does not follow the last one, on a message that is not itself a full report. */
+function isGap(instance: Instance, message: AgentToServer): boolean {
+  return message.sequenceNum !== instance.lastSeq + 1n && !message.agentDescription;
+}
+
+function background(log: ChannelRequest["log"], work: Promise<unknown>): void {
+  work.catch((error) => log.warn({ err: error }, "opamp: background update failed"));
+}
+
+function yamlType(contentType: string): string {
+  return /ya?ml/i.test(contentType) ? "text/yaml" : contentType;
+}
+
+/** The ws(s) URL of this endpoint under externalUrl, or "" when it is not set. */
+export function opampEndpoint(externalUrl: string): string {
+  return externalUrl === "" ? "" : externalUrl.replace(/^http/, "ws") + OPAMP_PATH;
+}
+
+/** String attributes of an AgentDescription, identifying ones first. */
+export function attributes(description: AgentDescription | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  const add = (list: KeyValue[]) => {
+    for (const kv of list) {
+      const v = kv.value?.value;
+      if (v && (v.case === "stringValue" || v.case === "intValue" || v.case === "boolValue" || v.case === "doubleValue") && !out.has(kv.key)) {
+        out.set(kv.key, String(v.value));
+      }
+    }
+  };
+  add(description?.identifyingAttributes ?? []);
+  add(description?.nonIdentifyingAttributes ?? []);
+  return out;
+}
+
+export function collectorName(attrs: Map<string, string>, uid: string): string {
+  for (const key of ["service.instance.id", "host.name", "service.name"]) {
+    const value = attrs.get(key)?.trim();
+    if (value) return value.slice(0, 200);
+  }
+  return `opamp-${uid.slice(0, 12)}`;
+}
+
+const TAG_KEYS = ["os.type", "host.arch", "service.name", "service.version"];
+
+/** A few descriptive attributes as tags, kept small. */
+export function collectorTags(attrs: Map<string, string>): Record<string, string> {
+  const tags: Record<string, string> = {};
+  for (const key of TAG_KEYS) {
+    const value = attrs.get(key);
+    if (value) tags[key] = value.slice(0, 64);
+  }
+  return tags;
+}

@@ -1,0 +1,143 @@
+/**
+ * OpAMP wire helpers (DESIGN.md §4): the WebSocket frame header, the bounded
+ * HTTP body reader, and ServerToAgent encoding that splices in the bytes of
+ * an AgentRemoteConfig encoded once per config hash.
+ */
+import { create, toBinary } from "@bufbuild/protobuf";
+import { gunzipSync } from "node:zlib";
+import { AppError } from "../errors.ts";
+import {
+  AgentConfigMapSchema,
+  AgentConfigObjectSchema,
+  AgentRemoteConfigSchema,
+  ServerToAgentSchema,
+  type ServerToAgent,
+} from "../gen/opamp/v1/opamp_pb.ts";
+
+export const PROTOBUF = "application/x-protobuf";
+
+/** Reads a protobuf varint at `offset`; null when truncated or longer than 10 bytes. */
+export function readVarint(bytes: Uint8Array, offset = 0): { value: bigint; next: number } | null {
+  let value = 0n;
+  for (let i = 0; i < 10 && offset + i < bytes.length; i++) {
+    const b = bytes[offset + i]!;
+    value |= BigInt(b & 0x7f) << BigInt(7 * i);
+    if ((b & 0x80) === 0) return { value, next: offset + i + 1 };
+  }
+  return null;
+}
+
+function varint(n: number): number[] {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  out.push(n);
+  return out;
+}
+
+/**
+ * The protobuf inside one WebSocket frame: a varint header that must be 0,
+ * then the message. Throws a message fit for the close reason otherwise.
+ */
+export function unframe(frame: Uint8Array): Uint8Array {
+  const header = readVarint(frame);
+  if (header === null) throw new Error("frame without a complete varint header");
+  if (header.value !== 0n) throw new Error(`unsupported frame header ${header.value}; only 0 is defined`);
+  return frame.subarray(header.next);
+}
+
+/** Prefixes the header 0x00. */
+export function frame(message: Uint8Array): Uint8Array {
+  const out = new Uint8Array(message.length + 1);
+  out.set(message, 1);
+  return out;
+}
+
+/** The encoded AgentRemoteConfig for a rendered config, built once per hash and shared by every collector. */
+export class RemoteConfigCache {
+  private readonly byHash = new Map<string, Uint8Array>();
+  constructor(private readonly max = 256) {}
+
+  get(hash: string, body: string, contentType = "text/yaml"): Uint8Array {
+    let bytes = this.byHash.get(hash);
+    if (bytes) {
+      // Most recently used last.
+      this.byHash.delete(hash);
+      this.byHash.set(hash, bytes);
+      return bytes;
+    }
+    bytes = toBinary(
+      AgentRemoteConfigSchema,
+      create(AgentRemoteConfigSchema, {
+        config: create(AgentConfigMapSchema, {
+          configMap: { "": create(AgentConfigObjectSchema, { body: new TextEncoder().encode(body), contentType }) },
+        }),
+        configHash: Buffer.from(hash, "hex"),
+      }),
+    );
+    if (this.byHash.size >= this.max) this.byHash.delete(this.byHash.keys().next().value!);
+    this.byHash.set(hash, bytes);
+    return bytes;
+  }
+
+  get size(): number {
+    return this.byHash.size;
+  }
+}
+
+/**
+ * Encodes `message` and appends field 3 (remote_config) from already-encoded
+ * bytes: protobuf fields may come in any order, so the shared bytes are
+ * copied, never re-encoded.
+ */
+export function encodeServerToAgent(message: ServerToAgent, remoteConfig?: Uint8Array): Uint8Array {
+  const head = toBinary(ServerToAgentSchema, message);
+  if (!remoteConfig) return head;
+  const tag = [0x1a, ...varint(remoteConfig.length)];
+  const out = new Uint8Array(head.length + tag.length + remoteConfig.length);
+  out.set(head, 0);
+  out.set(tag, head.length);
+  out.set(remoteConfig, head.length + tag.length);
+  return out;
+}
+
+export function serverToAgent(init: Parameters<typeof create<typeof ServerToAgentSchema>>[1]): ServerToAgent {
+  return create(ServerToAgentSchema, init);
+}
+
+/**
+ * The body of an OpAMP HTTP request, bounded before and after gunzip: 415 for
+ * another content type or encoding, 413 over `limit` bytes.
+ */
+export async function readProtobufBody(req: Request, limit: number): Promise<Uint8Array> {
+  const type = (req.headers.get("content-type") ?? "").trim().toLowerCase();
+  if (type !== PROTOBUF) {
+    throw new AppError(415, "unsupported_media_type", `OpAMP over HTTP takes Content-Type: ${PROTOBUF}, not '${type || "none"}'.`);
+  }
+  const encoding = (req.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
+  if (encoding !== "identity" && encoding !== "gzip") {
+    throw new AppError(415, "unsupported_encoding", `Content-Encoding '${encoding}' is not accepted; send gzip or none.`);
+  }
+  const tooLarge = () => new AppError(413, "payload_too_large", `The OpAMP message is larger than ${limit} bytes.`);
+  const declared = Number(req.headers.get("content-length") ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (req.body) {
+    for await (const chunk of req.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.length;
+      if (size > limit) throw tooLarge();
+      chunks.push(chunk);
+    }
+  }
+  const raw = Buffer.concat(chunks);
+  if (encoding === "identity") return raw;
+  try {
+    return gunzipSync(raw, { maxOutputLength: limit });
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") throw tooLarge();
+    throw new AppError(400, "bad_request", "The gzip request body could not be decompressed.");
+  }
+}

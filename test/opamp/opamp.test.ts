@@ -1,0 +1,311 @@
+/**
+ * The OpAMP server over real loopback sockets with real protobuf: the
+ * Elastic OpAMP client (HTTP transport) enrolling with a single-use token and
+ * applying a published config, a raw WebSocket agent receiving a pushed
+ * config, sequence gaps, auth and body limits, and the transport rule.
+ */
+import { afterAll, beforeAll, describe, expect, mock, test } from "bun:test";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import diagnostics from "node:diagnostics_channel";
+import { gzipSync } from "node:zlib";
+import pino from "pino";
+import { AgentCapabilities, AgentToServerSchema, ComponentHealthSchema, RemoteConfigStatuses, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import type { ChannelRequest } from "../../server/http/channel.ts";
+import { OpampChannel } from "../../server/opamp/channel.ts";
+import { startTestServer, type TestServer } from "../harness.ts";
+import { applied, CAPS, deploymentKit, description, RawAgent, until, uuidBytes } from "./helpers.ts";
+
+// Bun's built-in "undici" has no working Client; the OpAMP client needs the real one.
+mock.module("undici", () => require("../../node_modules/undici/index.js"));
+const { createOpAMPClient, DIAG_CH_SEND_FAIL } = await import("@elastic/opamp-client-node");
+
+const EXTERNAL = "https://svc.example.com";
+let server: TestServer;
+let opampUrl: string;
+let wsUrl: string;
+let routeThrough: (collectorId: string, include?: string) => Promise<void>;
+
+async function call<T = Record<string, unknown>>(path: string, method = "GET", json?: unknown): Promise<T> {
+  const res = await server.api(path, { method, json });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
+  return (text === "" ? undefined : JSON.parse(text)) as T;
+}
+
+async function enrollmentToken(extra: Record<string, unknown> = {}): Promise<string> {
+  return (await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", ...extra })).token;
+}
+
+function post(body: Uint8Array | string, headers: Record<string, string>): Promise<Response> {
+  return fetch(opampUrl, { method: "POST", body: body as BodyInit, headers });
+}
+
+function a2s(fields: Record<string, unknown> = {}): Uint8Array {
+  return toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS, ...fields }));
+}
+
+beforeAll(async () => {
+  server = await startTestServer({ SVC_EXTERNALURL: EXTERNAL });
+  opampUrl = `${server.base}/v1/opamp`;
+  wsUrl = opampUrl.replace(/^http/, "ws");
+  routeThrough = await deploymentKit(call);
+});
+afterAll(() => server.stop());
+
+describe("Elastic OpAMP client over HTTP", () => {
+  test("enrolls with a single-use token, gets the published config, reports APPLIED; another instance gets 401", async () => {
+    const token = await enrollmentToken({ environment: "prod" });
+    const configs: { hash: Uint8Array; body: string }[] = [];
+    const client = createOpAMPClient({
+      endpoint: opampUrl,
+      headers: { Authorization: `Bearer ${token}` },
+      heartbeatIntervalSeconds: 0.1,
+      capabilities: BigInt(AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig | AgentCapabilities.AgentCapabilities_ReportsRemoteConfig),
+      onMessage: ({ remoteConfig }) => {
+        if (!remoteConfig) return;
+        configs.push({ hash: remoteConfig.configHash, body: new TextDecoder().decode(remoteConfig.config!.configMap[""]!.body) });
+        client.setRemoteConfigStatus({ status: RemoteConfigStatuses.RemoteConfigStatuses_APPLIED, lastRemoteConfigHash: remoteConfig.configHash } as never);
+      },
+    });
+    client.setAgentDescription({ identifyingAttributes: { "service.name": "checkout", "host.name": "web-7" }, nonIdentifyingAttributes: { "os.type": "linux" } });
+    client.start();
+    try {
+      const collector = await until(async () => {
+        const { items } = await call<{ items: { id: string; name: string; environment: string; managementMode: string; status: string; tags: Record<string, string> }[] }>("/collectors");
+        return items.find((c) => c.name === "web-7" && c.status === "online");
+      });
+      expect(collector).toMatchObject({ environment: "prod", managementMode: "opamp", tags: { "os.type": "linux", "service.name": "checkout" } });
+      const [bound] = (await call<{ items: { collectorId: string; boundInstanceUid: string }[] }>("/enrollment-tokens")).items;
+      expect(bound!.collectorId).toBe(collector.id);
+
+      await routeThrough(collector.id);
+      await call("/commit", "POST", { message: "web-7 logs" });
+      await call("/publish", "POST");
+      const status = await until(async () => {
+        const s = await call<{ collectors: { id: string; state: string }[]; state: string }>("/publish/status");
+        return s.collectors.find((c) => c.id === collector.id)?.state === "current" && s;
+      });
+      expect(status.state).toBe("completed");
+      expect(configs).toHaveLength(1);
+      expect(configs[0]!.body).toContain("filelog");
+      const target = await server.app.rollouts.target(collector.id);
+      expect(Buffer.from(configs[0]!.hash).toString("hex")).toBe(target!.rendered.hash);
+
+      // The same token from another instance: 401 before anything is created.
+      const failures: string[] = [];
+      const onFail = (m: unknown) => failures.push(String((m as { err: unknown }).err));
+      diagnostics.subscribe(DIAG_CH_SEND_FAIL, onFail);
+      const intruder = createOpAMPClient({ endpoint: opampUrl, headers: { Authorization: `Bearer ${token}` }, diagEnabled: true });
+      intruder.setAgentDescription({ identifyingAttributes: { "service.name": "intruder" } });
+      intruder.start();
+      await until(async () => failures.length > 0);
+      await intruder.shutdown();
+      diagnostics.unsubscribe(DIAG_CH_SEND_FAIL, onFail);
+      expect(failures[0]).toContain("statusCode=401");
+      const { items } = await call<{ items: { name: string }[] }>("/collectors");
+      expect(items.some((c) => c.name === "intruder")).toBe(false);
+    } finally {
+      await client.shutdown();
+    }
+  });
+});
+
+describe("raw WebSocket agent", () => {
+  test("a pre-bound token maps to its collector; a publish is pushed within 1 s; a gap asks for full state", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "ws-1" });
+    const token = await enrollmentToken({ collectorId: collector.id });
+    const agent = await RawAgent.connect(wsUrl, token);
+    try {
+      const first = await agent.call({ agentDescription: description({ "service.name": "ws" }) });
+      expect(first.capabilities).toBe(0x27n);
+      expect(first.flags & 1n).toBe(0n);
+      expect(first.connectionSettings?.opamp?.heartbeatIntervalSeconds).toBe(30n);
+      expect(server.app.channels.find((c) => c.name === "opamp")!.health()).toMatchObject({ state: "up" });
+      await until(async () => (await server.app.collectors.get(collector.id)).status === "online", 3000);
+
+      await routeThrough(collector.id, "/var/log/ws/*.log");
+      await call("/commit", "POST", { message: "ws-1" });
+      const pushed = agent.next((m) => m.remoteConfig !== undefined, 3000);
+      const started = performance.now();
+      await call(`/publish/${collector.id}`, "POST");
+      const message = await pushed;
+      expect(performance.now() - started).toBeLessThan(1000);
+      const file = message.remoteConfig!.config!.configMap[""]!;
+      expect(file.contentType).toBe("text/yaml");
+      expect(new TextDecoder().decode(file.body)).toContain("/var/log/ws/*.log");
+
+      const ack = await agent.call({ remoteConfigStatus: applied(message.remoteConfig!.configHash) });
+      expect(ack.remoteConfig).toBeUndefined(); // already sent, now applied: not sent again
+      await until(async () => (await call<{ collectors: { id: string; state: string }[] }>("/publish/status")).collectors.find((c) => c.id === collector.id)?.state === "current");
+
+      const gap = await agent.call({}, agent.seq + 3n);
+      expect(gap.flags & 1n).toBe(1n);
+      const inOrder = await agent.call();
+      expect(inOrder.flags & 1n).toBe(0n);
+
+      // Health and a failed config degrade the collector; the failure lands in the rollout.
+      await agent.call({ health: create(ComponentHealthSchema, { healthy: false, lastError: "exporter down" }) });
+      await until(async () => (await server.app.collectors.get(collector.id)).status === "degraded", 3000);
+      await agent.call({
+        health: create(ComponentHealthSchema, { healthy: true }),
+        remoteConfigStatus: applied(message.remoteConfig!.configHash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "bad yaml"),
+      });
+      await until(async () => (await server.app.collectors.get(collector.id)).health?.error === "bad yaml", 3000);
+      await until(async () => (await call<{ collectors: { id: string; state: string; error?: string }[] }>("/publish/status")).collectors.find((c) => c.id === collector.id)?.error === "bad yaml", 3000);
+
+      // Another instance_uid on the same session is refused with a close.
+      const other = create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS });
+      const bytes = toBinary(AgentToServerSchema, other);
+      agent.ws.send(new Uint8Array([0, ...bytes]));
+      expect((await agent.waitClosed()).code).toBe(1008);
+    } finally {
+      agent.close();
+    }
+  });
+
+  test("a collector connecting after publish gets its target on connect; reconnects map to the same collector", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "late" });
+    await routeThrough(collector.id, "/var/log/late/*.log");
+    await call("/commit", "POST", { message: "late" });
+    await call(`/publish/${collector.id}`, "POST");
+    const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+    const agent = await RawAgent.connect(wsUrl, token);
+    const reply = await agent.call({ agentDescription: description({ "service.name": "late" }) });
+    expect(new TextDecoder().decode(reply.remoteConfig!.config!.configMap[""]!.body)).toContain("/var/log/late/*.log");
+    agent.close();
+    await agent.waitClosed();
+    const uidHex = Buffer.from(agent.uid).toString("hex");
+    expect((await server.app.store.get<{ collectorId: string }>("opamp_instances", uidHex))?.data.collectorId).toBe(collector.id);
+  });
+
+  test("an unknown instance without full state is asked for it; disconnect marks offline", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "restarted" });
+    const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+    const agent = await RawAgent.connect(wsUrl, token);
+    const reply = await agent.call({}, 42n);
+    expect(reply.flags & 1n).toBe(1n);
+    agent.send({ agentDisconnect: {} });
+    await until(async () => (await server.app.collectors.get(collector.id)).status === "offline", 3000);
+    agent.close();
+  });
+
+  test("own_metrics is offered with a minted collector token, and a rotation is pushed", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "metrics" });
+    const token = await enrollmentToken({ collectorId: collector.id });
+    const agent = await RawAgent.connect(wsUrl, token);
+    try {
+      const caps = CAPS | 64n | 256n; // ReportsOwnMetrics, AcceptsOpAMPConnectionSettings
+      const reply = await agent.call({ capabilities: caps, agentDescription: description({ "service.name": "m" }) });
+      const metrics = reply.connectionSettings!.ownMetrics!;
+      expect(metrics.destinationEndpoint).toBe(`${EXTERNAL}/v1/metrics`);
+      const bearer = metrics.headers!.headers[0]!.value.replace("Bearer ", "");
+      expect(await server.app.collectorTokens.verify(bearer)).toBe(collector.id);
+      expect(reply.connectionSettings!.opamp!.destinationEndpoint).toBe("wss://svc.example.com/v1/opamp");
+
+      const pushed = agent.next((m) => m.connectionSettings !== undefined);
+      const rotated = await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST");
+      const settings = (await pushed).connectionSettings!;
+      expect(settings.ownMetrics!.headers!.headers[0]!.value).toBe(`Bearer ${rotated.token}`);
+      expect(settings.opamp!.headers!.headers[0]!.value).toBe(`Bearer ${rotated.token}`);
+      expect(await server.app.collectorTokens.verify(bearer)).toBeNull();
+    } finally {
+      agent.close();
+    }
+  });
+
+  test("frames with another header, or text, close the socket", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "frames" });
+    const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+    const bad = await RawAgent.connect(wsUrl, token);
+    bad.ws.send(new Uint8Array([5, ...a2s()]));
+    expect((await bad.waitClosed()).code).toBe(1003);
+    const text = await RawAgent.connect(wsUrl, token);
+    text.ws.send("hello");
+    expect((await text.waitClosed()).code).toBe(1003);
+  });
+});
+
+describe("HTTP transport, auth and limits", () => {
+  test("401 without a token, with Basic, with an unknown token; before the body is read", async () => {
+    const body = a2s();
+    const headers = { "Content-Type": "application/x-protobuf" };
+    for (const auth of [undefined, "Basic YWRtaW46YWRtaW4=", "Bearer svcct_nope", "Bearer svcen_nope", `Bearer ${server.adminToken}`]) {
+      const res = await post(body, auth ? { ...headers, Authorization: auth } : headers);
+      expect(res.status).toBe(401);
+      expect(res.headers.get("www-authenticate")).toContain("Bearer");
+    }
+    // Even garbage is not read when the credential fails.
+    expect((await post("not protobuf", headers)).status).toBe(401);
+    const upgrade = await fetch(opampUrl, { headers: { Upgrade: "websocket", Connection: "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13" } });
+    expect(upgrade.status).toBe(401);
+  });
+
+  test("a revoked enrollment token is refused at the upgrade", async () => {
+    const { token, id } = await call<{ token: string; id: string }>("/enrollment-tokens", "POST", { kind: "opamp" });
+    await call(`/enrollment-tokens/${id}`, "DELETE");
+    await expect(RawAgent.connect(wsUrl, token)).rejects.toThrow();
+  });
+
+  test("415, 413, 405, gzip bodies and protobuf answers", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "http-1" });
+    const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+    const auth = { Authorization: `Bearer ${token}` };
+    expect((await post(a2s(), { ...auth, "Content-Type": "application/json" })).status).toBe(415);
+    expect((await post(a2s(), { ...auth, "Content-Type": "application/x-protobuf", "Content-Encoding": "br" })).status).toBe(415);
+    expect((await post(new Uint8Array(5 * 1024 * 1024), { ...auth, "Content-Type": "application/x-protobuf" })).status).toBe(413);
+    expect((await post(gzipSync(new Uint8Array(5 * 1024 * 1024)), { ...auth, "Content-Type": "application/x-protobuf", "Content-Encoding": "gzip" })).status).toBe(413);
+    expect((await fetch(opampUrl, { method: "PUT", headers: auth })).status).toBe(405);
+    expect((await fetch(opampUrl, { headers: auth })).status).toBe(405);
+    expect((await post("\xff\xff\xff", { ...auth, "Content-Type": "application/x-protobuf" })).status).toBe(400);
+
+    const uid = uuidBytes();
+    const res = await post(gzipSync(a2s({ instanceUid: uid, agentDescription: description({ "host.name": "h" }) })), {
+      ...auth,
+      "Content-Type": "application/x-protobuf",
+      "Content-Encoding": "gzip",
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/x-protobuf");
+    const reply = fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
+    expect(Buffer.from(reply.instanceUid).equals(Buffer.from(uid))).toBe(true);
+    expect(reply.capabilities).toBe(0x27n);
+    // HTTP polls continue the sequence across requests.
+    const gap = fromBinary(ServerToAgentSchema, new Uint8Array(await (await post(a2s({ instanceUid: uid, sequenceNum: 7n }), { ...auth, "Content-Type": "application/x-protobuf" })).arrayBuffer()));
+    expect(gap.flags & 1n).toBe(1n);
+  });
+
+  test("plaintext from a non-loopback peer is refused; TLS or loopback is allowed", async () => {
+    const channel = new OpampChannel(server.app);
+    try {
+      const ctx = (remoteAddr: string, secure: boolean): ChannelRequest => ({
+        req: new Request("http://svc/v1/opamp", { headers: { Upgrade: "websocket", Authorization: "Bearer svcct_x" } }),
+        url: new URL("http://svc/v1/opamp"),
+        remoteAddr,
+        requestId: "t",
+        log: pino({ level: "silent" }),
+        server: server.http.server,
+        secure,
+      });
+      await expect(channel.handle(ctx("10.1.2.3", false))).rejects.toMatchObject({ status: 403, code: "tls_required" });
+      // Past the transport rule, the bad token is what fails.
+      await expect(channel.handle(ctx("10.1.2.3", true))).rejects.toMatchObject({ status: 401 });
+      await expect(channel.handle(ctx("127.0.0.1", false))).rejects.toMatchObject({ status: 401 });
+    } finally {
+      channel.stop();
+    }
+  });
+});
+
+describe("shutdown", () => {
+  test("health counts open sessions; stop() closes them with 1001", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "stopping" });
+    const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+    const opamp = server.app.channels.find((c) => c.name === "opamp")!;
+    const before = opamp.health().connections!;
+    const sessions = await Promise.all([1, 2].map(() => RawAgent.connect(wsUrl, token)));
+    await until(async () => opamp.health().connections === before + 2, 2000);
+    opamp.stop!();
+    for (const s of sessions) expect((await s.waitClosed()).code).toBe(1001);
+    expect(opamp.health().connections).toBe(0);
+  });
+});
