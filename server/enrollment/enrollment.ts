@@ -128,6 +128,12 @@ export class Enrollment {
    * The first redemption binds it and counts the use; the same instance may
    * redeem again any number of times without a write.
    */
+  /** Whether a token is a live OpAMP enrollment token, without redeeming it (checked at a WebSocket upgrade, before the instance_uid is known). */
+  async usableForOpamp(token: string): Promise<boolean> {
+    const id = await this.lookup(token);
+    return id !== null && (await this.live(id, "opamp")) !== null;
+  }
+
   async redeemOpamp(
     token: string,
     instanceUid: string,

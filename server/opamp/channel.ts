@@ -16,8 +16,7 @@
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
-import { TOKENS, type TokenRecord } from "../auth/service-accounts.ts";
-import { bearerToken, digestsEqual, hashToken, tokenKind } from "../auth/tokens.ts";
+import { bearerToken, tokenKind } from "../auth/tokens.ts";
 import type { App } from "../app.ts";
 import { AppError, UnauthenticatedError } from "../errors.ts";
 import type { KeyValue } from "../gen/opamp/v1/anyvalue_pb.ts";
@@ -218,19 +217,10 @@ export class OpampChannel implements Channel {
     if (kind === "collector") {
       const collectorId = await this.app.collectorTokens.verify(token);
       if (collectorId !== null) return { kind: "collector", collectorId };
-    } else if (kind === "enrollment" && (await this.enrollmentUsable(token))) {
+    } else if (kind === "enrollment" && (await this.app.enrollment.usableForOpamp(token))) {
       return { kind: "enrollment", token };
     }
     throw new UnauthenticatedError("The Bearer token is not valid, or has been revoked or has expired.");
-  }
-
-  /** Whether an enrollment token is a live OpAMP token, without redeeming it (the instance_uid comes later). */
-  private async enrollmentUsable(token: string): Promise<boolean> {
-    const digest = hashToken(token);
-    const record = await this.app.store.get<TokenRecord>(TOKENS, digest);
-    if (!record || record.data.kind !== "enrollment" || !digestsEqual(record.id, digest)) return false;
-    const state = await this.app.store.get<{ kind: string; revokedAt: string | null; expiresAt: string }>("enrollment_tokens", record.data.subjectId);
-    return !!state && state.data.kind === "opamp" && state.data.revokedAt === null && Date.parse(state.data.expiresAt) > Date.now();
   }
 
   /** Serialises work per key (first contact of one instance must create one collector). */
