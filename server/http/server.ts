@@ -81,7 +81,10 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     const incomingId = req.headers.get("x-request-id");
     const requestId = incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : Bun.randomUUIDv7();
     const remoteAddr = server.requestIP(req)?.address ?? null;
-    const log = logger.child({ reqId: requestId });
+    // A child logger per request is made only when something logs: collector
+    // polls arrive by the ten thousand per second and mostly log nothing.
+    let child: Logger | undefined;
+    const log = () => (child ??= logger.child({ reqId: requestId }));
     const origin = req.headers.get("origin");
     let response: Response;
     let channel: Channel | undefined;
@@ -93,9 +96,19 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
         response = new Response(ready ? "ready\n" : "not ready\n", { status: ready ? 200 : 503 });
       } else if ((channel = channelFor(channels, url.pathname))) {
         const forwarded = remoteAddr !== null && trustedProxies.has(remoteAddr) && req.headers.get("x-forwarded-proto") === "https";
-        const answer = await channel.handle({ req, url, remoteAddr, requestId, log, server, secure: config.tls !== null || forwarded });
+        const answer = await channel.handle({
+          req,
+          url,
+          remoteAddr,
+          requestId,
+          get log() {
+            return log();
+          },
+          server,
+          secure: config.tls !== null || forwarded,
+        });
         if (answer === undefined) {
-          log.info({ method: req.method, path: url.pathname, status: 101, remoteAddr }, "upgraded");
+          log().info({ method: req.method, path: url.pathname, status: 101, remoteAddr }, "upgraded");
           return undefined;
         }
         response = answer;
@@ -106,22 +119,24 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
           }
           response = new Response(null, { status: 204, headers: cors.preflightHeaders(origin) });
         } else {
-          response = await handleApi(req, url, remoteAddr, requestId, log);
+          response = await handleApi(req, url, remoteAddr, requestId, log());
         }
         for (const [name, value] of Object.entries(API_HEADERS)) response.headers.set(name, value);
       } else {
         throw new AppError(404, "not_found", `Nothing is served at ${url.pathname}.`);
       }
     } catch (error) {
-      response = errorResponse(error, log);
+      response = errorResponse(error, log());
       for (const [name, value] of Object.entries(API_HEADERS)) response.headers.set(name, value);
     }
-    for (const [name, value] of Object.entries(cors.headers(origin))) response.headers.set(name, value);
+    if (origin !== null) for (const [name, value] of Object.entries(cors.headers(origin))) response.headers.set(name, value);
     response.headers.set("X-Request-Id", requestId);
-    log.info(
-      { method: req.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - started), remoteAddr },
-      "request",
-    );
+    if (logger.isLevelEnabled("info")) {
+      log().info(
+        { method: req.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - started), remoteAddr },
+        "request",
+      );
+    }
     return response;
   }
 

@@ -86,7 +86,8 @@ export interface EffectiveConfig {
 const RENDERED_CACHE = 5000;
 
 export class Rollouts {
-  private readonly targets = new Map<string, CollectorConfig>();
+  /** Known targets; null caches "nothing published yet", which unpublished collectors poll for. */
+  private readonly targets = new Map<string, CollectorConfig | null>();
   private readonly renderedByHash = new Map<string, RenderedConfig>();
   private readonly configWrites: Coalescer<CollectorConfig>;
   private readonly historyWrites: Coalescer<HistoryEntry>;
@@ -264,11 +265,11 @@ export class Rollouts {
    */
   async target(collectorId: string): Promise<{ target: CollectorConfig; rendered: RenderedConfig } | null> {
     let target = this.targets.get(collectorId);
-    if (!target) {
-      target = (await this.store.get<CollectorConfig>(CONFIGS, collectorId))?.data;
-      if (!target) return null;
+    if (target === undefined) {
+      target = (await this.store.get<CollectorConfig>(CONFIGS, collectorId))?.data ?? null;
       this.targets.set(collectorId, target);
     }
+    if (target === null) return null;
     const rendered = await this.rendered(target.targetHash);
     return rendered ? { target, rendered } : null;
   }

@@ -1,0 +1,113 @@
+/**
+ * Serves @connectrpc/connect universal handlers from the Fetch API, for
+ * unary RPCs. Connect's own `universalServerRequestFromFetch` /
+ * `universalServerResponseToFetch` pipe both bodies through ReadableStreams
+ * and async iterators, which costs more than the RPC itself on a poll that
+ * answers a few bytes; a unary message is read whole anyway, so this adapter
+ * reads the request body once and answers the single response chunk as bytes.
+ */
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Compression, UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
+import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { gunzip, gzip } from "node:zlib";
+import { promisify } from "node:util";
+
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
+
+/** gzip for the Connect router (the core package ships none; connect-node's is a client-side dependency here). */
+export const compressionGzip: Compression = {
+  name: "gzip",
+  compress: async (bytes) => new Uint8Array(await gzipAsync(bytes)),
+  decompress: async (bytes, readMaxBytes) => {
+    if (bytes.byteLength === 0) return new Uint8Array(0);
+    try {
+      return new Uint8Array(await gunzipAsync(bytes, { maxOutputLength: Math.min(readMaxBytes, 2 ** 31 - 1) }));
+    } catch (error) {
+      const tooBig = (error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE";
+      throw new ConnectError(tooBig ? `message is larger than ${readMaxBytes} bytes uncompressed` : "invalid gzip data", tooBig ? Code.ResourceExhausted : Code.InvalidArgument);
+    }
+  },
+};
+
+/** One chunk as the async iterable the universal handler reads. */
+function once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]() {
+      let done = false;
+      return {
+        next: () => {
+          if (done) return Promise.resolve({ done: true, value: undefined });
+          done = true;
+          return Promise.resolve({ done: false, value: bytes });
+        },
+      };
+    },
+  };
+}
+
+const EMPTY = new Uint8Array(0);
+
+export class UnaryFetchRouter {
+  private readonly byPath = new Map<string, UniversalHandler>();
+
+  constructor(
+    handlers: readonly UniversalHandler[],
+    /** Larger request bodies are refused (resource_exhausted) before they are read. */
+    private readonly maxBodyBytes: number,
+  ) {
+    for (const h of handlers) {
+      if (h.method.methodKind !== "unary") throw new Error(`${h.requestPath}: only unary RPCs are served over this adapter`);
+      this.byPath.set(h.requestPath, h);
+    }
+  }
+
+  /** The handler's answer, or a Connect `unimplemented` error (HTTP 404) for an unknown procedure. */
+  async handle(req: Request, pathname: string): Promise<Response> {
+    const handler = this.byPath.get(pathname);
+    if (!handler) return connectErrorResponse(new ConnectError(`${pathname} is not a procedure of this server`, Code.Unimplemented), 404);
+    const declared = Number(req.headers.get("content-length") ?? 0);
+    if (declared > this.maxBodyBytes) {
+      return connectErrorResponse(new ConnectError(`request body exceeds ${this.maxBodyBytes} bytes`, Code.ResourceExhausted));
+    }
+    let body = EMPTY;
+    if (req.body !== null) {
+      body = await req.bytes();
+      if (body.byteLength > this.maxBodyBytes) {
+        return connectErrorResponse(new ConnectError(`request body exceeds ${this.maxBodyBytes} bytes`, Code.ResourceExhausted));
+      }
+    }
+    const uReq: UniversalServerRequest = {
+      httpVersion: "1.1",
+      method: req.method,
+      url: req.url,
+      header: req.headers,
+      body: once(body),
+      signal: req.signal,
+    };
+    const uRes = await handler(uReq);
+    let out: BodyInit | null = null;
+    if (uRes.body !== undefined) {
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of uRes.body) chunks.push(chunk);
+      out = chunks.length === 1 ? (chunks[0] as Uint8Array<ArrayBuffer>) : (Buffer.concat(chunks) as Uint8Array<ArrayBuffer>);
+    }
+    return new Response(out, { status: uRes.status, headers: uRes.header });
+  }
+}
+
+const JSON_ERROR = { "Content-Type": "application/json" };
+
+/**
+ * A Connect unary error (`{"code": "unauthenticated", "message": …}`) with the
+ * protocol's HTTP status for its code, or `status` when given (404 for an
+ * unknown procedure, as Connect servers answer). Other errors are `internal`
+ * and keep their message to the log.
+ */
+export function connectErrorResponse(error: unknown, status?: number): Response {
+  const connectError = error instanceof ConnectError ? error : new ConnectError("internal error", Code.Internal);
+  return new Response(errorToJsonBytes(connectError, {}) as Uint8Array<ArrayBuffer>, {
+    status: status ?? codeToHttpStatus(connectError.code),
+    headers: JSON_ERROR,
+  });
+}

@@ -1,0 +1,341 @@
+/**
+ * Runtime R remote configuration (DESIGN.md §4): the Connect-RPC service
+ * `collector.v1.CollectorService` at `/collector.v1.CollectorService/…`,
+ * Connect protocol with the binary (`application/proto`) and JSON
+ * (`application/json`) codecs, and gRPC-web; gRPC proper is off (it needs
+ * HTTP/2 trailers).
+ *
+ * Auth is the collector's own Bearer token (`svcct_`, minted by
+ * `POST /collectors/{id}/otlp-token`): missing, Basic, unknown or rotated
+ * away → `unauthenticated` (HTTP 401), checked before the body is read; a
+ * valid token naming another collector than the request's `id` →
+ * `permission_denied` (403).
+ *
+ * GetConfig answers the collector's published config and its hash, or
+ * `not_modified` when the request already carries that hash. Before anything
+ * is published to the collector the answer is empty content with hash "" (a
+ * collector polling with no hash then gets `not_modified`). The poll is the
+ * hot path: the token check, the target and its rendered bytes all come from
+ * memory, and a poll that changes nothing writes nothing — presence coalesces
+ * contacts, status reports are passed on only when they differ from the
+ * stored config state, and an effective config only when its digest changed.
+ */
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError, createConnectRouter, createContextKey } from "@connectrpc/connect";
+import { createHash } from "node:crypto";
+import type { App } from "../app.ts";
+import { bearerToken } from "../auth/tokens.ts";
+import { NotFoundError } from "../errors.ts";
+import {
+  CollectorService,
+  GetConfigRequestSchema,
+  GetConfigResponseSchema,
+  RemoteConfigStatuses,
+  type GetConfigRequest,
+  type GetConfigResponse,
+  type RegisterCollectorRequest,
+} from "../gen/collector/v1/collector_pb.ts";
+import { transportAllowed, type Channel, type ChannelHealth, type ChannelRequest } from "../http/channel.ts";
+import type { ConfigReport, ConfigState, EffectiveConfig } from "../rollout/rollout.ts";
+import type { RenderedConfig } from "../rollout/renderer.ts";
+import { compressionGzip, connectErrorResponse, UnaryFetchRouter } from "./fetch-adapter.ts";
+
+export const SERVICE_PATH = `/${CollectorService.typeName}/`;
+const GET_CONFIG_PATH = `${SERVICE_PATH}GetConfig`;
+const PROTO = "application/proto";
+const PROTO_ANSWER: ResponseInit = { headers: { "Content-Type": PROTO } };
+
+/** Poll interval assumed until a collector's polls show its own (Alloy's default poll_frequency). */
+export const DEFAULT_INTERVAL_SECONDS = 60;
+/** Observed poll gaps are rounded up to one of these, so a jittery poller does not rewrite its interval. */
+const INTERVAL_STEPS = [60, 120, 300, 600, 900, 1800, 3600];
+/** GetConfig carries an effective config; anything larger is refused. */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+const REGISTRATIONS = "remotecfg_registrations";
+const PLAINTEXT_REFUSED =
+  "remote config carries a Bearer token, so it is served only over TLS (on this server or a trusted proxy that sets X-Forwarded-Proto: https) or to loopback peers";
+
+/** What RegisterCollector last told us: `remotecfg_registrations/<collectorId>`. */
+export interface Registration {
+  collectorId: string;
+  name: string;
+  attributes: Record<string, string>;
+  registeredAt: string;
+}
+
+/** The collector id the request's Bearer token belongs to, set by the request gate. */
+const AUTHENTICATED = createContextKey<string | null>(null, { description: "collector id of the Bearer token" });
+
+function unauthenticated(message: string): ConnectError {
+  return new ConnectError(message, Code.Unauthenticated);
+}
+
+/** Per collector, what this process remembers between polls. */
+interface PollMemo {
+  lastPollMs: number;
+  intervalSeconds: number;
+  /** The last status the collector reported (it may omit it while unchanged). */
+  report: ConfigReport | null;
+  /** Digest of the last effective config stored. */
+  effective: string | null;
+}
+
+/** A GetConfig answer, and its binary encoding made once and reused for every poll. */
+interface Answer {
+  message: GetConfigResponse;
+  bytes: Uint8Array<ArrayBuffer>;
+}
+
+function answer(init: { content: string; hash: string; notModified: boolean }): Answer {
+  const message = create(GetConfigResponseSchema, init);
+  return { message, bytes: toBinary(GetConfigResponseSchema, message) as Uint8Array<ArrayBuffer> };
+}
+
+interface Answers {
+  full: Answer;
+  notModified: Answer;
+}
+
+const NOTHING_PUBLISHED = answer({ content: "", hash: "", notModified: true });
+const EMPTY_CONFIG = answer({ content: "", hash: "", notModified: false });
+
+function reportOf(status: RemoteConfigStatuses, hash: string, errorMessage: string): ConfigReport | null {
+  switch (status) {
+    case RemoteConfigStatuses.RemoteConfigStatuses_APPLIED:
+      return { hash, state: "applied" };
+    case RemoteConfigStatuses.RemoteConfigStatuses_APPLYING:
+      return { hash, state: "applying" };
+    case RemoteConfigStatuses.RemoteConfigStatuses_FAILED:
+      return { hash, state: "failed", error: errorMessage };
+    default:
+      return null;
+  }
+}
+
+/** Whether a report would move the stored config state (rollouts.report ignores reports for other hashes). */
+function moves(report: ConfigReport, target: { targetHash: string; state: ConfigState; error: string | null }): boolean {
+  if (report.hash !== target.targetHash) return false;
+  if (report.state === "applied") return target.state !== "current";
+  if (report.state === "applying") return target.state !== "applying";
+  return target.state !== "failed" || target.error !== (report.error || "the collector could not apply the config");
+}
+
+function intervalFor(gapMs: number): number {
+  const seconds = gapMs / 1000;
+  for (const step of INTERVAL_STEPS) if (seconds <= step) return step;
+  return INTERVAL_STEPS[INTERVAL_STEPS.length - 1]!;
+}
+
+function effectiveFiles(request: GetConfigRequest): EffectiveConfig["files"] | null {
+  const map = request.effectiveConfig?.configMap?.configMap;
+  if (!map) return null;
+  const decoder = new TextDecoder();
+  return Object.keys(map)
+    .sort()
+    .map((name) => ({ name, contentType: map[name]!.contentType, body: decoder.decode(map[name]!.body) }));
+}
+
+function digestOf(files: EffectiveConfig["files"]): string {
+  const hash = createHash("sha256");
+  for (const f of files) hash.update(`${f.name.length}:${f.name}${f.contentType.length}:${f.contentType}${f.body.length}:`).update(f.body);
+  return hash.digest("hex");
+}
+
+export class RemoteConfigService {
+  private readonly memo = new Map<string, PollMemo>();
+  private readonly answers = new WeakMap<RenderedConfig, Answers>();
+  private readonly router: UnaryFetchRouter;
+
+  constructor(
+    private readonly app: App,
+    private readonly now: () => number = Date.now,
+  ) {
+    const connect = createConnectRouter({
+      grpc: false,
+      grpcWeb: true,
+      connect: true,
+      readMaxBytes: MAX_BODY_BYTES,
+      acceptCompression: [compressionGzip],
+      requestGate: async (ctx) => {
+        ctx.values.set(AUTHENTICATED, await this.authenticate(ctx.requestHeader.get("authorization")));
+      },
+    });
+    connect.service(CollectorService, {
+      getConfig: async (req, ctx) => (await this.getConfig(req, ctx.values.get(AUTHENTICATED))).message,
+      registerCollector: (req, ctx) => this.register(req, ctx.values.get(AUTHENTICATED)),
+      unregisterCollector: async (req, ctx) => {
+        const id = this.authorize(ctx.values.get(AUTHENTICATED), req.id);
+        this.memo.delete(id);
+        await this.app.presence.gone(id);
+        return {};
+      },
+    });
+    this.router = new UnaryFetchRouter(connect.handlers, MAX_BODY_BYTES);
+  }
+
+  /**
+   * Every call goes through the Connect router, except the poll itself in its
+   * usual form — a binary-codec, uncompressed unary GetConfig POST — which
+   * takes a direct path to the same implementation: Connect's generic
+   * machinery (handler context, abort signals, async iterables) costs several
+   * times what the poll does. The wire is the same either way: the message
+   * as the body, `application/proto`, errors as Connect JSON with their HTTP
+   * status. Answers on that path are never compressed (allowed by the protocol;
+   * a not_modified answer is a few dozen bytes).
+   */
+  handle(req: Request, pathname: string): Promise<Response> {
+    if (pathname === GET_CONFIG_PATH && req.method === "POST") {
+      const headers = req.headers;
+      const encoding = headers.get("content-encoding");
+      if (headers.get("content-type") === PROTO && (encoding === null || encoding === "identity")) return this.poll(req);
+    }
+    return this.router.handle(req, pathname);
+  }
+
+  private async poll(req: Request): Promise<Response> {
+    try {
+      const owner = await this.authenticate(req.headers.get("authorization"));
+      if (Number(req.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) {
+        throw new ConnectError(`request body exceeds ${MAX_BODY_BYTES} bytes`, Code.ResourceExhausted);
+      }
+      const bytes = await req.bytes();
+      if (bytes.byteLength > MAX_BODY_BYTES) throw new ConnectError(`request body exceeds ${MAX_BODY_BYTES} bytes`, Code.ResourceExhausted);
+      let input: GetConfigRequest;
+      try {
+        input = fromBinary(GetConfigRequestSchema, bytes);
+      } catch (error) {
+        throw new ConnectError(`cannot decode the GetConfigRequest: ${(error as Error).message}`, Code.InvalidArgument);
+      }
+      return new Response((await this.getConfig(input, owner)).bytes, PROTO_ANSWER);
+    } catch (error) {
+      if (!(error instanceof ConnectError)) this.app.logger.error({ err: error }, "remotecfg: GetConfig failed");
+      return connectErrorResponse(error);
+    }
+  }
+
+  /** The collector id of a live collector token; runs before any body is read. */
+  private async authenticate(authorization: string | null): Promise<string> {
+    const token = bearerToken(authorization);
+    if (token === null) throw unauthenticated("a collector Bearer token is required (Authorization: Bearer svcct_…)");
+    const collectorId = await this.app.collectorTokens.verify(token);
+    if (collectorId === null) throw unauthenticated("the Bearer token is not a live collector token (unknown, rotated or revoked)");
+    return collectorId;
+  }
+
+  /** The request's collector id, once it is the token's own. */
+  private authorize(owner: string | null, id: string): string {
+    if (owner === null) throw unauthenticated("a collector Bearer token is required");
+    if (id === "") throw new ConnectError("id is required: the collector id from the bootstrap file", Code.InvalidArgument);
+    if (id !== owner) throw new ConnectError(`this token belongs to another collector than ${id}`, Code.PermissionDenied);
+    return id;
+  }
+
+  private async getConfig(req: GetConfigRequest, owner: string | null): Promise<Answer> {
+    const id = this.authorize(owner, req.id);
+    const collector = await this.app.collectors.get(id).catch((error) => {
+      if (error instanceof NotFoundError) throw unauthenticated("the collector of this token no longer exists");
+      throw error;
+    });
+    if (collector.managementMode !== "rcfg-remotecfg") {
+      throw new ConnectError(
+        `collector ${id} is managed over OpAMP (managementMode ${collector.managementMode}); set managementMode rcfg-remotecfg to serve it remote config`,
+        Code.FailedPrecondition,
+      );
+    }
+    const memo = this.contact(id);
+    const report = req.remoteConfigStatus ? reportOf(req.remoteConfigStatus.status, req.hash, req.remoteConfigStatus.errorMessage) : null;
+    if (report) memo.report = report;
+    const known = memo.report !== null && memo.report.hash === req.hash ? memo.report : null;
+    // Awaited: presence decides "changed" against the stored record, so a
+    // collector's next poll must not overtake this one's write. A poll that
+    // changes nothing resolves at once, from memory.
+    await this.app.presence.seen(id, {
+      channel: "remotecfg",
+      intervalSeconds: memo.intervalSeconds,
+      ...(known?.state === "failed" ? { error: known.error || "the collector could not apply the config" } : known?.state === "applied" ? { error: null } : {}),
+    });
+
+    const files = effectiveFiles(req);
+    if (files !== null) {
+      const digest = digestOf(files);
+      if (digest !== memo.effective) {
+        await this.app.rollouts.setEffective(id, files);
+        memo.effective = digest;
+      }
+    }
+
+    const current = await this.app.rollouts.target(id);
+    if (current === null) return req.hash === "" ? NOTHING_PUBLISHED : EMPTY_CONFIG;
+    const { target, rendered } = current;
+    if (known !== null && moves(known, target)) await this.app.rollouts.report(id, known);
+    const answers = this.answersFor(rendered);
+    if (req.hash === rendered.hash) return answers.notModified;
+    await this.app.rollouts.fetched(id, rendered.hash);
+    return answers.full;
+  }
+
+  private async register(req: RegisterCollectorRequest, owner: string | null): Promise<Record<string, never>> {
+    const id = this.authorize(owner, req.id);
+    await this.app.collectors.get(id).catch((error) => {
+      if (error instanceof NotFoundError) throw unauthenticated("the collector of this token no longer exists");
+      throw error;
+    });
+    const memo = this.contact(id);
+    await this.app.presence.seen(id, { channel: "remotecfg", intervalSeconds: memo.intervalSeconds });
+    const attributes = { ...req.attributes, ...req.localAttributes };
+    const stored = await this.app.store.get<Registration>(REGISTRATIONS, id);
+    if (!stored || stored.data.name !== req.name || JSON.stringify(stored.data.attributes) !== JSON.stringify(attributes)) {
+      const data: Registration = { collectorId: id, name: req.name, attributes, registeredAt: new Date(this.now()).toISOString() };
+      await this.app.store.write([{ op: "put", collection: REGISTRATIONS, id, data, expect: stored?.version ?? "absent" }]);
+    }
+    return {};
+  }
+
+  /** What RegisterCollector last recorded for this collector, or null. */
+  async registration(collectorId: string): Promise<Registration | null> {
+    return (await this.app.store.get<Registration>(REGISTRATIONS, collectorId))?.data ?? null;
+  }
+
+  /** Notes a poll; the interval follows the gaps between polls (first contact: the default). */
+  private contact(id: string): PollMemo {
+    const now = this.now();
+    let memo = this.memo.get(id);
+    if (!memo) {
+      memo = { lastPollMs: now, intervalSeconds: DEFAULT_INTERVAL_SECONDS, report: null, effective: null };
+      this.memo.set(id, memo);
+      return memo;
+    }
+    memo.intervalSeconds = intervalFor(now - memo.lastPollMs);
+    memo.lastPollMs = now;
+    return memo;
+  }
+
+  /** Response messages per rendered config, built once and reused for every poll. */
+  private answersFor(rendered: RenderedConfig): Answers {
+    let answers = this.answers.get(rendered);
+    if (!answers) {
+      answers = {
+        full: answer({ content: rendered.body, hash: rendered.hash, notModified: false }),
+        notModified: answer({ content: "", hash: rendered.hash, notModified: true }),
+      };
+      this.answers.set(rendered, answers);
+    }
+    return answers;
+  }
+}
+
+/** The channel the edge routes `/collector.v1.CollectorService/…` to. */
+export function remoteConfigChannel(app: App): Channel & { service: RemoteConfigService } {
+  const service = new RemoteConfigService(app);
+  return {
+    name: "remotecfg",
+    path: SERVICE_PATH,
+    service,
+    handle: async (ctx: ChannelRequest) => {
+      // As on every collector channel: tokens never cross a network in the clear.
+      if (!transportAllowed(ctx)) return connectErrorResponse(new ConnectError(PLAINTEXT_REFUSED, Code.PermissionDenied));
+      return service.handle(ctx.req, ctx.url.pathname);
+    },
+    health: (): ChannelHealth => ({ state: "up" }),
+  };
+}

@@ -1,0 +1,272 @@
+/**
+ * Runtime R remote config over the real server: a Connect client (binary
+ * codec) and plain curl (JSON codec) fetch a published config, the hash comes
+ * back as not_modified, auth refuses Basic, other collectors' ids and rotated
+ * tokens, and a reported APPLIED makes the rollout current.
+ */
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { compressionGzip, createConnectTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { CollectorService, EffectiveConfigSchema, RemoteConfigStatuses } from "../../server/gen/collector/v1/collector_pb.ts";
+import { startTestServer, type TestServer } from "../harness.ts";
+
+let server: TestServer;
+let collectorId: string;
+let otherId: string;
+let token: string;
+
+async function call<T = Record<string, unknown>>(path: string, method = "GET", json?: unknown): Promise<T> {
+  const res = await server.api(path, { method, json });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
+  return (text === "" ? undefined : JSON.parse(text)) as T;
+}
+
+async function mint(id: string): Promise<string> {
+  return (await call<{ token: string }>(`/collectors/${id}/otlp-token`, "POST")).token;
+}
+
+function client(bearer: string, gzip = false): Client<typeof CollectorService> {
+  const transport = createConnectTransport({
+    baseUrl: server.base,
+    httpVersion: "1.1",
+    useBinaryFormat: true,
+    ...(gzip ? { sendCompression: compressionGzip, acceptCompression: [compressionGzip], compressMinBytes: 0 } : {}),
+    interceptors: [(next) => (req) => (req.header.set("Authorization", `Bearer ${bearer}`), next(req))],
+  });
+  return createClient(CollectorService, transport);
+}
+
+async function curl(args: string[]): Promise<{ status: number; body: string }> {
+  const proc = Bun.spawn(["curl", "-sS", "-o", "-", "-w", "\n%{http_code}", ...args], { stdout: "pipe", stderr: "pipe" });
+  const out = await new Response(proc.stdout).text();
+  if ((await proc.exited) !== 0) throw new Error(`curl failed: ${await new Response(proc.stderr).text()}`);
+  const cut = out.lastIndexOf("\n");
+  return { status: Number(out.slice(cut + 1)), body: out.slice(0, cut) };
+}
+
+async function connectError(promise: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await promise;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error("the call succeeded");
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  const source = await call<{ id: string }>("/sources", "POST", { name: "app logs", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
+  const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const pipeline = await call<{ id: string }>("/pipelines", "POST", {
+    name: "app logs",
+    signal: "logs",
+    topology: {
+      nodes: [
+        { id: "in", kind: "source" },
+        { id: "batch", kind: "processor", processor: { type: "batch", config: {} } },
+        { id: "out", kind: "destination", ref: destination.id },
+      ],
+      edges: [
+        { id: "e1", source: "in", target: "batch" },
+        { id: "e2", source: "batch", target: "out" },
+      ],
+    },
+  });
+  collectorId = (await call<{ id: string }>("/collectors", "POST", { name: "alloy-1", managementMode: "rcfg-remotecfg" })).id;
+  otherId = (await call<{ id: string }>("/collectors", "POST", { name: "alloy-2", managementMode: "rcfg-remotecfg" })).id;
+  await call(`/collectors/${collectorId}/sources`, "POST", { sourceId: source.id, configOverrides: {} });
+  await call(`/collectors/${collectorId}/destinations`, "POST", { destinationId: destination.id, configOverrides: {} });
+  await call("/routes", "POST", { collectorId, sourceId: source.id, pipelineId: pipeline.id });
+  await call("/commit", "POST", { message: "Onboard alloy-1" });
+  token = await mint(collectorId);
+});
+afterAll(() => server.stop());
+
+describe("before anything is published to it", () => {
+  test("a collector gets empty content with hash \"\", not an error", async () => {
+    const otherToken = await mint(otherId);
+    const res = await client(otherToken).getConfig({ id: otherId });
+    expect(res).toMatchObject({ content: "", hash: "", notModified: true });
+    const stale = await client(otherToken).getConfig({ id: otherId, hash: "abc" });
+    expect(stale).toMatchObject({ content: "", hash: "", notModified: false });
+  });
+});
+
+describe("published config", () => {
+  beforeAll(async () => {
+    await call("/publish", "POST");
+  });
+
+  test("the Connect client fetches content; the returned hash gets not_modified", async () => {
+    const rcfg = client(token);
+    const first = await rcfg.getConfig({ id: collectorId });
+    expect(first.notModified).toBe(false);
+    expect(first.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(first.content).toContain("otelcol.exporter.otlphttp");
+    expect(first.hash).toBe(new Bun.CryptoHasher("sha256").update(first.content).digest("hex"));
+
+    const second = await rcfg.getConfig({ id: collectorId, hash: first.hash });
+    expect(second.notModified).toBe(true);
+    expect(second.content).toBe("");
+
+    const collector = await call<{ status: string; health: { channel: string; intervalSeconds: number } }>(`/collectors/${collectorId}`);
+    expect(collector.status).toBe("online");
+    expect(collector.health).toMatchObject({ channel: "remotecfg", intervalSeconds: 60 });
+  });
+
+  test("gzip-compressed binary requests (served by the Connect router, not the poll fast path) answer the same", async () => {
+    const plain = await client(token).getConfig({ id: collectorId });
+    const zipped = await client(token, true).getConfig({ id: collectorId });
+    expect(zipped).toMatchObject({ content: plain.content, hash: plain.hash, notModified: false });
+    expect((await client(token, true).getConfig({ id: collectorId, hash: plain.hash })).notModified).toBe(true);
+    const error = await connectError(client(token, true).getConfig({ id: otherId }));
+    expect(error.code).toBe(Code.PermissionDenied);
+  });
+
+  test("a malformed binary body is invalid_argument", async () => {
+    const res = await fetch(`${server.base}/collector.v1.CollectorService/GetConfig`, {
+      method: "POST",
+      headers: { "Content-Type": "application/proto", Authorization: `Bearer ${token}` },
+      body: new Uint8Array([0x0a, 0xff, 0xff]),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: "invalid_argument" });
+  });
+
+  test("curl with the JSON codec fetches too", async () => {
+    const { status, body } = await curl([
+      "-X", "POST", `${server.base}/collector.v1.CollectorService/GetConfig`,
+      "-H", "Content-Type: application/json",
+      "-H", `Authorization: Bearer ${token}`,
+      "--data", JSON.stringify({ id: collectorId }),
+    ]);
+    expect(status).toBe(200);
+    const answer = JSON.parse(body) as { content: string; hash: string; notModified?: boolean };
+    expect(answer.content).toContain("otelcol.exporter.otlphttp");
+    expect(answer.hash).toMatch(/^[0-9a-f]{64}$/);
+
+    const again = await curl([
+      "-X", "POST", `${server.base}/collector.v1.CollectorService/GetConfig`,
+      "-H", "Content-Type: application/json",
+      "-H", `Authorization: Bearer ${token}`,
+      "--data", JSON.stringify({ id: collectorId, hash: answer.hash }),
+    ]);
+    expect(JSON.parse(again.body)).toEqual({ hash: answer.hash, notModified: true });
+  });
+
+  test("Basic auth and no auth are unauthenticated (401) with a Connect error body", async () => {
+    for (const auth of [["-u", `collector:${token}`], []]) {
+      const { status, body } = await curl([
+        "-X", "POST", `${server.base}/collector.v1.CollectorService/GetConfig`,
+        "-H", "Content-Type: application/json",
+        ...auth,
+        "--data", JSON.stringify({ id: collectorId }),
+      ]);
+      expect(status).toBe(401);
+      expect(JSON.parse(body)).toMatchObject({ code: "unauthenticated" });
+    }
+    const error = await connectError(client("svcct_" + "x".repeat(43)).getConfig({ id: collectorId }));
+    expect(error.code).toBe(Code.Unauthenticated);
+  });
+
+  test("a token used with another collector's id is permission_denied (403)", async () => {
+    const error = await connectError(client(token).getConfig({ id: otherId }));
+    expect(error.code).toBe(Code.PermissionDenied);
+    const res = await fetch(`${server.base}/collector.v1.CollectorService/GetConfig`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ id: otherId }),
+    });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ code: "permission_denied" });
+  });
+
+  test("an unknown procedure is 404", async () => {
+    const res = await fetch(`${server.base}/collector.v1.CollectorService/Nope`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+      body: "{}",
+    });
+    expect(res.status).toBe(404);
+  });
+
+  test("reporting APPLIED makes the rollout current; FAILED makes it failed and the collector degraded", async () => {
+    const rcfg = client(token);
+    const { hash } = await rcfg.getConfig({ id: collectorId });
+    let status = await call<{ collectors: { id: string; state: string; error?: string }[] }>("/publish/status");
+    expect(status.collectors.find((c) => c.id === collectorId)?.state).toBe("applying");
+
+    await rcfg.getConfig({
+      id: collectorId,
+      hash,
+      remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage: "bad component" },
+    });
+    status = await call("/publish/status");
+    expect(status.collectors.find((c) => c.id === collectorId)).toEqual({ id: collectorId, state: "failed", error: "bad component" });
+    expect(await call(`/collectors/${collectorId}`)).toMatchObject({ status: "degraded", health: { error: "bad component" } });
+
+    const applied = await rcfg.getConfig({
+      id: collectorId,
+      hash,
+      remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_APPLIED },
+    });
+    expect(applied.notModified).toBe(true);
+    status = await call("/publish/status");
+    expect(status.collectors.find((c) => c.id === collectorId)?.state).toBe("current");
+    expect((status as unknown as { state: string }).state).toBe("completed");
+    expect(await call(`/collectors/${collectorId}`)).toMatchObject({ status: "online", health: { error: null } });
+  });
+
+  test("an effective config is stored once, not on every poll", async () => {
+    const rcfg = client(token);
+    const body = new TextEncoder().encode("logging { level = \"info\" }\n");
+    const effectiveConfig = create(EffectiveConfigSchema, { configMap: { configMap: { "": { body, contentType: "text/plain" } } } });
+    await rcfg.getConfig({ id: collectorId, effectiveConfig });
+    const first = await server.app.rollouts.effective(collectorId);
+    expect(first?.files).toEqual([{ name: "", contentType: "text/plain", body: "logging { level = \"info\" }\n" }]);
+    await Bun.sleep(5);
+    await rcfg.getConfig({ id: collectorId, effectiveConfig });
+    expect((await server.app.rollouts.effective(collectorId))?.reportedAt).toBe(first!.reportedAt);
+  });
+
+  test("token rotation: the old token fails at once, the new one works", async () => {
+    const before = await client(token).getConfig({ id: collectorId });
+    expect(before.hash).not.toBe("");
+    const rotated = await mint(collectorId);
+    const error = await connectError(client(token).getConfig({ id: collectorId }));
+    expect(error.code).toBe(Code.Unauthenticated);
+    const after = await client(rotated).getConfig({ id: collectorId, hash: before.hash });
+    expect(after.notModified).toBe(true);
+    token = rotated;
+  });
+
+  test("RegisterCollector records the collector's name and attributes; UnregisterCollector marks it offline", async () => {
+    const rcfg = client(token);
+    await rcfg.registerCollector({ id: collectorId, name: "alloy-host-1", localAttributes: { os: "linux" } });
+    const channel = server.app.channels.find((c) => c.name === "remotecfg") as unknown as {
+      service: { registration(id: string): Promise<{ name: string; attributes: Record<string, string> } | null> };
+    };
+    expect(await channel.service.registration(collectorId)).toMatchObject({ name: "alloy-host-1", attributes: { os: "linux" } });
+    const denied = await connectError(rcfg.registerCollector({ id: otherId, name: "x" }));
+    expect(denied.code).toBe(Code.PermissionDenied);
+
+    await rcfg.unregisterCollector({ id: collectorId });
+    expect((await call<{ status: string }>(`/collectors/${collectorId}`)).status).toBe("offline");
+  });
+
+  test("a plaintext request from a non-loopback peer is refused before the token is looked at", async () => {
+    const channel = server.app.channels.find((c) => c.name === "remotecfg")!;
+    const url = new URL(`${server.base}/collector.v1.CollectorService/GetConfig`);
+    const req = new Request(url, { method: "POST", headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` }, body: "{}" });
+    const ctx = { req, url, remoteAddr: "10.1.2.3", secure: false } as unknown as Parameters<typeof channel.handle>[0];
+    const res = (await channel.handle(ctx))!;
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ code: "permission_denied" });
+  });
+
+  test("the channel reports up in health", () => {
+    expect(server.app.channels.find((c) => c.name === "remotecfg")?.health()).toEqual({ state: "up" });
+  });
+});
