@@ -21,6 +21,7 @@ import { ConfigRepo } from "./configstore/repo.ts";
 import { Routes } from "./configstore/routes.ts";
 import { Enrollment } from "./enrollment/enrollment.ts";
 import { Rollouts } from "./rollout/rollout.ts";
+import { Telemetry } from "./telemetry/index.ts";
 import type { Store } from "./store/store.ts";
 
 export const VERSION: string = pkg.version;
@@ -42,6 +43,8 @@ export interface App {
   routes: Routes;
   rollouts: Rollouts;
   presence: Presence;
+  /** Own-metrics intake state: per-collector throughput, in memory. */
+  telemetry: Telemetry;
   events: EventHub;
   /** The collector and agent channels the edge serves beside the API. */
   channels: Channel[];
@@ -78,6 +81,7 @@ export async function createApp(config: ServerConfig, store: Store, logger: Logg
     rollouts,
     presence,
     events: new EventHub(store, logger),
+    telemetry: new Telemetry(),
     channels: [],
     async close() {
       app.events.close();

@@ -14,6 +14,7 @@ import { publishRoutes } from "./publish.ts";
 import { routeRoutes } from "./routes.ts";
 import { serviceAccountRoutes } from "./service-accounts.ts";
 import { systemRoutes } from "./system.ts";
+import { throughputRoutes } from "./throughput.ts";
 
 export function apiRoutes(app: App): Route[] {
   return [
@@ -30,6 +31,7 @@ export function apiRoutes(app: App): Route[] {
     ...serviceAccountRoutes(app),
     ...auditRoutes(app),
     ...systemRoutes(app),
+    ...throughputRoutes(app),
     ...eventRoutes(app),
   ];
 }

@@ -1,0 +1,53 @@
+/**
+ * Own metrics (DESIGN.md §4): the `/v1/metrics` intake and the throughput it
+ * yields per collector, per component and per route. All in memory and per
+ * process; after a restart rates return with the collectors' next pushes.
+ */
+import type { App } from "../app.ts";
+import type { Flow } from "../render/plan.ts";
+import { MetricsChannel } from "./channel.ts";
+import { flowsOfRoutes, routeRates, type RouteRate } from "./routes.ts";
+import { ThroughputWindow, type CollectorRates, type WindowLimits } from "./window.ts";
+
+export interface Throughput extends CollectorRates {
+  routes: RouteRate[];
+}
+
+/** Planned flows per collector and target commit; planning is cheap but not free. */
+const FLOW_CACHE_LIMIT = 1000;
+
+export class Telemetry {
+  readonly window: ThroughputWindow;
+  private readonly flowCache = new Map<string, { routeIds: string[]; flows: Map<string, Flow> }>();
+
+  constructor(limits: WindowLimits = {}) {
+    this.window = new ThroughputWindow(limits);
+  }
+
+  channel(app: Pick<App, "collectorTokens">): MetricsChannel {
+    return new MetricsChannel(app, this.window);
+  }
+
+  /** The collector's rates; throws NotFoundError for an unknown collector. */
+  async throughput(app: Pick<App, "collectors" | "rollouts" | "configStore">, collectorId: string): Promise<Throughput> {
+    const collector = await app.collectors.get(collectorId);
+    const rates = this.window.rates(collectorId) ?? {
+      window: 0,
+      components: [],
+      process: { cpu: null, memoryRss: null, uptime: null },
+      lastReportAt: null,
+    };
+    const target = await app.rollouts.target(collectorId);
+    if (!target) return { ...rates, routes: [] };
+    const key = `${collectorId} ${target.target.targetCommit}`;
+    let mapped = this.flowCache.get(key);
+    if (!mapped) {
+      const snapshot = await app.configStore.snapshotAt(target.target.targetCommit);
+      const routeIds = [...snapshot.routes.values()].filter((r) => r.collectorId === collectorId).map((r) => r.id);
+      mapped = { routeIds, flows: flowsOfRoutes(snapshot, { id: collector.id, name: collector.name }) };
+      if (this.flowCache.size >= FLOW_CACHE_LIMIT) this.flowCache.delete(this.flowCache.keys().next().value!);
+      this.flowCache.set(key, mapped);
+    }
+    return { ...rates, routes: routeRates(mapped.routeIds, mapped.flows, rates.components) };
+  }
+}
