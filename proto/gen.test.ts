@@ -47,7 +47,7 @@ import { ResourceSchema } from "../server/gen/opentelemetry/proto/resource/v1/re
 
 const ROOT = join(import.meta.dir, "..");
 const GEN = join(ROOT, "server", "gen");
-const BUF = join(ROOT, "node_modules", ".bin", "buf");
+const BUF = join(ROOT, "scripts", "buf.sh");
 
 // ---------------------------------------------------------------------------
 // Hand decoding of protobuf tags (no library help on purpose).
