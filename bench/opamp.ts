@@ -20,16 +20,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Collector } from "../server/collectors/collectors.ts";
 import { hashToken, mintToken } from "../server/auth/tokens.ts";
-import { AnyValueSchema, KeyValueSchema } from "../server/gen/opamp/v1/anyvalue_pb.ts";
-import {
-  AgentCapabilities,
-  AgentDescriptionSchema,
-  AgentToServerSchema,
-  RemoteConfigStatusSchema,
-  RemoteConfigStatuses,
-  ServerToAgentSchema,
-} from "../server/gen/opamp/v1/opamp_pb.ts";
+import { AgentCapabilities, AgentToServerSchema, ServerToAgentSchema } from "../server/gen/opamp/v1/opamp_pb.ts";
 import { SqliteStore } from "../server/store/sqlite.ts";
+import { applied, description } from "../test/opamp/helpers.ts";
 
 interface Agent {
   token: string;
@@ -53,13 +46,11 @@ async function client(url: string, file: string): Promise<void> {
     return out;
   };
   let ready = 0;
-  let applied = 0;
+  let appliedCount = 0;
   let failed = 0;
-  const report = () => console.log(JSON.stringify({ ready, applied, failed }));
+  const report = () => console.log(JSON.stringify({ ready, applied: appliedCount, failed }));
   const timer = setInterval(report, 200);
-  const description = create(AgentDescriptionSchema, {
-    identifyingAttributes: [create(KeyValueSchema, { key: "service.name", value: create(AnyValueSchema, { value: { case: "stringValue", value: "bench" } }) })],
-  });
+  const agentDescription = description({ "service.name": "bench" });
   const open = (agent: Agent) =>
     new Promise<void>((resolve) => {
       const uid = Buffer.from(agent.uid, "hex");
@@ -69,7 +60,7 @@ async function client(url: string, file: string): Promise<void> {
       ws.binaryType = "arraybuffer";
       const send = (fields: Record<string, unknown>) =>
         ws.send(frame(toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uid, sequenceNum: ++seq, capabilities: caps, ...fields }))));
-      ws.onopen = () => send({ agentDescription: description });
+      ws.onopen = () => send({ agentDescription });
       ws.onmessage = (event) => {
         const message = fromBinary(ServerToAgentSchema, new Uint8Array(event.data as ArrayBuffer).subarray(1));
         if (first) {
@@ -78,13 +69,8 @@ async function client(url: string, file: string): Promise<void> {
           resolve();
         }
         if (message.remoteConfig) {
-          send({
-            remoteConfigStatus: create(RemoteConfigStatusSchema, {
-              lastRemoteConfigHash: message.remoteConfig.configHash,
-              status: RemoteConfigStatuses.RemoteConfigStatuses_APPLIED,
-            }),
-          });
-          applied++;
+          send({ remoteConfigStatus: applied(message.remoteConfig.configHash) });
+          appliedCount++;
         }
       };
       ws.onerror = () => {

@@ -13,13 +13,13 @@
  * Usage: bun bench/remotecfg.ts [requests=100000] [concurrency=64] [rounds=3] [logLevel=warn]
  * Load-process mode (internal): bun bench/remotecfg.ts --load <url> <token> <bodyBase64> <requests> <concurrency>
  */
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetConfigRequestSchema, GetConfigResponseSchema } from "../server/gen/collector/v1/collector_pb.ts";
-import { fromBinary } from "@bufbuild/protobuf";
 import { closedLoop, type LoadResult } from "./lib.ts";
+import { deploymentKit } from "../test/deployment.ts";
 
 const PATH = "/collector.v1.CollectorService/GetConfig";
 
@@ -101,39 +101,21 @@ try {
   await Promise.all([waitUp(`http://127.0.0.1:${helloPort}/`), waitUp(`${svcBase}/healthz`)]);
 
   // Seed: a Runtime R collector with one route, committed and published, and its token.
-  const rest = async <T>(path: string, json?: unknown): Promise<T> => {
+  const rest = async <T>(path: string, method = "GET", json?: unknown): Promise<T> => {
     const res = await fetch(`${svcBase}/api/v1${path}`, {
-      method: json === undefined && !path.endsWith("token") && path !== "/publish" ? "GET" : "POST",
+      method,
       headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
       body: json === undefined ? undefined : JSON.stringify(json),
     });
     if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
   };
-  const source = await rest<{ id: string }>("/sources", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
-  const destination = await rest<{ id: string }>("/destinations", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
-  const pipeline = await rest<{ id: string }>("/pipelines", {
-    name: "app",
-    signal: "logs",
-    topology: {
-      nodes: [
-        { id: "in", kind: "source" },
-        { id: "batch", kind: "processor", processor: { type: "batch", config: {} } },
-        { id: "out", kind: "destination", ref: destination.id },
-      ],
-      edges: [
-        { id: "e1", source: "in", target: "batch" },
-        { id: "e2", source: "batch", target: "out" },
-      ],
-    },
-  });
-  const collector = await rest<{ id: string }>("/collectors", { name: "alloy-bench", managementMode: "rcfg-remotecfg" });
-  await rest(`/collectors/${collector.id}/sources`, { sourceId: source.id, configOverrides: {} });
-  await rest(`/collectors/${collector.id}/destinations`, { destinationId: destination.id, configOverrides: {} });
-  await rest("/routes", { collectorId: collector.id, sourceId: source.id, pipelineId: pipeline.id });
-  await rest("/commit", { message: "bench" });
-  await rest("/publish");
-  const { token } = await rest<{ token: string }>(`/collectors/${collector.id}/otlp-token`);
+  const routeThrough = await deploymentKit(rest);
+  const collector = await rest<{ id: string }>("/collectors", "POST", { name: "alloy-bench", managementMode: "rcfg-remotecfg" });
+  await routeThrough(collector.id);
+  await rest("/commit", "POST", { message: "bench" });
+  await rest("/publish", "POST");
+  const { token } = await rest<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST");
 
   // The first poll fetches the config; its hash makes every later poll not_modified.
   const first = await fetch(svcBase + PATH, {

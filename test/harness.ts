@@ -21,6 +21,8 @@ export interface TestServer {
   dir: string;
   /** fetch against /api/v1 with the admin token unless `token` says otherwise (null = none). */
   api(path: string, init?: RequestInit & { token?: string | null; json?: unknown }): Promise<Response>;
+  /** An admin call that must succeed (any 2xx); its parsed JSON answer, undefined when empty. */
+  call<T = Record<string, unknown>>(path: string, method?: string, json?: unknown): Promise<T>;
   stop(): Promise<void>;
 }
 
@@ -44,6 +46,12 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     api(path, init = {}) {
       const { token = adminToken, ...rest } = init;
       return api(base, token, path, rest);
+    },
+    async call<T>(path: string, method = "GET", json?: unknown): Promise<T> {
+      const res = await api(base, adminToken, path, { method, json });
+      const text = await res.text();
+      if (res.status < 200 || res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
+      return (text === "" ? undefined : JSON.parse(text)) as T;
     },
     async stop() {
       await http.stop();

@@ -15,12 +15,8 @@ interface ErrorBody {
   error: { code: string; message: string; details: { path: string; message: string }[] };
 }
 
-async function ok<T = Record<string, unknown>>(path: string, method = "GET", json?: unknown): Promise<T> {
-  const res = await server.api(path, { method, json });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
-  return (text === "" ? undefined : JSON.parse(text)) as T;
-}
+
+const ok = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
 
 async function refused(path: string, method: string, json: unknown, status: number, code: string): Promise<ErrorBody["error"]> {
   const res = await server.api(path, { method, json });

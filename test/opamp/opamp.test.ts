@@ -13,7 +13,8 @@ import { AgentCapabilities, AgentToServerSchema, ComponentHealthSchema, RemoteCo
 import type { ChannelRequest } from "../../server/http/channel.ts";
 import { OpampChannel } from "../../server/opamp/channel.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { applied, CAPS, deploymentKit, description, RawAgent, until, uuidBytes } from "./helpers.ts";
+import { deploymentKit } from "../deployment.ts";
+import { applied, CAPS, description, RawAgent, until, uuidBytes } from "./helpers.ts";
 
 // Bun's built-in "undici" has no working Client; the OpAMP client needs the real one.
 mock.module("undici", () => require("../../node_modules/undici/index.js"));
@@ -25,12 +26,8 @@ let opampUrl: string;
 let wsUrl: string;
 let routeThrough: (collectorId: string, include?: string) => Promise<void>;
 
-async function call<T = Record<string, unknown>>(path: string, method = "GET", json?: unknown): Promise<T> {
-  const res = await server.api(path, { method, json });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
-  return (text === "" ? undefined : JSON.parse(text)) as T;
-}
+
+const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
 
 async function enrollmentToken(extra: Record<string, unknown> = {}): Promise<string> {
   return (await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", ...extra })).token;

@@ -9,6 +9,7 @@ import { Code, ConnectError, createClient, type Client } from "@connectrpc/conne
 import { compressionGzip, createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CollectorService, EffectiveConfigSchema, RemoteConfigStatuses } from "../../server/gen/collector/v1/collector_pb.ts";
+import { deploymentKit } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
 let server: TestServer;
@@ -16,12 +17,8 @@ let collectorId: string;
 let otherId: string;
 let token: string;
 
-async function call<T = Record<string, unknown>>(path: string, method = "GET", json?: unknown): Promise<T> {
-  const res = await server.api(path, { method, json });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
-  return (text === "" ? undefined : JSON.parse(text)) as T;
-}
+
+const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
 
 async function mint(id: string): Promise<string> {
   return (await call<{ token: string }>(`/collectors/${id}/otlp-token`, "POST")).token;
@@ -57,28 +54,10 @@ async function connectError(promise: Promise<unknown>): Promise<ConnectError> {
 
 beforeAll(async () => {
   server = await startTestServer();
-  const source = await call<{ id: string }>("/sources", "POST", { name: "app logs", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
-  const pipeline = await call<{ id: string }>("/pipelines", "POST", {
-    name: "app logs",
-    signal: "logs",
-    topology: {
-      nodes: [
-        { id: "in", kind: "source" },
-        { id: "batch", kind: "processor", processor: { type: "batch", config: {} } },
-        { id: "out", kind: "destination", ref: destination.id },
-      ],
-      edges: [
-        { id: "e1", source: "in", target: "batch" },
-        { id: "e2", source: "batch", target: "out" },
-      ],
-    },
-  });
+  const routeThrough = await deploymentKit(call);
   collectorId = (await call<{ id: string }>("/collectors", "POST", { name: "alloy-1", managementMode: "rcfg-remotecfg" })).id;
   otherId = (await call<{ id: string }>("/collectors", "POST", { name: "alloy-2", managementMode: "rcfg-remotecfg" })).id;
-  await call(`/collectors/${collectorId}/sources`, "POST", { sourceId: source.id, configOverrides: {} });
-  await call(`/collectors/${collectorId}/destinations`, "POST", { destinationId: destination.id, configOverrides: {} });
-  await call("/routes", "POST", { collectorId, sourceId: source.id, pipelineId: pipeline.id });
+  await routeThrough(collectorId);
   await call("/commit", "POST", { message: "Onboard alloy-1" });
   token = await mint(collectorId);
 });
