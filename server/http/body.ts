@@ -1,7 +1,9 @@
 /**
- * Reads a JSON request body under a size limit, without trusting
- * Content-Length: a chunked body is counted as it streams and cut at the limit.
+ * Reads request bodies under a size limit, without trusting Content-Length:
+ * a chunked body is counted as it streams and cut at the limit; a gzip body
+ * is bounded again after decompression, so a small bomb stays small.
  */
+import { gunzipSync } from "node:zlib";
 import { AppError, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from "../errors.ts";
 
 export async function readBytes(req: Request, limit: number): Promise<Uint8Array> {
@@ -22,6 +24,28 @@ export async function readBytes(req: Request, limit: number): Promise<Uint8Array
     chunks.push(value);
   }
   return Buffer.concat(chunks);
+}
+
+/**
+ * The body as sent (`limit`) and, when it comes with `Content-Encoding: gzip`,
+ * decompressed (`decompressedLimit`). Collector channels take gzip bodies;
+ * any other encoding is 415.
+ */
+export async function readEncodedBytes(req: Request, limit: number, decompressedLimit: number): Promise<Uint8Array> {
+  const encoding = (req.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
+  if (encoding !== "identity" && encoding !== "gzip") {
+    throw new AppError(415, "unsupported_encoding", `Content-Encoding '${encoding}' is not accepted; send gzip or no encoding.`);
+  }
+  const bytes = await readBytes(req, limit);
+  if (encoding === "identity") return bytes;
+  try {
+    return gunzipSync(bytes, { maxOutputLength: decompressedLimit });
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" || error instanceof RangeError) {
+      throw new AppError(413, "payload_too_large", `The decompressed request body is larger than the limit of ${decompressedLimit} bytes.`);
+    }
+    throw new AppError(400, "malformed_body", `The request body is not valid gzip: ${(error as Error).message}`);
+  }
 }
 
 /** The parsed JSON body, or undefined when the request has none. */

@@ -4,8 +4,8 @@
  * an AgentRemoteConfig encoded once per config hash.
  */
 import { create, toBinary } from "@bufbuild/protobuf";
-import { gunzipSync } from "node:zlib";
 import { AppError } from "../errors.ts";
+import { readEncodedBytes } from "../http/body.ts";
 import {
   AgentConfigMapSchema,
   AgentConfigObjectSchema,
@@ -116,28 +116,5 @@ export async function readProtobufBody(req: Request, limit: number): Promise<Uin
   if (type !== PROTOBUF) {
     throw new AppError(415, "unsupported_media_type", `OpAMP over HTTP takes Content-Type: ${PROTOBUF}, not '${type || "none"}'.`);
   }
-  const encoding = (req.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
-  if (encoding !== "identity" && encoding !== "gzip") {
-    throw new AppError(415, "unsupported_encoding", `Content-Encoding '${encoding}' is not accepted; send gzip or none.`);
-  }
-  const tooLarge = () => new AppError(413, "payload_too_large", `The OpAMP message is larger than ${limit} bytes.`);
-  const declared = Number(req.headers.get("content-length") ?? NaN);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (req.body) {
-    for await (const chunk of req.body as unknown as AsyncIterable<Uint8Array>) {
-      size += chunk.length;
-      if (size > limit) throw tooLarge();
-      chunks.push(chunk);
-    }
-  }
-  const raw = Buffer.concat(chunks);
-  if (encoding === "identity") return raw;
-  try {
-    return gunzipSync(raw, { maxOutputLength: limit });
-  } catch (error) {
-    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") throw tooLarge();
-    throw new AppError(400, "bad_request", "The gzip request body could not be decompressed.");
-  }
+  return readEncodedBytes(req, limit, limit);
 }

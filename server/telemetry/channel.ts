@@ -16,11 +16,11 @@
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
 import type { App } from "../app.ts";
 import { bearerToken } from "../auth/tokens.ts";
-import { readBytes } from "../http/body.ts";
+import { readEncodedBytes } from "../http/body.ts";
 import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
-import { PayloadTooLargeError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 import { ExportMetricsServiceResponseSchema } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
-import { decodeJson, encodingOf, gunzipBounded, ingestMessage, ingestProtobuf, IntakeError, type Encoding } from "./intake.ts";
+import { decodeJson, encodingOf, ingestMessage, ingestProtobuf, type Encoding } from "./intake.ts";
 import type { ThroughputWindow } from "./window.ts";
 
 export interface MetricsLimits {
@@ -82,14 +82,8 @@ export class MetricsChannel implements Channel {
       return failure(401, "A valid per-collector Bearer token is required.", answerAs, { "WWW-Authenticate": 'Bearer realm="svc"' });
     }
     if (encoding === null) return failure(415, "The body must be application/x-protobuf or application/json.", "json");
-    const contentEncoding = (req.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
-    if (contentEncoding !== "gzip" && contentEncoding !== "identity") {
-      return failure(415, `Content-Encoding '${contentEncoding}' is not supported; send gzip or no encoding.`, encoding);
-    }
-
     try {
-      let bytes = await readBytes(req, this.limits.maxBodyBytes);
-      if (contentEncoding === "gzip") bytes = gunzipBounded(bytes, this.limits.maxDecompressedBytes);
+      const bytes = await readEncodedBytes(req, this.limits.maxBodyBytes, this.limits.maxDecompressedBytes);
       const result =
         encoding === "protobuf"
           ? ingestProtobuf(this.window, collectorId, bytes)
@@ -104,8 +98,7 @@ export class MetricsChannel implements Channel {
         encoding === "protobuf" ? toBinary(ExportMetricsServiceResponseSchema, response) : toJsonString(ExportMetricsServiceResponseSchema, response);
       return new Response(body, { headers: { "Content-Type": CONTENT_TYPE[encoding] } });
     } catch (error) {
-      if (error instanceof IntakeError) return failure(error.status, error.message, encoding);
-      if (error instanceof PayloadTooLargeError) return failure(413, error.message, encoding);
+      if (error instanceof AppError) return failure(error.status, error.message, encoding);
       ctx.log.error({ err: error, collectorId }, "metrics intake failed");
       return failure(500, "The server failed to take these metrics; see its log by request id.", encoding);
     }

@@ -4,8 +4,8 @@
  * carries that is not one of the collector's own throughput metrics is
  * accepted and ignored.
  */
-import { gunzipSync } from "node:zlib";
 import { fromJsonString } from "@bufbuild/protobuf";
+import { ValidationError } from "../errors.ts";
 import type { KeyValue } from "../gen/opentelemetry/proto/common/v1/common_pb.ts";
 import {
   ExportMetricsServiceRequestSchema,
@@ -19,16 +19,6 @@ import { Attrs, visitRequest, WireError, type PointVisitor } from "./wire.ts";
 
 export type Encoding = "protobuf" | "json";
 
-/** Why a request body cannot be used; the channel maps `status` to the HTTP answer. */
-export class IntakeError extends Error {
-  constructor(
-    readonly status: 400 | 413 | 415,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** Media type of a request body: `application/x-protobuf` or `application/json`, parameters ignored. */
 export function encodingOf(contentType: string | null): Encoding | null {
   if (contentType === null) return null;
@@ -39,25 +29,13 @@ export function encodingOf(contentType: string | null): Encoding | null {
   return null;
 }
 
-/** Ungzips under a cap on the decompressed size (a small bomb must not become a large buffer). */
-export function gunzipBounded(bytes: Uint8Array, limit: number): Uint8Array {
-  try {
-    return gunzipSync(bytes, { maxOutputLength: limit });
-  } catch (error) {
-    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" || error instanceof RangeError) {
-      throw new IntakeError(413, `The decompressed request body is larger than the limit of ${limit} bytes.`);
-    }
-    throw new IntakeError(400, `The request body is not valid gzip: ${(error as Error).message}`);
-  }
-}
-
 /** JSON bodies go through the generated schema (the OTLP JSON mapping); protobuf bodies through wire.ts. */
 export function decodeJson(bytes: Uint8Array): ExportMetricsServiceRequest {
   try {
     const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
     return fromJsonString(ExportMetricsServiceRequestSchema, text, { ignoreUnknownFields: true });
   } catch (error) {
-    throw new IntakeError(400, `The request body is not a valid OTLP ExportMetricsServiceRequest (json): ${(error as Error).message}`);
+    throw new ValidationError(`The request body is not a valid OTLP ExportMetricsServiceRequest (json): ${(error as Error).message}`);
   }
 }
 
@@ -166,7 +144,7 @@ export function ingestProtobuf(window: ThroughputWindow, collectorId: string, by
     visitRequest(bytes, collect);
   } catch (error) {
     if (error instanceof WireError) {
-      throw new IntakeError(400, `The request body is not a valid OTLP ExportMetricsServiceRequest (protobuf): ${error.message}.`);
+      throw new ValidationError(`The request body is not a valid OTLP ExportMetricsServiceRequest (protobuf): ${error.message}.`);
     }
     throw error;
   }

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { ExportMetricsServiceRequestSchema } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
-import { ingestMessage, ingestProtobuf, IntakeError } from "./intake.ts";
+import { ValidationError } from "../errors.ts";
+import { ingestMessage, ingestProtobuf } from "./intake.ts";
 import { ThroughputWindow } from "./window.ts";
 
 const str = (key: string, value: string) => ({ key, value: { value: { case: "stringValue" as const, value } } });
@@ -67,8 +68,8 @@ describe("protobuf wire reader", () => {
       } catch (error) {
         thrown = error;
       }
-      expect(thrown).toBeInstanceOf(IntakeError);
-      expect((thrown as IntakeError).status).toBe(400);
+      expect(thrown).toBeInstanceOf(ValidationError);
+      expect((thrown as ValidationError).status).toBe(400);
     }
     expect(w.rates("c")).toBeNull();
   });
