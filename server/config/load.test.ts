@@ -83,6 +83,7 @@ const DEFAULTS: Omit<ServerConfig, "file"> = {
   security: { cors: { allowedOrigins: [] } },
   bootstrap: { adminToken: "" },
   http: { maxBodyBytes: 1048576, trustedProxies: [] },
+  opamp: { maxConnections: 50000, maxConcurrentRequests: 1000 },
   logging: { level: "info" },
 };
 
@@ -146,6 +147,7 @@ describe("the file", () => {
       security: { cors: { allowedOrigins: ["https://console.example.com", "http://localhost:3000"] } },
       bootstrap: { adminToken: TOKEN },
       http: { maxBodyBytes: 2097152, trustedProxies: ["10.0.0.5"] },
+      opamp: { maxConnections: 20000, maxConcurrentRequests: 200 },
       logging: { level: "debug" },
       file: fixture("full.yaml"),
     });
@@ -271,6 +273,8 @@ describe("environment variables", () => {
       "bootstrap.adminToken": "SVC_BOOTSTRAP_ADMINTOKEN",
       "http.maxBodyBytes": "SVC_HTTP_MAXBODYBYTES",
       "http.trustedProxies": "SVC_HTTP_TRUSTEDPROXIES",
+      "opamp.maxConnections": "SVC_OPAMP_MAXCONNECTIONS",
+      "opamp.maxConcurrentRequests": "SVC_OPAMP_MAXCONCURRENTREQUESTS",
       "logging.level": "SVC_LOGGING_LEVEL",
     });
   });
@@ -307,6 +311,8 @@ describe("environment variables", () => {
         SVC_SECURITY_CORS_ALLOWEDORIGINS: "https://a.example.com, https://b.example.com:8443/",
         SVC_BOOTSTRAP_ADMINTOKEN: TOKEN,
         SVC_HTTP_MAXBODYBYTES: "4096",
+        SVC_OPAMP_MAXCONNECTIONS: "10",
+        SVC_OPAMP_MAXCONCURRENTREQUESTS: "5",
         SVC_LOGGING_LEVEL: "warn",
       },
     });
@@ -319,6 +325,7 @@ describe("environment variables", () => {
       security: { cors: { allowedOrigins: ["https://a.example.com", "https://b.example.com:8443"] } },
       bootstrap: { adminToken: TOKEN },
       http: { maxBodyBytes: 4096, trustedProxies: [] },
+      opamp: { maxConnections: 10, maxConcurrentRequests: 5 },
       logging: { level: "warn" },
       file: null,
     });

@@ -22,6 +22,8 @@ export interface ServerConfig {
   bootstrap: { adminToken: string };
   /** trustedProxies: peers whose X-Forwarded-Proto is believed (TLS terminated in front). */
   http: { maxBodyBytes: number; trustedProxies: string[] };
+  /** Past these the OpAMP endpoint answers 503 with Retry-After instead of queueing. */
+  opamp: { maxConnections: number; maxConcurrentRequests: number };
   logging: { level: string };
   /** The file that was read, if any. */
   file: string | null;
@@ -144,6 +146,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     security: { cors: { allowedOrigins: get<string[]>("security.cors.allowedOrigins").map((o) => o.replace(/\/$/, "")) } },
     bootstrap: { adminToken: get("bootstrap.adminToken") },
     http: { maxBodyBytes: get("http.maxBodyBytes"), trustedProxies: get<string[]>("http.trustedProxies") },
+    opamp: { maxConnections: get("opamp.maxConnections"), maxConcurrentRequests: get("opamp.maxConcurrentRequests") },
     logging: { level: get("logging.level") },
     file,
   };

@@ -12,6 +12,9 @@
  * - A publish reaches connected WebSocket sessions at once through the store's
  *   change feed; HTTP agents get it in the reply to their next poll. The
  *   AgentRemoteConfig bytes are encoded once per config hash.
+ * - Overload is refused, not queued: past `opamp.maxConnections` sessions or
+ *   `opamp.maxConcurrentRequests` requests in flight the answer is 503 with a
+ *   jittered Retry-After, before auth touches the store.
  */
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
@@ -44,6 +47,8 @@ export const OPAMP_PATH = "/v1/opamp";
 export const INSTANCES = "opamp_instances";
 export const DEFAULT_HEARTBEAT_SECONDS = 30;
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** An instance with no session and no poll for this long is forgotten (it is re-learnt from the store on return). */
+export const IDLE_INSTANCE_SECONDS = 15 * 60;
 
 export const SERVER_CAPABILITIES = BigInt(
   ServerCapabilities.ServerCapabilities_AcceptsStatus |
@@ -72,6 +77,8 @@ interface Instance {
   healthError: string | null;
   configError: string | null;
   socket: ChannelSocket | null;
+  /** Date.now() of the last message, for forgetting idle HTTP agents. */
+  seenAt: number;
 }
 
 interface SessionState {
@@ -84,6 +91,21 @@ interface SessionState {
 
 /** An error that ends the exchange: 401/4xx over HTTP, a close over WebSocket. */
 class Refused extends AppError {}
+
+export interface OpampOptions {
+  heartbeatSeconds?: number;
+  maxMessageBytes?: number;
+  /** Defaults from the server config (`opamp.*`). */
+  maxConnections?: number;
+  maxConcurrentRequests?: number;
+  idleInstanceSeconds?: number;
+}
+
+/** 503 with a Retry-After spread over [min, max) seconds, so refused agents do not return together. */
+function overloaded(message: string, min: number, max: number): AppError {
+  const retryAfter = String(min + Math.floor(Math.random() * (max - min)));
+  return new AppError(503, "overloaded", message, [], { "Retry-After": retryAfter });
+}
 
 export class OpampChannel implements Channel {
   readonly name = "opamp";
@@ -98,11 +120,17 @@ export class OpampChannel implements Channel {
   private readonly configs = new RemoteConfigCache();
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly unsubscribe: (() => void)[] = [];
+  /** Requests being handled (HTTP polls, and upgrades until they open). */
+  private inFlight = 0;
+  private readonly sweeper: Timer;
 
   constructor(
     private readonly app: App,
-    private readonly options: { heartbeatSeconds?: number; maxMessageBytes?: number } = {},
+    private readonly options: OpampOptions = {},
   ) {
+    const idleMs = (options.idleInstanceSeconds ?? IDLE_INSTANCE_SECONDS) * 1000;
+    this.sweeper = setInterval(() => this.forgetIdle(Date.now() - idleMs), Math.min(idleMs, 60_000));
+    this.sweeper.unref();
     this.unsubscribe.push(
       app.store.watch((changes) => {
         for (const change of changes) {
@@ -129,7 +157,20 @@ export class OpampChannel implements Channel {
     return { state: "up", connections: this.sockets.size };
   }
 
+  /** Instances this process remembers (sessions and recent HTTP pollers). */
+  get instanceCount(): number {
+    return this.instances.size;
+  }
+
+  /** Drops instances with no open session that sent nothing since `before` (ms). */
+  private forgetIdle(before: number): void {
+    for (const [uid, instance] of this.instances) {
+      if (instance.socket === null && instance.seenAt < before) this.instances.delete(uid);
+    }
+  }
+
   stop(): void {
+    clearInterval(this.sweeper);
     for (const off of this.unsubscribe.splice(0)) off();
     for (const ws of this.sockets) ws.close(1001, "server shutting down");
     this.sockets.clear();
@@ -148,6 +189,23 @@ export class OpampChannel implements Channel {
         "OpAMP carries Bearer tokens: connect over TLS (wss:// or https://), through a trusted TLS proxy, or from loopback.",
       );
     }
+    const limits = this.app.config.opamp;
+    if (upgrade && this.sockets.size >= (this.options.maxConnections ?? limits.maxConnections)) {
+      throw overloaded("This server holds as many OpAMP sessions as it is configured for; retry later or connect to another replica.", 10, 40);
+    }
+    if (this.inFlight >= (this.options.maxConcurrentRequests ?? limits.maxConcurrentRequests)) {
+      throw overloaded("Too many OpAMP requests are being handled; retry shortly.", 1, 5);
+    }
+    this.inFlight++;
+    try {
+      return await this.exchange(ctx, upgrade);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async exchange(ctx: ChannelRequest, upgrade: boolean): Promise<Response | undefined> {
+    const { req } = ctx;
     const credential = await this.authenticate(req);
     if (upgrade) {
       const state: SessionState = { credential, instance: null, queue: Promise.resolve(), closed: false };
@@ -312,6 +370,7 @@ export class OpampChannel implements Channel {
           healthError: null,
           configError: null,
           socket: null,
+          seenAt: 0,
         };
         this.instances.set(uid, instance);
       }
@@ -329,6 +388,7 @@ export class OpampChannel implements Channel {
     }
     instance.lastSeq = message.sequenceNum;
     instance.capabilities = message.capabilities;
+    instance.seenAt = Date.now();
     const collectorId = instance.collectorId;
     if (message.agentDescription) {
       // A full report: the agent may have restarted and lost what it was sent.

@@ -293,6 +293,91 @@ describe("HTTP transport, auth and limits", () => {
   });
 });
 
+describe("overload and memory", () => {
+  test("past opamp.maxConnections an upgrade gets 503 with a jittered Retry-After; a freed slot is usable again", async () => {
+    const small = await startTestServer({ SVC_OPAMP_MAXCONNECTIONS: "1" });
+    try {
+      const collector = await small.call<{ id: string }>("/collectors", "POST", { name: "crowded" });
+      const { token } = await small.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+      const url = `${small.base.replace(/^http/, "ws")}/v1/opamp`;
+      const first = await RawAgent.connect(url, token);
+      const refused = await fetch(`${small.base}/v1/opamp`, {
+        headers: { Authorization: `Bearer ${token}`, Upgrade: "websocket", Connection: "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13" },
+      });
+      expect(refused.status).toBe(503);
+      const retryAfter = Number(refused.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThanOrEqual(10);
+      expect(retryAfter).toBeLessThan(40);
+      expect((await refused.json()).error.code).toBe("overloaded");
+      // HTTP polls are not sessions: still served.
+      expect((await fetch(`${small.base}/v1/opamp`, { method: "POST", body: a2s() as BodyInit, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } })).status).toBe(200);
+      first.ws.close();
+      await first.waitClosed();
+      const opamp = small.app.channels.find((c) => c.name === "opamp")!;
+      await until(async () => opamp.health().connections === 0, 2000);
+      (await RawAgent.connect(url, token)).ws.close();
+    } finally {
+      await small.stop();
+    }
+  });
+
+  test("past opamp.maxConcurrentRequests a request gets 503 before its token is checked", async () => {
+    const channel = new OpampChannel(server.app, { maxConcurrentRequests: 0 });
+    try {
+      const ctx: ChannelRequest = {
+        req: new Request("http://svc/v1/opamp", { method: "POST", headers: { Authorization: "Bearer svcct_x" } }),
+        url: new URL("http://svc/v1/opamp"),
+        remoteAddr: "127.0.0.1",
+        requestId: "t",
+        log: pino({ level: "silent" }),
+        server: server.http.server,
+        secure: false,
+      };
+      const error = await channel.handle(ctx).then(() => null, (e: unknown) => e as { status: number; headers: Record<string, string> });
+      expect(error?.status).toBe(503);
+      const retryAfter = Number(error?.headers["Retry-After"]);
+      expect(retryAfter >= 1 && retryAfter < 5).toBe(true);
+    } finally {
+      channel.stop();
+    }
+  });
+
+  test("an idle HTTP agent is forgotten, and on its return re-learnt and asked for full state", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "idle-http" });
+    const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+    const channel = new OpampChannel(server.app, { idleInstanceSeconds: 0.05 });
+    const uid = uuidBytes();
+    const poll = async (seq: bigint) => {
+      const ctx: ChannelRequest = {
+        req: new Request("http://svc/v1/opamp", {
+          method: "POST",
+          body: a2s({ instanceUid: uid, sequenceNum: seq }) as BodyInit,
+          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" },
+        }),
+        url: new URL("http://svc/v1/opamp"),
+        remoteAddr: "127.0.0.1",
+        requestId: "t",
+        log: pino({ level: "silent" }),
+        server: server.http.server,
+        secure: false,
+      };
+      const res = (await channel.handle(ctx))!;
+      return fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
+    };
+    try {
+      await poll(1n);
+      expect((await poll(2n)).flags & 1n).toBe(0n);
+      expect(channel.instanceCount).toBe(1);
+      await until(async () => channel.instanceCount === 0, 2000);
+      // The store still maps it to its collector; only the sequence is unknown now.
+      expect((await poll(3n)).flags & 1n).toBe(1n);
+      expect(channel.instanceCount).toBe(1);
+    } finally {
+      channel.stop();
+    }
+  });
+});
+
 describe("shutdown", () => {
   test("health counts open sessions; stop() closes them with 1001", async () => {
     const collector = await call<{ id: string }>("/collectors", "POST", { name: "stopping" });
