@@ -66,7 +66,11 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
     fail(`cannot open the config repository beside ${config.storage.boltPath}: ${(error as Error).message}`, 1);
   }
   app.presence.start();
-  const stopRetention = startAuditRetention(store, { retentionDays: config.storage.auditLogRetentionDays, logger });
+  const stopRetention = startAuditRetention(store, {
+    retentionDays: config.storage.auditLogRetentionDays,
+    logger,
+    jobs: [{ name: "enrollment tokens", run: (now) => app.enrollment.prune(now) }],
+  });
   let http;
   try {
     http = startHttpServer(app, apiRoutes(app));

@@ -12,7 +12,7 @@ import { bootstrapFiles, collectorUrl, installSnippet, RUNTIME_OF, RUNTIMES } fr
 import { ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import { IdParam } from "../http/schemas.ts";
+import { decodeCursor, encodeCursor, IdParam, PageQuery } from "../http/schemas.ts";
 import { Mode } from "./collectors.ts";
 
 const Kind = Type.Union(ENROLLMENT_KINDS.map((k) => Type.Literal(k)), { errorMessage: `must be one of ${ENROLLMENT_KINDS.join(", ")}` });
@@ -97,9 +97,14 @@ export function enrollmentRoutes(app: App): Route[] {
       path: "/enrollment-tokens",
       scope: "tokens:read",
       tag: "enrollment",
-      summary: "List enrollment tokens with their uses, binding, expiry and revocation (never the tokens).",
-      response: Type.Object({ items: Type.Array(EnrollmentToken) }),
-      handler: async () => ({ items: await app.enrollment.list() }),
+      summary:
+        "List enrollment tokens, oldest first, with their uses, binding, expiry and revocation (never the tokens); cursor-paginated. Tokens expired or revoked over 30 days ago are pruned.",
+      query: Type.Object(PageQuery, { additionalProperties: false }),
+      response: Type.Object({ items: Type.Array(EnrollmentToken), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+      handler: async ({ query }) => {
+        const page = await app.enrollment.list(query.limit ?? 100, decodeCursor(query.cursor));
+        return { items: page.items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
+      },
     }),
     route({
       method: "DELETE",

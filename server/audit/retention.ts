@@ -1,6 +1,7 @@
 /**
- * Deletes audit entries older than storage.auditLogRetentionDays, once at
- * start and then periodically. The clock is injected so tests need not wait.
+ * Deletes audit entries older than storage.auditLogRetentionDays, and runs
+ * the other retention jobs (spent enrollment tokens), once at start and then
+ * hourly. The clock is injected so tests need not wait.
  */
 import type { Logger } from "pino";
 import type { Store } from "../store/store.ts";
@@ -11,8 +12,15 @@ export async function pruneExpiredAudit(store: Store, retentionDays: number, now
   return store.pruneAudit(new Date(now.getTime() - retentionDays * DAY_MS).toISOString());
 }
 
+/** Another kind of record to prune on the same tick; answers how many it removed. */
+export interface RetentionJob {
+  name: string;
+  run(now: Date): Promise<number>;
+}
+
 export interface RetentionOptions {
   retentionDays: number;
+  jobs?: RetentionJob[];
   logger: Logger;
   now?: () => Date;
   intervalMs?: number;
@@ -21,12 +29,18 @@ export interface RetentionOptions {
 /** Starts the periodic job; returns a function that stops it. */
 export function startAuditRetention(store: Store, options: RetentionOptions): () => void {
   const now = options.now ?? (() => new Date());
+  const jobs: RetentionJob[] = [
+    { name: "audit entries", run: (at) => pruneExpiredAudit(store, options.retentionDays, at) },
+    ...(options.jobs ?? []),
+  ];
   const run = async () => {
-    try {
-      const removed = await pruneExpiredAudit(store, options.retentionDays, now());
-      if (removed > 0) options.logger.info({ removed, retentionDays: options.retentionDays }, "pruned expired audit entries");
-    } catch (error) {
-      options.logger.error({ err: error }, "audit retention run failed");
+    for (const job of jobs) {
+      try {
+        const removed = await job.run(now());
+        if (removed > 0) options.logger.info({ removed }, `pruned expired ${job.name}`);
+      } catch (error) {
+        options.logger.error({ err: error }, `retention of ${job.name} failed`);
+      }
     }
   };
   void run();

@@ -35,11 +35,11 @@ describe("enrollment tokens", () => {
     expect(enrollmentToken).toMatchObject({ kind: "opamp", environment: "prod", maxUses: 1, uses: 0, boundInstanceUid: null, collectorId: null, createdBy: "sa:tester", revokedAt: null });
     const hoursLeft = (Date.parse(enrollmentToken.expiresAt) - Date.now()) / 3_600_000;
     expect(hoursLeft).toBeCloseTo(24, 1);
-    expect(await enrollment.list()).toEqual([enrollmentToken]);
+    expect((await enrollment.list(100)).items).toEqual([enrollmentToken]);
     const stored = JSON.stringify([await store.list("enrollment_tokens"), await store.list("tokens")]);
     expect(stored).not.toContain(token);
     expect(stored).toContain(hashToken(token));
-    expect(JSON.stringify(await enrollment.list())).not.toContain(hashToken(token));
+    expect(JSON.stringify((await enrollment.list(100)).items)).not.toContain(hashToken(token));
     const [audit] = await store.queryAudit({ action: "enrollment.create", limit: 1 });
     expect(audit).toMatchObject({ actor: "sa:tester", resourceId: enrollmentToken.id, details: { kind: "opamp", maxUses: 1 } });
     expect(JSON.stringify(audit)).not.toContain(token);
@@ -73,7 +73,7 @@ describe("enrollment tokens", () => {
     expect(await enrollment.redeemOpamp(token, "uid-a")).toEqual(grant);
     expect(await enrollment.redeemOpamp(token, "uid-a")).toEqual(grant);
     expect(await enrollment.redeemOpamp(token, "uid-b")).toBeNull();
-    expect((await enrollment.list())[0]).toMatchObject({ uses: 1, boundInstanceUid: "uid-a" });
+    expect((await enrollment.list(100)).items[0]).toMatchObject({ uses: 1, boundInstanceUid: "uid-a" });
     expect(await enrollment.redeemAgent(token)).toBeNull();
     expect(await enrollment.redeemOpamp(token.slice(0, -1) + (token.endsWith("a") ? "b" : "a"), "uid-a")).toBeNull();
     expect(await enrollment.redeemOpamp("svcsa_whatever", "uid-a")).toBeNull();
@@ -85,7 +85,7 @@ describe("enrollment tokens", () => {
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => enrollment.redeemOpamp(token, `uid-${i}`)));
     const winners = results.flatMap((r, i) => (r === null ? [] : [`uid-${i}`]));
     expect(winners).toHaveLength(1);
-    expect((await enrollment.list())[0]).toMatchObject({ uses: 1, boundInstanceUid: winners[0] });
+    expect((await enrollment.list(100)).items[0]).toMatchObject({ uses: 1, boundInstanceUid: winners[0] });
   });
 
   test("bindCollector records the collector once; a reconnect maps to it", async () => {
@@ -115,7 +115,7 @@ describe("enrollment tokens", () => {
     await enrollment.revoke(who, enrollmentToken.id);
     expect(await enrollment.redeemAgent(token)).toBeNull();
     expect(await store.get("tokens", hashToken(token))).toBeNull();
-    expect((await enrollment.list())[0]!.revokedAt).not.toBeNull();
+    expect((await enrollment.list(100)).items[0]!.revokedAt).not.toBeNull();
     expect(await store.queryAudit({ action: "enrollment.revoke", limit: 10 })).toHaveLength(1);
     expect(await enrollment.revoke(who, "missing").catch((e) => e)).toBeInstanceOf(NotFoundError);
   });
@@ -129,6 +129,25 @@ describe("enrollment tokens", () => {
     expect(await enrollment.redeemOpamp(token, "uid-a")).toBeNull();
     const unlimited = await enrollment.create(who, { kind: "agent", maxUses: null });
     for (let i = 0; i < 20; i++) expect(await enrollment.redeemAgent(unlimited.token)).not.toBeNull();
-    expect((await enrollment.list())[1]!.uses).toBe(20);
+    expect((await enrollment.list(100)).items[1]!.uses).toBe(20);
+  });
+
+  test("the list pages oldest first; spent tokens are pruned after 30 days with their digests, live ones kept", async () => {
+    const { store, enrollment } = open();
+    const expired = await enrollment.create(who, { kind: "opamp", expiresIn: 60 });
+    const revoked = await enrollment.create(who, { kind: "agent" });
+    await enrollment.revoke(who, revoked.enrollmentToken.id);
+    const live = await enrollment.create(who, { kind: "agent", expiresIn: 365 * 86_400 });
+    const first = await enrollment.list(2);
+    expect(first.items.map((t) => t.id)).toEqual([expired.enrollmentToken.id, revoked.enrollmentToken.id]);
+    const second = await enrollment.list(2, first.nextCursor!);
+    expect(second).toEqual({ items: [live.enrollmentToken], nextCursor: null });
+
+    expect(await enrollment.prune(new Date(Date.now() + 29 * 86_400_000))).toBe(0);
+    expect(await enrollment.prune(new Date(Date.now() + 31 * 86_400_000))).toBe(2);
+    expect((await enrollment.list(100)).items.map((t) => t.id)).toEqual([live.enrollmentToken.id]);
+    expect(await store.get("tokens", hashToken(expired.token))).toBeNull();
+    expect(await store.get("tokens", hashToken(live.token))).not.toBeNull();
+    expect(await store.queryAudit({ action: "enrollment.prune", limit: 10 })).toHaveLength(2);
   });
 });

@@ -24,6 +24,8 @@ export const ENROLLMENT_KINDS = ["opamp", "agent"] as const;
 export type EnrollmentKind = (typeof ENROLLMENT_KINDS)[number];
 
 const DAY = 86_400;
+/** Expired or revoked tokens stay listed this long (the audit log keeps their story after). */
+export const SPENT_TOKEN_RETENTION_DAYS = 30;
 /** Seconds until expiry when `expiresIn` is not given: a day to install one collector, a week to roll out agents. */
 export const DEFAULT_EXPIRES_IN: Record<EnrollmentKind, number> = { opamp: DAY, agent: 7 * DAY };
 export const MAX_EXPIRES_IN = 365 * DAY;
@@ -104,9 +106,43 @@ export class Enrollment {
     return { token, enrollmentToken: view(stored) };
   }
 
-  /** Every token, oldest first, with its state; never the token or its digest. */
-  async list(): Promise<EnrollmentTokenView[]> {
-    return (await this.store.list<StoredEnrollmentToken>(COLLECTION)).map((doc) => view(doc.data));
+  /** A page of tokens, oldest first, with their state; never the token or its digest. */
+  async list(limit: number, after?: string): Promise<{ items: EnrollmentTokenView[]; nextCursor: string | null }> {
+    const docs = await this.store.list<StoredEnrollmentToken>(COLLECTION, { limit: limit + 1, ...(after !== undefined ? { after } : {}) });
+    const items = docs.slice(0, limit).map((doc) => view(doc.data));
+    return { items, nextCursor: docs.length > limit ? items[items.length - 1]!.id : null };
+  }
+
+  /**
+   * Deletes tokens expired or revoked more than SPENT_TOKEN_RETENTION_DAYS
+   * before `now`, with their digests, so the list does not grow forever.
+   */
+  async prune(now: Date): Promise<number> {
+    const cutoff = now.getTime() - SPENT_TOKEN_RETENTION_DAYS * DAY * 1000;
+    let removed = 0;
+    let after: string | undefined;
+    for (;;) {
+      const docs = await this.store.list<StoredEnrollmentToken>(COLLECTION, { limit: 500, ...(after !== undefined ? { after } : {}) });
+      for (const doc of docs) {
+        const spentAt = doc.data.revokedAt !== null ? Date.parse(doc.data.revokedAt) : Date.parse(doc.data.expiresAt);
+        if (spentAt >= cutoff) continue;
+        try {
+          await this.store.write(
+            [
+              { op: "delete", collection: COLLECTION, id: doc.id, expect: doc.version },
+              { op: "delete", collection: TOKENS, id: doc.data.tokenDigest },
+            ],
+            [auditEntry(SYSTEM_ACTOR, "enrollment.prune", "enrollment_token", doc.id, { kind: doc.data.kind }, "success", now)],
+          );
+          removed++;
+        } catch (error) {
+          // Changed meanwhile: the next run looks again.
+          if (!(error instanceof ConflictError)) throw error;
+        }
+      }
+      if (docs.length < 500) return removed;
+      after = docs[docs.length - 1]!.id;
+    }
   }
 
   /** The token stops working at once. Revoking a revoked token changes nothing. */
