@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { gzipSync } from "node:zlib";
+import { parse } from "yaml";
 import { create, fromBinary, fromJson, toBinary } from "@bufbuild/protobuf";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
@@ -164,6 +165,58 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
     ]);
     expect(t.process).toEqual({ cpu: 1, memoryRss: 60_000_000, uptime: 120 });
     expect(t.routes).toEqual([]); // nothing published to this collector
+  });
+
+  test("a published route's rates come from its own flow's processors: a filter lowers out, not in", async () => {
+    const { id, token } = await newCollector("metrics-routes");
+    const call = <T,>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
+    const source = await call<{ id: string }>("/sources", "POST", { name: "web logs", type: "filelog", config: { include: ["/var/log/web/*.log"] } });
+    const destination = await call<{ id: string }>("/destinations", "POST", { name: "sink", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+    const pipeline = await call<{ id: string }>("/pipelines", "POST", {
+      name: "drop health",
+      signal: "logs",
+      topology: {
+        nodes: [
+          { id: "in", kind: "source" },
+          { id: "drop", kind: "processor", processor: { type: "filter", config: { logs: { log_record: ['IsMatch(body, "GET /health")'] } } } },
+          { id: "out", kind: "destination", ref: destination.id },
+        ],
+        edges: [
+          { id: "e1", source: "in", target: "drop" },
+          { id: "e2", source: "drop", target: "out" },
+        ],
+      },
+    });
+    await call(`/collectors/${id}/sources`, "POST", { sourceId: source.id, configOverrides: {} });
+    await call(`/collectors/${id}/destinations`, "POST", { destinationId: destination.id, configOverrides: {} });
+    const route = await call<{ id: string }>("/routes", "POST", { collectorId: id, sourceId: source.id, pipelineId: pipeline.id });
+    await call("/commit", "POST", { message: "web logs" });
+    await call(`/publish/${id}`, "POST");
+
+    // The processor id the collector reports is the one the published config names.
+    const target = await server.app.rollouts.target(id);
+    const rendered = parse(target!.rendered.body) as { processors: Record<string, unknown> };
+    const filterId = Object.keys(rendered.processors).find((name) => name.startsWith("filter/"))!;
+    expect(filterId).toBeDefined();
+
+    const reader = new ManualReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const meter = provider.getMeter("otelcol");
+    const incoming = meter.createCounter("otelcol_processor_incoming_items");
+    const outgoing = meter.createCounter("otelcol_processor_outgoing_items");
+    const exporter = new OTLPMetricExporter({ url: `${server.base}/v1/metrics`, headers: { Authorization: `Bearer ${token}` } });
+    const attrs = { processor: filterId, "otel.signal": "logs" };
+    incoming.add(100, attrs);
+    outgoing.add(90, attrs);
+    expect((await exportWith(exporter, at((await reader.collect()).resourceMetrics, 1000))).code).toBe(ExportResultCode.SUCCESS);
+    incoming.add(1000, attrs); // 1,000 in, 250 health checks dropped, over 10 s
+    outgoing.add(750, attrs);
+    expect((await exportWith(exporter, at((await reader.collect()).resourceMetrics, 1010))).code).toBe(ExportResultCode.SUCCESS);
+    await exporter.shutdown();
+    await provider.shutdown();
+
+    const t = await throughput(id);
+    expect(t.routes).toEqual([{ routeId: route.id, in: 100, out: 75 }]);
   });
 
   test("gzip from the exporter, and OTLP JSON with fetch", async () => {
