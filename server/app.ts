@@ -5,6 +5,8 @@
 import { dirname, join } from "node:path";
 import type { Logger } from "pino";
 import pkg from "../package.json" with { type: "json" };
+import { AgentChannel, HEARTBEAT_SECONDS } from "./agents/channel.ts";
+import { Agents } from "./agents/registry.ts";
 import { ServiceAccounts } from "./auth/service-accounts.ts";
 import { Collectors } from "./collectors/collectors.ts";
 import { Presence } from "./collectors/presence.ts";
@@ -46,6 +48,9 @@ export interface App {
   /** Own-metrics intake state: per-collector throughput, in memory. */
   telemetry: Telemetry;
   events: EventHub;
+  /** Host agents: the registry, and the `/v1/agent` channel the REST API relays browse calls through. */
+  agents: Agents;
+  agentChannel: AgentChannel;
   /** The collector and agent channels the edge serves beside the API. */
   channels: Channel[];
   /** Stops background work and flushes coalesced writes; the store is closed by its owner. */
@@ -63,6 +68,8 @@ export async function createApp(config: ServerConfig, store: Store, logger: Logg
   const configStore = new ConfigStore(store, await ConfigRepo.open(gitdir));
   const rollouts = new Rollouts(store, configStore, collectors, logger);
   const presence = new Presence(store, collectors, logger);
+  const enrollment = new Enrollment(store, collectors);
+  const agents = new Agents(store, enrollment, logger, HEARTBEAT_SECONDS);
   const app: App = {
     config,
     store,
@@ -70,7 +77,7 @@ export async function createApp(config: ServerConfig, store: Store, logger: Logg
     startedAt: new Date(),
     accounts: new ServiceAccounts(store),
     collectors,
-    enrollment: new Enrollment(store, collectors),
+    enrollment,
     collectorTokens,
     configStore,
     sources: new Components(configStore, "source"),
@@ -82,9 +89,12 @@ export async function createApp(config: ServerConfig, store: Store, logger: Logg
     presence,
     events: new EventHub(store, logger),
     telemetry: new Telemetry(),
+    agents,
+    agentChannel: new AgentChannel(agents, logger),
     channels: [],
     async close() {
       app.events.close();
+      await agents.close();
       await presence.stop();
       await rollouts.close();
       collectors.close();

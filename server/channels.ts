@@ -5,5 +5,5 @@ import { OpampChannel } from "./opamp/channel.ts";
 import { remoteConfigChannel } from "./remotecfg/remotecfg.ts";
 
 export function collectorChannels(app: App): Channel[] {
-  return [new OpampChannel(app), remoteConfigChannel(app), app.telemetry.channel(app)];
+  return [new OpampChannel(app), remoteConfigChannel(app), app.telemetry.channel(app), app.agentChannel];
 }

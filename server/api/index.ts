@@ -2,6 +2,7 @@
 import type { App } from "../app.ts";
 import type { Route } from "../http/route.ts";
 import { activationRoutes } from "./activations.ts";
+import { agentRoutes } from "./agents.ts";
 import { auditRoutes } from "./audit.ts";
 import { catalogRoutes } from "./catalog.ts";
 import { changeRoutes } from "./changes.ts";
@@ -33,5 +34,6 @@ export function apiRoutes(app: App): Route[] {
     ...systemRoutes(app),
     ...throughputRoutes(app),
     ...eventRoutes(app),
+    ...agentRoutes(app),
   ];
 }

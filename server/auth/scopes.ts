@@ -13,6 +13,7 @@ export const SCOPES = [
   "tokens:read",
   "tokens:write",
   "agents:read",
+  "agents:write",
   "agents:browse",
   "health:read",
   "audit:read",

@@ -207,6 +207,19 @@ export class Enrollment {
     }
   }
 
+  /**
+   * The agent token this string is, when it is one and not revoked. Expiry and
+   * maxUses limit new enrollments only: an agent already enrolled with the
+   * token reconnects with it for as long as it is not revoked.
+   */
+  async agentToken(token: string): Promise<{ tokenId: string; environment: string | null } | null> {
+    const id = await this.lookup(token);
+    if (id === null) return null;
+    const doc = await this.store.get<StoredEnrollmentToken>(COLLECTION, id);
+    if (!doc || doc.data.kind !== "agent" || doc.data.revokedAt !== null) return null;
+    return { tokenId: id, environment: doc.data.environment };
+  }
+
   /** Redeems an agent enrollment token, counting one use; null when unknown, revoked, expired, of another kind or used up. */
   async redeemAgent(token: string): Promise<{ tokenId: string; environment: string | null } | null> {
     const id = await this.lookup(token);

@@ -1,0 +1,229 @@
+/**
+ * The host-agent channel (`/v1/agent`, DESIGN.md §4): a WebSocket the agent
+ * opens outbound with its enrollment token as Bearer and its stable id in
+ * `X-Svc-Agent-Id`. Both are checked before the upgrade, so a refused agent
+ * gets a plain 401 it can log, not a socket that closes.
+ *
+ * JSON text frames, each with a `type`: the agent sends `hello`, `discovery`,
+ * `heartbeat` and `response`; the server sends `welcome` and requests
+ * (`browse.list`, `browse.sample`, `discovery.rescan`) that the agent answers
+ * by `id`. `request()` is the relay the REST API uses, with a timeout.
+ */
+import type { Logger } from "pino";
+import type { AgentErrorCode, ServerMessage } from "../../agent/types.ts";
+import { bearerToken, tokenKind } from "../auth/tokens.ts";
+import { AppError, UnauthenticatedError } from "../errors.ts";
+import { transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
+import { validate } from "../http/validate.ts";
+import type { Agents } from "./registry.ts";
+import { AGENT_ID, DiscoverySchema, HelloSchema, ResponseSchema } from "./schemas.ts";
+
+export const AGENT_PATH = "/v1/agent";
+export const AGENT_ID_HEADER = "x-svc-agent-id";
+export const HEARTBEAT_SECONDS = 30;
+const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** Close code for a session replaced by a newer one of the same agent. */
+export const CLOSE_REPLACED = 4001;
+
+interface Session {
+  agentId: string;
+  environment: string | null;
+  helloDone: boolean;
+  closed: boolean;
+}
+
+interface Pending {
+  agentId: string;
+  resolve(result: unknown): void;
+  reject(error: AppError): void;
+  timer: Timer;
+}
+
+/** How an agent's error code reads over HTTP. */
+const ERROR_STATUS: Record<AgentErrorCode, number> = {
+  browse_disabled: 403,
+  outside_allowed_roots: 403,
+  denied_by_pattern: 403,
+  permission_denied: 403,
+  not_found: 404,
+  not_a_directory: 400,
+  not_a_file: 400,
+  special_file: 400,
+  bad_request: 400,
+  internal: 502,
+};
+
+type Request = Extract<ServerMessage, { id: string }>;
+type RequestBody = Request extends infer R ? (R extends { id: string } ? Omit<R, "id"> : never) : never;
+
+export class AgentChannel implements Channel {
+  readonly name = "agents";
+  readonly path = AGENT_PATH;
+  private readonly sessions = new Map<string, ChannelSocket>();
+  private readonly pending = new Map<string, Pending>();
+  private nextId = 0;
+  private readonly sweeper: Timer;
+
+  constructor(
+    private readonly agents: Agents,
+    private readonly log: Logger,
+    private readonly heartbeatSeconds = HEARTBEAT_SECONDS,
+  ) {
+    this.sweeper = setInterval(() => void this.agents.sweep(new Set(this.sessions.keys())).catch(() => {}), 30_000);
+    this.sweeper.unref();
+  }
+
+  health(): ChannelHealth {
+    return { state: "up", connections: this.sessions.size };
+  }
+
+  isConnected(agentId: string): boolean {
+    return this.sessions.has(agentId);
+  }
+
+  /** Ends an agent's session (it was forgotten). */
+  disconnect(agentId: string): void {
+    this.sessions.get(agentId)?.close(1008, "this agent was removed");
+  }
+
+  stop(): void {
+    clearInterval(this.sweeper);
+    for (const ws of this.sessions.values()) ws.close(1001, "server shutting down");
+    this.sessions.clear();
+  }
+
+  async handle(ctx: ChannelRequest): Promise<Response | undefined> {
+    const { req } = ctx;
+    if (req.method !== "GET" || req.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      throw new AppError(426, "upgrade_required", "The agent channel is a WebSocket: connect with wss:// and an upgrade.", [], { Upgrade: "websocket" });
+    }
+    if (!transportAllowed(ctx)) {
+      throw new AppError(403, "tls_required", "The agent channel carries a Bearer token: connect with wss://, through a trusted TLS proxy, or from loopback.");
+    }
+    const token = bearerToken(req.headers.get("authorization"));
+    if (token === null || tokenKind(token) !== "enrollment") {
+      throw new UnauthenticatedError("The agent channel needs 'Authorization: Bearer <agent enrollment token>' (server.token in the agent config).");
+    }
+    const agentId = req.headers.get(AGENT_ID_HEADER);
+    if (agentId === null || !AGENT_ID.test(agentId)) {
+      throw new AppError(400, "bad_request", `The upgrade needs an ${AGENT_ID_HEADER} header: 1 to 128 letters, digits, '.', '_' or '-'.`);
+    }
+    const admission = await this.agents.admit(token, agentId);
+    if (!admission) {
+      throw new UnauthenticatedError("The enrollment token is unknown, revoked, not an agent token, or (for a new host) expired or used up.");
+    }
+    const session: Session = { agentId, environment: admission.environment, helloDone: false, closed: false };
+    if (ctx.server.upgrade(req, { data: { channel: this, state: session } })) return undefined;
+    throw new AppError(400, "bad_upgrade", "The WebSocket upgrade failed.");
+  }
+
+  open(ws: ChannelSocket): void {
+    const session = ws.data.state as Session;
+    const previous = this.sessions.get(session.agentId);
+    this.sessions.set(session.agentId, ws);
+    if (previous) previous.close(CLOSE_REPLACED, "replaced by a newer session of this agent");
+    this.send(ws, { type: "welcome", agentId: session.agentId, heartbeatSeconds: this.heartbeatSeconds });
+  }
+
+  message(ws: ChannelSocket, data: string | Buffer): void {
+    const session = ws.data.state as Session;
+    if (session.closed) return;
+    if (typeof data !== "string") return this.refuse(ws, 1003, "agent messages are JSON text frames");
+    if (data.length > MAX_MESSAGE_BYTES) return this.refuse(ws, 1009, "message too large");
+    let message: { type?: unknown };
+    try {
+      message = JSON.parse(data) as { type?: unknown };
+    } catch {
+      return this.refuse(ws, 1007, "not JSON");
+    }
+    try {
+      this.dispatch(session, message);
+    } catch (error) {
+      this.refuse(ws, 1008, (error as Error).message.slice(0, 120));
+    }
+  }
+
+  close(ws: ChannelSocket): void {
+    const session = ws.data.state as Session;
+    session.closed = true;
+    if (this.sessions.get(session.agentId) !== ws) return;
+    this.sessions.delete(session.agentId);
+    for (const [id, p] of this.pending) {
+      if (p.agentId !== session.agentId) continue;
+      this.pending.delete(id);
+      clearTimeout(p.timer);
+      p.reject(offline(session.agentId));
+    }
+    this.background(this.agents.offline(session.agentId));
+  }
+
+  /** Sends a request to a connected agent and waits for its answer; agent errors come back as AppErrors. */
+  request(agentId: string, body: RequestBody, timeoutMs = 10_000): Promise<unknown> {
+    const ws = this.sessions.get(agentId);
+    if (!ws) return Promise.reject(offline(agentId));
+    const id = String(++this.nextId);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new AppError(504, "agent_timeout", `Agent '${agentId}' did not answer within ${timeoutMs / 1000} s.`));
+      }, timeoutMs);
+      this.pending.set(id, { agentId, resolve, reject, timer });
+      this.send(ws, { ...body, id } as ServerMessage);
+    });
+  }
+
+  private dispatch(session: Session, message: { type?: unknown }): void {
+    switch (message.type) {
+      case "hello": {
+        const hello = validate(HelloSchema, message, "hello message");
+        session.helloDone = true;
+        this.background(this.agents.hello(session.agentId, hello, session.environment));
+        return;
+      }
+      case "discovery": {
+        if (!session.helloDone) throw new Error("discovery before hello");
+        const { report } = validate(DiscoverySchema, message, "discovery message");
+        this.background(this.agents.discovered(session.agentId, report));
+        return;
+      }
+      case "heartbeat":
+        this.background(this.agents.seen(session.agentId));
+        return;
+      case "response": {
+        const response = validate(ResponseSchema, message, "response message");
+        const pending = this.pending.get(response.id);
+        // Late answers (after a timeout) and answers for another agent's requests are dropped.
+        if (!pending || pending.agentId !== session.agentId) return;
+        this.pending.delete(response.id);
+        clearTimeout(pending.timer);
+        if (response.error) pending.reject(agentError(session.agentId, response.error));
+        else pending.resolve(response.result);
+        return;
+      }
+      default:
+        throw new Error(`unknown message type ${JSON.stringify(message.type)?.slice(0, 40)}`);
+    }
+  }
+
+  private send(ws: ChannelSocket, message: ServerMessage): void {
+    ws.sendText(JSON.stringify(message));
+  }
+
+  private refuse(ws: ChannelSocket, code: number, reason: string): void {
+    (ws.data.state as Session).closed = true;
+    ws.close(code, reason);
+  }
+
+  private background(work: Promise<unknown>): void {
+    work.catch((error) => this.log.warn({ err: error }, "agent channel: storing an update failed"));
+  }
+}
+
+function offline(agentId: string): AppError {
+  return new AppError(409, "agent_offline", `Agent '${agentId}' is not connected to this server.`);
+}
+
+function agentError(agentId: string, error: { code: string; message: string }): AppError {
+  const status = ERROR_STATUS[error.code as AgentErrorCode] ?? 502;
+  return new AppError(status, error.code in ERROR_STATUS ? error.code : "agent_error", `Agent '${agentId}': ${error.message}`);
+}

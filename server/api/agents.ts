@@ -1,0 +1,176 @@
+/**
+ * REST: /agents — the host registry, and log browsing relayed to a connected
+ * agent over its channel. The agent enforces its own browse rules (roots,
+ * deny patterns, limits); the server adds the scope check and audits every
+ * browse call, allowed or refused, with the path asked for.
+ */
+import { Type, type TSchema } from "@sinclair/typebox";
+import type { BrowseListing, BrowseSample } from "../../agent/types.ts";
+import type { App } from "../app.ts";
+import { auditEntry, type Actor } from "../audit/audit.ts";
+import { AGENT_STATUSES } from "../agents/registry.ts";
+import { BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema } from "../agents/schemas.ts";
+import { AppError } from "../errors.ts";
+import { route, type Route } from "../http/route.ts";
+import { decodeCursor, encodeCursor, PageQuery } from "../http/schemas.ts";
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Time = Type.String({ format: "date-time" });
+const Status = Type.Union(AGENT_STATUSES.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${AGENT_STATUSES.join(", ")}` });
+const Path = Type.String({ minLength: 1, maxLength: 4096, description: "An absolute path on the agent's host." });
+
+const Agent = Type.Object(
+  {
+    id: Type.String({ description: "The agent's stable id (agent.id, or derived from the host's machine id)." }),
+    name: Type.String({ description: "Host name from its last hello." }),
+    environment: Type.String(),
+    version: Nullable(Type.String()),
+    tokenId: Type.String({ description: "The enrollment token it is bound to." }),
+    status: Status,
+    connected: Type.Boolean({ description: "Whether it holds a session with this server replica (browse calls need one)." }),
+    enrolledAt: Time,
+    connectedAt: Nullable(Time),
+    lastSeen: Nullable(Time),
+    host: Nullable(HostFactsSchema),
+    browse: Nullable(BrowseSummarySchema),
+    discovery: Nullable(DiscoveryReportSchema),
+    discoveredAt: Nullable(Time),
+  },
+  { title: "Agent" },
+);
+
+const ListQuery = Type.Object(
+  { ...PageQuery, status: Type.Optional(Status), q: Type.Optional(Type.String({ maxLength: 200, description: "Text in id, name or environment." })) },
+  { additionalProperties: false },
+);
+
+const Entry = Type.Object({
+  name: Type.String(),
+  type: Type.Union([Type.Literal("file"), Type.Literal("directory"), Type.Literal("symlink"), Type.Literal("other")]),
+  size: Type.Number(),
+  modifiedAt: Type.String(),
+});
+const Listing = Type.Object(
+  { path: Type.String({ description: "The real path listed." }), entries: Type.Array(Entry), truncated: Type.Boolean({ description: "More entries than browse.maxDirEntries." }) },
+  { title: "BrowseListing" },
+);
+const Sample = Type.Object(
+  {
+    path: Type.String(),
+    mode: Type.Union([Type.Literal("lines"), Type.Literal("bytes")]),
+    from: Type.Union([Type.Literal("head"), Type.Literal("tail")]),
+    size: Type.Number({ description: "File size in bytes." }),
+    binary: Type.Boolean({ description: "The sample looks binary; content is then empty." }),
+    content: Type.String(),
+    lines: Type.Integer(),
+    truncated: Type.Boolean({ description: "The file holds more than the sample." }),
+  },
+  { title: "BrowseSample" },
+);
+const SampleQuery = Type.Object(
+  {
+    path: Path,
+    mode: Type.Optional(Type.Union([Type.Literal("lines"), Type.Literal("bytes")], { default: "lines", errorMessage: "must be lines or bytes" })),
+    from: Type.Optional(Type.Union([Type.Literal("head"), Type.Literal("tail")], { default: "tail", errorMessage: "must be head or tail" })),
+  },
+  { additionalProperties: false },
+);
+
+export function agentRoutes(app: App): Route[] {
+  const view = <T extends { id: string }>(record: T) => ({ ...record, connected: app.agentChannel.isConnected(record.id) });
+
+  /** Relays one browse call and audits it, whatever the answer. */
+  async function relay<T>(who: Actor, agentId: string, action: string, details: Record<string, unknown>, body: Parameters<typeof app.agentChannel.request>[1]): Promise<T> {
+    await app.agents.get(agentId);
+    try {
+      const result = (await app.agentChannel.request(agentId, body)) as T;
+      await app.store.write([], [auditEntry(who, action, "agent", agentId, details)]);
+      return result;
+    } catch (error) {
+      const code = error instanceof AppError ? error.code : "internal";
+      await app.store.write([], [auditEntry(who, action, "agent", agentId, { ...details, error: code }, "failure")]);
+      throw error;
+    }
+  }
+
+  return [
+    route({
+      method: "GET",
+      path: "/agents",
+      scope: "agents:read",
+      tag: "agents",
+      summary: "List host agents with status and host facts; filter by ?status= and ?q=; cursor-paginated.",
+      query: ListQuery,
+      response: Type.Object({ items: Type.Array(Agent), nextCursor: Nullable(Type.String()) }),
+      handler: async ({ query }) => {
+        const { limit = 100, cursor, ...filter } = query;
+        const page = await app.agents.list(filter, limit, decodeCursor(cursor));
+        return { items: page.items.map(view), nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/agents/{id}",
+      scope: "agents:read",
+      tag: "agents",
+      summary: "One agent: host facts, and what it discovered (services with suggested pipelines, collectors, log sources).",
+      response: Agent,
+      handler: async ({ params }) => view(await app.agents.get(params.id!)),
+    }),
+    route({
+      method: "DELETE",
+      path: "/agents/{id}",
+      scope: "agents:write",
+      tag: "agents",
+      summary:
+        "Forget a host. A connected agent is disconnected; it enrolls again if its token still allows it, so revoke the token to keep it out.",
+      status: 204,
+      handler: async ({ params, principal }) => {
+        await app.agents.remove(principal, params.id!);
+        app.agentChannel.disconnect(params.id!);
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/agents/{id}/rescan",
+      scope: "agents:write",
+      tag: "agents",
+      summary: "Ask the agent to run discovery now; the new report replaces the old one when it arrives.",
+      status: 202,
+      response: Type.Object({ requested: Type.Boolean() }),
+      handler: async ({ params, principal }) => {
+        await app.agents.get(params.id!);
+        await app.agentChannel.request(params.id!, { type: "discovery.rescan" });
+        await app.store.write([], [auditEntry(principal, "agent.rescan", "agent", params.id!)]);
+        return { requested: true };
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/agents/{id}/browse",
+      scope: "agents:browse",
+      tag: "agents",
+      summary:
+        "List a directory on the agent's host, within its browse rules (allowedRoots, denyPatterns, maxDirEntries). 403 browse_disabled when the agent's config turns browsing off; 409 agent_offline; 504 agent_timeout.",
+      query: Type.Object({ path: Path }, { additionalProperties: false }),
+      response: Listing,
+      handler: ({ params, query, principal }) =>
+        relay<BrowseListing>(principal, params.id!, "agent.browse.list", { path: query.path }, { type: "browse.list", path: query.path }),
+    }),
+    route({
+      method: "GET",
+      path: "/agents/{id}/sample",
+      scope: "agents:browse",
+      tag: "agents",
+      summary:
+        "Sample a file on the agent's host: up to browse.maxSampleLines lines or browse.maxSampleBytes bytes from its head or tail (default lines, tail). Never reads the whole file.",
+      query: SampleQuery,
+      response: Sample,
+      handler: ({ params, query, principal }) => {
+        const mode = query.mode ?? "lines";
+        const from = query.from ?? "tail";
+        return relay<BrowseSample>(principal, params.id!, "agent.browse.sample", { path: query.path, mode, from }, { type: "browse.sample", path: query.path, mode, from });
+      },
+    }),
+  ];
+}
