@@ -1,0 +1,113 @@
+/**
+ * The running agent: one channel, one browser, and a discovery loop that
+ * runs at start, every 10 minutes and on the server's `discovery.rescan`.
+ * Only a report that differs from the last one sent on this session goes
+ * out, so an idle host costs the server a heartbeat and nothing else.
+ */
+import type { Logger } from "pino";
+import { Browser } from "./browse.ts";
+import { AgentChannel, type ServerRequest } from "./channel.ts";
+import { discover } from "./discovery/index.ts";
+import { hostFacts } from "./discovery/host.ts";
+import { agentId } from "./identity.ts";
+import type { AgentConfig, AgentMessage, DiscoveryReport } from "./types.ts";
+
+export const RESCAN_INTERVAL_MS = 10 * 60_000;
+
+class BadRequest extends Error {
+  readonly code = "bad_request";
+}
+
+export class Agent {
+  private channel: AgentChannel | null = null;
+  private readonly browser: Browser;
+  private report: string | null = null;
+  /** The report last sent on the current session. */
+  private sent: string | null = null;
+  private scanning: Promise<boolean> | null = null;
+  private timer: Timer | null = null;
+
+  constructor(
+    private readonly config: AgentConfig,
+    private readonly log: Logger,
+    private readonly version: string,
+  ) {
+    this.browser = new Browser(config.browse);
+  }
+
+  async start(): Promise<void> {
+    const host = await hostFacts();
+    const id = agentId(this.config.agent.id, host);
+    this.log.info({ agentId: id, server: this.config.server.url, browse: this.config.browse.enabled }, "svc-agent starting");
+    this.channel = new AgentChannel({
+      url: this.config.server.url,
+      token: this.config.server.token,
+      agentId: id,
+      caCertPath: this.config.certificates.caCertPath,
+      insecureSkipVerify: this.config.certificates.insecureSkipVerify,
+      log: this.log,
+      hello: async () => this.hello(id),
+      opened: () => {
+        this.sent = null;
+        this.flush();
+      },
+      handle: (request) => this.handle(request),
+    });
+    this.channel.start();
+    void this.rescan();
+    this.timer = setInterval(() => void this.rescan(), RESCAN_INTERVAL_MS);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.channel?.stop();
+  }
+
+  private async hello(id: string): Promise<Extract<AgentMessage, { type: "hello" }>> {
+    const { enabled, allowedRoots } = this.config.browse;
+    return { type: "hello", agentId: id, version: this.version, environment: this.config.agent.environment, host: await hostFacts(), browse: { enabled, allowedRoots } };
+  }
+
+  /** Runs discovery (one run at a time); true when the report changed. */
+  private rescan(): Promise<boolean> {
+    this.scanning ??= discover(this.config)
+      .then((report: DiscoveryReport) => {
+        const text = JSON.stringify(report);
+        const changed = text !== this.report;
+        this.report = text;
+        this.flush();
+        return changed;
+      })
+      .catch((error) => {
+        this.log.error({ err: error }, "discovery failed");
+        return false;
+      })
+      .finally(() => {
+        this.scanning = null;
+      });
+    return this.scanning;
+  }
+
+  /** Sends the current report when this session has not had it. */
+  private flush(): void {
+    if (this.report === null || this.report === this.sent || !this.channel) return;
+    if (this.channel.send({ type: "discovery", report: JSON.parse(this.report) as DiscoveryReport })) this.sent = this.report;
+  }
+
+  private async handle(request: ServerRequest): Promise<unknown> {
+    switch (request.type) {
+      case "browse.list":
+        if (typeof request.path !== "string") throw new BadRequest("path must be a string");
+        return this.browser.list(request.path);
+      case "browse.sample":
+        if (typeof request.path !== "string") throw new BadRequest("path must be a string");
+        if (request.mode !== "lines" && request.mode !== "bytes") throw new BadRequest("mode must be lines or bytes");
+        if (request.from !== "head" && request.from !== "tail") throw new BadRequest("from must be head or tail");
+        return this.browser.sample(request.path, request.mode, request.from);
+      case "discovery.rescan":
+        return { changed: await this.rescan() };
+      default:
+        throw new BadRequest(`unknown request ${JSON.stringify((request as { type: unknown }).type)}`);
+    }
+  }
+}
