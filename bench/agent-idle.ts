@@ -1,0 +1,71 @@
+/**
+ * svc-agent idle cost (DESIGN.md §7: idle RSS ≤ 40 MiB, ≤ 1 % CPU idle).
+ * Compiles the agent, starts the real server, runs the agent connected to it
+ * with discovery done, then samples /proc for `seconds` (default 120): RSS
+ * split into private (anonymous) and file-backed pages (the Bun runtime's own
+ * code, mapped from the binary and shared with the page cache), and CPU from
+ * utime+stime. Also reports a compiled `setInterval` hello for the runtime's floor.
+ *
+ *   bun bench/agent-idle.ts [seconds]
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BUN, bootstrapToken, REPO, removeTempDirs, startServer, tempDir } from "../test/process/spawn.ts";
+
+const seconds = Number(process.argv[2] ?? 120);
+const dir = tempDir("svc-agent-bench-");
+const TICKS = 100; // USER_HZ on Linux
+
+function compile(entry: string, out: string): void {
+  const build = Bun.spawnSync([BUN, "build", "--compile", "--minify", entry, "--outfile", out], { stdout: "pipe", stderr: "pipe" });
+  if (build.exitCode !== 0) throw new Error(build.stderr.toString());
+}
+
+function sample(pid: number) {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1]) / 1024;
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return { rss: kb("VmRSS"), anon: kb("RssAnon"), file: kb("RssFile"), cpuSeconds: (Number(stat[11]) + Number(stat[12])) / TICKS };
+}
+
+async function idle(command: string[], label: string): Promise<void> {
+  const proc = Bun.spawn(command, { stdout: "ignore", stderr: "ignore" });
+  await Bun.sleep(10_000); // start, connect, first discovery
+  const first = sample(proc.pid);
+  let peak = first.rss;
+  const started = performance.now();
+  for (let elapsed = 0; elapsed < seconds; elapsed += 5) {
+    await Bun.sleep(5000);
+    peak = Math.max(peak, sample(proc.pid).rss);
+  }
+  const last = sample(proc.pid);
+  const cpu = ((last.cpuSeconds - first.cpuSeconds) / ((performance.now() - started) / 1000)) * 100;
+  console.log(
+    `${label}: RSS ${last.rss.toFixed(1)} MiB (private ${last.anon.toFixed(1)} + file-backed ${last.file.toFixed(1)}), peak ${peak.toFixed(1)} MiB; CPU ${cpu.toFixed(3)} % over ${seconds} s`,
+  );
+  proc.kill();
+  await proc.exited;
+}
+
+const hello = join(dir, "hello.ts");
+writeFileSync(hello, "setInterval(() => {}, 1000);\n");
+compile(hello, join(dir, "hello"));
+compile(join(REPO, "agent/main.ts"), join(dir, "svc-agent"));
+
+const admin = bootstrapToken();
+const server = await startServer({ statePath: join(dir, "state.db"), env: { SVC_BOOTSTRAP_ADMINTOKEN: admin, SVC_LOGGING_LEVEL: "warn" } });
+try {
+  const res = await fetch(`${server.base}/api/v1/enrollment-tokens`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ kind: "agent" }),
+  });
+  const { token } = (await res.json()) as { token: string };
+  const config = join(dir, "agent.yaml");
+  writeFileSync(config, `server:\n  url: ${server.base}\n  token: ${token}\nagent:\n  id: bench\n`);
+  await idle([join(dir, "hello")], "compiled bun hello (runtime floor)");
+  await idle([join(dir, "svc-agent"), "--config", config], "svc-agent, connected, idle");
+} finally {
+  await server.stop();
+  removeTempDirs();
+}
