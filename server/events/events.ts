@@ -30,6 +30,8 @@ type Listener = (event: LiveEvent) => void;
 interface Subscriber {
   scopes: ReadonlySet<string>;
   listener: Listener;
+  /** Ends the subscriber's stream at shutdown. */
+  end?: () => void;
 }
 
 export class EventHub {
@@ -66,16 +68,19 @@ export class EventHub {
     }
   }
 
-  /** Events the holder of `scopes` may see; returns the unsubscribe. */
-  subscribe(scopes: ReadonlySet<string>, listener: Listener): () => void {
-    const subscriber = { scopes, listener };
+  /** Events the holder of `scopes` may see; returns the unsubscribe. `end` is called if the hub closes first. */
+  subscribe(scopes: ReadonlySet<string>, listener: Listener, end?: () => void): () => void {
+    const subscriber: Subscriber = { scopes, listener, ...(end ? { end } : {}) };
     this.subscribers.add(subscriber);
     return () => this.subscribers.delete(subscriber);
   }
 
+  /** Ends every open stream (a graceful HTTP stop waits for open responses) and stops listening. */
   close(): void {
     this.unwatch();
+    const subscribers = [...this.subscribers];
     this.subscribers.clear();
+    for (const s of subscribers) s.end?.();
   }
 }
 
@@ -99,7 +104,14 @@ export function eventStream(hub: EventHub, scopes: ReadonlySet<string>): Respons
           controller.enqueue(encoder.encode(text));
         };
         send(": connected\n\n");
-        const unsubscribe = hub.subscribe(scopes, (event) => send(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`));
+        const unsubscribe = hub.subscribe(
+          scopes,
+          (event) => send(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`),
+          () => {
+            stop();
+            controller.close();
+          },
+        );
         const keepalive = setInterval(() => send(": keepalive\n\n"), KEEPALIVE_MS);
         stop = () => {
           clearInterval(keepalive);

@@ -165,8 +165,10 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     url,
     server,
     stop: async () => {
-      // Channels end their sessions first: open WebSockets would hold the stop forever.
+      // Channels end their sessions and the event hub its streams first: open
+      // WebSockets and server-sent-event answers would hold a graceful stop forever.
       for (const c of channels) c.stop?.();
+      app.events.close();
       await server.stop();
     },
   };

@@ -63,3 +63,14 @@ test("a caller without config:read sees collector events but no config events", 
   };
   expect((await server.api("/events", { token: noScope.token })).status).toBe(403);
 });
+
+test("stopping the server ends open event streams instead of waiting on them", async () => {
+  const other = await startTestServer();
+  const res = await other.api("/events");
+  expect(res.status).toBe(200);
+  const reader = res.body!.getReader();
+  await reader.read(); // ": connected"
+  const stopped = other.stop().then(() => "stopped");
+  expect(await Promise.race([stopped, Bun.sleep(3000).then(() => "hung")])).toBe("stopped");
+  expect((await reader.read().catch(() => ({ done: true }))).done).toBe(true);
+});
