@@ -41,6 +41,11 @@ function a2s(fields: Record<string, unknown> = {}): Uint8Array {
   return toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS, ...fields }));
 }
 
+/** A channel request as the edge builds it, for driving an OpampChannel directly. */
+function channelRequest(req: Request, remoteAddr = "127.0.0.1", secure = false): ChannelRequest {
+  return { req, url: new URL(req.url), remoteAddr, requestId: "t", log: pino({ level: "silent" }), server: server.http.server, secure };
+}
+
 beforeAll(async () => {
   server = await startTestServer({ SVC_EXTERNALURL: EXTERNAL });
   opampUrl = `${server.base}/v1/opamp`;
@@ -274,15 +279,8 @@ describe("HTTP transport, auth and limits", () => {
   test("plaintext from a non-loopback peer is refused; TLS or loopback is allowed", async () => {
     const channel = new OpampChannel(server.app);
     try {
-      const ctx = (remoteAddr: string, secure: boolean): ChannelRequest => ({
-        req: new Request("http://svc/v1/opamp", { headers: { Upgrade: "websocket", Authorization: "Bearer svcct_x" } }),
-        url: new URL("http://svc/v1/opamp"),
-        remoteAddr,
-        requestId: "t",
-        log: pino({ level: "silent" }),
-        server: server.http.server,
-        secure,
-      });
+      const ctx = (remoteAddr: string, secure: boolean) =>
+        channelRequest(new Request("http://svc/v1/opamp", { headers: { Upgrade: "websocket", Authorization: "Bearer svcct_x" } }), remoteAddr, secure);
       await expect(channel.handle(ctx("10.1.2.3", false))).rejects.toMatchObject({ status: 403, code: "tls_required" });
       // Past the transport rule, the bad token is what fails.
       await expect(channel.handle(ctx("10.1.2.3", true))).rejects.toMatchObject({ status: 401 });
@@ -324,15 +322,7 @@ describe("overload and memory", () => {
   test("past opamp.maxConcurrentRequests a request gets 503 before its token is checked", async () => {
     const channel = new OpampChannel(server.app, { maxConcurrentRequests: 0 });
     try {
-      const ctx: ChannelRequest = {
-        req: new Request("http://svc/v1/opamp", { method: "POST", headers: { Authorization: "Bearer svcct_x" } }),
-        url: new URL("http://svc/v1/opamp"),
-        remoteAddr: "127.0.0.1",
-        requestId: "t",
-        log: pino({ level: "silent" }),
-        server: server.http.server,
-        secure: false,
-      };
+      const ctx = channelRequest(new Request("http://svc/v1/opamp", { method: "POST", headers: { Authorization: "Bearer svcct_x" } }));
       const error = await channel.handle(ctx).then(() => null, (e: unknown) => e as { status: number; headers: Record<string, string> });
       expect(error?.status).toBe(503);
       const retryAfter = Number(error?.headers["Retry-After"]);
@@ -348,19 +338,13 @@ describe("overload and memory", () => {
     const channel = new OpampChannel(server.app, { idleInstanceSeconds: 0.05 });
     const uid = uuidBytes();
     const poll = async (seq: bigint) => {
-      const ctx: ChannelRequest = {
-        req: new Request("http://svc/v1/opamp", {
+      const ctx = channelRequest(
+        new Request("http://svc/v1/opamp", {
           method: "POST",
           body: a2s({ instanceUid: uid, sequenceNum: seq }) as BodyInit,
           headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" },
         }),
-        url: new URL("http://svc/v1/opamp"),
-        remoteAddr: "127.0.0.1",
-        requestId: "t",
-        log: pino({ level: "silent" }),
-        server: server.http.server,
-        secure: false,
-      };
+      );
       const res = (await channel.handle(ctx))!;
       return fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
     };
