@@ -6,9 +6,9 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import type { DiscoveryReport, HostFacts } from "../../agent/types.ts";
+import { Nullable } from "../http/schemas.ts";
 
 const Str = (maxLength = 256) => Type.String({ maxLength });
-const Nullable = <T extends ReturnType<typeof Type.String | typeof Type.Integer>>(schema: T) => Type.Union([schema, Type.Null()]);
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
 const Pid = Type.Integer({ minimum: 0 });
 const Step = Type.Object({ type: Str(64), config: Type.Record(Type.String(), Type.Unknown()) });

@@ -4,7 +4,7 @@
  * deny patterns, limits); the server adds the scope check and audits every
  * browse call, allowed or refused, with the path asked for.
  */
-import { Type, type TSchema } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import type { BrowseListing, BrowseSample } from "../../agent/types.ts";
 import type { App } from "../app.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
@@ -12,10 +12,8 @@ import { AGENT_STATUSES } from "../agents/registry.ts";
 import { BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema } from "../agents/schemas.ts";
 import { AppError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import { decodeCursor, encodeCursor, PageQuery } from "../http/schemas.ts";
+import { DateTime, decodeCursor, encodeCursor, NextCursor, Nullable, PageQuery } from "../http/schemas.ts";
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const Time = Type.String({ format: "date-time" });
 const Status = Type.Union(AGENT_STATUSES.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${AGENT_STATUSES.join(", ")}` });
 const Path = Type.String({ minLength: 1, maxLength: 4096, description: "An absolute path on the agent's host." });
 
@@ -28,13 +26,13 @@ const Agent = Type.Object(
     tokenId: Type.String({ description: "The enrollment token it is bound to." }),
     status: Status,
     connected: Type.Boolean({ description: "Whether it holds a session with this server replica (browse calls need one)." }),
-    enrolledAt: Time,
-    connectedAt: Nullable(Time),
-    lastSeen: Nullable(Time),
+    enrolledAt: DateTime,
+    connectedAt: Nullable(DateTime),
+    lastSeen: Nullable(DateTime),
     host: Nullable(HostFactsSchema),
     browse: Nullable(BrowseSummarySchema),
     discovery: Nullable(DiscoveryReportSchema),
-    discoveredAt: Nullable(Time),
+    discoveredAt: Nullable(DateTime),
   },
   { title: "Agent" },
 );
@@ -101,7 +99,7 @@ export function agentRoutes(app: App): Route[] {
       tag: "agents",
       summary: "List host agents with status and host facts; filter by ?status= and ?q=; cursor-paginated.",
       query: ListQuery,
-      response: Type.Object({ items: Type.Array(Agent), nextCursor: Nullable(Type.String()) }),
+      response: Type.Object({ items: Type.Array(Agent), nextCursor: NextCursor }),
       handler: async ({ query }) => {
         const { limit = 100, cursor, ...filter } = query;
         const page = await app.agents.list(filter, limit, decodeCursor(cursor));

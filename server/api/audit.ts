@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { route, type Route } from "../http/route.ts";
-import { decodeCursor, encodeCursor, PageQuery } from "../http/schemas.ts";
+import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
 
 const AuditEntry = Type.Object(
   {
@@ -41,7 +41,7 @@ export function auditRoutes(app: App): Route[] {
       tag: "audit",
       summary: "Audit entries, newest first; filter by time range [from, to), actor and action.",
       query: AuditQuery,
-      response: Type.Object({ items: Type.Array(AuditEntry), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+      response: Type.Object({ items: Type.Array(AuditEntry), nextCursor: NextCursor }),
       handler: async ({ query }) => {
         const limit = query.limit ?? 100;
         const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());

@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { route, type Route } from "../http/route.ts";
-import { PageQuery } from "../http/schemas.ts";
+import { NextCursor, PageQuery } from "../http/schemas.ts";
 
 const FileChange = Type.Object({
   path: Type.String(),
@@ -63,7 +63,7 @@ export function changeRoutes(app: App): Route[] {
       tag: "changes",
       summary: "Commit history, newest first, cursor-paginated.",
       query: Type.Object(PageQuery, { additionalProperties: false }),
-      response: Type.Object({ items: Type.Array(Commit), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+      response: Type.Object({ items: Type.Array(Commit), nextCursor: NextCursor }),
       handler: ({ query }) => app.configStore.commits(query.limit ?? 100, query.cursor),
     }),
   ];

@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { COLLECTOR_STATUSES, MANAGEMENT_MODES } from "../collectors/collectors.ts";
 import { route, type Route } from "../http/route.ts";
-import { decodeCursor, encodeCursor, PageQuery, StringMap } from "../http/schemas.ts";
+import { decodeCursor, encodeCursor, NextCursor, PageQuery, StringMap } from "../http/schemas.ts";
 
 const Name = Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", errorMessage: "must be a non-blank string of at most 200 characters" });
 const Environment = Type.Union([Type.String({ maxLength: 200 }), Type.Null()]);
@@ -86,7 +86,7 @@ export function collectorRoutes(app: App): Route[] {
       tag: "collectors",
       summary: "List collectors, filtered by tag, status, environment, mode or text; cursor-paginated.",
       query: ListQuery,
-      response: Type.Object({ items: Type.Array(Collector), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+      response: Type.Object({ items: Type.Array(Collector), nextCursor: NextCursor }),
       handler: async ({ query }) => {
         const { limit = 100, cursor, tag, ...rest } = query;
         const page = await app.collectors.list({ ...rest, tags: tag }, limit, decodeCursor(cursor));

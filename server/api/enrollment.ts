@@ -5,20 +5,18 @@
  * Every route here that answers a credential needs a write scope: a read-only
  * viewer must not be able to enroll collectors or rotate a live one's token.
  */
-import { Type, type TSchema } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import type { Collector } from "../collectors/collectors.ts";
 import { bootstrapFiles, collectorUrl, installSnippet, RUNTIME_OF, RUNTIMES } from "../enrollment/bootstrap.ts";
 import { ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import { decodeCursor, encodeCursor, IdParam, PageQuery } from "../http/schemas.ts";
+import { DateTime, decodeCursor, encodeCursor, IdParam, NextCursor, Nullable, PageQuery } from "../http/schemas.ts";
 import { Mode } from "./collectors.ts";
 
 const Kind = Type.Union(ENROLLMENT_KINDS.map((k) => Type.Literal(k)), { errorMessage: `must be one of ${ENROLLMENT_KINDS.join(", ")}` });
 const RuntimeName = Type.Union(RUNTIMES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${RUNTIMES.join(", ")}` });
-const Time = Type.String({ format: "date-time" });
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const EnrollmentToken = Type.Object(
   {
@@ -26,13 +24,13 @@ const EnrollmentToken = Type.Object(
     kind: Kind,
     collectorId: Nullable(Type.String()),
     environment: Nullable(Type.String()),
-    expiresAt: Time,
+    expiresAt: DateTime,
     maxUses: Nullable(Type.Integer({ description: "Always 1 for opamp; null is unlimited." })),
     uses: Type.Integer(),
     boundInstanceUid: Nullable(Type.String({ description: "The OpAMP instance_uid the token is bound to." })),
     createdBy: Type.String(),
-    createdAt: Time,
-    revokedAt: Nullable(Time),
+    createdAt: DateTime,
+    revokedAt: Nullable(DateTime),
   },
   { title: "EnrollmentToken" },
 );
@@ -53,7 +51,7 @@ const CreateBody = Type.Object(
 );
 
 const CollectorToken = Type.Object(
-  { token: Type.String({ description: "Shown once." }), collectorId: Type.String(), createdAt: Time },
+  { token: Type.String({ description: "Shown once." }), collectorId: Type.String(), createdAt: DateTime },
   { title: "CollectorToken" },
 );
 
@@ -100,7 +98,7 @@ export function enrollmentRoutes(app: App): Route[] {
       summary:
         "List enrollment tokens, oldest first, with their uses, binding, expiry and revocation (never the tokens); cursor-paginated. Tokens expired or revoked over 30 days ago are pruned.",
       query: Type.Object(PageQuery, { additionalProperties: false }),
-      response: Type.Object({ items: Type.Array(EnrollmentToken), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+      response: Type.Object({ items: Type.Array(EnrollmentToken), nextCursor: NextCursor }),
       handler: async ({ query }) => {
         const page = await app.enrollment.list(query.limit ?? 100, decodeCursor(query.cursor));
         return { items: page.items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
@@ -137,7 +135,7 @@ export function enrollmentRoutes(app: App): Route[] {
       response: Type.Object({
         snippet: Type.String(),
         enrollmentTokenId: Nullable(Type.String({ description: "null for rcfg-remotecfg, which uses the collector's own token." })),
-        expiresAt: Nullable(Time),
+        expiresAt: Nullable(DateTime),
       }),
       handler: async ({ query, principal }) => {
         const url = collectorUrl(app.config.externalUrl);

@@ -4,11 +4,11 @@
  * these are operational figures, and a monitoring credential should read them
  * without being able to list the collector registry (`collectors:read`).
  */
-import { Type, type TSchema } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { route, type Route } from "../http/route.ts";
+import { Nullable } from "../http/schemas.ts";
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Rate = Nullable(Type.Number({ description: "Per second; null when the collector reports nothing that measures it." }));
 const Signal = Type.Union([Type.Literal("logs"), Type.Literal("metrics"), Type.Literal("traces")]);
 
