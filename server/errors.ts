@@ -64,8 +64,9 @@ export class UnsupportedMediaTypeError extends AppError {
   }
 }
 
+/** 503 with Retry-After: the server cannot take this now (storage down, overload). */
 export class UnavailableError extends AppError {
-  constructor(message: string, retryAfterSeconds = 5) {
-    super(503, "unavailable", message, [], { "Retry-After": String(retryAfterSeconds) });
+  constructor(message: string, retryAfterSeconds = 5, code = "unavailable") {
+    super(503, code, message, [], { "Retry-After": String(retryAfterSeconds) });
   }
 }

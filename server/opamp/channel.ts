@@ -21,7 +21,7 @@ import { createHash } from "node:crypto";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
 import { bearerToken, tokenKind } from "../auth/tokens.ts";
 import type { App } from "../app.ts";
-import { AppError, UnauthenticatedError } from "../errors.ts";
+import { AppError, UnauthenticatedError, UnavailableError } from "../errors.ts";
 import type { KeyValue } from "../gen/opamp/v1/anyvalue_pb.ts";
 import {
   AgentCapabilities,
@@ -102,9 +102,8 @@ export interface OpampOptions {
 }
 
 /** 503 with a Retry-After spread over [min, max) seconds, so refused agents do not return together. */
-function overloaded(message: string, min: number, max: number): AppError {
-  const retryAfter = String(min + Math.floor(Math.random() * (max - min)));
-  return new AppError(503, "overloaded", message, [], { "Retry-After": retryAfter });
+function overloaded(message: string, min: number, max: number): UnavailableError {
+  return new UnavailableError(message, min + Math.floor(Math.random() * (max - min)), "overloaded");
 }
 
 export class OpampChannel implements Channel {
