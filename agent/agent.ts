@@ -6,11 +6,11 @@
  */
 import type { Logger } from "pino";
 import { Browser } from "./browse.ts";
-import { AgentChannel, type ServerRequest } from "./channel.ts";
+import { AgentChannel } from "./channel.ts";
 import { discover } from "./discovery/index.ts";
 import { hostFacts } from "./discovery/host.ts";
 import { agentId } from "./identity.ts";
-import type { AgentConfig, AgentMessage, DiscoveryReport } from "./types.ts";
+import type { AgentConfig, AgentMessage, DiscoveryReport, ServerRequest } from "./types.ts";
 
 export const RESCAN_INTERVAL_MS = 10 * 60_000;
 
@@ -21,8 +21,9 @@ class BadRequest extends Error {
 export class Agent {
   private channel: AgentChannel | null = null;
   private readonly browser: Browser;
-  private report: string | null = null;
-  /** The report last sent on the current session. */
+  /** The last report, and its JSON for comparing runs. */
+  private report: { value: DiscoveryReport; json: string } | null = null;
+  /** The JSON of the report last sent on the current session. */
   private sent: string | null = null;
   private scanning: Promise<boolean> | null = null;
   private timer: Timer | null = null;
@@ -71,10 +72,10 @@ export class Agent {
   /** Runs discovery (one run at a time); true when the report changed. */
   private rescan(): Promise<boolean> {
     this.scanning ??= discover(this.config)
-      .then((report: DiscoveryReport) => {
-        const text = JSON.stringify(report);
-        const changed = text !== this.report;
-        this.report = text;
+      .then((value: DiscoveryReport) => {
+        const json = JSON.stringify(value);
+        const changed = json !== this.report?.json;
+        this.report = { value, json };
         this.flush();
         return changed;
       })
@@ -90,8 +91,8 @@ export class Agent {
 
   /** Sends the current report when this session has not had it. */
   private flush(): void {
-    if (this.report === null || this.report === this.sent || !this.channel) return;
-    if (this.channel.send({ type: "discovery", report: JSON.parse(this.report) as DiscoveryReport })) this.sent = this.report;
+    if (this.report === null || this.report.json === this.sent || !this.channel) return;
+    if (this.channel.send({ type: "discovery", report: this.report.value })) this.sent = this.report.json;
   }
 
   private async handle(request: ServerRequest): Promise<unknown> {

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
-import type { AgentErrorCode, AgentMessage, ServerMessage } from "./types.ts";
+import type { AgentErrorCode, AgentMessage, ServerMessage, ServerRequest } from "./types.ts";
 
 export const AGENT_ID_HEADER = "X-Svc-Agent-Id";
 const BASE_DELAY_MS = 1000;
@@ -19,7 +19,6 @@ const REFUSED_DELAY_MS = 5 * 60_000;
 /** A session that lasted this long resets the backoff. */
 const STABLE_MS = 60_000;
 
-export type ServerRequest = Extract<ServerMessage, { id: string }>;
 type Hello = Extract<AgentMessage, { type: "hello" }>;
 
 /** Codes the server maps to HTTP statuses; an error carrying one is answered with it (e.g. agent/browse.ts's). */

@@ -198,3 +198,6 @@ export type ServerMessage =
   | { type: "browse.list"; id: string; path: string }
   | { type: "browse.sample"; id: string; path: string; mode: "lines" | "bytes"; from: "head" | "tail" }
   | { type: "discovery.rescan"; id: string };
+
+/** The server messages that are requests, answered by `id`. */
+export type ServerRequest = Extract<ServerMessage, { id: string }>;

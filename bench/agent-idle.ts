@@ -10,7 +10,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, bootstrapToken, REPO, removeTempDirs, startServer, tempDir } from "../test/process/spawn.ts";
+import { BUN, bootstrapToken, processMemory, REPO, removeTempDirs, startServer, tempDir } from "../test/process/spawn.ts";
 
 const seconds = Number(process.argv[2] ?? 120);
 const dir = tempDir("svc-agent-bench-");
@@ -21,11 +21,11 @@ function compile(entry: string, out: string): void {
   if (build.exitCode !== 0) throw new Error(build.stderr.toString());
 }
 
+/** Memory in MiB and CPU seconds (utime + stime) so far. */
 function sample(pid: number) {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1]) / 1024;
+  const { rss, anon, file } = processMemory(pid);
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return { rss: kb("VmRSS"), anon: kb("RssAnon"), file: kb("RssFile"), cpuSeconds: (Number(stat[11]) + Number(stat[12])) / TICKS };
+  return { rss: rss / 1024, anon: anon / 1024, file: file / 1024, cpuSeconds: (Number(stat[11]) + Number(stat[12])) / TICKS };
 }
 
 async function idle(command: string[], label: string): Promise<void> {

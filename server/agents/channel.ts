@@ -10,7 +10,7 @@
  * by `id`. `request()` is the relay the REST API uses, with a timeout.
  */
 import type { Logger } from "pino";
-import type { AgentErrorCode, ServerMessage } from "../../agent/types.ts";
+import type { AgentErrorCode, ServerMessage, ServerRequest } from "../../agent/types.ts";
 import { bearerToken, tokenKind } from "../auth/tokens.ts";
 import { AppError, UnauthenticatedError } from "../errors.ts";
 import { transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
@@ -53,8 +53,8 @@ const ERROR_STATUS: Record<AgentErrorCode, number> = {
   internal: 502,
 };
 
-type Request = Extract<ServerMessage, { id: string }>;
-type RequestBody = Request extends infer R ? (R extends { id: string } ? Omit<R, "id"> : never) : never;
+/** A request as the relay builds it; request() assigns the id. */
+type RequestBody<R = ServerRequest> = R extends ServerRequest ? Omit<R, "id"> : never;
 
 export class AgentChannel implements Channel {
   readonly name = "agents";

@@ -2,13 +2,13 @@
  * REST: /agents — the host registry, and log browsing relayed to a connected
  * agent over its channel. The agent enforces its own browse rules (roots,
  * deny patterns, limits); the server adds the scope check and audits every
- * browse call, allowed or refused, with the path asked for.
+ * relayed call (browse, sample, rescan), answered or refused, with the path asked for.
  */
 import { Type } from "@sinclair/typebox";
 import type { BrowseListing, BrowseSample } from "../../agent/types.ts";
 import type { App } from "../app.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { AGENT_STATUSES } from "../agents/registry.ts";
+import { AGENT_STATUSES, type AgentRecord } from "../agents/registry.ts";
 import { BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema } from "../agents/schemas.ts";
 import { AppError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
@@ -75,9 +75,9 @@ const SampleQuery = Type.Object(
 );
 
 export function agentRoutes(app: App): Route[] {
-  const view = <T extends { id: string }>(record: T) => ({ ...record, connected: app.agentChannel.isConnected(record.id) });
+  const view = (record: AgentRecord) => ({ ...record, connected: app.agentChannel.isConnected(record.id) });
 
-  /** Relays one browse call and audits it, whatever the answer. */
+  /** Relays one request to the agent and audits it, whatever the answer. */
   async function relay<T>(who: Actor, agentId: string, action: string, details: Record<string, unknown>, body: Parameters<typeof app.agentChannel.request>[1]): Promise<T> {
     await app.agents.get(agentId);
     try {
@@ -137,9 +137,7 @@ export function agentRoutes(app: App): Route[] {
       status: 202,
       response: Type.Object({ requested: Type.Boolean() }),
       handler: async ({ params, principal }) => {
-        await app.agents.get(params.id!);
-        await app.agentChannel.request(params.id!, { type: "discovery.rescan" });
-        await app.store.write([], [auditEntry(principal, "agent.rescan", "agent", params.id!)]);
+        await relay(principal, params.id!, "agent.rescan", {}, { type: "discovery.rescan" });
         return { requested: true };
       },
     }),

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
 import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, bootstrapToken, isListening, REPO, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
+import { BUN, bootstrapToken, isListening, processMemory, REPO, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 import { until } from "../opamp/helpers.ts";
 
 const ADMIN = bootstrapToken();
@@ -48,13 +48,6 @@ function runAgent(config: string): Subprocess {
 function run(args: string[]): { code: number; out: string; err: string } {
   const result = Bun.spawnSync([binary, ...args], { stdout: "pipe", stderr: "pipe" });
   return { code: result.exitCode, out: result.stdout.toString(), err: result.stderr.toString() };
-}
-
-/** Resident and private (anonymous) memory of a process, in KiB. */
-function memory(pid: number): { rss: number; anon: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1]);
-  return { rss: kb("VmRSS"), anon: kb("RssAnon") };
 }
 
 interface AgentView {
@@ -215,11 +208,11 @@ customFingerprints:
     const pid = agents.find((p) => p !== service)!.pid;
     const port = server.port;
     await server.stop("SIGKILL");
-    const before = memory(pid);
+    const before = processMemory(pid);
     let peak = before;
     for (let i = 0; i < 30; i++) {
       await Bun.sleep(1000);
-      const now = memory(pid);
+      const now = processMemory(pid);
       if (now.rss > peak.rss) peak = now;
     }
     expect(peak.anon).toBeLessThanOrEqual(40 * 1024);

@@ -5,7 +5,7 @@
  * first admin credential from the startup banner, and kills what it started.
  */
 import type { Subprocess } from "bun";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -39,6 +39,13 @@ export async function isListening(port: number): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** A process's resident memory in KiB: all of it, its private (anonymous) part, and its file-backed part. */
+export function processMemory(pid: number): { rss: number; anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1]);
+  return { rss: kib("VmRSS"), anon: kib("RssAnon"), file: kib("RssFile") };
 }
 
 const tempDirs = new Set<string>();
