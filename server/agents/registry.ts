@@ -16,6 +16,7 @@ import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Enrollment } from "../enrollment/enrollment.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { Coalescer } from "../store/coalesce.ts";
+import { scan } from "../store/scan.ts";
 import type { Store } from "../store/store.ts";
 import type { Hello } from "./schemas.ts";
 
@@ -155,7 +156,7 @@ export class Agents {
   async sweep(connected: ReadonlySet<string>): Promise<number> {
     const cutoff = Date.now() - OFFLINE_AFTER_HEARTBEATS * this.heartbeatSeconds * 1000 - LAST_SEEN_RESOLUTION_MS;
     let marked = 0;
-    for (const doc of await this.store.list<AgentRecord>(AGENTS)) {
+    for await (const doc of scan<AgentRecord>(this.store, AGENTS)) {
       const { status, lastSeen } = doc.data;
       if (status !== "online" || connected.has(doc.id) || (lastSeen !== null && Date.parse(lastSeen) >= cutoff)) continue;
       marked++;
@@ -189,17 +190,12 @@ export class Agents {
       (filter.status === undefined || a.status === filter.status) &&
       (q === undefined || a.id.toLowerCase().includes(q) || a.name.toLowerCase().includes(q) || a.environment.toLowerCase().includes(q));
     const items: AgentRecord[] = [];
-    let cursor = after;
-    for (;;) {
-      const docs = await this.store.list<AgentRecord>(AGENTS, { limit: 500, ...(cursor !== undefined ? { after: cursor } : {}) });
-      for (const doc of docs) {
-        if (!matches(doc.data)) continue;
-        if (items.length === limit) return { items, nextCursor: items[items.length - 1]!.id };
-        items.push(doc.data);
-      }
-      if (docs.length < 500) return { items, nextCursor: null };
-      cursor = docs[docs.length - 1]!.id;
+    for await (const doc of scan<AgentRecord>(this.store, AGENTS, after)) {
+      if (!matches(doc.data)) continue;
+      if (items.length === limit) return { items, nextCursor: items[items.length - 1]!.id };
+      items.push(doc.data);
     }
+    return { items, nextCursor: null };
   }
 
   /** Flushes queued writes (shutdown, tests). */

@@ -18,6 +18,7 @@ import { TOKENS, type TokenRecord } from "../auth/service-accounts.ts";
 import { digestsEqual, hashToken, mintToken, tokenKind } from "../auth/tokens.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import { scan } from "../store/scan.ts";
 import type { AuditEntry, Doc, Store, WriteOp } from "../store/store.ts";
 
 export const ENROLLMENT_KINDS = ["opamp", "agent"] as const;
@@ -120,29 +121,24 @@ export class Enrollment {
   async prune(now: Date): Promise<number> {
     const cutoff = now.getTime() - SPENT_TOKEN_RETENTION_DAYS * DAY * 1000;
     let removed = 0;
-    let after: string | undefined;
-    for (;;) {
-      const docs = await this.store.list<StoredEnrollmentToken>(COLLECTION, { limit: 500, ...(after !== undefined ? { after } : {}) });
-      for (const doc of docs) {
-        const spentAt = doc.data.revokedAt !== null ? Date.parse(doc.data.revokedAt) : Date.parse(doc.data.expiresAt);
-        if (spentAt >= cutoff) continue;
-        try {
-          await this.store.write(
-            [
-              { op: "delete", collection: COLLECTION, id: doc.id, expect: doc.version },
-              { op: "delete", collection: TOKENS, id: doc.data.tokenDigest },
-            ],
-            [auditEntry(SYSTEM_ACTOR, "enrollment.prune", "enrollment_token", doc.id, { kind: doc.data.kind }, "success", now)],
-          );
-          removed++;
-        } catch (error) {
-          // Changed meanwhile: the next run looks again.
-          if (!(error instanceof ConflictError)) throw error;
-        }
+    for await (const doc of scan<StoredEnrollmentToken>(this.store, COLLECTION)) {
+      const spentAt = doc.data.revokedAt !== null ? Date.parse(doc.data.revokedAt) : Date.parse(doc.data.expiresAt);
+      if (spentAt >= cutoff) continue;
+      try {
+        await this.store.write(
+          [
+            { op: "delete", collection: COLLECTION, id: doc.id, expect: doc.version },
+            { op: "delete", collection: TOKENS, id: doc.data.tokenDigest },
+          ],
+          [auditEntry(SYSTEM_ACTOR, "enrollment.prune", "enrollment_token", doc.id, { kind: doc.data.kind }, "success", now)],
+        );
+        removed++;
+      } catch (error) {
+        // Changed meanwhile: the next run looks again.
+        if (!(error instanceof ConflictError)) throw error;
       }
-      if (docs.length < 500) return removed;
-      after = docs[docs.length - 1]!.id;
     }
+    return removed;
   }
 
   /** The token stops working at once. Revoking a revoked token changes nothing. */
