@@ -129,7 +129,8 @@ export class AgentChannel implements Channel {
     const session = ws.data.state as Session;
     if (session.closed) return;
     if (typeof data !== "string") return this.refuse(ws, 1003, "agent messages are JSON text frames");
-    if (data.length > MAX_MESSAGE_BYTES) return this.refuse(ws, 1009, "message too large");
+    // A UTF-16 length under a third of the cap cannot exceed it in UTF-8; only longer text is measured.
+    if (data.length > MAX_MESSAGE_BYTES / 3 && Buffer.byteLength(data, "utf8") > MAX_MESSAGE_BYTES) return this.refuse(ws, 1009, "message too large");
     let message: { type?: unknown };
     try {
       message = JSON.parse(data) as { type?: unknown };

@@ -1,11 +1,11 @@
 /**
  * What a host agent may send on `/v1/agent`, as TypeBox schemas: the channel
- * validates every message against them (an agent runs on a host we do not
+ * validates every message, and the REST relay every answer, against them (an agent runs on a host we do not
  * control), and the REST API's OpenAPI document describes agents with the
  * same ones. Strings and lists are bounded so one agent cannot bloat the store.
  */
 import { Type, type Static } from "@sinclair/typebox";
-import type { DiscoveryReport, HostFacts } from "../../agent/types.ts";
+import type { BrowseListing, BrowseSample, DiscoveryReport, HostFacts } from "../../agent/types.ts";
 import { Nullable } from "../http/schemas.ts";
 
 const Str = (maxLength = 256) => Type.String({ maxLength });
@@ -96,6 +96,39 @@ export const ResponseSchema = Type.Object({
   error: Type.Optional(Type.Object({ code: Str(64), message: Str(2048) })),
 });
 
+const BrowseEntrySchema = Type.Object({
+  name: Str(4096),
+  type: Type.Union([Type.Literal("file"), Type.Literal("directory"), Type.Literal("symlink"), Type.Literal("other")]),
+  size: Type.Number({ minimum: 0 }),
+  modifiedAt: Str(64),
+});
+
+export const BrowseListingSchema = Type.Object(
+  {
+    path: Type.String({ maxLength: 4096, description: "The real path listed." }),
+    entries: Type.Array(BrowseEntrySchema),
+    truncated: Type.Boolean({ description: "More entries than browse.maxDirEntries." }),
+  },
+  { title: "BrowseListing" },
+);
+
+export const BrowseSampleSchema = Type.Object(
+  {
+    path: Type.String({ maxLength: 4096 }),
+    mode: Type.Union([Type.Literal("lines"), Type.Literal("bytes")]),
+    from: Type.Union([Type.Literal("head"), Type.Literal("tail")]),
+    size: Type.Number({ minimum: 0, description: "File size in bytes." }),
+    binary: Type.Boolean({ description: "The sample looks binary; content is then empty." }),
+    content: Type.String(),
+    lines: Type.Integer({ minimum: 0 }),
+    truncated: Type.Boolean({ description: "The file holds more than the sample." }),
+  },
+  { title: "BrowseSample" },
+);
+
+/** The agent's answer to `discovery.rescan`: whether the new report differs from the last one. */
+export const RescanResultSchema = Type.Object({ changed: Type.Boolean() });
+
 export type Hello = Static<typeof HelloSchema>;
 export type AgentResponse = Static<typeof ResponseSchema>;
 
@@ -103,5 +136,9 @@ export type AgentResponse = Static<typeof ResponseSchema>;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameHost: Same<Static<typeof HostFactsSchema>, HostFacts> = true;
 const sameReport: Same<Static<typeof DiscoveryReportSchema>, DiscoveryReport> = true;
+const sameListing: Same<Static<typeof BrowseListingSchema>, BrowseListing> = true;
+const sameSample: Same<Static<typeof BrowseSampleSchema>, BrowseSample> = true;
 void sameHost;
 void sameReport;
+void sameListing;
+void sameSample;

@@ -4,14 +4,14 @@
  * deny patterns, limits); the server adds the scope check and audits every
  * relayed call (browse, sample, rescan), answered or refused, with the path asked for.
  */
-import { Type } from "@sinclair/typebox";
-import type { BrowseListing, BrowseSample } from "../../agent/types.ts";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { AGENT_STATUSES, type AgentRecord } from "../agents/registry.ts";
-import { BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema } from "../agents/schemas.ts";
-import { AppError } from "../errors.ts";
+import { BrowseListingSchema, BrowseSampleSchema, BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema, RescanResultSchema } from "../agents/schemas.ts";
+import { AppError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
+import { validate } from "../http/validate.ts";
 import { DateTime, decodeCursor, encodeCursor, NextCursor, Nullable, PageQuery } from "../http/schemas.ts";
 
 const Status = Type.Union(AGENT_STATUSES.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${AGENT_STATUSES.join(", ")}` });
@@ -42,29 +42,6 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const Entry = Type.Object({
-  name: Type.String(),
-  type: Type.Union([Type.Literal("file"), Type.Literal("directory"), Type.Literal("symlink"), Type.Literal("other")]),
-  size: Type.Number(),
-  modifiedAt: Type.String(),
-});
-const Listing = Type.Object(
-  { path: Type.String({ description: "The real path listed." }), entries: Type.Array(Entry), truncated: Type.Boolean({ description: "More entries than browse.maxDirEntries." }) },
-  { title: "BrowseListing" },
-);
-const Sample = Type.Object(
-  {
-    path: Type.String(),
-    mode: Type.Union([Type.Literal("lines"), Type.Literal("bytes")]),
-    from: Type.Union([Type.Literal("head"), Type.Literal("tail")]),
-    size: Type.Number({ description: "File size in bytes." }),
-    binary: Type.Boolean({ description: "The sample looks binary; content is then empty." }),
-    content: Type.String(),
-    lines: Type.Integer(),
-    truncated: Type.Boolean({ description: "The file holds more than the sample." }),
-  },
-  { title: "BrowseSample" },
-);
 const SampleQuery = Type.Object(
   {
     path: Path,
@@ -77,11 +54,21 @@ const SampleQuery = Type.Object(
 export function agentRoutes(app: App): Route[] {
   const view = (record: AgentRecord) => ({ ...record, connected: app.agentChannel.isConnected(record.id) });
 
-  /** Relays one request to the agent and audits it, whatever the answer. */
-  async function relay<T>(who: Actor, agentId: string, action: string, details: Record<string, unknown>, body: Parameters<typeof app.agentChannel.request>[1]): Promise<T> {
+  /**
+   * Relays one request to the agent and audits it, whatever the answer. An answer
+   * that does not fit `answer` is the agent's fault (502), never passed on as is.
+   */
+  async function relay<T extends TSchema>(
+    who: Actor,
+    agentId: string,
+    action: string,
+    details: Record<string, unknown>,
+    body: Parameters<typeof app.agentChannel.request>[1],
+    answer: T,
+  ): Promise<Static<T>> {
     await app.agents.get(agentId);
     try {
-      const result = (await app.agentChannel.request(agentId, body)) as T;
+      const result = checkAnswer(agentId, answer, await app.agentChannel.request(agentId, body));
       await app.store.write([], [auditEntry(who, action, "agent", agentId, details)]);
       return result;
     } catch (error) {
@@ -137,7 +124,7 @@ export function agentRoutes(app: App): Route[] {
       status: 202,
       response: Type.Object({ requested: Type.Boolean() }),
       handler: async ({ params, principal }) => {
-        await relay(principal, params.id!, "agent.rescan", {}, { type: "discovery.rescan" });
+        await relay(principal, params.id!, "agent.rescan", {}, { type: "discovery.rescan" }, RescanResultSchema);
         return { requested: true };
       },
     }),
@@ -149,9 +136,9 @@ export function agentRoutes(app: App): Route[] {
       summary:
         "List a directory on the agent's host, within its browse rules (allowedRoots, denyPatterns, maxDirEntries). 403 browse_disabled when the agent's config turns browsing off; 409 agent_offline; 504 agent_timeout.",
       query: Type.Object({ path: Path }, { additionalProperties: false }),
-      response: Listing,
+      response: BrowseListingSchema,
       handler: ({ params, query, principal }) =>
-        relay<BrowseListing>(principal, params.id!, "agent.browse.list", { path: query.path }, { type: "browse.list", path: query.path }),
+        relay(principal, params.id!, "agent.browse.list", { path: query.path }, { type: "browse.list", path: query.path }, BrowseListingSchema),
     }),
     route({
       method: "GET",
@@ -161,12 +148,23 @@ export function agentRoutes(app: App): Route[] {
       summary:
         "Sample a file on the agent's host: up to browse.maxSampleLines lines or browse.maxSampleBytes bytes from its head or tail (default lines, tail). Never reads the whole file.",
       query: SampleQuery,
-      response: Sample,
+      response: BrowseSampleSchema,
       handler: ({ params, query, principal }) => {
         const mode = query.mode ?? "lines";
         const from = query.from ?? "tail";
-        return relay<BrowseSample>(principal, params.id!, "agent.browse.sample", { path: query.path, mode, from }, { type: "browse.sample", path: query.path, mode, from });
+        const request = { type: "browse.sample", path: query.path, mode, from } as const;
+        return relay(principal, params.id!, "agent.browse.sample", { path: query.path, mode, from }, request, BrowseSampleSchema);
       },
     }),
   ];
+}
+
+/** The agent's answer as its schema describes it; anything else is a bad gateway answer. */
+function checkAnswer<T extends TSchema>(agentId: string, schema: T, answer: unknown): Static<T> {
+  try {
+    return validate(schema, answer, "answer");
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    throw new AppError(502, "agent_bad_answer", `Agent '${agentId}' sent a malformed answer: ${error.message}`, error.details);
+  }
 }

@@ -152,8 +152,8 @@ describe("registry and relay", () => {
     expect((await server.call<{ connected: boolean }>("/agents/web-1-id")).connected).toBe(false);
   });
 
-  test("a malformed hello closes the session; unknown message types too", async () => {
-    const { token } = await agentToken({ maxUses: 2 });
+  test("a malformed hello closes the session; unknown message types too; a message over 4 MiB of UTF-8 too", async () => {
+    const { token } = await agentToken({ maxUses: 3 });
     const agent = await FakeAgent.connect(token, "bad-hello");
     agent.send({ type: "hello", agentId: "bad-hello", host: { hostname: 7 } });
     await until(async () => agent.closed !== null, 2000);
@@ -162,6 +162,11 @@ describe("registry and relay", () => {
     other.send({ type: "exfiltrate" });
     await until(async () => other.closed !== null, 2000);
     expect(other.closed!.code).toBe(1008);
+    // 1.5 M characters, 4.5 MB once encoded: the cap is on bytes.
+    const big = await FakeAgent.connect(token, "big-hello");
+    big.send({ type: "hello", agentId: "big-hello", pad: "€".repeat(1_500_000) });
+    await until(async () => big.closed !== null, 5000);
+    expect(big.closed!.code).toBe(1009);
   });
 
   test("browse and sample are relayed by id, agent errors keep their code, every call is audited; scope agents:browse", async () => {
@@ -169,6 +174,7 @@ describe("registry and relay", () => {
     const agent = await FakeAgent.connect(token, "browse-host");
     agent.hello("browse-host");
     agent.answer = (m) => {
+      if (m.type === "browse.list" && m.path === "/bad") return { result: { path: m.path, entries: "all of them" } };
       if (m.type === "browse.list") return { result: { path: m.path, entries: [], truncated: false } };
       if (m.type === "browse.sample" && m.path === "/etc/shadow") return { error: { code: "denied_by_pattern", message: "denied by *shadow*" } };
       if (m.type === "browse.sample") return { result: { path: m.path, mode: m.mode, from: m.from, size: 3, binary: false, content: "hi\n", lines: 1, truncated: false } };
@@ -183,10 +189,20 @@ describe("registry and relay", () => {
     expect(denied.status).toBe(403);
     expect(((await denied.json()) as { error: { code: string } }).error.code).toBe("denied_by_pattern");
     expect(agent.received.find((m) => m.type === "browse.sample" && m.path === "/etc/shadow")).toMatchObject({ mode: "lines", from: "tail" });
+    const malformed = await server.api("/agents/browse-host/browse?path=/bad");
+    expect(malformed.status).toBe(502);
+    expect(((await malformed.json()) as { error: unknown }).error).toMatchObject({
+      code: "agent_bad_answer",
+      details: [
+        { path: "truncated", message: "expected required property" },
+        { path: "entries", message: "expected array" },
+      ],
+    });
 
     const audit = await server.call<{ items: { action: string; outcome: string; details: Record<string, unknown> }[] }>("/audit?limit=20");
     const browse = audit.items.filter((e) => e.action.startsWith("agent.browse"));
     expect(browse.map((e) => [e.action, e.outcome, e.details.path])).toEqual([
+      ["agent.browse.list", "failure", "/bad"],
       ["agent.browse.sample", "failure", "/etc/shadow"],
       ["agent.browse.sample", "success", "/var/log/app.log"],
       ["agent.browse.list", "success", "/var/log"],
@@ -218,6 +234,7 @@ describe("registry and relay", () => {
     const { token } = await agentToken();
     const agent = await FakeAgent.connect(token, "gone-host");
     agent.hello("gone-host");
+    agent.answer = (m) => (m.type === "discovery.rescan" ? { result: { changed: true } } : null);
     expect((await server.api("/agents/gone-host/rescan", { method: "POST" })).status).toBe(202);
     expect(agent.received.some((m) => m.type === "discovery.rescan")).toBe(true);
     expect((await server.api("/agents/gone-host", { method: "DELETE" })).status).toBe(204);
