@@ -316,13 +316,13 @@ describe("collectors", () => {
     expect(keysOf("collector:\n  collectorType: fluentd\ncollectors:\n  - serviceName: new\n")).toEqual(["collector.collectorType"]);
   });
 
-  test("nativeRemoteConfig and metricsUrl default per collector type", () => {
+  test("nativeRemoteConfig and metricsUrl default per collector type, and wait for discovery when the type is unset", () => {
     const text = "collectors:\n  - collectorType: alloy\n  - collectorType: otelcol\n  - serviceName: unknown\n";
     const collectors = parse(text).config.collectors;
     expect(collectors.map((c) => [c.collectorType, c.nativeRemoteConfig, c.metricsUrl])).toEqual([
       ["alloy", true, "http://127.0.0.1:12345/metrics"],
       ["otelcol", false, "http://127.0.0.1:8888/metrics"],
-      [null, false, "http://127.0.0.1:8888/metrics"],
+      [null, null, null],
     ]);
   });
 

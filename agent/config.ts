@@ -234,6 +234,8 @@ function readCollector(r: KeyReader, m: Mapping, key: string, index: number): Co
   const serviceName = r.string(m.serviceName, child(key, "serviceName"), checkServiceName);
   const collectorType = r.string(m.collectorType, child(key, "collectorType"), checkCollectorType) as CollectorType | null;
   const runtimeR = collectorType === "alloy";
+  // With no type the defaults wait for discovery, which guesses it from the binary, unit or config file.
+  const typed = collectorType !== null;
   return {
     name:
       r.string(m.name, child(key, "name"), checkCollectorName) ??
@@ -242,10 +244,10 @@ function readCollector(r: KeyReader, m: Mapping, key: string, index: number): Co
     configPath: r.string(m.configPath, child(key, "configPath"), absolutePath),
     serviceName,
     collectorType,
-    nativeRemoteConfig: r.boolean(m.nativeRemoteConfig, child(key, "nativeRemoteConfig")) ?? runtimeR,
+    nativeRemoteConfig: r.boolean(m.nativeRemoteConfig, child(key, "nativeRemoteConfig")) ?? (typed ? runtimeR : null),
     metricsUrl:
       r.string(m.metricsUrl, child(key, "metricsUrl"), checkHttpUrl) ??
-      (runtimeR ? "http://127.0.0.1:12345/metrics" : "http://127.0.0.1:8888/metrics"),
+      (typed ? (runtimeR ? "http://127.0.0.1:12345/metrics" : "http://127.0.0.1:8888/metrics") : null),
   };
 }
 

@@ -25,10 +25,16 @@ export interface CollectorConfig {
   configPath: string | null;
   serviceName: string | null;
   collectorType: CollectorType | null;
-  /** Resolved: an explicit value wins, else true for Runtime R (`alloy`), false otherwise. */
-  nativeRemoteConfig: boolean;
-  /** Liveness probe only; default port 12345 for Runtime R, 8888 otherwise, path /metrics, on 127.0.0.1. */
-  metricsUrl: string;
+  /**
+   * An explicit value wins, else true for Runtime R (`alloy`), false otherwise; null
+   * while `collectorType` is unset, until discovery has guessed the type.
+   */
+  nativeRemoteConfig: boolean | null;
+  /**
+   * Liveness probe only; default port 12345 for Runtime R, 8888 otherwise, path
+   * /metrics, on 127.0.0.1; null while the type is unset, as above.
+   */
+  metricsUrl: string | null;
 }
 
 /** The agent config file, validated, defaults applied. */

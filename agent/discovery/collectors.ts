@@ -6,15 +6,11 @@
  * `rcfg-runtime`, Alloy-style). Each one's metrics endpoint is probed for liveness.
  */
 import { existsSync } from "node:fs";
-import http from "node:http";
-import https from "node:https";
 import { basename, extname, join } from "node:path";
 import type { CollectorConfig, CollectorType, DetectedCollector, ServiceFacts } from "../types.ts";
+import { type MetricsProbe, probeMetrics } from "./probe.ts";
 
 type ProcessFact = ServiceFacts["processes"][number];
-export type MetricsProbe = (url: string) => Promise<boolean>;
-
-const PROBE_TIMEOUT_MS = 2000;
 
 /** A collector before its probe. */
 type Found = Omit<DetectedCollector, "metricsAlive">;
@@ -80,8 +76,8 @@ function fromConfig(config: CollectorConfig, facts: ServiceFacts): Found {
     serviceName: config.serviceName,
     running: process !== null || unitRunning,
     pid: process?.pid ?? null,
-    nativeRemoteConfig: config.nativeRemoteConfig,
-    metricsUrl: config.metricsUrl,
+    nativeRemoteConfig: config.nativeRemoteConfig ?? runtime.nativeRemoteConfig,
+    metricsUrl: config.metricsUrl ?? runtime.metricsUrl,
   };
 }
 
@@ -138,34 +134,4 @@ function byBinaryPath(processes: ProcessFact[], binaryPath: string): ProcessFact
 function executablePath(process: ProcessFact): string | null {
   const argv0 = process.command.split(" ")[0] ?? "";
   return argv0.startsWith("/") && basename(argv0) === process.name ? argv0 : null;
-}
-
-/**
- * GET the URL and answer whether the status is 2xx, reading no body. node:http rather
- * than fetch, which would route this loopback probe through an HTTP(S)_PROXY from the
- * environment. Certificates are not checked: this is a liveness probe and nothing
- * received is used.
- */
-export function probeMetrics(url: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
-      return resolve(false);
-    }
-    const client = target.protocol === "https:" ? https : target.protocol === "http:" ? http : null;
-    if (!client) return resolve(false);
-    const request = client.get(target, { rejectUnauthorized: false }, (response) => {
-      const status = response.statusCode ?? 0;
-      response.destroy();
-      finish(status >= 200 && status < 300);
-    });
-    const timer = setTimeout(() => request.destroy(new Error("metrics probe timed out")), PROBE_TIMEOUT_MS);
-    const finish = (alive: boolean) => {
-      clearTimeout(timer);
-      resolve(alive);
-    };
-    request.on("error", () => finish(false));
-  });
 }

@@ -203,6 +203,10 @@ test("detectCollectors finds a running otelcol process, and probes configured co
     ["not-found", "otelcol", true, child.pid, false],
     ["absent", "alloy", false, null, true],
   ]);
+
+  // No type configured: the type is guessed from the binary, and its defaults follow it.
+  const [guessed] = await detectCollectors([config({ name: "guessed", binaryPath: "/opt/nowhere/rcfg-runtime", nativeRemoteConfig: null, metricsUrl: null })], facts, async () => false);
+  expect(guessed).toMatchObject({ collectorType: "alloy", nativeRemoteConfig: true, metricsUrl: "http://127.0.0.1:12345/metrics" });
 });
 
 test("logSources lists the journal, syslog, container trees and services' files, deduplicated and sorted", async () => {
