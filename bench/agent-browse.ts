@@ -3,7 +3,8 @@
  * Creates a sparse 10 GiB file whose last MiB is log lines (so the tail is text),
  * then times whole `Browser.sample` calls (checks, realpath, the per-component open
  * walk, read, decode) with the spec's default limits. The tail is in the page cache
- * after the first call, as it is for a log being written. Usage:
+ * after the first call, as it is for a log being written. The JIT policy is the
+ * compiled agent's (scripts/build-agent.sh), so the times are the binary's. Usage:
  * bun bench/agent-browse.ts [runs=200] [dir=os.tmpdir(), on a local disk]
  */
 import { closeSync, ftruncateSync, mkdtempSync, openSync, realpathSync, rmSync, writeSync } from "node:fs";
@@ -13,6 +14,7 @@ import { Browser } from "../agent/browse.ts";
 import type { BrowseSample } from "../agent/types.ts";
 import { percentile } from "./lib.ts";
 
+Bun.unsafe.setJITPolicy(1000);
 const runs = Number(process.argv[2] ?? 200);
 const dir = realpathSync(mkdtempSync(join(process.argv[3] ?? tmpdir(), "svc-bench-browse-")));
 const SIZE = 10 * 1024 ** 3;

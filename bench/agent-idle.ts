@@ -1,6 +1,6 @@
 /**
  * svc-agent idle cost (DESIGN.md §7: idle RSS ≤ 40 MiB, ≤ 1 % CPU idle).
- * Compiles the agent, starts the real server, runs the agent connected to it
+ * Compiles the agent as `bun run build:agent` does, starts the real server, runs the agent connected to it
  * with discovery done, then samples /proc for `seconds` (default 120): RSS
  * split into private (anonymous) and file-backed pages (the Bun runtime's own
  * code, mapped from the binary and shared with the page cache), and CPU from
@@ -16,9 +16,10 @@ const seconds = Number(process.argv[2] ?? 120);
 const dir = tempDir("svc-agent-bench-");
 const TICKS = 100; // USER_HZ on Linux
 
-function compile(entry: string, out: string): void {
-  const build = Bun.spawnSync([BUN, "build", "--compile", "--minify", entry, "--outfile", out], { stdout: "pipe", stderr: "pipe" });
-  if (build.exitCode !== 0) throw new Error(build.stderr.toString());
+/** Runs a build command; throws with its stderr when it fails. */
+function build(command: string[]): void {
+  const result = Bun.spawnSync(command, { stdout: "pipe", stderr: "pipe" });
+  if (result.exitCode !== 0) throw new Error(result.stderr.toString());
 }
 
 /** Memory in MiB and CPU seconds (utime + stime) so far. */
@@ -49,8 +50,8 @@ async function idle(command: string[], label: string): Promise<void> {
 
 const hello = join(dir, "hello.ts");
 writeFileSync(hello, "setInterval(() => {}, 1000);\n");
-compile(hello, join(dir, "hello"));
-compile(join(REPO, "agent/main.ts"), join(dir, "svc-agent"));
+build([BUN, "build", "--compile", "--minify", hello, "--outfile", join(dir, "hello")]);
+build(["bash", join(REPO, "scripts/build-agent.sh"), "--outfile", join(dir, "svc-agent")]);
 
 const admin = bootstrapToken();
 const server = await startServer({ statePath: join(dir, "state.db"), env: { SVC_BOOTSTRAP_ADMINTOKEN: admin, SVC_LOGGING_LEVEL: "warn" } });

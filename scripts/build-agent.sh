@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
 # Compiles svc-agent into one self-contained binary with `bun build --compile`.
-#   bash scripts/build-agent.sh          dist/svc-agent for this machine
-#   bash scripts/build-agent.sh --all    also dist/svc-agent-linux-amd64 and dist/svc-agent-linux-arm64
+#   bash scripts/build-agent.sh                  dist/svc-agent for this machine
+#   bash scripts/build-agent.sh --outfile PATH   the same binary at PATH (tests, benchmarks)
+#   bash scripts/build-agent.sh --all            also dist/svc-agent-linux-amd64 and dist/svc-agent-linux-arm64
 # Cross-targets fetch that platform's Bun runtime from the npm registry once.
+#
+# --compile-jit-policy=1000 makes JavaScriptCore wait 1000 times longer before it
+# JIT-compiles a function. The agent idles between a heartbeat and a rescan, so the
+# interpreter serves it as well, and not waking the JIT tiers keeps about 8 MiB off its
+# resident memory (BENCHMARKS.md, svc-agent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUN=node_modules/.bin/bun
 build() {
-  "$BUN" build --compile --minify --sourcemap "$@" agent/main.ts
+  "$BUN" build --compile --minify --sourcemap --compile-jit-policy=1000 "$@" agent/main.ts
 }
-build --outfile dist/svc-agent
-if [[ "${1:-}" == "--all" ]]; then
-  build --target bun-linux-x64 --outfile dist/svc-agent-linux-amd64
-  build --target bun-linux-arm64 --outfile dist/svc-agent-linux-arm64
-fi
+case "${1:-}" in
+  --outfile) build --outfile "${2:?--outfile needs a path}" ;;
+  --all)
+    build --outfile dist/svc-agent
+    build --target bun-linux-x64 --outfile dist/svc-agent-linux-amd64
+    build --target bun-linux-arm64 --outfile dist/svc-agent-linux-arm64
+    ;;
+  "") build --outfile dist/svc-agent ;;
+  *) echo "build-agent.sh: unknown argument $1 (use --outfile PATH or --all)" >&2; exit 2 ;;
+esac

@@ -59,7 +59,7 @@ interface AgentView {
 beforeAll(async () => {
   dir = tempDir("svc-agent-e2e-");
   binary = join(dir, "svc-agent");
-  const build = Bun.spawnSync([BUN, "build", "--compile", "--minify", join(REPO, "agent/main.ts"), "--outfile", binary], { stdout: "pipe", stderr: "pipe" });
+  const build = Bun.spawnSync(["bash", join(REPO, "scripts/build-agent.sh"), "--outfile", binary], { stdout: "pipe", stderr: "pipe" });
   if (build.exitCode !== 0) throw new Error(`building the agent failed: ${build.stderr}`);
   statePath = join(dir, "state.db");
   server = await startServer({ statePath, env: { SVC_BOOTSTRAP_ADMINTOKEN: ADMIN, SVC_LOGGING_LEVEL: "warn" } });
