@@ -15,7 +15,7 @@ import { SqliteStore } from "./store/sqlite.ts";
 import type { Store } from "./store/store.ts";
 
 /** The quick-start keeps its state in the working directory, so it runs without root. */
-const QUICKSTART_DEFAULTS = { "storage.boltPath": ".data/state.db" } as const;
+const QUICKSTART_DEFAULTS = { "storage.boltPath": ".data/state.db", "downloads.dir": "dist/packages" } as const;
 
 function fail(message: string, code = 2): never {
   process.stderr.write(`svc-server: ${message}\n`);

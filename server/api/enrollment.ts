@@ -60,6 +60,9 @@ const SnippetQuery = Type.Object(
     managementMode: Type.Optional(Mode),
     environment: Type.Optional(Type.String({ maxLength: 200, description: "Label for the collector an opamp token creates; not with collectorId." })),
     collectorId: Type.Optional(IdParam),
+    agent: Type.Optional(
+      Type.Boolean({ default: false, description: "Also install svc-agent on the host, enrolled with a fresh single-use agent token." }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -130,15 +133,19 @@ export function enrollmentRoutes(app: App): Route[] {
       scope: "collectors:write",
       tag: "enrollment",
       summary:
-        "A shell one-liner that installs and enrolls a collector. opamp (default): mints a single-use enrollment token, pre-bound to ?collectorId= when given. rcfg-remotecfg: needs ?collectorId= and mints that collector's own token, which revokes its previous one.",
+        "A shell one-liner (curl {externalUrl}/downloads/install.sh | sudo sh) that enrolls a collector, and with ?agent=true installs svc-agent too. opamp (default): mints a single-use enrollment token, pre-bound to ?collectorId= when given. rcfg-remotecfg: needs ?collectorId= and mints that collector's own token, which revokes its previous one.",
       query: SnippetQuery,
       response: Type.Object({
         snippet: Type.String(),
         enrollmentTokenId: Nullable(Type.String({ description: "null for rcfg-remotecfg, which uses the collector's own token." })),
         expiresAt: Nullable(DateTime),
+        agentEnrollmentTokenId: Nullable(Type.String({ description: "The agent token's id when ?agent=true." })),
       }),
       handler: async ({ query, principal }) => {
         const url = collectorUrl(app.config.externalUrl);
+        // The agent's own token, when the snippet installs the agent too.
+        const agentToken = (environment: string | null | undefined) =>
+          query.agent ? app.enrollment.create(principal, { kind: "agent", environment: environment ?? undefined }) : Promise.resolve(null);
         const collector = query.collectorId === undefined ? undefined : await app.collectors.get(query.collectorId);
         if (collector && query.environment !== undefined) {
           throw new ValidationError("The collector already has its environment; leave environment out or change the collector.", [
@@ -156,14 +163,22 @@ export function enrollmentRoutes(app: App): Route[] {
             ]);
           }
           const { token } = await app.collectorTokens.mint(principal, collector.id);
-          return { snippet: installSnippet(url, mode, token, collector.id), enrollmentTokenId: null, expiresAt: null };
+          const agent = await agentToken(collector.environment);
+          const snippet = installSnippet(url, { agentToken: agent?.token, collector: { mode, token, collectorId: collector.id } });
+          return { snippet, enrollmentTokenId: null, expiresAt: null, agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null };
         }
         const { token, enrollmentToken } = await app.enrollment.create(principal, {
           kind: "opamp",
           collectorId: collector?.id,
           environment: query.environment,
         });
-        return { snippet: installSnippet(url, mode, token), enrollmentTokenId: enrollmentToken.id, expiresAt: enrollmentToken.expiresAt };
+        const agent = await agentToken(collector?.environment ?? query.environment);
+        return {
+          snippet: installSnippet(url, { agentToken: agent?.token, collector: { mode, token } }),
+          enrollmentTokenId: enrollmentToken.id,
+          expiresAt: enrollmentToken.expiresAt,
+          agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null,
+        };
       },
     }),
     route({

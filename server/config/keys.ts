@@ -113,6 +113,7 @@ export const KEYS = {
   "bootstrap.adminToken": { type: "string", default: "", check: checkAdminToken, secret: true },
   "http.maxBodyBytes": { type: "int", default: 1048576, check: atLeast(1024) },
   "http.trustedProxies": { type: "list", default: [], check: checkAddresses },
+  "downloads.dir": { type: "string", default: "/usr/share/svc-server/downloads" },
   "opamp.maxConnections": { type: "int", default: 50000, check: atLeast(1) },
   "opamp.maxConcurrentRequests": { type: "int", default: 1000, check: atLeast(1) },
   "logging.level": { type: "string", default: "info", check: oneOf(LOG_LEVELS) },

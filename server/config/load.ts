@@ -22,6 +22,8 @@ export interface ServerConfig {
   bootstrap: { adminToken: string };
   /** trustedProxies: peers whose X-Forwarded-Proto is believed (TLS terminated in front). */
   http: { maxBodyBytes: number; trustedProxies: string[] };
+  /** Where the agent packages and their SHA256SUMS are, served under /downloads/. */
+  downloads: { dir: string };
   /** Past these the OpAMP endpoint answers 503 with Retry-After instead of queueing. */
   opamp: { maxConnections: number; maxConcurrentRequests: number };
   logging: { level: string };
@@ -146,6 +148,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     security: { cors: { allowedOrigins: get<string[]>("security.cors.allowedOrigins").map((o) => o.replace(/\/$/, "")) } },
     bootstrap: { adminToken: get("bootstrap.adminToken") },
     http: { maxBodyBytes: get("http.maxBodyBytes"), trustedProxies: get<string[]>("http.trustedProxies") },
+    downloads: { dir: get("downloads.dir") },
     opamp: { maxConnections: get("opamp.maxConnections"), maxConcurrentRequests: get("opamp.maxConcurrentRequests") },
     logging: { level: get("logging.level") },
     file,

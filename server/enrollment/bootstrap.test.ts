@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { parse } from "yaml";
-import { bootstrapFiles, collectorUrl, installSnippet } from "./bootstrap.ts";
+import { agentConfigFile, bootstrapFiles, collectorUrl, installSnippet } from "./bootstrap.ts";
 
 const url = collectorUrl("https://svc.example.com");
 
@@ -22,17 +22,36 @@ describe("collector URL", () => {
 });
 
 describe("install snippet", () => {
-  test("fetches install.sh from the server and passes endpoint, token and mode", () => {
-    expect(installSnippet(url, "opamp", "svcen_abc")).toBe(
-      "curl -fsSL https://svc.example.com/install.sh | sudo sh -s -- --endpoint https://svc.example.com --token svcen_abc --mode opamp",
+  test("fetches install.sh from the server's /downloads/ and passes the endpoint, tokens and mode", () => {
+    expect(installSnippet(url, { collector: { mode: "opamp", token: "svcen_abc" } })).toBe(
+      "curl -fsSL https://svc.example.com/downloads/install.sh | sudo sh -s -- --endpoint https://svc.example.com --token svcen_abc --mode opamp",
     );
-    expect(installSnippet(url, "rcfg-remotecfg", "svcct_abc", "0190c3c0-0000-7000-8000-000000000000")).toEndWith(
+    expect(installSnippet(url, { collector: { mode: "rcfg-remotecfg", token: "svcct_abc", collectorId: "0190c3c0-0000-7000-8000-000000000000" } })).toEndWith(
       "--mode rcfg-remotecfg --collector-id 0190c3c0-0000-7000-8000-000000000000",
+    );
+    expect(installSnippet(url, { agentToken: "svcen_agent" })).toEndWith("-- --endpoint https://svc.example.com --agent-token svcen_agent");
+    expect(installSnippet(url, { agentToken: "svcen_a", collector: { mode: "opamp", token: "svcen_c" } })).toEndWith(
+      "--agent-token svcen_a --token svcen_c --mode opamp",
     );
   });
 
   test("quotes anything the shell would read as more than one word", () => {
-    expect(installSnippet(url, "opamp", "svcen_abc", "it's; rm -rf /")).toEndWith(`--collector-id 'it'\\''s; rm -rf /'`);
+    expect(installSnippet(url, { collector: { mode: "opamp", token: "svcen_abc", collectorId: "it's; rm -rf /" } })).toEndWith(
+      `--collector-id 'it'\\''s; rm -rf /'`,
+    );
+  });
+});
+
+describe("agent config", () => {
+  test("carries the server URL, the token and the environment, quoted, and nothing the agent would refuse", () => {
+    const file = agentConfigFile(url, 'svcen_x"\nextra: 1', "prod: eu");
+    expect(file.path).toBe("/etc/svc/config.yaml");
+    expect(parse(file.body)).toEqual({
+      server: { url: "https://svc.example.com", token: 'svcen_x"\nextra: 1' },
+      agent: { environment: "prod: eu" },
+      browse: { enabled: true, allowedRoots: ["/var/log", "/var/lib/docker/containers", "/opt"] },
+      logging: { level: "info" },
+    });
   });
 });
 

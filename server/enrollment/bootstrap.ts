@@ -1,12 +1,13 @@
 /**
  * What an operator runs or writes on a collector host to enroll it: the
- * install one-liner and the bootstrap files of both runtimes. They carry only
+ * install one-liner, the agent config and the bootstrap files of both runtimes. They carry only
  * the way back to svc (spec §1.3); the pipeline arrives over OpAMP or remote
  * config. Templates are files in installer/templates/ with `{{name}}`
  * placeholders, each value quoted for its format; the text imports embed
  * them in the compiled binary.
  */
 import { stringify } from "yaml";
+import agentTemplate from "../../installer/templates/agent-config.yaml" with { type: "text" };
 import alloyTemplate from "../../installer/templates/alloy-bootstrap.alloy" with { type: "text" };
 import otelcolTemplate from "../../installer/templates/otelcol-bootstrap.yaml" with { type: "text" };
 import supervisorTemplate from "../../installer/templates/supervisor.yaml" with { type: "text" };
@@ -56,11 +57,24 @@ function shellQuote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The one-liner that fetches install.sh from this server and runs it with the endpoint, token and mode. */
-export function installSnippet(url: URL, mode: ManagementMode, token: string, collectorId?: string): string {
-  const args = ["--endpoint", url.origin, "--token", token, "--mode", mode];
-  if (collectorId !== undefined) args.push("--collector-id", collectorId);
-  return `curl -fsSL ${shellQuote(`${url.origin}/install.sh`)} | sudo sh -s -- ${args.map(shellQuote).join(" ")}`;
+/** What one install snippet sets up: the agent, a collector's bootstrap files, or both. */
+export interface SnippetParts {
+  /** An agent enrollment token: install svc-agent and enroll it. */
+  agentToken?: string;
+  /** Write this collector's bootstrap files (an opamp enrollment token, or the rcfg collector's own token). */
+  collector?: { mode: ManagementMode; token: string; collectorId?: string };
+}
+
+/** The one-liner that fetches install.sh from this server's /downloads/ and runs it with the endpoint and tokens. */
+export function installSnippet(url: URL, parts: SnippetParts): string {
+  const args = ["--endpoint", url.origin];
+  if (parts.agentToken !== undefined) args.push("--agent-token", parts.agentToken);
+  if (parts.collector) {
+    const { mode, token, collectorId } = parts.collector;
+    args.push("--token", token, "--mode", mode);
+    if (collectorId !== undefined) args.push("--collector-id", collectorId);
+  }
+  return `curl -fsSL ${shellQuote(`${url.origin}/downloads/install.sh`)} | sudo sh -s -- ${args.map(shellQuote).join(" ")}`;
 }
 
 /** A YAML double-quoted scalar, never folded. */
@@ -93,4 +107,10 @@ export function bootstrapFiles(runtime: Runtime, url: URL, collectorId: string, 
     { path: "/etc/otel-collector/config.yaml", contentType: "text/yaml", body: fill(otelcolTemplate, values, quoteYaml) },
     { path: "/etc/opampsupervisor/config.yaml", contentType: "text/yaml", body: fill(supervisorTemplate, values, quoteYaml) },
   ];
+}
+
+/** The svc-agent config for a host enrolling with an agent token (its path on a VM). */
+export function agentConfigFile(url: URL, token: string, environment: string): BootstrapFile {
+  const body = fill(agentTemplate, { serverUrl: url.origin, token, environment }, quoteYaml);
+  return { path: "/etc/svc/config.yaml", contentType: "text/yaml", body };
 }

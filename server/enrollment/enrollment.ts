@@ -216,6 +216,14 @@ export class Enrollment {
     return { tokenId: id, environment: doc.data.environment };
   }
 
+  /** Whether a host could enroll with this agent token now (live, a use left), without redeeming it: install.sh asks before the agent exists. */
+  async usableForAgent(token: string): Promise<{ environment: string | null } | null> {
+    const id = await this.lookup(token);
+    const doc = id === null ? null : await this.live(id, "agent");
+    if (!doc || (doc.data.maxUses !== null && doc.data.uses >= doc.data.maxUses)) return null;
+    return { environment: doc.data.environment };
+  }
+
   /** Redeems an agent enrollment token, counting one use; null when unknown, revoked, expired, of another kind or used up. */
   async redeemAgent(token: string): Promise<{ tokenId: string; environment: string | null } | null> {
     const id = await this.lookup(token);

@@ -95,7 +95,7 @@ describe("install snippet", () => {
 
   test("opamp (the default): a one-liner with a fresh single-use token", async () => {
     const answer = await ok<{ snippet: string; enrollmentTokenId: string; expiresAt: string }>(server.api("/collectors/snippet?environment=edge"));
-    const match = /^curl -fsSL https:\/\/svc\.example\.com\/install\.sh \| sudo sh -s -- --endpoint https:\/\/svc\.example\.com --token (svcen_\w+) --mode opamp$/.exec(
+    const match = /^curl -fsSL https:\/\/svc\.example\.com\/downloads\/install\.sh \| sudo sh -s -- --endpoint https:\/\/svc\.example\.com --token (svcen_\w+) --mode opamp$/.exec(
       answer.snippet,
     );
     expect(match).not.toBeNull();
@@ -118,6 +118,18 @@ describe("install snippet", () => {
     await refused(server.api(`/collectors/snippet?collectorId=${id}&managementMode=opamp`), 409, "management_mode_mismatch");
     expect((await refused(server.api(`/collectors/snippet?collectorId=${id}&environment=x`), 400, "validation_failed")).details[0]!.path).toBe("environment");
     expect((await refused(server.api("/collectors/snippet?managementMode=ssh"), 400, "validation_failed")).details[0]!.path).toBe("managementMode");
+  });
+
+  test("?agent=true adds a single-use agent token in the collector's environment", async () => {
+    const answer = await ok<{ snippet: string; agentEnrollmentTokenId: string }>(server.api("/collectors/snippet?environment=edge&agent=true"));
+    const match = /--agent-token (svcen_\w+) --token svcen_\w+ --mode opamp$/.exec(answer.snippet);
+    expect(match).not.toBeNull();
+    const listed = await ok<{ items: { id: string; kind: string; maxUses: number; environment: string }[] }>(server.api("/enrollment-tokens"));
+    expect(listed.items.find((t) => t.id === answer.agentEnrollmentTokenId)).toMatchObject({ kind: "agent", maxUses: 1, environment: "edge" });
+    expect(await server.app.enrollment.usableForAgent(match![1]!)).toEqual({ environment: "edge" });
+    const plain = await ok<{ snippet: string; agentEnrollmentTokenId: null }>(server.api("/collectors/snippet"));
+    expect(plain.agentEnrollmentTokenId).toBeNull();
+    expect(plain.snippet).not.toContain("--agent-token");
   });
 
   test("a plain-http externalUrl off loopback is refused", async () => {

@@ -1,0 +1,82 @@
+/**
+ * `/downloads/`: what a host fetches before it has any credential — install.sh
+ * (compiled into the server, so the snippet always works) and the agent packages
+ * with their SHA256SUMS from `downloads.dir`. Unauthenticated on purpose: none of
+ * it is secret, and enrolling still needs a token.
+ */
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import installScript from "../../installer/install.sh" with { type: "text" };
+import { AppError, NotFoundError } from "../errors.ts";
+import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
+import { json } from "../http/respond.ts";
+
+const PREFIX = "/downloads/";
+/** One plain file name: no directories, no hidden files. */
+const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._+~-]{0,254}$/;
+const SUMS = "SHA256SUMS";
+
+const CONTENT_TYPES: [suffix: string, type: string][] = [
+  [".deb", "application/vnd.debian.binary-package"],
+  [".rpm", "application/x-rpm"],
+  [".sh", "text/x-shellscript; charset=utf-8"],
+];
+
+export interface DownloadEntry {
+  name: string;
+  size: number;
+  sha256: string;
+}
+
+export class DownloadsChannel implements Channel {
+  readonly name = "downloads";
+  readonly path = PREFIX;
+
+  constructor(private readonly dir: string) {}
+
+  async handle({ req, url }: ChannelRequest): Promise<Response> {
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      throw new AppError(405, "method_not_allowed", "Downloads are read with GET or HEAD.", [], { Allow: "GET, HEAD" });
+    }
+    const name = decodeURIComponent(url.pathname.slice(PREFIX.length));
+    if (name === "") return json({ items: await this.list() });
+    if (name === "install.sh") return new Response(installScript, { headers: headers("install.sh") });
+    if (!FILE_NAME.test(name)) throw new NotFoundError("Download", name);
+    const file = Bun.file(join(this.dir, name));
+    if (!(await file.exists())) throw new NotFoundError("Download", name);
+    return new Response(file, { headers: headers(name) });
+  }
+
+  /** The packages SHA256SUMS names that are present, with their sizes. */
+  async list(): Promise<DownloadEntry[]> {
+    const sums = Bun.file(join(this.dir, SUMS));
+    if (!(await sums.exists())) return [];
+    const entries: DownloadEntry[] = [];
+    for (const line of (await sums.text()).split("\n")) {
+      const match = /^([0-9a-f]{64}) [ *](\S+)$/.exec(line.trim());
+      if (!match || !FILE_NAME.test(match[2]!)) continue;
+      const size = fileSize(join(this.dir, match[2]!));
+      if (size !== null) entries.push({ name: match[2]!, size, sha256: match[1]! });
+    }
+    return entries;
+  }
+
+  /** Degraded when there is nothing to hand out: install.sh would fail at its download step. */
+  health(): ChannelHealth {
+    return { state: fileSize(join(this.dir, SUMS)) === null ? "degraded" : "up" };
+  }
+}
+
+function headers(name: string): Record<string, string> {
+  const type = CONTENT_TYPES.find(([suffix]) => name.endsWith(suffix))?.[1] ?? (name === SUMS ? "text/plain; charset=utf-8" : "application/octet-stream");
+  return { "Content-Type": type, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff" };
+}
+
+function fileSize(path: string): number | null {
+  try {
+    const stat = statSync(path);
+    return stat.isFile() ? stat.size : null;
+  } catch {
+    return null;
+  }
+}
