@@ -6,6 +6,11 @@ set -euo pipefail
 # command → Debian package that provides it
 declare -A NEEDED=(
   [git]=git
+  # scripts/package.sh and test/packaging: build, inspect and verify the packages
+  [dpkg-deb]=dpkg
+  [rpmbuild]=rpm # and rpm, for rpm -qlp
+  [systemd-analyze]=systemd
+  [strace]=strace # test/packaging: the units' system-call filters against the binaries
 )
 
 missing=()
