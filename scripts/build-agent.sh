@@ -2,6 +2,7 @@
 # Compiles svc-agent into one self-contained binary with `bun build --compile`.
 #   bash scripts/build-agent.sh                  dist/svc-agent for this machine
 #   bash scripts/build-agent.sh --outfile PATH   the same binary at PATH (tests, benchmarks)
+#   bash scripts/build-agent.sh --target T ...   for Bun target T, e.g. bun-linux-arm64 (packages)
 #   bash scripts/build-agent.sh --all            also dist/svc-agent-linux-amd64 and dist/svc-agent-linux-arm64
 # Cross-targets fetch that platform's Bun runtime from the npm registry once.
 #
@@ -15,13 +16,19 @@ BUN=node_modules/.bin/bun
 build() {
   "$BUN" build --compile --minify --sourcemap --compile-jit-policy=1000 "$@" agent/main.ts
 }
-case "${1:-}" in
-  --outfile) build --outfile "${2:?--outfile needs a path}" ;;
-  --all)
-    build --outfile dist/svc-agent
-    build --target bun-linux-x64 --outfile dist/svc-agent-linux-amd64
-    build --target bun-linux-arm64 --outfile dist/svc-agent-linux-arm64
-    ;;
-  "") build --outfile dist/svc-agent ;;
-  *) echo "build-agent.sh: unknown argument $1 (use --outfile PATH or --all)" >&2; exit 2 ;;
-esac
+outfile=dist/svc-agent
+target=()
+all=false
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --outfile) outfile="${2:?--outfile needs a path}"; shift 2 ;;
+    --target) target=(--target "${2:?--target needs a Bun target, e.g. bun-linux-arm64}"); shift 2 ;;
+    --all) all=true; shift ;;
+    *) echo "build-agent.sh: unknown argument $1 (use --outfile PATH, --target T or --all)" >&2; exit 2 ;;
+  esac
+done
+build "${target[@]}" --outfile "$outfile"
+if $all; then
+  build --target bun-linux-x64 --outfile dist/svc-agent-linux-amd64
+  build --target bun-linux-arm64 --outfile dist/svc-agent-linux-arm64
+fi
