@@ -3,11 +3,11 @@
  * runs at start, every 10 minutes and on the server's `discovery.rescan`.
  * Only a report that differs from the last one sent on this session goes
  * out, so an idle host costs the server a heartbeat and nothing else.
+ * Discovery itself is given (main.ts runs it in a child process).
  */
-import type { Logger } from "pino";
+import type { Logger } from "./log.ts";
 import { Browser } from "./browse.ts";
 import { AgentChannel } from "./channel.ts";
-import { discover } from "./discovery/index.ts";
 import { hostFacts } from "./discovery/host.ts";
 import { agentId } from "./identity.ts";
 import type { AgentConfig, AgentMessage, DiscoveryReport, ServerRequest } from "./types.ts";
@@ -32,6 +32,7 @@ export class Agent {
     private readonly config: AgentConfig,
     private readonly log: Logger,
     private readonly version: string,
+    private readonly discover: () => Promise<DiscoveryReport>,
   ) {
     this.browser = new Browser(config.browse);
   }
@@ -71,7 +72,7 @@ export class Agent {
 
   /** Runs discovery (one run at a time); true when the report changed. */
   private rescan(): Promise<boolean> {
-    this.scanning ??= discover(this.config)
+    this.scanning ??= this.discover()
       .then((value: DiscoveryReport) => {
         const json = JSON.stringify(value);
         const changed = json !== this.report?.json;

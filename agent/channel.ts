@@ -8,7 +8,7 @@
  * agents must not hammer the server meanwhile.
  */
 import { readFileSync } from "node:fs";
-import type { Logger } from "pino";
+import type { Logger } from "./log.ts";
 import type { AgentErrorCode, AgentMessage, ServerMessage, ServerRequest } from "./types.ts";
 
 export const AGENT_ID_HEADER = "X-Svc-Agent-Id";

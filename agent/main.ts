@@ -14,6 +14,7 @@ import { Command, CommanderError } from "commander";
 import pkg from "../package.json" with { type: "json" };
 import { Agent } from "./agent.ts";
 import { AgentConfigError, loadAgentConfig, type ParsedAgentConfig } from "./config.ts";
+import { discoverInChild } from "./discovery/child.ts";
 import { discover } from "./discovery/index.ts";
 import { agentLogger } from "./log.ts";
 
@@ -24,10 +25,11 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
-function load(path: string | undefined): ParsedAgentConfig {
+/** The config file, parsed, with the path it was read from. */
+function load(path: string | undefined): ParsedAgentConfig & { path: string } {
   if (path === undefined) fail("--config <path> is required; there is no default path (packages use /etc/svc/config.yaml)", 2);
   try {
-    return loadAgentConfig(path);
+    return { ...loadAgentConfig(path), path };
   } catch (error) {
     if (error instanceof AgentConfigError) {
       fail(`invalid config ${path}:\n${error.problems.map((p) => `  ${p.key}: ${p.message}`).join("\n")}`);
@@ -37,7 +39,7 @@ function load(path: string | undefined): ParsedAgentConfig {
 }
 
 async function run(path: string | undefined): Promise<void> {
-  const { config, notices } = load(path);
+  const { config, notices, path: configPath } = load(path);
   let log;
   try {
     log = agentLogger(config.logging);
@@ -45,7 +47,7 @@ async function run(path: string | undefined): Promise<void> {
     fail(`logging.file: ${(error as Error).message}`);
   }
   for (const notice of notices) log.info(notice);
-  const agent = new Agent(config, log, VERSION);
+  const agent = new Agent(config, log, VERSION, () => discoverInChild(configPath));
   await agent.start();
   const stop = (signal: string) => {
     log.info({ signal }, "stopping");
