@@ -6,13 +6,16 @@
  * code, mapped from the binary and shared with the page cache), and CPU from
  * utime+stime. Also reports a compiled `setInterval` hello for the runtime's floor.
  *
- *   bun bench/agent-idle.ts [seconds]
+ *   bun bench/agent-idle.ts [seconds] [--tls]
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, bootstrapToken, processMemory, REPO, removeTempDirs, startServer, tempDir } from "../test/process/spawn.ts";
 
-const seconds = Number(process.argv[2] ?? 120);
+const seconds = Number(process.argv.find((arg) => /^\d+$/.test(arg)) ?? 120);
+/** --tls: the server serves TLS (the test CA in test/agents/tls) and the agent connects over wss, as in production. */
+const tls = process.argv.includes("--tls");
+const TLS_DIR = join(REPO, "test/agents/tls");
 const dir = tempDir("svc-agent-bench-");
 const TICKS = 100; // USER_HZ on Linux
 
@@ -54,18 +57,30 @@ build([BUN, "build", "--compile", "--minify", hello, "--outfile", join(dir, "hel
 build(["bash", join(REPO, "scripts/build-agent.sh"), "--outfile", join(dir, "svc-agent")]);
 
 const admin = bootstrapToken();
-const server = await startServer({ statePath: join(dir, "state.db"), env: { SVC_BOOTSTRAP_ADMINTOKEN: admin, SVC_LOGGING_LEVEL: "warn" } });
+const tlsEnv = tls ? { SVC_TLS_CERTFILE: join(TLS_DIR, "cert.pem"), SVC_TLS_KEYFILE: join(TLS_DIR, "key.pem") } : {};
+const server = await startServer({
+  statePath: join(dir, "state.db"),
+  waitReady: !tls,
+  env: { SVC_BOOTSTRAP_ADMINTOKEN: admin, SVC_LOGGING_LEVEL: "warn", ...tlsEnv },
+});
+const base = tls ? `https://localhost:${server.port}` : server.base;
+const ca = readFileSync(join(TLS_DIR, "cert.pem"), "utf8");
 try {
-  const res = await fetch(`${server.base}/api/v1/enrollment-tokens`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ kind: "agent" }),
-  });
-  const { token } = (await res.json()) as { token: string };
+  const mint = () =>
+    fetch(`${base}/api/v1/enrollment-tokens`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ kind: "agent" }),
+      tls: { ca },
+    } as RequestInit);
+  let res: Response | null = null;
+  for (let tries = 0; res === null && tries < 100; tries++) res = await mint().catch(() => Bun.sleep(100).then(() => null));
+  const { token } = (await res!.json()) as { token: string };
   const config = join(dir, "agent.yaml");
-  writeFileSync(config, `server:\n  url: ${server.base}\n  token: ${token}\nagent:\n  id: bench\n`);
-  await idle([join(dir, "hello")], "compiled bun hello (runtime floor)");
-  await idle([join(dir, "svc-agent"), "--config", config], "svc-agent, connected, idle");
+  const certificates = tls ? `certificates:\n  caCertPath: ${join(TLS_DIR, "cert.pem")}\n` : "";
+  writeFileSync(config, `server:\n  url: ${base}\n  token: ${token}\nagent:\n  id: bench\n${certificates}`);
+  if (!tls) await idle([join(dir, "hello")], "compiled bun hello (runtime floor)");
+  await idle([join(dir, "svc-agent"), "--config", config], `svc-agent, connected over ${tls ? "wss" : "ws"}, idle`);
 } finally {
   await server.stop();
   removeTempDirs();
