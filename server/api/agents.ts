@@ -10,6 +10,7 @@ import { auditEntry, type Actor } from "../audit/audit.ts";
 import { AGENT_STATUSES, type AgentRecord } from "../agents/registry.ts";
 import { BrowseListingSchema, BrowseSampleSchema, BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema, RescanResultSchema } from "../agents/schemas.ts";
 import { AppError, ValidationError } from "../errors.ts";
+import { collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
 import { route, type Route } from "../http/route.ts";
 import { validate } from "../http/validate.ts";
 import { DateTime, decodeCursor, encodeCursor, NextCursor, Nullable, PageQuery } from "../http/schemas.ts";
@@ -91,6 +92,27 @@ export function agentRoutes(app: App): Route[] {
         const { limit = 100, cursor, ...filter } = query;
         const page = await app.agents.list(filter, limit, decodeCursor(cursor));
         return { items: page.items.map(view), nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/agents/snippet",
+      scope: "agents:write",
+      tag: "agents",
+      summary:
+        "A shell one-liner that installs svc-agent on a host and enrolls it, with a fresh agent token (?maxUses= hosts may use it, default 1; ?environment= labels them). 409 external_url_missing without externalUrl.",
+      query: Type.Object(
+        {
+          environment: Type.Optional(Type.String({ maxLength: 200 })),
+          maxUses: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000, default: 1, description: "Hosts that may enroll with the snippet's token." })),
+        },
+        { additionalProperties: false },
+      ),
+      response: Type.Object({ snippet: Type.String(), enrollmentTokenId: Type.String(), expiresAt: DateTime }),
+      handler: async ({ query, principal }) => {
+        const url = collectorUrl(app.config.externalUrl);
+        const { token, enrollmentToken } = await app.enrollment.create(principal, { kind: "agent", environment: query.environment, maxUses: query.maxUses ?? 1 });
+        return { snippet: installSnippet(url, { agentToken: token }), enrollmentTokenId: enrollmentToken.id, expiresAt: enrollmentToken.expiresAt };
       },
     }),
     route({

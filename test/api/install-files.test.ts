@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { REPO } from "../process/spawn.ts";
-import { startTestServer, type TestServer } from "../harness.ts";
+import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 
 let server: TestServer;
 let dir: string;
@@ -76,6 +76,22 @@ describe("/v1/bootstrap", () => {
     const missing = await errorOf(await get("/v1/bootstrap", token));
     expect(missing).toMatchObject({ status: 400, code: "validation_failed" });
     expect(missing.message).toContain("/etc/otel-collector/config.yaml, /etc/opampsupervisor/config.yaml");
+  });
+});
+
+describe("GET /agents/snippet", () => {
+  test("an agent-only one-liner whose token enrolls up to maxUses hosts in the environment; agents:write only", async () => {
+    const answer = await server.call<{ snippet: string; enrollmentTokenId: string }>("/agents/snippet?maxUses=20&environment=edge");
+    const match = /^curl -fsSL https:\/\/svc\.example\.com\/downloads\/install\.sh \| sudo sh -s -- --endpoint https:\/\/svc\.example\.com --agent-token (svcen_\w+)$/.exec(
+      answer.snippet,
+    );
+    expect(match).not.toBeNull();
+    const listed = await server.call<{ items: { id: string; kind: string; maxUses: number; environment: string }[] }>("/enrollment-tokens");
+    expect(listed.items.find((t) => t.id === answer.enrollmentTokenId)).toMatchObject({ kind: "agent", maxUses: 20, environment: "edge" });
+    expect(await server.app.enrollment.usableForAgent(match![1]!)).toEqual({ environment: "edge" });
+    expect((await server.api("/agents/snippet?maxUses=0")).status).toBe(400);
+    const reader = await tokenWithScopes(server, ["agents:read"]);
+    expect((await server.api("/agents/snippet", { token: reader })).status).toBe(403);
   });
 });
 
