@@ -11,6 +11,7 @@ declare -A NEEDED=(
   [rpmbuild]=rpm # and rpm, for rpm -qlp
   [systemd-analyze]=systemd
   [strace]=strace # test/packaging: the units' system-call filters against the binaries
+  [chromium]=chromium # test/ui: playwright-core drives Debian's chromium, no browser download
 )
 
 missing=()

@@ -8,6 +8,8 @@ import pkg from "../package.json" with { type: "json" };
 import { AgentChannel, HEARTBEAT_SECONDS } from "./agents/channel.ts";
 import { Agents } from "./agents/registry.ts";
 import { ServiceAccounts } from "./auth/service-accounts.ts";
+import { Sessions } from "./auth/sessions.ts";
+import { Users } from "./auth/users.ts";
 import { Collectors } from "./collectors/collectors.ts";
 import { Presence } from "./collectors/presence.ts";
 import { CollectorTokens } from "./collectors/tokens.ts";
@@ -34,6 +36,8 @@ export interface App {
   logger: Logger;
   startedAt: Date;
   accounts: ServiceAccounts;
+  /** Web UI users and their sessions. */
+  users: Users;
   collectors: Collectors;
   enrollment: Enrollment;
   collectorTokens: CollectorTokens;
@@ -76,6 +80,7 @@ export async function createApp(config: ServerConfig, store: Store, logger: Logg
     logger,
     startedAt: new Date(),
     accounts: new ServiceAccounts(store),
+    users: new Users(store, new Sessions(store)),
     collectors,
     enrollment,
     collectorTokens,

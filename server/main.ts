@@ -33,7 +33,7 @@ function openStore(config: ServerConfig): Store {
   }
 }
 
-function banner(url: URL, adminToken: string | null): string {
+function banner(url: URL, adminToken: string | null, uiPassword: string | null): string {
   const lines = [`svc ${VERSION} is serving at ${url.origin}`];
   if (adminToken !== null) {
     lines.push(
@@ -44,6 +44,10 @@ function banner(url: URL, adminToken: string | null): string {
       "Try it:",
       `  curl -H "Authorization: Bearer ${adminToken}" ${url.origin}/api/v1/system/health`,
     );
+  }
+  if (uiPassword !== null) {
+    if (adminToken === null) lines.push("", "First web UI admin (shown this once; keep it somewhere safe):");
+    lines.push("", `UI login: admin / ${uiPassword}`);
   }
   return lines.join("\n") + "\n";
 }
@@ -69,7 +73,11 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   const stopRetention = startAuditRetention(store, {
     retentionDays: config.storage.auditLogRetentionDays,
     logger,
-    jobs: [{ name: "enrollment tokens", run: (now) => app.enrollment.prune(now) }],
+    jobs: [
+      { name: "enrollment tokens", run: (now) => app.enrollment.prune(now) },
+      { name: "UI sessions", run: (now) => app.users.sessions.prune(now) },
+      { name: "invite and reset links", run: (now) => app.users.pruneLinks(now) },
+    ],
   });
   let http;
   try {
@@ -84,8 +92,10 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   if (adminToken !== null && config.bootstrap.adminToken !== "") {
     logger.info("created the admin service account with bootstrap.adminToken");
   }
+  // The web UI's first admin: the password is printed once and stored only hashed.
+  const uiPassword = await app.users.bootstrapAdmin();
   logger.info({ url: http.url.origin, store: store.backend, configFile: config.file }, "svc-server ready");
-  process.stdout.write(banner(http.url, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken));
+  process.stdout.write(banner(http.url, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken, uiPassword));
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -21,6 +21,8 @@ export interface TestServer {
   dir: string;
   /** fetch against /api/v1 with the admin token unless `token` says otherwise (null = none). */
   api(path: string, init?: RequestInit & { token?: string | null; json?: unknown }): Promise<Response>;
+  /** The web UI's bootstrap admin (`admin` and its password), created on first use (one argon2 hash). */
+  uiAdmin(): Promise<{ username: string; password: string }>;
   /** An admin call that must succeed (any 2xx); its parsed JSON answer, undefined when empty. */
   call<T = Record<string, unknown>>(path: string, method?: string, json?: unknown): Promise<T>;
   stop(): Promise<void>;
@@ -37,6 +39,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   const adminToken = (await app.accounts.bootstrapAdmin(config.bootstrap.adminToken))!;
   const http = startHttpServer(app, apiRoutes(app));
   const base = http.url.origin;
+  let uiAdmin: Promise<{ username: string; password: string }> | undefined;
   return {
     app,
     http,
@@ -46,6 +49,12 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     api(path, init = {}) {
       const { token = adminToken, ...rest } = init;
       return api(base, token, path, rest);
+    },
+    uiAdmin() {
+      return (uiAdmin ??= app.users.bootstrapAdmin().then((password) => {
+        if (password === null) throw new Error("the UI admin was already created");
+        return { username: "admin", password };
+      }));
     },
     async call<T>(path: string, method = "GET", json?: unknown): Promise<T> {
       const res = await api(base, adminToken, path, { method, json });

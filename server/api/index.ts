@@ -14,8 +14,10 @@ import { pipelineRoutes } from "./pipelines.ts";
 import { publishRoutes } from "./publish.ts";
 import { routeRoutes } from "./routes.ts";
 import { serviceAccountRoutes } from "./service-accounts.ts";
+import { sessionRoutes } from "./session.ts";
 import { systemRoutes } from "./system.ts";
 import { throughputRoutes } from "./throughput.ts";
+import { userRoutes } from "./users.ts";
 
 export function apiRoutes(app: App): Route[] {
   return [
@@ -30,6 +32,8 @@ export function apiRoutes(app: App): Route[] {
     ...publishRoutes(app),
     ...catalogRoutes(),
     ...serviceAccountRoutes(app),
+    ...sessionRoutes(app),
+    ...userRoutes(app),
     ...auditRoutes(app),
     ...systemRoutes(app),
     ...throughputRoutes(app),

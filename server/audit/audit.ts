@@ -6,7 +6,7 @@ import type { AuditEntry, AuditOutcome } from "../store/store.ts";
 
 /** Who is acting, as the audit log names them. */
 export interface Actor {
-  /** `sa:<name>` for a service account, `system` for the server itself. */
+  /** `sa:<name>` for a service account, `user:<username>` for a UI user, `anonymous` for a failed login, `system` for the server itself. */
   actor: string;
   remoteAddr: string | null;
 }

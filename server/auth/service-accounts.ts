@@ -29,12 +29,18 @@ export interface TokenRecord {
   createdAt: string;
 }
 
-/** An authenticated caller. */
+/**
+ * A caller: a service account (Bearer token), a web UI user (session cookie;
+ * actor `user:<username>`), or nobody on a public route (kind "anonymous",
+ * no scopes).
+ */
 export interface Principal extends Actor {
-  kind: "serviceAccount";
+  kind: "serviceAccount" | "user" | "anonymous";
   id: string;
   name: string;
   scopes: ReadonlySet<Scope>;
+  /** For a user: the session the cookie names (its digest) and the CSRF token writes must echo. */
+  session?: { id: string; csrfToken: string };
 }
 
 const ACCOUNTS = "service_accounts";

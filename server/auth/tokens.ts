@@ -9,6 +9,10 @@ export const TOKEN_PREFIXES = {
   serviceAccount: "svcsa_",
   enrollment: "svcen_",
   collector: "svcct_",
+  /** A web UI session, carried only in the HttpOnly `svc_session` cookie. */
+  session: "svcus_",
+  /** A single-use invite or password-reset link for a user. */
+  userLink: "svcul_",
 } as const;
 
 export type TokenKind = keyof typeof TOKEN_PREFIXES;
@@ -37,6 +41,13 @@ export function hashToken(token: string): string {
 export function digestsEqual(a: string, b: string): boolean {
   const left = Buffer.from(a, "hex");
   const right = Buffer.from(b, "hex");
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** Constant-time comparison of two strings (e.g. a CSRF header against the expected value). */
+export function stringsEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, "utf8");
+  const right = Buffer.from(b, "utf8");
   return left.length === right.length && timingSafeEqual(left, right);
 }
 

@@ -8,8 +8,8 @@ import { ErrorBody } from "./schemas.ts";
 
 const ERROR_STATUSES: Record<string, string> = {
   "400": "Validation failed; details name each bad field by path.",
-  "401": "No valid Bearer token.",
-  "403": "The token lacks the scope this operation needs.",
+  "401": "No valid credential (Bearer token or session cookie), or wrong login credentials.",
+  "403": "The credential lacks the scope this operation needs, or a cookie-authenticated write lacks X-CSRF-Token (csrf_failed).",
   "404": "Unknown id.",
   "409": "Conflict with the current state.",
   "413": "Request body too large.",
@@ -55,12 +55,20 @@ export function openApiDocument(routes: Route[], version: string): Record<string
       if ((status === "413" || status === "415") && !route.body) continue;
       responses[status] = { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
     }
+    // Scoped routes take a Bearer token or a UI session whose role holds the
+    // scope; session-only routes take the cookie; public ones nothing.
+    const security =
+      route.scope !== null
+        ? [{ bearer: [route.scope] }, { session: [route.scope] }]
+        : route.session
+          ? [{ session: [] }]
+          : [];
     (paths[route.path] ??= {})[route.method.toLowerCase()] = {
       operationId: operationId(route),
       summary: route.summary,
       tags: [route.tag],
-      security: [{ bearer: [route.scope] }],
-      "x-required-scope": route.scope,
+      security,
+      ...(route.scope !== null ? { "x-required-scope": route.scope } : {}),
       parameters,
       ...(route.body
         ? { requestBody: { required: true, content: { "application/json": { schema: plain(route.body) } } } }
@@ -73,7 +81,8 @@ export function openApiDocument(routes: Route[], version: string): Record<string
     info: {
       title: "svc REST API",
       version,
-      description: "Collector fleet management. Every operation needs `Authorization: Bearer <token>` with the scope it names.",
+      description:
+        "Collector fleet management. Every operation but the public login calls needs `Authorization: Bearer <token>` with the scope it names, or the web UI's `svc_session` cookie of a user whose role holds that scope (writes made with the cookie must send `X-CSRF-Token`).",
     },
     servers: [{ url: "/api/v1" }],
     paths,
@@ -81,6 +90,12 @@ export function openApiDocument(routes: Route[], version: string): Record<string
       schemas: { Error: plain(ErrorBody) },
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", description: "A service-account token (prefix svcsa_)." },
+        session: {
+          type: "apiKey",
+          in: "cookie",
+          name: "svc_session",
+          description: "The web UI session set by POST /session. Calls other than GET and HEAD must also send the session's csrfToken as X-CSRF-Token.",
+        },
       },
     },
   };

@@ -18,7 +18,10 @@ export interface RequestContext<B = unknown, Q = unknown> {
   params: Record<string, string>;
   query: Q;
   body: B;
+  /** On a public route (scope null, session false) an "anonymous" principal with no scopes. */
   principal: Principal;
+  /** The browser reached us over TLS (directly, or through a trusted proxy's X-Forwarded-Proto). */
+  secure: boolean;
   requestId: string;
   log: Logger;
 }
@@ -27,7 +30,13 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
   method: Method;
   /** Relative to /api/v1, with `{name}` parameters. */
   path: string;
-  scope: Scope;
+  /**
+   * The one scope the route needs. null: no scope — the route is public
+   * (no credential looked at) unless `session` is set.
+   */
+  scope: Scope | null;
+  /** With scope null: needs a web UI session cookie (no Bearer token), e.g. GET /session. */
+  session?: boolean;
   summary: string;
   tag: string;
   body?: B;
@@ -43,7 +52,8 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
 export interface Route {
   method: Method;
   path: string;
-  scope: Scope;
+  scope: Scope | null;
+  session?: boolean;
   summary: string;
   tag: string;
   body?: TSchema;

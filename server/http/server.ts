@@ -8,11 +8,13 @@
 import type { Server } from "bun";
 import type { Logger } from "pino";
 import type { Principal } from "../auth/service-accounts.ts";
-import { bearerToken } from "../auth/tokens.ts";
+import { sessionCookie } from "../auth/sessions.ts";
+import { bearerToken, stringsEqual } from "../auth/tokens.ts";
 import { auditEntry } from "../audit/audit.ts";
 import { VERSION, type App } from "../app.ts";
 import { storageStatus } from "../api/system.ts";
 import { AppError, ForbiddenError, UnauthenticatedError, ValidationError } from "../errors.ts";
+import { UiServer } from "../ui/serve.ts";
 import { readJson } from "./body.ts";
 import { channelFor, type Channel, type ChannelSocket, type SocketData } from "./channel.ts";
 import { Cors } from "./cors.ts";
@@ -39,27 +41,53 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
   const router = new Router(routes);
   const cors = new Cors(config.security.cors.allowedOrigins, config.externalUrl);
   const openapi = JSON.stringify(openApiDocument(routes, VERSION));
+  const ui = new UiServer();
 
+  /**
+   * A Bearer token first (service accounts; no CSRF, browsers never send one
+   * by themselves); else the UI's session cookie, whose writes (anything but
+   * GET and HEAD) must echo the session's CSRF token in X-CSRF-Token.
+   */
   async function authenticate(req: Request, remoteAddr: string | null): Promise<Principal> {
     const token = bearerToken(req.headers.get("authorization"));
-    if (token === null) throw new UnauthenticatedError();
-    const principal = await app.accounts.authenticate(token, remoteAddr);
-    if (!principal) throw new UnauthenticatedError("The Bearer token is not valid, or has been revoked.");
+    if (token !== null) {
+      const principal = await app.accounts.authenticate(token, remoteAddr);
+      if (!principal) throw new UnauthenticatedError("The Bearer token is not valid, or has been revoked.");
+      return principal;
+    }
+    const cookie = sessionCookie(req.headers.get("cookie"));
+    if (cookie === null) throw new UnauthenticatedError("A valid Bearer token or a web UI session is required.");
+    const principal = await app.users.authenticate(cookie, remoteAddr);
+    if (!principal) throw new UnauthenticatedError("The session has ended or is not valid; log in again.");
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      const sent = req.headers.get("x-csrf-token");
+      if (sent === null || !stringsEqual(sent, principal.session!.csrfToken)) {
+        throw new AppError(403, "csrf_failed", "A call made with the session cookie must send the session's CSRF token in X-CSRF-Token.");
+      }
+    }
     return principal;
   }
 
-  async function handleApi(req: Request, url: URL, remoteAddr: string | null, requestId: string, log: Logger) {
+  async function handleApi(req: Request, url: URL, remoteAddr: string | null, secure: boolean, requestId: string, log: Logger) {
     const path = url.pathname.slice(API_PREFIX.length) || "/";
     if (req.method === "GET" && path === "/openapi.json") {
       return new Response(openapi, { headers: { "Content-Type": "application/json; charset=utf-8" } });
     }
     const { route, params } = router.match(req.method, path);
-    const principal = await authenticate(req, remoteAddr);
-    if (!principal.scopes.has(route.scope)) {
-      await app.store.write([], [
-        auditEntry(principal, "auth.denied", "route", `${route.method} ${route.path}`, { scope: route.scope }, "denied"),
-      ]);
-      throw new ForbiddenError(route.scope);
+    let principal: Principal;
+    if (route.scope === null && !route.session) {
+      // Public (log in, redeem a link): no credential is looked at.
+      principal = { kind: "anonymous", id: "", name: "anonymous", scopes: new Set(), actor: "anonymous", remoteAddr };
+    } else {
+      principal = await authenticate(req, remoteAddr);
+      if (route.scope === null) {
+        if (principal.kind !== "user") throw new UnauthenticatedError("This call needs a web UI session (the svc_session cookie).");
+      } else if (!principal.scopes.has(route.scope)) {
+        await app.store.write([], [
+          auditEntry(principal, "auth.denied", "route", `${route.method} ${route.path}`, { scope: route.scope }, "denied"),
+        ]);
+        throw new ForbiddenError(route.scope);
+      }
     }
     const query = route.query ? validateQuery(route.query, url.searchParams) : {};
     let body: unknown;
@@ -68,7 +96,7 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
       if (raw === undefined) throw new ValidationError("A JSON request body is required.");
       body = validate(route.body, raw, "request body");
     }
-    const ctx: RequestContext = { req, url, params, query, body, principal, requestId, log };
+    const ctx: RequestContext = { req, url, params, query, body, principal, secure, requestId, log };
     const result = await route.handler(ctx);
     // A handler that streams (server-sent events) builds its own answer.
     if (result instanceof Response) return result;
@@ -88,6 +116,10 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     const origin = req.headers.get("origin");
     let response: Response;
     let channel: Channel | undefined;
+    // Over TLS: served directly with tls.*, or a trusted proxy says so. Decides
+    // WebSocket admission for collectors and the cookie's Secure attribute.
+    const forwarded = remoteAddr !== null && trustedProxies.has(remoteAddr) && req.headers.get("x-forwarded-proto") === "https";
+    const secure = config.tls !== null || forwarded;
     try {
       if (url.pathname === "/healthz") {
         response = new Response("ok\n", { headers: { "Content-Type": "text/plain" } });
@@ -95,7 +127,6 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
         const ready = (await storageStatus(app)).status === "up";
         response = new Response(ready ? "ready\n" : "not ready\n", { status: ready ? 200 : 503 });
       } else if ((channel = channelFor(channels, url.pathname))) {
-        const forwarded = remoteAddr !== null && trustedProxies.has(remoteAddr) && req.headers.get("x-forwarded-proto") === "https";
         const answer = await channel.handle({
           req,
           url,
@@ -105,7 +136,7 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
             return log();
           },
           server,
-          secure: config.tls !== null || forwarded,
+          secure,
         });
         if (answer === undefined) {
           log().info({ method: req.method, path: url.pathname, status: 101, remoteAddr }, "upgraded");
@@ -119,11 +150,13 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
           }
           response = new Response(null, { status: 204, headers: cors.preflightHeaders(origin) });
         } else {
-          response = await handleApi(req, url, remoteAddr, requestId, log());
+          response = await handleApi(req, url, remoteAddr, secure, requestId, log());
         }
         for (const [name, value] of Object.entries(API_HEADERS)) response.headers.set(name, value);
       } else {
-        throw new AppError(404, "not_found", `Nothing is served at ${url.pathname}.`);
+        const page = await ui.handle(req, url);
+        if (page === null) throw new AppError(404, "not_found", `Nothing is served at ${url.pathname}.`);
+        response = page;
       }
     } catch (error) {
       response = errorResponse(error, log());

@@ -1,22 +1,26 @@
 /**
  * Walks every route of the OpenAPI document: no credential → 401; a token
  * holding every scope but the route's → 403 naming it; the route's scope alone
- * → past auth. New routes are covered the moment they are declared.
+ * → past auth. New routes are covered the moment they are declared. The few
+ * public calls (log in, redeem a link) are named here, so a new one cannot
+ * slip in unnoticed; session-only calls (GET/DELETE /session) still need a credential.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SCOPES } from "../../server/auth/scopes.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 
 let server: TestServer;
+let all: { method: string; path: string; scope: string | undefined; security: unknown[] }[];
 let operations: { method: string; path: string; scope: string }[];
 beforeAll(async () => {
   server = await startTestServer();
   const doc = (await (await fetch(`${server.base}/api/v1/openapi.json`)).json()) as {
-    paths: Record<string, Record<string, { "x-required-scope": string }>>;
+    paths: Record<string, Record<string, { "x-required-scope"?: string; security: unknown[] }>>;
   };
-  operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
-    Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, scope: op["x-required-scope"] })),
+  all = Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, scope: op["x-required-scope"], security: op.security })),
   );
+  operations = all.filter((o) => o.scope !== undefined) as typeof operations;
 });
 afterAll(() => server.stop());
 
@@ -28,12 +32,19 @@ test("the document lists the foundation's routes, each with a known scope", () =
     expect(names).toContain(expected);
   }
   for (const op of operations) expect(SCOPES as readonly string[]).toContain(op.scope);
+  const unscoped = all.filter((o) => o.scope === undefined);
+  expect(unscoped.filter((o) => o.security.length === 0).map((o) => `${o.method} ${o.path}`).sort()).toEqual([
+    "POST /session",
+    "POST /session/invite",
+    "POST /session/password-reset",
+  ]);
+  expect(unscoped.filter((o) => o.security.length > 0).map((o) => `${o.method} ${o.path}`).sort()).toEqual(["DELETE /session", "GET /session"]);
   expect(operations.find((o) => o.method === "GET" && o.path === "/collectors")!.scope).toBe("collectors:read");
   expect(operations.find((o) => o.path === "/system/health")!.scope).toBe("health:read");
 });
 
-test("every route refuses a missing credential with 401", async () => {
-  for (const op of operations) {
+test("every route but the public ones refuses a missing credential with 401", async () => {
+  for (const op of all.filter((o) => o.security.length > 0)) {
     const res = await server.api(concrete(op.path), { method: op.method, token: null });
     expect({ op, status: res.status }).toEqual({ op, status: 401 });
   }

@@ -1,7 +1,7 @@
 /**
  * The shipped artifact: `bun run build` compiles dist/svc-server, and that
- * binary (not the source) starts, serves the probes and the API, and stops
- * cleanly on SIGTERM.
+ * binary (not the source) starts, serves the probes, the API and the embedded
+ * web UI, and stops cleanly on SIGTERM.
  */
 import { afterAll, afterEach, expect, test } from "bun:test";
 import { existsSync, readlinkSync, statSync } from "node:fs";
@@ -45,6 +45,16 @@ test("bun run build produces dist/svc-server, which serves /healthz and the API"
   const pkg = (await Bun.file(join(REPO, "package.json")).json()) as { version: string };
   expect(health.version).toBe(pkg.version);
   expect(existsSync(statePath)).toBe(true);
+
+  // The web UI is inside the binary: index.html and its hashed bundle, from a cwd with no sources.
+  const index = await fetch(`${server.base}/ui/login`);
+  expect(index.status).toBe(200);
+  const script = /<script type="module" src="(\/ui\/assets\/[^"]+\.js)"/.exec(await index.text())?.[1];
+  expect(script).toBeDefined();
+  const bundle = await fetch(`${server.base}${script}`);
+  expect(bundle.status).toBe(200);
+  expect(bundle.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+  expect(await bundle.text()).toContain("Sign in to svc");
 
   expect(await server.stop("SIGTERM")).toBe(0);
 }, 120_000);

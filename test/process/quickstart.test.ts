@@ -34,6 +34,12 @@ describe("--quickstart", () => {
     expect(out.split(token).length - 1).toBe(2);
     expect(out).toContain(`curl -H "Authorization: Bearer ${token}" ${first.base}/api/v1/system/health`);
 
+    // The web UI's admin, also shown once; its password works at POST /session.
+    const ui = /^UI login: admin \/ ([A-Za-z0-9]{20})$/m.exec(out);
+    expect(ui).not.toBeNull();
+    const login = await api(first.base, null, "/session", { method: "POST", json: { username: "admin", password: ui![1] } });
+    expect(login.status).toBe(200);
+
     const res = await api(first.base, token, "/system/health");
     expect(res.status).toBe(200);
     const health = (await res.json()) as Health;
@@ -46,6 +52,7 @@ describe("--quickstart", () => {
     const second = await startServer({ cwd, args: ["--quickstart"] });
     expect(second.bannerToken).toBeNull();
     expect(second.stdout()).not.toContain("svcsa_");
+    expect(second.stdout()).not.toContain("UI login");
     expect(second.stdout()).toMatch(/^svc \S+ is serving at /m);
     // The first credential still works: same state file.
     const again = await api(second.base, token, "/system/health");

@@ -1,0 +1,29 @@
+/**
+ * Routes of the UI. The login page stands alone; every other page sits in
+ * the layout and sends a signed-out visitor to the login page with ?next=.
+ */
+import { Layout, NAV } from "./components/Layout.tsx";
+import { LoginPage } from "./pages/Login.tsx";
+import { NotFoundPage } from "./pages/NotFound.tsx";
+import { PlaceholderPage } from "./pages/Placeholder.tsx";
+import { SystemPage } from "./pages/System.tsx";
+import { Redirect, useLocation } from "./router.tsx";
+import { useSession } from "./session.tsx";
+
+export function App() {
+  const { pathname } = useLocation();
+  const { state } = useSession();
+  if (state.status === "loading") return <p className="loading">Loading…</p>;
+  if (pathname === "/ui/login") return state.status === "signedIn" ? <Redirect to="/ui/" /> : <LoginPage />;
+  if (state.status === "signedOut") return <Redirect to={`/ui/login?next=${encodeURIComponent(pathname)}`} />;
+  return <Layout>{page(pathname)}</Layout>;
+}
+
+function page(pathname: string) {
+  const path = pathname.replace(/\/+$/, "");
+  if (path === "/ui") return <Redirect to="/ui/system" />;
+  if (path === "/ui/system") return <SystemPage />;
+  const placeholder = NAV.find((item) => item.href === path);
+  if (placeholder) return <PlaceholderPage title={placeholder.label} />;
+  return <NotFoundPage path={pathname} />;
+}

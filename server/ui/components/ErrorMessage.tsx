@@ -1,0 +1,28 @@
+/**
+ * The one way an API error reaches the screen: its message, its code for
+ * support, and any details. role="alert" so screen readers announce it.
+ */
+import type { ApiError } from "../api.ts";
+
+export function ErrorMessage({ error, id }: { error: ApiError | null; id?: string }) {
+  return (
+    <div id={id} role="alert" className={error ? "error-box" : "error-box empty"}>
+      {error && (
+        <>
+          <p className="error-message">{error.message}</p>
+          <p className="error-code">
+            {error.status > 0 ? `HTTP ${error.status} · ` : ""}
+            {error.code}
+          </p>
+          {error.details.length > 0 && (
+            <ul className="error-details">
+              {error.details.map((detail, i) => (
+                <li key={i}>{typeof detail === "string" ? detail : JSON.stringify(detail)}</li>
+              ))}
+            </ul>
+          )}
+        </>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,73 @@
+/**
+ * Who is signed in. Asks GET /api/v1/session once at start; sign-in and
+ * sign-out go through the same API and keep the CSRF token in the API
+ * client. "unavailable" means the server gave no usable answer (e.g. an
+ * older server without the session API): the shell still renders and each
+ * page shows the API's own error instead of looping back to the login page.
+ */
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+import { api, ApiError, setCsrfToken } from "./api.ts";
+
+export interface User {
+  id: string;
+  username: string;
+  email: string;
+  role: "admin" | "editor" | "viewer";
+}
+
+interface SessionAnswer {
+  user: User;
+  csrfToken: string;
+}
+
+export type SessionState =
+  | { status: "loading" }
+  | { status: "signedIn"; user: User }
+  | { status: "signedOut" }
+  | { status: "unavailable"; error: ApiError };
+
+interface SessionApi {
+  state: SessionState;
+  signIn(username: string, password: string): Promise<void>;
+  signOut(): Promise<void>;
+}
+
+const SessionContext = createContext<SessionApi | null>(null);
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const [state, setState] = useState<SessionState>({ status: "loading" });
+
+  const accept = useCallback((answer: SessionAnswer) => {
+    setCsrfToken(answer.csrfToken);
+    setState({ status: "signedIn", user: answer.user });
+  }, []);
+
+  useEffect(() => {
+    api.get<SessionAnswer>("/session").then(accept, (error: ApiError) => {
+      setState(error.status === 401 ? { status: "signedOut" } : { status: "unavailable", error });
+    });
+  }, [accept]);
+
+  const signIn = useCallback(
+    async (username: string, password: string) => accept(await api.post<SessionAnswer>("/session", { username, password })),
+    [accept],
+  );
+
+  const signOut = useCallback(async () => {
+    try {
+      await api.delete("/session");
+    } finally {
+      setCsrfToken(null);
+      setState({ status: "signedOut" });
+    }
+  }, []);
+
+  const value = useMemo(() => ({ state, signIn, signOut }), [state, signIn, signOut]);
+  return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
+}
+
+export function useSession(): SessionApi {
+  const session = useContext(SessionContext);
+  if (!session) throw new Error("useSession outside SessionProvider");
+  return session;
+}
