@@ -86,17 +86,7 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
     await store.close();
     fail(`cannot listen on ${config.listen.host}:${config.listen.port} (listen): ${(error as Error).message}`, 1);
   }
-  // Only once listening: a first start that cannot listen must not create the
-  // admin account, or its credential would never be shown (the next start shows none).
-  const adminToken = await app.accounts.bootstrapAdmin(config.bootstrap.adminToken);
-  if (adminToken !== null && config.bootstrap.adminToken !== "") {
-    logger.info("created the admin service account with bootstrap.adminToken");
-  }
-  // The web UI's first admin: the password is printed once and stored only hashed.
-  const uiPassword = await app.users.bootstrapAdmin();
-  logger.info({ url: http.url.origin, store: store.backend, configFile: config.file }, "svc-server ready");
-  process.stdout.write(banner(http.url, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken, uiPassword));
-
+  // Handlers before the banner: whoever reads the banner may stop the server at once.
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -113,6 +103,16 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  // Only once listening: a first start that cannot listen must not create the
+  // admin account, or its credential would never be shown (the next start shows none).
+  const adminToken = await app.accounts.bootstrapAdmin(config.bootstrap.adminToken);
+  if (adminToken !== null && config.bootstrap.adminToken !== "") {
+    logger.info("created the admin service account with bootstrap.adminToken");
+  }
+  // The web UI's first admin: the password is printed once and stored only hashed.
+  const uiPassword = await app.users.bootstrapAdmin();
+  logger.info({ url: http.url.origin, store: store.backend, configFile: config.file }, "svc-server ready");
+  process.stdout.write(banner(http.url, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken, uiPassword));
 }
 
 new Command("svc-server")
