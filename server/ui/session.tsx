@@ -29,8 +29,12 @@ export type SessionState =
 interface SessionApi {
   state: SessionState;
   signIn(username: string, password: string): Promise<void>;
+  /** Redeems an invite or password-reset link; the API signs the visitor in on success. */
+  redeem(purpose: LinkPurpose, token: string, password: string): Promise<void>;
   signOut(): Promise<void>;
 }
+
+export type LinkPurpose = "invite" | "password-reset";
 
 const SessionContext = createContext<SessionApi | null>(null);
 
@@ -53,6 +57,12 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     [accept],
   );
 
+  const redeem = useCallback(
+    async (purpose: LinkPurpose, token: string, password: string) =>
+      accept(await api.post<SessionAnswer>(`/session/${purpose}`, { token, password })),
+    [accept],
+  );
+
   const signOut = useCallback(async () => {
     try {
       await api.delete("/session");
@@ -62,7 +72,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     }
   }, []);
 
-  const value = useMemo(() => ({ state, signIn, signOut }), [state, signIn, signOut]);
+  const value = useMemo(() => ({ state, signIn, redeem, signOut }), [state, signIn, redeem, signOut]);
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
 }
 

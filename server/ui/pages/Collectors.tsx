@@ -1,0 +1,262 @@
+/**
+ * The collector registry: GET /api/v1/collectors as a table, filtered by
+ * status, tag and free text. The filters live in the URL query (status,
+ * tag, q), so a reload, a shared link or Back keeps them; "Load more"
+ * follows the API's nextCursor.
+ */
+import { useEffect, useState, type FormEvent } from "react";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { StatusBadge } from "../components/StatusBadge.tsx";
+import { navigate, useLocation } from "../router.tsx";
+
+export const COLLECTOR_STATUSES = ["pending", "online", "degraded", "offline"] as const;
+export type CollectorStatus = (typeof COLLECTOR_STATUSES)[number];
+
+export interface Collector {
+  id: string;
+  name: string;
+  environment: string | null;
+  managementMode: "opamp" | "rcfg-remotecfg";
+  tags: Record<string, string>;
+  status: CollectorStatus;
+  lastSeen: string | null;
+}
+
+interface CollectorPage {
+  items: Collector[];
+  nextCursor: string | null;
+}
+
+const PAGE_SIZE = 50;
+
+const MODE_LABELS: Record<Collector["managementMode"], string> = { opamp: "OpAMP", "rcfg-remotecfg": "remotecfg" };
+
+/**
+ * The tag box as API `tag` values: comma-separated `key=value`, `key:value`
+ * or a bare `key` (any value); the API's own syntax is `key:value`.
+ */
+export function tagFilters(text: string): string[] {
+  return text
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "")
+    .map((part) => {
+      const at = part.search(/[=:]/);
+      return at === -1 ? part : `${part.slice(0, at).trim()}:${part.slice(at + 1).trim()}`;
+    });
+}
+
+/** The API query for the filters in the page's URL, plus a cursor. */
+function listQuery(search: URLSearchParams, cursor: string | null): string {
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  const status = search.get("status");
+  if (status) query.set("status", status);
+  for (const tag of tagFilters(search.get("tag") ?? "")) query.append("tag", tag);
+  const q = search.get("q")?.trim();
+  if (q) query.set("q", q);
+  if (cursor !== null) query.set("cursor", cursor);
+  return `/collectors?${query}`;
+}
+
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+
+function LastSeen({ at }: { at: string | null }) {
+  if (at === null) return <span className="muted">never</span>;
+  const seconds = Math.round((Date.parse(at) - Date.now()) / 1000);
+  const abs = Math.abs(seconds);
+  const text =
+    abs < 60
+      ? relative.format(seconds, "second")
+      : abs < 3600
+        ? relative.format(Math.round(seconds / 60), "minute")
+        : abs < 86400
+          ? relative.format(Math.round(seconds / 3600), "hour")
+          : relative.format(Math.round(seconds / 86400), "day");
+  const exact = new Date(at).toLocaleString();
+  return (
+    <time dateTime={at} title={exact}>
+      {text}
+    </time>
+  );
+}
+
+export function CollectorsPage() {
+  const { search } = useLocation();
+  const filterKey = ["status", "tag", "q"].map((k) => `${k}=${search.get(k) ?? ""}`).join("&");
+  const [items, setItems] = useState<Collector[]>([]);
+  const [nextCursor, setNextCursor] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [loading, setLoading] = useState(true);
+
+  // The first page, again whenever the filters in the URL change.
+  useEffect(() => {
+    let current = true;
+    setLoading(true);
+    setError(null);
+    api
+      .get<CollectorPage>(listQuery(new URLSearchParams(filterKey), null))
+      .then(
+        (page) => {
+          if (!current) return;
+          setItems(page.items);
+          setNextCursor(page.nextCursor);
+        },
+        (caught: ApiError) => {
+          if (!current) return;
+          setItems([]);
+          setNextCursor(null);
+          setError(caught);
+        },
+      )
+      .finally(() => current && setLoading(false));
+    return () => {
+      current = false;
+    };
+  }, [filterKey]);
+
+  function loadMore() {
+    if (nextCursor === null) return;
+    setLoading(true);
+    api
+      .get<CollectorPage>(listQuery(new URLSearchParams(filterKey), nextCursor))
+      .then((page) => {
+        setItems((before) => [...before, ...page.items]);
+        setNextCursor(page.nextCursor);
+        setError(null);
+      }, setError)
+      .finally(() => setLoading(false));
+  }
+
+  function onFilter(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const query = new URLSearchParams();
+    for (const key of ["status", "tag", "q"]) {
+      const value = String(form.get(key) ?? "").trim();
+      if (value !== "") query.set(key, value);
+    }
+    const qs = query.toString();
+    navigate(qs === "" ? "/ui/collectors" : `/ui/collectors?${qs}`);
+  }
+
+  const filtered = search.has("status") || search.has("tag") || search.has("q");
+
+  return (
+    <section aria-labelledby="collectors-title">
+      <div className="page-head">
+        <h1 id="collectors-title">Collectors</h1>
+      </div>
+      {/* Keyed on the URL's filters, so Back and reload show what is applied. */}
+      <form key={filterKey} className="filters" role="search" aria-label="Filter collectors" onSubmit={onFilter}>
+        <div className="field">
+          <label htmlFor="filter-status">Status</label>
+          <select id="filter-status" name="status" defaultValue={search.get("status") ?? ""}>
+            <option value="">Any status</option>
+            {COLLECTOR_STATUSES.map((status) => (
+              <option key={status} value={status}>
+                {status}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="filter-tag">Tag</label>
+          <input
+            id="filter-tag"
+            name="tag"
+            defaultValue={search.get("tag") ?? ""}
+            placeholder="team=payments"
+            aria-describedby="filter-tag-hint"
+          />
+          <span id="filter-tag-hint" className="hint">
+            key=value or key; separate several with commas
+          </span>
+        </div>
+        <div className="field grow">
+          <label htmlFor="filter-q">Search</label>
+          <input id="filter-q" name="q" type="search" defaultValue={search.get("q") ?? ""} placeholder="Name, id or environment" />
+        </div>
+        <div className="filter-actions">
+          <button type="submit" className="button primary">
+            Filter
+          </button>
+          {filtered && (
+            <button type="button" className="button" onClick={() => navigate("/ui/collectors")}>
+              Clear
+            </button>
+          )}
+        </div>
+      </form>
+      <ErrorMessage error={error} />
+      <p className="muted" aria-live="polite">
+        {loading
+          ? "Loading…"
+          : error
+            ? ""
+            : items.length === 0
+              ? filtered
+                ? "No collectors match these filters."
+                : "No collectors yet."
+              : `Showing ${items.length}${nextCursor !== null ? "+" : ""} collector${items.length === 1 ? "" : "s"}.`}
+      </p>
+      {items.length > 0 && (
+        <div className="table-scroll" role="region" aria-labelledby="collectors-caption" tabIndex={0}>
+          <table className="list">
+            <caption id="collectors-caption" className="visually-hidden">
+              Collectors
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col">Last seen</th>
+                <th scope="col">Environment</th>
+                <th scope="col">Management</th>
+                <th scope="col">Tags</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((c) => (
+                <tr key={c.id}>
+                  <th scope="row">
+                    <span className="name">{c.name}</span>
+                    <code className="id muted">{c.id}</code>
+                  </th>
+                  <td>
+                    <StatusBadge status={c.status} />
+                  </td>
+                  <td>
+                    <LastSeen at={c.lastSeen} />
+                  </td>
+                  <td>{c.environment ?? <span className="muted">—</span>}</td>
+                  <td>{MODE_LABELS[c.managementMode] ?? c.managementMode}</td>
+                  <td>
+                    {Object.keys(c.tags).length === 0 ? (
+                      <span className="muted">—</span>
+                    ) : (
+                      <ul className="tags" aria-label="Tags">
+                        {Object.entries(c.tags).map(([key, value]) => (
+                          <li key={key} className="tag">
+                            {key}={value}
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {nextCursor !== null && (
+        <p>
+          <button type="button" className="button" onClick={loadMore} disabled={loading}>
+            {loading ? "Loading…" : "Load more"}
+          </button>
+        </p>
+      )}
+    </section>
+  );
+}
