@@ -5,6 +5,7 @@
  */
 import { Layout, NAV } from "./components/Layout.tsx";
 import { CollectorsPage } from "./pages/Collectors.tsx";
+import { HostsPage } from "./pages/Hosts.tsx";
 import { LoginPage } from "./pages/Login.tsx";
 import { NotFoundPage } from "./pages/NotFound.tsx";
 import { PasswordLinkPage } from "./pages/PasswordLink.tsx";
@@ -29,6 +30,7 @@ function page(pathname: string) {
   if (path === "/ui") return <Redirect to="/ui/system" />;
   if (path === "/ui/system") return <SystemPage />;
   if (path === "/ui/collectors") return <CollectorsPage />;
+  if (path === "/ui/hosts" || path.startsWith("/ui/hosts/")) return <HostsPage />;
   const placeholder = NAV.find((item) => item.href === path);
   if (placeholder) return <PlaceholderPage title={placeholder.label} />;
   return <NotFoundPage path={pathname} />;

@@ -7,6 +7,7 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { LastSeen } from "../components/LastSeen.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import { navigate, useLocation } from "../router.tsx";
 
@@ -57,28 +58,6 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
   if (q) query.set("q", q);
   if (cursor !== null) query.set("cursor", cursor);
   return `/collectors?${query}`;
-}
-
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
-
-function LastSeen({ at }: { at: string | null }) {
-  if (at === null) return <span className="muted">never</span>;
-  const seconds = Math.round((Date.parse(at) - Date.now()) / 1000);
-  const abs = Math.abs(seconds);
-  const text =
-    abs < 60
-      ? relative.format(seconds, "second")
-      : abs < 3600
-        ? relative.format(Math.round(seconds / 60), "minute")
-        : abs < 86400
-          ? relative.format(Math.round(seconds / 3600), "hour")
-          : relative.format(Math.round(seconds / 86400), "day");
-  const exact = new Date(at).toLocaleString();
-  return (
-    <time dateTime={at} title={exact}>
-      {text}
-    </time>
-  );
 }
 
 export function CollectorsPage() {

@@ -1,0 +1,800 @@
+/**
+ * Host agents: GET /api/v1/agents as a table (status and text filters in the
+ * URL query, "Load more" over the cursor), and one host at /ui/hosts/{id}:
+ * its facts, what discovery found (services, collectors, log sources) and a
+ * log browser over the agent's browse and sample calls. The browser's place
+ * (dir, file, mode, from) lives in the URL too, so reload and Back keep it.
+ */
+import { useEffect, useState, type FormEvent, type ReactNode } from "react";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { LastSeen } from "../components/LastSeen.tsx";
+import { StatusBadge } from "../components/StatusBadge.tsx";
+import { Link, navigate, useLocation } from "../router.tsx";
+
+export const AGENT_STATUSES = ["online", "offline"] as const;
+
+interface HostFacts {
+  hostname: string;
+  os: { platform: string; distro: string; release: string; kernel: string; arch: string };
+  cpu: { model: string; cores: number };
+  memoryBytes: number;
+  ips: string[];
+  machineId: string | null;
+  container: { inContainer: boolean; kubernetes: boolean; podName: string | null; namespace: string | null; nodeName: string | null };
+}
+
+interface Step {
+  type: string;
+  config: Record<string, unknown>;
+}
+
+interface Discovery {
+  services: {
+    fingerprint: string;
+    title: string;
+    evidence: string[];
+    pids: number[];
+    ports: number[];
+    logFiles: string[];
+    pipeline: { source: Step; processors: Step[] };
+  }[];
+  collectors: {
+    name: string;
+    collectorType: "otelcol" | "alloy";
+    binaryPath: string | null;
+    configPath: string | null;
+    serviceName: string | null;
+    running: boolean;
+    pid: number | null;
+    nativeRemoteConfig: boolean;
+    metricsUrl: string;
+    metricsAlive: boolean;
+  }[];
+  logSources: { kind: "file" | "journald" | "docker" | "kubernetes"; path: string; service: string | null }[];
+}
+
+export interface Agent {
+  id: string;
+  name: string;
+  environment: string;
+  version: string | null;
+  status: (typeof AGENT_STATUSES)[number];
+  connected: boolean;
+  enrolledAt: string;
+  connectedAt: string | null;
+  lastSeen: string | null;
+  host: HostFacts | null;
+  browse: { enabled: boolean; allowedRoots: string[] } | null;
+  discovery: Discovery | null;
+  discoveredAt: string | null;
+}
+
+interface AgentPage {
+  items: Agent[];
+  nextCursor: string | null;
+}
+
+interface Listing {
+  path: string;
+  entries: { name: string; type: "file" | "directory" | "symlink" | "other"; size: number; modifiedAt: string }[];
+  truncated: boolean;
+}
+
+interface Sample {
+  path: string;
+  mode: "lines" | "bytes";
+  from: "head" | "tail";
+  size: number;
+  binary: boolean;
+  content: string;
+  lines: number;
+  truncated: boolean;
+}
+
+/** Exactly what the UI says when the agent's config turns browsing off. */
+export const BROWSE_DISABLED = "log browsing is disabled by agent configuration";
+
+const PAGE_SIZE = 50;
+
+export function HostsPage() {
+  const { pathname } = useLocation();
+  const rest = pathname.replace(/\/+$/, "").slice("/ui/hosts".length);
+  if (rest === "") return <HostList />;
+  return <HostDetail id={decodeURIComponent(rest.slice(1))} />;
+}
+
+function osText(host: HostFacts | null): string | null {
+  if (host === null) return null;
+  const name = host.os.distro || host.os.platform;
+  return [name, host.os.release, host.os.arch].filter((part) => part !== "").join(" ");
+}
+
+function listQuery(search: URLSearchParams, cursor: string | null): string {
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  const status = search.get("status");
+  if (status) query.set("status", status);
+  const q = search.get("q")?.trim();
+  if (q) query.set("q", q);
+  if (cursor !== null) query.set("cursor", cursor);
+  return `/agents?${query}`;
+}
+
+function Connected({ connected }: { connected: boolean }) {
+  return connected ? <span>yes</span> : <span className="muted">no</span>;
+}
+
+function HostList() {
+  const { search } = useLocation();
+  const filterKey = ["status", "q"].map((k) => `${k}=${search.get(k) ?? ""}`).join("&");
+  const [items, setItems] = useState<Agent[]>([]);
+  const [nextCursor, setNextCursor] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [loading, setLoading] = useState(true);
+
+  useEffect(() => {
+    let current = true;
+    setLoading(true);
+    setError(null);
+    api
+      .get<AgentPage>(listQuery(new URLSearchParams(filterKey), null))
+      .then(
+        (page) => {
+          if (!current) return;
+          setItems(page.items);
+          setNextCursor(page.nextCursor);
+        },
+        (caught: ApiError) => {
+          if (!current) return;
+          setItems([]);
+          setNextCursor(null);
+          setError(caught);
+        },
+      )
+      .finally(() => current && setLoading(false));
+    return () => {
+      current = false;
+    };
+  }, [filterKey]);
+
+  function loadMore() {
+    if (nextCursor === null) return;
+    setLoading(true);
+    api
+      .get<AgentPage>(listQuery(new URLSearchParams(filterKey), nextCursor))
+      .then((page) => {
+        setItems((before) => [...before, ...page.items]);
+        setNextCursor(page.nextCursor);
+        setError(null);
+      }, setError)
+      .finally(() => setLoading(false));
+  }
+
+  function onFilter(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const query = new URLSearchParams();
+    for (const key of ["status", "q"]) {
+      const value = String(form.get(key) ?? "").trim();
+      if (value !== "") query.set(key, value);
+    }
+    const qs = query.toString();
+    navigate(qs === "" ? "/ui/hosts" : `/ui/hosts?${qs}`);
+  }
+
+  const filtered = search.has("status") || search.has("q");
+
+  return (
+    <section aria-labelledby="hosts-title">
+      <div className="page-head">
+        <h1 id="hosts-title">Hosts</h1>
+      </div>
+      <form key={filterKey} className="filters" role="search" aria-label="Filter hosts" onSubmit={onFilter}>
+        <div className="field">
+          <label htmlFor="filter-status">Status</label>
+          <select id="filter-status" name="status" defaultValue={search.get("status") ?? ""}>
+            <option value="">Any status</option>
+            {AGENT_STATUSES.map((status) => (
+              <option key={status} value={status}>
+                {status}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field grow">
+          <label htmlFor="filter-q">Search</label>
+          <input id="filter-q" name="q" type="search" defaultValue={search.get("q") ?? ""} placeholder="Hostname, id or environment" />
+        </div>
+        <div className="filter-actions">
+          <button type="submit" className="button primary">
+            Filter
+          </button>
+          {filtered && (
+            <button type="button" className="button" onClick={() => navigate("/ui/hosts")}>
+              Clear
+            </button>
+          )}
+        </div>
+      </form>
+      <ErrorMessage error={error} />
+      <p className="muted" aria-live="polite">
+        {loading
+          ? "Loading…"
+          : error
+            ? ""
+            : items.length === 0
+              ? filtered
+                ? "No hosts match these filters."
+                : "No hosts yet: install svc-agent on a host to see it here."
+              : `Showing ${items.length}${nextCursor !== null ? "+" : ""} host${items.length === 1 ? "" : "s"}.`}
+      </p>
+      {items.length > 0 && (
+        <div className="table-scroll" role="region" aria-labelledby="hosts-caption" tabIndex={0}>
+          <table className="list">
+            <caption id="hosts-caption" className="visually-hidden">
+              Hosts
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Hostname</th>
+                <th scope="col">Status</th>
+                <th scope="col">OS</th>
+                <th scope="col">Environment</th>
+                <th scope="col">Last seen</th>
+                <th scope="col">Connected</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((a) => (
+                <tr key={a.id}>
+                  <th scope="row">
+                    <Link href={`/ui/hosts/${encodeURIComponent(a.id)}`} className="name">
+                      {a.host?.hostname || a.name}
+                    </Link>
+                    <code className="id muted">{a.id}</code>
+                  </th>
+                  <td>
+                    <StatusBadge status={a.status} />
+                  </td>
+                  <td>{osText(a.host) ?? <span className="muted">—</span>}</td>
+                  <td>{a.environment}</td>
+                  <td>
+                    <LastSeen at={a.lastSeen} />
+                  </td>
+                  <td>
+                    <Connected connected={a.connected} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {nextCursor !== null && (
+        <p>
+          <button type="button" className="button" onClick={loadMore} disabled={loading}>
+            {loading ? "Loading…" : "Load more"}
+          </button>
+        </p>
+      )}
+    </section>
+  );
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+function None() {
+  return <span className="muted">—</span>;
+}
+
+function HostDetail({ id }: { id: string }) {
+  const [agent, setAgent] = useState<Agent | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+
+  useEffect(() => {
+    let current = true;
+    setAgent(null);
+    setError(null);
+    api.get<Agent>(`/agents/${encodeURIComponent(id)}`).then(
+      (found) => current && setAgent(found),
+      (caught: ApiError) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, [id]);
+
+  const title = agent ? agent.host?.hostname || agent.name : id;
+  return (
+    <section aria-labelledby="host-title">
+      <p className="breadcrumb-back">
+        <Link href="/ui/hosts">← All hosts</Link>
+      </p>
+      <div className="page-head">
+        <h1 id="host-title">{title}</h1>
+        {agent && <StatusBadge status={agent.status} />}
+      </div>
+      <ErrorMessage error={error} />
+      {!agent && !error && <p className="muted">Loading…</p>}
+      {agent && (
+        <>
+          <HostFactsTable agent={agent} />
+          <Services agent={agent} />
+          <Collectors agent={agent} />
+          <LogSources agent={agent} />
+          <LogBrowser agent={agent} />
+        </>
+      )}
+    </section>
+  );
+}
+
+function HostFactsTable({ agent }: { agent: Agent }) {
+  const host = agent.host;
+  const rows: [string, ReactNode][] = [
+    ["Agent id", <code>{agent.id}</code>],
+    ["Connected", <Connected connected={agent.connected} />],
+    ["Last seen", <LastSeen at={agent.lastSeen} />],
+    ["Environment", agent.environment],
+    ["Agent version", agent.version ?? <None />],
+    ["Operating system", osText(host) ?? <None />],
+    ["Kernel", host?.os.kernel || <None />],
+    ["CPU", host ? `${host.cpu.model || "unknown"} · ${host.cpu.cores} cores` : <None />],
+    ["Memory", host ? formatBytes(host.memoryBytes) : <None />],
+    ["IP addresses", host && host.ips.length > 0 ? host.ips.join(", ") : <None />],
+    ["Machine id", host?.machineId ? <code>{host.machineId}</code> : <None />],
+    [
+      "Container",
+      host
+        ? host.container.kubernetes
+          ? `Kubernetes pod ${host.container.namespace ?? "?"}/${host.container.podName ?? "?"} on ${host.container.nodeName ?? "?"}`
+          : host.container.inContainer
+            ? "in a container"
+            : "no"
+        : <None />,
+    ],
+    ["Enrolled", <LastSeen at={agent.enrolledAt} />],
+    ["Discovery", <LastSeen at={agent.discoveredAt} />],
+  ];
+  return (
+    <div className="detail-block">
+      <table className="kv">
+        <caption>Host facts</caption>
+        <tbody>
+          {rows.map(([label, value]) => (
+            <tr key={label}>
+              <th scope="row">{label}</th>
+              <td>{value}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Section({ id, title, children }: { id: string; title: string; children: ReactNode }) {
+  return (
+    <section className="detail-block" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+function Services({ agent }: { agent: Agent }) {
+  const services = agent.discovery?.services ?? [];
+  return (
+    <Section id="services-title" title="Discovered services">
+      {agent.discovery === null ? (
+        <p className="muted">No discovery report yet.</p>
+      ) : services.length === 0 ? (
+        <p className="muted">No known services found.</p>
+      ) : (
+        <div className="table-scroll" role="region" aria-labelledby="services-title" tabIndex={0}>
+          <table className="list">
+            <thead>
+              <tr>
+                <th scope="col">Service</th>
+                <th scope="col">PIDs</th>
+                <th scope="col">Ports</th>
+                <th scope="col">Log files</th>
+                <th scope="col">Suggested pipeline</th>
+              </tr>
+            </thead>
+            <tbody>
+              {services.map((s) => (
+                <tr key={s.fingerprint}>
+                  <th scope="row">
+                    <span className="name">{s.title}</span>
+                    <code className="id muted">{s.fingerprint}</code>
+                  </th>
+                  <td>{s.pids.length > 0 ? s.pids.join(", ") : <None />}</td>
+                  <td>{s.ports.length > 0 ? s.ports.join(", ") : <None />}</td>
+                  <td>
+                    {s.logFiles.length > 0 ? (
+                      <ul className="plain">
+                        {s.logFiles.map((file) => (
+                          <li key={file}>
+                            <code>{file}</code>
+                          </li>
+                        ))}
+                      </ul>
+                    ) : (
+                      <None />
+                    )}
+                  </td>
+                  <td>
+                    <code>{[s.pipeline.source.type, ...s.pipeline.processors.map((p) => p.type)].join(" → ")}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Section>
+  );
+}
+
+function Collectors({ agent }: { agent: Agent }) {
+  const collectors = agent.discovery?.collectors ?? [];
+  return (
+    <Section id="host-collectors-title" title="Collectors on this host">
+      {collectors.length === 0 ? (
+        <p className="muted">{agent.discovery === null ? "No discovery report yet." : "No collectors found."}</p>
+      ) : (
+        <div className="table-scroll" role="region" aria-labelledby="host-collectors-title" tabIndex={0}>
+          <table className="list">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Running</th>
+                <th scope="col">Metrics</th>
+                <th scope="col">Config</th>
+              </tr>
+            </thead>
+            <tbody>
+              {collectors.map((c) => (
+                <tr key={c.name}>
+                  <th scope="row">
+                    <span className="name">{c.name}</span>
+                    {c.serviceName && <code className="id muted">{c.serviceName}</code>}
+                  </th>
+                  <td>
+                    {c.collectorType}
+                    {c.nativeRemoteConfig ? " (remotecfg)" : ""}
+                  </td>
+                  <td>{c.running ? `yes${c.pid !== null ? ` (pid ${c.pid})` : ""}` : "no"}</td>
+                  <td>
+                    <code>{c.metricsUrl}</code> {c.metricsAlive ? "answering" : <span className="muted">not answering</span>}
+                  </td>
+                  <td>{c.configPath ? <code>{c.configPath}</code> : <None />}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Section>
+  );
+}
+
+function LogSources({ agent }: { agent: Agent }) {
+  const sources = agent.discovery?.logSources ?? [];
+  return (
+    <Section id="log-sources-title" title="Log sources">
+      {sources.length === 0 ? (
+        <p className="muted">{agent.discovery === null ? "No discovery report yet." : "No log sources found."}</p>
+      ) : (
+        <div className="table-scroll" role="region" aria-labelledby="log-sources-title" tabIndex={0}>
+          <table className="list">
+            <thead>
+              <tr>
+                <th scope="col">Path</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Service</th>
+              </tr>
+            </thead>
+            <tbody>
+              {sources.map((s) => (
+                <tr key={`${s.kind}:${s.path}`}>
+                  <th scope="row">
+                    <code>{s.path}</code>
+                  </th>
+                  <td>{s.kind}</td>
+                  <td>{s.service ?? <None />}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Section>
+  );
+}
+
+/** The browse error as the UI words it: the exact disabled message, refusals naming the path. */
+export function browseError(error: ApiError, path: string): ApiError {
+  const said = error.message.replace(/^Agent '[^']*': /, "");
+  switch (error.code) {
+    case "browse_disabled":
+      return new ApiError(error.status, error.code, BROWSE_DISABLED);
+    case "outside_allowed_roots":
+      return new ApiError(error.status, error.code, `${path} is outside the agent's allowed roots.`, [said]);
+    case "denied_by_pattern":
+      return new ApiError(error.status, error.code, `${path} is denied by the agent's deny patterns.`, [said]);
+    case "agent_offline":
+      return new ApiError(error.status, error.code, "The agent is not connected to this server, so its logs cannot be browsed now.", [said]);
+    case "agent_timeout":
+      return new ApiError(error.status, error.code, "The agent did not answer in time; try again.", [said]);
+    default:
+      return error;
+  }
+}
+
+function parentOf(path: string): string {
+  const trimmed = path.replace(/\/+$/, "");
+  const at = trimmed.lastIndexOf("/");
+  return at <= 0 ? "/" : trimmed.slice(0, at);
+}
+
+function join(dir: string, name: string): string {
+  return dir.endsWith("/") ? `${dir}${name}` : `${dir}/${name}`;
+}
+
+/** The crumbs from the allowed root holding `path` (or /) down to `path`. */
+function crumbs(path: string, roots: string[]): { label: string; path: string }[] {
+  const root = roots
+    .filter((r) => path === r || path.startsWith(r.endsWith("/") ? r : `${r}/`))
+    .sort((a, b) => b.length - a.length)[0];
+  const base = root ?? "/";
+  const list = [{ label: base, path: base }];
+  const rest = path.slice(base.length).split("/").filter((part) => part !== "");
+  let at = base;
+  for (const part of rest) {
+    at = join(at, part);
+    list.push({ label: part, path: at });
+  }
+  return list;
+}
+
+function LogBrowser({ agent }: { agent: Agent }) {
+  const { pathname, search } = useLocation();
+  const roots = (agent.browse?.allowedRoots ?? []).map((r) => (r === "*" ? "/" : r));
+  const disabled = agent.browse?.enabled === false;
+  const dir = search.get("dir") ?? roots[0] ?? "/";
+  const file = search.get("file");
+  const mode = search.get("mode") === "bytes" ? "bytes" : "lines";
+  const from = search.get("from") === "head" ? "head" : "tail";
+
+  const [listing, setListing] = useState<Listing | null>(null);
+  const [listError, setListError] = useState<ApiError | null>(null);
+  const [sample, setSample] = useState<Sample | null>(null);
+  const [sampleError, setSampleError] = useState<ApiError | null>(null);
+  const [loadingList, setLoadingList] = useState(false);
+  const [loadingSample, setLoadingSample] = useState(false);
+
+  // A tail sample opens scrolled to its end, where the newest lines are.
+  const tailScroll = (pre: HTMLPreElement | null) => {
+    if (pre && sample?.from === "tail") pre.scrollTop = pre.scrollHeight;
+  };
+
+  function go(changes: Record<string, string | null>) {
+    const next = new URLSearchParams(search);
+    for (const [key, value] of Object.entries(changes)) {
+      if (value === null) next.delete(key);
+      else next.set(key, value);
+    }
+    const qs = next.toString();
+    navigate(qs === "" ? pathname : `${pathname}?${qs}`);
+  }
+
+  useEffect(() => {
+    if (disabled) return;
+    let current = true;
+    setLoadingList(true);
+    setListError(null);
+    api
+      .get<Listing>(`/agents/${encodeURIComponent(agent.id)}/browse?${new URLSearchParams({ path: dir })}`)
+      .then(
+        (found) => current && setListing(found),
+        (caught: ApiError) => {
+          if (!current) return;
+          setListing(null);
+          setListError(browseError(caught, dir));
+        },
+      )
+      .finally(() => current && setLoadingList(false));
+    return () => {
+      current = false;
+    };
+  }, [agent.id, dir, disabled]);
+
+  useEffect(() => {
+    setSample(null);
+    setSampleError(null);
+    if (disabled || file === null) return;
+    let current = true;
+    setLoadingSample(true);
+    api
+      .get<Sample>(`/agents/${encodeURIComponent(agent.id)}/sample?${new URLSearchParams({ path: file, mode, from })}`)
+      .then(
+        (found) => current && setSample(found),
+        (caught: ApiError) => current && setSampleError(browseError(caught, file)),
+      )
+      .finally(() => current && setLoadingSample(false));
+    return () => {
+      current = false;
+    };
+  }, [agent.id, file, mode, from, disabled]);
+
+  return (
+    <Section id="log-browser-title" title="Log browser">
+      {disabled ? (
+        <div role="alert" className="error-box">
+          <p className="error-message">{BROWSE_DISABLED}</p>
+        </div>
+      ) : (
+        <>
+          {roots.length > 1 && (
+            <p className="roots">
+              Allowed roots:{" "}
+              {roots.map((root, i) => (
+                <span key={root}>
+                  {i > 0 && ", "}
+                  <button type="button" className="linklike" onClick={() => go({ dir: root, file: null })}>
+                    {root}
+                  </button>
+                </span>
+              ))}
+            </p>
+          )}
+          <nav aria-label="Directory" className="breadcrumb">
+            <ol>
+              {crumbs(listing?.path ?? dir, roots).map((crumb, i, all) => (
+                <li key={crumb.path}>
+                  {i === all.length - 1 ? (
+                    <span aria-current="location">{crumb.label}</span>
+                  ) : (
+                    <button type="button" className="linklike" onClick={() => go({ dir: crumb.path, file: null })}>
+                      {crumb.label}
+                    </button>
+                  )}
+                </li>
+              ))}
+            </ol>
+          </nav>
+          <ErrorMessage error={listError} />
+          <p className="muted" aria-live="polite">
+            {loadingList
+              ? "Loading…"
+              : listing === null
+                ? ""
+                : listing.entries.length === 0
+                  ? "This directory is empty (or everything in it is denied)."
+                  : `${listing.entries.length} entr${listing.entries.length === 1 ? "y" : "ies"}.`}
+          </p>
+          {listing?.truncated && (
+            <p className="note" role="note">
+              The listing was truncated: the directory holds more entries than the agent's browse.maxDirEntries.
+            </p>
+          )}
+          {listing && listing.entries.length > 0 && (
+            <div className="table-scroll" role="region" aria-labelledby="listing-caption" tabIndex={0}>
+              <table className="list">
+                <caption id="listing-caption" className="visually-hidden">
+                  Directory listing
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Size</th>
+                    <th scope="col">Modified</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {listing.path !== "/" && !roots.includes(listing.path) && (
+                    <tr>
+                      <th scope="row">
+                        <button type="button" className="linklike" onClick={() => go({ dir: parentOf(listing.path), file: null })}>
+                          .. (up)
+                        </button>
+                      </th>
+                      <td>directory</td>
+                      <td />
+                      <td />
+                    </tr>
+                  )}
+                  {listing.entries.map((entry) => {
+                    const full = join(listing.path, entry.name);
+                    return (
+                      <tr key={entry.name} aria-current={file === full ? "true" : undefined}>
+                        <th scope="row">
+                          {entry.type === "directory" ? (
+                            <button type="button" className="linklike" onClick={() => go({ dir: full, file: null })}>
+                              {entry.name}/
+                            </button>
+                          ) : entry.type === "other" ? (
+                            <span>{entry.name}</span>
+                          ) : (
+                            <button type="button" className="linklike" onClick={() => go({ dir: listing.path, file: full })}>
+                              {entry.name}
+                            </button>
+                          )}
+                        </th>
+                        <td>{entry.type}</td>
+                        <td>{entry.type === "directory" ? "" : formatBytes(entry.size)}</td>
+                        <td>
+                          <LastSeen at={entry.modifiedAt} />
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          )}
+          {file !== null && (
+            <section className="sample" aria-labelledby="sample-title">
+              <h3 id="sample-title">
+                Sample of <code>{file}</code>
+              </h3>
+              <div className="sample-controls">
+                <fieldset>
+                  <legend>Unit</legend>
+                  {(["lines", "bytes"] as const).map((value) => (
+                    <label key={value}>
+                      <input type="radio" name="sample-mode" value={value} checked={mode === value} onChange={() => go({ mode: value })} /> {value}
+                    </label>
+                  ))}
+                </fieldset>
+                <fieldset>
+                  <legend>From</legend>
+                  {(["head", "tail"] as const).map((value) => (
+                    <label key={value}>
+                      <input type="radio" name="sample-from" value={value} checked={from === value} onChange={() => go({ from: value })} /> {value}
+                    </label>
+                  ))}
+                </fieldset>
+                <button type="button" className="button" onClick={() => go({ file: null })}>
+                  Close sample
+                </button>
+              </div>
+              <ErrorMessage error={sampleError} />
+              <p className="muted" aria-live="polite">
+                {loadingSample
+                  ? "Loading…"
+                  : sample === null
+                    ? ""
+                    : `${sample.binary ? "A sample" : sample.mode === "lines" ? `${sample.lines} line${sample.lines === 1 ? "" : "s"}` : `${new TextEncoder().encode(sample.content).length} bytes`} from the ${sample.from} of a ${formatBytes(sample.size)} file${sample.truncated ? " (the file holds more)" : ""}.`}
+              </p>
+              {sample?.binary && (
+                <p className="note" role="note">
+                  Binary file: its content is not shown.
+                </p>
+              )}
+              {sample && !sample.binary && (
+                <pre ref={tailScroll} className="sample-content" tabIndex={0} aria-label={`Content of ${sample.path}`}>
+                  {sample.content}
+                </pre>
+              )}
+            </section>
+          )}
+        </>
+      )}
+    </Section>
+  );
+}

@@ -1,0 +1,194 @@
+/**
+ * The Hosts page in Debian's chromium against the real server and the real
+ * agent run from source: the host list, a host's facts, and the log browser
+ * (into a nested dir, up by the breadcrumb, a file sampled as lines/tail and
+ * bytes/head); a second agent with browsing turned off shows exactly the
+ * agent's refusal. Desktop and phone screenshots, and no console errors.
+ */
+import type { Subprocess } from "bun";
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startTestServer, type TestServer } from "../harness.ts";
+import { openBrowser, type BrowserSession } from "./browser.ts";
+
+let server: TestServer;
+let browser: BrowserSession;
+let dir: string;
+let tree: string;
+const agents: Subprocess[] = [];
+const SLOW = 60_000;
+const REPO = resolve(import.meta.dir, "../..");
+const LOG_LINES = Array.from({ length: 40 }, (_, i) => `event ${String(i + 1).padStart(2, "0")} ok`);
+
+/** The child's environment without any proxy: the agent talks to 127.0.0.1 directly. */
+function childEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !/_proxy$/i.test(key)) env[key] = value;
+  }
+  return env;
+}
+
+function startAgent(id: string, token: string, browse: string): void {
+  const config = join(dir, `${id}.yaml`);
+  writeFileSync(config, `server:\n  url: ${server.base}\n  token: ${token}\nagent:\n  id: ${id}\n  environment: uitest\nbrowse:\n${browse}\n`, { mode: 0o600 });
+  agents.push(Bun.spawn([process.execPath, "agent/main.ts", "--config", config], { cwd: REPO, env: childEnv(), stdout: "ignore", stderr: "pipe" }));
+}
+
+async function untilConnected(id: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const res = await server.api(`/agents/${id}`);
+    if (res.status === 200 && ((await res.json()) as { connected: boolean }).connected) return;
+    await Bun.sleep(200);
+  }
+  throw new Error(`agent ${id} did not connect within ${timeoutMs} ms`);
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "svc-ui-hosts-"));
+  // The agent reports real paths; resolve /tmp symlinks so the test compares like with like.
+  mkdirSync(join(dir, "logs"));
+  tree = realpathSync(join(dir, "logs"));
+  mkdirSync(join(tree, "nested"));
+  mkdirSync(join(tree, "other"));
+  writeFileSync(join(tree, "nested", "app.log"), LOG_LINES.join("\n") + "\n");
+  writeFileSync(join(tree, "nested", "blob.bin"), Buffer.from([0, 1, 2, 3, 0, 255, 0, 0, 7, 8]));
+  writeFileSync(join(tree, "top.log"), "top\n");
+  // More entries than the agent's maxDirEntries (5): that listing is cut and says so.
+  mkdirSync(join(tree, "many"));
+  for (let i = 0; i < 8; i++) writeFileSync(join(tree, "many", `f${i}.log`), "");
+
+  server = await startTestServer();
+  const { token } = await server.call<{ token: string }>("/enrollment-tokens", "POST", { kind: "agent", maxUses: 2 });
+  startAgent("ui-host-main", token, `  allowedRoots: [${tree}]\n  maxDirEntries: 5`);
+  startAgent("ui-host-off", token, "  enabled: false");
+  browser = await openBrowser({ width: 1280, height: 800 });
+  await Promise.all([untilConnected("ui-host-main"), untilConnected("ui-host-off")]);
+
+  const admin = await server.uiAdmin();
+  const { page } = browser;
+  await page.goto(`${server.base}/ui/login?next=%2Fui%2Fhosts`);
+  await page.getByLabel("Username").fill(admin.username);
+  await page.getByLabel("Password").fill(admin.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(/\/ui\/hosts$/);
+}, SLOW);
+
+afterAll(async () => {
+  for (const proc of agents) proc.kill();
+  await Promise.all(agents.map((proc) => proc.exited));
+  await browser?.close();
+  await server?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const rows = () => browser.page.getByRole("region", { name: "Hosts" }).locator("tbody tr");
+
+test("the list shows both hosts with status as a word, OS, environment, last seen and connected", async () => {
+  const { page } = browser;
+  await page.getByText("Showing 2 hosts.", { exact: true }).waitFor();
+  const headers = await page.getByRole("columnheader").allTextContents();
+  expect(headers).toEqual(["Hostname", "Status", "OS", "Environment", "Last seen", "Connected"]);
+  const main = rows().filter({ hasText: "ui-host-main" });
+  const cells = await main.locator("td").allTextContents();
+  expect(cells[0]).toContain("online");
+  expect(cells[2]).toBe("uitest");
+  expect(cells[3]).not.toBe("never");
+  expect(cells[4]).toBe("yes");
+  expect(cells[1]).not.toBe("—");
+  await browser.screenshot("hosts-1280");
+  await page.setViewportSize({ width: 390, height: 844 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+  await browser.screenshot("hosts-390");
+  await page.setViewportSize({ width: 1280, height: 800 });
+}, SLOW);
+
+test("a host's page: facts, then the log browser into a nested dir and samples of a file", async () => {
+  const { page } = browser;
+  await rows().filter({ hasText: "ui-host-main" }).getByRole("link").click();
+  await page.waitForURL(/\/ui\/hosts\/ui-host-main$/);
+  const facts = page.getByRole("table", { name: "Host facts" });
+  await facts.waitFor();
+  expect(await facts.getByRole("row", { name: /Agent id/ }).textContent()).toContain("ui-host-main");
+  expect(await facts.getByRole("row", { name: /Environment/ }).textContent()).toContain("uitest");
+  await page.getByRole("heading", { name: "Discovered services" }).waitFor();
+  await page.getByRole("heading", { name: "Log sources" }).waitFor();
+
+  // Starts at the first allowed root.
+  const listing = page.getByRole("region", { name: "Directory listing" });
+  await listing.getByRole("button", { name: "nested/" }).waitFor();
+  expect(await listing.getByRole("button", { name: "top.log" }).isVisible()).toBe(true);
+  const crumbs = page.getByRole("navigation", { name: "Directory" });
+  expect(await crumbs.textContent()).toContain(tree);
+
+  const truncated = page.getByRole("note").filter({ hasText: "truncated" });
+  expect(await truncated.count()).toBe(0);
+  await listing.getByRole("button", { name: "many/" }).click();
+  await truncated.waitFor();
+  expect(await listing.locator("tbody tr").count()).toBe(1 + 5); // "up" and five entries
+  await crumbs.getByRole("button", { name: tree }).click();
+
+  await listing.getByRole("button", { name: "nested/" }).click();
+  await listing.getByRole("button", { name: "app.log" }).waitFor();
+  expect(new URL(page.url()).searchParams.get("dir")).toBe(join(tree, "nested"));
+  expect(await crumbs.locator("[aria-current]").textContent()).toBe("nested");
+
+  // Lines from the tail (the default): the last lines of the file.
+  await listing.getByRole("button", { name: "app.log" }).click();
+  const content = page.getByLabel(`Content of ${join(tree, "nested", "app.log")}`);
+  await content.waitFor();
+  expect(await page.getByRole("radio", { name: "lines" }).isChecked()).toBe(true);
+  expect(await page.getByRole("radio", { name: "tail" }).isChecked()).toBe(true);
+  await page.getByText(/40 lines from the tail/).waitFor();
+  expect(await content.textContent()).toContain("event 40 ok");
+  await browser.screenshot("host-sample-lines-tail-1280");
+
+  // Bytes from the head.
+  await page.getByRole("radio", { name: "bytes" }).check();
+  await page.getByRole("radio", { name: "head" }).check();
+  await page.getByText(/bytes from the head/).waitFor();
+  expect(new URL(page.url()).searchParams.get("mode")).toBe("bytes");
+  expect(new URL(page.url()).searchParams.get("from")).toBe("head");
+  expect((await content.textContent())?.startsWith("event 01 ok")).toBe(true);
+
+  // A binary file is flagged, its content not shown.
+  await listing.getByRole("button", { name: "blob.bin" }).click();
+  await page.getByText("Binary file: its content is not shown.").waitFor();
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+  await browser.screenshot("host-browser-390");
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // Up again by the breadcrumb.
+  await crumbs.getByRole("button", { name: tree }).click();
+  await listing.getByRole("button", { name: "top.log" }).waitFor();
+  expect(new URL(page.url()).searchParams.get("file")).toBeNull();
+  await browser.screenshot("host-1280");
+}, SLOW);
+
+test("a path outside the allowed roots is refused with a message naming it", async () => {
+  const { page } = browser;
+  await page.goto(`${server.base}/ui/hosts/ui-host-main?dir=%2Fetc`);
+  const alert = page.getByRole("alert").filter({ hasText: "outside" });
+  await alert.waitFor();
+  expect(await alert.textContent()).toContain("/etc is outside the agent's allowed roots.");
+}, SLOW);
+
+test("an agent with browsing off says so, exactly", async () => {
+  const { page } = browser;
+  await page.goto(`${server.base}/ui/hosts`);
+  await rows().filter({ hasText: "ui-host-off" }).getByRole("link").click();
+  await page.waitForURL(/\/ui\/hosts\/ui-host-off$/);
+  const alert = page.getByRole("alert").filter({ hasText: "log browsing" });
+  await alert.waitFor();
+  expect((await alert.textContent())?.trim()).toBe("log browsing is disabled by agent configuration");
+  await browser.screenshot("host-browse-disabled-1280");
+}, SLOW);
+
+test("no console or page errors during the run", () => {
+  browser.assertClean();
+});
