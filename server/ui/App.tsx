@@ -4,10 +4,12 @@
  * and sends a signed-out visitor to the login page with ?next=.
  */
 import { Layout, NAV } from "./components/Layout.tsx";
+import { AuditPage } from "./pages/Audit.tsx";
 import { CollectorsPage } from "./pages/Collectors.tsx";
 import { HostsPage } from "./pages/Hosts.tsx";
 import { LoginPage } from "./pages/Login.tsx";
 import { NotFoundPage } from "./pages/NotFound.tsx";
+import { OnboardingPage } from "./pages/Onboarding.tsx";
 import { PasswordLinkPage } from "./pages/PasswordLink.tsx";
 import { PlaceholderPage } from "./pages/Placeholder.tsx";
 import { SystemPage } from "./pages/System.tsx";
@@ -31,6 +33,8 @@ function page(pathname: string) {
   if (path === "/ui/system") return <SystemPage />;
   if (path === "/ui/collectors") return <CollectorsPage />;
   if (path === "/ui/hosts" || path.startsWith("/ui/hosts/")) return <HostsPage />;
+  if (path === "/ui/onboarding") return <OnboardingPage />;
+  if (path === "/ui/audit") return <AuditPage />;
   const placeholder = NAV.find((item) => item.href === path);
   if (placeholder) return <PlaceholderPage title={placeholder.label} />;
   return <NotFoundPage path={pathname} />;

@@ -1,0 +1,249 @@
+/**
+ * The audit log: GET /api/v1/audit as a table, newest first, filtered by
+ * the API's own filters (action, actor, time range [from, to)). The filters
+ * live in the URL query, so a reload, a shared link or Back keeps them;
+ * "Load more" follows the API's nextCursor. The time inputs are local
+ * times in the URL and sent to the API as ISO 8601 instants.
+ */
+import { useEffect, useState, type FormEvent } from "react";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { LastSeen } from "../components/LastSeen.tsx";
+import { navigate, useLocation } from "../router.tsx";
+
+export interface AuditEntry {
+  id: string;
+  time: string;
+  actor: string;
+  action: string;
+  resource: string;
+  resourceId: string | null;
+  outcome: "success" | "failure" | "denied";
+  details: Record<string, unknown>;
+  remoteAddr: string | null;
+}
+
+interface AuditPage {
+  items: AuditEntry[];
+  nextCursor: string | null;
+}
+
+const PAGE_SIZE = 50;
+const FILTERS = ["action", "actor", "from", "to"] as const;
+const OUTCOME_SYMBOLS: Record<string, string> = { success: "✓", failure: "✕", denied: "⊘" };
+
+/** A datetime-local value (local time) as an ISO instant; null when it is not a time. */
+function toInstant(value: string): string | null {
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}
+
+function listQuery(search: URLSearchParams, cursor: string | null): string {
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  for (const key of ["action", "actor"] as const) {
+    const value = search.get(key)?.trim();
+    if (value) query.set(key, value);
+  }
+  for (const key of ["from", "to"] as const) {
+    const value = search.get(key)?.trim();
+    // An unreadable time goes to the API as typed, so its error says why.
+    if (value) query.set(key, toInstant(value) ?? value);
+  }
+  if (cursor !== null) query.set("cursor", cursor);
+  return `/audit?${query}`;
+}
+
+function Outcome({ outcome }: { outcome: string }) {
+  return (
+    <span className={`status outcome-${outcome}`}>
+      <span aria-hidden="true" className="status-symbol">
+        {OUTCOME_SYMBOLS[outcome] ?? "●"}
+      </span>
+      {outcome}
+    </span>
+  );
+}
+
+function Details({ details }: { details: Record<string, unknown> }) {
+  if (Object.keys(details).length === 0) return <span className="muted">—</span>;
+  const compact = JSON.stringify(details);
+  if (compact.length <= 60) return <code className="audit-json">{compact}</code>;
+  return (
+    <details className="audit-details">
+      <summary>
+        <code className="audit-json">{compact.slice(0, 57)}…</code>
+      </summary>
+      <pre className="audit-json-full">{JSON.stringify(details, null, 2)}</pre>
+    </details>
+  );
+}
+
+export function AuditPage() {
+  const { search } = useLocation();
+  const filterKey = FILTERS.map((k) => `${k}=${encodeURIComponent(search.get(k) ?? "")}`).join("&");
+  const [items, setItems] = useState<AuditEntry[]>([]);
+  const [nextCursor, setNextCursor] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [loading, setLoading] = useState(true);
+
+  useEffect(() => {
+    let current = true;
+    setLoading(true);
+    setError(null);
+    api
+      .get<AuditPage>(listQuery(new URLSearchParams(filterKey), null))
+      .then(
+        (page) => {
+          if (!current) return;
+          setItems(page.items);
+          setNextCursor(page.nextCursor);
+        },
+        (caught: ApiError) => {
+          if (!current) return;
+          setItems([]);
+          setNextCursor(null);
+          setError(caught);
+        },
+      )
+      .finally(() => current && setLoading(false));
+    return () => {
+      current = false;
+    };
+  }, [filterKey]);
+
+  function loadMore() {
+    if (nextCursor === null) return;
+    setLoading(true);
+    api
+      .get<AuditPage>(listQuery(new URLSearchParams(filterKey), nextCursor))
+      .then((page) => {
+        setItems((before) => [...before, ...page.items]);
+        setNextCursor(page.nextCursor);
+        setError(null);
+      }, setError)
+      .finally(() => setLoading(false));
+  }
+
+  function onFilter(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const query = new URLSearchParams();
+    for (const key of FILTERS) {
+      const value = String(form.get(key) ?? "").trim();
+      if (value !== "") query.set(key, value);
+    }
+    const qs = query.toString();
+    navigate(qs === "" ? "/ui/audit" : `/ui/audit?${qs}`);
+  }
+
+  const filtered = FILTERS.some((k) => search.has(k));
+
+  return (
+    <section aria-labelledby="audit-title">
+      <div className="page-head">
+        <h1 id="audit-title">Audit</h1>
+      </div>
+      <form key={filterKey} className="filters" role="search" aria-label="Filter audit entries" onSubmit={onFilter}>
+        <div className="field">
+          <label htmlFor="audit-action">Action</label>
+          <input
+            id="audit-action"
+            name="action"
+            defaultValue={search.get("action") ?? ""}
+            placeholder="enrollment.create"
+            aria-describedby="audit-action-hint"
+          />
+          <span id="audit-action-hint" className="hint">
+            exact name
+          </span>
+        </div>
+        <div className="field">
+          <label htmlFor="audit-actor">Actor</label>
+          <input id="audit-actor" name="actor" defaultValue={search.get("actor") ?? ""} placeholder="user:alice" />
+        </div>
+        <div className="field">
+          <label htmlFor="audit-from">From</label>
+          <input id="audit-from" name="from" type="datetime-local" step="1" defaultValue={search.get("from") ?? ""} />
+        </div>
+        <div className="field">
+          <label htmlFor="audit-to">Before</label>
+          <input id="audit-to" name="to" type="datetime-local" step="1" defaultValue={search.get("to") ?? ""} />
+        </div>
+        <div className="filter-actions">
+          <button type="submit" className="button primary">
+            Filter
+          </button>
+          {filtered && (
+            <button type="button" className="button" onClick={() => navigate("/ui/audit")}>
+              Clear
+            </button>
+          )}
+        </div>
+      </form>
+      <ErrorMessage error={error} />
+      <p className="muted" aria-live="polite">
+        {loading
+          ? "Loading…"
+          : error
+            ? ""
+            : items.length === 0
+              ? filtered
+                ? "No audit entries match these filters."
+                : "No audit entries yet."
+              : `Showing ${items.length}${nextCursor !== null ? "+" : ""} entr${items.length === 1 ? "y" : "ies"}.`}
+      </p>
+      {items.length > 0 && (
+        <div className="table-scroll" role="region" aria-labelledby="audit-caption" tabIndex={0}>
+          <table className="list audit-list">
+            <caption id="audit-caption" className="visually-hidden">
+              Audit entries
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Actor</th>
+                <th scope="col">Action</th>
+                <th scope="col">Resource</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((entry) => (
+                <tr key={entry.id}>
+                  <td>
+                    <LastSeen at={entry.time} />
+                  </td>
+                  <td>
+                    <code>{entry.actor}</code>
+                    {entry.remoteAddr && <span className="id muted">{entry.remoteAddr}</span>}
+                  </td>
+                  <th scope="row">
+                    <code>{entry.action}</code>
+                  </th>
+                  <td>
+                    <span className="name">{entry.resource}</span>
+                    {entry.resourceId && <code className="id muted">{entry.resourceId}</code>}
+                  </td>
+                  <td>
+                    <Outcome outcome={entry.outcome} />
+                  </td>
+                  <td>
+                    <Details details={entry.details} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {nextCursor !== null && (
+        <p>
+          <button type="button" className="button" onClick={loadMore} disabled={loading}>
+            {loading ? "Loading…" : "Load more"}
+          </button>
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,155 @@
+/**
+ * The Onboarding and Audit pages in Debian's chromium against the real
+ * server, whose externalUrl is its own origin (a port chosen up front):
+ * an agent install command and a collector one with the agent, each copied
+ * to the clipboard; the tokens they minted in the list; one revoked after a
+ * confirm; then the Audit page listing the enrollment entries, its action
+ * filter narrowing them in the URL; desktop and phone screenshots, and no
+ * console errors.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startTestServer, type TestServer } from "../harness.ts";
+import { freePort } from "../process/spawn.ts";
+import { openBrowser, type BrowserSession } from "./browser.ts";
+
+let server: TestServer;
+let browser: BrowserSession;
+const SLOW = 30_000;
+
+beforeAll(async () => {
+  const port = freePort();
+  server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}` });
+  browser = await openBrowser({ width: 1280, height: 800 });
+  await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.base });
+  const admin = await server.uiAdmin();
+  const { page } = browser;
+  await page.goto(`${server.base}/ui/login?next=%2Fui%2Fonboarding`);
+  await page.getByLabel("Username").fill(admin.username);
+  await page.getByLabel("Password").fill(admin.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(/\/ui\/onboarding$/);
+}, SLOW);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const tokenRows = () => browser.page.getByRole("region", { name: "Enrollment tokens" }).locator("tbody tr");
+const auditRows = () => browser.page.getByRole("region", { name: "Audit entries" }).locator("tbody tr");
+
+test("an agent command is minted, shown read-only and copied", async () => {
+  const { page } = browser;
+  await page.getByText("No enrollment tokens.", { exact: true }).waitFor();
+  await page.getByLabel("Hosts that may use it").fill("3");
+  await page.getByLabel("Environment", { exact: true }).first().fill("prod");
+  await page.getByRole("button", { name: "Create agent command" }).click();
+  const box = page.getByLabel("Agent install command", { exact: true }).and(page.locator("textarea"));
+  await box.waitFor();
+  const snippet = await box.inputValue();
+  expect(snippet).toContain(`${server.base}/downloads/install.sh`);
+  expect(snippet).toContain("--agent-token svcen_");
+  expect(await box.getAttribute("readonly")).not.toBeNull();
+  await page.getByRole("button", { name: "Copy" }).click();
+  await page.getByRole("status").getByText("Copied", { exact: true }).waitFor();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(snippet);
+  await page.getByText("Showing 1 token, oldest first.", { exact: true }).waitFor();
+  const cells = await tokenRows().first().locator("td").allTextContents();
+  expect(cells.slice(0, 3)).toEqual(["agent", "prod", "0 / 3"]);
+  expect(cells[4]).toContain("active");
+}, SLOW);
+
+test("a collector command with the agent mints two tokens", async () => {
+  const { page } = browser;
+  expect(await page.getByLabel("Management").inputValue()).toBe("opamp");
+  await page.locator("#collector-environment").fill("staging");
+  await page.getByLabel("Also install svc-agent").check();
+  await page.getByRole("button", { name: "Create collector command" }).click();
+  const box = page.locator("textarea#collector-snippet");
+  await box.waitFor();
+  const snippet = await box.inputValue();
+  expect(snippet).toContain("/downloads/install.sh");
+  expect(snippet).toContain("--agent-token svcen_");
+  await page.getByText("Showing 3 tokens, oldest first.", { exact: true }).waitFor();
+  const kinds = await tokenRows().locator("td:nth-child(2)").allTextContents();
+  expect(kinds.sort()).toEqual(["agent", "agent", "opamp"]);
+  await browser.screenshot("onboarding-1280");
+}, SLOW);
+
+test("revoking a token asks first and marks it revoked", async () => {
+  const { page } = browser;
+  const first = tokenRows().first();
+  // Dismissing the confirm leaves the token alone.
+  page.once("dialog", (dialog) => void dialog.dismiss());
+  await first.getByRole("button", { name: /^Revoke / }).click();
+  expect(await first.innerText()).toContain("active");
+  page.once("dialog", (dialog) => void dialog.accept());
+  await first.getByRole("button", { name: /^Revoke / }).click();
+  await first.locator(".token-revoked").waitFor();
+  expect(await first.locator("td").nth(4).innerText()).toContain("revoked");
+  expect(await first.getByRole("button").count()).toBe(0);
+  const { items } = await server.call<{ items: { revokedAt: string | null }[] }>("/enrollment-tokens");
+  expect(items.filter((t) => t.revokedAt !== null).length).toBe(1);
+}, SLOW);
+
+test("the Audit page lists the enrollment entries and filters by action in the URL", async () => {
+  const { page } = browser;
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Audit" }).click();
+  await page.waitForURL(/\/ui\/audit$/);
+  await page.getByText(/^Showing \d+ entries\.$/).waitFor();
+  const headers = await page.getByRole("columnheader").allTextContents();
+  expect(headers).toEqual(["Time", "Actor", "Action", "Resource", "Outcome", "Details"]);
+  const actions = await auditRows().locator("th").allTextContents();
+  expect(actions.filter((a) => a === "enrollment.create").length).toBe(3);
+  expect(actions).toContain("enrollment.revoke");
+  const revoke = auditRows().filter({ hasText: "enrollment.revoke" });
+  expect(await revoke.locator("td").nth(3).innerText()).toContain("success");
+  await browser.screenshot("audit-1280");
+
+  await page.getByLabel("Action").fill("enrollment.revoke");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await page.getByText("Showing 1 entry.", { exact: true }).waitFor();
+  expect(new URL(page.url()).searchParams.get("action")).toBe("enrollment.revoke");
+  expect(await auditRows().locator("th").allTextContents()).toEqual(["enrollment.revoke"]);
+
+  await page.reload();
+  await page.getByText("Showing 1 entry.", { exact: true }).waitFor();
+  expect(await page.getByLabel("Action").inputValue()).toBe("enrollment.revoke");
+
+  await page.getByLabel("Action").fill("enrollment.create");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await page.getByText("Showing 3 entries.", { exact: true }).waitFor();
+
+  await page.getByLabel("Action").fill("no.such.action");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await page.getByText("No audit entries match these filters.", { exact: true }).waitFor();
+  await page.getByRole("button", { name: "Clear" }).click();
+  await page.waitForURL(/\/ui\/audit$/);
+  await page.getByText(/^Showing \d+ entries\.$/).waitFor();
+}, SLOW);
+
+test("a bad time filter shows the API's error", async () => {
+  const { page } = browser;
+  await page.goto(`${server.base}/ui/audit?from=yesterday`);
+  await page.getByRole("alert").getByText(/HTTP 400/).waitFor();
+}, SLOW);
+
+test("both pages fit a 390 px phone", async () => {
+  const { page } = browser;
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const [path, name] of [
+    ["/ui/audit", "audit-390"],
+    ["/ui/onboarding", "onboarding-390"],
+  ] as const) {
+    await page.goto(`${server.base}${path}`);
+    await page.getByText(/^Showing \d+/).waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBe(0);
+    await browser.screenshot(name);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}, SLOW);
+
+test("no console or page errors during the run", () => {
+  browser.assertClean();
+});
