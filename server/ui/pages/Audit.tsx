@@ -5,11 +5,11 @@
  * "Load more" follows the API's nextCursor. The time inputs are local
  * times in the URL and sent to the API as ISO 8601 instants.
  */
-import { useEffect, useState, type FormEvent } from "react";
-import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { FilterActions } from "../components/FilterActions.tsx";
+import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
-import { navigate, useLocation } from "../router.tsx";
+import { useFilteredList } from "../list.ts";
 
 export interface AuditEntry {
   id: string;
@@ -79,64 +79,8 @@ function Details({ details }: { details: Record<string, unknown> }) {
 }
 
 export function AuditPage() {
-  const { search } = useLocation();
-  const filterKey = FILTERS.map((k) => `${k}=${encodeURIComponent(search.get(k) ?? "")}`).join("&");
-  const [items, setItems] = useState<AuditEntry[]>([]);
-  const [nextCursor, setNextCursor] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [loading, setLoading] = useState(true);
+  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<AuditEntry>("/ui/audit", FILTERS, listQuery);
 
-  useEffect(() => {
-    let current = true;
-    setLoading(true);
-    setError(null);
-    api
-      .get<AuditPage>(listQuery(new URLSearchParams(filterKey), null))
-      .then(
-        (page) => {
-          if (!current) return;
-          setItems(page.items);
-          setNextCursor(page.nextCursor);
-        },
-        (caught: ApiError) => {
-          if (!current) return;
-          setItems([]);
-          setNextCursor(null);
-          setError(caught);
-        },
-      )
-      .finally(() => current && setLoading(false));
-    return () => {
-      current = false;
-    };
-  }, [filterKey]);
-
-  function loadMore() {
-    if (nextCursor === null) return;
-    setLoading(true);
-    api
-      .get<AuditPage>(listQuery(new URLSearchParams(filterKey), nextCursor))
-      .then((page) => {
-        setItems((before) => [...before, ...page.items]);
-        setNextCursor(page.nextCursor);
-        setError(null);
-      }, setError)
-      .finally(() => setLoading(false));
-  }
-
-  function onFilter(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const query = new URLSearchParams();
-    for (const key of FILTERS) {
-      const value = String(form.get(key) ?? "").trim();
-      if (value !== "") query.set(key, value);
-    }
-    const qs = query.toString();
-    navigate(qs === "" ? "/ui/audit" : `/ui/audit?${qs}`);
-  }
-
-  const filtered = FILTERS.some((k) => search.has(k));
 
   return (
     <section aria-labelledby="audit-title">
@@ -169,16 +113,7 @@ export function AuditPage() {
           <label htmlFor="audit-to">Before</label>
           <input id="audit-to" name="to" type="datetime-local" step="1" defaultValue={search.get("to") ?? ""} />
         </div>
-        <div className="filter-actions">
-          <button type="submit" className="button primary">
-            Filter
-          </button>
-          {filtered && (
-            <button type="button" className="button" onClick={() => navigate("/ui/audit")}>
-              Clear
-            </button>
-          )}
-        </div>
+        <FilterActions filtered={filtered} base="/ui/audit" />
       </form>
       <ErrorMessage error={error} />
       <p className="muted" aria-live="polite">
@@ -237,13 +172,7 @@ export function AuditPage() {
           </table>
         </div>
       )}
-      {nextCursor !== null && (
-        <p>
-          <button type="button" className="button" onClick={loadMore} disabled={loading}>
-            {loading ? "Loading…" : "Load more"}
-          </button>
-        </p>
-      )}
+      <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>
   );
 }

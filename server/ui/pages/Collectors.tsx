@@ -4,12 +4,12 @@
  * tag, q), so a reload, a shared link or Back keeps them; "Load more"
  * follows the API's nextCursor.
  */
-import { useEffect, useState, type FormEvent } from "react";
-import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { FilterActions } from "../components/FilterActions.tsx";
+import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
-import { navigate, useLocation } from "../router.tsx";
+import { useFilteredList } from "../list.ts";
 
 export const COLLECTOR_STATUSES = ["pending", "online", "degraded", "offline"] as const;
 export type CollectorStatus = (typeof COLLECTOR_STATUSES)[number];
@@ -61,65 +61,8 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
 }
 
 export function CollectorsPage() {
-  const { search } = useLocation();
-  const filterKey = ["status", "tag", "q"].map((k) => `${k}=${search.get(k) ?? ""}`).join("&");
-  const [items, setItems] = useState<Collector[]>([]);
-  const [nextCursor, setNextCursor] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [loading, setLoading] = useState(true);
+  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<Collector>("/ui/collectors", ["status", "tag", "q"], listQuery);
 
-  // The first page, again whenever the filters in the URL change.
-  useEffect(() => {
-    let current = true;
-    setLoading(true);
-    setError(null);
-    api
-      .get<CollectorPage>(listQuery(new URLSearchParams(filterKey), null))
-      .then(
-        (page) => {
-          if (!current) return;
-          setItems(page.items);
-          setNextCursor(page.nextCursor);
-        },
-        (caught: ApiError) => {
-          if (!current) return;
-          setItems([]);
-          setNextCursor(null);
-          setError(caught);
-        },
-      )
-      .finally(() => current && setLoading(false));
-    return () => {
-      current = false;
-    };
-  }, [filterKey]);
-
-  function loadMore() {
-    if (nextCursor === null) return;
-    setLoading(true);
-    api
-      .get<CollectorPage>(listQuery(new URLSearchParams(filterKey), nextCursor))
-      .then((page) => {
-        setItems((before) => [...before, ...page.items]);
-        setNextCursor(page.nextCursor);
-        setError(null);
-      }, setError)
-      .finally(() => setLoading(false));
-  }
-
-  function onFilter(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const query = new URLSearchParams();
-    for (const key of ["status", "tag", "q"]) {
-      const value = String(form.get(key) ?? "").trim();
-      if (value !== "") query.set(key, value);
-    }
-    const qs = query.toString();
-    navigate(qs === "" ? "/ui/collectors" : `/ui/collectors?${qs}`);
-  }
-
-  const filtered = search.has("status") || search.has("tag") || search.has("q");
 
   return (
     <section aria-labelledby="collectors-title">
@@ -156,16 +99,7 @@ export function CollectorsPage() {
           <label htmlFor="filter-q">Search</label>
           <input id="filter-q" name="q" type="search" defaultValue={search.get("q") ?? ""} placeholder="Name, id or environment" />
         </div>
-        <div className="filter-actions">
-          <button type="submit" className="button primary">
-            Filter
-          </button>
-          {filtered && (
-            <button type="button" className="button" onClick={() => navigate("/ui/collectors")}>
-              Clear
-            </button>
-          )}
-        </div>
+        <FilterActions filtered={filtered} base="/ui/collectors" />
       </form>
       <ErrorMessage error={error} />
       <p className="muted" aria-live="polite">
@@ -229,13 +163,7 @@ export function CollectorsPage() {
           </table>
         </div>
       )}
-      {nextCursor !== null && (
-        <p>
-          <button type="button" className="button" onClick={loadMore} disabled={loading}>
-            {loading ? "Loading…" : "Load more"}
-          </button>
-        </p>
-      )}
+      <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>
   );
 }

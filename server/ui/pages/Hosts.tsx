@@ -5,54 +5,18 @@
  * log browser over the agent's browse and sample calls. The browser's place
  * (dir, file, mode, from) lives in the URL too, so reload and Back keep it.
  */
-import { useEffect, useState, type FormEvent, type ReactNode } from "react";
+import { useEffect, useState, type ReactNode } from "react";
+import type { BrowseListing as Listing, BrowseSample as Sample, DiscoveryReport as Discovery, HostFacts } from "../../../agent/types.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { FilterActions } from "../components/FilterActions.tsx";
+import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
+import { useFilteredList } from "../list.ts";
 import { Link, navigate, useLocation } from "../router.tsx";
 
 export const AGENT_STATUSES = ["online", "offline"] as const;
-
-interface HostFacts {
-  hostname: string;
-  os: { platform: string; distro: string; release: string; kernel: string; arch: string };
-  cpu: { model: string; cores: number };
-  memoryBytes: number;
-  ips: string[];
-  machineId: string | null;
-  container: { inContainer: boolean; kubernetes: boolean; podName: string | null; namespace: string | null; nodeName: string | null };
-}
-
-interface Step {
-  type: string;
-  config: Record<string, unknown>;
-}
-
-interface Discovery {
-  services: {
-    fingerprint: string;
-    title: string;
-    evidence: string[];
-    pids: number[];
-    ports: number[];
-    logFiles: string[];
-    pipeline: { source: Step; processors: Step[] };
-  }[];
-  collectors: {
-    name: string;
-    collectorType: "otelcol" | "alloy";
-    binaryPath: string | null;
-    configPath: string | null;
-    serviceName: string | null;
-    running: boolean;
-    pid: number | null;
-    nativeRemoteConfig: boolean;
-    metricsUrl: string;
-    metricsAlive: boolean;
-  }[];
-  logSources: { kind: "file" | "journald" | "docker" | "kubernetes"; path: string; service: string | null }[];
-}
 
 export interface Agent {
   id: string;
@@ -68,28 +32,6 @@ export interface Agent {
   browse: { enabled: boolean; allowedRoots: string[] } | null;
   discovery: Discovery | null;
   discoveredAt: string | null;
-}
-
-interface AgentPage {
-  items: Agent[];
-  nextCursor: string | null;
-}
-
-interface Listing {
-  path: string;
-  entries: { name: string; type: "file" | "directory" | "symlink" | "other"; size: number; modifiedAt: string }[];
-  truncated: boolean;
-}
-
-interface Sample {
-  path: string;
-  mode: "lines" | "bytes";
-  from: "head" | "tail";
-  size: number;
-  binary: boolean;
-  content: string;
-  lines: number;
-  truncated: boolean;
 }
 
 /** Exactly what the UI says when the agent's config turns browsing off. */
@@ -125,64 +67,8 @@ function Connected({ connected }: { connected: boolean }) {
 }
 
 function HostList() {
-  const { search } = useLocation();
-  const filterKey = ["status", "q"].map((k) => `${k}=${search.get(k) ?? ""}`).join("&");
-  const [items, setItems] = useState<Agent[]>([]);
-  const [nextCursor, setNextCursor] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [loading, setLoading] = useState(true);
+  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<Agent>("/ui/hosts", ["status", "q"], listQuery);
 
-  useEffect(() => {
-    let current = true;
-    setLoading(true);
-    setError(null);
-    api
-      .get<AgentPage>(listQuery(new URLSearchParams(filterKey), null))
-      .then(
-        (page) => {
-          if (!current) return;
-          setItems(page.items);
-          setNextCursor(page.nextCursor);
-        },
-        (caught: ApiError) => {
-          if (!current) return;
-          setItems([]);
-          setNextCursor(null);
-          setError(caught);
-        },
-      )
-      .finally(() => current && setLoading(false));
-    return () => {
-      current = false;
-    };
-  }, [filterKey]);
-
-  function loadMore() {
-    if (nextCursor === null) return;
-    setLoading(true);
-    api
-      .get<AgentPage>(listQuery(new URLSearchParams(filterKey), nextCursor))
-      .then((page) => {
-        setItems((before) => [...before, ...page.items]);
-        setNextCursor(page.nextCursor);
-        setError(null);
-      }, setError)
-      .finally(() => setLoading(false));
-  }
-
-  function onFilter(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const query = new URLSearchParams();
-    for (const key of ["status", "q"]) {
-      const value = String(form.get(key) ?? "").trim();
-      if (value !== "") query.set(key, value);
-    }
-    const qs = query.toString();
-    navigate(qs === "" ? "/ui/hosts" : `/ui/hosts?${qs}`);
-  }
-
-  const filtered = search.has("status") || search.has("q");
 
   return (
     <section aria-labelledby="hosts-title">
@@ -205,16 +91,7 @@ function HostList() {
           <label htmlFor="filter-q">Search</label>
           <input id="filter-q" name="q" type="search" defaultValue={search.get("q") ?? ""} placeholder="Hostname, id or environment" />
         </div>
-        <div className="filter-actions">
-          <button type="submit" className="button primary">
-            Filter
-          </button>
-          {filtered && (
-            <button type="button" className="button" onClick={() => navigate("/ui/hosts")}>
-              Clear
-            </button>
-          )}
-        </div>
+        <FilterActions filtered={filtered} base="/ui/hosts" />
       </form>
       <ErrorMessage error={error} />
       <p className="muted" aria-live="polite">
@@ -270,13 +147,7 @@ function HostList() {
           </table>
         </div>
       )}
-      {nextCursor !== null && (
-        <p>
-          <button type="button" className="button" onClick={loadMore} disabled={loading}>
-            {loading ? "Loading…" : "Load more"}
-          </button>
-        </p>
-      )}
+      <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>
   );
 }

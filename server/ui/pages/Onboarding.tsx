@@ -9,6 +9,7 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 
 interface EnrollmentToken {
@@ -322,13 +323,7 @@ function TokenList({ refresh }: { refresh: number }) {
           </table>
         </div>
       )}
-      {nextCursor !== null && (
-        <p>
-          <button type="button" className="button" onClick={loadMore} disabled={loading}>
-            {loading ? "Loading…" : "Load more"}
-          </button>
-        </p>
-      )}
+      <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>
   );
 }

@@ -1,0 +1,85 @@
+/**
+ * A filtered, cursor-paged list page: the filters live in the URL (so reload,
+ * Back and shared links keep them), the first page is fetched whenever they
+ * change, and "Load more" follows the API's nextCursor. One hook for every
+ * list page, so each page only says how its filters become an API path.
+ */
+import { useEffect, useState, type FormEvent } from "react";
+import { api, ApiError } from "./api.ts";
+import { navigate, useLocation } from "./router.tsx";
+
+interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export function useFilteredList<T>(
+  /** The page's own path, e.g. /ui/collectors. */
+  base: string,
+  /** The URL query keys the filter form sets. */
+  keys: readonly string[],
+  /** The API path for these filters and cursor (null: the first page). */
+  apiPath: (filters: URLSearchParams, cursor: string | null) => string,
+) {
+  const { search } = useLocation();
+  // The filters as one string: a stable effect dependency and the form's key (so it resets on Back).
+  const filterKey = new URLSearchParams(keys.map((k) => [k, search.get(k) ?? ""])).toString();
+  const filtered = keys.some((k) => search.has(k));
+  const [items, setItems] = useState<T[]>([]);
+  const [nextCursor, setNextCursor] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [loading, setLoading] = useState(true);
+
+  useEffect(() => {
+    let current = true;
+    setLoading(true);
+    setError(null);
+    api
+      .get<Page<T>>(apiPath(new URLSearchParams(filterKey), null))
+      .then(
+        (page) => {
+          if (!current) return;
+          setItems(page.items);
+          setNextCursor(page.nextCursor);
+        },
+        (caught: ApiError) => {
+          if (!current) return;
+          setItems([]);
+          setNextCursor(null);
+          setError(caught);
+        },
+      )
+      .finally(() => current && setLoading(false));
+    return () => {
+      current = false;
+    };
+    // apiPath is a module-level function of each page; the filters are the only input.
+  }, [filterKey]);
+
+  function loadMore() {
+    if (nextCursor === null) return;
+    setLoading(true);
+    api
+      .get<Page<T>>(apiPath(new URLSearchParams(filterKey), nextCursor))
+      .then((page) => {
+        setItems((before) => [...before, ...page.items]);
+        setNextCursor(page.nextCursor);
+        setError(null);
+      }, setError)
+      .finally(() => setLoading(false));
+  }
+
+  function onFilter(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const query = new URLSearchParams();
+    for (const key of keys) {
+      const value = String(form.get(key) ?? "").trim();
+      if (value !== "") query.set(key, value);
+    }
+    const qs = query.toString();
+    navigate(qs === "" ? base : `${base}?${qs}`);
+  }
+
+  return { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter };
+}
