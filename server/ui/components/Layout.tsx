@@ -11,9 +11,14 @@ import { ThemeToggle } from "./ThemeToggle.tsx";
 export const NAV = [
   { href: "/ui/collectors", label: "Collectors" },
   { href: "/ui/pipelines", label: "Pipelines" },
+  { href: "/ui/sources", label: "Sources" },
+  { href: "/ui/destinations", label: "Destinations" },
+  { href: "/ui/routes", label: "Routes" },
   { href: "/ui/changes", label: "Changes" },
   { href: "/ui/hosts", label: "Hosts" },
   { href: "/ui/onboarding", label: "Onboarding" },
+  { href: "/ui/users", label: "Users" },
+  { href: "/ui/service-accounts", label: "Service accounts" },
   { href: "/ui/audit", label: "Audit" },
   { href: "/ui/system", label: "System" },
 ] as const;

@@ -1,0 +1,66 @@
+/**
+ * Live updates: one EventSource on /api/v1/events shared by every component
+ * that listens, opened while at least one does and closed after the last
+ * leaves. The browser reconnects a dropped stream by itself; listeners are
+ * told (type "reconnected") so they can refetch what they may have missed.
+ */
+import { useEffect, useRef } from "react";
+
+/** The server's LiveEvent (server/events/events.ts). */
+export interface LiveEvent {
+  type: "collector" | "config_target" | "rollout" | "worktree";
+  id: string;
+  op: "put" | "delete";
+  /** The record as stored, for collector and config_target events; the others are a nudge to refetch. */
+  data?: unknown;
+}
+
+export type LiveListener = (event: LiveEvent | { type: "reconnected" }) => void;
+
+const TYPES: LiveEvent["type"][] = ["collector", "config_target", "rollout", "worktree"];
+const listeners = new Set<LiveListener>();
+let source: EventSource | null = null;
+
+function open(): void {
+  const es = new EventSource("/api/v1/events");
+  let opened = false;
+  es.onopen = () => {
+    if (opened) for (const l of listeners) l({ type: "reconnected" });
+    opened = true;
+  };
+  for (const type of TYPES) {
+    es.addEventListener(type, (message) => {
+      const event = JSON.parse((message as MessageEvent<string>).data) as LiveEvent;
+      for (const l of listeners) l(event);
+    });
+  }
+  source = es;
+}
+
+function listen(listener: LiveListener): () => void {
+  listeners.add(listener);
+  if (!source) open();
+  return () => {
+    listeners.delete(listener);
+    if (listeners.size === 0 && source) {
+      source.close();
+      source = null;
+    }
+  };
+}
+
+/**
+ * Calls `onEvent` for each live event of the given types (and on reconnect).
+ * The latest `onEvent` is always used, so callers need not memoise it.
+ */
+export function useLiveEvents(types: readonly LiveEvent["type"][], onEvent: LiveListener): void {
+  const handler = useRef(onEvent);
+  handler.current = onEvent;
+  const key = types.join(",");
+  useEffect(() => {
+    const wanted = new Set(key.split(","));
+    return listen((event) => {
+      if (event.type === "reconnected" || wanted.has(event.type)) handler.current(event);
+    });
+  }, [key]);
+}
