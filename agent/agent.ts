@@ -10,6 +10,7 @@ import { Browser } from "./browse.ts";
 import { AgentChannel } from "./channel.ts";
 import { hostFacts } from "./discovery/host.ts";
 import { agentId } from "./identity.ts";
+import { pageOutRuntimeCode } from "./pageout.ts";
 import type { AgentConfig, AgentMessage, DiscoveryReport, ServerRequest } from "./types.ts";
 
 export const RESCAN_INTERVAL_MS = 10 * 60_000;
@@ -90,10 +91,18 @@ export class Agent {
     return this.scanning;
   }
 
-  /** Sends the current report when this session has not had it. */
+  /**
+   * Sends the current report when this session has not had it. A sent report
+   * ends a burst of one-off work (start-up, a reconnect, a changed host), so
+   * the code it ran goes back to the kernel (pageout.ts).
+   */
   private flush(): void {
     if (this.report === null || this.report.json === this.sent || !this.channel) return;
-    if (this.channel.send({ type: "discovery", report: this.report.value })) this.sent = this.report.json;
+    if (!this.channel.send({ type: "discovery", report: this.report.value })) return;
+    this.sent = this.report.json;
+    void pageOutRuntimeCode().then((advised) => {
+      if (!advised) this.log.debug("runtime code stays resident (madvise unavailable)");
+    });
   }
 
   private async handle(request: ServerRequest): Promise<unknown> {
