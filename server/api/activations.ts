@@ -5,8 +5,8 @@ import { route, type Route } from "../http/route.ts";
 import { StringMap } from "../http/schemas.ts";
 import { ConfigObject, DestinationActivationBody, SourceActivationBody } from "./config-schemas.ts";
 
-const SourceActivation = Type.Object({ sourceId: Type.String(), configOverrides: ConfigObject }, { title: "SourceActivation" });
-const DestinationActivation = Type.Object(
+export const SourceActivation = Type.Object({ sourceId: Type.String(), configOverrides: ConfigObject }, { title: "SourceActivation" });
+export const DestinationActivation = Type.Object(
   { destinationId: Type.String(), configOverrides: ConfigObject, tags: StringMap },
   { title: "DestinationActivation" },
 );

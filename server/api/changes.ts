@@ -4,12 +4,12 @@ import type { App } from "../app.ts";
 import { route, type Route } from "../http/route.ts";
 import { NextCursor, PageQuery } from "../http/schemas.ts";
 
-const FileChange = Type.Object({
+export const FileChange = Type.Object({
   path: Type.String(),
   change: Type.Union([Type.Literal("added"), Type.Literal("modified"), Type.Literal("deleted")]),
 });
 
-const Commit = Type.Object(
+export const Commit = Type.Object(
   {
     commit: Type.String({ description: "Git commit id." }),
     message: Type.String(),

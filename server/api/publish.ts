@@ -1,11 +1,13 @@
 /** REST: publish, rollout status, per-collector config history and rollback. */
 import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
+import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
+import type { RenderedConfig } from "../rollout/renderer.ts";
 
 const ConfigState = Type.Union([Type.Literal("current"), Type.Literal("applying"), Type.Literal("failed"), Type.Literal("outdated")]);
 
-const Rollout = Type.Object(
+export const Rollout = Type.Object(
   {
     id: Type.String(),
     kind: Type.Union([Type.Literal("publish"), Type.Literal("rollback")]),
@@ -19,7 +21,7 @@ const Rollout = Type.Object(
   { title: "Rollout" },
 );
 
-const Status = Type.Object(
+export const RolloutStatus = Type.Object(
   {
     rolloutId: Type.Union([Type.String(), Type.Null()]),
     commit: Type.Union([Type.String(), Type.Null()]),
@@ -37,7 +39,7 @@ const Status = Type.Object(
   { title: "RolloutStatus" },
 );
 
-const HistoryEntry = Type.Object(
+export const HistoryEntry = Type.Object(
   {
     seq: Type.Integer(),
     commit: Type.String(),
@@ -49,6 +51,22 @@ const HistoryEntry = Type.Object(
   },
   { title: "ConfigHistoryEntry" },
 );
+
+export const ConfigVersion = Type.Composite([HistoryEntry, Type.Object({ contentType: Type.String(), body: Type.String() })], { title: "ConfigVersion" });
+
+export const EffectiveConfig = Type.Object({
+  target: Type.Union([
+    Type.Object({ hash: Type.String(), commit: Type.String(), state: Type.String(), error: Type.Union([Type.String(), Type.Null()]), body: Type.String() }),
+    Type.Null(),
+  ]),
+  effective: Type.Union([
+    Type.Object({
+      reportedAt: Type.String({ format: "date-time" }),
+      files: Type.Array(Type.Object({ name: Type.String(), contentType: Type.String(), body: Type.String() })),
+    }),
+    Type.Null(),
+  ]),
+});
 
 export function publishRoutes(app: App): Route[] {
   return [
@@ -68,7 +86,7 @@ export function publishRoutes(app: App): Route[] {
       scope: "config:read",
       tag: "publish",
       summary: "Progress of the latest publish or rollback: counts by config state and each collector's state.",
-      response: Status,
+      response: RolloutStatus,
       handler: () => app.rollouts.status(),
     }),
     route({
@@ -92,23 +110,27 @@ export function publishRoutes(app: App): Route[] {
     }),
     route({
       method: "GET",
+      path: "/collectors/{id}/config-history/{seq}",
+      scope: "config:read",
+      tag: "publish",
+      summary: "One pushed config with its rendered body, so two versions can be compared.",
+      response: ConfigVersion,
+      handler: async ({ params }) => {
+        const entry = (await app.rollouts.history(params.id!)).find((e) => String(e.seq) === params.seq);
+        if (!entry) throw new NotFoundError("Config version", params.seq);
+        // Rendered configs are stored by content hash (server/rollout/rollout.ts RENDERED) and never change.
+        const rendered = (await app.store.get<RenderedConfig>("rendered_configs", entry.hash))?.data;
+        if (!rendered) throw new NotFoundError("Rendered config", entry.hash);
+        return { ...entry, contentType: rendered.contentType, body: rendered.body };
+      },
+    }),
+    route({
+      method: "GET",
       path: "/collectors/{id}/effective-config",
       scope: "config:read",
       tag: "publish",
       summary: "The config the collector last said it runs, beside the target it should run; null parts are not known yet.",
-      response: Type.Object({
-        target: Type.Union([
-          Type.Object({ hash: Type.String(), commit: Type.String(), state: Type.String(), error: Type.Union([Type.String(), Type.Null()]), body: Type.String() }),
-          Type.Null(),
-        ]),
-        effective: Type.Union([
-          Type.Object({
-            reportedAt: Type.String({ format: "date-time" }),
-            files: Type.Array(Type.Object({ name: Type.String(), contentType: Type.String(), body: Type.String() })),
-          }),
-          Type.Null(),
-        ]),
-      }),
+      response: EffectiveConfig,
       handler: async ({ params }) => {
         const effective = await app.rollouts.effective(params.id!);
         const current = await app.rollouts.target(params.id!);

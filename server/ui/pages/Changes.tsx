@@ -1,6 +1,434 @@
-/** Stub: built in a following change. */
-import { PlaceholderPage } from "./Placeholder.tsx";
+/**
+ * Changes and rollouts at /ui/changes: the deployment flow in page order —
+ * review pending edits file by file, commit them with a message (or discard
+ * them), publish the head commit to the fleet or to one collector, watch the
+ * rollout converge, and read the commit history. Live worktree events
+ * refresh the pending list; rollout and config_target events refresh the
+ * progress (at most once a second, as a fleet publish sends one per
+ * collector). Viewers see everything without the write buttons.
+ */
+import { useEffect, useRef, useState, type FormEvent } from "react";
+import { parsePatch } from "diff";
+import type { Static } from "@sinclair/typebox";
+import type { Commit as CommitSchema, FileChange as FileChangeSchema } from "../../api/changes.ts";
+import type { Rollout as RolloutSchema, RolloutStatus as StatusSchema } from "../../api/publish.ts";
+import { api, ApiError } from "../api.ts";
+import { shortCommit } from "../collector/format.ts";
+import { Diff, type StructuredPatch } from "../components/Diff.tsx";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { LastSeen } from "../components/LastSeen.tsx";
+import { LoadMore } from "../components/LoadMore.tsx";
+import { useLiveEvents } from "../events.ts";
+import { Link } from "../router.tsx";
+import { useSession } from "../session.tsx";
+import "./Changes.css";
+
+type FileChange = Static<typeof FileChangeSchema>;
+type Commit = Static<typeof CommitSchema>;
+type Rollout = Static<typeof RolloutSchema>;
+type RolloutStatus = Static<typeof StatusSchema>;
+
+const COMMITS_PAGE = 50;
+const STATES = ["current", "applying", "outdated", "failed", "offline"] as const;
+
+/** A counter bumped at most once per `ms` however often `bump` is called (trailing). */
+function useThrottledCounter(ms: number): [number, () => void] {
+  const [count, setCount] = useState(0);
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(() => () => void (timer.current && clearTimeout(timer.current)), []);
+  const bump = () => {
+    if (timer.current !== null) return;
+    timer.current = setTimeout(() => {
+      timer.current = null;
+      setCount((n) => n + 1);
+    }, ms);
+  };
+  return [count, bump];
+}
 
 export function ChangesPage() {
-  return <PlaceholderPage title="Changes" />;
+  const { state } = useSession();
+  const canWrite = state.status === "signedIn" && state.user.role !== "viewer";
+  const [worktree, setWorktree] = useState(0);
+  const [commits, setCommits] = useState(0);
+  const [rollout, bumpRollout] = useThrottledCounter(1000);
+
+  useLiveEvents(["worktree", "rollout", "config_target"], (event) => {
+    if (event.type === "worktree" || event.type === "reconnected") setWorktree((n) => n + 1);
+    if (event.type !== "worktree") bumpRollout();
+  });
+
+  return (
+    <section aria-labelledby="changes-title">
+      <div className="page-head">
+        <h1 id="changes-title">Changes</h1>
+      </div>
+      <PendingChanges canWrite={canWrite} reload={worktree} onCommitted={() => setCommits((n) => n + 1)} />
+      {canWrite && <Publish onPublished={bumpRollout} />}
+      <RolloutProgress reload={rollout} />
+      <CommitHistory reload={commits + worktree} />
+    </section>
+  );
+}
+
+const CHANGE_WORDS: Record<FileChange["change"], string> = { added: "added", modified: "modified", deleted: "deleted" };
+
+function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; reload: number; onCommitted: () => void }) {
+  const [items, setItems] = useState<FileChange[] | null>(null);
+  const [patches, setPatches] = useState<StructuredPatch[]>([]);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [commitError, setCommitError] = useState<ApiError | null>(null);
+  const [result, setResult] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [changed, setChanged] = useState(0);
+
+  useEffect(() => {
+    let current = true;
+    api.get<{ items: FileChange[]; diff: string }>("/changes").then(
+      (answer) => {
+        if (!current) return;
+        setItems(answer.items);
+        setPatches(answer.diff === "" ? [] : parsePatch(answer.diff));
+        setError(null);
+      },
+      (caught: ApiError) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, [reload, changed]);
+
+  /** The patch of one file: the server writes one per item, in order, named a/<path> or b/<path>. */
+  const patchOf = (item: FileChange, index: number) =>
+    patches.find((p) => p.oldFileName === `a/${item.path}` || p.newFileName === `b/${item.path}`) ?? patches[index];
+
+  function commit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const message = String(new FormData(form).get("message") ?? "");
+    setBusy(true);
+    setCommitError(null);
+    setResult("");
+    api
+      .post<Commit & { files: FileChange[] }>("/commit", { message })
+      .then((made) => {
+        form.reset();
+        setResult(`Committed ${shortCommit(made.commit)} with ${made.files.length} file${made.files.length === 1 ? "" : "s"}.`);
+        setChanged((n) => n + 1);
+        onCommitted();
+      }, setCommitError)
+      .finally(() => setBusy(false));
+  }
+
+  function discard() {
+    if (!window.confirm("Discard every pending change? The working tree returns to the last commit; this cannot be undone.")) return;
+    setBusy(true);
+    setError(null);
+    setResult("");
+    api
+      .post<{ items: FileChange[] }>("/changes/discard")
+      .then((answer) => {
+        setResult(`Discarded ${answer.items.length} change${answer.items.length === 1 ? "" : "s"}.`);
+        setChanged((n) => n + 1);
+      }, setError)
+      .finally(() => setBusy(false));
+  }
+
+  const count = items?.length ?? 0;
+  return (
+    <section className="detail-block" aria-labelledby="pending-title">
+      <h2 id="pending-title">Pending changes</h2>
+      <ErrorMessage error={error} />
+      <p className="muted" aria-live="polite">
+        {items === null ? (error ? "" : "Loading…") : count === 0 ? "No pending changes." : `${count} changed file${count === 1 ? "" : "s"}.`} {result}
+      </p>
+      {items !== null && count > 0 && (
+        <ul className="plain pending-files" aria-label="Changed files">
+          {items.map((item, i) => {
+            const patch = patchOf(item, i);
+            return (
+              <li key={item.path}>
+                <details open={count <= 5}>
+                  <summary>
+                    <code>{item.path}</code> <span className={`change change-${item.change}`}>{CHANGE_WORDS[item.change]}</span>
+                  </summary>
+                  {patch ? <Diff patch={patch} label={`Diff of ${item.path}`} /> : <p className="muted">No diff.</p>}
+                </details>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {canWrite && count > 0 && (
+        <form className="commit-form" aria-label="Commit pending changes" onSubmit={commit}>
+          <label htmlFor="commit-message">Commit message</label>
+          <textarea
+            id="commit-message"
+            name="message"
+            rows={3}
+            required
+            maxLength={10_000}
+            aria-invalid={commitError !== null || undefined}
+            aria-describedby={commitError ? "commit-error" : undefined}
+          />
+          <ErrorMessage error={commitError} id="commit-error" />
+          <div className="commit-actions">
+            <button type="submit" className="button primary" disabled={busy}>
+              Commit
+            </button>
+            <button type="button" className="button" disabled={busy} onClick={discard}>
+              Discard all changes
+            </button>
+          </div>
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Publish({ onPublished }: { onPublished: () => void }) {
+  const [error, setError] = useState<ApiError | null>(null);
+  const [result, setResult] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [matches, setMatches] = useState<{ id: string; name: string }[]>([]);
+
+  function publish(path: string) {
+    setBusy(true);
+    setError(null);
+    setResult("");
+    api
+      .post<Rollout>(path)
+      .then((r) => {
+        const n = r.collectorIds.length;
+        setResult(
+          `Publishing commit ${shortCommit(r.commit)} to ${n} collector${n === 1 ? "" : "s"}; ${r.changed.length} get${r.changed.length === 1 ? "s" : ""} a new config.`,
+        );
+        onPublished();
+      }, setError)
+      .finally(() => setBusy(false));
+  }
+
+  function publishOne(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const id = String(new FormData(event.currentTarget).get("collectorId") ?? "").trim();
+    if (id !== "") publish(`/publish/${encodeURIComponent(id)}`);
+  }
+
+  /** Suggests collectors for what is typed; the value sent is the id. */
+  function suggest(text: string) {
+    const q = text.trim();
+    if (q.length < 2) return setMatches([]);
+    api.get<{ items: { id: string; name: string }[] }>(`/collectors?limit=20&q=${encodeURIComponent(q)}`).then(
+      (page) => setMatches(page.items),
+      () => setMatches([]),
+    );
+  }
+
+  return (
+    <section className="detail-block" aria-labelledby="publish-title">
+      <h2 id="publish-title">Publish</h2>
+      <p className="muted">Publishing delivers the last commit; collectors whose config did not change are left alone.</p>
+      <div className="publish-actions">
+        <button type="button" className="button primary" disabled={busy} onClick={() => publish("/publish")}>
+          Publish to all
+        </button>
+        <form className="publish-one" aria-label="Publish to one collector" onSubmit={publishOne}>
+          <label htmlFor="publish-collector">Collector id</label>
+          <input
+            id="publish-collector"
+            name="collectorId"
+            list="publish-collector-options"
+            autoComplete="off"
+            required
+            placeholder="id, or type a name"
+            onChange={(event) => suggest(event.currentTarget.value)}
+          />
+          <datalist id="publish-collector-options">
+            {matches.map((c) => (
+              <option key={c.id} value={c.id}>
+                {c.name}
+              </option>
+            ))}
+          </datalist>
+          <button type="submit" className="button" disabled={busy}>
+            Publish to collector
+          </button>
+        </form>
+      </div>
+      <ErrorMessage error={error} />
+      <p role="status" className="muted">
+        {result}
+      </p>
+    </section>
+  );
+}
+
+const STATE_WORDS: Record<RolloutStatus["state"], string> = {
+  idle: "No publish yet",
+  running: "Running",
+  completed: "Completed",
+  completed_with_errors: "Completed with errors",
+};
+
+function RolloutProgress({ reload }: { reload: number }) {
+  const [status, setStatus] = useState<RolloutStatus | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+
+  useEffect(() => {
+    let current = true;
+    api.get<RolloutStatus>("/publish/status").then(
+      (answer) => {
+        if (!current) return;
+        setStatus(answer);
+        setError(null);
+      },
+      (caught: ApiError) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, [reload]);
+
+  const failures = status?.collectors.filter((c) => c.state === "failed") ?? [];
+  return (
+    <section className="detail-block" role="region" aria-labelledby="rollout-title">
+      <h2 id="rollout-title">Rollout progress</h2>
+      <ErrorMessage error={error} />
+      {!status && !error && <p className="muted">Loading…</p>}
+      {status && (
+        <>
+          <p aria-live="polite">
+            <strong>{STATE_WORDS[status.state]}</strong>
+            {status.commit && (
+              <>
+                {" "}
+                · commit <code>{shortCommit(status.commit)}</code> · {status.total} collector{status.total === 1 ? "" : "s"}
+              </>
+            )}
+          </p>
+          {status.state !== "idle" && (
+            <dl className="rollout-counts">
+              {STATES.map((s) => (
+                <div key={s} className={`count count-${s}`}>
+                  <dt>{s}</dt>
+                  <dd>{status.counts[s]}</dd>
+                </div>
+              ))}
+            </dl>
+          )}
+          {failures.length > 0 && (
+            <>
+              <h3 id="failures-title">Failures</h3>
+              <div className="table-scroll" role="region" aria-labelledby="failures-title" tabIndex={0}>
+                <table className="list">
+                  <thead>
+                    <tr>
+                      <th scope="col">Collector</th>
+                      <th scope="col">Error</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {failures.map((f) => (
+                      <tr key={f.id}>
+                        <th scope="row">
+                          <Link href={`/ui/collectors/${encodeURIComponent(f.id)}`}>
+                            <code>{f.id}</code>
+                          </Link>
+                        </th>
+                        <td>{f.error ?? <span className="muted">no message</span>}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+function CommitHistory({ reload }: { reload: number }) {
+  const [items, setItems] = useState<Commit[]>([]);
+  const [nextCursor, setNextCursor] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [loading, setLoading] = useState(true);
+
+  useEffect(() => {
+    let current = true;
+    setLoading(true);
+    api
+      .get<{ items: Commit[]; nextCursor: string | null }>(`/commits?limit=${COMMITS_PAGE}`)
+      .then(
+        (page) => {
+          if (!current) return;
+          setItems(page.items);
+          setNextCursor(page.nextCursor);
+          setError(null);
+        },
+        (caught: ApiError) => current && setError(caught),
+      )
+      .finally(() => current && setLoading(false));
+    return () => {
+      current = false;
+    };
+  }, [reload]);
+
+  function loadMore() {
+    if (nextCursor === null) return;
+    setLoading(true);
+    api
+      .get<{ items: Commit[]; nextCursor: string | null }>(`/commits?limit=${COMMITS_PAGE}&cursor=${encodeURIComponent(nextCursor)}`)
+      .then((page) => {
+        setItems((before) => [...before, ...page.items]);
+        setNextCursor(page.nextCursor);
+        setError(null);
+      }, setError)
+      .finally(() => setLoading(false));
+  }
+
+  return (
+    <section className="detail-block" aria-labelledby="commits-title">
+      <h2 id="commits-title">Commit history</h2>
+      <ErrorMessage error={error} />
+      <p className="muted" aria-live="polite">
+        {loading && items.length === 0 ? "Loading…" : items.length === 0 && !error ? "No commits yet." : ""}
+      </p>
+      {items.length > 0 && (
+        <div className="table-scroll" role="region" aria-labelledby="commits-caption" tabIndex={0}>
+          <table className="list commit-list">
+            <caption id="commits-caption" className="visually-hidden">
+              Commits, newest first
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Message</th>
+                <th scope="col">Author</th>
+                <th scope="col">Time</th>
+                <th scope="col">Commit</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((c) => (
+                <tr key={c.commit}>
+                  <th scope="row" className="commit-message">
+                    {c.message}
+                  </th>
+                  <td>{c.author}</td>
+                  <td>
+                    <LastSeen at={c.time} />
+                  </td>
+                  <td>
+                    <code title={c.commit}>{shortCommit(c.commit)}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
+    </section>
+  );
 }

@@ -1,6 +1,141 @@
-/** Stub: built in a following change. */
-import { PlaceholderPage } from "./Placeholder.tsx";
+/**
+ * One collector at /ui/collectors/{id}: who it is and how it is doing
+ * (header, health, live throughput), what it runs (target and reported
+ * config, push history with diffs and rollback), its own token, and the
+ * sources and destinations active on it. Live collector events keep the
+ * header current; config_target events refresh the config parts. Viewers
+ * get the same page without its write buttons.
+ */
+import { useEffect, useState, type ReactNode } from "react";
+import { api, ApiError } from "../api.ts";
+import { ActivationsSection } from "../collector/Activations.tsx";
+import { ConfigHistorySection } from "../collector/ConfigHistory.tsx";
+import { EffectiveConfigSection } from "../collector/EffectiveConfig.tsx";
+import { ThroughputSection } from "../collector/Throughput.tsx";
+import { TokenRotationSection } from "../collector/TokenRotation.tsx";
+import type { Collector } from "../collector/types.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { LastSeen } from "../components/LastSeen.tsx";
+import { StatusBadge } from "../components/StatusBadge.tsx";
+import { useLiveEvents } from "../events.ts";
+import { Link } from "../router.tsx";
+import { useSession } from "../session.tsx";
+import "../collector/collector.css";
+
+const MODE_LABELS: Record<Collector["managementMode"], string> = { opamp: "OpAMP", "rcfg-remotecfg": "remotecfg" };
 
 export function CollectorDetailPage({ id }: { id: string }) {
-  return <PlaceholderPage title="Collector" />;
+  const { state } = useSession();
+  const canWrite = state.status === "signedIn" && state.user.role !== "viewer";
+  const [collector, setCollector] = useState<Collector | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [collectorVersion, setCollectorVersion] = useState(0);
+  const [configVersion, setConfigVersion] = useState(0);
+
+  useEffect(() => {
+    let current = true;
+    api.get<Collector>(`/collectors/${encodeURIComponent(id)}`).then(
+      (found) => {
+        if (!current) return;
+        setCollector(found);
+        setError(null);
+      },
+      (caught: ApiError) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, [id, collectorVersion]);
+
+  useLiveEvents(["collector", "config_target"], (event) => {
+    if (event.type === "reconnected") {
+      setCollectorVersion((n) => n + 1);
+      setConfigVersion((n) => n + 1);
+    } else if (event.id === id) {
+      if (event.type === "collector") setCollectorVersion((n) => n + 1);
+      else setConfigVersion((n) => n + 1);
+    }
+  });
+
+  return (
+    <section aria-labelledby="collector-title">
+      <p className="breadcrumb-back">
+        <Link href="/ui/collectors">← All collectors</Link>
+      </p>
+      <div className="page-head">
+        <h1 id="collector-title">{collector?.name ?? id}</h1>
+        {collector && <StatusBadge status={collector.status} />}
+      </div>
+      <ErrorMessage error={error} />
+      {!collector && !error && <p className="muted">Loading…</p>}
+      {collector && (
+        <>
+          <CollectorFacts collector={collector} />
+          <ThroughputSection collectorId={id} reload={configVersion} />
+          <EffectiveConfigSection collectorId={id} reload={configVersion} />
+          <ConfigHistorySection collectorId={id} reload={configVersion} canWrite={canWrite} onRolledBack={() => setConfigVersion((n) => n + 1)} />
+          {canWrite && <TokenRotationSection collector={collector} />}
+          <ActivationsSection collectorId={id} canWrite={canWrite} reload={configVersion} />
+        </>
+      )}
+    </section>
+  );
+}
+
+function health(collector: Collector): ReactNode {
+  const h = collector.health;
+  if (h === null) return <span className="muted">not reported yet</span>;
+  const word = h.healthy === null ? "unknown" : h.healthy ? "healthy" : "unhealthy";
+  return (
+    <>
+      {word}
+      {h.error && <span className="config-error"> — {h.error}</span>}
+      <span className="muted">
+        {" "}
+        (over {h.channel}, contact expected every {h.intervalSeconds} s)
+      </span>
+    </>
+  );
+}
+
+function CollectorFacts({ collector }: { collector: Collector }) {
+  const tags = Object.entries(collector.tags);
+  const rows: [string, ReactNode][] = [
+    ["Collector id", <code>{collector.id}</code>],
+    ["Status", <StatusBadge status={collector.status} />],
+    ["Last seen", <LastSeen at={collector.lastSeen} />],
+    ["Environment", collector.environment ?? <span className="muted">—</span>],
+    ["Management", MODE_LABELS[collector.managementMode] ?? collector.managementMode],
+    [
+      "Tags",
+      tags.length === 0 ? (
+        <span className="muted">—</span>
+      ) : (
+        <ul className="tags" aria-label="Tags">
+          {tags.map(([key, value]) => (
+            <li key={key} className="tag">
+              {key}={value}
+            </li>
+          ))}
+        </ul>
+      ),
+    ],
+    ["Health", health(collector)],
+    ["Created", <LastSeen at={collector.createdAt} />],
+  ];
+  return (
+    <div className="detail-block">
+      <table className="kv">
+        <caption>Collector facts</caption>
+        <tbody>
+          {rows.map(([label, value]) => (
+            <tr key={label}>
+              <th scope="row">{label}</th>
+              <td>{value}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
 }

@@ -1,0 +1,173 @@
+/**
+ * Every config pushed to the collector, newest first, the latest being its
+ * target. Any version can be compared with the one before it (the bodies are
+ * fetched on demand and kept: a version never changes). Rollback is offered
+ * on the one version the API restores — the newest whose config differs
+ * from the target — after a confirmation, and its outcome is announced.
+ */
+import { useEffect, useRef, useState } from "react";
+import { api, ApiError } from "../api.ts";
+import { Diff, textPatch, type StructuredPatch } from "../components/Diff.tsx";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { LastSeen } from "../components/LastSeen.tsx";
+import { shortCommit } from "./format.ts";
+import type { ConfigVersion, HistoryEntry } from "./types.ts";
+
+/** The version POST /rollback returns to (mirrors server/rollout/rollout.ts rollback). */
+function rollbackTarget(history: HistoryEntry[]): HistoryEntry | null {
+  const current = history[history.length - 1];
+  if (!current) return null;
+  return [...history].reverse().find((e) => e.hash !== current.hash) ?? null;
+}
+
+interface Comparison {
+  seq: number;
+  patch: StructuredPatch | null;
+  error: ApiError | null;
+}
+
+export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBack }: { collectorId: string; reload: number; canWrite: boolean; onRolledBack: () => void }) {
+  const base = `/collectors/${encodeURIComponent(collectorId)}`;
+  const [history, setHistory] = useState<HistoryEntry[] | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [comparison, setComparison] = useState<Comparison | null>(null);
+  const [result, setResult] = useState("");
+  const [busy, setBusy] = useState(false);
+  const bodies = useRef(new Map<number, Promise<ConfigVersion>>());
+
+  useEffect(() => {
+    let current = true;
+    api.get<{ items: HistoryEntry[] }>(`${base}/config-history`).then(
+      (answer) => {
+        if (!current) return;
+        setHistory(answer.items);
+        setError(null);
+      },
+      (caught: ApiError) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, [base, reload]);
+
+  function version(seq: number): Promise<ConfigVersion> {
+    let found = bodies.current.get(seq);
+    if (!found) {
+      found = api.get<ConfigVersion>(`${base}/config-history/${seq}`);
+      found.catch(() => bodies.current.delete(seq));
+      bodies.current.set(seq, found);
+    }
+    return found;
+  }
+
+  function compare(entry: HistoryEntry) {
+    if (!history) return;
+    if (comparison?.seq === entry.seq) return setComparison(null);
+    const previous = previousOf(entry.seq);
+    setComparison({ seq: entry.seq, patch: null, error: null });
+    Promise.all([previous ? version(previous.seq) : null, version(entry.seq)]).then(
+      ([before, after]) =>
+        setComparison((c) =>
+          c?.seq === entry.seq
+            ? { ...c, patch: textPatch(before?.body ?? "", after.body, before ? `version ${before.seq}` : "nothing", `version ${after.seq}`) }
+            : c,
+        ),
+      (caught: ApiError) => setComparison((c) => (c?.seq === entry.seq ? { ...c, error: caught } : c)),
+    );
+  }
+
+  function rollback(to: HistoryEntry) {
+    if (!window.confirm(`Roll this collector back to version ${to.seq} (commit ${shortCommit(to.commit)})? It is pushed as a new version.`)) return;
+    setBusy(true);
+    setError(null);
+    setResult("");
+    api
+      .post<HistoryEntry>(`${base}/rollback`)
+      .then((entry) => {
+        setResult(`Rolled back to version ${entry.rollbackOf ?? to.seq}: version ${entry.seq} is now the target (${entry.state}).`);
+        setHistory((before) => (before ? [...before.filter((e) => e.seq !== entry.seq), entry] : [entry]));
+        onRolledBack();
+      }, setError)
+      .finally(() => setBusy(false));
+  }
+
+  const candidate = history ? rollbackTarget(history) : null;
+  const newestFirst = history ? [...history].reverse() : [];
+  const previousOf = (seq: number) => newestFirst.find((e) => e.seq < seq);
+  return (
+    <section className="detail-block" aria-labelledby="history-title">
+      <h2 id="history-title">Config history</h2>
+      <ErrorMessage error={error} />
+      <p role="status" className="muted">
+        {result}
+      </p>
+      {history === null ? (
+        !error && <p className="muted">Loading…</p>
+      ) : history.length === 0 ? (
+        <p className="muted">Nothing has been pushed to this collector yet.</p>
+      ) : (
+        <div className="table-scroll" role="region" aria-labelledby="history-caption" tabIndex={0}>
+          <table className="list history-list">
+            <caption id="history-caption" className="visually-hidden">
+              Config history
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Version</th>
+                <th scope="col">Commit</th>
+                <th scope="col">Pushed</th>
+                <th scope="col">By</th>
+                <th scope="col">State</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {newestFirst.map((entry, i) => (
+                <tr key={entry.seq} aria-current={i === 0 ? "true" : undefined}>
+                  <th scope="row">
+                    <span className="name">Version {entry.seq}</span>
+                    {i === 0 && <span className="tag target-tag">target</span>}
+                    {entry.rollbackOf !== undefined && <span className="id muted">rollback to version {entry.rollbackOf}</span>}
+                  </th>
+                  <td>
+                    <code>{shortCommit(entry.commit)}</code>
+                  </td>
+                  <td>
+                    <LastSeen at={entry.time} />
+                  </td>
+                  <td>{entry.actor}</td>
+                  <td>{entry.state}</td>
+                  <td className="row-actions">
+                    <button type="button" className="button" aria-pressed={comparison?.seq === entry.seq} onClick={() => compare(entry)}>
+                      Compare version {entry.seq}
+                    </button>
+                    {canWrite && candidate?.seq === entry.seq && (
+                      <button type="button" className="button" disabled={busy} onClick={() => rollback(entry)}>
+                        Roll back to version {entry.seq}
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {comparison && (
+        <div className="history-diff">
+          <h3>
+            Version {comparison.seq} against {previousOf(comparison.seq) ? `version ${previousOf(comparison.seq)!.seq}` : "nothing"}
+          </h3>
+          <ErrorMessage error={comparison.error} />
+          {comparison.patch ? (
+            <Diff patch={comparison.patch} label={`Changes in version ${comparison.seq}`} />
+          ) : (
+            !comparison.error && <p className="muted">Loading…</p>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}

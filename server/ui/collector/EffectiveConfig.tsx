@@ -1,0 +1,83 @@
+/**
+ * What the collector should run (the published target, with its delivery
+ * state) beside what it last said it runs (OpAMP effective config). Either
+ * may be unknown: nothing published yet, or a collector that never reported.
+ */
+import { useEffect, useState } from "react";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { LastSeen } from "../components/LastSeen.tsx";
+import { shortCommit } from "./format.ts";
+import type { EffectiveConfig } from "./types.ts";
+
+export function EffectiveConfigSection({ collectorId, reload }: { collectorId: string; reload: number }) {
+  const [config, setConfig] = useState<EffectiveConfig | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+
+  useEffect(() => {
+    let current = true;
+    api.get<EffectiveConfig>(`/collectors/${encodeURIComponent(collectorId)}/effective-config`).then(
+      (answer) => {
+        if (!current) return;
+        setConfig(answer);
+        setError(null);
+      },
+      (caught: ApiError) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, [collectorId, reload]);
+
+  const target = config?.target ?? null;
+  const effective = config?.effective ?? null;
+  return (
+    <section className="detail-block" aria-labelledby="effective-title">
+      <h2 id="effective-title">Configuration</h2>
+      <ErrorMessage error={error} />
+      {!config && !error && <p className="muted">Loading…</p>}
+      {config && (
+        <>
+          <h3 id="target-title">Target config</h3>
+          {target === null ? (
+            <p className="muted">Nothing has been published to this collector yet.</p>
+          ) : (
+            <>
+              <p>
+                Commit <code>{shortCommit(target.commit)}</code>, delivery state <strong className="config-state">{target.state}</strong>
+                {target.error && (
+                  <>
+                    : <span className="config-error">{target.error}</span>
+                  </>
+                )}
+              </p>
+              <pre className="code-block" role="region" aria-labelledby="target-title" tabIndex={0}>
+                <code>{target.body}</code>
+              </pre>
+            </>
+          )}
+          <h3 id="reported-title">Reported by the collector</h3>
+          {effective === null ? (
+            <p className="muted">The collector has not reported the config it runs.</p>
+          ) : (
+            <>
+              <p className="muted">
+                Reported <LastSeen at={effective.reportedAt} />.
+              </p>
+              {effective.files.map((file, i) => (
+                <div key={file.name || i} className="config-file">
+                  <p id={`reported-file-${i}`} className="config-file-name">
+                    <code>{file.name || "(unnamed)"}</code> <span className="muted">{file.contentType}</span>
+                  </p>
+                  <pre className="code-block" role="region" aria-labelledby={`reported-title reported-file-${i}`} tabIndex={0}>
+                    <code>{file.body}</code>
+                  </pre>
+                </div>
+              ))}
+            </>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,60 @@
+/**
+ * The collector's own token (Bearer for remote config and /v1/metrics).
+ * Rotating mints a new one and revokes the old in the same write, so the
+ * page asks first, then shows the new token once, with the warning that the
+ * collector stops authenticating until its config holds the new token.
+ */
+import { useState } from "react";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { CopyButton } from "./CopyButton.tsx";
+import type { Collector } from "./types.ts";
+
+interface MintedToken {
+  token: string;
+  collectorId: string;
+  createdAt: string;
+}
+
+export function TokenRotationSection({ collector }: { collector: Collector }) {
+  const [minted, setMinted] = useState<MintedToken | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  function rotate() {
+    if (!window.confirm(`Mint a new token for ${collector.name}? Its current token stops working at once.`)) return;
+    setBusy(true);
+    setError(null);
+    setMinted(null);
+    api
+      .post<MintedToken>(`/collectors/${encodeURIComponent(collector.id)}/otlp-token`)
+      .then(setMinted, setError)
+      .finally(() => setBusy(false));
+  }
+
+  return (
+    <section className="detail-block" aria-labelledby="token-title">
+      <h2 id="token-title">Collector token</h2>
+      <p className="muted">
+        {collector.managementMode === "opamp"
+          ? "Used for own-metrics push; OpAMP collectors are sent a new one as connection settings."
+          : "The remotecfg bearer_token and the own-metrics push Authorization header."}
+      </p>
+      <button type="button" className="button" disabled={busy} onClick={rotate}>
+        Rotate token
+      </button>
+      <ErrorMessage error={error} />
+      {minted && (
+        <div className="snippet">
+          <label htmlFor="new-token">New collector token</label>
+          <input id="new-token" className="token-box" readOnly spellCheck={false} value={minted.token} onFocus={(event) => event.currentTarget.select()} />
+          <CopyButton text={minted.token} />
+          <p className="note" role="note">
+            Shown once. The previous token no longer works: put this one in the collector's config now
+            {collector.managementMode === "rcfg-remotecfg" ? " (remotecfg.bearer_token and the metrics exporter's Authorization header) and restart it." : "."}
+          </p>
+        </div>
+      )}
+    </section>
+  );
+}

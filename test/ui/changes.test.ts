@@ -1,0 +1,165 @@
+/**
+ * The Changes page in Debian's chromium against the real server: edits made
+ * through the API show as pending files with their diffs; a blank commit
+ * message is refused inline; a commit from the UI lands in the history;
+ * "Publish to all" reaches a connected OpAMP test client, whose APPLIED
+ * report turns up live as "current" in the rollout progress, and a second
+ * client's refusal as a failure with its message; a viewer sees
+ * the page without its write buttons. Desktop and phone screenshots, no
+ * console errors.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { deploymentKit } from "../deployment.ts";
+import { startTestServer, type TestServer } from "../harness.ts";
+import { RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import { applied, description, RawAgent } from "../opamp/helpers.ts";
+import { openBrowser, type BrowserSession } from "./browser.ts";
+
+let server: TestServer;
+let browser: BrowserSession;
+let agent: RawAgent;
+/** A second client that refuses every config it is sent. */
+let refuser: RawAgent;
+let collectorId: string;
+let refuserId: string;
+const SLOW = 30_000;
+
+beforeAll(async () => {
+  server = await startTestServer({ SVC_EXTERNALURL: "https://svc.example.com" });
+  browser = await openBrowser({ width: 1280, height: 800 });
+  const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
+  const connect = async (name: string) => {
+    const { id } = await call<{ id: string }>("/collectors", "POST", { name });
+    const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", collectorId: id });
+    const client = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, token);
+    await client.call({ agentDescription: description({ "service.name": name }) });
+    return { id, client };
+  };
+  ({ id: collectorId, client: agent } = await connect("edge-1"));
+  ({ id: refuserId, client: refuser } = await connect("edge-2"));
+  const routeThrough = await deploymentKit(call);
+  await routeThrough(collectorId, "/var/log/edge/*.log");
+  await routeThrough(refuserId, "/var/log/refused/*.log");
+
+  const admin = await server.uiAdmin();
+  const { page } = browser;
+  await page.goto(`${server.base}/ui/login?next=%2Fui%2Fchanges`);
+  await page.getByLabel("Username").fill(admin.username);
+  await page.getByLabel("Password").fill(admin.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(/\/ui\/changes$/);
+}, SLOW);
+
+afterAll(async () => {
+  agent?.close();
+  refuser?.close();
+  await browser?.close();
+  await server?.stop();
+});
+
+test("pending edits are listed with their diffs", async () => {
+  const { page } = browser;
+  await page.getByText("7 changed files.").waitFor();
+  const files = page.getByRole("list", { name: "Changed files" }).getByRole("listitem");
+  expect(await files.count()).toBe(7);
+  const activations = files.filter({ hasText: `collectors/${collectorId}/activations.yaml` });
+  expect(await activations.textContent()).toContain("added");
+  // Over five files the diffs start folded; the file's summary opens its diff.
+  await activations.getByText(`collectors/${collectorId}/activations.yaml`, { exact: true }).click();
+  const diff = page.getByRole("region", { name: `Diff of collectors/${collectorId}/activations.yaml` });
+  expect(await diff.textContent()).toContain("/var/log/edge/*.log");
+  // Every line of an added file is an addition, counted in the header.
+  expect(await activations.getByText(/^\+\d+$/).textContent()).not.toBe("+0");
+
+  await activations.getByLabel("Side by side").check();
+  // An added file faces nothing: an empty left half beside the new lines.
+  const firstLine = diff.locator("tr").nth(1).locator("td");
+  expect(await firstLine.count()).toBe(3);
+  expect(await firstLine.first().textContent()).toBe("");
+  expect(await firstLine.last().textContent()).toMatch(/^\+\S/);
+  await browser.screenshot("changes-pending-1280");
+}, SLOW);
+
+test("a blank commit message is refused inline, then a commit lands in the history", async () => {
+  const { page } = browser;
+  const form = page.getByRole("form", { name: "Commit pending changes" });
+  await form.getByLabel("Commit message").fill("   ");
+  await form.getByRole("button", { name: "Commit" }).click();
+  await form.getByRole("alert").getByText(/HTTP 400/).waitFor();
+  expect(await form.getByRole("alert").textContent()).toContain("non-blank commit message");
+
+  await form.getByLabel("Commit message").fill("Onboard edge-1");
+  await form.getByRole("button", { name: "Commit" }).click();
+  await page.getByText("No pending changes.").waitFor();
+  const history = page.getByRole("region", { name: "Commits, newest first" });
+  const row = history.getByRole("row").filter({ hasText: "Onboard edge-1" });
+  await row.waitFor();
+  expect(await row.textContent()).toContain("admin");
+  expect(await history.locator("tbody tr").count()).toBe(1);
+}, SLOW);
+
+test("Publish to all reaches the connected clients: one counted current, one failed with its message", async () => {
+  const { page } = browser;
+  const pushed = agent.next((m) => m.remoteConfig !== undefined, 10_000);
+  const refused = refuser.next((m) => m.remoteConfig !== undefined, 10_000);
+  await page.getByRole("button", { name: "Publish to all" }).click();
+  await page.getByRole("status").getByText(/to 2 collectors; 2 get a new config/).waitFor();
+  const message = await pushed;
+  expect(new TextDecoder().decode(message.remoteConfig!.config!.configMap[""]!.body)).toContain("/var/log/edge/*.log");
+  const bad = await refused;
+  await refuser.call({ remoteConfigStatus: applied(bad.remoteConfig!.configHash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "receiver filelog: permission denied") });
+
+  const progress = page.getByRole("region", { name: "Rollout progress" });
+  const count = (state: string) => progress.locator("div", { has: page.getByRole("term").getByText(state, { exact: true }) }).getByRole("definition");
+  await agent.call({ remoteConfigStatus: applied(message.remoteConfig!.configHash) });
+  // Live: the config_target event refreshes the progress without a reload.
+  await progress.getByText("Completed with errors", { exact: true }).waitFor();
+  expect(await count("current").textContent()).toBe("1");
+  expect(await count("failed").textContent()).toBe("1");
+  const failure = progress.getByRole("region", { name: "Failures" }).getByRole("row", { name: new RegExp(refuserId) });
+  expect(await failure.getByRole("cell").textContent()).toBe("receiver filelog: permission denied");
+  await browser.screenshot("changes-1280");
+}, SLOW);
+
+test("publishing to one unknown collector shows the API's error", async () => {
+  const { page } = browser;
+  const form = page.getByRole("form", { name: "Publish to one collector" });
+  await form.getByLabel("Collector id").fill("no-such-collector");
+  await form.getByRole("button", { name: "Publish to collector" }).click();
+  await page.getByRole("alert").getByText(/HTTP 404/).waitFor();
+}, SLOW);
+
+test("the page fits a 390 px phone", async () => {
+  const { page } = browser;
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await page.getByRole("region", { name: "Rollout progress" }).getByText("Completed with errors", { exact: true }).waitFor();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow).toBe(0);
+  await browser.screenshot("changes-390");
+  await page.setViewportSize({ width: 1280, height: 800 });
+}, SLOW);
+
+test("no console or page errors during the admin's run", () => {
+  browser.assertClean();
+});
+
+test("a viewer sees the history and progress without write buttons", async () => {
+  const invited = await server.call<{ inviteUrl: string }>("/users", "POST", { username: "vera", email: "vera@example.com", role: "viewer" });
+  const token = new URL(invited.inviteUrl).searchParams.get("token")!;
+  const viewer = await openBrowser({ width: 1280, height: 800 });
+  try {
+    // The request context shares the browser's cookies: redeeming the invite signs the viewer in.
+    const res = await viewer.context.request.post(`${server.base}/api/v1/session/invite`, { data: { token, password: "viewer-password-123" } });
+    expect(res.status()).toBe(200);
+    await viewer.page.goto(`${server.base}/ui/changes`);
+    await viewer.page.getByRole("row").filter({ hasText: "Onboard edge-1" }).waitFor();
+    await viewer.page.getByRole("region", { name: "Rollout progress" }).getByText("Completed with errors", { exact: true }).waitFor();
+    for (const name of ["Publish to all", "Publish to collector", "Commit", "Discard all changes"]) {
+      expect(await viewer.page.getByRole("button", { name, exact: true }).count()).toBe(0);
+    }
+    viewer.assertClean();
+  } finally {
+    await viewer.close();
+  }
+}, SLOW);
