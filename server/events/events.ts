@@ -84,7 +84,8 @@ export class EventHub {
   }
 }
 
-const KEEPALIVE_MS = 15_000;
+/** Under the HTTP server's 10 s idle timeout (Bun's default, kept against slow clients), or a quiet stream is cut. */
+const KEEPALIVE_MS = 5_000;
 /** Bytes queued for a slow client before it is cut off. */
 const MAX_BACKLOG = 1024 * 1024;
 

@@ -74,3 +74,12 @@ test("stopping the server ends open event streams instead of waiting on them", a
   expect(await Promise.race([stopped, Bun.sleep(3000).then(() => "hung")])).toBe("stopped");
   expect((await reader.read().catch(() => ({ done: true }))).done).toBe(true);
 });
+
+test("a quiet stream outlives the server's 10 s idle timeout: keepalives keep it open", async () => {
+  const res = await server.api("/events");
+  const reading = collect(res, 1, 17_000);
+  await Bun.sleep(14_500);
+  await server.api("/collectors", { method: "POST", json: { name: "after-quiet" } });
+  const events = await reading;
+  expect(events.map((e) => (e.data.data as { name: string }).name)).toEqual(["after-quiet"]);
+}, 25_000);
