@@ -5,6 +5,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/system-deps.sh
+# server/store/postgres.test.ts needs PostgreSQL on 127.0.0.1:5432 (trust auth),
+# unless SVC_TEST_POSTGRES_URI points elsewhere: start the local cluster when it
+# is stopped. Quiet and idempotent; without it those tests fail and say why.
+if [ -z "${SVC_TEST_POSTGRES_URI:-}" ] && command -v pg_lsclusters >/dev/null 2>&1; then
+  pg_lsclusters --no-header 2>/dev/null | while read -r version cluster _ status _; do
+    case "$status" in online*) continue ;; esac
+    pg_ctlcluster --skip-systemctl-redirect "$version" "$cluster" start >/dev/null 2>&1 ||
+      echo "postgres: could not start cluster $version/$cluster (as root: pg_ctlcluster --skip-systemctl-redirect $version $cluster start)" >&2
+  done
+fi
 echo "== typecheck"
 node_modules/.bin/tsc --noEmit -p tsconfig.json
 echo "== bun test"

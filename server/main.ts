@@ -9,8 +9,10 @@ import pino from "pino";
 import { apiRoutes } from "./api/index.ts";
 import { createApp, VERSION } from "./app.ts";
 import { startAuditRetention } from "./audit/retention.ts";
+import { redactUri } from "./config/database-uri.ts";
 import { ConfigError, loadConfig, type ServerConfig } from "./config/load.ts";
 import { startHttpServer } from "./http/server.ts";
+import { PostgresStore } from "./store/postgres.ts";
 import { SqliteStore } from "./store/sqlite.ts";
 import type { Store } from "./store/store.ts";
 
@@ -22,12 +24,36 @@ function fail(message: string, code = 2): never {
   process.exit(code);
 }
 
-function openStore(config: ServerConfig): Store {
+/**
+ * embedded → SQLite at storage.boltPath; external → the adapter the database
+ * URI names: postgres:// or postgresql:// opens PostgreSQL. Logs the backend,
+ * never the password.
+ */
+async function openStore(config: ServerConfig, logger: pino.Logger): Promise<Store> {
   if (config.storage.backend === "external") {
-    fail("storage.backend 'external' is not available in this version; use 'embedded'.");
+    const uri = config.database.uri;
+    const shown = redactUri(uri);
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase() ?? "";
+    if (scheme === "mongodb" || scheme === "mongodb+srv") {
+      fail(
+        `database.uri ${shown}: MongoDB is not available in this version; storage.backend 'external' needs a PostgreSQL URI (postgres:// or postgresql://).`,
+      );
+    }
+    if (scheme !== "postgres" && scheme !== "postgresql") {
+      fail(`database.uri ${shown}: storage.backend 'external' needs a PostgreSQL URI (postgres:// or postgresql://).`);
+    }
+    try {
+      const store = await PostgresStore.open(uri, { database: config.database.database });
+      logger.info({ backend: store.backend, database: shown }, "opened the external store");
+      return store;
+    } catch (error) {
+      fail(`cannot open the PostgreSQL store at ${shown} (database.*): ${redactUri((error as Error).message)}`, 1);
+    }
   }
   try {
-    return new SqliteStore(config.storage.boltPath);
+    const store = new SqliteStore(config.storage.boltPath);
+    logger.info({ backend: store.backend, path: config.storage.boltPath }, "opened the embedded store");
+    return store;
   } catch (error) {
     fail(`cannot open the embedded store at ${config.storage.boltPath} (storage.boltPath): ${(error as Error).message}`, 1);
   }
@@ -61,7 +87,7 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
     throw error;
   }
   const logger = pino({ level: config.logging.level, base: { service: "svc-server" }, timestamp: pino.stdTimeFunctions.isoTime });
-  const store = openStore(config);
+  const store = await openStore(config, logger);
   let app;
   try {
     app = await createApp(config, store, logger);

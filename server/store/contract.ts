@@ -10,6 +10,8 @@ import type { AuditEntry, Change, Store } from "./store.ts";
 export interface ContractTarget {
   open(): Promise<Store>;
   reopen?(previous: Store): Promise<Store>;
+  /** Another store instance on the same storage, open at the same time (external stores: another replica). */
+  second?(first: Store): Promise<Store>;
 }
 
 function auditEntry(time: string, overrides: Partial<AuditEntry> = {}): AuditEntry {
@@ -172,6 +174,61 @@ export function storeContract(name: string, target: ContractTarget): void {
       await store.close();
       await expect(store.ping()).rejects.toThrow();
     });
+
+    if (target.second) {
+      const second = target.second;
+      test("compare-and-swap holds across two instances writing at once", async () => {
+        const a = await target.open();
+        const b = await second(a);
+        for (let round = 0; round < 5; round++) {
+          const id = `race${round}`;
+          const created = await Promise.allSettled([
+            a.write([{ op: "put", collection: "t", id, data: "a", expect: "absent" }]),
+            b.write([{ op: "put", collection: "t", id, data: "b", expect: "absent" }]),
+          ]);
+          expect(created.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+          const lost = created.find((r) => r.status === "rejected") as PromiseRejectedResult;
+          expect(lost.reason).toBeInstanceOf(ConflictError);
+          const updated = await Promise.allSettled([
+            a.write([{ op: "put", collection: "t", id, data: "a2", expect: 1 }]),
+            b.write([{ op: "put", collection: "t", id, data: "b2", expect: 1 }]),
+          ]);
+          expect(updated.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+          expect((await b.get("t", id))!.version).toBe(2);
+        }
+        // Unconditional puts from both never reuse a version.
+        const puts = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).write([{ op: "put", collection: "t", id: "n", data: i }])),
+        );
+        expect(puts.map(([d]) => d!.version).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        await a.close();
+        await b.close();
+      });
+
+      test("the change feed reaches every instance, each change once", async () => {
+        const a = await target.open();
+        const b = await second(a);
+        const seenA: Change[] = [];
+        const seenB: Change[] = [];
+        a.watch((changes) => seenA.push(...changes));
+        b.watch((changes) => seenB.push(...changes));
+        await a.write([{ op: "put", collection: "t", id: "x", data: 1 }]);
+        await b.write([{ op: "put", collection: "t", id: "x", data: 2 }, { op: "put", collection: "t", id: "y", data: 1 }]);
+        await a.write([{ op: "delete", collection: "t", id: "y" }]);
+        const expected: Change[] = [
+          { collection: "t", id: "x", version: 1, op: "put" },
+          { collection: "t", id: "x", version: 2, op: "put" },
+          { collection: "t", id: "y", version: 1, op: "put" },
+          { collection: "t", id: "y", version: 0, op: "delete" },
+        ];
+        for (let i = 0; i < 100 && (seenA.length < 4 || seenB.length < 4); i++) await Bun.sleep(20);
+        await Bun.sleep(50);
+        expect(seenA).toEqual(expected);
+        expect(seenB).toEqual(expected);
+        await a.close();
+        await b.close();
+      });
+    }
 
     if (target.reopen) {
       const reopen = target.reopen;

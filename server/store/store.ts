@@ -84,8 +84,15 @@ export interface Store {
   queryAudit(query: AuditQuery): Promise<AuditEntry[]>;
   /** Deletes audit entries with `time` before the given instant; returns how many. */
   pruneAudit(before: string): Promise<number>;
-  /** Called after each committed write with what it changed; returns an unsubscribe. */
-  watch(listener: ChangeListener): () => void;
+  /**
+   * Called after each committed write with what it changed; returns an
+   * unsubscribe. An external store calls it for the writes of every replica,
+   * each once. `onResync`, where given, is called when changes may have been
+   * missed (an external store's feed connection dropped and came back): a
+   * watcher that caches what it read should read it again. The embedded
+   * store never calls it.
+   */
+  watch(listener: ChangeListener, onResync?: () => void): () => void;
   /** Throws when the backing storage cannot serve. */
   ping(): Promise<void>;
   close(): Promise<void>;

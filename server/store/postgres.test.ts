@@ -1,0 +1,181 @@
+/**
+ * The Store contract and the adapter's own behaviour against a real
+ * PostgreSQL: postgres://postgres@127.0.0.1:5432 unless SVC_TEST_POSTGRES_URI
+ * says otherwise. Each run creates its own databases under a random name and
+ * drops them after. An unreachable server fails the run (it is never skipped):
+ * scripts/test.sh starts the local cluster first.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { storeContract } from "./contract.ts";
+import { CHANGES_CHANNEL, notifyParts, PostgresStore } from "./postgres.ts";
+import type { Change, Store } from "./store.ts";
+
+const BASE = process.env.SVC_TEST_POSTGRES_URI || "postgres://postgres@127.0.0.1:5432";
+const RUN = `svc_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+const created: string[] = [];
+
+function uriFor(database: string): string {
+  const url = new URL(BASE);
+  url.pathname = "/" + database;
+  return url.toString();
+}
+
+const admin = new SQL(uriFor("postgres"), { max: 2, connectionTimeout: 5 });
+/** The run's main database, shared by the contract suite (emptied before each test's store). */
+const MAIN = `${RUN}_main`;
+let mainAdmin: SQL;
+
+async function createDatabase(name: string): Promise<string> {
+  await admin.unsafe(`CREATE DATABASE "${name}"`);
+  created.push(name);
+  return uriFor(name);
+}
+
+beforeAll(async () => {
+  try {
+    await admin`SELECT 1`;
+  } catch (error) {
+    throw new Error(
+      `PostgreSQL is not reachable at ${BASE.replace(/:[^:@/]*@/, ":***@")} (${(error as Error).message}). ` +
+        "The PostgreSQL store tests need it: start it (as root: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start), " +
+        "or point SVC_TEST_POSTGRES_URI at one. CI runs them through scripts/test.sh, which starts it.",
+    );
+  }
+  await createDatabase(MAIN);
+  mainAdmin = new SQL(uriFor(MAIN), { max: 1, connection: { application_name: "svc-test-admin" } });
+});
+
+afterAll(async () => {
+  await mainAdmin?.close({ timeout: 0 });
+  for (const name of created) await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await admin.close();
+});
+
+storeContract("postgres", {
+  open: async () => {
+    const store = await PostgresStore.open(uriFor(MAIN));
+    await mainAdmin`TRUNCATE docs, audit`;
+    return store;
+  },
+  reopen: async () => PostgresStore.open(uriFor(MAIN)),
+  second: async () => PostgresStore.open(uriFor(MAIN)),
+});
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(20);
+  }
+}
+
+describe("PostgreSQL store", () => {
+  test("two instances starting at the same moment migrate once; a newer schema is refused", async () => {
+    const uri = await createDatabase(`${RUN}_migrate`);
+    const stores = await Promise.all([PostgresStore.open(uri), PostgresStore.open(uri), PostgresStore.open(uri)]);
+    const db = new SQL(uri, { max: 1 });
+    try {
+      const rows = await db`SELECT version FROM schema_migrations ORDER BY version`;
+      expect(rows.map((r: { version: number }) => r.version)).toEqual([1]);
+      await stores[0]!.write([{ op: "put", collection: "t", id: "a", data: 1 }]);
+      expect((await stores[2]!.get("t", "a"))!.data).toBe(1);
+      await db`INSERT INTO schema_migrations (version) VALUES (999)`;
+      await expect(PostgresStore.open(uri)).rejects.toThrow(/schema version 999, newer than this server knows/);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+      await db.close();
+    }
+  });
+
+  test("announcements are split under the 8000-byte NOTIFY limit and arrive whole", async () => {
+    const changes: Change[] = Array.from({ length: 500 }, (_, i) => ({
+      collection: "collectors",
+      id: `collector-${String(i).padStart(4, "0")}-${"x".repeat(24)}`,
+      version: i + 1,
+      op: "put",
+    }));
+    const parts = notifyParts("w:1", changes);
+    expect(parts.length).toBeGreaterThan(1);
+    for (const part of parts) expect(Buffer.byteLength(part)).toBeLessThan(8000);
+    expect(parts.flatMap((p) => (JSON.parse(p) as { c: unknown[] }).c)).toHaveLength(500);
+    // A change that fits no payload makes receivers resync instead.
+    expect(JSON.parse(notifyParts("w:2", [{ collection: "t", id: "é".repeat(5000), version: 1, op: "put" }])[0]!)).toMatchObject({
+      c: [],
+      o: 1,
+    });
+
+    const a = await PostgresStore.open(uriFor(MAIN));
+    const b = await PostgresStore.open(uriFor(MAIN));
+    const payloads: string[] = [];
+    const raw = new SQL(uriFor(MAIN), { max: 1 });
+    const subscription = await raw.listen(CHANGES_CHANNEL, (payload) => payloads.push(payload));
+    const seen: Change[][] = [];
+    b.watch((batch) => seen.push(batch));
+    try {
+      const written = await a.write(changes.map((c) => ({ op: "put" as const, collection: "bulk", id: c.id, data: { big: true } })));
+      expect(written).toHaveLength(500);
+      await until("b to hear the batch", () => seen.length > 0);
+      await until("the raw listener", () => payloads.length >= 2);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]!.map((c) => c.id)).toEqual(changes.map((c) => c.id));
+      for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThan(8000);
+    } finally {
+      await subscription.unlisten();
+      await raw.close();
+      await a.close();
+      await b.close();
+    }
+  });
+
+  test("after pg_terminate_backend of its connections the store serves again, resyncs its watchers and lost nothing", async () => {
+    const a = await PostgresStore.open(uriFor(MAIN));
+    const b = await PostgresStore.open(uriFor(MAIN));
+    const seen: Change[] = [];
+    let resyncs = 0;
+    a.watch(
+      (changes) => seen.push(...changes),
+      () => resyncs++,
+    );
+    try {
+      const acknowledged = [];
+      for (let i = 0; i < 20; i++) acknowledged.push(...(await a.write([{ op: "put", collection: "kill", id: `k${i}`, data: i }])));
+      await a.ping();
+      const killed = await admin`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+        WHERE datname = ${MAIN} AND pid <> pg_backend_pid() AND application_name <> 'svc-test-admin'`;
+      expect(killed.length).toBeGreaterThan(0);
+      // Serves again: reads and writes (a query on a connection the server just ended is retried).
+      await until("a to serve", async () => a.ping().then(() => true, () => false));
+      expect(await a.count("kill")).toBe(20);
+      for (const doc of acknowledged) expect((await a.get("kill", doc.id))!.version).toBe(doc.version);
+      await until("the feed to reconnect and resync", () => resyncs > 0);
+      seen.length = 0;
+      await b.write([{ op: "put", collection: "kill", id: "after", data: true }]);
+      await until("a to hear b's write after reconnecting", () => seen.some((c) => c.id === "after"));
+      const [again] = await a.write([{ op: "put", collection: "kill", id: "k0", data: "again", expect: 1 }]);
+      expect(again!.version).toBe(2);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }, 30_000);
+
+  test("ping fails while the database is unreachable, and opening an unreachable one fails", async () => {
+    const uri = await createDatabase(`${RUN}_down`);
+    const store = await PostgresStore.open(uri, { connectionTimeout: 2 });
+    try {
+      await store.ping();
+      // Nobody can connect any more, and the store's sessions are ended.
+      await admin.unsafe(`ALTER DATABASE "${RUN}_down" ALLOW_CONNECTIONS false`);
+      await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${`${RUN}_down`}`;
+      await expect(store.ping()).rejects.toThrow();
+      await admin.unsafe(`ALTER DATABASE "${RUN}_down" ALLOW_CONNECTIONS true`);
+      await until("ping to answer again", async () => store.ping().then(() => true, () => false));
+    } finally {
+      await store.close();
+    }
+    const url = new URL(uri);
+    url.port = "1"; // nothing listens there
+    await expect(PostgresStore.open(url.toString(), { connectionTimeout: 2 })).rejects.toThrow();
+  }, 30_000);
+});

@@ -1,0 +1,539 @@
+/**
+ * External Store adapter on PostgreSQL through Bun.sql. Any number of server
+ * replicas share one database:
+ * - documents are rows of `docs` (collection, id, version, data, updated_at);
+ *   `data` is PostgreSQL `json`, the exact text of the document, so it
+ *   round-trips like the embedded store (key order, "\u0000" and lone
+ *   surrogates included, all of which `jsonb` would change or refuse); cast it
+ *   to jsonb for ad-hoc queries.
+ * - a write takes a transaction-scoped advisory lock per (collection, id) in
+ *   sorted order, reads the current versions, checks every guard with the
+ *   embedded store's checkGuard and applies the batch, so compare-and-swap
+ *   holds across replicas, "absent" guards included (a row lock cannot lock a
+ *   row that does not exist yet). It is acknowledged after COMMIT.
+ * - schema migrations run once, in one transaction, under an advisory lock;
+ *   a database whose schema is newer than this server knows is refused.
+ * - the change feed is LISTEN/NOTIFY on one channel: every write NOTIFYs in
+ *   its own transaction (so only a commit is announced) a compact payload,
+ *   split into parts under PostgreSQL's 8000-byte limit, and every replica's
+ *   watchers hear every committed write, their own included, exactly once.
+ *   A write resolves after its own announcement reached this replica's
+ *   watchers, as with the embedded store (or after ECHO_TIMEOUT_MS, when the
+ *   feed is slow or down; the watchers are then told to resync).
+ * - Bun.sql's listen() keeps its connection alive and reconnects with
+ *   backoff; notifications sent meanwhile are lost, so every reconnect calls
+ *   the watchers' `onResync`.
+ */
+import { SQL } from "bun";
+import { checkGuard } from "./sqlite.ts";
+import type { AuditEntry, AuditQuery, Change, ChangeListener, Doc, ListOptions, Store, WriteOp } from "./store.ts";
+
+/** The LISTEN/NOTIFY channel of the change feed. */
+export const CHANGES_CHANNEL = "svc_changes";
+/** PostgreSQL refuses a NOTIFY payload of 8000 bytes or more; stay clearly under. */
+const NOTIFY_LIMIT = 7900;
+/** How long a write waits for its own announcement before telling watchers to resync. */
+const ECHO_TIMEOUT_MS = 2000;
+/** pg_advisory_xact_lock(int4, int4) key of the migration lock ("svc", 1); document locks use the int8 form, a separate key space. */
+const MIGRATION_LOCK = "1937138531, 1";
+
+/** Append-only: a released migration is never edited, only followed by a new one. */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE docs (
+     collection text COLLATE "C" NOT NULL,
+     id text COLLATE "C" NOT NULL,
+     version bigint NOT NULL,
+     data json NOT NULL,
+     updated_at timestamptz NOT NULL,
+     PRIMARY KEY (collection, id)
+   );
+   CREATE TABLE audit (
+     id text COLLATE "C" PRIMARY KEY,
+     time text COLLATE "C" NOT NULL,
+     actor text NOT NULL,
+     action text NOT NULL,
+     entry json NOT NULL
+   );
+   CREATE INDEX audit_time ON audit (time);`,
+];
+
+/** Bun.sql error codes of a connection that went away (the query did not run, or its outcome is unknown). */
+const CONNECTION_ERRORS = new Set([
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+]);
+/** SQLSTATEs of a session the server ended or could not start (admin shutdown, crash, starting up). */
+const CONNECTION_STATES = new Set(["57P01", "57P02", "57P03", "08000", "08003", "08006"]);
+
+function isConnectionError(error: unknown): boolean {
+  const e = error as { code?: string; errno?: string } | null;
+  return !!e && (CONNECTION_ERRORS.has(e.code ?? "") || CONNECTION_STATES.has(e.errno ?? ""));
+}
+
+const ATTEMPTS = 3;
+
+export interface PostgresStoreOptions {
+  /** The database to use when the URI names none (database.database). */
+  database?: string;
+  /** Pool size. */
+  max?: number;
+  /** Seconds to wait for a connection to open. */
+  connectionTimeout?: number;
+  /** NOTIFY payload limit in bytes (tests lower it). */
+  notifyLimit?: number;
+}
+
+interface DocRow {
+  id: string;
+  version: string | number;
+  data: string;
+  updated_at: Date;
+}
+
+/** One part of a write's announcement: w = write token, i/n = part i of n, c = [collection, id, version (0 = delete)], o = some change did not fit. */
+interface NotifyPart {
+  w: string;
+  i: number;
+  n: number;
+  c: [string, string, number][];
+  o?: 1;
+}
+
+interface Watcher {
+  changes: ChangeListener;
+  resync?: () => void;
+}
+
+function prefixEnd(prefix: string): string {
+  return prefix + "\u{10FFFF}";
+}
+
+function keyOf(collection: string, id: string): string {
+  return `${collection}\u0000${id}`;
+}
+
+/** A signed 64-bit advisory-lock key for one document. */
+function lockKey(key: string): bigint {
+  return BigInt.asIntN(64, BigInt(Bun.hash.wyhash(key, 0x737663n)));
+}
+
+/** The announcement parts of one write, each under `limit` bytes. */
+export function notifyParts(token: string, changes: Change[], limit = NOTIFY_LIMIT): string[] {
+  const header = Buffer.byteLength(JSON.stringify({ w: token, i: 99999, n: 99999, c: [], o: 1 }));
+  const groups: { c: [string, string, number][]; o?: 1 }[] = [{ c: [] }];
+  let size = header;
+  for (const change of changes) {
+    const entry: [string, string, number] = [change.collection, change.id, change.version];
+    const bytes = Buffer.byteLength(JSON.stringify(entry)) + 1;
+    if (header + bytes > limit) {
+      // One change too large for any payload: receivers resync instead.
+      groups[groups.length - 1]!.o = 1;
+      continue;
+    }
+    if (size + bytes > limit) {
+      groups.push({ c: [] });
+      size = header;
+    }
+    groups[groups.length - 1]!.c.push(entry);
+    size += bytes;
+  }
+  return groups.map((g, i) => JSON.stringify({ w: token, i, n: groups.length, c: g.c, ...(g.o ? { o: 1 } : {}) }));
+}
+
+export class PostgresStore implements Store {
+  readonly backend = "postgres";
+  private readonly sql: SQL;
+  /** A client of its own for LISTEN, so its onclose tells exactly when the feed dropped. */
+  private readonly listenSql: SQL;
+  private subscription: SQL.ListenSubscription | null = null;
+  private readonly watchers = new Set<Watcher>();
+  /** Parts of announcements not complete yet, by write token. */
+  private readonly partial = new Map<string, { changes: Change[]; got: number; overflow: boolean }>();
+  /** This replica's writes waiting for their own announcement, by write token. */
+  private readonly echoes = new Map<string, () => void>();
+  private readonly instance = Bun.randomUUIDv7().slice(-12);
+  private readonly notifyLimit: number;
+  private seq = 0;
+  /** True while the LISTEN connection is subscribed. */
+  private feedUp = false;
+  private closed = false;
+
+  /** Opens the store: migrates the schema and subscribes to the change feed. */
+  static async open(uri: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const store = new PostgresStore(uri, options);
+    try {
+      await store.migrate();
+      await store.subscribe();
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return store;
+  }
+
+  private constructor(uri: string, options: PostgresStoreOptions) {
+    const url = new URL(uri);
+    // Given as an option so that a PGDATABASE in the environment cannot override the URI's.
+    const database = decodeURIComponent(url.pathname.slice(1)) || options.database || undefined;
+    const common = { adapter: "postgres" as const, connectionTimeout: options.connectionTimeout ?? 10, ...(database ? { database } : {}) };
+    this.sql = new SQL(uri, { ...common, max: options.max ?? 10 });
+    this.listenSql = new SQL(uri, {
+      ...common,
+      max: 1,
+      // A connection that only listens is idle; a server-wide idle_session_timeout must not end it.
+      connection: { idle_session_timeout: 0, application_name: "svc-server feed" },
+      onclose: () => this.feedLost(),
+    });
+    this.notifyLimit = options.notifyLimit ?? NOTIFY_LIMIT;
+  }
+
+  private async migrate(): Promise<void> {
+    await this.sql.begin(async (tx) => {
+      await tx.unsafe(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+      const [exists] = await tx`SELECT to_regclass('schema_migrations') IS NOT NULL AS e`;
+      if (!exists.e) {
+        await tx`CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
+      }
+      const [row] = await tx`SELECT coalesce(max(version), 0)::int4 AS v FROM schema_migrations`;
+      const current = Number(row.v);
+      if (current > MIGRATIONS.length) {
+        throw new Error(
+          `The database has schema version ${current}, newer than this server knows (${MIGRATIONS.length}); upgrade the server.`,
+        );
+      }
+      for (let version = current + 1; version <= MIGRATIONS.length; version++) {
+        await tx.unsafe(MIGRATIONS[version - 1]!);
+        await tx`INSERT INTO schema_migrations (version) VALUES (${version})`;
+      }
+    });
+  }
+
+  private async subscribe(): Promise<void> {
+    let first = true;
+    this.subscription = await this.listenSql.listen(
+      CHANGES_CHANNEL,
+      (payload) => this.onNotify(payload),
+      () => {
+        this.feedUp = true;
+        if (first) first = false;
+        else this.resync();
+      },
+    );
+    this.feedUp = true;
+  }
+
+  /** The LISTEN connection closed (or a reconnect attempt failed): announcements may be lost until it is back. */
+  private feedLost(): void {
+    if (this.closed) return;
+    this.feedUp = false;
+    this.partial.clear();
+    this.releaseEchoes();
+  }
+
+  private releaseEchoes(): void {
+    const waiting = [...this.echoes.values()];
+    this.echoes.clear();
+    for (const release of waiting) release();
+  }
+
+  private onNotify(payload: string): void {
+    let part: NotifyPart;
+    try {
+      part = JSON.parse(payload) as NotifyPart;
+    } catch {
+      return;
+    }
+    if (typeof part?.w !== "string" || !Array.isArray(part.c)) return;
+    let entry = this.partial.get(part.w);
+    if (!entry) this.partial.set(part.w, (entry = { changes: [], got: 0, overflow: false }));
+    for (const [collection, id, version] of part.c) {
+      entry.changes.push({ collection, id, version, op: version === 0 ? "delete" : "put" });
+    }
+    entry.overflow ||= part.o === 1;
+    if (++entry.got < part.n) return;
+    this.partial.delete(part.w);
+    if (entry.changes.length > 0) this.emit(entry.changes);
+    if (entry.overflow) this.resync();
+    const echo = this.echoes.get(part.w);
+    if (echo) {
+      this.echoes.delete(part.w);
+      echo();
+    }
+  }
+
+  private emit(changes: Change[]): void {
+    for (const watcher of [...this.watchers]) {
+      if (!this.watchers.has(watcher)) continue;
+      try {
+        watcher.changes(changes);
+      } catch (error) {
+        console.error("svc store: a change listener failed", error);
+      }
+    }
+  }
+
+  /** Tells every watcher that it may have missed changes. */
+  private resync(): void {
+    if (this.closed) return;
+    for (const watcher of [...this.watchers]) {
+      try {
+        watcher.resync?.();
+      } catch (error) {
+        console.error("svc store: a resync listener failed", error);
+      }
+    }
+  }
+
+  /** Runs `fn`, again after a short pause when the connection it used had gone away. */
+  private async retrying<T>(fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      this.assertOpen();
+      try {
+        return await fn();
+      } catch (error) {
+        if (attempt >= ATTEMPTS || !isConnectionError(error) || this.closed) throw error;
+        await Bun.sleep(50 * 4 ** (attempt - 1));
+      }
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error("the PostgreSQL store is closed");
+  }
+
+  private toDoc<T>(collection: string, row: DocRow): Doc<T> {
+    return {
+      collection,
+      id: row.id,
+      version: Number(row.version),
+      data: JSON.parse(row.data) as T,
+      updatedAt: new Date(row.updated_at).toISOString(),
+    };
+  }
+
+  async get<T>(collection: string, id: string): Promise<Doc<T> | null> {
+    const rows = await this.retrying(
+      () =>
+        this.sql<DocRow[]>`SELECT id, version, data::text AS data, updated_at FROM docs WHERE collection = ${collection} AND id = ${id}`,
+    );
+    return rows.length > 0 ? this.toDoc<T>(collection, rows[0]!) : null;
+  }
+
+  async list<T>(collection: string, options: ListOptions = {}): Promise<Doc<T>[]> {
+    const sql = this.sql;
+    const rows = await this.retrying(() => {
+      const prefix =
+        options.prefix !== undefined ? sql`AND id >= ${options.prefix} AND id < ${prefixEnd(options.prefix)}` : sql``;
+      const after = options.after !== undefined ? sql`AND id > ${options.after}` : sql``;
+      const limit = options.limit !== undefined ? sql`LIMIT ${options.limit}` : sql``;
+      return sql<DocRow[]>`SELECT id, version, data::text AS data, updated_at FROM docs
+        WHERE collection = ${collection} ${prefix} ${after} ORDER BY id ${limit}`;
+    });
+    return rows.map((row) => this.toDoc<T>(collection, row));
+  }
+
+  async count(collection: string): Promise<number> {
+    const [row] = await this.retrying(() => this.sql`SELECT count(*)::int8 AS n FROM docs WHERE collection = ${collection}`);
+    return Number(row.n);
+  }
+
+  async write(ops: WriteOp[], audit: AuditEntry[] = []): Promise<Doc[]> {
+    this.assertOpen();
+    if (ops.length === 0 && audit.length === 0) return [];
+    const token = `${this.instance}:${++this.seq}`;
+    const now = new Date();
+    const updatedAt = now.toISOString();
+    let written: Doc[] = [];
+    let changes: Change[] = [];
+    // Registered before COMMIT: the announcement may overtake the COMMIT's answer.
+    const echo = this.expectEcho(token);
+    try {
+      for (let attempt = 1; ; attempt++) {
+        let bodyDone = false;
+        try {
+          await this.sql.begin(async (tx) => {
+            const result = await this.applyInTransaction(tx, ops, audit, token, now, updatedAt);
+            written = result.written;
+            changes = result.changes;
+            bodyDone = true;
+          });
+          break;
+        } catch (error) {
+          // Safe to run again only when COMMIT was never sent: then nothing was applied.
+          if (attempt >= ATTEMPTS || bodyDone || !isConnectionError(error) || this.closed) {
+            if (bodyDone && isConnectionError(error)) {
+              throw new Error(
+                `the database connection was lost while committing; the write may or may not be stored: ${(error as Error).message}`,
+                { cause: error },
+              );
+            }
+            throw error;
+          }
+          await Bun.sleep(50 * 4 ** (attempt - 1));
+        }
+      }
+    } catch (error) {
+      echo.cancel();
+      throw error;
+    }
+    if (changes.length === 0 || !this.feedUp) {
+      // Nothing announced, or the feed is down (its reconnect will tell watchers to resync).
+      echo.cancel();
+      return written;
+    }
+    if (!(await echo.wait)) this.resync();
+    return written;
+  }
+
+  /** Waits for the announcement of this replica's write `token`: true when it came, false after ECHO_TIMEOUT_MS. */
+  private expectEcho(token: string): { wait: Promise<boolean>; cancel: () => void } {
+    let settle!: (came: boolean) => void;
+    const wait = new Promise<boolean>((resolve) => (settle = resolve));
+    const timer = setTimeout(() => {
+      this.echoes.delete(token);
+      settle(false);
+    }, ECHO_TIMEOUT_MS);
+    this.echoes.set(token, () => {
+      clearTimeout(timer);
+      settle(true);
+    });
+    return {
+      wait,
+      cancel: () => {
+        this.echoes.delete(token);
+        clearTimeout(timer);
+        settle(true);
+      },
+    };
+  }
+
+  private async applyInTransaction(
+    tx: SQL,
+    ops: WriteOp[],
+    audit: AuditEntry[],
+    token: string,
+    now: Date,
+    updatedAt: string,
+  ): Promise<{ written: Doc[]; changes: Change[] }> {
+    const written: Doc[] = [];
+    const changes: Change[] = [];
+    if (ops.length > 0) {
+      const keys = [...new Set(ops.map((op) => keyOf(op.collection, op.id)))];
+      // Sorted, so two batches over the same documents cannot deadlock.
+      const locks = [...new Set(keys.map((k) => lockKey(k)))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      await tx`SELECT pg_advisory_xact_lock(k) FROM unnest(${locks.map(String)}::text[]::int8[]) WITH ORDINALITY AS l(k, n) ORDER BY n`;
+      const collections = ops.map((op) => op.collection);
+      const ids = ops.map((op) => op.id);
+      const rows = await tx<{ collection: string; id: string; version: string }[]>`
+        SELECT d.collection, d.id, d.version FROM docs d
+        JOIN (SELECT DISTINCT c, i FROM unnest(${collections}::text[], ${ids}::text[]) AS k(c, i)) k
+          ON d.collection = k.c AND d.id = k.i`;
+      const current = new Map<string, number | null>(rows.map((r) => [keyOf(r.collection, r.id), Number(r.version)]));
+      /** The final state of every touched document: data to put, or null to delete. */
+      const final = new Map<string, { collection: string; id: string; version: number; data: unknown } | null>();
+      for (const op of ops) {
+        const key = keyOf(op.collection, op.id);
+        const version = current.get(key) ?? null;
+        checkGuard(op, version);
+        if (op.op === "put") {
+          const next = (version ?? 0) + 1;
+          current.set(key, next);
+          final.set(key, { collection: op.collection, id: op.id, version: next, data: op.data });
+          written.push({ collection: op.collection, id: op.id, version: next, data: op.data, updatedAt });
+          changes.push({ collection: op.collection, id: op.id, version: next, op: "put" });
+        } else if (version !== null) {
+          current.set(key, null);
+          final.set(key, null);
+          changes.push({ collection: op.collection, id: op.id, version: 0, op: "delete" });
+        }
+      }
+      const deletes: { collection: string; id: string }[] = [];
+      const puts: { collection: string; id: string; version: number; data: unknown }[] = [];
+      for (const [key, state] of final) {
+        if (state) puts.push(state);
+        else {
+          const at = key.indexOf("\u0000");
+          deletes.push({ collection: key.slice(0, at), id: key.slice(at + 1) });
+        }
+      }
+      if (deletes.length > 0) {
+        await tx`DELETE FROM docs d USING unnest(${deletes.map((d) => d.collection)}::text[], ${deletes.map((d) => d.id)}::text[]) AS k(c, i)
+          WHERE d.collection = k.c AND d.id = k.i`;
+      }
+      if (puts.length > 0) {
+        const texts = puts.map((p) => {
+          const text = JSON.stringify(p.data);
+          if (text === undefined) throw new TypeError(`${p.collection}/${p.id}: the document is not JSON`);
+          return text;
+        });
+        await tx`INSERT INTO docs (collection, id, version, data, updated_at)
+          SELECT c, i, v, d::json, ${now}::timestamptz
+          FROM unnest(${puts.map((p) => p.collection)}::text[], ${puts.map((p) => p.id)}::text[],
+                      ${puts.map((p) => String(p.version))}::text[]::int8[], ${texts}::text[]) AS k(c, i, v, d)
+          ON CONFLICT (collection, id) DO UPDATE
+            SET version = EXCLUDED.version, data = EXCLUDED.data, updated_at = EXCLUDED.updated_at`;
+      }
+    }
+    if (audit.length > 0) {
+      await tx`INSERT INTO audit (id, time, actor, action, entry)
+        SELECT i, t, a, x, e::json
+        FROM unnest(${audit.map((e) => e.id)}::text[], ${audit.map((e) => e.time)}::text[], ${audit.map((e) => e.actor)}::text[],
+                    ${audit.map((e) => e.action)}::text[], ${audit.map((e) => JSON.stringify(e))}::text[]) AS k(i, t, a, x, e)`;
+    }
+    if (changes.length > 0) {
+      const parts = notifyParts(token, changes, this.notifyLimit);
+      // Delivered on COMMIT only, in order, and dropped on ROLLBACK.
+      await tx`SELECT pg_notify(${CHANGES_CHANNEL}, p) FROM unnest(${parts}::text[]) WITH ORDINALITY AS n(p, o) ORDER BY o`;
+    }
+    return { written, changes };
+  }
+
+  async queryAudit(query: AuditQuery): Promise<AuditEntry[]> {
+    const sql = this.sql;
+    const rows = await this.retrying(() => {
+      const where = [
+        query.from !== undefined ? sql`AND time >= ${query.from}` : sql``,
+        query.to !== undefined ? sql`AND time < ${query.to}` : sql``,
+        query.actor !== undefined ? sql`AND actor = ${query.actor}` : sql``,
+        query.action !== undefined ? sql`AND action = ${query.action}` : sql``,
+        query.before !== undefined ? sql`AND id < ${query.before}` : sql``,
+      ];
+      return sql<{ entry: string }[]>`SELECT entry::text AS entry FROM audit WHERE true
+        ${where[0]} ${where[1]} ${where[2]} ${where[3]} ${where[4]}
+        ORDER BY id DESC LIMIT ${query.limit}`;
+    });
+    return rows.map((row) => JSON.parse(row.entry) as AuditEntry);
+  }
+
+  async pruneAudit(before: string): Promise<number> {
+    const result = await this.retrying(() => this.sql`DELETE FROM audit WHERE time < ${before}`);
+    return result.count;
+  }
+
+  /**
+   * `listener` hears every committed write of any replica once; `onResync`
+   * hears that the feed dropped and came back, so changes may have been missed.
+   */
+  watch(listener: ChangeListener, onResync?: () => void): () => void {
+    const watcher: Watcher = { changes: listener, ...(onResync ? { resync: onResync } : {}) };
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    await this.sql`SELECT 1`;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.watchers.clear();
+    this.partial.clear();
+    this.releaseEchoes();
+    await this.subscription?.unlisten().catch(() => {});
+    await Promise.allSettled([this.listenSql.close({ timeout: 0 }), this.sql.close({ timeout: 5 })]);
+  }
+}
