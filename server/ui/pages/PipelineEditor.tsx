@@ -1,6 +1,63 @@
-/** Stub: built in a following change. */
-import { PlaceholderPage } from "./Placeholder.tsx";
+/**
+ * /ui/pipelines/{id}: loads the pipeline and what its editor offers (the
+ * catalog, processor templates, sources and destinations) in one go, then
+ * hands them to the editor (server/ui/pipeline/). Viewers get it read-only.
+ */
+import { useEffect, useState } from "react";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { Editor } from "../pipeline/Editor.tsx";
+import type { CatalogView, ComponentRecord, EditorContext, PipelineRecord, ProcessorTemplate } from "../pipeline/types.ts";
+import { Link } from "../router.tsx";
+import { useSession } from "../session.tsx";
+
+interface Loaded {
+  pipeline: PipelineRecord;
+  ctx: EditorContext;
+}
 
 export function PipelineEditorPage({ id }: { id: string }) {
-  return <PlaceholderPage title="Pipeline" />;
+  const { state } = useSession();
+  const canEdit = state.status === "signedIn" && state.user.role !== "viewer";
+  const [loaded, setLoaded] = useState<Loaded | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+
+  useEffect(() => {
+    let current = true;
+    Promise.all([
+      api.get<PipelineRecord>(`/pipelines/${encodeURIComponent(id)}`),
+      api.get<CatalogView>("/catalog"),
+      api.get<{ items: ProcessorTemplate[] }>("/processor-templates"),
+      api.get<{ items: ComponentRecord[] }>("/sources"),
+      api.get<{ items: ComponentRecord[] }>("/destinations"),
+    ]).then(
+      ([pipeline, catalog, templates, sources, destinations]) => {
+        if (!current) return;
+        setLoaded({
+          pipeline,
+          ctx: { signal: pipeline.signal, catalog, templates: templates.items, sources: sources.items, destinations: destinations.items },
+        });
+      },
+      (caught: ApiError) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, [id]);
+
+  return (
+    <section aria-labelledby="pipeline-title" className="pipeline-editor">
+      <p className="breadcrumb-back">
+        <Link href="/ui/pipelines">← Pipelines</Link>
+      </p>
+      <div className="page-head">
+        <h1 id="pipeline-title">{loaded ? loaded.pipeline.name : "Pipeline"}</h1>
+        {loaded && <span className="tag">{loaded.pipeline.signal}</span>}
+      </div>
+      <ErrorMessage error={error} />
+      {!loaded && !error && <p className="muted">Loading…</p>}
+      {loaded && !canEdit && <p className="note">Read-only: changing a pipeline needs the editor or admin role.</p>}
+      {loaded && <Editor pipeline={loaded.pipeline} ctx={loaded.ctx} canEdit={canEdit} />}
+    </section>
+  );
 }

@@ -1,6 +1,157 @@
-/** Stub: built in a following change. */
-import { PlaceholderPage } from "./Placeholder.tsx";
+/**
+ * Pipelines: every pipeline (GET /pipelines answers them all, no cursor)
+ * with its signal and how many sources, processors and destinations its
+ * graph has; a form to create one (then its editor opens) and Delete with a
+ * confirmation. The API refuses to delete a pipeline routes still use and
+ * says which; that answer is shown as it came. Working-tree events refetch
+ * the list, so another editor's changes show up.
+ */
+import { useCallback, useEffect, useState, type FormEvent } from "react";
+import { SIGNALS, type PipelineRecord } from "../../configstore/records.ts";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { useLiveEvents } from "../events.ts";
+import { Link, navigate } from "../router.tsx";
+import { useSession } from "../session.tsx";
+
+function count(pipeline: PipelineRecord, kind: PipelineRecord["topology"]["nodes"][number]["kind"]): number {
+  return pipeline.topology.nodes.filter((n) => n.kind === kind).length;
+}
+
+function CreatePipeline() {
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setBusy(true);
+    setError(null);
+    api
+      .post<PipelineRecord>("/pipelines", { name: String(form.get("name") ?? ""), signal: String(form.get("signal") ?? "logs") })
+      .then((created) => navigate(`/ui/pipelines/${encodeURIComponent(created.id)}`), setError)
+      .finally(() => setBusy(false));
+  }
+  return (
+    <section className="detail-block" aria-labelledby="create-pipeline-title">
+      <h2 id="create-pipeline-title">New pipeline</h2>
+      <form className="filters" aria-label="New pipeline" onSubmit={onSubmit}>
+        <div className="field grow">
+          <label htmlFor="pipeline-name">Name</label>
+          <input id="pipeline-name" name="name" required maxLength={200} placeholder="nginx access logs" />
+        </div>
+        <div className="field">
+          <label htmlFor="pipeline-signal">Signal</label>
+          <select id="pipeline-signal" name="signal" defaultValue="logs">
+            {SIGNALS.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="filter-actions">
+          <button type="submit" className="button primary" disabled={busy}>
+            Create pipeline
+          </button>
+        </div>
+      </form>
+      <ErrorMessage error={error} />
+    </section>
+  );
+}
 
 export function PipelinesPage() {
-  return <PlaceholderPage title="Pipelines" />;
+  const { state } = useSession();
+  const canEdit = state.status === "signedIn" && state.user.role !== "viewer";
+  const [items, setItems] = useState<PipelineRecord[]>([]);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [reload, setReload] = useState(0);
+  const refetch = useCallback(() => setReload((n) => n + 1), []);
+  useLiveEvents(["worktree"], refetch);
+
+  useEffect(() => {
+    let current = true;
+    api
+      .get<{ items: PipelineRecord[] }>("/pipelines")
+      .then(
+        (page) => {
+          if (!current) return;
+          setItems(page.items);
+          setError(null);
+        },
+        (caught: ApiError) => current && setError(caught),
+      )
+      .finally(() => current && setLoading(false));
+    return () => {
+      current = false;
+    };
+  }, [reload]);
+
+  function remove(pipeline: PipelineRecord) {
+    if (!window.confirm(`Delete pipeline "${pipeline.name}"? Its graph is removed from the working tree.`)) return;
+    api.delete(`/pipelines/${encodeURIComponent(pipeline.id)}`).then(() => {
+      setError(null);
+      refetch();
+    }, setError);
+  }
+
+  return (
+    <section aria-labelledby="pipelines-title">
+      <div className="page-head">
+        <h1 id="pipelines-title">Pipelines</h1>
+      </div>
+      {canEdit && <CreatePipeline />}
+      <ErrorMessage error={error} />
+      <p className="muted" aria-live="polite">
+        {loading ? "Loading…" : items.length === 0 ? "No pipelines yet." : `${items.length} pipeline${items.length === 1 ? "" : "s"}.`}
+      </p>
+      {items.length > 0 && (
+        <div className="table-scroll" role="region" aria-labelledby="pipelines-caption" tabIndex={0}>
+          <table className="list">
+            <caption id="pipelines-caption" className="visually-hidden">
+              Pipelines
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Signal</th>
+                <th scope="col">Sources</th>
+                <th scope="col">Processors</th>
+                <th scope="col">Destinations</th>
+                {canEdit && (
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((p) => (
+                <tr key={p.id}>
+                  <th scope="row">
+                    <Link href={`/ui/pipelines/${encodeURIComponent(p.id)}`} className="name">
+                      {p.name}
+                    </Link>
+                    <code className="id muted">{p.id}</code>
+                  </th>
+                  <td>{p.signal}</td>
+                  <td>{count(p, "source")}</td>
+                  <td>{count(p, "processor")}</td>
+                  <td>{count(p, "destination")}</td>
+                  {canEdit && (
+                    <td>
+                      <button type="button" className="button" aria-label={`Delete ${p.name}`} onClick={() => remove(p)}>
+                        Delete
+                      </button>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
 }

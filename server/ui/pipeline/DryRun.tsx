@@ -1,0 +1,145 @@
+/**
+ * Dry-run: OTLP JSON logs (pasted, or the built-in mixed sample) through
+ * the draft's processor chain on the server (POST /pipelines/{id}/dry-run
+ * with the chain as shown, so unsaved edits are tried before saving). Shows
+ * records in and out per step and the Final Output: the records that survive.
+ */
+import { useState, type FormEvent } from "react";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { SAMPLE_TEXT } from "./sample.ts";
+import type { DryRunResult, TopologyNode } from "./types.ts";
+
+interface OutputRecord {
+  body?: unknown;
+  severityText?: string;
+  attributes?: { key: string; value: unknown }[];
+}
+
+/** The surviving records, flattened out of their resources and scopes. */
+function outputRecords(output: unknown): OutputRecord[] {
+  const logs = output as { resourceLogs?: { scopeLogs?: { logRecords?: OutputRecord[] }[] }[] };
+  return (logs.resourceLogs ?? []).flatMap((r) => (r.scopeLogs ?? []).flatMap((s) => s.logRecords ?? []));
+}
+
+/** OTLP AnyValue as text: a string as itself, anything else as JSON. */
+function valueText(value: unknown): string {
+  const any = value as { stringValue?: unknown } | undefined;
+  return typeof any?.stringValue === "string" ? any.stringValue : JSON.stringify(value ?? null);
+}
+
+export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: TopologyNode[] | null }) {
+  const [input, setInput] = useState("");
+  const [result, setResult] = useState<DryRunResult | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  function onRun(event: FormEvent) {
+    event.preventDefault();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(input);
+    } catch (caught) {
+      setResult(null);
+      setError(new ApiError(0, "invalid_json", `The input is not JSON: ${(caught as Error).message}`));
+      return;
+    }
+    const processors = chain?.map((n) => ({ id: n.id, type: n.processor!.type, config: n.processor!.config ?? {} }));
+    setBusy(true);
+    setError(null);
+    api
+      .post<DryRunResult>(`/pipelines/${encodeURIComponent(pipelineId)}/dry-run`, processors ? { input: parsed, processors } : { input: parsed })
+      .then(setResult, (caught: ApiError) => {
+        setResult(null);
+        setError(caught);
+      })
+      .finally(() => setBusy(false));
+  }
+
+  const records = result ? outputRecords(result.output) : [];
+  return (
+    <section className="detail-block dry-run" aria-labelledby="dry-run-title">
+      <h2 id="dry-run-title">Dry-run</h2>
+      <form onSubmit={onRun} aria-label="Dry-run input">
+        <label htmlFor="dry-run-input" className="block-label">
+          OTLP JSON logs
+        </label>
+        <textarea
+          id="dry-run-input"
+          className="code-input"
+          rows={8}
+          spellCheck={false}
+          value={input}
+          onChange={(e) => setInput(e.target.value)}
+          placeholder='{"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue": "GET /healthz"}}]}]}]}'
+          aria-describedby="dry-run-hint"
+        />
+        <p id="dry-run-hint" className="hint">
+          {chain ? `Runs the ${chain.length} processor${chain.length === 1 ? "" : "s"} of the chain as shown, saved or not.` : "Runs the saved pipeline's chain."}
+        </p>
+        <div className="dry-run-actions">
+          <button type="button" className="button" onClick={() => setInput(SAMPLE_TEXT)}>
+            Load mixed sample
+          </button>
+          <button type="submit" className="button primary" disabled={busy || input.trim() === ""}>
+            Run
+          </button>
+        </div>
+      </form>
+      <ErrorMessage error={error} />
+      <p className="muted" aria-live="polite">
+        {busy ? "Running…" : result ? `${records.length} record${records.length === 1 ? "" : "s"} survive ${result.steps.length} step${result.steps.length === 1 ? "" : "s"}.` : ""}
+      </p>
+      {result && (
+        <>
+          <div className="table-scroll" role="region" aria-labelledby="dry-run-steps-caption" tabIndex={0}>
+            <table className="list">
+              <caption id="dry-run-steps-caption">Steps</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Processor</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">In</th>
+                  <th scope="col">Out</th>
+                </tr>
+              </thead>
+              <tbody>
+                {result.steps.map((step) => (
+                  <tr key={step.nodeId}>
+                    <th scope="row">
+                      <code>{step.nodeId}</code>
+                      {step.error && <span className="step-error">{step.error}</span>}
+                    </th>
+                    <td>{step.type}</td>
+                    <td>{step.in}</td>
+                    <td>{step.out}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <section className="final-output" role="region" aria-labelledby="final-output-title">
+            <h3 id="final-output-title">Final output</h3>
+            {records.length === 0 ? (
+              <p className="muted">No records survive.</p>
+            ) : (
+              <ol className="output-records">
+                {records.map((r, i) => (
+                  <li key={i}>
+                    {r.severityText && <span className="muted">{r.severityText} </span>}
+                    <code>{valueText(r.body)}</code>
+                    {(r.attributes ?? []).map((a) => (
+                      <span key={a.key} className="tag">
+                        {a.key}={valueText(a.value)}
+                      </span>
+                    ))}
+                  </li>
+                ))}
+              </ol>
+            )}
+          </section>
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,150 @@
+/**
+ * The pipeline editor: palette and canvas, the processor chain, the node
+ * and edge lists, the problems the API finds (checked live through the
+ * preview, and again on Save), the dry-run and the config preview, all on
+ * one draft graph that is saved with PUT /pipelines/{id}/topology (closing
+ * or reloading with unsaved changes asks first). Viewers get the same page
+ * without anything that writes.
+ */
+import { ReactFlowProvider, useReactFlow } from "@xyflow/react";
+import { useCallback, useEffect, useMemo, useState } from "react";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { Canvas } from "./Canvas.tsx";
+import { paletteItems } from "./describe.ts";
+import { useDraft } from "./draft.ts";
+import { DryRun } from "./DryRun.tsx";
+import { addNode, connect, placeNew, pinProblems, processorChain, removeEdges, removeNodes } from "./graph.ts";
+import { GraphList } from "./GraphList.tsx";
+import { autoLayout } from "./layout.ts";
+import { Palette } from "./Palette.tsx";
+import { Preview } from "./Preview.tsx";
+import { ProblemList } from "./ProblemList.tsx";
+import { ProcessorChain } from "./ProcessorChain.tsx";
+import type { EditorContext, PaletteItem, PipelineRecord, Topology } from "./types.ts";
+import "./pipeline.css";
+
+interface EditorProps {
+  pipeline: PipelineRecord;
+  ctx: EditorContext;
+  canEdit: boolean;
+}
+
+export function Editor(props: EditorProps) {
+  return (
+    <ReactFlowProvider>
+      <EditorBody {...props} />
+    </ReactFlowProvider>
+  );
+}
+
+function EditorBody({ pipeline, ctx, canEdit }: EditorProps) {
+  const draft = useDraft(pipeline.topology);
+  const { topology, update } = draft;
+  const { fitView } = useReactFlow();
+  const [check, setCheck] = useState<{ error: ApiError | null; sent: Topology }>({ error: null, sent: topology });
+  const [saveError, setSaveError] = useState<ApiError | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [saved, setSaved] = useState(false);
+  const problems = useMemo(() => pinProblems(check.error, check.sent), [check]);
+  const items = useMemo(() => paletteItems(ctx), [ctx]);
+  const itemsByKey = useMemo(() => new Map(Object.values(items).flatMap((list) => list.map((i) => [i.key, i] as const))), [items]);
+  const order = processorChain(topology);
+  const onChecked = useCallback((error: ApiError | null, sent: Topology) => setCheck({ error, sent }), []);
+
+  // A reload or closed tab would lose the draft; the browser asks first.
+  useEffect(() => {
+    if (!draft.dirty) return;
+    const warn = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener("beforeunload", warn);
+    return () => window.removeEventListener("beforeunload", warn);
+  }, [draft.dirty]);
+
+  const add = (item: PaletteItem, position?: { x: number; y: number }) =>
+    update((t) => addNode(t, { ...item.node, position: position ?? placeNew(t, item.node.kind) }, item.idBase).topology);
+  const onConnect = (source: string, target: string) => update((t) => connect(t, source, target));
+
+  function save() {
+    const sent = topology;
+    setSaving(true);
+    api
+      .put<Topology>(`/pipelines/${encodeURIComponent(pipeline.id)}/topology`, sent)
+      .then(
+        (answer) => {
+          draft.saved(answer);
+          setSaveError(null);
+          setCheck({ error: null, sent: answer });
+          setSaved(true);
+        },
+        (caught: ApiError) => {
+          setSaveError(caught);
+          setCheck({ error: caught, sent });
+        },
+      )
+      .finally(() => setSaving(false));
+  }
+
+  function layout() {
+    update(autoLayout);
+    requestAnimationFrame(() => void fitView({ maxZoom: 1 }));
+  }
+
+  const selected = draft.selectedNodes.length + draft.selectedEdges.length;
+  return (
+    <>
+      {canEdit && (
+        <div className="editor-toolbar" aria-label="Graph actions" role="group">
+          <button type="button" className="button primary" onClick={save} disabled={saving || !draft.dirty}>
+            {saving ? "Saving…" : "Save"}
+          </button>
+          <button type="button" className="button" onClick={layout} disabled={topology.nodes.length === 0}>
+            Auto-layout
+          </button>
+          <button
+            type="button"
+            className="button"
+            disabled={selected === 0}
+            onClick={() => update((t) => removeEdges(removeNodes(t, new Set(draft.selectedNodes)), new Set(draft.selectedEdges)))}
+          >
+            Delete selected{selected > 0 ? ` (${selected})` : ""}
+          </button>
+          <span role="status" className="muted">
+            {draft.dirty ? "Unsaved changes" : saved ? "Saved" : ""}
+          </span>
+        </div>
+      )}
+      <ErrorMessage error={saveError} />
+      <div className={canEdit ? "editor-workspace" : "editor-workspace read-only"}>
+        {canEdit && <Palette items={items} onAdd={(item) => add(item)} />}
+        <Canvas
+          flow={draft.flow}
+          ctx={ctx}
+          problems={problems}
+          canEdit={canEdit}
+          items={itemsByKey}
+          onNodesChange={draft.onNodesChange}
+          onEdgesChange={draft.onEdgesChange}
+          onConnect={onConnect}
+          onDropItem={add}
+        />
+      </div>
+      <ProblemList problems={problems} topology={topology} ctx={ctx} />
+      <div className="editor-panels">
+        <ProcessorChain topology={topology} ctx={ctx} problems={problems} canEdit={canEdit} update={update} />
+        <GraphList
+          topology={topology}
+          ctx={ctx}
+          problems={problems}
+          canEdit={canEdit}
+          onDeleteNode={(id) => update((t) => removeNodes(t, new Set([id])))}
+          onDeleteEdge={(id) => update((t) => removeEdges(t, new Set([id])))}
+          onConnect={onConnect}
+        />
+      </div>
+      <div className="editor-panels">
+        <DryRun pipelineId={pipeline.id} chain={"chain" in order ? order.chain : null} />
+        <Preview pipelineId={pipeline.id} topology={topology} onChecked={onChecked} />
+      </div>
+    </>
+  );
+}
