@@ -1,6 +1,340 @@
-/** Stub: built in a following change. */
-import { PlaceholderPage } from "./Placeholder.tsx";
+/**
+ * Sources and destinations (one page, two kinds): the working tree's records
+ * as a table, and create, edit and delete for editors and admins. A new
+ * record starts by picking a catalog type; its settings form is generated
+ * from that type's JSON Schema (GET /catalog), so adding a catalog type needs
+ * no UI change. Which form is open lives in the URL (?new=<type>, ?edit=<id>),
+ * so a link can open one prefilled: the Hosts page's "Create source" sends
+ * ?new=<type>&name=…&config=<json>&from=… and the user only has to Save.
+ */
+import { useEffect, useState, type FormEvent } from "react";
+import type { CatalogEntry } from "../../catalog/index.ts";
+import type { SourceRecord } from "../../configstore/records.ts";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { SchemaForm } from "../components/SchemaForm.tsx";
+import { useLiveEvents } from "../events.ts";
+import { navigate, useLocation } from "../router.tsx";
+import { PendingChangesNote, useCanWrite } from "../schema/editing.tsx";
+import { fieldErrors, readableError } from "../schema/errors.ts";
+import { initialValue, isRecord, type ConfigValue, type Schema } from "../schema/schema.ts";
+import "./Components.css";
 
-export function ComponentsPage({ kind }: { kind: "sources" | "destinations" }) {
-  return <PlaceholderPage title="Components" />;
+type Kind = "sources" | "destinations";
+/** Sources and destinations have the same shape. */
+type ComponentRecord = SourceRecord;
+
+const WORDS: Record<Kind, { one: string; title: string }> = {
+  sources: { one: "source", title: "Sources" },
+  destinations: { one: "destination", title: "Destinations" },
+};
+
+/** The page a link builds to open the create form of a source type prefilled (the Hosts page's suggestion). */
+export function newSourceHref(type: string, prefill: { name?: string; config?: Record<string, unknown>; from?: string }): string {
+  const query = new URLSearchParams({ new: type });
+  if (prefill.name) query.set("name", prefill.name);
+  if (prefill.config) query.set("config", JSON.stringify(prefill.config));
+  if (prefill.from) query.set("from", prefill.from);
+  return `/ui/sources?${query}`;
+}
+
+/** A few of the config's values on one line, so a row says what the record does. */
+function summary(config: Record<string, unknown>, prefix = ""): string[] {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(config)) {
+    if (isRecord(value)) parts.push(...summary(value, `${prefix}${key}.`));
+    else if (Array.isArray(value)) {
+      if (value.length > 0) parts.push(`${prefix}${key}=${value.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ")}`);
+    } else if (value !== undefined && value !== null) parts.push(`${prefix}${key}=${String(value)}`);
+  }
+  return parts;
+}
+
+function useCatalog(kind: Kind) {
+  const [entries, setEntries] = useState<CatalogEntry[] | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  useEffect(() => {
+    let current = true;
+    api.get<Record<Kind, CatalogEntry[]>>("/catalog").then(
+      (catalog) => current && setEntries(catalog[kind]),
+      (caught: ApiError) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, [kind]);
+  return { entries, error };
+}
+
+export function ComponentsPage({ kind }: { kind: Kind }) {
+  const words = WORDS[kind];
+  const base = `/ui/${kind}`;
+  const { search } = useLocation();
+  const canWrite = useCanWrite();
+  const catalog = useCatalog(kind);
+  const [items, setItems] = useState<ComponentRecord[]>([]);
+  const [loading, setLoading] = useState(true);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [reload, setReload] = useState(0);
+  const [said, setSaid] = useState("");
+  const [deleteError, setDeleteError] = useState<ApiError | null>(null);
+
+  useEffect(() => {
+    let current = true;
+    api
+      .get<{ items: ComponentRecord[] }>(`/${kind}`)
+      .then(
+        (page) => {
+          if (!current) return;
+          setItems(page.items);
+          setError(null);
+        },
+        (caught: ApiError) => current && setError(caught),
+      )
+      .finally(() => current && setLoading(false));
+    return () => {
+      current = false;
+    };
+  }, [kind, reload]);
+
+  // Someone else's edit (another tab, the API) changes the working tree too.
+  useLiveEvents(["worktree"], () => setReload((n) => n + 1));
+
+  const creating = canWrite ? search.get("new") : null;
+  const editing = canWrite ? search.get("edit") : null;
+  const entryOf = (type: string) => catalog.entries?.find((e) => e.type === type);
+
+  // The list takes the API's answer at once, so it never disagrees with the message above it; a reload follows.
+  function saved(record: ComponentRecord, verb: string) {
+    setItems((before) => (before.some((r) => r.id === record.id) ? before.map((r) => (r.id === record.id ? record : r)) : [...before, record]));
+    setSaid(`${verb} ${words.one} "${record.name}".`);
+    setReload((n) => n + 1);
+    navigate(base);
+  }
+
+  function remove(record: ComponentRecord) {
+    if (!window.confirm(`Delete ${words.one} "${record.name}"? Anything that still uses it must be removed first.`)) return;
+    api.delete(`/${kind}/${encodeURIComponent(record.id)}`).then(() => {
+      setItems((before) => before.filter((r) => r.id !== record.id));
+      setDeleteError(null);
+      setSaid(`Deleted ${words.one} "${record.name}".`);
+      setReload((n) => n + 1);
+    }, setDeleteError);
+  }
+
+  const editRecord = editing !== null ? items.find((r) => r.id === editing) : undefined;
+
+  return (
+    <section aria-labelledby="components-title">
+      <div className="page-head">
+        <h1 id="components-title">{words.title}</h1>
+        {canWrite && creating === null && editing === null && (
+          <button type="button" className="button primary" onClick={() => navigate(`${base}?new=`)}>
+            New {words.one}
+          </button>
+        )}
+      </div>
+      {canWrite && <PendingChangesNote />}
+      <ErrorMessage error={catalog.error} />
+      {creating === "" && catalog.entries && <TypePicker kind={kind} entries={catalog.entries} base={base} />}
+      {creating !== null && creating !== "" && catalog.entries && (
+        <NewComponent key={creating} kind={kind} entry={entryOf(creating)} type={creating} search={search} base={base} onSaved={(r) => saved(r, "Created")} />
+      )}
+      {editing !== null && editRecord && catalog.entries && (
+        <ComponentEditor
+          key={editRecord.id}
+          kind={kind}
+          entry={entryOf(editRecord.type)}
+          record={editRecord}
+          base={base}
+          onSaved={(r) => saved(r, "Saved")}
+        />
+      )}
+      {editing !== null && !editRecord && !loading && <p className="muted">No {words.one} with id {editing} in the working tree.</p>}
+      <p className="muted" aria-live="polite">
+        {loading ? "Loading…" : error ? "" : items.length === 0 ? `No ${kind} yet.` : `${items.length} ${items.length === 1 ? words.one : kind}.`}
+        {said !== "" && ` ${said}`}
+      </p>
+      <ErrorMessage error={error} />
+      <ErrorMessage error={readableError(deleteError)} />
+      {items.length > 0 && (
+        <div className="table-scroll" role="region" aria-labelledby="components-caption" tabIndex={0}>
+          <table className="list components-list">
+            <caption id="components-caption" className="visually-hidden">
+              {words.title}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Settings</th>
+                {canWrite && (
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((record) => (
+                <tr key={record.id} aria-current={record.id === editing ? "true" : undefined}>
+                  <th scope="row">
+                    <span className="name">{record.name}</span>
+                    <code className="id muted">{record.id}</code>
+                  </th>
+                  <td>
+                    {entryOf(record.type)?.title ?? record.type}
+                    <code className="id muted">{record.type}</code>
+                  </td>
+                  <td className="components-summary">{summary(record.config).join(" · ") || <span className="muted">defaults</span>}</td>
+                  {canWrite && (
+                    <td className="record-actions">
+                      <button type="button" className="button" aria-label={`Edit ${record.name}`} onClick={() => navigate(`${base}?edit=${encodeURIComponent(record.id)}`)}>
+                        Edit
+                      </button>
+                      <button type="button" className="button" aria-label={`Delete ${record.name}`} onClick={() => remove(record)}>
+                        Delete
+                      </button>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** Step one of "New": the catalog's types of this kind, each a button with its description. */
+function TypePicker({ kind, entries, base }: { kind: Kind; entries: CatalogEntry[]; base: string }) {
+  const words = WORDS[kind];
+  return (
+    <section className="detail-block component-form" aria-labelledby="type-picker-title">
+      <h2 id="type-picker-title">New {words.one}: choose a type</h2>
+      <ul className="type-picker">
+        {entries.map((entry) => (
+          <li key={entry.type}>
+            <button type="button" className="button" aria-describedby={`type-${entry.type}-hint`} onClick={() => navigate(`${base}?new=${encodeURIComponent(entry.type)}`)}>
+              {entry.title}
+            </button>
+            <span id={`type-${entry.type}-hint`} className="hint">
+              {entry.description} <span className="signals">({entry.signals.join(", ")})</span>
+            </span>
+          </li>
+        ))}
+      </ul>
+      <p>
+        <button type="button" className="button ghost" onClick={() => navigate(base)}>
+          Cancel
+        </button>
+      </p>
+    </section>
+  );
+}
+
+/** The create form, prefilled from the URL when a link (the Hosts page's suggestion) says what to create. */
+function NewComponent({ kind, entry, type, search, base, onSaved }: { kind: Kind; entry: CatalogEntry | undefined; type: string; search: URLSearchParams; base: string; onSaved: (record: ComponentRecord) => void }) {
+  if (!entry) {
+    return (
+      <div className="detail-block">
+        <ErrorMessage error={new ApiError(0, "unknown_type", `The catalog has no ${WORDS[kind].one} type '${type}'.`)} />
+        <button type="button" className="button" onClick={() => navigate(`${base}?new=`)}>
+          Choose a type
+        </button>
+      </div>
+    );
+  }
+  let config: ConfigValue = {};
+  try {
+    const parsed: unknown = JSON.parse(search.get("config") ?? "{}");
+    if (isRecord(parsed)) config = parsed;
+  } catch {
+    // A hand-edited link with broken JSON: start from the type's defaults.
+  }
+  return (
+    <ComponentEditor
+      kind={kind}
+      entry={entry}
+      record={{ id: "", name: search.get("name") ?? "", type, config }}
+      from={search.get("from")}
+      base={base}
+      onSaved={onSaved}
+    />
+  );
+}
+
+/** The whole request body as one schema, so the API's paths (`name`, `config.endpoint`) map straight onto fields. */
+function bodySchema(entry: CatalogEntry): Schema {
+  return {
+    type: "object",
+    required: ["name"],
+    properties: {
+      name: { type: "string", title: "Name", description: "How this record is listed and referred to." },
+      config: { ...(entry.schema as Schema), title: "Settings" },
+    },
+  };
+}
+
+interface EditorProps {
+  kind: Kind;
+  entry: CatalogEntry | undefined;
+  /** An id of "" means a new record. */
+  record: ComponentRecord;
+  /** What suggested this record (shown so the user knows why it is prefilled). */
+  from?: string | null;
+  base: string;
+  onSaved: (record: ComponentRecord) => void;
+}
+
+function ComponentEditor({ kind, entry, record, from, base, onSaved }: EditorProps) {
+  const words = WORDS[kind];
+  const isNew = record.id === "";
+  const schema: Schema = entry ? bodySchema(entry) : { type: "object", required: ["name"], properties: { name: { type: "string", title: "Name" }, config: { title: "Settings" } } };
+  const [value, setValue] = useState<ConfigValue>(() => ({
+    name: record.name === "" ? undefined : record.name,
+    config: entry ? initialValue(entry.schema as Schema, record.config) : record.config,
+  }));
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const body = { name: value.name ?? "", type: record.type, config: value.config ?? {} };
+    setBusy(true);
+    const request = isNew ? api.post<ComponentRecord>(`/${kind}`, body) : api.put<ComponentRecord>(`/${kind}/${encodeURIComponent(record.id)}`, body);
+    request.then(onSaved, (caught: ApiError) => {
+      setError(caught);
+      setBusy(false);
+    });
+  }
+
+  const title = isNew ? `New ${words.one}: ${entry?.title ?? record.type}` : `Edit ${words.one} ${record.name}`;
+  return (
+    <section className="detail-block component-form" aria-labelledby="component-form-title">
+      <h2 id="component-form-title">{title}</h2>
+      <p className="muted">
+        Type <code>{record.type}</code>
+        {entry && ` — ${entry.description}`}
+      </p>
+      {from && (
+        <p className="note" role="note">
+          Prefilled from {from}. Review the settings, then save.
+        </p>
+      )}
+      <ErrorMessage error={readableError(error)} />
+      <form aria-labelledby="component-form-title" onSubmit={onSubmit}>
+        <SchemaForm schema={schema} value={value} onChange={setValue} errors={fieldErrors(error, schema)} idPrefix="component" />
+        <div className="record-form-actions">
+          <button type="submit" className="button primary" disabled={busy}>
+            Save
+          </button>
+          <button type="button" className="button ghost" onClick={() => navigate(base)}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </section>
+  );
 }

@@ -15,6 +15,8 @@ import { LastSeen } from "../components/LastSeen.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import { useFilteredList } from "../list.ts";
 import { Link, navigate, useLocation } from "../router.tsx";
+import { useCanWrite } from "../schema/editing.tsx";
+import { newSourceHref } from "./Components.tsx";
 
 export const AGENT_STATUSES = ["online", "offline"] as const;
 
@@ -265,6 +267,9 @@ function Section({ id, title, children }: { id: string; title: string; children:
 
 function Services({ agent }: { agent: Agent }) {
   const services = agent.discovery?.services ?? [];
+  // A suggestion becomes a source in two clicks: this link opens the Sources form prefilled, then Save.
+  const canWrite = useCanWrite();
+  const host = agent.host?.hostname || agent.name;
   return (
     <Section id="services-title" title="Discovered services">
       {agent.discovery === null ? (
@@ -307,6 +312,15 @@ function Services({ agent }: { agent: Agent }) {
                   </td>
                   <td>
                     <code>{[s.pipeline.source.type, ...s.pipeline.processors.map((p) => p.type)].join(" → ")}</code>
+                    {canWrite && (
+                      <Link
+                        className="button suggest-source"
+                        aria-label={`Create source for ${s.title}`}
+                        href={newSourceHref(s.pipeline.source.type, { name: `${s.fingerprint} on ${host}`, config: s.pipeline.source.config, from: `the ${s.title} service found on ${host}` })}
+                      >
+                        Create source
+                      </Link>
+                    )}
                   </td>
                 </tr>
               ))}

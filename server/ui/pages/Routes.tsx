@@ -1,6 +1,245 @@
-/** Stub: built in a following change. */
-import { PlaceholderPage } from "./Placeholder.tsx";
+/**
+ * Routes: which pipeline reads which source on which collector (what a
+ * collector runs is exactly its routes). A table with names instead of ids,
+ * and for editors and admins a create form and delete. The form is the same
+ * SchemaForm the sources use, over a schema built from the collectors,
+ * sources and pipelines that exist, so the API's refusals (a source not
+ * active on the collector, a pipeline of the wrong signal) land beside the
+ * field they name. The API has no update for a route: change one by creating
+ * the new route and deleting the old.
+ */
+import { useEffect, useState, type FormEvent } from "react";
+import type { PipelineRecord, RouteRecord, SourceActivation, SourceRecord } from "../../configstore/records.ts";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { SchemaForm } from "../components/SchemaForm.tsx";
+import { useLiveEvents } from "../events.ts";
+import { Link, navigate, useLocation } from "../router.tsx";
+import { PendingChangesNote, useCanWrite } from "../schema/editing.tsx";
+import { fieldErrors, readableError } from "../schema/errors.ts";
+import type { ConfigValue, Schema } from "../schema/schema.ts";
+import type { Collector } from "../../collectors/collectors.ts";
+import "./Components.css";
+
+const BASE = "/ui/routes";
+/** The most collectors the form offers (the API's largest page). */
+const COLLECTOR_LIMIT = 1000;
+
+interface Lookups {
+  collectors: Collector[];
+  sources: SourceRecord[];
+  pipelines: PipelineRecord[];
+}
+
+/** Everything a route names, fetched together; reloaded with the routes. */
+function useRoutesData(reload: number) {
+  const [routes, setRoutes] = useState<RouteRecord[]>([]);
+  const [lookups, setLookups] = useState<Lookups | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [loading, setLoading] = useState(true);
+  useEffect(() => {
+    let current = true;
+    Promise.all([
+      api.get<{ items: RouteRecord[] }>("/routes"),
+      api.get<{ items: Collector[] }>(`/collectors?limit=${COLLECTOR_LIMIT}`),
+      api.get<{ items: SourceRecord[] }>("/sources"),
+      api.get<{ items: PipelineRecord[] }>("/pipelines"),
+    ])
+      .then(
+        ([routePage, collectors, sources, pipelines]) => {
+          if (!current) return;
+          setRoutes(routePage.items);
+          setLookups({ collectors: collectors.items, sources: sources.items, pipelines: pipelines.items });
+          setError(null);
+        },
+        (caught: ApiError) => current && setError(caught),
+      )
+      .finally(() => current && setLoading(false));
+    return () => {
+      current = false;
+    };
+  }, [reload]);
+  return { routes, setRoutes, lookups, error, loading };
+}
+
+function nameOf<T extends { id: string; name: string }>(list: T[] | undefined, id: string): string {
+  return list?.find((item) => item.id === id)?.name ?? id;
+}
 
 export function RoutesPage() {
-  return <PlaceholderPage title="Routes" />;
+  const { search } = useLocation();
+  const canWrite = useCanWrite();
+  const [reload, setReload] = useState(0);
+  const [said, setSaid] = useState("");
+  const [deleteError, setDeleteError] = useState<ApiError | null>(null);
+  const { routes, setRoutes, lookups, error, loading } = useRoutesData(reload);
+  useLiveEvents(["worktree"], () => setReload((n) => n + 1));
+  const creating = canWrite && search.has("new");
+
+  function remove(route: RouteRecord) {
+    const what = `the route from ${nameOf(lookups?.sources, route.sourceId)} to ${nameOf(lookups?.pipelines, route.pipelineId)} on ${nameOf(lookups?.collectors, route.collectorId)}`;
+    if (!window.confirm(`Delete ${what}? The collector stops running it once the change is published.`)) return;
+    api.delete(`/routes/${encodeURIComponent(route.id)}`).then(() => {
+      setRoutes((before) => before.filter((r) => r.id !== route.id));
+      setDeleteError(null);
+      setSaid(`Deleted ${what}.`);
+      setReload((n) => n + 1);
+    }, setDeleteError);
+  }
+
+  return (
+    <section aria-labelledby="routes-title">
+      <div className="page-head">
+        <h1 id="routes-title">Routes</h1>
+        {canWrite && !creating && (
+          <button type="button" className="button primary" onClick={() => navigate(`${BASE}?new`)}>
+            New route
+          </button>
+        )}
+      </div>
+      {canWrite && <PendingChangesNote />}
+      {creating && lookups && (
+        <RouteForm
+          lookups={lookups}
+          onSaved={(route) => {
+            // The list takes the API's answer at once, so it never disagrees with the message; a reload follows.
+            setRoutes((before) => [...before, route]);
+            setSaid("Created the route.");
+            setReload((n) => n + 1);
+            navigate(BASE);
+          }}
+        />
+      )}
+      <ErrorMessage error={error} />
+      <p className="muted" aria-live="polite">
+        {loading ? "Loading…" : error ? "" : routes.length === 0 ? "No routes yet." : `${routes.length} route${routes.length === 1 ? "" : "s"}.`}
+        {said !== "" && ` ${said}`}
+      </p>
+      <ErrorMessage error={readableError(deleteError)} />
+      {routes.length > 0 && (
+        <div className="table-scroll" role="region" aria-labelledby="routes-caption" tabIndex={0}>
+          <table className="list components-list">
+            <caption id="routes-caption" className="visually-hidden">
+              Routes
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Collector</th>
+                <th scope="col">Source</th>
+                <th scope="col">Pipeline</th>
+                {canWrite && (
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {routes.map((route) => {
+                const pipeline = lookups?.pipelines.find((p) => p.id === route.pipelineId);
+                return (
+                  <tr key={route.id}>
+                    <th scope="row">
+                      <Link href={`/ui/collectors/${encodeURIComponent(route.collectorId)}`} className="name">
+                        {nameOf(lookups?.collectors, route.collectorId)}
+                      </Link>
+                      <code className="id muted">{route.id}</code>
+                    </th>
+                    <td>{nameOf(lookups?.sources, route.sourceId)}</td>
+                    <td>
+                      <Link href={`/ui/pipelines/${encodeURIComponent(route.pipelineId)}`}>{pipeline?.name ?? route.pipelineId}</Link>
+                      {pipeline && <span className="id muted">{pipeline.signal}</span>}
+                    </td>
+                    {canWrite && (
+                      <td className="record-actions">
+                        <button type="button" className="button" aria-label={`Delete route ${route.id}`} onClick={() => remove(route)}>
+                          Delete
+                        </button>
+                      </td>
+                    )}
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** The route form's schema: a choice per field, labelled with names, sources marked by whether they are active on the chosen collector. */
+function routeSchema(lookups: Lookups, active: Set<string> | null): Schema {
+  return {
+    type: "object",
+    required: ["collectorId", "sourceId", "pipelineId"],
+    properties: {
+      collectorId: {
+        title: "Collector",
+        description: lookups.collectors.length === 0 ? "No collectors yet: enroll one first." : undefined,
+        oneOf: lookups.collectors.map((c) => ({ const: c.id, title: c.environment ? `${c.name} (${c.environment})` : c.name })),
+      },
+      sourceId: {
+        title: "Source",
+        description: "The source must be active on the collector (see the collector's page).",
+        oneOf: lookups.sources.map((s) => ({
+          const: s.id,
+          title: `${s.name} (${s.type})${active !== null && !active.has(s.id) ? " — not active on this collector" : ""}`,
+        })),
+      },
+      pipelineId: {
+        title: "Pipeline",
+        oneOf: lookups.pipelines.map((p) => ({ const: p.id, title: `${p.name} (${p.signal})` })),
+      },
+    },
+  };
+}
+
+function RouteForm({ lookups, onSaved }: { lookups: Lookups; onSaved: (route: RouteRecord) => void }) {
+  const [value, setValue] = useState<ConfigValue>({});
+  const [active, setActive] = useState<Set<string> | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const collectorId = typeof value.collectorId === "string" ? value.collectorId : null;
+
+  useEffect(() => {
+    setActive(null);
+    if (collectorId === null) return;
+    let current = true;
+    api.get<{ items: SourceActivation[] }>(`/collectors/${encodeURIComponent(collectorId)}/sources`).then(
+      (page) => current && setActive(new Set(page.items.map((a) => a.sourceId))),
+      (caught: ApiError) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, [collectorId]);
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    setBusy(true);
+    api.post<RouteRecord>("/routes", value).then(onSaved, (caught: ApiError) => {
+      setError(caught);
+      setBusy(false);
+    });
+  }
+
+  const schema = routeSchema(lookups, active);
+  return (
+    <section className="detail-block component-form" aria-labelledby="route-form-title">
+      <h2 id="route-form-title">New route</h2>
+      <ErrorMessage error={readableError(error)} />
+      <form aria-labelledby="route-form-title" onSubmit={onSubmit}>
+        <SchemaForm schema={schema} value={value} onChange={setValue} errors={fieldErrors(error, schema)} idPrefix="route" />
+        <div className="record-form-actions">
+          <button type="submit" className="button primary" disabled={busy}>
+            Save
+          </button>
+          <button type="button" className="button ghost" onClick={() => navigate(BASE)}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </section>
+  );
 }

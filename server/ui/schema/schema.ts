@@ -1,0 +1,149 @@
+/**
+ * How SchemaForm reads a JSON Schema: which editor each property gets, the
+ * value a new form starts from (the schema's defaults, so the user sees what
+ * the server would fill in), and which field shows an error the API names by
+ * path (`config.grpc.endpoint`, `config.include[1]`). Pure functions, so the
+ * form component only renders.
+ */
+
+/** The parts of JSON Schema the form understands; anything else is edited as JSON. */
+export interface Schema {
+  type?: string | string[];
+  title?: string;
+  description?: string;
+  default?: unknown;
+  enum?: unknown[];
+  /** Labelled choices: `oneOf: [{const, title}]`. */
+  oneOf?: Schema[];
+  const?: unknown;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  patternProperties?: Record<string, Schema>;
+  additionalProperties?: boolean | Schema;
+  items?: Schema;
+  minimum?: number;
+  maximum?: number;
+}
+
+export type FieldKind = "string" | "number" | "integer" | "boolean" | "choice" | "stringList" | "choiceList" | "object" | "stringMap" | "json";
+
+export type ConfigValue = Record<string, unknown>;
+
+export interface Choice {
+  value: string;
+  label: string;
+}
+
+/** The choices of an enum, or of a oneOf whose members are all labelled consts; null when neither. */
+export function choices(schema: Schema): Choice[] | null {
+  if (Array.isArray(schema.enum) && schema.enum.every((v) => typeof v === "string")) {
+    return (schema.enum as string[]).map((value) => ({ value, label: value }));
+  }
+  if (Array.isArray(schema.oneOf) && schema.oneOf.every((s) => typeof s.const === "string")) {
+    return schema.oneOf.map((s) => ({ value: s.const as string, label: s.title ?? (s.const as string) }));
+  }
+  return null;
+}
+
+/** The map's value schema when the object is a free string→string map (e.g. headers), else null. */
+function mapValues(schema: Schema): Schema | null {
+  if (schema.properties && Object.keys(schema.properties).length > 0) return null;
+  const patterns = Object.values(schema.patternProperties ?? {});
+  const extra = typeof schema.additionalProperties === "object" ? [schema.additionalProperties] : [];
+  const values = [...patterns, ...extra];
+  return values.length > 0 && values.every((v) => v.type === "string" && !choices(v)) ? values[0]! : null;
+}
+
+export function fieldKind(schema: Schema): FieldKind {
+  if (choices(schema)) return "choice";
+  switch (schema.type) {
+    case "string":
+    case "number":
+    case "integer":
+    case "boolean":
+      return schema.type;
+    case "array":
+      if (schema.items?.type === "string") return choices(schema.items) ? "choiceList" : "stringList";
+      return "json";
+    case "object":
+      if (schema.properties && Object.keys(schema.properties).length > 0) return "object";
+      return mapValues(schema) ? "stringMap" : "json";
+    default:
+      return "json";
+  }
+}
+
+/** `start_at` → `Start at`; a schema title wins. */
+export function labelOf(key: string, schema: Schema): string {
+  if (schema.title) return schema.title;
+  const words = key.replace(/[_-]+/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** The path the API uses for a key under `parent` (`config` + `endpoint` → `config.endpoint`). */
+export function childPath(parent: string, key: string): string {
+  return parent === "" ? key : `${parent}.${key}`;
+}
+
+/** A DOM id for a field path, unique within one form (`prefix`). */
+export function fieldId(prefix: string, path: string): string {
+  return `${prefix}-${path.replace(/[^A-Za-z0-9_-]+/g, "-")}`;
+}
+
+function clone<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+/**
+ * The form's starting value: `given` where set, else each property's default
+ * (nested objects filled the same way); a required list starts with one empty
+ * item so there is a box to type in.
+ */
+export function initialValue(schema: Schema, given: ConfigValue = {}): ConfigValue {
+  const value: ConfigValue = clone(given);
+  for (const [key, property] of Object.entries(schema.properties ?? {})) {
+    if (value[key] === undefined && property.default !== undefined) value[key] = clone(property.default);
+    if (fieldKind(property) === "object") {
+      const current = value[key];
+      if (current === undefined && !schema.required?.includes(key)) continue;
+      value[key] = initialValue(property, isRecord(current) ? current : {});
+    } else if (value[key] === undefined && fieldKind(property) === "stringList" && schema.required?.includes(key)) {
+      value[key] = [""];
+    }
+  }
+  return value;
+}
+
+export function isRecord(value: unknown): value is ConfigValue {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** `config.include[1].x` → ["config", "include", 1, "x"]. */
+function segments(path: string): (string | number)[] {
+  const parts: (string | number)[] = [];
+  for (const match of path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) {
+    parts.push(match[2] !== undefined ? Number(match[2]) : match[1]!);
+  }
+  return parts;
+}
+
+/**
+ * The path of the field that shows an error at `path`: the deepest field the
+ * form renders on the way down (a list shows its items' errors, a JSON box
+ * everything inside it). Null when the path is not under `root`.
+ */
+export function errorTarget(schema: Schema, root: string, path: string): string | null {
+  const rootParts = root === "" ? [] : segments(root);
+  const parts = segments(path);
+  if (rootParts.some((part, i) => parts[i] !== part)) return null;
+  let at = schema;
+  let target = root;
+  for (const part of parts.slice(rootParts.length)) {
+    const next = typeof part === "string" ? at.properties?.[part] : undefined;
+    if (!next) return target === root ? (typeof part === "string" ? childPath(root, part) : null) : target;
+    target = childPath(target, part as string);
+    if (fieldKind(next) !== "object") return target;
+    at = next;
+  }
+  return target === root ? null : target;
+}
