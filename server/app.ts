@@ -24,6 +24,7 @@ import { Pipelines } from "./configstore/pipelines.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
 import { Routes } from "./configstore/routes.ts";
 import { Enrollment } from "./enrollment/enrollment.ts";
+import { smtpMailer, type Mailer } from "./mail/mailer.ts";
 import { Rollouts } from "./rollout/rollout.ts";
 import { Telemetry } from "./telemetry/index.ts";
 import type { Store } from "./store/store.ts";
@@ -38,6 +39,8 @@ export interface App {
   accounts: ServiceAccounts;
   /** Web UI users and their sessions. */
   users: Users;
+  /** Sends invite and reset links when smtp.host is set; null: links are shown to the admin instead. */
+  mailer: Mailer | null;
   collectors: Collectors;
   enrollment: Enrollment;
   collectorTokens: CollectorTokens;
@@ -81,6 +84,7 @@ export async function createApp(config: ServerConfig, store: Store, logger: Logg
     startedAt: new Date(),
     accounts: new ServiceAccounts(store),
     users: new Users(store, new Sessions(store)),
+    mailer: config.smtp ? smtpMailer(config.smtp) : null,
     collectors,
     enrollment,
     collectorTokens,

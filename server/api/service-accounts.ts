@@ -1,7 +1,7 @@
 /** REST: /service-accounts — API credentials with scope sets; the token is shown once. */
 import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
-import { SCOPES } from "../auth/scopes.ts";
+import { ROLES, SCOPES } from "../auth/scopes.ts";
 import { route, type Route } from "../http/route.ts";
 
 const Scope = Type.Union(SCOPES.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${SCOPES.join(", ")}` });
@@ -27,6 +27,15 @@ const CreateBody = Type.Object(
 
 export function serviceAccountRoutes(app: App): Route[] {
   return [
+    route({
+      method: "GET",
+      path: "/scopes",
+      scope: "users:admin",
+      tag: "service accounts",
+      summary: "Every scope a credential can hold, in a stable order, and the scope sets of the user roles: what a new service account may be granted.",
+      response: Type.Object({ items: Type.Array(Scope), roles: Type.Record(Type.String(), Type.Array(Scope)) }),
+      handler: async () => ({ items: [...SCOPES], roles: ROLES }),
+    }),
     route({
       method: "POST",
       path: "/service-accounts",

@@ -1,13 +1,16 @@
 /**
  * REST: /users — web UI accounts (admin, editor, viewer). Invites and password
- * resets answer with a single-use link built from externalUrl; the admin hands
- * it over (no mail is sent by this version).
+ * resets make a single-use link built from externalUrl. With SMTP configured
+ * the link is mailed to the user and never answered (only the user should
+ * hold it); without, the answer carries it for the admin to hand over.
  */
 import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
-import { USER_ROLES, USERNAME_PATTERN } from "../auth/users.ts";
+import { USER_ROLES, type LinkDelivery } from "../auth/users.ts";
 import { ConflictError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
+import type { Mail } from "../mail/mailer.ts";
+import { inviteMail, resetMail } from "../mail/messages.ts";
 
 export const Role = Type.Union(USER_ROLES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${USER_ROLES.join(", ")}` });
 
@@ -57,6 +60,17 @@ export function uiLink(externalUrl: string, path: string, token: string): string
   return url.toString();
 }
 
+const MailedTo = Type.String({ description: "Present when the link was mailed (SMTP configured): the address it went to. The link itself is then not in the answer." });
+
+type MailFor = (to: string, username: string, url: string, expiresAt: string) => Mail;
+
+/** Mails the link to the user when a mailer is configured and the user has an address; undefined otherwise. */
+function mailDelivery(app: App, path: string, mailFor: MailFor, email: string): LinkDelivery | undefined {
+  const { mailer, config } = app;
+  if (!mailer || email === "") return undefined;
+  return (link, user) => mailer.send(mailFor(user.email, user.username, uiLink(config.externalUrl, path, link.token), link.expiresAt));
+}
+
 export function userRoutes(app: App): Route[] {
   const { users, config } = app;
   return [
@@ -74,14 +88,22 @@ export function userRoutes(app: App): Route[] {
       path: "/users",
       scope: "users:admin",
       tag: "users",
-      summary: "Invite a user: answers the user and an invite link (single use, 7 days) to hand over; the user sets a password through it. 409 external_url_missing without externalUrl.",
+      summary:
+        "Invite a user with an invite link (single use, 7 days) through which they set a password. With SMTP configured the link is mailed (mailedTo) and not answered; otherwise inviteUrl is answered to hand over. 409 external_url_missing without externalUrl; 502 mail_failed (nothing created) when the mail server refuses.",
       body: CreateBody,
-      response: Type.Object({ user: User, inviteUrl: Type.String(), inviteExpiresAt: Type.String({ format: "date-time" }) }),
+      response: Type.Object({
+        user: User,
+        inviteUrl: Type.Optional(Type.String({ description: "Only when no mail was sent." })),
+        mailedTo: Type.Optional(MailedTo),
+        inviteExpiresAt: Type.String({ format: "date-time" }),
+      }),
       status: 201,
       handler: async ({ body, principal }) => {
         uiLink(config.externalUrl, "ui/invite", "-");
-        const { user, invite } = await users.create(principal, body);
-        return { user, inviteUrl: uiLink(config.externalUrl, "ui/invite", invite!.token), inviteExpiresAt: invite!.expiresAt };
+        const deliver = mailDelivery(app, "ui/invite", inviteMail, body.email);
+        const { user, invite } = await users.create(principal, body, undefined, [], deliver);
+        const sent = deliver ? { mailedTo: user.email } : { inviteUrl: uiLink(config.externalUrl, "ui/invite", invite!.token) };
+        return { user, ...sent, inviteExpiresAt: invite!.expiresAt };
       },
     }),
     route({
@@ -117,13 +139,21 @@ export function userRoutes(app: App): Route[] {
       path: "/users/{id}/password-reset",
       scope: "users:admin",
       tag: "users",
-      summary: "Mint a password-reset link (single use, 1 hour; replaces any earlier link) to hand to the user. 409 external_url_missing without externalUrl.",
-      response: Type.Object({ resetUrl: Type.String(), expiresAt: Type.String({ format: "date-time" }) }),
+      summary:
+        "Mint a password-reset link (single use, 1 hour; replaces any earlier link). With SMTP configured and an e-mail address on the user it is mailed (mailedTo) and not answered; otherwise resetUrl is answered to hand over. 409 external_url_missing without externalUrl; 502 mail_failed (the earlier link stays) when the mail server refuses.",
+      response: Type.Object({
+        resetUrl: Type.Optional(Type.String({ description: "Only when no mail was sent." })),
+        mailedTo: Type.Optional(MailedTo),
+        expiresAt: Type.String({ format: "date-time" }),
+      }),
       status: 201,
       handler: async ({ params, principal }) => {
         uiLink(config.externalUrl, "ui/reset-password", "-");
-        const link = await users.mintReset(principal, params.id!);
-        return { resetUrl: uiLink(config.externalUrl, "ui/reset-password", link.token), expiresAt: link.expiresAt };
+        const { email } = await users.get(params.id!);
+        const deliver = mailDelivery(app, "ui/reset-password", resetMail, email);
+        const link = await users.mintReset(principal, params.id!, deliver);
+        const sent = deliver ? { mailedTo: email } : { resetUrl: uiLink(config.externalUrl, "ui/reset-password", link.token) };
+        return { ...sent, expiresAt: link.expiresAt };
       },
     }),
   ];

@@ -9,6 +9,9 @@
  * (minting a new one revokes the previous). Every change to the user set also
  * bumps `system/users` under compare-and-swap, so two concurrent changes can
  * never together remove the last enabled admin.
+ *
+ * A link can be delivered (mailed) before anything is written: when delivery
+ * fails, the failure is audited and the user set is left exactly as it was.
  */
 import { randomBytes } from "node:crypto";
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
@@ -56,6 +59,9 @@ export interface UserLink {
   token: string;
   expiresAt: string;
 }
+
+/** Sends a freshly minted link to its user (by mail); throwing stops the change. */
+export type LinkDelivery = (link: UserLink, user: User) => Promise<void>;
 
 export interface LoggedIn {
   user: User;
@@ -166,14 +172,39 @@ export class Users {
   }
 
   /**
+   * Delivers a link before the write that makes it valid, so a failed
+   * delivery changes nothing; it is audited (outcome failure, with the
+   * reason) and rethrown. Should the write then lose a race, the mailed link
+   * never works and the caller's error says to try again.
+   */
+  private async deliverFirst(
+    who: Actor,
+    action: string,
+    resourceId: string | null,
+    user: User,
+    link: UserLink,
+    deliver: LinkDelivery,
+  ): Promise<void> {
+    try {
+      await deliver(link, user);
+    } catch (error) {
+      const details = { username: user.username, email: user.email, error: (error as Error).message };
+      await this.store.write([], [auditEntry(who, action, "user", resourceId, details, "failure")]);
+      throw error;
+    }
+  }
+
+  /**
    * Creates a user. Without a password the user gets an invite link (7 days,
-   * single use) to set one; with one (the bootstrap admin) no link is made.
+   * single use) to set one, delivered first when `deliver` is given; with one
+   * (the bootstrap admin) no link is made.
    */
   async create(
     who: Actor,
     input: { username: string; email: string; role: Role },
     password?: string,
     extra: WriteOp[] = [],
+    deliver?: LinkDelivery,
   ): Promise<{ user: User; invite: UserLink | null }> {
     const username = input.username.toLowerCase();
     if (!new RegExp(USERNAME_PATTERN).test(username)) {
@@ -193,6 +224,7 @@ export class Users {
       disabledAt: null,
     };
     const invite = password === undefined ? this.mintLink("invite", user.id, now) : null;
+    if (invite && deliver) await this.deliverFirst(who, "user.create", null, user, invite.link, deliver);
     const stored: StoredUser = {
       ...user,
       passwordHash: password === undefined ? null : await hashPassword(password),
@@ -207,7 +239,15 @@ export class Users {
           await this.rosterOp(),
           ...extra,
         ],
-        [auditEntry(who, "user.create", "user", user.id, { username, email: user.email, role: user.role, invited: invite !== null })],
+        [
+          auditEntry(who, "user.create", "user", user.id, {
+            username,
+            email: user.email,
+            role: user.role,
+            invited: invite !== null,
+            ...(invite && deliver ? { mailedTo: user.email } : {}),
+          }),
+        ],
       )
       .catch(async (error) => {
         throw error instanceof ConflictError && (await this.store.get(NAMES, username)) ? taken() : error;
@@ -261,10 +301,15 @@ export class Users {
     );
   }
 
-  /** Mints a password-reset link (1 hour, single use), revoking any earlier link. */
-  async mintReset(who: Actor, id: string): Promise<UserLink> {
+  /**
+   * Mints a password-reset link (1 hour, single use), revoking any earlier
+   * link; delivered first when `deliver` is given, so a failed delivery
+   * leaves the earlier link working.
+   */
+  async mintReset(who: Actor, id: string, deliver?: LinkDelivery): Promise<UserLink> {
     const doc = await this.stored(id);
     const reset = this.mintLink("reset", id, new Date());
+    if (deliver) await this.deliverFirst(who, "user.password_reset_link", id, publicUser(doc.data), reset.link, deliver);
     const after: StoredUser = { ...doc.data, linkDigest: reset.digest };
     await this.store.write(
       [
@@ -272,7 +317,13 @@ export class Users {
         ...(doc.data.linkDigest ? [{ op: "delete", collection: LINKS, id: doc.data.linkDigest } as WriteOp] : []),
         reset.op,
       ],
-      [auditEntry(who, "user.password_reset_link", "user", id, { username: doc.data.username, expiresAt: reset.link.expiresAt })],
+      [
+        auditEntry(who, "user.password_reset_link", "user", id, {
+          username: doc.data.username,
+          expiresAt: reset.link.expiresAt,
+          ...(deliver ? { mailedTo: doc.data.email } : {}),
+        }),
+      ],
     );
     return reset.link;
   }

@@ -90,6 +90,25 @@ function checkAdminToken(value: string): string | undefined {
     : "must be a service-account token: the prefix svcsa_ followed by at least 32 letters and digits";
 }
 
+function checkPort(value: number): string | undefined {
+  return value >= 1 && value <= 65535 ? undefined : "must be a port between 1 and 65535";
+}
+
+function checkSmtpHost(value: string): string | undefined {
+  if (value === "") return undefined;
+  return isIP(value) !== 0 || /^[A-Za-z0-9.-]+$/.test(value)
+    ? undefined
+    : "must be a host name or IP address, without scheme or port (the port is smtp.port)";
+}
+
+/** A bare address or `Name <address>`: what goes in the From header. */
+function checkMailFrom(value: string): string | undefined {
+  if (value === "") return undefined;
+  return /^([^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/.test(value)
+    ? undefined
+    : "must be an e-mail address such as svc@example.com or svc <svc@example.com>";
+}
+
 export const KEYS = {
   externalUrl: { type: "string", default: "", aliases: ["EXTERNAL_URL"], check: checkExternalUrl },
   listen: { type: "string", default: "127.0.0.1:8080", check: checkListen },
@@ -117,6 +136,12 @@ export const KEYS = {
   "opamp.maxConnections": { type: "int", default: 50000, check: atLeast(1) },
   "opamp.maxConcurrentRequests": { type: "int", default: 1000, check: atLeast(1) },
   "logging.level": { type: "string", default: "info", check: oneOf(LOG_LEVELS) },
+  "smtp.host": { type: "string", default: "", check: checkSmtpHost },
+  "smtp.port": { type: "int", default: 587, check: checkPort },
+  "smtp.secure": { type: "bool", default: false },
+  "smtp.user": { type: "string", default: "" },
+  "smtp.password": { type: "string", default: "", secret: true },
+  "smtp.from": { type: "string", default: "", check: checkMailFrom },
 } satisfies Record<string, KeySpec>;
 
 export type ConfigKey = keyof typeof KEYS;

@@ -86,6 +86,7 @@ const DEFAULTS: Omit<ServerConfig, "file"> = {
   downloads: { dir: "/usr/share/svc-server/downloads" },
   opamp: { maxConnections: 50000, maxConcurrentRequests: 1000 },
   logging: { level: "info" },
+  smtp: null,
 };
 
 describe("defaults", () => {
@@ -103,6 +104,8 @@ describe("defaults", () => {
     expect(KEYS["security.cors.allowedOrigins"].default).toEqual([]);
     expect(KEYS["http.maxBodyBytes"].default).toBe(1048576);
     expect(KEYS["logging.level"].default).toBe("info");
+    expect(KEYS["smtp.port"].default).toBe(587);
+    expect(KEYS["smtp.secure"].default).toBe(false);
   });
 
   test("an empty file gives the defaults and records the file", () => {
@@ -151,6 +154,7 @@ describe("the file", () => {
       downloads: { dir: "/srv/svc/downloads" },
       opamp: { maxConnections: 20000, maxConcurrentRequests: 200 },
       logging: { level: "debug" },
+      smtp: { host: "mail.example.com", port: 465, secure: true, user: "svc", password: "smtp-p@ss", from: "svc <svc@example.com>" },
       file: fixture("full.yaml"),
     });
   });
@@ -279,6 +283,12 @@ describe("environment variables", () => {
       "opamp.maxConnections": "SVC_OPAMP_MAXCONNECTIONS",
       "opamp.maxConcurrentRequests": "SVC_OPAMP_MAXCONCURRENTREQUESTS",
       "logging.level": "SVC_LOGGING_LEVEL",
+      "smtp.host": "SVC_SMTP_HOST",
+      "smtp.port": "SVC_SMTP_PORT",
+      "smtp.secure": "SVC_SMTP_SECURE",
+      "smtp.user": "SVC_SMTP_USER",
+      "smtp.password": "SVC_SMTP_PASSWORD",
+      "smtp.from": "SVC_SMTP_FROM",
     });
   });
 
@@ -318,6 +328,12 @@ describe("environment variables", () => {
         SVC_OPAMP_MAXCONNECTIONS: "10",
         SVC_OPAMP_MAXCONCURRENTREQUESTS: "5",
         SVC_LOGGING_LEVEL: "warn",
+        SVC_SMTP_HOST: "127.0.0.1",
+        SVC_SMTP_PORT: "2525",
+        SVC_SMTP_SECURE: "false",
+        SVC_SMTP_USER: "mailer",
+        SVC_SMTP_PASSWORD: "mail-pw",
+        SVC_SMTP_FROM: "svc@example.com",
       },
     });
     expect(config).toEqual({
@@ -332,6 +348,7 @@ describe("environment variables", () => {
       downloads: { dir: "/opt/svc/downloads" },
       opamp: { maxConnections: 10, maxConcurrentRequests: 5 },
       logging: { level: "warn" },
+      smtp: { host: "127.0.0.1", port: 2525, secure: false, user: "mailer", password: "mail-pw", from: "svc@example.com" },
       file: null,
     });
   });
@@ -744,4 +761,47 @@ test("database.password without database.user is refused rather than dropped", (
   expect(() => loadConfig({ path: null, env: { SVC_DATABASE_SERVER: "db.example:27017", SVC_DATABASE_PASSWORD: "s3cret" } })).toThrow(
     /database.password: is set without database.user/,
   );
+});
+
+describe("smtp", () => {
+  test("without smtp.host there is no mail, whatever else is set", () => {
+    expect(load({ env: { SVC_SMTP_FROM: "svc@example.com", SVC_SMTP_PORT: "25" } }).smtp).toBeNull();
+  });
+
+  test("smtp.host without smtp.from is an error naming smtp.from", () => {
+    const problem = problemFor(problemsOf(() => load({ env: { SVC_SMTP_HOST: "mail.example.com" } })), "smtp.from");
+    expect(problem.source).toBe("environment variable SVC_SMTP_HOST");
+    expect(problem.message).toContain("smtp.host is set");
+  });
+
+  test.each([
+    ["SVC_SMTP_HOST", "smtp://mail.example.com", "smtp.host"],
+    ["SVC_SMTP_HOST", "mail.example.com:25", "smtp.host"],
+    ["SVC_SMTP_PORT", "0", "smtp.port"],
+    ["SVC_SMTP_PORT", "70000", "smtp.port"],
+    ["SVC_SMTP_SECURE", "yes", "smtp.secure"],
+    ["SVC_SMTP_FROM", "not an address", "smtp.from"],
+  ])("%s=%s is refused, naming %s", (name, value, key) => {
+    const env = { SVC_SMTP_HOST: "mail.example.com", SVC_SMTP_FROM: "svc@example.com", [name]: value };
+    expect(problemFor(problemsOf(() => load({ env })), key).source).toBe(`environment variable ${name}`);
+  });
+
+  test("the defaults are port 587 without implicit TLS; an IPv6 host and a named From are accepted", () => {
+    expect(load({ env: { SVC_SMTP_HOST: "::1", SVC_SMTP_FROM: "Fleet <fleet@example.com>" } }).smtp).toEqual({
+      host: "::1",
+      port: 587,
+      secure: false,
+      user: "",
+      password: "",
+      from: "Fleet <fleet@example.com>",
+    });
+  });
+
+  test("a password without a user is refused and not printed", () => {
+    const secret = "SmtpSecretValue123";
+    const env = { SVC_SMTP_HOST: "mail.example.com", SVC_SMTP_FROM: "svc@example.com", SVC_SMTP_PASSWORD: secret };
+    const problem = problemFor(problemsOf(() => load({ env })), "smtp.password");
+    expect(problem.message).toContain("smtp.user");
+    expect(JSON.stringify(problem)).not.toContain(secret);
+  });
 });

@@ -27,8 +27,20 @@ export interface ServerConfig {
   /** Past these the OpAMP endpoint answers 503 with Retry-After instead of queueing. */
   opamp: { maxConnections: number; maxConcurrentRequests: number };
   logging: { level: string };
+  /** Where invite and reset mails go out; null (links shown to the admin instead) without smtp.host. */
+  smtp: SmtpConfig | null;
   /** The file that was read, if any. */
   file: string | null;
+}
+
+export interface SmtpConfig {
+  host: string;
+  port: number;
+  /** Implicit TLS from the first byte; otherwise STARTTLS when the server offers it. */
+  secure: boolean;
+  user: string;
+  password: string;
+  from: string;
 }
 
 export interface ConfigProblem {
@@ -135,6 +147,16 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
       message: "storage.backend is external, so database.uri or database.server must be set",
     });
   }
+  if (has("smtp.host", "smtp.from") && get("smtp.host") !== "" && get("smtp.from") === "") {
+    problems.push({
+      key: "smtp.from",
+      source: settings.get("smtp.host")!.source,
+      message: "must be set because smtp.host is set (the address invite and reset mails come from)",
+    });
+  }
+  if (has("smtp.user", "smtp.password") && get("smtp.password") !== "" && get("smtp.user") === "") {
+    problems.push({ key: "smtp.password", source: settings.get("smtp.password")!.source, message: "is set without smtp.user; set smtp.user too" });
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const [, host, port] = /^\[?(.*?)\]?:(\d+)$/.exec(get<string>("listen"))!;
@@ -151,6 +173,17 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     downloads: { dir: get("downloads.dir") },
     opamp: { maxConnections: get("opamp.maxConnections"), maxConcurrentRequests: get("opamp.maxConcurrentRequests") },
     logging: { level: get("logging.level") },
+    smtp:
+      get<string>("smtp.host") === ""
+        ? null
+        : {
+            host: get("smtp.host"),
+            port: get("smtp.port"),
+            secure: get("smtp.secure"),
+            user: get("smtp.user"),
+            password: get("smtp.password"),
+            from: get("smtp.from"),
+          },
     file,
   };
 }
