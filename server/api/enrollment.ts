@@ -7,8 +7,9 @@
  */
 import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
+import { tokenKind } from "../auth/tokens.ts";
 import type { Collector } from "../collectors/collectors.ts";
-import { bootstrapFiles, collectorUrl, installSnippet, RUNTIME_OF, RUNTIMES } from "../enrollment/bootstrap.ts";
+import { bootstrapFiles, collectorUrl, installSnippet, RUNTIME_OF, RUNTIMES, type Runtime } from "../enrollment/bootstrap.ts";
 import { ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
@@ -68,6 +69,15 @@ const SnippetQuery = Type.Object(
 );
 
 const BootstrapFile = Type.Object({ path: Type.String(), contentType: Type.String(), body: Type.String() });
+const BootstrapFiles = Type.Object({ runtime: RuntimeName, files: Type.Array(BootstrapFile) });
+
+const BootstrapFilesBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 512, description: "An opamp enrollment token, or an rcfg-remotecfg collector's own token." }),
+    runtime: Type.Optional(RuntimeName),
+  },
+  { additionalProperties: false },
+);
 
 /** Files for another runtime than the collector's mode would leave it talking to a channel that does not serve it. */
 function modeMismatch(collector: Collector, asked: string): ConflictError {
@@ -75,6 +85,20 @@ function modeMismatch(collector: Collector, asked: string): ConflictError {
     `Collector '${collector.id}' has managementMode ${collector.managementMode}, which does not match ${asked}; change it with PATCH /collectors/${collector.id} first.`,
     "management_mode_mismatch",
   );
+}
+
+/**
+ * The runtime whose bootstrap files a token renders, as /v1/bootstrap decides
+ * it: a live opamp enrollment token → otelcol, a current collector token →
+ * alloy (with its collector's id). Anything else is a bad `token` field.
+ */
+async function runtimeOfToken(app: App, token: string): Promise<{ runtime: Runtime; collectorId: string }> {
+  if (tokenKind(token) === "enrollment" && (await app.enrollment.usableForOpamp(token))) return { runtime: "otelcol", collectorId: "" };
+  const collectorId = await app.collectorTokens.verify(token);
+  if (collectorId !== null) return { runtime: "alloy", collectorId };
+  throw new ValidationError("The token is neither a live opamp enrollment token nor a current collector token, so it has no bootstrap files.", [
+    { path: "token", message: "is not a live opamp enrollment token or a current collector token (agent tokens install svc-agent instead)" },
+  ]);
 }
 
 export function enrollmentRoutes(app: App): Route[] {
@@ -182,6 +206,26 @@ export function enrollmentRoutes(app: App): Route[] {
       },
     }),
     route({
+      method: "POST",
+      path: "/bootstrap-files",
+      scope: "collectors:write",
+      tag: "enrollment",
+      summary:
+        "The bootstrap files for a token the caller already holds, sent in the body so it stays out of URLs and access logs. An opamp enrollment token gives the otelcol (Runtime O) collector and supervisor configs; an rcfg-remotecfg collector's own token gives the alloy (Runtime R) file. Nothing is minted or redeemed. With runtime, a token for the other runtime is refused.",
+      body: BootstrapFilesBody,
+      response: BootstrapFiles,
+      handler: async ({ body }) => {
+        const url = collectorUrl(app.config.externalUrl);
+        const { runtime, collectorId } = await runtimeOfToken(app, body.token);
+        if (body.runtime !== undefined && body.runtime !== runtime) {
+          throw new ValidationError(`This token renders ${runtime} files, not ${body.runtime}.`, [
+            { path: "token", message: `is for the ${runtime} runtime, not ${body.runtime}` },
+          ]);
+        }
+        return { runtime, files: bootstrapFiles(runtime, url, collectorId, body.token) };
+      },
+    }),
+    route({
       method: "GET",
       path: "/collectors/{id}/bootstrap",
       scope: "collectors:write",
@@ -189,7 +233,7 @@ export function enrollmentRoutes(app: App): Route[] {
       summary:
         "The collector's bootstrap files. otelcol (opamp collectors): collector and OpAMP supervisor config with a fresh single-use enrollment token bound to this collector. alloy (rcfg-remotecfg): the remotecfg file with a freshly minted collector token, which revokes its previous one.",
       query: Type.Object({ runtime: Type.Optional(RuntimeName) }, { additionalProperties: false }),
-      response: Type.Object({ runtime: RuntimeName, files: Type.Array(BootstrapFile) }),
+      response: BootstrapFiles,
       handler: async ({ params, query, principal }) => {
         const url = collectorUrl(app.config.externalUrl);
         const collector = await app.collectors.get(params.id!);

@@ -4,8 +4,11 @@
  * an agent install command and a collector one with the agent, each copied
  * to the clipboard; the tokens they minted in the list; one revoked after a
  * confirm; then the Audit page listing the enrollment entries, its action
- * filter narrowing them in the URL; desktop and phone screenshots, and no
- * console errors.
+ * filter narrowing them in the URL; bootstrap files of both runtimes, from a
+ * fresh token and from one the user holds, with their paths and Copy, and a
+ * token for the other runtime refused beside its field; a viewer seeing
+ * the tokens without any write button; desktop and phone
+ * screenshots, and no console errors.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -132,6 +135,78 @@ test("a bad time filter shows the API's error", async () => {
   const { page } = browser;
   await page.goto(`${server.base}/ui/audit?from=yesterday`);
   await page.getByRole("alert").getByText(/HTTP 400/).waitFor();
+}, SLOW);
+
+test("bootstrap files of both runtimes show their target paths and copy", async () => {
+  const { page } = browser;
+  await page.goto(`${server.base}/ui/onboarding`);
+  await page.getByText("Showing 3 tokens, oldest first.", { exact: true }).waitFor();
+  const form = page.getByRole("form", { name: "Bootstrap files" });
+  expect(await form.getByRole("radio", { name: /^Runtime O/ }).isChecked()).toBe(true);
+  expect(await form.getByRole("radio", { name: "Mint a single-use enrollment token" }).isChecked()).toBe(true);
+
+  // Runtime O from a fresh single-use token: the collector and supervisor configs.
+  await form.getByLabel("Environment").fill("edge");
+  await form.getByRole("button", { name: "Show bootstrap files" }).click();
+  await page.getByText("2 files for Runtime O.", { exact: true }).waitFor();
+  const config = page.getByRole("region", { name: "/etc/otel-collector/config.yaml" });
+  const body = await config.locator("pre").innerText();
+  expect(body).toContain("Bearer svcen_");
+  expect(body).toContain(`${server.base.replace(/^http/, "ws")}/v1/opamp`);
+  expect(await page.getByRole("heading", { name: "/etc/opampsupervisor/config.yaml" }).count()).toBe(1);
+  await config.getByRole("button", { name: "Copy /etc/otel-collector/config.yaml" }).click();
+  await config.getByRole("status").getByText("Copied", { exact: true }).waitFor();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(body);
+  await page.getByText("Showing 4 tokens, oldest first.", { exact: true }).waitFor();
+  expect(await tokenRows().last().locator("td").allTextContents()).toEqual(
+    expect.arrayContaining(["opamp", "edge", "0 / 1"]),
+  );
+  await browser.screenshot("onboarding-bootstrap-1280");
+
+  // A token the user holds goes in the body; it renders the same files for that token.
+  const held = await server.call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp" });
+  await form.getByRole("radio", { name: "Use a token I have" }).check();
+  await form.getByLabel("Enrollment token", { exact: true }).fill(held.token);
+  await form.getByRole("button", { name: "Show bootstrap files" }).click();
+  await page.getByText("2 files for Runtime O.", { exact: true }).waitFor();
+  expect(await config.locator("pre").innerText()).toContain(`Bearer ${held.token}`);
+
+  // The same token for Runtime R is refused, the reason next to the token field.
+  await form.getByRole("radio", { name: /^Runtime R/ }).check();
+  await form.getByLabel("Collector token", { exact: true }).fill(held.token);
+  await form.getByRole("button", { name: "Show bootstrap files" }).click();
+  await page.getByRole("alert").getByText(/HTTP 400/).waitFor();
+  expect(await form.getByLabel("Collector token", { exact: true }).getAttribute("aria-invalid")).toBe("true");
+  expect(await page.locator("#bootstrap-token-error").innerText()).toContain("otelcol runtime");
+
+  // Runtime R for an rcfg collector, minting its own token.
+  const rcfg = await server.call<{ id: string }>("/collectors", "POST", { name: "rcfg-host", managementMode: "rcfg-remotecfg" });
+  await form.getByRole("radio", { name: "Mint the collector's token" }).check();
+  await form.getByLabel("Collector id", { exact: true }).fill(rcfg.id);
+  await form.getByRole("button", { name: "Show bootstrap files" }).click();
+  await page.getByText("1 file for Runtime R.", { exact: true }).waitFor();
+  const rcfgFile = await page.getByRole("region", { name: "/etc/rcfg-runtime/config.rcfg" }).locator("pre").innerText();
+  expect(rcfgFile).toContain("svcct_");
+  expect(rcfgFile).toContain(rcfg.id);
+  expect(await page.getByRole("alert").count()).toBe(0);
+}, SLOW);
+
+test("a viewer sees the tokens but nothing that mints or revokes", async () => {
+  const invited = await server.call<{ inviteUrl: string }>("/users", "POST", { username: "vic", email: "vic@example.com", role: "viewer" });
+  const token = new URL(invited.inviteUrl).searchParams.get("token")!;
+  const viewer = await openBrowser({ width: 1280, height: 800 });
+  try {
+    // The request context shares the browser's cookies: redeeming the invite signs the viewer in.
+    const res = await viewer.context.request.post(`${server.base}/api/v1/session/invite`, { data: { token, password: "viewer-password-123" } });
+    expect(res.status()).toBe(200);
+    await viewer.page.goto(`${server.base}/ui/onboarding`);
+    await viewer.page.getByText(/^Showing \d+ tokens, oldest first\.$/).waitFor();
+    expect(await viewer.page.getByRole("button").filter({ hasText: /^(Create|Show|Revoke)/ }).count()).toBe(0);
+    expect(await viewer.page.getByRole("form").count()).toBe(0);
+    viewer.assertClean();
+  } finally {
+    await viewer.close();
+  }
 }, SLOW);
 
 test("both pages fit a 390 px phone", async () => {

@@ -1,35 +1,35 @@
 /**
- * The collector registry: GET /api/v1/collectors as a table, filtered by
- * status, tag and free text. The filters live in the URL query (status,
- * tag, q), so a reload, a shared link or Back keeps them; "Load more"
- * follows the API's nextCursor.
+ * The collector registry at fleet scale: GET /api/v1/collectors filtered by
+ * status, tag and free text (the filters live in the URL query, so a reload,
+ * a shared link or Back keeps them). A fleet runs to 10,000 collectors, so
+ * only the rows in view are in the DOM (@tanstack/react-virtual) while the
+ * table still tells assistive technology its full size (aria-rowcount), and
+ * the next page is fetched as the user scrolls near the end ("Load more"
+ * stays for keyboard users). Live collector events update rows in place.
  */
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useEffect, useMemo, useRef, useState } from "react";
+import type { Collector, CollectorStatus } from "../../collectors/collectors.ts";
+import { api } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FilterActions } from "../components/FilterActions.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import { useFilteredList } from "../list.ts";
+import { Link } from "../router.tsx";
+import { useLiveEvents, type LiveEvent } from "../events.ts";
+import "./Collectors.css";
 
-export const COLLECTOR_STATUSES = ["pending", "online", "degraded", "offline"] as const;
-export type CollectorStatus = (typeof COLLECTOR_STATUSES)[number];
+// A value, so it cannot come from the server module without bundling it; `satisfies` keeps the two in step.
+export const COLLECTOR_STATUSES = ["pending", "online", "degraded", "offline"] as const satisfies readonly CollectorStatus[];
 
-export interface Collector {
-  id: string;
-  name: string;
-  environment: string | null;
-  managementMode: "opamp" | "rcfg-remotecfg";
-  tags: Record<string, string>;
-  status: CollectorStatus;
-  lastSeen: string | null;
-}
-
-interface CollectorPage {
-  items: Collector[];
-  nextCursor: string | null;
-}
-
-const PAGE_SIZE = 50;
+/** The first page is small so rows show at once; later pages are larger so scrolling a fleet takes few requests. */
+const FIRST_PAGE = 50;
+const NEXT_PAGE = 250;
+/** Fetch the next page once the last row in view is this close to the end. */
+const PREFETCH_ROWS = 20;
+const ROW_ESTIMATE = 53;
 
 const MODE_LABELS: Record<Collector["managementMode"], string> = { opamp: "OpAMP", "rcfg-remotecfg": "remotecfg" };
 
@@ -50,7 +50,7 @@ export function tagFilters(text: string): string[] {
 
 /** The API query for the filters in the page's URL, plus a cursor. */
 function listQuery(search: URLSearchParams, cursor: string | null): string {
-  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  const query = new URLSearchParams({ limit: String(cursor === null ? FIRST_PAGE : NEXT_PAGE) });
   const status = search.get("status");
   if (status) query.set("status", status);
   for (const tag of tagFilters(search.get("tag") ?? "")) query.append("tag", tag);
@@ -60,9 +60,146 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
   return `/collectors?${query}`;
 }
 
-export function CollectorsPage() {
-  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<Collector>("/ui/collectors", ["status", "tag", "q"], listQuery);
+/** The list's filters as a predicate on one collector, as the API applies them (server compileFilter), for live events. */
+function matcher(search: URLSearchParams): (c: Collector) => boolean {
+  const status = search.get("status");
+  const tags = tagFilters(search.get("tag") ?? "").map((tag) => {
+    const colon = tag.indexOf(":");
+    return colon === -1 ? { key: tag, value: undefined } : { key: tag.slice(0, colon), value: tag.slice(colon + 1) };
+  });
+  const needle = search.get("q")?.trim().toLowerCase() ?? "";
+  return (c) =>
+    (!status || c.status === status) &&
+    tags.every(({ key, value }) => c.tags[key] !== undefined && (value === undefined || c.tags[key] === value)) &&
+    (needle === "" || [c.name, c.id, c.environment ?? ""].join("\n").toLowerCase().includes(needle));
+}
 
+/** How often queued live events are applied: a busy fleet sends hundreds a second, the table redraws at most this often. */
+const LIVE_FLUSH_MS = 100;
+
+/**
+ * The loaded pages with live collector events applied. A loaded row is
+ * updated in place, or dropped when it is deleted or stops matching the
+ * filters (and back in place if it matches again). A collector not loaded
+ * that matches waits behind a "N new — Show" banner, unless a later page
+ * will bring it anyway (ids are in creation order, as the API pages them).
+ */
+function useLiveCollectors(items: Collector[], search: URLSearchParams, filterKey: string, nextCursor: string | null) {
+  const [changed, setChanged] = useState<ReadonlyMap<string, Collector | null>>(new Map());
+  const [added, setAdded] = useState<Collector[]>([]);
+  const [waiting, setWaiting] = useState<ReadonlyMap<string, Collector>>(new Map());
+  const [interrupted, setInterrupted] = useState(false);
+  const queue = useRef(new Map<string, LiveEvent>());
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+
+  useEffect(() => {
+    setChanged(new Map());
+    setAdded([]);
+    setWaiting(new Map());
+    setInterrupted(false);
+    queue.current.clear();
+  }, [filterKey]);
+  useEffect(() => () => void (timer.current && clearTimeout(timer.current)), []);
+
+  const loaded = useMemo(() => (added.length === 0 ? items : [...items, ...added].sort((a, b) => (a.id < b.id ? -1 : 1))), [items, added]);
+  const loadedIds = useMemo(() => new Set(loaded.map((c) => c.id)), [loaded]);
+  const rows = useMemo(
+    () => (changed.size === 0 ? loaded : loaded.flatMap((c) => (changed.has(c.id) ? (changed.get(c.id) ?? []) : [c]))),
+    [loaded, changed],
+  );
+
+  function flush() {
+    timer.current = null;
+    const events = [...queue.current.values()];
+    queue.current.clear();
+    const matches = matcher(search);
+    const lastId = loaded.at(-1)?.id;
+    const nextChanged = new Map(changed);
+    const nextWaiting = new Map(waiting);
+    for (const event of events) {
+      const c = event.op === "put" ? (event.data as Collector | undefined) : undefined;
+      const keep = c !== undefined && matches(c) ? c : null;
+      if (loadedIds.has(event.id)) nextChanged.set(event.id, keep);
+      else if (keep && (nextCursor === null || (lastId !== undefined && event.id < lastId))) nextWaiting.set(event.id, keep);
+      else nextWaiting.delete(event.id);
+    }
+    setChanged(nextChanged);
+    setWaiting(nextWaiting);
+  }
+
+  // The timer calls the latest flush, which sees the state of the latest render.
+  const latestFlush = useRef(flush);
+  latestFlush.current = flush;
+  useLiveEvents(["collector"], (event) => {
+    // Events sent while the stream was down are lost: say so rather than show rows that may be stale.
+    if (event.type === "reconnected") {
+      setInterrupted(true);
+      return;
+    }
+    queue.current.set(event.id, event);
+    timer.current ??= setTimeout(() => latestFlush.current(), LIVE_FLUSH_MS);
+  });
+
+  function showWaiting() {
+    setAdded((before) => [...before, ...waiting.values()]);
+    setWaiting(new Map());
+  }
+
+  return { rows, waiting: waiting.size, showWaiting, interrupted };
+}
+
+/**
+ * How many collectors the filters match, when the API can say without paging
+ * through them all: /system/health counts the fleet by status, so an
+ * unfiltered or status-only list has a known total; tag and text do not.
+ */
+function useFleetTotal(search: URLSearchParams, filterKey: string): number | null {
+  const [total, setTotal] = useState<number | null>(null);
+  const countable = !search.get("tag")?.trim() && !search.get("q")?.trim();
+  const status = search.get("status");
+  useEffect(() => {
+    setTotal(null);
+    if (!countable) return;
+    let current = true;
+    api.get<{ collectors: Record<string, number> }>("/system/health").then(
+      ({ collectors }) => {
+        if (!current) return;
+        setTotal(status ? (collectors[status] ?? null) : Object.values(collectors).reduce((a, b) => a + b, 0));
+      },
+      // The total is a nicety: without it the list says "50+" as it always could.
+      () => undefined,
+    );
+    return () => {
+      current = false;
+    };
+  }, [filterKey]);
+  return total;
+}
+
+function summary(shown: number, total: number | null, more: boolean, filtered: boolean): string {
+  if (shown === 0 && !more) return filtered ? "No collectors match these filters." : "No collectors yet.";
+  const noun = `collector${(total ?? shown) === 1 ? "" : "s"}`;
+  if (!more) return `Showing ${shown} ${noun}.`;
+  return total === null ? `Showing ${shown}+ ${noun}.` : `Showing ${shown} of ${total} ${noun}.`;
+}
+
+/** The list, started afresh (first page, no live changes) by "Refresh" after live updates were interrupted. */
+export function CollectorsPage() {
+  const [generation, setGeneration] = useState(0);
+  return <CollectorList key={generation} onRefresh={() => setGeneration((n) => n + 1)} />;
+}
+
+function CollectorList({ onRefresh }: { onRefresh: () => void }) {
+  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<Collector>(
+    "/ui/collectors",
+    ["status", "tag", "q"],
+    listQuery,
+  );
+  const { rows, waiting, showWaiting, interrupted } = useLiveCollectors(items, search, filterKey, nextCursor);
+  const fleetTotal = useFleetTotal(search, filterKey);
+  const more = nextCursor !== null;
+  // Once every page is in, the rows are the total; until then the fleet count (if known) is.
+  const total = more ? (fleetTotal === null ? null : Math.max(fleetTotal, rows.length)) : rows.length;
 
   return (
     <section aria-labelledby="collectors-title">
@@ -103,67 +240,125 @@ export function CollectorsPage() {
       </form>
       <ErrorMessage error={error} />
       <p className="muted" aria-live="polite">
-        {loading
-          ? "Loading…"
-          : error
-            ? ""
-            : items.length === 0
-              ? filtered
-                ? "No collectors match these filters."
-                : "No collectors yet."
-              : `Showing ${items.length}${nextCursor !== null ? "+" : ""} collector${items.length === 1 ? "" : "s"}.`}
+        {loading && items.length === 0 ? "Loading…" : error && items.length === 0 ? "" : summary(rows.length, total, more, filtered)}
       </p>
-      {items.length > 0 && (
-        <div className="table-scroll" role="region" aria-labelledby="collectors-caption" tabIndex={0}>
-          <table className="list">
-            <caption id="collectors-caption" className="visually-hidden">
-              Collectors
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Last seen</th>
-                <th scope="col">Environment</th>
-                <th scope="col">Management</th>
-                <th scope="col">Tags</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((c) => (
-                <tr key={c.id}>
-                  <th scope="row">
-                    <span className="name">{c.name}</span>
-                    <code className="id muted">{c.id}</code>
-                  </th>
-                  <td>
-                    <StatusBadge status={c.status} />
-                  </td>
-                  <td>
-                    <LastSeen at={c.lastSeen} />
-                  </td>
-                  <td>{c.environment ?? <span className="muted">—</span>}</td>
-                  <td>{MODE_LABELS[c.managementMode] ?? c.managementMode}</td>
-                  <td>
-                    {Object.keys(c.tags).length === 0 ? (
-                      <span className="muted">—</span>
-                    ) : (
-                      <ul className="tags" aria-label="Tags">
-                        {Object.entries(c.tags).map(([key, value]) => (
-                          <li key={key} className="tag">
-                            {key}={value}
-                          </li>
-                        ))}
-                      </ul>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      {interrupted && (
+        <p className="live-banner" role="status">
+          <span>Live updates were interrupted; rows may be out of date.</span>
+          <button type="button" className="button" onClick={onRefresh}>
+            Refresh
+          </button>
+        </p>
+      )}
+      {waiting > 0 && (
+        <p className="live-banner" role="status">
+          <span>
+            {waiting} new collector{waiting === 1 ? "" : "s"}
+          </span>
+          <button type="button" className="button" onClick={showWaiting}>
+            Show
+          </button>
+        </p>
+      )}
+      {rows.length > 0 && (
+        <CollectorTable rows={rows} total={total} onNearEnd={more && !loading && !error ? loadMore : undefined} />
       )}
       <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>
+  );
+}
+
+/**
+ * The rows in view of a scrolling ARIA table (a <table> cannot be
+ * virtualised without breaking its column layout). Row 1 is the header, so
+ * a collector's aria-rowindex is its position + 2; aria-rowcount is -1 while
+ * the total is unknown, as ARIA specifies.
+ */
+function CollectorTable({ rows, total, onNearEnd }: { rows: Collector[]; total: number | null; onNearEnd?: () => void }) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_ESTIMATE,
+    // Whole pixels: fractional row heights summed into a fractional total made the table scroll by a pixel.
+    measureElement: (element) => Math.ceil(element.getBoundingClientRect().height),
+    overscan: 8,
+    getItemKey: (index) => rows[index]!.id,
+  });
+  const inView = virtualizer.getVirtualItems();
+  const lastInView = inView.at(-1)?.index ?? 0;
+  const nearEnd = onNearEnd !== undefined && lastInView >= rows.length - PREFETCH_ROWS;
+  useEffect(() => {
+    if (nearEnd) onNearEnd?.();
+  }, [nearEnd, rows.length]);
+
+  return (
+    <div
+      ref={scroller}
+      className="collector-table"
+      role="table"
+      aria-labelledby="collectors-title"
+      aria-rowcount={total === null ? -1 : total + 1}
+      tabIndex={0}
+    >
+      <div role="rowgroup" className="collector-head">
+        <div role="row" aria-rowindex={1} className="collector-row">
+          <span role="columnheader">Name</span>
+          <span role="columnheader">Status</span>
+          <span role="columnheader">Last seen</span>
+          <span role="columnheader">Environment</span>
+          <span role="columnheader">Management</span>
+          <span role="columnheader">Tags</span>
+        </div>
+      </div>
+      <div role="rowgroup" className="collector-body" style={{ height: virtualizer.getTotalSize() }}>
+        {inView.map((item) => {
+          const c = rows[item.index]!;
+          return (
+            <div
+              key={item.key}
+              ref={virtualizer.measureElement}
+              data-index={item.index}
+              role="row"
+              aria-rowindex={item.index + 2}
+              className="collector-row"
+              style={{ transform: `translateY(${item.start}px)` }}
+            >
+              <span role="rowheader" className="cell-name">
+                <Link href={`/ui/collectors/${encodeURIComponent(c.id)}`} className="name">
+                  {c.name}
+                </Link>
+                <code className="id muted">{c.id}</code>
+              </span>
+              <span role="cell" className="cell-status">
+                <StatusBadge status={c.status} />
+              </span>
+              <span role="cell" className="cell-seen" data-label="Last seen">
+                <LastSeen at={c.lastSeen} />
+              </span>
+              <span role="cell" className="cell-env" data-label="Environment">
+                {c.environment ?? <span className="muted">—</span>}
+              </span>
+              <span role="cell" className="cell-mode" data-label="Management">
+                {MODE_LABELS[c.managementMode] ?? c.managementMode}
+              </span>
+              <span role="cell" className="cell-tags">
+                {Object.keys(c.tags).length === 0 ? (
+                  <span className="muted">—</span>
+                ) : (
+                  <ul className="tags" aria-label="Tags">
+                    {Object.entries(c.tags).map(([key, value]) => (
+                      <li key={key} className="tag">
+                        {key}={value}
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </span>
+            </div>
+          );
+        })}
+      </div>
+    </div>
   );
 }

@@ -1,16 +1,23 @@
 /**
  * Onboarding: install commands for svc-agent (GET /agents/snippet) and for a
  * collector (GET /collectors/snippet), each shown once in a read-only box
- * with a Copy button, and the enrollment tokens they mint
- * (GET /enrollment-tokens) with Revoke (DELETE /enrollment-tokens/{id}).
- * A server without externalUrl answers 409 external_url_missing; its message
- * is shown as the API wrote it.
+ * with a Copy button; the bootstrap files of either runtime, for hosts set
+ * up by hand or by configuration management rather than install.sh; and
+ * the enrollment tokens minted (GET /enrollment-tokens) with Revoke
+ * (DELETE /enrollment-tokens/{id}). A server without externalUrl answers
+ * 409 external_url_missing; its message is shown as the API wrote it.
+ * Viewers see the token list only: everything else mints a credential.
  */
 import { useEffect, useState, type FormEvent } from "react";
+import type { BootstrapFile, Runtime } from "../../enrollment/bootstrap.ts";
 import { api, ApiError } from "../api.ts";
+import { CopyButton } from "../collector/CopyButton.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
+import { useCanWrite } from "../schema/editing.tsx";
+import { FieldError, fieldProps } from "./FieldError.tsx";
+import "./Onboarding.css";
 
 interface EnrollmentToken {
   id: string;
@@ -40,14 +47,6 @@ const PAGE_SIZE = 100;
 
 /** The one-liner in a read-only box, with a Copy button that says when it worked. */
 function SnippetBox({ id, label, snippet }: { id: string; label: string; snippet: Snippet }) {
-  const [copy, setCopy] = useState<"idle" | "copied" | "failed">("idle");
-  useEffect(() => setCopy("idle"), [snippet]);
-  function onCopy() {
-    navigator.clipboard.writeText(snippet.snippet).then(
-      () => setCopy("copied"),
-      () => setCopy("failed"),
-    );
-  }
   return (
     <div className="snippet">
       <label htmlFor={id}>{label}</label>
@@ -61,12 +60,7 @@ function SnippetBox({ id, label, snippet }: { id: string; label: string; snippet
         onFocus={(event) => event.currentTarget.select()}
       />
       <div className="snippet-actions">
-        <button type="button" className="button" onClick={onCopy}>
-          Copy
-        </button>
-        <span role="status" className="muted">
-          {copy === "copied" ? "Copied" : copy === "failed" ? "Could not copy; select the text and copy it." : ""}
-        </span>
+        <CopyButton text={snippet.snippet} />
       </div>
       <p className="hint">
         Shown once: the command holds a new token.
@@ -197,6 +191,141 @@ function CollectorSnippet({ onMinted }: { onMinted: () => void }) {
   );
 }
 
+interface BootstrapAnswer {
+  runtime: Runtime;
+  files: BootstrapFile[];
+}
+
+const RUNTIME_CHOICES: { value: Runtime; label: string; hint: string }[] = [
+  { value: "otelcol", label: "Runtime O", hint: "OpenTelemetry collector; config arrives over OpAMP" },
+  { value: "alloy", label: "Runtime R", hint: "polls for its config by remote config" },
+];
+
+/**
+ * A runtime's bootstrap files, each in a code block with its target path and
+ * a Copy button. The token is one the user holds (POSTed in the body, never
+ * in a URL) or a fresh one: a single-use opamp enrollment token for Runtime
+ * O; for Runtime R the collector's own token, which replaces its previous one.
+ */
+function BootstrapFiles({ onMinted }: { onMinted: () => void }) {
+  const [runtime, setRuntime] = useState<Runtime>("otelcol");
+  const [source, setSource] = useState<"mint" | "held">("mint");
+  const [answer, setAnswer] = useState<(BootstrapAnswer & { minted: boolean }) | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    setAnswer(null);
+    setError(null);
+  }, [runtime, source]);
+
+  async function files(form: FormData): Promise<BootstrapAnswer> {
+    const text = (key: string) => String(form.get(key) ?? "").trim();
+    if (source === "held") return api.post<BootstrapAnswer>("/bootstrap-files", { token: text("token"), runtime });
+    if (runtime === "alloy") return api.get<BootstrapAnswer>(`/collectors/${encodeURIComponent(text("collectorId"))}/bootstrap?runtime=alloy`);
+    const environment = text("environment");
+    const { token } = await api.post<{ token: string }>("/enrollment-tokens", { kind: "opamp", ...(environment === "" ? {} : { environment }) });
+    onMinted();
+    return api.post<BootstrapAnswer>("/bootstrap-files", { token, runtime });
+  }
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    files(new FormData(event.currentTarget))
+      .then(
+        (result) => setAnswer({ ...result, minted: source === "mint" }),
+        (caught: ApiError) => {
+          setAnswer(null);
+          setError(caught);
+        },
+      )
+      .finally(() => setBusy(false));
+  }
+
+  const chosen = RUNTIME_CHOICES.find((c) => c.value === runtime)!;
+  return (
+    <section className="detail-block onboarding-card" aria-labelledby="bootstrap-title">
+      <h2 id="bootstrap-title">Bootstrap files</h2>
+      <p className="muted">For hosts set up by hand or by configuration management: the files install.sh would write, ready to copy.</p>
+      <form className="filters bootstrap-form" aria-label="Bootstrap files" onSubmit={onSubmit}>
+        <fieldset className="choice">
+          <legend>Runtime</legend>
+          {RUNTIME_CHOICES.map((choice) => (
+            <label key={choice.value}>
+              <input type="radio" name="runtime" value={choice.value} checked={runtime === choice.value} onChange={() => setRuntime(choice.value)} />{" "}
+              {choice.label} <span className="muted">({choice.hint})</span>
+            </label>
+          ))}
+        </fieldset>
+        <fieldset className="choice">
+          <legend>Token</legend>
+          <label>
+            <input type="radio" name="source" value="mint" checked={source === "mint"} onChange={() => setSource("mint")} />{" "}
+            {runtime === "otelcol" ? "Mint a single-use enrollment token" : "Mint the collector's token"}
+          </label>
+          <label>
+            <input type="radio" name="source" value="held" checked={source === "held"} onChange={() => setSource("held")} /> Use a token I have
+          </label>
+        </fieldset>
+        {source === "held" ? (
+          <div className="field grow">
+            <label htmlFor="bootstrap-token">{runtime === "otelcol" ? "Enrollment token" : "Collector token"}</label>
+            <input
+              id="bootstrap-token"
+              name="token"
+              type="password"
+              autoComplete="off"
+              spellCheck={false}
+              required
+              placeholder={runtime === "otelcol" ? "svcen_…" : "svcct_…"}
+              {...fieldProps(error, "token", "bootstrap-token-error")}
+            />
+            <FieldError id="bootstrap-token-error" error={error} field="token" />
+          </div>
+        ) : runtime === "alloy" ? (
+          <div className="field grow">
+            <label htmlFor="bootstrap-collector">Collector id</label>
+            <input id="bootstrap-collector" name="collectorId" required spellCheck={false} aria-describedby="bootstrap-collector-hint" />
+            <span id="bootstrap-collector-hint" className="hint">
+              an rcfg-remotecfg collector; its previous token stops working
+            </span>
+          </div>
+        ) : (
+          <div className="field grow">
+            <label htmlFor="bootstrap-environment">Environment</label>
+            <input id="bootstrap-environment" name="environment" maxLength={200} placeholder="prod" {...fieldProps(error, "environment", "bootstrap-environment-error")} />
+            <FieldError id="bootstrap-environment-error" error={error} field="environment" />
+          </div>
+        )}
+        <div className="filter-actions">
+          <button type="submit" className="button primary" disabled={busy}>
+            Show bootstrap files
+          </button>
+        </div>
+      </form>
+      <ErrorMessage error={error} />
+      <p className="muted" aria-live="polite">
+        {answer && `${answer.files.length} file${answer.files.length === 1 ? "" : "s"} for ${chosen.label}.`}
+      </p>
+      {answer?.minted && <p className="hint">Shown once: the files hold a new token.</p>}
+      {answer?.files.map((file, i) => (
+        <section key={file.path} className="bootstrap-file" aria-labelledby={`bootstrap-file-${i}`}>
+          <h3 id={`bootstrap-file-${i}`}>
+            <code>{file.path}</code>
+          </h3>
+          <pre className="bootstrap-code" tabIndex={0} aria-labelledby={`bootstrap-file-${i}`}>
+            <code>{file.body}</code>
+          </pre>
+          <div className="snippet-actions">
+            <CopyButton text={file.body} label={`Copy ${file.path}`} />
+          </div>
+        </section>
+      ))}
+    </section>
+  );
+}
+
 function tokenState(token: EnrollmentToken): "revoked" | "expired" | "used up" | "active" {
   if (token.revokedAt !== null) return "revoked";
   if (Date.parse(token.expiresAt) <= Date.now()) return "expired";
@@ -206,7 +335,7 @@ function tokenState(token: EnrollmentToken): "revoked" | "expired" | "used up" |
 
 const STATE_SYMBOLS: Record<string, string> = { active: "●", revoked: "⊘", expired: "■", "used up": "○" };
 
-function TokenList({ refresh }: { refresh: number }) {
+function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }) {
   const [items, setItems] = useState<EnrollmentToken[]>([]);
   const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
@@ -310,7 +439,7 @@ function TokenList({ refresh }: { refresh: number }) {
                       </span>
                     </td>
                     <td>
-                      {token.revokedAt === null && (
+                      {canWrite && token.revokedAt === null && (
                         <button type="button" className="button" onClick={() => revoke(token)} aria-label={`Revoke ${token.id}`}>
                           Revoke
                         </button>
@@ -329,6 +458,7 @@ function TokenList({ refresh }: { refresh: number }) {
 }
 
 export function OnboardingPage() {
+  const canWrite = useCanWrite();
   const [minted, setMinted] = useState(0);
   const onMinted = () => setMinted((n) => n + 1);
   return (
@@ -336,9 +466,14 @@ export function OnboardingPage() {
       <div className="page-head">
         <h1 id="onboarding-title">Onboarding</h1>
       </div>
-      <AgentSnippet onMinted={onMinted} />
-      <CollectorSnippet onMinted={onMinted} />
-      <TokenList refresh={minted} />
+      {canWrite && (
+        <>
+          <AgentSnippet onMinted={onMinted} />
+          <CollectorSnippet onMinted={onMinted} />
+          <BootstrapFiles onMinted={onMinted} />
+        </>
+      )}
+      <TokenList refresh={minted} canWrite={canWrite} />
     </section>
   );
 }
