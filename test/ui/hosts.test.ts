@@ -9,8 +9,9 @@ import type { Subprocess } from "bun";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { startAgent, stopAgents, untilConnected } from "./agents.ts";
 import { openBrowser, type BrowserSession } from "./browser.ts";
 
 let server: TestServer;
@@ -19,33 +20,7 @@ let dir: string;
 let tree: string;
 const agents: Subprocess[] = [];
 const SLOW = 60_000;
-const REPO = resolve(import.meta.dir, "../..");
 const LOG_LINES = Array.from({ length: 40 }, (_, i) => `event ${String(i + 1).padStart(2, "0")} ok`);
-
-/** The child's environment without any proxy: the agent talks to 127.0.0.1 directly. */
-function childEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !/_proxy$/i.test(key)) env[key] = value;
-  }
-  return env;
-}
-
-function startAgent(id: string, token: string, browse: string): void {
-  const config = join(dir, `${id}.yaml`);
-  writeFileSync(config, `server:\n  url: ${server.base}\n  token: ${token}\nagent:\n  id: ${id}\n  environment: uitest\nbrowse:\n${browse}\n`, { mode: 0o600 });
-  agents.push(Bun.spawn([process.execPath, "agent/main.ts", "--config", config], { cwd: REPO, env: childEnv(), stdout: "ignore", stderr: "pipe" }));
-}
-
-async function untilConnected(id: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const res = await server.api(`/agents/${id}`);
-    if (res.status === 200 && ((await res.json()) as { connected: boolean }).connected) return;
-    await Bun.sleep(200);
-  }
-  throw new Error(`agent ${id} did not connect within ${timeoutMs} ms`);
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "svc-ui-hosts-"));
@@ -63,10 +38,10 @@ beforeAll(async () => {
 
   server = await startTestServer();
   const { token } = await server.call<{ token: string }>("/enrollment-tokens", "POST", { kind: "agent", maxUses: 2 });
-  startAgent("ui-host-main", token, `  allowedRoots: [${tree}]\n  maxDirEntries: 5`);
-  startAgent("ui-host-off", token, "  enabled: false");
+  agents.push(startAgent(server, dir, "ui-host-main", token, `  allowedRoots: [${tree}]\n  maxDirEntries: 5`));
+  agents.push(startAgent(server, dir, "ui-host-off", token, "  enabled: false"));
   browser = await openBrowser({ width: 1280, height: 800 });
-  await Promise.all([untilConnected("ui-host-main"), untilConnected("ui-host-off")]);
+  await Promise.all([untilConnected(server, "ui-host-main"), untilConnected(server, "ui-host-off")]);
 
   const admin = await server.uiAdmin();
   const { page } = browser;
@@ -78,8 +53,7 @@ beforeAll(async () => {
 }, SLOW);
 
 afterAll(async () => {
-  for (const proc of agents) proc.kill();
-  await Promise.all(agents.map((proc) => proc.exited));
+  await stopAgents(agents);
   await browser?.close();
   await server?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
