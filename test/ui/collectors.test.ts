@@ -76,6 +76,8 @@ test("the list shows every column and its total, and loads the rest as it scroll
 
   await scrollTable("top");
   const ledger = rows().filter({ hasText: "ledger-gw" });
+  // The virtualiser renders the top rows again on its next frame.
+  await ledger.waitFor();
   const cells = await ledger.getByRole("cell").allTextContents();
   // Status is a word, not only a colour; a never-connected collector was never seen.
   expect(cells[0]).toContain("pending");
