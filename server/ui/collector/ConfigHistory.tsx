@@ -10,7 +10,7 @@ import { api, ApiError } from "../api.ts";
 import { Diff, textPatch, type StructuredPatch } from "../components/Diff.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
-import { shortCommit } from "./format.ts";
+import { shortCommit } from "../format.ts";
 import type { ConfigVersion, HistoryEntry } from "./types.ts";
 
 /** The version POST /rollback returns to (mirrors server/rollout/rollout.ts rollback). */

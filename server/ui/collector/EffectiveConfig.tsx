@@ -7,7 +7,7 @@ import { useEffect, useState } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
-import { shortCommit } from "./format.ts";
+import { shortCommit } from "../format.ts";
 import type { EffectiveConfig } from "./types.ts";
 
 export function EffectiveConfigSection({ collectorId, reload }: { collectorId: string; reload: number }) {

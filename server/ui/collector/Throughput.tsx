@@ -9,7 +9,7 @@ import { api, ApiError } from "../api.ts";
 import { Chart, type ChartSeries } from "../components/Chart.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
-import { formatBytes, formatDuration, formatRate } from "./format.ts";
+import { formatBytes, formatDuration, formatRate } from "../format.ts";
 import type { Component, RouteRecord, Throughput } from "./types.ts";
 
 const POLL_MS = 5000;

@@ -7,7 +7,7 @@
 import { useState } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
-import { CopyButton } from "./CopyButton.tsx";
+import { CopyButton } from "../components/CopyButton.tsx";
 import type { Collector } from "./types.ts";
 
 interface MintedToken {

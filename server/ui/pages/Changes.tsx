@@ -13,7 +13,7 @@ import type { Static } from "@sinclair/typebox";
 import type { Commit as CommitSchema, FileChange as FileChangeSchema } from "../../api/changes.ts";
 import type { Rollout as RolloutSchema, RolloutStatus as StatusSchema } from "../../api/publish.ts";
 import { api, ApiError } from "../api.ts";
-import { shortCommit } from "../collector/format.ts";
+import { shortCommit } from "../format.ts";
 import { Diff, type StructuredPatch } from "../components/Diff.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";

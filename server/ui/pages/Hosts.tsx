@@ -17,6 +17,7 @@ import { useFilteredList } from "../list.ts";
 import { Link, navigate, useLocation } from "../router.tsx";
 import { useCanWrite } from "../schema/editing.tsx";
 import { newSourceHref } from "./Components.tsx";
+import { formatBytes } from "../format.ts";
 
 export const AGENT_STATUSES = ["online", "offline"] as const;
 
@@ -152,18 +153,6 @@ function HostList() {
       <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>
   );
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
 function None() {

@@ -11,12 +11,12 @@
 import { useEffect, useState, type FormEvent } from "react";
 import type { BootstrapFile, Runtime } from "../../enrollment/bootstrap.ts";
 import { api, ApiError } from "../api.ts";
-import { CopyButton } from "../collector/CopyButton.tsx";
+import { CopyButton } from "../components/CopyButton.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { useCanWrite } from "../schema/editing.tsx";
-import { FieldError, fieldProps } from "./FieldError.tsx";
+import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import "./Onboarding.css";
 
 interface EnrollmentToken {

@@ -14,8 +14,8 @@ import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { readableError } from "../schema/errors.ts";
 import { useSession } from "../session.tsx";
-import { FieldError, fieldProps } from "./FieldError.tsx";
-import { ShownOnce } from "./ShownOnce.tsx";
+import { FieldError, fieldProps } from "../components/FieldError.tsx";
+import { ShownOnce } from "../components/ShownOnce.tsx";
 import "./Accounts.css";
 
 interface ScopesAnswer {

@@ -1,4 +1,4 @@
-/** How the collector page words numbers: rates, bytes, durations, short commit ids. */
+/** How the UI words numbers: rates, bytes, durations, short commit ids. */
 
 export function formatRate(perSecond: number): string {
   const digits = perSecond >= 100 ? 0 : perSecond >= 10 ? 1 : 2;

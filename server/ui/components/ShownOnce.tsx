@@ -4,7 +4,7 @@
  * it will not be shown again, because the server keeps only its digest.
  */
 import type { ReactNode } from "react";
-import { CopyButton } from "../collector/CopyButton.tsx";
+import { CopyButton } from "./CopyButton.tsx";
 
 export function ShownOnce({ id, label, value, children }: { id: string; label: string; value: string; children: ReactNode }) {
   return (
