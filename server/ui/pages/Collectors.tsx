@@ -10,6 +10,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { Collector, CollectorStatus } from "../../collectors/collectors.ts";
+import { compileFilter } from "../../collectors/filter.ts";
 import { api } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FilterActions } from "../components/FilterActions.tsx";
@@ -60,18 +61,15 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
   return `/collectors?${query}`;
 }
 
-/** The list's filters as a predicate on one collector, as the API applies them (server compileFilter), for live events. */
+/** The list's filters as a predicate on one collector, the API's own (compileFilter), for live events. */
 function matcher(search: URLSearchParams): (c: Collector) => boolean {
   const status = search.get("status");
-  const tags = tagFilters(search.get("tag") ?? "").map((tag) => {
-    const colon = tag.indexOf(":");
-    return colon === -1 ? { key: tag, value: undefined } : { key: tag.slice(0, colon), value: tag.slice(colon + 1) };
+  const q = search.get("q")?.trim();
+  return compileFilter({
+    tags: tagFilters(search.get("tag") ?? ""),
+    ...(status ? { status: status as CollectorStatus } : {}),
+    ...(q ? { q } : {}),
   });
-  const needle = search.get("q")?.trim().toLowerCase() ?? "";
-  return (c) =>
-    (!status || c.status === status) &&
-    tags.every(({ key, value }) => c.tags[key] !== undefined && (value === undefined || c.tags[key] === value)) &&
-    (needle === "" || [c.name, c.id, c.environment ?? ""].join("\n").toLowerCase().includes(needle));
 }
 
 /** How often queued live events are applied: a busy fleet sends hundreds a second, the table redraws at most this often. */

@@ -1,0 +1,37 @@
+/**
+ * The collector list's filter as a predicate. Its own module, free of server
+ * runtime imports, because the UI applies the very same predicate to live
+ * collector events that the API applies to its pages.
+ */
+import type { Collector, CollectorFilter } from "./collectors.ts";
+
+/** Lower-cased text that `q` searches, computed once per record version. */
+const searchText = new WeakMap<Collector, string>();
+
+function textOf(collector: Collector): string {
+  let text = searchText.get(collector);
+  if (text === undefined) {
+    text = [collector.name, collector.id, collector.environment ?? ""].join("\n").toLowerCase();
+    searchText.set(collector, text);
+  }
+  return text;
+}
+
+/** Turns a filter into a predicate, parsing tags and lower-casing text once rather than per record. */
+export function compileFilter(filter: CollectorFilter): (collector: Collector) => boolean {
+  const tags = (filter.tags ?? []).map((tag) => {
+    const colon = tag.indexOf(":");
+    return colon === -1 ? { key: tag, value: undefined } : { key: tag.slice(0, colon), value: tag.slice(colon + 1) };
+  });
+  const needle = filter.q === undefined || filter.q === "" ? undefined : filter.q.toLowerCase();
+  return (collector) => {
+    if (filter.status !== undefined && collector.status !== filter.status) return false;
+    if (filter.environment !== undefined && collector.environment !== filter.environment) return false;
+    if (filter.managementMode !== undefined && collector.managementMode !== filter.managementMode) return false;
+    for (const { key, value } of tags) {
+      const actual = collector.tags[key];
+      if (actual === undefined || (value !== undefined && actual !== value)) return false;
+    }
+    return needle === undefined || textOf(collector).includes(needle);
+  };
+}
