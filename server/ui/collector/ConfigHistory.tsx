@@ -10,6 +10,7 @@ import { api, ApiError } from "../api.ts";
 import { Diff, textPatch, type StructuredPatch } from "../components/Diff.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
+import { ListTable } from "../components/ListTable.tsx";
 import { shortCommit } from "../format.ts";
 import type { ConfigVersion, HistoryEntry } from "./types.ts";
 
@@ -106,54 +107,35 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
       ) : history.length === 0 ? (
         <p className="muted">Nothing has been pushed to this collector yet.</p>
       ) : (
-        <div className="table-scroll" role="region" aria-labelledby="history-caption" tabIndex={0}>
-          <table className="list history-list">
-            <caption id="history-caption" className="visually-hidden">
-              Config history
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Version</th>
-                <th scope="col">Commit</th>
-                <th scope="col">Pushed</th>
-                <th scope="col">By</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {newestFirst.map((entry, i) => (
-                <tr key={entry.seq} aria-current={i === 0 ? "true" : undefined}>
-                  <th scope="row">
-                    <span className="name">Version {entry.seq}</span>
-                    {i === 0 && <span className="tag target-tag">target</span>}
-                    {entry.rollbackOf !== undefined && <span className="id muted">rollback to version {entry.rollbackOf}</span>}
-                  </th>
-                  <td>
-                    <code>{shortCommit(entry.commit)}</code>
-                  </td>
-                  <td>
-                    <LastSeen at={entry.time} />
-                  </td>
-                  <td>{entry.actor}</td>
-                  <td>{entry.state}</td>
-                  <td className="row-actions">
-                    <button type="button" className="button" aria-pressed={comparison?.seq === entry.seq} onClick={() => compare(entry)}>
-                      Compare version {entry.seq}
-                    </button>
-                    {canWrite && candidate?.seq === entry.seq && (
-                      <button type="button" className="button" disabled={busy} onClick={() => rollback(entry)}>
-                        Roll back to version {entry.seq}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption={{ id: "history-caption", text: "Config history" }} className="history-list" columns={["Version", "Commit", "Pushed", "By", "State"]} actions>
+          {newestFirst.map((entry, i) => (
+            <tr key={entry.seq} aria-current={i === 0 ? "true" : undefined}>
+              <th scope="row">
+                <span className="name">Version {entry.seq}</span>
+                {i === 0 && <span className="tag target-tag">target</span>}
+                {entry.rollbackOf !== undefined && <span className="id muted">rollback to version {entry.rollbackOf}</span>}
+              </th>
+              <td>
+                <code>{shortCommit(entry.commit)}</code>
+              </td>
+              <td>
+                <LastSeen at={entry.time} />
+              </td>
+              <td>{entry.actor}</td>
+              <td>{entry.state}</td>
+              <td className="row-actions">
+                <button type="button" className="button" aria-pressed={comparison?.seq === entry.seq} onClick={() => compare(entry)}>
+                  Compare version {entry.seq}
+                </button>
+                {canWrite && candidate?.seq === entry.seq && (
+                  <button type="button" className="button" disabled={busy} onClick={() => rollback(entry)}>
+                    Roll back to version {entry.seq}
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
       {comparison && (
         <div className="history-diff">

@@ -9,6 +9,7 @@ import { api, ApiError } from "../api.ts";
 import { Chart, type ChartSeries } from "../components/Chart.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
+import { ListTable } from "../components/ListTable.tsx";
 import { formatBytes, formatDuration, formatRate } from "../format.ts";
 import type { Component, RouteRecord, Throughput } from "./types.ts";
 
@@ -137,58 +138,31 @@ export function ThroughputSection({ collectorId, reload }: { collectorId: string
             {routeRates.length > 0 && <Chart title="Input and output per route" times={times} series={routeRates} format={formatRate} span={SPAN} />}
           </div>
           {latest.components.length > 0 && (
-            <div className="table-scroll" role="region" aria-labelledby="components-caption" tabIndex={0}>
-              <table className="list">
-                <caption id="components-caption">Components</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Component</th>
-                    <th scope="col">Kind</th>
-                    <th scope="col">Signal</th>
-                    <th scope="col">In</th>
-                    <th scope="col">Out</th>
-                    <th scope="col">Errors</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {latest.components.map((c) => (
-                    <tr key={`${c.kind}:${c.id}:${c.signal}`}>
-                      <th scope="row">
-                        <code>{c.id}</code>
-                      </th>
-                      <td>{c.kind}</td>
-                      <td>{c.signal}</td>
-                      <td>{rate(c.in)}</td>
-                      <td>{rate(c.out)}</td>
-                      <td>{rate(c.errors)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <ListTable caption={{ id: "components-caption", text: "Components", visible: true }} columns={["Component", "Kind", "Signal", "In", "Out", "Errors"]}>
+              {latest.components.map((c) => (
+                <tr key={`${c.kind}:${c.id}:${c.signal}`}>
+                  <th scope="row">
+                    <code>{c.id}</code>
+                  </th>
+                  <td>{c.kind}</td>
+                  <td>{c.signal}</td>
+                  <td>{rate(c.in)}</td>
+                  <td>{rate(c.out)}</td>
+                  <td>{rate(c.errors)}</td>
+                </tr>
+              ))}
+            </ListTable>
           )}
           {latest.routes.length > 0 && (
-            <div className="table-scroll" role="region" aria-labelledby="route-rates-caption" tabIndex={0}>
-              <table className="list">
-                <caption id="route-rates-caption">Routes</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Route</th>
-                    <th scope="col">Input</th>
-                    <th scope="col">Output</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {latest.routes.map((r) => (
-                    <tr key={r.routeId}>
-                      <th scope="row">{routes.get(r.routeId) ?? <code>{r.routeId}</code>}</th>
-                      <td>{rate(r.in)}</td>
-                      <td>{rate(r.out)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <ListTable caption={{ id: "route-rates-caption", text: "Routes", visible: true }} columns={["Route", "Input", "Output"]}>
+              {latest.routes.map((r) => (
+                <tr key={r.routeId}>
+                  <th scope="row">{routes.get(r.routeId) ?? <code>{r.routeId}</code>}</th>
+                  <td>{rate(r.in)}</td>
+                  <td>{rate(r.out)}</td>
+                </tr>
+              ))}
+            </ListTable>
           )}
         </>
       )}

@@ -9,6 +9,8 @@ import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FilterActions } from "../components/FilterActions.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
+import { ListSummary } from "../components/ListSummary.tsx";
+import { ListTable } from "../components/ListTable.tsx";
 import { useFilteredList } from "../list.ts";
 
 export interface AuditEntry {
@@ -116,61 +118,43 @@ export function AuditPage() {
         <FilterActions filtered={filtered} base="/ui/audit" />
       </form>
       <ErrorMessage error={error} />
-      <p className="muted" aria-live="polite">
-        {loading
-          ? "Loading…"
-          : error
-            ? ""
-            : items.length === 0
-              ? filtered
-                ? "No audit entries match these filters."
-                : "No audit entries yet."
-              : `Showing ${items.length}${nextCursor !== null ? "+" : ""} entr${items.length === 1 ? "y" : "ies"}.`}
-      </p>
+      <ListSummary
+        loading={loading}
+        error={error}
+        count={items.length}
+        more={nextCursor !== null}
+        filtered={filtered}
+        noun={["entry", "entries"]}
+        empty="No audit entries yet."
+        noMatch="No audit entries match these filters."
+      />
       {items.length > 0 && (
-        <div className="table-scroll" role="region" aria-labelledby="audit-caption" tabIndex={0}>
-          <table className="list audit-list">
-            <caption id="audit-caption" className="visually-hidden">
-              Audit entries
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Action</th>
-                <th scope="col">Resource</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((entry) => (
-                <tr key={entry.id}>
-                  <td>
-                    <LastSeen at={entry.time} />
-                  </td>
-                  <td>
-                    <code>{entry.actor}</code>
-                    {entry.remoteAddr && <span className="id muted">{entry.remoteAddr}</span>}
-                  </td>
-                  <th scope="row">
-                    <code>{entry.action}</code>
-                  </th>
-                  <td>
-                    <span className="name">{entry.resource}</span>
-                    {entry.resourceId && <code className="id muted">{entry.resourceId}</code>}
-                  </td>
-                  <td>
-                    <Outcome outcome={entry.outcome} />
-                  </td>
-                  <td>
-                    <Details details={entry.details} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption={{ id: "audit-caption", text: "Audit entries" }} className="audit-list" columns={["Time", "Actor", "Action", "Resource", "Outcome", "Details"]}>
+          {items.map((entry) => (
+            <tr key={entry.id}>
+              <td>
+                <LastSeen at={entry.time} />
+              </td>
+              <td>
+                <code>{entry.actor}</code>
+                {entry.remoteAddr && <span className="id muted">{entry.remoteAddr}</span>}
+              </td>
+              <th scope="row">
+                <code>{entry.action}</code>
+              </th>
+              <td>
+                <span className="name">{entry.resource}</span>
+                {entry.resourceId && <code className="id muted">{entry.resourceId}</code>}
+              </td>
+              <td>
+                <Outcome outcome={entry.outcome} />
+              </td>
+              <td>
+                <Details details={entry.details} />
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
       <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>

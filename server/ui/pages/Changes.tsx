@@ -18,6 +18,7 @@ import { Diff, type StructuredPatch } from "../components/Diff.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
+import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
 import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
@@ -319,28 +320,18 @@ function RolloutProgress({ reload }: { reload: number }) {
           {failures.length > 0 && (
             <>
               <h3 id="failures-title">Failures</h3>
-              <div className="table-scroll" role="region" aria-labelledby="failures-title" tabIndex={0}>
-                <table className="list">
-                  <thead>
-                    <tr>
-                      <th scope="col">Collector</th>
-                      <th scope="col">Error</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {failures.map((f) => (
-                      <tr key={f.id}>
-                        <th scope="row">
-                          <Link href={`/ui/collectors/${encodeURIComponent(f.id)}`}>
-                            <code>{f.id}</code>
-                          </Link>
-                        </th>
-                        <td>{f.error ?? <span className="muted">no message</span>}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <ListTable labelledBy="failures-title" columns={["Collector", "Error"]}>
+                {failures.map((f) => (
+                  <tr key={f.id}>
+                    <th scope="row">
+                      <Link href={`/ui/collectors/${encodeURIComponent(f.id)}`}>
+                        <code>{f.id}</code>
+                      </Link>
+                    </th>
+                    <td>{f.error ?? <span className="muted">no message</span>}</td>
+                  </tr>
+                ))}
+              </ListTable>
             </>
           )}
         </>
@@ -396,37 +387,22 @@ function CommitHistory({ reload }: { reload: number }) {
         {loading && items.length === 0 ? "Loading…" : items.length === 0 && !error ? "No commits yet." : ""}
       </p>
       {items.length > 0 && (
-        <div className="table-scroll" role="region" aria-labelledby="commits-caption" tabIndex={0}>
-          <table className="list commit-list">
-            <caption id="commits-caption" className="visually-hidden">
-              Commits, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Message</th>
-                <th scope="col">Author</th>
-                <th scope="col">Time</th>
-                <th scope="col">Commit</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((c) => (
-                <tr key={c.commit}>
-                  <th scope="row" className="commit-message">
-                    {c.message}
-                  </th>
-                  <td>{c.author}</td>
-                  <td>
-                    <LastSeen at={c.time} />
-                  </td>
-                  <td>
-                    <code title={c.commit}>{shortCommit(c.commit)}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption={{ id: "commits-caption", text: "Commits, newest first" }} className="commit-list" columns={["Message", "Author", "Time", "Commit"]}>
+          {items.map((c) => (
+            <tr key={c.commit}>
+              <th scope="row" className="commit-message">
+                {c.message}
+              </th>
+              <td>{c.author}</td>
+              <td>
+                <LastSeen at={c.time} />
+              </td>
+              <td>
+                <code title={c.commit}>{shortCommit(c.commit)}</code>
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
       <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>

@@ -13,6 +13,7 @@ import type { SourceRecord } from "../../configstore/records.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { SchemaForm } from "../components/SchemaForm.tsx";
+import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
 import { navigate, useLocation } from "../router.tsx";
 import { PendingChangesNote, useCanWrite } from "../schema/editing.tsx";
@@ -158,50 +159,31 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
       <ErrorMessage error={error} />
       <ErrorMessage error={readableError(deleteError)} />
       {items.length > 0 && (
-        <div className="table-scroll" role="region" aria-labelledby="components-caption" tabIndex={0}>
-          <table className="list components-list">
-            <caption id="components-caption" className="visually-hidden">
-              {words.title}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Settings</th>
-                {canWrite && (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((record) => (
-                <tr key={record.id} aria-current={record.id === editing ? "true" : undefined}>
-                  <th scope="row">
-                    <span className="name">{record.name}</span>
-                    <code className="id muted">{record.id}</code>
-                  </th>
-                  <td>
-                    {entryOf(record.type)?.title ?? record.type}
-                    <code className="id muted">{record.type}</code>
-                  </td>
-                  <td className="components-summary">{summary(record.config).join(" · ") || <span className="muted">defaults</span>}</td>
-                  {canWrite && (
-                    <td className="record-actions">
-                      <button type="button" className="button" aria-label={`Edit ${record.name}`} onClick={() => navigate(`${base}?edit=${encodeURIComponent(record.id)}`)}>
-                        Edit
-                      </button>
-                      <button type="button" className="button" aria-label={`Delete ${record.name}`} onClick={() => remove(record)}>
-                        Delete
-                      </button>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption={{ id: "components-caption", text: words.title }} className="components-list" columns={["Name", "Type", "Settings"]} actions={canWrite}>
+          {items.map((record) => (
+            <tr key={record.id} aria-current={record.id === editing ? "true" : undefined}>
+              <th scope="row">
+                <span className="name">{record.name}</span>
+                <code className="id muted">{record.id}</code>
+              </th>
+              <td>
+                {entryOf(record.type)?.title ?? record.type}
+                <code className="id muted">{record.type}</code>
+              </td>
+              <td className="components-summary">{summary(record.config).join(" · ") || <span className="muted">defaults</span>}</td>
+              {canWrite && (
+                <td className="record-actions">
+                  <button type="button" className="button" aria-label={`Edit ${record.name}`} onClick={() => navigate(`${base}?edit=${encodeURIComponent(record.id)}`)}>
+                    Edit
+                  </button>
+                  <button type="button" className="button" aria-label={`Delete ${record.name}`} onClick={() => remove(record)}>
+                    Delete
+                  </button>
+                </td>
+              )}
+            </tr>
+          ))}
+        </ListTable>
       )}
     </section>
   );

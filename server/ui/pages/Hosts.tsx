@@ -13,6 +13,8 @@ import { FilterActions } from "../components/FilterActions.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
+import { ListSummary } from "../components/ListSummary.tsx";
+import { ListTable } from "../components/ListTable.tsx";
 import { useFilteredList } from "../list.ts";
 import { Link, navigate, useLocation } from "../router.tsx";
 import { useCanWrite } from "../schema/editing.tsx";
@@ -97,58 +99,40 @@ function HostList() {
         <FilterActions filtered={filtered} base="/ui/hosts" />
       </form>
       <ErrorMessage error={error} />
-      <p className="muted" aria-live="polite">
-        {loading
-          ? "Loading…"
-          : error
-            ? ""
-            : items.length === 0
-              ? filtered
-                ? "No hosts match these filters."
-                : "No hosts yet: install svc-agent on a host to see it here."
-              : `Showing ${items.length}${nextCursor !== null ? "+" : ""} host${items.length === 1 ? "" : "s"}.`}
-      </p>
+      <ListSummary
+        loading={loading}
+        error={error}
+        count={items.length}
+        more={nextCursor !== null}
+        filtered={filtered}
+        noun={["host", "hosts"]}
+        empty="No hosts yet: install svc-agent on a host to see it here."
+        noMatch="No hosts match these filters."
+      />
       {items.length > 0 && (
-        <div className="table-scroll" role="region" aria-labelledby="hosts-caption" tabIndex={0}>
-          <table className="list">
-            <caption id="hosts-caption" className="visually-hidden">
-              Hosts
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Hostname</th>
-                <th scope="col">Status</th>
-                <th scope="col">OS</th>
-                <th scope="col">Environment</th>
-                <th scope="col">Last seen</th>
-                <th scope="col">Connected</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((a) => (
-                <tr key={a.id}>
-                  <th scope="row">
-                    <Link href={`/ui/hosts/${encodeURIComponent(a.id)}`} className="name">
-                      {a.host?.hostname || a.name}
-                    </Link>
-                    <code className="id muted">{a.id}</code>
-                  </th>
-                  <td>
-                    <StatusBadge status={a.status} />
-                  </td>
-                  <td>{osText(a.host) ?? <span className="muted">—</span>}</td>
-                  <td>{a.environment}</td>
-                  <td>
-                    <LastSeen at={a.lastSeen} />
-                  </td>
-                  <td>
-                    <Connected connected={a.connected} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption={{ id: "hosts-caption", text: "Hosts" }} columns={["Hostname", "Status", "OS", "Environment", "Last seen", "Connected"]}>
+          {items.map((a) => (
+            <tr key={a.id}>
+              <th scope="row">
+                <Link href={`/ui/hosts/${encodeURIComponent(a.id)}`} className="name">
+                  {a.host?.hostname || a.name}
+                </Link>
+                <code className="id muted">{a.id}</code>
+              </th>
+              <td>
+                <StatusBadge status={a.status} />
+              </td>
+              <td>{osText(a.host) ?? <span className="muted">—</span>}</td>
+              <td>{a.environment}</td>
+              <td>
+                <LastSeen at={a.lastSeen} />
+              </td>
+              <td>
+                <Connected connected={a.connected} />
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
       <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>
@@ -266,56 +250,43 @@ function Services({ agent }: { agent: Agent }) {
       ) : services.length === 0 ? (
         <p className="muted">No known services found.</p>
       ) : (
-        <div className="table-scroll" role="region" aria-labelledby="services-title" tabIndex={0}>
-          <table className="list">
-            <thead>
-              <tr>
-                <th scope="col">Service</th>
-                <th scope="col">PIDs</th>
-                <th scope="col">Ports</th>
-                <th scope="col">Log files</th>
-                <th scope="col">Suggested pipeline</th>
-              </tr>
-            </thead>
-            <tbody>
-              {services.map((s) => (
-                <tr key={s.fingerprint}>
-                  <th scope="row">
-                    <span className="name">{s.title}</span>
-                    <code className="id muted">{s.fingerprint}</code>
-                  </th>
-                  <td>{s.pids.length > 0 ? s.pids.join(", ") : <None />}</td>
-                  <td>{s.ports.length > 0 ? s.ports.join(", ") : <None />}</td>
-                  <td>
-                    {s.logFiles.length > 0 ? (
-                      <ul className="plain">
-                        {s.logFiles.map((file) => (
-                          <li key={file}>
-                            <code>{file}</code>
-                          </li>
-                        ))}
-                      </ul>
-                    ) : (
-                      <None />
-                    )}
-                  </td>
-                  <td>
-                    <code>{[s.pipeline.source.type, ...s.pipeline.processors.map((p) => p.type)].join(" → ")}</code>
-                    {canWrite && (
-                      <Link
-                        className="button suggest-source"
-                        aria-label={`Create source for ${s.title}`}
-                        href={newSourceHref(s.pipeline.source.type, { name: `${s.fingerprint} on ${host}`, config: s.pipeline.source.config, from: `the ${s.title} service found on ${host}` })}
-                      >
-                        Create source
-                      </Link>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable labelledBy="services-title" columns={["Service", "PIDs", "Ports", "Log files", "Suggested pipeline"]}>
+          {services.map((s) => (
+            <tr key={s.fingerprint}>
+              <th scope="row">
+                <span className="name">{s.title}</span>
+                <code className="id muted">{s.fingerprint}</code>
+              </th>
+              <td>{s.pids.length > 0 ? s.pids.join(", ") : <None />}</td>
+              <td>{s.ports.length > 0 ? s.ports.join(", ") : <None />}</td>
+              <td>
+                {s.logFiles.length > 0 ? (
+                  <ul className="plain">
+                    {s.logFiles.map((file) => (
+                      <li key={file}>
+                        <code>{file}</code>
+                      </li>
+                    ))}
+                  </ul>
+                ) : (
+                  <None />
+                )}
+              </td>
+              <td>
+                <code>{[s.pipeline.source.type, ...s.pipeline.processors.map((p) => p.type)].join(" → ")}</code>
+                {canWrite && (
+                  <Link
+                    className="button suggest-source"
+                    aria-label={`Create source for ${s.title}`}
+                    href={newSourceHref(s.pipeline.source.type, { name: `${s.fingerprint} on ${host}`, config: s.pipeline.source.config, from: `the ${s.title} service found on ${host}` })}
+                  >
+                    Create source
+                  </Link>
+                )}
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
     </Section>
   );
@@ -328,38 +299,25 @@ function Collectors({ agent }: { agent: Agent }) {
       {collectors.length === 0 ? (
         <p className="muted">{agent.discovery === null ? "No discovery report yet." : "No collectors found."}</p>
       ) : (
-        <div className="table-scroll" role="region" aria-labelledby="host-collectors-title" tabIndex={0}>
-          <table className="list">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Running</th>
-                <th scope="col">Metrics</th>
-                <th scope="col">Config</th>
-              </tr>
-            </thead>
-            <tbody>
-              {collectors.map((c) => (
-                <tr key={c.name}>
-                  <th scope="row">
-                    <span className="name">{c.name}</span>
-                    {c.serviceName && <code className="id muted">{c.serviceName}</code>}
-                  </th>
-                  <td>
-                    {c.collectorType}
-                    {c.nativeRemoteConfig ? " (remotecfg)" : ""}
-                  </td>
-                  <td>{c.running ? `yes${c.pid !== null ? ` (pid ${c.pid})` : ""}` : "no"}</td>
-                  <td>
-                    <code>{c.metricsUrl}</code> {c.metricsAlive ? "answering" : <span className="muted">not answering</span>}
-                  </td>
-                  <td>{c.configPath ? <code>{c.configPath}</code> : <None />}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable labelledBy="host-collectors-title" columns={["Name", "Type", "Running", "Metrics", "Config"]}>
+          {collectors.map((c) => (
+            <tr key={c.name}>
+              <th scope="row">
+                <span className="name">{c.name}</span>
+                {c.serviceName && <code className="id muted">{c.serviceName}</code>}
+              </th>
+              <td>
+                {c.collectorType}
+                {c.nativeRemoteConfig ? " (remotecfg)" : ""}
+              </td>
+              <td>{c.running ? `yes${c.pid !== null ? ` (pid ${c.pid})` : ""}` : "no"}</td>
+              <td>
+                <code>{c.metricsUrl}</code> {c.metricsAlive ? "answering" : <span className="muted">not answering</span>}
+              </td>
+              <td>{c.configPath ? <code>{c.configPath}</code> : <None />}</td>
+            </tr>
+          ))}
+        </ListTable>
       )}
     </Section>
   );
@@ -372,28 +330,17 @@ function LogSources({ agent }: { agent: Agent }) {
       {sources.length === 0 ? (
         <p className="muted">{agent.discovery === null ? "No discovery report yet." : "No log sources found."}</p>
       ) : (
-        <div className="table-scroll" role="region" aria-labelledby="log-sources-title" tabIndex={0}>
-          <table className="list">
-            <thead>
-              <tr>
-                <th scope="col">Path</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Service</th>
-              </tr>
-            </thead>
-            <tbody>
-              {sources.map((s) => (
-                <tr key={`${s.kind}:${s.path}`}>
-                  <th scope="row">
-                    <code>{s.path}</code>
-                  </th>
-                  <td>{s.kind}</td>
-                  <td>{s.service ?? <None />}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable labelledBy="log-sources-title" columns={["Path", "Kind", "Service"]}>
+          {sources.map((s) => (
+            <tr key={`${s.kind}:${s.path}`}>
+              <th scope="row">
+                <code>{s.path}</code>
+              </th>
+              <td>{s.kind}</td>
+              <td>{s.service ?? <None />}</td>
+            </tr>
+          ))}
+        </ListTable>
       )}
     </Section>
   );
@@ -566,60 +513,45 @@ function LogBrowser({ agent }: { agent: Agent }) {
             </p>
           )}
           {listing && listing.entries.length > 0 && (
-            <div className="table-scroll" role="region" aria-labelledby="listing-caption" tabIndex={0}>
-              <table className="list">
-                <caption id="listing-caption" className="visually-hidden">
-                  Directory listing
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Size</th>
-                    <th scope="col">Modified</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {listing.path !== "/" && !roots.includes(listing.path) && (
-                    <tr>
-                      <th scope="row">
-                        <button type="button" className="linklike" onClick={() => go({ dir: parentOf(listing.path), file: null })}>
-                          .. (up)
+            <ListTable caption={{ id: "listing-caption", text: "Directory listing" }} columns={["Name", "Type", "Size", "Modified"]}>
+              {listing.path !== "/" && !roots.includes(listing.path) && (
+                <tr>
+                  <th scope="row">
+                    <button type="button" className="linklike" onClick={() => go({ dir: parentOf(listing.path), file: null })}>
+                      .. (up)
+                    </button>
+                  </th>
+                  <td>directory</td>
+                  <td />
+                  <td />
+                </tr>
+              )}
+              {listing.entries.map((entry) => {
+                const full = join(listing.path, entry.name);
+                return (
+                  <tr key={entry.name} aria-current={file === full ? "true" : undefined}>
+                    <th scope="row">
+                      {entry.type === "directory" ? (
+                        <button type="button" className="linklike" onClick={() => go({ dir: full, file: null })}>
+                          {entry.name}/
                         </button>
-                      </th>
-                      <td>directory</td>
-                      <td />
-                      <td />
-                    </tr>
-                  )}
-                  {listing.entries.map((entry) => {
-                    const full = join(listing.path, entry.name);
-                    return (
-                      <tr key={entry.name} aria-current={file === full ? "true" : undefined}>
-                        <th scope="row">
-                          {entry.type === "directory" ? (
-                            <button type="button" className="linklike" onClick={() => go({ dir: full, file: null })}>
-                              {entry.name}/
-                            </button>
-                          ) : entry.type === "other" ? (
-                            <span>{entry.name}</span>
-                          ) : (
-                            <button type="button" className="linklike" onClick={() => go({ dir: listing.path, file: full })}>
-                              {entry.name}
-                            </button>
-                          )}
-                        </th>
-                        <td>{entry.type}</td>
-                        <td>{entry.type === "directory" ? "" : formatBytes(entry.size)}</td>
-                        <td>
-                          <LastSeen at={entry.modifiedAt} />
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
+                      ) : entry.type === "other" ? (
+                        <span>{entry.name}</span>
+                      ) : (
+                        <button type="button" className="linklike" onClick={() => go({ dir: listing.path, file: full })}>
+                          {entry.name}
+                        </button>
+                      )}
+                    </th>
+                    <td>{entry.type}</td>
+                    <td>{entry.type === "directory" ? "" : formatBytes(entry.size)}</td>
+                    <td>
+                      <LastSeen at={entry.modifiedAt} />
+                    </td>
+                  </tr>
+                );
+              })}
+            </ListTable>
           )}
           {file !== null && (
             <section className="sample" aria-labelledby="sample-title">

@@ -17,6 +17,7 @@ import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { useCanWrite } from "../schema/editing.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
+import { ListTable } from "../components/ListTable.tsx";
 import "./Onboarding.css";
 
 interface EnrollmentToken {
@@ -75,22 +76,16 @@ function SnippetBox({ id, label, snippet }: { id: string; label: string; snippet
   );
 }
 
-function AgentSnippet({ onMinted }: { onMinted: () => void }) {
+/** Asks the API for an install snippet (which mints its token); the answer, or the API's error, replaces the last. */
+function useSnippet(onMinted: () => void) {
   const [snippet, setSnippet] = useState<Snippet | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const query = new URLSearchParams();
-    const maxUses = String(form.get("maxUses") ?? "").trim();
-    if (maxUses !== "") query.set("maxUses", maxUses);
-    const environment = String(form.get("environment") ?? "").trim();
-    if (environment !== "") query.set("environment", environment);
+  function mint(path: string) {
     setBusy(true);
     setError(null);
     api
-      .get<Snippet>(`/agents/snippet?${query}`)
+      .get<Snippet>(path)
       .then((answer) => {
         setSnippet(answer);
         onMinted();
@@ -99,6 +94,21 @@ function AgentSnippet({ onMinted }: { onMinted: () => void }) {
         setError(caught);
       })
       .finally(() => setBusy(false));
+  }
+  return { snippet, error, busy, mint };
+}
+
+function AgentSnippet({ onMinted }: { onMinted: () => void }) {
+  const { snippet, error, busy, mint } = useSnippet(onMinted);
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const query = new URLSearchParams();
+    const maxUses = String(form.get("maxUses") ?? "").trim();
+    if (maxUses !== "") query.set("maxUses", maxUses);
+    const environment = String(form.get("environment") ?? "").trim();
+    if (environment !== "") query.set("environment", environment);
+    mint(`/agents/snippet?${query}`);
   }
   return (
     <section className="detail-block onboarding-card" aria-labelledby="agent-title">
@@ -126,9 +136,7 @@ function AgentSnippet({ onMinted }: { onMinted: () => void }) {
 }
 
 function CollectorSnippet({ onMinted }: { onMinted: () => void }) {
-  const [snippet, setSnippet] = useState<Snippet | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { snippet, error, busy, mint } = useSnippet(onMinted);
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
@@ -138,18 +146,7 @@ function CollectorSnippet({ onMinted }: { onMinted: () => void }) {
       if (value !== "") query.set(key, value);
     }
     if (form.get("agent") === "on") query.set("agent", "true");
-    setBusy(true);
-    setError(null);
-    api
-      .get<Snippet>(`/collectors/snippet?${query}`)
-      .then((answer) => {
-        setSnippet(answer);
-        onMinted();
-      }, (caught: ApiError) => {
-        setSnippet(null);
-        setError(caught);
-      })
-      .finally(() => setBusy(false));
+    mint(`/collectors/snippet?${query}`);
   }
   return (
     <section className="detail-block onboarding-card" aria-labelledby="collector-title">
@@ -395,62 +392,42 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
             : `Showing ${items.length}${nextCursor !== null ? "+" : ""} token${items.length === 1 ? "" : "s"}, oldest first.`}
       </p>
       {items.length > 0 && (
-        <div className="table-scroll" role="region" aria-labelledby="tokens-caption" tabIndex={0}>
-          <table className="list">
-            <caption id="tokens-caption" className="visually-hidden">
-              Enrollment tokens
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Token</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Environment</th>
-                <th scope="col">Uses</th>
-                <th scope="col">Expires</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
+        <ListTable caption={{ id: "tokens-caption", text: "Enrollment tokens" }} columns={["Token", "Kind", "Environment", "Uses", "Expires", "State"]} actions>
+          {items.map((token) => {
+            const state = tokenState(token);
+            return (
+              <tr key={token.id}>
+                <th scope="row">
+                  <code className="id">{token.id}</code>
+                  <span className="id muted">by {token.createdBy}</span>
                 </th>
+                <td>{token.kind}</td>
+                <td>{token.environment ?? <span className="muted">—</span>}</td>
+                <td>
+                  {token.uses} / {token.maxUses ?? "unlimited"}
+                </td>
+                <td>
+                  <LastSeen at={token.expiresAt} />
+                </td>
+                <td>
+                  <span className={`status token-${state.replace(" ", "-")}`}>
+                    <span aria-hidden="true" className="status-symbol">
+                      {STATE_SYMBOLS[state]}
+                    </span>
+                    {state}
+                  </span>
+                </td>
+                <td>
+                  {canWrite && token.revokedAt === null && (
+                    <button type="button" className="button" onClick={() => revoke(token)} aria-label={`Revoke ${token.id}`}>
+                      Revoke
+                    </button>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {items.map((token) => {
-                const state = tokenState(token);
-                return (
-                  <tr key={token.id}>
-                    <th scope="row">
-                      <code className="id">{token.id}</code>
-                      <span className="id muted">by {token.createdBy}</span>
-                    </th>
-                    <td>{token.kind}</td>
-                    <td>{token.environment ?? <span className="muted">—</span>}</td>
-                    <td>
-                      {token.uses} / {token.maxUses ?? "unlimited"}
-                    </td>
-                    <td>
-                      <LastSeen at={token.expiresAt} />
-                    </td>
-                    <td>
-                      <span className={`status token-${state.replace(" ", "-")}`}>
-                        <span aria-hidden="true" className="status-symbol">
-                          {STATE_SYMBOLS[state]}
-                        </span>
-                        {state}
-                      </span>
-                    </td>
-                    <td>
-                      {canWrite && token.revokedAt === null && (
-                        <button type="button" className="button" onClick={() => revoke(token)} aria-label={`Revoke ${token.id}`}>
-                          Revoke
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </ListTable>
       )}
       <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>

@@ -10,6 +10,7 @@ import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { SIGNALS, type PipelineRecord } from "../../configstore/records.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
 import { Link, navigate } from "../router.tsx";
 import { useSession } from "../session.tsx";
@@ -107,50 +108,29 @@ export function PipelinesPage() {
         {loading ? "Loading…" : items.length === 0 ? "No pipelines yet." : `${items.length} pipeline${items.length === 1 ? "" : "s"}.`}
       </p>
       {items.length > 0 && (
-        <div className="table-scroll" role="region" aria-labelledby="pipelines-caption" tabIndex={0}>
-          <table className="list">
-            <caption id="pipelines-caption" className="visually-hidden">
-              Pipelines
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Signal</th>
-                <th scope="col">Sources</th>
-                <th scope="col">Processors</th>
-                <th scope="col">Destinations</th>
-                {canEdit && (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((p) => (
-                <tr key={p.id}>
-                  <th scope="row">
-                    <Link href={`/ui/pipelines/${encodeURIComponent(p.id)}`} className="name">
-                      {p.name}
-                    </Link>
-                    <code className="id muted">{p.id}</code>
-                  </th>
-                  <td>{p.signal}</td>
-                  <td>{count(p, "source")}</td>
-                  <td>{count(p, "processor")}</td>
-                  <td>{count(p, "destination")}</td>
-                  {canEdit && (
-                    <td>
-                      <button type="button" className="button" aria-label={`Delete ${p.name}`} onClick={() => remove(p)}>
-                        Delete
-                      </button>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable caption={{ id: "pipelines-caption", text: "Pipelines" }} columns={["Name", "Signal", "Sources", "Processors", "Destinations"]} actions={canEdit}>
+          {items.map((p) => (
+            <tr key={p.id}>
+              <th scope="row">
+                <Link href={`/ui/pipelines/${encodeURIComponent(p.id)}`} className="name">
+                  {p.name}
+                </Link>
+                <code className="id muted">{p.id}</code>
+              </th>
+              <td>{p.signal}</td>
+              <td>{count(p, "source")}</td>
+              <td>{count(p, "processor")}</td>
+              <td>{count(p, "destination")}</td>
+              {canEdit && (
+                <td>
+                  <button type="button" className="button" aria-label={`Delete ${p.name}`} onClick={() => remove(p)}>
+                    Delete
+                  </button>
+                </td>
+              )}
+            </tr>
+          ))}
+        </ListTable>
       )}
     </section>
   );

@@ -13,6 +13,7 @@ import type { PipelineRecord, RouteRecord, SourceActivation, SourceRecord } from
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { SchemaForm } from "../components/SchemaForm.tsx";
+import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
 import { Link, navigate, useLocation } from "../router.tsx";
 import { PendingChangesNote, useCanWrite } from "../schema/editing.tsx";
@@ -117,52 +118,33 @@ export function RoutesPage() {
       </p>
       <ErrorMessage error={readableError(deleteError)} />
       {routes.length > 0 && (
-        <div className="table-scroll" role="region" aria-labelledby="routes-caption" tabIndex={0}>
-          <table className="list components-list">
-            <caption id="routes-caption" className="visually-hidden">
-              Routes
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Collector</th>
-                <th scope="col">Source</th>
-                <th scope="col">Pipeline</th>
+        <ListTable caption={{ id: "routes-caption", text: "Routes" }} className="components-list" columns={["Collector", "Source", "Pipeline"]} actions={canWrite}>
+          {routes.map((route) => {
+            const pipeline = lookups?.pipelines.find((p) => p.id === route.pipelineId);
+            return (
+              <tr key={route.id}>
+                <th scope="row">
+                  <Link href={`/ui/collectors/${encodeURIComponent(route.collectorId)}`} className="name">
+                    {nameOf(lookups?.collectors, route.collectorId)}
+                  </Link>
+                  <code className="id muted">{route.id}</code>
+                </th>
+                <td>{nameOf(lookups?.sources, route.sourceId)}</td>
+                <td>
+                  <Link href={`/ui/pipelines/${encodeURIComponent(route.pipelineId)}`}>{pipeline?.name ?? route.pipelineId}</Link>
+                  {pipeline && <span className="id muted">{pipeline.signal}</span>}
+                </td>
                 {canWrite && (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
+                  <td className="record-actions">
+                    <button type="button" className="button" aria-label={`Delete route ${route.id}`} onClick={() => remove(route)}>
+                      Delete
+                    </button>
+                  </td>
                 )}
               </tr>
-            </thead>
-            <tbody>
-              {routes.map((route) => {
-                const pipeline = lookups?.pipelines.find((p) => p.id === route.pipelineId);
-                return (
-                  <tr key={route.id}>
-                    <th scope="row">
-                      <Link href={`/ui/collectors/${encodeURIComponent(route.collectorId)}`} className="name">
-                        {nameOf(lookups?.collectors, route.collectorId)}
-                      </Link>
-                      <code className="id muted">{route.id}</code>
-                    </th>
-                    <td>{nameOf(lookups?.sources, route.sourceId)}</td>
-                    <td>
-                      <Link href={`/ui/pipelines/${encodeURIComponent(route.pipelineId)}`}>{pipeline?.name ?? route.pipelineId}</Link>
-                      {pipeline && <span className="id muted">{pipeline.signal}</span>}
-                    </td>
-                    {canWrite && (
-                      <td className="record-actions">
-                        <button type="button" className="button" aria-label={`Delete route ${route.id}`} onClick={() => remove(route)}>
-                          Delete
-                        </button>
-                      </td>
-                    )}
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </ListTable>
       )}
     </section>
   );

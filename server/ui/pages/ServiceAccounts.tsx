@@ -16,6 +16,7 @@ import { readableError } from "../schema/errors.ts";
 import { useSession } from "../session.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { ShownOnce } from "../components/ShownOnce.tsx";
+import { ListTable } from "../components/ListTable.tsx";
 import "./Accounts.css";
 
 interface ScopesAnswer {
@@ -175,50 +176,33 @@ export function ServiceAccountsPage() {
             )}
             <ErrorMessage error={actionError} />
             {accounts.length > 0 && (
-              <div className="table-scroll" role="region" aria-labelledby="accounts-caption" tabIndex={0}>
-                <table className="list accounts-list">
-                  <caption id="accounts-caption" className="visually-hidden">
-                    Service accounts
-                  </caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Scopes</th>
-                      <th scope="col">Created</th>
-                      <th scope="col">
-                        <span className="visually-hidden">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {accounts.map((account) => (
-                      <tr key={account.id}>
-                        <th scope="row">
-                          <span className="name">{account.name}</span>
-                        </th>
-                        <td>
-                          <ul className="tags" aria-label={`Scopes of ${account.name}`}>
-                            {account.scopes.map((scope) => (
-                              <li key={scope} className="tag">
-                                {scope}
-                              </li>
-                            ))}
-                          </ul>
-                        </td>
-                        <td>
-                          <LastSeen at={account.createdAt} />
-                          <span className="id muted">by {account.createdBy}</span>
-                        </td>
-                        <td>
-                          <button type="button" className="button danger" onClick={() => revoke(account)} aria-label={`Revoke ${account.name}`}>
-                            Revoke
-                          </button>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <ListTable caption={{ id: "accounts-caption", text: "Service accounts" }} className="accounts-list" columns={["Name", "Scopes", "Created"]} actions>
+                {accounts.map((account) => (
+                  <tr key={account.id}>
+                    <th scope="row">
+                      <span className="name">{account.name}</span>
+                    </th>
+                    <td>
+                      <ul className="tags" aria-label={`Scopes of ${account.name}`}>
+                        {account.scopes.map((scope) => (
+                          <li key={scope} className="tag">
+                            {scope}
+                          </li>
+                        ))}
+                      </ul>
+                    </td>
+                    <td>
+                      <LastSeen at={account.createdAt} />
+                      <span className="id muted">by {account.createdBy}</span>
+                    </td>
+                    <td>
+                      <button type="button" className="button danger" onClick={() => revoke(account)} aria-label={`Revoke ${account.name}`}>
+                        Revoke
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </ListTable>
             )}
           </section>
         </>

@@ -16,6 +16,7 @@ import { readableError } from "../schema/errors.ts";
 import { useSession } from "../session.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { ShownOnce } from "../components/ShownOnce.tsx";
+import { ListTable } from "../components/ListTable.tsx";
 import "./Accounts.css";
 
 const ROLES: Role[] = ["admin", "editor", "viewer"];
@@ -281,30 +282,11 @@ export function UsersPage() {
             </p>
             <ErrorMessage error={actionError} />
             {delivered && <DeliveredLink delivered={delivered} />}
-            <div className="table-scroll" role="region" aria-labelledby="users-caption" tabIndex={0}>
-              <table className="list accounts-list">
-                <caption id="users-caption" className="visually-hidden">
-                  Users
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Username</th>
-                    <th scope="col">E-mail</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {users.map((user) => (
-                    <UserRow key={user.id} user={user} self={user.id === me?.id} busy={busyId === user.id} actions={actions} />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <ListTable caption={{ id: "users-caption", text: "Users" }} className="accounts-list" columns={["Username", "E-mail", "Role", "State", "Created"]} actions>
+              {users.map((user) => (
+                <UserRow key={user.id} user={user} self={user.id === me?.id} busy={busyId === user.id} actions={actions} />
+              ))}
+            </ListTable>
           </section>
         </>
       )}

@@ -7,6 +7,7 @@
 import { useState, type FormEvent } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { ListTable } from "../components/ListTable.tsx";
 import { SAMPLE_TEXT } from "./sample.ts";
 import type { DryRunResult, TopologyNode } from "./types.ts";
 
@@ -92,32 +93,19 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
       </p>
       {result && (
         <>
-          <div className="table-scroll" role="region" aria-labelledby="dry-run-steps-caption" tabIndex={0}>
-            <table className="list">
-              <caption id="dry-run-steps-caption">Steps</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Processor</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">In</th>
-                  <th scope="col">Out</th>
-                </tr>
-              </thead>
-              <tbody>
-                {result.steps.map((step) => (
-                  <tr key={step.nodeId}>
-                    <th scope="row">
-                      <code>{step.nodeId}</code>
-                      {step.error && <span className="step-error">{step.error}</span>}
-                    </th>
-                    <td>{step.type}</td>
-                    <td>{step.in}</td>
-                    <td>{step.out}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ListTable caption={{ id: "dry-run-steps-caption", text: "Steps", visible: true }} columns={["Processor", "Type", "In", "Out"]}>
+            {result.steps.map((step) => (
+              <tr key={step.nodeId}>
+                <th scope="row">
+                  <code>{step.nodeId}</code>
+                  {step.error && <span className="step-error">{step.error}</span>}
+                </th>
+                <td>{step.type}</td>
+                <td>{step.in}</td>
+                <td>{step.out}</td>
+              </tr>
+            ))}
+          </ListTable>
           <section className="final-output" role="region" aria-labelledby="final-output-title">
             <h3 id="final-output-title">Final output</h3>
             {records.length === 0 ? (
