@@ -1,10 +1,13 @@
-import { afterEach, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
+import { PostgresStore } from "../store/postgres.ts";
 import { SqliteStore } from "../store/sqlite.ts";
+import type { Store } from "../store/store.ts";
+import { type TestDatabases, testDatabases } from "../store/testdb.ts";
 import { Collectors } from "./collectors.ts";
 import { Presence } from "./presence.ts";
 
@@ -77,4 +80,95 @@ test("goodbye is offline at once; a pending collector stays pending", async () =
   const other = await collectors.create(SYSTEM_ACTOR, { name: "never-seen" });
   await presence.gone(other.id);
   expect((await collectors.get(other.id)).status).toBe("pending");
+});
+
+describe("two replicas on one PostgreSQL database", () => {
+  let pg: TestDatabases;
+  let uri: string;
+  beforeAll(async () => {
+    pg = await testDatabases();
+    uri = await pg.create("presence");
+  });
+  afterAll(async () => pg?.dropAll());
+
+  /** Replicas A and B: each its own store connection, collectors view and presence, on one clock. */
+  async function cluster() {
+    let now = Date.parse("2026-01-01T00:00:00Z");
+    const replica = async () => {
+      const store = await PostgresStore.open(uri);
+      const collectors = new Collectors(store);
+      const presence = new Presence(store, collectors, pino({ level: "silent" }), () => now);
+      return { store, collectors, presence };
+    };
+    const a = await replica();
+    const b = await replica();
+    cleanups.push(async () => {
+      for (const r of [a, b]) {
+        await r.presence.stop();
+        r.collectors.close();
+        await r.store.close();
+      }
+    });
+    const collector = await a.collectors.create(SYSTEM_ACTOR, { name: `edge-${Math.random().toString(36).slice(2)}` });
+    const doc = () => a.store.get<{ status: string; lastSeen: string | null }>("collectors", collector.id).then((d) => d!);
+    return { a, b, collector, doc, advance: (ms: number) => (now += ms) };
+  }
+
+  /** Until a replica's collectors view shows what the store holds (the change feed is asynchronous). */
+  async function caughtUp(collectors: Collectors, store: Store, id: string): Promise<void> {
+    const end = Date.now() + 10_000;
+    for (;;) {
+      const stored = (await store.get<{ lastSeen: string | null; status: string }>("collectors", id))!.data;
+      const seen = await collectors.get(id);
+      if (seen.lastSeen === stored.lastSeen && seen.status === stored.status) return;
+      if (Date.now() > end) throw new Error("the collectors view did not catch up with the store");
+      await Bun.sleep(10);
+    }
+  }
+
+  test("a collector that keeps contacting replica B is never marked offline by A's sweep; silence is, once", async () => {
+    const { a, b, collector, doc, advance } = await cluster();
+    const contact = { channel: "opamp", intervalSeconds: 1 } as const;
+    // Connected to A first, then to B: A's own last contact is soon older than the collector's latest.
+    await b.presence.seen(collector.id, contact);
+    advance(1_000);
+    await a.presence.seen(collector.id, contact);
+    expect(await a.presence.tick()).toBe(0); // A sweeps from now on
+    for (let second = 2; second <= 40; second++) {
+      advance(1_000);
+      await b.presence.seen(collector.id, contact);
+      await caughtUp(a.collectors, a.store, collector.id);
+      expect(await a.presence.tick()).toBe(0);
+      expect(await b.presence.tick()).toBeNull();
+      expect((await doc()).data.status).toBe("online");
+    }
+    // Silence: B's last contact is stored (every 15 s at most), so A judges it within the window plus that lag.
+    const before = (await doc()).version;
+    let swept = 0;
+    for (let second = 1; second <= 25; second++) {
+      advance(1_000);
+      const [byA, byB] = await Promise.all([a.presence.tick(), b.presence.tick()]);
+      expect(byB).toBeNull();
+      swept += byA!;
+      await caughtUp(a.collectors, a.store, collector.id);
+    }
+    expect(swept).toBe(1);
+    expect(await doc()).toMatchObject({ version: before + 1, data: { status: "offline" } });
+  });
+
+  test("racing replicas: one sweeps each tick; the other takes over once the sweeper stops", async () => {
+    const { a, b, collector, doc, advance } = await cluster();
+    await a.presence.seen(collector.id, { channel: "remotecfg", intervalSeconds: 10 });
+    await caughtUp(b.collectors, b.store, collector.id);
+    advance(60_000);
+    const first = await Promise.all([a.presence.tick(), b.presence.tick()]);
+    expect(first.filter((r) => r === null)).toHaveLength(1);
+    expect(first.filter((r) => r === 1)).toHaveLength(1);
+    expect((await doc()).data.status).toBe("offline");
+    const [holder, other] = first[0] === null ? [b, a] : [a, b];
+    expect(await other.presence.tick()).toBeNull();
+    await holder.presence.stop(); // releases the lease
+    expect(await other.presence.tick()).toBe(0);
+    expect(await holder.presence.tick()).toBeNull();
+  });
 });

@@ -5,9 +5,15 @@
  * `offline`. Status changes are stored within a second; `lastSeen` alone is
  * stored at most every 15 s per collector, so a fleet of heartbeats costs a
  * handful of coalesced writes, not one fsync each.
+ *
+ * Replicas sharing an external store each record the contacts of their own
+ * sessions, but only the holder of the `presence` lease sweeps, so a
+ * collector is judged once, by one replica, from the lastSeen every replica
+ * stores (see `sweep` for the margin that lag and clock skew call for).
  */
 import type { Logger } from "pino";
 import { Coalescer } from "../store/coalesce.ts";
+import { CLOCK_SKEW_MARGIN_MS, type Lease, leaseFor } from "../store/lease.ts";
 import type { Store } from "../store/store.ts";
 import type { Collector, CollectorHealth, Collectors, CollectorStatus } from "./collectors.ts";
 
@@ -23,6 +29,9 @@ export interface Contact {
 /** How stale a stored `lastSeen` may get while the collector keeps calling. */
 const LAST_SEEN_RESOLUTION_MS = 15_000;
 const OFFLINE_AFTER_INTERVALS = 3;
+const SWEEP_INTERVAL_MS = 5_000;
+/** The sweeping replica may miss two ticks before another takes over. */
+const SWEEP_LEASE_TTL_MS = 3 * SWEEP_INTERVAL_MS;
 
 function statusOf(health: CollectorHealth): CollectorStatus {
   return health.healthy === false || health.error !== null ? "degraded" : "online";
@@ -35,14 +44,21 @@ export class Presence {
   /** The last contact this process saw per collector (the stored lastSeen may lag it). */
   private readonly contacts = new Map<string, number>();
   private sweeper: ReturnType<typeof setInterval> | null = null;
+  /** The tick under way, which stopping waits for so it cannot take the lease back after release. */
+  private ticking: Promise<void> = Promise.resolve();
+  private readonly lease: Lease;
+  /** Whether this process is the only one writing the store (embedded): then its own contacts are the whole truth. */
+  private readonly solo: boolean;
 
   constructor(
     store: Store,
     private readonly collectors: Collectors,
-    log: Logger,
+    private readonly log: Logger,
     private readonly now: () => number = Date.now,
   ) {
     this.writes = new Coalescer(store, "collectors", 200, log);
+    this.lease = leaseFor(store, "presence", { ttlMs: SWEEP_LEASE_TTL_MS, now });
+    this.solo = store.backend === "embedded";
   }
 
   /** Records a contact; resolves when any resulting change is stored. */
@@ -79,17 +95,25 @@ export class Presence {
     await this.writes.update(collectorId, (doc) => doc && doc.status !== "pending" ? { ...doc, status: "offline" } : null);
   }
 
-  /** Marks offline every connected collector whose last contact is older than three intervals. */
+  /**
+   * Marks offline every connected collector whose last contact is older than
+   * three intervals. The latest contact anywhere may be newer than what this
+   * process knows: the stored lastSeen lags a collector's contacts by up to
+   * LAST_SEEN_RESOLUTION_MS, and in a cluster it is written by other
+   * replicas' clocks, so the window grows by that lag (and the clock skew
+   * margin) unless this process alone saw the latest contact: on the
+   * embedded store, when its own contact is at least as new as the stored one.
+   */
   async sweep(): Promise<number> {
     const now = this.now();
     const late = (await this.collectors.all()).filter((c) => {
       if ((c.status !== "online" && c.status !== "degraded") || c.health === null || c.lastSeen === null) return false;
       const window = OFFLINE_AFTER_INTERVALS * c.health.intervalSeconds * 1000;
-      const local = this.contacts.get(c.id);
-      // Contact through another replica shows only in the stored lastSeen, which may lag.
+      const local = this.contacts.get(c.id) ?? Number.NEGATIVE_INFINITY;
       const stored = Date.parse(c.lastSeen);
-      if (local !== undefined && local >= stored) return now - local > window;
-      return now - stored > window + LAST_SEEN_RESOLUTION_MS;
+      if (this.solo && local >= stored) return now - local > window;
+      const lag = LAST_SEEN_RESOLUTION_MS + (this.solo ? 0 : CLOCK_SKEW_MARGIN_MS);
+      return now - Math.max(local, stored) > window + lag;
     });
     await Promise.all(
       late.map((c) =>
@@ -102,13 +126,26 @@ export class Presence {
     return late.length;
   }
 
-  start(intervalMs = 5000): void {
-    this.sweeper ??= setInterval(() => void this.sweep().catch(() => {}), intervalMs);
+  /** One tick of the periodic job: sweeps when this replica holds the `presence` lease; null when another does. */
+  async tick(): Promise<number | null> {
+    if (!(await this.lease.acquire())) return null;
+    return this.sweep();
+  }
+
+  start(): void {
+    this.sweeper ??= setInterval(() => {
+      this.ticking = this.ticking.then(() => this.tick()).then(
+        () => {},
+        (error) => this.log.warn({ err: error }, "offline sweep failed"),
+      );
+    }, SWEEP_INTERVAL_MS);
   }
 
   async stop(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = null;
+    await this.ticking;
+    await this.lease.release().catch((error) => this.log.warn({ err: error }, "releasing the presence lease failed"));
     await this.writes.close();
   }
 }

@@ -1,65 +1,40 @@
 /**
  * The Store contract and the adapter's own behaviour against a real
- * PostgreSQL: postgres://postgres@127.0.0.1:5432 unless SVC_TEST_POSTGRES_URI
- * says otherwise. Each run creates its own databases under a random name and
- * drops them after. An unreachable server fails the run (it is never skipped):
- * scripts/test.sh starts the local cluster first.
+ * PostgreSQL, in databases of this run's own (see testdb.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { storeContract } from "./contract.ts";
 import { CHANGES_CHANNEL, notifyParts, PostgresStore } from "./postgres.ts";
 import type { Change, Store } from "./store.ts";
+import { type TestDatabases, testDatabases } from "./testdb.ts";
 
-const BASE = process.env.SVC_TEST_POSTGRES_URI || "postgres://postgres@127.0.0.1:5432";
-const RUN = `svc_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-const created: string[] = [];
-
-function uriFor(database: string): string {
-  const url = new URL(BASE);
-  url.pathname = "/" + database;
-  return url.toString();
-}
-
-const admin = new SQL(uriFor("postgres"), { max: 2, connectionTimeout: 5 });
-/** The run's main database, shared by the contract suite (emptied before each test's store). */
-const MAIN = `${RUN}_main`;
+let pg: TestDatabases;
+/** The run's main database (name and URI), shared by the contract suite (emptied before each test's store). */
+let MAIN: string;
+let mainUri: string;
 let mainAdmin: SQL;
 
-async function createDatabase(name: string): Promise<string> {
-  await admin.unsafe(`CREATE DATABASE "${name}"`);
-  created.push(name);
-  return uriFor(name);
-}
-
 beforeAll(async () => {
-  try {
-    await admin`SELECT 1`;
-  } catch (error) {
-    throw new Error(
-      `PostgreSQL is not reachable at ${BASE.replace(/:[^:@/]*@/, ":***@")} (${(error as Error).message}). ` +
-        "The PostgreSQL store tests need it: start it (as root: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start), " +
-        "or point SVC_TEST_POSTGRES_URI at one. CI runs them through scripts/test.sh, which starts it.",
-    );
-  }
-  await createDatabase(MAIN);
-  mainAdmin = new SQL(uriFor(MAIN), { max: 1, connection: { application_name: "svc-test-admin" } });
+  pg = await testDatabases();
+  MAIN = `${pg.run}_main`;
+  mainUri = await pg.create("main");
+  mainAdmin = new SQL(mainUri, { max: 1, connection: { application_name: "svc-test-admin" } });
 });
 
 afterAll(async () => {
   await mainAdmin?.close({ timeout: 0 });
-  for (const name of created) await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await admin.close();
+  await pg?.dropAll();
 });
 
 storeContract("postgres", {
   open: async () => {
-    const store = await PostgresStore.open(uriFor(MAIN));
+    const store = await PostgresStore.open(mainUri);
     await mainAdmin`TRUNCATE docs, audit`;
     return store;
   },
-  reopen: async () => PostgresStore.open(uriFor(MAIN)),
-  second: async () => PostgresStore.open(uriFor(MAIN)),
+  reopen: async () => PostgresStore.open(mainUri),
+  second: async () => PostgresStore.open(mainUri),
 });
 
 async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
@@ -72,7 +47,7 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 10
 
 describe("PostgreSQL store", () => {
   test("two instances starting at the same moment migrate once; a newer schema is refused", async () => {
-    const uri = await createDatabase(`${RUN}_migrate`);
+    const uri = await pg.create("migrate");
     const stores = await Promise.all([PostgresStore.open(uri), PostgresStore.open(uri), PostgresStore.open(uri)]);
     const db = new SQL(uri, { max: 1 });
     try {
@@ -105,10 +80,10 @@ describe("PostgreSQL store", () => {
       o: 1,
     });
 
-    const a = await PostgresStore.open(uriFor(MAIN));
-    const b = await PostgresStore.open(uriFor(MAIN));
+    const a = await PostgresStore.open(mainUri);
+    const b = await PostgresStore.open(mainUri);
     const payloads: string[] = [];
-    const raw = new SQL(uriFor(MAIN), { max: 1 });
+    const raw = new SQL(mainUri, { max: 1 });
     const subscription = await raw.listen(CHANGES_CHANNEL, (payload) => payloads.push(payload));
     const seen: Change[][] = [];
     b.watch((batch) => seen.push(batch));
@@ -129,8 +104,8 @@ describe("PostgreSQL store", () => {
   });
 
   test("after pg_terminate_backend of its connections the store serves again, resyncs its watchers and lost nothing", async () => {
-    const a = await PostgresStore.open(uriFor(MAIN));
-    const b = await PostgresStore.open(uriFor(MAIN));
+    const a = await PostgresStore.open(mainUri);
+    const b = await PostgresStore.open(mainUri);
     const seen: Change[] = [];
     let resyncs = 0;
     a.watch(
@@ -141,7 +116,7 @@ describe("PostgreSQL store", () => {
       const acknowledged = [];
       for (let i = 0; i < 20; i++) acknowledged.push(...(await a.write([{ op: "put", collection: "kill", id: `k${i}`, data: i }])));
       await a.ping();
-      const killed = await admin`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+      const killed = await pg.admin`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
         WHERE datname = ${MAIN} AND pid <> pg_backend_pid() AND application_name <> 'svc-test-admin'`;
       expect(killed.length).toBeGreaterThan(0);
       // Serves again: reads and writes (a query on a connection the server just ended is retried).
@@ -161,15 +136,15 @@ describe("PostgreSQL store", () => {
   }, 30_000);
 
   test("ping fails while the database is unreachable, and opening an unreachable one fails", async () => {
-    const uri = await createDatabase(`${RUN}_down`);
+    const uri = await pg.create("down");
     const store = await PostgresStore.open(uri, { connectionTimeout: 2 });
     try {
       await store.ping();
       // Nobody can connect any more, and the store's sessions are ended.
-      await admin.unsafe(`ALTER DATABASE "${RUN}_down" ALLOW_CONNECTIONS false`);
-      await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${`${RUN}_down`}`;
+      await pg.admin.unsafe(`ALTER DATABASE "${pg.run}_down" ALLOW_CONNECTIONS false`);
+      await pg.admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${`${pg.run}_down`}`;
       await expect(store.ping()).rejects.toThrow();
-      await admin.unsafe(`ALTER DATABASE "${RUN}_down" ALLOW_CONNECTIONS true`);
+      await pg.admin.unsafe(`ALTER DATABASE "${pg.run}_down" ALLOW_CONNECTIONS true`);
       await until("ping to answer again", async () => store.ping().then(() => true, () => false));
     } finally {
       await store.close();
