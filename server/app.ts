@@ -72,7 +72,9 @@ export function gitDirFor(config: ServerConfig): string {
 export async function createApp(config: ServerConfig, store: Store, logger: Logger, gitdir = gitDirFor(config)): Promise<App> {
   const collectors = new Collectors(store);
   const collectorTokens = new CollectorTokens(store, collectors);
-  const configStore = new ConfigStore(store, await ConfigRepo.open(gitdir));
+  // External stores keep the history themselves, so every replica serves it (DESIGN.md §2).
+  const repo = store.backend === "embedded" ? await ConfigRepo.open(gitdir) : ConfigRepo.inStore(store);
+  const configStore = new ConfigStore(store, repo);
   const rollouts = new Rollouts(store, configStore, collectors, logger);
   const presence = new Presence(store, collectors, logger);
   const enrollment = new Enrollment(store, collectors);

@@ -70,3 +70,14 @@ export class UnavailableError extends AppError {
     super(503, code, message, [], { "Retry-After": String(retryAfterSeconds) });
   }
 }
+
+/**
+ * 503 storage_unavailable: the database cannot be reached (or is not reached
+ * yet at start-up). Nothing was stored by the call that got it, unless the
+ * message says the outcome is unknown.
+ */
+export class StorageUnavailableError extends UnavailableError {
+  constructor(message: string, retryAfterSeconds = 5) {
+    super(message, retryAfterSeconds, "storage_unavailable");
+  }
+}

@@ -11,6 +11,7 @@ import { createApp, type App } from "../server/app.ts";
 import { loadConfig, type ServerConfig } from "../server/config/load.ts";
 import { startHttpServer, type HttpServer } from "../server/http/server.ts";
 import { SqliteStore } from "../server/store/sqlite.ts";
+import type { Store } from "../server/store/store.ts";
 import { api } from "./client.ts";
 
 export interface TestServer {
@@ -28,13 +29,17 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+/** `openStore` picks the store (default: SQLite at the config's boltPath); the server closes it on stop. */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  openStore: (config: ServerConfig) => Store | Promise<Store> = (config) => new SqliteStore(config.storage.boltPath),
+): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), "svc-test-"));
   const config: ServerConfig = loadConfig({
     path: null,
     env: { SVC_LISTEN: "127.0.0.1:0", SVC_STORAGE_BOLTPATH: join(dir, "state.db"), SVC_LOGGING_LEVEL: "silent", ...env },
   });
-  const store = new SqliteStore(config.storage.boltPath);
+  const store = await openStore(config);
   const app = await createApp(config, store, pino({ level: "silent" }));
   const adminToken = (await app.accounts.bootstrapAdmin(config.bootstrap.adminToken))!;
   const http = startHttpServer(app, apiRoutes(app));

@@ -66,5 +66,22 @@ export function changeRoutes(app: App): Route[] {
       response: Type.Object({ items: Type.Array(Commit), nextCursor: NextCursor }),
       handler: ({ query }) => app.configStore.commits(query.limit ?? 100, query.cursor),
     }),
+    route({
+      method: "GET",
+      path: "/commits/export",
+      scope: "config:read",
+      tag: "changes",
+      summary: "The whole commit history as a git bundle (`git clone` reads it); 409 no_history before the first commit.",
+      produces: "application/x-git-bundle",
+      handler: async ({ principal }) => {
+        const { head, bundle } = await app.configStore.exportBundle(principal);
+        return new Response(bundle, {
+          headers: {
+            "Content-Type": "application/x-git-bundle",
+            "Content-Disposition": `attachment; filename="svc-config-${head.slice(0, 7)}.bundle"`,
+          },
+        });
+      },
+    }),
   ];
 }

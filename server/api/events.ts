@@ -11,7 +11,7 @@ export function eventRoutes(app: App): Route[] {
       scope: "collectors:read",
       tag: "events",
       summary:
-        "Server-sent events: `collector` (the record, on every status or label change), and with config:read also `config_target`, `rollout` and `worktree` nudges. A `: keepalive` comment every 5 s.",
+        "Server-sent events: `collector` (the record, on every status or label change), and with config:read also `config_target`, `rollout` and `worktree` nudges; `resync` when changes may have been missed (refetch everything shown). A `: keepalive` comment every 5 s.",
       handler: async ({ principal }) => eventStream(app.events, principal.scopes),
     }),
   ];

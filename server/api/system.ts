@@ -46,8 +46,10 @@ export function systemRoutes(app: App): Route[] {
       path: "/system/health",
       scope: "health:read",
       tag: "system",
-      summary: "Overall control-plane health: storage, version, uptime, collectors by status, each channel's state.",
+      summary:
+        "Overall control-plane health: storage, version, uptime, collectors by status, each channel's state. While storage is down a credential cannot be checked, so it answers without checking it, with `storage.status: down` and the reason.",
       response: Health,
+      answersWithoutStorage: true,
       handler: async () => {
         const storage = await storageStatus(app);
         const collectors =

@@ -51,9 +51,16 @@ export class CollectorTokens {
     private readonly store: Store,
     private readonly collectors: Collectors,
   ) {
-    this.unwatch = store.watch((changes) => {
-      for (const change of changes) if (change.collection === TOKENS) this.forget(change.id);
-    });
+    this.unwatch = store.watch(
+      (changes) => {
+        for (const change of changes) if (change.collection === TOKENS) this.forget(change.id);
+      },
+      // Deletions may have been missed: every cached digest must be read again.
+      () => {
+        this.epoch++;
+        this.cache.clear();
+      },
+    );
   }
 
   /**

@@ -10,6 +10,7 @@ import { auditEntry, type Actor } from "../audit/audit.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import type { AuditEntry, Store, WriteOp } from "../store/store.ts";
 import { addToSnapshot, blobId, copySnapshot, emptySnapshot, removeFromSnapshot, type Snapshot } from "./layout.ts";
+import { gitBundle } from "./bundle.ts";
 import type { CommitInfo, ConfigRepo } from "./repo.ts";
 
 const WORKTREE = "worktree";
@@ -43,6 +44,8 @@ export class ConfigStore {
   /** The parsed working tree, or null until first read; edits since then wait in `dirtyPaths`. */
   private worktreeSnapshot: Snapshot | null = null;
   private readonly dirtyPaths = new Set<string>();
+  /** Set when edits may have been missed (the change feed resynced): the next read rebuilds the whole tree. */
+  private allDirty = false;
   private refreshing: Promise<void> | null = null;
   private readonly unwatch: () => void;
 
@@ -50,9 +53,12 @@ export class ConfigStore {
     private readonly store: Store,
     readonly repo: ConfigRepo,
   ) {
-    this.unwatch = store.watch((changes) => {
-      for (const change of changes) if (change.collection === WORKTREE) this.dirtyPaths.add(change.id);
-    });
+    this.unwatch = store.watch(
+      (changes) => {
+        for (const change of changes) if (change.collection === WORKTREE) this.dirtyPaths.add(change.id);
+      },
+      () => (this.allDirty = true),
+    );
   }
 
   close(): void {
@@ -70,7 +76,7 @@ export class ConfigStore {
    */
   async worktree(): Promise<Snapshot> {
     while (this.refreshing) await this.refreshing;
-    if (this.worktreeSnapshot !== null && this.dirtyPaths.size === 0) return this.worktreeSnapshot;
+    if (this.worktreeSnapshot !== null && this.dirtyPaths.size === 0 && !this.allDirty) return this.worktreeSnapshot;
     this.refreshing = this.refresh().finally(() => (this.refreshing = null));
     await this.refreshing;
     return this.worktreeSnapshot!;
@@ -79,6 +85,10 @@ export class ConfigStore {
   private async refresh(): Promise<void> {
     const dirty = [...this.dirtyPaths];
     this.dirtyPaths.clear();
+    if (this.allDirty) {
+      this.allDirty = false;
+      this.worktreeSnapshot = null;
+    }
     try {
       this.worktreeSnapshot = await this.rebuild(dirty);
     } catch (error) {
@@ -196,6 +206,15 @@ export class ConfigStore {
     }
     await this.edit(edits, [auditEntry(who, "config.discard", "worktree", null, { files: items.length })]);
     return items;
+  }
+
+  /** The whole history as a git bundle, audited; 409 no_history before the first commit. */
+  async exportBundle(who: Actor): Promise<{ head: string; bundle: Uint8Array<ArrayBuffer> }> {
+    const packed = await this.repo.pack();
+    if (packed === null) throw new ConflictError("Nothing has been committed yet, so there is no history to export.", "no_history");
+    const bundle = gitBundle(packed.head, packed.packfile);
+    await this.store.write([], [auditEntry(who, "config.export", "commit", packed.head, { bytes: bundle.length })]);
+    return { head: packed.head, bundle };
   }
 
   /** History newest first; `before` is a commit id whose ancestors come next. */

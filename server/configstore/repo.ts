@@ -1,66 +1,15 @@
 /**
- * The git repository behind the config store: a bare repository that plain
- * `git log` and `git show` read. Every file (objects, then the branch ref
- * last) is written to a temp name, synced and renamed, so a crash at any
- * moment leaves either the old head or the new one, never a torn object.
+ * The git repository behind the config store, on one of two backends chosen
+ * at open time: a bare repository on disk (embedded mode, repo-disk.ts) or
+ * documents of the shared Store (external mode, repo-store.ts). Either way it
+ * is real git: same object ids, and the history exports as a git bundle.
  */
 import git from "isomorphic-git";
-import { existsSync } from "node:fs";
-import * as fsp from "node:fs/promises";
-import { dirname, join } from "node:path";
 import { ConflictError } from "../errors.ts";
-
-const BRANCH = "main";
-const REF = `refs/heads/${BRANCH}`;
-/** Blob writes in flight at once during a commit. */
-const BLOB_WRITERS = 16;
-
-async function syncDir(path: string): Promise<void> {
-  const dir = await fsp.open(path, "r");
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
-  }
-}
-
-/** Writes a whole file or nothing: to `temp`, synced, then renamed over `path`. */
-async function atomicWrite(path: string, temp: string, data: string | Uint8Array, mode?: number): Promise<void> {
-  const handle = await fsp.open(temp, "w", mode);
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await fsp.rename(temp, path);
-}
-
-/**
- * node:fs/promises for isomorphic-git with atomic writes. It skips writing
- * an object whose file exists, so a file cut short by a crash would stay
- * corrupt forever; temp names start `tmp_obj_`, which git ignores. The
- * directories written to are synced together by `flush`, once per commit.
- */
-function durableFs() {
-  const dirs = new Set<string>();
-  return {
-    promises: {
-      ...fsp,
-      writeFile(path: string, data: string | Uint8Array, options?: { mode?: number } | string) {
-        dirs.add(dirname(path));
-        const temp = join(dirname(path), `tmp_obj_${process.pid}_${crypto.randomUUID()}`);
-        return atomicWrite(path, temp, data, typeof options === "object" ? options.mode : undefined);
-      },
-    },
-    /** Makes every rename so far survive a power cut. */
-    async flush(): Promise<void> {
-      const pending = [...dirs];
-      dirs.clear();
-      await Promise.all(pending.map(syncDir));
-    },
-  };
-}
+import type { Store } from "../store/store.ts";
+import { headMoved, type RepoBackend } from "./repo-backend.ts";
+import { diskBackend } from "./repo-disk.ts";
+import { storeBackend } from "./repo-store.ts";
 
 export interface CommitInfo {
   commit: string;
@@ -86,33 +35,31 @@ interface TreeEntry {
 }
 
 export class ConfigRepo {
-  private readonly fs = durableFs();
+  private readonly fs: RepoBackend["fs"];
+  private readonly gitdir: string;
   private readonly blobs = new Map<string, string>();
   private readonly trees = new Map<string, TreeIndex>();
-  /** Serialises commits in this process; the ref check guards against others. */
+  /** Serialises commits in this process; the backend's ref check guards against others. */
   private lock: Promise<unknown> = Promise.resolve();
 
-  private constructor(readonly gitdir: string) {}
+  private constructor(private readonly backend: RepoBackend) {
+    this.fs = backend.fs;
+    this.gitdir = backend.gitdir;
+  }
 
-  /** Opens the bare repository, creating it on first use. */
+  /** Opens the bare repository on disk at `gitdir`, creating it on first use. */
   static async open(gitdir: string): Promise<ConfigRepo> {
-    if (!existsSync(join(gitdir, "HEAD"))) {
-      await fsp.mkdir(gitdir, { recursive: true });
-      const fs = durableFs();
-      await git.init({ fs, dir: gitdir, gitdir, bare: true, defaultBranch: BRANCH });
-      await fs.flush();
-    }
-    return new ConfigRepo(gitdir);
+    return new ConfigRepo(await diskBackend(gitdir));
+  }
+
+  /** The history kept in `store` itself (external mode), shared by every replica on it. */
+  static inStore(store: Store): ConfigRepo {
+    return new ConfigRepo(storeBackend(store));
   }
 
   /** The branch head, or null before the first commit. */
-  async head(): Promise<string | null> {
-    try {
-      return (await fsp.readFile(join(this.gitdir, REF), "utf8")).trim() || null;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-      throw error;
-    }
+  head(): Promise<string | null> {
+    return this.backend.head();
   }
 
   /** Every file of a commit, path → blob id (cached: commits never change). */
@@ -159,7 +106,15 @@ export class ConfigRepo {
    * which must still be the head. Returns the new commit.
    */
   commit(parent: string | null, changes: Map<string, string | null>, message: string, author: Author, now = new Date()): Promise<CommitInfo> {
-    const run = this.lock.then(() => this.commitLocked(parent, changes, message, author, now));
+    return this.locked(() => this.commitLocked(parent, changes, message, author, now));
+  }
+
+  /** Runs `write` after every earlier write of this process; objects it leaves unpublished are dropped. */
+  private locked<T>(write: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(write).catch((error: unknown) => {
+      this.backend.abandon();
+      throw error;
+    });
     this.lock = run.catch(() => {});
     return run;
   }
@@ -171,18 +126,17 @@ export class ConfigRepo {
     author: Author,
     now: Date,
   ): Promise<CommitInfo> {
-    if ((await this.head()) !== parent) {
-      throw new ConflictError("The configuration history moved while committing; review the changes and commit again.", "head_moved");
-    }
+    if ((await this.head()) !== parent) throw headMoved();
     const index = new Map(await this.tree(parent));
     const added: [string, string][] = [];
     for (const [path, text] of changes) {
       if (text === null) index.delete(path);
       else added.push([path, text]);
     }
-    // Blobs are independent files: write a few at a time so their fsyncs overlap.
-    for (let i = 0; i < added.length; i += BLOB_WRITERS) {
-      const batch = added.slice(i, i + BLOB_WRITERS);
+    // Blobs are independent: write a few at a time (on disk, their fsyncs overlap).
+    const writers = this.backend.objectWriters;
+    for (let i = 0; i < added.length; i += writers) {
+      const batch = added.slice(i, i + writers);
       const oids = await Promise.all(batch.map(([, text]) => this.writeBlob(text)));
       batch.forEach(([path], j) => index.set(path, oids[j]!));
     }
@@ -193,8 +147,7 @@ export class ConfigRepo {
       gitdir: this.gitdir,
       commit: { message: message.endsWith("\n") ? message : message + "\n", tree, parent: parent ? [parent] : [], author: person, committer: person },
     });
-    await this.fs.flush();
-    await this.moveRef(commit);
+    await this.backend.advance(parent, commit);
     this.trees.set(commit, index);
     return { commit, message: message.trim(), author: author.name, time: new Date(person.timestamp * 1000).toISOString(), parent };
   }
@@ -225,14 +178,6 @@ export class ConfigRepo {
     return write(root);
   }
 
-  /** Points the branch at `commit` atomically and durably; the temp file is git's own lock name. */
-  private async moveRef(commit: string): Promise<void> {
-    const refPath = join(this.gitdir, REF);
-    await fsp.mkdir(dirname(refPath), { recursive: true });
-    await atomicWrite(refPath, `${refPath}.lock`, commit + "\n");
-    await syncDir(dirname(refPath));
-  }
-
   /** Commits newest first, starting at `from` (default: the head). */
   async log(from: string | null, limit: number): Promise<CommitInfo[]> {
     const start = from ?? (await this.head());
@@ -245,5 +190,64 @@ export class ConfigRepo {
       time: new Date(commit.author.timestamp * 1000).toISOString(),
       parent: commit.parent[0] ?? null,
     }));
+  }
+
+  /** Every object reachable from `head`: its commits, their trees and blobs, each once. */
+  async objectIds(head: string): Promise<string[]> {
+    const seen = new Set<string>();
+    const walkTree = async (oid: string): Promise<void> => {
+      if (seen.has(oid)) return; // an unchanged subtree: everything under it is already seen
+      seen.add(oid);
+      const { tree } = await git.readTree({ fs: this.fs, gitdir: this.gitdir, oid });
+      for (const entry of tree) {
+        if (entry.type === "tree") await walkTree(entry.oid);
+        else if (entry.type === "blob") seen.add(entry.oid);
+      }
+    };
+    const commits = await git.log({ fs: this.fs, gitdir: this.gitdir, ref: head });
+    for (const { oid, commit } of commits) {
+      seen.add(oid);
+      await walkTree(commit.tree);
+    }
+    return [...seen];
+  }
+
+  /** The whole history as one packfile, with the head it leads to; null before the first commit. */
+  async pack(): Promise<{ head: string; packfile: Uint8Array } | null> {
+    const head = await this.head();
+    if (head === null) return null;
+    const { packfile } = await git.packObjects({ fs: this.fs, gitdir: this.gitdir, oids: await this.objectIds(head) });
+    return { head, packfile: packfile! };
+  }
+
+  /**
+   * Copies `from`'s whole history into `to` and points `to`'s branch at the
+   * same head, with the same object ids (for moving a deployment between
+   * backends). `to` must be empty or already at that head; 409
+   * history_exists otherwise. Returns the head copied (null: nothing to copy).
+   */
+  static copyHistory(from: ConfigRepo, to: ConfigRepo): Promise<string | null> {
+    return to.locked(async () => {
+      const head = await from.head();
+      const current = await to.head();
+      if (current === head) return head;
+      if (current !== null) {
+        throw new ConflictError("The target repository already has a different history; copy into an empty one.", "history_exists");
+      }
+      const writers = to.backend.objectWriters;
+      const oids = await from.objectIds(head!);
+      for (let i = 0; i < oids.length; i += writers) {
+        await Promise.all(
+          oids.slice(i, i + writers).map(async (oid) => {
+            const { type, object } = await git.readObject({ fs: from.fs, gitdir: from.gitdir, oid, format: "content" });
+            if (type === "deflated" || type === "wrapped") throw new Error(`object ${oid} was not parsed`); // format "content" always is
+            const written = await git.writeObject({ fs: to.fs, gitdir: to.gitdir, type, object: object as Uint8Array, format: "content" });
+            if (written !== oid) throw new Error(`copying object ${oid} gave ${written}`);
+          }),
+        );
+      }
+      await to.backend.advance(null, head!);
+      return head;
+    });
   }
 }

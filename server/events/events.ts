@@ -3,7 +3,9 @@
  * hub turns the store's change feed (which also carries other replicas'
  * writes) into a few event types, reads each changed record once however
  * many clients listen, and drops a client that cannot keep up rather than
- * buffering for it without bound.
+ * buffering for it without bound. When the feed may have missed changes (an
+ * external store's feed reconnected) every client gets a `resync` event:
+ * refetch whatever it shows.
  */
 import type { Logger } from "pino";
 import type { Scope } from "../auth/scopes.ts";
@@ -25,7 +27,12 @@ const TOPICS: Record<string, { type: LiveEvent["type"]; scope: Scope; withData: 
   worktree: { type: "worktree", scope: "config:read", withData: false },
 };
 
-type Listener = (event: LiveEvent) => void;
+/** Changes may have been missed: whatever the client shows must be fetched again. */
+export interface ResyncEvent {
+  type: "resync";
+}
+
+type Listener = (event: LiveEvent | ResyncEvent) => void;
 
 interface Subscriber {
   scopes: ReadonlySet<string>;
@@ -42,9 +49,14 @@ export class EventHub {
     private readonly store: Store,
     private readonly log: Logger,
   ) {
-    this.unwatch = store.watch((changes) => {
-      if (this.subscribers.size > 0) void this.dispatch(changes);
-    });
+    this.unwatch = store.watch(
+      (changes) => {
+        if (this.subscribers.size > 0) void this.dispatch(changes);
+      },
+      () => {
+        for (const s of this.subscribers) s.listener({ type: "resync" });
+      },
+    );
   }
 
   get size(): number {

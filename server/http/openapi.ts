@@ -48,7 +48,9 @@ export function openApiDocument(routes: Route[], version: string): Record<string
           ? { description: "Done." }
           : {
               description: "Success.",
-              content: { "application/json": { schema: route.response ? plain(route.response) : {} } },
+              content: route.produces
+                ? { [route.produces]: { schema: { type: "string", format: "binary" } } }
+                : { "application/json": { schema: route.response ? plain(route.response) : {} } },
             },
     };
     for (const [status, description] of Object.entries(ERROR_STATUSES)) {

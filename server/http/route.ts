@@ -46,6 +46,14 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
   status?: 200 | 201 | 202 | 204;
   /** Overrides http.maxBodyBytes for a route that takes large inputs. */
   maxBodyBytes?: number;
+  /** The media type of a binary success answer (the handler returns a Response), for the OpenAPI document. */
+  produces?: string;
+  /**
+   * While storage is unreachable a credential cannot be checked; such a route
+   * then still runs for a caller who sent one, as an anonymous principal. Only
+   * for health, which must be able to say that storage is down.
+   */
+  answersWithoutStorage?: boolean;
   handler(ctx: RequestContext<Infer<B>, Infer<Q>>): Promise<unknown>;
 }
 
@@ -61,6 +69,8 @@ export interface Route {
   response?: TSchema;
   status: number;
   maxBodyBytes?: number;
+  answersWithoutStorage?: boolean;
+  produces?: string;
   handler(ctx: RequestContext): Promise<unknown>;
 }
 

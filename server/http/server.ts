@@ -13,7 +13,7 @@ import { bearerToken, stringsEqual } from "../auth/tokens.ts";
 import { auditEntry } from "../audit/audit.ts";
 import { VERSION, type App } from "../app.ts";
 import { storageStatus } from "../api/system.ts";
-import { AppError, ForbiddenError, UnauthenticatedError, ValidationError } from "../errors.ts";
+import { AppError, ForbiddenError, StorageUnavailableError, UnauthenticatedError, ValidationError } from "../errors.ts";
 import { UiServer } from "../ui/serve.ts";
 import { readJson } from "./body.ts";
 import { channelFor, type Channel, type ChannelSocket, type SocketData } from "./channel.ts";
@@ -75,12 +75,19 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     }
     const { route, params } = router.match(req.method, path);
     let principal: Principal;
+    const anonymous: Principal = { kind: "anonymous", id: "", name: "anonymous", scopes: new Set(), actor: "anonymous", remoteAddr };
     if (route.scope === null && !route.session) {
       // Public (log in, redeem a link): no credential is looked at.
-      principal = { kind: "anonymous", id: "", name: "anonymous", scopes: new Set(), actor: "anonymous", remoteAddr };
+      principal = anonymous;
     } else {
-      principal = await authenticate(req, remoteAddr);
-      if (route.scope === null) {
+      principal = await authenticate(req, remoteAddr).catch((error) => {
+        // No credential can be checked while storage is down; health still answers, to say so.
+        if (route.answersWithoutStorage && error instanceof StorageUnavailableError) return anonymous;
+        throw error;
+      });
+      if (principal === anonymous) {
+        // Storage is down and the route answers anyway: nothing to check the principal against.
+      } else if (route.scope === null) {
         if (principal.kind !== "user") throw new UnauthenticatedError("This call needs a web UI session (the svc_session cookie).");
       } else if (!principal.scopes.has(route.scope)) {
         await app.store.write([], [

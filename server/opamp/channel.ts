@@ -131,14 +131,20 @@ export class OpampChannel implements Channel {
     this.sweeper = setInterval(() => this.forgetIdle(Date.now() - idleMs), Math.min(idleMs, 60_000));
     this.sweeper.unref();
     this.unsubscribe.push(
-      app.store.watch((changes) => {
-        for (const change of changes) {
-          if (change.collection === "collector_config" && this.byCollector.has(change.id)) {
-            // After the rollout's own listener dropped its cached target.
-            queueMicrotask(() => void this.pushConfig(change.id));
+      app.store.watch(
+        (changes) => {
+          for (const change of changes) {
+            if (change.collection === "collector_config" && this.byCollector.has(change.id)) {
+              // After the rollout's own listener dropped its cached target.
+              queueMicrotask(() => void this.pushConfig(change.id));
+            }
           }
-        }
-      }),
+        },
+        // Publishes may have been missed: re-check every connected collector's target (pushConfig sends only a changed one).
+        () => {
+          for (const collectorId of this.byCollector.keys()) queueMicrotask(() => void this.pushConfig(collectorId));
+        },
+      ),
     );
     this.unsubscribe.push(
       app.collectorTokens.onRotate((collectorId, token) => {

@@ -88,6 +88,8 @@ const RENDERED_CACHE = 5000;
 export class Rollouts {
   /** Known targets; null caches "nothing published yet", which unpublished collectors poll for. */
   private readonly targets = new Map<string, CollectorConfig | null>();
+  /** Bumped whenever cached targets are dropped: a read that started before must not fill the cache. */
+  private targetsEpoch = 0;
   private readonly renderedByHash = new Map<string, RenderedConfig>();
   private readonly configWrites: Coalescer<CollectorConfig>;
   private readonly historyWrites: Coalescer<HistoryEntry>;
@@ -101,10 +103,20 @@ export class Rollouts {
   ) {
     this.configWrites = new Coalescer(store, CONFIGS, 50, log);
     this.historyWrites = new Coalescer(store, HISTORY, 50, log);
-    // Targets change by publish or rollback on any replica; forget cached ones as the feed says.
-    this.unwatch = store.watch((changes) => {
-      for (const c of changes) if (c.collection === CONFIGS) this.targets.delete(c.id);
-    });
+    // Targets change by publish or rollback on any replica; forget cached ones as the feed says, all of them after a resync.
+    this.unwatch = store.watch(
+      (changes) => {
+        for (const c of changes) {
+          if (c.collection !== CONFIGS) continue;
+          this.targetsEpoch++;
+          this.targets.delete(c.id);
+        }
+      },
+      () => {
+        this.targetsEpoch++;
+        this.targets.clear();
+      },
+    );
   }
 
   async close(): Promise<void> {
@@ -266,8 +278,9 @@ export class Rollouts {
   async target(collectorId: string): Promise<{ target: CollectorConfig; rendered: RenderedConfig } | null> {
     let target = this.targets.get(collectorId);
     if (target === undefined) {
+      const epoch = this.targetsEpoch;
       target = (await this.store.get<CollectorConfig>(CONFIGS, collectorId))?.data ?? null;
-      this.targets.set(collectorId, target);
+      if (epoch === this.targetsEpoch) this.targets.set(collectorId, target);
     }
     if (target === null) return null;
     const rendered = await this.rendered(target.targetHash);

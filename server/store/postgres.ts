@@ -23,8 +23,17 @@
  * - Bun.sql's listen() keeps its connection alive and reconnects with
  *   backoff; notifications sent meanwhile are lost, so every reconnect calls
  *   the watchers' `onResync`.
+ * - an unreachable database is an outage, not a crash: every operation then
+ *   throws StorageUnavailableError (503 + Retry-After at the edge).
+ *   `connect` returns a store that keeps trying to open in the background
+ *   (backoff with jitter) and throws that error until it has. A write whose
+ *   COMMIT got no answer asks PostgreSQL what became of its transaction id
+ *   (pg_xact_status): committed is acknowledged, aborted is retried, and an
+ *   outcome it cannot learn is reported as unknown, never as success, so a
+ *   retried write cannot apply twice.
  */
 import { SQL } from "bun";
+import { ConflictError, StorageUnavailableError } from "../errors.ts";
 import { checkGuard } from "./sqlite.ts";
 import type { AuditEntry, AuditQuery, Change, ChangeListener, Doc, ListOptions, Store, WriteOp } from "./store.ts";
 
@@ -68,11 +77,24 @@ const CONNECTION_ERRORS = new Set([
 const CONNECTION_STATES = new Set(["57P01", "57P02", "57P03", "08000", "08003", "08006"]);
 
 function isConnectionError(error: unknown): boolean {
-  const e = error as { code?: string; errno?: string } | null;
-  return !!e && (CONNECTION_ERRORS.has(e.code ?? "") || CONNECTION_STATES.has(e.errno ?? ""));
+  const e = error as { code?: string; errno?: string; severity?: string } | null;
+  // FATAL ends the session (refused at connect: database closed to connections, too many clients, ...).
+  return !!e && (CONNECTION_ERRORS.has(e.code ?? "") || CONNECTION_STATES.has(e.errno ?? "") || e.severity === "FATAL" || e.severity === "PANIC");
+}
+
+/** The error an operation gets while the database is unreachable (never includes the URI, so never a password). */
+function unavailable(error: unknown): StorageUnavailableError {
+  const reason = error instanceof Error ? error.message : String(error);
+  const failure = new StorageUnavailableError(`The database (PostgreSQL) is unreachable: ${reason}. Retry later.`, RETRY_AFTER_SECONDS);
+  failure.cause = error;
+  return failure;
 }
 
 const ATTEMPTS = 3;
+/** Seconds clients are told to wait (Retry-After) while the database is unreachable. */
+const RETRY_AFTER_SECONDS = 5;
+/** Delays between attempts to open in the background: doubling from min to max, jittered. */
+const OPEN_BACKOFF = { minMs: 500, maxMs: 30_000 };
 
 export interface PostgresStoreOptions {
   /** The database to use when the URI names none (database.database). */
@@ -83,6 +105,13 @@ export interface PostgresStoreOptions {
   connectionTimeout?: number;
   /** NOTIFY payload limit in bytes (tests lower it). */
   notifyLimit?: number;
+}
+
+export interface ConnectOptions extends PostgresStoreOptions {
+  /** Told of each failed attempt to open and how long until the next one. */
+  onRetry?: (error: Error, delayMs: number) => void;
+  /** Bounds of the delay between attempts (default 0.5 s to 30 s). */
+  backoff?: { minMs: number; maxMs: number };
 }
 
 interface DocRow {
@@ -159,18 +188,59 @@ export class PostgresStore implements Store {
   /** True while the LISTEN connection is subscribed. */
   private feedUp = false;
   private closed = false;
+  /** Migrated and subscribed; until then every operation throws StorageUnavailableError. */
+  private opened = false;
+  /** Why the last attempt to open failed, for the errors thrown meanwhile. */
+  private openError: string | null = null;
 
-  /** Opens the store: migrates the schema and subscribes to the change feed. */
+  /** Opens the store: migrates the schema and subscribes to the change feed. Throws when it cannot. */
   static async open(uri: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
     const store = new PostgresStore(uri, options);
     try {
-      await store.migrate();
-      await store.subscribe();
+      await store.start();
     } catch (error) {
       await store.close();
       throw error;
     }
     return store;
+  }
+
+  /**
+   * The store at once, opening in the background: while the database is
+   * unreachable (or not created yet) it tries again with exponential backoff
+   * and jitter. `ready` resolves once it is open, and rejects on an error that
+   * waiting cannot fix (a schema newer than this server) or when closed first.
+   */
+  static connect(uri: string, options: ConnectOptions = {}): { store: PostgresStore; ready: Promise<void> } {
+    const store = new PostgresStore(uri, options);
+    const { minMs, maxMs } = options.backoff ?? OPEN_BACKOFF;
+    const ready = (async () => {
+      for (let attempt = 0; ; attempt++) {
+        if (store.closed) throw new Error("the PostgreSQL store was closed before it could open");
+        try {
+          await store.start();
+          return;
+        } catch (error) {
+          if (store.closed) throw new Error("the PostgreSQL store was closed before it could open", { cause: error });
+          // Unreachable, or refused a session (database not created yet, credentials not set up yet): an operator fixes those while it waits.
+          if (!isConnectionError(error)) throw error;
+          store.openError = (error as Error).message;
+          // Doubling, capped, then jittered over its upper half, so replicas restarted together spread out.
+          const cap = Math.min(maxMs, minMs * 2 ** Math.min(attempt, 30));
+          const delay = Math.round(cap / 2 + (Math.random() * cap) / 2);
+          options.onRetry?.(error as Error, delay);
+          await Bun.sleep(delay);
+        }
+      }
+    })();
+    return { store, ready };
+  }
+
+  private async start(): Promise<void> {
+    await this.migrate();
+    if (!this.subscription) await this.subscribe();
+    this.opened = true;
+    this.openError = null;
   }
 
   private constructor(uri: string, options: PostgresStoreOptions) {
@@ -293,7 +363,8 @@ export class PostgresStore implements Store {
       try {
         return await fn();
       } catch (error) {
-        if (attempt >= ATTEMPTS || !isConnectionError(error) || this.closed) throw error;
+        if (!isConnectionError(error) || this.closed) throw error;
+        if (attempt >= ATTEMPTS) throw unavailable(error);
         await Bun.sleep(50 * 4 ** (attempt - 1));
       }
     }
@@ -301,6 +372,12 @@ export class PostgresStore implements Store {
 
   private assertOpen(): void {
     if (this.closed) throw new Error("the PostgreSQL store is closed");
+    if (!this.opened) {
+      throw new StorageUnavailableError(
+        `The database (PostgreSQL) is not reachable yet${this.openError ? `: ${this.openError}` : ""}; the server keeps trying. Retry later.`,
+        RETRY_AFTER_SECONDS,
+      );
+    }
   }
 
   private toDoc<T>(collection: string, row: DocRow): Doc<T> {
@@ -351,26 +428,33 @@ export class PostgresStore implements Store {
     const echo = this.expectEcho(token);
     try {
       for (let attempt = 1; ; attempt++) {
-        let bodyDone = false;
+        /** This transaction's id once its body ran: from then on COMMIT may have been sent. */
+        let xid = null as string | null;
         try {
           await this.sql.begin(async (tx) => {
             const result = await this.applyInTransaction(tx, ops, audit, token, now, updatedAt);
+            const [row] = await tx<{ x: string }[]>`SELECT pg_current_xact_id()::text AS x`;
             written = result.written;
             changes = result.changes;
-            bodyDone = true;
+            xid = row!.x;
           });
           break;
         } catch (error) {
-          // Safe to run again only when COMMIT was never sent: then nothing was applied.
-          if (attempt >= ATTEMPTS || bodyDone || !isConnectionError(error) || this.closed) {
-            if (bodyDone && isConnectionError(error)) {
-              throw new Error(
-                `the database connection was lost while committing; the write may or may not be stored: ${(error as Error).message}`,
-                { cause: error },
+          if (!isConnectionError(error) || this.closed) throw error;
+          if (xid !== null) {
+            const outcome = await this.commitOutcome(xid);
+            if (outcome === "committed") break;
+            if (outcome === "unknown") {
+              const failure = new StorageUnavailableError(
+                `The database connection was lost while committing, and whether the write was stored cannot be learned now (${(error as Error).message}). Read the record again before repeating the change.`,
+                RETRY_AFTER_SECONDS,
               );
+              failure.cause = error;
+              throw failure;
             }
-            throw error;
           }
+          // Not committed (COMMIT never sent, or the transaction aborted): nothing was applied, so running it again is safe.
+          if (attempt >= ATTEMPTS) throw unavailable(error);
           await Bun.sleep(50 * 4 ** (attempt - 1));
         }
       }
@@ -385,6 +469,26 @@ export class PostgresStore implements Store {
     }
     if (!(await echo.wait)) this.resync();
     return written;
+  }
+
+  /**
+   * What became of a transaction whose COMMIT got no answer, asked on a fresh
+   * connection. A session ended mid-commit finishes or aborts its transaction
+   * before it exits, so "in progress" only needs a moment.
+   */
+  private async commitOutcome(xid: string): Promise<"committed" | "aborted" | "unknown"> {
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      try {
+        const [row] = await this.retrying(() => this.sql<{ s: string | null }[]>`SELECT pg_xact_status(${xid}::xid8) AS s`);
+        if (row!.s === "committed") return "committed";
+        if (row!.s === "aborted") return "aborted";
+        if (row!.s !== "in progress") return "unknown";
+      } catch {
+        return "unknown";
+      }
+      await Bun.sleep(20 * attempt);
+    }
+    return "unknown";
   }
 
   /** Waits for the announcement of this replica's write `token`: true when it came, false after ECHO_TIMEOUT_MS. */
@@ -512,6 +616,38 @@ export class PostgresStore implements Store {
     return result.count;
   }
 
+  async collections(): Promise<string[]> {
+    const rows = await this.retrying(() => this.sql<{ collection: string }[]>`SELECT DISTINCT collection FROM docs ORDER BY collection`);
+    return rows.map((row) => row.collection);
+  }
+
+  /** Not retried: a COMMIT whose answer was lost would make the retry fail as a conflict. */
+  async restore(docs: Doc[], audit: AuditEntry[]): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.sql.begin(async (tx) => {
+        if (docs.length > 0) {
+          await tx`INSERT INTO docs (collection, id, version, data, updated_at)
+            SELECT c, i, v, d::json, u::timestamptz
+            FROM unnest(${docs.map((d) => d.collection)}::text[], ${docs.map((d) => d.id)}::text[],
+                        ${docs.map((d) => String(d.version))}::text[]::int8[], ${docs.map((d) => JSON.stringify(d.data))}::text[],
+                        ${docs.map((d) => d.updatedAt)}::text[]) AS k(c, i, v, d, u)`;
+        }
+        if (audit.length > 0) {
+          await tx`INSERT INTO audit (id, time, actor, action, entry)
+            SELECT i, t, a, x, e::json
+            FROM unnest(${audit.map((e) => e.id)}::text[], ${audit.map((e) => e.time)}::text[], ${audit.map((e) => e.actor)}::text[],
+                        ${audit.map((e) => e.action)}::text[], ${audit.map((e) => JSON.stringify(e))}::text[]) AS k(i, t, a, x, e)`;
+        }
+      });
+    } catch (error) {
+      if ((error as { errno?: string }).errno === "23505") {
+        throw new ConflictError(`The target already holds a record being restored: ${(error as Error).message}`, "restore_conflict");
+      }
+      throw isConnectionError(error) ? unavailable(error) : error;
+    }
+  }
+
   /**
    * `listener` hears every committed write of any replica once; `onResync`
    * hears that the feed dropped and came back, so changes may have been missed.
@@ -522,9 +658,14 @@ export class PostgresStore implements Store {
     return () => this.watchers.delete(watcher);
   }
 
+  /** One query, not retried: health answers promptly with the current state. */
   async ping(): Promise<void> {
     this.assertOpen();
-    await this.sql`SELECT 1`;
+    try {
+      await this.sql`SELECT 1`;
+    } catch (error) {
+      throw isConnectionError(error) ? unavailable(error) : error;
+    }
   }
 
   async close(): Promise<void> {

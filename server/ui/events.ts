@@ -2,7 +2,8 @@
  * Live updates: one EventSource on /api/v1/events shared by every component
  * that listens, opened while at least one does and closed after the last
  * leaves. The browser reconnects a dropped stream by itself; listeners are
- * told (type "reconnected") so they can refetch what they may have missed.
+ * told (type "reconnected") so they can refetch what they may have missed,
+ * and the same when the server says it may have missed changes (`resync`).
  */
 import { useEffect, useRef } from "react";
 
@@ -28,6 +29,9 @@ function open(): void {
     if (opened) for (const l of listeners) l({ type: "reconnected" });
     opened = true;
   };
+  es.addEventListener("resync", () => {
+    for (const l of listeners) l({ type: "reconnected" });
+  });
   for (const type of TYPES) {
     es.addEventListener(type, (message) => {
       const event = JSON.parse((message as MessageEvent<string>).data) as LiveEvent;

@@ -1,0 +1,35 @@
+/**
+ * What ConfigRepo needs from where its history lives: an `fs` isomorphic-git
+ * reads and writes objects through, the branch head, and an atomic step that
+ * makes a commit's new objects durable and moves the branch. Two backends:
+ * a bare repository on disk (repo-disk.ts) and documents of a Store
+ * (repo-store.ts).
+ */
+import type { PromiseFsClient } from "isomorphic-git";
+import { ConflictError } from "../errors.ts";
+
+export const BRANCH = "main";
+export const REF = `refs/heads/${BRANCH}`;
+
+export interface RepoBackend {
+  readonly fs: PromiseFsClient;
+  /** The gitdir to hand isomorphic-git along with `fs`. */
+  readonly gitdir: string;
+  /** How many object writes a commit keeps in flight at once. */
+  readonly objectWriters: number;
+  /** The branch head, or null before the first commit; read fresh each call (another replica may move it). */
+  head(): Promise<string | null>;
+  /**
+   * Makes every object written through `fs` since the last call durable and
+   * moves the branch from `parent` to `commit`, all or nothing. Throws
+   * ConflictError("head_moved") when the branch is no longer at `parent`.
+   */
+  advance(parent: string | null, commit: string): Promise<void>;
+  /** Forgets the objects written since the last `advance`: the commit writing them failed. */
+  abandon(): void;
+}
+
+/** The branch is no longer where a commit started from: another commit (maybe on another replica) won. */
+export function headMoved(): ConflictError {
+  return new ConflictError("The configuration history moved while committing; review the changes and commit again.", "head_moved");
+}

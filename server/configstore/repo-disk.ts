@@ -1,0 +1,94 @@
+/**
+ * The embedded mode's history: a bare repository on disk that plain `git log`
+ * and `git show` read. Every file (objects, then the branch ref last) is
+ * written to a temp name, synced and renamed, so a crash at any moment leaves
+ * either the old head or the new one, never a torn object.
+ */
+import git from "isomorphic-git";
+import { existsSync } from "node:fs";
+import * as fsp from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { BRANCH, REF, type RepoBackend } from "./repo-backend.ts";
+
+async function syncDir(path: string): Promise<void> {
+  const dir = await fsp.open(path, "r");
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
+
+/** Writes a whole file or nothing: to `temp`, synced, then renamed over `path`. */
+async function atomicWrite(path: string, temp: string, data: string | Uint8Array, mode?: number): Promise<void> {
+  const handle = await fsp.open(temp, "w", mode);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await fsp.rename(temp, path);
+}
+
+/**
+ * node:fs/promises for isomorphic-git with atomic writes. It skips writing
+ * an object whose file exists, so a file cut short by a crash would stay
+ * corrupt forever; temp names start `tmp_obj_`, which git ignores. The
+ * directories written to are synced together by `flush`, once per commit.
+ */
+function durableFs() {
+  const dirs = new Set<string>();
+  return {
+    promises: {
+      ...fsp,
+      writeFile(path: string, data: string | Uint8Array, options?: { mode?: number } | string) {
+        dirs.add(dirname(path));
+        const temp = join(dirname(path), `tmp_obj_${process.pid}_${crypto.randomUUID()}`);
+        return atomicWrite(path, temp, data, typeof options === "object" ? options.mode : undefined);
+      },
+    },
+    /** Makes every rename so far survive a power cut. */
+    async flush(): Promise<void> {
+      const pending = [...dirs];
+      dirs.clear();
+      await Promise.all(pending.map(syncDir));
+    },
+  };
+}
+
+/** Opens the bare repository at `gitdir`, creating it on first use. */
+export async function diskBackend(gitdir: string): Promise<RepoBackend> {
+  const fs = durableFs();
+  if (!existsSync(join(gitdir, "HEAD"))) {
+    await fsp.mkdir(gitdir, { recursive: true });
+    await git.init({ fs, dir: gitdir, gitdir, bare: true, defaultBranch: BRANCH });
+    await fs.flush();
+  }
+  const refPath = join(gitdir, REF);
+  return {
+    fs,
+    gitdir,
+    // Disk writes are slow: overlap their fsyncs.
+    objectWriters: 16,
+    async head() {
+      try {
+        return (await fsp.readFile(refPath, "utf8")).trim() || null;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+        throw error;
+      }
+    },
+    // One process owns the embedded repository and ConfigRepo serialises its
+    // commits, so the head checked at the start of a commit still holds here.
+    async advance(_parent, commit) {
+      await fs.flush();
+      await fsp.mkdir(dirname(refPath), { recursive: true });
+      // The temp file is git's own lock name.
+      await atomicWrite(refPath, `${refPath}.lock`, commit + "\n");
+      await syncDir(dirname(refPath));
+    },
+    // Objects already renamed into place are unreferenced, which git tolerates.
+    abandon() {},
+  };
+}
