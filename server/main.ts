@@ -1,17 +1,24 @@
 /**
  * svc-server: load configuration → open the store → listen → create the
- * first admin on a fresh store → serve. SIGTERM and SIGINT drain in-flight
+ * first admin on a fresh store → serve. An external database that cannot be
+ * reached yet does not stop the start: the server listens, answers /healthz,
+ * reports storage down (/readyz 503, API 503 + Retry-After) and keeps trying
+ * to connect; once connected it finishes starting. SIGTERM and SIGINT drain in-flight
  * requests and close the store cleanly; acknowledged writes are already
  * durable, so even kill -9 loses nothing that was answered.
  */
 import { Command } from "commander";
+import { existsSync } from "node:fs";
 import pino from "pino";
 import { apiRoutes } from "./api/index.ts";
-import { createApp, VERSION } from "./app.ts";
+import { createApp, gitDirFor, VERSION } from "./app.ts";
 import { startAuditRetention } from "./audit/retention.ts";
 import { redactUri } from "./config/database-uri.ts";
+import type { ConfigKey } from "./config/keys.ts";
 import { ConfigError, loadConfig, type ServerConfig } from "./config/load.ts";
+import { ConfigRepo } from "./configstore/repo.ts";
 import { startHttpServer } from "./http/server.ts";
+import { migrate } from "./migrate.ts";
 import { PostgresStore } from "./store/postgres.ts";
 import { SqliteStore } from "./store/sqlite.ts";
 import type { Store } from "./store/store.ts";
@@ -24,38 +31,61 @@ function fail(message: string, code = 2): never {
   process.exit(code);
 }
 
+/** The external database's URI, refused plainly unless it names PostgreSQL. */
+function postgresUri(config: ServerConfig): string {
+  const uri = config.database.uri;
+  const shown = redactUri(uri);
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase() ?? "";
+  if (scheme === "mongodb" || scheme === "mongodb+srv") {
+    fail(
+      `database.uri ${shown}: MongoDB is not available in this version; storage.backend 'external' needs a PostgreSQL URI (postgres:// or postgresql://).`,
+    );
+  }
+  if (scheme !== "postgres" && scheme !== "postgresql") {
+    fail(`database.uri ${shown}: storage.backend 'external' needs a PostgreSQL URI (postgres:// or postgresql://).`);
+  }
+  return uri;
+}
+
 /**
  * embedded → SQLite at storage.boltPath; external → the adapter the database
- * URI names: postgres:// or postgresql:// opens PostgreSQL. Logs the backend,
- * never the password.
+ * URI names: postgres:// or postgresql:// opens PostgreSQL, in the background
+ * (`ready` resolves once it is open). Logs the backend, never the password.
  */
-async function openStore(config: ServerConfig, logger: pino.Logger): Promise<Store> {
+function openStore(config: ServerConfig, logger: pino.Logger): { store: Store; ready: Promise<void> } {
   if (config.storage.backend === "external") {
-    const uri = config.database.uri;
+    const uri = postgresUri(config);
     const shown = redactUri(uri);
-    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase() ?? "";
-    if (scheme === "mongodb" || scheme === "mongodb+srv") {
-      fail(
-        `database.uri ${shown}: MongoDB is not available in this version; storage.backend 'external' needs a PostgreSQL URI (postgres:// or postgresql://).`,
-      );
-    }
-    if (scheme !== "postgres" && scheme !== "postgresql") {
-      fail(`database.uri ${shown}: storage.backend 'external' needs a PostgreSQL URI (postgres:// or postgresql://).`);
-    }
-    try {
-      const store = await PostgresStore.open(uri, { database: config.database.database });
-      logger.info({ backend: store.backend, database: shown }, "opened the external store");
-      return store;
-    } catch (error) {
-      fail(`cannot open the PostgreSQL store at ${shown} (database.*): ${redactUri((error as Error).message)}`, 1);
-    }
+    const { store, ready } = PostgresStore.connect(uri, {
+      database: config.database.database,
+      onRetry: (error, delayMs) =>
+        logger.warn({ database: shown, error: redactUri(error.message), retryInMs: delayMs }, "the external store is unreachable; retrying"),
+    });
+    return {
+      store,
+      ready: ready.then(
+        () => void logger.info({ backend: store.backend, database: shown }, "opened the external store"),
+        (error: Error) => {
+          throw new Error(`cannot open the PostgreSQL store at ${shown} (database.*): ${redactUri(error.message)}`);
+        },
+      ),
+    };
   }
   try {
     const store = new SqliteStore(config.storage.boltPath);
     logger.info({ backend: store.backend, path: config.storage.boltPath }, "opened the embedded store");
-    return store;
+    return { store, ready: Promise.resolve() };
   } catch (error) {
     fail(`cannot open the embedded store at ${config.storage.boltPath} (storage.boltPath): ${(error as Error).message}`, 1);
+  }
+}
+
+function readConfig(path: string | undefined, defaults?: Partial<Record<ConfigKey, string>>): ServerConfig {
+  try {
+    return loadConfig({ path, defaults });
+  } catch (error) {
+    if (error instanceof ConfigError) fail(`invalid configuration:\n  ${error.message.replaceAll("\n", "\n  ")}`);
+    throw error;
   }
 }
 
@@ -79,15 +109,9 @@ function banner(url: URL, adminToken: string | null, uiPassword: string | null):
 }
 
 async function run(options: { config?: string; quickstart?: boolean }): Promise<void> {
-  let config: ServerConfig;
-  try {
-    config = loadConfig({ path: options.config, defaults: options.quickstart ? QUICKSTART_DEFAULTS : undefined });
-  } catch (error) {
-    if (error instanceof ConfigError) fail(`invalid configuration:\n  ${error.message.replaceAll("\n", "\n  ")}`);
-    throw error;
-  }
+  const config = readConfig(options.config, options.quickstart ? QUICKSTART_DEFAULTS : undefined);
   const logger = pino({ level: config.logging.level, base: { service: "svc-server" }, timestamp: pino.stdTimeFunctions.isoTime });
-  const store = await openStore(config, logger);
+  const { store, ready } = openStore(config, logger);
   let app;
   try {
     app = await createApp(config, store, logger);
@@ -95,16 +119,6 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
     await store.close();
     fail(`cannot open the config repository beside ${config.storage.boltPath}: ${(error as Error).message}`, 1);
   }
-  app.presence.start();
-  const stopRetention = startAuditRetention(store, {
-    retentionDays: config.storage.auditLogRetentionDays,
-    logger,
-    jobs: [
-      { name: "enrollment tokens", run: (now) => app.enrollment.prune(now) },
-      { name: "UI sessions", run: (now) => app.users.sessions.prune(now) },
-      { name: "invite and reset links", run: (now) => app.users.pruneLinks(now) },
-    ],
-  });
   let http;
   try {
     http = startHttpServer(app, apiRoutes(app));
@@ -114,12 +128,13 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   }
   // Handlers before the banner: whoever reads the banner may stop the server at once.
   let stopping = false;
+  let stopRetention: (() => Promise<void>) | undefined;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down: draining requests");
     const force = setTimeout(() => process.exit(1), 10_000);
-    stopRetention();
+    await stopRetention?.();
     await http.stop();
     await app.close();
     await store.close();
@@ -129,6 +144,24 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  // Listening already, so probes see "alive, not ready" while the database is unreachable.
+  try {
+    await ready;
+  } catch (error) {
+    if (stopping) return;
+    fail((error as Error).message, 1);
+  }
+  if (stopping) return;
+  app.presence.start();
+  stopRetention = startAuditRetention(store, {
+    retentionDays: config.storage.auditLogRetentionDays,
+    logger,
+    jobs: [
+      { name: "enrollment tokens", run: (now) => app.enrollment.prune(now) },
+      { name: "UI sessions", run: (now) => app.users.sessions.prune(now) },
+      { name: "invite and reset links", run: (now) => app.users.pruneLinks(now) },
+    ],
+  });
   // Only once listening: a first start that cannot listen must not create the
   // admin account, or its credential would never be shown (the next start shows none).
   const adminToken = await app.accounts.bootstrapAdmin(config.bootstrap.adminToken);
@@ -141,11 +174,61 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   process.stdout.write(banner(http.url, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken, uiPassword));
 }
 
-new Command("svc-server")
+/**
+ * `svc-server migrate --from embedded --to external`: the state file, its
+ * audit log and the config history beside it, copied into the external
+ * database the same configuration names, then verified. The server should be
+ * stopped meanwhile, so the copy is of one moment.
+ */
+async function migrateCommand(options: { from: string; to: string; force?: boolean; config?: string }): Promise<void> {
+  if (options.from !== "embedded" || options.to !== "external") {
+    fail(`migrate copies --from embedded --to external; --from ${options.from} --to ${options.to} is not supported.`);
+  }
+  const config = readConfig(options.config);
+  const statePath = config.storage.boltPath;
+  if (!existsSync(statePath)) fail(`there is no embedded state file at ${statePath} (storage.boltPath) to migrate from.`, 1);
+  const uri = postgresUri(config);
+  const source = new SqliteStore(statePath);
+  let target: PostgresStore;
+  try {
+    target = await PostgresStore.open(uri, { database: config.database.database });
+  } catch (error) {
+    await source.close();
+    fail(`cannot open the PostgreSQL store at ${redactUri(uri)} (database.*): ${redactUri((error as Error).message)}`, 1);
+  }
+  const say = (line: string) => process.stdout.write(line + "\n");
+  try {
+    const summary = await migrate(
+      { store: source, repo: await ConfigRepo.open(gitDirFor(config)) },
+      { store: target, repo: ConfigRepo.inStore(target) },
+      { force: options.force, progress: say },
+    );
+    const documents = Object.values(summary.collections).reduce((sum, c) => sum + c.count, 0);
+    say(
+      `verified: ${documents} documents in ${Object.keys(summary.collections).length} collections, ` +
+        `${summary.audit.count} audit entries and the config history (head ${summary.head ?? "none"}) match the source.`,
+    );
+  } catch (error) {
+    fail(`migrate: ${redactUri((error as Error).message)}`, 1);
+  } finally {
+    await source.close();
+    await target.close();
+  }
+}
+
+const program = new Command("svc-server")
   .description("svc control plane: REST API, collector channels and web UI")
   .version(VERSION)
   .option("-c, --config <path>", "configuration file (default /etc/svc/config.yaml when it exists)")
   .option("--quickstart", "keep state in ./.data unless storage.boltPath is set (the README quick-start)")
-  .action(run)
-  .parseAsync()
-  .catch((error: unknown) => fail(`failed to start: ${(error as Error).stack ?? String(error)}`, 1));
+  .enablePositionalOptions()
+  .action(run);
+program
+  .command("migrate")
+  .description("copy the state, audit log and config history of the embedded store into the external database, and verify the copy")
+  .requiredOption("--from <backend>", "where to copy from: embedded (storage.boltPath)")
+  .requiredOption("--to <backend>", "where to copy to: external (database.*)")
+  .option("--force", "replace what a target that is not empty holds")
+  .option("-c, --config <path>", "configuration file naming both stores (default /etc/svc/config.yaml when it exists)")
+  .action(migrateCommand);
+program.parseAsync().catch((error: unknown) => fail(`failed to start: ${(error as Error).stack ?? String(error)}`, 1));

@@ -168,6 +168,35 @@ export function storeContract(name: string, target: ContractTarget): void {
       await store.close();
     });
 
+    test("collections lists what holds documents; restore keeps versions and times exactly, all or nothing, silently", async () => {
+      const store = await target.open();
+      expect(await store.collections()).toEqual([]);
+      const seen: Change[] = [];
+      const stop = store.watch((changes) => seen.push(...changes));
+      const docs = [
+        { collection: "b", id: "x", version: 7, data: { deep: [1, { s: "\u00e9" }] }, updatedAt: "2026-01-02T03:04:05.678Z" },
+        { collection: "a", id: "y", version: 1, data: "text", updatedAt: "2026-01-02T03:04:05.000Z" },
+      ];
+      const entry = auditEntry("2026-01-02T03:04:05.000Z", { action: "config.commit" });
+      await store.restore(docs, [entry]);
+      expect(await store.collections()).toEqual(["a", "b"]);
+      expect(await store.get("b", "x")).toEqual(docs[0]!);
+      expect(await store.get("a", "y")).toEqual(docs[1]!);
+      expect(await store.queryAudit({ limit: 10 })).toEqual([entry]);
+      // An existing document or audit id refuses the whole batch.
+      const fresh = { collection: "c", id: "new", version: 1, data: 1, updatedAt: "2026-01-02T03:04:05.000Z" };
+      await expect(store.restore([fresh, docs[1]!], [])).rejects.toMatchObject({ code: "restore_conflict" });
+      await expect(store.restore([fresh], [entry])).rejects.toMatchObject({ code: "restore_conflict" });
+      expect(await store.get("c", "new")).toBeNull();
+      // The next put continues from the restored version.
+      const [next] = await store.write([{ op: "put", collection: "b", id: "x", data: 8, expect: 7 }]);
+      expect(next!.version).toBe(8);
+      await Bun.sleep(50);
+      expect(seen.filter((c) => c.collection !== "b")).toEqual([]);
+      stop();
+      await store.close();
+    });
+
     test("ping answers while open and fails after close", async () => {
       const store = await target.open();
       await store.ping();

@@ -178,6 +178,30 @@ export class SqliteStore implements Store {
     return this.db.run("DELETE FROM audit WHERE time < ?", [before]).changes;
   }
 
+  async collections(): Promise<string[]> {
+    return this.db
+      .query<{ collection: string }, []>("SELECT DISTINCT collection FROM docs ORDER BY collection")
+      .all()
+      .map((row) => row.collection);
+  }
+
+  async restore(docs: Doc[], audit: AuditEntry[]): Promise<void> {
+    const insert = this.db.query<unknown, [string, string, number, string, string]>(
+      "INSERT INTO docs (collection, id, version, data, updated_at) VALUES (?, ?, ?, ?, ?)",
+    );
+    try {
+      this.db.transaction(() => {
+        for (const doc of docs) insert.run(doc.collection, doc.id, doc.version, JSON.stringify(doc.data), doc.updatedAt);
+        for (const entry of audit) this.auditStmt.run(entry.id, entry.time, entry.actor, entry.action, JSON.stringify(entry));
+      })();
+    } catch (error) {
+      if ((error as { code?: string }).code?.startsWith("SQLITE_CONSTRAINT")) {
+        throw new ConflictError(`The target already holds a record being restored: ${(error as Error).message}`, "restore_conflict");
+      }
+      throw error;
+    }
+  }
+
   watch(listener: ChangeListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

@@ -84,6 +84,16 @@ export interface Store {
   queryAudit(query: AuditQuery): Promise<AuditEntry[]>;
   /** Deletes audit entries with `time` before the given instant; returns how many. */
   pruneAudit(before: string): Promise<number>;
+  /** Names of the collections holding at least one document, sorted. */
+  collections(): Promise<string[]>;
+  /**
+   * Writes documents exactly as given (versions and updatedAt included) and
+   * audit entries as given, in one transaction, announcing nothing on the
+   * change feed: for copying one store into another (`svc-server migrate`),
+   * so every version a client holds stays valid. A document or audit id that
+   * exists already fails the whole batch with ConflictError("restore_conflict").
+   */
+  restore(docs: Doc[], audit: AuditEntry[]): Promise<void>;
   /**
    * Called after each committed write with what it changed; returns an
    * unsubscribe. An external store calls it for the writes of every replica,
