@@ -187,10 +187,11 @@ export class ConfigStore {
     const { head, changes, items } = await this.pending();
     if (items.length === 0) throw new ConflictError("There are no pending changes to commit.", "nothing_to_commit");
     const email = `${who.actor.replace(/[^A-Za-z0-9._-]/g, "-")}@svc.invalid`;
-    const info = await this.repo.commit(head, changes, message, { name: who.actor, email }, now);
-    await this.store.write([], [
-      auditEntry(who, "config.commit", "commit", info.commit, { message: info.message, files: items.length }, "success", now),
-    ]);
+    const audit = (commit: CommitInfo) => [
+      auditEntry(who, "config.commit", "commit", commit.commit, { message: commit.message, files: items.length }, "success", now),
+    ];
+    const { audited, ...info } = await this.repo.commit(head, changes, message, { name: who.actor, email }, now, audit);
+    if (!audited) await this.store.write([], audit(info));
     return { ...info, files: items };
   }
 

@@ -7,6 +7,7 @@
  */
 import type { PromiseFsClient } from "isomorphic-git";
 import { ConflictError } from "../errors.ts";
+import type { AuditEntry } from "../store/store.ts";
 
 export const BRANCH = "main";
 export const REF = `refs/heads/${BRANCH}`;
@@ -23,8 +24,11 @@ export interface RepoBackend {
    * Makes every object written through `fs` since the last call durable and
    * moves the branch from `parent` to `commit`, all or nothing. Throws
    * ConflictError("head_moved") when the branch is no longer at `parent`.
+   * Answers whether `audit` was stored in that same step (the store backend);
+   * false leaves it to the caller (on disk, git and the state file cannot
+   * share a transaction).
    */
-  advance(parent: string | null, commit: string): Promise<void>;
+  advance(parent: string | null, commit: string, audit: AuditEntry[]): Promise<boolean>;
   /** Forgets the objects written since the last `advance`: the commit writing them failed. */
   abandon(): void;
 }

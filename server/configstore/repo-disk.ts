@@ -87,6 +87,7 @@ export async function diskBackend(gitdir: string): Promise<RepoBackend> {
       // The temp file is git's own lock name.
       await atomicWrite(refPath, `${refPath}.lock`, commit + "\n");
       await syncDir(dirname(refPath));
+      return false;
     },
     // Objects already renamed into place are unreferenced, which git tolerates.
     abandon() {},

@@ -11,7 +11,9 @@ import { join } from "node:path";
 import { ConflictError } from "../errors.ts";
 import { PostgresStore } from "../store/postgres.ts";
 import { type TestDatabases, testDatabases } from "../store/testdb.ts";
-import { ConfigRepo } from "./repo.ts";
+import { auditEntry } from "../audit/audit.ts";
+import type { AuditEntry } from "../store/store.ts";
+import { ConfigRepo, type CommitInfo } from "./repo.ts";
 import { OBJECTS } from "./repo-store.ts";
 
 const author = { name: "sa:tester", email: "sa-tester@svc.invalid" };
@@ -53,6 +55,13 @@ async function git(gitdir: string, ...args: string[]): Promise<string> {
 
 const changes = (entries: Record<string, string | null>) => new Map(Object.entries(entries));
 
+/** An audit builder for a commit, as ConfigStore passes one. */
+function audited(label: string) {
+  return (commit: CommitInfo): AuditEntry[] => [
+    auditEntry({ actor: "sa:tester", remoteAddr: null }, "config.commit", "commit", commit.commit, { label }),
+  ];
+}
+
 describe("store-backed config repository", () => {
   test("commit, log, tree and read; another replica sees the commit at once", async () => {
     const uri = await database();
@@ -83,8 +92,8 @@ describe("store-backed config repository", () => {
     const base = await one.repo.commit(null, changes({ "a.yaml": "a\n" }), "base", author);
 
     const results = await Promise.allSettled([
-      one.repo.commit(base.commit, changes({ "b.yaml": "from one\n", "dir/c.yaml": "one\n" }), "one", author),
-      two.repo.commit(base.commit, changes({ "b.yaml": "from two\n", "dir/d.yaml": "two\n" }), "two", author),
+      one.repo.commit(base.commit, changes({ "b.yaml": "from one\n", "dir/c.yaml": "one\n" }), "one", author, undefined, audited("one")),
+      two.repo.commit(base.commit, changes({ "b.yaml": "from two\n", "dir/d.yaml": "two\n" }), "two", author, undefined, audited("two")),
     ]);
     const won = results.filter((r) => r.status === "fulfilled");
     const lost = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -98,6 +107,10 @@ describe("store-backed config repository", () => {
     expect(await two.repo.head()).toBe(head);
     // Nothing half-written: every stored object is reachable from the head.
     expect(await one.store.count(OBJECTS)).toBe((await one.repo.objectIds(head)).length);
+    // The winner's audit entry was stored with its commit, atomically; the loser left none.
+    expect((won[0] as PromiseFulfilledResult<{ audited: boolean }>).value.audited).toBe(true);
+    const entries = await one.store.queryAudit({ limit: 10 });
+    expect(entries.map((e) => e.resourceId)).toEqual([head]);
 
     // The loser commits again on the new head.
     const loser = results[0]!.status === "rejected" ? one : two;

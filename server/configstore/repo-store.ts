@@ -119,7 +119,7 @@ export function storeBackend(store: Store): RepoBackend {
     async head() {
       return (await store.get<RefDoc>(REFS, REF))?.data.oid ?? null;
     },
-    async advance(parent, commit) {
+    async advance(parent, commit, audit) {
       const objects = [...pending];
       pending.clear();
       const ref = await store.get<RefDoc>(REFS, REF);
@@ -132,12 +132,13 @@ export function storeBackend(store: Store): RepoBackend {
       }));
       ops.push({ op: "put", collection: REFS, id: REF, data: { oid: commit } satisfies RefDoc, expect: ref?.version ?? "absent" });
       try {
-        await store.write(ops);
+        await store.write(ops, audit);
       } catch (error) {
         if (error instanceof ConflictError && error.code === "version_conflict") throw headMoved();
         throw error;
       }
       for (const [oid, bytes] of objects) remember(oid, bytes);
+      return true;
     },
     abandon() {
       pending.clear();

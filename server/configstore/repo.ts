@@ -6,7 +6,7 @@
  */
 import git from "isomorphic-git";
 import { ConflictError } from "../errors.ts";
-import type { Store } from "../store/store.ts";
+import type { AuditEntry, Store } from "../store/store.ts";
 import { headMoved, type RepoBackend } from "./repo-backend.ts";
 import { diskBackend } from "./repo-disk.ts";
 import { storeBackend } from "./repo-store.ts";
@@ -103,10 +103,19 @@ export class ConfigRepo {
 
   /**
    * Commits `changes` (path → new text, or null to delete) on top of `parent`,
-   * which must still be the head. Returns the new commit.
+   * which must still be the head. Returns the new commit, and whether the
+   * entries `audit` made for it were stored with it atomically (in the
+   * database) or are the caller's to store (on disk).
    */
-  commit(parent: string | null, changes: Map<string, string | null>, message: string, author: Author, now = new Date()): Promise<CommitInfo> {
-    return this.locked(() => this.commitLocked(parent, changes, message, author, now));
+  commit(
+    parent: string | null,
+    changes: Map<string, string | null>,
+    message: string,
+    author: Author,
+    now = new Date(),
+    audit: (commit: CommitInfo) => AuditEntry[] = () => [],
+  ): Promise<CommitInfo & { audited: boolean }> {
+    return this.locked(() => this.commitLocked(parent, changes, message, author, now, audit));
   }
 
   /** Runs `write` after every earlier write of this process; objects it leaves unpublished are dropped. */
@@ -125,7 +134,8 @@ export class ConfigRepo {
     message: string,
     author: Author,
     now: Date,
-  ): Promise<CommitInfo> {
+    audit: (commit: CommitInfo) => AuditEntry[],
+  ): Promise<CommitInfo & { audited: boolean }> {
     if ((await this.head()) !== parent) throw headMoved();
     const index = new Map(await this.tree(parent));
     const added: [string, string][] = [];
@@ -147,9 +157,10 @@ export class ConfigRepo {
       gitdir: this.gitdir,
       commit: { message: message.endsWith("\n") ? message : message + "\n", tree, parent: parent ? [parent] : [], author: person, committer: person },
     });
-    await this.backend.advance(parent, commit);
+    const info: CommitInfo = { commit, message: message.trim(), author: author.name, time: new Date(person.timestamp * 1000).toISOString(), parent };
+    const audited = await this.backend.advance(parent, commit, audit(info));
     this.trees.set(commit, index);
-    return { commit, message: message.trim(), author: author.name, time: new Date(person.timestamp * 1000).toISOString(), parent };
+    return { ...info, audited };
   }
 
   /** Writes the nested trees for a flat path index; returns the root tree id. */
@@ -246,7 +257,7 @@ export class ConfigRepo {
           }),
         );
       }
-      await to.backend.advance(null, head!);
+      await to.backend.advance(null, head!, []);
       return head;
     });
   }
