@@ -105,10 +105,18 @@ export function pipelineRoutes(app: App): Route[] {
       path: "/pipelines/{id}/topology",
       scope: "config:write",
       tag: "pipelines",
-      summary: "Save a new graph; every problem is named by node or edge id.",
+      summary: "Save a new graph; every problem is named by node or edge id. With ?base, 409 stale_version when someone else saved since.",
       body: Topology,
+      query: Type.Object(
+        {
+          base: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 20, description: "The tag (server/configstore/topology-tag.ts) of the graph this edit started from." }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
       response: Topology,
-      handler: async ({ params, body, principal }) => (await app.pipelines.setTopology(principal, params.id!, body)).topology,
+      handler: async ({ params, body, query, principal }) => (await app.pipelines.setTopology(principal, params.id!, body, query.base)).topology,
     }),
     route({
       method: "POST",

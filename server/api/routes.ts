@@ -37,6 +37,16 @@ export function routeRoutes(app: App): HttpRoute[] {
       handler: ({ params }) => app.routes.get(params.id!),
     }),
     route({
+      method: "PUT",
+      path: "/routes/{id}",
+      scope: "config:write",
+      tag: "routes",
+      summary: "Change a route's collector, source or pipeline; checked like a new route.",
+      body: RouteBody,
+      response: Route,
+      handler: ({ params, body, principal }) => app.routes.update(principal, params.id!, body),
+    }),
+    route({
       method: "DELETE",
       path: "/routes/{id}",
       scope: "config:write",

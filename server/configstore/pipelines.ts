@@ -8,6 +8,7 @@ import type { ConfigStore } from "./configstore.ts";
 import { paths, toYaml } from "./layout.ts";
 import type { PipelineRecord, Signal, TopologyInput } from "./records.ts";
 import { routeProblems } from "./routes.ts";
+import { topologyTag } from "./topology-tag.ts";
 import { validateTopology } from "./topology.ts";
 
 export interface PipelineInput {
@@ -49,12 +50,26 @@ export class Pipelines {
     return this.save(who, { id, name: input.name.trim(), signal: input.signal, topology: input.topology ?? current.topology }, "pipeline.update");
   }
 
-  async setTopology(who: Actor, id: string, topology: TopologyInput): Promise<PipelineRecord> {
+  /** With `base` (the topologyTag of the graph the edit started from), refused while the stored graph is another. */
+  async setTopology(who: Actor, id: string, topology: TopologyInput, base?: string): Promise<PipelineRecord> {
+    // Read before the comparison, so a change landing after it still fails the write.
+    const version = await this.config.version(paths.pipeline(id));
     const current = await this.get(id);
-    return this.save(who, { ...current, topology }, "pipeline.topology.update");
+    if (base !== undefined && topologyTag(current.topology) !== base) {
+      throw new ConflictError(
+        `Pipeline "${current.name}" was changed by someone else since this edit started; reload it and apply the edit again.`,
+        "stale_version",
+      );
+    }
+    return this.save(who, { ...current, topology }, "pipeline.topology.update", version);
   }
 
-  private async save(who: Actor, pipeline: Omit<PipelineRecord, "topology"> & { topology: TopologyInput }, action: string): Promise<PipelineRecord> {
+  private async save(
+    who: Actor,
+    pipeline: Omit<PipelineRecord, "topology"> & { topology: TopologyInput },
+    action: string,
+    expected?: number | null,
+  ): Promise<PipelineRecord> {
     const snapshot = await this.config.worktree();
     const saved: PipelineRecord = { ...pipeline, topology: validateTopology(pipeline.topology, pipeline.signal, snapshot) };
     const routes = [...snapshot.routes.values()].filter((r) => r.pipelineId === pipeline.id);
@@ -64,7 +79,7 @@ export class Pipelines {
     if (problems.length > 0) {
       throw new ConflictError(`This change would break routes that use the pipeline: ${problems[0]!.message}.`, "breaks_routes", problems);
     }
-    const version = await this.config.version(paths.pipeline(pipeline.id));
+    const version = expected !== undefined ? expected : await this.config.version(paths.pipeline(pipeline.id));
     await this.config.edit(
       [{ path: paths.pipeline(pipeline.id), text: toYaml(saved), expect: version ?? "absent" }],
       [auditEntry(who, action, "pipeline", pipeline.id, { name: saved.name, nodes: saved.topology.nodes.length, routes: routes.length })],

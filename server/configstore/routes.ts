@@ -55,6 +55,30 @@ export class Routes {
   }
 
   async create(who: Actor, input: RouteInput): Promise<RouteRecord> {
+    await this.check(input);
+    const route: RouteRecord = { id: Bun.randomUUIDv7(), collectorId: input.collectorId, sourceId: input.sourceId, pipelineId: input.pipelineId };
+    await this.config.edit(
+      [{ path: paths.route(route.id), text: toYaml(route), expect: "absent" }],
+      [auditEntry(who, "route.create", "route", route.id, { ...input })],
+    );
+    return route;
+  }
+
+  /** Point an existing route elsewhere; checked exactly like a new one, guarded by the file version read before the checks. */
+  async update(who: Actor, id: string, input: RouteInput): Promise<RouteRecord> {
+    const before = await this.get(id);
+    const version = await this.config.version(paths.route(id));
+    await this.check(input, id);
+    const route: RouteRecord = { id, collectorId: input.collectorId, sourceId: input.sourceId, pipelineId: input.pipelineId };
+    await this.config.edit(
+      [{ path: paths.route(id), text: toYaml(route), expect: version ?? "present" }],
+      [auditEntry(who, "route.update", "route", id, { ...input, previous: { collectorId: before.collectorId, sourceId: before.sourceId, pipelineId: before.pipelineId } })],
+    );
+    return route;
+  }
+
+  /** Everything a route needs to run, and no other route (but `self`) doing the same. */
+  private async check(input: RouteInput, self?: string): Promise<void> {
     await this.collectors.get(input.collectorId);
     const snapshot = await this.config.worktree();
     if (!snapshot.sources.has(input.sourceId)) throw new NotFoundError("Source", input.sourceId);
@@ -63,15 +87,9 @@ export class Routes {
     const problems = routeProblems(input, pipeline, snapshot);
     if (problems.length > 0) throw new ValidationError(`The route cannot run: ${problems[0]!.message}.`, problems);
     const duplicate = [...snapshot.routes.values()].find(
-      (r) => r.collectorId === input.collectorId && r.sourceId === input.sourceId && r.pipelineId === input.pipelineId,
+      (r) => r.id !== self && r.collectorId === input.collectorId && r.sourceId === input.sourceId && r.pipelineId === input.pipelineId,
     );
     if (duplicate) throw new ConflictError(`This route already exists as '${duplicate.id}'.`, "already_exists");
-    const route: RouteRecord = { id: Bun.randomUUIDv7(), collectorId: input.collectorId, sourceId: input.sourceId, pipelineId: input.pipelineId };
-    await this.config.edit(
-      [{ path: paths.route(route.id), text: toYaml(route), expect: "absent" }],
-      [auditEntry(who, "route.create", "route", route.id, { ...input })],
-    );
-    return route;
   }
 
   async delete(who: Actor, id: string): Promise<void> {

@@ -2,19 +2,21 @@
  * Routes of the UI. The login page and the invite and password-reset pages
  * stand alone (reachable signed out); every other page sits in the layout
  * and sends a signed-out visitor to the login page with ?next=.
+ *
+ * The pages with a large dependency (the pipeline editor's @xyflow/react, the
+ * collector page's uPlot charts, the collector list's virtualiser, the diff
+ * view of Changes) are separate chunks, fetched the first time one is opened,
+ * so the first paint of every other page does not wait for them.
  */
+import { lazy, Suspense, type ReactNode } from "react";
 import { Layout } from "./components/Layout.tsx";
 import { AuditPage } from "./pages/Audit.tsx";
-import { ChangesPage } from "./pages/Changes.tsx";
-import { CollectorDetailPage } from "./pages/CollectorDetail.tsx";
-import { CollectorsPage } from "./pages/Collectors.tsx";
 import { ComponentsPage } from "./pages/Components.tsx";
 import { HostsPage } from "./pages/Hosts.tsx";
 import { LoginPage } from "./pages/Login.tsx";
 import { NotFoundPage } from "./pages/NotFound.tsx";
 import { OnboardingPage } from "./pages/Onboarding.tsx";
 import { PasswordLinkPage } from "./pages/PasswordLink.tsx";
-import { PipelineEditorPage } from "./pages/PipelineEditor.tsx";
 import { PipelinesPage } from "./pages/Pipelines.tsx";
 import { RoutesPage } from "./pages/Routes.tsx";
 import { ServiceAccountsPage } from "./pages/ServiceAccounts.tsx";
@@ -23,15 +25,28 @@ import { UsersPage } from "./pages/Users.tsx";
 import { Redirect, useLocation } from "./router.tsx";
 import { useSession } from "./session.tsx";
 
+const ChangesPage = lazy(() => import("./pages/Changes.tsx").then((m) => ({ default: m.ChangesPage })));
+const CollectorsPage = lazy(() => import("./pages/Collectors.tsx").then((m) => ({ default: m.CollectorsPage })));
+const CollectorDetailPage = lazy(() => import("./pages/CollectorDetail.tsx").then((m) => ({ default: m.CollectorDetailPage })));
+const PipelineEditorPage = lazy(() => import("./pages/PipelineEditor.tsx").then((m) => ({ default: m.PipelineEditorPage })));
+
 export function App() {
   const { pathname } = useLocation();
   const { state } = useSession();
-  if (state.status === "loading") return <p className="loading">Loading…</p>;
+  if (state.status === "loading") return <Loading />;
   if (pathname === "/ui/invite") return <PasswordLinkPage purpose="invite" />;
   if (pathname === "/ui/reset-password") return <PasswordLinkPage purpose="password-reset" />;
   if (pathname === "/ui/login") return state.status === "signedIn" ? <Redirect to="/ui/" /> : <LoginPage />;
   if (state.status === "signedOut") return <Redirect to={`/ui/login?next=${encodeURIComponent(pathname)}`} />;
-  return <Layout>{page(pathname)}</Layout>;
+  return (
+    <Layout>
+      <Suspense fallback={<Loading />}>{page(pathname)}</Suspense>
+    </Layout>
+  );
+}
+
+function Loading(): ReactNode {
+  return <p className="loading">Loading…</p>;
 }
 
 /** The id after `prefix` in a one-level detail path (/ui/collectors/{id}), else null. */

@@ -44,3 +44,23 @@ test("brotli is preferred, gzip next, identity last; ETag revalidates", async ()
   expect(head.status).toBe(200);
   expect(await head.text()).toBe("");
 });
+
+test("index.html loads only the entry script; the lazily imported chunks are served compressed and cached forever", async () => {
+  const html = await (await get("/ui/"))!.text();
+  const scripts = [...html.matchAll(/<script type="module" src="([^"]+)"><\/script>/g)].map((m) => m[1]!);
+  expect(scripts).toHaveLength(1);
+  const entry = await (await get(scripts[0]!))!.text();
+  const chunks = [...new Set([...entry.matchAll(/import\("\.\/([\w-]+\.js)"\)/g)].map((m) => `/ui/assets/${m[1]}`))];
+  expect(chunks.map((c) => c.replace(/-\w+\.js$/, "")).sort()).toEqual(
+    ["Changes", "CollectorDetail", "Collectors", "PipelineEditor"].map((name) => `/ui/assets/${name}`),
+  );
+  for (const chunk of chunks) {
+    expect(html).not.toContain(chunk);
+    const res = (await get(chunk, { "accept-encoding": "gzip, br" }))!;
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("text/javascript");
+    expect(res.headers.get("content-encoding")).toBe("br");
+    expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
+  }
+});

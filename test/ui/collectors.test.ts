@@ -91,6 +91,8 @@ test("a collector's name links to its detail page", async () => {
   expect(await link.getAttribute("href")).toBe(`/ui/collectors/${items[0]!.id}`);
   await link.click();
   await page.waitForURL(new RegExp(`/ui/collectors/${items[0]!.id}$`));
+  // The detail page is a lazily loaded chunk: going back before it shows would only reveal the list as it was.
+  await page.getByRole("heading", { name: "ledger-gw", level: 1 }).waitFor();
   await page.goBack();
   await summary("Showing 50 of 53 collectors.");
 }, SLOW);

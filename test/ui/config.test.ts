@@ -3,8 +3,8 @@
  * server: records created through the forms generated from the catalog's
  * schemas (fields found by their labels), listed, edited; an API validation
  * error shown beside the field it names and in the summary; delete behind a
- * confirmation; a route created (and refused beside its field first); a
- * host's discovered service turned into a source in two clicks; a viewer
+ * confirmation; a route created and edited (each refused beside its field
+ * first); a host's discovered service turned into a source in two clicks; a viewer
  * sees the lists without any write control. Desktop and phone screenshots,
  * and no console errors.
  */
@@ -197,7 +197,7 @@ test("delete asks first: dismissing keeps the record, accepting removes it", asy
   expect(await row("Destinations", "scratch").count()).toBe(0);
 }, SLOW);
 
-test("a route: refused beside the Source field while the source is inactive, then created and listed", async () => {
+test("a route: refused beside the Source field while the source is inactive, then created, listed and edited", async () => {
   const { page } = browser;
   const sources = await server.call<{ items: { id: string; name: string }[] }>("/sources");
   const appLogs = sources.items.find((s) => s.name === "app-logs")!;
@@ -230,6 +230,28 @@ test("a route: refused beside the Source field while the source is inactive, the
   expect((await created.locator("td").allTextContents()).slice(0, 2)).toEqual(["app-logs", "app-pipelinelogs"]);
   await browser.screenshot("routes-1280");
   await phone("routes-390");
+
+  // Edit: the same form, prefilled; a refusal lands beside Pipeline, then the list shows the saved route.
+  const graph = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: destination.id }], edges: [{ id: "e", source: "in", target: "out" }] };
+  await server.call("/pipelines", "POST", { name: "host-metrics", signal: "metrics", topology: graph });
+  await server.call("/pipelines", "POST", { name: "audit-pipeline", signal: "logs", topology: graph });
+  const route = (await server.call<{ items: { id: string }[] }>("/routes")).items[0]!;
+  await page.getByRole("button", { name: `Edit route ${route.id}` }).click();
+  await page.getByRole("heading", { name: `Edit route ${route.id}` }).waitFor();
+  expect(await page.getByLabel("Pipeline").locator("option:checked").textContent()).toBe("app-pipeline (logs)");
+  await page.getByRole("option", { name: "host-metrics (metrics)" }).waitFor({ state: "attached" });
+  await page.getByLabel("Pipeline").selectOption({ label: "host-metrics (metrics)" });
+  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("alert").filter({ hasText: "The route cannot run" }).waitFor();
+  const pipelineField = page.getByLabel("Pipeline");
+  expect(await pipelineField.getAttribute("aria-invalid")).toBe("true");
+  expect((await description(pipelineField)).join(" ")).toContain("carries metrics");
+  await page.getByLabel("Pipeline").selectOption({ label: "audit-pipeline (logs)" });
+  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByText("Saved the route from app-logs to audit-pipeline on edge-1.", { exact: false }).waitFor();
+  expect((await row("Routes", "edge-1").locator("td").allTextContents()).slice(0, 2)).toEqual(["app-logs", "audit-pipelinelogs"]);
+  const pipelines = await server.call<{ items: { id: string; name: string }[] }>("/pipelines");
+  expect((await server.call<{ pipelineId: string }>(`/routes/${route.id}`)).pipelineId).toBe(pipelines.items.find((p) => p.name === "audit-pipeline")!.id);
 
   // A source a route reads cannot go; the API's reason is shown.
   await go("Sources");

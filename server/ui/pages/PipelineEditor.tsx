@@ -1,7 +1,8 @@
 /**
  * /ui/pipelines/{id}: loads the pipeline and what its editor offers (the
  * catalog, processor templates, sources and destinations) in one go, then
- * hands them to the editor (server/ui/pipeline/). Viewers get it read-only.
+ * hands them to the editor (server/ui/pipeline/), which follows later saves
+ * by others. Viewers get it read-only.
  */
 import { useEffect, useState } from "react";
 import { api, ApiError } from "../api.ts";
@@ -57,7 +58,14 @@ export function PipelineEditorPage({ id }: { id: string }) {
       <ErrorMessage error={error} />
       {!loaded && !error && <p className="muted">Loading…</p>}
       {loaded && !canEdit && <p className="note">Read-only: changing a pipeline needs the editor or admin role.</p>}
-      {loaded && <Editor pipeline={loaded.pipeline} ctx={loaded.ctx} canEdit={canEdit} />}
+      {loaded && (
+        <Editor
+          pipeline={loaded.pipeline}
+          ctx={loaded.ctx}
+          canEdit={canEdit}
+          onLatest={(pipeline) => setLoaded((before) => before && { ...before, pipeline })}
+        />
+      )}
     </section>
   );
 }

@@ -1,12 +1,12 @@
 /**
  * Routes: which pipeline reads which source on which collector (what a
  * collector runs is exactly its routes). A table with names instead of ids,
- * and for editors and admins a create form and delete. The form is the same
- * SchemaForm the sources use, over a schema built from the collectors,
+ * and for editors and admins create, edit and delete. The one form (new, or
+ * prefilled to edit; which is open lives in the URL: ?new, ?edit=<id>) is the
+ * same SchemaForm the sources use, over a schema built from the collectors,
  * sources and pipelines that exist, so the API's refusals (a source not
  * active on the collector, a pipeline of the wrong signal) land beside the
- * field they name. The API has no update for a route: change one by creating
- * the new route and deleting the old.
+ * field they name.
  */
 import { useEffect, useState, type FormEvent } from "react";
 import type { PipelineRecord, RouteRecord, SourceActivation, SourceRecord } from "../../configstore/records.ts";
@@ -76,14 +76,18 @@ export function RoutesPage() {
   const { routes, setRoutes, lookups, error, loading } = useRoutesData(reload);
   useLiveEvents(["worktree"], () => setReload((n) => n + 1));
   const creating = canWrite && search.has("new");
+  const editing = canWrite ? search.get("edit") : null;
+  const editRoute = editing !== null ? routes.find((r) => r.id === editing) : undefined;
+
+  const describe = (route: RouteRecord) =>
+    `the route from ${nameOf(lookups?.sources, route.sourceId)} to ${nameOf(lookups?.pipelines, route.pipelineId)} on ${nameOf(lookups?.collectors, route.collectorId)}`;
 
   function remove(route: RouteRecord) {
-    const what = `the route from ${nameOf(lookups?.sources, route.sourceId)} to ${nameOf(lookups?.pipelines, route.pipelineId)} on ${nameOf(lookups?.collectors, route.collectorId)}`;
-    if (!window.confirm(`Delete ${what}? The collector stops running it once the change is published.`)) return;
+    if (!window.confirm(`Delete ${describe(route)}? The collector stops running it once the change is published.`)) return;
     api.delete(`/routes/${encodeURIComponent(route.id)}`).then(() => {
       setRoutes((before) => before.filter((r) => r.id !== route.id));
       setDeleteError(null);
-      setSaid(`Deleted ${what}.`);
+      setSaid(`Deleted ${describe(route)}.`);
       setReload((n) => n + 1);
     }, setDeleteError);
   }
@@ -92,7 +96,7 @@ export function RoutesPage() {
     <section aria-labelledby="routes-title">
       <div className="page-head">
         <h1 id="routes-title">Routes</h1>
-        {canWrite && !creating && (
+        {canWrite && !creating && editing === null && (
           <button type="button" className="button primary" onClick={() => navigate(`${BASE}?new`)}>
             New route
           </button>
@@ -111,6 +115,20 @@ export function RoutesPage() {
           }}
         />
       )}
+      {editRoute && lookups && (
+        <RouteForm
+          key={editRoute.id}
+          lookups={lookups}
+          route={editRoute}
+          onSaved={(route) => {
+            setRoutes((before) => before.map((r) => (r.id === route.id ? route : r)));
+            setSaid(`Saved ${describe(route)}.`);
+            setReload((n) => n + 1);
+            navigate(BASE);
+          }}
+        />
+      )}
+      {editing !== null && !editRoute && !loading && <p className="muted">No route with id {editing} in the working tree.</p>}
       <ErrorMessage error={error} />
       <p className="muted" aria-live="polite">
         {loading ? "Loading…" : error ? "" : routes.length === 0 ? "No routes yet." : `${routes.length} route${routes.length === 1 ? "" : "s"}.`}
@@ -122,7 +140,7 @@ export function RoutesPage() {
           {routes.map((route) => {
             const pipeline = lookups?.pipelines.find((p) => p.id === route.pipelineId);
             return (
-              <tr key={route.id}>
+              <tr key={route.id} aria-current={route.id === editing ? "true" : undefined}>
                 <th scope="row">
                   <Link href={`/ui/collectors/${encodeURIComponent(route.collectorId)}`} className="name">
                     {nameOf(lookups?.collectors, route.collectorId)}
@@ -136,6 +154,9 @@ export function RoutesPage() {
                 </td>
                 {canWrite && (
                   <td className="record-actions">
+                    <button type="button" className="button" aria-label={`Edit route ${route.id}`} onClick={() => navigate(`${BASE}?edit=${encodeURIComponent(route.id)}`)}>
+                      Edit
+                    </button>
                     <button type="button" className="button" aria-label={`Delete route ${route.id}`} onClick={() => remove(route)}>
                       Delete
                     </button>
@@ -177,8 +198,11 @@ function routeSchema(lookups: Lookups, active: Set<string> | null): Schema {
   };
 }
 
-function RouteForm({ lookups, onSaved }: { lookups: Lookups; onSaved: (route: RouteRecord) => void }) {
-  const [value, setValue] = useState<ConfigValue>({});
+/** New route, or with `route` the same form prefilled, saved with PUT. */
+function RouteForm({ lookups, route, onSaved }: { lookups: Lookups; route?: RouteRecord; onSaved: (route: RouteRecord) => void }) {
+  const [value, setValue] = useState<ConfigValue>(
+    route ? { collectorId: route.collectorId, sourceId: route.sourceId, pipelineId: route.pipelineId } : {},
+  );
   const [active, setActive] = useState<Set<string> | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
@@ -200,7 +224,8 @@ function RouteForm({ lookups, onSaved }: { lookups: Lookups; onSaved: (route: Ro
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     setBusy(true);
-    api.post<RouteRecord>("/routes", value).then(onSaved, (caught: ApiError) => {
+    const saved = route ? api.put<RouteRecord>(`/routes/${encodeURIComponent(route.id)}`, value) : api.post<RouteRecord>("/routes", value);
+    saved.then(onSaved, (caught: ApiError) => {
       setError(caught);
       setBusy(false);
     });
@@ -209,7 +234,7 @@ function RouteForm({ lookups, onSaved }: { lookups: Lookups; onSaved: (route: Ro
   const schema = routeSchema(lookups, active);
   return (
     <section className="detail-block component-form" aria-labelledby="route-form-title">
-      <h2 id="route-form-title">New route</h2>
+      <h2 id="route-form-title">{route ? `Edit route ${route.id}` : "New route"}</h2>
       <ErrorMessage error={readableError(error)} />
       <form aria-labelledby="route-form-title" onSubmit={onSubmit}>
         <SchemaForm schema={schema} value={value} onChange={setValue} errors={fieldErrors(error, schema)} idPrefix="route" />

@@ -3,8 +3,9 @@
  * and edge lists, the problems the API finds (checked live through the
  * preview, and again on Save), the dry-run and the config preview, all on
  * one draft graph that is saved with PUT /pipelines/{id}/topology (closing
- * or reloading with unsaved changes asks first). Viewers get the same page
- * without anything that writes.
+ * or reloading with unsaved changes asks first). Someone else's save reloads
+ * the graph, or asks first when there are unsaved edits (live.ts). Viewers
+ * get the same page without anything that writes.
  */
 import { ReactFlowProvider, useReactFlow } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useState } from "react";
@@ -21,6 +22,7 @@ import { Palette } from "./Palette.tsx";
 import { Preview } from "./Preview.tsx";
 import { ProblemList } from "./ProblemList.tsx";
 import { ProcessorChain } from "./ProcessorChain.tsx";
+import { useRemoteVersion } from "./live.ts";
 import type { EditorContext, PaletteItem, PipelineRecord, Topology } from "./types.ts";
 import "./pipeline.css";
 
@@ -28,6 +30,8 @@ interface EditorProps {
   pipeline: PipelineRecord;
   ctx: EditorContext;
   canEdit: boolean;
+  /** Each version of the pipeline fetched after someone saved it (its name may have changed too). */
+  onLatest(pipeline: PipelineRecord): void;
 }
 
 export function Editor(props: EditorProps) {
@@ -38,8 +42,9 @@ export function Editor(props: EditorProps) {
   );
 }
 
-function EditorBody({ pipeline, ctx, canEdit }: EditorProps) {
+function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
   const draft = useDraft(pipeline.topology);
+  const remote = useRemoteVersion(pipeline.id, pipeline.topology, draft, onLatest);
   const { topology, update } = draft;
   const { fitView } = useReactFlow();
   const [check, setCheck] = useState<{ error: ApiError | null; sent: Topology }>({ error: null, sent: topology });
@@ -68,17 +73,20 @@ function EditorBody({ pipeline, ctx, canEdit }: EditorProps) {
     const sent = topology;
     setSaving(true);
     api
-      .put<Topology>(`/pipelines/${encodeURIComponent(pipeline.id)}/topology`, sent)
+      .put<Topology>(`/pipelines/${encodeURIComponent(pipeline.id)}/topology?base=${encodeURIComponent(remote.base)}`, sent)
       .then(
         (answer) => {
           draft.saved(answer);
+          remote.saved(answer);
           setSaveError(null);
           setCheck({ error: null, sent: answer });
           setSaved(true);
         },
         (caught: ApiError) => {
           setSaveError(caught);
-          setCheck({ error: caught, sent });
+          // Stale is not a problem of the graph: keep the pinned problems, offer the reload again.
+          if (caught.code === "stale_version") remote.remind();
+          else setCheck({ error: caught, sent });
         },
       )
       .finally(() => setSaving(false));
@@ -109,8 +117,33 @@ function EditorBody({ pipeline, ctx, canEdit }: EditorProps) {
             Delete selected{selected > 0 ? ` (${selected})` : ""}
           </button>
           <span role="status" className="muted">
-            {draft.dirty ? "Unsaved changes" : saved ? "Saved" : ""}
+            {draft.dirty ? "Unsaved changes" : remote.reloaded ? "Reloaded: someone else saved this pipeline" : saved ? "Saved" : ""}
           </span>
+        </div>
+      )}
+      {remote.gone && (
+        <p className="note" role="alert">
+          This pipeline was deleted (or its pending creation discarded) by someone else; saving it is no longer possible.
+        </p>
+      )}
+      {canEdit && remote.conflict && (
+        <div className="note editor-conflict" role="alert">
+          <p>This pipeline was changed by someone else after you started editing. Reload their version (your unsaved edits are dropped), or keep editing (saving then fails until you reload).</p>
+          <div className="editor-conflict-actions">
+            <button
+              type="button"
+              className="button primary"
+              onClick={() => {
+                remote.reload();
+                setSaveError(null);
+              }}
+            >
+              Reload
+            </button>
+            <button type="button" className="button" onClick={() => remote.keepEditing()}>
+              Keep editing
+            </button>
+          </div>
         </div>
       )}
       <ErrorMessage error={saveError} />

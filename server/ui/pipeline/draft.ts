@@ -61,8 +61,13 @@ function topologyKey(topology: Topology): string {
 
 const EMPTY: Flow = { nodes: [], edges: [] };
 
+/** A graph as the editor first shows it: laid out when it has no positions (made through the API). */
+function laidOut(topology: Topology): Topology {
+  return needsLayout(topology) ? autoLayout(topology) : topology;
+}
+
 export function useDraft(initial: Topology) {
-  const [start] = useState(() => (needsLayout(initial) ? autoLayout(initial) : initial));
+  const [start] = useState(() => laidOut(initial));
   const [flow, setFlow] = useState<Flow>(() => toFlow(start, EMPTY));
   const [savedKey, setSavedKey] = useState(() => topologyKey(toTopology(toFlow(start, EMPTY))));
   const topology = useMemo(() => toTopology(flow), [flow]);
@@ -75,9 +80,15 @@ export function useDraft(initial: Topology) {
     setFlow((f) => toFlow(t, f));
     setSavedKey(topologyKey(t));
   }, []);
+  /** Someone else's graph replaces the draft, whatever was edited: shown as if just opened. */
+  const reset = useCallback((t: Topology) => {
+    const next = laidOut(t);
+    setFlow((f) => toFlow(next, f));
+    setSavedKey(topologyKey(toTopology(toFlow(next, EMPTY))));
+  }, []);
 
   const selectedNodes = flow.nodes.filter((n) => n.selected).map((n) => n.id);
   const selectedEdges = flow.edges.filter((e) => e.selected).map((e) => e.id);
   const dirty = topologyKey(topology) !== savedKey;
-  return { flow, topology, dirty, selectedNodes, selectedEdges, update, onNodesChange, onEdgesChange, saved };
+  return { flow, topology, dirty, selectedNodes, selectedEdges, update, onNodesChange, onEdgesChange, saved, reset };
 }

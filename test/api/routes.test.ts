@@ -1,0 +1,72 @@
+/**
+ * /routes over HTTP: a route is re-pointed with PUT under the same checks as
+ * a new one, each refusal names its field, and the audit log records it.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startTestServer, type TestServer } from "../harness.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.stop());
+
+interface RouteRecord {
+  id: string;
+  collectorId: string;
+  sourceId: string;
+  pipelineId: string;
+}
+interface ErrorBody {
+  error: { code: string; message: string; details: { path: string; message: string }[] };
+}
+
+const ok = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
+
+async function refused(path: string, json: unknown, status: number, code: string): Promise<ErrorBody["error"]> {
+  const res = await server.api(path, { method: "PUT", json });
+  const body = (await res.json()) as ErrorBody;
+  expect({ status: res.status, code: body.error?.code }).toEqual({ status, code });
+  return body.error;
+}
+
+/** A collector with two active log sources, one inactive source, a logs pipeline and a metrics pipeline. */
+async function fixture() {
+  const destination = await ok<{ id: string }>("/destinations", "POST", { name: "dbg", type: "debug", config: {} });
+  const source = (name: string) => ok<{ id: string }>("/sources", "POST", { name, type: "filelog", config: { include: [`/var/log/${name}.log`] } });
+  const [a, b, idle] = await Promise.all([source("a"), source("b"), source("idle")]);
+  const graph = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: destination.id }], edges: [{ id: "e", source: "in", target: "out" }] };
+  const logs = await ok<{ id: string }>("/pipelines", "POST", { name: "logs", signal: "logs", topology: graph });
+  const other = await ok<{ id: string }>("/pipelines", "POST", { name: "logs 2", signal: "logs", topology: graph });
+  const metrics = await ok<{ id: string }>("/pipelines", "POST", { name: "metrics", signal: "metrics", topology: graph });
+  const collector = await ok<{ id: string }>("/collectors", "POST", { name: "web-1" });
+  for (const s of [a, b]) await ok(`/collectors/${collector.id}/sources`, "POST", { sourceId: s.id, configOverrides: {} });
+  return { a, b, idle, logs, other, metrics, collector };
+}
+
+test("PUT re-points a route, is refused like a create, and is audited", async () => {
+  const f = await fixture();
+  const route = await ok<RouteRecord>("/routes", "POST", { collectorId: f.collector.id, sourceId: f.a.id, pipelineId: f.logs.id });
+  const twin = await ok<RouteRecord>("/routes", "POST", { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.other.id });
+
+  const moved = await ok<RouteRecord>(`/routes/${route.id}`, "PUT", { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.logs.id });
+  expect(moved).toEqual({ id: route.id, collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.logs.id });
+  expect(await ok<RouteRecord>(`/routes/${route.id}`)).toEqual(moved);
+  // Saving a route unchanged is not a duplicate of itself.
+  expect(await ok<RouteRecord>(`/routes/${route.id}`, "PUT", { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.logs.id })).toEqual(moved);
+
+  const inactive = await refused(`/routes/${route.id}`, { collectorId: f.collector.id, sourceId: f.idle.id, pipelineId: f.logs.id }, 400, "validation_failed");
+  expect(inactive.details.map((d) => d.path)).toEqual(["sourceId"]);
+  const wrongSignal = await refused(`/routes/${route.id}`, { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.metrics.id }, 400, "validation_failed");
+  expect(wrongSignal.details.map((d) => d.path)).toContain("pipelineId");
+  const duplicate = await refused(`/routes/${route.id}`, { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.other.id }, 409, "already_exists");
+  expect(duplicate.message).toContain(twin.id);
+  await refused(`/routes/${route.id}`, { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: "ghost" }, 404, "not_found");
+  await refused("/routes/ghost", { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.logs.id }, 404, "not_found");
+  await refused(`/routes/${route.id}`, { collectorId: f.collector.id, sourceId: f.b.id }, 400, "validation_failed");
+  expect(await ok<RouteRecord>(`/routes/${route.id}`)).toEqual(moved); // no refusal changed anything
+
+  const audit = await ok<{ items: { action: string; resourceId: string; details: Record<string, unknown> }[] }>("/audit?action=route.update");
+  expect(audit.items.map((e) => e.resourceId)).toEqual([route.id, route.id]);
+  expect(audit.items.at(-1)!.details).toMatchObject({ sourceId: f.b.id, previous: { sourceId: f.a.id } });
+});
