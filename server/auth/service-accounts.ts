@@ -136,7 +136,13 @@ export class ServiceAccounts {
       data: { at: new Date().toISOString() },
       expect: "absent",
     };
-    const { token: issued } = await this.create(null, SYSTEM_ACTOR, "admin", ROLES.admin, token, [marker]);
-    return issued;
+    try {
+      const { token: issued } = await this.create(null, SYSTEM_ACTOR, "admin", ROLES.admin, token, [marker]);
+      return issued;
+    } catch (error) {
+      // Replicas starting together on a fresh database: another one created the admin (and printed its credential).
+      if (error instanceof ConflictError) return null;
+      throw error;
+    }
   }
 }

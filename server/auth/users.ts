@@ -425,7 +425,13 @@ export class Users {
     if ((await this.count()) > 0) return null;
     const password = randomPassword(20);
     const marker: WriteOp = { op: "put", ...BOOTSTRAP, data: { at: new Date().toISOString() }, expect: "absent" };
-    await this.create(SYSTEM_ACTOR, { username: "admin", email: "", role: "admin" }, password, [marker]);
+    try {
+      await this.create(SYSTEM_ACTOR, { username: "admin", email: "", role: "admin" }, password, [marker]);
+    } catch (error) {
+      // Replicas starting together on a fresh database: another one created the admin (and printed its password).
+      if (error instanceof ConflictError) return null;
+      throw error;
+    }
     return password;
   }
 

@@ -145,8 +145,11 @@ interface Status {
 
 describe("two replicas on one PostgreSQL database", () => {
   test("publish reaches both replicas' collectors; they survive losing a replica; history is shared", async () => {
-    let a = await replica();
-    const b = await replica();
+    // Both start at once on the empty database: one creates the first UI admin and prints it, the other starts without.
+    const started = await Promise.all([replica(), replica()]);
+    expect(started.filter((r) => r.stdout().includes("UI login: admin / ")).length).toBe(1);
+    let a = started[0]!;
+    const b = started[1]!;
     const onA = caller(a.base);
     const onB = caller(b.base);
     const route = await deploymentKit(onA);
