@@ -135,6 +135,31 @@ describe("PostgreSQL store", () => {
     }
   }, 30_000);
 
+  test("a batch of 10,000 documents commits under the batch lock; small guarded writes racing it keep compare-and-swap", async () => {
+    const uri = await pg.create("big");
+    const [one, two] = await Promise.all([PostgresStore.open(uri), PostgresStore.open(uri)]);
+    try {
+      const ids = Array.from({ length: 10_000 }, (_, i) => `c${String(i).padStart(5, "0")}`);
+      await one.write(ids.map((id) => ({ op: "put", collection: "collector_config", id, data: { seq: 1 } })));
+      // The fleet-wide batch and per-document writers guarded on version 1 race over the same documents.
+      const big = one.write(ids.map((id) => ({ op: "put", collection: "collector_config", id, data: { seq: 2 } })));
+      const small = Promise.allSettled(
+        ids.slice(0, 20).map((id) => two.write([{ op: "put", collection: "collector_config", id, data: { seq: "small" }, expect: 1 }])),
+      );
+      await big;
+      const outcomes = await small;
+      for (const [i, outcome] of outcomes.entries()) {
+        const doc = (await one.get<{ seq: unknown }>("collector_config", ids[i]!))!;
+        // Whichever ran second saw version 2 or 3, never a lost update.
+        if (outcome.status === "fulfilled") expect(doc).toMatchObject({ version: 3, data: { seq: 2 } });
+        else expect(doc).toMatchObject({ version: 2, data: { seq: 2 } });
+      }
+      expect(await one.count("collector_config")).toBe(10_000);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  }, 60_000);
+
   test("ping fails while the database is unreachable, and opening an unreachable one fails", async () => {
     const uri = await pg.create("down");
     const store = await PostgresStore.open(uri, { connectionTimeout: 2 });

@@ -10,7 +10,11 @@
  *   sorted order, reads the current versions, checks every guard with the
  *   embedded store's checkGuard and applies the batch, so compare-and-swap
  *   holds across replicas, "absent" guards included (a row lock cannot lock a
- *   row that does not exist yet). It is acknowledged after COMMIT.
+ *   row that does not exist yet). It is acknowledged after COMMIT. Every
+ *   write first holds the batch lock shared; a batch of more than
+ *   MAX_DOCUMENT_LOCKS documents (a publish to a whole fleet) holds it
+ *   exclusively instead of locking each document, because PostgreSQL's lock
+ *   table (max_locks_per_transaction) cannot hold ten thousand locks.
  * - schema migrations run once, in one transaction, under an advisory lock;
  *   a database whose schema is newer than this server knows is refused.
  * - the change feed is LISTEN/NOTIFY on one channel: every write NOTIFYs in
@@ -45,6 +49,10 @@ const NOTIFY_LIMIT = 7900;
 const ECHO_TIMEOUT_MS = 2000;
 /** pg_advisory_xact_lock(int4, int4) key of the migration lock ("svc", 1); document locks use the int8 form, a separate key space. */
 const MIGRATION_LOCK = "1937138531, 1";
+/** pg_advisory_xact_lock(int4, int4) key ("svc", 2) every write holds: shared by small batches, exclusive by large ones. */
+const BATCH_LOCK = "1937138531, 2";
+/** A batch locking more documents than this takes the batch lock exclusively instead. */
+const MAX_DOCUMENT_LOCKS = 64;
 
 /** Append-only: a released migration is never edited, only followed by a new one. */
 const MIGRATIONS: string[] = [
@@ -527,7 +535,12 @@ export class PostgresStore implements Store {
       const keys = [...new Set(ops.map((op) => keyOf(op.collection, op.id)))];
       // Sorted, so two batches over the same documents cannot deadlock.
       const locks = [...new Set(keys.map((k) => lockKey(k)))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-      await tx`SELECT pg_advisory_xact_lock(k) FROM unnest(${locks.map(String)}::text[]::int8[]) WITH ORDINALITY AS l(k, n) ORDER BY n`;
+      if (locks.length > MAX_DOCUMENT_LOCKS) {
+        await tx.unsafe(`SELECT pg_advisory_xact_lock(${BATCH_LOCK})`);
+      } else {
+        await tx.unsafe(`SELECT pg_advisory_xact_lock_shared(${BATCH_LOCK})`);
+        await tx`SELECT pg_advisory_xact_lock(k) FROM unnest(${locks.map(String)}::text[]::int8[]) WITH ORDINALITY AS l(k, n) ORDER BY n`;
+      }
       const collections = ops.map((op) => op.collection);
       const ids = ops.map((op) => op.id);
       const rows = await tx<{ collection: string; id: string; version: string }[]>`
