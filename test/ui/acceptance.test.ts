@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent } from "../opamp/helpers.ts";
 import { startAgent, stopAgents, untilConnected } from "./agents.ts";
-import { openBrowser, type BrowserSession } from "./browser.ts";
+import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -69,11 +69,7 @@ async function go(label: string) {
 test("sign in", async () => {
   const admin = await server.uiAdmin();
   const { page } = browser;
-  await page.goto(`${server.base}/ui/login`);
-  await page.getByLabel("Username").fill(admin.username);
-  await page.getByLabel("Password").fill(admin.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/ui\/system$/);
+  await signIn(page, server.base, admin, "/ui/system");
 }, SLOW);
 
 test("a source and a destination are created from the catalog forms", async () => {

@@ -83,3 +83,12 @@ export async function openBrowser(options: { width?: number; height?: number; co
     },
   };
 }
+
+/** Signs in through the login form, asking to land on `next`, and waits until the page is there. */
+export async function signIn(page: Page, base: string, who: { username: string; password: string }, next: string): Promise<void> {
+  await page.goto(`${base}/ui/login?next=${encodeURIComponent(next)}`);
+  await page.getByLabel("Username").fill(who.username);
+  await page.getByLabel("Password").fill(who.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname === next);
+}

@@ -13,7 +13,7 @@ import { deploymentKit } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { applied, description, RawAgent } from "../opamp/helpers.ts";
-import { openBrowser, type BrowserSession } from "./browser.ts";
+import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -43,11 +43,7 @@ beforeAll(async () => {
 
   const admin = await server.uiAdmin();
   const { page } = browser;
-  await page.goto(`${server.base}/ui/login?next=%2Fui%2Fchanges`);
-  await page.getByLabel("Username").fill(admin.username);
-  await page.getByLabel("Password").fill(admin.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/ui\/changes$/);
+  await signIn(page, server.base, admin, "/ui/changes");
 }, SLOW);
 
 afterAll(async () => {

@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { description, RawAgent } from "../opamp/helpers.ts";
-import { openBrowser, type BrowserSession } from "./browser.ts";
+import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -30,11 +30,7 @@ beforeAll(async () => {
   await Promise.all(Array.from({ length: BULK }, (_, i) => make({ name: `bulk-${String(i).padStart(2, "0")}`, tags: { team: "bulk" } })));
   const admin = await server.uiAdmin();
   const { page } = browser;
-  await page.goto(`${server.base}/ui/login?next=%2Fui%2Fcollectors`);
-  await page.getByLabel("Username").fill(admin.username);
-  await page.getByLabel("Password").fill(admin.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/ui\/collectors$/);
+  await signIn(page, server.base, admin, "/ui/collectors");
 }, SLOW);
 
 afterAll(async () => {

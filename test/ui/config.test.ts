@@ -12,22 +12,13 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SYSTEM_ACTOR } from "../../server/audit/audit.ts";
 import type { Locator } from "playwright-core";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { openBrowser, type BrowserSession } from "./browser.ts";
+import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
 let collectorId: string;
 const SLOW = 30_000;
 const VIEWER = { username: "vera", password: "viewer-password-8c1f2d" };
-
-async function signIn(username: string, password: string, next: string) {
-  const { page } = browser;
-  await page.goto(`${server.base}/ui/login?next=${encodeURIComponent(next)}`);
-  await page.getByLabel("Username").fill(username);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL((url) => url.pathname === next);
-}
 
 /** A host agent that reported an NGINX service, written as the agent channel would (no real agent needed). */
 async function hostWithNginx() {
@@ -68,7 +59,7 @@ beforeAll(async () => {
   // The UI admin first: the bootstrap admin is only made while there are no users.
   const admin = await server.uiAdmin();
   await server.app.users.create(SYSTEM_ACTOR, { username: VIEWER.username, email: "vera@example.com", role: "viewer" }, VIEWER.password);
-  await signIn(admin.username, admin.password, "/ui/sources");
+  await signIn(browser.page, server.base, admin, "/ui/sources");
 }, SLOW);
 
 afterAll(async () => {

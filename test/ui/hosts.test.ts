@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { startAgent, stopAgents, untilConnected } from "./agents.ts";
-import { openBrowser, type BrowserSession } from "./browser.ts";
+import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -45,11 +45,7 @@ beforeAll(async () => {
 
   const admin = await server.uiAdmin();
   const { page } = browser;
-  await page.goto(`${server.base}/ui/login?next=%2Fui%2Fhosts`);
-  await page.getByLabel("Username").fill(admin.username);
-  await page.getByLabel("Password").fill(admin.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/ui\/hosts$/);
+  await signIn(page, server.base, admin, "/ui/hosts");
 }, SLOW);
 
 afterAll(async () => {

@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { freePort } from "../process/spawn.ts";
-import { openBrowser, type BrowserSession } from "./browser.ts";
+import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -26,11 +26,7 @@ beforeAll(async () => {
   await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.base });
   const admin = await server.uiAdmin();
   const { page } = browser;
-  await page.goto(`${server.base}/ui/login?next=%2Fui%2Fonboarding`);
-  await page.getByLabel("Username").fill(admin.username);
-  await page.getByLabel("Password").fill(admin.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/ui\/onboarding$/);
+  await signIn(page, server.base, admin, "/ui/onboarding");
 }, SLOW);
 
 afterAll(async () => {

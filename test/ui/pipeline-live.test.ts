@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Topology } from "../../server/configstore/records.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { openBrowser, type BrowserSession } from "./browser.ts";
+import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -39,11 +39,7 @@ beforeAll(async () => {
   const admin = await server.uiAdmin();
   const { page } = browser;
   page.setDefaultTimeout(10_000);
-  await page.goto(`${server.base}/ui/login?next=%2Fui%2Fpipelines`);
-  await page.getByLabel("Username").fill(admin.username);
-  await page.getByLabel("Password").fill(admin.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/ui\/pipelines$/);
+  await signIn(page, server.base, admin, "/ui/pipelines");
   await page.getByRole("link", { name: "shared" }).click();
   await page.getByRole("heading", { name: "shared", level: 1 }).waitFor();
 }, SLOW);

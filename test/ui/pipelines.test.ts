@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Locator } from "playwright-core";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { freePort } from "../process/spawn.ts";
-import { openBrowser, type BrowserSession } from "./browser.ts";
+import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -30,11 +30,7 @@ beforeAll(async () => {
   const { page } = browser;
   // A failed wait reports itself well before the test's own limit.
   page.setDefaultTimeout(10_000);
-  await page.goto(`${server.base}/ui/login?next=%2Fui%2Fpipelines`);
-  await page.getByLabel("Username").fill(admin.username);
-  await page.getByLabel("Password").fill(admin.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/ui\/pipelines$/);
+  await signIn(page, server.base, admin, "/ui/pipelines");
 }, SLOW);
 
 afterAll(async () => {

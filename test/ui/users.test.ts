@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { freePort } from "../process/spawn.ts";
-import { openBrowser, type BrowserSession } from "./browser.ts";
+import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 
 let server: TestServer;
 let admin: BrowserSession;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}` });
   [admin, other] = await Promise.all([openBrowser({ width: 1280, height: 800 }), openBrowser({ width: 1280, height: 800 })]);
   const { username, password } = await server.uiAdmin();
-  await signIn(admin, username, password, "/ui/users");
+  await signIn(admin.page, server.base, { username, password }, "/ui/users");
 }, SLOW);
 
 afterAll(async () => {
@@ -32,15 +32,6 @@ afterAll(async () => {
   await other?.close();
   await server?.stop();
 }, SLOW);
-
-async function signIn(browser: BrowserSession, username: string, password: string, next: string) {
-  const { page } = browser;
-  await page.goto(`${server.base}/ui/login?next=${encodeURIComponent(next)}`);
-  await page.getByLabel("Username").fill(username);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(new RegExp(`${next}$`));
-}
 
 /** The row whose username is exactly `name` (role options make "admin" appear in every row). */
 const userRow = (name: string) =>
@@ -91,7 +82,7 @@ test("an admin invites a user and sees the link; the user sets a password throug
 
   // Signed out, the new password signs in.
   await other.context.clearCookies();
-  await signIn(other, "nora", PASSWORD, "/ui/users");
+  await signIn(other.page, server.base, { username: "nora", password: PASSWORD }, "/ui/users");
 }, SLOW);
 
 test("a viewer sees the admins-only notice and no write controls", async () => {
