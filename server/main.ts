@@ -19,6 +19,7 @@ import { ConfigError, loadConfig, type ServerConfig } from "./config/load.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
 import { startHttpServer } from "./http/server.ts";
 import { migrate } from "./migrate.ts";
+import { MongoStore } from "./store/mongodb.ts";
 import { PostgresStore } from "./store/postgres.ts";
 import { SqliteStore } from "./store/sqlite.ts";
 import type { Store } from "./store/store.ts";
@@ -31,42 +32,39 @@ function fail(message: string, code = 2): never {
   process.exit(code);
 }
 
-/** The external database's URI, refused plainly unless it names PostgreSQL. */
-function postgresUri(config: ServerConfig): string {
+/** The external database's URI and the kind of database its scheme names, refused plainly when it names none. */
+function externalDatabase(config: ServerConfig): { kind: "PostgreSQL" | "MongoDB"; uri: string } {
   const uri = config.database.uri;
-  const shown = redactUri(uri);
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase() ?? "";
-  if (scheme === "mongodb" || scheme === "mongodb+srv") {
-    fail(
-      `database.uri ${shown}: MongoDB is not available in this version; storage.backend 'external' needs a PostgreSQL URI (postgres:// or postgresql://).`,
-    );
-  }
-  if (scheme !== "postgres" && scheme !== "postgresql") {
-    fail(`database.uri ${shown}: storage.backend 'external' needs a PostgreSQL URI (postgres:// or postgresql://).`);
-  }
-  return uri;
+  if (scheme === "postgres" || scheme === "postgresql") return { kind: "PostgreSQL", uri };
+  if (scheme === "mongodb" || scheme === "mongodb+srv") return { kind: "MongoDB", uri };
+  fail(
+    `database.uri ${redactUri(uri)}: storage.backend 'external' needs a PostgreSQL (postgres://, postgresql://) or MongoDB (mongodb://, mongodb+srv://) URI.`,
+  );
 }
 
 /**
  * embedded → SQLite at storage.boltPath; external → the adapter the database
- * URI names: postgres:// or postgresql:// opens PostgreSQL, in the background
- * (`ready` resolves once it is open). Logs the backend, never the password.
+ * URI names (postgres:// or postgresql:// PostgreSQL, mongodb:// or
+ * mongodb+srv:// MongoDB), in the background (`ready` resolves once it is
+ * open). Logs the backend, never the password.
  */
 function openStore(config: ServerConfig, logger: pino.Logger): { store: Store; ready: Promise<void> } {
   if (config.storage.backend === "external") {
-    const uri = postgresUri(config);
+    const { kind, uri } = externalDatabase(config);
     const shown = redactUri(uri);
-    const { store, ready } = PostgresStore.connect(uri, {
+    const options = {
       database: config.database.database,
-      onRetry: (error, delayMs) =>
+      onRetry: (error: Error, delayMs: number) =>
         logger.warn({ database: shown, error: redactUri(error.message), retryInMs: delayMs }, "the external store is unreachable; retrying"),
-    });
+    };
+    const { store, ready } = kind === "MongoDB" ? MongoStore.connect(uri, options) : PostgresStore.connect(uri, options);
     return {
       store,
       ready: ready.then(
         () => void logger.info({ backend: store.backend, database: shown }, "opened the external store"),
         (error: Error) => {
-          throw new Error(`cannot open the PostgreSQL store at ${shown} (database.*): ${redactUri(error.message)}`);
+          throw new Error(`cannot open the ${kind} store at ${shown} (database.*): ${redactUri(error.message)}`);
         },
       ),
     };
@@ -187,14 +185,15 @@ async function migrateCommand(options: { from: string; to: string; force?: boole
   const config = readConfig(options.config);
   const statePath = config.storage.boltPath;
   if (!existsSync(statePath)) fail(`there is no embedded state file at ${statePath} (storage.boltPath) to migrate from.`, 1);
-  const uri = postgresUri(config);
+  const { kind, uri } = externalDatabase(config);
   const source = new SqliteStore(statePath);
-  let target: PostgresStore;
+  let target: Store;
   try {
-    target = await PostgresStore.open(uri, { database: config.database.database });
+    const options = { database: config.database.database };
+    target = kind === "MongoDB" ? await MongoStore.open(uri, options) : await PostgresStore.open(uri, options);
   } catch (error) {
     await source.close();
-    fail(`cannot open the PostgreSQL store at ${redactUri(uri)} (database.*): ${redactUri((error as Error).message)}`, 1);
+    fail(`cannot open the ${kind} store at ${redactUri(uri)} (database.*): ${redactUri((error as Error).message)}`, 1);
   }
   const say = (line: string) => process.stdout.write(line + "\n");
   try {

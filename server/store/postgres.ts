@@ -38,6 +38,7 @@
  */
 import { SQL } from "bun";
 import { ConflictError, StorageUnavailableError } from "../errors.ts";
+import { type Backoff, Echoes, openInBackground, Watchers } from "./external.ts";
 import { checkGuard } from "./sqlite.ts";
 import type { AuditEntry, AuditQuery, Change, ChangeListener, Doc, ListOptions, Store, WriteOp } from "./store.ts";
 
@@ -101,8 +102,6 @@ function unavailable(error: unknown): StorageUnavailableError {
 const ATTEMPTS = 3;
 /** Seconds clients are told to wait (Retry-After) while the database is unreachable. */
 const RETRY_AFTER_SECONDS = 5;
-/** Delays between attempts to open in the background: doubling from min to max, jittered. */
-const OPEN_BACKOFF = { minMs: 500, maxMs: 30_000 };
 
 export interface PostgresStoreOptions {
   /** The database to use when the URI names none (database.database). */
@@ -119,7 +118,7 @@ export interface ConnectOptions extends PostgresStoreOptions {
   /** Told of each failed attempt to open and how long until the next one. */
   onRetry?: (error: Error, delayMs: number) => void;
   /** Bounds of the delay between attempts (default 0.5 s to 30 s). */
-  backoff?: { minMs: number; maxMs: number };
+  backoff?: Backoff;
 }
 
 interface DocRow {
@@ -136,11 +135,6 @@ interface NotifyPart {
   n: number;
   c: [string, string, number][];
   o?: 1;
-}
-
-interface Watcher {
-  changes: ChangeListener;
-  resync?: () => void;
 }
 
 function prefixEnd(prefix: string): string {
@@ -185,11 +179,10 @@ export class PostgresStore implements Store {
   /** A client of its own for LISTEN, so its onclose tells exactly when the feed dropped. */
   private readonly listenSql: SQL;
   private subscription: SQL.ListenSubscription | null = null;
-  private readonly watchers = new Set<Watcher>();
+  private readonly watchers = new Watchers();
   /** Parts of announcements not complete yet, by write token. */
   private readonly partial = new Map<string, { changes: Change[]; got: number; overflow: boolean }>();
-  /** This replica's writes waiting for their own announcement, by write token. */
-  private readonly echoes = new Map<string, () => void>();
+  private readonly echoes = new Echoes(ECHO_TIMEOUT_MS);
   private readonly instance = Bun.randomUUIDv7().slice(-12);
   private readonly notifyLimit: number;
   private seq = 0;
@@ -221,26 +214,18 @@ export class PostgresStore implements Store {
    */
   static connect(uri: string, options: ConnectOptions = {}): { store: PostgresStore; ready: Promise<void> } {
     const store = new PostgresStore(uri, options);
-    const { minMs, maxMs } = options.backoff ?? OPEN_BACKOFF;
-    const ready = (async () => {
-      for (let attempt = 0; ; attempt++) {
-        if (store.closed) throw new Error("the PostgreSQL store was closed before it could open");
-        try {
-          await store.start();
-          return;
-        } catch (error) {
-          if (store.closed) throw new Error("the PostgreSQL store was closed before it could open", { cause: error });
-          // Unreachable, or refused a session (database not created yet, credentials not set up yet): an operator fixes those while it waits.
-          if (!isConnectionError(error)) throw error;
-          store.openError = (error as Error).message;
-          // Doubling, capped, then jittered over its upper half, so replicas restarted together spread out.
-          const cap = Math.min(maxMs, minMs * 2 ** Math.min(attempt, 30));
-          const delay = Math.round(cap / 2 + (Math.random() * cap) / 2);
-          options.onRetry?.(error as Error, delay);
-          await Bun.sleep(delay);
-        }
-      }
-    })();
+    const ready = openInBackground({
+      name: "PostgreSQL",
+      start: () => store.start(),
+      closed: () => store.closed,
+      // Unreachable, or refused a session (database not created yet, credentials not set up yet): an operator fixes those while it waits.
+      retryable: isConnectionError,
+      failed: (error, delay) => {
+        store.openError = error.message;
+        options.onRetry?.(error, delay);
+      },
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+    });
     return { store, ready };
   }
 
@@ -307,13 +292,7 @@ export class PostgresStore implements Store {
     if (this.closed) return;
     this.feedUp = false;
     this.partial.clear();
-    this.releaseEchoes();
-  }
-
-  private releaseEchoes(): void {
-    const waiting = [...this.echoes.values()];
-    this.echoes.clear();
-    for (const release of waiting) release();
+    this.echoes.releaseAll();
   }
 
   private onNotify(payload: string): void {
@@ -332,36 +311,14 @@ export class PostgresStore implements Store {
     entry.overflow ||= part.o === 1;
     if (++entry.got < part.n) return;
     this.partial.delete(part.w);
-    if (entry.changes.length > 0) this.emit(entry.changes);
+    if (entry.changes.length > 0) this.watchers.emit(entry.changes);
     if (entry.overflow) this.resync();
-    const echo = this.echoes.get(part.w);
-    if (echo) {
-      this.echoes.delete(part.w);
-      echo();
-    }
-  }
-
-  private emit(changes: Change[]): void {
-    for (const watcher of [...this.watchers]) {
-      if (!this.watchers.has(watcher)) continue;
-      try {
-        watcher.changes(changes);
-      } catch (error) {
-        console.error("svc store: a change listener failed", error);
-      }
-    }
+    this.echoes.arrived(part.w);
   }
 
   /** Tells every watcher that it may have missed changes. */
   private resync(): void {
-    if (this.closed) return;
-    for (const watcher of [...this.watchers]) {
-      try {
-        watcher.resync?.();
-      } catch (error) {
-        console.error("svc store: a resync listener failed", error);
-      }
-    }
+    if (!this.closed) this.watchers.resync();
   }
 
   /** Runs `fn`, again after a short pause when the connection it used had gone away. */
@@ -433,7 +390,7 @@ export class PostgresStore implements Store {
     let written: Doc[] = [];
     let changes: Change[] = [];
     // Registered before COMMIT: the announcement may overtake the COMMIT's answer.
-    const echo = this.expectEcho(token);
+    const echo = this.echoes.expect(token);
     try {
       for (let attempt = 1; ; attempt++) {
         /** This transaction's id once its body ran: from then on COMMIT may have been sent. */
@@ -500,27 +457,6 @@ export class PostgresStore implements Store {
   }
 
   /** Waits for the announcement of this replica's write `token`: true when it came, false after ECHO_TIMEOUT_MS. */
-  private expectEcho(token: string): { wait: Promise<boolean>; cancel: () => void } {
-    let settle!: (came: boolean) => void;
-    const wait = new Promise<boolean>((resolve) => (settle = resolve));
-    const timer = setTimeout(() => {
-      this.echoes.delete(token);
-      settle(false);
-    }, ECHO_TIMEOUT_MS);
-    this.echoes.set(token, () => {
-      clearTimeout(timer);
-      settle(true);
-    });
-    return {
-      wait,
-      cancel: () => {
-        this.echoes.delete(token);
-        clearTimeout(timer);
-        settle(true);
-      },
-    };
-  }
-
   private async applyInTransaction(
     tx: SQL,
     ops: WriteOp[],
@@ -666,9 +602,7 @@ export class PostgresStore implements Store {
    * hears that the feed dropped and came back, so changes may have been missed.
    */
   watch(listener: ChangeListener, onResync?: () => void): () => void {
-    const watcher: Watcher = { changes: listener, ...(onResync ? { resync: onResync } : {}) };
-    this.watchers.add(watcher);
-    return () => this.watchers.delete(watcher);
+    return this.watchers.add(listener, onResync);
   }
 
   /** One query, not retried: health answers promptly with the current state. */
@@ -686,7 +620,7 @@ export class PostgresStore implements Store {
     this.closed = true;
     this.watchers.clear();
     this.partial.clear();
-    this.releaseEchoes();
+    this.echoes.releaseAll();
     await this.subscription?.unlisten().catch(() => {});
     await Promise.allSettled([this.listenSql.close({ timeout: 0 }), this.sql.close({ timeout: 5 })]);
   }

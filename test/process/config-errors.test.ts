@@ -1,12 +1,13 @@
 /**
  * A bad configuration stops the real process before it listens or touches the
  * state file: it exits non-zero with a message naming the key and where the
- * value came from.
+ * value came from. An external database that does not answer is no
+ * configuration error: the server starts and reports storage down.
  */
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort, isListening, killAll, removeTempDirs, startServer, tempDir, type StartOptions } from "./spawn.ts";
+import { bootstrapToken, freePort, isListening, killAll, removeTempDirs, startServer, tempDir, type StartOptions } from "./spawn.ts";
 
 afterEach(killAll);
 afterAll(async () => {
@@ -88,4 +89,33 @@ describe("configuration errors stop the process", () => {
     expect(server.bannerToken).toMatch(/^svcsa_/);
     expect(await server.stop("SIGTERM")).toBe(0);
   });
+});
+
+describe("an external database nothing answers does not stop the start", () => {
+  test("a mongodb:// URI: listening, /readyz 503, health names MongoDB down, retrying, stops cleanly", async () => {
+    const dir = tempDir();
+    const uri = `mongodb://svc:s3cret@127.0.0.1:${freePort()}/svc?serverSelectionTimeoutMS=300`;
+    const token = bootstrapToken();
+    const server = await startServer({
+      statePath: join(dir, "state.db"),
+      env: { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: uri, SVC_BOOTSTRAP_ADMINTOKEN: token },
+      waitReady: false,
+    });
+    let healthz = 0;
+    for (let i = 0; i < 200 && healthz !== 200; i++) {
+      healthz = await fetch(`${server.base}/healthz`).then((res) => res.status, () => 0);
+      if (healthz !== 200) await Bun.sleep(50);
+    }
+    expect(healthz).toBe(200);
+    expect((await fetch(`${server.base}/readyz`)).status).toBe(503);
+    // While storage is down the credential cannot be checked; health answers anyway.
+    const health = await fetch(`${server.base}/api/v1/system/health`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(health.status).toBe(200);
+    expect(((await health.json()) as { storage: unknown }).storage).toMatchObject({ backend: "mongodb", status: "down" });
+    for (let i = 0; i < 200 && !server.stdout().includes("the external store is unreachable; retrying"); i++) await Bun.sleep(50);
+    expect(server.stdout()).toContain("the external store is unreachable; retrying");
+    expect(server.stdout() + server.stderr()).not.toContain("s3cret");
+    expect(await server.stop("SIGTERM")).toBe(0);
+    expect(server.stdout()).not.toContain("is serving at");
+  }, 30_000);
 });
