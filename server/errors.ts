@@ -64,6 +64,13 @@ export class UnsupportedMediaTypeError extends AppError {
   }
 }
 
+/** 429 with Retry-After: this credential or address has used up its rate; wait, then retry. */
+export class RateLimitedError extends AppError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, "rate_limited", message, [], { "Retry-After": String(retryAfterSeconds) });
+  }
+}
+
 /** 503 with Retry-After: the server cannot take this now (storage down, overload). */
 export class UnavailableError extends AppError {
   constructor(message: string, retryAfterSeconds = 5, code = "unavailable") {

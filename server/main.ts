@@ -168,6 +168,7 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   }
   // The web UI's first admin: the password is printed once and stored only hashed.
   const uiPassword = await app.users.bootstrapAdmin();
+  http.markStarted();
   logger.info({ url: http.url.origin, store: store.backend, configFile: config.file }, "svc-server ready");
   process.stdout.write(banner(http.url, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken, uiPassword));
 }

@@ -43,6 +43,7 @@ export async function startTestServer(
   const app = await createApp(config, store, pino({ level: "silent" }));
   const adminToken = (await app.accounts.bootstrapAdmin(config.bootstrap.adminToken))!;
   const http = startHttpServer(app, apiRoutes(app));
+  http.markStarted();
   const base = http.url.origin;
   let uiAdmin: Promise<{ username: string; password: string }> | undefined;
   return {

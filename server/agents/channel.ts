@@ -13,7 +13,7 @@ import type { Logger } from "pino";
 import type { AgentErrorCode, ServerMessage, ServerRequest } from "../../agent/types.ts";
 import { bearerToken, tokenKind } from "../auth/tokens.ts";
 import { AppError, UnauthenticatedError } from "../errors.ts";
-import { transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
+import { sendBounded, transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
 import { validate } from "../http/validate.ts";
 import type { Agents } from "./registry.ts";
 import { AGENT_ID, DiscoverySchema, HelloSchema, ResponseSchema } from "./schemas.ts";
@@ -207,7 +207,7 @@ export class AgentChannel implements Channel {
   }
 
   private send(ws: ChannelSocket, message: ServerMessage): void {
-    ws.sendText(JSON.stringify(message));
+    sendBounded(ws, JSON.stringify(message));
   }
 
   private refuse(ws: ChannelSocket, code: number, reason: string): void {

@@ -30,6 +30,10 @@ function atLeast(min: number) {
   return (value: number) => (value >= min ? undefined : `must be at least ${min}`);
 }
 
+function between(min: number, max: number) {
+  return (value: number) => (value >= min && value <= max ? undefined : `must be between ${min} and ${max}`);
+}
+
 function checkExternalUrl(value: string): string | undefined {
   if (value === "") return undefined;
   let url: URL;
@@ -132,6 +136,14 @@ export const KEYS = {
   "bootstrap.adminToken": { type: "string", default: "", check: checkAdminToken, secret: true },
   "http.maxBodyBytes": { type: "int", default: 1048576, check: atLeast(1024) },
   "http.trustedProxies": { type: "list", default: [], check: checkAddresses },
+  "http.maxConnections": { type: "int", default: 100000, check: atLeast(1) },
+  "http.idleTimeoutSeconds": { type: "int", default: 10, check: between(1, 255) },
+  "rateLimit.api.perSecond": { type: "int", default: 100, check: atLeast(1) },
+  "rateLimit.api.burst": { type: "int", default: 500, check: atLeast(1) },
+  "rateLimit.authFailures.perSecond": { type: "int", default: 20, check: atLeast(1) },
+  "rateLimit.authFailures.burst": { type: "int", default: 1000, check: atLeast(1) },
+  "rateLimit.enrollment.perSecond": { type: "int", default: 20, check: atLeast(1) },
+  "rateLimit.enrollment.burst": { type: "int", default: 1000, check: atLeast(1) },
   "downloads.dir": { type: "string", default: "/usr/share/svc-server/downloads" },
   "opamp.maxConnections": { type: "int", default: 50000, check: atLeast(1) },
   "opamp.maxConcurrentRequests": { type: "int", default: 1000, check: atLeast(1) },

@@ -21,7 +21,9 @@ export interface ServerConfig {
   security: { cors: { allowedOrigins: string[] } };
   bootstrap: { adminToken: string };
   /** trustedProxies: peers whose X-Forwarded-Proto is believed (TLS terminated in front). */
-  http: { maxBodyBytes: number; trustedProxies: string[] };
+  http: { maxBodyBytes: number; trustedProxies: string[]; maxConnections: number; idleTimeoutSeconds: number };
+  /** Token buckets: per credential on the REST API, per address for failed auth, per token and address for enrollment. */
+  rateLimit: { api: RateLimit; authFailures: RateLimit; enrollment: RateLimit };
   /** Where the agent packages and their SHA256SUMS are, served under /downloads/. */
   downloads: { dir: string };
   /** Past these the OpAMP endpoint answers 503 with Retry-After instead of queueing. */
@@ -31,6 +33,11 @@ export interface ServerConfig {
   smtp: SmtpConfig | null;
   /** The file that was read, if any. */
   file: string | null;
+}
+
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
 }
 
 export interface SmtpConfig {
@@ -169,7 +176,17 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     database: { uri: database!, database: get("database.database") },
     security: { cors: { allowedOrigins: get<string[]>("security.cors.allowedOrigins").map((o) => o.replace(/\/$/, "")) } },
     bootstrap: { adminToken: get("bootstrap.adminToken") },
-    http: { maxBodyBytes: get("http.maxBodyBytes"), trustedProxies: get<string[]>("http.trustedProxies") },
+    http: {
+      maxBodyBytes: get("http.maxBodyBytes"),
+      trustedProxies: get<string[]>("http.trustedProxies"),
+      maxConnections: get("http.maxConnections"),
+      idleTimeoutSeconds: get("http.idleTimeoutSeconds"),
+    },
+    rateLimit: {
+      api: { perSecond: get("rateLimit.api.perSecond"), burst: get("rateLimit.api.burst") },
+      authFailures: { perSecond: get("rateLimit.authFailures.perSecond"), burst: get("rateLimit.authFailures.burst") },
+      enrollment: { perSecond: get("rateLimit.enrollment.perSecond"), burst: get("rateLimit.enrollment.burst") },
+    },
     downloads: { dir: get("downloads.dir") },
     opamp: { maxConnections: get("opamp.maxConnections"), maxConcurrentRequests: get("opamp.maxConcurrentRequests") },
     logging: { level: get("logging.level") },

@@ -48,9 +48,9 @@ export async function readEncodedBytes(req: Request, limit: number, decompressed
   }
 }
 
-/** The parsed JSON body, or undefined when the request has none. */
+/** The parsed JSON body (gzip accepted, bounded by the same limit once inflated), or undefined when the request has none. */
 export async function readJson(req: Request, limit: number): Promise<unknown> {
-  const bytes = await readBytes(req, limit);
+  const bytes = await readEncodedBytes(req, limit, limit);
   if (bytes.byteLength === 0) return undefined;
   const type = req.headers.get("content-type") ?? "";
   if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) throw new UnsupportedMediaTypeError("application/json");
@@ -60,9 +60,36 @@ export async function readJson(req: Request, limit: number): Promise<unknown> {
   } catch {
     throw new ValidationError("The request body is not valid UTF-8.");
   }
+  if (nestingDepth(bytes) > MAX_JSON_DEPTH) {
+    throw new AppError(400, "too_deeply_nested", `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`);
+  }
   try {
     return JSON.parse(text);
   } catch (error) {
     throw new AppError(400, "malformed_json", `The request body is not valid JSON: ${(error as Error).message}`);
   }
+}
+
+/**
+ * Deeper than any real body (OTLP values stop at 100 levels, ~400 in JSON),
+ * shallow enough that the recursive code behind the API (schema checks,
+ * clones, JSON.stringify) cannot overflow the stack: a 100,000-deep config was a 500.
+ */
+export const MAX_JSON_DEPTH = 1000;
+
+/** The deepest `{`/`[` nesting of JSON bytes, brackets inside strings not counted; one pass, no parse. */
+function nestingDepth(bytes: Uint8Array): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (inString) {
+      if (b === 0x5c) i++;
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) inString = true;
+    else if (b === 0x7b || b === 0x5b) max = Math.max(max, ++depth);
+    else if (b === 0x7d || b === 0x5d) depth--;
+  }
+  return max;
 }

@@ -52,6 +52,21 @@ export function channelFor(channels: readonly Channel[], path: string): Channel 
   return channels.find((c) => (c.path.endsWith("/") ? path.startsWith(c.path) : path === c.path));
 }
 
+/** Unsent bytes a session may hold for a peer that does not read; past it the session is closed, not buffered further. */
+export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Sends a frame unless the peer has stopped reading: with more than
+ * MAX_BUFFERED_BYTES already waiting, the session is closed with 1013 (try
+ * again later) instead. The peer reconnects and is sent its state afresh, so
+ * nothing is lost but the memory a stalled socket would have held.
+ */
+export function sendBounded(ws: ChannelSocket, data: string | Uint8Array): void {
+  if (ws.getBufferedAmount() > MAX_BUFFERED_BYTES) ws.close(1013, "not reading: reconnect to get the current state");
+  else if (typeof data === "string") ws.sendText(data);
+  else ws.sendBinary(data);
+}
+
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
 
 export function isLoopback(address: string | null): boolean {

@@ -14,6 +14,8 @@ const ERROR_STATUSES: Record<string, string> = {
   "409": "Conflict with the current state.",
   "413": "Request body too large.",
   "415": "Body is not JSON.",
+  "429": "Rate limited (rate_limited): the credential or address has used up its rate; retry after Retry-After seconds.",
+  "503": "Overloaded or storage unavailable; retry after Retry-After seconds.",
 };
 
 /** Plain JSON Schema: drops TypeBox's symbol keys and `Type.Optional` markers. */
@@ -71,6 +73,8 @@ export function openApiDocument(routes: Route[], version: string): Record<string
       tags: [route.tag],
       security,
       ...(route.scope !== null ? { "x-required-scope": route.scope } : {}),
+      // A route's own body limit; the others take http.maxBodyBytes.
+      ...(route.maxBodyBytes !== undefined ? { "x-max-body-bytes": route.maxBodyBytes } : {}),
       parameters,
       ...(route.body
         ? { requestBody: { required: true, content: { "application/json": { schema: plain(route.body) } } } }

@@ -8,16 +8,19 @@
 import type { Server } from "bun";
 import type { Logger } from "pino";
 import type { Principal } from "../auth/service-accounts.ts";
+import { AuthFailureBursts, credentialKind } from "../auth/failure-bursts.ts";
 import { sessionCookie } from "../auth/sessions.ts";
-import { bearerToken, stringsEqual } from "../auth/tokens.ts";
+import { bearerToken, stringsEqual, tokenKind } from "../auth/tokens.ts";
 import { auditEntry } from "../audit/audit.ts";
 import { VERSION, type App } from "../app.ts";
 import { storageStatus } from "../api/system.ts";
 import { AppError, ForbiddenError, StorageUnavailableError, UnauthenticatedError, ValidationError } from "../errors.ts";
 import { UiServer } from "../ui/serve.ts";
-import { readJson } from "./body.ts";
+import { readBytes, readJson } from "./body.ts";
 import { channelFor, type Channel, type ChannelSocket, type SocketData } from "./channel.ts";
 import { Cors } from "./cors.ts";
+import { EdgeLimits } from "./limits.ts";
+import { applySecurityHeaders } from "./headers.ts";
 import { openApiDocument } from "./openapi.ts";
 import { errorResponse, json } from "./respond.ts";
 import type { RequestContext, Route } from "./route.ts";
@@ -26,13 +29,20 @@ import { validate, validateQuery } from "./validate.ts";
 
 const API_PREFIX = "/api/v1";
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const API_HEADERS = { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" };
+/** Load-balancer probes answer even when the connection cap is reached. */
+const PROBES = new Set(["/healthz", "/readyz"]);
 
 export interface HttpServer {
   url: URL;
   server: Server<SocketData>;
   /** Stops accepting, lets in-flight requests finish, then resolves. */
   stop(): Promise<void>;
+  /**
+   * Start-up is complete (first accounts created): /readyz may answer 200.
+   * Until then it answers 503, so a load balancer or script that waits for
+   * readiness never meets a replica whose admin credential does not exist yet.
+   */
+  markStarted(): void;
 }
 
 export function startHttpServer(app: App, routes: Route[]): HttpServer {
@@ -42,6 +52,10 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
   const cors = new Cors(config.security.cors.allowedOrigins, config.externalUrl);
   const openapi = JSON.stringify(openApiDocument(routes, VERSION));
   const ui = new UiServer();
+  const limits = new EdgeLimits(app);
+  let started = false;
+  const authFailures = new AuthFailureBursts(app.store, logger);
+  authFailures.start();
 
   /**
    * A Bearer token first (service accounts; no CSRF, browsers never send one
@@ -76,6 +90,8 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     const { route, params } = router.match(req.method, path);
     let principal: Principal;
     const anonymous: Principal = { kind: "anonymous", id: "", name: "anonymous", scopes: new Set(), actor: "anonymous", remoteAddr };
+    // An address that failed to authenticate too often waits, on the public log-in calls too.
+    limits.checkAddress(req, remoteAddr);
     if (route.scope === null && !route.session) {
       // Public (log in, redeem a link): no credential is looked at.
       principal = anonymous;
@@ -85,6 +101,7 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
         if (route.answersWithoutStorage && error instanceof StorageUnavailableError) return anonymous;
         throw error;
       });
+      if (principal !== anonymous) limits.takeCall(principal);
       if (principal === anonymous) {
         // Storage is down and the route answers anyway: nothing to check the principal against.
       } else if (route.scope === null) {
@@ -102,6 +119,9 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
       const raw = await readJson(req, route.maxBodyBytes ?? config.http.maxBodyBytes);
       if (raw === undefined) throw new ValidationError("A JSON request body is required.");
       body = validate(route.body, raw, "request body");
+    } else if (req.body) {
+      // A route that takes no body still bounds one sent anyway.
+      await readBytes(req, route.maxBodyBytes ?? config.http.maxBodyBytes);
     }
     const ctx: RequestContext = { req, url, params, query, body, principal, secure, requestId, log };
     const result = await route.handler(ctx);
@@ -123,17 +143,22 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     const origin = req.headers.get("origin");
     let response: Response;
     let channel: Channel | undefined;
+    let api = false;
     // Over TLS: served directly with tls.*, or a trusted proxy says so. Decides
     // WebSocket admission for collectors and the cookie's Secure attribute.
     const forwarded = remoteAddr !== null && trustedProxies.has(remoteAddr) && req.headers.get("x-forwarded-proto") === "https";
     const secure = config.tls !== null || forwarded;
     try {
+      if (!PROBES.has(url.pathname)) limits.admit(server);
       if (url.pathname === "/healthz") {
         response = new Response("ok\n", { headers: { "Content-Type": "text/plain" } });
       } else if (url.pathname === "/readyz") {
-        const ready = (await storageStatus(app)).status === "up";
+        const ready = started && (await storageStatus(app)).status === "up";
         response = new Response(ready ? "ready\n" : "not ready\n", { status: ready ? 200 : 503 });
       } else if ((channel = channelFor(channels, url.pathname))) {
+        limits.checkAddress(req, remoteAddr);
+        const bearer = bearerToken(req.headers.get("authorization"));
+        if (bearer !== null && tokenKind(bearer) === "enrollment") limits.takeEnrollment(bearer, req, remoteAddr);
         const answer = await channel.handle({
           req,
           url,
@@ -159,7 +184,7 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
         } else {
           response = await handleApi(req, url, remoteAddr, secure, requestId, log());
         }
-        for (const [name, value] of Object.entries(API_HEADERS)) response.headers.set(name, value);
+        api = true;
       } else {
         const page = await ui.handle(req, url);
         if (page === null) throw new AppError(404, "not_found", `Nothing is served at ${url.pathname}.`);
@@ -167,10 +192,15 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
       }
     } catch (error) {
       response = errorResponse(error, log());
-      for (const [name, value] of Object.entries(API_HEADERS)) response.headers.set(name, value);
+      api = true;
     }
     if (origin !== null) for (const [name, value] of Object.entries(cors.headers(origin))) response.headers.set(name, value);
+    applySecurityHeaders(response, { api, secure });
     response.headers.set("X-Request-Id", requestId);
+    if (response.status === 401) {
+      limits.authFailed(req, remoteAddr);
+      authFailures.record(remoteAddr, credentialKind(req), url.pathname);
+    }
     if (logger.isLevelEnabled("info")) {
       log().info(
         { method: req.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - started), remoteAddr },
@@ -184,6 +214,8 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     hostname: config.listen.host,
     port: config.listen.port,
     development: false,
+    // Also the deadline for a request body: one trickled in slower is dropped (headers have a fixed ~10 s deadline).
+    idleTimeout: config.http.idleTimeoutSeconds,
     // Per-route limits are enforced while reading; this is only the outer bound.
     maxRequestBodySize: 64 * 1024 * 1024,
     ...(config.tls ? { tls: { cert: Bun.file(config.tls.certFile), key: Bun.file(config.tls.keyFile) } } : {}),
@@ -204,12 +236,14 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
   return {
     url,
     server,
+    markStarted: () => void (started = true),
     stop: async () => {
       // Channels end their sessions and the event hub its streams first: open
       // WebSockets and server-sent-event answers would hold a graceful stop forever.
       for (const c of channels) c.stop?.();
       app.events.close();
       await server.stop();
+      await authFailures.stop();
     },
   };
 }

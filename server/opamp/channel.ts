@@ -14,7 +14,9 @@
  *   AgentRemoteConfig bytes are encoded once per config hash.
  * - Overload is refused, not queued: past `opamp.maxConnections` sessions or
  *   `opamp.maxConcurrentRequests` requests in flight the answer is 503 with a
- *   jittered Retry-After, before auth touches the store.
+ *   jittered Retry-After, before auth touches the store. A session whose
+ *   collector stops reading is closed (1013), not buffered for; it is sent its
+ *   config again when it reconnects.
  */
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
@@ -39,7 +41,7 @@ import {
   type ConnectionSettingsOffers,
   type ServerToAgent,
 } from "../gen/opamp/v1/opamp_pb.ts";
-import { transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
+import { sendBounded, transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
 import { encodeServerToAgent, frame, PROTOBUF, readProtobufBody, RemoteConfigCache, serverToAgent, unframe } from "./wire.ts";
 
 export const OPAMP_PATH = "/v1/opamp";
@@ -237,6 +239,7 @@ export class OpampChannel implements Channel {
     state.queue = state.queue.then(async () => {
       if (state.closed) return;
       if (typeof data === "string") return this.refuse(ws, 1003, "OpAMP frames are binary");
+      if (data.byteLength > (this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES)) return this.refuse(ws, 1009, "message too large");
       let message: AgentToServer;
       try {
         message = fromBinary(AgentToServerSchema, unframe(data));
@@ -245,7 +248,7 @@ export class OpampChannel implements Channel {
       }
       try {
         const { reply, remoteConfig } = await this.receive(state.credential, message, ws, this.app.logger);
-        if (!state.closed) ws.sendBinary(frame(encodeServerToAgent(reply, remoteConfig)));
+        if (!state.closed) sendBounded(ws, frame(encodeServerToAgent(reply, remoteConfig)));
       } catch (error) {
         if (error instanceof AppError) return this.refuse(ws, 1008, error.message.slice(0, 120));
         this.app.logger.error({ err: error }, "opamp message failed");
@@ -303,6 +306,12 @@ export class OpampChannel implements Channel {
   private async resolveCollector(credential: Credential, uid: string, description: AgentDescription | undefined): Promise<string> {
     const known = await this.app.store.get<{ collectorId: string }>(INSTANCES, uid);
     if (credential.kind === "collector") {
+      // One collector's token must not take over another's instance (it would
+      // decide what that host becomes when it next enrolls); a deleted
+      // collector's instances are free to be claimed.
+      if (known && known.data.collectorId !== credential.collectorId && (await this.exists(known.data.collectorId))) {
+        throw new Refused(403, "permission_denied", "This instance_uid belongs to another collector; a collector token speaks only for its own collector's instances.");
+      }
       if (known?.data.collectorId !== credential.collectorId) await this.remember(uid, credential.collectorId);
       return credential.collectorId;
     }
@@ -521,7 +530,7 @@ export class OpampChannel implements Channel {
         const remoteConfig = await this.remoteConfigFor(instance, this.app.logger);
         if (!remoteConfig || instance.socket !== ws) continue;
         const reply = serverToAgent({ instanceUid: Buffer.from(instance.uid, "hex"), capabilities: SERVER_CAPABILITIES });
-        ws.sendBinary(frame(encodeServerToAgent(reply, remoteConfig)));
+        sendBounded(ws, frame(encodeServerToAgent(reply, remoteConfig)));
       } catch (error) {
         this.app.logger.warn({ err: error, collectorId }, "opamp: pushing the config failed");
       }
@@ -536,7 +545,7 @@ export class OpampChannel implements Channel {
       const settings = await this.connectionSettings(instance);
       if (!settings || instance.socket !== ws) continue;
       const reply = serverToAgent({ instanceUid: Buffer.from(instance.uid, "hex"), capabilities: SERVER_CAPABILITIES, connectionSettings: settings });
-      ws.sendBinary(frame(encodeServerToAgent(reply)));
+      sendBounded(ws, frame(encodeServerToAgent(reply)));
     }
   }
 }

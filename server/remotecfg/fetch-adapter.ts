@@ -11,6 +11,8 @@ import type { Compression, UniversalHandler, UniversalServerRequest } from "@con
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { gunzip, gzip } from "node:zlib";
 import { promisify } from "node:util";
+import { PayloadTooLargeError } from "../errors.ts";
+import { readBytes } from "../http/body.ts";
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -66,16 +68,12 @@ export class UnaryFetchRouter {
   async handle(req: Request, pathname: string): Promise<Response> {
     const handler = this.byPath.get(pathname);
     if (!handler) return connectErrorResponse(new ConnectError(`${pathname} is not a procedure of this server`, Code.Unimplemented), 404);
-    const declared = Number(req.headers.get("content-length") ?? 0);
-    if (declared > this.maxBodyBytes) {
-      return connectErrorResponse(new ConnectError(`request body exceeds ${this.maxBodyBytes} bytes`, Code.ResourceExhausted));
-    }
-    let body = EMPTY;
-    if (req.body !== null) {
-      body = await req.bytes();
-      if (body.byteLength > this.maxBodyBytes) {
-        return connectErrorResponse(new ConnectError(`request body exceeds ${this.maxBodyBytes} bytes`, Code.ResourceExhausted));
-      }
+    let body: Uint8Array = EMPTY;
+    try {
+      if (req.body !== null) body = await readConnectBody(req, this.maxBodyBytes);
+    } catch (error) {
+      if (!(error instanceof ConnectError)) throw error;
+      return connectErrorResponse(error);
     }
     const uReq: UniversalServerRequest = {
       httpVersion: "1.1",
@@ -110,4 +108,14 @@ export function connectErrorResponse(error: unknown, status?: number): Response 
     status: status ?? codeToHttpStatus(connectError.code),
     headers: JSON_ERROR,
   });
+}
+
+/** The request body, read under `limit` as it streams (a chunked body is cut there too); past it Connect's resource_exhausted. */
+export async function readConnectBody(req: Request, limit: number): Promise<Uint8Array> {
+  try {
+    return await readBytes(req, limit);
+  } catch (error) {
+    if (error instanceof PayloadTooLargeError) throw new ConnectError(`request body exceeds ${limit} bytes`, Code.ResourceExhausted);
+    throw error;
+  }
 }

@@ -38,7 +38,7 @@ import {
 import { transportAllowed, type Channel, type ChannelHealth, type ChannelRequest } from "../http/channel.ts";
 import type { ConfigReport, ConfigState, EffectiveConfig } from "../rollout/rollout.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
-import { compressionGzip, connectErrorResponse, UnaryFetchRouter } from "./fetch-adapter.ts";
+import { compressionGzip, connectErrorResponse, readConnectBody, UnaryFetchRouter } from "./fetch-adapter.ts";
 
 export const SERVICE_PATH = `/${CollectorService.typeName}/`;
 const GET_CONFIG_PATH = `${SERVICE_PATH}GetConfig`;
@@ -195,11 +195,7 @@ export class RemoteConfigService {
   private async poll(req: Request): Promise<Response> {
     try {
       const owner = await this.authenticate(req.headers.get("authorization"));
-      if (Number(req.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) {
-        throw new ConnectError(`request body exceeds ${MAX_BODY_BYTES} bytes`, Code.ResourceExhausted);
-      }
-      const bytes = await req.bytes();
-      if (bytes.byteLength > MAX_BODY_BYTES) throw new ConnectError(`request body exceeds ${MAX_BODY_BYTES} bytes`, Code.ResourceExhausted);
+      const bytes = await readConnectBody(req, MAX_BODY_BYTES);
       let input: GetConfigRequest;
       try {
         input = fromBinary(GetConfigRequestSchema, bytes);

@@ -1,0 +1,40 @@
+/**
+ * Security headers the HTTP edge puts on every answer, whatever produced it
+ * (API, error, UI, collector channel, probe). The UI adds its own, stricter
+ * set (CSP for the bundle, server/ui/headers.ts) on top.
+ */
+
+/** Every answer: no MIME sniffing, no URL (which may carry ids) leaked in Referer. */
+const COMMON: Record<string, string> = {
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "no-referrer",
+};
+
+/**
+ * API answers are JSON (or server-sent events) for programs: never cached,
+ * since some carry a secret shown once (tokens, invite links, the CSRF token),
+ * and never framed or run as a document should a browser open one directly.
+ */
+export const API_HEADERS: Record<string, string> = {
+  "Cache-Control": "no-store",
+  "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+  "X-Frame-Options": "DENY",
+};
+
+/**
+ * Told only over TLS (served directly, or via a trusted proxy that says so):
+ * browsers ignore it over plain HTTP, and a plain-HTTP install must not be
+ * pinned to an HTTPS it does not have.
+ */
+export const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
+
+/**
+ * Adds the headers every answer carries, and with `api` the API's set. A
+ * common header the handler chose already (the UI's Referrer-Policy) is kept.
+ */
+export function applySecurityHeaders(response: Response, { api, secure }: { api: boolean; secure: boolean }): Response {
+  for (const [name, value] of Object.entries(COMMON)) if (!response.headers.has(name)) response.headers.set(name, value);
+  if (api) for (const [name, value] of Object.entries(API_HEADERS)) response.headers.set(name, value);
+  if (secure) response.headers.set("Strict-Transport-Security", STRICT_TRANSPORT_SECURITY);
+  return response;
+}
