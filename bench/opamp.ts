@@ -12,7 +12,13 @@
  * the clock runs until every agent has received its config and sent APPLIED
  * and `GET /publish/status` counts every collector `current`.
  *
- * Usage: bun bench/opamp.ts [collectors=10000] [clientProcesses=4]
+ * With replicas=2 the collectors live in a fresh PostgreSQL database
+ * (SVC_BENCH_POSTGRES_URI, default postgres://postgres@127.0.0.1:5432, dropped
+ * after) served by two server processes; client processes alternate between
+ * them and the publish goes to the first, so the second replica's collectors
+ * get their configs through the change feed (DESIGN.md §2 HA: "within 1 s").
+ *
+ * Usage: bun bench/opamp.ts [collectors=10000] [clientProcesses=4] [replicas=1]
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -21,8 +27,12 @@ import { join } from "node:path";
 import type { Collector } from "../server/collectors/collectors.ts";
 import { hashToken, mintToken } from "../server/auth/tokens.ts";
 import { AgentCapabilities, AgentToServerSchema, ServerToAgentSchema } from "../server/gen/opamp/v1/opamp_pb.ts";
+import { SQL } from "bun";
+import { PostgresStore } from "../server/store/postgres.ts";
 import { SqliteStore } from "../server/store/sqlite.ts";
+import type { Store } from "../server/store/store.ts";
 import { applied, description } from "../test/opamp/helpers.ts";
+import { freePort } from "../test/process/spawn.ts";
 
 interface Agent {
   token: string;
@@ -98,13 +108,18 @@ function rssKiB(pid: number): number {
 }
 
 async function main(): Promise<void> {
-  const [count = 10_000, processes = 4] = process.argv.slice(2).map(Number);
+  const [count = 10_000, processes = 4, replicas = 1] = process.argv.slice(2).map(Number);
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-opamp-"));
   const statePath = join(dir, "state.db");
   const adminToken = "svcsa_" + "B".repeat(40);
+  const pgBase = new URL(process.env.SVC_BENCH_POSTGRES_URI || "postgres://postgres@127.0.0.1:5432");
+  const database = `svc_bench_${Date.now().toString(36)}`;
+  const pgAdmin = replicas > 1 ? new SQL(new URL("/postgres", pgBase).toString(), { max: 1 }) : null;
+  await pgAdmin?.unsafe(`CREATE DATABASE "${database}"`);
+  const databaseUri = new URL(`/${database}`, pgBase).toString();
 
   // Seed: collectors, their tokens, instance → collector, and a placeholder target so the publish covers them all.
-  const store = new SqliteStore(statePath);
+  const store: Store = pgAdmin ? await PostgresStore.open(databaseUri) : new SqliteStore(statePath);
   const now = new Date().toISOString();
   const agents: Agent[] = [];
   const ops = [];
@@ -131,13 +146,17 @@ async function main(): Promise<void> {
   for (let i = 0; i < ops.length; i += 5000) await store.write(ops.slice(i, i + 5000));
   await store.close();
 
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const server = Bun.spawn([process.execPath, join(import.meta.dir, "../server/main.ts")], {
-    env: { ...process.env, SVC_LISTEN: `127.0.0.1:${port}`, SVC_STORAGE_BOLTPATH: statePath, SVC_BOOTSTRAP_ADMINTOKEN: adminToken, SVC_LOGGING_LEVEL: "warn" },
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  const base = `http://127.0.0.1:${port}`;
+  const ports = Array.from({ length: Math.max(1, replicas) }, () => freePort());
+  const external = pgAdmin ? { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: databaseUri } : {};
+  const servers = ports.map((port) =>
+    Bun.spawn([process.execPath, join(import.meta.dir, "../server/main.ts")], {
+      env: { ...process.env, SVC_LISTEN: `127.0.0.1:${port}`, SVC_STORAGE_BOLTPATH: statePath, SVC_BOOTSTRAP_ADMINTOKEN: adminToken, SVC_LOGGING_LEVEL: "error", ...external },
+      // Errors only: the log shows why a step failed.
+      stdout: "inherit",
+      stderr: "inherit",
+    }),
+  );
+  const base = `http://127.0.0.1:${ports[0]}`;
   const api = async (path: string, method = "GET", json?: unknown) => {
     const res = await fetch(`${base}/api/v1${path}`, {
       method,
@@ -149,16 +168,19 @@ async function main(): Promise<void> {
   };
   const clients: ReturnType<typeof Bun.spawn>[] = [];
   try {
-    for (let i = 0; i < 400; i++) {
-      if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;
-      await Bun.sleep(25);
+    for (const port of ports) {
+      const deadline = performance.now() + 60_000;
+      while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
+        if (performance.now() > deadline) throw new Error(`the server on port ${port} was not ready within 60 s`);
+        await Bun.sleep(25);
+      }
     }
     // A commit to publish: one source, nothing routed, so every collector renders the same small config.
     await api("/sources", "POST", { name: "bench logs", type: "filelog", config: { include: ["/var/log/bench/*.log"] } });
     await api("/commit", "POST", { message: "bench" });
     await api("/collectors?limit=1"); // warm the registry view
     await Bun.sleep(500);
-    const rssBefore = rssKiB(server.pid);
+    const rssBefore = servers.reduce((sum, s) => sum + rssKiB(s.pid), 0);
 
     const perProcess = Math.ceil(count / processes);
     const progress = Array.from({ length: processes }, () => ({ ready: 0, applied: 0, failed: 0 }));
@@ -166,7 +188,7 @@ async function main(): Promise<void> {
     for (let p = 0; p < processes; p++) {
       const file = join(dir, `agents-${p}.json`);
       writeFileSync(file, JSON.stringify(agents.slice(p * perProcess, (p + 1) * perProcess)));
-      const child = Bun.spawn([process.execPath, import.meta.path, "client", `ws://127.0.0.1:${port}/v1/opamp`, file], {
+      const child = Bun.spawn([process.execPath, import.meta.path, "client", `ws://127.0.0.1:${ports[p % ports.length]}/v1/opamp`, file], {
         stdout: "pipe",
         stderr: "inherit",
       });
@@ -189,8 +211,8 @@ async function main(): Promise<void> {
     const connectSeconds = (performance.now() - connectStarted) / 1000;
     const connected = total("ready");
     await Bun.sleep(1500); // let coalesced presence writes settle
-    const rssAfter = rssKiB(server.pid);
-    console.log(`collectors: ${count}, client processes: ${processes}`);
+    const rssAfter = servers.reduce((sum, s) => sum + rssKiB(s.pid), 0);
+    console.log(`collectors: ${count}, client processes: ${processes}, server replicas: ${ports.length}${pgAdmin ? " (PostgreSQL)" : " (embedded)"}`);
     console.log(`connected ${connected} WebSocket agents (${total("failed")} failed) in ${connectSeconds.toFixed(1)} s`);
     console.log(
       `server RSS ${(rssBefore / 1024).toFixed(0)} MiB before, ${(rssAfter / 1024).toFixed(0)} MiB after: ${((rssAfter - rssBefore) / connected).toFixed(1)} KiB per session`,
@@ -200,9 +222,20 @@ async function main(): Promise<void> {
     const rollout = await api("/publish", "POST");
     const publishMs = performance.now() - started;
     console.log(`POST /publish answered in ${publishMs.toFixed(0)} ms (${(rollout.changed as string[]).length} targets changed)`);
-    while (total("applied") < connected) {
+    /** Per replica: when every collector connected to it had its config. */
+    const doneAt = ports.map(() => 0);
+    const onReplica = (r: number, key: "ready" | "applied") => progress.reduce((n, p, i) => n + (i % ports.length === r ? p[key] : 0), 0);
+    while (doneAt.some((t) => t === 0)) {
       if (performance.now() - started > 120_000) throw new Error(`only ${total("applied")} of ${connected} applied in 120 s`);
+      ports.forEach((_, r) => {
+        if (doneAt[r] === 0 && onReplica(r, "applied") >= onReplica(r, "ready")) doneAt[r] = performance.now();
+      });
       await Bun.sleep(20);
+    }
+    if (ports.length > 1) {
+      doneAt.forEach((t, r) =>
+        console.log(`replica ${r === 0 ? "A (published on)" : "B (via the change feed)"}: its ${onReplica(r, "ready")} collectors had their configs ${((t - started) / 1000).toFixed(2)} s after the publish started`),
+      );
     }
     const allAppliedSent = (performance.now() - started) / 1000;
     console.log(`every agent had its config and sent APPLIED ${allAppliedSent.toFixed(2)} s after the publish started`);
@@ -215,11 +248,14 @@ async function main(): Promise<void> {
       if (performance.now() - started > 120_000) throw new Error(`status still ${JSON.stringify(status.counts)} after 120 s`);
       await Bun.sleep(100);
     }
-    console.log(`server RSS after the rollout: ${(rssKiB(server.pid) / 1024).toFixed(0)} MiB`);
+    console.log(`server RSS after the rollout: ${(servers.reduce((sum, s) => sum + rssKiB(s.pid), 0) / 1024).toFixed(0)} MiB`);
   } finally {
+    servers.forEach((s, i) => s.exitCode !== null && console.log(`server ${i} exited early: code ${s.exitCode} signal ${s.signalCode}`));
     for (const c of clients) c.kill();
-    server.kill();
-    await server.exited;
+    for (const s of servers) s.kill();
+    await Promise.all(servers.map((s) => s.exited));
     rmSync(dir, { recursive: true, force: true });
+    await pgAdmin?.unsafe(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    await pgAdmin?.close();
   }
 }
