@@ -24,14 +24,13 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Collector } from "../server/collectors/collectors.ts";
-import { hashToken, mintToken } from "../server/auth/tokens.ts";
 import { AgentCapabilities, AgentToServerSchema, ServerToAgentSchema } from "../server/gen/opamp/v1/opamp_pb.ts";
 import { SQL } from "bun";
 import { PostgresStore } from "../server/store/postgres.ts";
 import { SqliteStore } from "../server/store/sqlite.ts";
 import type { Store } from "../server/store/store.ts";
 import { applied, description } from "../test/opamp/helpers.ts";
+import { seedOpampFleet } from "../test/faults/storm.ts";
 import { freePort } from "../test/process/spawn.ts";
 
 interface Agent {
@@ -120,30 +119,7 @@ async function main(): Promise<void> {
 
   // Seed: collectors, their tokens, instance → collector, and a placeholder target so the publish covers them all.
   const store: Store = pgAdmin ? await PostgresStore.open(databaseUri) : new SqliteStore(statePath);
-  const now = new Date().toISOString();
-  const agents: Agent[] = [];
-  const ops = [];
-  for (let i = 0; i < count; i++) {
-    const id = Bun.randomUUIDv7();
-    const token = mintToken("collector");
-    const uid = Bun.randomUUIDv7().replaceAll("-", "");
-    agents.push({ token, uid });
-    const collector: Collector = {
-      id, name: `opamp-${i}`, environment: "prod", managementMode: "opamp", tags: {},
-      status: "pending", lastSeen: null, health: null, createdAt: now, updatedAt: now,
-    };
-    ops.push(
-      { op: "put" as const, collection: "collectors", id, data: collector },
-      { op: "put" as const, collection: "tokens", id: hashToken(token), data: { kind: "collector", subjectId: id, createdAt: now } },
-      { op: "put" as const, collection: "collector_tokens", id, data: { digest: hashToken(token), createdAt: now, createdBy: "bench" } },
-      { op: "put" as const, collection: "opamp_instances", id: uid, data: { collectorId: id, since: now } },
-      {
-        op: "put" as const, collection: "collector_config", id,
-        data: { collectorId: id, targetHash: "seed", targetCommit: "seed", targetSeq: 0, state: "current", error: null, updatedAt: now },
-      },
-    );
-  }
-  for (let i = 0; i < ops.length; i += 5000) await store.write(ops.slice(i, i + 5000));
+  const agents: Agent[] = await seedOpampFleet(store, count, "opamp");
   await store.close();
 
   const ports = Array.from({ length: Math.max(1, replicas) }, () => freePort());

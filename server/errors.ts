@@ -52,9 +52,13 @@ export class ConflictError extends AppError {
   }
 }
 
+/**
+ * Refused before the body is read, so the connection is closed: the unread
+ * rest of the upload would otherwise hold it open (and a graceful stop with it).
+ */
 export class PayloadTooLargeError extends AppError {
   constructor(limit: number) {
-    super(413, "payload_too_large", `The request body is larger than the limit of ${limit} bytes.`);
+    super(413, "payload_too_large", `The request body is larger than the limit of ${limit} bytes.`, [], { Connection: "close" });
   }
 }
 
@@ -86,5 +90,22 @@ export class UnavailableError extends AppError {
 export class StorageUnavailableError extends UnavailableError {
   constructor(message: string, retryAfterSeconds = 5) {
     super(message, retryAfterSeconds, "storage_unavailable");
+  }
+}
+
+/**
+ * 507 storage_full with Retry-After: the disk under the embedded store or its
+ * git repository is full. Nothing was stored by the call that got it; reads
+ * still work, and writes work again once space is freed, without a restart.
+ */
+export class InsufficientStorageError extends AppError {
+  constructor(what: string, retryAfterSeconds = 30) {
+    super(
+      507,
+      "storage_full",
+      `The disk holding ${what} is full, so nothing was stored; free space there and retry.`,
+      [],
+      { "Retry-After": String(retryAfterSeconds) },
+    );
   }
 }

@@ -1,5 +1,7 @@
 /** REST: /system — control-plane health for operators (load balancers use /healthz and /readyz). */
 import { Type } from "@sinclair/typebox";
+import { statfs } from "node:fs/promises";
+import { dirname } from "node:path";
 import { VERSION, type App } from "../app.ts";
 import { COLLECTOR_STATUSES } from "../collectors/collectors.ts";
 import { route, type Route } from "../http/route.ts";
@@ -39,6 +41,25 @@ export async function storageStatus(app: App): Promise<{ status: "up" | "down"; 
   }
 }
 
+/** Below this much free space the embedded store's disk counts as full: writes there are about to fail. */
+const FULL_BELOW_BYTES = 1024 * 1024;
+
+/**
+ * For the embedded store, why its disk cannot take writes (null when it can):
+ * one statfs call, so health can say so while reads still work and /readyz,
+ * which only asks whether storage answers, stays ready.
+ */
+async function embeddedDiskProblem(app: App): Promise<string | null> {
+  if (app.store.backend !== "embedded") return null;
+  try {
+    const { bavail, bsize } = await statfs(dirname(app.config.storage.boltPath));
+    if (bavail * bsize >= FULL_BELOW_BYTES) return null;
+    return `The disk holding the state file has ${bavail * bsize} bytes free: writes are refused (507 storage_full) until space is freed.`;
+  } catch {
+    return null; // not measurable here (e.g. :memory:): the writes themselves will say
+  }
+}
+
 export function systemRoutes(app: App): Route[] {
   return [
     route({
@@ -47,17 +68,18 @@ export function systemRoutes(app: App): Route[] {
       scope: "health:read",
       tag: "system",
       summary:
-        "Overall control-plane health: storage, version, uptime, collectors by status, each channel's state. While storage is down a credential cannot be checked, so it answers without checking it, with `storage.status: down` and the reason.",
+        "Overall control-plane health: storage, version, uptime, collectors by status, each channel's state. While storage is down a credential cannot be checked, so it answers without checking it, with `storage.status: down` and the reason. When the embedded store's disk is full it answers `degraded` with `storage.status: up` (reads work) and `storage.error` saying writes are refused.",
       response: Health,
       answersWithoutStorage: true,
       handler: async () => {
-        const storage = await storageStatus(app);
+        const [storage, diskProblem] = await Promise.all([storageStatus(app), embeddedDiskProblem(app)]);
+        if (storage.status === "up" && diskProblem !== null) storage.error = diskProblem;
         const collectors =
           storage.status === "up"
             ? await app.collectors.countByStatus()
             : Object.fromEntries(COLLECTOR_STATUSES.map((s) => [s, 0]));
         return {
-          status: storage.status === "up" ? "ok" : "degraded",
+          status: storage.status === "up" && diskProblem === null ? "ok" : "degraded",
           version: VERSION,
           uptimeSeconds: Math.round((Date.now() - app.startedAt.getTime()) / 1000),
           startedAt: app.startedAt.toISOString(),

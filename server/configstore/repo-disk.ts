@@ -8,7 +8,15 @@ import git from "isomorphic-git";
 import { existsSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { InsufficientStorageError } from "../errors.ts";
 import { BRANCH, REF, type RepoBackend } from "./repo-backend.ts";
+
+/** ENOSPC becomes 507 storage_full; any other error is returned as it is. */
+function diskFull(error: unknown): unknown {
+  return (error as NodeJS.ErrnoException).code === "ENOSPC"
+    ? new InsufficientStorageError("the git repository beside the state file (storage.boltPath)")
+    : error;
+}
 
 async function syncDir(path: string): Promise<void> {
   const dir = await fsp.open(path, "r");
@@ -19,16 +27,25 @@ async function syncDir(path: string): Promise<void> {
   }
 }
 
-/** Writes a whole file or nothing: to `temp`, synced, then renamed over `path`. */
+/**
+ * Writes a whole file or nothing: to `temp`, synced, then renamed over `path`.
+ * A failed write (a full disk) removes its temp file, so it neither holds
+ * space nor leaves git's lock behind.
+ */
 async function atomicWrite(path: string, temp: string, data: string | Uint8Array, mode?: number): Promise<void> {
-  const handle = await fsp.open(temp, "w", mode);
   try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
+    const handle = await fsp.open(temp, "w", mode);
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fsp.rename(temp, path);
+  } catch (error) {
+    await fsp.rm(temp, { force: true });
+    throw diskFull(error);
   }
-  await fsp.rename(temp, path);
 }
 
 /**
@@ -46,6 +63,9 @@ function durableFs() {
         dirs.add(dirname(path));
         const temp = join(dirname(path), `tmp_obj_${process.pid}_${crypto.randomUUID()}`);
         return atomicWrite(path, temp, data, typeof options === "object" ? options.mode : undefined);
+      },
+      mkdir(path: string, options?: { recursive?: boolean; mode?: number }) {
+        return fsp.mkdir(path, options).catch((error: unknown) => Promise.reject(diskFull(error)));
       },
     },
     /** Makes every rename so far survive a power cut. */

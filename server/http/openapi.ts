@@ -16,6 +16,7 @@ const ERROR_STATUSES: Record<string, string> = {
   "415": "Body is not JSON.",
   "429": "Rate limited (rate_limited): the credential or address has used up its rate; retry after Retry-After seconds.",
   "503": "Overloaded or storage unavailable; retry after Retry-After seconds.",
+  "507": "Storage full (storage_full): the embedded store's disk is full and nothing was stored; retry after Retry-After seconds once space is freed.",
 };
 
 /** Plain JSON Schema: drops TypeBox's symbol keys and `Type.Optional` markers. */

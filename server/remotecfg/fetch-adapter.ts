@@ -6,12 +6,12 @@
  * answers a few bytes; a unary message is read whole anyway, so this adapter
  * reads the request body once and answers the single response chunk as bytes.
  */
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Compression, UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { gunzip, gzip } from "node:zlib";
 import { promisify } from "node:util";
-import { PayloadTooLargeError } from "../errors.ts";
+import { AppError, PayloadTooLargeError } from "../errors.ts";
 import { readBytes } from "../http/body.ts";
 
 const gzipAsync = promisify(gzip);
@@ -103,12 +103,33 @@ const JSON_ERROR = { "Content-Type": "application/json" };
  * and keep their message to the log.
  */
 export function connectErrorResponse(error: unknown, status?: number): Response {
-  const connectError = error instanceof ConnectError ? error : new ConnectError("internal error", Code.Internal);
+  const connectError = retryable(error) ?? (error instanceof ConnectError ? error : new ConnectError("internal error", Code.Internal));
+  const headers = new Headers(JSON_ERROR);
+  connectError.metadata.forEach((value, name) => headers.set(name, value));
   return new Response(errorToJsonBytes(connectError, {}) as Uint8Array<ArrayBuffer>, {
     status: status ?? codeToHttpStatus(connectError.code),
-    headers: JSON_ERROR,
+    headers,
   });
 }
+
+/**
+ * A server-side refusal with Retry-After (503 storage down, 507 disk full) as
+ * Connect `unavailable`, which collectors retry, carrying the Retry-After;
+ * null for any other error.
+ */
+function retryable(error: unknown): ConnectError | null {
+  if (!(error instanceof AppError) || error.status < 500 || error.headers["Retry-After"] === undefined) return null;
+  return new ConnectError(error.message, Code.Unavailable, { "Retry-After": error.headers["Retry-After"] });
+}
+
+/** For the Connect router: a storage refusal thrown by a handler answers `unavailable` rather than `internal`. */
+export const retryableRefusals: Interceptor = (next) => async (req) => {
+  try {
+    return await next(req);
+  } catch (error) {
+    throw retryable(error) ?? error;
+  }
+};
 
 /** The request body, read under `limit` as it streams (a chunked body is cut there too); past it Connect's resource_exhausted. */
 export async function readConnectBody(req: Request, limit: number): Promise<Uint8Array> {

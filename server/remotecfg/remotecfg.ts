@@ -25,7 +25,7 @@ import { Code, ConnectError, createConnectRouter, createContextKey } from "@conn
 import { createHash } from "node:crypto";
 import type { App } from "../app.ts";
 import { bearerToken } from "../auth/tokens.ts";
-import { NotFoundError } from "../errors.ts";
+import { InsufficientStorageError, NotFoundError } from "../errors.ts";
 import {
   CollectorService,
   GetConfigRequestSchema,
@@ -38,7 +38,7 @@ import {
 import { transportAllowed, type Channel, type ChannelHealth, type ChannelRequest } from "../http/channel.ts";
 import type { ConfigReport, ConfigState, EffectiveConfig } from "../rollout/rollout.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
-import { compressionGzip, connectErrorResponse, readConnectBody, UnaryFetchRouter } from "./fetch-adapter.ts";
+import { compressionGzip, connectErrorResponse, readConnectBody, retryableRefusals, UnaryFetchRouter } from "./fetch-adapter.ts";
 
 export const SERVICE_PATH = `/${CollectorService.typeName}/`;
 const GET_CONFIG_PATH = `${SERVICE_PATH}GetConfig`;
@@ -156,6 +156,7 @@ export class RemoteConfigService {
       connect: true,
       readMaxBytes: MAX_BODY_BYTES,
       acceptCompression: [compressionGzip],
+      interceptors: [retryableRefusals],
       requestGate: async (ctx) => {
         ctx.values.set(AUTHENTICATED, await this.authenticate(ctx.requestHeader.get("authorization")));
       },
@@ -245,29 +246,45 @@ export class RemoteConfigService {
     // Awaited: presence decides "changed" against the stored record, so a
     // collector's next poll must not overtake this one's write. A poll that
     // changes nothing resolves at once, from memory.
-    await this.app.presence.seen(id, {
-      channel: "remotecfg",
-      intervalSeconds: memo.intervalSeconds,
-      ...(known?.state === "failed" ? { error: known.error || "the collector could not apply the config" } : known?.state === "applied" ? { error: null } : {}),
-    });
+    await this.bookkeeping(id, () =>
+      this.app.presence.seen(id, {
+        channel: "remotecfg",
+        intervalSeconds: memo.intervalSeconds,
+        ...(known?.state === "failed" ? { error: known.error || "the collector could not apply the config" } : known?.state === "applied" ? { error: null } : {}),
+      }),
+    );
 
     const files = effectiveFiles(req);
     if (files !== null) {
       const digest = digestOf(files);
-      if (digest !== memo.effective) {
-        await this.app.rollouts.setEffective(id, files);
-        memo.effective = digest;
-      }
+      if (digest !== memo.effective && (await this.bookkeeping(id, () => this.app.rollouts.setEffective(id, files)))) memo.effective = digest;
     }
 
     const current = await this.app.rollouts.target(id);
     if (current === null) return req.hash === "" ? NOTHING_PUBLISHED : EMPTY_CONFIG;
     const { target, rendered } = current;
-    if (known !== null && moves(known, target)) await this.app.rollouts.report(id, known);
+    if (known !== null && moves(known, target)) await this.bookkeeping(id, () => this.app.rollouts.report(id, known));
     const answers = this.answersFor(rendered);
     if (req.hash === rendered.hash) return answers.notModified;
-    await this.app.rollouts.fetched(id, rendered.hash);
+    await this.bookkeeping(id, () => this.app.rollouts.fetched(id, rendered.hash));
     return answers.full;
+  }
+
+  /**
+   * Runs a poll's bookkeeping write (presence, reports, effective config).
+   * A full disk refuses it, but the collector still gets its config: the poll
+   * is a read, and the next poll after space is freed records the state.
+   * Answers whether it was stored.
+   */
+  private async bookkeeping(id: string, write: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await write();
+      return true;
+    } catch (error) {
+      if (!(error instanceof InsufficientStorageError)) throw error;
+      this.app.logger.warn({ collectorId: id, err: error }, "remotecfg: the disk is full; serving the poll without recording it");
+      return false;
+    }
   }
 
   private async register(req: RegisterCollectorRequest, owner: string | null): Promise<Record<string, never>> {

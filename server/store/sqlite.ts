@@ -6,7 +6,7 @@
 import { Database, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { ConflictError } from "../errors.ts";
+import { ConflictError, InsufficientStorageError } from "../errors.ts";
 import type { AuditEntry, AuditQuery, Change, ChangeListener, Doc, ListOptions, Store, WriteOp } from "./store.ts";
 
 /** Append-only: a released migration is never edited, only followed by a new one. */
@@ -126,7 +126,7 @@ export class SqliteStore implements Store {
     const now = new Date().toISOString();
     const written: Doc[] = [];
     const changes: Change[] = [];
-    this.db.transaction(() => {
+    this.writing(() => this.db.transaction(() => {
       for (const op of ops) {
         const current = this.getStmt.get(op.collection, op.id);
         checkGuard(op, current?.version ?? null);
@@ -143,9 +143,26 @@ export class SqliteStore implements Store {
       for (const entry of audit) {
         this.auditStmt.run(entry.id, entry.time, entry.actor, entry.action, JSON.stringify(entry));
       }
-    })();
+    })());
     if (changes.length > 0) this.emit(changes);
     return written;
+  }
+
+  /**
+   * Runs a write; a full disk (SQLITE_FULL, or an I/O error that is ENOSPC)
+   * becomes 507 storage_full. SQLite rolls the transaction back, so nothing of
+   * it is kept, and the next write succeeds once space is freed.
+   */
+  private writing<T>(write: () => T): T {
+    try {
+      return write();
+    } catch (error) {
+      const code = (error as { code?: string }).code ?? "";
+      if (code === "SQLITE_FULL" || /\bENOSPC\b|disk is full/i.test((error as Error).message)) {
+        throw new InsufficientStorageError("the embedded state file (storage.boltPath)");
+      }
+      throw error;
+    }
   }
 
   private emit(changes: Change[]): void {
@@ -175,7 +192,7 @@ export class SqliteStore implements Store {
   }
 
   async pruneAudit(before: string): Promise<number> {
-    return this.db.run("DELETE FROM audit WHERE time < ?", [before]).changes;
+    return this.writing(() => this.db.run("DELETE FROM audit WHERE time < ?", [before]).changes);
   }
 
   async collections(): Promise<string[]> {
