@@ -3,7 +3,7 @@
  * variables (alias below canonical SVC_ name), then validation. Every problem
  * names its key and where the value came from (file line or variable).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAlias, isMap, isScalar, LineCounter, parseDocument, type Node, type YAMLMap } from "yaml";
 import { buildDatabaseUri } from "./database-uri.ts";
 import { envName, KEYS, type ConfigKey, type KeySpec, type RawValue } from "./keys.ts";
@@ -205,9 +205,16 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
   };
 }
 
+/** Far larger than any real config.yaml; bounds what a wrong --config (a log file, a disk image) costs to read and parse. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
 function readFile(path: string, settings: Map<ConfigKey, Setting>, problems: ConfigProblem[]): void {
   let text: string;
   try {
+    if (statSync(path).size > MAX_CONFIG_BYTES) {
+      problems.push({ key: "--config", source: path, message: `the file is larger than ${MAX_CONFIG_BYTES} bytes` });
+      return;
+    }
     text = readFileSync(path, "utf8");
   } catch (error) {
     problems.push({ key: "--config", source: path, message: `cannot read the file: ${(error as Error).message}` });
