@@ -143,3 +143,24 @@ test("bad chains and bad inputs are ValidationErrors that name the path", () => 
   expect(rejected(() => dryRun(input, [healthCheck])).details[0]!.path).toBe("input.resourceLogs[1].scopeLogs[0].logRecords[2].body.stringValue");
   expect(rejected(() => dryRun("logs", [])).details[0]!.path).toBe("input");
 });
+
+test("a dry-run stops at its time budget with 422 dry_run_too_slow instead of backtracking for minutes", () => {
+  const catastrophic: ChainProcessor = {
+    nodeId: "greedy",
+    type: "filter",
+    config: { logs: { log_record: ['IsMatch(body, "(a+)+$")'] } },
+  };
+  const input: LogsData = { resourceLogs: [{ scopeLogs: [{ logRecords: Array.from({ length: 50 }, () => line("a".repeat(40) + "!")) }] }] };
+  let caught: unknown;
+  try {
+    dryRun(input, [catastrophic], 50);
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toMatchObject({ status: 422, code: "dry_run_too_slow" });
+  expect((caught as Error).message).toContain("'greedy'");
+  // The same chain on ordinary input finishes within the default budget.
+  expect(dryRun({ resourceLogs: [{ scopeLogs: [{ logRecords: [line("bbb")] }] }] }, [catastrophic]).steps).toEqual([
+    { nodeId: "greedy", type: "filter", in: 1, out: 1 },
+  ]);
+});

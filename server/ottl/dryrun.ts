@@ -7,7 +7,14 @@
  * empties, as the collector's does. A filter under error_mode propagate that
  * cannot evaluate a record fails the batch: that step reports the error and
  * nothing goes further.
+ *
+ * Patterns are RE2 in the collector (linear time) but JavaScript regexes
+ * here, which backtrack: `(a+)+$` costs about a second per record before the
+ * engine gives up. So a dry-run has a time budget, checked before each
+ * record a filter judges; past it the run stops with 422 dry_run_too_slow
+ * rather than holding a server thread for minutes.
  */
+import { AppError } from "../errors.ts";
 import { updateRecordAttributes, updateResourceAttributes } from "./attributes.ts";
 import { OttlEvalError } from "./errors.ts";
 import { compileLogFilter, filterLogs } from "./filter.ts";
@@ -36,9 +43,26 @@ export interface DryRunResult {
 
 type Run = (batch: ResourceLogs[], records: number) => { batch: ResourceLogs[]; records: number };
 
+/** How long one dry-run may take, all processors together. */
+export const DRY_RUN_BUDGET_MS = 5_000;
+
+export class DryRunTooSlowError extends AppError {
+  constructor(budgetMs: number, nodeId: string) {
+    super(
+      422,
+      "dry_run_too_slow",
+      `The dry-run took longer than ${budgetMs / 1000} s and was stopped at processor '${nodeId}'; a pattern that backtracks (like (a+)+) is the usual cause. Try fewer records or a simpler pattern.`,
+    );
+  }
+}
+
 /** Throws ValidationError naming `processors[i]...` or `input...` for a bad chain or input. */
-export function dryRun(input: unknown, processors: readonly ChainProcessor[]): DryRunResult {
-  const runs = processors.map((p, i) => prepare(p, `processors[${i}]`));
+export function dryRun(input: unknown, processors: readonly ChainProcessor[], budgetMs = DRY_RUN_BUDGET_MS): DryRunResult {
+  const deadline = performance.now() + budgetMs;
+  const overdue = (nodeId: string) => {
+    if (performance.now() > deadline) throw new DryRunTooSlowError(budgetMs, nodeId);
+  };
+  const runs = processors.map((p, i) => prepare(p, `processors[${i}]`, () => overdue(p.nodeId)));
   const { logs, records: total } = validateLogs(input);
   let batch = logs.resourceLogs;
   let records = total;
@@ -60,7 +84,7 @@ export function dryRun(input: unknown, processors: readonly ChainProcessor[]): D
   return { output: { resourceLogs: batch }, steps };
 }
 
-function prepare(processor: ChainProcessor, root: string): Run {
+function prepare(processor: ChainProcessor, root: string, overdue: () => void): Run {
   const valid = validateProcessor({ type: processor.type, config: processor.config }, root);
   const passThrough: Run = (batch, records) => ({ batch, records });
   switch (valid.type) {
@@ -68,7 +92,11 @@ function prepare(processor: ChainProcessor, root: string): Run {
       // Without log conditions the collector's filter leaves logs untouched, empty scopes included.
       if (!valid.config.logs?.log_record?.length) return passThrough;
       const drop = compileLogFilter(valid.config);
-      return (batch) => filterLogs(batch, drop);
+      return (batch) =>
+        filterLogs(batch, (view) => {
+          overdue();
+          return drop(view);
+        });
     }
     case "batch":
       return passThrough;
