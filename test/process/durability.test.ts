@@ -98,7 +98,8 @@ function integrityCheck(path: string): string {
   }
 }
 
-const quiet = { SVC_LOGGING_LEVEL: "warn" };
+/** Quiet logs, and a rate limit above what these deliberate write floods from one token need (limits are tested in test/limits/). */
+const quiet = { SVC_LOGGING_LEVEL: "warn", SVC_RATELIMIT_API_PERSECOND: "100000", SVC_RATELIMIT_API_BURST: "100000" };
 
 describe("kill -9", () => {
   test("every acknowledged create is there after a restart", async () => {
