@@ -8,7 +8,7 @@
  */
 import type { Logger } from "pino";
 import { ConflictError } from "../errors.ts";
-import type { Doc, Store, WriteOp } from "./store.ts";
+import type { Store, WriteOp } from "./store.ts";
 
 /** Next version of a document from the current one (null when absent); null leaves it untouched. */
 export type Update<T> = (current: T | null) => T | null;
@@ -19,8 +19,6 @@ interface Pending<T> {
 }
 
 const MAX_ATTEMPTS = 5;
-/** Reads in flight at once while a batch is prepared: an external store answers each in a network round trip. */
-const PARALLEL_READS = 32;
 
 export class Coalescer<T> {
   private pending = new Map<string, Pending<T>>();
@@ -60,14 +58,9 @@ export class Coalescer<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         const ops: WriteOp[] = [];
-        const ids = [...batch.keys()];
-        const docs: (Doc<T> | null)[] = [];
-        for (let i = 0; i < ids.length; i += PARALLEL_READS) {
-          docs.push(...(await Promise.all(ids.slice(i, i + PARALLEL_READS).map((id) => this.store.get<T>(this.collection, id)))));
-        }
-        for (const [i, id] of ids.entries()) {
-          const entry = batch.get(id)!;
-          const doc = docs[i] ?? null;
+        const docs = await this.store.getMany<T>(this.collection, [...batch.keys()]);
+        for (const [id, entry] of batch) {
+          const doc = docs.get(id) ?? null;
           let next: T | null = doc?.data ?? null;
           for (const update of entry.updates) next = update(next) ?? next;
           if (next !== null && next !== (doc?.data ?? null)) {

@@ -42,6 +42,20 @@ export function storeContract(name: string, target: ContractTarget): void {
       await store.close();
     });
 
+    test("getMany answers the documents that exist, by id, in one call", async () => {
+      const store = await target.open();
+      const ids = Array.from({ length: 1500 }, (_, i) => `d${i}`);
+      await store.write(ids.map((id, i) => ({ op: "put", collection: "many", id, data: { i } })));
+      await store.write([{ op: "put", collection: "other", id: "d1", data: "elsewhere" }]);
+      const found = await store.getMany<{ i: number }>("many", ["d1", "missing", "d1499", "d1", ...ids.slice(100, 1300)]);
+      expect(found.size).toBe(1202);
+      expect(found.get("d1")).toMatchObject({ collection: "many", id: "d1", version: 1, data: { i: 1 } });
+      expect(found.get("d1499")!.data).toEqual({ i: 1499 });
+      expect(found.has("missing")).toBe(false);
+      expect((await store.getMany("many", [])).size).toBe(0);
+      await store.close();
+    });
+
     test("every put bumps the version; guards are compare-and-swap", async () => {
       const store = await target.open();
       await store.write([{ op: "put", collection: "t", id: "a", data: 1, expect: "absent" }]);

@@ -74,6 +74,8 @@ const CHANGES_TTL_SECONDS = 3600;
 const RETRY_AFTER_SECONDS = 5;
 /** The most `changes` records one poll reads. */
 const POLL_BATCH = 1000;
+/** Ids per query of getMany. */
+const GET_MANY_CHUNK = 1000;
 
 /** Server error codes of a server that went away, is stepping down or shutting down (the operation did not run, or its outcome is unknown). */
 const CONNECTION_CODES = new Set([6, 7, 89, 91, 189, 9001, 10107, 11600, 11602, 13435, 13436]);
@@ -540,6 +542,19 @@ export class MongoStore implements Store {
   async get<T>(collection: string, id: string): Promise<Doc<T> | null> {
     const record = await this.run(() => this.docs.findOne({ _id: docKey(collection, id) }));
     return record ? toDoc<T>(record) : null;
+  }
+
+  async getMany<T>(collection: string, ids: readonly string[]): Promise<Map<string, Doc<T>>> {
+    const found = new Map<string, Doc<T>>();
+    for (let i = 0; i < ids.length; i += GET_MANY_CHUNK) {
+      const keys = ids.slice(i, i + GET_MANY_CHUNK).map((id) => docKey(collection, id));
+      const records = await this.run(() => this.docs.find({ _id: { $in: keys } }).toArray());
+      for (const record of records) {
+        const doc = toDoc<T>(record);
+        found.set(doc.id, doc);
+      }
+    }
+    return found;
   }
 
   async list<T>(collection: string, options: ListOptions = {}): Promise<Doc<T>[]> {

@@ -100,6 +100,8 @@ function unavailable(error: unknown): StorageUnavailableError {
 }
 
 const ATTEMPTS = 3;
+/** Ids per query of getMany: one round trip each, and a bounded parameter. */
+const GET_MANY_CHUNK = 1000;
 /** Seconds clients are told to wait (Retry-After) while the database is unreachable. */
 const RETRY_AFTER_SECONDS = 5;
 
@@ -361,6 +363,20 @@ export class PostgresStore implements Store {
         this.sql<DocRow[]>`SELECT id, version, data::text AS data, updated_at FROM docs WHERE collection = ${collection} AND id = ${id}`,
     );
     return rows.length > 0 ? this.toDoc<T>(collection, rows[0]!) : null;
+  }
+
+  async getMany<T>(collection: string, ids: readonly string[]): Promise<Map<string, Doc<T>>> {
+    const found = new Map<string, Doc<T>>();
+    for (let i = 0; i < ids.length; i += GET_MANY_CHUNK) {
+      const chunk = ids.slice(i, i + GET_MANY_CHUNK);
+      const rows = await this.retrying(
+        () =>
+          this.sql<DocRow[]>`SELECT id, version, data::text AS data, updated_at FROM docs
+            WHERE collection = ${collection} AND id = ANY(${chunk}::text[])`,
+      );
+      for (const row of rows) found.set(row.id, this.toDoc<T>(collection, row));
+    }
+    return found;
   }
 
   async list<T>(collection: string, options: ListOptions = {}): Promise<Doc<T>[]> {

@@ -96,6 +96,15 @@ export class SqliteStore implements Store {
     return row ? this.toDoc<T>(collection, row) : null;
   }
 
+  async getMany<T>(collection: string, ids: readonly string[]): Promise<Map<string, Doc<T>>> {
+    const found = new Map<string, Doc<T>>();
+    for (const id of ids) {
+      const row = this.getStmt.get(collection, id);
+      if (row) found.set(id, this.toDoc<T>(collection, row));
+    }
+    return found;
+  }
+
   async list<T>(collection: string, options: ListOptions = {}): Promise<Doc<T>[]> {
     const where = ["collection = ?"];
     const params: (string | number)[] = [collection];

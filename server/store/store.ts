@@ -72,6 +72,12 @@ export interface Store {
   /** `embedded`, `postgres` or `mongodb`; shown in health. */
   readonly backend: string;
   get<T>(collection: string, id: string): Promise<Doc<T> | null>;
+  /**
+   * The documents of `ids` that exist, by id: one round trip on an external
+   * store, where a get per id would cost one each (a fleet-wide status batch
+   * reads thousands).
+   */
+  getMany<T>(collection: string, ids: readonly string[]): Promise<Map<string, Doc<T>>>;
   /** Documents in ascending id order. */
   list<T>(collection: string, options?: ListOptions): Promise<Doc<T>[]>;
   count(collection: string): Promise<number>;

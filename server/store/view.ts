@@ -25,14 +25,14 @@ export class RecordView<T extends { id: string }> {
   ) {
     this.unwatch = store.watch(
       (changes) => {
+        const stale: string[] = [];
         for (const change of changes) {
           if (change.collection !== collection) continue;
           if (change.op === "delete") this.remove(change.id);
-          else if ((this.byId.get(change.id)?.version ?? 0) < change.version) {
-            // A record that cannot be read now (storage down) leaves the view behind: the next reader reloads it whole.
-            this.refresh(change.id).catch(() => (this.loading = null));
-          }
+          else if ((this.byId.get(change.id)?.version ?? 0) < change.version) stale.push(change.id);
         }
+        // A record that cannot be read now (storage down) leaves the view behind: the next reader reloads it whole.
+        if (stale.length > 0) this.refresh(stale).catch(() => (this.loading = null));
       },
       () => this.resync(),
     );
@@ -117,10 +117,14 @@ export class RecordView<T extends { id: string }> {
     this.unwatch();
   }
 
-  private async refresh(id: string): Promise<void> {
-    const doc = await this.store.get<T>(this.collection, id);
-    if (doc) this.apply(doc);
-    else this.remove(id);
+  /** Reads the records one write changed, in one call. */
+  private async refresh(ids: string[]): Promise<void> {
+    const docs = await this.store.getMany<T>(this.collection, ids);
+    for (const id of ids) {
+      const doc = docs.get(id);
+      if (doc) this.apply(doc);
+      else this.remove(id);
+    }
   }
 
   /** First index whose id is >= `id` (binary search). */
