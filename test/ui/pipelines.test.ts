@@ -5,8 +5,10 @@
  * dragging a handle and by the Connect form), a custom filter added,
  * reordered and removed through the processor chain, the graph saved, the
  * built-in mixed sample dry-run, the preview for both runtimes, a broken
- * graph's problem pinned to its node, the list's counts and Delete, a
- * viewer's read-only editor, both widths, and no console errors.
+ * graph's problem pinned to its node, the list's counts and Delete, an
+ * attributes processor filled in through the form its catalog schema
+ * generates (its API problem beside the field), a viewer's read-only
+ * editor, both widths, and no console errors.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Locator } from "playwright-core";
@@ -243,6 +245,45 @@ test("the list shows node counts and deletes after confirmation", async () => {
   expect(await table.getByRole("row", { name: /scratch/ }).count()).toBe(0);
 }, SLOW);
 
+test("an attributes processor is edited in its schema's form, a problem beside its field, and saved", async () => {
+  const { page } = browser;
+  await page.goto(pipelineUrl);
+  await canvasNode(/^Processor Filter \(drop-health-check-logs\)/).waitFor();
+  await page.getByRole("button", { name: "Add processor Attributes" }).click();
+  for (const [from, to] of [["drop-health-check-logs", "attributes"], ["attributes", "backend"]]) {
+    await page.getByLabel("From", { exact: true }).selectOption(from!);
+    await page.getByLabel("To", { exact: true }).selectOption(to!);
+    await page.getByRole("button", { name: "Connect" }).click();
+  }
+  const item = page.getByRole("list", { name: "Processors in order" }).locator(":scope > li").filter({ hasText: "Attributes (attributes)" });
+  // A new attributes processor starts with one action to fill in.
+  const action = item.getByRole("group", { name: "Actions 1" });
+  await action.getByLabel(/^Key/).fill("env");
+  await action.getByLabel(/^Action/).selectOption("upsert");
+  // Upsert needs a value: the API says so beside Value, and in the problem list, not again under the processor.
+  const value = action.getByLabel("Value", { exact: true });
+  await action.getByText("'upsert' needs a value", { exact: true }).waitFor();
+  expect(await value.getAttribute("aria-invalid")).toBe("true");
+  expect(await value.getAttribute("aria-describedby")).toContain(`${await value.getAttribute("id")}-error`);
+  await problems().getByText(/^Node Attributes \(attributes\): node "attributes": 'upsert' needs a value/).waitFor();
+  expect(await item.locator(".pinned-problems").count()).toBe(0);
+
+  await value.fill("prod");
+  await problems().getByRole("heading", { name: "Problems (0)" }).waitFor({ state: "attached" });
+  expect(await value.getAttribute("aria-invalid")).toBeNull();
+  await browser.screenshot("pipeline-processor-form-1280");
+  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("status").getByText("Saved", { exact: true }).waitFor();
+  const saved = await server.call<{ nodes: { id: string; processor?: unknown }[] }>(`/pipelines/${pipelineUrl.split("/").pop()}/topology`);
+  expect(saved.nodes.find((n) => n.id === "attributes")?.processor).toEqual({ type: "attributes", config: { actions: [{ key: "env", action: "upsert", value: "prod" }] } });
+
+  // The same config as JSON, for whoever prefers it.
+  await item.getByLabel("Edit attributes as JSON").check();
+  expect(JSON.parse(await item.getByLabel("Config of attributes (JSON)").inputValue())).toEqual({ actions: [{ key: "env", action: "upsert", value: "prod" }] });
+  await item.getByLabel("Edit attributes as JSON").uncheck();
+  await action.getByLabel(/^Key/).waitFor();
+}, SLOW);
+
 test("a viewer sees the editor read-only", async () => {
   const { page } = browser;
   const { inviteUrl } = await server.call<{ inviteUrl: string }>("/users", "POST", { username: "vera", email: "vera@example.com", role: "viewer" });
@@ -258,6 +299,7 @@ test("a viewer sees the editor read-only", async () => {
   expect(await page.getByRole("button", { name: /^Add / }).count()).toBe(0);
   expect(await page.getByRole("button", { name: /^(Delete|Remove|Move) / }).count()).toBe(0);
   expect(await page.getByLabel("Conditions of drop-health-check-logs").getAttribute("readonly")).not.toBeNull();
+  expect(await page.getByLabel("Config of attributes (JSON)").getAttribute("readonly")).not.toBeNull();
   // Reading is allowed: the dry-run and the preview still work.
   await page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector)" }).waitFor();
   await page.goto(`${server.base}/ui/pipelines`);

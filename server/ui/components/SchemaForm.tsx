@@ -2,7 +2,8 @@
  * A form generated from a JSON Schema (the catalog's per-type config
  * schemas, or a page's own), so a new catalog type needs no UI change. Each
  * property gets the editor its shape calls for (text, number, checkbox,
- * select, a list or key/value editor, a fieldset for a nested object), with
+ * select, a list or key/value editor, a fieldset for a nested object, rows
+ * of fieldsets for a list of objects), with
  * its description as a hint, a mark when required, and the API's error for
  * its path beside it (aria-invalid, aria-describedby). What it cannot render
  * is a JSON box for that key, so nothing is uneditable. Controlled: the page
@@ -10,7 +11,7 @@
  */
 import { useState, type ChangeEvent, type ReactNode } from "react";
 import type { FieldErrors } from "../schema/errors.ts";
-import { childPath, choices, fieldId, fieldKind, isRecord, labelOf, type ConfigValue, type Schema } from "../schema/schema.ts";
+import { childPath, choices, fieldId, fieldKind, initialValue, isRecord, itemPath, labelOf, type ConfigValue, type Schema } from "../schema/schema.ts";
 import "./SchemaForm.css";
 
 interface FormProps {
@@ -154,9 +155,10 @@ function Field({ name, schema, required, value, onChange, errors, idPrefix, path
 
   switch (fieldKind(schema)) {
     case "string":
+    case "scalar":
       return (
         <Labelled {...common}>
-          <input id={id} value={typeof value === "string" ? value : ""} onChange={text} required={required} {...aria} />
+          <input id={id} value={typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? String(value) : ""} onChange={text} required={required} {...aria} />
         </Labelled>
       );
     case "number":
@@ -229,6 +231,12 @@ function Field({ name, schema, required, value, onChange, errors, idPrefix, path
           <StringMap id={id} label={label} value={isRecord(value) ? (value as Record<string, string>) : {}} onChange={onChange} aria={aria} />
         </Group>
       );
+    case "objectList":
+      return (
+        <Group {...common}>
+          <ObjectList label={label} schema={schema.items!} value={Array.isArray(value) ? value : []} onChange={onChange} errors={errors} idPrefix={idPrefix} path={path} />
+        </Group>
+      );
     case "object":
       return (
         <Group {...common}>
@@ -259,6 +267,38 @@ function StringList({ id, label, value, onChange, aria }: { id: string; label: s
         ))}
       </ol>
       <button type="button" className="button" onClick={() => onChange([...value, ""])}>
+        Add {label.toLowerCase()}
+      </button>
+    </>
+  );
+}
+
+/**
+ * A list of objects (e.g. attribute actions): each item a numbered fieldset
+ * of its own fields, removable, and an Add button for an item of the
+ * defaults. Errors for an item (`actions[1]`) show on its fieldset.
+ */
+function ObjectList({ label, schema, value, onChange, errors, idPrefix, path }: { label: string; schema: Schema; value: unknown[]; onChange: (value: unknown) => void; errors: FieldErrors; idPrefix: string; path: string }) {
+  const setItem = (index: number, item: ConfigValue) => onChange(value.map((v, i) => (i === index ? item : v)));
+  return (
+    <>
+      {value.length === 0 && <p className="hint">No items.</p>}
+      <ol className="schema-list schema-rows">
+        {value.map((item, i) => {
+          const at = itemPath(path, i);
+          return (
+            <li key={i}>
+              <Group id={fieldId(idPrefix, at)} label={`${label} ${i + 1}`} required={false} schema={{}} messages={errors[at] ?? []}>
+                <Properties schema={schema} value={isRecord(item) ? item : {}} onChange={(next) => setItem(i, next)} errors={errors} idPrefix={idPrefix} path={at} />
+                <button type="button" className="button ghost" aria-label={`Remove ${label} ${i + 1}`} onClick={() => onChange(value.filter((_, j) => j !== i))}>
+                  Remove
+                </button>
+              </Group>
+            </li>
+          );
+        })}
+      </ol>
+      <button type="button" className="button" onClick={() => onChange([...value, initialValue(schema)])}>
         Add {label.toLowerCase()}
       </button>
     </>

@@ -1,12 +1,17 @@
 /**
  * The processor chain: the pipeline's processors in the order records meet
  * them, each with its settings (a filter's OTTL conditions, one per line;
- * other processors as JSON), Up/Down to reorder and Remove, which joins the
+ * other processors in the form generated from their catalog schema, or as
+ * JSON), Up/Down to reorder and Remove, which joins the
  * neighbours so the chain stays whole. "Add a filter" appends one from a
  * canned template (e.g. Drop Health Check Logs) or a custom OTTL condition.
- * The API checks every condition; its problems show under the processor.
+ * The API checks every condition and config; its problems show under the
+ * processor, or beside the form field they name.
  */
 import { useEffect, useState, type FormEvent } from "react";
+import { SchemaForm } from "../components/SchemaForm.tsx";
+import { detailErrors, type FieldErrors, type PathDetail } from "../schema/errors.ts";
+import { errorTarget, isRecord, type Schema } from "../schema/schema.ts";
 import { nodeName, templatesFor } from "./describe.ts";
 import { appendProcessor, bypassNode, filterConditions, processorChain, swapNodes, withFilterConditions } from "./graph.ts";
 import { PinnedProblems } from "./GraphList.tsx";
@@ -71,8 +76,7 @@ export function ProcessorChain({ topology, ctx, problems, canEdit, update }: Cha
                   </span>
                 )}
               </div>
-              <ProcessorSettings node={node} ctx={ctx} canEdit={canEdit} onChange={(p) => setProcessor(node.id, p)} />
-              <PinnedProblems messages={problems.nodes.get(node.id)} />
+              <ProcessorSettings node={node} ctx={ctx} canEdit={canEdit} problems={problems} onChange={(p) => setProcessor(node.id, p)} />
             </li>
           ))}
         </ol>
@@ -82,38 +86,124 @@ export function ProcessorChain({ topology, ctx, problems, canEdit, update }: Cha
   );
 }
 
-/** A filter's conditions, one a line; any other processor's config as JSON. Local text, so typing is never rewritten. */
-function ProcessorSettings({ node, ctx, canEdit, onChange }: { node: TopologyNode; ctx: EditorContext; canEdit: boolean; onChange: (p: ProcessorSpec) => void }) {
+/**
+ * A filter's conditions, one a line; any other processor's config as the
+ * form its catalog schema calls for (with a switch to plain JSON). Viewers,
+ * and types the catalog does not know, get the JSON. Problems the form shows
+ * beside a field are not repeated under the processor.
+ */
+function ProcessorSettings({ node, ctx, canEdit, problems, onChange }: { node: TopologyNode; ctx: EditorContext; canEdit: boolean; problems: Problems; onChange: (p: ProcessorSpec) => void }) {
   const processor = node.processor ?? { type: "processor", config: {} };
-  const config = processor.config ?? {};
-  const isFilter = processor.type === "filter";
-  const shown = isFilter ? filterConditions(config, ctx.signal).join("\n") : JSON.stringify(config, null, 2);
-  const [text, setText] = useState(shown);
-  const [invalid, setInvalid] = useState<string | null>(null);
-  // Follow changes made elsewhere (a template, a reorder) unless the text already says the same.
-  useEffect(() => {
-    setText((current) => (parse(current) === shown ? current : shown));
-  }, [shown]);
+  const schema = ctx.catalog.processors.find((p) => p.type === processor.type)?.schema as Schema | undefined;
+  const [asJson, setAsJson] = useState(false);
+  const messages = problems.nodes.get(node.id) ?? [];
+  if (processor.type === "filter") {
+    return (
+      <>
+        <FilterConditions node={node} processor={processor} ctx={ctx} canEdit={canEdit} onChange={onChange} />
+        <PinnedProblems messages={messages} />
+      </>
+    );
+  }
+  const form = canEdit && schema !== undefined && !asJson;
+  const { errors, shown } = form ? besideFields(problems.configs.get(node.id) ?? [], schema, node.id) : { errors: {}, shown: new Set<string>() };
+  return (
+    <>
+      {canEdit && schema !== undefined && (
+        <label className="chain-json-toggle">
+          <input type="checkbox" checked={asJson} onChange={(e) => setAsJson(e.target.checked)} /> Edit {node.id} as JSON
+        </label>
+      )}
+      {form ? (
+        <div className="chain-form">
+          <SchemaForm
+            schema={schema}
+            value={processor.config ?? {}}
+            onChange={(config) => onChange({ ...processor, config })}
+            errors={errors}
+            idPrefix={`processor-${node.id}`}
+            root="config"
+          />
+        </div>
+      ) : (
+        <JsonConfig node={node} processor={processor} canEdit={canEdit} onChange={onChange} />
+      )}
+      <PinnedProblems messages={messages.filter((m) => !shown.has(m))} />
+    </>
+  );
+}
 
-  function parse(value: string): string | null {
-    if (isFilter) return lines(value).join("\n");
+/** The config problems that land on a field the form renders, without the node prefix the list needs; `shown` holds their messages as pinned. */
+function besideFields(details: PathDetail[], schema: Schema, nodeId: string): { errors: FieldErrors; shown: Set<string> } {
+  const prefix = `node "${nodeId}": `;
+  const rendered = details.filter((d) => {
+    const target = errorTarget(schema, "config", d.path);
+    const key = target?.slice("config.".length).split(/[.[]/)[0];
+    return key !== undefined && schema.properties?.[key] !== undefined;
+  });
+  const local = rendered.map((d) => ({ path: d.path, message: d.message.startsWith(prefix) ? d.message.slice(prefix.length) : d.message }));
+  return { errors: detailErrors(local, schema, "config"), shown: new Set(rendered.map((d) => d.message)) };
+}
+
+interface TextProps {
+  node: TopologyNode;
+  processor: ProcessorSpec;
+  canEdit: boolean;
+  onChange: (p: ProcessorSpec) => void;
+}
+
+/** Local text, so typing is never rewritten; it follows changes made elsewhere (a template, a reorder) unless it already says the same. */
+function useSyncedText(shown: string, normalise: (text: string) => string | null) {
+  const [text, setText] = useState(shown);
+  useEffect(() => {
+    setText((current) => (normalise(current) === shown ? current : shown));
+  }, [shown]);
+  return [text, setText] as const;
+}
+
+function FilterConditions({ node, processor, ctx, canEdit, onChange }: TextProps & { ctx: EditorContext }) {
+  const config = processor.config ?? {};
+  const [text, setText] = useSyncedText(filterConditions(config, ctx.signal).join("\n"), (value) => lines(value).join("\n"));
+  const id = `settings-${node.id}`;
+  return (
+    <div className="chain-settings">
+      <label htmlFor={id}>{`Conditions of ${node.id}`}</label>
+      <textarea
+        id={id}
+        className="code-input"
+        rows={Math.min(6, Math.max(2, text.split("\n").length))}
+        spellCheck={false}
+        readOnly={!canEdit}
+        value={text}
+        aria-describedby={`${id}-hint`}
+        onChange={(e) => {
+          setText(e.target.value);
+          onChange({ ...processor, config: withFilterConditions(config, ctx.signal, lines(e.target.value)) });
+        }}
+      />
+      <p id={`${id}-hint`} className="hint">
+        One OTTL condition a line; a record matching any of them is dropped.
+      </p>
+    </div>
+  );
+}
+
+function JsonConfig({ node, processor, canEdit, onChange }: TextProps) {
+  const [text, setText] = useSyncedText(JSON.stringify(processor.config ?? {}, null, 2), (value) => {
     try {
       return JSON.stringify(JSON.parse(value), null, 2);
     } catch {
       return null;
     }
-  }
+  });
+  const [invalid, setInvalid] = useState<string | null>(null);
   function onText(value: string) {
     setText(value);
-    if (isFilter) {
-      onChange({ ...processor, config: withFilterConditions(config, ctx.signal, lines(value)) });
-      return;
-    }
     try {
       const parsed: unknown = JSON.parse(value);
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("the config must be a JSON object");
+      if (!isRecord(parsed)) throw new Error("the config must be a JSON object");
       setInvalid(null);
-      onChange({ ...processor, config: parsed as Record<string, unknown> });
+      onChange({ ...processor, config: parsed });
     } catch (error) {
       setInvalid((error as Error).message);
     }
@@ -121,11 +211,11 @@ function ProcessorSettings({ node, ctx, canEdit, onChange }: { node: TopologyNod
   const id = `settings-${node.id}`;
   return (
     <div className="chain-settings">
-      <label htmlFor={id}>{isFilter ? `Conditions of ${node.id}` : `Config of ${node.id} (JSON)`}</label>
+      <label htmlFor={id}>{`Config of ${node.id} (JSON)`}</label>
       <textarea
         id={id}
         className="code-input"
-        rows={isFilter ? Math.min(6, Math.max(2, text.split("\n").length)) : 4}
+        rows={4}
         spellCheck={false}
         readOnly={!canEdit}
         value={text}
@@ -134,7 +224,7 @@ function ProcessorSettings({ node, ctx, canEdit, onChange }: { node: TopologyNod
         onChange={(e) => onText(e.target.value)}
       />
       <p id={`${id}-hint`} className="hint">
-        {invalid ?? (isFilter ? "One OTTL condition a line; a record matching any of them is dropped." : "")}
+        {invalid ?? ""}
       </p>
     </div>
   );

@@ -3,14 +3,15 @@
  * pipeline's signal decides which catalog types and records fit) and a
  * node's human label, shared by the canvas, the node list and the chain.
  */
+import { initialValue, type Schema } from "../schema/schema.ts";
 import { filterConditions } from "./graph.ts";
 import type { EditorContext, NodeKind, PaletteItem, ProcessorTemplate, TopologyNode } from "./types.ts";
 
 export const KIND_LABELS: Record<NodeKind, string> = { source: "Source", processor: "Processor", destination: "Destination" };
 
-/** A processor config with nothing filled in; the API names what is still missing. */
-function emptyConfig(type: string): Record<string, unknown> {
-  return type === "filter" ? { error_mode: "ignore" } : {};
+/** A new processor's config: the schema's defaults (a filter's conditions are typed in the chain); the API names what is still missing. */
+function emptyConfig(entry: EditorContext["catalog"]["processors"][number]): Record<string, unknown> {
+  return entry.type === "filter" ? { error_mode: "ignore" } : initialValue(entry.schema as Schema);
 }
 
 /** A filter template is written for one signal: it applies when it has conditions for this pipeline's. */
@@ -33,7 +34,7 @@ export function paletteItems(ctx: EditorContext): Record<NodeKind, PaletteItem[]
         key: `processor:${p.type}`,
         label: p.title,
         description: p.description,
-        node: { kind: "processor" as const, processor: { type: p.type, config: emptyConfig(p.type) } },
+        node: { kind: "processor" as const, processor: { type: p.type, config: emptyConfig(p) } },
         idBase: p.type,
       })),
     ...templatesFor(ctx).map((t) => ({

@@ -107,14 +107,20 @@ describe("problems", () => {
   test("are pinned to the node or edge their path indexes, in the graph that was sent", () => {
     const error = new ApiError(400, "validation_failed", "not valid", [
       { path: "topology.nodes[1].processor.config.logs.log_record[0]", message: "column 5: bad" },
+      { path: "topology.nodes[2].processor.type", message: "unknown type" },
       { path: "edges[2].target", message: "unknown node" },
       { path: "topology.edges", message: "a cycle" },
       "plain text",
     ]);
     const pinned = pinProblems(error, chainOfTwo());
-    expect([...pinned.nodes]).toEqual([["a", ["column 5: bad"]]]);
+    expect([...pinned.nodes]).toEqual([
+      ["a", ["column 5: bad"]],
+      ["b", ["unknown type"]],
+    ]);
     expect([...pinned.edges]).toEqual([["b-to-dest", ["unknown node"]]]);
     expect(pinned.other).toEqual(["topology.edges: a cycle", '"plain text"']);
+    // Config problems again, from the processor down, for the form that shows them beside their field.
+    expect([...pinned.configs]).toEqual([["a", [{ path: "config.logs.log_record[0]", message: "column 5: bad" }]]]);
   });
 });
 

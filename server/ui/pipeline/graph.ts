@@ -192,7 +192,7 @@ export function withFilterConditions(config: Record<string, unknown>, signal: Si
  * validation, `nodes[2].id` from the body schema), so `sent` must be it.
  */
 export function pinProblems(error: ApiError | null, sent: Topology): Problems {
-  const problems: Problems = { nodes: new Map(), edges: new Map(), other: [] };
+  const problems: Problems = { nodes: new Map(), edges: new Map(), other: [], configs: new Map() };
   if (!error) return problems;
   const add = (map: Map<string, string[]>, id: string, message: string) => map.set(id, [...(map.get(id) ?? []), message]);
   for (const detail of error.details) {
@@ -201,6 +201,8 @@ export function pinProblems(error: ApiError | null, sent: Topology): Problems {
     const edge = /(?:^|\.)edges\[(\d+)\]/.exec(path);
     const nodeId = node ? sent.nodes[Number(node[1])]?.id : undefined;
     const edgeId = edge ? sent.edges[Number(edge[1])]?.id : undefined;
+    const config = /(?:^|\.)nodes\[\d+\]\.processor\.(config(?:[.[].*)?)$/.exec(path);
+    if (nodeId !== undefined && config) problems.configs.set(nodeId, [...(problems.configs.get(nodeId) ?? []), { path: config[1]!, message }]);
     if (nodeId !== undefined) add(problems.nodes, nodeId, message);
     else if (edgeId !== undefined) add(problems.edges, edgeId, message);
     else problems.other.push(path ? `${path}: ${message}` : message);

@@ -7,6 +7,7 @@ import type { CatalogView } from "../../catalog/registry.ts";
 import type { PipelineRecord, ProcessorSpec, Signal, Topology, TopologyEdge, TopologyNode } from "../../configstore/records.ts";
 import type { DryRunResult, DryRunStep } from "../../ottl/dryrun.ts";
 import type { ProcessorTemplate } from "../../ottl/templates.ts";
+import type { PathDetail } from "../schema/errors.ts";
 
 export type { CatalogView, DryRunResult, DryRunStep, PipelineRecord, ProcessorSpec, ProcessorTemplate, Signal, Topology, TopologyEdge, TopologyNode };
 
@@ -44,4 +45,10 @@ export interface Problems {
   nodes: Map<string, string[]>;
   edges: Map<string, string[]>;
   other: string[];
+  /**
+   * The node problems inside a processor's config, again, with paths from
+   * the processor (`config.actions[0].value`) and the message as `nodes`
+   * has it, so the config form can show each beside its field.
+   */
+  configs: Map<string, PathDetail[]>;
 }

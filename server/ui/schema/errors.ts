@@ -21,8 +21,13 @@ export type FieldErrors = Record<string, string[]>;
 
 /** The error's details grouped by the field that shows them; a detail deeper than its field keeps its own path in the text. */
 export function fieldErrors(error: ApiError | null, schema: Schema, root = ""): FieldErrors {
+  return detailErrors(error?.details ?? [], schema, root);
+}
+
+/** fieldErrors() over details gathered some other way (e.g. the pipeline editor's, per processor). */
+export function detailErrors(details: readonly unknown[], schema: Schema, root = ""): FieldErrors {
   const byField: FieldErrors = {};
-  for (const detail of error?.details ?? []) {
+  for (const detail of details) {
     if (!isPathDetail(detail)) continue;
     const target = errorTarget(schema, root, detail.path);
     if (target === null) continue;

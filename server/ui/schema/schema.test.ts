@@ -9,7 +9,7 @@ import { ApiError } from "../api.ts";
 import { fieldErrors, readableError } from "./errors.ts";
 import { errorTarget, fieldKind, initialValue, labelOf, type Schema } from "./schema.ts";
 
-const schemaOf = (kind: "sources" | "destinations", type: string) => catalogView()[kind].find((e) => e.type === type)!.schema as Schema;
+const schemaOf = (kind: "sources" | "destinations" | "processors", type: string) => catalogView()[kind].find((e) => e.type === type)!.schema as Schema;
 
 test("every catalog property gets an editor; the shapes the catalog uses get their own", () => {
   const filelog = schemaOf("sources", "filelog").properties!;
@@ -21,9 +21,14 @@ test("every catalog property gets an editor; the shapes the catalog uses get the
   expect(fieldKind(schemaOf("destinations", "otlphttp").properties!.headers!)).toBe("stringMap");
   expect(fieldKind({ type: "integer" })).toBe("integer");
   expect(fieldKind({ oneOf: [{ const: "a", title: "A" }] })).toBe("choice");
+  // Attribute actions: rows of fields, each value typed as text.
+  const actions = schemaOf("processors", "attributes").properties!.actions!;
+  expect(fieldKind(actions)).toBe("objectList");
+  expect(fieldKind(actions.items!.properties!.value!)).toBe("scalar");
   // What it cannot render is edited as JSON, never left out.
   expect(fieldKind({ type: "array", items: { type: "object" } })).toBe("json");
-  expect(fieldKind({ anyOf: [{ type: "string" }, { type: "number" }] } as Schema)).toBe("json");
+  expect(fieldKind({ anyOf: [{ type: "number" }, { type: "boolean" }] })).toBe("json");
+  expect(fieldKind({ anyOf: [{ type: "string" }, { type: "object" }] })).toBe("json");
   expect(labelOf("start_at", {})).toBe("Start at");
   expect(labelOf("grpc", { title: "OTLP/gRPC" })).toBe("OTLP/gRPC");
 });
@@ -39,6 +44,9 @@ test("a new form starts from the schema's defaults, nested ones too, and keeps w
     exclude: [],
     start_at: "beginning",
   });
+  // A required list of objects starts with one item to fill in.
+  expect(initialValue(schemaOf("processors", "attributes"))).toEqual({ actions: [{}] });
+  expect(initialValue(schemaOf("processors", "batch"))).toEqual({ send_batch_size: 8192, timeout: "200ms" });
 });
 
 test("an API error lands on the field that edits its path", () => {
@@ -58,5 +66,12 @@ test("an API error lands on the field that edits its path", () => {
     "config.include": ["item 2: must not be empty"],
     name: ["must be non-blank"],
   });
+  // Into a list of objects: the item's field, or the item when no field of it is named.
+  const attributes = schemaOf("processors", "attributes");
+  expect(errorTarget(attributes, "config", "config.actions[1].value")).toBe("config.actions[1].value");
+  expect(errorTarget(attributes, "config", "config.actions[1]")).toBe("config.actions[1]");
+  expect(errorTarget(attributes, "config", "config.actions[1].nope")).toBe("config.actions[1]");
+  expect(errorTarget(attributes, "config", "config.actions")).toBe("config.actions");
+
   expect(readableError(error)!.details).toEqual(["config.include[1]: must not be empty", "name: must be non-blank"]);
 });

@@ -16,6 +16,8 @@ export interface Schema {
   /** Labelled choices: `oneOf: [{const, title}]`. */
   oneOf?: Schema[];
   const?: unknown;
+  /** Alternatives; only a union of plain values (string, number, boolean) gets its own editor. */
+  anyOf?: Schema[];
   properties?: Record<string, Schema>;
   required?: string[];
   patternProperties?: Record<string, Schema>;
@@ -25,7 +27,19 @@ export interface Schema {
   maximum?: number;
 }
 
-export type FieldKind = "string" | "number" | "integer" | "boolean" | "choice" | "stringList" | "choiceList" | "object" | "stringMap" | "json";
+export type FieldKind =
+  | "string"
+  | "number"
+  | "integer"
+  | "boolean"
+  | "choice"
+  | "scalar"
+  | "stringList"
+  | "choiceList"
+  | "objectList"
+  | "object"
+  | "stringMap"
+  | "json";
 
 export type ConfigValue = Record<string, unknown>;
 
@@ -54,8 +68,17 @@ function mapValues(schema: Schema): Schema | null {
   return values.length > 0 && values.every((v) => v.type === "string" && !choices(v)) ? values[0]! : null;
 }
 
+const PLAIN = new Set<unknown>(["string", "number", "integer", "boolean"]);
+
+/** A string, number or boolean (e.g. an attribute action's value): typed as text, so it is sent as a string. */
+function isScalar(schema: Schema): boolean {
+  const options = schema.anyOf ?? [];
+  return options.length > 0 && options.every((s) => PLAIN.has(s.type)) && options.some((s) => s.type === "string");
+}
+
 export function fieldKind(schema: Schema): FieldKind {
   if (choices(schema)) return "choice";
+  if (isScalar(schema)) return "scalar";
   switch (schema.type) {
     case "string":
     case "number":
@@ -64,7 +87,7 @@ export function fieldKind(schema: Schema): FieldKind {
       return schema.type;
     case "array":
       if (schema.items?.type === "string") return choices(schema.items) ? "choiceList" : "stringList";
-      return "json";
+      return schema.items && fieldKind(schema.items) === "object" ? "objectList" : "json";
     case "object":
       if (schema.properties && Object.keys(schema.properties).length > 0) return "object";
       return mapValues(schema) ? "stringMap" : "json";
@@ -85,9 +108,14 @@ export function childPath(parent: string, key: string): string {
   return parent === "" ? key : `${parent}.${key}`;
 }
 
+/** The path of a list's item (`config.actions` + 0 → `config.actions[0]`). */
+export function itemPath(list: string, index: number): string {
+  return `${list}[${index}]`;
+}
+
 /** A DOM id for a field path, unique within one form (`prefix`). */
 export function fieldId(prefix: string, path: string): string {
-  return `${prefix}-${path.replace(/[^A-Za-z0-9_-]+/g, "-")}`;
+  return `${prefix}-${path.replace(/[^A-Za-z0-9_-]+/g, "-").replace(/-$/, "")}`;
 }
 
 function clone<T>(value: T): T {
@@ -97,7 +125,7 @@ function clone<T>(value: T): T {
 /**
  * The form's starting value: `given` where set, else each property's default
  * (nested objects filled the same way); a required list starts with one empty
- * item so there is a box to type in.
+ * item (a list of objects with one item of its defaults) so there is a box to type in.
  */
 export function initialValue(schema: Schema, given: ConfigValue = {}): ConfigValue {
   const value: ConfigValue = clone(given);
@@ -107,8 +135,9 @@ export function initialValue(schema: Schema, given: ConfigValue = {}): ConfigVal
       const current = value[key];
       if (current === undefined && !schema.required?.includes(key)) continue;
       value[key] = initialValue(property, isRecord(current) ? current : {});
-    } else if (value[key] === undefined && fieldKind(property) === "stringList" && schema.required?.includes(key)) {
-      value[key] = [""];
+    } else if (value[key] === undefined && schema.required?.includes(key)) {
+      if (fieldKind(property) === "stringList") value[key] = [""];
+      if (fieldKind(property) === "objectList") value[key] = [initialValue(property.items!)];
     }
   }
   return value;
@@ -129,20 +158,31 @@ function segments(path: string): (string | number)[] {
 
 /**
  * The path of the field that shows an error at `path`: the deepest field the
- * form renders on the way down (a list shows its items' errors, a JSON box
- * everything inside it). Null when the path is not under `root`.
+ * form renders on the way down (a list shows its items' errors, a list of
+ * objects goes on into its items' fields, a JSON box shows everything inside
+ * it). Null when the path is not under `root`.
  */
 export function errorTarget(schema: Schema, root: string, path: string): string | null {
   const rootParts = root === "" ? [] : segments(root);
   const parts = segments(path);
   if (rootParts.some((part, i) => parts[i] !== part)) return null;
+  const rest = parts.slice(rootParts.length);
   let at = schema;
   let target = root;
-  for (const part of parts.slice(rootParts.length)) {
+  for (let i = 0; i < rest.length; i++) {
+    const part = rest[i]!;
     const next = typeof part === "string" ? at.properties?.[part] : undefined;
     if (!next) return target === root ? (typeof part === "string" ? childPath(root, part) : null) : target;
     target = childPath(target, part as string);
-    if (fieldKind(next) !== "object") return target;
+    const kind = fieldKind(next);
+    const index = rest[i + 1];
+    if (kind === "objectList" && typeof index === "number") {
+      target = itemPath(target, index);
+      at = next.items!;
+      i++;
+      continue;
+    }
+    if (kind !== "object") return target;
     at = next;
   }
   return target === root ? null : target;
