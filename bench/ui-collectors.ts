@@ -29,6 +29,9 @@ const server = Bun.spawn([process.execPath, join(import.meta.dir, "../server/mai
     SVC_STORAGE_BOLTPATH: join(dir, "state.db"),
     SVC_BOOTSTRAP_ADMINTOKEN: token,
     SVC_LOGGING_LEVEL: "warn",
+    // Seeding 10,000 collectors through the API from one token is far past the default rate limit.
+    SVC_RATELIMIT_API_PERSECOND: "1000000",
+    SVC_RATELIMIT_API_BURST: "1000000",
   },
   stdout: "pipe",
   stderr: "inherit",
