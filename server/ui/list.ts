@@ -2,7 +2,8 @@
  * A filtered, cursor-paged list page: the filters live in the URL (so reload,
  * Back and shared links keep them), the first page is fetched whenever they
  * change, and "Load more" follows the API's nextCursor. One hook for every
- * list page, so each page only says how its filters become an API path.
+ * list page, so each page only says how its filters become an API path; lists
+ * without filters page through usePages alone.
  */
 import { useEffect, useState, type FormEvent } from "react";
 import { api, ApiError } from "./api.ts";
@@ -25,49 +26,7 @@ export function useFilteredList<T>(
   // The filters as one string: a stable effect dependency and the form's key (so it resets on Back).
   const filterKey = new URLSearchParams(keys.map((k) => [k, search.get(k) ?? ""])).toString();
   const filtered = keys.some((k) => search.has(k));
-  const [items, setItems] = useState<T[]>([]);
-  const [nextCursor, setNextCursor] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [loading, setLoading] = useState(true);
-
-  useEffect(() => {
-    let current = true;
-    setLoading(true);
-    setError(null);
-    api
-      .get<Page<T>>(apiPath(new URLSearchParams(filterKey), null))
-      .then(
-        (page) => {
-          if (!current) return;
-          setItems(page.items);
-          setNextCursor(page.nextCursor);
-        },
-        (caught: ApiError) => {
-          if (!current) return;
-          setItems([]);
-          setNextCursor(null);
-          setError(caught);
-        },
-      )
-      .finally(() => current && setLoading(false));
-    return () => {
-      current = false;
-    };
-    // apiPath is a module-level function of each page; the filters are the only input.
-  }, [filterKey]);
-
-  function loadMore() {
-    if (nextCursor === null) return;
-    setLoading(true);
-    api
-      .get<Page<T>>(apiPath(new URLSearchParams(filterKey), nextCursor))
-      .then((page) => {
-        setItems((before) => [...before, ...page.items]);
-        setNextCursor(page.nextCursor);
-        setError(null);
-      }, setError)
-      .finally(() => setLoading(false));
-  }
+  const pages = usePages<T>((cursor) => apiPath(new URLSearchParams(filterKey), cursor), filterKey, true);
 
   function onFilter(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -81,5 +40,63 @@ export function useFilteredList<T>(
     navigate(qs === "" ? base : `${base}?${qs}`);
   }
 
-  return { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter };
+  return { search, filterKey, filtered, ...pages, onFilter };
+}
+
+/**
+ * A cursor-paged API list: the first page is fetched whenever `key` changes
+ * (an answer to an earlier key that arrives late is dropped), and loadMore
+ * follows the API's nextCursor. `filtered`: the key is a filter, so a new key
+ * starts without the old error, and a first page that fails leaves the list
+ * empty rather than showing rows of the previous filter.
+ */
+export function usePages<T>(path: (cursor: string | null) => string, key: string, filtered = false) {
+  const [items, setItems] = useState<T[]>([]);
+  const [nextCursor, setNextCursor] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [loading, setLoading] = useState(true);
+
+  useEffect(() => {
+    let current = true;
+    setLoading(true);
+    if (filtered) setError(null);
+    api
+      .get<Page<T>>(path(null))
+      .then(
+        (page) => {
+          if (!current) return;
+          setItems(page.items);
+          setNextCursor(page.nextCursor);
+          setError(null);
+        },
+        (caught: ApiError) => {
+          if (!current) return;
+          if (filtered) {
+            setItems([]);
+            setNextCursor(null);
+          }
+          setError(caught);
+        },
+      )
+      .finally(() => current && setLoading(false));
+    return () => {
+      current = false;
+    };
+    // `path` is rebuilt on every render; `key` says when what it answers changes.
+  }, [key]);
+
+  function loadMore() {
+    if (nextCursor === null) return;
+    setLoading(true);
+    api
+      .get<Page<T>>(path(nextCursor))
+      .then((page) => {
+        setItems((before) => [...before, ...page.items]);
+        setNextCursor(page.nextCursor);
+        setError(null);
+      }, setError)
+      .finally(() => setLoading(false));
+  }
+
+  return { items, nextCursor, error, setError, loading, loadMore };
 }

@@ -20,6 +20,7 @@ import { LastSeen } from "../components/LastSeen.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
+import { usePages } from "../list.ts";
 import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import "./Changes.css";
@@ -341,43 +342,10 @@ function RolloutProgress({ reload }: { reload: number }) {
 }
 
 function CommitHistory({ reload }: { reload: number }) {
-  const [items, setItems] = useState<Commit[]>([]);
-  const [nextCursor, setNextCursor] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [loading, setLoading] = useState(true);
-
-  useEffect(() => {
-    let current = true;
-    setLoading(true);
-    api
-      .get<{ items: Commit[]; nextCursor: string | null }>(`/commits?limit=${COMMITS_PAGE}`)
-      .then(
-        (page) => {
-          if (!current) return;
-          setItems(page.items);
-          setNextCursor(page.nextCursor);
-          setError(null);
-        },
-        (caught: ApiError) => current && setError(caught),
-      )
-      .finally(() => current && setLoading(false));
-    return () => {
-      current = false;
-    };
-  }, [reload]);
-
-  function loadMore() {
-    if (nextCursor === null) return;
-    setLoading(true);
-    api
-      .get<{ items: Commit[]; nextCursor: string | null }>(`/commits?limit=${COMMITS_PAGE}&cursor=${encodeURIComponent(nextCursor)}`)
-      .then((page) => {
-        setItems((before) => [...before, ...page.items]);
-        setNextCursor(page.nextCursor);
-        setError(null);
-      }, setError)
-      .finally(() => setLoading(false));
-  }
+  const { items, nextCursor, error, loading, loadMore } = usePages<Commit>(
+    (cursor) => `/commits?limit=${COMMITS_PAGE}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+    String(reload),
+  );
 
   return (
     <section className="detail-block" aria-labelledby="commits-title">

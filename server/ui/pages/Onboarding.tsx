@@ -18,6 +18,7 @@ import { LastSeen } from "../components/LastSeen.tsx";
 import { useCanWrite } from "../schema/editing.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { ListTable } from "../components/ListTable.tsx";
+import { usePages } from "../list.ts";
 import "./Onboarding.css";
 
 interface EnrollmentToken {
@@ -32,11 +33,6 @@ interface EnrollmentToken {
   createdBy: string;
   createdAt: string;
   revokedAt: string | null;
-}
-
-interface TokenPage {
-  items: EnrollmentToken[];
-  nextCursor: string | null;
 }
 
 interface Snippet {
@@ -333,44 +329,11 @@ function tokenState(token: EnrollmentToken): "revoked" | "expired" | "used up" |
 const STATE_SYMBOLS: Record<string, string> = { active: "●", revoked: "⊘", expired: "■", "used up": "○" };
 
 function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }) {
-  const [items, setItems] = useState<EnrollmentToken[]>([]);
-  const [nextCursor, setNextCursor] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [loading, setLoading] = useState(true);
   const [reload, setReload] = useState(0);
-
-  useEffect(() => {
-    let current = true;
-    setLoading(true);
-    api
-      .get<TokenPage>(`/enrollment-tokens?limit=${PAGE_SIZE}`)
-      .then(
-        (page) => {
-          if (!current) return;
-          setItems(page.items);
-          setNextCursor(page.nextCursor);
-          setError(null);
-        },
-        (caught: ApiError) => current && setError(caught),
-      )
-      .finally(() => current && setLoading(false));
-    return () => {
-      current = false;
-    };
-  }, [refresh, reload]);
-
-  function loadMore() {
-    if (nextCursor === null) return;
-    setLoading(true);
-    api
-      .get<TokenPage>(`/enrollment-tokens?limit=${PAGE_SIZE}&cursor=${encodeURIComponent(nextCursor)}`)
-      .then((page) => {
-        setItems((before) => [...before, ...page.items]);
-        setNextCursor(page.nextCursor);
-        setError(null);
-      }, setError)
-      .finally(() => setLoading(false));
-  }
+  const { items, nextCursor, error, setError, loading, loadMore } = usePages<EnrollmentToken>(
+    (cursor) => `/enrollment-tokens?limit=${PAGE_SIZE}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+    `${refresh}:${reload}`,
+  );
 
   function revoke(token: EnrollmentToken) {
     if (!window.confirm(`Revoke enrollment token ${token.id}? It stops working at once.`)) return;
