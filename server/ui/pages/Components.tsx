@@ -7,7 +7,7 @@
  * so a link can open one prefilled: the Hosts page's "Create source" sends
  * ?new=<type>&name=…&config=<json>&from=… and the user only has to Save.
  */
-import { useEffect, useState, type FormEvent } from "react";
+import { useState, type FormEvent } from "react";
 import type { CatalogEntry } from "../../catalog/index.ts";
 import type { SourceRecord } from "../../configstore/records.ts";
 import { api, ApiError } from "../api.ts";
@@ -15,6 +15,7 @@ import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { SchemaForm } from "../components/SchemaForm.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
+import { useLoad } from "../load.ts";
 import { navigate, useLocation } from "../router.tsx";
 import { PendingChangesNote, useCanWrite } from "../schema/editing.tsx";
 import { fieldErrors, readableError } from "../schema/errors.ts";
@@ -52,18 +53,7 @@ function summary(config: Record<string, unknown>, prefix = ""): string[] {
 }
 
 function useCatalog(kind: Kind) {
-  const [entries, setEntries] = useState<CatalogEntry[] | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  useEffect(() => {
-    let current = true;
-    api.get<Record<Kind, CatalogEntry[]>>("/catalog").then(
-      (catalog) => current && setEntries(catalog[kind]),
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [kind]);
+  const { data: entries, error } = useLoad(() => api.get<Record<Kind, CatalogEntry[]>>("/catalog").then((catalog) => catalog[kind]), kind);
   return { entries, error };
 }
 
@@ -73,30 +63,13 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
   const { search } = useLocation();
   const canWrite = useCanWrite();
   const catalog = useCatalog(kind);
-  const [items, setItems] = useState<ComponentRecord[]>([]);
-  const [loading, setLoading] = useState(true);
-  const [error, setError] = useState<ApiError | null>(null);
   const [reload, setReload] = useState(0);
   const [said, setSaid] = useState("");
   const [deleteError, setDeleteError] = useState<ApiError | null>(null);
 
-  useEffect(() => {
-    let current = true;
-    api
-      .get<{ items: ComponentRecord[] }>(`/${kind}`)
-      .then(
-        (page) => {
-          if (!current) return;
-          setItems(page.items);
-          setError(null);
-        },
-        (caught: ApiError) => current && setError(caught),
-      )
-      .finally(() => current && setLoading(false));
-    return () => {
-      current = false;
-    };
-  }, [kind, reload]);
+  const list = useLoad(() => api.get<{ items: ComponentRecord[] }>(`/${kind}`).then((page) => page.items), `${kind}:${reload}`);
+  const { error, loading } = list;
+  const items = list.data ?? [];
 
   // Someone else's edit (another tab, the API) changes the working tree too.
   useLiveEvents(["worktree"], () => setReload((n) => n + 1));
@@ -107,7 +80,10 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
 
   // The list takes the API's answer at once, so it never disagrees with the message above it; a reload follows.
   function saved(record: ComponentRecord, verb: string) {
-    setItems((before) => (before.some((r) => r.id === record.id) ? before.map((r) => (r.id === record.id ? record : r)) : [...before, record]));
+    list.setData((before) => {
+      const rows = before ?? [];
+      return rows.some((r) => r.id === record.id) ? rows.map((r) => (r.id === record.id ? record : r)) : [...rows, record];
+    });
     setSaid(`${verb} ${words.one} "${record.name}".`);
     setReload((n) => n + 1);
     navigate(base);
@@ -116,7 +92,7 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
   function remove(record: ComponentRecord) {
     if (!window.confirm(`Delete ${words.one} "${record.name}"? Anything that still uses it must be removed first.`)) return;
     api.delete(`/${kind}/${encodeURIComponent(record.id)}`).then(() => {
-      setItems((before) => before.filter((r) => r.id !== record.id));
+      list.setData((before) => before?.filter((r) => r.id !== record.id) ?? null);
       setDeleteError(null);
       setSaid(`Deleted ${words.one} "${record.name}".`);
       setReload((n) => n + 1);

@@ -6,12 +6,13 @@
  * says which; that answer is shown as it came. Working-tree events refetch
  * the list, so another editor's changes show up.
  */
-import { useCallback, useEffect, useState, type FormEvent } from "react";
+import { useCallback, useState, type FormEvent } from "react";
 import { SIGNALS, type PipelineRecord } from "../../configstore/records.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
+import { useLoad } from "../load.ts";
 import { Link, navigate } from "../router.tsx";
 import { useSession } from "../session.tsx";
 
@@ -64,30 +65,11 @@ function CreatePipeline() {
 export function PipelinesPage() {
   const { state } = useSession();
   const canEdit = state.status === "signedIn" && state.user.role !== "viewer";
-  const [items, setItems] = useState<PipelineRecord[]>([]);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [loading, setLoading] = useState(true);
   const [reload, setReload] = useState(0);
   const refetch = useCallback(() => setReload((n) => n + 1), []);
   useLiveEvents(["worktree"], refetch);
-
-  useEffect(() => {
-    let current = true;
-    api
-      .get<{ items: PipelineRecord[] }>("/pipelines")
-      .then(
-        (page) => {
-          if (!current) return;
-          setItems(page.items);
-          setError(null);
-        },
-        (caught: ApiError) => current && setError(caught),
-      )
-      .finally(() => current && setLoading(false));
-    return () => {
-      current = false;
-    };
-  }, [reload]);
+  const { data, error, setError, loading } = useLoad(() => api.get<{ items: PipelineRecord[] }>("/pipelines"), String(reload));
+  const items = data?.items ?? [];
 
   function remove(pipeline: PipelineRecord) {
     if (!window.confirm(`Delete pipeline "${pipeline.name}"? Its graph is removed from the working tree.`)) return;

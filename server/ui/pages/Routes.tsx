@@ -12,6 +12,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import type { PipelineRecord, RouteRecord, SourceActivation, SourceRecord } from "../../configstore/records.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { useLoad } from "../load.ts";
 import { SchemaForm } from "../components/SchemaForm.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
@@ -34,33 +35,23 @@ interface Lookups {
 
 /** Everything a route names, fetched together; reloaded with the routes. */
 function useRoutesData(reload: number) {
-  const [routes, setRoutes] = useState<RouteRecord[]>([]);
-  const [lookups, setLookups] = useState<Lookups | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [loading, setLoading] = useState(true);
-  useEffect(() => {
-    let current = true;
-    Promise.all([
-      api.get<{ items: RouteRecord[] }>("/routes"),
-      api.get<{ items: Collector[] }>(`/collectors?limit=${COLLECTOR_LIMIT}`),
-      api.get<{ items: SourceRecord[] }>("/sources"),
-      api.get<{ items: PipelineRecord[] }>("/pipelines"),
-    ])
-      .then(
-        ([routePage, collectors, sources, pipelines]) => {
-          if (!current) return;
-          setRoutes(routePage.items);
-          setLookups({ collectors: collectors.items, sources: sources.items, pipelines: pipelines.items });
-          setError(null);
-        },
-        (caught: ApiError) => current && setError(caught),
-      )
-      .finally(() => current && setLoading(false));
-    return () => {
-      current = false;
-    };
-  }, [reload]);
-  return { routes, setRoutes, lookups, error, loading };
+  const { data, setData, error, loading } = useLoad(
+    () =>
+      Promise.all([
+        api.get<{ items: RouteRecord[] }>("/routes"),
+        api.get<{ items: Collector[] }>(`/collectors?limit=${COLLECTOR_LIMIT}`),
+        api.get<{ items: SourceRecord[] }>("/sources"),
+        api.get<{ items: PipelineRecord[] }>("/pipelines"),
+      ]).then(([routes, collectors, sources, pipelines]) => ({
+        routes: routes.items,
+        lookups: { collectors: collectors.items, sources: sources.items, pipelines: pipelines.items } satisfies Lookups,
+      })),
+    String(reload),
+  );
+  /** Shows a route write at once, before the reload that follows it. */
+  const setRoutes = (update: (before: RouteRecord[]) => RouteRecord[]) =>
+    setData((before) => before && { ...before, routes: update(before.routes) });
+  return { routes: data?.routes ?? [], setRoutes, lookups: data?.lookups ?? null, error, loading };
 }
 
 function nameOf<T extends { id: string; name: string }>(list: T[] | undefined, id: string): string {

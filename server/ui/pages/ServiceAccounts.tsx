@@ -6,11 +6,12 @@
  * once with Copy and a warning and keeps it nowhere. Revoke deletes the
  * account and its token at once. Non-admins get the 403 as a plain notice.
  */
-import { useEffect, useState, type FormEvent } from "react";
+import { useState, type FormEvent } from "react";
 import type { Scope } from "../../auth/scopes.ts";
 import type { ServiceAccount } from "../../auth/service-accounts.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { useLoad } from "../load.ts";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { readableError } from "../schema/errors.ts";
 import { useSession } from "../session.tsx";
@@ -108,32 +109,28 @@ function CreateForm({ scopes, onCreated }: { scopes: ScopesAnswer; onCreated: (a
 export function ServiceAccountsPage() {
   const { state } = useSession();
   const role = state.status === "signedIn" ? state.user.role : "unknown";
-  const [accounts, setAccounts] = useState<ServiceAccount[] | null>(null);
-  const [scopes, setScopes] = useState<ScopesAnswer | null>(null);
-  const [loadError, setLoadError] = useState<ApiError | null>(null);
+  const loaded = useLoad(
+    () =>
+      Promise.all([api.get<{ items: ServiceAccount[] }>("/service-accounts"), api.get<ScopesAnswer>("/scopes")]).then(([list, scopes]) => ({
+        accounts: list.items,
+        scopes,
+      })),
+    "",
+  );
+  const accounts = loaded.data?.accounts ?? null;
+  const scopes = loaded.data?.scopes ?? null;
+  const loadError = loaded.error;
+  /** Shows this page's own create or revoke at once. */
+  const setAccounts = (update: (before: ServiceAccount[]) => ServiceAccount[]) =>
+    loaded.setData((before) => before && { ...before, accounts: update(before.accounts) });
   const [actionError, setActionError] = useState<ApiError | null>(null);
   const [created, setCreated] = useState<Created | null>(null);
   const [status, setStatus] = useState("");
 
-  useEffect(() => {
-    let current = true;
-    Promise.all([api.get<{ items: ServiceAccount[] }>("/service-accounts"), api.get<ScopesAnswer>("/scopes")]).then(
-      ([list, answer]) => {
-        if (!current) return;
-        setAccounts(list.items);
-        setScopes(answer);
-      },
-      (caught: ApiError) => current && setLoadError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, []);
-
   function onCreated(account: Created) {
     setCreated(account);
     const { token: _token, ...listed } = account;
-    setAccounts((list) => [...(list ?? []), listed]);
+    setAccounts((list) => [...list, listed]);
     setStatus(`${account.name} created; copy its token below.`);
   }
 
@@ -141,7 +138,7 @@ export function ServiceAccountsPage() {
     if (!window.confirm(`Revoke service account ${account.name}? Its token stops working at once.`)) return;
     setActionError(null);
     api.delete(`/service-accounts/${encodeURIComponent(account.id)}`).then(() => {
-      setAccounts((list) => list?.filter((a) => a.id !== account.id) ?? null);
+      setAccounts((list) => list.filter((a) => a.id !== account.id));
       if (created?.id === account.id) setCreated(null);
       setStatus(`${account.name} was revoked.`);
     }, setActionError);

@@ -11,6 +11,7 @@ import type { Role } from "../../auth/scopes.ts";
 import type { User } from "../../auth/users.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { useLoad } from "../load.ts";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { readableError } from "../schema/errors.ts";
 import { useSession } from "../session.tsx";
@@ -199,23 +200,11 @@ function UserRow({ user, self, busy, actions }: { user: User; self: boolean; bus
 export function UsersPage() {
   const { state } = useSession();
   const me = state.status === "signedIn" ? state.user : null;
-  const [users, setUsers] = useState<User[] | null>(null);
-  const [loadError, setLoadError] = useState<ApiError | null>(null);
+  const { data: users, setData: setUsers, error: loadError } = useLoad(() => api.get<{ items: User[] }>("/users").then((answer) => answer.items), "");
   const [actionError, setActionError] = useState<ApiError | null>(null);
   const [status, setStatus] = useState("");
   const [busyId, setBusyId] = useState<string | null>(null);
   const [delivered, setDelivered] = useState<Delivered | null>(null);
-
-  useEffect(() => {
-    let current = true;
-    api.get<{ items: User[] }>("/users").then(
-      (answer) => current && setUsers(answer.items),
-      (caught: ApiError) => current && setLoadError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, []);
 
   /** Runs one row's call; on success replaces (or drops) the row and says what happened. */
   function act<T>(user: User, call: Promise<T>, done: (answer: T) => string) {
