@@ -33,15 +33,7 @@ try {
     if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
     return JSON.parse(text) as T;
   };
-  const until = async (what: string, ms: number, done: (p: StormProgress) => boolean): Promise<StormProgress> => {
-    const deadline = performance.now() + ms;
-    for (;;) {
-      const progress = clients!.total();
-      if (done(progress)) return progress;
-      if (performance.now() > deadline) throw new Error(`${what}: not within ${ms} ms; progress ${JSON.stringify(progress)}`);
-      await Bun.sleep(50);
-    }
-  };
+  const until = (what: string, ms: number, done: (p: StormProgress) => boolean) => clients!.until(what, ms, done);
 
   await call("/sources", "POST", { name: "storm logs", type: "filelog", config: { include: ["/var/log/storm/*.log"] } });
   await call("/commit", "POST", { message: "storm" });

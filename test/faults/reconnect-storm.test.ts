@@ -36,16 +36,7 @@ test(`a reconnect storm of ${COLLECTORS} OpAMP agents after kill -9: every one b
     if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
     return JSON.parse(text) as T;
   };
-  /** Waits for `done` over the clients' progress; fails with the last progress after `ms`. */
-  const until = async (what: string, ms: number, done: (p: StormProgress) => boolean): Promise<StormProgress> => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const progress = clients!.total();
-      if (done(progress)) return progress;
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms; progress ${JSON.stringify(progress)}\n${server.stderr()}`);
-      await Bun.sleep(100);
-    }
-  };
+  const until = (what: string, ms: number, done: (p: StormProgress) => boolean) => clients!.until(what, ms, done, () => server.stderr());
 
   await call("/sources", "POST", { name: "storm logs", type: "filelog", config: { include: ["/var/log/storm/*.log"] } });
   await call("/commit", "POST", { message: "storm" });

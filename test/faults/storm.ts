@@ -91,6 +91,8 @@ export async function seedCollectors(statePath: string, count: number): Promise<
 export interface StormClients {
   /** The sum over client processes of their latest reports. */
   total(): StormProgress;
+  /** Waits until `done` holds for the progress; after `ms` fails naming `what`, the last progress and `detail()`. */
+  until(what: string, ms: number, done: (progress: StormProgress) => boolean, detail?: () => string): Promise<StormProgress>;
   stop(): Promise<void>;
 }
 
@@ -114,7 +116,7 @@ export function startClients(url: string, agents: StormAgent[], processes: numbe
     })();
     return child;
   });
-  return {
+  const clients: StormClients = {
     total() {
       const sum: StormProgress = { connected: 0, withConfig: 0, hashes: {}, refused503: 0, refused429: 0, failedOpens: 0, reconnects: 0 };
       for (const p of latest) {
@@ -124,11 +126,23 @@ export function startClients(url: string, agents: StormAgent[], processes: numbe
       }
       return sum;
     },
+    async until(what, ms, done, detail) {
+      const deadline = performance.now() + ms;
+      for (;;) {
+        const progress = clients.total();
+        if (done(progress)) return progress;
+        if (performance.now() > deadline) {
+          throw new Error(`${what}: not within ${ms} ms; progress ${JSON.stringify(progress)}${detail ? `\n${detail()}` : ""}`);
+        }
+        await Bun.sleep(50);
+      }
+    },
     async stop() {
       for (const child of children) child.kill("SIGKILL");
       await Promise.all(children.map((child) => child.exited));
     },
   };
+  return clients;
 }
 
 /** The WebSocket of Bun's built-in `ws` module, which (unlike the WHATWG one) shows a refused upgrade's status and headers. */
