@@ -13,8 +13,19 @@
  *
  * Every `$` in a value is written `$$`, the collector's escape, so OTTL
  * regexes and header values are never taken for `${env:…}` references.
+ *
+ * Scalars are written so Go's gopkg.in/yaml.v3 reads back the intended type:
+ * the collector decodes its config with `yaml.Unmarshal` into `any` and then
+ * with mapstructure, `WeaklyTypedInput: false` (opentelemetry-collector
+ * confmap/provider/internal/provider.go, confmap/internal/decoder.go; see
+ * test/yamlv3/main.go), so a plain `2023-06-01`, `0b101` or `1_000` would
+ * arrive as a time or an int where a string is wanted. Every string value is
+ * therefore double-quoted (as a JSON string, which is valid YAML), numbers
+ * and booleans stay plain, and a key stays plain only when it is an
+ * identifier yaml.v3 cannot resolve as anything but a string (`endpoint`,
+ * `otlp/gateway`, `X-Scope-OrgID`); any other key is quoted too.
  */
-import { Document, isMap, isScalar } from "yaml";
+import { Document, isMap, isScalar, Scalar, visit } from "yaml";
 import type { CollectorConfigInput } from "../configstore/records.ts";
 import { planCollector, type Flow, type Plan } from "./plan.ts";
 
@@ -125,10 +136,29 @@ function encode(config: Record<string, unknown>, header: readonly string[], comm
       if (isScalar(pair.key) && lines && lines.length > 0) pair.key.commentBefore = lines.map((line) => ` ${line}`).join("\n");
     }
   }
-  return doc.toString({ lineWidth: 0 });
+  visit(doc, {
+    Scalar(key, node) {
+      if (typeof node.value === "string") node.type = key === "key" && isPlainKey(node.value) ? Scalar.PLAIN : Scalar.QUOTE_DOUBLE;
+    },
+  });
+  return doc.toString({ lineWidth: 0, doubleQuotedAsJSON: true });
 }
 
-function escapeDollars(value: unknown): unknown {
+/**
+ * Starts with a letter or `_`, then letters, digits, `_ . / -`: yaml.v3
+ * resolves such a plain scalar as a string unless it is one of its words for
+ * true, false or null (resolve.go's table; `yes`/`no`/`on`/`off` are strings
+ * to yaml.v3 but booleans to YAML 1.1 readers, so they are quoted as well).
+ */
+const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_./-]*$/;
+const RESERVED_WORDS = new Set(["true", "false", "null", "yes", "no", "on", "off", "y", "n"]);
+
+function isPlainKey(key: string): boolean {
+  return PLAIN_KEY.test(key) && !RESERVED_WORDS.has(key.toLowerCase());
+}
+
+/** `$` → `$$` in every string value; keys are not expanded by the collector (confmap expand.go), so they stay as they are. */
+export function escapeDollars(value: unknown): unknown {
   if (typeof value === "string") return value.replaceAll("$", () => "$$");
   if (Array.isArray(value)) return value.map(escapeDollars);
   if (typeof value === "object" && value !== null) {

@@ -1,0 +1,56 @@
+import { describe, expect, test } from "bun:test";
+import { isScalar, parseDocument, Scalar, visit } from "yaml";
+import { renderOtelcol } from "./otelcol.ts";
+import { loadCase } from "./testdata/load.ts";
+
+/** Every scalar of a rendered document: whether it is a key, its value and how it is written. */
+function scalars(text: string): { key: boolean; value: unknown; type: string | undefined }[] {
+  const found: { key: boolean; value: unknown; type: string | undefined }[] = [];
+  visit(parseDocument(text), {
+    Scalar(key, node) {
+      found.push({ key: key === "key", value: node.value, type: node.type });
+    },
+  });
+  return found;
+}
+
+describe("scalars are written so yaml.v3 cannot read another type", () => {
+  const c = loadCase("overrides");
+  const input = c.input!;
+  const tricky = ["2023-06-01", "0b101", "1_000", "~", "yes", "true", ".inf", "0x1F", "null", "12"];
+  const destination = input.destinations.get("dst-gw")!;
+  const withTricky = {
+    ...input,
+    destinations: new Map([
+      ["dst-gw", { ...destination, config: { ...destination.config, headers: Object.fromEntries(tricky.map((t, i) => [t, tricky[(i + 1) % tricky.length]!])) } }],
+    ]),
+    activations: { ...input.activations, destinations: input.activations.destinations.map((d) => ({ ...d, configOverrides: { tls: { insecure: true } } })) },
+  };
+  const text = renderOtelcol(withTricky);
+
+  test("every string value is double-quoted; numbers and booleans are plain", () => {
+    const values = scalars(text).filter((s) => !s.key);
+    expect(values.length).toBeGreaterThan(10);
+    for (const s of values) expect({ value: s.value, type: s.type }).toEqual({ value: s.value, type: typeof s.value === "string" ? Scalar.QUOTE_DOUBLE : Scalar.PLAIN });
+    expect(text).toContain('"0b101"');
+    expect(text).toContain("insecure: true");
+  });
+
+  test("a key stays plain only when it is an identifier yaml.v3 reads as a string", () => {
+    const keys = scalars(text).filter((s) => s.key);
+    for (const s of keys) {
+      const plain = /^[A-Za-z_][A-Za-z0-9_./-]*$/.test(String(s.value)) && !["true", "yes", "null"].includes(String(s.value));
+      expect({ key: s.value, type: s.type }).toEqual({ key: s.value, type: plain ? Scalar.PLAIN : Scalar.QUOTE_DOUBLE });
+    }
+    for (const t of tricky) expect(text).toContain(`${JSON.stringify(t)}: `);
+    expect(text).toContain("otlp/gateway:");
+  });
+
+  test("strings are one JSON-escaped line each, whatever they hold", () => {
+    const multi = { ...input, destinations: new Map([["dst-gw", { ...destination, config: { ...destination.config, headers: { X: "a\tb é 😀 \\ \"q\"" } } }]]) };
+    const out = renderOtelcol(multi);
+    expect(out).toContain(`X: ${JSON.stringify("a\tb é 😀 \\ \"q\"")}`);
+    const doc = parseDocument(out);
+    expect(isScalar(doc.getIn(["exporters", "otlp/gateway", "headers", "X"], true))).toBe(true);
+  });
+});
