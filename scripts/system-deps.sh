@@ -12,11 +12,20 @@ declare -A NEEDED=(
   [systemd-analyze]=systemd
   [strace]=strace # test/packaging: the units' system-call filters against the binaries
   [chromium]=chromium # test/ui: playwright-core drives Debian's chromium, no browser download
+  [go]=golang-go # test/yamlv3: rendered otelcol YAML decoded by Go's yaml.v3, as the collector does
+)
+
+# source directory → Debian package that provides it (libraries have no command)
+declare -A NEEDED_DIRS=(
+  [/usr/share/gocode/src/gopkg.in/yaml.v3]=golang-gopkg-yaml.v3-dev # test/yamlv3, built offline from this GOPATH
 )
 
 missing=()
 for cmd in "${!NEEDED[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEEDED[$cmd]}")
+done
+for dir in "${!NEEDED_DIRS[@]}"; do
+  [ -d "$dir" ] || missing+=("${NEEDED_DIRS[$dir]}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
