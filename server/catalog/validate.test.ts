@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
 import type { ComponentKind } from "./types.ts";
-import { validateComponentConfig } from "./validate.ts";
+import { unwritableText, validateComponentConfig } from "./validate.ts";
 
 /** The problems of a config that must fail. */
 function problems(kind: ComponentKind, type: string, config: unknown, root?: string): ErrorDetail[] {
@@ -146,5 +146,65 @@ describe("OTTL conditions of the filter", () => {
   test("a log path is not a span path", () => {
     expect(() => validateComponentConfig("processor", "filter", { logs: { log_record: ["severity_number >= 9"] } })).not.toThrow();
     expect(problems("processor", "filter", { traces: { span: ["severity_number >= 9"] } })[0]!.path).toBe("config.traces.span[0]");
+  });
+});
+
+describe("characters no collector can read", () => {
+  /** Each refused with its code point named, wherever it sits in a string. */
+  const refusedCharacters: [string, string][] = [
+    ["\u2028", "U+2028 (a line separator)"],
+    ["\u2029", "U+2029 (a paragraph separator)"],
+    ["\u0085", "U+0085 (a control character)"],
+    ["\u007f", "U+007F (a control character)"],
+    ["\u009b", "U+009B (a control character)"],
+    ["\u0000", "U+0000 (a control character)"],
+    ["\u001b", "U+001B (a control character)"],
+    ["\r", "U+000D (a control character)"],
+    ["\ufeff", "U+FEFF (a byte order mark)"],
+    ["\ufffe", "U+FFFE (a noncharacter)"],
+    ["\ud800", "U+D800 (a lone surrogate)"],
+    ["\udfff", "U+DFFF (a lone surrogate)"],
+  ];
+
+  test("are refused in any string value, naming the key and the character", () => {
+    for (const [c, named] of refusedCharacters) {
+      for (const text of [`/var/log/${c}.log`, `/x${c}`, `/${c}${c}`]) {
+        const [p, ...rest] = problems("source", "filelog", { include: ["/ok.log", text] });
+        expect(rest).toEqual([]);
+        expect(p!.path).toBe("config.include[1]");
+        expect(p!.message).toContain(named);
+      }
+    }
+  });
+
+  test("are refused in keys and in values of every type's config, under the root given", () => {
+    const [header] = problems("destination", "otlphttp", { endpoint: "http://gw:4318", headers: { X: "ok\u2028" } }, "configOverrides");
+    expect(header!.path).toBe("configOverrides.headers.X");
+    const [action] = problems("processor", "attributes", { actions: [{ key: "env\u0085", action: "upsert", value: "x" }] });
+    expect(action).toEqual({ path: "config.actions[0].key", message: expect.stringContaining("U+0085") });
+    const [value] = problems("processor", "resource", { attributes: [{ key: "env", action: "upsert", value: "\ufeffprod" }] });
+    expect(value!.path).toBe("config.attributes[0].value");
+    const [condition] = problems("processor", "filter", { logs: { log_record: ['body == "a\u2029"'] } });
+    expect(condition!.path).toBe("config.logs.log_record[0]");
+  });
+
+  test("tab and line feed are allowed: OTTL takes them as whitespace", () => {
+    expect(validateComponentConfig("processor", "filter", { logs: { log_record: ['attributes["a"] ==\n\t"b\tc"'] } })).toMatchObject({
+      logs: { log_record: ['attributes["a"] ==\n\t"b\tc"'] },
+    });
+    expect(validateComponentConfig("source", "filelog", { include: ["/var/log/tab\tname.log"] }).include).toEqual(["/var/log/tab\tname.log"]);
+  });
+
+  test("printable text of any script, emoji (surrogate pairs) and non-breaking spaces are allowed", () => {
+    const text = "/var/log/日本語/😀/👩‍👩‍👧/é\u00a0\u200b\u{10ffff}.log";
+    expect(validateComponentConfig("source", "filelog", { include: [text] }).include).toEqual([text]);
+  });
+
+  test("every key and string of a nested value is checked, a bad key named with the character escaped", () => {
+    expect(unwritableText({ a: ["ok", { "b\u2028c": "x", d: "\u0000" }], e: 1, f: true, g: null }, "config")).toEqual([
+      { path: "config.a[1].b\\u2028c", message: expect.stringContaining("is a key containing U+2028") },
+      { path: "config.a[1].d", message: expect.stringContaining("U+0000") },
+    ]);
+    expect(unwritableText({ "日本": ["\t\n😀"] }, "config")).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Validation of a component's `config` against its catalog type: defaults
- * filled in, then the schema, then the type's own checks. Every problem names
- * its key path from `root`, e.g. `config.endpoint` or `configOverrides.tls.insecure`.
+ * filled in, then the schema, then the characters of every key and string
+ * value, then the type's own checks. Every problem names its key path from
+ * `root`, e.g. `config.endpoint` or `configOverrides.tls.insecure`.
  */
 import { Value } from "@sinclair/typebox/value";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
@@ -24,7 +25,8 @@ export function validateComponentConfig(
   const what = `${type} ${kind} config`;
   const filled = Value.Default(catalogType.schema, Value.Clone(config));
   const valid = validate(catalogType.schema, filled, what, root);
-  const problems: ErrorDetail[] = catalogType.check?.(valid as never, root) ?? [];
+  const problems: ErrorDetail[] = unwritableText(valid, root);
+  if (problems.length === 0) problems.push(...(catalogType.check?.(valid as never, root) ?? []));
   const first = problems[0];
   if (first) throw new ValidationError(`The ${what} is not valid: ${first.path}: ${first.message}.`, problems);
   return valid;
@@ -42,4 +44,63 @@ export function mergeOverrides(
   root = "configOverrides",
 ): Record<string, unknown> {
   return validateComponentConfig(kind, type, mergeConfig(config, overrides), root);
+}
+
+/**
+ * Characters no runtime can take in a config string, keys included. Checked
+ * against each runtime's reader:
+ * - Go's gopkg.in/yaml.v3 3.0.1 (the collector's config decoder) refuses raw C0
+ *   controls other than tab, LF and CR, DEL, C1 controls other than U+0085,
+ *   and U+FFFE/U+FFFF ("control characters are not allowed", readerc.go); it
+ *   takes U+0085, U+2028, U+2029 and CR as line breaks (is_break in
+ *   yamlprivateh.go), which fold or end a
+ *   scalar or a comment; a lone surrogate cannot be written in UTF-8 at all
+ *   (its `\uD800` escape is "invalid Unicode character escape code").
+ * - Alloy's scanner refuses U+FEFF anywhere but the start of a file ("illegal
+ *   byte order mark", grafana/alloy syntax/scanner/scanner.go at 3ad0d812), and
+ *   NUL ("illegal character NUL").
+ * - Runtime O reads the config through OpAMP, Runtime R through HTTP; both
+ *   carry UTF-8 only.
+ * Tab and line feed stay allowed: OTTL takes both as whitespace between
+ * tokens (a long condition may be written on several lines) and both are
+ * escaped in every string the renderers write (`\t`, `\n`). Everything else
+ * in the C0 range, CR included, has no use in any field (header values have
+ * their own, stricter grammar in schemas.ts).
+ */
+const UNWRITABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** The first character of `text` no runtime can take, described for a message, or undefined. */
+export function unwritableCharacter(text: string): string | undefined {
+  const found = UNWRITABLE.exec(text);
+  if (!found) return undefined;
+  const code = found[0].charCodeAt(0);
+  const name =
+    code === 0x2028 ? "a line separator"
+    : code === 0x2029 ? "a paragraph separator"
+    : code === 0xfeff ? "a byte order mark"
+    : code >= 0xd800 && code <= 0xdfff ? "a lone surrogate"
+    : code >= 0xfffe ? "a noncharacter"
+    : "a control character";
+  return `U+${code.toString(16).toUpperCase().padStart(4, "0")} (${name})`;
+}
+
+/** `text` with every character no runtime can take written as `\uXXXX`, for paths and comments. */
+export function escapeUnwritable(text: string): string {
+  return text.replace(new RegExp(UNWRITABLE.source, "g"), (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** One problem per key or string value under `value` holding a character no runtime can take. */
+export function unwritableText(value: unknown, path: string): ErrorDetail[] {
+  if (typeof value === "string") {
+    const found = unwritableCharacter(value);
+    return found ? [{ path, message: `contains ${found}, which no collector can read; use printable text (tab and line feed are allowed)` }] : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((item, i) => unwritableText(item, `${path}[${i}]`));
+  if (typeof value !== "object" || value === null) return [];
+  return Object.entries(value).flatMap(([key, item]) => {
+    const at = `${path}.${escapeUnwritable(key)}`;
+    const found = unwritableCharacter(key);
+    if (found) return [{ path: at, message: `is a key containing ${found}, which no collector can read; use printable text` }];
+    return unwritableText(item, at);
+  });
 }

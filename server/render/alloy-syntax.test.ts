@@ -13,6 +13,29 @@ describe("quoteAlloy", () => {
   });
 });
 
+describe("strings the catalog accepts are written so Alloy reads them back", () => {
+  // Accepted by the catalog's character rule (validate.ts): printable text, tab and line feed.
+  const accepted = ["a\tb", "line\nnext", 'q"uo\\te', "`tick`", "${env:X}", "日本語 😀 👩‍👩‍👧", "\u00a0\u200b", "\u{10ffff}", ""];
+
+  test("quoted: one line, only escapes Go unquotes, the same text back", () => {
+    for (const text of accepted) {
+      const quoted = quoteAlloy(text);
+      expect(quoted).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/);
+      expect(JSON.parse(quoted)).toBe(text);
+    }
+  });
+
+  test("raw strings fall back to quoting for a tab, a line feed or a backtick", () => {
+    for (const text of accepted) {
+      const line = encodeAlloy([block("x", "y", [attr("v", raw(text))])]).split("\n")[1]!;
+      const value = line.slice(line.indexOf("= ") + 2);
+      if (value.startsWith("`")) expect(value).toBe(`\`${text}\``);
+      else expect(JSON.parse(value)).toBe(text);
+      expect(value).not.toMatch(/[\t\n]/);
+    }
+  });
+});
+
 describe("isAlloyIdentifier", () => {
   test("letters, digits and _, not starting with a digit, not a keyword", () => {
     expect(isAlloyIdentifier("web_logs_2")).toBe(true);

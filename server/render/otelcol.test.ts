@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { isScalar, parseDocument, Scalar, visit } from "yaml";
+import { unwritableCharacter } from "../catalog/validate.ts";
 import { renderOtelcol } from "./otelcol.ts";
+import { renderPipelinePreview } from "./preview.ts";
 import { loadCase } from "./testdata/load.ts";
 
 /** Every scalar of a rendered document: whether it is a key, its value and how it is written. */
@@ -52,5 +54,26 @@ describe("scalars are written so yaml.v3 cannot read another type", () => {
     expect(out).toContain(`X: ${JSON.stringify("a\tb é 😀 \\ \"q\"")}`);
     const doc = parseDocument(out);
     expect(isScalar(doc.getIn(["exporters", "otlp/gateway", "headers", "X"], true))).toBe(true);
+  });
+});
+
+describe("text outside catalog validation reaches the output only as identifiers", () => {
+  test("record names and pipeline names with line separators, controls and a BOM become component names", () => {
+    const c = loadCase("overrides");
+    const input = c.input!;
+    const bad = "App\u2028files\u0085\ufeff\u0000\n# injected: x";
+    const renamed = {
+      ...input,
+      sources: new Map([...input.sources].map(([id, s]) => [id, { ...s, name: bad }])),
+      destinations: new Map([...input.destinations].map(([id, d]) => [id, { ...d, name: bad }])),
+      pipelines: new Map([...input.pipelines].map(([id, p]) => [id, { ...p, name: bad }])),
+    };
+    const text = renderOtelcol(renamed);
+    expect(unwritableCharacter(text)).toBeUndefined();
+    expect(text).not.toMatch(/^\s*#? ?injected/m);
+    expect(text).toContain("filelog/app_files_injected_x:");
+    // Preview comments name node ids, which the API restricts to [A-Za-z0-9_.-] (config-schemas.ts NodeId).
+    const preview = loadCase("preview").preview!;
+    expect(unwritableCharacter(renderPipelinePreview(preview.pipeline, preview.sources, preview.destinations, "otelcol"))).toBeUndefined();
   });
 });
