@@ -72,12 +72,37 @@ export function Interval(options: SchemaOptions = {}) {
   });
 }
 
+/**
+ * RFC 9110 §5.1 field-name: a token (tchar = ALPHA / DIGIT / one of
+ * ``!#$%&'*+-.^_`|~``).
+ */
+const HEADER_NAME = "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$";
+
+/**
+ * RFC 9110 §5.5 field-value: field-vchar (VCHAR, or obs-text: any non-ASCII
+ * character, which Go's net/http passes as UTF-8 bytes ≥ 0x80) with SP and
+ * HTAB only between them; no CR, LF, NUL or other controls, no leading or
+ * trailing whitespace. Go's HTTP transport refuses any other value on every
+ * request (httpguts.ValidHeaderFieldValue), so it is refused here instead.
+ */
+const HEADER_VALUE = "^(?:[!-~\\u0080-\\uffff](?:[\\t -~\\u0080-\\uffff]*[!-~\\u0080-\\uffff])?)?$";
+
 /** Extra HTTP/gRPC headers sent with every request, e.g. `Authorization`. */
 export function Headers(options: SchemaOptions = {}) {
   return Type.Record(
-    Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }),
-    Type.String({ maxLength: 8192 }),
-    { additionalProperties: false, default: {}, description: "Headers sent with every request, e.g. Authorization.", ...options },
+    Type.String({ pattern: HEADER_NAME }),
+    Type.String({
+      maxLength: 8192,
+      pattern: HEADER_VALUE,
+      errorMessage: "must be a header value: visible characters with spaces or tabs between them, no line breaks or other control characters, no leading or trailing whitespace",
+    }),
+    {
+      additionalProperties: false,
+      default: {},
+      description: "Headers sent with every request, e.g. Authorization.",
+      errorMessage: "must map header names (letters, digits and !#$%&'*+-.^_`|~) to header values",
+      ...options,
+    },
   );
 }
 

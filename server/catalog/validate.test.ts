@@ -208,3 +208,30 @@ describe("characters no collector can read", () => {
     expect(unwritableText({ "日本": ["\t\n😀"] }, "config")).toEqual([]);
   });
 });
+
+describe("headers (RFC 9110)", () => {
+  const headers = (h: unknown) => problems("destination", "otlp", { endpoint: "gw:4317", headers: h });
+
+  test("a value with CR, LF, NUL or another control is refused naming the header", () => {
+    for (const value of ["a\r\nInjected: 1", "a\nb", "a\rb", "a\u0000b", "a\u0001b", "a\u007fb"]) {
+      const [p, ...rest] = headers({ Authorization: "Bearer x", "X-Team": value });
+      expect(rest).toEqual([]);
+      expect(p!.path).toBe("config.headers.X-Team");
+      expect(p!.message).toMatch(/header value/);
+    }
+  });
+
+  test("leading or trailing whitespace is refused; inner spaces and tabs, obs-text and an empty value are not", () => {
+    for (const value of [" x", "x ", "\tx", "x\t"]) expect(headers({ A: value })[0]!.path).toBe("config.headers.A");
+    const ok = { A: "Bearer a\tb  c", B: "é😀", C: "", D: "!~" };
+    expect(validateComponentConfig("destination", "otlp", { endpoint: "gw:4317", headers: ok }).headers).toEqual(ok);
+  });
+
+  test("a name that is not a token is refused naming it", () => {
+    for (const name of ["X Team", "X:Team", "X\u2028", "", "X(1)", "é"]) {
+      const [p] = headers({ [name]: "v" });
+      expect(p!.path).toBe(`config.headers.${name}`.replace(/\.$/, "."));
+      expect(p!.message).toMatch(/header names/);
+    }
+  });
+});

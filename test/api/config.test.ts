@@ -56,6 +56,53 @@ describe("sources and destinations", () => {
   });
 });
 
+describe("strings no collector can take", () => {
+  test("a header value with CR/LF or a value with U+2028 is a 400 naming the key, and nothing is stored", async () => {
+    const before = (await ok<{ items: unknown[] }>("/destinations")).items.length;
+    for (const [headers, path] of [
+      [{ "X-Team": "ops\r\nX-Injected: 1" }, "config.headers.X-Team"],
+      [{ Authorization: "Bearer a\nb" }, "config.headers.Authorization"],
+      [{ "X-Team": "ops\u2028" }, "config.headers.X-Team"],
+    ] as const) {
+      const error = await refused("/destinations", "POST", { name: "crlf", type: "otlphttp", config: { endpoint: "http://gw:4318", headers } }, 400, "validation_failed");
+      expect(paths(error)).toEqual([path]);
+    }
+    let error = await refused("/sources", "POST", { name: "ls", type: "filelog", config: { include: ["/var/log/a\u2028.log"] } }, 400, "validation_failed");
+    expect(error.details).toEqual([{ path: "config.include[0]", message: expect.stringContaining("U+2028") }]);
+    error = await refused("/sources", "POST", { name: "bom", type: "filelog", config: { include: ["/ok.log", "/var/\ufefflog"] } }, 400, "validation_failed");
+    expect(paths(error)).toEqual(["config.include[1]"]);
+    expect((await ok<{ items: unknown[] }>("/destinations")).items.length).toBe(before);
+    expect((await ok<{ items: { name: string }[] }>("/sources")).items.map((s) => s.name)).not.toContain("ls");
+  });
+
+  test("a processor in a topology is checked too, and so are overrides", async () => {
+    const destination = await ok<{ id: string }>("/destinations", "POST", { name: "dbg-chars", type: "debug", config: {} });
+    const error = await refused(
+      "/pipelines",
+      "POST",
+      {
+        name: "bad chars",
+        signal: "logs",
+        topology: linear(destination.id, [{ id: "tag", processor: { type: "attributes", config: { actions: [{ key: "env\u007f", action: "delete" }] } } }]),
+      },
+      400,
+      "validation_failed",
+    );
+    expect(paths(error)).toEqual(["topology.nodes[1].processor.config.actions[0].key"]);
+    const gw = await ok<{ id: string }>("/destinations", "POST", { name: "gw-chars", type: "otlphttp", config: { endpoint: "http://gw:4318" } });
+    const collector = await ok<{ id: string }>("/collectors", "POST", { name: "chars-1" });
+    const override = await refused(
+      `/collectors/${collector.id}/destinations`,
+      "POST",
+      { destinationId: gw.id, configOverrides: { headers: { "X-Team": "a\r\nb" } } },
+      400,
+      "validation_failed",
+    );
+    expect(paths(override)).toEqual(["configOverrides.headers.X-Team"]);
+    expect((await ok<{ items: unknown[] }>(`/collectors/${collector.id}/destinations`)).items).toEqual([]);
+  });
+});
+
 describe("activations", () => {
   test("unknown ids are 404; overrides must still satisfy the type's schema", async () => {
     const destination = await ok<{ id: string }>("/destinations", "POST", { name: "gw2", type: "otlp", config: { endpoint: "gw:4317" } });
