@@ -46,27 +46,3 @@ export function decodeYamlV3(documents: readonly string[]): Decoded[] {
   return JSON.parse(result.stdout.toString()) as Decoded[];
 }
 
-/**
- * The plain JSON value a decoded document stands for, if every scalar kept
- * the type the renderer meant: strings, finite numbers, booleans, maps with
- * string keys and lists. Anything else (a time, a null, a non-string key, a
- * map yaml.v3 could not give string keys) throws naming where it is.
- */
-export function toJson(v: GoValue, at = "(root)"): unknown {
-  switch (v.type) {
-    case "string":
-    case "bool":
-      return v.value;
-    case "int":
-    case "float64":
-      return Number(v.value);
-    case "[]interface {}":
-      return (v.value as GoValue[]).map((item, i) => toJson(item, `${at}[${i}]`));
-    case "map[string]interface {}":
-      return Object.fromEntries(
-        (v.value as { key: GoValue; value: GoValue }[]).map((e) => [e.key.value as string, toJson(e.value, `${at}.${String(e.key.value)}`)]),
-      );
-    default:
-      throw new Error(`${at} decoded by yaml.v3 as ${v.type} ${JSON.stringify(v.value)}`);
-  }
-}
