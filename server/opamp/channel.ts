@@ -442,6 +442,7 @@ export class OpampChannel implements Channel {
         this.app.presence.seen(collectorId, {
           channel: "opamp",
           intervalSeconds: interval,
+          acceptsRemoteConfig: has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig),
           ...(instance.healthy !== undefined ? { healthy: instance.healthy } : {}),
           error: instance.configError ?? instance.healthError,
         }),
