@@ -25,6 +25,12 @@ export const Collector = Type.Object(
         intervalSeconds: Type.Number({ description: "Promised seconds between contacts; offline after three times this." }),
         healthy: Type.Union([Type.Boolean(), Type.Null()]),
         error: Type.Union([Type.String(), Type.Null()]),
+        acceptsRemoteConfig: Type.Optional(
+          Type.Boolean({
+            description:
+              "False: reporting only — the collector cannot accept remote config (OpAMP without AcceptsRemoteConfig, e.g. run from its own file); run it under the OpAMP supervisor.",
+          }),
+        ),
       }),
       Type.Null(),
     ]),

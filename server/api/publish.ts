@@ -33,8 +33,13 @@ export const RolloutStatus = Type.Object(
       failed: Type.Integer(),
       outdated: Type.Integer(),
       offline: Type.Integer({ description: "Counted apart; offline collectors do not block completion." }),
+      reporting_only: Type.Integer({
+        description: "Counted apart, never blocking completion: connected without the AcceptsRemoteConfig capability, so no config can reach them (run them under the OpAMP supervisor).",
+      }),
     }),
-    collectors: Type.Array(Type.Object({ id: Type.String(), state: Type.Union([ConfigState, Type.Literal("offline")]), error: Type.Optional(Type.String()) })),
+    collectors: Type.Array(
+      Type.Object({ id: Type.String(), state: Type.Union([ConfigState, Type.Literal("offline"), Type.Literal("reporting_only")]), error: Type.Optional(Type.String()) }),
+    ),
   },
   { title: "RolloutStatus" },
 );

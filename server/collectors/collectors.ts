@@ -25,6 +25,13 @@ export interface CollectorHealth {
   healthy: boolean | null;
   /** Why it is degraded: its health message or the failed config's error. */
   error: string | null;
+  /**
+   * False for an OpAMP agent without the AcceptsRemoteConfig capability (a
+   * collector run from its own file, without the supervisor): it reports but
+   * is never sent config, so rollouts count it apart. Absent on records from
+   * before it was kept.
+   */
+  acceptsRemoteConfig?: boolean;
 }
 
 export interface Collector {

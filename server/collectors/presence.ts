@@ -24,6 +24,8 @@ export interface Contact {
   healthy?: boolean;
   /** The collector's health message, or its config error; null clears it. */
   error?: string | null;
+  /** Whether its channel can deliver config to it (OpAMP AcceptsRemoteConfig); true when unsaid. */
+  acceptsRemoteConfig?: boolean;
 }
 
 /** How stale a stored `lastSeen` may get while the collector keeps calling. */
@@ -71,6 +73,7 @@ export class Presence {
       intervalSeconds: contact.intervalSeconds,
       healthy: contact.healthy ?? (previous?.channel === contact.channel ? previous.healthy : null),
       error: contact.error !== undefined ? contact.error : (previous?.error ?? null),
+      acceptsRemoteConfig: contact.acceptsRemoteConfig ?? true,
     };
     const now = this.now();
     this.contacts.set(collectorId, now);
@@ -80,7 +83,8 @@ export class Presence {
       previous.healthy !== health.healthy ||
       previous.error !== health.error ||
       previous.intervalSeconds !== health.intervalSeconds ||
-      previous.channel !== health.channel;
+      previous.channel !== health.channel ||
+      previous.acceptsRemoteConfig !== health.acceptsRemoteConfig;
     const stale = now - (this.written.get(collectorId) ?? 0) >= LAST_SEEN_RESOLUTION_MS;
     if (!changed && !stale) return;
     this.written.set(collectorId, now);

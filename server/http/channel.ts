@@ -55,6 +55,9 @@ export function channelFor(channels: readonly Channel[], path: string): Channel 
 /** Unsent bytes a session may hold for a peer that does not read; past it the session is closed, not buffered further. */
 export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
+/** Frames at least this large are compressed when the peer negotiated permessage-deflate; smaller ones would not shrink. */
+export const COMPRESS_MIN_BYTES = 512;
+
 /**
  * Sends a frame unless the peer has stopped reading: with more than
  * MAX_BUFFERED_BYTES already waiting, the session is closed with 1013 (try
@@ -62,9 +65,10 @@ export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
  * nothing is lost but the memory a stalled socket would have held.
  */
 export function sendBounded(ws: ChannelSocket, data: string | Uint8Array): void {
+  const compress = data.length >= COMPRESS_MIN_BYTES;
   if (ws.getBufferedAmount() > MAX_BUFFERED_BYTES) ws.close(1013, "not reading: reconnect to get the current state");
-  else if (typeof data === "string") ws.sendText(data);
-  else ws.sendBinary(data);
+  else if (typeof data === "string") ws.sendText(data, compress);
+  else ws.sendBinary(data, compress);
 }
 
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;

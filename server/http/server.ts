@@ -224,6 +224,9 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
       // Channels bound their own messages; this is only the outer bound.
       maxPayloadLength: 16 * 1024 * 1024,
       idleTimeout: 0,
+      // permessage-deflate when the client offers it (opamp-go with EnableCompression, browsers): one
+      // shared compressor and decompressor, no context kept per socket, so a session costs no zlib memory.
+      perMessageDeflate: { compress: "shared", decompress: "shared" },
       open: (ws: ChannelSocket) => ws.data.channel.open?.(ws),
       message: (ws: ChannelSocket, message: string | Buffer) => ws.data.channel.message?.(ws, message),
       close: (ws: ChannelSocket, code: number, reason: string) => ws.data.channel.close?.(ws, code, reason),

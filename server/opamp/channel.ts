@@ -17,6 +17,16 @@
  *   jittered Retry-After, before auth touches the store. A session whose
  *   collector stops reading is closed (1013), not buffered for; it is sent its
  *   config again when it reconnects.
+ * - A session whose credential does not speak for its instance (an enrollment
+ *   token bound to another instance, as on a cloned VM image) is told so and
+ *   held open, unheard, for `refusedHoldSeconds` before it is closed: opamp-go
+ *   redials at once after a session ends and ignores ServerErrorResponse, so
+ *   an early close would be a reconnect storm.
+ * - A session or exchange that resumes without saying which config the agent
+ *   runs is asked for full state, and the target is re-sent unless that
+ *   report says the agent has it.
+ * - Answers are gzipped for HTTP requests that accept it (Go's transport asks
+ *   by itself); WebSocket frames use permessage-deflate when negotiated.
  */
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
@@ -33,6 +43,9 @@ import {
   HeadersSchema,
   OpAMPConnectionSettingsSchema,
   RemoteConfigStatuses,
+  RetryInfoSchema,
+  ServerErrorResponseSchema,
+  ServerErrorResponseType,
   TelemetryConnectionSettingsSchema,
   ServerCapabilities,
   ServerToAgentFlags,
@@ -41,6 +54,7 @@ import {
   type ConnectionSettingsOffers,
   type ServerToAgent,
 } from "../gen/opamp/v1/opamp_pb.ts";
+import { acceptsEncoding } from "../http/accept-encoding.ts";
 import { sendBounded, transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
 import { encodeServerToAgent, frame, PROTOBUF, readProtobufBody, RemoteConfigCache, serverToAgent, unframe } from "./wire.ts";
 
@@ -51,6 +65,12 @@ export const DEFAULT_HEARTBEAT_SECONDS = 30;
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** An instance with no session and no poll for this long is forgotten (it is re-learnt from the store on return). */
 export const IDLE_INSTANCE_SECONDS = 15 * 60;
+/** How long a session refused for its instance is held open before the close, which opamp-go answers with an immediate redial. */
+export const REFUSED_HOLD_SECONDS = 30;
+/** Refused sessions held at once; past it a refused session is closed at once (they also count toward opamp.maxConnections). */
+export const MAX_HELD_SESSIONS = 1024;
+/** HTTP answers smaller than this are sent as they are: gzip would not shrink them. */
+export const GZIP_MIN_BYTES = 512;
 
 export const SERVER_CAPABILITIES = BigInt(
   ServerCapabilities.ServerCapabilities_AcceptsStatus |
@@ -81,6 +101,8 @@ interface Instance {
   socket: ChannelSocket | null;
   /** Date.now() of the last message, for forgetting idle HTTP agents. */
   seenAt: number;
+  /** Full state was asked for: the config is sent after that report, not before (it may say the agent has it). */
+  awaitingReport: boolean;
 }
 
 interface SessionState {
@@ -93,6 +115,12 @@ interface SessionState {
 
 /** An error that ends the exchange: 401/4xx over HTTP, a close over WebSocket. */
 class Refused extends AppError {}
+/** The credential does not speak for this instance_uid: a WebSocket session is held, then closed (see `hold`). */
+class InstanceRefused extends AppError {
+  constructor(status: 401 | 403, code: string, message: string) {
+    super(status, code, message, [], status === 401 ? { "WWW-Authenticate": 'Bearer realm="svc"' } : {});
+  }
+}
 
 export interface OpampOptions {
   heartbeatSeconds?: number;
@@ -101,6 +129,9 @@ export interface OpampOptions {
   maxConnections?: number;
   maxConcurrentRequests?: number;
   idleInstanceSeconds?: number;
+  /** How long a session refused for its instance is held before its close (REFUSED_HOLD_SECONDS). */
+  refusedHoldSeconds?: number;
+  maxHeldSessions?: number;
 }
 
 /** 503 with a Retry-After spread over [min, max) seconds, so refused agents do not return together. */
@@ -124,6 +155,9 @@ export class OpampChannel implements Channel {
   /** Requests being handled (HTTP polls, and upgrades until they open). */
   private inFlight = 0;
   private readonly sweeper: Timer;
+  /** Refused sessions held open → when to close them, oldest first (one hold time for all, so insertion order is deadline order). */
+  private readonly held = new Map<ChannelSocket, { at: number; reason: string }>();
+  private holdTimer: Timer | null = null;
 
   constructor(
     private readonly app: App,
@@ -178,6 +212,8 @@ export class OpampChannel implements Channel {
 
   stop(): void {
     clearInterval(this.sweeper);
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.held.clear();
     for (const off of this.unsubscribe.splice(0)) off();
     for (const ws of this.sockets) ws.close(1001, "server shutting down");
     this.sockets.clear();
@@ -226,8 +262,18 @@ export class OpampChannel implements Channel {
     } catch {
       throw new AppError(400, "bad_request", "The body is not an AgentToServer message.");
     }
-    const { reply, remoteConfig } = await this.receive(credential, message, null, ctx.log);
-    return new Response(encodeServerToAgent(reply, remoteConfig) as Uint8Array<ArrayBuffer>, { headers: { "Content-Type": PROTOBUF } });
+    const { reply, remoteConfig } = await this.receive(credential, message, null, ctx.log).catch((error: unknown) => {
+      // opamp-go does not retry a 401 (it waits its polling interval); the header says how long asking again is pointless.
+      if (error instanceof InstanceRefused) error.headers["Retry-After"] = String(Math.ceil(this.holdSeconds));
+      throw error;
+    });
+    const answer = encodeServerToAgent(reply, remoteConfig) as Uint8Array<ArrayBuffer>;
+    const headers: Record<string, string> = { "Content-Type": PROTOBUF, Vary: "Accept-Encoding" };
+    if (answer.length >= GZIP_MIN_BYTES && acceptsEncoding(req.headers.get("accept-encoding"), "gzip")) {
+      headers["Content-Encoding"] = "gzip";
+      return new Response(Bun.gzipSync(answer), { headers });
+    }
+    return new Response(answer, { headers });
   }
 
   open(ws: ChannelSocket): void {
@@ -250,6 +296,7 @@ export class OpampChannel implements Channel {
         const { reply, remoteConfig } = await this.receive(state.credential, message, ws, this.app.logger);
         if (!state.closed) sendBounded(ws, frame(encodeServerToAgent(reply, remoteConfig)));
       } catch (error) {
+        if (error instanceof InstanceRefused) return this.hold(ws, message.instanceUid, error.message);
         if (error instanceof AppError) return this.refuse(ws, 1008, error.message.slice(0, 120));
         this.app.logger.error({ err: error }, "opamp message failed");
         this.refuse(ws, 1011, "internal error");
@@ -261,6 +308,7 @@ export class OpampChannel implements Channel {
     const state = ws.data.state as SessionState;
     state.closed = true;
     this.sockets.delete(ws);
+    this.held.delete(ws);
     const instance = state.instance;
     if (instance && instance.socket === ws) {
       instance.socket = null;
@@ -273,6 +321,56 @@ export class OpampChannel implements Channel {
   private refuse(ws: ChannelSocket, code: number, reason: string): void {
     (ws.data.state as SessionState).closed = true;
     ws.close(code, reason);
+  }
+
+  private get holdSeconds(): number {
+    return this.options.refusedHoldSeconds ?? REFUSED_HOLD_SECONDS;
+  }
+
+  /**
+   * Tells a session its credential does not speak for its instance
+   * (ServerErrorResponse UNAVAILABLE with RetryInfo, for clients that honour
+   * it), then ignores it until the hold time is up and closes it with 1008.
+   * opamp-go redials at once when a session ends, so this keeps such a client
+   * to one session per hold time; a held socket costs one map entry and
+   * shares one timer.
+   */
+  private hold(ws: ChannelSocket, instanceUid: Uint8Array, reason: string): void {
+    const state = ws.data.state as SessionState;
+    state.closed = true;
+    if (this.held.size >= (this.options.maxHeldSessions ?? MAX_HELD_SESSIONS)) return void ws.close(1008, reason.slice(0, 120));
+    const reply = serverToAgent({
+      instanceUid,
+      capabilities: SERVER_CAPABILITIES,
+      errorResponse: create(ServerErrorResponseSchema, {
+        type: ServerErrorResponseType.ServerErrorResponseType_Unavailable,
+        errorMessage: reason,
+        Details: { case: "retryInfo", value: create(RetryInfoSchema, { retryAfterNanoseconds: BigInt(Math.round(this.holdSeconds * 1e9)) }) },
+      }),
+    });
+    sendBounded(ws, frame(encodeServerToAgent(reply)));
+    this.held.set(ws, { at: Date.now() + this.holdSeconds * 1000, reason: reason.slice(0, 120) });
+    if (!this.holdTimer) this.scheduleHeldCloses();
+  }
+
+  /** Closes the held sessions that are due, then sleeps until the next one is. */
+  private scheduleHeldCloses(): void {
+    const now = Date.now();
+    for (const [ws, { at, reason }] of this.held) {
+      if (at > now) {
+        this.holdTimer = setTimeout(() => this.scheduleHeldCloses(), at - now);
+        this.holdTimer.unref();
+        return;
+      }
+      this.held.delete(ws);
+      ws.close(1008, reason);
+    }
+    this.holdTimer = null;
+  }
+
+  /** Refused sessions being held open. */
+  get heldCount(): number {
+    return this.held.size;
   }
 
   /** The credential of the request; 401 for none, Basic, unknown, revoked or expired. */
@@ -310,13 +408,15 @@ export class OpampChannel implements Channel {
       // decide what that host becomes when it next enrolls); a deleted
       // collector's instances are free to be claimed.
       if (known && known.data.collectorId !== credential.collectorId && (await this.exists(known.data.collectorId))) {
-        throw new Refused(403, "permission_denied", "This instance_uid belongs to another collector; a collector token speaks only for its own collector's instances.");
+        throw new InstanceRefused(403, "permission_denied", "This instance_uid belongs to another collector; a collector token speaks only for its own collector's instances.");
       }
       if (known?.data.collectorId !== credential.collectorId) await this.remember(uid, credential.collectorId);
       return credential.collectorId;
     }
     const grant = await this.app.enrollment.redeemOpamp(credential.token, uid);
-    if (!grant) throw new UnauthenticatedError("This enrollment token is not valid for this instance_uid: it is bound to another instance, revoked or expired.");
+    if (!grant) {
+      throw new InstanceRefused(401, "unauthenticated", "This enrollment token is not valid for this instance_uid: it is bound to another instance, revoked or expired.");
+    }
     let collectorId = grant.collectorId;
     if (collectorId === null && known && (await this.exists(known.data.collectorId))) collectorId = known.data.collectorId;
     if (collectorId === null) {
@@ -359,6 +459,7 @@ export class OpampChannel implements Channel {
     }
     let instance = session?.instance ?? null;
     let fullState = false;
+    const newSession = session !== null && session.instance === null;
     if (instance === null) {
       // Each HTTP request and each new session proves its credential for this instance.
       const cached = this.instances.get(uid);
@@ -385,6 +486,7 @@ export class OpampChannel implements Channel {
           configError: null,
           socket: null,
           seenAt: 0,
+          awaitingReport: false,
         };
         this.instances.set(uid, instance);
       }
@@ -408,6 +510,18 @@ export class OpampChannel implements Channel {
       // A full report: the agent may have restarted and lost what it was sent.
       instance.sentHash = null;
       instance.sentSettings = null;
+    }
+    instance.awaitingReport = false;
+    if ((newSession || fullState || message.agentDescription) && !message.remoteConfigStatus) {
+      // It resumes (a new session, a gap, a restart here or there) without saying which config it runs:
+      // unknown, whatever was reported or sent before. Without a full report either, ask for one and
+      // decide after it (opamp-go's first message on a redial carries neither).
+      instance.reportedHash = null;
+      instance.sentHash = null;
+      if (!message.agentDescription) {
+        fullState = true;
+        instance.awaitingReport = true;
+      }
     }
 
     if (message.health) {
@@ -442,6 +556,7 @@ export class OpampChannel implements Channel {
         this.app.presence.seen(collectorId, {
           channel: "opamp",
           intervalSeconds: interval,
+          acceptsRemoteConfig: has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig),
           ...(instance.healthy !== undefined ? { healthy: instance.healthy } : {}),
           error: instance.configError ?? instance.healthError,
         }),
@@ -460,7 +575,7 @@ export class OpampChannel implements Channel {
 
   /** The encoded AgentRemoteConfig when the agent takes remote config and runs (or was sent) another hash. */
   private async remoteConfigFor(instance: Instance, log: ChannelRequest["log"]): Promise<Uint8Array | undefined> {
-    if (!has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig)) return undefined;
+    if (instance.awaitingReport || !has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig)) return undefined;
     const target = await this.app.rollouts.target(instance.collectorId);
     if (!target) return undefined;
     const hash = target.rendered.hash;

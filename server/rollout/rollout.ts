@@ -50,13 +50,27 @@ export interface Rollout {
   changed: string[];
 }
 
+/**
+ * Where a collector stands in a rollout: its config state, or, counted apart
+ * and never blocking completion, offline or reporting only (connected without
+ * the means to take remote config).
+ */
+export type RolloutCollectorState = ConfigState | "offline" | "reporting_only";
+
 export interface RolloutStatus {
   rolloutId: string | null;
   commit: string | null;
   state: "idle" | "running" | "completed" | "completed_with_errors";
   total: number;
-  counts: Record<ConfigState | "offline", number>;
-  collectors: { id: string; state: ConfigState | "offline"; error?: string }[];
+  counts: Record<RolloutCollectorState, number>;
+  collectors: { id: string; state: RolloutCollectorState; error?: string }[];
+}
+
+/** A collector's place in a rollout: offline first (nothing reaches it), then reporting only, else its config state. */
+export function rolloutState(collector: Collector, target: CollectorConfig): RolloutCollectorState {
+  if (collector.status === "offline") return "offline";
+  if (collector.health?.acceptsRemoteConfig === false) return "reporting_only";
+  return target.state;
 }
 
 const CONFIGS = "collector_config";
@@ -210,7 +224,7 @@ export class Rollouts {
 
   /** Progress of the latest publish or rollback, computed from the targets so any replica answers the same. */
   async status(): Promise<RolloutStatus> {
-    const counts = { current: 0, applying: 0, failed: 0, outdated: 0, offline: 0 };
+    const counts = { current: 0, applying: 0, failed: 0, outdated: 0, offline: 0, reporting_only: 0 };
     const latest = await this.store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
     const rollout = latest ? (await this.store.get<Rollout>(ROLLOUTS, latest.data.rolloutId))?.data : undefined;
     if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts, collectors: [] };
@@ -219,7 +233,7 @@ export class Rollouts {
       const target = (await this.store.get<CollectorConfig>(CONFIGS, id))?.data;
       const collector = await this.collectors.get(id).catch(() => null);
       if (!target || !collector) continue;
-      const state = collector.status === "offline" ? "offline" : target.state;
+      const state = rolloutState(collector, target);
       counts[state]++;
       collectors.push(target.error ? { id, state, error: target.error } : { id, state });
     }

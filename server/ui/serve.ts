@@ -5,6 +5,7 @@
  * once, on first use, and sent as brotli or gzip when the browser takes it.
  */
 import { brotliCompressSync, constants as zlib } from "node:zlib";
+import { acceptsEncoding } from "../http/accept-encoding.ts";
 import type { UiFile } from "./files.ts";
 import { UI_SECURITY_HEADERS } from "./headers.ts";
 
@@ -58,12 +59,12 @@ function answer(req: Request, entry: Prepared): Response {
     Vary: "Accept-Encoding",
   };
   if (req.headers.get("if-none-match") === entry.etag) return new Response(null, { status: 304, headers });
-  const accepts = req.headers.get("accept-encoding") ?? "";
+  const accepts = req.headers.get("accept-encoding");
   let body = entry.raw;
-  if (/\bbr\b/.test(accepts)) {
+  if (acceptsEncoding(accepts, "br")) {
     body = entry.br ??= new Uint8Array(brotliCompressSync(entry.raw, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9 } }));
     headers["Content-Encoding"] = "br";
-  } else if (/\bgzip\b/.test(accepts)) {
+  } else if (acceptsEncoding(accepts, "gzip")) {
     body = entry.gzip ??= Bun.gzipSync(entry.raw, { level: 9 });
     headers["Content-Encoding"] = "gzip";
   }

@@ -6,6 +6,7 @@
  * a stalled OpAMP collector gets the latest config when it reconnects.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { MAX_BUFFERED_BYTES } from "../../server/http/channel.ts";
 import { MAX_MESSAGE_BYTES } from "../../server/opamp/channel.ts";
 import { deploymentKit } from "../deployment.ts";
@@ -19,6 +20,9 @@ beforeAll(async () => {
   wsBase = server.base.replace(/^http/, "ws");
 });
 afterAll(() => server.stop());
+
+/** Text that permessage-deflate cannot shrink much, so unread frames fill buffers as their length says. */
+const incompressible = (length: number) => randomBytes(length).toString("base64url").slice(0, length);
 
 /** An agent-channel client that only records its close. */
 function agentSocket(token: string, agentId: string): Promise<{ ws: WebSocket; closed: () => { code: number } | null }> {
@@ -58,7 +62,7 @@ describe("a peer that does not read", () => {
     expect(flow.pause()).toBe(true);
     // Each request is ~1 MiB; 32 of them are more than the kernel's socket buffers and our bound together.
     expect(MAX_BUFFERED_BYTES).toBeLessThan(16 * 1024 * 1024);
-    const path = "/var/log/" + "x".repeat(1024 * 1024);
+    const path = "/var/log/" + incompressible(1024 * 1024);
     const outcomes = await Promise.all(
       Array.from({ length: 32 }, () =>
         server.app.agentChannel.request("stalled", { type: "browse.list", path }, 15_000).then(
@@ -95,8 +99,8 @@ describe("an OpAMP collector that does not read its socket", () => {
     const flow = agent.ws as unknown as { pause(): boolean; resume(): boolean };
     expect(flow.pause()).toBe(true);
     const opamp = big.app.channels.find((c) => c.name === "opamp")!;
-    // One ~3 MiB source, then a small change per round: each publish pushes the whole config again.
-    const include = Array.from({ length: 3000 }, (_, i) => `/var/log/stalled/${String(i).padStart(1000, "0")}.log`);
+    // One ~3 MiB source (random names: frames are deflated), then a small change per round: each publish pushes the whole config again.
+    const include = Array.from({ length: 3000 }, () => `/var/log/stalled/${incompressible(1000)}.log`);
     await big.call(`/collectors/${collector.id}/sources`, "POST", { sourceId, configOverrides: { include } });
     let round = 0;
     for (; round < 12 && opamp.health().connections !== 0; round++) {

@@ -1,5 +1,6 @@
 /** For the OpAMP tests: a raw WebSocket OpAMP agent (its own framing, independent of the server's) and message builders. */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { constants as zlib, inflateRawSync } from "node:zlib";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
   AgentCapabilities,
@@ -37,14 +38,16 @@ type A2SInit = Omit<MessageInitShape<typeof AgentToServerSchema>, "$typeName">;
 
 /** A raw OpAMP WebSocket agent: header 0x00 + protobuf per frame. */
 export class RawAgent {
-  readonly uid = uuidBytes();
   seq = 0n;
   readonly received: ServerToAgent[] = [];
   private waiters: { match: (m: ServerToAgent) => boolean; resolve: (m: ServerToAgent) => void }[] = [];
   closed: { code: number; reason: string } | null = null;
   private closedWaiters: ((c: { code: number; reason: string }) => void)[] = [];
 
-  private constructor(readonly ws: WebSocket) {
+  private constructor(
+    readonly ws: WebSocket,
+    readonly uid: Uint8Array,
+  ) {
     ws.binaryType = "arraybuffer";
     ws.onmessage = (event) => {
       const bytes = new Uint8Array(event.data as ArrayBuffer);
@@ -59,10 +62,11 @@ export class RawAgent {
     };
   }
 
-  static connect(url: string, token: string): Promise<RawAgent> {
+  /** A new session; `uid` makes it a reconnect of an earlier agent's instance. */
+  static connect(url: string, token: string, uid: Uint8Array = uuidBytes()): Promise<RawAgent> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url, { headers: { Authorization: `Bearer ${token}` } } as unknown as string[]);
-      const agent = new RawAgent(ws);
+      const agent = new RawAgent(ws, uid);
       ws.onopen = () => resolve(agent);
       ws.onerror = () => reject(new Error("WebSocket failed to open"));
     });
@@ -111,5 +115,128 @@ export async function until<T>(probe: () => Promise<T | null | undefined | false
     if (value) return value;
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await Bun.sleep(stepMs);
+  }
+}
+
+/**
+ * An agent that redials the moment its session ends, as opamp-go's wsClient
+ * does (client/wsclient.go runUntilStopped: a new connect sequence starts
+ * with no wait; only failed dials back off). Each session sends the first
+ * message opamp-go sends on a redial (instance_uid, sequence_num,
+ * capabilities). Counts the sessions it opened.
+ */
+export class RedialingAgent {
+  readonly uid = uuidBytes();
+  sessions = 0;
+  readonly closeCodes: number[] = [];
+  readonly errors: ServerToAgent[] = [];
+  private seq = 0n;
+  private stopped = false;
+  private current: WebSocket | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly token: string,
+  ) {}
+
+  start(): this {
+    this.dial();
+    return this;
+  }
+
+  private dial(): void {
+    if (this.stopped) return;
+    const ws = new WebSocket(this.url, { headers: { Authorization: `Bearer ${this.token}` } } as unknown as string[]);
+    ws.binaryType = "arraybuffer";
+    this.current = ws;
+    let opened = false;
+    ws.onopen = () => {
+      opened = true;
+      this.sessions++;
+      this.seq++;
+      const message = create(AgentToServerSchema, { instanceUid: this.uid, sequenceNum: this.seq, capabilities: CAPS });
+      ws.send(new Uint8Array([0, ...toBinary(AgentToServerSchema, message)]));
+    };
+    ws.onmessage = (event) => {
+      const message = fromBinary(ServerToAgentSchema, new Uint8Array(event.data as ArrayBuffer).subarray(1));
+      if (message.errorResponse) this.errors.push(message);
+    };
+    ws.onclose = (event) => {
+      if (opened) this.closeCodes.push(event.code);
+      // A refused upgrade backs off briefly (opamp-go's backoff starts near 0.5 s); a closed session redials at once.
+      if (opened) this.dial();
+      else setTimeout(() => this.dial(), 100);
+    };
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.current?.close();
+  }
+}
+
+/**
+ * One exchange over a WebSocket the way gorilla/websocket (opamp-go's
+ * transport) speaks it with EnableCompression: it offers
+ * "permessage-deflate; server_no_context_takeover; client_no_context_takeover",
+ * sends one masked, uncompressed binary frame, and reads the server's frames
+ * itself, so the test sees the RSV1 bit and inflates the payload as gorilla does.
+ */
+export async function deflateExchange(
+  url: string,
+  token: string,
+  message: Uint8Array,
+): Promise<{ extensions: string | null; compressed: boolean; reply: ServerToAgent }> {
+  const { port, hostname, pathname } = new URL(url);
+  const socket = await Bun.connect({
+    hostname,
+    port: Number(port),
+    socket: {
+      data(_s, chunk) {
+        received = Buffer.concat([received, chunk]);
+        wake?.();
+      },
+      close() {
+        wake?.();
+      },
+    },
+  });
+  let received = Buffer.alloc(0);
+  let wake: (() => void) | undefined;
+  const more = () => new Promise<void>((resolve) => (wake = resolve));
+  socket.write(
+    `GET ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${token}\r\n` +
+      `Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; client_no_context_takeover\r\n\r\n`,
+  );
+  while (received.indexOf("\r\n\r\n") < 0) await more();
+  const end = received.indexOf("\r\n\r\n");
+  const head = received.subarray(0, end).toString();
+  received = received.subarray(end + 4);
+  if (!head.startsWith("HTTP/1.1 101")) throw new Error(`upgrade refused: ${head.split("\r\n")[0]}`);
+  const extensions = /^sec-websocket-extensions:\s*(.*)$/im.exec(head)?.[1]?.trim() ?? null;
+
+  // A client frame: FIN + binary, masked, with a 16-bit length when needed.
+  const payload = Buffer.from([0, ...message]);
+  const mask = Buffer.from([1, 2, 3, 4]);
+  const length = payload.length < 126 ? Buffer.from([0x80 | payload.length]) : Buffer.from([0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+  socket.write(Buffer.concat([Buffer.from([0x82]), length, mask, payload.map((b, i) => b ^ mask[i % 4]!)]));
+
+  for (;;) {
+    if (received.length >= 2) {
+      const rsv1 = (received[0]! & 0x40) !== 0;
+      let size = received[1]! & 0x7f;
+      let offset = 2;
+      if (size === 126) (size = received.readUInt16BE(2)), (offset = 4);
+      else if (size === 127) (size = Number(received.readBigUInt64BE(2))), (offset = 10);
+      if (received.length >= offset + size) {
+        let data = received.subarray(offset, offset + size);
+        // permessage-deflate (RFC 7692 §7.2.2): the sender dropped the trailing 00 00 ff ff.
+        if (rsv1) data = inflateRawSync(Buffer.concat([data, Buffer.from([0, 0, 0xff, 0xff])]), { finishFlush: zlib.Z_SYNC_FLUSH });
+        socket.end();
+        return { extensions, compressed: rsv1, reply: fromBinary(ServerToAgentSchema, data.subarray(1)) };
+      }
+    }
+    await more();
   }
 }

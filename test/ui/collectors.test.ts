@@ -5,7 +5,8 @@
  * scrolling and by "Load more", names linking to the detail page, the
  * status, tag and text filters narrowing the list and surviving a reload and
  * Back (they live in the URL), rows changing live as an OpAMP client
- * connects and the API edits or adds collectors, a notice with Refresh
+ * connects and the API edits or adds collectors, a collector without
+ * AcceptsRemoteConfig marked reporting only, a notice with Refresh
  * once the live stream has dropped, desktop and phone
  * screenshots, and no console errors.
  */
@@ -166,6 +167,32 @@ test("rows change live: a connecting collector goes online, edits show, new ones
   await server.call(`/collectors/${edge.id}`, "PATCH", { tags: { team: "moved" } });
   await summary("Showing 1 collector.");
   expect(await names()).toEqual(["live-new"]);
+}, SLOW);
+
+test("a collector connected without AcceptsRemoteConfig says it is reporting only, in the list and on its page with the fix", async () => {
+  const { page } = browser;
+  const standalone = await server.call<{ id: string }>("/collectors", "POST", { name: "standalone-otelcol", tags: { team: "standalone" } });
+  const { token } = await server.call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", collectorId: standalone.id });
+  const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, token);
+  try {
+    // The collector's opamp extension without the supervisor: ReportsStatus, ReportsEffectiveConfig, ReportsHealth.
+    await agent.call({ capabilities: 0x1n | 0x4n | 0x800n, agentDescription: description({ "service.name": "standalone" }) });
+    await page.goto(`${server.base}/ui/collectors?tag=team%3Dstandalone`);
+    await summary("Showing 1 collector.");
+    const note = rows().first().getByText("reporting only — cannot accept remote config");
+    await note.waitFor();
+    expect(await note.getAttribute("title")).toContain("run it under the OpAMP supervisor");
+    await rows().first().getByRole("link", { name: "standalone-otelcol" }).click();
+    const notice = page.getByRole("note");
+    await notice.getByText("reporting only — cannot accept remote config.").waitFor();
+    expect(await notice.innerText()).toContain("run it under the OpAMP supervisor");
+  } finally {
+    agent.close();
+  }
+  // A collector that takes remote config shows no such note.
+  await page.goto(`${server.base}/ui/collectors?tag=team%3Dlive`);
+  await summary("Showing 1 collector.");
+  expect(await page.getByText("reporting only", { exact: false }).count()).toBe(0);
 }, SLOW);
 
 test("after the live stream drops, the page says rows may be stale and Refresh reloads them", async () => {

@@ -31,7 +31,7 @@ type Rollout = Static<typeof RolloutSchema>;
 type RolloutStatus = Static<typeof StatusSchema>;
 
 const COMMITS_PAGE = 50;
-const STATES = ["current", "applying", "outdated", "failed", "offline"] as const;
+const STATES = ["current", "applying", "outdated", "failed", "offline", "reporting_only"] as const;
 
 /** A counter bumped at most once per `ms` however often `bump` is called (trailing). */
 function useThrottledCounter(ms: number): [number, () => void] {
@@ -312,7 +312,7 @@ function RolloutProgress({ reload }: { reload: number }) {
             <dl className="rollout-counts">
               {STATES.map((s) => (
                 <div key={s} className={`count count-${s}`}>
-                  <dt>{s}</dt>
+                  <dt>{s.replace("_", " ")}</dt>
                   <dd>{status.counts[s]}</dd>
                 </div>
               ))}

@@ -16,6 +16,7 @@ import { TokenRotationSection } from "../collector/TokenRotation.tsx";
 import type { Collector } from "../collector/types.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
+import { isReportingOnly, ReportingOnlyNote } from "../components/ReportingOnly.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import { useLiveEvents } from "../events.ts";
 import { Link } from "../router.tsx";
@@ -70,6 +71,7 @@ export function CollectorDetailPage({ id }: { id: string }) {
       {!collector && !error && <p className="muted">Loading…</p>}
       {collector && (
         <>
+          {isReportingOnly(collector) && <ReportingOnlyNote full />}
           <CollectorFacts collector={collector} />
           <ThroughputSection collectorId={id} reload={configVersion} />
           <EffectiveConfigSection collectorId={id} reload={configVersion} />

@@ -17,6 +17,7 @@ import { FilterActions } from "../components/FilterActions.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
+import { isReportingOnly, ReportingOnlyNote } from "../components/ReportingOnly.tsx";
 import { useFilteredList } from "../list.ts";
 import { Link } from "../router.tsx";
 import { useLiveEvents, type LiveEvent } from "../events.ts";
@@ -327,6 +328,7 @@ function CollectorTable({ rows, total, onNearEnd }: { rows: Collector[]; total: 
                   {c.name}
                 </Link>
                 <code className="id muted">{c.id}</code>
+                {isReportingOnly(c) && <ReportingOnlyNote />}
               </span>
               <span role="cell" className="cell-status">
                 <StatusBadge status={c.status} />

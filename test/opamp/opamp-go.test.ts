@@ -1,0 +1,266 @@
+/**
+ * The OpAMP channel against what opamp-go's client does, read in
+ * open-telemetry/opamp-go at HEAD 42e6aa1e and tag v0.23.0 (f68db345):
+ * - client/wsclient.go runUntilStopped/ensureConnected: after a session ends
+ *   the next connect sequence starts with no wait; only failed dials back
+ *   off (exponential, or a longer Retry-After on a 429/503 upgrade answer).
+ * - client/internal/receivedprocessor.go: a ServerErrorResponse only reaches
+ *   the OnError callback (no backoff); ReportFullState makes the next message
+ *   carry description, health and RemoteConfigStatus.
+ * - client/internal/nextmessage.go PopPending: the message after a send, and
+ *   so the first one on a redial, has only instance_uid, sequence_num and
+ *   capabilities.
+ * - client/wsclient.go Start: EnableCompression sets gorilla/websocket's
+ *   dialer, which offers no-context-takeover permessage-deflate and refuses
+ *   an answer without both parameters (gorilla/websocket client.go).
+ * - client/internal/httpsender.go: 429/503 are retried after Retry-After,
+ *   other statuses (401) are not; answers are read through Go's transport,
+ *   which asks for gzip by itself (HEAD also inflates Content-Encoding: gzip).
+ * And a collector run without the supervisor has no AcceptsRemoteConfig.
+ * Real loopback sockets, real protobuf.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { request } from "node:http";
+import { gunzipSync } from "node:zlib";
+import { AgentCapabilities, AgentToServerSchema, ServerErrorResponseType, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import { OpampChannel } from "../../server/opamp/channel.ts";
+import { deploymentKit } from "../deployment.ts";
+import { startTestServer, type TestServer } from "../harness.ts";
+import { applied, CAPS, deflateExchange, description, RawAgent, RedialingAgent, until, uuidBytes } from "./helpers.ts";
+
+const HOLD_SECONDS = 2;
+let server: TestServer;
+let wsUrl: string;
+let channel: OpampChannel;
+let routeThrough: (collectorId: string, include?: string) => Promise<void>;
+
+const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
+type Status = { state: string; counts: Record<string, number>; collectors: { id: string; state: string }[] };
+
+beforeAll(async () => {
+  server = await startTestServer({ SVC_EXTERNALURL: "https://svc.example.com" });
+  // The served channel, with a hold short enough to measure in a test.
+  const index = server.app.channels.findIndex((c) => c.name === "opamp");
+  server.app.channels[index]!.stop?.();
+  channel = new OpampChannel(server.app, { refusedHoldSeconds: HOLD_SECONDS });
+  server.app.channels[index] = channel;
+  wsUrl = `${server.base.replace(/^http/, "ws")}/v1/opamp`;
+  routeThrough = await deploymentKit(call);
+});
+afterAll(() => server.stop());
+
+async function publishedCollector(name: string): Promise<{ id: string; token: string; hash: string }> {
+  const collector = await call<{ id: string }>("/collectors", "POST", { name });
+  await routeThrough(collector.id, `/var/log/${name}/*.log`);
+  await call("/commit", "POST", { message: name });
+  await call(`/publish/${collector.id}`, "POST");
+  const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+  return { id: collector.id, token, hash: (await server.app.rollouts.target(collector.id))!.rendered.hash };
+}
+
+describe("a bound enrollment token presented by another instance (a cloned VM image)", () => {
+  test("is told so and held: a client that redials at once gets one session per hold time, and the bound instance is unaffected", async () => {
+    const token = (await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp" })).token;
+    const owner = await RawAgent.connect(wsUrl, token);
+    await owner.call({ agentDescription: description({ "host.name": "original" }) });
+
+    const imposter = new RedialingAgent(wsUrl, token).start();
+    const watchMs = 2.5 * HOLD_SECONDS * 1000;
+    await Bun.sleep(watchMs);
+    const sessions = imposter.sessions;
+    // Before the fix: closed after its first message and redialled, ~1,000 sessions within a second.
+    expect(sessions).toBeGreaterThanOrEqual(2);
+    expect(sessions).toBeLessThanOrEqual(Math.ceil(watchMs / (HOLD_SECONDS * 1000)) + 1);
+    expect(imposter.closeCodes.every((code) => code === 1008)).toBe(true);
+    const error = imposter.errors[0]!.errorResponse!;
+    expect(error.type).toBe(ServerErrorResponseType.ServerErrorResponseType_Unavailable);
+    expect(error.errorMessage).toContain("bound to another instance");
+    expect(error.Details.case === "retryInfo" && error.Details.value.retryAfterNanoseconds).toBe(BigInt(HOLD_SECONDS * 1e9));
+    expect(channel.heldCount).toBeLessThanOrEqual(1);
+    imposter.stop();
+    await until(async () => channel.heldCount === 0, 3 * HOLD_SECONDS * 1000);
+
+    // The owner's session still answers, and its token still opens new sessions for it.
+    expect((await owner.call()).errorResponse).toBeUndefined();
+    const again = await RawAgent.connect(wsUrl, token, owner.uid);
+    expect((await again.call({ agentDescription: description({ "host.name": "original" }) })).errorResponse).toBeUndefined();
+    again.close();
+    owner.close();
+    const { items } = await call<{ items: { name: string }[] }>("/collectors?q=original");
+    expect(items).toHaveLength(1);
+  }, 20_000);
+
+  test("past maxHeldSessions a refused session is closed at once, and over HTTP the 401 says when to retry", async () => {
+    const token = (await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp" })).token;
+    const owner = await RawAgent.connect(wsUrl, token);
+    await owner.call({ agentDescription: description({ "host.name": "owner-2" }) });
+    const index = server.app.channels.indexOf(channel);
+    const strict = new OpampChannel(server.app, { refusedHoldSeconds: HOLD_SECONDS, maxHeldSessions: 0 });
+    server.app.channels[index] = strict;
+    try {
+      const imposter = await RawAgent.connect(wsUrl, token);
+      const started = performance.now();
+      imposter.send();
+      expect((await imposter.waitClosed(1000)).code).toBe(1008);
+      expect(performance.now() - started).toBeLessThan(1000);
+    } finally {
+      server.app.channels[index] = channel;
+      strict.stop();
+      owner.close();
+    }
+    const body = toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS }));
+    const res = await fetch(`${server.base}/v1/opamp`, { method: "POST", body: body as BodyInit, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("retry-after")).toBe(String(HOLD_SECONDS));
+  });
+});
+
+describe("an agent that resumes without remote_config_status", () => {
+  test("a new session is asked for full state; its target is re-sent unless the report says it runs it", async () => {
+    const { token, hash } = await publishedCollector("resumer");
+    const first = await RawAgent.connect(wsUrl, token);
+    const got = await first.call({ agentDescription: description({ "host.name": "resumer" }) });
+    expect(Buffer.from(got.remoteConfig!.configHash).toString("hex")).toBe(hash);
+    await first.call({ remoteConfigStatus: applied(got.remoteConfig!.configHash) });
+    first.close();
+    await first.waitClosed();
+
+    // opamp-go's first message on a redial: instance_uid, the next sequence_num, capabilities; nothing else.
+    const second = await RawAgent.connect(wsUrl, token, first.uid);
+    second.seq = first.seq;
+    const asked = await second.call();
+    expect(asked.flags & 1n).toBe(1n);
+    expect(asked.remoteConfig).toBeUndefined();
+    // Its full report says it runs the target: nothing is sent.
+    const reported = await second.call({ agentDescription: description({ "host.name": "resumer" }), remoteConfigStatus: applied(Buffer.from(hash, "hex")) });
+    expect(reported.remoteConfig).toBeUndefined();
+    second.close();
+    await second.waitClosed();
+
+    // Its full report has no status (it lost its state): the target is sent again, though status still says current.
+    const third = await RawAgent.connect(wsUrl, token, first.uid);
+    third.seq = second.seq;
+    expect(((await third.call()).flags & 1n)).toBe(1n);
+    const resent = await third.call({ agentDescription: description({ "host.name": "resumer" }) });
+    expect(Buffer.from(resent.remoteConfig!.configHash).toString("hex")).toBe(hash);
+    third.close();
+  });
+
+  test("an HTTP exchange after a gap is asked for full state, and re-sent the target when the report has no status", async () => {
+    const { token, hash } = await publishedCollector("http-resumer");
+    const uid = uuidBytes();
+    const poll = async (fields: Record<string, unknown>) => {
+      const body = toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uid, capabilities: CAPS, ...fields }));
+      const res = await fetch(`${server.base}/v1/opamp`, { method: "POST", body: body as BodyInit, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } });
+      return fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
+    };
+    const got = await poll({ sequenceNum: 1n, agentDescription: description({ "host.name": "h" }) });
+    await poll({ sequenceNum: 2n, remoteConfigStatus: applied(got.remoteConfig!.configHash) });
+    expect((await poll({ sequenceNum: 3n })).remoteConfig).toBeUndefined();
+    const gap = await poll({ sequenceNum: 9n });
+    expect(gap.flags & 1n).toBe(1n);
+    const resent = await poll({ sequenceNum: 10n, agentDescription: description({ "host.name": "h" }) });
+    expect(Buffer.from(resent.remoteConfig!.configHash).toString("hex")).toBe(hash);
+  });
+});
+
+describe("compression opamp-go asks for", () => {
+  test("WebSocket: permessage-deflate is negotiated with gorilla's offer and a config frame arrives deflated", async () => {
+    const { token, hash } = await publishedCollector("deflate");
+    const first = toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS, agentDescription: description({ "host.name": "deflate" }) }));
+    const { extensions, compressed, reply } = await deflateExchange(wsUrl, token, first);
+    // gorilla/websocket refuses a response without both no_context_takeover parameters.
+    expect(extensions).toContain("permessage-deflate");
+    expect(extensions).toContain("server_no_context_takeover");
+    expect(extensions).toContain("client_no_context_takeover");
+    expect(compressed).toBe(true);
+    expect(Buffer.from(reply.remoteConfig!.configHash).toString("hex")).toBe(hash);
+
+    // Bun's own WebSocket client negotiates it too.
+    const bun = await RawAgent.connect(wsUrl, token);
+    expect(bun.ws.extensions).toContain("permessage-deflate");
+    bun.close();
+  });
+
+  test("HTTP: an answer is gzipped when the request accepts gzip (as Go's transport does by itself), plain otherwise", async () => {
+    const { token, hash } = await publishedCollector("gzip");
+    const post = (acceptEncoding: string | null) => {
+      const body = toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS, agentDescription: description({ "host.name": "gzip" }) }));
+      const { hostname, port } = new URL(server.base);
+      return new Promise<{ encoding: string | undefined; vary: string | undefined; body: Buffer }>((resolve, reject) => {
+        const headers: Record<string, string> = { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" };
+        if (acceptEncoding !== null) headers["Accept-Encoding"] = acceptEncoding;
+        // node:http hands back the bytes as sent: no transparent decoding.
+        const req = request({ hostname, port, path: "/v1/opamp", method: "POST", headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve({ encoding: res.headers["content-encoding"], vary: res.headers.vary, body: Buffer.concat(chunks) }));
+        });
+        req.on("error", reject);
+        req.end(Buffer.from(body));
+      });
+    };
+    const gzipped = await post("gzip");
+    expect(gzipped.encoding).toBe("gzip");
+    expect(gzipped.vary).toBe("Accept-Encoding");
+    const decoded = fromBinary(ServerToAgentSchema, gunzipSync(gzipped.body));
+    expect(Buffer.from(decoded.remoteConfig!.configHash).toString("hex")).toBe(hash);
+    for (const refused of [null, "gzip;q=0", "br"]) {
+      const plain = await post(refused);
+      expect(plain.encoding).toBeUndefined();
+      expect(fromBinary(ServerToAgentSchema, plain.body).remoteConfig!.configHash).toEqual(decoded.remoteConfig!.configHash);
+    }
+  });
+});
+
+describe("a collector without AcceptsRemoteConfig (run from its own file, no supervisor)", () => {
+  test("is reporting only: counted apart, never blocking the rollout, and said so on its record", async () => {
+    // A server of its own: a fleet publish here must not wait on the other tests' collectors.
+    const own = await startTestServer();
+    const call = own.call.bind(own);
+    const routeThrough = await deploymentKit(call);
+    const wsUrl = `${own.base.replace(/^http/, "ws")}/v1/opamp`;
+    const supervised = await call<{ id: string }>("/collectors", "POST", { name: "supervised" });
+    const standalone = await call<{ id: string }>("/collectors", "POST", { name: "standalone" });
+    await routeThrough(supervised.id, "/var/log/s/*.log");
+    await routeThrough(standalone.id, "/var/log/t/*.log");
+    await call("/commit", "POST", { message: "two collectors" });
+    const token = async (id: string) => (await own.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, id)).token;
+    const agent = await RawAgent.connect(wsUrl, await token(supervised.id));
+    const reporting = await RawAgent.connect(wsUrl, await token(standalone.id));
+    // What the collector's opamp extension reports without the supervisor: reports_effective_config and reports_health.
+    const reportingCaps =
+      BigInt(AgentCapabilities.AgentCapabilities_ReportsStatus) |
+      BigInt(AgentCapabilities.AgentCapabilities_ReportsEffectiveConfig) |
+      BigInt(AgentCapabilities.AgentCapabilities_ReportsHealth);
+    try {
+      await agent.call({ agentDescription: description({ "host.name": "supervised" }) });
+      expect((await reporting.call({ capabilities: reportingCaps, agentDescription: description({ "host.name": "standalone" }) })).remoteConfig).toBeUndefined();
+      await until(async () => (await call<{ health: { acceptsRemoteConfig?: boolean } | null }>(`/collectors/${standalone.id}`)).health?.acceptsRemoteConfig === false);
+      const pushed = agent.next((m) => m.remoteConfig !== undefined);
+      await call("/publish", "POST");
+      const config = (await pushed).remoteConfig!;
+      await agent.call({ remoteConfigStatus: applied(config.configHash) });
+
+      const status = await until(async () => {
+        const s = await call<Status>("/publish/status");
+        return s.collectors.find((c) => c.id === supervised.id)?.state === "current" && s;
+      });
+      expect(status.state).toBe("completed");
+      expect(status.collectors.find((c) => c.id === standalone.id)?.state).toBe("reporting_only");
+      expect(status.counts.reporting_only).toBeGreaterThanOrEqual(1);
+        expect((await call<{ health: { acceptsRemoteConfig?: boolean } }>(`/collectors/${supervised.id}`)).health.acceptsRemoteConfig).toBe(true);
+
+      // Run under the supervisor later, it takes config again and leaves the reporting-only count.
+      const taken = await reporting.call({ capabilities: CAPS });
+      expect(taken.remoteConfig).toBeDefined();
+      await until(async () => (await call<Status>("/publish/status")).collectors.find((c) => c.id === standalone.id)?.state === "applying");
+      expect((await call<Status>("/publish/status")).state).toBe("running");
+    } finally {
+      agent.close();
+      reporting.close();
+      await own.stop();
+    }
+  });
+});
