@@ -292,6 +292,44 @@ describe("HTTP transport, auth and limits", () => {
   });
 });
 
+describe("heartbeat interval (opamp.heartbeatSeconds)", () => {
+  test("unset: no interval is offered, so an opamp-go client keeps its own polling interval; presence assumes opamp-go's 30 s", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "own-interval" });
+    const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+    const res = await post(a2s({ agentDescription: description({ "host.name": "poller" }) }), { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" });
+    const reply = fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
+    expect(reply.connectionSettings?.opamp).toBeUndefined();
+    await until(async () => (await server.app.collectors.get(collector.id)).health?.intervalSeconds === 30, 3000);
+  });
+
+  test("set: offered to agents that report heartbeats, and presence counts with it", async () => {
+    const tuned = await startTestServer({ SVC_OPAMP_HEARTBEATSECONDS: "45" });
+    try {
+      const collector = await tuned.call<{ id: string }>("/collectors", "POST", { name: "tuned" });
+      const { token } = await tuned.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+      const agent = await RawAgent.connect(`${tuned.base.replace(/^http/, "ws")}/v1/opamp`, token);
+      try {
+        const reply = await agent.call({ agentDescription: description({ "service.name": "tuned" }) });
+        expect(reply.connectionSettings?.opamp?.heartbeatIntervalSeconds).toBe(45n);
+        await until(async () => (await tuned.app.collectors.get(collector.id)).health?.intervalSeconds === 45, 3000);
+      } finally {
+        agent.close();
+      }
+      // An agent that reports no heartbeats is offered none.
+      const quiet = await RawAgent.connect(`${tuned.base.replace(/^http/, "ws")}/v1/opamp`, token);
+      try {
+        const caps = CAPS & ~BigInt(AgentCapabilities.AgentCapabilities_ReportsHeartbeat);
+        const reply = await quiet.call({ capabilities: caps, agentDescription: description({ "service.name": "quiet" }) });
+        expect(reply.connectionSettings?.opamp).toBeUndefined();
+      } finally {
+        quiet.close();
+      }
+    } finally {
+      await tuned.stop();
+    }
+  });
+});
+
 describe("overload and memory", () => {
   test("past opamp.maxConnections an upgrade gets 503 with a jittered Retry-After; a freed slot is usable again", async () => {
     const small = await startTestServer({ SVC_OPAMP_MAXCONNECTIONS: "1" });
