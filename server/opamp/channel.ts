@@ -23,7 +23,7 @@ import { createHash } from "node:crypto";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
 import { bearerToken, tokenKind } from "../auth/tokens.ts";
 import type { App } from "../app.ts";
-import { AppError, UnauthenticatedError, UnavailableError } from "../errors.ts";
+import { AppError, ConflictError, UnauthenticatedError, UnavailableError } from "../errors.ts";
 import type { KeyValue } from "../gen/opamp/v1/anyvalue_pb.ts";
 import {
   AgentCapabilities,
@@ -548,6 +548,8 @@ export class OpampChannel implements Channel {
         const { token } = await this.app.collectorTokens.mint(SYSTEM_ACTOR, collectorId);
         return token;
       } catch (error) {
+        // Another replica minted it at the same moment: offer that one.
+        if (error instanceof ConflictError) return (await this.app.collectorTokens.current(collectorId).catch(() => null)) ?? undefined;
         this.app.logger.warn({ err: error, collectorId }, "opamp: minting the collector token failed");
         return undefined;
       } finally {

@@ -10,6 +10,7 @@ import diagnostics from "node:diagnostics_channel";
 import { gzipSync } from "node:zlib";
 import pino from "pino";
 import { AgentCapabilities, AgentToServerSchema, ComponentHealthSchema, RemoteConfigStatuses, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import { ConflictError } from "../../server/errors.ts";
 import type { ChannelRequest } from "../../server/http/channel.ts";
 import { OpampChannel } from "../../server/opamp/channel.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -212,6 +213,27 @@ describe("raw WebSocket agent", () => {
       expect(settings.opamp!.headers!.headers[0]!.value).toBe(`Bearer ${rotated.token}`);
       expect(await server.app.collectorTokens.verify(bearer)).toBeNull();
     } finally {
+      agent.close();
+    }
+  });
+
+  test("own_metrics: losing a mint race to another replica offers the winner's token", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "race" });
+    const token = await enrollmentToken({ collectorId: collector.id });
+    const tokens = server.app.collectorTokens;
+    const mint = tokens.mint.bind(tokens);
+    let winner = "";
+    // The other replica's mint lands first; this one's write then loses with 409.
+    tokens.mint = async (who, id) => {
+      winner = (await mint({ actor: "replica-b", remoteAddr: null }, id)).token;
+      throw new ConflictError("rotated at the same time", "token_rotated");
+    };
+    const agent = await RawAgent.connect(wsUrl, token);
+    try {
+      const reply = await agent.call({ capabilities: CAPS | 64n, agentDescription: description({ "service.name": "race" }) });
+      expect(reply.connectionSettings!.ownMetrics!.headers!.headers[0]!.value).toBe(`Bearer ${winner}`);
+    } finally {
+      tokens.mint = mint;
       agent.close();
     }
   });
