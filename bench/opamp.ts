@@ -21,6 +21,7 @@
  * Usage: bun bench/opamp.ts [collectors=10000] [clientProcesses=4] [replicas=1]
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -123,7 +124,7 @@ async function main(): Promise<void> {
   await store.close();
 
   const ports = Array.from({ length: Math.max(1, replicas) }, () => freePort());
-  const external = pgAdmin ? { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: databaseUri } : {};
+  const external = pgAdmin ? { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: databaseUri, SVC_SECRETS_KEY: randomBytes(32).toString("base64") } : {};
   const servers = ports.map((port) =>
     Bun.spawn([process.execPath, join(import.meta.dir, "../server/main.ts")], {
       env: { ...process.env, SVC_LISTEN: `127.0.0.1:${port}`, SVC_STORAGE_BOLTPATH: statePath, SVC_BOOTSTRAP_ADMINTOKEN: adminToken, SVC_LOGGING_LEVEL: "error", ...external },

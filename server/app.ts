@@ -26,6 +26,8 @@ import { Routes } from "./configstore/routes.ts";
 import { Enrollment } from "./enrollment/enrollment.ts";
 import { smtpMailer, type Mailer } from "./mail/mailer.ts";
 import { Rollouts } from "./rollout/rollout.ts";
+import { loadSecrets } from "./secrets/key.ts";
+import type { Secrets } from "./secrets/secrets.ts";
 import { Telemetry } from "./telemetry/index.ts";
 import type { Store } from "./store/store.ts";
 
@@ -44,6 +46,8 @@ export interface App {
   collectors: Collectors;
   enrollment: Enrollment;
   collectorTokens: CollectorTokens;
+  /** Seals and opens secrets kept in the store (server/secrets). */
+  secrets: Secrets;
   configStore: ConfigStore;
   sources: Components;
   destinations: Components;
@@ -64,14 +68,25 @@ export interface App {
   close(): Promise<void>;
 }
 
+/** The server's secrets key, as the configuration names it (main.ts loads it first, to fail before opening the store). */
+export function secretsFor(config: ServerConfig, logger: Logger): Secrets {
+  return loadSecrets({ ...config.secrets, backend: config.storage.backend, boltPath: config.storage.boltPath }, logger);
+}
+
 /** The embedded config repository sits beside the state file (DESIGN.md §2). */
 export function gitDirFor(config: ServerConfig): string {
   return join(dirname(config.storage.boltPath), "config.git");
 }
 
-export async function createApp(config: ServerConfig, store: Store, logger: Logger, gitdir = gitDirFor(config)): Promise<App> {
+export async function createApp(
+  config: ServerConfig,
+  store: Store,
+  logger: Logger,
+  gitdir = gitDirFor(config),
+  secrets = secretsFor(config, logger),
+): Promise<App> {
   const collectors = new Collectors(store);
-  const collectorTokens = new CollectorTokens(store, collectors);
+  const collectorTokens = new CollectorTokens(store, collectors, secrets);
   // External stores keep the history themselves, so every replica serves it (DESIGN.md §2).
   const repo = store.backend === "embedded" ? await ConfigRepo.open(gitdir) : ConfigRepo.inStore(store);
   const configStore = new ConfigStore(store, repo);
@@ -90,6 +105,7 @@ export async function createApp(config: ServerConfig, store: Store, logger: Logg
     collectors,
     enrollment,
     collectorTokens,
+    secrets,
     configStore,
     sources: new Components(configStore, "source"),
     destinations: new Components(configStore, "destination"),

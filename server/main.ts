@@ -11,14 +11,15 @@ import { Command } from "commander";
 import { existsSync } from "node:fs";
 import pino from "pino";
 import { apiRoutes } from "./api/index.ts";
-import { createApp, gitDirFor, VERSION } from "./app.ts";
+import { createApp, gitDirFor, secretsFor, VERSION } from "./app.ts";
 import { startAuditRetention } from "./audit/retention.ts";
 import { redactUri } from "./config/database-uri.ts";
 import type { ConfigKey } from "./config/keys.ts";
 import { ConfigError, loadConfig, type ServerConfig } from "./config/load.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
 import { startHttpServer } from "./http/server.ts";
-import { migrate } from "./migrate.ts";
+import { migrate, sealedKeys } from "./migrate.ts";
+import { defaultKeyFile } from "./secrets/key.ts";
 import { MongoStore } from "./store/mongodb.ts";
 import { PostgresStore } from "./store/postgres.ts";
 import { SqliteStore } from "./store/sqlite.ts";
@@ -109,10 +110,16 @@ function banner(url: URL, adminToken: string | null, uiPassword: string | null):
 async function run(options: { config?: string; quickstart?: boolean }): Promise<void> {
   const config = readConfig(options.config, options.quickstart ? QUICKSTART_DEFAULTS : undefined);
   const logger = pino({ level: config.logging.level, base: { service: "svc-server" }, timestamp: pino.stdTimeFunctions.isoTime });
+  let secrets;
+  try {
+    secrets = secretsFor(config, logger);
+  } catch (error) {
+    fail(`${(error as Error).message} (secrets.keyFile, secrets.key)`, 1);
+  }
   const { store, ready } = openStore(config, logger);
   let app;
   try {
-    app = await createApp(config, store, logger);
+    app = await createApp(config, store, logger, gitDirFor(config), secrets);
   } catch (error) {
     await store.close();
     fail(`cannot open the config repository beside ${config.storage.boltPath}: ${(error as Error).message}`, 1);
@@ -187,7 +194,19 @@ async function migrateCommand(options: { from: string; to: string; force?: boole
   const statePath = config.storage.boltPath;
   if (!existsSync(statePath)) fail(`there is no embedded state file at ${statePath} (storage.boltPath) to migrate from.`, 1);
   const { kind, uri } = externalDatabase(config);
+  // The configuration requires the key the external servers will use (secrets.*).
+  const secrets = secretsFor(config, pino({ level: "silent" }));
   const source = new SqliteStore(statePath);
+  const foreign = [...(await sealedKeys(source)).entries()].filter(([id]) => id !== secrets.keyId);
+  if (foreign.length > 0) {
+    await source.close();
+    const count = foreign.reduce((sum, [, n]) => sum + n, 0);
+    fail(
+      `${count} secrets in the embedded store are sealed with key ${foreign.map(([id]) => id).join(", ")}, but secrets.* names key ${secrets.keyId}. ` +
+        `The external servers must use the embedded server's key: set secrets.keyFile to ${defaultKeyFile(statePath)} (or the file it used), or SVC_SECRETS_KEY to its contents.`,
+      1,
+    );
+  }
   let target: Store;
   try {
     const options = { database: config.database.database };
@@ -208,6 +227,7 @@ async function migrateCommand(options: { from: string; to: string; force?: boole
       `verified: ${documents} documents in ${Object.keys(summary.collections).length} collections, ` +
         `${summary.audit.count} audit entries and the config history (head ${summary.head ?? "none"}) match the source.`,
     );
+    say(`secrets are sealed with key ${secrets.keyId}: start every external server with this same secrets key (secrets.keyFile or SVC_SECRETS_KEY).`);
   } catch (error) {
     fail(`migrate: ${redactUri((error as Error).message)}`, 1);
   } finally {

@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto";
 import { ConflictError } from "./errors.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
+import { sealedKeyId } from "./secrets/secrets.ts";
 import type { AuditEntry, Store } from "./store/store.ts";
 
 /** Documents or audit entries copied per transaction. */
@@ -72,6 +73,29 @@ export async function summarize({ store, repo }: Deployment): Promise<StoreSumma
     count += page.length;
   }
   return { collections, audit: { count, sha256: hash.digest("hex") }, head: await repo.head() };
+}
+
+/**
+ * How many sealed secrets (server/secrets envelopes, anywhere in any
+ * document) each key id sealed. Documents are copied verbatim, so the target's
+ * servers open them only with the same key.
+ */
+export async function sealedKeys(store: Store): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  const visit = (value: unknown): void => {
+    if (typeof value === "string") {
+      const id = sealedKeyId(value);
+      if (id !== null) counts.set(id, (counts.get(id) ?? 0) + 1);
+    } else if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+    } else if (value !== null && typeof value === "object") {
+      for (const item of Object.values(value)) visit(item);
+    }
+  };
+  for (const name of await store.collections()) {
+    for await (const page of docPages(store, name)) for (const doc of page) visit(doc.data);
+  }
+  return counts;
 }
 
 function isEmpty(summary: StoreSummary): boolean {

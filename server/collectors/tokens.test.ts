@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hashToken } from "../auth/tokens.ts";
 import { NotFoundError } from "../errors.ts";
+import { Secrets } from "../secrets/secrets.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import { Collectors } from "./collectors.ts";
 import { CollectorTokens } from "./tokens.ts";
@@ -14,11 +16,13 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0)) await fn();
 });
 
+const secrets = new Secrets([randomBytes(32)]);
+
 async function open() {
   const dir = mkdtempSync(join(tmpdir(), "svc-ctok-"));
   const store = new SqliteStore(join(dir, "state.db"));
   const collectors = new Collectors(store);
-  const tokens = new CollectorTokens(store, collectors);
+  const tokens = new CollectorTokens(store, collectors, secrets);
   cleanups.push(async () => {
     tokens.close();
     collectors.close();
@@ -30,7 +34,7 @@ async function open() {
 }
 
 describe("collector tokens", () => {
-  test("mint answers the token once, stores its digest only, and verify maps it to the collector", async () => {
+  test("mint answers the token, stores its digest and the token sealed (never in the clear), and verify maps it to the collector", async () => {
     const { store, tokens, collector } = await open();
     expect(await tokens.has(collector.id)).toBe(false);
     const minted = await tokens.mint(who, collector.id);
@@ -38,6 +42,7 @@ describe("collector tokens", () => {
     expect(await tokens.has(collector.id)).toBe(true);
     expect(await tokens.verify(minted.token)).toBe(collector.id);
     expect(JSON.stringify(await store.list("tokens"))).not.toContain(minted.token);
+    expect(JSON.stringify(await store.list("collector_tokens"))).not.toContain(minted.token.slice(6));
     expect(await store.get("tokens", hashToken(minted.token))).not.toBeNull();
     expect(await tokens.verify("svcct_unknown")).toBeNull();
     expect(await tokens.verify("svcen_" + minted.token.slice(6))).toBeNull();
@@ -46,7 +51,7 @@ describe("collector tokens", () => {
 
   test("rotation kills the old token in the same write, here and in another instance on the same store", async () => {
     const { store, collectors, tokens, collector } = await open();
-    const other = new CollectorTokens(store, collectors);
+    const other = new CollectorTokens(store, collectors, secrets);
     cleanups.unshift(() => other.close());
     const first = await tokens.mint(who, collector.id);
     expect(await tokens.verify(first.token)).toBe(collector.id);
@@ -90,13 +95,54 @@ describe("collector tokens", () => {
     expect(await tokens.verify(token)).toBeNull();
   });
 
-  test("rotate listeners get the new plaintext until they unsubscribe", async () => {
-    const { tokens, collector } = await open();
-    const heard: [string, string][] = [];
-    const stop = tokens.onRotate((id, token) => heard.push([id, token]));
+  test("current opens the stored token, in this instance and in a fresh one on the same store (a restart, another replica)", async () => {
+    const { store, collectors, tokens, collector } = await open();
+    expect(await tokens.current(collector.id)).toBeNull();
     const { token } = await tokens.mint(who, collector.id);
+    expect(await tokens.current(collector.id)).toBe(token);
+    const restarted = new CollectorTokens(store, collectors, secrets);
+    cleanups.unshift(() => restarted.close());
+    expect(await restarted.current(collector.id)).toBe(token);
+    // Rotation elsewhere replaces what this instance holds.
+    const rotated = await tokens.mint(who, collector.id);
+    expect(await restarted.current(collector.id)).toBe(rotated.token);
+    expect(rotated.token).not.toBe(token);
+  });
+
+  test("current: another server key cannot open it (SecretsError, no plaintext), and a sealed value moved to another collector does not open", async () => {
+    const { store, collectors, tokens, collector } = await open();
+    const { token } = await tokens.mint(who, collector.id);
+    const stranger = new CollectorTokens(store, collectors, new Secrets([randomBytes(32)]));
+    cleanups.unshift(() => stranger.close());
+    const error = await stranger.current(collector.id).catch((e: Error) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(String(error)).not.toContain(token);
+    const second = await collectors.create(who, { name: "edge-2", managementMode: "rcfg-remotecfg" });
+    const doc = (await store.get<Record<string, string>>("collector_tokens", collector.id))!;
+    await store.write([{ op: "put", collection: "collector_tokens", id: second.id, data: doc.data }]);
+    expect(await tokens.current(second.id).catch((e: Error) => e.name)).toBe("SecretsError");
+  });
+
+  test("a token minted before tokens were sealed keeps verifying; current says there is none to offer", async () => {
+    const { store, tokens, collector } = await open();
+    const { token } = await tokens.mint(who, collector.id);
+    const doc = (await store.get<Record<string, string>>("collector_tokens", collector.id))!;
+    const { sealed: _, ...legacy } = doc.data;
+    await store.write([{ op: "put", collection: "collector_tokens", id: collector.id, data: legacy }]);
+    expect(await tokens.current(collector.id)).toBeNull();
+    expect(await tokens.verify(token)).toBe(collector.id);
+  });
+
+  test("rotate listeners hear of every rotation, here or by another instance on the same store, until they unsubscribe", async () => {
+    const { store, collectors, tokens, collector } = await open();
+    const other = new CollectorTokens(store, collectors, secrets);
+    cleanups.unshift(() => other.close());
+    const heard: string[] = [];
+    const stop = tokens.onRotate((id) => heard.push(id));
+    await tokens.mint(who, collector.id);
+    await other.mint(who, collector.id);
     stop();
     await tokens.mint(who, collector.id);
-    expect(heard).toEqual([[collector.id, token]]);
+    expect(heard).toEqual([collector.id, collector.id]);
   });
 });

@@ -6,38 +6,47 @@
  * deletes the old one in the same store write, so there is no moment when
  * both work (spec §5 rule 2).
  *
- * Only digests are stored, so no one can be handed an existing token again;
- * whoever needs the plaintext mints a new one. The OpAMP server, offering a
- * collector `own_metrics` connection settings, mints one as SYSTEM_ACTOR when
- * `has()` says the collector has none, and subscribes with `onRotate()` to push
- * a token minted through the API. Only the process that mints holds the
- * plaintext, so only its listeners hear of it.
+ * Beside the digest the document keeps the token sealed with the server's
+ * secrets key (server/secrets), so every replica, and this one after a
+ * restart, can offer a collector the token it already has instead of minting
+ * another (a changed own-metrics offer makes the OpAMP supervisor restart its
+ * collector). Verification only ever uses the digest.
  *
  * `verify` runs on every poll and push: it answers from memory after the first
  * read of a digest. The change feed drops a cached digest the moment it is
- * deleted, whether this process or another replica rotated it.
+ * deleted, and a cached plaintext the moment its document changes, whether
+ * this process or another replica rotated it; `onRotate` listeners hear of
+ * every rotation the same way.
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { TOKENS, type TokenRecord } from "../auth/service-accounts.ts";
 import { digestsEqual, hashToken, mintToken, tokenKind } from "../auth/tokens.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
+import type { Secrets } from "../secrets/secrets.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import type { Collectors } from "./collectors.ts";
 
-/** Which digest is a collector's current token. */
+/** Which digest is a collector's current token, and the token sealed (absent on tokens minted before sealing). */
 interface CurrentToken {
   digest: string;
+  sealed?: string;
   createdAt: string;
   createdBy: string;
 }
 
-const CURRENT = "collector_tokens";
+export const CURRENT_TOKENS = "collector_tokens";
+const CURRENT = CURRENT_TOKENS;
 
-export type RotateListener = (collectorId: string, token: string) => void;
+/** What a sealed token is bound to: it opens only in its own collector's document. */
+const sealContext = (collectorId: string) => `${CURRENT}/${collectorId}`;
+
+export type RotateListener = (collectorId: string) => void;
 
 export class CollectorTokens {
   /** Token digest → collector id, for digests known to be live. */
   private readonly cache = new Map<string, string>();
+  /** Collector id → plaintext of its current token, as opened from the store. */
+  private readonly plain = new Map<string, string>();
   /**
    * Bumped on every change to the token collection: a read that started
    * before a change may have seen a digest that is gone now, so it must not
@@ -50,22 +59,34 @@ export class CollectorTokens {
   constructor(
     private readonly store: Store,
     private readonly collectors: Collectors,
+    private readonly secrets: Secrets,
   ) {
     this.unwatch = store.watch(
       (changes) => {
-        for (const change of changes) if (change.collection === TOKENS) this.forget(change.id);
+        for (const change of changes) {
+          if (change.collection === TOKENS) this.forget(change.id);
+          if (change.collection === CURRENT) {
+            this.epoch++;
+            this.plain.delete(change.id);
+            if (change.op === "put") for (const listener of this.listeners) listener(change.id);
+          }
+        }
       },
-      // Deletions may have been missed: every cached digest must be read again.
+      // Rotations may have been missed: every cached digest and plaintext must be read again.
       () => {
         this.epoch++;
         this.cache.clear();
+        const rotated = [...this.plain.keys()];
+        this.plain.clear();
+        for (const collectorId of rotated) for (const listener of this.listeners) listener(collectorId);
       },
     );
   }
 
   /**
    * Mints the collector's new token; its previous one stops working in the
-   * same write. Listeners hear of it before this resolves. 404 for an unknown
+   * same write. Listeners hear of it through the change feed (on the embedded
+   * store before this resolves). 404 for an unknown
    * collector; 409 when another rotation of the same collector won the race.
    */
   async mint(who: Actor, collectorId: string): Promise<{ token: string; collectorId: string; createdAt: string }> {
@@ -74,7 +95,7 @@ export class CollectorTokens {
     const token = mintToken("collector");
     const digest = hashToken(token);
     const createdAt = new Date().toISOString();
-    const current: CurrentToken = { digest, createdAt, createdBy: who.actor };
+    const current: CurrentToken = { digest, sealed: this.secrets.seal(token, sealContext(collectorId)), createdAt, createdBy: who.actor };
     const record: TokenRecord = { kind: "collector", subjectId: collectorId, createdAt };
     const ops: WriteOp[] = [
       { op: "put", collection: CURRENT, id: collectorId, data: current, expect: previous?.version ?? "absent" },
@@ -90,7 +111,8 @@ export class CollectorTokens {
     });
     // Adapters whose change feed is asynchronous would leave the old digest cached until it arrives.
     if (previous) this.forget(previous.data.digest);
-    for (const listener of this.listeners) listener(collectorId, token);
+    this.epoch++;
+    this.plain.set(collectorId, token);
     return { token, collectorId, createdAt };
   }
 
@@ -115,8 +137,28 @@ export class CollectorTokens {
   }
 
   /**
-   * Calls `listener` with the plaintext of every token this process mints.
-   * Listeners run inside mint and must not throw. Returns an unsubscribe.
+   * The plaintext of the collector's current token, opened from the store;
+   * null when it has none, or only one minted before tokens were sealed (it
+   * keeps working; whoever needs the plaintext mints anew). Throws
+   * SecretsError when it was sealed under a key this server does not hold.
+   */
+  async current(collectorId: string): Promise<string | null> {
+    const cached = this.plain.get(collectorId);
+    if (cached !== undefined) return cached;
+    const epoch = this.epoch;
+    const doc = await this.store.get<CurrentToken>(CURRENT, collectorId);
+    if (!doc?.data.sealed) return null;
+    const token = this.secrets.openString(doc.data.sealed, sealContext(collectorId));
+    // A token that no longer matches its digest is never handed out.
+    if (!digestsEqual(hashToken(token), doc.data.digest)) return null;
+    if (epoch === this.epoch) this.plain.set(collectorId, token);
+    return token;
+  }
+
+  /**
+   * Calls `listener` with the id of every collector whose token was rotated,
+   * here or on another replica (read the new one with `current`). Listeners
+   * run inside the change feed and must not throw. Returns an unsubscribe.
    */
   onRotate(listener: RotateListener): () => void {
     this.listeners.add(listener);
@@ -126,6 +168,7 @@ export class CollectorTokens {
   close(): void {
     this.unwatch();
     this.listeners.clear();
+    this.plain.clear();
   }
 
   private forget(digest: string): void {

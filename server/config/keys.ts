@@ -4,6 +4,7 @@
  * validator and the README, so a key cannot exist in one and not the others.
  */
 import { isIP } from "node:net";
+import { KEY_BYTES, parseKey } from "../secrets/secrets.ts";
 
 export type KeyType = "string" | "int" | "bool" | "list";
 export type RawValue = string | number | boolean | string[];
@@ -94,6 +95,16 @@ function checkAdminToken(value: string): string | undefined {
     : "must be a service-account token: the prefix svcsa_ followed by at least 32 letters and digits";
 }
 
+function checkSecretsKey(value: string): string | undefined {
+  if (value === "") return undefined;
+  return parseKey(value) ? undefined : `must be the base64 of ${KEY_BYTES} random bytes (e.g. from 'openssl rand -base64 32')`;
+}
+
+/** 0 leaves each collector's own interval alone. */
+function checkHeartbeat(value: number): string | undefined {
+  return value === 0 || (value >= 1 && value <= 86400) ? undefined : "must be 0 (the collector's own interval) or between 1 and 86400 seconds";
+}
+
 function checkPort(value: number): string | undefined {
   return value >= 1 && value <= 65535 ? undefined : "must be a port between 1 and 65535";
 }
@@ -147,6 +158,9 @@ export const KEYS = {
   "downloads.dir": { type: "string", default: "/usr/share/svc-server/downloads" },
   "opamp.maxConnections": { type: "int", default: 50000, check: atLeast(1) },
   "opamp.maxConcurrentRequests": { type: "int", default: 1000, check: atLeast(1) },
+  "opamp.heartbeatSeconds": { type: "int", default: 0, check: checkHeartbeat },
+  "secrets.keyFile": { type: "string", default: "" },
+  "secrets.key": { type: "string", default: "", check: checkSecretsKey, secret: true },
   "logging.level": { type: "string", default: "info", check: oneOf(LOG_LEVELS) },
   "smtp.host": { type: "string", default: "", check: checkSmtpHost },
   "smtp.port": { type: "int", default: 587, check: checkPort },

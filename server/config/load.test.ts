@@ -15,6 +15,9 @@ const REPO_ROOT = join(import.meta.dir, "..", "..");
 const CERT = join(TESTDATA, "tls", "cert.pem");
 const KEY = join(TESTDATA, "tls", "key.pem");
 const TOKEN = "svcsa_A1b2C3d4A1b2C3d4A1b2C3d4A1b2C3d4";
+/** A test-only secrets key (base64 of 32 bytes); testdata/secrets.key holds another. */
+const SECRETS_KEY = Buffer.alloc(32, 7).toString("base64");
+const SECRETS_KEY_FILE = join(TESTDATA, "secrets.key");
 
 const fixture = (name: string) => join(TESTDATA, name);
 
@@ -89,7 +92,8 @@ const DEFAULTS: Omit<ServerConfig, "file"> = {
     enrollment: { perSecond: 20, burst: 1000 },
   },
   downloads: { dir: "/usr/share/svc-server/downloads" },
-  opamp: { maxConnections: 50000, maxConcurrentRequests: 1000 },
+  opamp: { maxConnections: 50000, maxConcurrentRequests: 1000, heartbeatSeconds: null },
+  secrets: { key: "", keyFile: "" },
   logging: { level: "info" },
   smtp: null,
 };
@@ -162,7 +166,8 @@ describe("the file", () => {
         enrollment: { perSecond: 10, burst: 200 },
       },
       downloads: { dir: "/srv/svc/downloads" },
-      opamp: { maxConnections: 20000, maxConcurrentRequests: 200 },
+      opamp: { maxConnections: 20000, maxConcurrentRequests: 200, heartbeatSeconds: 60 },
+      secrets: { key: SECRETS_KEY, keyFile: "server/config/testdata/secrets.key" },
       logging: { level: "debug" },
       smtp: { host: "mail.example.com", port: 465, secure: true, user: "svc", password: "smtp-p@ss", from: "svc <svc@example.com>" },
       file: fixture("full.yaml"),
@@ -300,6 +305,9 @@ describe("environment variables", () => {
       "downloads.dir": "SVC_DOWNLOADS_DIR",
       "opamp.maxConnections": "SVC_OPAMP_MAXCONNECTIONS",
       "opamp.maxConcurrentRequests": "SVC_OPAMP_MAXCONCURRENTREQUESTS",
+      "opamp.heartbeatSeconds": "SVC_OPAMP_HEARTBEATSECONDS",
+      "secrets.keyFile": "SVC_SECRETS_KEYFILE",
+      "secrets.key": "SVC_SECRETS_KEY",
       "logging.level": "SVC_LOGGING_LEVEL",
       "smtp.host": "SVC_SMTP_HOST",
       "smtp.port": "SVC_SMTP_PORT",
@@ -345,6 +353,8 @@ describe("environment variables", () => {
         SVC_DOWNLOADS_DIR: "/opt/svc/downloads",
         SVC_OPAMP_MAXCONNECTIONS: "10",
         SVC_OPAMP_MAXCONCURRENTREQUESTS: "5",
+        SVC_OPAMP_HEARTBEATSECONDS: "15",
+        SVC_SECRETS_KEY: SECRETS_KEY,
         SVC_LOGGING_LEVEL: "warn",
         SVC_SMTP_HOST: "127.0.0.1",
         SVC_SMTP_PORT: "2525",
@@ -365,7 +375,8 @@ describe("environment variables", () => {
       http: { ...DEFAULTS.http, maxBodyBytes: 4096, trustedProxies: [] },
       rateLimit: DEFAULTS.rateLimit,
       downloads: { dir: "/opt/svc/downloads" },
-      opamp: { maxConnections: 10, maxConcurrentRequests: 5 },
+      opamp: { maxConnections: 10, maxConcurrentRequests: 5, heartbeatSeconds: 15 },
+      secrets: { key: SECRETS_KEY, keyFile: "" },
       logging: { level: "warn" },
       smtp: { host: "127.0.0.1", port: 2525, secure: false, user: "mailer", password: "mail-pw", from: "svc@example.com" },
       file: null,
@@ -457,7 +468,9 @@ describe("precedence: canonical SVC_ variable > alias > file > default", () => {
   });
 
   test("DOCDB_SERVER, DOCDB_USER and DOCDB_PASSWORD build the URI, escaped", () => {
-    const config = load({ env: { SVC_STORAGE_BACKEND: "external", DOCDB_SERVER: "db.example.com", DOCDB_USER: "svc", DOCDB_PASSWORD: "p@ss:w/rd" } });
+    const config = load({
+      env: { SVC_STORAGE_BACKEND: "external", SVC_SECRETS_KEY: SECRETS_KEY, DOCDB_SERVER: "db.example.com", DOCDB_USER: "svc", DOCDB_PASSWORD: "p@ss:w/rd" },
+    });
     expect(config.database.uri).toBe("mongodb+srv://svc:p%40ss%3Aw%2Frd@db.example.com/svc");
   });
 
@@ -665,7 +678,7 @@ describe("the external database", () => {
   });
 
   test.each(["mongodb://h", "mongodb+srv://h", "postgres://h/db", "postgresql://h/db"])("%p is accepted", (uri) => {
-    expect(load({ env: { DATABASE_URI: uri, SVC_STORAGE_BACKEND: "external" } }).database.uri).toBe(uri);
+    expect(load({ env: { DATABASE_URI: uri, SVC_STORAGE_BACKEND: "external", SVC_SECRETS_KEY: SECRETS_KEY } }).database.uri).toBe(uri);
   });
 
   test.each(["mysql://admin:Hunter2@db.example.com/svc", "db.example.com", "MONGO://h"])("%p is an error naming database.uri", (uri) => {
@@ -679,6 +692,50 @@ describe("the external database", () => {
       uri: "mongodb://db.example.com:27017/fleet",
       database: "fleet",
     });
+  });
+});
+
+describe("the secrets key", () => {
+  test("storage.backend external without a key refuses to start, naming secrets.keyFile and SVC_SECRETS_KEY", () => {
+    const problem = problemFor(problemsOf(() => load({ env: { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: "postgres://h/db" } })), "secrets.keyFile");
+    expect(problem.message).toContain("SVC_SECRETS_KEY");
+    expect(problem.source).toBe("environment variable SVC_STORAGE_BACKEND");
+  });
+
+  test("external with a key file or the key itself is accepted; embedded needs neither", () => {
+    const env = { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: "postgres://h/db" };
+    expect(load({ env: { ...env, SVC_SECRETS_KEYFILE: SECRETS_KEY_FILE } }).secrets).toEqual({ key: "", keyFile: SECRETS_KEY_FILE });
+    expect(load({ env: { ...env, SVC_SECRETS_KEY: SECRETS_KEY } }).secrets).toEqual({ key: SECRETS_KEY, keyFile: "" });
+    expect(load().secrets).toEqual({ key: "", keyFile: "" });
+  });
+
+  test.each([
+    ["dGVzdA==", "base64 of 32"],
+    ["not base64 at all!", "base64 of 32"],
+  ])("SVC_SECRETS_KEY %p is refused without echoing it", (value, message) => {
+    const problem = problemFor(problemsOf(() => load({ env: { SVC_SECRETS_KEY: value } })), "secrets.key");
+    expect(problem.message).toContain(message);
+    expect(problem.message).not.toContain(value);
+  });
+
+  test("a key file that is missing or holds no key is an error naming secrets.keyFile", () => {
+    const missing = problemFor(problemsOf(() => load({ env: { SVC_SECRETS_KEYFILE: "/nonexistent/secrets.key" } })), "secrets.keyFile");
+    expect(missing.message).toContain("cannot read the secrets key file /nonexistent/secrets.key");
+    const wrong = problemFor(problemsOf(() => load({ env: { SVC_SECRETS_KEYFILE: CERT } })), "secrets.keyFile");
+    expect(wrong.message).toContain("must hold the base64 of 32 random bytes");
+  });
+});
+
+describe("opamp.heartbeatSeconds", () => {
+  test("unset (0) leaves each collector its own interval; a value is offered", () => {
+    expect(load().opamp.heartbeatSeconds).toBeNull();
+    expect(load({ env: { SVC_OPAMP_HEARTBEATSECONDS: "0" } }).opamp.heartbeatSeconds).toBeNull();
+    expect(load({ env: { SVC_OPAMP_HEARTBEATSECONDS: "60" } }).opamp.heartbeatSeconds).toBe(60);
+  });
+
+  test.each(["-1", "86401"])("%p is an error naming the key", (value) => {
+    const problem = problemFor(problemsOf(() => load({ env: { SVC_OPAMP_HEARTBEATSECONDS: value } })), "opamp.heartbeatSeconds");
+    expect(problem.message).toContain("between 1 and 86400");
   });
 });
 
@@ -750,12 +807,12 @@ describe("several problems", () => {
     const problems = problemsOf(() =>
       load({ env: { SVC_LISTEN: "8080", SVC_TLS_CERTFILE: "/nonexistent/cert.pem", SVC_STORAGE_BACKEND: "external" } }),
     );
-    expect(problems.map((p) => p.key).sort()).toEqual(["database.uri", "listen", "tls.certFile", "tls.keyFile"]);
+    expect(problems.map((p) => p.key).sort()).toEqual(["database.uri", "listen", "secrets.keyFile", "tls.certFile", "tls.keyFile"]);
   });
 
   test("a cross-key check is skipped when one of its keys is already wrong", () => {
     // The bad uri is reported once; "external needs a database" would only repeat it.
-    const problems = problemsOf(() => load({ env: { SVC_STORAGE_BACKEND: "external", DATABASE_URI: "mysql://db" } }));
+    const problems = problemsOf(() => load({ env: { SVC_STORAGE_BACKEND: "external", DATABASE_URI: "mysql://db", SVC_SECRETS_KEY: SECRETS_KEY } }));
     expect(problems.map((p) => p.key)).toEqual(["database.uri"]);
     expect(problems[0]!.message).toContain("must start with");
   });

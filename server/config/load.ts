@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAlias, isMap, isScalar, LineCounter, parseDocument, type Node, type YAMLMap } from "yaml";
+import { KeyFileError, readKeyFile } from "../secrets/key.ts";
 import { buildDatabaseUri } from "./database-uri.ts";
 import { envName, KEYS, type ConfigKey, type KeySpec, type RawValue } from "./keys.ts";
 
@@ -26,8 +27,13 @@ export interface ServerConfig {
   rateLimit: { api: RateLimit; authFailures: RateLimit; enrollment: RateLimit };
   /** Where the agent packages and their SHA256SUMS are, served under /downloads/. */
   downloads: { dir: string };
-  /** Past these the OpAMP endpoint answers 503 with Retry-After instead of queueing. */
-  opamp: { maxConnections: number; maxConcurrentRequests: number };
+  /**
+   * Past these the OpAMP endpoint answers 503 with Retry-After instead of queueing.
+   * heartbeatSeconds: the interval offered to collectors; null leaves each its own.
+   */
+  opamp: { maxConnections: number; maxConcurrentRequests: number; heartbeatSeconds: number | null };
+  /** The key that seals secrets at rest: given (key), in a file (keyFile), or neither (embedded: generated beside the state file). */
+  secrets: { key: string; keyFile: string };
   logging: { level: string };
   /** Where invite and reset mails go out; null (links shown to the admin instead) without smtp.host. */
   smtp: SmtpConfig | null;
@@ -154,6 +160,23 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
       message: "storage.backend is external, so database.uri or database.server must be set",
     });
   }
+  const secretsKeyFile = values.get("secrets.keyFile") as string | undefined;
+  if (secretsKeyFile !== undefined && secretsKeyFile !== "") {
+    try {
+      readKeyFile(secretsKeyFile);
+    } catch (error) {
+      if (!(error instanceof KeyFileError)) throw error;
+      problems.push({ key: "secrets.keyFile", source: settings.get("secrets.keyFile")!.source, message: error.message });
+    }
+  }
+  if (backend === "external" && has("secrets.key", "secrets.keyFile") && get("secrets.key") === "" && get("secrets.keyFile") === "") {
+    problems.push({
+      key: "secrets.keyFile",
+      source: settings.get("storage.backend")!.source,
+      message:
+        "storage.backend is external, so the replicas need the one secrets key they share: set secrets.keyFile (a file holding the base64 of 32 random bytes, e.g. from 'openssl rand -base64 32') or SVC_SECRETS_KEY (the key itself); after a migrate from embedded, use the state directory's secrets.key",
+    });
+  }
   if (has("smtp.host", "smtp.from") && get("smtp.host") !== "" && get("smtp.from") === "") {
     problems.push({
       key: "smtp.from",
@@ -188,7 +211,12 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
       enrollment: { perSecond: get("rateLimit.enrollment.perSecond"), burst: get("rateLimit.enrollment.burst") },
     },
     downloads: { dir: get("downloads.dir") },
-    opamp: { maxConnections: get("opamp.maxConnections"), maxConcurrentRequests: get("opamp.maxConcurrentRequests") },
+    opamp: {
+      maxConnections: get("opamp.maxConnections"),
+      maxConcurrentRequests: get("opamp.maxConcurrentRequests"),
+      heartbeatSeconds: get<number>("opamp.heartbeatSeconds") === 0 ? null : get<number>("opamp.heartbeatSeconds"),
+    },
+    secrets: { key: get("secrets.key"), keyFile: secretsKeyFile ?? "" },
     logging: { level: get("logging.level") },
     smtp:
       get<string>("smtp.host") === ""

@@ -13,7 +13,9 @@ import { openApiDocument } from "./openapi.ts";
 test("the generated document is valid OpenAPI 3.1 with unique operation ids", async () => {
   const dir = mkdtempSync(join(tmpdir(), "svc-openapi-"));
   const store = new SqliteStore(":memory:");
-  const app = await createApp(loadConfig({ path: null, env: {} }), store, pino({ level: "silent" }), join(dir, "config.git"));
+  // The default storage.boltPath is not writable here: state and key go in the temporary directory.
+  const config = loadConfig({ path: null, env: { SVC_STORAGE_BOLTPATH: join(dir, "state.db") } });
+  const app = await createApp(config, store, pino({ level: "silent" }), join(dir, "config.git"));
   const doc = openApiDocument(apiRoutes(app), "0.0.0-test");
   const result = await new Validator().validate(doc);
   expect(result.errors ?? []).toEqual([]);

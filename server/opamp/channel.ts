@@ -33,7 +33,7 @@ import { createHash } from "node:crypto";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
 import { bearerToken, tokenKind } from "../auth/tokens.ts";
 import type { App } from "../app.ts";
-import { AppError, UnauthenticatedError, UnavailableError } from "../errors.ts";
+import { AppError, ConflictError, UnauthenticatedError, UnavailableError } from "../errors.ts";
 import type { KeyValue } from "../gen/opamp/v1/anyvalue_pb.ts";
 import {
   AgentCapabilities,
@@ -61,6 +61,7 @@ import { encodeServerToAgent, frame, PROTOBUF, readProtobufBody, RemoteConfigCac
 export const OPAMP_PATH = "/v1/opamp";
 /** `opamp_instances/<instance_uid hex>`: which collector an agent instance is. */
 export const INSTANCES = "opamp_instances";
+/** opamp-go's own heartbeat (WebSocket) and polling (HTTP) interval, used by an agent no one told otherwise. */
 export const DEFAULT_HEARTBEAT_SECONDS = 30;
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** An instance with no session and no poll for this long is forgotten (it is re-learnt from the store on return). */
@@ -123,6 +124,7 @@ class InstanceRefused extends AppError {
 }
 
 export interface OpampOptions {
+  /** Defaults to `opamp.heartbeatSeconds`; unset, each agent keeps its own interval. */
   heartbeatSeconds?: number;
   maxMessageBytes?: number;
   /** Defaults from the server config (`opamp.*`). */
@@ -146,8 +148,7 @@ export class OpampChannel implements Channel {
   private readonly instances = new Map<string, Instance>();
   /** Open WebSocket instances per collector, for pushes. */
   private readonly byCollector = new Map<string, Set<Instance>>();
-  /** Plaintext per-collector tokens this process minted (or heard minted), to offer as connection settings. */
-  private readonly collectorTokens = new Map<string, string>();
+  /** Collectors whose token this process is minting for an offer (the offer itself carries it; no push). */
   private readonly minting = new Set<string>();
   private readonly configs = new RemoteConfigCache();
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -183,15 +184,21 @@ export class OpampChannel implements Channel {
       ),
     );
     this.unsubscribe.push(
-      app.collectorTokens.onRotate((collectorId, token) => {
-        this.collectorTokens.set(collectorId, token);
-        if (!this.minting.has(collectorId)) queueMicrotask(() => void this.pushSettings(collectorId));
+      // A token rotated here or on another replica (the API's otlp-token, or a mint for an offer): its sessions get the new one.
+      app.collectorTokens.onRotate((collectorId) => {
+        if (this.byCollector.has(collectorId) && !this.minting.has(collectorId)) queueMicrotask(() => void this.pushSettings(collectorId));
       }),
     );
   }
 
+  /** The interval the operator set, offered to agents that report heartbeats; null: each keeps its own. */
+  private get offeredHeartbeat(): number | null {
+    return this.options.heartbeatSeconds ?? this.app.config.opamp.heartbeatSeconds;
+  }
+
+  /** The interval a heartbeat-reporting agent actually uses: the offered one, else opamp-go's default. */
   private get heartbeat(): number {
-    return this.options.heartbeatSeconds ?? DEFAULT_HEARTBEAT_SECONDS;
+    return this.offeredHeartbeat ?? DEFAULT_HEARTBEAT_SECONDS;
   }
 
   health(): ChannelHealth {
@@ -585,18 +592,28 @@ export class OpampChannel implements Channel {
     return this.configs.get(hash, target.rendered.body, yamlType(target.rendered.contentType));
   }
 
-  /** Connection settings to offer when they changed since the last offer to this instance. */
+  /**
+   * Connection settings to offer when they changed since the last offer to
+   * this instance. The token is the collector's stored one, so the offer is
+   * the same after a restart and on every replica.
+   *
+   * opamp-go applies `opamp.heartbeat_interval_seconds` of every OpAMP offer
+   * to an agent that reports heartbeats (its HTTP polling interval, its
+   * WebSocket heartbeat; 0 switches the latter off), so an OpAMP offer is made
+   * only when the operator set an interval or the agent takes connection
+   * settings, and then carries the set interval or opamp-go's default.
+   */
   private async connectionSettings(instance: Instance): Promise<ConnectionSettingsOffers | undefined> {
     const caps = instance.capabilities;
     const offers: { opamp?: ConnectionSettingsOffers["opamp"]; ownMetrics?: ConnectionSettingsOffers["ownMetrics"] } = {};
     const wantsMetrics = has(caps, AgentCapabilities.AgentCapabilities_ReportsOwnMetrics) && this.app.config.externalUrl !== "";
     const wantsOpamp = has(caps, AgentCapabilities.AgentCapabilities_AcceptsOpAMPConnectionSettings);
     const heartbeat = has(caps, AgentCapabilities.AgentCapabilities_ReportsHeartbeat);
-    let token = this.collectorTokens.get(instance.collectorId);
-    if (wantsMetrics && token === undefined) token = await this.mintToken(instance.collectorId);
+    const token = wantsMetrics || wantsOpamp ? await this.collectorToken(instance.collectorId, wantsMetrics) : undefined;
     const auth = token !== undefined ? { headers: [{ key: "Authorization", value: `Bearer ${token}` }] } : undefined;
     const headers = auth && create(HeadersSchema, { headers: auth.headers.map((h) => create(HeaderSchema, h)) });
-    if (heartbeat || (wantsOpamp && headers)) {
+    const offered = this.offeredHeartbeat;
+    if ((heartbeat && offered !== null) || (wantsOpamp && headers)) {
       offers.opamp = create(OpAMPConnectionSettingsSchema, {
         destinationEndpoint: wantsOpamp && headers ? opampEndpoint(this.app.config.externalUrl) : "",
         heartbeatIntervalSeconds: heartbeat ? BigInt(this.heartbeat) : 0n,
@@ -616,18 +633,38 @@ export class OpampChannel implements Channel {
     return create(ConnectionSettingsOffersSchema, { hash: digest, ...offers });
   }
 
-  /** Mints the collector's token for own_metrics when it has none this process can offer. */
+  /**
+   * The collector's current token, opened from the store; minted (as
+   * SYSTEM_ACTOR) only when it has none and `mint` says an offer needs one.
+   * One sealed under a key this server lacks is not replaced: the collector
+   * keeps the token it holds, which still works, and the error is logged.
+   */
+  private async collectorToken(collectorId: string, mint: boolean): Promise<string | undefined> {
+    try {
+      const stored = await this.app.collectorTokens.current(collectorId);
+      if (stored !== null) return stored;
+    } catch (error) {
+      this.app.logger.error(
+        { err: error, collectorId, keyId: this.app.secrets.keyId },
+        "opamp: the collector's stored token cannot be opened with this server's secrets key (secrets.keyFile / SVC_SECRETS_KEY must be the same on every replica); not offering it",
+      );
+      return undefined;
+    }
+    return mint ? this.mintToken(collectorId) : undefined;
+  }
+
+  /** Mints the collector's token for own_metrics when it has none (checked again under the lock: another session may have minted it). */
   private async mintToken(collectorId: string): Promise<string | undefined> {
     return this.locked(`token:${collectorId}`, async () => {
-      const known = this.collectorTokens.get(collectorId);
-      if (known !== undefined) return known;
-      // Only the minting process holds a plaintext; when another minted it (or this one before a restart), mint anew.
       this.minting.add(collectorId);
       try {
+        const known = await this.app.collectorTokens.current(collectorId);
+        if (known !== null) return known;
         const { token } = await this.app.collectorTokens.mint(SYSTEM_ACTOR, collectorId);
-        this.collectorTokens.set(collectorId, token);
         return token;
       } catch (error) {
+        // Another replica minted it at the same moment: offer that one.
+        if (error instanceof ConflictError) return (await this.app.collectorTokens.current(collectorId).catch(() => null)) ?? undefined;
         this.app.logger.warn({ err: error, collectorId }, "opamp: minting the collector token failed");
         return undefined;
       } finally {

@@ -7,6 +7,7 @@
  * publish; a commit made on B is the head of history on a restarted A.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { AgentToServerSchema, ServerToAgentSchema, type ServerToAgent } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
@@ -15,6 +16,8 @@ import { applied, CAPS, description, until, uuidBytes } from "../opamp/helpers.t
 import { api, bootstrapToken, killAll, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 
 const ADMIN = bootstrapToken();
+/** The secrets key every replica shares (storage.backend external requires one). */
+const SECRETS_KEY = randomBytes(32).toString("base64");
 let pg: TestDatabases;
 let uri: string;
 
@@ -35,6 +38,7 @@ function replica(port?: number): Promise<ServerProcess> {
     env: {
       SVC_STORAGE_BACKEND: "external",
       SVC_DATABASE_URI: uri,
+      SVC_SECRETS_KEY: SECRETS_KEY,
       SVC_BOOTSTRAP_ADMINTOKEN: ADMIN,
       SVC_LOGGING_LEVEL: "warn",
     },

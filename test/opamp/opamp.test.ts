@@ -10,6 +10,7 @@ import diagnostics from "node:diagnostics_channel";
 import { gzipSync } from "node:zlib";
 import pino from "pino";
 import { AgentCapabilities, AgentToServerSchema, ComponentHealthSchema, RemoteConfigStatuses, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import { ConflictError } from "../../server/errors.ts";
 import type { ChannelRequest } from "../../server/http/channel.ts";
 import { OpampChannel } from "../../server/opamp/channel.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -121,7 +122,8 @@ describe("raw WebSocket agent", () => {
       const first = await agent.call({ agentDescription: description({ "service.name": "ws" }) });
       expect(first.capabilities).toBe(0x27n);
       expect(first.flags & 1n).toBe(0n);
-      expect(first.connectionSettings?.opamp?.heartbeatIntervalSeconds).toBe(30n);
+      // No interval was set (opamp.heartbeatSeconds), so none is offered: opamp-go would make it the agent's polling interval.
+      expect(first.connectionSettings).toBeUndefined();
       expect(server.app.channels.find((c) => c.name === "opamp")!.health()).toMatchObject({ state: "up" });
       await until(async () => (await server.app.collectors.get(collector.id)).status === "online", 3000);
 
@@ -215,6 +217,27 @@ describe("raw WebSocket agent", () => {
     }
   });
 
+  test("own_metrics: losing a mint race to another replica offers the winner's token", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "race" });
+    const token = await enrollmentToken({ collectorId: collector.id });
+    const tokens = server.app.collectorTokens;
+    const mint = tokens.mint.bind(tokens);
+    let winner = "";
+    // The other replica's mint lands first; this one's write then loses with 409.
+    tokens.mint = async (who, id) => {
+      winner = (await mint({ actor: "replica-b", remoteAddr: null }, id)).token;
+      throw new ConflictError("rotated at the same time", "token_rotated");
+    };
+    const agent = await RawAgent.connect(wsUrl, token);
+    try {
+      const reply = await agent.call({ capabilities: CAPS | 64n, agentDescription: description({ "service.name": "race" }) });
+      expect(reply.connectionSettings!.ownMetrics!.headers!.headers[0]!.value).toBe(`Bearer ${winner}`);
+    } finally {
+      tokens.mint = mint;
+      agent.close();
+    }
+  });
+
   test("frames with another header, or text, close the socket", async () => {
     const collector = await call<{ id: string }>("/collectors", "POST", { name: "frames" });
     const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
@@ -287,6 +310,44 @@ describe("HTTP transport, auth and limits", () => {
       await expect(channel.handle(ctx("127.0.0.1", false))).rejects.toMatchObject({ status: 401 });
     } finally {
       channel.stop();
+    }
+  });
+});
+
+describe("heartbeat interval (opamp.heartbeatSeconds)", () => {
+  test("unset: no interval is offered, so an opamp-go client keeps its own polling interval; presence assumes opamp-go's 30 s", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "own-interval" });
+    const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+    const res = await post(a2s({ agentDescription: description({ "host.name": "poller" }) }), { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" });
+    const reply = fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
+    expect(reply.connectionSettings?.opamp).toBeUndefined();
+    await until(async () => (await server.app.collectors.get(collector.id)).health?.intervalSeconds === 30, 3000);
+  });
+
+  test("set: offered to agents that report heartbeats, and presence counts with it", async () => {
+    const tuned = await startTestServer({ SVC_OPAMP_HEARTBEATSECONDS: "45" });
+    try {
+      const collector = await tuned.call<{ id: string }>("/collectors", "POST", { name: "tuned" });
+      const { token } = await tuned.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+      const agent = await RawAgent.connect(`${tuned.base.replace(/^http/, "ws")}/v1/opamp`, token);
+      try {
+        const reply = await agent.call({ agentDescription: description({ "service.name": "tuned" }) });
+        expect(reply.connectionSettings?.opamp?.heartbeatIntervalSeconds).toBe(45n);
+        await until(async () => (await tuned.app.collectors.get(collector.id)).health?.intervalSeconds === 45, 3000);
+      } finally {
+        agent.close();
+      }
+      // An agent that reports no heartbeats is offered none.
+      const quiet = await RawAgent.connect(`${tuned.base.replace(/^http/, "ws")}/v1/opamp`, token);
+      try {
+        const caps = CAPS & ~BigInt(AgentCapabilities.AgentCapabilities_ReportsHeartbeat);
+        const reply = await quiet.call({ capabilities: caps, agentDescription: description({ "service.name": "quiet" }) });
+        expect(reply.connectionSettings?.opamp).toBeUndefined();
+      } finally {
+        quiet.close();
+      }
+    } finally {
+      await tuned.stop();
     }
   });
 });

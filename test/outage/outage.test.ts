@@ -10,6 +10,7 @@
  *   starting once the database is created.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { PostgresStore } from "../../server/store/postgres.ts";
 import type { Change } from "../../server/store/store.ts";
@@ -133,7 +134,7 @@ describe("database outages", () => {
     const server = await startServer({
       waitReady: false,
       statePath: join(dir, "state.db"),
-      env: { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: url.toString(), SVC_BOOTSTRAP_ADMINTOKEN: token },
+      env: { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: url.toString(), SVC_SECRETS_KEY: randomBytes(32).toString("base64"), SVC_BOOTSTRAP_ADMINTOKEN: token },
     });
     await until(async () => (await fetch(`${server.base}/healthz`).catch(() => null))?.status === 200, 20_000, 50);
     expect((await fetch(`${server.base}/readyz`)).status).toBe(503);

@@ -5,6 +5,7 @@
  * configs are run through the agent's and the server's own config loaders.
  */
 import { describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, posix, relative } from "node:path";
 import { parseAllDocuments } from "yaml";
@@ -206,8 +207,10 @@ describe("server Deployment", () => {
   test("every variable is one the server reads, and the server's loader accepts them", () => {
     const known = new Set((Object.entries(KEYS) as [string, KeySpec][]).flatMap(([key, spec]) => [envName(key), ...(spec.aliases ?? [])]));
     for (const { name } of container.env) expect(known.has(name), name).toBe(true);
-    expect(() => loadConfig({ path: null, env: resolvedEnv() })).toThrow(ConfigError); // the placeholder admin token is refused
-    const config = loadConfig({ path: null, env: resolvedEnv(["admin-token"]) });
+    const key = randomBytes(32).toString("base64");
+    expect(() => loadConfig({ path: null, env: { ...resolvedEnv(), SVC_SECRETS_KEY: key } })).toThrow(ConfigError); // the placeholder admin token is refused
+    expect(() => loadConfig({ path: null, env: resolvedEnv(["admin-token"]) })).toThrow(ConfigError); // so is the placeholder secrets key
+    const config = loadConfig({ path: null, env: { ...resolvedEnv(["admin-token"]), SVC_SECRETS_KEY: key } });
     expect(config.storage.backend).toBe("external");
     expect(config.database.uri).toStartWith("mongodb://");
     expect(config.listen).toEqual({ host: "0.0.0.0", port: 8080 });

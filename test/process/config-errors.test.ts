@@ -5,6 +5,7 @@
  * configuration error: the server starts and reports storage down.
  */
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bootstrapToken, freePort, isListening, killAll, removeTempDirs, startServer, tempDir, type StartOptions } from "./spawn.ts";
@@ -39,6 +40,15 @@ describe("configuration errors stop the process", () => {
     expect(result.stderr).toContain("storage.backend");
     expect(result.stderr).toContain("environment variable SVC_STORAGE_BACKEND");
     expect(result.stderr).toContain('"bolt"');
+    await expectNothingLeft(result);
+  });
+
+  test("the external store without a secrets key names secrets.keyFile and SVC_SECRETS_KEY, and creates no key", async () => {
+    const result = await runFailing({ env: { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: "postgres://127.0.0.1:1/svc" } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("secrets.keyFile");
+    expect(result.stderr).toContain("SVC_SECRETS_KEY");
+    expect(existsSync(join(result.dir, "secrets.key"))).toBe(false);
     await expectNothingLeft(result);
   });
 
@@ -98,7 +108,7 @@ describe("an external database nothing answers does not stop the start", () => {
     const token = bootstrapToken();
     const server = await startServer({
       statePath: join(dir, "state.db"),
-      env: { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: uri, SVC_BOOTSTRAP_ADMINTOKEN: token },
+      env: { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: uri, SVC_SECRETS_KEY: randomBytes(32).toString("base64"), SVC_BOOTSTRAP_ADMINTOKEN: token },
       waitReady: false,
     });
     let healthz = 0;

@@ -4,9 +4,12 @@
  * publish, collectors, tokens, audit), the real command copies it into a
  * fresh PostgreSQL database, and a server on that database answers every
  * read exactly as the embedded one did. A target that is not empty is
- * refused without --force.
+ * refused without --force, and so is a secrets key other than the one that
+ * sealed the embedded store's secrets; with the same key the copied
+ * collector token opens on the external server.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SCOPES } from "../../server/auth/scopes.ts";
@@ -77,7 +80,7 @@ describe("svc-server migrate", () => {
     await call("/publish", "POST", {});
     await call("/sources", "POST", { name: "pending edit", type: "filelog", config: { include: ["/var/log/other/*.log"] } });
     await call("/enrollment-tokens", "POST", { kind: "opamp" });
-    await call(`/collectors/${collectors[0]}/otlp-token`, "POST");
+    const { token: collectorToken } = await call<{ token: string }>(`/collectors/${collectors[0]}/otlp-token`, "POST");
     const token = await tokenWithScopes(embedded, [...SCOPES], "migration-check");
     const pipelineId = (await call<{ items: { id: string }[] }>("/pipelines")).items[0]!.id;
     const before = await answers(embedded, token, collectors, pipelineId);
@@ -88,12 +91,23 @@ describe("svc-server migrate", () => {
 
     const uri = await pg.create("migrate");
     const configPath = join(embedded.dir, "config.yaml");
-    writeFileSync(configPath, `storage:\n  backend: external\n  boltPath: ${join(embedded.dir, "state.db")}\ndatabase:\n  uri: ${uri}\n`);
+    const keyFile = join(embedded.dir, "secrets.key"); // the embedded server created it beside its state file
+    const config = (secrets: string) => `storage:\n  backend: external\n  boltPath: ${join(embedded.dir, "state.db")}\ndatabase:\n  uri: ${uri}\nsecrets:\n${secrets}`;
+    writeFileSync(configPath, config(""));
+    const keyless = await migrateCli(configPath);
+    expect(keyless.code).toBe(2);
+    expect(keyless.err).toContain("secrets.keyFile");
+    writeFileSync(configPath, config(`  key: ${randomBytes(32).toString("base64")}\n`));
+    const wrongKey = await migrateCli(configPath);
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.err).toContain(`set secrets.keyFile to ${keyFile}`);
+    writeFileSync(configPath, config(`  keyFile: ${keyFile}\n`));
     const first = await migrateCli(configPath);
     expect(first.err).toBe("");
     expect(first.code).toBe(0);
     expect(first.out).toContain(`head ${head}`);
     expect(first.out).toMatch(/^verified: \d+ documents in \d+ collections, \d+ audit entries/m);
+    expect(first.out).toMatch(/^secrets are sealed with key [0-9a-f]{16}: start every external server with this same secrets key/m);
 
     const again = await migrateCli(configPath);
     expect(again.code).toBe(1);
@@ -103,10 +117,12 @@ describe("svc-server migrate", () => {
     expect(forced.code).toBe(0);
     expect(forced.out).toContain("clearing the target (--force)");
 
-    const external = await startTestServer({}, () => PostgresStore.open(uri));
+    const external = await startTestServer({ SVC_SECRETS_KEYFILE: keyFile }, () => PostgresStore.open(uri));
     try {
       const after = await answers(external, token, collectors, pipelineId);
       expect(after).toEqual(before);
+      // The sealed collector token was copied verbatim and opens with the same key.
+      expect(await external.app.collectorTokens.current(collectors[0]!)).toBe(collectorToken);
       // What was copied keeps working: edits continue from the copied versions, history from the copied head.
       const committed = await external.api("/commit", { token, method: "POST", json: { message: "after the move" } });
       expect(committed.status).toBe(201);
