@@ -519,8 +519,12 @@ export class OpampChannel implements Channel {
       instance.sentSettings = null;
     }
     instance.awaitingReport = false;
-    if ((newSession || fullState || message.agentDescription) && !message.remoteConfigStatus) {
-      // It resumes (a new session, a gap, a restart here or there) without saying which config it runs:
+    const status = message.remoteConfigStatus;
+    const reportsConfig =
+      status !== undefined && status.lastRemoteConfigHash.length > 0 && status.status !== RemoteConfigStatuses.RemoteConfigStatuses_UNSET;
+    if ((newSession || fullState || message.agentDescription) && !reportsConfig) {
+      // It resumes (a new session, a gap, a restart here or there) without saying which config it runs
+      // (no status, or an UNSET one with no hash, as a freshly started client sends):
       // unknown, whatever was reported or sent before. Without a full report either, ask for one and
       // decide after it (opamp-go's first message on a redial carries neither).
       instance.reportedHash = null;
@@ -535,8 +539,7 @@ export class OpampChannel implements Channel {
       instance.healthy = message.health.healthy;
       instance.healthError = message.health.lastError || null;
     }
-    const status = message.remoteConfigStatus;
-    if (status && status.lastRemoteConfigHash.length > 0 && status.status !== RemoteConfigStatuses.RemoteConfigStatuses_UNSET) {
+    if (reportsConfig) {
       const hash = Buffer.from(status.lastRemoteConfigHash).toString("hex");
       instance.reportedHash = hash;
       const state =

@@ -23,7 +23,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { request } from "node:http";
 import { gunzipSync } from "node:zlib";
-import { AgentCapabilities, AgentToServerSchema, ServerErrorResponseType, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import {
+  AgentCapabilities,
+  AgentToServerSchema,
+  RemoteConfigStatusSchema,
+  RemoteConfigStatuses,
+  ServerErrorResponseType,
+  ServerToAgentSchema,
+} from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { OpampChannel } from "../../server/opamp/channel.ts";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -145,6 +152,23 @@ describe("an agent that resumes without remote_config_status", () => {
     const resent = await third.call({ agentDescription: description({ "host.name": "resumer" }) });
     expect(Buffer.from(resent.remoteConfig!.configHash).toString("hex")).toBe(hash);
     third.close();
+  });
+
+  test("a fresh client's UNSET status with no hash says nothing of its config: the target is sent again", async () => {
+    // Found with opamp-go HEAD against a live server: a client started anew reports
+    // RemoteConfigStatus{UNSET, empty hash} in its first full message, and got nothing.
+    const { token, hash } = await publishedCollector("fresh-start");
+    const first = await RawAgent.connect(wsUrl, token);
+    const got = await first.call({ agentDescription: description({ "host.name": "fresh-start" }) });
+    await first.call({ remoteConfigStatus: applied(got.remoteConfig!.configHash) });
+    first.close();
+    await first.waitClosed();
+
+    const restarted = await RawAgent.connect(wsUrl, token, first.uid);
+    const unset = create(RemoteConfigStatusSchema, { status: RemoteConfigStatuses.RemoteConfigStatuses_UNSET, lastRemoteConfigHash: new Uint8Array() });
+    const resent = await restarted.call({ agentDescription: description({ "host.name": "fresh-start" }), remoteConfigStatus: unset });
+    expect(Buffer.from(resent.remoteConfig!.configHash).toString("hex")).toBe(hash);
+    restarted.close();
   });
 
   test("an HTTP exchange after a gap is asked for full state, and re-sent the target when the report has no status", async () => {
