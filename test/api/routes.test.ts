@@ -70,3 +70,34 @@ test("PUT re-points a route, is refused like a create, and is audited", async ()
   expect(audit.items.map((e) => e.resourceId)).toEqual([route.id, route.id]);
   expect(audit.items.at(-1)!.details).toMatchObject({ sourceId: f.b.id, previous: { sourceId: f.a.id } });
 });
+
+test("a Runtime R (Alloy) collector refuses the debug destination, at activation and at routing, saying why", async () => {
+  const debug = await ok<{ id: string }>("/destinations", "POST", { name: "dbg-r", type: "debug", config: {} });
+  const source = await ok<{ id: string }>("/sources", "POST", { name: "r-files", type: "filelog", config: { include: ["/var/log/r.log"] } });
+  const graph = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: debug.id }], edges: [{ id: "e", source: "in", target: "out" }] };
+  const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "to debug", signal: "logs", topology: graph });
+  const alloy = await ok<{ id: string }>("/collectors", "POST", { name: "alloy-1", managementMode: "rcfg-remotecfg" });
+  await ok(`/collectors/${alloy.id}/sources`, "POST", { sourceId: source.id, configOverrides: {} });
+
+  const activation = await server.api(`/collectors/${alloy.id}/destinations`, { method: "POST", json: { destinationId: debug.id, configOverrides: {} } });
+  const activationError = ((await activation.json()) as ErrorBody).error;
+  expect(activation.status).toBe(400);
+  expect(activationError.details).toEqual([
+    {
+      path: "destinationId",
+      message: `destination "dbg-r" (debug) cannot run on collector ${alloy.id}, a Runtime R (Alloy) collector: Alloy's debug exporter (otelcol.exporter.debug) is experimental, and Alloy loads only generally-available components by default`,
+    },
+  ]);
+  expect((await ok<{ items: unknown[] }>(`/collectors/${alloy.id}/destinations`)).items).toEqual([]);
+
+  const route = await server.api("/routes", { method: "POST", json: { collectorId: alloy.id, sourceId: source.id, pipelineId: pipeline.id } });
+  const routeError = ((await route.json()) as ErrorBody).error;
+  expect(route.status).toBe(400);
+  expect(routeError.details.map((d) => d.path)).toEqual(["pipelineId"]);
+  expect(routeError.details[0]!.message).toContain('sends to destination "dbg-r" (debug), which cannot run on this Runtime R (Alloy) collector');
+
+  // The same destination activates on a Runtime O collector.
+  const otelcol = await ok<{ id: string }>("/collectors", "POST", { name: "otelcol-1" });
+  const res = await server.api(`/collectors/${otelcol.id}/destinations`, { method: "POST", json: { destinationId: debug.id, configOverrides: {} } });
+  expect(res.status).toBe(201);
+});
