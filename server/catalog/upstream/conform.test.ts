@@ -206,3 +206,53 @@ describe("the tables", () => {
     }
   });
 });
+
+describe("Validate() rules hold for every accepted input", () => {
+  /** A small deterministic PRNG (mulberry32), so a failure reproduces. */
+  function random(seed: number): () => number {
+    let a = seed;
+    return () => {
+      a = (a + 0x6d2b79f5) | 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const UNITS = ["ns", "us", "ms", "s", "m", "h", "d", "w", "y", ""];
+
+  /** Duration-like text: 1-3 number+unit parts, sometimes with a fraction, in any order. */
+  function durationText(next: () => number): string {
+    const parts = 1 + Math.floor(next() * 3);
+    let text = "";
+    for (let i = 0; i < parts; i++) {
+      const value = Math.floor(next() * 120);
+      const fraction = next() < 0.15 ? `.${Math.floor(next() * 10)}` : "";
+      text += `${value}${fraction}${UNITS[Math.floor(next() * UNITS.length)]}`;
+    }
+    return text;
+  }
+
+  test("prometheus and hostmetrics intervals: accepted ⇒ both renderings conform, scrape_timeout <= scrape_interval on Alloy", () => {
+    const next = random(19);
+    let accepted = 0;
+    for (let i = 0; i < 3000; i++) {
+      const interval = durationText(next);
+      for (const [type, config] of [
+        ["prometheus", { targets: ["a:9100"], scrape_interval: interval }],
+        ["hostmetrics", { collection_interval: interval }],
+      ] as const) {
+        let valid: Record<string, unknown>;
+        try {
+          valid = validateComponentConfig("source", type, config);
+        } catch {
+          continue;
+        }
+        accepted++;
+        const input = corpusInput("metrics", [type, valid], ["otlp", { endpoint: "gw:4317" }], null);
+        expect([interval, otelcolProblems(renderOtelcol(input))]).toEqual([interval, []]);
+        expect([interval, alloyProblems(alloyDocument(planCollector(input, "alloy"), []).blocks)]).toEqual([interval, []]);
+      }
+    }
+    expect(accepted).toBeGreaterThan(200);
+  });
+});
