@@ -96,6 +96,13 @@ test("a Runtime R (Alloy) collector refuses the debug destination, at activation
   expect(routeError.details.map((d) => d.path)).toEqual(["pipelineId"]);
   expect(routeError.details[0]!.message).toContain('sends to destination "dbg-r" (debug), which cannot run on this Runtime R (Alloy) collector');
 
+  // The catalog says so, for the UI.
+  const catalog = await ok<{ destinations: { type: string; runtimes: string[]; unavailable?: { alloy?: string } }[] }>("/catalog");
+  const entry = catalog.destinations.find((d) => d.type === "debug")!;
+  expect(entry.runtimes).toEqual(["otelcol"]);
+  expect(entry.unavailable?.alloy).toContain("experimental");
+  expect(catalog.destinations.find((d) => d.type === "otlp")!.runtimes).toEqual(["otelcol", "alloy"]);
+
   // The same destination activates on a Runtime O collector.
   const otelcol = await ok<{ id: string }>("/collectors", "POST", { name: "otelcol-1" });
   const res = await server.api(`/collectors/${otelcol.id}/destinations`, { method: "POST", json: { destinationId: debug.id, configOverrides: {} } });
