@@ -25,6 +25,12 @@ const OUTPUT: AlloyMember = block({ logs: attr({ list: "capsule" }), metrics: at
 const strings = { list: "string" } as const;
 const targets = { list: { map: "string" } } as const;
 const receivers = { list: "capsule" } as const;
+/** ottl.ErrorMode, which Alloy's otelcol processors take as is. */
+const ERROR_MODE = { oneOf: ["ignore", "silent", "propagate"] } as const;
+/** otelcol.AttrActionKeyValue.Action, as the collector's attraction.Action. */
+/** ContextID.UnmarshalText, transform.go. */
+const TRANSFORM_CONTEXT = { oneOf: ["resource", "scope", "span", "spanevent", "metric", "datapoint", "log"] } as const;
+const ACTION = { oneOf: ["insert", "update", "upsert", "delete", "hash", "extract", "convert"] } as const;
 
 export const ALLOY_COMPONENTS: Readonly<Record<string, AlloyComponent>> = {
   "otelcol.receiver.otlp": {
@@ -55,7 +61,7 @@ export const ALLOY_COMPONENTS: Readonly<Record<string, AlloyComponent>> = {
     stability: "generally-available",
     source: at("internal/component/otelcol/processor/filter/filter.go"),
     arguments: {
-      error_mode: attr("string"),
+      error_mode: attr(ERROR_MODE),
       logs: block({ log_record: attr(strings) }), // types.go LogConfig
       metrics: block({ metric: attr(strings), datapoint: attr(strings) }), // MetricConfig
       traces: block({ span: attr(strings), spanevent: attr(strings) }), // TraceConfig
@@ -66,16 +72,16 @@ export const ALLOY_COMPONENTS: Readonly<Record<string, AlloyComponent>> = {
     stability: "generally-available",
     source: at("internal/component/otelcol/processor/attributes/attributes.go"),
     // otelcol.AttrActionKeyValue, internal/component/otelcol/config_attraction.go
-    arguments: { action: blocks({ key: attr("string"), action: attr("string"), value: attr("scalar") }), output: OUTPUT },
+    arguments: { action: blocks({ key: attr("string"), action: attr(ACTION), value: attr("scalar") }), output: OUTPUT },
   },
   "otelcol.processor.transform": {
     stability: "generally-available",
     source: at("internal/component/otelcol/processor/transform/transform.go"),
     arguments: {
-      error_mode: attr("string"),
-      log_statements: blocks({ context: attr("string"), statements: attr(strings) }),
-      metric_statements: blocks({ context: attr("string"), statements: attr(strings) }),
-      trace_statements: blocks({ context: attr("string"), statements: attr(strings) }),
+      error_mode: attr(ERROR_MODE),
+      log_statements: blocks({ context: attr(TRANSFORM_CONTEXT), statements: attr(strings) }),
+      metric_statements: blocks({ context: attr(TRANSFORM_CONTEXT), statements: attr(strings) }),
+      trace_statements: blocks({ context: attr(TRANSFORM_CONTEXT), statements: attr(strings) }),
       output: OUTPUT,
     },
   },
@@ -118,7 +124,8 @@ export const ALLOY_COMPONENTS: Readonly<Record<string, AlloyComponent>> = {
     source: at("internal/component/loki/source/syslog/syslog.go"),
     arguments: {
       // ListenerConfig, types.go
-      listener: blocks({ address: attr("string"), protocol: attr("string"), syslog_format: attr("string") }),
+      // ListenerConfig.Validate: protocol tcp or udp; syslog_format per loki/source/syslog/config/config.go.
+      listener: blocks({ address: attr("string"), protocol: attr({ oneOf: ["tcp", "udp"] }), syslog_format: attr({ oneOf: ["rfc5424", "rfc3164", "raw"] }) }),
       forward_to: attr(receivers),
     },
   },

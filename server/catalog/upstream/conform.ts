@@ -48,6 +48,9 @@ export function valueProblems(value: Value, type: ValueType, path: string): stri
         return bad("a reference to a component export");
     }
   }
+  if ("oneOf" in type) {
+    return typeof text === "string" && type.oneOf.includes(text) ? [] : bad(`one of ${type.oneOf.join(", ")}`);
+  }
   if ("list" in type) {
     if (!Array.isArray(value)) return bad("a list");
     return value.flatMap((item, i) => valueProblems(item, type.list, `${path}[${i}]`));

@@ -45,10 +45,16 @@ const otlpHttpExporter: OtelcolComponent = {
 };
 
 const conditions = { list: "string" } as const;
-const contextConditions = { list: { object: { context: "string", conditions } } } as const;
+/** ottl.ErrorMode (pkg/ottl/config.go). */
+const ERROR_MODE = { oneOf: ["ignore", "silent", "propagate"] } as const;
+/** condition.ContextID.UnmarshalText (processor/filterprocessor/internal/condition/config.go). */
+const CONTEXT = { oneOf: ["resource", "scope", "span", "spanevent", "metric", "datapoint", "log", "profile"] } as const;
+const contextConditions = { list: { object: { context: CONTEXT, conditions } } } as const;
 const FILTER_CONFIG = contrib("processor/filterprocessor/config.go", "038321994114ea01dd48bdefa38a836387038b1f");
 
-const attributeActions = { list: { object: { key: "string", action: "string", value: "scalar" } } } as const;
+/** attraction.Action (internal/coreinternal/attraction/attraction.go). */
+const ACTION = { oneOf: ["insert", "update", "upsert", "delete", "hash", "extract", "convert"] } as const;
+const attributeActions = { list: { object: { key: "string", action: ACTION, value: "scalar" } } } as const;
 
 export const OTELCOL_COMPONENTS: Readonly<Record<string, OtelcolComponent>> = {
   // receivers
@@ -60,7 +66,7 @@ export const OTELCOL_COMPONENTS: Readonly<Record<string, OtelcolComponent>> = {
   filelog: {
     kind: "receiver",
     source: contrib("pkg/stanza/fileconsumer/config.go", "bb12e47671a7a0809f95060dd0716d7e40641ff2"),
-    config: { include: { list: "string" }, exclude: { list: "string" }, start_at: "string" },
+    config: { include: { list: "string" }, exclude: { list: "string" }, start_at: { oneOf: ["beginning", "end"] } },
   },
   journald: {
     kind: "receiver",
@@ -76,7 +82,8 @@ export const OTELCOL_COMPONENTS: Readonly<Record<string, OtelcolComponent>> = {
   syslog: {
     kind: "receiver",
     source: contrib("pkg/stanza/operator/input/syslog/config.go", "0e0721722aeaf5b0701f1f95770fc872447bdf38"),
-    config: { protocol: "string", tcp: { object: { listen_address: "string" } }, udp: { object: { listen_address: "string" } } },
+    // The syslog parser's protocol (pkg/stanza/operator/parser/syslog/config.go).
+    config: { protocol: { oneOf: ["rfc3164", "rfc5424"] }, tcp: { object: { listen_address: "string" } }, udp: { object: { listen_address: "string" } } },
   },
   prometheus: {
     kind: "receiver",
@@ -109,7 +116,7 @@ export const OTELCOL_COMPONENTS: Readonly<Record<string, OtelcolComponent>> = {
     kind: "processor",
     source: FILTER_CONFIG,
     config: {
-      error_mode: "string",
+      error_mode: ERROR_MODE,
       logs: { object: { log_record: conditions } },
       metrics: { object: { metric: conditions, datapoint: conditions } },
       traces: { object: { span: conditions, spanevent: conditions } },
@@ -142,7 +149,8 @@ export const OTELCOL_COMPONENTS: Readonly<Record<string, OtelcolComponent>> = {
   debug: {
     kind: "exporter",
     source: core("exporter/debugexporter/config.go"),
-    config: { verbosity: "string" },
+    // configtelemetry.Level as the debug exporter takes it.
+    config: { verbosity: { oneOf: ["basic", "normal", "detailed"] } },
   },
   prometheusremotewrite: {
     kind: "exporter",

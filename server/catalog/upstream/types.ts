@@ -18,7 +18,9 @@ export interface UpstreamSource {
  * (`uint32`, `go-duration` for time.Duration parsed by time.ParseDuration,
  * `prometheus-duration` for model.Duration); `scalar` is Go `any` holding a
  * string, number or bool; `capsule` is an Alloy reference to another
- * component's export; `object` is a struct with exactly these keys.
+ * component's export; `object` is a struct with exactly these keys; `oneOf`
+ * is a string upstream checks against a fixed set (its Validate() or
+ * UnmarshalText).
  */
 export type ValueType =
   | "string"
@@ -29,6 +31,7 @@ export type ValueType =
   | "go-duration"
   | "prometheus-duration"
   | "capsule"
+  | { oneOf: readonly string[] }
   | { list: ValueType }
   | { map: ValueType }
   | { object: Readonly<Record<string, ValueType>> };
