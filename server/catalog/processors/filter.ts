@@ -8,7 +8,11 @@
  * group of the signal a pipeline carries, so metric conditions in a logs
  * pipeline would never drop anything. Collectors from v0.146.0 get the
  * `*_conditions` keys that replace the deprecated groups (upstream/otelcol.ts),
- * each list under its explicit context so paths keep their meaning.
+ * each list under its explicit context: the processor then parses it with
+ * ParseConditionsWithContext(context, …, prependPathsContext=true)
+ * (internal/condition/logs.go), so unprefixed paths keep their meaning.
+ * Alloy takes `log_conditions` blocks only from v1.15.0 and still accepts the
+ * deprecated ones, which it gets.
  */
 import { Type } from "@sinclair/typebox";
 import type { Signal } from "../../configstore/records.ts";
