@@ -96,6 +96,18 @@ test("a Runtime R (Alloy) collector refuses the debug destination, at activation
   expect(routeError.details.map((d) => d.path)).toEqual(["pipelineId"]);
   expect(routeError.details[0]!.message).toContain('sends to destination "dbg-r" (debug), which cannot run on this Runtime R (Alloy) collector');
 
+  // A routed pipeline cannot be redrawn to send there either.
+  const backend = await ok<{ id: string }>("/destinations", "POST", { name: "backend-r", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  await ok(`/collectors/${alloy.id}/destinations`, "POST", { destinationId: backend.id, configOverrides: {} });
+  const toBackend = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: backend.id }], edges: [{ id: "e", source: "in", target: "out" }] };
+  const routed = await ok<{ id: string }>("/pipelines", "POST", { name: "to backend", signal: "logs", topology: toBackend });
+  const kept = await ok<RouteRecord>("/routes", "POST", { collectorId: alloy.id, sourceId: source.id, pipelineId: routed.id });
+  const redraw = await server.api(`/pipelines/${routed.id}/topology`, { method: "PUT", json: graph });
+  const redrawError = ((await redraw.json()) as ErrorBody).error;
+  expect({ status: redraw.status, code: redrawError.code }).toEqual({ status: 409, code: "breaks_routes" });
+  expect(redrawError.details).toEqual([{ path: `routes/${kept.id}`, message: expect.stringContaining('"dbg-r" (debug), which cannot run on this Runtime R (Alloy) collector') }]);
+  expect(await ok(`/pipelines/${routed.id}/topology`)).toEqual(toBackend);
+
   // The catalog says so, for the UI.
   const catalog = await ok<{ destinations: { type: string; runtimes: string[]; unavailable?: { alloy?: string } }[] }>("/catalog");
   const entry = catalog.destinations.find((d) => d.type === "debug")!;
