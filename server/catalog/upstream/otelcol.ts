@@ -127,8 +127,9 @@ export const OTELCOL_COMPONENTS: Readonly<Record<string, OtelcolComponent>> = {
     keyChange: {
       deprecated: ["logs", "metrics", "traces"],
       replacements: ["log_conditions", "metric_conditions", "trace_conditions"],
-      // Added in contrib v0.146.0 (opentelemetry.io blog "OTTL context inference comes to the Filter
-      // Processor", 2026-02-17); config.go marks the old groups `Deprecated: use …Conditions instead`.
+      // Added in contrib v0.146.0 (PR #44543, "[processor/filter] Introduce inferred-context"; the
+      // opentelemetry.io blog "OTTL context inference comes to the Filter Processor", 2026-02-17);
+      // config.go marks the old groups `Deprecated: use …Conditions instead` (so by v0.156.0).
       since: "0.146.0",
       source: FILTER_CONFIG,
     },
