@@ -11,6 +11,7 @@ export {
   DESTINATION_TYPES,
   findType,
   PROCESSOR_TYPES,
+  runtimeProblem,
   SOURCE_TYPES,
   type CatalogEntry,
   type CatalogView,
@@ -18,6 +19,11 @@ export {
 } from "./registry.ts";
 export {
   COMPONENT_KINDS,
+  RUNTIMES,
+  runtimesOf,
+  type CollectorVersion,
+  type OtelcolTarget,
+  type Runtime,
   type ComponentKind,
   type ComponentType,
   type DestinationType,

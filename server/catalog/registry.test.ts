@@ -40,7 +40,10 @@ describe("catalogView", () => {
     for (const kind of COMPONENT_KINDS) {
       const entries = view[`${kind}s` as keyof typeof view];
       expect(entries.map((e) => e.type)).toEqual(COMPONENT_TYPES.filter((t) => t.kind === kind).map((t) => t.type));
-      for (const e of entries) expect(Object.keys(e)).toEqual(["type", "title", "description", "signals", "schema"]);
+      for (const e of entries) {
+        const keys = e.unavailable === undefined ? ["type", "title", "description", "signals", "runtimes", "schema"] : ["type", "title", "description", "signals", "runtimes", "unavailable", "schema"];
+        expect(Object.keys(e)).toEqual(keys);
+      }
     }
   });
 
@@ -69,5 +72,20 @@ describe("catalogView", () => {
     };
     expect(hostmetrics.properties.collection_interval!.default).toBe("60s");
     expect(hostmetrics.properties.scrapers!.description).toBeString();
+  });
+});
+
+describe("runtimes in the catalog view", () => {
+  test("debug runs on Runtime O only, and says why; every other type runs on both", () => {
+    const view = catalogView();
+    for (const e of [...view.sources, ...view.destinations, ...view.processors]) {
+      if (e.type === "debug") {
+        expect(e.runtimes).toEqual(["otelcol"]);
+        expect(e.unavailable?.alloy).toContain("otelcol.exporter.debug) is experimental");
+      } else {
+        expect(e.runtimes).toEqual(["otelcol", "alloy"]);
+        expect(e.unavailable).toBeUndefined();
+      }
+    }
   });
 });

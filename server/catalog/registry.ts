@@ -18,7 +18,7 @@ import { journaldSource } from "./sources/journald.ts";
 import { otlpSource } from "./sources/otlp.ts";
 import { prometheusSource } from "./sources/prometheus.ts";
 import { syslogSource } from "./sources/syslog.ts";
-import type { ComponentKind, ComponentType, DestinationType, ProcessorType, SourceType } from "./types.ts";
+import { runtimesOf, type ComponentKind, type ComponentType, type DestinationType, type ProcessorType, type Runtime, type SourceType } from "./types.ts";
 
 export const SOURCE_TYPES: readonly SourceType[] = [
   otlpSource,
@@ -54,6 +54,11 @@ export function findType<K extends ComponentKind>(kind: K, type: string): ByKind
   return index.get(`${kind}/${type}`) as ByKind[K] | undefined;
 }
 
+/** Why a destination type cannot run on `runtime`, or undefined when it can. */
+export function runtimeProblem(type: DestinationType, runtime: Runtime): string | undefined {
+  return runtime === "alloy" ? type.alloyUnavailable : undefined;
+}
+
 /** JSON Schema as plain data. */
 export type JsonSchema = { [key: string]: unknown };
 
@@ -62,6 +67,9 @@ export interface CatalogEntry {
   title: string;
   description: string;
   signals: Signal[];
+  /** The runtimes that can run it; `unavailable` says why one cannot. */
+  runtimes: Runtime[];
+  unavailable?: Partial<Record<Runtime, string>>;
   schema: JsonSchema;
 }
 
@@ -89,6 +97,8 @@ function entry(t: ComponentType): CatalogEntry {
     title: t.title,
     description: t.description,
     signals: [...t.signals],
+    runtimes: runtimesOf(t),
+    ...(t.kind === "destination" && t.alloyUnavailable !== undefined ? { unavailable: { alloy: t.alloyUnavailable } } : {}),
     schema: formSchema(JSON.parse(JSON.stringify(t.schema)) as JsonSchema),
   };
 }

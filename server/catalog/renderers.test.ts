@@ -3,10 +3,15 @@
  * and keys; the full wiring is covered by the golden files in server/render.
  */
 import { describe, expect, test } from "bun:test";
+import { tokenize } from "../ottl/lexer.ts";
 import { block, encodeAlloy, type AlloyBlock } from "../render/alloy-syntax.ts";
 import { ottlStatements } from "./processors/actions.ts";
 import { DESTINATION_TYPES, findType, PROCESSOR_TYPES, SOURCE_TYPES } from "./registry.ts";
+import type { OtelcolTarget } from "./types.ts";
 import { validateComponentConfig } from "./validate.ts";
+import { parseCollectorVersion, UNKNOWN_TARGET } from "./versions.ts";
+
+const at = (version: string): OtelcolTarget => ({ version: parseCollectorVersion(version) });
 
 /** The smallest valid config of each type. */
 const EXAMPLES: Record<string, Record<string, unknown>> = {
@@ -55,13 +60,17 @@ describe("every type has a valid example and renders in both runtimes", () => {
     });
   });
 
-  test("destinations: an exporter, and an Alloy chain whose first block is the entry", () => {
+  test("destinations: an exporter, and an Alloy chain whose first block is the entry, or a reason there is none", () => {
     const exporters: Record<string, string> = {};
+    const renamed: Record<string, string> = {};
     for (const t of DESTINATION_TYPES) {
       const config = example("destination", t.type);
-      exporters[t.type] = t.otelcol(config).type;
-      expect(t.alloy(config, "x")[0]!.name).toBe(t.alloyEntry);
+      exporters[t.type] = t.otelcol(config, UNKNOWN_TARGET).type;
+      renamed[t.type] = t.otelcol(config, at("0.144.0")).type;
+      if (t.alloy) expect(t.alloy(config, "x")[0]!.name).toBe(t.alloyEntry);
+      else expect(t.alloyUnavailable).toContain("experimental");
     }
+    // Unknown versions get the names every version accepts; 0.144.0 renamed the OTLP exporters.
     expect(exporters).toEqual({
       otlp: "otlp",
       otlphttp: "otlphttp",
@@ -69,12 +78,20 @@ describe("every type has a valid example and renders in both runtimes", () => {
       prometheusremotewrite: "prometheusremotewrite",
       loki: "otlphttp",
     });
+    expect(renamed).toEqual({
+      otlp: "otlp_grpc",
+      otlphttp: "otlp_http",
+      debug: "debug",
+      prometheusremotewrite: "prometheusremotewrite",
+      loki: "otlp_http",
+    });
+    expect(findType("destination", "otlp")!.otelcol(example("destination", "otlp"), at("0.143.9")).type).toBe("otlp");
   });
 
   test("processors: the same type id in Runtime O, one entry block carrying the output in Runtime R", () => {
     for (const t of PROCESSOR_TYPES) {
       const config = example("processor", t.type);
-      expect(t.otelcol(config, "logs").type).toBe(t.type);
+      expect(t.otelcol(config, "logs", UNKNOWN_TARGET).type).toBe(t.type);
       const b = t.alloy(config, "x", "logs", OUTPUT);
       expect(b.name).toBe(t.alloyEntry);
       expect(b.body).toContain(OUTPUT);
@@ -119,7 +136,7 @@ describe("runtime specifics", () => {
     const t = findType("destination", "loki")!;
     for (const endpoint of ["http://loki:3100", "http://loki:3100/", "http://loki:3100/otlp"]) {
       const config = validateComponentConfig("destination", "loki", { endpoint, tenant_id: "t1" });
-      expect(t.otelcol(config)).toEqual({
+      expect(t.otelcol(config, UNKNOWN_TARGET)).toEqual({
         type: "otlphttp",
         config: { endpoint: "http://loki:3100/otlp", headers: { "X-Scope-OrgID": "t1" } },
       });
@@ -128,14 +145,14 @@ describe("runtime specifics", () => {
 
   test("prometheusremotewrite: otelcol.exporter.prometheus into prometheus.remote_write", () => {
     const t = findType("destination", "prometheusremotewrite")!;
-    const chain = t.alloy(validateComponentConfig("destination", "prometheusremotewrite", EXAMPLES["destination/prometheusremotewrite"]), "m");
+    const chain = t.alloy!(validateComponentConfig("destination", "prometheusremotewrite", EXAMPLES["destination/prometheusremotewrite"]), "m");
     expect(names(chain)).toEqual(["otelcol.exporter.prometheus.m", "prometheus.remote_write.m"]);
   });
 
   test("headers render in key order whatever order they were stored in", () => {
     const t = findType("destination", "otlphttp")!;
     const config = validateComponentConfig("destination", "otlphttp", { endpoint: "http://x", headers: { b: "2", a: "1" } });
-    expect(Object.keys(t.otelcol(config).config.headers as object)).toEqual(["a", "b"]);
+    expect(Object.keys(t.otelcol(config, UNKNOWN_TARGET).config.headers as object)).toEqual(["a", "b"]);
   });
 
   test("resource: each action is an OTTL statement with safely quoted literals", () => {
@@ -161,5 +178,98 @@ describe("runtime specifics", () => {
     const config = validateComponentConfig("processor", "resource", EXAMPLES["processor/resource"]);
     expect(t.alloy(config, "r", "metrics", OUTPUT).body.map((s) => s.name)).toEqual(["error_mode", "metric_statements", "output"]);
     expect(t.alloy(config, "r", "traces", OUTPUT).body.map((s) => s.name)).toContain("trace_statements");
+  });
+});
+
+describe("scrape timing on Alloy (prometheus.scrape's Validate(): scrape_timeout <= scrape_interval, timeout default 10s)", () => {
+  const scrape = (blocks: AlloyBlock[]) => {
+    const b = blocks.find((x) => x.name === "prometheus.scrape")!;
+    return Object.fromEntries(b.body.flatMap((s) => (s.kind === "attribute" && s.name.startsWith("scrape_") ? [[s.name, s.value]] : [])));
+  };
+
+  test("below 10s the timeout is lowered to the interval, as Prometheus does on Runtime O", () => {
+    const prometheus = findType("source", "prometheus")!;
+    const config = validateComponentConfig("source", "prometheus", { targets: ["a:9100"], scrape_interval: "5s" });
+    expect(scrape(prometheus.alloy(config, "p", OUTPUT))).toEqual({ scrape_interval: "5s", scrape_timeout: "5s" });
+    expect(prometheus.otelcol(config).config).toEqual({
+      config: { scrape_configs: [{ job_name: "prometheus", scrape_interval: "5s", static_configs: [{ targets: ["a:9100"] }] }] },
+    });
+    const hostmetrics = findType("source", "hostmetrics")!;
+    expect(scrape(hostmetrics.alloy(validateComponentConfig("source", "hostmetrics", { collection_interval: "2.5s" }), "h", OUTPUT))).toEqual({
+      scrape_interval: "2.5s",
+      scrape_timeout: "2.5s",
+    });
+  });
+
+  test("from 10s on the default timeout already fits and is not written", () => {
+    const prometheus = findType("source", "prometheus")!;
+    for (const interval of ["10s", "1m", "1h30m"]) {
+      const config = validateComponentConfig("source", "prometheus", { targets: ["a:9100"], scrape_interval: interval });
+      expect(scrape(prometheus.alloy(config, "p", OUTPUT))).toEqual({ scrape_interval: interval });
+    }
+  });
+});
+
+describe("numbers in attribute actions", () => {
+  test("every accepted number renders as an OTTL token that lexes to the same value", () => {
+    const values = [0, -0, 7, -42, 9007199254740991, -9007199254740991, 0.5, -2.25, 1.5e-7, 1e-7, 123456.789, 4503599627370495.5, 5e-324];
+    for (const value of values) {
+      const config = validateComponentConfig("processor", "resource", { attributes: [{ key: "k", action: "upsert", value }] });
+      const [statement] = ottlStatements((config as { attributes: Parameters<typeof ottlStatements>[0] }).attributes);
+      const tokens = tokenize(statement!);
+      expect(tokens.filter((t) => t.kind === "error")).toEqual([]);
+      const literal = tokens.find((t) => t.kind === "int" || t.kind === "float")!;
+      expect(Number(literal.kind === "int" ? literal.value : literal.value)).toBe(value === 0 ? 0 : value);
+    }
+  });
+
+  test("numbers that cannot be written exactly are refused, naming the value", () => {
+    for (const value of [1e21, -1e21, 9007199254740992, Number.NaN, Number.POSITIVE_INFINITY]) {
+      for (const [type, list] of [["attributes", "actions"], ["resource", "attributes"]] as const) {
+        expect(() => validateComponentConfig("processor", type, { [list]: [{ key: "a", action: "delete" }, { key: "k", action: "insert", value }] })).toThrow(
+          expect.objectContaining({ details: [expect.objectContaining({ path: `config.${list}[1].value` })] }),
+        );
+      }
+    }
+  });
+
+  test("send_batch_size fits the uint32 both runtimes decode it into", () => {
+    expect(validateComponentConfig("processor", "batch", { send_batch_size: 4294967295 }).send_batch_size).toBe(4294967295);
+    expect(() => validateComponentConfig("processor", "batch", { send_batch_size: 4294967296 })).toThrow(
+      expect.objectContaining({ details: [expect.objectContaining({ path: "config.send_batch_size" })] }),
+    );
+  });
+});
+
+describe("filter keys by collector version", () => {
+  const filter = findType("processor", "filter")!;
+  const config = validateComponentConfig("processor", "filter", { metrics: { metric: ['name == "a"'], datapoint: ["value_int < 0"] } });
+
+  test("before 0.146.0, or unknown, the deprecated groups every version accepts", () => {
+    for (const target of [UNKNOWN_TARGET, at("0.145.9"), at("9.3.1")]) {
+      expect(filter.otelcol(config, "metrics", target).config).toEqual({
+        error_mode: "ignore",
+        metrics: { metric: ['name == "a"'], datapoint: ["value_int < 0"] },
+      });
+    }
+  });
+
+  test("from 0.146.0 the *_conditions key with each list under its explicit context", () => {
+    expect(filter.otelcol(config, "metrics", at("0.146.0")).config).toEqual({
+      error_mode: "ignore",
+      metric_conditions: [
+        { context: "metric", conditions: ['name == "a"'] },
+        { context: "datapoint", conditions: ["value_int < 0"] },
+      ],
+    });
+    const logs = validateComponentConfig("processor", "filter", { logs: { log_record: ["true"] } });
+    expect(filter.otelcol(logs, "logs", at("v0.159.0")).config).toEqual({ error_mode: "ignore", log_conditions: [{ context: "log", conditions: ["true"] }] });
+  });
+
+  test("conditions for another signal are problems of the pipeline's signal, named by key", () => {
+    expect(filter.checkSignal!(config as never, "logs", "config")).toEqual([
+      { path: "config.metrics", message: "holds metrics conditions, which never run in a logs pipeline; use logs conditions or move them to a metrics pipeline" },
+    ]);
+    expect(filter.checkSignal!(config as never, "metrics", "config")).toEqual([]);
   });
 });

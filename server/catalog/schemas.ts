@@ -11,6 +11,7 @@ import {
   type TProperties,
   type TUnsafe,
 } from "@sinclair/typebox";
+import { parseDuration, type DurationGrammar } from "./durations.ts";
 
 /** A closed object. */
 export function Closed<T extends TProperties>(properties: T, options: ObjectOptions = {}) {
@@ -54,22 +55,51 @@ export function HttpUrl(options: SchemaOptions = {}) {
   });
 }
 
-/** A Go/Prometheus duration such as `500ms`, `10s`, `1m30s`; zero allowed. */
-export function Duration(options: SchemaOptions = {}) {
-  return Type.String({
-    pattern: "^([0-9]+(ms|s|m|h))+$",
-    errorMessage: "must be a duration such as 500ms, 10s or 1m30s",
-    ...options,
+const DURATION = "CatalogDuration";
+interface DurationSchema {
+  grammars: readonly DurationGrammar[];
+  positive: boolean;
+}
+if (!TypeRegistry.Has(DURATION)) {
+  TypeRegistry.Set<DurationSchema>(DURATION, (schema, value) => {
+    if (typeof value !== "string") return false;
+    const ns = parseDuration(value, schema.grammars);
+    return ns !== null && (schema.positive ? ns > 0n : ns >= 0n);
   });
 }
 
-/** A positive duration: how often something runs. */
-export function Interval(options: SchemaOptions = {}) {
-  return Type.String({
-    pattern: "^(?=.*[1-9])([0-9]+(ms|s|m|h))+$",
-    errorMessage: "must be a positive duration such as 15s or 1m",
+/**
+ * Which grammars a duration field must satisfy: every program that parses
+ * it on either runtime (see durations.ts), e.g. `["go", "prometheus"]` for a
+ * value the collector's Prometheus config and Alloy's `time.Duration` both read.
+ */
+export interface DurationOptions extends SchemaOptions {
+  grammars: readonly DurationGrammar[];
+}
+
+function durationSchema(positive: boolean, { grammars, ...options }: DurationOptions): TUnsafe<string> {
+  const prometheus = grammars.includes("prometheus");
+  const example = prometheus ? "15s, 1m or 1h30m (units h, m, s, ms, largest first)" : "500ms, 10s or 1m30s";
+  const schema = Type.Unsafe<string>({
+    [Kind]: DURATION,
+    type: "string",
+    errorMessage: `must be a ${positive ? "positive " : ""}duration such as ${example}`,
     ...options,
   });
+  // What the check reads stays out of the JSON Schema served to forms, which has no such keywords.
+  const rule: DurationSchema = { grammars, positive };
+  for (const [key, value] of Object.entries(rule)) Object.defineProperty(schema, key, { value, enumerable: false });
+  return schema;
+}
+
+/** A duration such as `500ms`, `10s`, `1m30s`; zero allowed. */
+export function Duration(options: DurationOptions) {
+  return durationSchema(false, options);
+}
+
+/** A positive duration: how often something runs. */
+export function Interval(options: DurationOptions) {
+  return durationSchema(true, options);
 }
 
 /**

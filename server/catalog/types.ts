@@ -11,6 +11,27 @@ import type { AlloyBlock } from "../render/alloy-syntax.ts";
 export const COMPONENT_KINDS = ["source", "destination", "processor"] as const;
 export type ComponentKind = (typeof COMPONENT_KINDS)[number];
 
+/** Runtime O (OpenTelemetry Collector YAML) and Runtime R (Grafana Alloy). */
+export const RUNTIMES = ["otelcol", "alloy"] as const;
+export type Runtime = (typeof RUNTIMES)[number];
+
+/**
+ * What a Runtime O render depends on besides the config: the collector's
+ * reported version (`service.version`), which picks between upstream's old
+ * and new names; null when unknown, which picks the names every supported
+ * version accepts.
+ */
+export interface OtelcolTarget {
+  version: CollectorVersion | null;
+}
+
+/** A collector release, e.g. 0.144.0. */
+export interface CollectorVersion {
+  major: number;
+  minor: number;
+  patch: number;
+}
+
 /** One Runtime O component: its type id (the part before `/`) and its config map. */
 export interface OtelcolComponent {
   type: string;
@@ -42,19 +63,34 @@ export interface SourceType<S extends TObject = TObject> extends TypeBase<S> {
   alloy(config: Static<S>, label: string, output: AlloyBlock): AlloyBlock[];
 }
 
-export interface DestinationType<S extends TObject = TObject> extends TypeBase<S> {
-  readonly kind: "destination";
-  /** The exporter. */
-  otelcol(config: Static<S>): OtelcolComponent;
+interface AlloyDestination<S extends TObject> {
   /** Block name of the component whose `input` accepts otelcol data, e.g. `otelcol.exporter.otlp`. */
   readonly alloyEntry: string;
   /** The blocks that write to this destination; the first one is `alloyEntry`. */
   alloy(config: Static<S>, label: string): AlloyBlock[];
+  readonly alloyUnavailable?: undefined;
 }
+
+interface OtelcolOnlyDestination {
+  readonly alloyEntry?: undefined;
+  readonly alloy?: undefined;
+  /** Why Runtime R cannot run it, e.g. its only Alloy component is not generally available. */
+  readonly alloyUnavailable: string;
+}
+
+interface DestinationBase<S extends TObject> extends TypeBase<S> {
+  readonly kind: "destination";
+  /** The exporter. */
+  otelcol(config: Static<S>, target: OtelcolTarget): OtelcolComponent;
+}
+
+export type DestinationType<S extends TObject = TObject> = DestinationBase<S> & (AlloyDestination<S> | OtelcolOnlyDestination);
 
 export interface ProcessorType<S extends TObject = TObject> extends TypeBase<S> {
   readonly kind: "processor";
-  otelcol(config: Static<S>, signal: Signal): OtelcolComponent;
+  otelcol(config: Static<S>, signal: Signal, target: OtelcolTarget): OtelcolComponent;
+  /** Problems with using this config in a pipeline of `signal` (paths from `root`), e.g. conditions for another signal. */
+  checkSignal?(config: Static<S>, signal: Signal, root: string): ErrorDetail[];
   /** Block name of the processor component, e.g. `otelcol.processor.batch`. */
   readonly alloyEntry: string;
   /** One `alloyEntry` block carrying `output`. */
@@ -62,6 +98,11 @@ export interface ProcessorType<S extends TObject = TObject> extends TypeBase<S> 
 }
 
 export type ComponentType = SourceType | DestinationType | ProcessorType;
+
+/** The runtimes that can run a type: every type runs on Runtime O; a destination may lack a Runtime R form. */
+export function runtimesOf(type: ComponentType): Runtime[] {
+  return type.kind === "destination" && type.alloy === undefined ? ["otelcol"] : ["otelcol", "alloy"];
+}
 
 /** Identity helpers that keep each module's config type inferred from its schema. */
 export function defineSource<S extends TObject>(type: SourceType<S>): SourceType<S> {

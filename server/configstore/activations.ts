@@ -5,9 +5,10 @@
  * Activating again replaces the overrides, so automation can re-run safely.
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { mergeOverrides } from "../catalog/index.ts";
+import { findType, mergeOverrides, runtimeProblem } from "../catalog/index.ts";
 import type { Collectors } from "../collectors/collectors.ts";
-import { ConflictError, NotFoundError } from "../errors.ts";
+import { RUNTIME_OF } from "../collectors/runtime.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import type { ConfigStore } from "./configstore.ts";
 import { paths, toYaml } from "./layout.ts";
 import type { CollectorActivations, DestinationActivation, SourceActivation } from "./records.ts";
@@ -67,6 +68,13 @@ export class Activations {
     const current = await this.get(collectorId);
     const destination = (await this.config.worktree()).destinations.get(input.destinationId);
     if (!destination) throw new NotFoundError("Destination", input.destinationId);
+    const type = findType("destination", destination.type);
+    const collector = await this.collectors.get(collectorId);
+    const unavailable = type && runtimeProblem(type, RUNTIME_OF[collector.managementMode]);
+    if (unavailable) {
+      const message = `destination "${destination.name}" (${destination.type}) cannot run on collector ${collectorId}, a Runtime R (Alloy) collector: ${unavailable}`;
+      throw new ValidationError(`The destination cannot be activated: ${message}.`, [{ path: "destinationId", message }]);
+    }
     const activation: DestinationActivation = {
       destinationId: destination.id,
       configOverrides: input.configOverrides ?? {},

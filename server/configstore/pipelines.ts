@@ -3,6 +3,8 @@
  * signal. Saved to the working tree only when the graph validates.
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
+import type { Collectors } from "../collectors/collectors.ts";
+import { RUNTIME_OF } from "../collectors/runtime.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import type { ConfigStore } from "./configstore.ts";
 import { paths, toYaml } from "./layout.ts";
@@ -18,7 +20,10 @@ export interface PipelineInput {
 }
 
 export class Pipelines {
-  constructor(private readonly config: ConfigStore) {}
+  constructor(
+    private readonly config: ConfigStore,
+    private readonly collectors: Collectors,
+  ) {}
 
   async list(): Promise<PipelineRecord[]> {
     return [...(await this.config.worktree()).pipelines.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -73,8 +78,17 @@ export class Pipelines {
     const snapshot = await this.config.worktree();
     const saved: PipelineRecord = { ...pipeline, topology: validateTopology(pipeline.topology, pipeline.signal, snapshot) };
     const routes = [...snapshot.routes.values()].filter((r) => r.pipelineId === pipeline.id);
+    const runtimes = new Map(
+      await Promise.all(
+        [...new Set(routes.map((r) => r.collectorId))].map(async (id) => {
+          // A route of a deleted collector renders nowhere: no runtime to hold it to.
+          const collector = await this.collectors.get(id).catch((error) => (error instanceof NotFoundError ? undefined : Promise.reject(error)));
+          return [id, collector ? RUNTIME_OF[collector.managementMode] : undefined] as const;
+        }),
+      ),
+    );
     const problems = routes.flatMap((route) =>
-      routeProblems(route, saved, snapshot).map((p) => ({ path: `routes/${route.id}`, message: p.message })),
+      routeProblems(route, saved, snapshot, runtimes.get(route.collectorId)).map((p) => ({ path: `routes/${route.id}`, message: p.message })),
     );
     if (problems.length > 0) {
       throw new ConflictError(`This change would break routes that use the pipeline: ${problems[0]!.message}.`, "breaks_routes", problems);

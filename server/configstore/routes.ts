@@ -4,8 +4,9 @@
  * is active there and the pipeline can take it.
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { findType } from "../catalog/index.ts";
+import { findType, runtimeProblem, type Runtime } from "../catalog/index.ts";
 import type { Collectors } from "../collectors/collectors.ts";
+import { RUNTIME_OF } from "../collectors/runtime.ts";
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from "../errors.ts";
 import type { ConfigStore } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
@@ -17,8 +18,12 @@ export interface RouteInput {
   pipelineId: string;
 }
 
-/** Why this route cannot run with this pipeline, as error details (empty when it can). */
-export function routeProblems(route: RouteInput, pipeline: PipelineRecord, snapshot: Snapshot): ErrorDetail[] {
+/**
+ * Why this route cannot run with this pipeline, as error details (empty when
+ * it can). With the collector's `runtime`, destinations the pipeline would
+ * send to that the runtime cannot run are problems too.
+ */
+export function routeProblems(route: RouteInput, pipeline: PipelineRecord, snapshot: Snapshot, runtime?: Runtime): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   const source = snapshot.sources.get(route.sourceId);
   if (!source) return [{ path: "sourceId", message: `source "${route.sourceId}" does not exist` }];
@@ -33,7 +38,24 @@ export function routeProblems(route: RouteInput, pipeline: PipelineRecord, snaps
   if (entries.length === 0) {
     problems.push({ path: "pipelineId", message: `pipeline "${pipeline.name}" has no source node for source "${source.name}" (add one without a ref, or with this ref)` });
   }
+  if (runtime !== undefined) problems.push(...runtimeProblems(route, pipeline, snapshot, runtime));
   return problems;
+}
+
+/** The destinations this route would send to (by ref, or active and matching a node without ref) that `runtime` cannot run. */
+function runtimeProblems(route: RouteInput, pipeline: PipelineRecord, snapshot: Snapshot, runtime: Runtime): ErrorDetail[] {
+  const nodes = pipeline.topology.nodes.filter((n) => n.kind === "destination");
+  const active = snapshot.activations.get(route.collectorId)?.destinations.map((a) => a.destinationId) ?? [];
+  const ids = new Set(nodes.flatMap((n) => (n.ref !== undefined ? [n.ref] : active)));
+  return [...ids].sort().flatMap((id) => {
+    const record = snapshot.destinations.get(id);
+    const type = record && findType("destination", record.type);
+    if (!record || !type || !type.signals.includes(pipeline.signal)) return [];
+    const problem = runtimeProblem(type, runtime);
+    return problem === undefined
+      ? []
+      : [{ path: "pipelineId", message: `pipeline "${pipeline.name}" sends to destination "${record.name}" (${record.type}), which cannot run on this Runtime R (Alloy) collector: ${problem}` }];
+  });
 }
 
 export class Routes {
@@ -79,12 +101,12 @@ export class Routes {
 
   /** Everything a route needs to run, and no other route (but `self`) doing the same. */
   private async check(input: RouteInput, self?: string): Promise<void> {
-    await this.collectors.get(input.collectorId);
+    const collector = await this.collectors.get(input.collectorId);
     const snapshot = await this.config.worktree();
     if (!snapshot.sources.has(input.sourceId)) throw new NotFoundError("Source", input.sourceId);
     const pipeline = snapshot.pipelines.get(input.pipelineId);
     if (!pipeline) throw new NotFoundError("Pipeline", input.pipelineId);
-    const problems = routeProblems(input, pipeline, snapshot);
+    const problems = routeProblems(input, pipeline, snapshot, RUNTIME_OF[collector.managementMode]);
     if (problems.length > 0) throw new ValidationError(`The route cannot run: ${problems[0]!.message}.`, problems);
     const duplicate = [...snapshot.routes.values()].find(
       (r) => r.id !== self && r.collectorId === input.collectorId && r.sourceId === input.sourceId && r.pipelineId === input.pipelineId,

@@ -71,10 +71,11 @@ function checkNode(node: TopologyInput["nodes"][number], at: string, signal: Sig
       problems.push({ path: `${at}.processor.type`, message: `node "${node.id}": processor "${type.type}" does not handle ${signal}` });
     }
     try {
-      clean.processor = {
-        type: type.type,
-        config: validateComponentConfig("processor", type.type, node.processor.config ?? {}, `${at}.processor.config`) as Record<string, unknown>,
-      };
+      const config = validateComponentConfig("processor", type.type, node.processor.config ?? {}, `${at}.processor.config`);
+      for (const detail of type.checkSignal?.(config as never, signal, `${at}.processor.config`) ?? []) {
+        problems.push({ path: detail.path, message: `node "${node.id}": ${detail.message}` });
+      }
+      clean.processor = { type: type.type, config: config as Record<string, unknown> };
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       for (const detail of error.details.length ? error.details : [{ path: `${at}.processor.config`, message: error.message }]) {

@@ -15,11 +15,10 @@ import type { ManagementMode } from "../collectors/collectors.ts";
 import { ConflictError } from "../errors.ts";
 import { quoteAlloy } from "../render/alloy-syntax.ts";
 
-export const RUNTIMES = ["otelcol", "alloy"] as const;
-export type Runtime = (typeof RUNTIMES)[number];
+import type { Runtime } from "../catalog/index.ts";
 
-/** The runtime a collector in each management mode runs. */
-export const RUNTIME_OF: Record<ManagementMode, Runtime> = { opamp: "otelcol", "rcfg-remotecfg": "alloy" };
+export { RUNTIMES, type Runtime } from "../catalog/index.ts";
+export { RUNTIME_OF } from "../collectors/runtime.ts";
 
 export interface BootstrapFile {
   /** Where the file goes on the collector host (spec "Host file locations"). */

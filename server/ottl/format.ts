@@ -48,7 +48,7 @@ function formatKey(key: Key): string {
 }
 
 /** OTTL floats need digits on both sides of the point, and the exponent after them. */
-function formatFloat(n: number): string {
+export function formatFloat(n: number): string {
   if (Object.is(n, -0)) return "-0.0";
   const text = String(n);
   if (text.includes(".")) return text;

@@ -110,6 +110,8 @@ describe("encodeAlloy", () => {
       "b {\n\tn = 8192\n\tf = 0.5\n\tt = false\n\tz = null\n}\n",
     );
     expect(() => encodeAlloy([block("b", undefined, [attr("n", Number.NaN)])])).toThrow();
+    expect(() => encodeAlloy([block("b", undefined, [attr("n", 2 ** 53)])])).toThrow();
+    expect(encodeAlloy([block("b", undefined, [attr("f", 1.5e-7), attr("i", -(2 ** 53 - 1))])])).toBe("b {\n\tf = 1.5e-7\n\ti = -9007199254740991\n}\n");
   });
 
   test("refuses a label that is not an identifier", () => {

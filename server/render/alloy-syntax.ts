@@ -142,7 +142,11 @@ function encodeValue(value: AlloyValue, indent: string): string {
   if (typeof value === "string") return quoteAlloy(value);
   if (typeof value === "boolean") return String(value);
   if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new Error(`Alloy has no literal for ${value}.`);
+    // Alloy's scanner takes `1e+21` and `1.5e-7` as floats (strconv.ParseFloat), but a whole number
+    // beyond 2^53 has already lost digits here: the catalog refuses such values before rendering.
+    if (!Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value))) {
+      throw new Error(`Alloy has no exact literal for ${value}.`);
+    }
     return String(value);
   }
   if (value instanceof AlloyRef) return value.expression;

@@ -10,20 +10,40 @@ import { SIGNALS } from "../configstore/records.ts";
 import { attr, block, encodeAlloy, ref, withComments, type AlloyBlock, type AlloyRef } from "./alloy-syntax.ts";
 import { planCollector, type Plan, type Target } from "./plan.ts";
 
-/** The collector's full configuration. */
+/** The collector's full configuration; a destination Alloy cannot run is refused by the plan. */
 export function renderAlloy(input: CollectorConfigInput): string {
-  return renderAlloyPlan(planCollector(input), [
+  return renderAlloyPlan(planCollector(input, "alloy"), [
     "Rendered by svc; delivered by remote configuration, local edits are replaced.",
   ]);
 }
 
 export function renderAlloyPlan(plan: Plan, header: readonly string[]): string {
+  const document = alloyDocument(plan, header);
+  return encodeAlloy(document.blocks, document.header);
+}
+
+/** The block model of a rendered config, before encoding: what tests hold against upstream's Arguments. */
+export interface AlloyDocument {
+  blocks: AlloyBlock[];
+  header: string[];
+}
+
+/**
+ * A destination without a Runtime R form (only a preview's stand-in reaches
+ * here) gets no block: what would feed it is left unwired, and its comments
+ * move to the header.
+ */
+export function alloyDocument(plan: Plan, header: readonly string[]): AlloyDocument {
   const inputs = new Map<string, AlloyRef>();
-  for (const d of plan.destinations) inputs.set(`destination/${d.name}`, ref(`${d.type.alloyEntry}.${d.name}.input`));
+  const unwired: string[] = [];
+  for (const d of plan.destinations) {
+    if (d.type.alloyEntry === undefined) unwired.push(...d.comments);
+    else inputs.set(`destination/${d.name}`, ref(`${d.type.alloyEntry}.${d.name}.input`));
+  }
   for (const f of plan.flows) {
     for (const p of f.processors) inputs.set(`processor/${p.name}`, ref(`${p.type.alloyEntry}.${p.name}.input`));
   }
-  const refs = (targets: readonly Target[]) => targets.map((t) => inputs.get(`${t.kind}/${t.name}`)!);
+  const refs = (targets: readonly Target[]) => targets.flatMap((t) => inputs.get(`${t.kind}/${t.name}`) ?? []);
 
   const blocks: AlloyBlock[] = [];
   for (const s of plan.sources) {
@@ -40,11 +60,12 @@ export function renderAlloyPlan(plan: Plan, header: readonly string[]): string {
     }
   }
   for (const d of plan.destinations) {
+    if (d.type.alloy === undefined) continue;
     const chain = d.type.alloy(d.config as never, d.name);
     blocks.push(withComments(chain[0]!, d.comments), ...chain.slice(1));
   }
   const idle = plan.flows.length === 0 ? ["No routes: nothing to collect."] : [];
-  return encodeAlloy(blocks, [...header, ...idle]);
+  return { blocks, header: [...header, ...idle, ...unwired] };
 }
 
 /** `output { logs = [...] metrics = [...] }` with the signals in a fixed order. */

@@ -26,14 +26,15 @@
  * `otlp/gateway`, `X-Scope-OrgID`); any other key is quoted too.
  */
 import { Document, isMap, isScalar, Scalar, visit } from "yaml";
+import type { OtelcolTarget } from "../catalog/index.ts";
+import { parseCollectorVersion, UNKNOWN_TARGET } from "../catalog/versions.ts";
 import type { CollectorConfigInput } from "../configstore/records.ts";
 import { planCollector, type Flow, type Plan } from "./plan.ts";
 
-/** The collector's full configuration. */
+/** The collector's full configuration, in the names its reported version accepts. */
 export function renderOtelcol(input: CollectorConfigInput): string {
-  return renderOtelcolPlan(planCollector(input), [
-    "Rendered by svc; delivered over OpAMP, local edits are replaced.",
-  ]);
+  const target: OtelcolTarget = { version: parseCollectorVersion(input.collector.version) };
+  return renderOtelcolPlan(planCollector(input, "otelcol"), ["Rendered by svc; delivered over OpAMP, local edits are replaced."], target);
 }
 
 interface Pipeline {
@@ -42,7 +43,7 @@ interface Pipeline {
   exporters: string[];
 }
 
-export function renderOtelcolPlan(plan: Plan, header: readonly string[]): string {
+export function renderOtelcolPlan(plan: Plan, header: readonly string[], target: OtelcolTarget = UNKNOWN_TARGET): string {
   if (plan.flows.length === 0) return renderIdle(header);
   const id = (type: string, name: string) => `${type}/${name}`;
   const comments = new Map<string, string[]>();
@@ -60,7 +61,7 @@ export function renderOtelcolPlan(plan: Plan, header: readonly string[]): string
   const exporters: Record<string, unknown> = {};
   const exporterIds = new Map<string, string>();
   for (const d of plan.destinations) {
-    const component = d.type.otelcol(d.config as never);
+    const component = d.type.otelcol(d.config as never, target);
     const key = id(component.type, d.name);
     exporters[key] = component.config;
     exporterIds.set(d.name, key);
@@ -72,7 +73,7 @@ export function renderOtelcolPlan(plan: Plan, header: readonly string[]): string
   for (const flow of plan.flows) {
     const processorIds = new Map<string, string>();
     for (const p of flow.processors) {
-      const component = p.type.otelcol(p.config as never, flow.signal);
+      const component = p.type.otelcol(p.config as never, flow.signal, target);
       const key = id(component.type, p.name);
       processors[key] = component.config;
       processorIds.set(p.name, key);

@@ -102,6 +102,15 @@ describe("render-time problems", () => {
     expect(bothRuntimes(c).path).toBe("activations.sources[src-app].configOverrides.start_at");
   });
 
+  test("a filter whose conditions are for another signal is refused, naming the key (it would be inert)", () => {
+    const c = raw("linear-logs");
+    const node = c.pipelines[0]!.topology.nodes.find((n) => n.kind === "processor")!;
+    node.processor = { type: "filter", config: { metrics: { metric: ['name == "x"'] } } };
+    const p = bothRuntimes(c);
+    expect(p.path).toBe(`pipelines[p-web].topology.nodes[${node.id}].processor.config.metrics`);
+    expect(p.message).toContain("never run in a logs pipeline");
+  });
+
   test("a processor that leads nowhere", () => {
     const c = raw("linear-logs");
     c.pipelines[0]!.topology.edges = c.pipelines[0]!.topology.edges.filter((e) => e.id !== "e3");
@@ -109,6 +118,45 @@ describe("render-time problems", () => {
       path: "pipelines[p-web].topology.nodes[batch]",
       message: "processor node 'batch' leads to no destination",
     });
+  });
+});
+
+describe("Runtime R cannot run the debug destination", () => {
+  /** linear-logs with its destination swapped for a debug one. */
+  function withDebug() {
+    const c = raw("linear-logs");
+    c.destinations.push({ id: "dst-debug", name: "Debug", type: "debug", config: {} });
+    c.activations!.destinations.push({ destinationId: "dst-debug", configOverrides: {}, tags: {} });
+    c.pipelines[0]!.topology.nodes.find((n) => n.id === "out")!.ref = "dst-debug";
+    return c;
+  }
+
+  test("an Alloy render refuses it by the activation, saying why; the collector YAML keeps it", () => {
+    const input = toInput(withDebug());
+    expect(problem(() => renderAlloy(input))).toEqual({
+      path: "activations.destinations[dst-debug]",
+      message:
+        "destination 'dst-debug' (debug) cannot run on Runtime R (Alloy): Alloy's debug exporter (otelcol.exporter.debug) is experimental, and Alloy loads only generally-available components by default",
+    });
+    expect(renderOtelcol(input)).toContain("debug/debug:");
+  });
+
+  test("a destination node without ref that would stand for an active debug destination is refused too", () => {
+    const c = withDebug();
+    c.pipelines[0]!.topology.nodes.find((n) => n.id === "out")!.ref = undefined;
+    expect(problem(() => renderAlloy(toInput(c))).path).toBe("activations.destinations[dst-debug]");
+  });
+
+  test("a preview on Alloy leaves a destination node without ref unwired instead of standing in the debug exporter", () => {
+    const c = loadCase("preview").preview!;
+    const alloy = renderPipelinePreview(c.pipeline, c.sources, c.destinations, "alloy");
+    expect(alloy).not.toMatch(/^otelcol\.exporter\.debug|otelcol\.exporter\.debug\.\w+\.input/m);
+    expect(alloy).toContain('// Preview: destination node "check" has no ref and is left unwired');
+    expect(renderPipelinePreview(c.pipeline, c.sources, c.destinations, "otelcol")).toContain("debug/preview:");
+    const debug = byId([{ id: "dst-d", name: "D", type: "debug", config: {} }]);
+    const pipeline = structuredClone(c.pipeline);
+    pipeline.topology.nodes.find((n) => n.id === "loki")!.ref = "dst-d";
+    expect(problem(() => renderPipelinePreview(pipeline, c.sources, debug, "alloy")).path).toBe("pipelines[p-mixed].topology.nodes[loki].ref");
   });
 });
 

@@ -21,9 +21,11 @@ import type {
 import {
   findType,
   mergeOverrides,
+  runtimeProblem,
   validateComponentConfig,
   type DestinationType,
   type ProcessorType,
+  type Runtime,
   type SourceType,
 } from "../catalog/index.ts";
 import { ValidationError } from "../errors.ts";
@@ -96,6 +98,12 @@ function destinationType(record: DestinationRecord, path: string, signal: Signal
   return type;
 }
 
+/** A destination type Runtime R cannot run is refused for an Alloy render, saying why. */
+function checkRuntime(type: DestinationType, record: DestinationRecord, path: string, runtime: Runtime | undefined): void {
+  const problem = runtime === undefined ? undefined : runtimeProblem(type, runtime);
+  if (problem !== undefined) fail(path, `destination '${record.id}' (${record.type}) cannot run on Runtime R (Alloy): ${problem}`);
+}
+
 /** How one flow reads the pipeline graph: which source nodes feed it, and what a destination node stands for. */
 interface FlowSpec {
   name: string;
@@ -150,6 +158,8 @@ function buildFlow(spec: FlowSpec, processorNames: NameTable): Flow {
     const type = findType("processor", processor.type) ?? fail(`${path}.type`, `unknown processor type '${processor.type}'`);
     if (!type.signals.includes(pipeline.signal)) fail(`${path}.type`, `processor '${processor.type}' does not handle ${pipeline.signal}`);
     const config = validateComponentConfig("processor", processor.type, processor.config, `${path}.config`);
+    const [misfit] = type.checkSignal?.(config as never, pipeline.signal, `${path}.config`) ?? [];
+    if (misfit) fail(misfit.path, misfit.message);
     const next = unique(targetsOf(id));
     if (next.length === 0) fail(`${at}.nodes[${id}]`, `processor node '${id}' leads to no destination`);
     return { name: names.get(id)!, type, config, comments: [], next };
@@ -213,8 +223,12 @@ function usedDestinationKeys(flows: readonly Flow[]): string[] {
   return [...keys].sort();
 }
 
-/** One collector's plan: a flow per route of this collector, sources and destinations with its overrides merged. */
-export function planCollector(input: CollectorConfigInput): Plan {
+/**
+ * One collector's plan: a flow per route of this collector, sources and
+ * destinations with its overrides merged. With a `runtime`, what that runtime
+ * cannot run is refused.
+ */
+export function planCollector(input: CollectorConfigInput, runtime?: Runtime): Plan {
   const { activations } = input;
   // Ordered and named by what they join, not by their ids, so that collectors
   // with the same activations and routes render to the same bytes.
@@ -299,6 +313,7 @@ export function planCollector(input: CollectorConfigInput): Plan {
       `activations.destinations[${id}].configOverrides`,
     );
     const type = findType("destination", record.type)!;
+    checkRuntime(type, record, `activations.destinations[${id}]`, runtime);
     return { name: destinationNames.claim(record.name, record.id), type, config, comments: [] };
   });
   return finish([...sources.values()], keys, destinations, flows);
@@ -316,12 +331,15 @@ const STAND_IN = "";
 /**
  * One pipeline on its own: referenced records as they are (no collector, so
  * no overrides); a source node without ref becomes a default OTLP receiver
- * and a destination node without ref a debug exporter, each saying so.
+ * and a destination node without ref a debug exporter, each saying so. Alloy
+ * cannot load the debug exporter, so there it stays unwired (the Alloy
+ * renderer writes no block for a destination without a Runtime R form).
  */
 export function planPreview(
   pipeline: PipelineRecord,
   sourceRecords: ReadonlyMap<string, SourceRecord>,
   destinationRecords: ReadonlyMap<string, DestinationRecord>,
+  runtime: Runtime = "otelcol",
 ): Plan {
   const what = `pipeline '${pipeline.id}'`;
   const at = `pipelines[${pipeline.id}].topology`;
@@ -363,7 +381,7 @@ export function planPreview(
         destinations(node, path) {
           if (node.ref === undefined) return [STAND_IN];
           const record = destinationRecords.get(node.ref) ?? fail(`${path}.ref`, `destination '${node.ref}' does not exist`);
-          destinationType(record, `${path}.ref`, pipeline.signal, what);
+          checkRuntime(destinationType(record, `${path}.ref`, pipeline.signal, what), record, `${path}.ref`, runtime);
           return [record.id];
         },
       },
@@ -378,11 +396,17 @@ export function planPreview(
   const destinations = ordered.map(
     (key): PlannedDestination => {
       if (key === STAND_IN) {
+        const type = findType("destination", "debug")!;
+        const unwired = runtime === "alloy" && type.alloyUnavailable !== undefined;
         return {
           name: destinationNames.claim("preview"),
-          type: findType("destination", "debug")!,
+          type,
           config: validateComponentConfig("destination", "debug", {}),
-          comments: [standInNote("destination", openDestinations, "debug exporter")],
+          comments: [
+            unwired
+              ? unwiredNote(openDestinations, type.alloyUnavailable!)
+              : standInNote("destination", openDestinations, "debug exporter"),
+          ],
         };
       }
       const record = destinationRecords.get(key)!;
@@ -400,6 +424,14 @@ function standInNote(kind: string, ids: readonly string[], what: string): string
   return ids.length === 1
     ? `Preview: ${kind} node ${quoted} has no ref and renders as this ${what}.`
     : `Preview: ${kind} nodes ${quoted} have no ref and render as this ${what}.`;
+}
+
+/** `Preview: destination node "out" has no ref and is left unwired: <why>.` */
+function unwiredNote(ids: readonly string[], why: string): string {
+  const quoted = ids.map((id) => `"${id}"`).join(", ");
+  return ids.length === 1
+    ? `Preview: destination node ${quoted} has no ref and is left unwired: ${why}.`
+    : `Preview: destination nodes ${quoted} have no ref and are left unwired: ${why}.`;
 }
 
 function sortByName<T extends { name: string }>(items: T[]): T[] {

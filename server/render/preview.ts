@@ -1,15 +1,17 @@
 /**
  * One pipeline rendered on its own, for `POST /pipelines/{id}/topology/preview`:
  * no collector, so no overrides; a source node without ref is a default OTLP
- * receiver and a destination node without ref a debug exporter, and the
- * output says so in a comment.
+ * receiver and a destination node without ref a debug exporter (on Alloy,
+ * where that exporter is not generally available, the node is left unwired),
+ * and the output says so in a comment.
  */
+import type { Runtime } from "../catalog/index.ts";
 import type { DestinationRecord, PipelineRecord, SourceRecord } from "../configstore/records.ts";
 import { renderAlloyPlan } from "./alloy.ts";
 import { renderOtelcolPlan } from "./otelcol.ts";
 import { planPreview } from "./plan.ts";
 
-export type Runtime = "otelcol" | "alloy";
+export type { Runtime } from "../catalog/index.ts";
 
 export function renderPipelinePreview(
   pipeline: PipelineRecord,
@@ -17,7 +19,7 @@ export function renderPipelinePreview(
   destinations: ReadonlyMap<string, DestinationRecord>,
   runtime: Runtime,
 ): string {
-  const plan = planPreview(pipeline, sources, destinations);
+  const plan = planPreview(pipeline, sources, destinations, runtime);
   const header = [`Preview of pipeline ${pipeline.id} (${pipeline.signal}); not saved or delivered.`];
   return runtime === "alloy" ? renderAlloyPlan(plan, header) : renderOtelcolPlan(plan, header);
 }

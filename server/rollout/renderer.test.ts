@@ -64,3 +64,19 @@ test("a render problem names the collector it belongs to, even when another coll
   render(collector("a"));
   expect(() => render(collector("d"))).toThrow(/not active on collector 'd'/);
 });
+
+test("a collector's reported service.version picks upstream's names; equal versions share bytes", () => {
+  const render = fleetRenderer(snapshot());
+  const reported = (id: string, version: string) => ({ ...collector(id), tags: { "service.version": version } });
+  const old = render(collector("a"));
+  expect(old.body).toContain("otlp/gateway:");
+  expect(old.body).toContain("otlphttp/loki:");
+  const current = render(reported("a", "0.147.0"));
+  expect(current.body).toContain("otlp_grpc/gateway:");
+  expect(current.body).toContain("otlp_http/loki:");
+  expect(current.body).not.toMatch(/^ {2}otlp\/gateway:/m);
+  expect(render(reported("b", "0.147.0"))).toBe(current);
+  expect(render(reported("b", "0.143.0")).hash).toBe(old.hash);
+  // Alloy's components do not depend on the version it reports.
+  expect(render({ ...reported("a", "0.147.0"), managementMode: "rcfg-remotecfg" })).toBe(render(collector("a", "rcfg-remotecfg")));
+});

@@ -1,12 +1,14 @@
 /**
  * Renders collector configs for one publish. A collector's config depends only
- * on its runtime, activations and routes, and fleets are mostly alike, so
- * equal inputs are rendered once and share bytes and hash.
+ * on its runtime, activations and routes (and, on Runtime O, the version it
+ * reported, which picks between upstream's old and new names), and fleets are
+ * mostly alike, so equal inputs are rendered once and share bytes and hash.
  */
 import { createHash } from "node:crypto";
 import type { Collector } from "../collectors/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import type { CollectorConfigInput, RouteRecord } from "../configstore/records.ts";
+import { reportedVersion } from "../collectors/runtime.ts";
 import { renderAlloy } from "../render/alloy.ts";
 import { renderOtelcol } from "../render/otelcol.ts";
 
@@ -32,8 +34,10 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
     const alloy = collector.managementMode === "rcfg-remotecfg";
     const activations = snapshot.activations.get(collector.id) ?? { collectorId: collector.id, sources: [], destinations: [] };
     const routes = routesOf.get(collector.id) ?? [];
+    const version = alloy ? null : reportedVersion(collector);
     const key = JSON.stringify([
       alloy,
+      version,
       activations.sources,
       activations.destinations,
       routes.map((r) => `${r.sourceId} ${r.pipelineId}`).sort(),
@@ -41,7 +45,7 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
     let result = rendered.get(key);
     if (!result) {
       const input: CollectorConfigInput = {
-        collector: { id: collector.id, name: collector.name },
+        collector: { id: collector.id, name: collector.name, version },
         sources: snapshot.sources,
         destinations: snapshot.destinations,
         pipelines: snapshot.pipelines,

@@ -70,3 +70,53 @@ test("PUT re-points a route, is refused like a create, and is audited", async ()
   expect(audit.items.map((e) => e.resourceId)).toEqual([route.id, route.id]);
   expect(audit.items.at(-1)!.details).toMatchObject({ sourceId: f.b.id, previous: { sourceId: f.a.id } });
 });
+
+test("a Runtime R (Alloy) collector refuses the debug destination, at activation and at routing, saying why", async () => {
+  const debug = await ok<{ id: string }>("/destinations", "POST", { name: "dbg-r", type: "debug", config: {} });
+  const source = await ok<{ id: string }>("/sources", "POST", { name: "r-files", type: "filelog", config: { include: ["/var/log/r.log"] } });
+  const graph = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: debug.id }], edges: [{ id: "e", source: "in", target: "out" }] };
+  const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "to debug", signal: "logs", topology: graph });
+  const alloy = await ok<{ id: string }>("/collectors", "POST", { name: "alloy-1", managementMode: "rcfg-remotecfg" });
+  await ok(`/collectors/${alloy.id}/sources`, "POST", { sourceId: source.id, configOverrides: {} });
+
+  const activation = await server.api(`/collectors/${alloy.id}/destinations`, { method: "POST", json: { destinationId: debug.id, configOverrides: {} } });
+  const activationError = ((await activation.json()) as ErrorBody).error;
+  expect(activation.status).toBe(400);
+  expect(activationError.details).toEqual([
+    {
+      path: "destinationId",
+      message: `destination "dbg-r" (debug) cannot run on collector ${alloy.id}, a Runtime R (Alloy) collector: Alloy's debug exporter (otelcol.exporter.debug) is experimental, and Alloy loads only generally-available components by default`,
+    },
+  ]);
+  expect((await ok<{ items: unknown[] }>(`/collectors/${alloy.id}/destinations`)).items).toEqual([]);
+
+  const route = await server.api("/routes", { method: "POST", json: { collectorId: alloy.id, sourceId: source.id, pipelineId: pipeline.id } });
+  const routeError = ((await route.json()) as ErrorBody).error;
+  expect(route.status).toBe(400);
+  expect(routeError.details.map((d) => d.path)).toEqual(["pipelineId"]);
+  expect(routeError.details[0]!.message).toContain('sends to destination "dbg-r" (debug), which cannot run on this Runtime R (Alloy) collector');
+
+  // A routed pipeline cannot be redrawn to send there either.
+  const backend = await ok<{ id: string }>("/destinations", "POST", { name: "backend-r", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  await ok(`/collectors/${alloy.id}/destinations`, "POST", { destinationId: backend.id, configOverrides: {} });
+  const toBackend = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: backend.id }], edges: [{ id: "e", source: "in", target: "out" }] };
+  const routed = await ok<{ id: string }>("/pipelines", "POST", { name: "to backend", signal: "logs", topology: toBackend });
+  const kept = await ok<RouteRecord>("/routes", "POST", { collectorId: alloy.id, sourceId: source.id, pipelineId: routed.id });
+  const redraw = await server.api(`/pipelines/${routed.id}/topology`, { method: "PUT", json: graph });
+  const redrawError = ((await redraw.json()) as ErrorBody).error;
+  expect({ status: redraw.status, code: redrawError.code }).toEqual({ status: 409, code: "breaks_routes" });
+  expect(redrawError.details).toEqual([{ path: `routes/${kept.id}`, message: expect.stringContaining('"dbg-r" (debug), which cannot run on this Runtime R (Alloy) collector') }]);
+  expect(await ok(`/pipelines/${routed.id}/topology`)).toEqual(toBackend);
+
+  // The catalog says so, for the UI.
+  const catalog = await ok<{ destinations: { type: string; runtimes: string[]; unavailable?: { alloy?: string } }[] }>("/catalog");
+  const entry = catalog.destinations.find((d) => d.type === "debug")!;
+  expect(entry.runtimes).toEqual(["otelcol"]);
+  expect(entry.unavailable?.alloy).toContain("experimental");
+  expect(catalog.destinations.find((d) => d.type === "otlp")!.runtimes).toEqual(["otelcol", "alloy"]);
+
+  // The same destination activates on a Runtime O collector.
+  const otelcol = await ok<{ id: string }>("/collectors", "POST", { name: "otelcol-1" });
+  const res = await server.api(`/collectors/${otelcol.id}/destinations`, { method: "POST", json: { destinationId: debug.id, configOverrides: {} } });
+  expect(res.status).toBe(201);
+});

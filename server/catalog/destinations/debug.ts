@@ -1,7 +1,15 @@
-/** The collector's own log: for trying a pipeline out, never for production data. */
-import { attr, block } from "../../render/alloy-syntax.ts";
+/**
+ * The collector's own log: for trying a pipeline out, never for production
+ * data. Runtime O only: Alloy's `otelcol.exporter.debug` is experimental, and
+ * Alloy (its remotecfg controller included) loads only generally-available
+ * components unless started with a lower `--stability.level`, so one such
+ * block makes the whole remote config fail to load.
+ */
 import { Closed, StringEnum } from "../schemas.ts";
 import { defineDestination } from "../types.ts";
+import { ALLOY_COMPONENTS } from "../upstream/alloy.ts";
+
+const ALLOY_DEBUG = "otelcol.exporter.debug";
 
 export const debugDestination = defineDestination({
   kind: "destination",
@@ -18,8 +26,5 @@ export const debugDestination = defineDestination({
   otelcol(config) {
     return { type: "debug", config: { verbosity: config.verbosity } };
   },
-  alloyEntry: "otelcol.exporter.debug",
-  alloy(config, label) {
-    return [block("otelcol.exporter.debug", label, [attr("verbosity", config.verbosity)])];
-  },
+  alloyUnavailable: `Alloy's debug exporter (${ALLOY_DEBUG}) is ${ALLOY_COMPONENTS[ALLOY_DEBUG]!.stability}, and Alloy loads only generally-available components by default`,
 });

@@ -7,6 +7,7 @@
 import { Type } from "@sinclair/typebox";
 import { Closed, Headers, HttpUrl } from "../schemas.ts";
 import { defineDestination } from "../types.ts";
+import { otelcolType } from "../versions.ts";
 import { otlphttpBlock, otlphttpConfig } from "./otlphttp.ts";
 
 export const lokiDestination = defineDestination({
@@ -22,8 +23,8 @@ export const lokiDestination = defineDestination({
     ),
     headers: Headers(),
   }),
-  otelcol(config) {
-    return { type: "otlphttp", config: otlphttpConfig(lokiOtlpUrl(config.endpoint), lokiHeaders(config)) };
+  otelcol(config, target) {
+    return { type: otelcolType("otlp_http", target), config: otlphttpConfig(lokiOtlpUrl(config.endpoint), lokiHeaders(config)) };
   },
   alloyEntry: "otelcol.exporter.otlphttp",
   alloy(config, label) {

@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { attr, block } from "../../render/alloy-syntax.ts";
 import { Closed, Headers, sortedHeaders } from "../schemas.ts";
 import { defineDestination } from "../types.ts";
+import { otelcolType } from "../versions.ts";
 
 export const otlpDestination = defineDestination({
   kind: "destination",
@@ -22,9 +23,9 @@ export const otlpDestination = defineDestination({
     ),
     headers: Headers(),
   }),
-  otelcol(config) {
+  otelcol(config, target) {
     return {
-      type: "otlp",
+      type: otelcolType("otlp_grpc", target),
       config: {
         endpoint: config.endpoint,
         ...(config.tls.insecure ? { tls: { insecure: true } } : {}),

@@ -2,6 +2,7 @@
 import { attr, block } from "../../render/alloy-syntax.ts";
 import { Closed, Headers, HttpUrl, sortedHeaders } from "../schemas.ts";
 import { defineDestination } from "../types.ts";
+import { otelcolType } from "../versions.ts";
 
 export const otlphttpDestination = defineDestination({
   kind: "destination",
@@ -13,8 +14,8 @@ export const otlphttpDestination = defineDestination({
     endpoint: HttpUrl({ description: "Base URL; the signal path (/v1/logs, …) is appended." }),
     headers: Headers(),
   }),
-  otelcol(config) {
-    return { type: "otlphttp", config: otlphttpConfig(config.endpoint, config.headers) };
+  otelcol(config, target) {
+    return { type: otelcolType("otlp_http", target), config: otlphttpConfig(config.endpoint, config.headers) };
   },
   alloyEntry: "otelcol.exporter.otlphttp",
   alloy(config, label) {

@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import type { ErrorDetail } from "../../errors.ts";
+import { formatFloat } from "../../ottl/format.ts";
 import { Closed, StringEnum } from "../schemas.ts";
 
 const ACTIONS = ["insert", "update", "upsert", "delete", "hash"] as const;
@@ -29,14 +30,30 @@ export function AttributeActions(description: string) {
   return Type.Array(AttributeAction, { minItems: 1, description });
 }
 
-/** insert, update and upsert need a value; delete and hash take none. */
+/** insert, update and upsert need a value; delete and hash take none; numbers must be writable exactly. */
 export function checkActions(actions: readonly AttributeActionConfig[], root: string): ErrorDetail[] {
   return actions.flatMap((a, i) => {
     const needsValue = WITH_VALUE.has(a.action);
     if (needsValue && a.value === undefined) return [{ path: `${root}[${i}].value`, message: `'${a.action}' needs a value` }];
     if (!needsValue && a.value !== undefined) return [{ path: `${root}[${i}].value`, message: `'${a.action}' takes no value` }];
-    return [];
+    const number = typeof a.value === "number" ? numberProblem(a.value) : undefined;
+    return number ? [{ path: `${root}[${i}].value`, message: number }] : [];
   });
+}
+
+/**
+ * A number every consumer reads as the same value: the collector's YAML
+ * (int64 or float64), Alloy's number literals and OTTL's Int (`[-+]?\d+`,
+ * int64) and Float (`[-+]?\d*\.\d+([eE][-+]?\d+)?`) tokens
+ * (pkg/ottl/grammar.go). Beyond ±(2^53−1) a JSON number has already lost
+ * digits and `String()` writes `1e+21`, which OTTL does not lex.
+ */
+function numberProblem(value: number): string | undefined {
+  if (!Number.isFinite(value)) return "must be a finite number";
+  if (Math.abs(value) > Number.MAX_SAFE_INTEGER) {
+    return `must be between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}; write larger values as a string`;
+  }
+  return undefined;
 }
 
 /** The actions with only the keys each one uses, for both runtimes' configs. */
@@ -67,7 +84,13 @@ export function ottlStatements(actions: readonly AttributeActionConfig[]): strin
   });
 }
 
-/** OTTL unquotes strings like Go, so JSON string escapes are valid in it. */
+/**
+ * OTTL unquotes strings like Go, so JSON string escapes are valid in it.
+ * Whole numbers are Int tokens; others are Float tokens, which need digits
+ * on both sides of the point (checkActions keeps numbers in range).
+ */
 function ottlLiteral(value: string | number | boolean): string {
-  return typeof value === "string" ? JSON.stringify(value.toWellFormed()) : String(value);
+  if (typeof value === "string") return JSON.stringify(value.toWellFormed());
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : formatFloat(value);
+  return String(value);
 }

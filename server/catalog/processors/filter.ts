@@ -3,14 +3,33 @@
  * OR-ed). The shape is the upstream filter processor's, which the dry-run
  * evaluates too. Each condition is parsed by the OTTL module in its
  * context, so one that saves here also loads in the collector.
+ *
+ * Conditions must be for the pipeline's signal: the collector runs only the
+ * group of the signal a pipeline carries, so metric conditions in a logs
+ * pipeline would never drop anything. Collectors from v0.146.0 get the
+ * `*_conditions` keys that replace the deprecated groups (upstream/otelcol.ts),
+ * each list under its explicit context: the processor then parses it with
+ * ParseConditionsWithContext(context, …, prependPathsContext=true)
+ * (internal/condition/logs.go), so unprefixed paths keep their meaning.
+ * Alloy takes `log_conditions` blocks only from v1.15.0 and still accepts the
+ * deprecated ones, which it gets.
  */
 import { Type } from "@sinclair/typebox";
+import type { Signal } from "../../configstore/records.ts";
 import type { ErrorDetail } from "../../errors.ts";
 import type { OttlContext } from "../../ottl/contexts.ts";
 import { checkCondition } from "../../ottl/parser.ts";
 import { attr, block, raw } from "../../render/alloy-syntax.ts";
 import { Closed, StringEnum } from "../schemas.ts";
 import { defineProcessor } from "../types.ts";
+import { usesNewKeys } from "../versions.ts";
+
+/** The config group holding each signal's conditions, and the key that replaces it. */
+const GROUP: Record<Signal, { group: "logs" | "metrics" | "traces"; conditionsKey: string }> = {
+  logs: { group: "logs", conditionsKey: "log_conditions" },
+  metrics: { group: "metrics", conditionsKey: "metric_conditions" },
+  traces: { group: "traces", conditionsKey: "trace_conditions" },
+};
 
 function conditions(context: OttlContext) {
   return Type.Optional(
@@ -56,11 +75,22 @@ export const filterProcessor = defineProcessor({
     if (total === 0) problems.unshift({ path: root, message: "a filter needs at least one condition" });
     return problems;
   },
-  otelcol(config) {
+  checkSignal(config, signal, root) {
+    return (["logs", "metrics", "traces"] as const)
+      .filter((group) => group !== GROUP[signal].group && presentLists(config[group]).length > 0)
+      .map((group) => ({
+        path: `${root}.${group}`,
+        message: `holds ${group} conditions, which never run in a ${signal} pipeline; use ${GROUP[signal].group} conditions or move them to a ${group} pipeline`,
+      }));
+  },
+  otelcol(config, signal, target) {
+    const { group, conditionsKey } = GROUP[signal];
+    const lists = presentLists(config[group]);
     const out: Record<string, unknown> = { error_mode: config.error_mode };
-    for (const group of ["logs", "metrics", "traces"] as const) {
-      const lists = presentLists(config[group]);
-      if (lists.length > 0) out[group] = Object.fromEntries(lists);
+    if (usesNewKeys("filter", target)) {
+      out[conditionsKey] = lists.map(([list, conditions]) => ({ context: contextOf(list), conditions }));
+    } else {
+      out[group] = Object.fromEntries(lists);
     }
     return { type: "filter", config: out };
   },
@@ -76,6 +106,10 @@ export const filterProcessor = defineProcessor({
     ]);
   },
 });
+
+function contextOf(list: string): OttlContext {
+  return LISTS.find(([, name]) => name === list)![2];
+}
 
 /** The non-empty condition lists of one group, in schema order. */
 function presentLists(group: Record<string, string[] | undefined> | undefined): [string, string[]][] {

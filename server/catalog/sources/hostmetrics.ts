@@ -9,6 +9,7 @@ import { Type } from "@sinclair/typebox";
 import { attr, block, ref } from "../../render/alloy-syntax.ts";
 import { Closed, Interval, StringEnum } from "../schemas.ts";
 import { defineSource } from "../types.ts";
+import { alloyScrapeTiming } from "./scrape.ts";
 
 /** Each hostmetrics scraper and the node_exporter collectors that cover it. */
 const NODE_COLLECTORS = {
@@ -33,7 +34,8 @@ export const hostmetricsSource = defineSource({
   description: "Collects CPU, memory, disk, filesystem, network and load metrics of the host.",
   signals: ["metrics"],
   schema: Closed({
-    collection_interval: Interval({ default: "60s", description: "How often to collect." }),
+    // A Go time.Duration on both runtimes (hostmetrics' collection_interval, Alloy's prometheus.scrape).
+    collection_interval: Interval({ grammars: ["go"], default: "60s", description: "How often to collect." }),
     scrapers: Type.Array(StringEnum(SCRAPERS), {
       minItems: 1,
       uniqueItems: true,
@@ -52,7 +54,7 @@ export const hostmetricsSource = defineSource({
       block("prometheus.scrape", label, [
         attr("targets", ref(`prometheus.exporter.unix.${label}.targets`)),
         attr("forward_to", [ref(`otelcol.receiver.prometheus.${label}.receiver`)]),
-        attr("scrape_interval", config.collection_interval),
+        ...alloyScrapeTiming(config.collection_interval),
       ]),
       block("otelcol.receiver.prometheus", label, [output]),
     ];

@@ -6,6 +6,7 @@ import { Type } from "@sinclair/typebox";
 import { attr, block, ref } from "../../render/alloy-syntax.ts";
 import { Closed, Interval } from "../schemas.ts";
 import { defineSource } from "../types.ts";
+import { alloyScrapeTiming } from "./scrape.ts";
 
 export const prometheusSource = defineSource({
   kind: "source",
@@ -20,7 +21,9 @@ export const prometheusSource = defineSource({
       errorMessage: "must be letters, digits, _ . : or -",
       description: "The job label of scraped series.",
     }),
-    scrape_interval: Interval({ default: "60s", description: "How often to scrape each target." }),
+    // Prometheus parses it on Runtime O (model.ParseDuration), Alloy's
+    // prometheus.scrape as a Go time.Duration: it must satisfy both.
+    scrape_interval: Interval({ grammars: ["go", "prometheus"], default: "60s", description: "How often to scrape each target." }),
     targets: Type.Array(
       Type.String({ pattern: "^\\S+:[0-9]{1,5}$", errorMessage: "must be host:port, e.g. localhost:9100" }),
       { minItems: 1, uniqueItems: true, description: "host:port of each endpoint to scrape." },
@@ -51,7 +54,7 @@ export const prometheusSource = defineSource({
         ),
         attr("forward_to", [ref(`otelcol.receiver.prometheus.${label}.receiver`)]),
         attr("job_name", config.job_name),
-        attr("scrape_interval", config.scrape_interval),
+        ...alloyScrapeTiming(config.scrape_interval),
       ]),
       block("otelcol.receiver.prometheus", label, [output]),
     ];

@@ -14,7 +14,7 @@ import type {
 export const TESTDATA = import.meta.dir;
 
 interface RawCase {
-  collector?: { id: string; name: string };
+  collector?: { id: string; name: string; version?: string };
   preview?: string;
   sources: SourceRecord[];
   destinations: DestinationRecord[];

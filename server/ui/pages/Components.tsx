@@ -179,6 +179,7 @@ function TypePicker({ kind, entries, base }: { kind: Kind; entries: CatalogEntry
             </button>
             <span id={`type-${entry.type}-hint`} className="hint">
               {entry.description} <span className="signals">({entry.signals.join(", ")})</span>
+              {!entry.runtimes.includes("alloy") && <span className="runtime-note"> Not available on Alloy (Runtime R).</span>}
             </span>
           </li>
         ))}
@@ -276,6 +277,12 @@ function ComponentEditor({ kind, entry, record, from, base, onSaved }: EditorPro
         Type <code>{record.type}</code>
         {entry && ` — ${entry.description}`}
       </p>
+      {entry && !entry.runtimes.includes("alloy") && (
+        <p className="note" role="note">
+          Not available on Alloy (Runtime R){entry.unavailable?.alloy ? `: ${entry.unavailable.alloy}` : ""}. Only OpenTelemetry Collector (Runtime O)
+          collectors can activate it.
+        </p>
+      )}
       {from && (
         <p className="note" role="note">
           Prefilled from {from}. Review the settings, then save.

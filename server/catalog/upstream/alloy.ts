@@ -1,0 +1,175 @@
+/**
+ * Runtime R: the Grafana Alloy components the catalog renders, with the
+ * arguments and blocks we emit and their Go types (the `alloy:"…"` tags of
+ * each component's Arguments struct), and the stability level each registers
+ * with (`Stability: featuregate.…` beside `Name:`, also the `stage:` of its
+ * docs/sources/reference/components page). Alloy runs at
+ * generally-available unless started with `--stability.level`, and its
+ * remotecfg controller inherits that level, so one component of a lower level
+ * makes the whole remote config fail to load.
+ *
+ * grafana/alloy at 66ebea85 (2026-08-21, after v1.19.0-rc.3).
+ */
+import type { AlloyBody, AlloyComponent, AlloyMember, UpstreamSource, ValueType } from "./types.ts";
+
+const REPO = "grafana/alloy";
+const REF = "66ebea856dffb242f921775e9552a133f60dc5c1";
+const at = (path: string): UpstreamSource => ({ repo: REPO, path, ref: REF });
+
+const attr = (value: ValueType): AlloyMember => ({ attr: value });
+const block = (body: AlloyBody): AlloyMember => ({ block: body });
+const blocks = (body: AlloyBody): AlloyMember => ({ block: body, repeatable: true });
+
+/** `output { logs = […] metrics = […] traces = […] }` (otelcol.ConsumerArguments, internal/component/otelcol/consumer.go). */
+const OUTPUT: AlloyMember = block({ logs: attr({ list: "capsule" }), metrics: attr({ list: "capsule" }), traces: attr({ list: "capsule" }) });
+const strings = { list: "string" } as const;
+const targets = { list: { map: "string" } } as const;
+const receivers = { list: "capsule" } as const;
+/** ottl.ErrorMode, which Alloy's otelcol processors take as is. */
+const ERROR_MODE = { oneOf: ["ignore", "silent", "propagate"] } as const;
+/** otelcol.AttrActionKeyValue.Action, as the collector's attraction.Action. */
+/** ContextID.UnmarshalText, transform.go. */
+const TRANSFORM_CONTEXT = { oneOf: ["resource", "scope", "span", "spanevent", "metric", "datapoint", "log"] } as const;
+const ACTION = { oneOf: ["insert", "update", "upsert", "delete", "hash", "extract", "convert"] } as const;
+
+export const ALLOY_COMPONENTS: Readonly<Record<string, AlloyComponent>> = {
+  "otelcol.receiver.otlp": {
+    stability: "generally-available",
+    source: at("internal/component/otelcol/receiver/otlp/otlp.go"),
+    arguments: {
+      grpc: block({ endpoint: attr("string") }), // otelcol.GRPCServerArguments, config_grpc.go
+      http: block({ endpoint: attr("string") }), // otelcol.HTTPServerArguments, config_http.go
+      output: OUTPUT,
+    },
+  },
+  "otelcol.receiver.loki": {
+    stability: "generally-available",
+    source: at("internal/component/otelcol/receiver/loki/loki.go"),
+    arguments: { output: OUTPUT },
+  },
+  "otelcol.receiver.prometheus": {
+    stability: "generally-available",
+    source: at("internal/component/otelcol/receiver/prometheus/prometheus.go"),
+    arguments: { output: OUTPUT },
+  },
+  "otelcol.processor.batch": {
+    stability: "generally-available",
+    source: at("internal/component/otelcol/processor/batch/batch.go"),
+    arguments: { timeout: attr("go-duration"), send_batch_size: attr("uint32"), output: OUTPUT },
+  },
+  "otelcol.processor.filter": {
+    stability: "generally-available",
+    source: at("internal/component/otelcol/processor/filter/filter.go"),
+    arguments: {
+      error_mode: attr(ERROR_MODE),
+      logs: block({ log_record: attr(strings) }), // types.go LogConfig
+      metrics: block({ metric: attr(strings), datapoint: attr(strings) }), // MetricConfig
+      traces: block({ span: attr(strings), spanevent: attr(strings) }), // TraceConfig
+      output: OUTPUT,
+    },
+  },
+  "otelcol.processor.attributes": {
+    stability: "generally-available",
+    source: at("internal/component/otelcol/processor/attributes/attributes.go"),
+    // otelcol.AttrActionKeyValue, internal/component/otelcol/config_attraction.go
+    arguments: { action: blocks({ key: attr("string"), action: attr(ACTION), value: attr("scalar") }), output: OUTPUT },
+  },
+  "otelcol.processor.transform": {
+    stability: "generally-available",
+    source: at("internal/component/otelcol/processor/transform/transform.go"),
+    arguments: {
+      error_mode: attr(ERROR_MODE),
+      log_statements: blocks({ context: attr(TRANSFORM_CONTEXT), statements: attr(strings) }),
+      metric_statements: blocks({ context: attr(TRANSFORM_CONTEXT), statements: attr(strings) }),
+      trace_statements: blocks({ context: attr(TRANSFORM_CONTEXT), statements: attr(strings) }),
+      output: OUTPUT,
+    },
+  },
+  "otelcol.exporter.otlp": {
+    stability: "generally-available",
+    source: at("internal/component/otelcol/exporter/otlp/otlp.go"),
+    arguments: {
+      // otelcol.GRPCClientArguments (config_grpc.go), TLSClientArguments (config_tls.go)
+      client: block({ endpoint: attr("string"), headers: attr({ map: "string" }), tls: block({ insecure: attr("bool") }) }),
+    },
+  },
+  "otelcol.exporter.otlphttp": {
+    stability: "generally-available",
+    source: at("internal/component/otelcol/exporter/otlphttp/otlphttp.go"),
+    // otelcol.HTTPClientArguments, config_http.go
+    arguments: { client: block({ endpoint: attr("string"), headers: attr({ map: "string" }) }) },
+  },
+  "otelcol.exporter.prometheus": {
+    stability: "generally-available",
+    source: at("internal/component/otelcol/exporter/prometheus/prometheus.go"),
+    arguments: { forward_to: attr(receivers) },
+  },
+  "otelcol.exporter.debug": {
+    stability: "experimental",
+    source: at("internal/component/otelcol/exporter/debug/debug.go"),
+    arguments: { verbosity: attr("string") },
+  },
+  "loki.source.file": {
+    stability: "generally-available",
+    source: at("internal/component/loki/source/file/file.go"),
+    arguments: { targets: attr(targets), forward_to: attr(receivers), tail_from_end: attr("bool") },
+  },
+  "loki.source.journal": {
+    stability: "generally-available",
+    source: at("internal/component/loki/source/journal/types.go"),
+    arguments: { forward_to: attr(receivers), relabel_rules: attr("capsule"), path: attr("string") },
+  },
+  "loki.source.syslog": {
+    stability: "generally-available",
+    source: at("internal/component/loki/source/syslog/syslog.go"),
+    arguments: {
+      // ListenerConfig, types.go
+      // ListenerConfig.Validate: protocol tcp or udp; syslog_format per loki/source/syslog/config/config.go.
+      listener: blocks({ address: attr("string"), protocol: attr({ oneOf: ["tcp", "udp"] }), syslog_format: attr({ oneOf: ["rfc5424", "rfc3164", "raw"] }) }),
+      forward_to: attr(receivers),
+    },
+  },
+  "loki.relabel": {
+    stability: "generally-available",
+    source: at("internal/component/loki/relabel/relabel.go"),
+    arguments: {
+      forward_to: attr(receivers),
+      // alloy_relabel.Config, internal/component/common/relabel/relabel.go
+      rule: blocks({ source_labels: attr(strings), regex: attr("string"), action: attr("string") }),
+    },
+  },
+  "local.file_match": {
+    stability: "generally-available",
+    source: at("internal/component/local/file_match/file.go"),
+    arguments: { path_targets: attr(targets) },
+  },
+  "prometheus.scrape": {
+    stability: "generally-available",
+    source: at("internal/component/prometheus/scrape/scrape.go"),
+    arguments: {
+      targets: attr(targets),
+      forward_to: attr(receivers),
+      job_name: attr("string"),
+      scrape_interval: attr("go-duration"),
+      scrape_timeout: attr("go-duration"),
+    },
+    // SetToDefault: ScrapeInterval 1m, ScrapeTimeout 10s (Prometheus' DefaultGlobalConfig).
+    defaults: { scrape_interval: "1m", scrape_timeout: "10s" },
+    // Arguments.Validate: "scrape_timeout (…) greater than scrape_interval (…)".
+    rules: [{ rule: "not-greater", left: "scrape_timeout", right: "scrape_interval", source: at("internal/component/prometheus/scrape/scrape.go") }],
+  },
+  "prometheus.exporter.unix": {
+    stability: "generally-available",
+    source: at("internal/component/prometheus/exporter/unix/config.go"),
+    arguments: { set_collectors: attr(strings) },
+  },
+  "prometheus.remote_write": {
+    stability: "generally-available",
+    source: at("internal/component/prometheus/remotewrite/types.go"),
+    // EndpointOptions
+    arguments: { endpoint: blocks({ url: attr("string"), headers: attr({ map: "string" }) }) },
+  },
+};
+
+/** The stability level Alloy loads components at unless told otherwise. */
+export const ALLOY_DEFAULT_STABILITY = "generally-available";

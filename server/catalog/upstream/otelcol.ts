@@ -1,0 +1,173 @@
+/**
+ * Runtime O: the OpenTelemetry Collector components the catalog renders,
+ * keyed by the type the collector YAML names them with (`receivers.otlp/…`),
+ * with the config keys we emit and their Go types, read from each
+ * component's `config.go` (and `metadata.yaml` for types and renames).
+ *
+ * Core: open-telemetry/opentelemetry-collector at 934999fb (after v0.159.0).
+ * Contrib: open-telemetry/opentelemetry-collector-contrib, files at the
+ * commits given (the index's stored versions, 2026).
+ */
+import type { OtelcolComponent, UpstreamSource } from "./types.ts";
+
+const CORE = "open-telemetry/opentelemetry-collector";
+const CORE_REF = "934999fbab274d10cbf18704b4594a6fb2049887";
+const CONTRIB = "open-telemetry/opentelemetry-collector-contrib";
+
+const core = (path: string): UpstreamSource => ({ repo: CORE, path, ref: CORE_REF });
+const contrib = (path: string, ref: string): UpstreamSource => ({ repo: CONTRIB, path, ref });
+
+/** configgrpc.ClientConfig / confighttp.ClientConfig headers: configopaque.MapList, which still unmarshals from a map. */
+const HEADERS = { map: "string" } as const;
+
+const otlpGrpcExporter: OtelcolComponent = {
+  kind: "exporter",
+  source: core("exporter/otlpexporter/config.go"),
+  config: { endpoint: "string", headers: HEADERS, tls: { object: { insecure: "bool" } } },
+  renamed: {
+    deprecated: "otlp",
+    since: "0.144.0",
+    // metadata.yaml: `type: otlp_grpc`, `deprecated_type: otlp`; CHANGELOG v0.144.0 (#14403).
+    source: { repo: CORE, path: "exporter/otlpexporter/metadata.yaml", ref: "v0.144.0" },
+  },
+};
+
+const otlpHttpExporter: OtelcolComponent = {
+  kind: "exporter",
+  source: core("exporter/otlphttpexporter/config.go"),
+  config: { endpoint: "string", headers: HEADERS },
+  renamed: {
+    deprecated: "otlphttp",
+    since: "0.144.0",
+    // metadata.yaml: `type: otlp_http`, `deprecated_type: otlphttp`; CHANGELOG v0.144.0 (#14396).
+    source: { repo: CORE, path: "exporter/otlphttpexporter/metadata.yaml", ref: "v0.144.0" },
+  },
+};
+
+const conditions = { list: "string" } as const;
+/** ottl.ErrorMode (pkg/ottl/config.go). */
+const ERROR_MODE = { oneOf: ["ignore", "silent", "propagate"] } as const;
+/** condition.ContextID.UnmarshalText (processor/filterprocessor/internal/condition/config.go). */
+const CONTEXT = { oneOf: ["resource", "scope", "span", "spanevent", "metric", "datapoint", "log", "profile"] } as const;
+const contextConditions = { list: { object: { context: CONTEXT, conditions } } } as const;
+const FILTER_CONFIG = contrib("processor/filterprocessor/config.go", "038321994114ea01dd48bdefa38a836387038b1f");
+
+/** attraction.Action (internal/coreinternal/attraction/attraction.go). */
+const ACTION = { oneOf: ["insert", "update", "upsert", "delete", "hash", "extract", "convert"] } as const;
+const attributeActions = { list: { object: { key: "string", action: ACTION, value: "scalar" } } } as const;
+
+export const OTELCOL_COMPONENTS: Readonly<Record<string, OtelcolComponent>> = {
+  // receivers
+  otlp: {
+    kind: "receiver",
+    source: core("receiver/otlpreceiver/config.go"),
+    config: { protocols: { object: { grpc: { object: { endpoint: "string" } }, http: { object: { endpoint: "string" } } } } },
+  },
+  filelog: {
+    kind: "receiver",
+    source: contrib("pkg/stanza/fileconsumer/config.go", "bb12e47671a7a0809f95060dd0716d7e40641ff2"),
+    config: { include: { list: "string" }, exclude: { list: "string" }, start_at: { oneOf: ["beginning", "end"] } },
+  },
+  journald: {
+    kind: "receiver",
+    source: contrib("pkg/stanza/operator/input/journald/config.go", "7764cbb97d3d165d663e3615f52f007fe4a91c81"),
+    config: { directory: "string", units: { list: "string" } },
+  },
+  hostmetrics: {
+    kind: "receiver",
+    source: contrib("receiver/hostmetricsreceiver/config.go", "0eb23104cee99e8f06c865d2cd0784820a84bfa4"),
+    // Each scraper is a key whose (empty) map takes that scraper's defaults.
+    config: { collection_interval: "go-duration", scrapers: { map: { object: {} } } },
+  },
+  syslog: {
+    kind: "receiver",
+    source: contrib("pkg/stanza/operator/input/syslog/config.go", "0e0721722aeaf5b0701f1f95770fc872447bdf38"),
+    // The syslog parser's protocol (pkg/stanza/operator/parser/syslog/config.go).
+    config: { protocol: { oneOf: ["rfc3164", "rfc5424"] }, tcp: { object: { listen_address: "string" } }, udp: { object: { listen_address: "string" } } },
+  },
+  prometheus: {
+    kind: "receiver",
+    // `config` is Prometheus' own config.Config; its durations are model.Duration.
+    source: contrib("receiver/prometheusreceiver/config.go", "44b9d264a97caee6c3f25f686e7200ffacc3902b"),
+    config: {
+      config: {
+        object: {
+          scrape_configs: {
+            list: {
+              object: {
+                job_name: "string",
+                scrape_interval: "prometheus-duration",
+                scrape_timeout: "prometheus-duration",
+                static_configs: { list: { object: { targets: { list: "string" } } } },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+  // processors
+  batch: {
+    kind: "processor",
+    source: core("processor/batchprocessor/config.go"),
+    config: { send_batch_size: "uint32", timeout: "go-duration" },
+  },
+  filter: {
+    kind: "processor",
+    source: FILTER_CONFIG,
+    config: {
+      error_mode: ERROR_MODE,
+      logs: { object: { log_record: conditions } },
+      metrics: { object: { metric: conditions, datapoint: conditions } },
+      traces: { object: { span: conditions, spanevent: conditions } },
+      log_conditions: contextConditions,
+      metric_conditions: contextConditions,
+      trace_conditions: contextConditions,
+    },
+    keyChange: {
+      deprecated: ["logs", "metrics", "traces"],
+      replacements: ["log_conditions", "metric_conditions", "trace_conditions"],
+      // Added in contrib v0.146.0 (PR #44543, "[processor/filter] Introduce inferred-context"; the
+      // opentelemetry.io blog "OTTL context inference comes to the Filter Processor", 2026-02-17);
+      // config.go marks the old groups `Deprecated: use …Conditions instead` (so by v0.156.0).
+      since: "0.146.0",
+      source: FILTER_CONFIG,
+    },
+  },
+  attributes: {
+    kind: "processor",
+    source: contrib("processor/attributesprocessor/config.go", "2de7cd28c751af27b9a8140055169f4851f1ceaa"),
+    config: { actions: attributeActions },
+  },
+  resource: {
+    kind: "processor",
+    source: contrib("processor/resourceprocessor/config.go", "1ca0305c83b4aef4193c6322f8b60b2a4a9135b0"),
+    config: { attributes: attributeActions },
+  },
+  // exporters
+  otlp_grpc: otlpGrpcExporter,
+  otlp_http: otlpHttpExporter,
+  debug: {
+    kind: "exporter",
+    source: core("exporter/debugexporter/config.go"),
+    // configtelemetry.Level as the debug exporter takes it.
+    config: { verbosity: { oneOf: ["basic", "normal", "detailed"] } },
+  },
+  prometheusremotewrite: {
+    kind: "exporter",
+    source: contrib("exporter/prometheusremotewriteexporter/config.go", "647b4c1fceb43ee8d938aaca6e179a1ac61f29ed"),
+    config: { endpoint: "string", headers: HEADERS },
+  },
+  nop: { kind: "exporter", source: core("exporter/nopexporter/nop_exporter.go"), config: {} },
+};
+
+/** The nop receiver shares its type with the nop exporter but is a receiver. */
+export const OTELCOL_NOP_RECEIVER: OtelcolComponent = { kind: "receiver", source: core("receiver/nopreceiver/nop_receiver.go"), config: {} };
+
+/** The table entry for a rendered `kind` of `type`, deprecated aliases included. */
+export function otelcolComponent(kind: OtelcolComponent["kind"], type: string): OtelcolComponent | undefined {
+  if (kind === "receiver" && type === "nop") return OTELCOL_NOP_RECEIVER;
+  const direct = OTELCOL_COMPONENTS[type];
+  if (direct?.kind === kind) return direct;
+  return Object.values(OTELCOL_COMPONENTS).find((c) => c.kind === kind && c.renamed?.deprecated === type);
+}

@@ -1,0 +1,89 @@
+/**
+ * The shape of the upstream facts recorded in this folder: for each
+ * component a renderer can emit, the config keys and value types it takes
+ * (only as far as we emit them), its stability, and the upstream file and
+ * version the facts were read from. Tests walk every rendered config against
+ * these tables; renderers read the version facts (renames) from them.
+ */
+
+/** Where a fact was read: repository, path in it, and a tag or commit. */
+export interface UpstreamSource {
+  repo: string;
+  path: string;
+  ref: string;
+}
+
+/**
+ * A value as the upstream decoder takes it. Scalars name the Go type
+ * (`uint32`, `go-duration` for time.Duration parsed by time.ParseDuration,
+ * `prometheus-duration` for model.Duration); `scalar` is Go `any` holding a
+ * string, number or bool; `capsule` is an Alloy reference to another
+ * component's export; `object` is a struct with exactly these keys; `oneOf`
+ * is a string upstream checks against a fixed set (its Validate() or
+ * UnmarshalText).
+ */
+export type ValueType =
+  | "string"
+  | "bool"
+  | "int"
+  | "uint32"
+  | "scalar"
+  | "go-duration"
+  | "prometheus-duration"
+  | "capsule"
+  | { oneOf: readonly string[] }
+  | { list: ValueType }
+  | { map: ValueType }
+  | { object: Readonly<Record<string, ValueType>> };
+
+/** Alloy bodies hold attributes and blocks; a block may repeat when upstream takes a slice. */
+export type AlloyMember = { attr: ValueType } | { block: AlloyBody; repeatable?: true };
+export type AlloyBody = Readonly<Record<string, AlloyMember>>;
+
+/** Alloy's featuregate stability levels (internal/featuregate). */
+export type AlloyStability = "generally-available" | "public-preview" | "experimental";
+
+/** An upstream `Validate()` rule: `left` must not exceed `right` once defaults are applied. */
+export interface NotGreaterRule {
+  rule: "not-greater";
+  left: string;
+  right: string;
+  source: UpstreamSource;
+}
+
+export interface AlloyComponent {
+  stability: AlloyStability;
+  /** The Arguments struct (and the stability it registers with). */
+  source: UpstreamSource;
+  arguments: AlloyBody;
+  /** Defaults of the arguments the rules read (SetToDefault). */
+  defaults?: Readonly<Record<string, string>>;
+  rules?: readonly NotGreaterRule[];
+}
+
+export type OtelcolKind = "receiver" | "processor" | "exporter";
+
+/** A component type renamed upstream, the old name kept as a deprecated alias. */
+export interface Rename {
+  /** The old type, accepted by every version we support. */
+  deprecated: string;
+  /** The first collector version that accepts the new type. */
+  since: string;
+  source: UpstreamSource;
+}
+
+/** Config keys introduced by a version, replacing deprecated ones. */
+export interface KeyChange {
+  deprecated: readonly string[];
+  replacements: readonly string[];
+  since: string;
+  source: UpstreamSource;
+}
+
+export interface OtelcolComponent {
+  kind: OtelcolKind;
+  source: UpstreamSource;
+  config: Readonly<Record<string, ValueType>>;
+  renamed?: Rename;
+  keyChange?: KeyChange;
+}

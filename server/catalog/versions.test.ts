@@ -1,0 +1,23 @@
+import { describe, expect, test } from "bun:test";
+import { otelcolType, parseCollectorVersion, runsAtLeast, UNKNOWN_TARGET, usesNewKeys } from "./versions.ts";
+
+const at = (version: string) => ({ version: parseCollectorVersion(version) });
+
+describe("collector versions", () => {
+  test("the collector's own 0.x numbering is read; anything else is unknown", () => {
+    expect(parseCollectorVersion("0.144.0")).toEqual({ major: 0, minor: 144, patch: 0 });
+    expect(parseCollectorVersion("v0.147.1-rc.1")).toEqual({ major: 0, minor: 147, patch: 1 });
+    for (const other of ["9.3.1", "1.53.0", "", "latest", "0.144", null, undefined]) expect(parseCollectorVersion(other)).toBeNull();
+  });
+
+  test("renames apply from the version that introduced them; unknown gets the old name every version accepts", () => {
+    expect(otelcolType("otlp_grpc", UNKNOWN_TARGET)).toBe("otlp");
+    expect(otelcolType("otlp_grpc", at("0.143.0"))).toBe("otlp");
+    expect(otelcolType("otlp_grpc", at("0.144.0"))).toBe("otlp_grpc");
+    expect(otelcolType("otlp_http", at("0.159.0"))).toBe("otlp_http");
+    expect(otelcolType("debug", at("0.159.0"))).toBe("debug");
+    expect(usesNewKeys("filter", at("0.145.0"))).toBe(false);
+    expect(usesNewKeys("filter", at("0.146.0"))).toBe(true);
+    expect(runsAtLeast(UNKNOWN_TARGET, "0.1.0")).toBe(false);
+  });
+});
