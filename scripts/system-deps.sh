@@ -18,6 +18,7 @@ declare -A NEEDED=(
 # source directory → Debian package that provides it (libraries have no command)
 declare -A NEEDED_DIRS=(
   [/usr/share/gocode/src/gopkg.in/yaml.v3]=golang-gopkg-yaml.v3-dev # test/yamlv3, built offline from this GOPATH
+  [/usr/share/gocode/src/github.com/prometheus/common/model]=golang-github-prometheus-common-dev # test/upstream/durations: Prometheus' own duration parser
 )
 
 missing=()
