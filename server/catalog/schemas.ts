@@ -117,21 +117,51 @@ const HEADER_NAME = "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$";
  */
 const HEADER_VALUE = "^(?:[!-~\\u0080-\\uffff](?:[\\t -~\\u0080-\\uffff]*[!-~\\u0080-\\uffff])?)?$";
 
-/** Extra HTTP/gRPC headers sent with every request, e.g. `Authorization`. */
-export function Headers(options: SchemaOptions = {}) {
+/**
+ * gRPC metadata, stricter than HTTP: grpc-go (internal/metadata/metadata.go
+ * ValidateMD, read at grpc/grpc-go 0ac1e02c) takes keys of `0-9a-z-_.` (the
+ * exporter lower-cases them first) and, for keys not ending in `-bin`,
+ * values of printable ASCII (0x20-0x7E) only; anything else fails every
+ * export at run time.
+ */
+const GRPC_HEADER_NAME = "^[A-Za-z0-9_.-]+$";
+const GRPC_HEADER_VALUE = "^(?:[!-~](?:[ -~]*[!-~])?)?$";
+
+const HEADER_RULES = {
+  http: {
+    name: HEADER_NAME,
+    value: HEADER_VALUE,
+    names: "letters, digits and !#$%&'*+-.^_`|~",
+    values: "visible characters with spaces or tabs between them, no line breaks or other control characters",
+  },
+  grpc: {
+    name: GRPC_HEADER_NAME,
+    value: GRPC_HEADER_VALUE,
+    names: "letters, digits, - _ and . (gRPC metadata)",
+    values: "printable ASCII with spaces between, as gRPC metadata requires",
+  },
+} as const;
+
+/**
+ * Extra headers sent with every request, e.g. `Authorization`: HTTP header
+ * rules by default, gRPC metadata rules for a gRPC exporter.
+ */
+export function Headers(options: SchemaOptions & { protocol?: keyof typeof HEADER_RULES } = {}) {
+  const { protocol = "http", ...rest } = options;
+  const rules = HEADER_RULES[protocol];
   return Type.Record(
-    Type.String({ pattern: HEADER_NAME }),
+    Type.String({ pattern: rules.name }),
     Type.String({
       maxLength: 8192,
-      pattern: HEADER_VALUE,
-      errorMessage: "must be a header value: visible characters with spaces or tabs between them, no line breaks or other control characters, no leading or trailing whitespace",
+      pattern: rules.value,
+      errorMessage: `must be a header value: ${rules.values}, no leading or trailing whitespace`,
     }),
     {
       additionalProperties: false,
       default: {},
       description: "Headers sent with every request, e.g. Authorization.",
-      errorMessage: "must map header names (letters, digits and !#$%&'*+-.^_`|~) to header values",
-      ...options,
+      errorMessage: `must map header names (${rules.names}) to header values`,
+      ...rest,
     },
   );
 }

@@ -84,6 +84,18 @@ describe("bad configs name the key path", () => {
     ]);
   });
 
+  test("gRPC metadata is stricter than HTTP headers: names of 0-9a-z-_. and printable ASCII values (grpc-go ValidateMD)", () => {
+    const grpc = (headers: Record<string, string>) => paths(problems("destination", "otlp", { endpoint: "gw:4317", headers }));
+    const good = { "X-Team": "a b", authorization: "Bearer abc" };
+    expect(validateComponentConfig("destination", "otlp", { endpoint: "gw:4317", headers: good }).headers).toEqual(good);
+    expect(grpc({ "X!Team": "v" })).toEqual(["config.headers.X!Team"]);
+    expect(grpc({ "X-Team": "caf\u00e9" })).toEqual(["config.headers.X-Team"]);
+    expect(grpc({ "X-Team": "a\tb" })).toEqual(["config.headers.X-Team"]);
+    // The same names and values are valid HTTP headers.
+    const http = { "X!Team": "caf\u00e9", Y: "a\tb" };
+    expect(validateComponentConfig("destination", "otlphttp", { endpoint: "http://x", headers: http }).headers).toEqual(http);
+  });
+
   test("under the root the caller gives", () => {
     expect(paths(problems("processor", "batch", { timeout: "soon" }, "topology.nodes[1].processor.config"))).toEqual([
       "topology.nodes[1].processor.config.timeout",
@@ -224,7 +236,7 @@ describe("headers (RFC 9110)", () => {
   test("leading or trailing whitespace is refused; inner spaces and tabs, obs-text and an empty value are not", () => {
     for (const value of [" x", "x ", "\tx", "x\t"]) expect(headers({ A: value })[0]!.path).toBe("config.headers.A");
     const ok = { A: "Bearer a\tb  c", B: "é😀", C: "", D: "!~" };
-    expect(validateComponentConfig("destination", "otlp", { endpoint: "gw:4317", headers: ok }).headers).toEqual(ok);
+    expect(validateComponentConfig("destination", "otlphttp", { endpoint: "http://gw:4318", headers: ok }).headers).toEqual(ok);
   });
 
   test("a name that is not a token is refused naming it", () => {

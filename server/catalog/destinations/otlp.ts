@@ -21,7 +21,7 @@ export const otlpDestination = defineDestination({
       { insecure: Type.Boolean({ default: false, description: "Send without TLS (plaintext gRPC)." }) },
       { default: {}, title: "TLS" },
     ),
-    headers: Headers(),
+    headers: Headers({ protocol: "grpc" }),
   }),
   otelcol(config, target) {
     return {
