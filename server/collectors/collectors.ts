@@ -4,10 +4,11 @@
  * the control channels. Every change is audited with the write itself.
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { NotFoundError } from "../errors.ts";
+import { ConflictError, NotFoundError } from "../errors.ts";
 import type { Doc, Store } from "../store/store.ts";
 import { RecordView } from "../store/view.ts";
 import { compileFilter } from "./filter.ts";
+import { VERSION_TAG } from "./runtime.ts";
 
 export const MANAGEMENT_MODES = ["opamp", "rcfg-remotecfg"] as const;
 export type ManagementMode = (typeof MANAGEMENT_MODES)[number];
@@ -125,6 +126,30 @@ export class Collectors {
     );
     this.view.apply(written as Doc<Collector>);
     return collector;
+  }
+
+  /**
+   * Keeps the `service.version` tag equal to what the collector reports, so
+   * renders pick upstream's names for the version it runs now (an upgraded
+   * collector reports its new version on its next full description). Only
+   * that tag changes; a concurrent edit of the record wins and is retried once.
+   */
+  async reportVersion(who: Actor, id: string, version: string): Promise<void> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const doc = await this.store.get<Collector>(COLLECTION, id);
+      if (!doc || doc.data.tags[VERSION_TAG] === version) return;
+      const collector: Collector = { ...doc.data, tags: { ...doc.data.tags, [VERSION_TAG]: version }, updatedAt: new Date().toISOString() };
+      try {
+        const [written] = await this.store.write(
+          [{ op: "put", collection: COLLECTION, id, data: collector, expect: doc.version }],
+          [auditEntry(who, "collector.update", "collector", id, { changed: ["tags"], reported: { [VERSION_TAG]: version } })],
+        );
+        this.view.apply(written as Doc<Collector>);
+        return;
+      } catch (error) {
+        if (!(error instanceof ConflictError) || attempt === 1) throw error;
+      }
+    }
   }
 
   async delete(who: Actor, id: string): Promise<void> {

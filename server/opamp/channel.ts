@@ -517,6 +517,8 @@ export class OpampChannel implements Channel {
       // A full report: the agent may have restarted and lost what it was sent.
       instance.sentHash = null;
       instance.sentSettings = null;
+      const version = attributes(message.agentDescription).get("service.version")?.trim().slice(0, 64);
+      if (version) background(log, this.app.collectors.reportVersion(SYSTEM_ACTOR, collectorId, version));
     }
     instance.awaitingReport = false;
     const status = message.remoteConfigStatus;

@@ -189,6 +189,22 @@ describe("an agent that resumes without remote_config_status", () => {
   });
 });
 
+describe("the version a collector reports", () => {
+  test("follows its full descriptions, so an upgraded collector is rendered with its version's names", async () => {
+    const { id, token } = await publishedCollector("upgraded");
+    const version = async () => (await call<{ tags: Record<string, string> }>(`/collectors/${id}`)).tags["service.version"];
+    const agent = await RawAgent.connect(wsUrl, token);
+    await agent.call({ agentDescription: description({ "host.name": "upgraded", "service.version": "0.140.0" }) });
+    await until(async () => (await version()) === "0.140.0");
+    await agent.call({ agentDescription: description({ "host.name": "upgraded", "service.version": "0.150.0" }) });
+    await until(async () => (await version()) === "0.150.0");
+    await call(`/publish/${id}`, "POST");
+    const body = (await server.app.rollouts.target(id))!.rendered.body;
+    expect(body).toContain("otlp_http/");
+    agent.close();
+  });
+});
+
 describe("compression opamp-go asks for", () => {
   test("WebSocket: permessage-deflate is negotiated with gorilla's offer and a config frame arrives deflated", async () => {
     const { token, hash } = await publishedCollector("deflate");
