@@ -8,6 +8,7 @@
 import type { CollectorConfigInput, Signal } from "../configstore/records.ts";
 import { SIGNALS } from "../configstore/records.ts";
 import { attr, block, encodeAlloy, ref, withComments, type AlloyBlock, type AlloyRef } from "./alloy-syntax.ts";
+import { assertRuntimeRParity } from "./parity.ts";
 import { planCollector, type Plan, type Target } from "./plan.ts";
 
 /** The collector's full configuration. */
@@ -17,7 +18,9 @@ export function renderAlloy(input: CollectorConfigInput): string {
   ]);
 }
 
+/** Throws ValidationError when a flow's processors read a field Alloy delivers differently for its source (parity.ts). */
 export function renderAlloyPlan(plan: Plan, header: readonly string[]): string {
+  assertRuntimeRParity(plan);
   const inputs = new Map<string, AlloyRef>();
   for (const d of plan.destinations) inputs.set(`destination/${d.name}`, ref(`${d.type.alloyEntry}.${d.name}.input`));
   for (const f of plan.flows) {

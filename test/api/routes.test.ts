@@ -70,3 +70,39 @@ test("PUT re-points a route, is refused like a create, and is audited", async ()
   expect(audit.items.map((e) => e.resourceId)).toEqual([route.id, route.id]);
   expect(audit.items.at(-1)!.details).toMatchObject({ sourceId: f.b.id, previous: { sourceId: f.a.id } });
 });
+
+test("on an Alloy collector, a route whose filter reads a field Alloy delivers differently for its source is refused", async () => {
+  const destination = await ok<{ id: string }>("/destinations", "POST", { name: "gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } });
+  const syslog = await ok<{ id: string }>("/sources", "POST", { name: "net", type: "syslog", config: {} });
+  const pipelineWith = (name: string, condition: string) =>
+    ok<{ id: string }>("/pipelines", "POST", {
+      name,
+      signal: "logs",
+      topology: {
+        nodes: [
+          { id: "in", kind: "source" },
+          { id: "f", kind: "processor", processor: { type: "filter", config: { logs: { log_record: [condition] } } } },
+          { id: "out", kind: "destination", ref: destination.id },
+        ],
+        edges: [
+          { id: "e1", source: "in", target: "f" },
+          { id: "e2", source: "f", target: "out" },
+        ],
+      },
+    });
+  const byBody = await pipelineWith("by body", 'IsMatch(body, "healthz")');
+  const bySeverity = await pipelineWith("by severity", "severity_number < SEVERITY_NUMBER_WARN");
+  const alloy = await ok<{ id: string }>("/collectors", "POST", { name: "alloy-1", managementMode: "rcfg-remotecfg" });
+  const otelcol = await ok<{ id: string }>("/collectors", "POST", { name: "otelcol-1" });
+  for (const c of [alloy, otelcol]) await ok(`/collectors/${c.id}/sources`, "POST", { sourceId: syslog.id, configOverrides: {} });
+
+  const res = await server.api("/routes", { method: "POST", json: { collectorId: alloy.id, sourceId: syslog.id, pipelineId: byBody.id } });
+  const error = ((await res.json()) as ErrorBody).error;
+  expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({ status: 400, code: "validation_failed", paths: ["pipelineId"] });
+  expect(error.details[0]!.message).toContain('pipeline "by body" at topology.nodes[f].processor.config.logs.log_record[0]: condition "IsMatch(body, \\"healthz\\")" reads body');
+  expect(error.details[0]!.message).toContain("on Runtime R (Alloy)");
+
+  await ok("/routes", "POST", { collectorId: alloy.id, sourceId: syslog.id, pipelineId: bySeverity.id });
+  await ok("/routes", "POST", { collectorId: otelcol.id, sourceId: syslog.id, pipelineId: byBody.id });
+  expect((await ok<{ items: RouteRecord[] }>(`/routes?collectorId=${alloy.id}`)).items.map((r) => r.pipelineId)).toEqual([bySeverity.id]);
+});
