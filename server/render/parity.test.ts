@@ -180,7 +180,7 @@ describe("routes per source type: the same decisions, or refused on Runtime R", 
     const verdict = decisions(plan, plan.flows[0]!);
     const kept = verdict.alloy.map(([k]) => k);
     expect(kept).toEqual(verdict.otelcol.map(([k]) => k));
-    // severities 0..4 kept, 5..7 dropped; the warning without a message kept.
+    // severities 0..4 kept, 5..7 dropped; the last warning kept.
     expect(kept).toEqual([true, true, true, true, true, false, false, false, true]);
   });
 

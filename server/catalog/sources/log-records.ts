@@ -46,7 +46,7 @@ export const UPSTREAM: readonly Upstream[] = [
     repo: "grafana/alloy",
     path: "internal/component/loki/source/syslog/internal/syslogtarget/syslogtarget.go",
     version: "66ebea856dffb242f921775e9552a133f60dc5c1",
-    fact: "labels __syslog_message_{severity,facility,hostname,app_name,proc_id,msg_id} from go-syslog; labels starting __ dropped after relabel_rules; line = MSG only (whole message only with use_rfc5424_message); RFC 5424 without MSG dropped unless rfc5424_allow_empty_msg; RFC 3164 without MSG dropped.",
+    fact: "labels __syslog_message_{severity,facility,hostname,app_name,proc_id,msg_id} from go-syslog; labels starting __ dropped after relabel_rules; line = MSG only (whole message only with use_rfc5424_message); a message without MSG is dropped (RFC 5424 ones kept with rfc5424_allow_empty_msg, added in v1.15.0 by 178b1e642e, which svc does not set so that older Alloy accepts the config).",
   },
   {
     repo: "leodido/go-syslog",

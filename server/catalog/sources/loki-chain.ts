@@ -24,7 +24,7 @@ export const SHAPING_STATEMENTS: Readonly<Record<keyof typeof LOKI_ONLY_ATTRIBUT
   filelog: [`replace_pattern(body, ${str(FILELOG_TRIM_PATTERN)}, "")`, ...removeLokiOnly("filelog")],
   journald: removeLokiOnly("journald"),
   syslog: [
-    `set(attributes["message"], body) where body != ""`,
+    `set(attributes["message"], body)`,
     ...SYSLOG_SEVERITIES.flatMap(({ keyword, number, text }) => {
       const when = `where attributes[${str(SYSLOG_SEVERITY_LABEL)}] == ${str(keyword)}`;
       return [`set(severity_number, ${number}) ${when}`, `set(severity_text, ${str(text)}) ${when}`];

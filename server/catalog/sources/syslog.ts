@@ -38,8 +38,6 @@ export const syslogSource = defineSource({
           attr("address", config.listen_address),
           attr("protocol", config.transport),
           attr("syslog_format", config.protocol),
-          // otelcol keeps an RFC 5424 message without MSG; Alloy drops it unless told.
-          config.protocol === "rfc5424" && attr("rfc5424_allow_empty_msg", true),
         ]),
         attr("forward_to", [ref(`otelcol.receiver.loki.${label}.receiver`)]),
         attr("relabel_rules", ref(`loki.relabel.${label}.rules`)),

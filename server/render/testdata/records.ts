@@ -77,7 +77,7 @@ export const SAMPLE_EVENTS: Readonly<Record<"syslog" | "journald" | "filelog" | 
     ...[3, 4, 6].map((severity) =>
       syslog("rfc3164", severity, 4, { hostname: "gw", appname: "sshd", procId: "9", message: `Accepted publickey ${severity}` }),
     ),
-    syslog("rfc5424", 4, 1, { hostname: "db", appname: "cron.service" }),
+    syslog("rfc5424", 4, 1, { hostname: "db", appname: "cron.service", message: "no proc id or msg id" }),
   ],
   journald: [
     ...["0", "3", "4", "6", "7"].map((priority): JournalEvent => ({
@@ -177,7 +177,7 @@ interface LokiEntry {
 }
 
 /** What the loki.source component emits before its relabel rules (internal labels included), or null when it skips the event. */
-function lokiEntry(event: Exclude<LogEvent, OtlpEvent>, label: string, blocks: readonly AlloyBlock[]): LokiEntry | null {
+function lokiEntry(event: Exclude<LogEvent, OtlpEvent>, label: string): LokiEntry | null {
   switch (event.kind) {
     case "filelog":
       return { labels: new Map([["filename", event.path]]), line: event.line.replace(/\r$/, "") };
@@ -188,8 +188,7 @@ function lokiEntry(event: Exclude<LogEvent, OtlpEvent>, label: string, blocks: r
       return line === "" ? null : { labels, line };
     }
     case "syslog": {
-      const allowEmpty = attrValue(findBlock(blocks, "loki.source.syslog")?.body.find(isBlock("listener")), "rfc5424_allow_empty_msg") === true;
-      if (event.message === undefined && (event.protocol === "rfc3164" || !allowEmpty)) return null;
+      if (event.message === undefined) return null;
       const labels = new Map<string, string>([
         ["__syslog_message_severity", GO_SYSLOG_SEVERITY[event.severity]!],
         ["__syslog_message_facility", FACILITY_KEYWORDS[event.facility]!],
@@ -199,7 +198,7 @@ function lokiEntry(event: Exclude<LogEvent, OtlpEvent>, label: string, blocks: r
       set("__syslog_message_app_name", event.appname);
       set("__syslog_message_proc_id", event.procId);
       set("__syslog_message_msg_id", event.msgId);
-      return { labels, line: event.message ?? "" };
+      return { labels, line: event.message };
     }
   }
 }
@@ -332,7 +331,7 @@ function runStatement(statement: string, record: LogRecord): void {
  */
 export function alloyRecord(event: LogEvent, label: string, blocks: readonly AlloyBlock[]): LogRecord | null {
   if (event.kind === "otlp") return event.record;
-  const entry = lokiEntry(event, label, blocks);
+  const entry = lokiEntry(event, label);
   if (entry === null) return null;
   const rules = findBlock(blocks, "loki.relabel")?.body.filter(isBlock("rule")) ?? [];
   if (event.kind !== "filelog" && !relabel(entry.labels, rules)) return null;
