@@ -94,7 +94,10 @@ test("on an Alloy collector, a route whose filter reads a field Alloy delivers d
   const bySeverity = await pipelineWith("by severity", "severity_number < SEVERITY_NUMBER_WARN");
   const alloy = await ok<{ id: string }>("/collectors", "POST", { name: "alloy-1", managementMode: "rcfg-remotecfg" });
   const otelcol = await ok<{ id: string }>("/collectors", "POST", { name: "otelcol-1" });
-  for (const c of [alloy, otelcol]) await ok(`/collectors/${c.id}/sources`, "POST", { sourceId: syslog.id, configOverrides: {} });
+  for (const c of [alloy, otelcol]) {
+    await ok(`/collectors/${c.id}/sources`, "POST", { sourceId: syslog.id, configOverrides: {} });
+    await ok(`/collectors/${c.id}/destinations`, "POST", { destinationId: destination.id, configOverrides: {}, tags: {} });
+  }
 
   const res = await server.api("/routes", { method: "POST", json: { collectorId: alloy.id, sourceId: syslog.id, pipelineId: byBody.id } });
   const error = ((await res.json()) as ErrorBody).error;
@@ -105,4 +108,13 @@ test("on an Alloy collector, a route whose filter reads a field Alloy delivers d
   await ok("/routes", "POST", { collectorId: alloy.id, sourceId: syslog.id, pipelineId: bySeverity.id });
   await ok("/routes", "POST", { collectorId: otelcol.id, sourceId: syslog.id, pipelineId: byBody.id });
   expect((await ok<{ items: RouteRecord[] }>(`/routes?collectorId=${alloy.id}`)).items.map((r) => r.pipelineId)).toEqual([bySeverity.id]);
+
+  // A collector that becomes an Alloy one keeps its routes; publishing is refused, naming the collector and the condition.
+  await ok(`/collectors/${otelcol.id}`, "PATCH", { managementMode: "rcfg-remotecfg" });
+  await ok("/commit", "POST", { message: "routes" });
+  const publish = await server.api("/publish", { method: "POST" });
+  const failed = ((await publish.json()) as ErrorBody).error;
+  expect({ status: publish.status, code: failed.code }).toEqual({ status: 409, code: "render_failed" });
+  const mine = failed.details.filter((d) => d.path === `collectors/${otelcol.id}` || d.path === `collectors/${alloy.id}`);
+  expect(mine).toEqual([{ path: `collectors/${otelcol.id}`, message: expect.stringContaining('otelcol-1: condition "IsMatch(body, \\"healthz\\")" reads body') }]);
 });
