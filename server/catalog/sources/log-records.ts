@@ -62,6 +62,12 @@ export const UPSTREAM: readonly Upstream[] = [
   },
   {
     repo: "open-telemetry/opentelemetry-collector-contrib",
+    path: "pkg/stanza/operator/helper/parser.go",
+    version: "read via code search, 2026-11",
+    fact: "NewParserConfig: parse_from body, parse_to attributes, no body field: a parser leaves the body as it was (the syslog line).",
+  },
+  {
+    repo: "open-telemetry/opentelemetry-collector-contrib",
     path: "pkg/stanza/adapter/converter.go",
     version: "read via code search, 2026-11",
     fact: "stanza severities map one-to-one to plog severity numbers (Info2 → SEVERITY_NUMBER_INFO2 = 10, Error3 → 19, Fatal → 21); a set SeverityText is kept.",
