@@ -94,7 +94,7 @@ export async function createApp(config: ServerConfig, store: Store, logger: Logg
     sources: new Components(configStore, "source"),
     destinations: new Components(configStore, "destination"),
     activations: new Activations(configStore, collectors),
-    pipelines: new Pipelines(configStore),
+    pipelines: new Pipelines(configStore, collectors),
     routes: new Routes(configStore, collectors),
     rollouts,
     presence,

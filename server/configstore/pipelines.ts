@@ -1,12 +1,16 @@
 /**
  * Pipelines: a named graph of sources, processors and destinations for one
- * signal. Saved to the working tree only when the graph validates.
+ * signal. Saved to the working tree only when the graph validates and every
+ * route using it still can run (on an Alloy collector, with the same
+ * behaviour as on the OpenTelemetry Collector: render/parity.ts).
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { ConflictError, NotFoundError } from "../errors.ts";
+import type { Collectors } from "../collectors/collectors.ts";
+import { ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
+import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore } from "./configstore.ts";
 import { paths, toYaml } from "./layout.ts";
-import type { PipelineRecord, Signal, TopologyInput } from "./records.ts";
+import type { PipelineRecord, RouteRecord, Signal, SourceRecord, TopologyInput } from "./records.ts";
 import { routeProblems } from "./routes.ts";
 import { topologyTag } from "./topology-tag.ts";
 import { validateTopology } from "./topology.ts";
@@ -18,7 +22,10 @@ export interface PipelineInput {
 }
 
 export class Pipelines {
-  constructor(private readonly config: ConfigStore) {}
+  constructor(
+    private readonly config: ConfigStore,
+    private readonly collectors: Collectors,
+  ) {}
 
   async list(): Promise<PipelineRecord[]> {
     return [...(await this.config.worktree()).pipelines.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -76,6 +83,7 @@ export class Pipelines {
     const problems = routes.flatMap((route) =>
       routeProblems(route, saved, snapshot).map((p) => ({ path: `routes/${route.id}`, message: p.message })),
     );
+    problems.push(...(await this.alloyProblems(routes, saved, snapshot.sources)));
     if (problems.length > 0) {
       throw new ConflictError(`This change would break routes that use the pipeline: ${problems[0]!.message}.`, "breaks_routes", problems);
     }
@@ -85,6 +93,26 @@ export class Pipelines {
       [auditEntry(who, action, "pipeline", pipeline.id, { name: saved.name, nodes: saved.topology.nodes.length, routes: routes.length })],
     );
     return saved;
+  }
+
+  /** Routes on Alloy collectors whose source the new graph would treat differently there; collectors are read only for sources with a problem. */
+  private async alloyProblems(routes: RouteRecord[], pipeline: PipelineRecord, sources: ReadonlyMap<string, SourceRecord>): Promise<ErrorDetail[]> {
+    const bySource = new Map<string, ErrorDetail[]>();
+    const problems: ErrorDetail[] = [];
+    for (const route of routes) {
+      const source = sources.get(route.sourceId);
+      if (!source) continue;
+      if (!bySource.has(source.id)) bySource.set(source.id, routeRuntimeRProblems(source, pipeline));
+      const found = bySource.get(source.id)!;
+      if (found.length === 0) continue;
+      const collector = await this.collectors.get(route.collectorId).catch((error: unknown) => {
+        if (error instanceof NotFoundError) return null;
+        throw error;
+      });
+      if (collector?.managementMode !== "rcfg-remotecfg") continue;
+      problems.push(...found.map((p) => ({ path: `routes/${route.id}`, message: `on Alloy collector ${collector.name}, ${p.message}` })));
+    }
+    return problems;
   }
 
   async delete(who: Actor, id: string): Promise<void> {

@@ -109,6 +109,15 @@ test("on an Alloy collector, a route whose filter reads a field Alloy delivers d
   await ok("/routes", "POST", { collectorId: otelcol.id, sourceId: syslog.id, pipelineId: byBody.id });
   expect((await ok<{ items: RouteRecord[] }>(`/routes?collectorId=${alloy.id}`)).items.map((r) => r.pipelineId)).toEqual([bySeverity.id]);
 
+  // Changing the pipeline under an Alloy route to read the body is refused as breaking that route.
+  const kept = (await ok<{ items: RouteRecord[] }>(`/routes?collectorId=${alloy.id}`)).items[0]!;
+  const graph = await ok<{ nodes: { id: string; processor?: unknown }[] }>(`/pipelines/${bySeverity.id}/topology`);
+  graph.nodes.find((n) => n.id === "f")!.processor = { type: "filter", config: { logs: { log_record: ['IsMatch(body, "disk")'] } } };
+  const edit = await server.api(`/pipelines/${bySeverity.id}/topology`, { method: "PUT", json: graph });
+  const broken = ((await edit.json()) as ErrorBody).error;
+  expect({ status: edit.status, code: broken.code, paths: broken.details.map((d) => d.path) }).toEqual({ status: 409, code: "breaks_routes", paths: [`routes/${kept.id}`] });
+  expect(broken.details[0]!.message).toStartWith('on Alloy collector alloy-1, pipeline "by severity" at topology.nodes[f].processor.config.logs.log_record[0]: condition');
+
   // A collector that becomes an Alloy one keeps its routes; publishing is refused, naming the collector and the condition.
   await ok(`/collectors/${otelcol.id}`, "PATCH", { managementMode: "rcfg-remotecfg" });
   await ok("/commit", "POST", { message: "routes" });
