@@ -199,6 +199,33 @@ describe("routes per source type: the same decisions, or refused on Runtime R", 
   });
 });
 
+describe("what a processor reads", () => {
+  const at = (type: string, config: Record<string, unknown>) => [{ type, config, path: "p" }];
+
+  test("a condition reading a differing field twice is named once; conditions on shared fields pass", () => {
+    const filter = { logs: { log_record: ['IsMatch(body, "a") or body == "b"', 'attributes["hostname"] == "h"', 'attributes["facility"] == 3'] } };
+    expect(runtimeRProblems("syslog", at("filter", filter)).map((p) => p.path)).toEqual(["p.logs.log_record[0]", "p.logs.log_record[2]"]);
+    expect(runtimeRProblems("filelog", at("filter", filter))).toEqual([]);
+    expect(runtimeRProblems("otlp", at("filter", filter))).toEqual([]);
+  });
+
+  test("attribute actions read their key; resource actions the resource, alike on both runtimes for every log source", () => {
+    const actions = [
+      { key: "source", action: "upsert", value: "net" },
+      { key: "priority", action: "delete" },
+    ];
+    expect(runtimeRProblems("syslog", at("attributes", { actions }))).toEqual([
+      {
+        path: "p.actions[1].key",
+        message: expect.stringContaining('the delete action on "priority" reads attributes["priority"], and a syslog record\'s attributes are'),
+      },
+    ]);
+    expect(runtimeRProblems("journald", at("attributes", { actions }))).toEqual([]);
+    expect(runtimeRProblems("syslog", at("resource", { attributes: actions }))).toEqual([]);
+    expect(runtimeRProblems("syslog", at("batch", {}))).toEqual([]);
+  });
+});
+
 // ---- The table itself ------------------------------------------------------------------------
 
 function attributeMap(list: KeyValue[] | undefined): Map<string, AnyValue | undefined> {

@@ -46,11 +46,11 @@ const PART_OF_FIELD: Readonly<Record<string, RecordPart>> = {
 };
 
 const PART_NOUN: Readonly<Record<RecordPart, string>> = {
-  body: "body",
-  severity: "severity",
-  attributes: "attributes",
-  resource: "resource attributes",
-  scope: "instrumentation scope",
+  body: "body is",
+  severity: "severity is",
+  attributes: "attributes are",
+  resource: "resource attributes are",
+  scope: "instrumentation scope is",
 };
 
 function stringList(value: unknown): string[] {
@@ -94,23 +94,30 @@ export function runtimeDifference(sourceType: string, read: FieldRead): string |
   const shape = LOG_RECORD_SHAPES[sourceType as LogSourceType][part];
   const differs = shape.differs === true || (Array.isArray(shape.differs) && (read.key === undefined || shape.differs.includes(read.key)));
   if (!differs) return undefined;
-  const noun = PART_NOUN[part];
-  return `a ${sourceType} record's ${noun} ${noun.endsWith("s") ? "are" : "is"} ${shape.otelcol} on Runtime O (OpenTelemetry Collector) but ${shape.alloy} on Runtime R (Alloy)`;
+  return `a ${sourceType} record's ${PART_NOUN[part]} ${shape.otelcol} on Runtime O (OpenTelemetry Collector) but ${shape.alloy} on Runtime R (Alloy)`;
 }
 
-/** Every read of these processors whose value differs on Runtime R for records of this source type. */
+/** Problems named once per path: the first differing read of each condition or action. */
+function oncePerPath(problems: ErrorDetail[]): ErrorDetail[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => !seen.has(p.path) && seen.add(p.path));
+}
+
+/** Every condition or action of these processors that reads a value differing on Runtime R for records of this source type. */
 export function runtimeRProblems(sourceType: string, processors: readonly ConfiguredProcessor[]): ErrorDetail[] {
-  return processors.flatMap((p) =>
-    readsOf(p).flatMap(({ read, path, what }) => {
-      const why = runtimeDifference(sourceType, read);
-      if (why === undefined) return [];
-      return [
-        {
-          path,
-          message: `${what} reads ${read.text}, and ${why}, so it would act on other records on an Alloy collector; read a field both runtimes share, or run this source on a Runtime O collector`,
-        },
-      ];
-    }),
+  return oncePerPath(
+    processors.flatMap((p) =>
+      readsOf(p).flatMap(({ read, path, what }) => {
+        const why = runtimeDifference(sourceType, read);
+        if (why === undefined) return [];
+        return [
+          {
+            path,
+            message: `${what} reads ${read.text}, and ${why}, so it would act on other records on an Alloy collector; read a field both runtimes share, or run this source on a Runtime O collector`,
+          },
+        ];
+      }),
+    ),
   );
 }
 
@@ -127,8 +134,8 @@ export function assertRuntimeRParity(plan: Plan): void {
       })),
     ),
   );
-  const seen = new Set<string>();
-  const unique = problems.filter((p) => !seen.has(p.path) && seen.add(p.path));
+  // A pipeline routed from two sources of one type names its conditions once.
+  const unique = oncePerPath(problems);
   if (unique.length > 0) {
     throw new ValidationError(`The configuration cannot be rendered for Alloy: ${unique[0]!.path}: ${unique[0]!.message}.`, unique);
   }
