@@ -18,6 +18,7 @@ import { block } from "./alloy-syntax.ts";
 import { renderAlloy } from "./alloy.ts";
 import { renderOtelcol } from "./otelcol.ts";
 import { runtimeRProblems } from "./parity.ts";
+import { renderPipelinePreview } from "./preview.ts";
 import { planCollector, planPreview, type Flow, type Plan } from "./plan.ts";
 import { loadCase, TESTDATA } from "./testdata/load.ts";
 import { alloyRecord, eventsFor, otelcolRecord, SAMPLE_EVENTS } from "./testdata/records.ts";
@@ -197,6 +198,15 @@ describe("routes per source type: the same decisions, or refused on Runtime R", 
       },
     ]);
   });
+});
+
+test("the Alloy preview of a pipeline whose syslog source node meets a body filter is refused; the otelcol preview renders", () => {
+  const input = collectorWith("syslog", SOURCE_CONFIGS.syslog[0]!, ['IsMatch(body, "healthz")']);
+  const pipeline = input.pipelines.get("p")!;
+  const withRef = { ...pipeline, topology: { ...pipeline.topology, nodes: pipeline.topology.nodes.map((n) => (n.id === "in" ? { ...n, ref: "src" } : n)) } };
+  expect(renderPipelinePreview(withRef, input.sources, input.destinations, "otelcol")).toContain("healthz");
+  const error = refusal(() => renderPipelinePreview(withRef, input.sources, input.destinations, "alloy"));
+  expect(error.details.map((d) => d.path)).toEqual(["pipelines[p].topology.nodes[f].processor.config.logs.log_record[0]"]);
 });
 
 describe("what a processor reads", () => {
