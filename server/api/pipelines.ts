@@ -4,6 +4,7 @@ import type { App } from "../app.ts";
 import { processorChain, validateTopology } from "../configstore/topology.ts";
 import { route, type Route } from "../http/route.ts";
 import { dryRun } from "../ottl/dryrun.ts";
+import { chainRuntimeParity, logSourceTypesFeeding } from "../render/parity.ts";
 import { renderPipelinePreview } from "../render/preview.ts";
 import { ConfigObject, Pipeline, PipelineBody, Topology } from "./config-schemas.ts";
 
@@ -36,6 +37,17 @@ const DryRunResult = Type.Object({
       out: Type.Integer({ description: "Records it passed on." }),
       error: Type.Optional(Type.String({ description: "Why the step dropped the whole batch (a filter with error_mode propagate)." })),
     }),
+  ),
+  runtimes: Type.Array(
+    Type.Object({
+      sourceType: Type.String(),
+      holds: Type.Boolean({ description: "The result holds on Runtime R (Alloy) as on Runtime O for records of this source type." }),
+      problems: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
+    }),
+    {
+      description:
+        "Per log source type that may feed the pipeline: whether the chain reads only fields both runtimes deliver alike for it. Where holds is false, the problems say what differs, and a route of that source type through this chain is refused on Alloy collectors.",
+    },
   ),
 });
 
@@ -140,7 +152,8 @@ export function pipelineRoutes(app: App): Route[] {
       path: "/pipelines/{id}/dry-run",
       scope: "config:read",
       tag: "pipelines",
-      summary: "Run OTLP JSON logs through the pipeline's processor chain (or the given one) and return what survives.",
+      summary:
+        "Run OTLP JSON logs through the pipeline's processor chain (or the given one) and return what survives, with whether that result holds on both runtimes for each log source type that may feed the pipeline.",
       body: DryRunBody,
       response: DryRunResult,
       maxBodyBytes: DRY_RUN_LIMIT,
@@ -149,7 +162,14 @@ export function pipelineRoutes(app: App): Route[] {
         const chain = body.processors
           ? body.processors.map((p, i) => ({ nodeId: p.id ?? `step-${i + 1}`, type: p.type, config: p.config ?? {} }))
           : processorChain(pipeline.topology);
-        return dryRun(body.input, chain);
+        const result = dryRun(body.input, chain);
+        const types = logSourceTypesFeeding(pipeline, (await app.configStore.worktree()).sources);
+        const configured = chain.map((p, i) => ({
+          type: p.type,
+          config: p.config,
+          path: body.processors ? `processors[${i}].config` : `topology.nodes[${p.nodeId}].processor.config`,
+        }));
+        return { ...result, runtimes: chainRuntimeParity(types, configured) };
       },
     }),
   ];

@@ -40,13 +40,14 @@ function example(kind: "source" | "destination" | "processor", type: string): Re
 }
 
 describe("every type has a valid example and renders in both runtimes", () => {
-  test("sources: a receiver, and an Alloy chain ending in an otelcol receiver with the output", () => {
+  test("sources: a receiver, and an Alloy chain through an otelcol receiver, ending in the otelcol component with the output", () => {
     const receivers: Record<string, string> = {};
     for (const t of SOURCE_TYPES) {
       const config = example("source", t.type);
       receivers[t.type] = t.otelcol(config).type;
       const chain = t.alloy(config, "x", OUTPUT);
-      expect(chain.at(-1)!.name).toStartWith("otelcol.receiver.");
+      expect(chain.some((b) => b.name.startsWith("otelcol.receiver."))).toBe(true);
+      expect(chain.at(-1)!.name).toStartWith("otelcol.");
       expect(chain.at(-1)!.body).toContain(OUTPUT);
       expect(chain.every((b) => b.label === "x")).toBe(true);
     }
@@ -107,16 +108,16 @@ describe("runtime specifics", () => {
     expect(t.otelcol(config).config).toEqual({ include: ["/a/*.log"], exclude: ["/a/x.log", "/a/*.gz"], start_at: "end" });
   });
 
-  test("journald: units are kept by an anchored relabel regex, .service assumed as journalctl does", () => {
+  test("journald: units are kept by an anchored relabel regex, .service assumed as journalctl does; priorities 0..6 as otelcol reads", () => {
     const t = findType("source", "journald")!;
     const config = validateComponentConfig("source", "journald", { units: ["sshd", "getty@tty1.service", "docker.socket"] });
     const chain = t.alloy(config, "j", OUTPUT);
-    expect(names(chain)).toEqual(["loki.relabel.j", "loki.source.journal.j", "otelcol.receiver.loki.j"]);
+    const shaped = ["loki.relabel.j", "loki.source.journal.j", "otelcol.receiver.loki.j", "otelcol.processor.transform.j"];
+    expect(names(chain)).toEqual(shaped);
     expect(encodeAlloy(chain)).toContain(String.raw`regex         = "sshd\\.service|getty@tty1\\.service|docker\\.socket"`);
-    expect(names(t.alloy(validateComponentConfig("source", "journald", {}), "j", OUTPUT))).toEqual([
-      "loki.source.journal.j",
-      "otelcol.receiver.loki.j",
-    ]);
+    const all = encodeAlloy(t.alloy(validateComponentConfig("source", "journald", {}), "j", OUTPUT));
+    expect(all).not.toContain("__journal__systemd_unit");
+    expect(all).toContain('source_labels = ["__journal_priority"]\n\t\tregex         = "[0-6]"');
   });
 
   test("hostmetrics: scrapers map to node_exporter collectors in Runtime R", () => {

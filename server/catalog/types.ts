@@ -57,8 +57,10 @@ export interface SourceType<S extends TObject = TObject> extends TypeBase<S> {
   /** The receiver. */
   otelcol(config: Static<S>): OtelcolComponent;
   /**
-   * The blocks that read this source, ending in an otelcol receiver that
-   * carries `output`, the block the renderer wires to the pipeline.
+   * The blocks that read this source, through an otelcol receiver, ending in
+   * the otelcol component (the receiver, or a transform that shapes records
+   * as Runtime O's receiver does) that carries `output`, the block the
+   * renderer wires to the pipeline.
    */
   alloy(config: Static<S>, label: string, output: AlloyBlock): AlloyBlock[];
 }

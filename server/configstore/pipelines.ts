@@ -1,11 +1,14 @@
 /**
  * Pipelines: a named graph of sources, processors and destinations for one
- * signal. Saved to the working tree only when the graph validates.
+ * signal. Saved to the working tree only when the graph validates and every
+ * route using it still can run (on an Alloy collector, with the same
+ * behaviour as on the OpenTelemetry Collector: render/parity.ts).
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF } from "../collectors/runtime.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
+import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore } from "./configstore.ts";
 import { paths, toYaml } from "./layout.ts";
 import type { PipelineRecord, Signal, TopologyInput } from "./records.ts";
@@ -78,18 +81,26 @@ export class Pipelines {
     const snapshot = await this.config.worktree();
     const saved: PipelineRecord = { ...pipeline, topology: validateTopology(pipeline.topology, pipeline.signal, snapshot) };
     const routes = [...snapshot.routes.values()].filter((r) => r.pipelineId === pipeline.id);
-    const runtimes = new Map(
+    const collectors = new Map(
       await Promise.all(
         [...new Set(routes.map((r) => r.collectorId))].map(async (id) => {
           // A route of a deleted collector renders nowhere: no runtime to hold it to.
           const collector = await this.collectors.get(id).catch((error) => (error instanceof NotFoundError ? undefined : Promise.reject(error)));
-          return [id, collector ? RUNTIME_OF[collector.managementMode] : undefined] as const;
+          return [id, collector && { name: collector.name, runtime: RUNTIME_OF[collector.managementMode] }] as const;
         }),
       ),
     );
-    const problems = routes.flatMap((route) =>
-      routeProblems(route, saved, snapshot, runtimes.get(route.collectorId)).map((p) => ({ path: `routes/${route.id}`, message: p.message })),
-    );
+    const problems = routes.flatMap((route) => {
+      const collector = collectors.get(route.collectorId);
+      const source = snapshot.sources.get(route.sourceId);
+      return [
+        ...routeProblems(route, saved, snapshot, collector?.runtime),
+        // Alloy must see what the OpenTelemetry Collector sees for this source (render/parity.ts).
+        ...(collector?.runtime === "alloy" && source
+          ? routeRuntimeRProblems(source, saved).map((p) => ({ ...p, message: `on Alloy collector ${collector.name}, ${p.message}` }))
+          : []),
+      ].map((p) => ({ path: `routes/${route.id}`, message: p.message }));
+    });
     if (problems.length > 0) {
       throw new ConflictError(`This change would break routes that use the pipeline: ${problems[0]!.message}.`, "breaks_routes", problems);
     }

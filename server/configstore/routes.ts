@@ -1,13 +1,16 @@
 /**
  * Routes attach a pipeline to one source active on one collector. What a
  * collector runs is exactly its routes; a route is refused unless the source
- * is active there and the pipeline can take it.
+ * is active there and the pipeline can take it, and, on an Alloy collector,
+ * unless its processors read only fields Alloy delivers as the OpenTelemetry
+ * Collector does for that source (render/parity.ts).
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { findType, runtimeProblem, type Runtime } from "../catalog/index.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF } from "../collectors/runtime.ts";
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from "../errors.ts";
+import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
 import type { PipelineRecord, RouteRecord } from "./records.ts";
@@ -103,10 +106,13 @@ export class Routes {
   private async check(input: RouteInput, self?: string): Promise<void> {
     const collector = await this.collectors.get(input.collectorId);
     const snapshot = await this.config.worktree();
-    if (!snapshot.sources.has(input.sourceId)) throw new NotFoundError("Source", input.sourceId);
+    const source = snapshot.sources.get(input.sourceId);
+    if (!source) throw new NotFoundError("Source", input.sourceId);
     const pipeline = snapshot.pipelines.get(input.pipelineId);
     if (!pipeline) throw new NotFoundError("Pipeline", input.pipelineId);
-    const problems = routeProblems(input, pipeline, snapshot, RUNTIME_OF[collector.managementMode]);
+    const runtime = RUNTIME_OF[collector.managementMode];
+    const problems = routeProblems(input, pipeline, snapshot, runtime);
+    if (runtime === "alloy") problems.push(...routeRuntimeRProblems(source, pipeline));
     if (problems.length > 0) throw new ValidationError(`The route cannot run: ${problems[0]!.message}.`, problems);
     const duplicate = [...snapshot.routes.values()].find(
       (r) => r.id !== self && r.collectorId === input.collectorId && r.sourceId === input.sourceId && r.pipelineId === input.pipelineId,

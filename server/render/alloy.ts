@@ -8,6 +8,7 @@
 import type { CollectorConfigInput, Signal } from "../configstore/records.ts";
 import { SIGNALS } from "../configstore/records.ts";
 import { attr, block, encodeAlloy, ref, withComments, type AlloyBlock, type AlloyRef } from "./alloy-syntax.ts";
+import { assertRuntimeRParity } from "./parity.ts";
 import { planCollector, type Plan, type Target } from "./plan.ts";
 
 /** The collector's full configuration; a destination Alloy cannot run is refused by the plan. */
@@ -31,9 +32,11 @@ export interface AlloyDocument {
 /**
  * A destination without a Runtime R form (only a preview's stand-in reaches
  * here) gets no block: what would feed it is left unwired, and its comments
- * move to the header.
+ * move to the header. Throws ValidationError when a flow's processors read a
+ * field Alloy delivers differently for its source (parity.ts).
  */
 export function alloyDocument(plan: Plan, header: readonly string[]): AlloyDocument {
+  assertRuntimeRParity(plan);
   const inputs = new Map<string, AlloyRef>();
   const unwired: string[] = [];
   for (const d of plan.destinations) {

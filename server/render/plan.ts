@@ -48,12 +48,16 @@ export interface Target {
 }
 
 export interface PlannedProcessor extends Planned<ProcessorType> {
+  /** The pipeline node it instantiates. */
+  nodeId: string;
   next: Target[];
 }
 
 export interface Flow {
   name: string;
   signal: Signal;
+  /** The pipeline the flow instantiates. */
+  pipelineId: string;
   /** Name of the source that feeds the flow. */
   source: string;
   /** Where the source's data goes first. */
@@ -162,12 +166,12 @@ function buildFlow(spec: FlowSpec, processorNames: NameTable): Flow {
     if (misfit) fail(misfit.path, misfit.message);
     const next = unique(targetsOf(id));
     if (next.length === 0) fail(`${at}.nodes[${id}]`, `processor node '${id}' leads to no destination`);
-    return { name: names.get(id)!, type, config, comments: [], next };
+    return { name: names.get(id)!, nodeId: id, type, config, comments: [], next };
   });
 
   const entry = unique(starts.flatMap((start) => targetsOf(start.id)));
   if (entry.length === 0) fail(`${at}.nodes[${starts[0]!.id}]`, `source node '${starts[0]!.id}' leads nowhere`);
-  return { name: spec.name, signal: pipeline.signal, source: spec.source, entry, processors };
+  return { name: spec.name, signal: pipeline.signal, pipelineId: pipeline.id, source: spec.source, entry, processors };
 }
 
 /** Targets in first-seen order, each once: two edges to the same place carry the data once. */

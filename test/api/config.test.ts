@@ -215,6 +215,29 @@ describe("dry-run", () => {
     expect(result.steps).toEqual([{ nodeId: "health", type: "filter", in: 5, out: 2 }]);
   });
 
+  test("the result says whether it holds on both runtimes for each source type that may feed the pipeline", async () => {
+    const destination = await ok<{ id: string }>("/destinations", "POST", { name: "dry-gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } });
+    const syslog = await ok<{ id: string }>("/sources", "POST", { name: "dry-syslog", type: "syslog", config: {} });
+    const severity = { id: "sev", processor: { type: "filter", config: { logs: { log_record: ["severity_number < SEVERITY_NUMBER_WARN"] } } } };
+    const topology = linear(destination.id, [severity]);
+    topology.nodes[0] = { id: "in", kind: "source", ref: syslog.id } as (typeof topology.nodes)[number];
+    const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "dry-runtimes", signal: "logs", topology });
+    const records = [{ severityNumber: 13, body: { stringValue: "<12>1 - h a - - - disk low" } }, { severityNumber: 9, body: { stringValue: "<14>1 - h a - - - ok" } }];
+
+    const own = await ok<{ steps: unknown[]; runtimes: unknown[] }>(`/pipelines/${pipeline.id}/dry-run`, "POST", { input: input(records) });
+    expect(own.steps).toEqual([{ nodeId: "sev", type: "filter", in: 2, out: 1 }]);
+    expect(own.runtimes).toEqual([{ sourceType: "syslog", holds: true, problems: [] }]);
+
+    const body = { type: "filter", config: { logs: { log_record: ['IsMatch(body, "disk")'] } } };
+    const other = await ok<{ runtimes: { sourceType: string; holds: boolean; problems: { path: string; message: string }[] }[] }>(
+      `/pipelines/${pipeline.id}/dry-run`,
+      "POST",
+      { input: input(records), processors: [body] },
+    );
+    expect(other.runtimes.map((r) => [r.sourceType, r.holds, r.problems.map((p) => p.path)])).toEqual([["syslog", false, ["processors[0].config.logs.log_record[0]"]]]);
+    expect(other.runtimes[0]!.problems[0]!.message).toContain("the message part only on Runtime R (Alloy)");
+  });
+
   test("malformed input names the JSON path; over 10 MiB is 413", async () => {
     const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "dry-bad", signal: "logs" });
     const error = await refused(

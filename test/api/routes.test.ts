@@ -120,3 +120,60 @@ test("a Runtime R (Alloy) collector refuses the debug destination, at activation
   const res = await server.api(`/collectors/${otelcol.id}/destinations`, { method: "POST", json: { destinationId: debug.id, configOverrides: {} } });
   expect(res.status).toBe(201);
 });
+
+test("on an Alloy collector, a route whose filter reads a field Alloy delivers differently for its source is refused", async () => {
+  const destination = await ok<{ id: string }>("/destinations", "POST", { name: "gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } });
+  const syslog = await ok<{ id: string }>("/sources", "POST", { name: "net", type: "syslog", config: {} });
+  const pipelineWith = (name: string, condition: string) =>
+    ok<{ id: string }>("/pipelines", "POST", {
+      name,
+      signal: "logs",
+      topology: {
+        nodes: [
+          { id: "in", kind: "source" },
+          { id: "f", kind: "processor", processor: { type: "filter", config: { logs: { log_record: [condition] } } } },
+          { id: "out", kind: "destination", ref: destination.id },
+        ],
+        edges: [
+          { id: "e1", source: "in", target: "f" },
+          { id: "e2", source: "f", target: "out" },
+        ],
+      },
+    });
+  const byBody = await pipelineWith("by body", 'IsMatch(body, "healthz")');
+  const bySeverity = await pipelineWith("by severity", "severity_number < SEVERITY_NUMBER_WARN");
+  const alloy = await ok<{ id: string }>("/collectors", "POST", { name: "alloy-1", managementMode: "rcfg-remotecfg" });
+  const otelcol = await ok<{ id: string }>("/collectors", "POST", { name: "otelcol-1" });
+  for (const c of [alloy, otelcol]) {
+    await ok(`/collectors/${c.id}/sources`, "POST", { sourceId: syslog.id, configOverrides: {} });
+    await ok(`/collectors/${c.id}/destinations`, "POST", { destinationId: destination.id, configOverrides: {}, tags: {} });
+  }
+
+  const res = await server.api("/routes", { method: "POST", json: { collectorId: alloy.id, sourceId: syslog.id, pipelineId: byBody.id } });
+  const error = ((await res.json()) as ErrorBody).error;
+  expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({ status: 400, code: "validation_failed", paths: ["pipelineId"] });
+  expect(error.details[0]!.message).toContain('pipeline "by body" at topology.nodes[f].processor.config.logs.log_record[0]: condition "IsMatch(body, \\"healthz\\")" reads body');
+  expect(error.details[0]!.message).toContain("on Runtime R (Alloy)");
+
+  await ok("/routes", "POST", { collectorId: alloy.id, sourceId: syslog.id, pipelineId: bySeverity.id });
+  await ok("/routes", "POST", { collectorId: otelcol.id, sourceId: syslog.id, pipelineId: byBody.id });
+  expect((await ok<{ items: RouteRecord[] }>(`/routes?collectorId=${alloy.id}`)).items.map((r) => r.pipelineId)).toEqual([bySeverity.id]);
+
+  // Changing the pipeline under an Alloy route to read the body is refused as breaking that route.
+  const kept = (await ok<{ items: RouteRecord[] }>(`/routes?collectorId=${alloy.id}`)).items[0]!;
+  const graph = await ok<{ nodes: { id: string; processor?: unknown }[] }>(`/pipelines/${bySeverity.id}/topology`);
+  graph.nodes.find((n) => n.id === "f")!.processor = { type: "filter", config: { logs: { log_record: ['IsMatch(body, "disk")'] } } };
+  const edit = await server.api(`/pipelines/${bySeverity.id}/topology`, { method: "PUT", json: graph });
+  const broken = ((await edit.json()) as ErrorBody).error;
+  expect({ status: edit.status, code: broken.code, paths: broken.details.map((d) => d.path) }).toEqual({ status: 409, code: "breaks_routes", paths: [`routes/${kept.id}`] });
+  expect(broken.details[0]!.message).toStartWith('on Alloy collector alloy-1, pipeline "by severity" at topology.nodes[f].processor.config.logs.log_record[0]: condition');
+
+  // A collector that becomes an Alloy one keeps its routes; publishing is refused, naming the collector and the condition.
+  await ok(`/collectors/${otelcol.id}`, "PATCH", { managementMode: "rcfg-remotecfg" });
+  await ok("/commit", "POST", { message: "routes" });
+  const publish = await server.api("/publish", { method: "POST" });
+  const failed = ((await publish.json()) as ErrorBody).error;
+  expect({ status: publish.status, code: failed.code }).toEqual({ status: 409, code: "render_failed" });
+  const mine = failed.details.filter((d) => d.path === `collectors/${otelcol.id}` || d.path === `collectors/${alloy.id}`);
+  expect(mine).toEqual([{ path: `collectors/${otelcol.id}`, message: expect.stringContaining('otelcol-1: condition "IsMatch(body, \\"healthz\\")" reads body') }]);
+});

@@ -172,6 +172,10 @@ test("the dry-run of the mixed sample keeps only the non-health records", async 
     "GET /api/live-stream HTTP/1.1 200",
   ]);
   await page.getByText("4 records survive 1 step.").waitFor();
+  // The source node is the "app logs" files: the filter reads body and attributes, which files deliver alike on both runtimes.
+  const runtimes = page.getByRole("note", { name: "Runtimes" });
+  await runtimes.getByText("Holds on OpenTelemetry Collector and Alloy collectors alike for filelog sources.").waitFor();
+  expect(await runtimes.getByText(/^Not on Alloy collectors/).count()).toBe(0);
 }, SLOW);
 
 test("the preview renders the filter for both runtimes", async () => {

@@ -2,10 +2,13 @@
  * Log files matched by globs. Runtime R reads them with the generally
  * available `local.file_match` + `loki.source.file` chain into
  * `otelcol.receiver.loki`; its `otelcol.receiver.filelog` is public preview
- * and would not load on a collector run at the default stability level.
+ * and would not load on a collector run at the default stability level. The
+ * shaping transform trims the line and leaves only `log.file.name`, as the
+ * filelog receiver's defaults do, so records match (log-records.ts).
  */
 import { Type } from "@sinclair/typebox";
 import { attr, block, ref } from "../../render/alloy-syntax.ts";
+import { lokiToOtelcol } from "./loki-chain.ts";
 import { Closed, StringEnum } from "../schemas.ts";
 import { defineSource } from "../types.ts";
 
@@ -51,7 +54,7 @@ export const filelogSource = defineSource({
         attr("forward_to", [ref(`otelcol.receiver.loki.${label}.receiver`)]),
         attr("tail_from_end", config.start_at === "end"),
       ]),
-      block("otelcol.receiver.loki", label, [output]),
+      ...lokiToOtelcol("filelog", label, output),
     ];
   },
 });

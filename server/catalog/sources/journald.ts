@@ -1,10 +1,16 @@
 /**
  * The systemd journal. Runtime R has no otelcol journald receiver: it reads
- * with `loki.source.journal` (units kept by a `loki.relabel` rule on
- * `_SYSTEMD_UNIT`) into `otelcol.receiver.loki`.
+ * with `loki.source.journal` into `otelcol.receiver.loki`. A `loki.relabel`
+ * keeps the units (on `_SYSTEMD_UNIT`) and, as otelcol's default
+ * `--priority info` does, priorities 0..6; the shaping transform removes the
+ * labels otelcol has no attribute for. The body still differs: the MESSAGE
+ * text on Runtime R, a map of every journal field on Runtime O
+ * (log-records.ts).
  */
 import { Type } from "@sinclair/typebox";
-import { attr, block, ref, type AlloyBlock } from "../../render/alloy-syntax.ts";
+import { attr, block, ref } from "../../render/alloy-syntax.ts";
+import { JOURNAL_PRIORITY_KEEP } from "./log-records.ts";
+import { lokiToOtelcol } from "./loki-chain.ts";
 import { Closed } from "../schemas.ts";
 import { defineSource } from "../types.ts";
 
@@ -40,28 +46,21 @@ export const journaldSource = defineSource({
     };
   },
   alloy(config, label, output) {
-    const blocks: AlloyBlock[] = [];
-    if (config.units.length > 0) {
-      blocks.push(
-        block("loki.relabel", label, [
-          attr("forward_to", []),
-          block("rule", undefined, [
-            attr("source_labels", ["__journal__systemd_unit"]),
-            attr("regex", unitRegex(config.units)),
-            attr("action", "keep"),
-          ]),
-        ]),
-      );
-    }
-    blocks.push(
+    const keep = (source: string, regex: string) =>
+      block("rule", undefined, [attr("source_labels", [source]), attr("regex", regex), attr("action", "keep")]);
+    return [
+      block("loki.relabel", label, [
+        attr("forward_to", []),
+        config.units.length > 0 && keep("__journal__systemd_unit", unitRegex(config.units)),
+        keep("__journal_priority", JOURNAL_PRIORITY_KEEP),
+      ]),
       block("loki.source.journal", label, [
         attr("forward_to", [ref(`otelcol.receiver.loki.${label}.receiver`)]),
-        config.units.length > 0 && attr("relabel_rules", ref(`loki.relabel.${label}.rules`)),
+        attr("relabel_rules", ref(`loki.relabel.${label}.rules`)),
         config.directory !== undefined && attr("path", config.directory),
       ]),
-      block("otelcol.receiver.loki", label, [output]),
-    );
-    return blocks;
+      ...lokiToOtelcol("journald", label, output),
+    ];
   },
 });
 

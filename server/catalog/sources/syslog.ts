@@ -2,9 +2,14 @@
  * Syslog over TCP or UDP. Runtime R listens with the generally available
  * `loki.source.syslog` into `otelcol.receiver.loki`; its
  * `otelcol.receiver.syslog` is public preview and would not load on a
- * collector run at the default stability level.
+ * collector run at the default stability level. A `loki.relabel` keeps the
+ * severity, hostname, app name, proc id and msg id labels, and the shaping
+ * transform sets severity and attributes as otelcol's syslog parser does;
+ * the body (the message part only) and the priority, facility, version and
+ * structured-data attributes still differ (log-records.ts).
  */
 import { attr, block, ref } from "../../render/alloy-syntax.ts";
+import { lokiToOtelcol, syslogRelabelRules } from "./loki-chain.ts";
 import { Closed, ListenAddress, StringEnum } from "../schemas.ts";
 import { defineSource } from "../types.ts";
 
@@ -27,6 +32,7 @@ export const syslogSource = defineSource({
   },
   alloy(config, label, output) {
     return [
+      block("loki.relabel", label, [attr("forward_to", []), ...syslogRelabelRules()]),
       block("loki.source.syslog", label, [
         block("listener", undefined, [
           attr("address", config.listen_address),
@@ -34,8 +40,9 @@ export const syslogSource = defineSource({
           attr("syslog_format", config.protocol),
         ]),
         attr("forward_to", [ref(`otelcol.receiver.loki.${label}.receiver`)]),
+        attr("relabel_rules", ref(`loki.relabel.${label}.rules`)),
       ]),
-      block("otelcol.receiver.loki", label, [output]),
+      ...lokiToOtelcol("syslog", label, output),
     ];
   },
 });

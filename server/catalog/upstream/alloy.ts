@@ -127,6 +127,7 @@ export const ALLOY_COMPONENTS: Readonly<Record<string, AlloyComponent>> = {
       // ListenerConfig.Validate: protocol tcp or udp; syslog_format per loki/source/syslog/config/config.go.
       listener: blocks({ address: attr("string"), protocol: attr({ oneOf: ["tcp", "udp"] }), syslog_format: attr({ oneOf: ["rfc5424", "rfc3164", "raw"] }) }),
       forward_to: attr(receivers),
+      relabel_rules: attr("capsule"),
     },
   },
   "loki.relabel": {
@@ -134,8 +135,10 @@ export const ALLOY_COMPONENTS: Readonly<Record<string, AlloyComponent>> = {
     source: at("internal/component/loki/relabel/relabel.go"),
     arguments: {
       forward_to: attr(receivers),
-      // alloy_relabel.Config, internal/component/common/relabel/relabel.go
-      rule: blocks({ source_labels: attr(strings), regex: attr("string"), action: attr("string") }),
+      // alloy_relabel.Config, internal/component/common/relabel/relabel.go; its Validate() wants a replace
+      // rule's target_label to be a Prometheus label name, which the constant names in
+      // sources/log-records.ts (SYSLOG_LABELS) are.
+      rule: blocks({ source_labels: attr(strings), regex: attr("string"), action: attr("string"), target_label: attr("string") }),
     },
   },
   "local.file_match": {

@@ -2,7 +2,8 @@
  * Dry-run: OTLP JSON logs (pasted, or the built-in mixed sample) through
  * the draft's processor chain on the server (POST /pipelines/{id}/dry-run
  * with the chain as shown, so unsaved edits are tried before saving). Shows
- * records in and out per step and the Final Output: the records that survive.
+ * records in and out per step, the Final Output (the records that survive),
+ * and for which source types that result holds on Alloy collectors as well.
  */
 import { useState, type FormEvent } from "react";
 import { api, ApiError } from "../api.ts";
@@ -106,6 +107,7 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
               </tr>
             ))}
           </ListTable>
+          <RuntimeNote runtimes={result.runtimes} />
           <section className="final-output" role="region" aria-labelledby="final-output-title">
             <h3 id="final-output-title">Final output</h3>
             {records.length === 0 ? (
@@ -129,5 +131,22 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
         </>
       )}
     </section>
+  );
+}
+
+/** Whether the result holds on both runtimes, per source type that may feed the pipeline; what differs where it does not. */
+function RuntimeNote({ runtimes }: { runtimes: DryRunResult["runtimes"] }) {
+  if (runtimes.length === 0) return null;
+  const holding = runtimes.filter((r) => r.holds).map((r) => r.sourceType);
+  const differing = runtimes.filter((r) => !r.holds);
+  return (
+    <div className="runtime-parity" role="note" aria-label="Runtimes">
+      {holding.length > 0 && <p className="hint">Holds on OpenTelemetry Collector and Alloy collectors alike for {holding.join(", ")} sources.</p>}
+      {differing.map((r) => (
+        <p key={r.sourceType} className="step-error">
+          Not on Alloy collectors for {r.sourceType} sources (such routes are refused there): {r.problems[0]?.message}
+        </p>
+      ))}
+    </div>
   );
 }

@@ -5,11 +5,15 @@
  */
 import type { CatalogView } from "../../catalog/registry.ts";
 import type { PipelineRecord, ProcessorSpec, Signal, Topology, TopologyEdge, TopologyNode } from "../../configstore/records.ts";
-import type { DryRunResult, DryRunStep } from "../../ottl/dryrun.ts";
+import type { DryRunResult as ChainResult, DryRunStep } from "../../ottl/dryrun.ts";
+import type { RuntimeParity } from "../../render/parity.ts";
 import type { ProcessorTemplate } from "../../ottl/templates.ts";
 import type { PathDetail } from "../schema/errors.ts";
 
-export type { CatalogView, DryRunResult, DryRunStep, PipelineRecord, ProcessorSpec, ProcessorTemplate, Signal, Topology, TopologyEdge, TopologyNode };
+export type { CatalogView, DryRunStep, PipelineRecord, ProcessorSpec, ProcessorTemplate, Signal, Topology, TopologyEdge, TopologyNode };
+
+/** POST /pipelines/{id}/dry-run: the chain's result and, per log source type, whether it holds on both runtimes. */
+export type DryRunResult = ChainResult & { runtimes: RuntimeParity[] };
 
 export type NodeKind = TopologyNode["kind"];
 

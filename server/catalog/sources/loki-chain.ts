@@ -1,0 +1,55 @@
+/**
+ * The Runtime R tail of the file, journal and syslog sources:
+ * `otelcol.receiver.loki` into an `otelcol.processor.transform` (both
+ * generally available) that reshapes each record as Runtime O's receiver
+ * builds it (see log-records.ts), and carries the pipeline's `output`.
+ */
+import { attr, block, raw, ref, type AlloyBlock } from "../../render/alloy-syntax.ts";
+import {
+  FILELOG_TRIM_PATTERN,
+  LOKI_ONLY_ATTRIBUTES,
+  SYSLOG_LABELS,
+  SYSLOG_SEVERITIES,
+  SYSLOG_SEVERITY_LABEL,
+} from "./log-records.ts";
+
+/** OTTL unquotes strings like Go, so a JSON string is an OTTL string. */
+const str = (text: string) => JSON.stringify(text);
+
+const removeLokiOnly = (source: keyof typeof LOKI_ONLY_ATTRIBUTES) =>
+  LOKI_ONLY_ATTRIBUTES[source].map((key) => `delete_key(attributes, ${str(key)})`);
+
+/** The transform statements per source type, in order. */
+export const SHAPING_STATEMENTS: Readonly<Record<keyof typeof LOKI_ONLY_ATTRIBUTES, readonly string[]>> = {
+  filelog: [`replace_pattern(body, ${str(FILELOG_TRIM_PATTERN)}, "")`, ...removeLokiOnly("filelog")],
+  journald: removeLokiOnly("journald"),
+  syslog: [
+    `set(attributes["message"], body)`,
+    ...SYSLOG_SEVERITIES.flatMap(({ keyword, number, text }) => {
+      const when = `where attributes[${str(SYSLOG_SEVERITY_LABEL)}] == ${str(keyword)}`;
+      return [`set(severity_number, ${number}) ${when}`, `set(severity_text, ${str(text)}) ${when}`];
+    }),
+    ...removeLokiOnly("syslog"),
+  ],
+};
+
+/** `loki.relabel` rules copying syslog's internal labels to the names otelcol's syslog parser gives the attributes. */
+export function syslogRelabelRules(): AlloyBlock[] {
+  return [{ label: "__syslog_message_severity", attribute: SYSLOG_SEVERITY_LABEL }, ...SYSLOG_LABELS].map(({ label, attribute }) =>
+    block("rule", undefined, [attr("source_labels", [label]), attr("target_label", attribute)]),
+  );
+}
+
+/** `otelcol.receiver.loki` and the source's shaping transform, which carries `output`. */
+export function lokiToOtelcol(source: keyof typeof SHAPING_STATEMENTS, label: string, output: AlloyBlock): AlloyBlock[] {
+  return [
+    block("otelcol.receiver.loki", label, [
+      block("output", undefined, [attr("logs", [ref(`otelcol.processor.transform.${label}.input`)])]),
+    ]),
+    block("otelcol.processor.transform", label, [
+      attr("error_mode", "ignore"),
+      block("log_statements", undefined, [attr("context", "log"), attr("statements", SHAPING_STATEMENTS[source].map(raw))]),
+      output,
+    ]),
+  ];
+}
