@@ -13,7 +13,8 @@ import { AgentToServerSchema, ServerToAgentSchema, type ServerToAgent } from "..
 import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
 import { deploymentKit } from "../deployment.ts";
 import { applied, CAPS, description, until, uuidBytes } from "../opamp/helpers.ts";
-import { api, bootstrapToken, killAll, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
+import { jsonCaller } from "../client.ts";
+import { bootstrapToken, killAll, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 
 const ADMIN = bootstrapToken();
 /** The secrets key every replica shares (storage.backend external requires one). */
@@ -46,14 +47,7 @@ function replica(port?: number): Promise<ServerProcess> {
   });
 }
 
-function caller(base: string) {
-  return async <T = Record<string, unknown>>(path: string, method = "GET", json?: unknown): Promise<T> => {
-    const res = await api(base, ADMIN, path, { method, json });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path} on ${base}: ${res.status} ${text}`);
-    return (text === "" ? undefined : JSON.parse(text)) as T;
-  };
-}
+const caller = (base: string) => jsonCaller(base, ADMIN);
 
 /**
  * An OpAMP collector that knows every replica's URL: it keeps its

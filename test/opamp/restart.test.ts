@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
 import { deploymentKit } from "../deployment.ts";
-import { api, bootstrapToken, freePort, killAll, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
+import { jsonCaller } from "../client.ts";
+import { bootstrapToken, freePort, killAll, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 import { until } from "./helpers.ts";
 import { SupervisorLikeClient } from "./supervisor-client.ts";
 
@@ -29,14 +30,7 @@ afterAll(async () => {
   await pg?.dropAll();
 });
 
-function caller(base: string) {
-  return async <T = Record<string, unknown>>(path: string, method = "GET", json?: unknown): Promise<T> => {
-    const res = await api(base, ADMIN, path, { method, json });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path} on ${base}: ${res.status} ${text}`);
-    return (text === "" ? undefined : JSON.parse(text)) as T;
-  };
-}
+const caller = (base: string) => jsonCaller(base, ADMIN);
 
 const wsUrl = (server: ServerProcess) => `${server.base.replace(/^http/, "ws")}/v1/opamp`;
 
