@@ -2,6 +2,8 @@
 import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { COLLECTOR_STATUSES, MANAGEMENT_MODES } from "../collectors/collectors.ts";
+import { RUNTIME_OF } from "../collectors/runtime.ts";
+import { ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery, StringMap } from "../http/schemas.ts";
 
@@ -116,7 +118,14 @@ export function collectorRoutes(app: App): Route[] {
       summary: "Change a collector's name, environment, management mode or tags (tags are replaced whole).",
       body: PatchBody,
       response: Collector,
-      handler: ({ params, body, principal }) => app.collectors.update(principal, params.id!, body),
+      handler: async ({ params, body, principal }) => {
+        if (body.managementMode !== undefined) {
+          // A collector switched to another runtime must still run what it is given (a debug destination on Alloy would not).
+          const problems = await app.routes.problemsOnRuntime(params.id!, RUNTIME_OF[body.managementMode]);
+          if (problems.length > 0) throw new ValidationError(`The collector cannot change its management mode: ${problems[0]!.message}.`, problems);
+        }
+        return app.collectors.update(principal, params.id!, body);
+      },
     }),
     route({
       method: "DELETE",

@@ -102,6 +102,30 @@ export class Routes {
     return route;
   }
 
+  /**
+   * What would stop a collector's activations and routes from running on
+   * `runtime`, for a change of its management mode: a destination that runtime
+   * cannot run, or a route it would render differently (render/parity.ts).
+   */
+  async problemsOnRuntime(collectorId: string, runtime: Runtime): Promise<ErrorDetail[]> {
+    const snapshot = await this.config.worktree();
+    const problems: ErrorDetail[] = [];
+    for (const activation of snapshot.activations.get(collectorId)?.destinations ?? []) {
+      const record = snapshot.destinations.get(activation.destinationId);
+      const type = record && findType("destination", record.type);
+      const problem = type && runtimeProblem(type, runtime);
+      if (problem) problems.push({ path: "managementMode", message: `active destination "${record.name}" (${record.type}) cannot run there: ${problem}` });
+    }
+    for (const route of snapshot.routes.values()) {
+      const pipeline = snapshot.pipelines.get(route.pipelineId);
+      const source = snapshot.sources.get(route.sourceId);
+      if (route.collectorId !== collectorId || !pipeline || !source) continue;
+      const found = [...routeProblems(route, pipeline, snapshot, runtime), ...(runtime === "alloy" ? routeRuntimeRProblems(source, pipeline) : [])];
+      problems.push(...found.map((p) => ({ path: "managementMode", message: `route ${route.id}: ${p.message}` })));
+    }
+    return problems;
+  }
+
   /** Everything a route needs to run, and no other route (but `self`) doing the same. */
   private async check(input: RouteInput, self?: string): Promise<void> {
     const collector = await this.collectors.get(input.collectorId);

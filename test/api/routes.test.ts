@@ -115,10 +115,17 @@ test("a Runtime R (Alloy) collector refuses the debug destination, at activation
   expect(entry.unavailable?.alloy).toContain("experimental");
   expect(catalog.destinations.find((d) => d.type === "otlp")!.runtimes).toEqual(["otelcol", "alloy"]);
 
-  // The same destination activates on a Runtime O collector.
+  // The same destination activates on a Runtime O collector, which then cannot become an Alloy one.
   const otelcol = await ok<{ id: string }>("/collectors", "POST", { name: "otelcol-1" });
   const res = await server.api(`/collectors/${otelcol.id}/destinations`, { method: "POST", json: { destinationId: debug.id, configOverrides: {} } });
   expect(res.status).toBe(201);
+  const patch = await server.api(`/collectors/${otelcol.id}`, { method: "PATCH", json: { managementMode: "rcfg-remotecfg" } });
+  const patchError = ((await patch.json()) as ErrorBody).error;
+  expect({ status: patch.status, details: patchError.details }).toEqual({
+    status: 400,
+    details: [{ path: "managementMode", message: expect.stringContaining('active destination "dbg-r" (debug) cannot run there') }],
+  });
+  expect((await ok<{ managementMode: string }>(`/collectors/${otelcol.id}`)).managementMode).toBe("opamp");
 });
 
 test("on an Alloy collector, a route whose filter reads a field Alloy delivers differently for its source is refused", async () => {
@@ -168,12 +175,10 @@ test("on an Alloy collector, a route whose filter reads a field Alloy delivers d
   expect({ status: edit.status, code: broken.code, paths: broken.details.map((d) => d.path) }).toEqual({ status: 409, code: "breaks_routes", paths: [`routes/${kept.id}`] });
   expect(broken.details[0]!.message).toStartWith('on Alloy collector alloy-1, pipeline "by severity" at topology.nodes[f].processor.config.logs.log_record[0]: condition');
 
-  // A collector that becomes an Alloy one keeps its routes; publishing is refused, naming the collector and the condition.
-  await ok(`/collectors/${otelcol.id}`, "PATCH", { managementMode: "rcfg-remotecfg" });
-  await ok("/commit", "POST", { message: "routes" });
-  const publish = await server.api("/publish", { method: "POST" });
-  const failed = ((await publish.json()) as ErrorBody).error;
-  expect({ status: publish.status, code: failed.code }).toEqual({ status: 409, code: "render_failed" });
-  const mine = failed.details.filter((d) => d.path === `collectors/${otelcol.id}` || d.path === `collectors/${alloy.id}`);
-  expect(mine).toEqual([{ path: `collectors/${otelcol.id}`, message: expect.stringContaining('otelcol-1: condition "IsMatch(body, \\"healthz\\")" reads body') }]);
+  // A collector cannot become an Alloy one while its routes read what Alloy delivers differently; nothing changes.
+  const patch = await server.api(`/collectors/${otelcol.id}`, { method: "PATCH", json: { managementMode: "rcfg-remotecfg" } });
+  const refused = ((await patch.json()) as ErrorBody).error;
+  expect({ status: patch.status, paths: refused.details.map((d) => d.path) }).toEqual({ status: 400, paths: ["managementMode"] });
+  expect(refused.details[0]!.message).toContain('condition "IsMatch(body, \\"healthz\\")" reads body');
+  expect((await ok<{ managementMode: string }>(`/collectors/${otelcol.id}`)).managementMode).toBe("opamp");
 });
