@@ -21,7 +21,7 @@ echo "== bun test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-node_modules/.bin/bun test "$@" 2>&1 | tee "$log" || status=$?
+node_modules/.bin/bun test --timeout 30000 "$@" 2>&1 | tee "$log" || status=$?
 passed=$(grep -Eo '^ *[0-9]+ pass$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
 failed=$(grep -Eo '^ *[0-9]+ fail$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
 echo "${passed} passed, ${failed} failed"

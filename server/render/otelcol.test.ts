@@ -21,10 +21,12 @@ describe("scalars are written so yaml.v3 cannot read another type", () => {
   const input = c.input!;
   const tricky = ["2023-06-01", "0b101", "1_000", "~", "yes", "true", ".inf", "0x1F", "null", "12"];
   const destination = input.destinations.get("dst-gw")!;
+  // The gateway is an OTLP/gRPC destination, whose header names are gRPC metadata keys: `~` is a value only.
+  const names = tricky.filter((t) => t !== "~");
   const withTricky = {
     ...input,
     destinations: new Map([
-      ["dst-gw", { ...destination, config: { ...destination.config, headers: Object.fromEntries(tricky.map((t, i) => [t, tricky[(i + 1) % tricky.length]!])) } }],
+      ["dst-gw", { ...destination, config: { ...destination.config, headers: Object.fromEntries(names.map((t, i) => [t, tricky[(i + 1) % tricky.length]!])) } }],
     ]),
     activations: { ...input.activations, destinations: input.activations.destinations.map((d) => ({ ...d, configOverrides: { tls: { insecure: true } } })) },
   };
@@ -44,16 +46,19 @@ describe("scalars are written so yaml.v3 cannot read another type", () => {
       const plain = /^[A-Za-z_][A-Za-z0-9_./-]*$/.test(String(s.value)) && !["true", "yes", "null"].includes(String(s.value));
       expect({ key: s.value, type: s.type }).toEqual({ key: s.value, type: plain ? Scalar.PLAIN : Scalar.QUOTE_DOUBLE });
     }
-    for (const t of tricky) expect(text).toContain(`${JSON.stringify(t)}: `);
+    for (const t of names) expect(text).toContain(`${JSON.stringify(t)}: `);
+    expect(text).toContain(': "~"');
     expect(text).toContain("otlp/gateway:");
   });
 
   test("strings are one JSON-escaped line each, whatever they hold", () => {
-    const multi = { ...input, destinations: new Map([["dst-gw", { ...destination, config: { ...destination.config, headers: { X: "a\tb é 😀 \\ \"q\"" } } }]]) };
+    // An HTTP destination: its header values may hold tabs and non-ASCII text, which gRPC metadata may not.
+    const http = { ...destination, type: "otlphttp", config: { endpoint: "http://gateway:4318", headers: { X: "a\tb é 😀 \\ \"q\"" } } };
+    const multi = { ...input, destinations: new Map([["dst-gw", http]]), activations: { ...input.activations, destinations: input.activations.destinations.map((d) => ({ ...d, configOverrides: {} })) } };
     const out = renderOtelcol(multi);
     expect(out).toContain(`X: ${JSON.stringify("a\tb é 😀 \\ \"q\"")}`);
     const doc = parseDocument(out);
-    expect(isScalar(doc.getIn(["exporters", "otlp/gateway", "headers", "X"], true))).toBe(true);
+    expect(isScalar(doc.getIn(["exporters", "otlphttp/gateway", "headers", "X"], true))).toBe(true);
   });
 });
 
