@@ -200,6 +200,40 @@ describe("routes per source type: the same decisions, or refused on Runtime R", 
   });
 });
 
+describe("metric sources", () => {
+  /** A metrics route from `type` through one processor. */
+  function metricsCollector(type: string, config: Record<string, unknown>, processor: { type: string; config: Record<string, unknown> }): CollectorConfigInput {
+    const input = collectorWith("filelog", {}, []);
+    const pipeline = input.pipelines.get("p")!;
+    const nodes = pipeline.topology.nodes.map((n) => (n.id === "f" ? { ...n, processor } : n));
+    return {
+      ...input,
+      sources: new Map([["src", { id: "src", name: "in", type, config } as SourceRecord]]),
+      pipelines: new Map([["p", { ...pipeline, signal: "metrics", topology: { ...pipeline.topology, nodes } } as PipelineRecord]]),
+    };
+  }
+  const byName = { type: "filter", config: { metrics: { metric: ['name == "system.cpu.time"'] } } };
+  const byAttribute = { type: "attributes", config: { actions: [{ key: "state", action: "delete" }] } };
+
+  test("host metrics differ as a whole on Alloy (node_exporter names): a metric condition or an attribute action is refused there", () => {
+    for (const processor of [byName, byAttribute]) {
+      const input = metricsCollector("hostmetrics", {}, processor);
+      renderOtelcol(input);
+      const error = refusal(() => renderAlloy(input));
+      expect(error.details[0]!.message).toContain("node_cpu_seconds_total");
+    }
+    expect(refusal(() => renderAlloy(metricsCollector("hostmetrics", {}, byName))).details[0]!.path).toBe(
+      "pipelines[p].topology.nodes[f].processor.config.metrics.metric[0]",
+    );
+    // A processor that reads nothing (batch) renders on both.
+    renderAlloy(metricsCollector("hostmetrics", {}, { type: "batch", config: {} }));
+  });
+
+  test("Prometheus scrapes go through the same receiver translation on both runtimes: a metric filter renders for Alloy", () => {
+    renderAlloy(metricsCollector("prometheus", { targets: ["localhost:9100"] }, byName));
+  });
+});
+
 test("the Alloy preview of a pipeline whose syslog source node meets a body filter is refused; the otelcol preview renders", () => {
   const input = collectorWith("syslog", SOURCE_CONFIGS.syslog[0]!, ['IsMatch(body, "healthz")']);
   const pipeline = input.pipelines.get("p")!;

@@ -1,5 +1,5 @@
 /**
- * One behaviour on both runtimes. A log source's records reach the first
+ * One behaviour on both runtimes. A source's records reach the first
  * processor shaped by the receiver of each runtime; svc's Alloy chains make
  * them equal where they can (catalog/sources/log-records.ts). Where a record
  * part still differs for a source, a processor that reads it would keep,
@@ -8,8 +8,9 @@
  * one, and when its config is rendered (publish, preview). The dry-run
  * reports the same verdict.
  *
- * What a processor reads: every path of its filter conditions (walked in the
- * OTTL syntax tree) and the attribute key of each attributes/resource action
+ * What a processor reads: every path of its log filter conditions (walked in
+ * the OTTL syntax tree), the metric as a whole for a metric condition (host
+ * metrics differ as a whole), and the attribute key of each attributes/resource action
  * (insert, update, hash and delete all depend on the key's presence).
  */
 import { LOG_RECORD_SHAPES, LOG_SOURCE_TYPES, type LogSourceType, type RecordPart } from "../catalog/sources/log-records.ts";
@@ -67,9 +68,20 @@ function readsOf(processor: ConfiguredProcessor): Read[] {
   switch (processor.type) {
     case "filter": {
       const logs = (config.logs ?? {}) as Record<string, unknown>;
-      return stringList(logs.log_record).flatMap((condition, i) =>
-        logFieldsRead(condition).map((read) => ({ read, path: `${path}.logs.log_record[${i}]`, what: `condition ${JSON.stringify(condition)}` })),
-      );
+      const metrics = (config.metrics ?? {}) as Record<string, unknown>;
+      return [
+        ...stringList(logs.log_record).flatMap((condition, i) =>
+          logFieldsRead(condition).map((read) => ({ read, path: `${path}.logs.log_record[${i}]`, what: `condition ${JSON.stringify(condition)}` })),
+        ),
+        // A metric condition reads the metric as a whole (its name, type, data points).
+        ...(["metric", "datapoint"] as const).flatMap((list) =>
+          stringList(metrics[list]).map((condition, i) => ({
+            read: { field: "metric", text: "the metric" },
+            path: `${path}.metrics.${list}[${i}]`,
+            what: `condition ${JSON.stringify(condition)}`,
+          })),
+        ),
+      ];
     }
     case "attributes":
     case "resource": {
@@ -86,8 +98,23 @@ function readsOf(processor: ConfiguredProcessor): Read[] {
   }
 }
 
+/**
+ * Metric sources whose metrics differ as a whole between the runtimes, so
+ * that any read of them does. Host metrics: the collector's hostmetrics
+ * receiver names them by the semantic conventions (`system.cpu.time` with
+ * `state`), while Alloy, which has no such receiver, scrapes its node_exporter
+ * (catalog/sources/hostmetrics.ts: `node_cpu_seconds_total` with `mode`).
+ * Prometheus scrapes pass through the same receiver translation on both.
+ */
+const METRIC_DIFFERENCES: Readonly<Record<string, string>> = {
+  hostmetrics:
+    "host metrics are the hostmetrics receiver's (semantic-convention names such as system.cpu.time with attribute state) on Runtime O (OpenTelemetry Collector) but node_exporter's (node_cpu_seconds_total with label mode) on Runtime R (Alloy)",
+};
+
 /** How a read differs between the runtimes for a source type, or undefined when both give the same value. */
 export function runtimeDifference(sourceType: string, read: FieldRead): string | undefined {
+  const metrics = METRIC_DIFFERENCES[sourceType];
+  if (metrics !== undefined) return metrics;
   if (!(LOG_SOURCE_TYPES as readonly string[]).includes(sourceType)) return undefined;
   const part = PART_OF_FIELD[read.field];
   if (part === undefined) return undefined;
