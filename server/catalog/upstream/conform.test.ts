@@ -153,7 +153,7 @@ describe("rendered configs conform to upstream", () => {
     }
     expect(problems).toEqual([]);
     expect(renders).toBeGreaterThan(300);
-  });
+  }, 60_000);
 
   const cases = readdirSync(TESTDATA, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
   for (const name of cases) {
