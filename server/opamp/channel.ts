@@ -63,6 +63,8 @@ export const OPAMP_PATH = "/v1/opamp";
 export const INSTANCES = "opamp_instances";
 /** opamp-go's own heartbeat (WebSocket) and polling (HTTP) interval, used by an agent no one told otherwise. */
 export const DEFAULT_HEARTBEAT_SECONDS = 30;
+/** The longest observed HTTP polling interval presence waits on (three of them before offline). */
+const MAX_POLL_SECONDS = 3600;
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** An instance with no session and no poll for this long is forgotten (it is re-learnt from the store on return). */
 export const IDLE_INSTANCE_SECONDS = 15 * 60;
@@ -102,6 +104,13 @@ interface Instance {
   socket: ChannelSocket | null;
   /** Date.now() of the last message, for forgetting idle HTTP agents. */
   seenAt: number;
+  /**
+   * An HTTP agent's polling interval as observed (seconds): the gap between
+   * its polls when at least opamp-go's default, since the interval is its
+   * own unless the operator sets one. Quick exchanges in between (a status
+   * report right after a config) do not lower it.
+   */
+  pollSeconds: number;
   /** Full state was asked for: the config is sent after that report, not before (it may say the agent has it). */
   awaitingReport: boolean;
 }
@@ -194,11 +203,6 @@ export class OpampChannel implements Channel {
   /** The interval the operator set, offered to agents that report heartbeats; null: each keeps its own. */
   private get offeredHeartbeat(): number | null {
     return this.options.heartbeatSeconds ?? this.app.config.opamp.heartbeatSeconds;
-  }
-
-  /** The interval a heartbeat-reporting agent actually uses: the offered one, else opamp-go's default. */
-  private get heartbeat(): number {
-    return this.offeredHeartbeat ?? DEFAULT_HEARTBEAT_SECONDS;
   }
 
   health(): ChannelHealth {
@@ -493,6 +497,7 @@ export class OpampChannel implements Channel {
           configError: null,
           socket: null,
           seenAt: 0,
+          pollSeconds: DEFAULT_HEARTBEAT_SECONDS,
           awaitingReport: false,
         };
         this.instances.set(uid, instance);
@@ -511,7 +516,10 @@ export class OpampChannel implements Channel {
     }
     instance.lastSeq = message.sequenceNum;
     instance.capabilities = message.capabilities;
-    instance.seenAt = Date.now();
+    const now = Date.now();
+    const gap = Math.round((now - instance.seenAt) / 1000);
+    if (instance.socket === null && instance.seenAt > 0 && gap >= DEFAULT_HEARTBEAT_SECONDS) instance.pollSeconds = Math.min(gap, MAX_POLL_SECONDS);
+    instance.seenAt = now;
     const collectorId = instance.collectorId;
     if (message.agentDescription) {
       // A full report: the agent may have restarted and lost what it was sent.
@@ -562,7 +570,9 @@ export class OpampChannel implements Channel {
     if (message.agentDisconnect) {
       background(log, this.app.presence.gone(collectorId));
     } else {
-      const interval = has(instance.capabilities, AgentCapabilities.AgentCapabilities_ReportsHeartbeat) ? this.heartbeat : DEFAULT_HEARTBEAT_SECONDS;
+      // The operator's interval when offered; an HTTP agent's own cadence otherwise; opamp-go's default on WebSocket.
+      const offered = has(instance.capabilities, AgentCapabilities.AgentCapabilities_ReportsHeartbeat) ? this.offeredHeartbeat : null;
+      const interval = offered ?? (instance.socket === null ? instance.pollSeconds : DEFAULT_HEARTBEAT_SECONDS);
       background(
         log,
         this.app.presence.seen(collectorId, {
@@ -621,7 +631,9 @@ export class OpampChannel implements Channel {
     if ((heartbeat && offered !== null) || (wantsOpamp && headers)) {
       offers.opamp = create(OpAMPConnectionSettingsSchema, {
         destinationEndpoint: wantsOpamp && headers ? opampEndpoint(this.app.config.externalUrl) : "",
-        heartbeatIntervalSeconds: heartbeat ? BigInt(this.heartbeat) : 0n,
+        // Unset by the operator: opamp-go's WebSocket default (0 would turn its heartbeats off), and 0 over
+        // HTTP, which opamp-go refuses as a polling interval, so the agent keeps its own.
+        heartbeatIntervalSeconds: !heartbeat ? 0n : BigInt(offered ?? (instance.socket === null ? 0 : DEFAULT_HEARTBEAT_SECONDS)),
         ...(wantsOpamp && headers ? { headers } : {}),
       });
     }

@@ -324,6 +324,24 @@ describe("heartbeat interval (opamp.heartbeatSeconds)", () => {
     await until(async () => (await server.app.collectors.get(collector.id)).health?.intervalSeconds === 30, 3000);
   });
 
+  test("unset, to an HTTP agent that takes connection settings: the offer's interval is 0, which opamp-go refuses as a polling interval, so it keeps its own; presence learns its cadence", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "slow-poller" });
+    const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+    const caps = CAPS | BigInt(AgentCapabilities.AgentCapabilities_AcceptsOpAMPConnectionSettings);
+    const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" };
+    const uid = uuidBytes();
+    const res = await post(a2s({ instanceUid: uid, capabilities: caps, agentDescription: description({ "host.name": "slow" }) }), headers);
+    const reply = fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
+    expect(reply.connectionSettings?.opamp?.destinationEndpoint).toEndWith("/v1/opamp");
+    expect(reply.connectionSettings?.opamp?.heartbeatIntervalSeconds).toBe(0n);
+    // Polls two minutes apart (the last poll moved back in time): offline comes after three of its own intervals, not three of 30 s.
+    const opamp = server.app.channels.find((c) => c.name === "opamp") as unknown as { instances: Map<string, { seenAt: number }> };
+    opamp.instances.get(Buffer.from(uid).toString("hex"))!.seenAt -= 120_000;
+    const second = await post(a2s({ instanceUid: uid, capabilities: caps, sequenceNum: 2n }), headers);
+    expect(second.status).toBe(200);
+    await until(async () => (await server.app.collectors.get(collector.id)).health?.intervalSeconds === 120, 3000);
+  });
+
   test("set: offered to agents that report heartbeats, and presence counts with it", async () => {
     const tuned = await startTestServer({ SVC_OPAMP_HEARTBEATSECONDS: "45" });
     try {
