@@ -159,6 +159,8 @@ export class OpampChannel implements Channel {
   private readonly byCollector = new Map<string, Set<Instance>>();
   /** Collectors whose token this process is minting for an offer (the offer itself carries it; no push). */
   private readonly minting = new Set<string>();
+  /** Collectors whose stored token this server's key could not open, already logged. */
+  private readonly unopenable = new Set<string>();
   private readonly configs = new RemoteConfigCache();
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly unsubscribe: (() => void)[] = [];
@@ -195,6 +197,7 @@ export class OpampChannel implements Channel {
     this.unsubscribe.push(
       // A token rotated here or on another replica (the API's otlp-token, or a mint for an offer): its sessions get the new one.
       app.collectorTokens.onRotate((collectorId) => {
+        this.unopenable.delete(collectorId);
         if (this.byCollector.has(collectorId) && !this.minting.has(collectorId)) queueMicrotask(() => void this.pushSettings(collectorId));
       }),
     );
@@ -661,12 +664,17 @@ export class OpampChannel implements Channel {
       const stored = await this.app.collectorTokens.current(collectorId);
       if (stored !== null) return stored;
     } catch (error) {
-      this.app.logger.error(
-        { err: error, collectorId, keyId: this.app.secrets.keyId },
-        "opamp: the collector's stored token cannot be opened with this server's secrets key (secrets.keyFile / SVC_SECRETS_KEY must be the same on every replica); not offering it",
-      );
+      // Said once per collector until its token changes, not on every message of every session.
+      if (!this.unopenable.has(collectorId)) {
+        this.unopenable.add(collectorId);
+        this.app.logger.error(
+          { err: error, collectorId, keyId: this.app.secrets.keyId },
+          "opamp: the collector's stored token cannot be opened with this server's secrets key (secrets.keyFile / SVC_SECRETS_KEY must be the same on every replica); not offering it until the token is rotated (POST /collectors/{id}/otlp-token) or the key fixed",
+        );
+      }
       return undefined;
     }
+    this.unopenable.delete(collectorId);
     return mint ? this.mintToken(collectorId) : undefined;
   }
 

@@ -4,15 +4,18 @@
  * applying a published config, a raw WebSocket agent receiving a pushed
  * config, sequence gaps, auth and body limits, and the transport rule.
  */
-import { afterAll, beforeAll, describe, expect, mock, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, mock, spyOn, test } from "bun:test";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import diagnostics from "node:diagnostics_channel";
+import { randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import pino from "pino";
 import { AgentCapabilities, AgentToServerSchema, ComponentHealthSchema, RemoteConfigStatuses, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import { CURRENT_TOKENS } from "../../server/collectors/tokens.ts";
 import { ConflictError } from "../../server/errors.ts";
 import type { ChannelRequest } from "../../server/http/channel.ts";
 import { OpampChannel } from "../../server/opamp/channel.ts";
+import { KEY_BYTES, Secrets } from "../../server/secrets/secrets.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { deploymentKit } from "../deployment.ts";
 import { applied, CAPS, description, RawAgent, until, uuidBytes } from "./helpers.ts";
@@ -312,6 +315,27 @@ describe("HTTP transport, auth and limits", () => {
       channel.stop();
     }
   });
+});
+
+test("a stored token sealed under another key is not offered and is logged once, not on every message", async () => {
+  const collector = await call<{ id: string }>("/collectors", "POST", { name: "foreign-key" });
+  const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
+  const doc = (await server.app.store.get<Record<string, unknown>>(CURRENT_TOKENS, collector.id))!;
+  const foreign = new Secrets([randomBytes(KEY_BYTES)]).seal(token, `${CURRENT_TOKENS}/${collector.id}`);
+  await server.app.store.write([{ op: "put", collection: CURRENT_TOKENS, id: collector.id, data: { ...doc.data, sealed: foreign }, expect: doc.version }]);
+  const logged: string[] = [];
+  const error = spyOn(server.app.logger, "error").mockImplementation(((...args: unknown[]) => void logged.push(String(args.at(-1)))) as never);
+  try {
+    const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, token);
+    const capabilities = CAPS | BigInt(AgentCapabilities.AgentCapabilities_ReportsOwnMetrics);
+    for (const fields of [{ agentDescription: description({ "host.name": "foreign" }) }, {}, {}]) {
+      expect((await agent.call({ capabilities, ...fields })).connectionSettings?.ownMetrics).toBeUndefined();
+    }
+    agent.close();
+  } finally {
+    error.mockRestore();
+  }
+  expect(logged.filter((m) => m.includes("cannot be opened"))).toHaveLength(1);
 });
 
 describe("heartbeat interval (opamp.heartbeatSeconds)", () => {
