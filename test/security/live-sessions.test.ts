@@ -10,6 +10,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { AgentToServerSchema, type ServerToAgent } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import { SqliteStore } from "../../server/store/sqlite.ts";
+import type { Store } from "../../server/store/store.ts";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 import { CAPS, description, RawAgent, until, uuidBytes } from "../opamp/helpers.ts";
@@ -137,6 +139,58 @@ describe("OpAMP WebSocket sessions end with their credential", () => {
     expect(closed.code).toBe(1008);
     expect(closed.reason).toContain("expired");
     expect(agent.received.slice(mark)).toEqual([]);
+  });
+});
+
+describe("OpAMP: re-checked on every message, never minted over", () => {
+  test("a session on a token sealed before tokens were kept (no plaintext to offer) is offered its own token, not a newly minted one", async () => {
+    const collectorId = await newCollector("legacy");
+    const token = (await call<{ token: string }>(`/collectors/${collectorId}/otlp-token`, "POST")).token;
+    const doc = (await server.app.store.get<{ sealed?: string }>("collector_tokens", collectorId))!;
+    const { sealed: _, ...unsealed } = doc.data;
+    await server.app.store.write([{ op: "put", collection: "collector_tokens", id: collectorId, data: unsealed, expect: doc.version }]);
+    const agent = await RawAgent.connect(wsOpamp, token);
+    try {
+      const reply = await agent.call({ capabilities: TOKEN_CAPS, agentDescription: description({ "service.name": "legacy" }) });
+      expect(new Set(offeredTokens([reply]))).toEqual(new Set([token]));
+      expect(await server.app.collectorTokens.verify(token)).toBe(collectorId);
+      const audit = await call<{ items: { resourceId: string | null }[] }>("/audit?action=collector.token.rotate&limit=1000");
+      expect(audit.items.filter((e) => e.resourceId === collectorId)).toHaveLength(1);
+    } finally {
+      agent.close();
+    }
+  });
+
+  test("with a change feed that delivers nothing (a lagging replica), the next message finds the credential gone and is not answered", async () => {
+    // The same server, but no watcher hears of any write: only the per-message check can notice.
+    const deaf = await startTestServer({ SVC_EXTERNALURL: EXTERNAL }, (config) => {
+      const store = new SqliteStore(config.storage.boltPath);
+      return Object.assign(Object.create(store) as Store, { watch: () => () => {} });
+    });
+    try {
+      const url = `${deaf.base.replace(/^http/, "ws")}/v1/opamp`;
+      const { id } = await deaf.call<{ id: string }>("/collectors", "POST", { name: "deaf" });
+      const old = (await deaf.call<{ token: string }>(`/collectors/${id}/otlp-token`, "POST")).token;
+      const byToken = await RawAgent.connect(url, old);
+      await byToken.call({ capabilities: TOKEN_CAPS, agentDescription: description({ "service.name": "deaf" }) });
+      const enrollment = await deaf.call<{ id: string; token: string }>("/enrollment-tokens", "POST", { kind: "opamp", collectorId: id });
+      const byEnrollment = await RawAgent.connect(url, enrollment.token);
+      await byEnrollment.call({ capabilities: CAPS, agentDescription: description({ "service.name": "deaf" }) });
+      const marks = [byToken.received.length, byEnrollment.received.length];
+
+      await deaf.call(`/collectors/${id}/otlp-token`, "POST");
+      await deaf.call(`/enrollment-tokens/${enrollment.id}`, "DELETE");
+      await Bun.sleep(100);
+      expect(byToken.closed).toBeNull();
+      byToken.send({ capabilities: TOKEN_CAPS });
+      byEnrollment.send({});
+      expect((await byToken.waitClosed(PROMPT_MS)).code).toBe(1008);
+      expect((await byEnrollment.waitClosed(PROMPT_MS)).code).toBe(1008);
+      expect(byToken.received.slice(marks[0])).toEqual([]);
+      expect(byEnrollment.received.slice(marks[1])).toEqual([]);
+    } finally {
+      await deaf.stop();
+    }
   });
 });
 
