@@ -11,11 +11,12 @@
  *
  * A session lasts only as long as its credential: revoking the enrollment
  * token or removing the agent, on any replica, closes it (CLOSE_REVOKED) and
- * nothing more is relayed or taken from it.
+ * nothing more is relayed or taken from it. The credential is also read
+ * again from the store at each heartbeat and before each relayed request.
  */
 import type { Logger } from "pino";
 import type { AgentErrorCode, ServerMessage, ServerRequest } from "../../agent/types.ts";
-import { tokenDoc, type LiveCredentials, type LiveHold } from "../auth/live.ts";
+import { ENDED, tokenDoc, type LiveCredentials, type LiveHold } from "../auth/live.ts";
 import { bearerToken, tokenKind } from "../auth/tokens.ts";
 import { AppError, UnauthenticatedError } from "../errors.ts";
 import { sendBounded, transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
@@ -34,6 +35,8 @@ export const CLOSE_REVOKED = 1008;
 
 interface Session {
   agentId: string;
+  /** Whether the credential the session was admitted with still holds, read from the store. */
+  stillAdmitted: () => Promise<boolean>;
   environment: string | null;
   /** The documents the session's credential stands on (its token's digest, its agent). */
   standsOn: string[];
@@ -125,6 +128,7 @@ export class AgentChannel implements Channel {
     }
     const session: Session = {
       agentId,
+      stillAdmitted: () => this.agents.stillAdmitted(token, admission.tokenId, agentId),
       environment: admission.environment,
       standsOn: [tokenDoc(token), `${AGENTS}/${agentId}`],
       hold: null,
@@ -157,7 +161,7 @@ export class AgentChannel implements Channel {
       return this.refuse(ws, 1007, "not JSON");
     }
     try {
-      this.dispatch(session, message);
+      this.dispatch(ws, session, message);
     } catch (error) {
       this.refuse(ws, 1008, (error as Error).message.slice(0, 120));
     }
@@ -179,9 +183,9 @@ export class AgentChannel implements Channel {
   }
 
   /** Sends a request to a connected agent and waits for its answer; agent errors come back as AppErrors. */
-  request(agentId: string, body: RequestBody, timeoutMs = 10_000): Promise<unknown> {
+  async request(agentId: string, body: RequestBody, timeoutMs = 10_000): Promise<unknown> {
     const ws = this.sessions.get(agentId);
-    if (!ws || (ws.data.state as Session).hold?.ended) return Promise.reject(offline(agentId));
+    if (!ws || !(await this.holds(ws)) || this.sessions.get(agentId) !== ws) throw offline(agentId);
     const id = String(++this.nextId);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -193,7 +197,7 @@ export class AgentChannel implements Channel {
     });
   }
 
-  private dispatch(session: Session, message: { type?: unknown }): void {
+  private dispatch(ws: ChannelSocket, session: Session, message: { type?: unknown }): void {
     switch (message.type) {
       case "hello": {
         const hello = validate(HelloSchema, message, "hello message");
@@ -209,6 +213,7 @@ export class AgentChannel implements Channel {
       }
       case "heartbeat":
         this.background(this.agents.seen(session.agentId));
+        void this.holds(ws);
         return;
       case "response": {
         const response = validate(ResponseSchema, message, "response message");
@@ -224,6 +229,22 @@ export class AgentChannel implements Channel {
       default:
         throw new Error(`unknown message type ${JSON.stringify(message.type)?.slice(0, 40)}`);
     }
+  }
+
+  /** Re-checks the session's credential in the store; a session whose credential is gone is closed. */
+  private async holds(ws: ChannelSocket): Promise<boolean> {
+    const session = ws.data.state as Session;
+    if (session.closed || session.hold?.ended) return false;
+    let ok: boolean;
+    try {
+      ok = await session.stillAdmitted();
+    } catch (error) {
+      // The store cannot answer: the change feed still ends the session if the credential goes.
+      this.log.warn({ err: error, agentId: session.agentId }, "agent channel: re-checking the session's credential failed");
+      return !session.closed;
+    }
+    if (!ok) this.refuse(ws, CLOSE_REVOKED, ENDED.revoked);
+    return ok && !session.closed;
   }
 
   private send(ws: ChannelSocket, message: ServerMessage): void {

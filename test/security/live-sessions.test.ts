@@ -57,6 +57,14 @@ async function publish(collectorId: string, include: string): Promise<void> {
   await call(`/publish/${collectorId}`, "POST");
 }
 
+/** The same server, but no watcher hears of any write (a lagging replica's feed): only re-checks on use can notice. */
+function deafServer(): Promise<TestServer> {
+  return startTestServer({ SVC_EXTERNALURL: EXTERNAL }, (config) => {
+    const store = new SqliteStore(config.storage.boltPath);
+    return Object.assign(Object.create(store) as Store, { watch: () => () => {} });
+  });
+}
+
 describe("OpAMP WebSocket sessions end with their credential", () => {
   test("rotating a collector token closes the session opened with the old one and never sends it the new token", async () => {
     const collectorId = await newCollector("leaked");
@@ -162,11 +170,7 @@ describe("OpAMP: re-checked on every message, never minted over", () => {
   });
 
   test("with a change feed that delivers nothing (a lagging replica), the next message finds the credential gone and is not answered", async () => {
-    // The same server, but no watcher hears of any write: only the per-message check can notice.
-    const deaf = await startTestServer({ SVC_EXTERNALURL: EXTERNAL }, (config) => {
-      const store = new SqliteStore(config.storage.boltPath);
-      return Object.assign(Object.create(store) as Store, { watch: () => () => {} });
-    });
+    const deaf = await deafServer();
     try {
       const url = `${deaf.base.replace(/^http/, "ws")}/v1/opamp`;
       const { id } = await deaf.call<{ id: string }>("/collectors", "POST", { name: "deaf" });
@@ -214,9 +218,13 @@ describe("OpAMP over HTTP", () => {
 });
 
 /** A host agent's WebSocket with its enrollment token. */
-function agentSession(token: string, agentId: string): Promise<{ ws: WebSocket; received: string[]; closed: Promise<{ code: number; reason: string }> }> {
+function agentSession(
+  token: string,
+  agentId: string,
+  on: TestServer = server,
+): Promise<{ ws: WebSocket; received: string[]; closed: Promise<{ code: number; reason: string }> }> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${server.base.replace(/^http/, "ws")}/v1/agent`, {
+    const ws = new WebSocket(`${on.base.replace(/^http/, "ws")}/v1/agent`, {
       headers: { Authorization: `Bearer ${token}`, "X-Svc-Agent-Id": agentId },
     } as unknown as string[]);
     const received: string[] = [];
@@ -243,6 +251,23 @@ describe("/v1/agent sessions end with their enrollment token", () => {
     const browse = await server.api("/agents/live-host/browse?path=/var/log");
     expect(browse.status).toBe(409);
     expect(session.received.slice(mark)).toEqual([]);
+  });
+
+  test("with a change feed that delivers nothing, a browse re-checks the token first: refused, the agent is sent nothing and closed", async () => {
+    const deaf = await deafServer();
+    try {
+      const enrollment = await deaf.call<{ id: string; token: string }>("/enrollment-tokens", "POST", { kind: "agent", maxUses: 1 });
+      const session = await agentSession(enrollment.token, "deaf-host", deaf);
+      await until(async () => session.received.some((m) => m.includes("welcome")));
+      await deaf.call(`/enrollment-tokens/${enrollment.id}`, "DELETE");
+      const mark = session.received.length;
+      const browse = await deaf.api("/agents/deaf-host/browse?path=/var/log");
+      expect(browse.status).toBe(409);
+      expect((await within(session.closed)).code).toBe(1008);
+      expect(session.received.slice(mark)).toEqual([]);
+    } finally {
+      await deaf.stop();
+    }
   });
 });
 
