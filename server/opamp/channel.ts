@@ -35,7 +35,9 @@
  *   token (bound to its instance at the first message) is the enrollment's
  *   own channel: it is offered the collector's current token, also after a
  *   rotation, for as long as the enrollment token itself is valid, and is
- *   closed when it is revoked or expires.
+ *   closed when it is revoked or expires. (opamp-spec specification.md,
+ *   "Revoking Access", at f56c7ae: the Server revokes an Agent's access by
+ *   marking its credentials revoked and disconnecting the Client.)
  * - Answers are gzipped for HTTP requests that accept it (Go's transport asks
  *   by itself); WebSocket frames use permessage-deflate when negotiated.
  */
