@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import pkg from "../package.json" with { type: "json" };
 import { AgentChannel, HEARTBEAT_SECONDS } from "./agents/channel.ts";
 import { Agents } from "./agents/registry.ts";
+import { LiveCredentials } from "./auth/live.ts";
 import { ServiceAccounts } from "./auth/service-accounts.ts";
 import { Sessions } from "./auth/sessions.ts";
 import { Users } from "./auth/users.ts";
@@ -59,6 +60,8 @@ export interface App {
   /** Own-metrics intake state: per-collector throughput, in memory. */
   telemetry: Telemetry;
   events: EventHub;
+  /** Connections that outlive their request (OpAMP and agent sessions, event streams), ended when their credential is. */
+  live: LiveCredentials;
   /** Host agents: the registry, and the `/v1/agent` channel the REST API relays browse calls through. */
   agents: Agents;
   agentChannel: AgentChannel;
@@ -94,6 +97,7 @@ export async function createApp(
   const presence = new Presence(store, collectors, logger);
   const enrollment = new Enrollment(store, collectors);
   const agents = new Agents(store, enrollment, logger, HEARTBEAT_SECONDS);
+  const live = new LiveCredentials(store, logger);
   const app: App = {
     config,
     store,
@@ -115,9 +119,10 @@ export async function createApp(
     rollouts,
     presence,
     events: new EventHub(store, logger),
+    live,
     telemetry: new Telemetry(),
     agents,
-    agentChannel: new AgentChannel(agents, logger),
+    agentChannel: new AgentChannel(agents, live, logger),
     channels: [],
     async close() {
       app.events.close();
@@ -127,6 +132,7 @@ export async function createApp(
       collectors.close();
       collectorTokens.close();
       configStore.close();
+      live.close();
     },
   };
   app.channels.push(...collectorChannels(app));

@@ -8,14 +8,20 @@
  * `heartbeat` and `response`; the server sends `welcome` and requests
  * (`browse.list`, `browse.sample`, `discovery.rescan`) that the agent answers
  * by `id`. `request()` is the relay the REST API uses, with a timeout.
+ *
+ * A session lasts only as long as its credential: revoking the enrollment
+ * token or removing the agent, on any replica, closes it (CLOSE_REVOKED) and
+ * nothing more is relayed or taken from it. The credential is also read
+ * again from the store at each heartbeat and before each relayed request.
  */
 import type { Logger } from "pino";
 import type { AgentErrorCode, ServerMessage, ServerRequest } from "../../agent/types.ts";
+import { ENDED, tokenDoc, type LiveCredentials, type LiveHold } from "../auth/live.ts";
 import { bearerToken, tokenKind } from "../auth/tokens.ts";
 import { AppError, UnauthenticatedError } from "../errors.ts";
 import { sendBounded, transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
 import { validate } from "../http/validate.ts";
-import type { Agents } from "./registry.ts";
+import { AGENTS, type Agents } from "./registry.ts";
 import { AGENT_ID, DiscoverySchema, HelloSchema, ResponseSchema } from "./schemas.ts";
 
 export const AGENT_PATH = "/v1/agent";
@@ -24,10 +30,17 @@ export const HEARTBEAT_SECONDS = 30;
 const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** Close code for a session replaced by a newer one of the same agent. */
 export const CLOSE_REPLACED = 4001;
+/** Close code (policy violation) for a session whose credential was revoked, or whose agent was removed. */
+export const CLOSE_REVOKED = 1008;
 
 interface Session {
   agentId: string;
+  /** Whether the credential the session was admitted with still holds, read from the store. */
+  stillAdmitted: () => Promise<boolean>;
   environment: string | null;
+  /** The documents the session's credential stands on (its token's digest, its agent). */
+  standsOn: string[];
+  hold: LiveHold | null;
   helloDone: boolean;
   closed: boolean;
 }
@@ -66,6 +79,7 @@ export class AgentChannel implements Channel {
 
   constructor(
     private readonly agents: Agents,
+    private readonly live: LiveCredentials,
     private readonly log: Logger,
     private readonly heartbeatSeconds = HEARTBEAT_SECONDS,
   ) {
@@ -83,7 +97,7 @@ export class AgentChannel implements Channel {
 
   /** Ends an agent's session (it was forgotten). */
   disconnect(agentId: string): void {
-    this.sessions.get(agentId)?.close(1008, "this agent was removed");
+    this.sessions.get(agentId)?.close(CLOSE_REVOKED, "this agent was removed");
   }
 
   stop(): void {
@@ -112,13 +126,22 @@ export class AgentChannel implements Channel {
     if (!admission) {
       throw new UnauthenticatedError("The enrollment token is unknown, revoked, not an agent token, or (for a new host) expired or used up.");
     }
-    const session: Session = { agentId, environment: admission.environment, helloDone: false, closed: false };
+    const session: Session = {
+      agentId,
+      stillAdmitted: () => this.agents.stillAdmitted(token, admission.tokenId, agentId),
+      environment: admission.environment,
+      standsOn: [tokenDoc(token), `${AGENTS}/${agentId}`],
+      hold: null,
+      helloDone: false,
+      closed: false,
+    };
     if (ctx.server.upgrade(req, { data: { channel: this, state: session } })) return undefined;
     throw new AppError(400, "bad_upgrade", "The WebSocket upgrade failed.");
   }
 
   open(ws: ChannelSocket): void {
     const session = ws.data.state as Session;
+    session.hold = this.live.register({ standsOn: session.standsOn }, (reason) => this.refuse(ws, CLOSE_REVOKED, reason));
     const previous = this.sessions.get(session.agentId);
     this.sessions.set(session.agentId, ws);
     if (previous) previous.close(CLOSE_REPLACED, "replaced by a newer session of this agent");
@@ -127,7 +150,7 @@ export class AgentChannel implements Channel {
 
   message(ws: ChannelSocket, data: string | Buffer): void {
     const session = ws.data.state as Session;
-    if (session.closed) return;
+    if (session.closed || session.hold?.ended) return;
     if (typeof data !== "string") return this.refuse(ws, 1003, "agent messages are JSON text frames");
     // A UTF-16 length under a third of the cap cannot exceed it in UTF-8; only longer text is measured.
     if (data.length > MAX_MESSAGE_BYTES / 3 && Buffer.byteLength(data, "utf8") > MAX_MESSAGE_BYTES) return this.refuse(ws, 1009, "message too large");
@@ -138,7 +161,7 @@ export class AgentChannel implements Channel {
       return this.refuse(ws, 1007, "not JSON");
     }
     try {
-      this.dispatch(session, message);
+      this.dispatch(ws, session, message);
     } catch (error) {
       this.refuse(ws, 1008, (error as Error).message.slice(0, 120));
     }
@@ -147,6 +170,7 @@ export class AgentChannel implements Channel {
   close(ws: ChannelSocket): void {
     const session = ws.data.state as Session;
     session.closed = true;
+    session.hold?.release();
     if (this.sessions.get(session.agentId) !== ws) return;
     this.sessions.delete(session.agentId);
     for (const [id, p] of this.pending) {
@@ -159,9 +183,9 @@ export class AgentChannel implements Channel {
   }
 
   /** Sends a request to a connected agent and waits for its answer; agent errors come back as AppErrors. */
-  request(agentId: string, body: RequestBody, timeoutMs = 10_000): Promise<unknown> {
+  async request(agentId: string, body: RequestBody, timeoutMs = 10_000): Promise<unknown> {
     const ws = this.sessions.get(agentId);
-    if (!ws) return Promise.reject(offline(agentId));
+    if (!ws || !(await this.holds(ws)) || this.sessions.get(agentId) !== ws) throw offline(agentId);
     const id = String(++this.nextId);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -173,7 +197,7 @@ export class AgentChannel implements Channel {
     });
   }
 
-  private dispatch(session: Session, message: { type?: unknown }): void {
+  private dispatch(ws: ChannelSocket, session: Session, message: { type?: unknown }): void {
     switch (message.type) {
       case "hello": {
         const hello = validate(HelloSchema, message, "hello message");
@@ -189,6 +213,7 @@ export class AgentChannel implements Channel {
       }
       case "heartbeat":
         this.background(this.agents.seen(session.agentId));
+        void this.holds(ws);
         return;
       case "response": {
         const response = validate(ResponseSchema, message, "response message");
@@ -204,6 +229,22 @@ export class AgentChannel implements Channel {
       default:
         throw new Error(`unknown message type ${JSON.stringify(message.type)?.slice(0, 40)}`);
     }
+  }
+
+  /** Re-checks the session's credential in the store; a session whose credential is gone is closed. */
+  private async holds(ws: ChannelSocket): Promise<boolean> {
+    const session = ws.data.state as Session;
+    if (session.closed || session.hold?.ended) return false;
+    let ok: boolean;
+    try {
+      ok = await session.stillAdmitted();
+    } catch (error) {
+      // The store cannot answer: the change feed still ends the session if the credential goes.
+      this.log.warn({ err: error, agentId: session.agentId }, "agent channel: re-checking the session's credential failed");
+      return !session.closed;
+    }
+    if (!ok) this.refuse(ws, CLOSE_REVOKED, ENDED.revoked);
+    return ok && !session.closed;
   }
 
   private send(ws: ChannelSocket, message: ServerMessage): void {

@@ -198,6 +198,17 @@ export class Agents {
     return { items, nextCursor: null };
   }
 
+  /**
+   * Whether a session admitted with `token` (enrollment `tokenId`) still
+   * speaks for the agent: the token is not revoked and is still the one the
+   * agent is enrolled with. Re-checked while the session lives.
+   */
+  async stillAdmitted(token: string, tokenId: string, agentId: string): Promise<boolean> {
+    const binding = await this.enrollment.agentToken(token);
+    if (binding?.tokenId !== tokenId) return false;
+    return (await this.store.get<AgentRecord>(AGENTS, agentId))?.data.tokenId === tokenId;
+  }
+
   /** Flushes queued writes (shutdown, tests). */
   flush(): Promise<void> {
     return this.writes.flush();

@@ -11,8 +11,8 @@ export function eventRoutes(app: App): Route[] {
       scope: "collectors:read",
       tag: "events",
       summary:
-        "Server-sent events: `collector` (the record, on every status or label change), and with config:read also `config_target`, `rollout` and `worktree` nudges; `resync` when changes may have been missed (refetch everything shown). A `: keepalive` comment every 5 s.",
-      handler: async ({ principal }) => eventStream(app.events, principal.scopes),
+        "Server-sent events: `collector` (the record, on every status or label change), and with config:read also `config_target`, `rollout` and `worktree` nudges; `resync` when changes may have been missed (refetch everything shown). A `: keepalive` comment every 5 s. The stream ends (after a `: ended: <reason>` comment) the moment its credential does: a deleted token, an ended session, a disabled or deleted user, a changed role.",
+      handler: async ({ principal }) => eventStream(app.events, principal, app.live),
     }),
   ];
 }

@@ -6,6 +6,7 @@
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import { ConflictError, ForbiddenError, NotFoundError } from "../errors.ts";
 import type { Store, WriteOp } from "../store/store.ts";
+import type { LiveCredential } from "./live.ts";
 import { ROLES, type Scope } from "./scopes.ts";
 import { digestsEqual, hashToken, mintToken, tokenKind, type TokenKind } from "./tokens.ts";
 
@@ -41,6 +42,8 @@ export interface Principal extends Actor {
   scopes: ReadonlySet<Scope>;
   /** For a user: the session the cookie names (its digest) and the CSRF token writes must echo. */
   session?: { id: string; csrfToken: string };
+  /** What the credential stands on, for a connection that outlives this request (an event stream). */
+  live?: LiveCredential;
 }
 
 const ACCOUNTS = "service_accounts";
@@ -118,7 +121,9 @@ export class ServiceAccounts {
     const account = await this.store.get<ServiceAccount>(ACCOUNTS, record.data.subjectId);
     if (!account) return null;
     const { id, name, scopes } = account.data;
-    return { kind: "serviceAccount", id, name, scopes: new Set(scopes), actor: `sa:${name}`, remoteAddr };
+    // Deleting the account deletes both; its scopes never change.
+    const live: LiveCredential = { standsOn: [`${TOKENS}/${digest}`, `${ACCOUNTS}/${id}`] };
+    return { kind: "serviceAccount", id, name, scopes: new Set(scopes), actor: `sa:${name}`, remoteAddr, live };
   }
 
   /**

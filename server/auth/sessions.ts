@@ -22,7 +22,7 @@ export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
 export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
 const TOUCH_MS = 60 * 1000;
 
-const SESSIONS = "sessions";
+export const SESSIONS = "sessions";
 const BY_USER = "user_sessions";
 
 export interface SessionRecord {

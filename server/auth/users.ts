@@ -19,7 +19,7 @@ import { AppError, ConflictError, NotFoundError, ValidationError } from "../erro
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import { ROLES, type Role } from "./scopes.ts";
 import type { Principal } from "./service-accounts.ts";
-import { csrfTokenFor, Sessions, type NewSession } from "./sessions.ts";
+import { csrfTokenFor, Sessions, SESSIONS, type NewSession } from "./sessions.ts";
 import { digestsEqual, hashToken, mintToken, tokenKind } from "./tokens.ts";
 
 export const USER_ROLES = Object.keys(ROLES) as Role[];
@@ -405,6 +405,16 @@ export class Users {
     const doc = await this.store.get<StoredUser>(USERS, session.record.userId);
     if (!doc || doc.data.disabledAt !== null) return null;
     const { id, username, role } = doc.data;
+    // Logging out, a reset, disabling and deleting end the session document; a role change is checked.
+    const live = {
+      standsOn: [`${SESSIONS}/${session.digest}`, `${USERS}/${id}`],
+      watches: [`${USERS}/${id}`],
+      check: async () => {
+        const now = await this.store.get<StoredUser>(USERS, id);
+        return now !== null && now.data.disabledAt === null && now.data.role === role;
+      },
+      endsAt: Date.parse(session.record.expiresAt),
+    };
     return {
       kind: "user",
       id,
@@ -413,6 +423,7 @@ export class Users {
       actor: `user:${username}`,
       remoteAddr,
       session: { id: session.digest, csrfToken: csrfTokenFor(token) },
+      live,
     };
   }
 

@@ -72,7 +72,8 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-const COLLECTION = "collectors";
+export const COLLECTORS = "collectors";
+const COLLECTION = COLLECTORS;
 
 export class Collectors {
   private readonly view: RecordView<Collector>;

@@ -160,10 +160,16 @@ export class Enrollment {
    * The first redemption binds it and counts the use; the same instance may
    * redeem again any number of times without a write.
    */
-  /** Whether a token is a live OpAMP enrollment token, without redeeming it (checked at a WebSocket upgrade, before the instance_uid is known). */
+  /** Whether a token is a live OpAMP enrollment token, without redeeming it (checked at a WebSocket upgrade, before the instance_uid is known, and on each message after). */
   async usableForOpamp(token: string): Promise<boolean> {
+    return (await this.opampToken(token)) !== null;
+  }
+
+  /** A live OpAMP enrollment token's id and end, without redeeming it: a session opened with it lasts until then. */
+  async opampToken(token: string): Promise<{ tokenId: string; expiresAt: string } | null> {
     const id = await this.lookup(token);
-    return id !== null && (await this.live(id, "opamp")) !== null;
+    const doc = id === null ? null : await this.live(id, "opamp");
+    return doc ? { tokenId: doc.id, expiresAt: doc.data.expiresAt } : null;
   }
 
   async redeemOpamp(

@@ -8,6 +8,7 @@
  * refetch whatever it shows.
  */
 import type { Logger } from "pino";
+import type { LiveCredential, LiveCredentials, LiveHold } from "../auth/live.ts";
 import type { Scope } from "../auth/scopes.ts";
 import type { Change, Store } from "../store/store.ts";
 
@@ -101,8 +102,18 @@ const KEEPALIVE_MS = 5_000;
 /** Bytes queued for a slow client before it is cut off. */
 const MAX_BACKLOG = 1024 * 1024;
 
-/** A text/event-stream answer fed by the hub until the client goes away. */
-export function eventStream(hub: EventHub, scopes: ReadonlySet<string>): Response {
+/** Whose stream it is: the scopes it may see, and the credential that ends it (deleted token, ended session, disabled user). */
+export interface StreamHolder {
+  scopes: ReadonlySet<string>;
+  live?: LiveCredential;
+}
+
+/**
+ * A text/event-stream answer fed by the hub until the client goes away or
+ * the holder's credential ends (the stream then ends with a `: ended` comment
+ * saying why; the browser's reconnect meets a 401).
+ */
+export function eventStream(hub: EventHub, holder: StreamHolder, credentials: LiveCredentials): Response {
   const encoder = new TextEncoder();
   let stop = () => {};
   const stream = new ReadableStream<Uint8Array>(
@@ -117,9 +128,13 @@ export function eventStream(hub: EventHub, scopes: ReadonlySet<string>): Respons
           controller.enqueue(encoder.encode(text));
         };
         send(": connected\n\n");
+        let hold: LiveHold | null = null;
         const unsubscribe = hub.subscribe(
-          scopes,
-          (event) => send(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`),
+          holder.scopes,
+          // Checked on every event too: nothing is sent once the credential has ended.
+          (event) => {
+            if (!hold?.ended) send(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+          },
           () => {
             stop();
             controller.close();
@@ -129,7 +144,19 @@ export function eventStream(hub: EventHub, scopes: ReadonlySet<string>): Respons
         stop = () => {
           clearInterval(keepalive);
           unsubscribe();
+          hold?.release();
         };
+        if (holder.live) {
+          hold = credentials.register(holder.live, (reason) => {
+            stop();
+            try {
+              controller.enqueue(encoder.encode(`: ended: ${reason}\n\n`));
+              controller.close();
+            } catch {
+              // The client went away meanwhile.
+            }
+          });
+        }
       },
       cancel() {
         stop();

@@ -25,14 +25,29 @@
  * - A session or exchange that resumes without saying which config the agent
  *   runs is asked for full state, and the target is re-sent unless that
  *   report says the agent has it.
+ * - A session lasts only as long as its credential (server/auth/live.ts):
+ *   rotating a collector token, revoking or expiring the enrollment token,
+ *   or deleting the collector closes (1008) every session that stands on it,
+ *   on every replica, and each message re-checks the credential first. A
+ *   collector token is offered only over a session authenticated by that very
+ *   token, so a rotated token never reaches a session opened with the old one
+ *   (that session is closed instead). A session opened with an enrollment
+ *   token (bound to its instance at the first message) is the enrollment's
+ *   own channel: it is offered the collector's current token, also after a
+ *   rotation, for as long as the enrollment token itself is valid, and is
+ *   closed when it is revoked or expires. (opamp-spec specification.md,
+ *   "Revoking Access", at f56c7ae: the Server revokes an Agent's access by
+ *   marking its credentials revoked and disconnecting the Client.)
  * - Answers are gzipped for HTTP requests that accept it (Go's transport asks
  *   by itself); WebSocket frames use permessage-deflate when negotiated.
  */
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
+import { ENDED, tokenDoc, type LiveCredential, type LiveHold } from "../auth/live.ts";
 import { bearerToken, tokenKind } from "../auth/tokens.ts";
 import type { App } from "../app.ts";
+import { COLLECTORS } from "../collectors/collectors.ts";
 import { AppError, ConflictError, UnauthenticatedError, UnavailableError } from "../errors.ts";
 import type { KeyValue } from "../gen/opamp/v1/anyvalue_pb.ts";
 import {
@@ -84,8 +99,10 @@ export const SERVER_CAPABILITIES = BigInt(
 const REPORT_FULL_STATE = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportFullState);
 const has = (caps: bigint, cap: AgentCapabilities) => (caps & BigInt(cap)) !== 0n;
 
-/** Who the Authorization header says is calling, checked before any protobuf is read. */
-type Credential = { kind: "collector"; collectorId: string } | { kind: "enrollment"; token: string };
+/** Who the Authorization header says is calling, checked before any protobuf is read (and again on every message). */
+type Credential =
+  | { kind: "collector"; collectorId: string; token: string }
+  | { kind: "enrollment"; token: string; tokenId: string; expiresAt: number };
 
 /** What this process knows of one agent instance, across sessions and polls. */
 interface Instance {
@@ -117,6 +134,8 @@ interface Instance {
 
 interface SessionState {
   credential: Credential;
+  /** Ends the session when its credential ends (registered at open). */
+  hold: LiveHold | null;
   instance: Instance | null;
   /** Messages are handled one at a time, in order. */
   queue: Promise<void>;
@@ -265,7 +284,7 @@ export class OpampChannel implements Channel {
     const { req } = ctx;
     const credential = await this.authenticate(req);
     if (upgrade) {
-      const state: SessionState = { credential, instance: null, queue: Promise.resolve(), closed: false };
+      const state: SessionState = { credential, hold: null, instance: null, queue: Promise.resolve(), closed: false };
       if (ctx.server.upgrade(req, { data: { channel: this, state } })) return undefined;
       throw new AppError(400, "bad_upgrade", "The WebSocket upgrade failed.");
     }
@@ -292,11 +311,15 @@ export class OpampChannel implements Channel {
 
   open(ws: ChannelSocket): void {
     this.sockets.add(ws);
+    const state = ws.data.state as SessionState;
+    state.hold = this.app.live.register(standsOn(state.credential), (reason) => this.refuse(ws, 1008, reason));
   }
 
   message(ws: ChannelSocket, data: string | Buffer): void {
     const state = ws.data.state as SessionState;
     state.queue = state.queue.then(async () => {
+      if (state.closed) return;
+      if (state.hold?.ended || !(await this.stillValid(state.credential))) return this.refuse(ws, 1008, ENDED.revoked);
       if (state.closed) return;
       if (typeof data === "string") return this.refuse(ws, 1003, "OpAMP frames are binary");
       if (data.byteLength > (this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES)) return this.refuse(ws, 1009, "message too large");
@@ -321,6 +344,7 @@ export class OpampChannel implements Channel {
   close(ws: ChannelSocket): void {
     const state = ws.data.state as SessionState;
     state.closed = true;
+    state.hold?.release();
     this.sockets.delete(ws);
     this.held.delete(ws);
     const instance = state.instance;
@@ -394,11 +418,18 @@ export class OpampChannel implements Channel {
     const kind = tokenKind(token);
     if (kind === "collector") {
       const collectorId = await this.app.collectorTokens.verify(token);
-      if (collectorId !== null) return { kind: "collector", collectorId };
-    } else if (kind === "enrollment" && (await this.app.enrollment.usableForOpamp(token))) {
-      return { kind: "enrollment", token };
+      if (collectorId !== null) return { kind: "collector", collectorId, token };
+    } else if (kind === "enrollment") {
+      const enrollment = await this.app.enrollment.opampToken(token);
+      if (enrollment) return { kind: "enrollment", token, tokenId: enrollment.tokenId, expiresAt: Date.parse(enrollment.expiresAt) };
     }
     throw new UnauthenticatedError("The Bearer token is not valid, or has been revoked or has expired.");
+  }
+
+  /** Whether the credential a session opened with still holds (not rotated, revoked, expired, or its collector deleted). */
+  private async stillValid(credential: Credential): Promise<boolean> {
+    if (credential.kind === "collector") return (await this.app.collectorTokens.verify(credential.token)) === credential.collectorId;
+    return Date.now() < credential.expiresAt && (await this.app.enrollment.usableForOpamp(credential.token));
   }
 
   /** Serialises work per key (first contact of one instance must create one collector). */
@@ -516,6 +547,8 @@ export class OpampChannel implements Channel {
       let set = this.byCollector.get(instance.collectorId);
       if (!set) this.byCollector.set(instance.collectorId, (set = new Set()));
       set.add(instance);
+      // Deleting the collector the session turned out to be ends it too.
+      session.hold?.standOn(`${COLLECTORS}/${instance.collectorId}`);
     }
     instance.lastSeq = message.sequenceNum;
     instance.capabilities = message.capabilities;
@@ -593,7 +626,7 @@ export class OpampChannel implements Channel {
       capabilities: SERVER_CAPABILITIES,
       flags: fullState ? REPORT_FULL_STATE : 0n,
     });
-    const settings = await this.connectionSettings(instance);
+    const settings = await this.connectionSettings(instance, credential);
     if (settings) reply.connectionSettings = settings;
     return { reply, remoteConfig: await this.remoteConfigFor(instance, log) };
   }
@@ -621,13 +654,13 @@ export class OpampChannel implements Channel {
    * only when the operator set an interval or the agent takes connection
    * settings, and then carries the set interval or opamp-go's default.
    */
-  private async connectionSettings(instance: Instance): Promise<ConnectionSettingsOffers | undefined> {
+  private async connectionSettings(instance: Instance, credential: Credential): Promise<ConnectionSettingsOffers | undefined> {
     const caps = instance.capabilities;
     const offers: { opamp?: ConnectionSettingsOffers["opamp"]; ownMetrics?: ConnectionSettingsOffers["ownMetrics"] } = {};
     const wantsMetrics = has(caps, AgentCapabilities.AgentCapabilities_ReportsOwnMetrics) && this.app.config.externalUrl !== "";
     const wantsOpamp = has(caps, AgentCapabilities.AgentCapabilities_AcceptsOpAMPConnectionSettings);
     const heartbeat = has(caps, AgentCapabilities.AgentCapabilities_ReportsHeartbeat);
-    const token = wantsMetrics || wantsOpamp ? await this.collectorToken(instance.collectorId, wantsMetrics) : undefined;
+    const token = wantsMetrics || wantsOpamp ? await this.tokenToOffer(instance.collectorId, credential, wantsMetrics) : undefined;
     const auth = token !== undefined ? { headers: [{ key: "Authorization", value: `Bearer ${token}` }] } : undefined;
     const headers = auth && create(HeadersSchema, { headers: auth.headers.map((h) => create(HeaderSchema, h)) });
     const offered = this.offeredHeartbeat;
@@ -649,8 +682,26 @@ export class OpampChannel implements Channel {
       .digest();
     const key = digest.toString("hex");
     if (instance.sentSettings === key) return undefined;
+    // A token is about to go out: the enrollment token that opened the exchange must still be valid this moment.
+    if (token !== undefined && credential.kind === "enrollment" && !(await this.stillValid(credential))) {
+      throw new Refused(401, "unauthenticated", ENDED.revoked);
+    }
     instance.sentSettings = key;
     return create(ConnectionSettingsOffersSchema, { hash: digest, ...offers });
+  }
+
+  /**
+   * The token an offer may carry over this session. A session authenticated
+   * by a collector token is offered that same token and nothing else: once it
+   * is no longer the collector's live token the session is refused (its
+   * holder may be the one the token leaked to), never sent the new one.
+   */
+  private async tokenToOffer(collectorId: string, credential: Credential, mint: boolean): Promise<string | undefined> {
+    if (credential.kind === "enrollment") return this.collectorToken(collectorId, mint);
+    if (credential.collectorId !== collectorId || (await this.app.collectorTokens.verify(credential.token)) !== collectorId) {
+      throw new Refused(401, "unauthenticated", ENDED.revoked);
+    }
+    return credential.token;
   }
 
   /**
@@ -702,7 +753,7 @@ export class OpampChannel implements Channel {
   private async pushConfig(collectorId: string): Promise<void> {
     for (const instance of this.byCollector.get(collectorId) ?? []) {
       const ws = instance.socket;
-      if (!ws) continue;
+      if (!ws || (ws.data.state as SessionState).hold?.ended) continue;
       try {
         const remoteConfig = await this.remoteConfigFor(instance, this.app.logger);
         if (!remoteConfig || instance.socket !== ws) continue;
@@ -714,17 +765,36 @@ export class OpampChannel implements Channel {
     }
   }
 
-  /** Sends a collector's connected sessions new connection settings (its token was rotated). */
+  /**
+   * Sends a collector's connected sessions new connection settings (its token
+   * was rotated): those opened with an enrollment token that is still valid
+   * get the new token; those opened with the old token are closed instead.
+   */
   private async pushSettings(collectorId: string): Promise<void> {
-    for (const instance of this.byCollector.get(collectorId) ?? []) {
+    for (const instance of [...(this.byCollector.get(collectorId) ?? [])]) {
       const ws = instance.socket;
       if (!ws) continue;
-      const settings = await this.connectionSettings(instance);
-      if (!settings || instance.socket !== ws) continue;
+      const state = ws.data.state as SessionState;
+      if (state.closed || state.hold?.ended) continue;
+      let settings: ConnectionSettingsOffers | undefined;
+      try {
+        settings = await this.connectionSettings(instance, state.credential);
+      } catch (error) {
+        if (error instanceof Refused) this.refuse(ws, 1008, error.message);
+        else this.app.logger.warn({ err: error, collectorId }, "opamp: pushing connection settings failed");
+        continue;
+      }
+      if (!settings || instance.socket !== ws || state.closed) continue;
       const reply = serverToAgent({ instanceUid: Buffer.from(instance.uid, "hex"), capabilities: SERVER_CAPABILITIES, connectionSettings: settings });
       sendBounded(ws, frame(encodeServerToAgent(reply)));
     }
   }
+}
+
+/** The documents a credential stands on: its token's digest, and a collector token's collector. */
+function standsOn(credential: Credential): LiveCredential {
+  if (credential.kind === "collector") return { standsOn: [tokenDoc(credential.token), `${COLLECTORS}/${credential.collectorId}`] };
+  return { standsOn: [tokenDoc(credential.token)], endsAt: credential.expiresAt };
 }
 
 /** A sequence_num that does not follow the last one, on a message that is not itself a full report. */

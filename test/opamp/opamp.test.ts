@@ -318,22 +318,27 @@ describe("HTTP transport, auth and limits", () => {
 });
 
 test("a stored token sealed under another key is not offered and is logged once, not on every message", async () => {
-  const collector = await call<{ id: string }>("/collectors", "POST", { name: "foreign-key" });
-  const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
-  const doc = (await server.app.store.get<Record<string, unknown>>(CURRENT_TOKENS, collector.id))!;
-  const foreign = new Secrets([randomBytes(KEY_BYTES)]).seal(token, `${CURRENT_TOKENS}/${collector.id}`);
-  await server.app.store.write([{ op: "put", collection: CURRENT_TOKENS, id: collector.id, data: { ...doc.data, sealed: foreign }, expect: doc.version }]);
+  // A session opened with an enrollment token is offered the collector's stored token (one opened with a
+  // collector token is offered only that token), so this is where a key mismatch shows.
+  const { token: enrollment } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp" });
+  const capabilities = CAPS | BigInt(AgentCapabilities.AgentCapabilities_ReportsOwnMetrics);
+  const agent = await RawAgent.connect(wsUrl, enrollment);
+  const first = await agent.call({ capabilities, agentDescription: description({ "host.name": "foreign-key" }) });
+  expect(first.connectionSettings?.ownMetrics).toBeDefined();
+  const collectorId = (await server.app.store.get<{ collectorId: string }>("opamp_instances", Buffer.from(agent.uid).toString("hex")))!.data.collectorId;
+  const doc = (await server.app.store.get<{ sealed: string }>(CURRENT_TOKENS, collectorId))!;
   const logged: string[] = [];
   const error = spyOn(server.app.logger, "error").mockImplementation(((...args: unknown[]) => void logged.push(String(args.at(-1)))) as never);
   try {
-    const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, token);
-    const capabilities = CAPS | BigInt(AgentCapabilities.AgentCapabilities_ReportsOwnMetrics);
-    for (const fields of [{ agentDescription: description({ "host.name": "foreign" }) }, {}, {}]) {
-      expect((await agent.call({ capabilities, ...fields })).connectionSettings?.ownMetrics).toBeUndefined();
+    const foreign = new Secrets([randomBytes(KEY_BYTES)]).seal("svcct_not-this-servers", `${CURRENT_TOKENS}/${collectorId}`);
+    await server.app.store.write([{ op: "put", collection: CURRENT_TOKENS, id: collectorId, data: { ...doc.data, sealed: foreign }, expect: doc.version }]);
+    for (let i = 0; i < 3; i++) {
+      // A full report each time, so the settings are worked out anew.
+      expect((await agent.call({ capabilities, agentDescription: description({ "host.name": "foreign-key" }) })).connectionSettings?.ownMetrics).toBeUndefined();
     }
-    agent.close();
   } finally {
     error.mockRestore();
+    agent.close();
   }
   expect(logged.filter((m) => m.includes("cannot be opened"))).toHaveLength(1);
 });
