@@ -85,8 +85,13 @@ export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 export const IDLE_INSTANCE_SECONDS = 15 * 60;
 /** How long a session refused for its instance is held open before the close, which opamp-go answers with an immediate redial. */
 export const REFUSED_HOLD_SECONDS = 30;
-/** Refused sessions held at once; past it a refused session is closed at once (they also count toward opamp.maxConnections). */
-export const MAX_HELD_SESSIONS = 1024;
+/**
+ * Refused sessions held at once; past it a refused session is closed at once.
+ * Held sockets count toward opamp.maxConnections (50,000 by default) and cost
+ * one map entry each, so this is a fifth of that: a cloned image on up to
+ * 10,000 hosts stays at one session per host per hold time.
+ */
+export const MAX_HELD_SESSIONS = 10_000;
 /** HTTP answers smaller than this are sent as they are: gzip would not shrink them. */
 export const GZIP_MIN_BYTES = 512;
 

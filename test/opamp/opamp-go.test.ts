@@ -78,7 +78,8 @@ describe("a bound enrollment token presented by another instance (a cloned VM im
     const sessions = imposter.sessions;
     // Before the fix: closed after its first message and redialled, ~1,000 sessions within a second.
     expect(sessions).toBeGreaterThanOrEqual(2);
-    expect(sessions).toBeLessThanOrEqual(Math.ceil(watchMs / (HOLD_SECONDS * 1000)) + 1);
+    // Sessions at 0, 1 and 2 hold times: three at most in 2.5 hold times (a shorter hold gives a fourth).
+    expect(sessions).toBeLessThanOrEqual(Math.floor(watchMs / (HOLD_SECONDS * 1000)) + 1);
     expect(imposter.closeCodes.every((code) => code === 1008)).toBe(true);
     const error = imposter.errors[0]!.errorResponse!;
     expect(error.type).toBe(ServerErrorResponseType.ServerErrorResponseType_Unavailable);
