@@ -15,9 +15,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
-import { AppError, ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import { AppError, ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../errors.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
-import { ROLES, type Role } from "./scopes.ts";
+import { missingScope, ROLES, type Role, type Scope } from "./scopes.ts";
 import type { Principal } from "./service-accounts.ts";
 import { csrfTokenFor, Sessions, type NewSession } from "./sessions.ts";
 import { digestsEqual, hashToken, mintToken, tokenKind } from "./tokens.ts";
@@ -120,6 +120,19 @@ export function randomPassword(length = 20): string {
   return out;
 }
 
+/**
+ * Who changes the user set acts only within its own scopes: it may not give a
+ * role, nor reset, change, disable or delete a user, whose scopes exceed its
+ * own. The server itself (SYSTEM_ACTOR: the bootstrap admin) holds them all;
+ * any other actor without a scope set holds none.
+ */
+function requireWithin(who: Actor, role: Role, what: string): void {
+  if (who === SYSTEM_ACTOR) return;
+  const held: ReadonlySet<Scope> = (who as Partial<Principal>).scopes ?? new Set();
+  const missing = missingScope(held, ROLES[role]);
+  if (missing) throw new ForbiddenError(missing, `${what} needs every scope of the role ${role}, and the caller lacks '${missing}'.`);
+}
+
 export class Users {
   /** A hash to verify against when the user is unknown, so timing does not tell. */
   private dummyHash: Promise<string> | null = null;
@@ -210,6 +223,7 @@ export class Users {
     if (!new RegExp(USERNAME_PATTERN).test(username)) {
       throw new ValidationError("The username is not valid.", [{ path: "username", message: "must be 1–64 of a-z, 0-9, '.', '_' or '-'" }]);
     }
+    requireWithin(who, input.role, "Inviting a user as " + input.role);
     const taken = () => new ConflictError(`A user named '${username}' already exists.`, "username_taken");
     if (await this.store.get(NAMES, username)) throw taken();
     if (password !== undefined) checkPassword(password);
@@ -268,6 +282,8 @@ export class Users {
   async update(who: Actor, id: string, change: { role?: Role; email?: string; disabled?: boolean }): Promise<User> {
     const doc = await this.stored(id);
     const before = doc.data;
+    requireWithin(who, before.role, `Changing user '${before.username}'`);
+    if (change.role !== undefined) requireWithin(who, change.role, `Making a user ${change.role}`);
     const now = new Date().toISOString();
     const disabledAt = change.disabled === undefined ? before.disabledAt : change.disabled ? (before.disabledAt ?? now) : null;
     const after: StoredUser = { ...before, role: change.role ?? before.role, email: change.email ?? before.email, disabledAt };
@@ -287,6 +303,7 @@ export class Users {
 
   async delete(who: Actor, id: string): Promise<void> {
     const doc = await this.stored(id);
+    requireWithin(who, doc.data.role, `Deleting user '${doc.data.username}'`);
     const roster = await this.rosterOp();
     if (doc.data.role === "admin" && doc.data.disabledAt === null) await this.keepAnAdmin(id, null);
     await this.store.write(
@@ -308,6 +325,7 @@ export class Users {
    */
   async mintReset(who: Actor, id: string, deliver?: LinkDelivery): Promise<UserLink> {
     const doc = await this.stored(id);
+    requireWithin(who, doc.data.role, `A password reset for user '${doc.data.username}'`);
     const reset = this.mintLink("reset", id, new Date());
     if (deliver) await this.deliverFirst(who, "user.password_reset_link", id, publicUser(doc.data), reset.link, deliver);
     const after: StoredUser = { ...doc.data, linkDigest: reset.digest };
