@@ -15,8 +15,11 @@
  */
 import { randomBytes } from "node:crypto";
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
-import { AppError, ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../errors.ts";
+import type { RateLimit } from "../config/load.ts";
+import { AppError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError, ValidationError } from "../errors.ts";
+import { RateLimiter } from "../http/ratelimit.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
+import { PasswordGate } from "./password-gate.ts";
 import { missingScope, ROLES, type Role, type Scope } from "./scopes.ts";
 import type { Principal } from "./service-accounts.ts";
 import { csrfTokenFor, Sessions, type NewSession } from "./sessions.ts";
@@ -133,14 +136,33 @@ function requireWithin(who: Actor, role: Role, what: string): void {
   if (missing) throw new ForbiddenError(missing, `${what} needs every scope of the role ${role}, and the caller lacks '${missing}'.`);
 }
 
+export interface PasswordLimits {
+  /** Failed log-ins per username (known or not, so the limit tells nothing about which exist). */
+  loginFailures: RateLimit;
+  gate?: PasswordGate;
+}
+
+/** A verify that throws counts as a wrong password, but an overloaded gate is the server's answer, not the user's. */
+function rethrowOverload(error: unknown): false {
+  if (error instanceof AppError) throw error;
+  return false;
+}
+
 export class Users {
   /** A hash to verify against when the user is unknown, so timing does not tell. */
   private dummyHash: Promise<string> | null = null;
+  private readonly loginFailures: RateLimiter;
+  /** Every argon2 hash or verify of a public call runs through it. */
+  private readonly gate: PasswordGate;
 
   constructor(
     private readonly store: Store,
     readonly sessions: Sessions,
-  ) {}
+    limits: PasswordLimits = { loginFailures: { perSecond: 0.1, burst: 10 } },
+  ) {
+    this.loginFailures = new RateLimiter(limits.loginFailures);
+    this.gate = limits.gate ?? new PasswordGate();
+  }
 
   private dummy(): Promise<string> {
     return (this.dummyHash ??= hashPassword(randomPassword(24)));
@@ -360,7 +382,7 @@ export class Users {
     const doc = await this.store.get<StoredUser>(USERS, link.data.userId);
     if (!doc || doc.data.disabledAt !== null || doc.data.linkDigest !== digest) throw new InvalidLinkError();
     checkPassword(password);
-    const after: StoredUser = { ...doc.data, passwordHash: await hashPassword(password), linkDigest: null };
+    const after: StoredUser = { ...doc.data, passwordHash: await this.gate.run(() => hashPassword(password)), linkDigest: null };
     const session = this.sessions.create(doc.id);
     const who = userActor(doc.data, remoteAddr);
     await this.store
@@ -386,16 +408,20 @@ export class Users {
   /**
    * Checks a username and password and opens a session. Unknown users, users
    * without a password yet and disabled users all take the same time and get
-   * the same answer as a wrong password.
+   * the same answer as a wrong password. A username past its failed log-ins
+   * is refused (429) before any hash, whether it exists or not.
    */
   async login(username: string, password: string, remoteAddr: string | null): Promise<LoggedIn> {
+    const name = username.toLowerCase();
+    const wait = this.loginFailures.check(name);
+    if (wait > 0) throw new RateLimitedError(`Too many failed log-ins for this username; retry after ${wait} s.`, wait);
     // The dummy hash is awaited on every path, so the first call is no faster for unknown users either.
     const dummy = await this.dummy();
     const doc = await this.byName(username);
     const hash = doc?.data.passwordHash ?? dummy;
-    const ok = (await Bun.password.verify(password, hash).catch(() => false)) && doc !== null && doc.data.passwordHash !== null;
-    const name = username.toLowerCase();
+    const ok = (await this.gate.run(() => Bun.password.verify(password, hash)).catch(rethrowOverload)) && doc !== null && doc.data.passwordHash !== null;
     if (!ok || doc.data.disabledAt !== null) {
+      this.loginFailures.take(name);
       const reason = !doc ? "unknown_user" : doc.data.passwordHash === null ? "no_password" : !ok ? "wrong_password" : "disabled";
       await this.store.write([], [
         auditEntry({ actor: "anonymous", remoteAddr }, "session.login", "session", doc?.id ?? null, { username: name, reason }, "failure"),

@@ -60,6 +60,8 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
    * for GET /collectors/snippet, kept as a GET for existing clients.
    */
   csrf?: boolean;
+  /** The call checks or sets a password (argon2): each is taken from the address's rateLimit.passwords. */
+  checksPassword?: boolean;
   handler(ctx: RequestContext<Infer<B>, Infer<Q>>): Promise<unknown>;
 }
 
@@ -78,6 +80,7 @@ export interface Route {
   answersWithoutStorage?: boolean;
   produces?: string;
   csrf?: boolean;
+  checksPassword?: boolean;
   handler(ctx: RequestContext): Promise<unknown>;
 }
 

@@ -92,6 +92,7 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     const anonymous: Principal = { kind: "anonymous", id: "", name: "anonymous", scopes: new Set(), actor: "anonymous", remoteAddr };
     // An address that failed to authenticate too often waits, on the public log-in calls too.
     limits.checkAddress(req, remoteAddr);
+    if (route.checksPassword) limits.takePasswordAttempt(req, remoteAddr);
     if (route.scope === null && !route.session) {
       // Public (log in, redeem a link): no credential is looked at.
       principal = anonymous;
