@@ -381,6 +381,20 @@ describe("REST routes", () => {
     await refuseAll([{ name: "POST /service-accounts with every scope", send: () => rest(stronger, bearer(weak)), status: 403, shape: "api", code: "forbidden" }]);
   });
 
+  test("an account holding only users:admin grants no role and touches no holder beyond its scopes (invite, role, reset, disable, delete): 403, nothing changed", async () => {
+    const weak = await tokenWithScopes(server, ["users:admin"]);
+    const op = (method: string, path: string) => operations.find((o) => o.method === method && o.path === path)!;
+    const as = (o: Operation, body: unknown, name: string): Case => ({ name, send: () => rest({ ...o, body }, bearer(weak)), status: 403, shape: "api", code: "forbidden" });
+    await refuseAll([
+      ...["admin", "editor", "viewer"].map((role) => as(op("POST", "/users"), { username: `matrix-${role}`, email: "m@example.com", role }, `POST /users as ${role}`)),
+      as(op("PATCH", "/users/{id}"), { role: "admin" }, "PATCH /users/{id} to admin"),
+      as(op("PATCH", "/users/{id}"), { disabled: true }, "PATCH /users/{id} disabled"),
+      as(op("POST", "/users/{id}/password-reset"), undefined, "POST /users/{id}/password-reset"),
+      as(op("DELETE", "/users/{id}"), undefined, "DELETE /users/{id}"),
+      as(op("DELETE", "/service-accounts/{id}"), undefined, "DELETE /service-accounts/{id} holding a scope the caller lacks"),
+    ]);
+  });
+
   test("session-only calls refuse every service account, the admin's included: 401", async () => {
     await refuseAll(
       operations
