@@ -104,7 +104,7 @@ export async function createApp(
     logger,
     startedAt: new Date(),
     accounts: new ServiceAccounts(store),
-    users: new Users(store, new Sessions(store)),
+    users: new Users(store, new Sessions(store), { loginFailures: config.rateLimit.loginFailures }),
     mailer: config.smtp ? smtpMailer(config.smtp) : null,
     collectors,
     enrollment,

@@ -35,8 +35,11 @@ export class UnauthenticatedError extends AppError {
 }
 
 export class ForbiddenError extends AppError {
-  constructor(readonly scope: string) {
-    super(403, "forbidden", `This call needs the scope '${scope}', which the credential does not have.`);
+  constructor(
+    readonly scope: string,
+    message = `This call needs the scope '${scope}', which the credential does not have.`,
+  ) {
+    super(403, "forbidden", message);
   }
 }
 

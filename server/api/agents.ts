@@ -95,7 +95,7 @@ export function agentRoutes(app: App): Route[] {
       },
     }),
     route({
-      method: "GET",
+      method: "POST",
       path: "/agents/snippet",
       scope: "agents:write",
       tag: "agents",
@@ -109,6 +109,7 @@ export function agentRoutes(app: App): Route[] {
         { additionalProperties: false },
       ),
       response: Type.Object({ snippet: Type.String(), enrollmentTokenId: Type.String(), expiresAt: DateTime }),
+      status: 201,
       handler: async ({ query, principal }) => {
         const url = collectorUrl(app.config.externalUrl);
         const { token, enrollmentToken } = await app.enrollment.create(principal, { kind: "agent", environment: query.environment, maxUses: query.maxUses ?? 1 });

@@ -5,8 +5,9 @@
  * Every route here that answers a credential needs a write scope: a read-only
  * viewer must not be able to enroll collectors or rotate a live one's token.
  */
-import { Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
+import type { Principal } from "../auth/service-accounts.ts";
 import { tokenKind } from "../auth/tokens.ts";
 import type { Collector } from "../collectors/collectors.ts";
 import { bootstrapFiles, collectorUrl, installSnippet, RUNTIME_OF, RUNTIMES, type Runtime } from "../enrollment/bootstrap.ts";
@@ -101,6 +102,58 @@ async function runtimeOfToken(app: App, token: string): Promise<{ runtime: Runti
   ]);
 }
 
+const SnippetAnswer = Type.Object({
+  snippet: Type.String(),
+  enrollmentTokenId: Nullable(Type.String({ description: "null for rcfg-remotecfg, which uses the collector's own token." })),
+  expiresAt: Nullable(DateTime),
+  agentEnrollmentTokenId: Nullable(Type.String({ description: "The agent token's id when ?agent=true." })),
+});
+
+/**
+ * The collector install one-liner, minting the tokens it carries: an opamp
+ * enrollment token, or for rcfg-remotecfg the collector's own (revoking the
+ * previous one), and with agent an agent token.
+ */
+async function collectorSnippet(app: App, query: Static<typeof SnippetQuery>, principal: Principal): Promise<Static<typeof SnippetAnswer>> {
+  const url = collectorUrl(app.config.externalUrl);
+  // The agent's own token, when the snippet installs the agent too.
+  const agentToken = (environment: string | null | undefined) =>
+    query.agent ? app.enrollment.create(principal, { kind: "agent", environment: environment ?? undefined }) : Promise.resolve(null);
+  const collector = query.collectorId === undefined ? undefined : await app.collectors.get(query.collectorId);
+  if (collector && query.environment !== undefined) {
+    throw new ValidationError("The collector already has its environment; leave environment out or change the collector.", [
+      { path: "environment", message: "cannot be combined with collectorId" },
+    ]);
+}
+const mode = collector?.managementMode ?? query.managementMode ?? "opamp";
+if (collector && query.managementMode !== undefined && query.managementMode !== mode) {
+  throw modeMismatch(collector, `managementMode ${query.managementMode}`);
+}
+if (mode === "rcfg-remotecfg") {
+  if (!collector) {
+    throw new ValidationError("An rcfg-remotecfg collector authenticates with its own token, so the snippet needs it: create it with POST /collectors and pass its id.", [
+      { path: "collectorId", message: "is required for managementMode rcfg-remotecfg" },
+    ]);
+  }
+  const { token } = await app.collectorTokens.mint(principal, collector.id);
+  const agent = await agentToken(collector.environment);
+  const snippet = installSnippet(url, { agentToken: agent?.token, collector: { mode, token, collectorId: collector.id } });
+  return { snippet, enrollmentTokenId: null, expiresAt: null, agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null };
+}
+const { token, enrollmentToken } = await app.enrollment.create(principal, {
+  kind: "opamp",
+  collectorId: collector?.id,
+  environment: query.environment,
+});
+const agent = await agentToken(collector?.environment ?? query.environment);
+return {
+  snippet: installSnippet(url, { agentToken: agent?.token, collector: { mode, token } }),
+  enrollmentTokenId: enrollmentToken.id,
+  expiresAt: enrollmentToken.expiresAt,
+  agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null,
+};
+}
+
 export function enrollmentRoutes(app: App): Route[] {
   return [
     route({
@@ -152,58 +205,28 @@ export function enrollmentRoutes(app: App): Route[] {
       handler: ({ params, principal }) => app.collectorTokens.mint(principal, params.id!),
     }),
     route({
+      method: "POST",
+      path: "/collectors/snippet",
+      scope: "collectors:write",
+      tag: "enrollment",
+      summary:
+        "Mints and answers a shell one-liner (curl {externalUrl}/downloads/install.sh | sudo sh) that enrolls a collector, and with ?agent=true installs svc-agent too. opamp (default): mints a single-use enrollment token, pre-bound to ?collectorId= when given. rcfg-remotecfg: needs ?collectorId= and mints that collector's own token, which revokes its previous one.",
+      query: SnippetQuery,
+      response: SnippetAnswer,
+      status: 201,
+      handler: ({ query, principal }) => collectorSnippet(app, query, principal),
+    }),
+    route({
       method: "GET",
       path: "/collectors/snippet",
       scope: "collectors:write",
       tag: "enrollment",
       summary:
-        "A shell one-liner (curl {externalUrl}/downloads/install.sh | sudo sh) that enrolls a collector, and with ?agent=true installs svc-agent too. opamp (default): mints a single-use enrollment token, pre-bound to ?collectorId= when given. rcfg-remotecfg: needs ?collectorId= and mints that collector's own token, which revokes its previous one.",
+        "As POST /collectors/snippet (it mints the same tokens), kept for existing clients: with the session cookie it needs X-CSRF-Token like a write.",
       query: SnippetQuery,
-      response: Type.Object({
-        snippet: Type.String(),
-        enrollmentTokenId: Nullable(Type.String({ description: "null for rcfg-remotecfg, which uses the collector's own token." })),
-        expiresAt: Nullable(DateTime),
-        agentEnrollmentTokenId: Nullable(Type.String({ description: "The agent token's id when ?agent=true." })),
-      }),
-      handler: async ({ query, principal }) => {
-        const url = collectorUrl(app.config.externalUrl);
-        // The agent's own token, when the snippet installs the agent too.
-        const agentToken = (environment: string | null | undefined) =>
-          query.agent ? app.enrollment.create(principal, { kind: "agent", environment: environment ?? undefined }) : Promise.resolve(null);
-        const collector = query.collectorId === undefined ? undefined : await app.collectors.get(query.collectorId);
-        if (collector && query.environment !== undefined) {
-          throw new ValidationError("The collector already has its environment; leave environment out or change the collector.", [
-            { path: "environment", message: "cannot be combined with collectorId" },
-          ]);
-        }
-        const mode = collector?.managementMode ?? query.managementMode ?? "opamp";
-        if (collector && query.managementMode !== undefined && query.managementMode !== mode) {
-          throw modeMismatch(collector, `managementMode ${query.managementMode}`);
-        }
-        if (mode === "rcfg-remotecfg") {
-          if (!collector) {
-            throw new ValidationError("An rcfg-remotecfg collector authenticates with its own token, so the snippet needs it: create it with POST /collectors and pass its id.", [
-              { path: "collectorId", message: "is required for managementMode rcfg-remotecfg" },
-            ]);
-          }
-          const { token } = await app.collectorTokens.mint(principal, collector.id);
-          const agent = await agentToken(collector.environment);
-          const snippet = installSnippet(url, { agentToken: agent?.token, collector: { mode, token, collectorId: collector.id } });
-          return { snippet, enrollmentTokenId: null, expiresAt: null, agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null };
-        }
-        const { token, enrollmentToken } = await app.enrollment.create(principal, {
-          kind: "opamp",
-          collectorId: collector?.id,
-          environment: query.environment,
-        });
-        const agent = await agentToken(collector?.environment ?? query.environment);
-        return {
-          snippet: installSnippet(url, { agentToken: agent?.token, collector: { mode, token } }),
-          enrollmentTokenId: enrollmentToken.id,
-          expiresAt: enrollmentToken.expiresAt,
-          agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null,
-        };
-      },
+      response: SnippetAnswer,
+      csrf: true,
+      handler: ({ query, principal }) => collectorSnippet(app, query, principal),
     }),
     route({
       method: "POST",
@@ -226,14 +249,15 @@ export function enrollmentRoutes(app: App): Route[] {
       },
     }),
     route({
-      method: "GET",
+      method: "POST",
       path: "/collectors/{id}/bootstrap",
       scope: "collectors:write",
       tag: "enrollment",
       summary:
-        "The collector's bootstrap files. otelcol (opamp collectors): collector and OpAMP supervisor config with a fresh single-use enrollment token bound to this collector. alloy (rcfg-remotecfg): the remotecfg file with a freshly minted collector token, which revokes its previous one.",
+        "The collector's bootstrap files (a POST: it mints a token). otelcol (opamp collectors): collector and OpAMP supervisor config with a fresh single-use enrollment token bound to this collector. alloy (rcfg-remotecfg): the remotecfg file with a freshly minted collector token, which revokes its previous one.",
       query: Type.Object({ runtime: Type.Optional(RuntimeName) }, { additionalProperties: false }),
       response: BootstrapFiles,
+      status: 201,
       handler: async ({ params, query, principal }) => {
         const url = collectorUrl(app.config.externalUrl);
         const collector = await app.collectors.get(params.id!);

@@ -64,7 +64,7 @@ export function serviceAccountRoutes(app: App): Route[] {
       path: "/service-accounts/{id}",
       scope: "users:admin",
       tag: "service accounts",
-      summary: "Delete a service account; its token stops working at once.",
+      summary: "Delete a service account; its token stops working at once. Only a caller holding every scope of the account may (403 forbidden).",
       status: 204,
       handler: ({ params, principal }) => app.accounts.delete(principal, params.id!),
     }),

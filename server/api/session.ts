@@ -50,9 +50,10 @@ export function sessionRoutes(app: App): Route[] {
       path: "/session",
       scope: null,
       tag: "session",
-      summary: "Log in with username and password: sets the session cookie and answers the user and the CSRF token. 401 invalid_credentials for any wrong username, password or a disabled user.",
+      summary: "Log in with username and password: sets the session cookie and answers the user and the CSRF token. 401 invalid_credentials for any wrong username, password or a disabled user; 429 rate_limited past rateLimit.passwords for the address or rateLimit.loginFailures for the username; 503 overloaded while the server hashes as many passwords as it can.",
       body: LoginBody,
       response: SessionAnswer,
+      checksPassword: true,
       handler: async ({ body, principal, secure }) => loggedIn(await users.login(body.username, body.password, principal.remoteAddr), secure),
     }),
     route({
@@ -86,6 +87,7 @@ export function sessionRoutes(app: App): Route[] {
       summary: "Accept an invite: sets the invited user's password (at least 12 characters), uses up the link and logs in. 400 invalid_token for a used, expired or unknown link.",
       body: RedeemBody,
       response: SessionAnswer,
+      checksPassword: true,
       handler: async ({ body, principal, secure }) =>
         loggedIn(await users.redeem("invite", body.token, body.password, principal.remoteAddr), secure),
     }),
@@ -97,6 +99,7 @@ export function sessionRoutes(app: App): Route[] {
       summary: "Redeem a password-reset link: sets the new password, uses up the link, ends the user's other sessions and logs in.",
       body: RedeemBody,
       response: SessionAnswer,
+      checksPassword: true,
       handler: async ({ body, principal, secure }) =>
         loggedIn(await users.redeem("reset", body.token, body.password, principal.remoteAddr), secure),
     }),

@@ -89,7 +89,7 @@ export function userRoutes(app: App): Route[] {
       scope: "users:admin",
       tag: "users",
       summary:
-        "Invite a user with an invite link (single use, 7 days) through which they set a password. With SMTP configured the link is mailed (mailedTo) and not answered; otherwise inviteUrl is answered to hand over. 409 external_url_missing without externalUrl; 502 mail_failed (nothing created) when the mail server refuses.",
+        "Invite a user with an invite link (single use, 7 days) through which they set a password. The caller must hold every scope of the role (403 forbidden otherwise). With SMTP configured the link is mailed (mailedTo) and not answered; otherwise inviteUrl is answered to hand over. 409 external_url_missing without externalUrl; 502 mail_failed (nothing created) when the mail server refuses.",
       body: CreateBody,
       response: Type.Object({
         user: User,
@@ -120,7 +120,7 @@ export function userRoutes(app: App): Route[] {
       path: "/users/{id}",
       scope: "users:admin",
       tag: "users",
-      summary: "Change a user's role or e-mail, or disable (ends their sessions at once) or enable them. The last enabled admin cannot be demoted or disabled (409 last_admin).",
+      summary: "Change a user's role or e-mail, or disable (ends their sessions at once) or enable them. The caller must hold every scope of both the user's role and the new one (403 forbidden). The last enabled admin cannot be demoted or disabled (409 last_admin).",
       body: PatchBody,
       response: User,
       handler: ({ params, body, principal }) => users.update(principal, params.id!, body),
@@ -130,7 +130,7 @@ export function userRoutes(app: App): Route[] {
       path: "/users/{id}",
       scope: "users:admin",
       tag: "users",
-      summary: "Delete a user and end their sessions. The last enabled admin cannot be deleted (409 last_admin).",
+      summary: "Delete a user and end their sessions; the caller must hold every scope of the user's role (403 forbidden). The last enabled admin cannot be deleted (409 last_admin).",
       status: 204,
       handler: ({ params, principal }) => users.delete(principal, params.id!),
     }),
@@ -140,7 +140,7 @@ export function userRoutes(app: App): Route[] {
       scope: "users:admin",
       tag: "users",
       summary:
-        "Mint a password-reset link (single use, 1 hour; replaces any earlier link). With SMTP configured and an e-mail address on the user it is mailed (mailedTo) and not answered; otherwise resetUrl is answered to hand over. 409 external_url_missing without externalUrl; 502 mail_failed (the earlier link stays) when the mail server refuses.",
+        "Mint a password-reset link (single use, 1 hour; replaces any earlier link); the caller must hold every scope of the user's role (403 forbidden). With SMTP configured and an e-mail address on the user it is mailed (mailedTo) and not answered; otherwise resetUrl is answered to hand over. 409 external_url_missing without externalUrl; 502 mail_failed (the earlier link stays) when the mail server refuses.",
       response: Type.Object({
         resetUrl: Type.Optional(Type.String({ description: "Only when no mail was sent." })),
         mailedTo: Type.Optional(MailedTo),

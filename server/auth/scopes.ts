@@ -35,3 +35,13 @@ export type Role = keyof typeof ROLES;
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);
 }
+
+/**
+ * The first of `wanted` that `held` lacks, or undefined. A caller grants only
+ * scopes it holds, and acts only on holders of scopes it holds (roles, invites,
+ * resets, disable, delete): otherwise `users:admin` alone reaches every scope.
+ */
+export function missingScope(held: ReadonlySet<Scope>, wanted: Iterable<Scope>): Scope | undefined {
+  for (const scope of wanted) if (!held.has(scope)) return scope;
+  return undefined;
+}

@@ -7,7 +7,7 @@ import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import { ConflictError, ForbiddenError, NotFoundError } from "../errors.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import type { LiveCredential } from "./live.ts";
-import { ROLES, type Scope } from "./scopes.ts";
+import { missingScope, ROLES, type Scope } from "./scopes.ts";
 import { digestsEqual, hashToken, mintToken, tokenKind, type TokenKind } from "./tokens.ts";
 
 export interface ServiceAccount {
@@ -67,10 +67,8 @@ export class ServiceAccounts {
     extra: WriteOp[] = [],
   ): Promise<{ account: ServiceAccount; token: string }> {
     const unique = [...new Set(scopes)].sort();
-    if (caller) {
-      const missing = unique.find((scope) => !caller.scopes.has(scope));
-      if (missing) throw new ForbiddenError(missing);
-    }
+    const missing = caller ? missingScope(caller.scopes, unique) : undefined;
+    if (missing) throw new ForbiddenError(missing, `Only scopes the caller holds can be granted, and '${missing}' is not one of them.`);
     const taken = () => new ConflictError(`A service account named '${name}' already exists.`, "name_taken");
     if (await this.store.get(NAMES, name)) throw taken();
     const now = new Date().toISOString();
@@ -98,17 +96,19 @@ export class ServiceAccounts {
     return (await this.store.list<StoredAccount>(ACCOUNTS)).map(({ data: { tokenDigest: _, ...account } }) => account);
   }
 
-  /** Deletes the account and revokes its token in one write. */
-  async delete(who: Actor, id: string): Promise<void> {
+  /** Deletes the account and revokes its token in one write; only a caller holding all its scopes may. */
+  async delete(caller: Principal, id: string): Promise<void> {
     const doc = await this.store.get<StoredAccount>(ACCOUNTS, id);
     if (!doc) throw new NotFoundError("Service account", id);
+    const missing = missingScope(caller.scopes, doc.data.scopes);
+    if (missing) throw new ForbiddenError(missing, `Service account '${doc.data.name}' holds '${missing}', which the caller does not, so the caller cannot delete it.`);
     await this.store.write(
       [
         { op: "delete", collection: ACCOUNTS, id, expect: doc.version },
         { op: "delete", collection: NAMES, id: doc.data.name },
         { op: "delete", collection: TOKENS, id: doc.data.tokenDigest },
       ],
-      [auditEntry(who, "service_account.delete", "service_account", id, { name: doc.data.name })],
+      [auditEntry(caller, "service_account.delete", "service_account", id, { name: doc.data.name })],
     );
   }
 

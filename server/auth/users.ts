@@ -15,9 +15,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
-import { AppError, ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import type { RateLimit } from "../config/load.ts";
+import { AppError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError, ValidationError } from "../errors.ts";
+import { RateLimiter } from "../http/ratelimit.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
-import { ROLES, type Role } from "./scopes.ts";
+import { PasswordGate } from "./password-gate.ts";
+import { missingScope, ROLES, type Role, type Scope } from "./scopes.ts";
 import type { Principal } from "./service-accounts.ts";
 import { csrfTokenFor, Sessions, SESSIONS, type NewSession } from "./sessions.ts";
 import { digestsEqual, hashToken, mintToken, tokenKind } from "./tokens.ts";
@@ -120,14 +123,46 @@ export function randomPassword(length = 20): string {
   return out;
 }
 
+/**
+ * Who changes the user set acts only within its own scopes: it may not give a
+ * role, nor reset, change, disable or delete a user, whose scopes exceed its
+ * own. The server itself (SYSTEM_ACTOR: the bootstrap admin) holds them all;
+ * any other actor without a scope set holds none.
+ */
+function requireWithin(who: Actor, role: Role, what: string): void {
+  if (who === SYSTEM_ACTOR) return;
+  const held: ReadonlySet<Scope> = (who as Partial<Principal>).scopes ?? new Set();
+  const missing = missingScope(held, ROLES[role]);
+  if (missing) throw new ForbiddenError(missing, `${what} needs every scope of the role ${role}, and the caller lacks '${missing}'.`);
+}
+
+export interface PasswordLimits {
+  /** Failed log-ins per username (known or not, so the limit tells nothing about which exist). */
+  loginFailures: RateLimit;
+  gate?: PasswordGate;
+}
+
+/** A verify that throws counts as a wrong password, but an overloaded gate is the server's answer, not the user's. */
+function rethrowOverload(error: unknown): false {
+  if (error instanceof AppError) throw error;
+  return false;
+}
+
 export class Users {
   /** A hash to verify against when the user is unknown, so timing does not tell. */
   private dummyHash: Promise<string> | null = null;
+  private readonly loginFailures: RateLimiter;
+  /** Every argon2 hash or verify of a public call runs through it. */
+  private readonly gate: PasswordGate;
 
   constructor(
     private readonly store: Store,
     readonly sessions: Sessions,
-  ) {}
+    limits: PasswordLimits = { loginFailures: { perSecond: 0.1, burst: 10 } },
+  ) {
+    this.loginFailures = new RateLimiter(limits.loginFailures);
+    this.gate = limits.gate ?? new PasswordGate();
+  }
 
   private dummy(): Promise<string> {
     return (this.dummyHash ??= hashPassword(randomPassword(24)));
@@ -210,6 +245,7 @@ export class Users {
     if (!new RegExp(USERNAME_PATTERN).test(username)) {
       throw new ValidationError("The username is not valid.", [{ path: "username", message: "must be 1–64 of a-z, 0-9, '.', '_' or '-'" }]);
     }
+    requireWithin(who, input.role, "Inviting a user as " + input.role);
     const taken = () => new ConflictError(`A user named '${username}' already exists.`, "username_taken");
     if (await this.store.get(NAMES, username)) throw taken();
     if (password !== undefined) checkPassword(password);
@@ -268,6 +304,8 @@ export class Users {
   async update(who: Actor, id: string, change: { role?: Role; email?: string; disabled?: boolean }): Promise<User> {
     const doc = await this.stored(id);
     const before = doc.data;
+    requireWithin(who, before.role, `Changing user '${before.username}'`);
+    if (change.role !== undefined) requireWithin(who, change.role, `Making a user ${change.role}`);
     const now = new Date().toISOString();
     const disabledAt = change.disabled === undefined ? before.disabledAt : change.disabled ? (before.disabledAt ?? now) : null;
     const after: StoredUser = { ...before, role: change.role ?? before.role, email: change.email ?? before.email, disabledAt };
@@ -287,6 +325,7 @@ export class Users {
 
   async delete(who: Actor, id: string): Promise<void> {
     const doc = await this.stored(id);
+    requireWithin(who, doc.data.role, `Deleting user '${doc.data.username}'`);
     const roster = await this.rosterOp();
     if (doc.data.role === "admin" && doc.data.disabledAt === null) await this.keepAnAdmin(id, null);
     await this.store.write(
@@ -308,6 +347,7 @@ export class Users {
    */
   async mintReset(who: Actor, id: string, deliver?: LinkDelivery): Promise<UserLink> {
     const doc = await this.stored(id);
+    requireWithin(who, doc.data.role, `A password reset for user '${doc.data.username}'`);
     const reset = this.mintLink("reset", id, new Date());
     if (deliver) await this.deliverFirst(who, "user.password_reset_link", id, publicUser(doc.data), reset.link, deliver);
     const after: StoredUser = { ...doc.data, linkDigest: reset.digest };
@@ -342,7 +382,7 @@ export class Users {
     const doc = await this.store.get<StoredUser>(USERS, link.data.userId);
     if (!doc || doc.data.disabledAt !== null || doc.data.linkDigest !== digest) throw new InvalidLinkError();
     checkPassword(password);
-    const after: StoredUser = { ...doc.data, passwordHash: await hashPassword(password), linkDigest: null };
+    const after: StoredUser = { ...doc.data, passwordHash: await this.gate.run(() => hashPassword(password)), linkDigest: null };
     const session = this.sessions.create(doc.id);
     const who = userActor(doc.data, remoteAddr);
     await this.store
@@ -368,16 +408,20 @@ export class Users {
   /**
    * Checks a username and password and opens a session. Unknown users, users
    * without a password yet and disabled users all take the same time and get
-   * the same answer as a wrong password.
+   * the same answer as a wrong password. A username past its failed log-ins
+   * is refused (429) before any hash, whether it exists or not.
    */
   async login(username: string, password: string, remoteAddr: string | null): Promise<LoggedIn> {
+    const name = username.toLowerCase();
+    const wait = this.loginFailures.check(name);
+    if (wait > 0) throw new RateLimitedError(`Too many failed log-ins for this username; retry after ${wait} s.`, wait);
     // The dummy hash is awaited on every path, so the first call is no faster for unknown users either.
     const dummy = await this.dummy();
     const doc = await this.byName(username);
     const hash = doc?.data.passwordHash ?? dummy;
-    const ok = (await Bun.password.verify(password, hash).catch(() => false)) && doc !== null && doc.data.passwordHash !== null;
-    const name = username.toLowerCase();
+    const ok = (await this.gate.run(() => Bun.password.verify(password, hash)).catch(rethrowOverload)) && doc !== null && doc.data.passwordHash !== null;
     if (!ok || doc.data.disabledAt !== null) {
+      this.loginFailures.take(name);
       const reason = !doc ? "unknown_user" : doc.data.passwordHash === null ? "no_password" : !ok ? "wrong_password" : "disabled";
       await this.store.write([], [
         auditEntry({ actor: "anonymous", remoteAddr }, "session.login", "session", doc?.id ?? null, { username: name, reason }, "failure"),

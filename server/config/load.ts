@@ -24,7 +24,8 @@ export interface ServerConfig {
   /** trustedProxies: peers whose X-Forwarded-Proto is believed (TLS terminated in front). */
   http: { maxBodyBytes: number; trustedProxies: string[]; maxConnections: number; idleTimeoutSeconds: number };
   /** Token buckets: per credential on the REST API, per address for failed auth, per token and address for enrollment. */
-  rateLimit: { api: RateLimit; authFailures: RateLimit; enrollment: RateLimit };
+  /** passwords: attempts per client address (log in, redeem a link); loginFailures: failed log-ins per username. */
+  rateLimit: { api: RateLimit; authFailures: RateLimit; enrollment: RateLimit; passwords: RateLimit; loginFailures: RateLimit };
   /** Where the agent packages and their SHA256SUMS are, served under /downloads/. */
   downloads: { dir: string };
   /**
@@ -209,6 +210,8 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
       api: { perSecond: get("rateLimit.api.perSecond"), burst: get("rateLimit.api.burst") },
       authFailures: { perSecond: get("rateLimit.authFailures.perSecond"), burst: get("rateLimit.authFailures.burst") },
       enrollment: { perSecond: get("rateLimit.enrollment.perSecond"), burst: get("rateLimit.enrollment.burst") },
+      passwords: { perSecond: get("rateLimit.passwords.perSecond"), burst: get("rateLimit.passwords.burst") },
+      loginFailures: { perSecond: get<number>("rateLimit.loginFailures.perMinute") / 60, burst: get("rateLimit.loginFailures.burst") },
     },
     downloads: { dir: get("downloads.dir") },
     opamp: {

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import installScript from "../../installer/install.sh" with { type: "text" };
 import { AppError, NotFoundError } from "../errors.ts";
 import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
+import { decodePathSegment } from "../http/path.ts";
 import { json } from "../http/respond.ts";
 
 const PREFIX = "/downloads/";
@@ -38,7 +39,7 @@ export class DownloadsChannel implements Channel {
     if (req.method !== "GET" && req.method !== "HEAD") {
       throw new AppError(405, "method_not_allowed", "Downloads are read with GET or HEAD.", [], { Allow: "GET, HEAD" });
     }
-    const name = decodeURIComponent(url.pathname.slice(PREFIX.length));
+    const name = decodePathSegment(url.pathname.slice(PREFIX.length));
     if (name === "") return json({ items: await this.list() });
     if (name === "install.sh") return new Response(installScript, { headers: headers("install.sh") });
     if (!FILE_NAME.test(name)) throw new NotFoundError("Download", name);

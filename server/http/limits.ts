@@ -3,7 +3,8 @@
  * WebSockets than `http.maxConnections` (503), and callers past their rate
  * (429 `rate_limited`, both with Retry-After). Rates are token buckets per
  * credential on the REST API, per address for failed authentication, and per
- * token and per address for enrollment tokens on any channel. Behind a
+ * token and per address for enrollment tokens on any channel, and per
+ * address for password attempts (each costs an argon2 hash). Behind a
  * trusted proxy the address is the client's, from X-Forwarded-For, so one
  * caller's failures do not lock out everyone behind the proxy. A burst of
  * refusals leaves one audit entry per key and window, not one per request,
@@ -33,6 +34,7 @@ export class EdgeLimits {
   private readonly authFailures: RateLimiter;
   private readonly enrollmentTokens: RateLimiter;
   private readonly enrollmentAddresses: RateLimiter;
+  private readonly passwordAddresses: RateLimiter;
   /** Key → performance.now() of its last audit entry. */
   private readonly audited = new Map<string, number>();
   private readonly trustedProxies: Set<string>;
@@ -44,6 +46,7 @@ export class EdgeLimits {
     this.authFailures = new RateLimiter(rateLimit.authFailures);
     this.enrollmentTokens = new RateLimiter(rateLimit.enrollment);
     this.enrollmentAddresses = new RateLimiter(rateLimit.enrollment);
+    this.passwordAddresses = new RateLimiter(rateLimit.passwords);
   }
 
   /** 503 past `http.maxConnections` requests and WebSockets open at once (this request counted). */
@@ -84,6 +87,13 @@ export class EdgeLimits {
     if (byToken > 0) this.refuse(`enroll-token:${tokenId}`, anonymous(remoteAddr), "enrollment_token", tokenId, byToken, "Too many enrollment attempts with this token");
     const byAddress = this.enrollmentAddresses.take(addressKey(remoteAddr));
     if (byAddress > 0) this.refuse(`enroll-addr:${remoteAddr}`, anonymous(remoteAddr), "address", remoteAddr, byAddress, "Too many enrollment attempts from this address");
+  }
+
+  /** Takes one password attempt (log in, redeem a link) from the address's rate, before the body is read or anything hashed. */
+  takePasswordAttempt(req: Request, peer: string | null): void {
+    const remoteAddr = this.clientAddress(req, peer);
+    const wait = this.passwordAddresses.take(addressKey(remoteAddr));
+    if (wait > 0) this.refuse(`password:${remoteAddr}`, anonymous(remoteAddr), "address", remoteAddr, wait, "Too many password attempts from this address");
   }
 
   /** The peer, or behind a trusted proxy the nearest address it was forwarded for that is not itself a trusted proxy. */

@@ -74,6 +74,8 @@ export function openApiDocument(routes: Route[], version: string): Record<string
       tags: [route.tag],
       security,
       ...(route.scope !== null ? { "x-required-scope": route.scope } : {}),
+      // A GET that mints: the session cookie must send X-CSRF-Token here too.
+      ...(route.csrf ? { "x-csrf-required": true } : {}),
       // A route's own body limit; the others take http.maxBodyBytes.
       ...(route.maxBodyBytes !== undefined ? { "x-max-body-bytes": route.maxBodyBytes } : {}),
       parameters,
@@ -101,7 +103,7 @@ export function openApiDocument(routes: Route[], version: string): Record<string
           type: "apiKey",
           in: "cookie",
           name: "svc_session",
-          description: "The web UI session set by POST /session. Calls other than GET and HEAD must also send the session's csrfToken as X-CSRF-Token.",
+          description: "The web UI session set by POST /session. Calls other than GET and HEAD, and the GETs marked x-csrf-required (they mint a credential), must also send the session's csrfToken as X-CSRF-Token.",
         },
       },
     },

@@ -54,6 +54,14 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
    * for health, which must be able to say that storage is down.
    */
   answersWithoutStorage?: boolean;
+  /**
+   * The call changes state (mints a credential) though its method is GET: a
+   * caller with the session cookie must send X-CSRF-Token as on a write. Only
+   * for GET /collectors/snippet, kept as a GET for existing clients.
+   */
+  csrf?: boolean;
+  /** The call checks or sets a password (argon2): each is taken from the address's rateLimit.passwords. */
+  checksPassword?: boolean;
   handler(ctx: RequestContext<Infer<B>, Infer<Q>>): Promise<unknown>;
 }
 
@@ -71,6 +79,8 @@ export interface Route {
   maxBodyBytes?: number;
   answersWithoutStorage?: boolean;
   produces?: string;
+  csrf?: boolean;
+  checksPassword?: boolean;
   handler(ctx: RequestContext): Promise<unknown>;
 }
 

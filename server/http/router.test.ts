@@ -35,7 +35,8 @@ test("unknown paths are 404, known paths with other methods 405 with Allow", () 
   };
   expect(error(() => router.match("GET", "/nope")).status).toBe(404);
   expect(error(() => router.match("GET", "/collectors/x/y")).status).toBe(404);
-  expect(error(() => router.match("GET", "/collectors/%E0%A4%A")).status).toBe(404);
+  const malformed = error(() => router.match("GET", "/collectors/%E0%A4%A"));
+  expect([malformed.status, malformed.code]).toEqual([400, "validation_failed"]);
   const notAllowed = error(() => router.match("PUT", "/collectors/x"));
   expect(notAllowed.status).toBe(405);
   expect(notAllowed.headers.Allow).toBe("GET, DELETE");

@@ -3,6 +3,7 @@
  * over parameters, so `/collectors/snippet` is never read as an id.
  */
 import { AppError, NotFoundError } from "../errors.ts";
+import { decodePathSegment } from "./path.ts";
 import type { Method, Route } from "./route.ts";
 
 interface Node {
@@ -69,12 +70,7 @@ export class Router {
       if (found) return found;
     }
     if (node.param) {
-      let value: string;
-      try {
-        value = decodeURIComponent(segment);
-      } catch {
-        return null;
-      }
+      const value = decodePathSegment(segment);
       const found = this.walk(node.param.node, segments, i + 1, params);
       if (found) {
         params[node.param.name] = value;

@@ -60,9 +60,9 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
   /**
    * A Bearer token first (service accounts; no CSRF, browsers never send one
    * by themselves); else the UI's session cookie, whose writes (anything but
-   * GET and HEAD) must echo the session's CSRF token in X-CSRF-Token.
+   * GET and HEAD, and a GET that mints) must echo the session's CSRF token in X-CSRF-Token.
    */
-  async function authenticate(req: Request, remoteAddr: string | null): Promise<Principal> {
+  async function authenticate(req: Request, remoteAddr: string | null, route: Route): Promise<Principal> {
     const token = bearerToken(req.headers.get("authorization"));
     if (token !== null) {
       const principal = await app.accounts.authenticate(token, remoteAddr);
@@ -73,7 +73,7 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     if (cookie === null) throw new UnauthenticatedError("A valid Bearer token or a web UI session is required.");
     const principal = await app.users.authenticate(cookie, remoteAddr);
     if (!principal) throw new UnauthenticatedError("The session has ended or is not valid; log in again.");
-    if (req.method !== "GET" && req.method !== "HEAD") {
+    if ((req.method !== "GET" && req.method !== "HEAD") || route.csrf) {
       const sent = req.headers.get("x-csrf-token");
       if (sent === null || !stringsEqual(sent, principal.session!.csrfToken)) {
         throw new AppError(403, "csrf_failed", "A call made with the session cookie must send the session's CSRF token in X-CSRF-Token.");
@@ -92,11 +92,12 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     const anonymous: Principal = { kind: "anonymous", id: "", name: "anonymous", scopes: new Set(), actor: "anonymous", remoteAddr };
     // An address that failed to authenticate too often waits, on the public log-in calls too.
     limits.checkAddress(req, remoteAddr);
+    if (route.checksPassword) limits.takePasswordAttempt(req, remoteAddr);
     if (route.scope === null && !route.session) {
       // Public (log in, redeem a link): no credential is looked at.
       principal = anonymous;
     } else {
-      principal = await authenticate(req, remoteAddr).catch((error) => {
+      principal = await authenticate(req, remoteAddr, route).catch((error) => {
         // No credential can be checked while storage is down; health still answers, to say so.
         if (route.answersWithoutStorage && error instanceof StorageUnavailableError) return anonymous;
         throw error;

@@ -39,6 +39,8 @@ interface Operation {
   url: string;
   scope: string | null;
   session: boolean;
+  /** A GET that mints (x-csrf-required): the session cookie needs X-CSRF-Token as on a write. */
+  csrf: boolean;
   body: unknown;
 }
 
@@ -195,7 +197,7 @@ beforeAll(async () => {
   if (logout.status !== 204) throw new Error(`logout failed: ${logout.status}`);
 
   const doc = (await (await fetch(`${server.base}/api/v1/openapi.json`)).json()) as {
-    paths: Record<string, Record<string, { "x-required-scope"?: string; security: unknown[]; requestBody?: { content: Record<string, { schema: Record<string, any> }> } }>>;
+    paths: Record<string, Record<string, { "x-required-scope"?: string; "x-csrf-required"?: boolean; security: unknown[]; requestBody?: { content: Record<string, { schema: Record<string, any> }> } }>>;
   };
   const ids = await pathIds();
   operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
@@ -208,6 +210,7 @@ beforeAll(async () => {
         url: fill(path, ids),
         scope: op["x-required-scope"] ?? null,
         session: op["x-required-scope"] === undefined,
+        csrf: op["x-csrf-required"] === true,
         body: op.requestBody ? sample(op.requestBody.content["application/json"]!.schema) : undefined,
       })),
   );
@@ -378,6 +381,20 @@ describe("REST routes", () => {
     await refuseAll([{ name: "POST /service-accounts with every scope", send: () => rest(stronger, bearer(weak)), status: 403, shape: "api", code: "forbidden" }]);
   });
 
+  test("an account holding only users:admin grants no role and touches no holder beyond its scopes (invite, role, reset, disable, delete): 403, nothing changed", async () => {
+    const weak = await tokenWithScopes(server, ["users:admin"]);
+    const op = (method: string, path: string) => operations.find((o) => o.method === method && o.path === path)!;
+    const as = (o: Operation, body: unknown, name: string): Case => ({ name, send: () => rest({ ...o, body }, bearer(weak)), status: 403, shape: "api", code: "forbidden" });
+    await refuseAll([
+      ...["admin", "editor", "viewer"].map((role) => as(op("POST", "/users"), { username: `matrix-${role}`, email: "m@example.com", role }, `POST /users as ${role}`)),
+      as(op("PATCH", "/users/{id}"), { role: "admin" }, "PATCH /users/{id} to admin"),
+      as(op("PATCH", "/users/{id}"), { disabled: true }, "PATCH /users/{id} disabled"),
+      as(op("POST", "/users/{id}/password-reset"), undefined, "POST /users/{id}/password-reset"),
+      as(op("DELETE", "/users/{id}"), undefined, "DELETE /users/{id}"),
+      as(op("DELETE", "/service-accounts/{id}"), undefined, "DELETE /service-accounts/{id} holding a scope the caller lacks"),
+    ]);
+  });
+
   test("session-only calls refuse every service account, the admin's included: 401", async () => {
     await refuseAll(
       operations
@@ -386,9 +403,10 @@ describe("REST routes", () => {
     );
   });
 
-  test("writes with the session cookie but without its CSRF token: 403, nothing changed", async () => {
-    const writes = operations.filter((o) => o.method !== "GET");
+  test("writes (and GETs that mint) with the session cookie but without its CSRF token: 403, nothing changed", async () => {
+    const writes = operations.filter((o) => o.method !== "GET" || o.csrf);
     expect(writes.length).toBeGreaterThan(30);
+    expect(writes.filter((o) => o.method === "GET").map((o) => o.path)).toEqual(["/collectors/snippet"]);
     const variants: [string, Record<string, string>][] = [
       ["no CSRF token", { Cookie: live.cookie }],
       ["an empty CSRF token", { Cookie: live.cookie, "X-CSRF-Token": "" }],
@@ -400,6 +418,28 @@ describe("REST routes", () => {
         variants.map(([label, headers]): Case => ({ name: `${op.method} ${op.path} with ${label}`, send: () => rest(op, headers), status: 403, shape: "api", code: "csrf_failed" })),
       ),
     );
+  });
+
+  test("every GET the session cookie may send without a CSRF token changes nothing stored (a cross-site GET mints nothing)", async () => {
+    const reads = operations.filter((o) => o.method === "GET" && !o.csrf);
+    expect(reads.length).toBeGreaterThan(30);
+    // The session's own idle-timeout touch is the one write a read may make; an export is audited as a read.
+    const stored = async () => {
+      const { docs, audit } = await snapshot();
+      const { sessions: _touched, ...rest } = docs;
+      return { docs: rest, audit: audit.filter((e) => e.action !== "config.export") };
+    };
+    const before = await stored();
+    const answered: string[] = [];
+    for (const op of reads) {
+      const res = await fetch(`${server.base}/api/v1${op.url}`, { headers: { Cookie: live.cookie }, signal: AbortSignal.timeout(5000) });
+      // Server-sent event streams stay open; their answer is the stream itself.
+      if ((res.headers.get("content-type") ?? "").includes("text/event-stream")) await res.body?.cancel();
+      else await res.arrayBuffer();
+      answered.push(`${op.path} ${res.status}`);
+    }
+    expect(answered.filter((a) => / (401|403|5\d\d)$/.test(a))).toEqual([]);
+    expect(await stored()).toEqual(before);
   });
 });
 

@@ -31,6 +31,9 @@ async function refused(res: Response | Promise<Response>, status: number, code: 
   return error;
 }
 
+/** The minting calls are POSTs. */
+const POST = { method: "POST" } as const;
+
 async function collector(mode: "opamp" | "rcfg-remotecfg", name = `c-${mode}`): Promise<string> {
   return (await ok<{ id: string }>(server.api("/collectors", { method: "POST", json: { name, managementMode: mode } }), 201)).id;
 }
@@ -88,13 +91,13 @@ describe("collector tokens API", () => {
 
 describe("install snippet", () => {
   test("without externalUrl it is 409 external_url_missing saying how to set it, and mints nothing", async () => {
-    const error = await refused(bare.api("/collectors/snippet"), 409, "external_url_missing");
+    const error = await refused(bare.api("/collectors/snippet", POST), 409, "external_url_missing");
     expect(error.message).toContain("SVC_EXTERNALURL");
     expect((await ok<{ items: unknown[] }>(bare.api("/enrollment-tokens"))).items).toEqual([]);
   });
 
   test("opamp (the default): a one-liner with a fresh single-use token", async () => {
-    const answer = await ok<{ snippet: string; enrollmentTokenId: string; expiresAt: string }>(server.api("/collectors/snippet?environment=edge"));
+    const answer = await ok<{ snippet: string; enrollmentTokenId: string; expiresAt: string }>(server.api("/collectors/snippet?environment=edge", POST), 201);
     const match = /^curl -fsSL https:\/\/svc\.example\.com\/downloads\/install\.sh \| sudo sh -s -- --endpoint https:\/\/svc\.example\.com --token (svcen_\w+) --mode opamp$/.exec(
       answer.snippet,
     );
@@ -107,35 +110,50 @@ describe("install snippet", () => {
   });
 
   test("rcfg-remotecfg needs the collector and carries its own token", async () => {
-    const missing = await refused(server.api("/collectors/snippet?managementMode=rcfg-remotecfg"), 400, "validation_failed");
+    const missing = await refused(server.api("/collectors/snippet?managementMode=rcfg-remotecfg", POST), 400, "validation_failed");
     expect(missing.details[0]!.path).toBe("collectorId");
     const id = await collector("rcfg-remotecfg");
-    const answer = await ok<{ snippet: string; enrollmentTokenId: null; expiresAt: null }>(server.api(`/collectors/snippet?collectorId=${id}`));
+    const answer = await ok<{ snippet: string; enrollmentTokenId: null; expiresAt: null }>(server.api(`/collectors/snippet?collectorId=${id}`, POST), 201);
     expect(answer).toMatchObject({ enrollmentTokenId: null, expiresAt: null });
     const token = /--token (svcct_\w+) --mode rcfg-remotecfg --collector-id ([\w-]+)$/.exec(answer.snippet);
     expect(token![2]).toBe(id);
     expect(await server.app.collectorTokens.verify(token![1]!)).toBe(id);
-    await refused(server.api(`/collectors/snippet?collectorId=${id}&managementMode=opamp`), 409, "management_mode_mismatch");
-    expect((await refused(server.api(`/collectors/snippet?collectorId=${id}&environment=x`), 400, "validation_failed")).details[0]!.path).toBe("environment");
-    expect((await refused(server.api("/collectors/snippet?managementMode=ssh"), 400, "validation_failed")).details[0]!.path).toBe("managementMode");
+    await refused(server.api(`/collectors/snippet?collectorId=${id}&managementMode=opamp`, POST), 409, "management_mode_mismatch");
+    expect((await refused(server.api(`/collectors/snippet?collectorId=${id}&environment=x`, POST), 400, "validation_failed")).details[0]!.path).toBe("environment");
+    expect((await refused(server.api("/collectors/snippet?managementMode=ssh", POST), 400, "validation_failed")).details[0]!.path).toBe("managementMode");
   });
 
   test("?agent=true adds a single-use agent token in the collector's environment", async () => {
-    const answer = await ok<{ snippet: string; agentEnrollmentTokenId: string }>(server.api("/collectors/snippet?environment=edge&agent=true"));
+    const answer = await ok<{ snippet: string; agentEnrollmentTokenId: string }>(server.api("/collectors/snippet?environment=edge&agent=true", POST), 201);
     const match = /--agent-token (svcen_\w+) --token svcen_\w+ --mode opamp$/.exec(answer.snippet);
     expect(match).not.toBeNull();
     const listed = await ok<{ items: { id: string; kind: string; maxUses: number; environment: string }[] }>(server.api("/enrollment-tokens"));
     expect(listed.items.find((t) => t.id === answer.agentEnrollmentTokenId)).toMatchObject({ kind: "agent", maxUses: 1, environment: "edge" });
     expect(await server.app.enrollment.usableForAgent(match![1]!)).toEqual({ environment: "edge" });
-    const plain = await ok<{ snippet: string; agentEnrollmentTokenId: null }>(server.api("/collectors/snippet"));
+    const plain = await ok<{ snippet: string; agentEnrollmentTokenId: null }>(server.api("/collectors/snippet", POST), 201);
     expect(plain.agentEnrollmentTokenId).toBeNull();
     expect(plain.snippet).not.toContain("--agent-token");
+  });
+
+  test("minting is a POST: GET /collectors/snippet still answers (behind the CSRF check for cookies); the other minting GETs are 405, minting nothing", async () => {
+    const viaGet = await ok<{ snippet: string; enrollmentTokenId: string }>(server.api("/collectors/snippet?environment=legacy"));
+    expect(viaGet.snippet).toContain("--mode opamp");
+    const id = await collector("rcfg-remotecfg", "get-mints-nothing");
+    const current = await ok<{ token: string }>(server.api(`/collectors/${id}/otlp-token`, POST), 201);
+    const tokensBefore = (await ok<{ items: unknown[] }>(server.api("/enrollment-tokens"))).items;
+    for (const path of [`/collectors/${id}/bootstrap?runtime=alloy`, "/agents/snippet"]) {
+      const res = await server.api(path);
+      expect(res.headers.get("allow")).toBe("POST");
+      await refused(res, 405, "method_not_allowed");
+    }
+    expect(await server.app.collectorTokens.verify(current.token)).toBe(id);
+    expect((await ok<{ items: unknown[] }>(server.api("/enrollment-tokens"))).items).toEqual(tokensBefore);
   });
 
   test("a plain-http externalUrl off loopback is refused", async () => {
     const lan = await startTestServer({ SVC_EXTERNALURL: "http://10.1.2.3:8080" });
     try {
-      await refused(lan.api("/collectors/snippet"), 409, "external_url_insecure");
+      await refused(lan.api("/collectors/snippet", POST), 409, "external_url_insecure");
     } finally {
       await lan.stop();
     }
@@ -143,7 +161,7 @@ describe("install snippet", () => {
 
   test("minting credentials needs a write scope: a viewer is refused", async () => {
     const viewer = await tokenWithScopes(server, ROLES.viewer);
-    await refused(server.api("/collectors/snippet", { token: viewer }), 403, "forbidden");
+    await refused(server.api("/collectors/snippet", { method: "POST", token: viewer }), 403, "forbidden");
     await refused(server.api("/enrollment-tokens", { method: "POST", token: viewer, json: { kind: "opamp" } }), 403, "forbidden");
     expect((await server.api("/enrollment-tokens", { token: viewer })).status).toBe(200);
   });
@@ -157,7 +175,7 @@ describe("bootstrap files", () => {
 
   test("otelcol: collector and supervisor configs with a single-use token bound to this collector", async () => {
     const id = await collector("opamp", "boot-o");
-    const answer = await ok<Bootstrap>(server.api(`/collectors/${id}/bootstrap?runtime=otelcol`));
+    const answer = await ok<Bootstrap>(server.api(`/collectors/${id}/bootstrap?runtime=otelcol`, POST), 201);
     expect(answer.runtime).toBe("otelcol");
     const [config, supervisor] = answer.files.map((f) => parse(f.body));
     expect(config.extensions.opamp.server.ws.endpoint).toBe("wss://svc.example.com/v1/opamp");
@@ -167,14 +185,14 @@ describe("bootstrap files", () => {
     expect(supervisor.server.headers.Authorization).toBe(config.extensions.opamp.server.ws.headers.Authorization);
     const token = (config.extensions.opamp.server.ws.headers.Authorization as string).replace(/^Bearer /, "");
     expect(await server.app.enrollment.redeemOpamp(token, "uid-boot")).toMatchObject({ collectorId: id });
-    const defaulted = await ok<Bootstrap>(server.api(`/collectors/${id}/bootstrap`));
+    const defaulted = await ok<Bootstrap>(server.api(`/collectors/${id}/bootstrap`, POST), 201);
     expect(defaulted.runtime).toBe("otelcol");
   });
 
   test("alloy: remotecfg and own-metrics push with a fresh collector token that replaces the old one", async () => {
     const id = await collector("rcfg-remotecfg", "boot-r");
     const old = await ok<{ token: string }>(server.api(`/collectors/${id}/otlp-token`, { method: "POST" }), 201);
-    const answer = await ok<Bootstrap>(server.api(`/collectors/${id}/bootstrap?runtime=alloy`));
+    const answer = await ok<Bootstrap>(server.api(`/collectors/${id}/bootstrap?runtime=alloy`, POST), 201);
     expect(answer.runtime).toBe("alloy");
     expect(answer.files.map((f) => f.path)).toEqual(["/etc/rcfg-runtime/config.rcfg"]);
     const body = answer.files[0]!.body;
@@ -188,9 +206,9 @@ describe("bootstrap files", () => {
 
   test("a runtime that does not match the collector's mode is 409; unknown collector 404; no externalUrl 409", async () => {
     const id = await collector("opamp", "boot-mismatch");
-    const error = await refused(server.api(`/collectors/${id}/bootstrap?runtime=alloy`), 409, "management_mode_mismatch");
+    const error = await refused(server.api(`/collectors/${id}/bootstrap?runtime=alloy`, POST), 409, "management_mode_mismatch");
     expect(error.message).toContain("PATCH");
-    await refused(server.api("/collectors/0190c3c0-0000-7000-8000-000000000000/bootstrap"), 404, "not_found");
-    await refused(bare.api("/collectors/0190c3c0-0000-7000-8000-000000000000/bootstrap"), 409, "external_url_missing");
+    await refused(server.api("/collectors/0190c3c0-0000-7000-8000-000000000000/bootstrap", POST), 404, "not_found");
+    await refused(bare.api("/collectors/0190c3c0-0000-7000-8000-000000000000/bootstrap", POST), 409, "external_url_missing");
   });
 });

@@ -58,6 +58,18 @@ describe("error shape", () => {
     await expectError(await server.api("/collectors", { method: "POST" }), 400, "validation_failed");
   });
 
+  test("400 for a malformed percent-encoding in any path a router or channel decodes, never 500 or 404", async () => {
+    for (const bad of ["%E0%A4%A", "%zz", "%"]) {
+      const download = await expectError(await fetch(`${server.base}/downloads/${bad}`), 400, "validation_failed");
+      expect(download.error.details).toEqual([{ path: "path", message: expect.stringContaining("'%'") }]);
+      await expectError(await server.api(`/collectors/${bad}`), 400, "validation_failed");
+      await expectError(await server.api(`/collectors/${bad}/config-history`), 400, "validation_failed");
+    }
+    // Well-formed escapes still decode: an unknown id is the usual 404.
+    await expectError(await fetch(`${server.base}/downloads/no%20such.deb`), 404, "not_found");
+    await expectError(await server.api("/collectors/a%20b"), 404, "not_found");
+  });
+
   test("415 for a body that is not JSON", async () => {
     await expectError(
       await server.api("/collectors", { method: "POST", headers: { "Content-Type": "text/plain" }, body: "name=x" }),

@@ -79,9 +79,9 @@ describe("/v1/bootstrap", () => {
   });
 });
 
-describe("GET /agents/snippet", () => {
+describe("POST /agents/snippet", () => {
   test("an agent-only one-liner whose token enrolls up to maxUses hosts in the environment; agents:write only", async () => {
-    const answer = await server.call<{ snippet: string; enrollmentTokenId: string }>("/agents/snippet?maxUses=20&environment=edge");
+    const answer = await server.call<{ snippet: string; enrollmentTokenId: string }>("/agents/snippet?maxUses=20&environment=edge", "POST");
     const match = /^curl -fsSL https:\/\/svc\.example\.com\/downloads\/install\.sh \| sudo sh -s -- --endpoint https:\/\/svc\.example\.com --agent-token (svcen_\w+)$/.exec(
       answer.snippet,
     );
@@ -89,9 +89,9 @@ describe("GET /agents/snippet", () => {
     const listed = await server.call<{ items: { id: string; kind: string; maxUses: number; environment: string }[] }>("/enrollment-tokens");
     expect(listed.items.find((t) => t.id === answer.enrollmentTokenId)).toMatchObject({ kind: "agent", maxUses: 20, environment: "edge" });
     expect(await server.app.enrollment.usableForAgent(match![1]!)).toEqual({ environment: "edge" });
-    expect((await server.api("/agents/snippet?maxUses=0")).status).toBe(400);
+    expect((await server.api("/agents/snippet?maxUses=0", { method: "POST" })).status).toBe(400);
     const reader = await tokenWithScopes(server, ["agents:read"]);
-    expect((await server.api("/agents/snippet", { token: reader })).status).toBe(403);
+    expect((await server.api("/agents/snippet", { method: "POST", token: reader })).status).toBe(403);
   });
 });
 

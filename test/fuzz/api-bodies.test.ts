@@ -28,6 +28,10 @@ beforeAll(async () => {
     SVC_RATELIMIT_API_BURST: "100000",
     SVC_RATELIMIT_AUTHFAILURES_PERSECOND: "100000",
     SVC_RATELIMIT_AUTHFAILURES_BURST: "100000",
+    SVC_RATELIMIT_PASSWORDS_PERSECOND: "100000",
+    SVC_RATELIMIT_PASSWORDS_BURST: "100000",
+    SVC_RATELIMIT_LOGINFAILURES_PERMINUTE: "100000",
+    SVC_RATELIMIT_LOGINFAILURES_BURST: "100000",
   });
   const doc = (await (await fetch(`${server.base}/api/v1/openapi.json`)).json()) as {
     paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: JsonSchema }> } }>>;

@@ -97,7 +97,7 @@ test("no minted secret reaches the logs or a later answer, and a 401 burst is au
   keep("opamp enrollment", opamp.token);
   const agent = await must<{ id: string; token: string }>(api(base, admin, "/enrollment-tokens", { method: "POST", json: { kind: "agent", maxUses: 3 } }), 201);
   keep("agent enrollment", agent.token);
-  const snippet = await must<{ snippet: string }>(api(base, admin, "/collectors/snippet?agent=true"), 200);
+  const snippet = await must<{ snippet: string }>(api(base, admin, "/collectors/snippet?agent=true", { method: "POST" }), 201);
   tokenIn("snippet enrollment", snippet.snippet);
   keep("snippet agent enrollment", [...snippet.snippet.matchAll(new RegExp(TOKEN_PATTERN, "g"))].map((m) => m[0]).find((t) => !secrets.has(t) && t !== secrets.get("snippet enrollment")) ?? null);
   const files = await must<{ files: { body: string }[] }>(api(base, admin, "/bootstrap-files", { method: "POST", json: { token: opamp.token } }), 200);
@@ -106,7 +106,7 @@ test("no minted secret reaches the logs or a later answer, and a 401 burst is au
 
   // Collectors: an opamp one with its bootstrap files, an rcfg-remotecfg one whose token is rotated.
   const otelcol = await must<{ id: string }>(api(base, admin, "/collectors", { method: "POST", json: { name: "otelcol" } }), 201);
-  const otelFiles = await must<{ files: { body: string }[] }>(api(base, admin, `/collectors/${otelcol.id}/bootstrap`), 200);
+  const otelFiles = await must<{ files: { body: string }[] }>(api(base, admin, `/collectors/${otelcol.id}/bootstrap`, { method: "POST" }), 201);
   tokenIn("collector bootstrap enrollment", otelFiles.files.map((f) => f.body).join("\n"));
   const alloy = await must<{ id: string }>(
     api(base, admin, "/collectors", { method: "POST", json: { name: "alloy", managementMode: "rcfg-remotecfg" } }),
@@ -114,7 +114,7 @@ test("no minted secret reaches the logs or a later answer, and a 401 burst is au
   );
   const oldCt = keep("collector token 1", (await must<{ token: string }>(api(base, admin, `/collectors/${alloy.id}/otlp-token`, { method: "POST" }), 201)).token);
   const newCt = keep("collector token 2", (await must<{ token: string }>(api(base, admin, `/collectors/${alloy.id}/otlp-token`, { method: "POST" }), 201)).token);
-  const alloyFiles = await must<{ files: { body: string }[] }>(api(base, admin, `/collectors/${alloy.id}/bootstrap`), 200);
+  const alloyFiles = await must<{ files: { body: string }[] }>(api(base, admin, `/collectors/${alloy.id}/bootstrap`, { method: "POST" }), 201);
   const ct = tokenIn("collector token 3", alloyFiles.files.map((f) => f.body).join("\n"));
   expect([oldCt, newCt]).not.toContain(ct);
   const getConfig = (token: string, query = "") =>
@@ -163,8 +163,8 @@ test("no minted secret reaches the logs or a later answer, and a 401 burst is au
   // Every GET route of the OpenAPI document: no token and no digest of one in any answer.
   const doc = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
   const ids: Record<string, string> = { collectors: alloy.id, users: invited.user.id, "enrollment-tokens": opamp.id, "service-accounts": sa.id };
-  // These GETs mint a credential by design: the answer is where it is shown once.
-  const minting = new Set(["/collectors/snippet", "/collectors/{id}/bootstrap", "/agents/snippet"]);
+  // This GET mints a credential by design (kept for existing clients; POST is the same): the answer is where it is shown once.
+  const minting = new Set(["/collectors/snippet"]);
   const digests = new Map([...secrets].map(([label, secret]) => [sha256(secret), label]));
   const readPaths: string[] = [];
   for (const [path, ops] of Object.entries(doc.paths)) {

@@ -1,6 +1,6 @@
 /**
- * Onboarding: install commands for svc-agent (GET /agents/snippet) and for a
- * collector (GET /collectors/snippet), each shown once in a read-only box
+ * Onboarding: install commands for svc-agent (POST /agents/snippet) and for a
+ * collector (POST /collectors/snippet), each shown once in a read-only box
  * with a Copy button; the bootstrap files of either runtime, for hosts set
  * up by hand or by configuration management rather than install.sh; and
  * the enrollment tokens minted (GET /enrollment-tokens) with Revoke
@@ -81,7 +81,7 @@ function useSnippet(onMinted: () => void) {
     setBusy(true);
     setError(null);
     api
-      .get<Snippet>(path)
+      .post<Snippet>(path)
       .then((answer) => {
         setSnippet(answer);
         onMinted();
@@ -214,7 +214,7 @@ function BootstrapFiles({ onMinted }: { onMinted: () => void }) {
   async function files(form: FormData): Promise<BootstrapAnswer> {
     const text = (key: string) => String(form.get(key) ?? "").trim();
     if (source === "held") return api.post<BootstrapAnswer>("/bootstrap-files", { token: text("token"), runtime });
-    if (runtime === "alloy") return api.get<BootstrapAnswer>(`/collectors/${encodeURIComponent(text("collectorId"))}/bootstrap?runtime=alloy`);
+    if (runtime === "alloy") return api.post<BootstrapAnswer>(`/collectors/${encodeURIComponent(text("collectorId"))}/bootstrap?runtime=alloy`);
     const environment = text("environment");
     const { token } = await api.post<{ token: string }>("/enrollment-tokens", { kind: "opamp", ...(environment === "" ? {} : { environment }) });
     onMinted();
