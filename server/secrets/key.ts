@@ -5,7 +5,7 @@
  * start. Replicas of an external store must share one key, so there the
  * server never makes one up (config validation refuses to start without it).
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import type { Logger } from "pino";
@@ -65,6 +65,8 @@ export function loadSecrets(source: KeySource, logger: Pick<Logger, "info" | "wa
   }
   try {
     writeSync(fd, key.toString("base64") + "\n");
+    // On disk before anything is sealed with it: a crash must not leave an empty key file beside sealed data.
+    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
