@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import { ConflictError } from "./errors.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
-import { sealedKeyId } from "./secrets/secrets.ts";
+import { SEALED_FIELD, sealedKeyId } from "./secrets/secrets.ts";
 import type { AuditEntry, Store } from "./store/store.ts";
 
 /** Documents or audit entries copied per transaction. */
@@ -76,24 +76,25 @@ export async function summarize({ store, repo }: Deployment): Promise<StoreSumma
 }
 
 /**
- * How many sealed secrets (server/secrets envelopes, anywhere in any
- * document) each key id sealed. Documents are copied verbatim, so the target's
- * servers open them only with the same key.
+ * How many sealed secrets each key id sealed. A sealed value is kept under a
+ * field named `sealed` (SEALED_FIELD), so user text that merely looks like an
+ * envelope (a tag, a header value) is not counted. Documents are copied
+ * verbatim, so the target's servers open them only with the same key.
  */
 export async function sealedKeys(store: Store): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
-  const visit = (value: unknown): void => {
+  const visit = (value: unknown, field: string | null): void => {
     if (typeof value === "string") {
-      const id = sealedKeyId(value);
+      const id = field === SEALED_FIELD ? sealedKeyId(value) : null;
       if (id !== null) counts.set(id, (counts.get(id) ?? 0) + 1);
     } else if (Array.isArray(value)) {
-      for (const item of value) visit(item);
+      for (const item of value) visit(item, null);
     } else if (value !== null && typeof value === "object") {
-      for (const item of Object.values(value)) visit(item);
+      for (const [key, item] of Object.entries(value)) visit(item, key);
     }
   };
   for (const name of await store.collections()) {
-    for await (const page of docPages(store, name)) for (const doc of page) visit(doc.data);
+    for await (const page of docPages(store, name)) for (const doc of page) visit(doc.data, null);
   }
   return counts;
 }

@@ -42,6 +42,9 @@ export function isSealed(value: unknown): value is string {
   return typeof value === "string" && value.startsWith(PREFIX);
 }
 
+/** The field a document keeps a sealed value under (e.g. collector_tokens' `sealed`); migrate looks for envelopes there only. */
+export const SEALED_FIELD = "sealed";
+
 /** The id of the key an envelope was sealed with, or null for a value that is no envelope. */
 export function sealedKeyId(value: string): string | null {
   return /^svcsec:v\d+:([0-9a-f]{16}):/.exec(value)?.[1] ?? null;
