@@ -4,6 +4,7 @@
  * derives what upstream derives from it: the agent capabilities the
  * supervisor reports and the order config_files are merged in.
  */
+import { parseGoDuration } from "../../server/catalog/durations.ts";
 import { AgentCapabilities } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import table from "./upstream-config.json" with { type: "json" };
 
@@ -18,7 +19,6 @@ interface KeySpec {
 export const SUPERVISOR_KEYS = table.keys as Record<string, KeySpec>;
 export const SPECIAL_CONFIG_FILES: readonly string[] = table.specialConfigFiles;
 
-const GO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function typeProblem(type: string, value: unknown): string | undefined {
@@ -33,7 +33,7 @@ function typeProblem(type: string, value: unknown): string | undefined {
     case "int":
       return Number.isInteger(value) ? undefined : "must be a whole number";
     case "duration":
-      return typeof value === "string" && GO_DURATION.test(value) ? undefined : "must be a Go duration such as 5s";
+      return typeof value === "string" && parseGoDuration(value) !== null ? undefined : "must be a Go duration such as 5s";
     case "list<string>":
       return Array.isArray(value) && value.every((v) => typeof v === "string") ? undefined : "must be a list of strings";
     case "map<string,string>":

@@ -89,7 +89,7 @@ export function ottlStatements(actions: readonly AttributeActionConfig[]): strin
  * Whole numbers are Int tokens; others are Float tokens, which need digits
  * on both sides of the point (checkActions keeps numbers in range).
  */
-function ottlLiteral(value: string | number | boolean): string {
+export function ottlLiteral(value: string | number | boolean): string {
   if (typeof value === "string") return JSON.stringify(value.toWellFormed());
   if (typeof value === "number") return Number.isInteger(value) ? String(value) : formatFloat(value);
   return String(value);

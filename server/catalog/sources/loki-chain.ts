@@ -4,6 +4,7 @@
  * generally available) that reshapes each record as Runtime O's receiver
  * builds it (see log-records.ts), and carries the pipeline's `output`.
  */
+import { ottlLiteral } from "../processors/actions.ts";
 import { attr, block, raw, ref, type AlloyBlock } from "../../render/alloy-syntax.ts";
 import {
   FILELOG_TRIM_PATTERN,
@@ -13,21 +14,19 @@ import {
   SYSLOG_SEVERITY_LABEL,
 } from "./log-records.ts";
 
-/** OTTL unquotes strings like Go, so a JSON string is an OTTL string. */
-const str = (text: string) => JSON.stringify(text);
 
 const removeLokiOnly = (source: keyof typeof LOKI_ONLY_ATTRIBUTES) =>
-  LOKI_ONLY_ATTRIBUTES[source].map((key) => `delete_key(attributes, ${str(key)})`);
+  LOKI_ONLY_ATTRIBUTES[source].map((key) => `delete_key(attributes, ${ottlLiteral(key)})`);
 
 /** The transform statements per source type, in order. */
 export const SHAPING_STATEMENTS: Readonly<Record<keyof typeof LOKI_ONLY_ATTRIBUTES, readonly string[]>> = {
-  filelog: [`replace_pattern(body, ${str(FILELOG_TRIM_PATTERN)}, "")`, ...removeLokiOnly("filelog")],
+  filelog: [`replace_pattern(body, ${ottlLiteral(FILELOG_TRIM_PATTERN)}, "")`, ...removeLokiOnly("filelog")],
   journald: removeLokiOnly("journald"),
   syslog: [
     `set(attributes["message"], body)`,
     ...SYSLOG_SEVERITIES.flatMap(({ keyword, number, text }) => {
-      const when = `where attributes[${str(SYSLOG_SEVERITY_LABEL)}] == ${str(keyword)}`;
-      return [`set(severity_number, ${number}) ${when}`, `set(severity_text, ${str(text)}) ${when}`];
+      const when = `where attributes[${ottlLiteral(SYSLOG_SEVERITY_LABEL)}] == ${ottlLiteral(keyword)}`;
+      return [`set(severity_number, ${number}) ${when}`, `set(severity_text, ${ottlLiteral(text)}) ${when}`];
     }),
     ...removeLokiOnly("syslog"),
   ],
