@@ -30,6 +30,7 @@ const ANSWERABLE: ReadonlySet<string> = new Set<AgentErrorCode>([
   "not_a_directory",
   "not_a_file",
   "special_file",
+  "hard_link",
   "permission_denied",
   "bad_request",
 ]);

@@ -64,7 +64,7 @@ const DEFAULTS: AgentConfig = {
   browse: {
     enabled: true,
     allowedRoots: ["/var/log", "/var/lib/docker/containers", "/opt"],
-    denyPatterns: ["*.key", "*.pem", "id_rsa*", "*shadow*", ".ssh", "/proc/*", "/sys/*", "/etc/shadow"],
+    denyPatterns: ["*.key", "*.pem", "*.p12", "*.pfx", "*.jks", "*.kdbx", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", ".env", ".env.*", "*shadow*", ".ssh", "/proc/*", "/sys/*", "/etc/shadow"],
     maxDirEntries: 1000,
     maxSampleLines: 200,
     maxSampleBytes: 262144,

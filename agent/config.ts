@@ -17,6 +17,7 @@
  */
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { posix } from "node:path";
+import { ALWAYS_DENIED } from "./deny.ts";
 import { validateFingerprint } from "./fingerprints.ts";
 import type { AgentConfig, BrowseConfig, CollectorConfig, CollectorType, ConfigProblem, Fingerprint } from "./types.ts";
 import { child, isMapping, isUnset, KeyReader, MAX_YAML_BYTES, parseYaml, type Check, type Mapping } from "./yaml-keys.ts";
@@ -36,8 +37,7 @@ export interface ParsedAgentConfig {
 
 export const DEFAULT_ALLOWED_ROOTS: readonly string[] = ["/var/log", "/var/lib/docker/containers", "/opt"];
 
-/** Never browsable (spec "Agent log browsing"); operator patterns are added to these. */
-export const ALWAYS_DENIED: readonly string[] = ["*.key", "*.pem", "id_rsa*", "*shadow*", ".ssh", "/proc/*", "/sys/*", "/etc/shadow"];
+export { ALWAYS_DENIED };
 
 const BROWSE_DEFAULTS = { maxDirEntries: 1000, maxSampleLines: 200, maxSampleBytes: 262144 };
 const BROWSE_MAX = { maxDirEntries: 100_000, maxSampleLines: 100_000, maxSampleBytes: 16 * 1024 * 1024 };

@@ -186,6 +186,7 @@ export type AgentErrorCode =
   | "not_a_directory"
   | "not_a_file"
   | "special_file"
+  | "hard_link"
   | "permission_denied"
   | "bad_request"
   | "internal";

@@ -45,6 +45,7 @@ const ERROR_STATUS: Record<AgentErrorCode, number> = {
   outside_allowed_roots: 403,
   denied_by_pattern: 403,
   permission_denied: 403,
+  hard_link: 403,
   not_found: 404,
   not_a_directory: 400,
   not_a_file: 400,
