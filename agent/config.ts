@@ -35,6 +35,9 @@ export interface ParsedAgentConfig {
   notices: string[];
 }
 
+/** Where the agent keeps its credential (systemd StateDirectory=svc-agent). */
+export const DEFAULT_STATE_DIR = "/var/lib/svc-agent";
+
 export const DEFAULT_ALLOWED_ROOTS: readonly string[] = ["/var/log", "/var/lib/docker/containers", "/opt"];
 
 export { ALWAYS_DENIED };
@@ -48,7 +51,7 @@ const COLLECTOR_TYPES: readonly CollectorType[] = ["otelcol", "alloy"];
 const KEYS = {
   root: ["server", "agent", "certificates", "collector", "collectors", "logging", "customFingerprints", "browse"],
   server: ["url", "token"],
-  agent: ["id", "environment"],
+  agent: ["id", "environment", "stateDir"],
   certificates: ["caCertPath", "insecureSkipVerify"],
   collector: ["name", "binaryPath", "configPath", "serviceName", "collectorType", "nativeRemoteConfig", "metricsUrl"],
   logging: ["level", "file"],
@@ -166,7 +169,8 @@ function readAgent(r: KeyReader, value: unknown): AgentConfig["agent"] {
   const environment = r.string(m.environment, "agent.environment", (v) =>
     v.length <= 128 && !/[\p{Cc}]/u.test(v) ? undefined : "must be at most 128 characters, without control characters",
   );
-  return { id, environment: environment ?? "production" };
+  const stateDir = r.string(m.stateDir, "agent.stateDir", absolutePath);
+  return { id, environment: environment ?? "production", stateDir: stateDir ?? DEFAULT_STATE_DIR };
 }
 
 function readCertificates(r: KeyReader, value: unknown, notices: string[]): AgentConfig["certificates"] {

@@ -125,6 +125,7 @@ server:
   token: ${token}
 agent:
   id: ${id}
+  stateDir: ${dir}/state-${id}
 browse:
 ${browse}
 customFingerprints:
@@ -242,7 +243,7 @@ describe("legacy server.url over TLS", () => {
         fetch(`https://localhost/api/v1${path}`, { ...init, headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" }, tls: { ca } } as RequestInit);
       await until(async () => (await call("/system/health").catch(() => null))?.status === 200, 15_000);
       const { token } = (await (await call("/enrollment-tokens", { method: "POST", body: JSON.stringify({ kind: "agent" }) })).json()) as { token: string };
-      const config = writeConfig("legacy", `server:\n  url: grpcs://localhost:50051\n  token: ${token}\nagent:\n  id: e2e-legacy\ncertificates:\n  caCertPath: ${join(TLS_DIR, "cert.pem")}\n`);
+      const config = writeConfig("legacy", `server:\n  url: grpcs://localhost:50051\n  token: ${token}\nagent:\n  id: e2e-legacy\n  stateDir: ${dir}/state-legacy\ncertificates:\n  caCertPath: ${join(TLS_DIR, "cert.pem")}\n`);
       const proc = runAgent(config);
       await until(async () => {
         const res = await call("/agents/e2e-legacy");
