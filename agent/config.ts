@@ -17,7 +17,7 @@
  */
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { posix } from "node:path";
-import { ALWAYS_DENIED } from "./deny.ts";
+import { ALWAYS_DENIED, DEFAULT_ALLOWED_ROOTS } from "./deny.ts";
 import { validateFingerprint } from "./fingerprints.ts";
 import type { AgentConfig, BrowseConfig, CollectorConfig, CollectorType, ConfigProblem, Fingerprint } from "./types.ts";
 import { child, isMapping, isUnset, KeyReader, MAX_YAML_BYTES, parseYaml, type Check, type Mapping } from "./yaml-keys.ts";
@@ -38,9 +38,8 @@ export interface ParsedAgentConfig {
 /** Where the agent keeps its credential (systemd StateDirectory=svc-agent). */
 export const DEFAULT_STATE_DIR = "/var/lib/svc-agent";
 
-export const DEFAULT_ALLOWED_ROOTS: readonly string[] = ["/var/log", "/var/lib/docker/containers", "/opt"];
 
-export { ALWAYS_DENIED };
+export { ALWAYS_DENIED, DEFAULT_ALLOWED_ROOTS };
 
 const BROWSE_DEFAULTS = { maxDirEntries: 1000, maxSampleLines: 200, maxSampleBytes: 262144 };
 const BROWSE_MAX = { maxDirEntries: 100_000, maxSampleLines: 100_000, maxSampleBytes: 16 * 1024 * 1024 };

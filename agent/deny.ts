@@ -8,6 +8,9 @@
  * a source makes a collector read (server/catalog/hostpaths.ts).
  */
 
+/** Browsable by default (spec "Agent log browsing"); also where sources may read by default (server/catalog/hostpaths.ts). */
+export const DEFAULT_ALLOWED_ROOTS: readonly string[] = ["/var/log", "/var/lib/docker/containers", "/opt"];
+
 /**
  * Never browsable; operator patterns are added to these. Private keys and key
  * stores by their usual names (SSH keys of every type, PKCS#12, Java key
