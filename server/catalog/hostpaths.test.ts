@@ -20,9 +20,19 @@ describe("filelog include globs", () => {
   });
 
   test("a glob is judged by its literal directory part; component boundaries count", () => {
-    for (const path of ["/var/lo*/x.log", "/{etc,var/log}/shadow", "/*/log/*.log", "/**/*.log", "/var/logs/x.log", "/optional/x.log", "/var/log\\/x"]) {
+    for (const path of ["/var/lo*/x.log", "/*/log/*.log", "/**/*.log", "/var/logs/x.log", "/optional/x.log", "/var/log\\/x"]) {
       expect({ path, keys: keysOf(policy, "filelog", filelog(path)) }).toEqual({ path, keys: ["config.include[0]"] });
     }
+  });
+
+  test("{a,b} alternatives are expanded and each judged: no denied name or '..' hides in one", () => {
+    expect(keysOf(policy, "filelog", filelog("/var/log/{nginx,apache2}/*.log", "/{var/log,opt}/app/*.log"))).toEqual([]);
+    for (const path of ["/var/log/{app.log,server.key}", "/var/log/{x,..}/shadow", "/var/log/{a,{b,../../etc}}/passwd", "/{var/log/x,etc/shadow}"]) {
+      expect({ path, keys: keysOf(policy, "filelog", filelog(path)) }).toEqual({ path, keys: ["config.include[0]"] });
+    }
+    expect(policy.problems("filelog", filelog("/var/log/{app.log,server.key}"))[0]!.message).toContain("the alternative /var/log/server.key");
+    const broad = "/var/log/" + "{a,b,c,d}".repeat(5);
+    expect(policy.problems("filelog", filelog(broad))[0]!.message).toContain("alternatives");
   });
 
   test("'..' and relative globs are refused", () => {

@@ -8,13 +8,18 @@
  * denyPatterns`, matched as agent/deny.ts says): the same line log browsing
  * draws. Holding `sources:hostpaths` (admin only) lifts both.
  *
- * A glob is judged by its literal directory part, up to the first component
- * holding a glob character (`*?[]{}\`), so `/var/log/**` is under /var/log but
- * `/var/lo*` and `/{etc,var}/x` are judged as `/var` and `/`. Every component,
- * globbed or not, is matched against the deny patterns, so `/var/log/*.key`
- * is refused; a wildcard that may also match a denied name (`/var/log/*`) is
- * not, as the prefix is what bounds it. Excludes only narrow what is read and
- * are not checked.
+ * Both runtimes expand globs with doublestar v4 (filelog: pkg/stanza/
+ * fileconsumer/matcher/internal/finder/finder.go, `doublestar.FilepathGlob`;
+ * Alloy local.file_match: internal/component/local/file_match/watch.go, the
+ * same), whose meta characters are `*?[{` with `\` escaping; `{a,b}`
+ * alternatives may hold `/`. So a glob's alternatives are expanded first (at
+ * most MAX_ALTERNATIVES), and each is judged by its literal directory part, up
+ * to the first component holding a glob character: `/var/log/**` is under
+ * /var/log, `/var/lo*` is judged as `/var`. Every component, globbed or not,
+ * is matched against the deny patterns, so `/var/log/*.key` and
+ * `/var/log/{app.log,server.key}` are refused; a wildcard that may also match
+ * a denied name (`/var/log/*`) is not, as the prefix is what bounds it.
+ * Excludes only narrow what is read and are not checked.
  */
 import { posix } from "node:path";
 import { ALWAYS_DENIED, DenyList } from "../../agent/deny.ts";
@@ -30,7 +35,10 @@ export interface HostPathPolicy {
   denyPatterns: readonly string[];
 }
 
+/** doublestar's meta characters and its escape, plus the closing brackets (a superset: judged conservatively). */
 const GLOB_CHARS = /[*?[\]{}\\]/;
+/** Alternatives one glob may expand to before it is refused as too broad to judge. */
+export const MAX_ALTERNATIVES = 256;
 
 /** The host paths a source of `type` reads, each with the key that holds it. */
 function hostPathsOf(type: string, config: Record<string, unknown>): { key: string; value: string }[] {
@@ -81,7 +89,17 @@ export class HostPaths {
     }
   }
 
-  #problem(path: string): string | undefined {
+  #problem(glob: string): string | undefined {
+    const alternatives = expandBraces(glob);
+    if (alternatives === null) return `has more than ${MAX_ALTERNATIVES} {a,b} alternatives; split it into several globs`;
+    for (const path of alternatives) {
+      const problem = this.#pathProblem(path);
+      if (problem !== undefined) return path === glob ? problem : `${problem} (the alternative ${path} of ${glob})`;
+    }
+    return undefined;
+  }
+
+  #pathProblem(path: string): string | undefined {
     const widen = `; reading it needs the ${HOST_PATHS_SCOPE} scope (admin)`;
     if (!path.startsWith("/")) return `must be an absolute path under an allowed prefix (${this.#shown()})${widen}`;
     if (path.split("/").includes("..")) return `must not contain '..' (collectors resolve it, this check would not)`;
@@ -97,6 +115,54 @@ export class HostPaths {
   #shown(): string {
     return this.policy.allowedPrefixes.join(", ") || "none";
   }
+}
+
+/**
+ * Every alternative of a glob's `{a,b}` groups (nested too), or null past
+ * MAX_ALTERNATIVES. An unmatched `{` stays as it is: doublestar refuses such
+ * a glob, and the prefix check already treats it as a glob character.
+ */
+function expandBraces(glob: string): string[] | null {
+  const done: string[] = [];
+  const queue = [glob];
+  while (queue.length > 0) {
+    const pattern = queue.pop()!;
+    const group = firstGroup(pattern);
+    if (group === null) {
+      done.push(pattern);
+      if (done.length > MAX_ALTERNATIVES) return null;
+      continue;
+    }
+    for (const alternative of group.alternatives) queue.push(pattern.slice(0, group.start) + alternative + pattern.slice(group.end + 1));
+    if (queue.length + done.length > MAX_ALTERNATIVES) return null;
+  }
+  return done;
+}
+
+/** The first unescaped `{…}` group with its top-level alternatives, or null. */
+function firstGroup(pattern: string): { start: number; end: number; alternatives: string[] } | null {
+  let start = -1;
+  let depth = 0;
+  let from = 0;
+  const alternatives: string[] = [];
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "\\") {
+      i++;
+    } else if (c === "{") {
+      if (depth++ === 0) {
+        start = i;
+        from = i + 1;
+      }
+    } else if (c === "," && depth === 1) {
+      alternatives.push(pattern.slice(from, i));
+      from = i + 1;
+    } else if (c === "}" && depth > 0 && --depth === 0) {
+      alternatives.push(pattern.slice(from, i));
+      return { start, end: i, alternatives };
+    }
+  }
+  return null;
 }
 
 /** The path up to the first component holding a glob character (the whole path when there is none). */
