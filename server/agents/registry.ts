@@ -151,9 +151,9 @@ export class Agents {
    */
   async allowReenroll(who: Actor, agentId: string): Promise<void> {
     for (;;) {
+      await this.writes.flush();
       const doc = await this.store.get<AgentRecord>(AGENTS, agentId);
       if (!doc) throw new NotFoundError("Agent", agentId);
-      await this.writes.flush();
       try {
         await this.store.write(
           [{ op: "put", collection: AGENTS, id: agentId, data: { ...doc.data, reenroll: true }, expect: doc.version }],
