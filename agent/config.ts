@@ -13,6 +13,8 @@
  * - `collectors[]` supersedes `collector`; a `collector` block that sets
  *   nothing means "detect". `collectorType` is `otelcol` (Runtime O) or
  *   `alloy` (Runtime R), with no aliases.
+ * - `agent.stateDir` (default /var/lib/svc-agent) holds the credential the
+ *   server issues at the first enrollment (credential.ts).
  * - `browse.denyPatterns` adds to the built-in patterns, never replaces them.
  */
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
