@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { DEFAULT_ALLOWED_ROOTS } from "../../agent/deny.ts";
+import { builtinFingerprints } from "../../agent/fingerprints.ts";
 import { HostPaths } from "./hostpaths.ts";
 
 const policy = new HostPaths({ allowedPrefixes: DEFAULT_ALLOWED_ROOTS, denyPatterns: [] });
@@ -65,6 +66,18 @@ describe("filelog include globs", () => {
     const kept = filelog("/etc/rcfg-runtime/config.rcfg");
     expect(keysOf(policy, "filelog", filelog("/etc/rcfg-runtime/config.rcfg"), kept)).toEqual([]);
     expect(keysOf(policy, "filelog", filelog("/etc/rcfg-runtime/config.rcfg", "/etc/passwd"), kept)).toEqual(["config.include[1]"]);
+  });
+});
+
+describe("built-in fingerprints' suggested sources", () => {
+  test("an editor can save every one under the defaults but PostgreSQL's RHEL data-directory logs, which the agent cannot browse either", () => {
+    const refused = builtinFingerprints().flatMap((f) =>
+      policy.problems(f.pipeline.source.type, f.pipeline.source.config as Record<string, unknown>).map((p) => `${f.name} ${p.path}`),
+    );
+    expect(refused).toEqual(["postgresql config.include[1]", "postgresql config.include[2]"]);
+    // A narrow prefix lets editors read just those logs, not the database files beside them.
+    const narrow = new HostPaths({ allowedPrefixes: [...DEFAULT_ALLOWED_ROOTS, "/var/lib/pgsql/data/log"], denyPatterns: [] });
+    expect(keysOf(narrow, "filelog", filelog("/var/lib/pgsql/data/log/*.log", "/var/lib/pgsql/data/global/*"))).toEqual(["config.include[1]"]);
   });
 });
 
