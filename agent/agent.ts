@@ -9,6 +9,7 @@ import type { Logger } from "./log.ts";
 import { Browser } from "./browse.ts";
 import { AgentChannel } from "./channel.ts";
 import { hostFacts } from "./discovery/host.ts";
+import { CredentialFile } from "./credential.ts";
 import { agentId } from "./identity.ts";
 import { pageOutRuntimeCode } from "./pageout.ts";
 import type { AgentConfig, AgentMessage, DiscoveryReport, ServerRequest } from "./types.ts";
@@ -42,10 +43,21 @@ export class Agent {
     const host = await hostFacts();
     const id = agentId(this.config.agent.id, host);
     this.log.info({ agentId: id, server: this.config.server.url, browse: this.config.browse.enabled }, "svc-agent starting");
+    const credential = new CredentialFile(this.config.agent.stateDir, id);
     this.channel = new AgentChannel({
       url: this.config.server.url,
       token: this.config.server.token,
       agentId: id,
+      credential: () => credential.current,
+      credentialIssued: (value) => {
+        try {
+          credential.save(value);
+          this.log.info({ path: credential.path }, "enrolled: this agent's credential is stored");
+        } catch (error) {
+          // The credential is never logged; without the file a restart is refused until an operator allows a re-enrollment.
+          this.log.error({ path: credential.path, err: error }, "storing this agent's credential failed: after a restart the server refuses this host until POST /agents/{id}/re-enroll");
+        }
+      },
       caCertPath: this.config.certificates.caCertPath,
       insecureSkipVerify: this.config.certificates.insecureSkipVerify,
       log: this.log,

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Browser, BrowseError, DISABLED_MESSAGE, MAX_PATH_LENGTH } from "./browse.ts";
+import { ALWAYS_DENIED } from "./deny.ts";
 import type { AgentErrorCode, BrowseConfig } from "./types.ts";
 
 /** The spec's default deny patterns. */
@@ -72,6 +73,14 @@ beforeAll(() => {
   symlinkSync(join(log, "loop-b"), join(log, "loop-a"));
   symlinkSync(join(log, "loop-a"), join(log, "loop-b"));
   symlinkSync(log, join(root, "log-link"));
+  // Hard links carry no trace of the name they share: only the link count tells.
+  linkSync(join(outside, "secret.log"), join(log, "hard-outside.log"));
+  linkSync(join(log, "SERVER.KEY"), join(log, "hard-key.log"));
+  // A directory reached through a symlink whose real path holds a denied entry.
+  mkdirSync(join(root, "data", "private"), { recursive: true });
+  writeFileSync(join(root, "data", "public.log"), "public\n");
+  writeFileSync(join(root, "data", "private", "token.log"), "secret\n");
+  symlinkSync(join(root, "data"), join(root, "view"));
   expect(spawnSync("mkfifo", [join(log, "pipe")]).status).toBe(0);
   mkdirSync(join(log, "many"));
   for (let i = 0; i < 5000; i++) writeFileSync(join(log, "many", `f${String(i).padStart(4, "0")}.log`), "");
@@ -263,6 +272,17 @@ describe("listing", () => {
     expect(await b.sample(join(log, "app.log"), "lines", "tail")).toMatchObject({ lines: 3 });
   });
 
+  test("an entry denied only by its real path is left out of a listing reached through a symlink", async () => {
+    const b = browser({ allowedRoots: [root], denyPatterns: [...DENY, join(root, "data", "private")] });
+    const names = (await b.list(join(root, "view"))).entries.map((e) => e.name);
+    expect(names).toContain("public.log");
+    expect(names).not.toContain("private");
+    // The same directory by its real name hides it too, and the entry itself is refused by either name.
+    expect((await b.list(join(root, "data"))).entries.map((e) => e.name)).not.toContain("private");
+    await refusal(b.list(join(root, "view", "private")), "denied_by_pattern");
+    await refusal(b.sample(join(root, "view", "private", "token.log"), "bytes", "head"), "denied_by_pattern");
+  });
+
   test("a trailing slash names the same directory", async () => {
     expect((await browser().list(`${log}/`)).path).toBe(log);
   });
@@ -302,6 +322,28 @@ describe("refusals", () => {
     await refusal(browser().list(join(log, "keys")), "denied_by_pattern");
     await refusal(browser().sample(join(log, "keys", "authorized_keys"), "bytes", "head"), "denied_by_pattern");
     await refusal(browser({ allowedRoots: ["/"] }).sample(join(log, "innocent.log"), "bytes", "head"), "denied_by_pattern");
+  });
+
+  test("a hard link inside a root to a file outside it, or to a denied key, is refused; its target stays as it was", async () => {
+    for (const name of ["hard-outside.log", "hard-key.log"]) {
+      const e = await refusal(browser().sample(join(log, name), "bytes", "head"), "hard_link");
+      expect(e.message).toContain("2 hard links");
+      await refusal(browser({ allowedRoots: ["/"] }).sample(join(log, name), "lines", "tail"), "hard_link");
+    }
+    expect(readFileSync(join(outside, "secret.log"), "utf8")).toBe("outside\n");
+    // A file with one name is still served.
+    expect(await browser().sample(join(log, "app.log"), "lines", "tail")).toMatchObject({ lines: 3 });
+  });
+
+  test("SSH keys of every type, key stores, KeePass databases and dotenv files are denied by default", async () => {
+    const dir = join(root, "secrets");
+    mkdirSync(dir, { recursive: true });
+    const names = ["id_ed25519", "id_ed25519.pub", "id_ecdsa", "id_dsa", ".env", ".env.production", "store.p12", "cert.PFX", "keystore.jks", "vault.kdbx"];
+    for (const name of names) writeFileSync(join(dir, name), "secret");
+    writeFileSync(join(dir, "environment.log"), "fine\n");
+    const b = browser({ allowedRoots: [dir], denyPatterns: [...ALWAYS_DENIED] });
+    for (const name of names) await refusal(b.sample(join(dir, name), "bytes", "head"), "denied_by_pattern");
+    expect((await b.list(dir)).entries.map((e) => e.name)).toEqual(["environment.log"]);
   });
 
   test("a symlink leading out of the roots is refused", async () => {

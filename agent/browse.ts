@@ -9,10 +9,9 @@
  *     and match no deny pattern → `denied_by_pattern`; then the same two checks again on
  *     its real path (symlinks resolved), so a link cannot lead out of the roots or into a
  *     denied place.
- * Deny patterns are Bun.Glob globs, matched case-insensitively (`SERVER.KEY` is a key
- * too) against every component of a path and against the path and each of its
- * ancestors: `*.key` or `.ssh` hit a component anywhere; `/proc/*` hits `/proc/1` and
- * so everything beneath it; `/etc/shadow` hits that path and anything beneath it.
+ * Deny patterns are matched as agent/deny.ts says. A sample also refuses a file with
+ * more than one hard link (`hard_link`): its other names may lie outside the roots or
+ * be denied (a link to `/etc/shadow`, or to `server.key`), and no path check sees them.
  * Listings leave denied entries out rather than flag them, so their names never leave
  * the host; they read at most `maxDirEntries` + 1 entries (the extra one only to set
  * `truncated`) and sort what they read by name; entries are lstat'ed, so a symlink is
@@ -27,6 +26,7 @@
 import { constants, type Stats } from "node:fs";
 import { lstat, open, opendir, realpath, type FileHandle } from "node:fs/promises";
 import { basename, dirname, normalize } from "node:path";
+import { DenyList } from "./deny.ts";
 import type { AgentErrorCode, BrowseConfig, BrowseEntry, BrowseListing, BrowseSample } from "./types.ts";
 
 export const MAX_PATH_LENGTH = 4096;
@@ -70,7 +70,7 @@ interface Slice {
 
 export class Browser {
   readonly #config: BrowseConfig;
-  readonly #deny: { pattern: string; glob: Bun.Glob }[];
+  readonly #deny: DenyList;
   readonly #wholeFilesystem: boolean;
   /** Configured roots and, once resolved, their real paths: a root may itself be a symlink. */
   #roots: Promise<string[]> | undefined;
@@ -84,7 +84,7 @@ export class Browser {
       if (!Number.isSafeInteger(config[key]) || config[key] < 1) throw new Error(`browse.${key} must be a positive integer`);
     }
     this.#config = config;
-    this.#deny = config.denyPatterns.map((pattern) => ({ pattern, glob: new Bun.Glob(pattern.toLowerCase()) }));
+    this.#deny = new DenyList(config.denyPatterns);
     this.#wholeFilesystem = config.allowedRoots.some((root) => root === "*" || normalize(root) === "/");
   }
 
@@ -108,7 +108,8 @@ export class Browser {
     const checked = await this.#check(path);
     const handle = await openFile(checked);
     try {
-      const size = refuseNonFile(await handle.stat(), checked.requested).size;
+      // Checked on the open descriptor: the link count of exactly what is read.
+      const size = refuseHardLink(refuseNonFile(await handle.stat(), checked.requested), checked.requested).size;
       const { maxSampleBytes, maxSampleLines } = this.#config;
       const slice =
         mode === "bytes"
@@ -143,7 +144,7 @@ export class Browser {
     if (!this.#wholeFilesystem && !roots.some((root) => isInside(path, root))) {
       throw new BrowseError("outside_allowed_roots", `${shown} is outside the allowed roots (${this.#config.allowedRoots.join(", ")})`);
     }
-    const pattern = this.#deniedBy(path);
+    const pattern = this.#deny.deniedBy(path);
     if (pattern !== undefined) throw new BrowseError("denied_by_pattern", `${shown} matches the deny pattern ${pattern}`);
   }
 
@@ -161,24 +162,6 @@ export class Browser {
     return this.#roots;
   }
 
-  /** The first pattern hitting any component of `path` or any of its ancestors (itself included). */
-  #deniedBy(path: string): string | undefined {
-    let prefix = "";
-    for (const name of path.split("/")) {
-      if (name === "") continue;
-      prefix += `/${name}`;
-      const pattern = this.#deniedAt(name, prefix);
-      if (pattern !== undefined) return pattern;
-    }
-    return undefined;
-  }
-
-  #deniedAt(name: string, path: string): string | undefined {
-    const n = name.toLowerCase();
-    const p = path.toLowerCase();
-    return this.#deny.find(({ glob }) => glob.match(n) || glob.match(p))?.pattern;
-  }
-
   /**
    * Up to maxDirEntries allowed names, sorted; stops at the first name past that, to know
    * it truncated. Bun's Dir (1.4) still reads the whole directory on its first read: about
@@ -191,7 +174,7 @@ export class Browser {
     try {
       for (let dirent = await reader.read(); dirent !== null; dirent = await reader.read()) {
         const { name } = dirent;
-        const denied = this.#deniedAt(name, childOf(requested, name)) ?? this.#deniedAt(name, childOf(real, name));
+        const denied = this.#deny.deniedAt(name, childOf(requested, name)) ?? this.#deny.deniedAt(name, childOf(real, name));
         if (denied !== undefined) continue;
         if (names.length === this.#config.maxDirEntries) {
           truncated = true;
@@ -279,6 +262,15 @@ function refuseNonFile(stats: Stats, path: string): Stats {
   if (stats.isFile()) return stats;
   if (stats.isDirectory()) throw new BrowseError("not_a_file", `${path} is a directory`);
   throw new BrowseError("special_file", `${path} is a ${specialKind(stats)}, not a regular file`);
+}
+
+/** A file reachable by another name is refused: that name may be outside the roots or denied, and nothing here can tell. */
+function refuseHardLink(stats: Stats, path: string): Stats {
+  if (stats.nlink <= 1) return stats;
+  throw new BrowseError(
+    "hard_link",
+    `${path} has ${stats.nlink} hard links; another of its names may be outside the allowed roots or denied, so it is not sampled`,
+  );
 }
 
 function specialKind(stats: Stats): string {

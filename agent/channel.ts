@@ -12,6 +12,7 @@ import type { Logger } from "./log.ts";
 import type { AgentErrorCode, AgentMessage, ServerMessage, ServerRequest } from "./types.ts";
 
 export const AGENT_ID_HEADER = "X-Svc-Agent-Id";
+export const AGENT_CREDENTIAL_HEADER = "X-Svc-Agent-Credential";
 const BASE_DELAY_MS = 1000;
 const MAX_DELAY_MS = 60_000;
 /** After the server refused the token or the transport. */
@@ -30,6 +31,7 @@ const ANSWERABLE: ReadonlySet<string> = new Set<AgentErrorCode>([
   "not_a_directory",
   "not_a_file",
   "special_file",
+  "hard_link",
   "permission_denied",
   "bad_request",
 ]);
@@ -47,6 +49,10 @@ export interface ChannelOptions {
   url: string;
   token: string;
   agentId: string;
+  /** The agent's own credential, once the server issued one (agent/credential.ts). */
+  credential?(): string | null;
+  /** The server enrolled this agent and sent its credential: keep it. */
+  credentialIssued?(credential: string): void;
   caCertPath: string | null;
   insecureSkipVerify: boolean;
   log: Logger;
@@ -100,8 +106,9 @@ export class AgentChannel {
     if (insecureSkipVerify && url.startsWith("wss:")) {
       log.warn({ url }, "certificates.insecureSkipVerify is set: the server's certificate is NOT verified (lab use only)");
     }
+    const credential = this.options.credential?.() ?? null;
     const ws = new BunWebSocket(url, {
-      headers: { Authorization: `Bearer ${token}`, [AGENT_ID_HEADER]: agentId },
+      headers: { Authorization: `Bearer ${token}`, [AGENT_ID_HEADER]: agentId, ...(credential !== null ? { [AGENT_CREDENTIAL_HEADER]: credential } : {}) },
       tls: { rejectUnauthorized: !insecureSkipVerify, ...(this.ca !== undefined ? { ca: this.ca } : {}) },
     });
     this.ws = ws;
@@ -143,7 +150,7 @@ export class AgentChannel {
       log.error(
         { url, status: Number(status), retryInSeconds: Math.round(delay / 1000) },
         status === "401"
-          ? "the server refused server.token: it is unknown, revoked, not an agent enrollment token, or (for a new host) expired or used up; mint a new agent token and update the config"
+          ? "the server refused server.token or this agent's credential: the token is unknown, revoked, not an agent enrollment token, or (for a new host) expired or used up; or this agent id is enrolled and its credential (in agent.stateDir) is missing or wrong, which an operator resolves with POST /agents/{id}/re-enroll"
           : "the server refused this connection: it needs TLS (wss://) from non-loopback agents",
       );
     } else {
@@ -168,6 +175,7 @@ export class AgentChannel {
       return;
     }
     if (message.type === "welcome") {
+      if (typeof message.credential === "string") this.options.credentialIssued?.(message.credential);
       if (this.heartbeat) clearInterval(this.heartbeat);
       const seconds = Math.max(5, message.heartbeatSeconds);
       this.heartbeat = setInterval(() => this.send({ type: "heartbeat" }), seconds * 1000);

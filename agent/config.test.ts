@@ -56,7 +56,7 @@ function withUrl(url: string): string {
 
 const DEFAULTS: AgentConfig = {
   server: { url: "wss://svc.example.com/v1/agent", token: TOKEN },
-  agent: { id: null, environment: "production" },
+  agent: { id: null, environment: "production", stateDir: "/var/lib/svc-agent" },
   certificates: { caCertPath: null, insecureSkipVerify: false },
   collectors: [],
   logging: { level: "info", file: null },
@@ -64,7 +64,7 @@ const DEFAULTS: AgentConfig = {
   browse: {
     enabled: true,
     allowedRoots: ["/var/log", "/var/lib/docker/containers", "/opt"],
-    denyPatterns: ["*.key", "*.pem", "id_rsa*", "*shadow*", ".ssh", "/proc/*", "/sys/*", "/etc/shadow"],
+    denyPatterns: ["*.key", "*.pem", "*.p12", "*.pfx", "*.jks", "*.kdbx", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", ".env", ".env.*", "*shadow*", ".ssh", "/proc/*", "/sys/*", "/etc/shadow"],
     maxDirEntries: 1000,
     maxSampleLines: 200,
     maxSampleBytes: 262144,
@@ -235,11 +235,16 @@ describe("server.token", () => {
 });
 
 describe("agent", () => {
-  test("id and environment are kept", () => {
-    expect(parse("agent:\n  id: web-01.prod:a_b\n  environment: staging\n").config.agent).toEqual({
+  test("id, environment and stateDir are kept", () => {
+    expect(parse("agent:\n  id: web-01.prod:a_b\n  environment: staging\n  stateDir: /srv/svc-agent\n").config.agent).toEqual({
       id: "web-01.prod:a_b",
       environment: "staging",
+      stateDir: "/srv/svc-agent",
     });
+  });
+
+  test("a relative stateDir is refused", () => {
+    onlyProblem("agent:\n  stateDir: state\n", "agent.stateDir");
   });
 
   test.each(["-leading", "has space", "a/b", "x".repeat(129)])("id %p is refused", (id) => {

@@ -13,10 +13,13 @@
  * - `collectors[]` supersedes `collector`; a `collector` block that sets
  *   nothing means "detect". `collectorType` is `otelcol` (Runtime O) or
  *   `alloy` (Runtime R), with no aliases.
+ * - `agent.stateDir` (default /var/lib/svc-agent) holds the credential the
+ *   server issues at the first enrollment (credential.ts).
  * - `browse.denyPatterns` adds to the built-in patterns, never replaces them.
  */
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { posix } from "node:path";
+import { ALWAYS_DENIED, DEFAULT_ALLOWED_ROOTS } from "./deny.ts";
 import { validateFingerprint } from "./fingerprints.ts";
 import type { AgentConfig, BrowseConfig, CollectorConfig, CollectorType, ConfigProblem, Fingerprint } from "./types.ts";
 import { child, isMapping, isUnset, KeyReader, MAX_YAML_BYTES, parseYaml, type Check, type Mapping } from "./yaml-keys.ts";
@@ -34,10 +37,11 @@ export interface ParsedAgentConfig {
   notices: string[];
 }
 
-export const DEFAULT_ALLOWED_ROOTS: readonly string[] = ["/var/log", "/var/lib/docker/containers", "/opt"];
+/** Where the agent keeps its credential (systemd StateDirectory=svc-agent). */
+export const DEFAULT_STATE_DIR = "/var/lib/svc-agent";
 
-/** Never browsable (spec "Agent log browsing"); operator patterns are added to these. */
-export const ALWAYS_DENIED: readonly string[] = ["*.key", "*.pem", "id_rsa*", "*shadow*", ".ssh", "/proc/*", "/sys/*", "/etc/shadow"];
+
+export { ALWAYS_DENIED, DEFAULT_ALLOWED_ROOTS };
 
 const BROWSE_DEFAULTS = { maxDirEntries: 1000, maxSampleLines: 200, maxSampleBytes: 262144 };
 const BROWSE_MAX = { maxDirEntries: 100_000, maxSampleLines: 100_000, maxSampleBytes: 16 * 1024 * 1024 };
@@ -48,7 +52,7 @@ const COLLECTOR_TYPES: readonly CollectorType[] = ["otelcol", "alloy"];
 const KEYS = {
   root: ["server", "agent", "certificates", "collector", "collectors", "logging", "customFingerprints", "browse"],
   server: ["url", "token"],
-  agent: ["id", "environment"],
+  agent: ["id", "environment", "stateDir"],
   certificates: ["caCertPath", "insecureSkipVerify"],
   collector: ["name", "binaryPath", "configPath", "serviceName", "collectorType", "nativeRemoteConfig", "metricsUrl"],
   logging: ["level", "file"],
@@ -166,7 +170,8 @@ function readAgent(r: KeyReader, value: unknown): AgentConfig["agent"] {
   const environment = r.string(m.environment, "agent.environment", (v) =>
     v.length <= 128 && !/[\p{Cc}]/u.test(v) ? undefined : "must be at most 128 characters, without control characters",
   );
-  return { id, environment: environment ?? "production" };
+  const stateDir = r.string(m.stateDir, "agent.stateDir", absolutePath);
+  return { id, environment: environment ?? "production", stateDir: stateDir ?? DEFAULT_STATE_DIR };
 }
 
 function readCertificates(r: KeyReader, value: unknown, notices: string[]): AgentConfig["certificates"] {

@@ -44,7 +44,8 @@ export interface AgentConfig {
     url: string;
     token: string;
   };
-  agent: { id: string | null; environment: string };
+  /** `stateDir` holds the agent's own credential (agent/credential.ts). */
+  agent: { id: string | null; environment: string; stateDir: string };
   certificates: { caCertPath: string | null; insecureSkipVerify: boolean };
   /** `collectors[]` when set, else the single `collector` block when it names anything, else empty (detect). */
   collectors: CollectorConfig[];
@@ -186,6 +187,7 @@ export type AgentErrorCode =
   | "not_a_directory"
   | "not_a_file"
   | "special_file"
+  | "hard_link"
   | "permission_denied"
   | "bad_request"
   | "internal";
@@ -200,7 +202,8 @@ export type AgentMessage =
 
 /** Server → agent messages. */
 export type ServerMessage =
-  | { type: "welcome"; agentId: string; heartbeatSeconds: number }
+  /** `credential` only on the session that enrolled the agent: its own credential, to keep and present from then on. */
+  | { type: "welcome"; agentId: string; heartbeatSeconds: number; credential?: string }
   | { type: "browse.list"; id: string; path: string }
   | { type: "browse.sample"; id: string; path: string; mode: "lines" | "bytes"; from: "head" | "tail" }
   | { type: "discovery.rescan"; id: string };

@@ -19,6 +19,7 @@ import { EventHub } from "./events/events.ts";
 import type { Channel } from "./http/channel.ts";
 import type { ServerConfig } from "./config/load.ts";
 import { Activations } from "./configstore/activations.ts";
+import { HostPaths } from "./catalog/hostpaths.ts";
 import { Components } from "./configstore/components.ts";
 import { ConfigStore } from "./configstore/configstore.ts";
 import { Pipelines } from "./configstore/pipelines.ts";
@@ -93,6 +94,7 @@ export async function createApp(
   // External stores keep the history themselves, so every replica serves it (DESIGN.md §2).
   const repo = store.backend === "embedded" ? await ConfigRepo.open(gitdir) : ConfigRepo.inStore(store);
   const configStore = new ConfigStore(store, repo);
+  const hostPaths = new HostPaths(config.sources.hostPaths);
   const rollouts = new Rollouts(store, configStore, collectors, logger);
   const presence = new Presence(store, collectors, logger);
   const enrollment = new Enrollment(store, collectors);
@@ -111,9 +113,9 @@ export async function createApp(
     collectorTokens,
     secrets,
     configStore,
-    sources: new Components(configStore, "source"),
+    sources: new Components(configStore, "source", hostPaths),
     destinations: new Components(configStore, "destination"),
-    activations: new Activations(configStore, collectors),
+    activations: new Activations(configStore, collectors, hostPaths),
     pipelines: new Pipelines(configStore, collectors),
     routes: new Routes(configStore, collectors),
     rollouts,

@@ -1,8 +1,10 @@
 /**
  * The host-agent channel (`/v1/agent`, DESIGN.md §4): a WebSocket the agent
- * opens outbound with its enrollment token as Bearer and its stable id in
- * `X-Svc-Agent-Id`. Both are checked before the upgrade, so a refused agent
- * gets a plain 401 it can log, not a socket that closes.
+ * opens outbound with its enrollment token as Bearer, its stable id in
+ * `X-Svc-Agent-Id` and, once enrolled, its own credential in
+ * `X-Svc-Agent-Credential` (registry.ts: an id is bound to it). All are checked
+ * before the upgrade, so a refused agent gets a plain 401 it can log, not a
+ * socket that closes, and the session it would have replaced stays.
  *
  * JSON text frames, each with a `type`: the agent sends `hello`, `discovery`,
  * `heartbeat` and `response`; the server sends `welcome` and requests
@@ -26,6 +28,7 @@ import { AGENT_ID, DiscoverySchema, HelloSchema, ResponseSchema } from "./schema
 
 export const AGENT_PATH = "/v1/agent";
 export const AGENT_ID_HEADER = "x-svc-agent-id";
+export const AGENT_CREDENTIAL_HEADER = "x-svc-agent-credential";
 export const HEARTBEAT_SECONDS = 30;
 const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** Close code for a session replaced by a newer one of the same agent. */
@@ -41,6 +44,8 @@ interface Session {
   /** The documents the session's credential stands on (its token's digest, its agent). */
   standsOn: string[];
   hold: LiveHold | null;
+  /** Minted at admission, sent once in the welcome. */
+  credential: string | null;
   helloDone: boolean;
   closed: boolean;
 }
@@ -58,6 +63,7 @@ const ERROR_STATUS: Record<AgentErrorCode, number> = {
   outside_allowed_roots: 403,
   denied_by_pattern: 403,
   permission_denied: 403,
+  hard_link: 403,
   not_found: 404,
   not_a_directory: 400,
   not_a_file: 400,
@@ -122,9 +128,16 @@ export class AgentChannel implements Channel {
     if (agentId === null || !AGENT_ID.test(agentId)) {
       throw new AppError(400, "bad_request", `The upgrade needs an ${AGENT_ID_HEADER} header: 1 to 128 letters, digits, '.', '_' or '-'.`);
     }
-    const admission = await this.agents.admit(token, agentId);
-    if (!admission) {
+    const admission = await this.agents.admit(token, agentId, req.headers.get(AGENT_CREDENTIAL_HEADER));
+    if (admission === "token") {
       throw new UnauthenticatedError("The enrollment token is unknown, revoked, not an agent token, or (for a new host) expired or used up.");
+    }
+    if (admission === "identity") {
+      throw new AppError(
+        401,
+        "agent_credential_required",
+        `Agent '${agentId}' is already enrolled and this connection does not carry its credential (${AGENT_CREDENTIAL_HEADER}). If the host lost it, an operator allows a new enrollment with POST /agents/${agentId}/re-enroll, or deletes the host.`,
+      );
     }
     const session: Session = {
       agentId,
@@ -132,6 +145,7 @@ export class AgentChannel implements Channel {
       environment: admission.environment,
       standsOn: [tokenDoc(token), `${AGENTS}/${agentId}`],
       hold: null,
+      credential: admission.credential,
       helloDone: false,
       closed: false,
     };
@@ -145,7 +159,9 @@ export class AgentChannel implements Channel {
     const previous = this.sessions.get(session.agentId);
     this.sessions.set(session.agentId, ws);
     if (previous) previous.close(CLOSE_REPLACED, "replaced by a newer session of this agent");
-    this.send(ws, { type: "welcome", agentId: session.agentId, heartbeatSeconds: this.heartbeatSeconds });
+    const credential = session.credential;
+    session.credential = null;
+    this.send(ws, { type: "welcome", agentId: session.agentId, heartbeatSeconds: this.heartbeatSeconds, ...(credential !== null ? { credential } : {}) });
   }
 
   message(ws: ChannelSocket, data: string | Buffer): void {

@@ -2,17 +2,23 @@
  * The host registry: one `agents/<agentId>` document per host agent, with
  * what it last said about its host and what it discovered there.
  *
- * Identity is bound server-side from the enrollment token (DESIGN.md §4): the
- * first connection of an agent id redeems the token (one use) and binds the
- * record to it; later connections with the same token are reconnects and
- * count nothing, even after the token expired or ran out of uses (those limit
- * enrolling new hosts). A revoked token admits nobody. Another live token may
- * re-enroll a host (say, after its config was rewritten); that counts a use
- * and is audited with the token it replaces.
+ * Identity is bound server-side (DESIGN.md §4). The first connection of an
+ * agent id redeems the enrollment token (one use), binds the record to it and
+ * mints the agent's own credential (`svcag_…`): only its digest is stored, the
+ * plain value goes once to that session in its welcome, and the agent keeps it
+ * in its state directory. Every later connection of that id must carry it, so
+ * an enrollment token alone (even the same shared one) never takes over a
+ * known host. Reconnects count no use, even after the token expired or ran
+ * out of uses (those limit enrolling new hosts); a revoked token admits
+ * nobody. A host holding its credential may move to another live token (its
+ * config was rewritten): that counts a use and is audited with the token it
+ * replaces. A host that lost its credential comes back only after an operator
+ * allows it (`allowReenroll`, audited) or deletes the host.
  */
 import type { Logger } from "pino";
 import type { DiscoveryReport, HostFacts } from "../../agent/types.ts";
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
+import { digestsEqual, hashToken, mintToken, tokenKind } from "../auth/tokens.ts";
 import type { Enrollment } from "../enrollment/enrollment.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { Coalescer } from "../store/coalesce.ts";
@@ -32,6 +38,10 @@ export interface AgentRecord {
   environment: string;
   version: string | null;
   tokenId: string;
+  /** SHA-256 of the agent's own credential; null for a host enrolled before credentials existed. */
+  credentialHash: string | null;
+  /** An operator allowed the next connection with a usable token to enroll this id afresh. */
+  reenroll: boolean;
   status: AgentStatus;
   enrolledAt: string;
   connectedAt: string | null;
@@ -47,7 +57,12 @@ export interface Admission {
   tokenId: string;
   /** The token's environment, which wins over the one the agent reports. */
   environment: string | null;
+  /** A credential minted for this session, to be handed to the agent once; null when it already holds one. */
+  credential: string | null;
 }
+
+/** Why a connection is not admitted: its token, or a known id without its credential. */
+export type Refusal = "token" | "identity";
 
 /** How stale a stored lastSeen may get while the agent keeps calling. */
 const LAST_SEEN_RESOLUTION_MS = 60_000;
@@ -66,24 +81,44 @@ export class Agents {
     this.writes = new Coalescer(store, AGENTS, 200, log);
   }
 
-  /** Whether `token` admits the agent `agentId`: null when it does not (unknown, revoked, or new and not redeemable). */
-  async admit(token: string, agentId: string): Promise<Admission | null> {
+  /**
+   * Whether `token`, with the agent's own `credential` (null when it has none),
+   * admits the agent `agentId`; why not otherwise.
+   */
+  async admit(token: string, agentId: string, credential: string | null): Promise<Admission | Refusal> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const binding = await this.enrollment.agentToken(token);
-      if (!binding) return null;
+      if (!binding) return "token";
       const current = await this.store.get<AgentRecord>(AGENTS, agentId);
-      if (current?.data.tokenId === binding.tokenId) return { agentId, ...binding };
-      const grant = await this.enrollment.redeemAgent(token);
-      if (!grant) return null;
+      const bound = current?.data.credentialHash ?? null;
+      const proven = bound !== null && credential !== null && tokenKind(credential) === "agent" && digestsEqual(hashToken(credential), bound);
+      if (current && !current.data.reenroll) {
+        // A host enrolled before credentials existed gets one on its next connection with its own token.
+        const legacy = bound === null && current.data.tokenId === binding.tokenId;
+        if (!proven && !legacy) return "identity";
+        if (proven && current.data.tokenId === binding.tokenId) return { agentId, ...binding, credential: null };
+      }
+      // The token the host is bound to counts no use again; moving to another one does.
+      const redeemed = current?.data.tokenId === binding.tokenId ? binding : await this.enrollment.redeemAgent(token);
+      if (!redeemed) return "token";
+      const issued = proven && !current!.data.reenroll ? null : mintToken("agent");
       const now = new Date().toISOString();
       const record: AgentRecord = current
-        ? { ...current.data, tokenId: grant.tokenId, environment: grant.environment ?? current.data.environment }
+        ? {
+            ...current.data,
+            tokenId: redeemed.tokenId,
+            environment: redeemed.environment ?? current.data.environment,
+            credentialHash: issued === null ? bound : hashToken(issued),
+            reenroll: false,
+          }
         : {
             id: agentId,
             name: agentId,
-            environment: grant.environment ?? "production",
+            environment: redeemed.environment ?? "production",
             version: null,
-            tokenId: grant.tokenId,
+            tokenId: redeemed.tokenId,
+            credentialHash: hashToken(issued!),
+            reenroll: false,
             status: "offline",
             enrolledAt: now,
             connectedAt: null,
@@ -93,19 +128,42 @@ export class Agents {
             discovery: null,
             discoveredAt: null,
           };
-      const details = { tokenId: grant.tokenId, ...(current ? { previousTokenId: current.data.tokenId } : {}) };
+      const action = !current ? "agent.enroll" : current.data.reenroll ? "agent.reenroll" : current.data.tokenId === redeemed.tokenId ? "agent.credential" : "agent.enroll";
+      const details = { tokenId: redeemed.tokenId, ...(current && current.data.tokenId !== redeemed.tokenId ? { previousTokenId: current.data.tokenId } : {}) };
       try {
         await this.store.write(
           [{ op: "put", collection: AGENTS, id: agentId, data: record, expect: current?.version ?? "absent" }],
-          [auditEntry(SYSTEM_ACTOR, "agent.enroll", "agent", agentId, details)],
+          [auditEntry(SYSTEM_ACTOR, action, "agent", agentId, details)],
         );
-        return { agentId, ...grant };
+        return { agentId, ...redeemed, credential: issued };
       } catch (error) {
         // Another session of the same agent enrolled it meanwhile: look again.
         if (!(error instanceof ConflictError)) throw error;
       }
     }
-    return null;
+    return "identity";
+  }
+
+  /**
+   * Lets the next connection of `agentId` with a usable agent token enroll it
+   * afresh, with a new credential (the host lost its own, or moved); audited.
+   * The current session, if any, stays until that connection replaces it.
+   */
+  async allowReenroll(who: Actor, agentId: string): Promise<void> {
+    for (;;) {
+      await this.writes.flush();
+      const doc = await this.store.get<AgentRecord>(AGENTS, agentId);
+      if (!doc) throw new NotFoundError("Agent", agentId);
+      try {
+        await this.store.write(
+          [{ op: "put", collection: AGENTS, id: agentId, data: { ...doc.data, reenroll: true }, expect: doc.version }],
+          [auditEntry(who, "agent.reenroll.allow", "agent", agentId, { name: doc.data.name, tokenId: doc.data.tokenId })],
+        );
+        return;
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    }
   }
 
   /** A session opened and said hello: the host facts replace the old ones and the agent is online. */

@@ -25,6 +25,7 @@ const Agent = Type.Object(
     environment: Type.String(),
     version: Nullable(Type.String()),
     tokenId: Type.String({ description: "The enrollment token it is bound to." }),
+    reenroll: Type.Boolean({ description: "An operator allowed the next connection with a usable agent token to enroll this id afresh (POST /agents/{id}/re-enroll)." }),
     status: Status,
     connected: Type.Boolean({ description: "Whether it holds a session with this server replica (browse calls need one)." }),
     enrolledAt: DateTime,
@@ -53,7 +54,8 @@ const SampleQuery = Type.Object(
 );
 
 export function agentRoutes(app: App): Route[] {
-  const view = (record: AgentRecord) => ({ ...record, connected: app.agentChannel.isConnected(record.id) });
+  // The credential's digest stays in the store; legacy records read reenroll false.
+  const view = ({ credentialHash: _, ...record }: AgentRecord) => ({ ...record, reenroll: record.reenroll ?? false, connected: app.agentChannel.isConnected(record.id) });
 
   /**
    * Relays one request to the agent and audits it, whatever the answer. An answer
@@ -136,6 +138,20 @@ export function agentRoutes(app: App): Route[] {
       handler: async ({ params, principal }) => {
         await app.agents.remove(principal, params.id!);
         app.agentChannel.disconnect(params.id!);
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/agents/{id}/re-enroll",
+      scope: "agents:write",
+      tag: "agents",
+      summary:
+        "Allow the next connection of this agent id with a usable agent token to enroll it afresh with a new credential (the host lost its own, or was rebuilt); until then a connection without the id's credential is refused. Audited.",
+      status: 202,
+      response: Type.Object({ reenroll: Type.Boolean() }),
+      handler: async ({ params, principal }) => {
+        await app.agents.allowReenroll(principal, params.id!);
+        return { reenroll: true };
       },
     }),
     route({

@@ -15,6 +15,8 @@ export const SCOPES = [
   "agents:read",
   "agents:write",
   "agents:browse",
+  /** Sources that read host paths outside sources.hostPaths (server/catalog/hostpaths.ts): admin only. */
+  "sources:hostpaths",
   "health:read",
   "audit:read",
   "users:admin",
@@ -26,7 +28,7 @@ const READ_SCOPES: Scope[] = SCOPES.filter((s) => s.endsWith(":read"));
 
 export const ROLES = {
   admin: [...SCOPES],
-  editor: SCOPES.filter((s) => s !== "users:admin" && s !== "agents:browse"),
+  editor: SCOPES.filter((s) => s !== "users:admin" && s !== "agents:browse" && s !== "sources:hostpaths"),
   viewer: READ_SCOPES,
 } satisfies Record<string, Scope[]>;
 

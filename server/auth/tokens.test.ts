@@ -13,6 +13,7 @@ test("kinds are told by prefix", () => {
   expect(tokenKind("svcsa_abc")).toBe("serviceAccount");
   expect(tokenKind("svcen_abc")).toBe("enrollment");
   expect(tokenKind("svcct_abc")).toBe("collector");
+  expect(tokenKind("svcag_abc")).toBe("agent");
   expect(tokenKind("ghp_abc")).toBeNull();
 });
 

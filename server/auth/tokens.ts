@@ -9,6 +9,8 @@ export const TOKEN_PREFIXES = {
   serviceAccount: "svcsa_",
   enrollment: "svcen_",
   collector: "svcct_",
+  /** A host agent's own credential, minted at its first enrollment and bound to its id. */
+  agent: "svcag_",
   /** A web UI session, carried only in the HttpOnly `svc_session` cookie. */
   session: "svcus_",
   /** A single-use invite or password-reset link for a user. */

@@ -4,6 +4,7 @@
  * validator and the README, so a key cannot exist in one and not the others.
  */
 import { isIP } from "node:net";
+import { DEFAULT_ALLOWED_ROOTS } from "../../agent/deny.ts";
 import { KEY_BYTES, parseKey } from "../secrets/secrets.ts";
 
 export type KeyType = "string" | "int" | "bool" | "list";
@@ -124,6 +125,15 @@ function checkMailFrom(value: string): string | undefined {
     : "must be an e-mail address such as svc@example.com or svc <svc@example.com>";
 }
 
+function checkPrefixes(values: string[]): string | undefined {
+  const bad = values.find((value) => value !== "*" && (!value.startsWith("/") || value.split("/").includes("..")));
+  return bad === undefined ? undefined : `"${bad}" is not an absolute directory without '..' (or "*" for the whole filesystem)`;
+}
+
+function checkPatterns(values: string[]): string | undefined {
+  return values.some((value) => value.trim() === "") ? "must not hold an empty pattern" : undefined;
+}
+
 export const KEYS = {
   externalUrl: { type: "string", default: "", aliases: ["EXTERNAL_URL"], check: checkExternalUrl },
   listen: { type: "string", default: "127.0.0.1:8080", check: checkListen },
@@ -172,6 +182,8 @@ export const KEYS = {
   "smtp.user": { type: "string", default: "" },
   "smtp.password": { type: "string", default: "", secret: true },
   "smtp.from": { type: "string", default: "", check: checkMailFrom },
+  "sources.hostPaths.allowedPrefixes": { type: "list", default: [...DEFAULT_ALLOWED_ROOTS], check: checkPrefixes },
+  "sources.hostPaths.denyPatterns": { type: "list", default: [], check: checkPatterns },
 } satisfies Record<string, KeySpec>;
 
 export type ConfigKey = keyof typeof KEYS;

@@ -98,6 +98,7 @@ const DEFAULTS: Omit<ServerConfig, "file"> = {
   secrets: { key: "", keyFile: "" },
   logging: { level: "info" },
   smtp: null,
+  sources: { hostPaths: { allowedPrefixes: ["/var/log", "/var/lib/docker/containers", "/opt"], denyPatterns: [] } },
 };
 
 describe("defaults", () => {
@@ -174,6 +175,7 @@ describe("the file", () => {
       secrets: { key: SECRETS_KEY, keyFile: "server/config/testdata/secrets.key" },
       logging: { level: "debug" },
       smtp: { host: "mail.example.com", port: 465, secure: true, user: "svc", password: "smtp-p@ss", from: "svc <svc@example.com>" },
+      sources: { hostPaths: { allowedPrefixes: ["/var/log", "/srv/app/logs"], denyPatterns: ["*.sqlite"] } },
       file: fixture("full.yaml"),
     });
   });
@@ -323,6 +325,8 @@ describe("environment variables", () => {
       "smtp.user": "SVC_SMTP_USER",
       "smtp.password": "SVC_SMTP_PASSWORD",
       "smtp.from": "SVC_SMTP_FROM",
+      "sources.hostPaths.allowedPrefixes": "SVC_SOURCES_HOSTPATHS_ALLOWEDPREFIXES",
+      "sources.hostPaths.denyPatterns": "SVC_SOURCES_HOSTPATHS_DENYPATTERNS",
     });
   });
 
@@ -370,6 +374,8 @@ describe("environment variables", () => {
         SVC_SMTP_USER: "mailer",
         SVC_SMTP_PASSWORD: "mail-pw",
         SVC_SMTP_FROM: "svc@example.com",
+        SVC_SOURCES_HOSTPATHS_ALLOWEDPREFIXES: "/var/log,/data/logs",
+        SVC_SOURCES_HOSTPATHS_DENYPATTERNS: "*.db",
       },
     });
     expect(config).toEqual({
@@ -387,6 +393,7 @@ describe("environment variables", () => {
       secrets: { key: SECRETS_KEY, keyFile: "" },
       logging: { level: "warn" },
       smtp: { host: "127.0.0.1", port: 2525, secure: false, user: "mailer", password: "mail-pw", from: "svc@example.com" },
+      sources: { hostPaths: { allowedPrefixes: ["/var/log", "/data/logs"], denyPatterns: ["*.db"] } },
       file: null,
     });
   });

@@ -38,6 +38,8 @@ export interface ServerConfig {
   logging: { level: string };
   /** Where invite and reset mails go out; null (links shown to the admin instead) without smtp.host. */
   smtp: SmtpConfig | null;
+  /** Host paths sources may read without the sources:hostpaths scope (server/catalog/hostpaths.ts). */
+  sources: { hostPaths: { allowedPrefixes: string[]; denyPatterns: string[] } };
   /** The file that was read, if any. */
   file: string | null;
 }
@@ -232,6 +234,9 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
             password: get("smtp.password"),
             from: get("smtp.from"),
           },
+    sources: {
+      hostPaths: { allowedPrefixes: get<string[]>("sources.hostPaths.allowedPrefixes"), denyPatterns: get<string[]>("sources.hostPaths.denyPatterns") },
+    },
     file,
   };
 }

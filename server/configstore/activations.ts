@@ -3,9 +3,12 @@
  * sources and destinations with per-collector `configOverrides`, which must
  * still satisfy the type's schema once merged over the record's config.
  * Activating again replaces the overrides, so automation can re-run safely.
+ * A source's merged config keeps to the host-path policy (catalog/hostpaths.ts).
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
+import type { HostPaths } from "../catalog/hostpaths.ts";
 import { findType, mergeOverrides, runtimeProblem } from "../catalog/index.ts";
+import type { Editor } from "./components.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF } from "../collectors/runtime.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
@@ -17,6 +20,7 @@ export class Activations {
   constructor(
     private readonly config: ConfigStore,
     private readonly collectors: Collectors,
+    private readonly hostPaths: HostPaths | null = null,
   ) {}
 
   async get(collectorId: string): Promise<CollectorActivations> {
@@ -34,12 +38,16 @@ export class Activations {
     );
   }
 
-  async activateSource(who: Actor, collectorId: string, input: { sourceId: string; configOverrides?: Record<string, unknown> }): Promise<SourceActivation> {
+  async activateSource(who: Editor, collectorId: string, input: { sourceId: string; configOverrides?: Record<string, unknown> }): Promise<SourceActivation> {
     const current = await this.get(collectorId);
     const source = (await this.config.worktree()).sources.get(input.sourceId);
     if (!source) throw new NotFoundError("Source", input.sourceId);
     const activation: SourceActivation = { sourceId: source.id, configOverrides: input.configOverrides ?? {} };
-    mergeOverrides("source", source.type, source.config, activation.configOverrides);
+    const merged = mergeOverrides("source", source.type, source.config, activation.configOverrides) as Record<string, unknown>;
+    // The source's own paths and this collector's current ones were approved when saved.
+    const before = current.sources.find((a) => a.sourceId === source.id);
+    const kept = [source.config, ...(before ? [mergeOverrides("source", source.type, source.config, before.configOverrides) as Record<string, unknown>] : [])];
+    this.hostPaths?.enforce(who, source.type, merged, kept, "configOverrides");
     const sources = current.sources.filter((a) => a.sourceId !== source.id).concat(activation);
     await this.save(who, { ...current, sources }, "collector.source.activate", { sourceId: source.id });
     return activation;

@@ -2,9 +2,11 @@
  * Sources and destinations: typed records whose `config` the catalog
  * validates. They share every rule, so one class serves both kinds. Edits
  * land in the working tree; deleting a record something still uses is refused
- * with the list of users.
+ * with the list of users. A source's host paths must keep to the host-path
+ * policy unless the caller holds its scope (catalog/hostpaths.ts).
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
+import type { HostPaths } from "../catalog/hostpaths.ts";
 import { validateComponentConfig } from "../catalog/index.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import type { ConfigStore } from "./configstore.ts";
@@ -22,10 +24,15 @@ export interface ComponentInput {
 
 const LABEL = { source: "Source", destination: "Destination" } as const;
 
+/** Who edits: the audit actor and, for an API caller, its scopes (none: no widening). */
+export type Editor = Actor & { scopes?: ReadonlySet<string> };
+
 export class Components {
   constructor(
     private readonly config: ConfigStore,
     readonly kind: ComponentKind,
+    /** Sources only: the host-path policy their configs keep to; null leaves paths unchecked. */
+    private readonly hostPaths: HostPaths | null = null,
   ) {}
 
   private path(id: string): string {
@@ -46,13 +53,14 @@ export class Components {
     return record;
   }
 
-  async create(who: Actor, input: ComponentInput): Promise<ComponentRecord> {
+  async create(who: Editor, input: ComponentInput): Promise<ComponentRecord> {
     const record: ComponentRecord = {
       id: Bun.randomUUIDv7(),
       name: input.name.trim(),
       type: input.type,
       config: validateComponentConfig(this.kind, input.type, input.config ?? {}) as Record<string, unknown>,
     };
+    if (this.kind === "source") this.hostPaths?.enforce(who, record.type, record.config, []);
     await this.config.edit(
       [{ path: this.path(record.id), text: toYaml(record), expect: "absent" }],
       [auditEntry(who, `${this.kind}.create`, this.kind, record.id, { name: record.name, type: record.type })],
@@ -60,7 +68,7 @@ export class Components {
     return record;
   }
 
-  async replace(who: Actor, id: string, input: ComponentInput): Promise<ComponentRecord> {
+  async replace(who: Editor, id: string, input: ComponentInput): Promise<ComponentRecord> {
     const current = await this.get(id);
     const version = await this.config.version(this.path(id));
     if (input.type !== current.type) {
@@ -74,6 +82,7 @@ export class Components {
       type: current.type,
       config: validateComponentConfig(this.kind, current.type, input.config ?? {}) as Record<string, unknown>,
     };
+    if (this.kind === "source") this.hostPaths?.enforce(who, record.type, record.config, [current.config]);
     await this.config.edit(
       [{ path: this.path(id), text: toYaml(record), expect: version ?? "absent" }],
       [auditEntry(who, `${this.kind}.update`, this.kind, id, { name: record.name })],

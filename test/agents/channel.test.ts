@@ -1,11 +1,20 @@
 /**
  * The /v1/agent channel and the /agents API against a scripted agent over a
- * real loopback WebSocket: admission by enrollment token and agent id,
+ * real loopback WebSocket: admission by enrollment token, agent id and the
+ * agent's own credential (a known id is never taken over by a token alone),
  * reconnects that count no use, hello and discovery stored, browse relayed
  * by request id with errors mapped and every call audited, timeouts, offline.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AgentChannel as RealAgentChannel } from "../../agent/channel.ts";
+import { CredentialFile } from "../../agent/credential.ts";
+import type { Logger } from "../../agent/log.ts";
 import type { AgentMessage, DiscoveryReport, HostFacts, ServerMessage } from "../../agent/types.ts";
+import { AGENTS } from "../../server/agents/registry.ts";
+import { hashToken } from "../../server/auth/tokens.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 import { until } from "../opamp/helpers.ts";
 
@@ -44,16 +53,27 @@ const REPORT: DiscoveryReport = {
   logSources: [{ kind: "file", path: "/var/log/nginx/access.log", service: "nginx" }],
 };
 
-/** A scripted agent: answers requests with `answer`, records what it got. */
+/** The credential each agent id was issued, kept and presented as svc-agent does (agent/credential.ts). */
+const credentials = new Map<string, string>();
+
+/** A scripted agent: answers requests with `answer`, records what it got, keeps an issued credential. */
 class FakeAgent {
   readonly received: ServerMessage[] = [];
   answer: (m: ServerMessage) => Omit<Extract<AgentMessage, { type: "response" }>, "type" | "id"> | null = () => ({ result: { ok: true } });
   closed: { code: number; reason: string } | null = null;
 
-  private constructor(readonly ws: WebSocket) {
+  private constructor(
+    readonly ws: WebSocket,
+    agentId: string,
+    welcomed: (agent: FakeAgent) => void,
+  ) {
     ws.onmessage = (event) => {
       const message = JSON.parse(String(event.data)) as ServerMessage;
       this.received.push(message);
+      if (message.type === "welcome") {
+        if (message.credential !== undefined) credentials.set(agentId, message.credential);
+        welcomed(this);
+      }
       if ("id" in message) {
         const reply = this.answer(message);
         if (reply) this.send({ type: "response", id: message.id, ...reply } as AgentMessage);
@@ -64,11 +84,12 @@ class FakeAgent {
     };
   }
 
-  static connect(token: string, agentId: string): Promise<FakeAgent> {
+  /** Resolves on the welcome. `credential` undefined: the one this id was issued, if any; null: none. */
+  static connect(token: string, agentId: string, credential: string | null = credentials.get(agentId) ?? null): Promise<FakeAgent> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(wsUrl, { headers: { Authorization: `Bearer ${token}`, "X-Svc-Agent-Id": agentId } } as unknown as string[]);
-      const agent = new FakeAgent(ws);
-      ws.onopen = () => resolve(agent);
+      const headers = { Authorization: `Bearer ${token}`, "X-Svc-Agent-Id": agentId, ...(credential !== null ? { "X-Svc-Agent-Credential": credential } : {}) };
+      const ws = new WebSocket(wsUrl, { headers } as unknown as string[]);
+      new FakeAgent(ws, agentId, resolve);
       ws.onerror = () => reject(new Error("refused"));
     });
   }
@@ -132,6 +153,159 @@ describe("admission", () => {
     expect(older.closed!.code).toBe(4001);
     expect(newer.closed).toBeNull();
     newer.ws.close();
+  });
+});
+
+/** What an attacker's connection changed, if anything: the stored record, the token's uses, the agents' audit entries. */
+async function snapshot(agentId: string, tokenId: string) {
+  await server.app.agents.flush();
+  const record = await server.app.store.get(AGENTS, agentId);
+  const tokens = await server.call<{ items: { id: string; uses: number }[] }>("/enrollment-tokens?limit=1000");
+  const audit = await server.call<{ items: { action: string; target: { id: string } | string }[] }>("/audit?limit=200");
+  return { record, uses: tokens.items.find((t) => t.id === tokenId)!.uses, enrolls: audit.items.filter((e) => e.action.startsWith("agent.enroll")).length };
+}
+
+async function refusedUpgrade(token: string, agentId: string, credential?: string): Promise<{ status: number; code: string }> {
+  const res = await upgrade({ Authorization: `Bearer ${token}`, "X-Svc-Agent-Id": agentId, ...(credential ? { "X-Svc-Agent-Credential": credential } : {}) });
+  return { status: res.status, code: ((await res.json()) as { error: { code: string } }).error.code };
+}
+
+describe("identity", () => {
+  test("the first session gets the agent's credential once; the record keeps only its digest and the API shows neither", async () => {
+    const { token } = await agentToken();
+    const agent = await FakeAgent.connect(token, "cred-host");
+    const welcome = agent.received.find((m) => m.type === "welcome") as Extract<ServerMessage, { type: "welcome" }>;
+    expect(welcome.credential).toMatch(/^svcag_[A-Za-z0-9]{43}$/);
+    const stored = (await server.app.store.get<{ credentialHash: string }>(AGENTS, "cred-host"))!.data;
+    expect(stored.credentialHash).toBe(hashToken(welcome.credential!));
+    agent.ws.close();
+    await until(async () => agent.closed !== null, 2000);
+    const again = await FakeAgent.connect(token, "cred-host");
+    expect((again.received[0] as { credential?: string }).credential).toBeUndefined();
+    const shown = JSON.stringify(await server.call("/agents/cred-host")) + JSON.stringify(await server.call("/agents?q=cred-host"));
+    expect(shown).not.toContain(welcome.credential!);
+    expect(shown).not.toContain(stored.credentialHash);
+    expect(shown).not.toContain("credentialHash");
+    again.ws.close();
+  });
+
+  test("hijack: another agent token, or the victim's own shared token, with the victim's id is refused; the victim keeps its session and nothing stored changes", async () => {
+    const shared = await agentToken({ maxUses: null });
+    const victim = await FakeAgent.connect(shared.token, "victim-host");
+    victim.hello("victim-host");
+    victim.answer = (m) => (m.type === "browse.list" ? { result: { path: m.path, entries: [], truncated: false } } : null);
+    const second = await agentToken({ maxUses: 5 });
+    const other = await FakeAgent.connect(second.token, "attacker-own-host");
+    const before = await snapshot("victim-host", second.id);
+    const sharedUses = (await snapshot("victim-host", shared.id)).uses;
+
+    const attempts = [
+      await refusedUpgrade(second.token, "victim-host"),
+      await refusedUpgrade(shared.token, "victim-host"),
+      // The attacker's own, valid credential belongs to another id.
+      await refusedUpgrade(second.token, "victim-host", credentials.get("attacker-own-host")),
+      await refusedUpgrade(shared.token, "victim-host", `svcag_${"A".repeat(43)}`),
+    ];
+    for (const attempt of attempts) expect(attempt).toEqual({ status: 401, code: "agent_credential_required" });
+
+    await Bun.sleep(100);
+    expect(victim.closed).toBeNull();
+    expect(server.app.agentChannel.isConnected("victim-host")).toBe(true);
+    const list = await server.api("/agents/victim-host/browse?path=/var/log");
+    expect(list.status).toBe(200);
+    const after = await snapshot("victim-host", second.id);
+    expect(after.record).toEqual(before.record);
+    expect(after.uses).toBe(before.uses);
+    expect(after.enrolls).toBe(before.enrolls);
+    expect((await snapshot("victim-host", shared.id)).uses).toBe(sharedUses);
+    victim.ws.close();
+    other.ws.close();
+  });
+
+  test("a host that lost its credential comes back only after an operator's audited re-enroll; its old credential is refused afterwards", async () => {
+    const { token } = await agentToken({ maxUses: 3 });
+    const first = await FakeAgent.connect(token, "rebuilt-host");
+    const old = credentials.get("rebuilt-host")!;
+    first.ws.close();
+    await until(async () => first.closed !== null, 2000);
+    expect(await refusedUpgrade(token, "rebuilt-host")).toEqual({ status: 401, code: "agent_credential_required" });
+
+    const reader = await tokenWithScopes(server, ["agents:read"]);
+    expect((await server.api("/agents/rebuilt-host/re-enroll", { method: "POST", token: reader })).status).toBe(403);
+    expect((await server.call<{ reenroll: boolean }>("/agents/rebuilt-host")).reenroll).toBe(false);
+    expect((await server.api("/agents/nobody/re-enroll", { method: "POST" })).status).toBe(404);
+    const allowed = await server.api("/agents/rebuilt-host/re-enroll", { method: "POST" });
+    expect(allowed.status).toBe(202);
+    expect((await server.call<{ reenroll: boolean }>("/agents/rebuilt-host")).reenroll).toBe(true);
+
+    const rebuilt = await FakeAgent.connect(token, "rebuilt-host", null);
+    const fresh = credentials.get("rebuilt-host")!;
+    expect(fresh).not.toBe(old);
+    expect((await server.call<{ reenroll: boolean }>("/agents/rebuilt-host")).reenroll).toBe(false);
+    rebuilt.ws.close();
+    await until(async () => rebuilt.closed !== null, 2000);
+    expect(await refusedUpgrade(token, "rebuilt-host", old)).toEqual({ status: 401, code: "agent_credential_required" });
+    const back = await FakeAgent.connect(token, "rebuilt-host");
+    back.ws.close();
+
+    const audit = await server.call<{ items: { action: string; target: unknown }[] }>("/audit?limit=50");
+    const actions = audit.items.map((e) => e.action);
+    expect(actions).toContain("agent.reenroll.allow");
+    expect(actions).toContain("agent.reenroll");
+  });
+
+  test("a host enrolled before credentials existed gets one on its next connection with its own token; then it is required", async () => {
+    const { token, id } = await agentToken({ maxUses: null });
+    const legacy = {
+      id: "legacy-host", name: "legacy-host", environment: "production", version: null, tokenId: id, status: "offline",
+      enrolledAt: new Date().toISOString(), connectedAt: null, lastSeen: null, host: null, browse: null, discovery: null, discoveredAt: null,
+    };
+    await server.app.store.write([{ op: "put", collection: AGENTS, id: "legacy-host", data: legacy, expect: "absent" }], []);
+    const other = await agentToken();
+    expect(await refusedUpgrade(other.token, "legacy-host")).toEqual({ status: 401, code: "agent_credential_required" });
+    const agent = await FakeAgent.connect(token, "legacy-host", null);
+    expect(credentials.get("legacy-host")).toMatch(/^svcag_/);
+    agent.ws.close();
+    await until(async () => agent.closed !== null, 2000);
+    expect(await refusedUpgrade(token, "legacy-host")).toEqual({ status: 401, code: "agent_credential_required" });
+  });
+
+  test("svc-agent's channel stores the issued credential (0600) and presents it after a restart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-agent-state-"));
+    const { token } = await agentToken({ maxUses: 1 });
+    const quiet = () => {};
+    const log: Logger = { debug: quiet, info: quiet, warn: quiet, error: quiet };
+    const run = () => {
+      const file = new CredentialFile(join(dir, "state"), "real-agent");
+      const channel = new RealAgentChannel({
+        url: wsUrl, token, agentId: "real-agent", caCertPath: null, insecureSkipVerify: false, log,
+        credential: () => file.current,
+        credentialIssued: (value) => file.save(value),
+        hello: async () => ({ type: "hello", agentId: "real-agent", version: "0.1.0", environment: "production", host: HOST, browse: { enabled: true, allowedRoots: [] } }),
+        handle: async () => ({}),
+        delays: { baseMs: 20, maxMs: 50, refusedMs: 60_000 },
+      });
+      channel.start();
+      return { file, channel };
+    };
+    try {
+      const first = run();
+      await until(async () => first.file.current !== null && first.channel.connected, 3000);
+      const path = join(dir, "state", "credential.json");
+      expect(statSync(path).mode & 0o777).toBe(0o600);
+      expect(statSync(join(dir, "state")).mode & 0o777).toBe(0o700);
+      expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({ agentId: "real-agent", credential: first.file.current });
+      first.channel.stop();
+      // The single-use token is used up: only the stored credential lets the restarted agent back in.
+      const second = run();
+      await until(async () => second.channel.connected, 3000);
+      expect(second.file.current).toBe(first.file.current);
+      second.channel.stop();
+      // Another id does not read this one's credential.
+      expect(new CredentialFile(join(dir, "state"), "other-agent").current).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

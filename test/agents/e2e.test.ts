@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, bootstrapToken, isListening, processMemory, REPO, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 import { until } from "../opamp/helpers.ts";
@@ -125,6 +125,7 @@ server:
   token: ${token}
 agent:
   id: ${id}
+  stateDir: ${dir}/state-${id}
 browse:
 ${browse}
 customFingerprints:
@@ -151,6 +152,10 @@ customFingerprints:
     }, 15_000);
     const match = found!.services.find((s) => s.fingerprint === "e2e-app")!;
     expect(match.pids).toContain(service.pid);
+    // Enrolled: the agent keeps the credential the server issued, owner-only, in agent.stateDir.
+    const credentialFile = join(dir, "state-e2e-main", "credential.json");
+    expect(JSON.parse(readFileSync(credentialFile, "utf8"))).toMatchObject({ agentId: "e2e-main", credential: expect.stringMatching(/^svcag_/) });
+    expect(statSync(credentialFile).mode & 0o777).toBe(0o600);
     expect(match.logFiles).toContain(join(tree, "app/app.log"));
 
     const sample = (path: string, mode = "lines", from = "tail") => api<Record<string, unknown>>(`/agents/e2e-main/sample?path=${encodeURIComponent(path)}&mode=${mode}&from=${from}`);
@@ -242,7 +247,7 @@ describe("legacy server.url over TLS", () => {
         fetch(`https://localhost/api/v1${path}`, { ...init, headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" }, tls: { ca } } as RequestInit);
       await until(async () => (await call("/system/health").catch(() => null))?.status === 200, 15_000);
       const { token } = (await (await call("/enrollment-tokens", { method: "POST", body: JSON.stringify({ kind: "agent" }) })).json()) as { token: string };
-      const config = writeConfig("legacy", `server:\n  url: grpcs://localhost:50051\n  token: ${token}\nagent:\n  id: e2e-legacy\ncertificates:\n  caCertPath: ${join(TLS_DIR, "cert.pem")}\n`);
+      const config = writeConfig("legacy", `server:\n  url: grpcs://localhost:50051\n  token: ${token}\nagent:\n  id: e2e-legacy\n  stateDir: ${dir}/state-legacy\ncertificates:\n  caCertPath: ${join(TLS_DIR, "cert.pem")}\n`);
       const proc = runAgent(config);
       await until(async () => {
         const res = await call("/agents/e2e-legacy");

@@ -1,13 +1,13 @@
 /**
  * Random browse paths against svc-agent's confinement, on a real temp tree
- * with symlinks out of the root, a symlink loop, a denied file and a root
+ * with symlinks and hard links out of the root, a symlink loop, a denied file and a root
  * reached through a link: `..`, `.`, empty and percent-encoded segments, NUL,
  * very long names. Every answer is a listing or sample from inside the root
  * or a BrowseError with a known code; no other exception, and no byte of a
  * file outside the root is ever returned.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -15,7 +15,7 @@ import { Browser, BrowseError } from "../../agent/browse.ts";
 
 const SECRET = "SECRET-OUTSIDE-THE-ROOT";
 /** Every AgentErrorCode but `internal` (an unexpected failure) and `browse_disabled`. */
-const CODES = ["outside_allowed_roots", "denied_by_pattern", "not_found", "not_a_directory", "not_a_file", "special_file", "permission_denied", "bad_request"];
+const CODES = ["outside_allowed_roots", "denied_by_pattern", "not_found", "not_a_directory", "not_a_file", "special_file", "hard_link", "permission_denied", "bad_request"];
 
 let root: string;
 let log: string;
@@ -37,12 +37,14 @@ beforeAll(() => {
   symlinkSync(join(log, "loop-b"), join(log, "loop-a"));
   symlinkSync(join(log, "loop-a"), join(log, "loop-b"));
   symlinkSync(join(log, "sub"), join(log, "sub", "self"));
+  linkSync(join(outside, "secret.log"), join(log, "hard-outside.log"));
+  linkSync(join(log, "server.key"), join(log, "sub", "hard-key.log"));
   browser = new Browser({ enabled: true, allowedRoots: [log], denyPatterns: ["*.key"], maxDirEntries: 100, maxSampleLines: 50, maxSampleBytes: 4096 });
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const segment = fc.oneof(
-  fc.constantFrom("..", ".", "", "sub", "app.log", "self", "outside-dir", "to-outside.log", "relative-escape.log", "loop-a", "server.key", "secret.log", "outside"),
+  fc.constantFrom("..", ".", "", "sub", "app.log", "self", "outside-dir", "to-outside.log", "relative-escape.log", "hard-outside.log", "hard-key.log", "loop-a", "server.key", "secret.log", "outside"),
   fc.constantFrom("%2e%2e", "..%2f..", "%2F", "..\\..", "\u0000", "a\u0000b", "..\u0000", "\u2025", "\uff0e\uff0e", " ", "~"),
   fc.nat({ max: 2 }).map((k) => "n".repeat([255, 256, 5_000][k]!)),
   fc.string({ maxLength: 8 }),
@@ -80,6 +82,8 @@ test("the escapes and the loop, named: each refused with its code", async () => 
   expect(await code(browser.sample(join(log, "sub", "relative-escape.log"), "bytes", "head"))).toBe("outside_allowed_roots");
   expect(await code(browser.sample(`${log}/sub/self/self/self/../../../../../outside/secret.log`, "bytes", "head"))).toBe("outside_allowed_roots");
   expect(await code(browser.list(join(log, "loop-a")))).not.toBe("ok");
+  expect(await code(browser.sample(join(log, "hard-outside.log"), "bytes", "head"))).toBe("hard_link");
+  expect(await code(browser.sample(join(log, "sub", "hard-key.log"), "lines", "tail"))).toBe("hard_link");
   expect(await code(browser.sample(`${log}/app.log\u0000`, "bytes", "head"))).toBe("bad_request");
   expect(await code(browser.list(`${log}/${"n".repeat(5_000)}`))).toBe("bad_request");
 });

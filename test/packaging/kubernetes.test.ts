@@ -129,10 +129,17 @@ describe("agent DaemonSet", () => {
     expect(args).toContain("/etc/svc-agent/config.yaml");
   });
 
-  test("host paths are mounted read-only at the same path, /var/log and Docker's container logs among them", () => {
+  test("host paths are mounted read-only at the same path, /var/log and Docker's container logs among them; only the agent's state directory is writable", () => {
     const hostPaths = pod.volumes.filter((v: Obj) => v.hostPath);
-    expect(hostPaths.map((v: Obj) => v.hostPath.path).sort()).toEqual(["/var/lib/docker/containers", "/var/log"]);
-    for (const volume of hostPaths) expect(mountOf(volume.name)).toMatchObject({ mountPath: volume.hostPath.path, readOnly: true });
+    expect(hostPaths.map((v: Obj) => v.hostPath.path).sort()).toEqual(["/var/lib/docker/containers", "/var/lib/svc-agent", "/var/log"]);
+    for (const volume of hostPaths) {
+      if (volume.hostPath.path === "/var/lib/svc-agent") continue;
+      expect(mountOf(volume.name)).toMatchObject({ mountPath: volume.hostPath.path, readOnly: true });
+    }
+    // Its credential survives a new pod on the same node; the default agent.stateDir.
+    const state = hostPaths.find((v: Obj) => v.hostPath.path === "/var/lib/svc-agent");
+    expect(mountOf(state.name).mountPath).toBe("/var/lib/svc-agent");
+    expect(mountOf(state.name).readOnly).not.toBe(true);
   });
 
   test("locked down: no escalation, read-only root, only DAC_READ_SEARCH, RuntimeDefault seccomp, no token", () => {

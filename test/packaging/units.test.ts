@@ -79,10 +79,12 @@ describe("svc-agent.service", () => {
     expect(get("Unit", "ConditionPathExists")).toEqual(["/etc/svc/config.yaml"]);
   });
 
-  test("logs to the journal only and writes nowhere", () => {
+  test("logs to the journal only and writes only its state directory (its credential)", () => {
     expect(get("Service", "StandardOutput")).toEqual(["journal"]);
     expect(get("Service", "StandardError")).toEqual(["journal"]);
-    for (const key of ["LogsDirectory", "StateDirectory", "ReadWritePaths", "CacheDirectory"]) expect(get("Service", key)).toEqual([]);
+    for (const key of ["LogsDirectory", "ReadWritePaths", "CacheDirectory"]) expect(get("Service", key)).toEqual([]);
+    expect(get("Service", "StateDirectory")).toEqual(["svc-agent"]);
+    expect(get("Service", "StateDirectoryMode")).toEqual(["0700"]);
     expect(get("Service", "ProtectSystem")).toEqual(["strict"]);
   });
 

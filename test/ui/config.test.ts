@@ -23,7 +23,7 @@ const VIEWER = { username: "vera", password: "viewer-password-8c1f2d" };
 /** A host agent that reported an NGINX service, written as the agent channel would (no real agent needed). */
 async function hostWithNginx() {
   const { token } = await server.call<{ token: string }>("/enrollment-tokens", "POST", { kind: "agent", maxUses: 1 });
-  expect(await server.app.agents.admit(token, "web-1")).not.toBeNull();
+  expect(await server.app.agents.admit(token, "web-1", null)).toMatchObject({ agentId: "web-1" });
   await server.app.agents.discovered("web-1", {
     services: [
       {

@@ -139,7 +139,7 @@ test("a service account gets two ticked scopes; its token is shown once, works, 
   await page.getByRole("heading", { name: "Service accounts", level: 1 }).waitFor();
   const rows = () => page.getByRole("region", { name: "Service accounts" }).locator("tbody tr");
   await rows().filter({ hasText: "admin" }).waitFor();
-  expect(await page.getByRole("checkbox").count()).toBe(14);
+  expect(await page.getByRole("checkbox").count()).toBe(15);
 
   // No scope ticked: said beside the scopes, nothing is sent.
   await page.getByLabel("Name").fill("ci-deployer");
