@@ -19,7 +19,22 @@ function literals<const T extends readonly string[]>(values: T) {
   return Type.Union(choices, { errorMessage: `must be one of ${values.map((v) => `'${v}'`).join(", ")}` });
 }
 
-const Conditions = Type.Optional(Type.Array(Type.String({ minLength: 1 })));
+/**
+ * Bounds on what one processor or chain may ask the server to evaluate. A
+ * dry-run runs in a worker with a deadline anyway; these keep a single
+ * request's work, and its validation, small and the error early and named.
+ */
+export const MAX_FILTER_CONDITIONS = 100;
+export const MAX_CHAIN_PROCESSORS = 50;
+/** Conditions in one chain, all filters together: parsing and checking them stays well under 100 ms. */
+export const MAX_CHAIN_CONDITIONS = 500;
+
+const Conditions = Type.Optional(
+  Type.Array(Type.String({ minLength: 1 }), {
+    maxItems: MAX_FILTER_CONDITIONS,
+    errorMessage: `must be a list of at most ${MAX_FILTER_CONDITIONS} conditions`,
+  }),
+);
 
 export const FilterConfig = Type.Object(
   {
@@ -132,6 +147,30 @@ function check<T extends TSchema>(compiled: TypeCheck<T>, value: unknown, what: 
 
 function fail(what: string, path: string, message: string): ValidationError {
   return new ValidationError(`The ${what} is not valid: ${path}: ${message}.`, [{ path, message }]);
+}
+
+/** How many conditions a processor holds, read from a config not yet checked (0 for other types or shapes). */
+export function conditionCount(type: string, config: unknown): number {
+  if (type !== "filter" || typeof config !== "object" || config === null) return 0;
+  let total = 0;
+  for (const [group, list] of FILTER_LISTS) {
+    const lists = (config as Record<string, unknown>)[group];
+    const items = typeof lists === "object" && lists !== null ? (lists as Record<string, unknown>)[list] : undefined;
+    if (Array.isArray(items)) total += items.length;
+  }
+  return total;
+}
+
+/**
+ * Refuses a chain holding more conditions than MAX_CHAIN_CONDITIONS before
+ * any is parsed; `path` names the list, e.g. `processors` or `topology.nodes`.
+ */
+export function checkChainSize(processors: readonly { type: string; config: unknown }[], path: string): void {
+  const total = processors.reduce((sum, p) => sum + conditionCount(p.type, p.config), 0);
+  if (total > MAX_CHAIN_CONDITIONS) {
+    const message = `holds ${total} filter conditions in all; a chain may have at most ${MAX_CHAIN_CONDITIONS}`;
+    throw new ValidationError(`${path}: ${message}.`, [{ path, message }]);
+  }
 }
 
 /** As the catalog and the collector require: a filter has a condition, each one parses in its context. */
