@@ -11,6 +11,9 @@
  * field by field on the sending thread (~200 ms on the server's).
  * Workers are few (one core is left to the event loop) and the queue is
  * short, so a flood of slow dry-runs is answered 503 rather than stacked up.
+ * A worker that answered is kept for the next run (starting one and loading
+ * the OTTL modules costs tens of milliseconds); one that was stopped or
+ * failed is not reused.
  */
 import { AppError, UnavailableError, type ErrorDetail } from "../errors.ts";
 import { DRY_RUN_BUDGET_MS, DryRunTooSlowError, type ChainProcessor, type DryRunStep } from "./dryrun.ts";
@@ -43,6 +46,10 @@ const WORKER_URL = new URL("./dryrun-worker.ts", import.meta.url);
 
 let running = 0;
 const waiting: (() => void)[] = [];
+/** Workers that answered their last run, unref'd so an idle one never keeps the process alive. */
+const idle: BunWorker[] = [];
+/** The DOM typings in scope hide Bun's ref/unref on Worker. */
+type BunWorker = Worker & Pick<Bun.Worker, "ref" | "unref">;
 
 /** Throws what dryRun throws (ValidationError, DryRunTooSlowError), or UnavailableError when too many are queued. */
 export async function dryRunIsolated(
@@ -71,15 +78,23 @@ export async function dryRunIsolated(
 function inWorker(request: DryRunRequest): Promise<IsolatedDryRun> {
   const { processors, budgetMs } = request;
   return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER_URL);
+    const worker = idle.pop() ?? (new Worker(WORKER_URL) as BunWorker);
+    worker.ref();
     let current = 0;
-    const finish = (settle: () => void) => {
+    const finish = (reusable: boolean, settle: () => void) => {
       clearTimeout(timer);
-      worker.terminate();
+      worker.onmessage = null;
+      worker.onerror = null;
+      if (reusable && idle.length < MAX_RUNNING_DRY_RUNS) {
+        worker.unref();
+        idle.push(worker);
+      } else {
+        worker.terminate();
+      }
       settle();
     };
     const timer = setTimeout(() => {
-      finish(() => reject(new DryRunTooSlowError(budgetMs, processors[current]?.nodeId ?? "input")));
+      finish(false, () => reject(new DryRunTooSlowError(budgetMs, processors[current]?.nodeId ?? "input")));
     }, budgetMs + HARD_STOP_GRACE_MS);
     worker.onmessage = ({ data }: MessageEvent<DryRunReply>) => {
       switch (data.kind) {
@@ -87,14 +102,14 @@ function inWorker(request: DryRunRequest): Promise<IsolatedDryRun> {
           current = data.index;
           return;
         case "done":
-          return finish(() => resolve({ output: data.output, steps: data.steps }));
+          return finish(true, () => resolve({ output: data.output, steps: data.steps }));
         case "refused":
-          return finish(() => reject(new AppError(data.status, data.code, data.message, data.details)));
+          return finish(true, () => reject(new AppError(data.status, data.code, data.message, data.details)));
         case "failed":
-          return finish(() => reject(new Error(`The dry-run worker failed: ${data.message}`)));
+          return finish(false, () => reject(new Error(`The dry-run worker failed: ${data.message}`)));
       }
     };
-    worker.onerror = (event) => finish(() => reject(new Error(`The dry-run worker failed: ${event.message}`)));
+    worker.onerror = (event) => finish(false, () => reject(new Error(`The dry-run worker failed: ${event.message}`)));
     worker.postMessage(request);
   });
 }
