@@ -42,7 +42,15 @@ const HARD_STOP_GRACE_MS = 250;
 export const MAX_RUNNING_DRY_RUNS = Math.min(4, Math.max(1, navigator.hardwareConcurrency - 1));
 export const MAX_QUEUED_DRY_RUNS = 8;
 
-const WORKER_URL = new URL("./dryrun-worker.ts", import.meta.url);
+/**
+ * Run from source, the worker sits beside this module. In the compiled
+ * server it is a second entry point of the build (package.json, scripts/
+ * package.sh), stored under the bundle's root as `ottl/dryrun-worker.ts`,
+ * while this module is bundled into main at that root.
+ */
+const WORKER_URL = import.meta.url.startsWith("file:///$bunfs/")
+  ? new URL("./ottl/dryrun-worker.ts", import.meta.url)
+  : new URL("./dryrun-worker.ts", import.meta.url);
 
 let running = 0;
 const waiting: (() => void)[] = [];
