@@ -138,7 +138,7 @@ for arch in "${arches[@]}"; do
   start=$(date +%s%3N)
   tree="$work/deb-server-$arch"
   # The flags of package.json's "build" script, for this architecture.
-  "$BUN" build --compile --minify --sourcemap --target "$(bun_target "$arch")" server/main.ts \
+  "$BUN" build --compile --minify --sourcemap --target "$(bun_target "$arch")" server/main.ts server/ottl/dryrun-worker.ts \
     --outfile "$work/svc-server-$arch" >/dev/null
   built "$work/svc-server-$arch" "$start" "svc-server binary for $arch"
   install -D -m 0755 "$work/svc-server-$arch" "$tree/usr/local/bin/svc-server"

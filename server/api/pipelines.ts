@@ -3,7 +3,8 @@ import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { processorChain, validateTopology } from "../configstore/topology.ts";
 import { route, type Route } from "../http/route.ts";
-import { dryRun } from "../ottl/dryrun.ts";
+import { dryRunIsolated } from "../ottl/dryrun-isolated.ts";
+import { MAX_CHAIN_PROCESSORS } from "../ottl/processors.ts";
 import { chainRuntimeParity, logSourceTypesFeeding } from "../render/parity.ts";
 import { renderPipelinePreview } from "../render/preview.ts";
 import { ConfigObject, Pipeline, PipelineBody, Topology } from "./config-schemas.ts";
@@ -20,7 +21,11 @@ const DryRunBody = Type.Object(
           { id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), type: Type.String({ minLength: 1 }), config: Type.Optional(ConfigObject) },
           { additionalProperties: false },
         ),
-        { maxItems: 100, description: "Run this chain instead of the pipeline's own." },
+        {
+          maxItems: MAX_CHAIN_PROCESSORS,
+          errorMessage: `must be a list of at most ${MAX_CHAIN_PROCESSORS} processors`,
+          description: "Run this chain instead of the pipeline's own.",
+        },
       ),
     ),
   },
@@ -162,14 +167,19 @@ export function pipelineRoutes(app: App): Route[] {
         const chain = body.processors
           ? body.processors.map((p, i) => ({ nodeId: p.id ?? `step-${i + 1}`, type: p.type, config: p.config ?? {} }))
           : processorChain(pipeline.topology);
-        const result = dryRun(body.input, chain);
+        // Off the event loop, with a hard deadline: the conditions are the caller's.
+        const result = await dryRunIsolated(body.input, chain);
         const types = logSourceTypesFeeding(pipeline, (await app.configStore.worktree()).sources);
         const configured = chain.map((p, i) => ({
           type: p.type,
           config: p.config,
           path: body.processors ? `processors[${i}].config` : `topology.nodes[${p.nodeId}].processor.config`,
         }));
-        return { ...result, runtimes: chainRuntimeParity(types, configured) };
+        const runtimes = chainRuntimeParity(types, configured);
+        // The output arrives as JSON text; it is sent as it is rather than parsed and stringified again here.
+        return new Response(`{"output":${result.output},"steps":${JSON.stringify(result.steps)},"runtimes":${JSON.stringify(runtimes)}}`, {
+          headers: { "Content-Type": "application/json; charset=utf-8" },
+        });
       },
     }),
   ];

@@ -7,6 +7,7 @@
  */
 import { findType, validateComponentConfig } from "../catalog/index.ts";
 import { AppError, ValidationError, type ErrorDetail } from "../errors.ts";
+import { checkChainSize, MAX_CHAIN_PROCESSORS } from "../ottl/processors.ts";
 import type { Snapshot } from "./layout.ts";
 import type { Signal, Topology, TopologyInput, TopologyNode } from "./records.ts";
 
@@ -15,6 +16,14 @@ export function validateTopology(topology: TopologyInput, signal: Signal, snapsh
   const problems: ErrorDetail[] = [];
   const nodes = new Map<string, TopologyInput["nodes"][number]>();
   const normalised: TopologyNode[] = [];
+
+  // Refused before any config is checked: parsing an oversized graph's conditions would hold the event loop.
+  const processors = topology.nodes.flatMap((n) => (n.kind === "processor" && n.processor ? [{ type: n.processor.type, config: n.processor.config }] : []));
+  if (processors.length > MAX_CHAIN_PROCESSORS) {
+    const message = `holds ${processors.length} processor nodes; a pipeline may have at most ${MAX_CHAIN_PROCESSORS}`;
+    throw new ValidationError(`The pipeline topology is not valid: ${message}.`, [{ path: `${root}.nodes`, message }]);
+  }
+  checkChainSize(processors, `${root}.nodes`);
 
   topology.nodes.forEach((node, i) => {
     const at = `${root}.nodes[${i}]`;

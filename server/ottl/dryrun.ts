@@ -9,17 +9,18 @@
  * nothing goes further.
  *
  * Patterns are RE2 in the collector (linear time) but JavaScript regexes
- * here, which backtrack: `(a+)+$` costs about a second per record before the
- * engine gives up. So a dry-run has a time budget, checked before each
- * record a filter judges; past it the run stops with 422 dry_run_too_slow
- * rather than holding a server thread for minutes.
+ * here, which backtrack: `(a+)+$` costs about a second per record, and one
+ * record can meet any number of them. So the API never calls this on its
+ * event loop: dryrun-isolated.ts runs it in a worker it terminates at the
+ * deadline. The budget is also checked here before each record a filter
+ * judges, which ends the common slow run early with the processor named.
  */
 import { AppError } from "../errors.ts";
 import { updateRecordAttributes, updateResourceAttributes } from "./attributes.ts";
 import { OttlEvalError } from "./errors.ts";
 import { compileLogFilter, filterLogs } from "./filter.ts";
 import { validateLogs, type LogsData, type ResourceLogs } from "./otlp.ts";
-import { validateProcessor } from "./processors.ts";
+import { checkChainSize, validateProcessor } from "./processors.ts";
 
 export interface ChainProcessor {
   nodeId: string;
@@ -56,12 +57,22 @@ export class DryRunTooSlowError extends AppError {
   }
 }
 
-/** Throws ValidationError naming `processors[i]...` or `input...` for a bad chain or input. */
-export function dryRun(input: unknown, processors: readonly ChainProcessor[], budgetMs = DRY_RUN_BUDGET_MS): DryRunResult {
+/**
+ * Throws ValidationError naming `processors[i]...` or `input...` for a bad
+ * chain or input. `onStep(i)` is called as processor i starts, so a caller
+ * that has to stop the run from outside can say where it was.
+ */
+export function dryRun(
+  input: unknown,
+  processors: readonly ChainProcessor[],
+  budgetMs = DRY_RUN_BUDGET_MS,
+  onStep?: (index: number) => void,
+): DryRunResult {
   const deadline = performance.now() + budgetMs;
   const overdue = (nodeId: string) => {
     if (performance.now() > deadline) throw new DryRunTooSlowError(budgetMs, nodeId);
   };
+  checkChainSize(processors, "processors");
   const runs = processors.map((p, i) => prepare(p, `processors[${i}]`, () => overdue(p.nodeId)));
   const { logs, records: total } = validateLogs(input);
   let batch = logs.resourceLogs;
@@ -70,6 +81,7 @@ export function dryRun(input: unknown, processors: readonly ChainProcessor[], bu
   const steps: DryRunStep[] = processors.map(({ nodeId, type }, i) => {
     if (failed) return { nodeId, type, in: 0, out: 0 };
     const before = records;
+    onStep?.(i);
     try {
       ({ batch, records } = runs[i]!(batch, records));
       return { nodeId, type, in: before, out: records };

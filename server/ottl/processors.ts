@@ -19,7 +19,31 @@ function literals<const T extends readonly string[]>(values: T) {
   return Type.Union(choices, { errorMessage: `must be one of ${values.map((v) => `'${v}'`).join(", ")}` });
 }
 
-const Conditions = Type.Optional(Type.Array(Type.String({ minLength: 1 })));
+/**
+ * Bounds on what one processor or chain may ask the server to evaluate. A
+ * dry-run runs in a worker with a deadline anyway; these keep a single
+ * request's work, and its validation, small and the error early and named.
+ */
+export const MAX_FILTER_CONDITIONS = 100;
+export const MAX_CONDITION_LENGTH = 4096;
+export const MAX_CHAIN_PROCESSORS = 50;
+/**
+ * Conditions in one chain, all filters together, by count and by text:
+ * checking a condition costs ~20 µs (a regex translated and compiled) and up
+ * to ~0.6 ms per KiB of nested regex groups, so a whole chain is checked,
+ * saved and previewed in a few tens of milliseconds of the event loop.
+ */
+export const MAX_CHAIN_CONDITIONS = 200;
+export const MAX_CHAIN_CONDITION_TEXT = 16 * 1024;
+
+/** One filter condition list; the catalog's filter schema uses the same bounds. */
+export const conditionListBounds = {
+  maxItems: MAX_FILTER_CONDITIONS,
+  errorMessage: `must be a list of at most ${MAX_FILTER_CONDITIONS} conditions, each 1 to ${MAX_CONDITION_LENGTH} characters`,
+} as const;
+export const conditionBounds = { minLength: 1, maxLength: MAX_CONDITION_LENGTH } as const;
+
+const Conditions = Type.Optional(Type.Array(Type.String(conditionBounds), conditionListBounds));
 
 export const FilterConfig = Type.Object(
   {
@@ -132,6 +156,42 @@ function check<T extends TSchema>(compiled: TypeCheck<T>, value: unknown, what: 
 
 function fail(what: string, path: string, message: string): ValidationError {
   return new ValidationError(`The ${what} is not valid: ${path}: ${message}.`, [{ path, message }]);
+}
+
+/** The conditions a processor holds and their length, read from a config not yet checked (zero for other types or shapes). */
+function conditionSize(type: string, config: unknown): { count: number; text: number } {
+  const size = { count: 0, text: 0 };
+  if (type !== "filter" || typeof config !== "object" || config === null) return size;
+  for (const [group, list] of FILTER_LISTS) {
+    const lists = (config as Record<string, unknown>)[group];
+    const items = typeof lists === "object" && lists !== null ? (lists as Record<string, unknown>)[list] : undefined;
+    if (!Array.isArray(items)) continue;
+    size.count += items.length;
+    for (const item of items) if (typeof item === "string") size.text += item.length;
+  }
+  return size;
+}
+
+/**
+ * Refuses a chain holding more conditions than MAX_CHAIN_CONDITIONS, or more
+ * condition text than MAX_CHAIN_CONDITION_TEXT, before any is parsed; `path`
+ * names the list, e.g. `processors` or `topology.nodes`.
+ */
+export function checkChainSize(processors: readonly { type: string; config: unknown }[], path: string): void {
+  let count = 0;
+  let text = 0;
+  for (const p of processors) {
+    const size = conditionSize(p.type, p.config);
+    count += size.count;
+    text += size.text;
+  }
+  const message =
+    count > MAX_CHAIN_CONDITIONS
+      ? `holds ${count} filter conditions in all; a chain may have at most ${MAX_CHAIN_CONDITIONS}`
+      : text > MAX_CHAIN_CONDITION_TEXT
+        ? `holds ${text} characters of filter conditions in all; a chain may have at most ${MAX_CHAIN_CONDITION_TEXT}`
+        : null;
+  if (message !== null) throw new ValidationError(`${path}: ${message}.`, [{ path, message }]);
 }
 
 /** As the catalog and the collector require: a filter has a condition, each one parses in its context. */

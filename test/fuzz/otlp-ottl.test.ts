@@ -5,10 +5,13 @@
  * dry-run: a typed error (OttlError with a column in range) or a clear 400,
  * never an unhandled exception, never a 500. Inputs are long (tens of
  * thousands of characters) but bounded, so super-linear parsing would show
- * as a test that does not finish.
+ * as a test that does not finish. Random backtracking patterns (nested
+ * quantifiers against near-matching bodies) never hold the event loop.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
+import { AppError } from "../../server/errors.ts";
+import { dryRunIsolated } from "../../server/ottl/dryrun-isolated.ts";
 import { OttlError } from "../../server/ottl/errors.ts";
 import { parseCondition } from "../../server/ottl/parser.ts";
 import { PROCESSOR_TEMPLATES } from "../../server/ottl/templates.ts";
@@ -118,5 +121,45 @@ test("/v1/metrics JSON: random and mutated documents are answered, refusals with
       await clear(res, `/v1/metrics ${body.slice(0, 300)}`);
     }),
     { numRuns: 200 },
+  );
+}, 60_000);
+
+/**
+ * Run in process, a dry-run holds the event loop at least until its budget
+ * is spent; here no tick may wait half the budget. (The 100 ms bound over
+ * real sockets is test/api/evaluation-bounds.test.ts; half a budget keeps
+ * this property clear of scheduling noise on a shared machine.)
+ */
+test("dry-run: random backtracking patterns on near-matching bodies never hold the event loop; each run answers or is stopped with 422", async () => {
+  const budgetMs = 500;
+  const atom = fc.constantFrom("a", "a?", "aa", "(?:a|a)", "[ab]", "(?:a|aa)", "\\w");
+  const pattern = fc
+    .tuple(atom, fc.constantFrom("+", "*", "{1,9}"), fc.constantFrom("+", "*"), fc.constantFrom("$", "b", "!$"))
+    .map(([a, inner, outer, tail]) => `^(?:(?:${a})${inner})${outer}${tail}`);
+  const run = fc.record({
+    patterns: fc.array(pattern, { minLength: 1, maxLength: 5 }),
+    body: fc.integer({ min: 12, max: 30 }).map((n) => "a".repeat(n) + "!"),
+  });
+  await fc.assert(
+    fc.asyncProperty(run, async ({ patterns, body }) => {
+      let last = performance.now();
+      let worst = 0;
+      const ticker = setInterval(() => {
+        const now = performance.now();
+        worst = Math.max(worst, now - last);
+        last = now;
+      }, 5);
+      const conditions = patterns.map((p) => `IsMatch(body, ${JSON.stringify(p)})`);
+      const processors = [{ nodeId: "fuzz", type: "filter", config: { logs: { log_record: conditions } } }];
+      const input = { resourceLogs: [{ scopeLogs: [{ logRecords: [{ body: { stringValue: body } }, { body: { stringValue: body + body } }] }] }] };
+      const outcome = await dryRunIsolated(input, processors, budgetMs).then(
+        (result) => `answered ${result.steps.length}`,
+        (error: unknown) => (error instanceof AppError ? `${error.status} ${error.code}` : String(error)),
+      );
+      clearInterval(ticker);
+      expect(["answered 1", "422 dry_run_too_slow"]).toContain(outcome);
+      expect(worst).toBeLessThan(budgetMs / 2);
+    }),
+    { numRuns: 12 },
   );
 }, 60_000);

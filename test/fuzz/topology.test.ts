@@ -1,6 +1,8 @@
 /**
  * Hostile pipeline graphs: random node and edge lists with cycles, dangling
- * edges, duplicate ids and self-loops, and graphs of 10,000 nodes. The
+ * edges, duplicate ids and self-loops, and graphs of 10,000 nodes (a
+ * pipeline holds at most MAX_CHAIN_PROCESSORS processors, so the large ones
+ * are sources and destinations; 10,000 processors are refused by count). The
  * validator answers a ValidationError naming problems per node or edge (or
  * accepts the graph), never anything else; over the API the same graphs are
  * 4xx, never a 500.
@@ -11,6 +13,7 @@ import { emptySnapshot } from "../../server/configstore/layout.ts";
 import type { TopologyInput } from "../../server/configstore/records.ts";
 import { validateTopology } from "../../server/configstore/topology.ts";
 import { ValidationError } from "../../server/errors.ts";
+import { MAX_CHAIN_PROCESSORS } from "../../server/ottl/processors.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
 const ids = fc.constantFrom("a", "b", "c", "d", "e", "f", "in", "out", "x.y", "Z-1");
@@ -65,17 +68,31 @@ function chain(n: number, close = false): TopologyInput {
   return { nodes, edges };
 }
 
-test("10,000 nodes: a chain, a cycle through all of them, and every edge dangling are answered per node or edge", () => {
-  expect(outcome(chain(10_000))).toBe("valid");
-  const cycle = outcome(chain(10_000, true));
-  expect(cycle).not.toBe("valid");
-  const dangling = chain(10_000);
+/** `n` nodes as source → destination pairs: valid, and large without processors. */
+function pairs(n: number): TopologyInput {
+  const nodes: TopologyInput["nodes"] = [];
+  const edges: TopologyInput["edges"] = [];
+  for (let i = 0; i < n / 2; i++) {
+    nodes.push({ id: `s${i}`, kind: "source" }, { id: `d${i}`, kind: "destination" });
+    edges.push({ id: `e${i}`, source: `s${i}`, target: `d${i}` });
+  }
+  return { nodes, edges };
+}
+
+test("10,000 nodes: valid pairs, every edge dangling, every node looped are answered per node or edge; 10,000 processors are refused by count alone", () => {
+  expect(outcome(pairs(10_000))).toBe("valid");
+  const dangling = pairs(10_000);
   dangling.edges = dangling.edges.map((e, i) => ({ ...e, target: `ghost${i}` }));
   const answer = outcome(dangling);
-  expect(Array.isArray(answer) && answer.filter((p) => p.endsWith(".target")).length).toBe(9_999);
-  const loops = chain(10_000);
+  expect(Array.isArray(answer) && answer.filter((p) => p.endsWith(".target")).length).toBe(5_000);
+  const loops = pairs(10_000);
   loops.edges = loops.nodes.map((n, i) => ({ id: `l${i}`, source: n.id, target: n.id }));
   expect((outcome(loops) as string[]).length).toBeGreaterThanOrEqual(10_000);
+
+  expect(outcome(chain(MAX_CHAIN_PROCESSORS + 2))).toBe("valid");
+  expect(outcome(chain(MAX_CHAIN_PROCESSORS + 2, true))).not.toBe("valid");
+  expect(outcome(chain(10_000))).toEqual(["topology.nodes"]);
+  expect(outcome(chain(10_000, true))).toEqual(["topology.nodes"]);
 });
 
 let server: TestServer;

@@ -1,7 +1,7 @@
 /**
  * The shipped artifact: `bun run build` compiles dist/svc-server, and that
- * binary (not the source) starts, serves the probes, the API and the embedded
- * web UI, and stops cleanly on SIGTERM.
+ * binary (not the source) starts, serves the probes, the API (a dry-run, whose
+ * worker is compiled in too) and the embedded web UI, and stops cleanly on SIGTERM.
  */
 import { afterAll, afterEach, expect, test } from "bun:test";
 import { existsSync, readlinkSync, statSync } from "node:fs";
@@ -45,6 +45,16 @@ test("bun run build produces dist/svc-server, which serves /healthz and the API"
   const pkg = (await Bun.file(join(REPO, "package.json")).json()) as { version: string };
   expect(health.version).toBe(pkg.version);
   expect(existsSync(statePath)).toBe(true);
+
+  // A dry-run runs in a worker, a second entry point compiled into the binary.
+  const pipeline = (await (await api(server.base, server.bannerToken, "/pipelines", { method: "POST", json: { name: "bin", signal: "logs" } })).json()) as { id: string };
+  const logs = (bodies: string[]) => ({ resourceLogs: [{ scopeLogs: [{ logRecords: bodies.map((b) => ({ body: { stringValue: b } })) }] }] });
+  const dry = await api(server.base, server.bannerToken, `/pipelines/${pipeline.id}/dry-run`, {
+    method: "POST",
+    json: { input: logs(["GET /healthz", "order 42"]), processors: [{ id: "f", type: "filter", config: { logs: { log_record: ['IsMatch(body, "healthz")'] } } }] },
+  });
+  expect(dry.status).toBe(200);
+  expect(((await dry.json()) as { output: unknown; steps: unknown }).output).toEqual(logs(["order 42"]));
 
   // The web UI is inside the binary: index.html and its hashed bundle, from a cwd with no sources.
   const index = await fetch(`${server.base}/ui/login`);

@@ -19,6 +19,7 @@ import type { Signal } from "../../configstore/records.ts";
 import type { ErrorDetail } from "../../errors.ts";
 import type { OttlContext } from "../../ottl/contexts.ts";
 import { checkCondition } from "../../ottl/parser.ts";
+import { conditionBounds, conditionListBounds } from "../../ottl/processors.ts";
 import { attr, block, raw } from "../../render/alloy-syntax.ts";
 import { Closed, StringEnum } from "../schemas.ts";
 import { defineProcessor } from "../types.ts";
@@ -33,7 +34,10 @@ const GROUP: Record<Signal, { group: "logs" | "metrics" | "traces"; conditionsKe
 
 function conditions(context: OttlContext) {
   return Type.Optional(
-    Type.Array(Type.String({ minLength: 1 }), { description: `OTTL conditions in the ${context} context; a match drops the ${context}.` }),
+    Type.Array(Type.String(conditionBounds), {
+      ...conditionListBounds,
+      description: `OTTL conditions in the ${context} context (at most ${conditionListBounds.maxItems}); a match drops the ${context}.`,
+    }),
   );
 }
 

@@ -1,0 +1,236 @@
+/**
+ * Work a caller hands the server to evaluate (a dry-run's conditions and
+ * patterns, a topology's filters to validate) never holds the event loop:
+ * while each slow request runs, another client polls /healthz every 20 ms
+ * over a real socket and no poll waits more than 100 ms. Oversized filters
+ * and chains are refused up front, naming the key, with nothing stored.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import {
+  MAX_CHAIN_CONDITION_TEXT,
+  MAX_CHAIN_CONDITIONS,
+  MAX_CHAIN_PROCESSORS,
+  MAX_CONDITION_LENGTH,
+  MAX_FILTER_CONDITIONS,
+} from "../../server/ottl/processors.ts";
+import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
+
+let server: TestServer;
+let viewer: string;
+let editor: string;
+let destinationId: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  viewer = await tokenWithScopes(server, ["config:read"]);
+  editor = await tokenWithScopes(server, ["config:read", "config:write"]);
+  destinationId = (await server.call<{ id: string }>("/destinations", "POST", { name: "gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } })).id;
+  // A fresh process compiles the validators and renderers on first use, whatever the graph's
+  // size; one small save and preview first, so the timings below are of the graphs themselves.
+  const warm = (await server.call<{ id: string }>("/pipelines", "POST", { name: "warm", signal: "logs" })).id;
+  const small = linear([filter(['IsMatch(body, "^GET /healthz")'])]);
+  await server.call(`/pipelines/${warm}/topology`, "PUT", small);
+  for (const runtime of ["otelcol", "alloy"]) await server.call(`/pipelines/${warm}/topology/preview?runtime=${runtime}`, "POST", small);
+});
+afterAll(() => server.stop());
+
+interface ErrorBody {
+  error: { code: string; message: string; details: { path: string; message: string }[] };
+}
+
+/** ~3 s of backtracking per test on one 28-character body in JavaScript; linear in RE2. */
+const CATASTROPHIC = 'IsMatch(body, "(a+)+$")';
+const EVIL_BODY = "a".repeat(28) + "!";
+
+/** `count` different backtracking patterns, so nothing can be answered from a cache. */
+const pathological = (count: number, salt = 0) =>
+  Array.from({ length: count }, (_, i) => `IsMatch(body, "((a+)+|(a|a)+|(a*)*b${salt}x${i})+$")`);
+
+/** The costliest text to check per character: regex groups nested 900 deep, two per condition (~3,600 characters). */
+const nested = (salt: number) => {
+  const group = (inner: string) => "(".repeat(900) + inner + ")".repeat(900);
+  return `IsMatch(body, "${group(`a${salt}`)}|${group(`b${salt}`)}")`;
+};
+
+const filter = (conditions: string[]) => ({ type: "filter", config: { logs: { log_record: conditions } } });
+const oneRecord = (body: string) => ({ resourceLogs: [{ scopeLogs: [{ logRecords: [{ body: { stringValue: body } }] }] }] });
+
+function linear(processors: { type: string; config: unknown }[]) {
+  const nodes = [
+    { id: "in", kind: "source" },
+    ...processors.map((processor, i) => ({ id: `p${i}`, kind: "processor", processor })),
+    { id: "out", kind: "destination", ref: destinationId },
+  ];
+  return { nodes, edges: nodes.slice(1).map((node, i) => ({ id: `e${i}`, source: nodes[i]!.id, target: node.id })) };
+}
+
+/**
+ * Runs `request` while polling /healthz every ~20 ms; the request's answer
+ * and the longest wait. The poller shares the server's event loop, so a
+ * held loop shows either as a slow answer or as a poll that starts late.
+ */
+async function whilePolling(request: () => Promise<Response>): Promise<{ res: Response; body: unknown; worstPollMs: number; polls: number }> {
+  let done = false;
+  let worstPollMs = 0;
+  let polls = 0;
+  const poller = (async () => {
+    while (!done) {
+      const started = performance.now();
+      const res = await fetch(`${server.base}/healthz`);
+      await res.text();
+      const answered = performance.now();
+      polls++;
+      expect(res.status).toBe(200);
+      await Bun.sleep(20);
+      worstPollMs = Math.max(worstPollMs, answered - started, performance.now() - answered - 20);
+    }
+  })();
+  const res = await request();
+  const body = await res.json();
+  done = true;
+  await poller;
+  return { res, body, worstPollMs, polls };
+}
+
+describe("a slow dry-run", () => {
+  test("30 × IsMatch(body, \"(a+)+$\") on one record: /healthz never waits 100 ms, the run is stopped with 422 naming the processor", async () => {
+    const pipeline = await server.call<{ id: string; topology: unknown }>("/pipelines", "POST", { name: "slow-dry", signal: "logs" });
+    const { res, body, worstPollMs, polls } = await whilePolling(() =>
+      server.api(`/pipelines/${pipeline.id}/dry-run`, {
+        method: "POST",
+        token: viewer,
+        json: { input: oneRecord(EVIL_BODY), processors: [{ id: "slow", ...filter(Array.from({ length: 30 }, () => CATASTROPHIC)) }] },
+      }),
+    );
+    expect(res.status).toBe(422);
+    expect((body as ErrorBody).error.code).toBe("dry_run_too_slow");
+    expect((body as ErrorBody).error.message).toContain("processor 'slow'");
+    // The run lasted the 5 s budget, so the poller had that long to notice a held loop.
+    expect(polls).toBeGreaterThan(50);
+    expect(worstPollMs).toBeLessThan(100);
+    expect(await server.call<{ topology: unknown }>(`/pipelines/${pipeline.id}`)).toMatchObject({ topology: pipeline.topology });
+  }, 30_000);
+
+  test("the same chain on a harmless record still answers, and the server is still free afterwards", async () => {
+    const pipeline = await server.call<{ id: string }>("/pipelines", "POST", { name: "fast-dry", signal: "logs" });
+    const res = await server.api(`/pipelines/${pipeline.id}/dry-run`, {
+      method: "POST",
+      token: viewer,
+      json: { input: oneRecord("order 42 shipped"), processors: [{ id: "slow", ...filter(Array.from({ length: 30 }, () => CATASTROPHIC)) }] },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { steps: unknown[] }).steps).toEqual([{ nodeId: "slow", type: "filter", in: 1, out: 1 }]);
+  });
+
+  test(`more than ${MAX_FILTER_CONDITIONS} conditions in a filter, ${MAX_CHAIN_PROCESSORS} processors or ${MAX_CHAIN_CONDITIONS} conditions in a chain, is a 400 naming the key`, async () => {
+    const pipeline = await server.call<{ id: string }>("/pipelines", "POST", { name: "big-dry", signal: "logs" });
+    const tooMany = filter(Array.from({ length: MAX_FILTER_CONDITIONS + 1 }, () => CATASTROPHIC));
+    let res = await server.api(`/pipelines/${pipeline.id}/dry-run`, { method: "POST", token: viewer, json: { input: oneRecord(EVIL_BODY), processors: [tooMany] } });
+    let error = ((await res.json()) as ErrorBody).error;
+    expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({
+      status: 400,
+      code: "validation_failed",
+      paths: ["processors[0].config.logs.log_record"],
+    });
+    const chain = Array.from({ length: MAX_CHAIN_PROCESSORS + 1 }, () => filter([CATASTROPHIC]));
+    res = await server.api(`/pipelines/${pipeline.id}/dry-run`, { method: "POST", token: viewer, json: { input: oneRecord(EVIL_BODY), processors: chain } });
+    error = ((await res.json()) as ErrorBody).error;
+    expect({ status: res.status, code: error.code }).toEqual({ status: 400, code: "validation_failed" });
+    expect(error.details.map((d) => d.path)).toContain("processors");
+
+    const heavy = Array.from({ length: MAX_CHAIN_CONDITIONS / MAX_FILTER_CONDITIONS + 1 }, (_, f) => filter(pathological(MAX_FILTER_CONDITIONS, f)));
+    res = await server.api(`/pipelines/${pipeline.id}/dry-run`, { method: "POST", token: viewer, json: { input: oneRecord(EVIL_BODY), processors: heavy } });
+    error = ((await res.json()) as ErrorBody).error;
+    expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({
+      status: 400,
+      code: "validation_failed",
+      paths: ["processors"],
+    });
+  });
+});
+
+describe("validating a topology", () => {
+  const filters = Math.ceil(MAX_CHAIN_CONDITIONS / MAX_FILTER_CONDITIONS);
+  const mostConditions = () =>
+    linear([
+      ...Array.from({ length: filters }, (_, f) => filter(pathological(MAX_FILTER_CONDITIONS, f))),
+      ...Array.from({ length: MAX_CHAIN_PROCESSORS - filters }, () => ({ type: "batch", config: {} })),
+    ]);
+  const mostText = () => {
+    const conditions = Array.from({ length: Math.floor(MAX_CHAIN_CONDITION_TEXT / nested(0).length) }, (_, i) => nested(i));
+    return linear([filter(conditions), ...Array.from({ length: MAX_CHAIN_PROCESSORS - 1 }, () => ({ type: "batch", config: {} }))]);
+  };
+
+  for (const [shape, topology] of [
+    [`${MAX_CHAIN_CONDITIONS} pathological patterns`, mostConditions],
+    [`${MAX_CHAIN_CONDITION_TEXT} characters of deeply nested groups`, mostText],
+  ] as const) {
+    test(`the most a pipeline may hold (${shape}) is checked, not run, on save and preview: /healthz never waits 100 ms`, async () => {
+      const pipeline = await server.call<{ id: string }>("/pipelines", "POST", { name: `big-graph-${shape.length}`, signal: "logs" });
+      const saved = await whilePolling(() => server.api(`/pipelines/${pipeline.id}/topology`, { method: "PUT", token: editor, json: topology() }));
+      expect(saved.res.status).toBe(200);
+      expect(saved.worstPollMs).toBeLessThan(100);
+      for (const runtime of ["otelcol", "alloy"]) {
+        const previewed = await whilePolling(() =>
+          server.api(`/pipelines/${pipeline.id}/topology/preview?runtime=${runtime}`, { method: "POST", token: viewer, json: topology() }),
+        );
+        expect(previewed.res.status).toBe(200);
+        expect(previewed.worstPollMs).toBeLessThan(100);
+      }
+    }, 30_000);
+  }
+
+  test("one processor, condition or character too many is a 400 naming the key, and the stored graph is unchanged", async () => {
+    const pipeline = await server.call<{ id: string }>("/pipelines", "POST", { name: "capped-graph", signal: "logs", topology: linear([filter(["true"])]) });
+    const before = await server.call(`/pipelines/${pipeline.id}/topology`);
+
+    let res = await server.api(`/pipelines/${pipeline.id}/topology`, {
+      method: "PUT",
+      token: editor,
+      json: linear(Array.from({ length: MAX_CHAIN_PROCESSORS + 1 }, () => filter(["true"]))),
+    });
+    let error = ((await res.json()) as ErrorBody).error;
+    expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({
+      status: 400,
+      code: "validation_failed",
+      paths: ["topology.nodes"],
+    });
+
+    res = await server.api(`/pipelines/${pipeline.id}/topology`, {
+      method: "PUT",
+      token: editor,
+      json: linear([filter(Array.from({ length: MAX_FILTER_CONDITIONS + 1 }, () => "true"))]),
+    });
+    error = ((await res.json()) as ErrorBody).error;
+    expect({ status: res.status, code: error.code }).toEqual({ status: 400, code: "validation_failed" });
+    expect(error.details.map((d) => d.path).join()).toContain("topology.nodes[1].processor.config.logs.log_record");
+
+    res = await server.api(`/pipelines/${pipeline.id}/topology`, {
+      method: "PUT",
+      token: editor,
+      json: linear(Array.from({ length: MAX_CHAIN_CONDITIONS / MAX_FILTER_CONDITIONS + 1 }, (_, f) => filter(pathological(MAX_FILTER_CONDITIONS, f)))),
+    });
+    error = ((await res.json()) as ErrorBody).error;
+    expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({
+      status: 400,
+      code: "validation_failed",
+      paths: ["topology.nodes"],
+    });
+
+    res = await server.api(`/pipelines/${pipeline.id}/topology`, { method: "PUT", token: editor, json: linear([filter(["true", `${"true and ".repeat(500)}true`])]) });
+    error = ((await res.json()) as ErrorBody).error;
+    expect({ status: res.status, code: error.code }).toEqual({ status: 400, code: "validation_failed" });
+    expect(error.details.map((d) => d.path).join()).toContain("topology.nodes[1].processor.config.logs.log_record[1]");
+    expect(`${"true and ".repeat(500)}true`.length).toBeGreaterThan(MAX_CONDITION_LENGTH);
+
+    const longest = Array.from({ length: Math.floor(MAX_CHAIN_CONDITION_TEXT / nested(0).length) + 1 }, (_, i) => nested(i));
+    res = await server.api(`/pipelines/${pipeline.id}/topology`, { method: "PUT", token: editor, json: linear([filter(longest)]) });
+    error = ((await res.json()) as ErrorBody).error;
+    expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({
+      status: 400,
+      code: "validation_failed",
+      paths: ["topology.nodes"],
+    });
+
+    expect(await server.call(`/pipelines/${pipeline.id}/topology`)).toEqual(before);
+  });
+});
