@@ -3,9 +3,9 @@
  * would each cache the working tree and move the git branch, losing each
  * other's commits; the second one must refuse to start, naming the first.
  *
- * The lock is SQLite's own: a small database beside the state file, opened
- * in exclusive locking mode and written once, holds an exclusive file lock
- * for as long as this process keeps it open. The kernel drops it when the
+ * The lock is SQLite's own: a small database beside the state file, held in
+ * an open exclusive transaction, is an exclusive file lock for as long as
+ * this process keeps it open. The kernel drops it when the
  * process dies, even by kill -9, so a crash never leaves a stale lock. The
  * holder then writes who it is to `<lock>.owner`, read for the refusal
  * message only (the locked database cannot be read by others).
@@ -31,10 +31,10 @@ export function lockState(boltPath: string): StateLock {
   mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, { create: true });
   try {
-    db.run("PRAGMA locking_mode = EXCLUSIVE");
-    db.run("CREATE TABLE IF NOT EXISTS taken (at TEXT NOT NULL)");
-    db.run("INSERT INTO taken VALUES (?)", [new Date().toISOString()]);
-    db.run("DELETE FROM taken");
+    // The table gives the file a database header to lock (written once, on first use); the
+    // transaction takes the exclusive lock without writing, so it is taken on a full disk too.
+    db.run("CREATE TABLE IF NOT EXISTS lock (held INTEGER)");
+    db.run("BEGIN EXCLUSIVE");
   } catch (error) {
     db.close();
     if ((error as { code?: string }).code !== "SQLITE_BUSY") throw error;
@@ -44,7 +44,11 @@ export function lockState(boltPath: string): StateLock {
     );
   }
   held.add(db);
-  writeFileSync(`${path}.owner`, JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }) + "\n");
+  try {
+    writeFileSync(`${path}.owner`, JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }) + "\n");
+  } catch {
+    // Only the refusal message of a second process reads it (a full disk must not stop this one).
+  }
   return {
     path,
     release() {
