@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { rerunUnprivileged, RERUN_TIMEOUT_MS } from "../test/unprivileged.ts";
 import { Browser, BrowseError, DISABLED_MESSAGE, MAX_PATH_LENGTH } from "./browse.ts";
 import { ALWAYS_DENIED } from "./deny.ts";
 import type { AgentErrorCode, BrowseConfig } from "./types.ts";
@@ -221,7 +222,8 @@ describe("sampling", () => {
     await refusal(browser().sample(join(log, "app.log"), "lines", "middle" as "tail"), "bad_request");
   });
 
-  test.skipIf(process.getuid?.() === 0)("an unreadable file is refused with permission_denied", async () => {
+  test("an unreadable file is refused with permission_denied", async () => {
+    if (rerunUnprivileged(import.meta.path, "an unreadable file is refused with permission_denied")) return;
     const path = join(log, "private.log");
     writeFileSync(path, "private\n", { mode: 0o000 });
     try {
@@ -229,7 +231,7 @@ describe("sampling", () => {
     } finally {
       rmSync(path);
     }
-  });
+  }, RERUN_TIMEOUT_MS);
 });
 
 describe("listing", () => {

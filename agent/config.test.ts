@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { rerunUnprivileged, RERUN_TIMEOUT_MS } from "../test/unprivileged.ts";
 import { AgentConfigError, ALWAYS_DENIED, loadAgentConfig, parseAgentConfig, type ParsedAgentConfig } from "./config.ts";
 import type { AgentConfig, ConfigProblem } from "./types.ts";
 
@@ -273,12 +274,13 @@ describe("certificates", () => {
     expect(onlyProblem(`certificates:\n  caCertPath: ${dir}\n`, "certificates.caCertPath").message).toContain("not a regular file");
   });
 
-  test.skipIf(process.getuid?.() === 0)("caCertPath that cannot be read is named", () => {
+  test("caCertPath that cannot be read is named", () => {
+    if (rerunUnprivileged(import.meta.path, "caCertPath that cannot be read is named")) return;
     const unreadable = join(dir, "unreadable.pem");
     writeFileSync(unreadable, "x");
     chmodSync(unreadable, 0o000);
     expect(onlyProblem(`certificates:\n  caCertPath: ${unreadable}\n`, "certificates.caCertPath").message).toContain("cannot be read");
-  });
+  }, RERUN_TIMEOUT_MS);
 
   test("a relative caCertPath is refused", () => {
     expect(onlyProblem("certificates:\n  caCertPath: ca.pem\n", "certificates.caCertPath").message).toBe("must be an absolute path");

@@ -13,13 +13,32 @@ declare -A NEEDED=(
   [strace]=strace # test/packaging: the units' system-call filters against the binaries
   [chromium]=chromium # test/ui: playwright-core drives Debian's chromium, no browser download
   [go]=golang-go # test/yamlv3: rendered otelcol YAML decoded by Go's yaml.v3, as the collector does
+  [setpriv]=util-linux # agent permission tests re-run themselves as nobody (test/unprivileged.ts)
+  [pg_ctlcluster]=postgresql # the PostgreSQL tests (server/store/testdb.ts): a local cluster on 127.0.0.1:5432
 )
+# kubectl is not installed from here: Debian bookworm's kubernetes-client is
+# kubectl 1.20 with kustomize v2.0.3, which cannot read directory resources or
+# `patches`, so it cannot build installer/kubernetes. test/packaging/kubernetes
+# fails (never skips) without a kubectl whose kustomize builds them, saying so.
 
 # source directory → Debian package that provides it (libraries have no command)
 declare -A NEEDED_DIRS=(
   [/usr/share/gocode/src/gopkg.in/yaml.v3]=golang-gopkg-yaml.v3-dev # test/yamlv3, built offline from this GOPATH
   [/usr/share/gocode/src/github.com/prometheus/common/model]=golang-github-prometheus-common-dev # test/upstream/durations: Prometheus' own duration parser
 )
+
+# A cluster this script created answers the tests' user on loopback without a
+# password (Debian's default asks for one); clusters set up by hand are left alone.
+trust_loopback() {
+  command -v pg_lsclusters >/dev/null 2>&1 || return 0
+  pg_lsclusters --no-header 2>/dev/null | while read -r version cluster _ status _ _ _; do
+    hba="/etc/postgresql/$version/$cluster/pg_hba.conf"
+    [ -f "$hba" ] || continue
+    grep -qE '^host[[:space:]]+all[[:space:]]+(postgres|all)[[:space:]]+127\.0\.0\.1/32[[:space:]]+trust' "$hba" && continue
+    sed -i '1i host all postgres 127.0.0.1/32 trust # svc tests (scripts/system-deps.sh)' "$hba"
+    case "$status" in online*) pg_ctlcluster --skip-systemctl-redirect "$version" "$cluster" reload ;; esac
+  done
+}
 
 missing=()
 for cmd in "${!NEEDED[@]}"; do
@@ -29,6 +48,8 @@ for dir in "${!NEEDED_DIRS[@]}"; do
   [ -d "$dir" ] || missing+=("${NEEDED_DIRS[$dir]}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
+installs_postgres=false
+for package in "${missing[@]}"; do [ "$package" = postgresql ] && installs_postgres=true; done
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   echo "system-deps: missing ${missing[*]}; install them with your package manager (as root: apt-get install ${missing[*]})" >&2
@@ -38,3 +59,4 @@ echo "system-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if $installs_postgres; then trust_loopback; fi

@@ -23,6 +23,7 @@ import { defaultKeyFile } from "./secrets/key.ts";
 import { MongoStore } from "./store/mongodb.ts";
 import { PostgresStore } from "./store/postgres.ts";
 import { SqliteStore } from "./store/sqlite.ts";
+import { lockState, StateLockedError } from "./store/state-lock.ts";
 import type { Store } from "./store/store.ts";
 
 /** The quick-start keeps its state in the working directory, so it runs without root. */
@@ -70,12 +71,22 @@ function openStore(config: ServerConfig, logger: pino.Logger): { store: Store; r
       ),
     };
   }
+  takeStateLock(config.storage.boltPath);
   try {
     const store = new SqliteStore(config.storage.boltPath);
     logger.info({ backend: store.backend, path: config.storage.boltPath }, "opened the embedded store");
     return { store, ready: Promise.resolve() };
   } catch (error) {
     fail(`cannot open the embedded store at ${config.storage.boltPath} (storage.boltPath): ${(error as Error).message}`, 1);
+  }
+}
+
+/** This process's lock on the embedded store (store/state-lock.ts); exits 1 naming the holder when another process has it. */
+function takeStateLock(boltPath: string): void {
+  try {
+    lockState(boltPath);
+  } catch (error) {
+    fail(error instanceof StateLockedError ? error.message : `cannot lock the embedded store at ${boltPath} (storage.boltPath): ${(error as Error).message}`, 1);
   }
 }
 
@@ -196,6 +207,7 @@ async function migrateCommand(options: { from: string; to: string; force?: boole
   const { kind, uri } = externalDatabase(config);
   // The configuration requires the key the external servers will use (secrets.*).
   const secrets = secretsFor(config, pino({ level: "silent" }));
+  takeStateLock(statePath);
   const source = new SqliteStore(statePath);
   const foreign = [...(await sealedKeys(source)).entries()].filter(([id]) => id !== secrets.keyId);
   if (foreign.length > 0) {

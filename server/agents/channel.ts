@@ -21,6 +21,7 @@ import type { AgentErrorCode, ServerMessage, ServerRequest } from "../../agent/t
 import { ENDED, tokenDoc, type LiveCredentials, type LiveHold } from "../auth/live.ts";
 import { bearerToken, tokenKind } from "../auth/tokens.ts";
 import { AppError, UnauthenticatedError } from "../errors.ts";
+import { assertJsonDepth } from "../http/body.ts";
 import { sendBounded, transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
 import { validate } from "../http/validate.ts";
 import { AGENTS, type Agents } from "./registry.ts";
@@ -170,6 +171,12 @@ export class AgentChannel implements Channel {
     if (typeof data !== "string") return this.refuse(ws, 1003, "agent messages are JSON text frames");
     // A UTF-16 length under a third of the cap cannot exceed it in UTF-8; only longer text is measured.
     if (data.length > MAX_MESSAGE_BYTES / 3 && Buffer.byteLength(data, "utf8") > MAX_MESSAGE_BYTES) return this.refuse(ws, 1009, "message too large");
+    try {
+      // Bounded like a REST body: deeper JSON parses, but cannot be stored (it would fail the agents' shared write).
+      assertJsonDepth(Buffer.from(data, "utf8"), "The message");
+    } catch (error) {
+      return this.refuse(ws, 1008, (error as Error).message.slice(0, 120));
+    }
     let message: { type?: unknown };
     try {
       message = JSON.parse(data) as { type?: unknown };

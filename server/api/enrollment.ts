@@ -29,7 +29,9 @@ const EnrollmentToken = Type.Object(
     expiresAt: DateTime,
     maxUses: Nullable(Type.Integer({ description: "Always 1 for opamp; null is unlimited." })),
     uses: Type.Integer(),
-    boundInstanceUid: Nullable(Type.String({ description: "The OpAMP instance_uid the token is bound to." })),
+    boundInstanceUid: Nullable(
+      Type.String({ description: "The OpAMP instance_uid the token is bound to; null unless the caller holds tokens:write (uses says whether it was redeemed)." }),
+    ),
     createdBy: Type.String(),
     createdAt: DateTime,
     revokedAt: Nullable(DateTime),
@@ -176,12 +178,14 @@ export function enrollmentRoutes(app: App): Route[] {
       scope: "tokens:read",
       tag: "enrollment",
       summary:
-        "List enrollment tokens, oldest first, with their uses, binding, expiry and revocation (never the tokens); cursor-paginated. Tokens expired or revoked over 30 days ago are pruned.",
+        "List enrollment tokens, oldest first, with their uses, binding (the instance_uid to tokens:write holders only), expiry and revocation (never the tokens); cursor-paginated. Tokens expired or revoked over 30 days ago are pruned.",
       query: Type.Object(PageQuery, { additionalProperties: false }),
       response: Type.Object({ items: Type.Array(EnrollmentToken), nextCursor: NextCursor }),
-      handler: async ({ query }) => {
+      handler: async ({ query, principal }) => {
         const page = await app.enrollment.list(query.limit ?? 100, decodeCursor(query.cursor));
-        return { items: page.items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
+        // An instance_uid is how OpAMP names a live collector: shown only to those who may mint and revoke tokens.
+        const items = principal.scopes.has("tokens:write") ? page.items : page.items.map((t) => ({ ...t, boundInstanceUid: null }));
+        return { items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
       },
     }),
     route({

@@ -12,8 +12,8 @@ import type { Editor } from "./components.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF } from "../collectors/runtime.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
-import type { ConfigStore } from "./configstore.ts";
-import { paths, toYaml } from "./layout.ts";
+import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
+import { paths, toYaml, type Snapshot } from "./layout.ts";
 import type { CollectorActivations, DestinationActivation, SourceActivation } from "./records.ts";
 
 export class Activations {
@@ -25,47 +25,58 @@ export class Activations {
 
   async get(collectorId: string): Promise<CollectorActivations> {
     await this.collectors.get(collectorId);
-    return (await this.config.worktree()).activations.get(collectorId) ?? { collectorId, sources: [], destinations: [] };
+    return activationsOf((await this.config.worktree()), collectorId);
   }
 
-  private async save(who: Actor, next: CollectorActivations, action: string, details: Record<string, unknown>): Promise<void> {
+  /**
+   * Writes a collector's activations computed from `tree`, guarded by the
+   * version of the file `tree` held, with `also` (the records the new list
+   * depends on, kept at the versions read) in the same write.
+   */
+  private async save(who: Actor, tree: Worktree, next: CollectorActivations, action: string, details: Record<string, unknown>, also: Edit[] = []): Promise<void> {
     const path = paths.activations(next.collectorId);
-    const version = await this.config.version(path);
     const empty = next.sources.length === 0 && next.destinations.length === 0;
     await this.config.edit(
-      [{ path, text: empty ? null : toYaml(next), expect: version ?? "absent" }],
+      [{ path, text: empty ? null : toYaml(next), expect: tree.version(path) ?? "absent" }, ...also],
       [auditEntry(who, action, "collector", next.collectorId, details)],
     );
   }
 
   async activateSource(who: Editor, collectorId: string, input: { sourceId: string; configOverrides?: Record<string, unknown> }): Promise<SourceActivation> {
-    const current = await this.get(collectorId);
-    const source = (await this.config.worktree()).sources.get(input.sourceId);
-    if (!source) throw new NotFoundError("Source", input.sourceId);
-    const activation: SourceActivation = { sourceId: source.id, configOverrides: input.configOverrides ?? {} };
-    const merged = mergeOverrides("source", source.type, source.config, activation.configOverrides) as Record<string, unknown>;
-    // The source's own paths and this collector's current ones were approved when saved.
-    const before = current.sources.find((a) => a.sourceId === source.id);
-    const kept = [source.config, ...(before ? [mergeOverrides("source", source.type, source.config, before.configOverrides) as Record<string, unknown>] : [])];
-    this.hostPaths?.enforce(who, source.type, merged, kept, "configOverrides");
-    const sources = current.sources.filter((a) => a.sourceId !== source.id).concat(activation);
-    await this.save(who, { ...current, sources }, "collector.source.activate", { sourceId: source.id });
-    return activation;
+    await this.collectors.get(collectorId);
+    return this.config.guarded(async (tree) => {
+      const current = activationsOf(tree.snapshot, collectorId);
+      const source = tree.snapshot.sources.get(input.sourceId);
+      if (!source) throw new NotFoundError("Source", input.sourceId);
+      const activation: SourceActivation = { sourceId: source.id, configOverrides: input.configOverrides ?? {} };
+      const merged = mergeOverrides("source", source.type, source.config, activation.configOverrides) as Record<string, unknown>;
+      // The source's own paths and this collector's current ones were approved when saved.
+      const before = current.sources.find((a) => a.sourceId === source.id);
+      const kept = [source.config, ...(before ? [mergeOverrides("source", source.type, source.config, before.configOverrides) as Record<string, unknown>] : [])];
+      this.hostPaths?.enforce(who, source.type, merged, kept, "configOverrides");
+      const sources = current.sources.filter((a) => a.sourceId !== source.id).concat(activation);
+      await this.save(who, tree, { ...current, sources }, "collector.source.activate", { sourceId: source.id }, [tree.keep(paths.source(source.id))]);
+      return activation;
+    });
   }
 
   async deactivateSource(who: Actor, collectorId: string, sourceId: string): Promise<void> {
-    const current = await this.get(collectorId);
-    if (!current.sources.some((a) => a.sourceId === sourceId)) throw new NotFoundError("Source activation", sourceId);
-    const routes = [...(await this.config.worktree()).routes.values()].filter((r) => r.collectorId === collectorId && r.sourceId === sourceId);
-    if (routes.length > 0) {
-      throw new ConflictError(
-        `Routes still read this source on the collector; delete them first.`,
-        "still_referenced",
-        routes.map((r) => ({ path: `routes/${r.id}`, message: `route ${r.id} to pipeline ${r.pipelineId}` })),
-      );
-    }
-    const sources = current.sources.filter((a) => a.sourceId !== sourceId);
-    await this.save(who, { ...current, sources }, "collector.source.deactivate", { sourceId });
+    await this.collectors.get(collectorId);
+    // Fresh (one moment): no route may read the source here; a route made since keeps this file, so the write fails.
+    await this.config.guarded(async (tree) => {
+      const current = activationsOf(tree.snapshot, collectorId);
+      if (!current.sources.some((a) => a.sourceId === sourceId)) throw new NotFoundError("Source activation", sourceId);
+      const routes = [...tree.snapshot.routes.values()].filter((r) => r.collectorId === collectorId && r.sourceId === sourceId);
+      if (routes.length > 0) {
+        throw new ConflictError(
+          `Routes still read this source on the collector; delete them first.`,
+          "still_referenced",
+          routes.map((r) => ({ path: `routes/${r.id}`, message: `route ${r.id} to pipeline ${r.pipelineId}` })),
+        );
+      }
+      const sources = current.sources.filter((a) => a.sourceId !== sourceId);
+      await this.save(who, tree, { ...current, sources }, "collector.source.deactivate", { sourceId });
+    }, true);
   }
 
   async activateDestination(
@@ -73,46 +84,59 @@ export class Activations {
     collectorId: string,
     input: { destinationId: string; configOverrides?: Record<string, unknown>; tags?: Record<string, string> },
   ): Promise<DestinationActivation> {
-    const current = await this.get(collectorId);
-    const destination = (await this.config.worktree()).destinations.get(input.destinationId);
-    if (!destination) throw new NotFoundError("Destination", input.destinationId);
-    const type = findType("destination", destination.type);
     const collector = await this.collectors.get(collectorId);
-    const unavailable = type && runtimeProblem(type, RUNTIME_OF[collector.managementMode]);
-    if (unavailable) {
-      const message = `destination "${destination.name}" (${destination.type}) cannot run on collector ${collectorId}, a Runtime R (Alloy) collector: ${unavailable}`;
-      throw new ValidationError(`The destination cannot be activated: ${message}.`, [{ path: "destinationId", message }]);
-    }
-    const activation: DestinationActivation = {
-      destinationId: destination.id,
-      configOverrides: input.configOverrides ?? {},
-      tags: input.tags ?? {},
-    };
-    mergeOverrides("destination", destination.type, destination.config, activation.configOverrides);
-    const destinations = current.destinations.filter((a) => a.destinationId !== destination.id).concat(activation);
-    await this.save(who, { ...current, destinations }, "collector.destination.activate", { destinationId: destination.id });
-    return activation;
+    return this.config.guarded(async (tree) => {
+      const current = activationsOf(tree.snapshot, collectorId);
+      const destination = tree.snapshot.destinations.get(input.destinationId);
+      if (!destination) throw new NotFoundError("Destination", input.destinationId);
+      const type = findType("destination", destination.type);
+      const unavailable = type && runtimeProblem(type, RUNTIME_OF[collector.managementMode]);
+      if (unavailable) {
+        const message = `destination "${destination.name}" (${destination.type}) cannot run on collector ${collectorId}, a Runtime R (Alloy) collector: ${unavailable}`;
+        throw new ValidationError(`The destination cannot be activated: ${message}.`, [{ path: "destinationId", message }]);
+      }
+      const activation: DestinationActivation = {
+        destinationId: destination.id,
+        configOverrides: input.configOverrides ?? {},
+        tags: input.tags ?? {},
+      };
+      mergeOverrides("destination", destination.type, destination.config, activation.configOverrides);
+      const destinations = current.destinations.filter((a) => a.destinationId !== destination.id).concat(activation);
+      await this.save(who, tree, { ...current, destinations }, "collector.destination.activate", { destinationId: destination.id }, [
+        tree.keep(paths.destination(destination.id)),
+      ]);
+      return activation;
+    });
   }
 
   async deactivateDestination(who: Actor, collectorId: string, destinationId: string): Promise<void> {
-    const current = await this.get(collectorId);
-    if (!current.destinations.some((a) => a.destinationId === destinationId)) {
-      throw new NotFoundError("Destination activation", destinationId);
-    }
-    const snapshot = await this.config.worktree();
-    const users = [...snapshot.routes.values()].filter(
-      (r) =>
-        r.collectorId === collectorId &&
-        snapshot.pipelines.get(r.pipelineId)?.topology.nodes.some((n) => n.kind === "destination" && n.ref === destinationId),
-    );
-    if (users.length > 0) {
-      throw new ConflictError(
-        `Pipelines routed on this collector send to this destination; change them or delete their routes first.`,
-        "still_referenced",
-        users.map((r) => ({ path: `routes/${r.id}`, message: `route ${r.id} uses pipeline ${r.pipelineId}` })),
+    await this.collectors.get(collectorId);
+    await this.config.guarded(async (tree) => {
+      const snapshot = tree.snapshot;
+      const current = activationsOf(snapshot, collectorId);
+      if (!current.destinations.some((a) => a.destinationId === destinationId)) {
+        throw new NotFoundError("Destination activation", destinationId);
+      }
+      const users = [...snapshot.routes.values()].filter(
+        (r) =>
+          r.collectorId === collectorId &&
+          snapshot.pipelines.get(r.pipelineId)?.topology.nodes.some((n) => n.kind === "destination" && n.ref === destinationId),
       );
-    }
-    const destinations = current.destinations.filter((a) => a.destinationId !== destinationId);
-    await this.save(who, { ...current, destinations }, "collector.destination.deactivate", { destinationId });
+      if (users.length > 0) {
+        throw new ConflictError(
+          `Pipelines routed on this collector send to this destination; change them or delete their routes first.`,
+          "still_referenced",
+          users.map((r) => ({ path: `routes/${r.id}`, message: `route ${r.id} uses pipeline ${r.pipelineId}` })),
+        );
+      }
+      const destinations = current.destinations.filter((a) => a.destinationId !== destinationId);
+      // Kept: a pipeline edit sending to it (which keeps it too) cannot land unseen between this read and write.
+      const keep = snapshot.destinations.has(destinationId) ? [tree.keep(paths.destination(destinationId))] : [];
+      await this.save(who, tree, { ...current, destinations }, "collector.destination.deactivate", { destinationId }, keep);
+    }, true);
   }
+}
+
+function activationsOf(snapshot: Snapshot, collectorId: string): CollectorActivations {
+  return snapshot.activations.get(collectorId) ?? { collectorId, sources: [], destinations: [] };
 }

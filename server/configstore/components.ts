@@ -69,44 +69,52 @@ export class Components {
   }
 
   async replace(who: Editor, id: string, input: ComponentInput): Promise<ComponentRecord> {
-    const current = await this.get(id);
-    const version = await this.config.version(this.path(id));
-    if (input.type !== current.type) {
-      throw new ValidationError(`A ${this.kind}'s type cannot change (it is '${current.type}'); create a new ${this.kind} instead.`, [
-        { path: "type", message: `must stay '${current.type}'` },
-      ]);
-    }
-    const record: ComponentRecord = {
-      id,
-      name: input.name.trim(),
-      type: current.type,
-      config: validateComponentConfig(this.kind, current.type, input.config ?? {}) as Record<string, unknown>,
-    };
-    if (this.kind === "source") this.hostPaths?.enforce(who, record.type, record.config, [current.config]);
-    await this.config.edit(
-      [{ path: this.path(id), text: toYaml(record), expect: version ?? "absent" }],
-      [auditEntry(who, `${this.kind}.update`, this.kind, id, { name: record.name })],
-    );
-    return record;
+    return this.config.guarded(async (tree) => {
+      const current = this.records(tree.snapshot).get(id);
+      if (!current) throw new NotFoundError(LABEL[this.kind], id);
+      if (input.type !== current.type) {
+        throw new ValidationError(`A ${this.kind}'s type cannot change (it is '${current.type}'); create a new ${this.kind} instead.`, [
+          { path: "type", message: `must stay '${current.type}'` },
+        ]);
+      }
+      const record: ComponentRecord = {
+        id,
+        name: input.name.trim(),
+        type: current.type,
+        config: validateComponentConfig(this.kind, current.type, input.config ?? {}) as Record<string, unknown>,
+      };
+      if (this.kind === "source") this.hostPaths?.enforce(who, record.type, record.config, [current.config]);
+      await this.config.edit(
+        [{ path: this.path(id), text: toYaml(record), expect: tree.version(this.path(id)) ?? "absent" }],
+        [auditEntry(who, `${this.kind}.update`, this.kind, id, { name: record.name })],
+      );
+      return record;
+    });
   }
 
+  /**
+   * Refused while anything refers to the record. The check reads every file
+   * at one moment, and the delete is guarded by the version that read saw:
+   * whatever starts referring to the record after it keeps (re-versions) the
+   * record, so one of the two writes fails.
+   */
   async delete(who: Actor, id: string): Promise<void> {
-    const snapshot = await this.config.worktree();
-    const record = this.records(snapshot).get(id);
-    if (!record) throw new NotFoundError(LABEL[this.kind], id);
-    const users = usersOf(snapshot, this.kind, id);
-    if (users.length > 0) {
-      throw new ConflictError(
-        `${LABEL[this.kind]} '${id}' is still used by ${users.map((u) => u.path).join(", ")}; remove those first.`,
-        "still_referenced",
-        users,
+    await this.config.guarded(async (tree) => {
+      const record = this.records(tree.snapshot).get(id);
+      if (!record) throw new NotFoundError(LABEL[this.kind], id);
+      const users = usersOf(tree.snapshot, this.kind, id);
+      if (users.length > 0) {
+        throw new ConflictError(
+          `${LABEL[this.kind]} '${id}' is still used by ${users.map((u) => u.path).join(", ")}; remove those first.`,
+          "still_referenced",
+          users,
+        );
+      }
+      await this.config.edit(
+        [{ path: this.path(id), text: null, expect: tree.version(this.path(id)) ?? "present" }],
+        [auditEntry(who, `${this.kind}.delete`, this.kind, id, { name: record.name })],
       );
-    }
-    const version = await this.config.version(this.path(id));
-    await this.config.edit(
-      [{ path: this.path(id), text: null, expect: version ?? undefined }],
-      [auditEntry(who, `${this.kind}.delete`, this.kind, id, { name: record.name })],
-    );
+    }, true);
   }
 }
 

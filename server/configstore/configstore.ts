@@ -39,10 +39,50 @@ export interface CommitResult extends CommitInfo {
   files: FileChange[];
 }
 
+/** One working-tree file as read: its text and the version that text is. */
+interface FileVersion {
+  version: number;
+  text: string;
+}
+
+/**
+ * The working tree as one read saw it: the parsed records, and for every file
+ * the version those records came from, so a read-modify-write guards its
+ * write with exactly what it read (never a version read later).
+ */
+export class Worktree {
+  constructor(
+    readonly snapshot: Snapshot,
+    private readonly files: ReadonlyMap<string, FileVersion>,
+  ) {}
+
+  /** The version of `path` this read holds (null: absent), to guard a write of it. */
+  version(path: string): number | null {
+    return this.files.get(path)?.version ?? null;
+  }
+
+  /**
+   * Rewrites `path` unchanged, guarded by the version read. A write that
+   * starts depending on a record (an activation of a source, a route on a
+   * pipeline) carries this, so it fails if the record changed or went, and a
+   * delete of the record racing it fails on the version this one bumps.
+   */
+  keep(path: string): Edit {
+    const file = this.files.get(path);
+    if (!file) throw new Error(`keep(${path}): the file is not in this read`);
+    return { path, text: file.text, expect: file.version };
+  }
+}
+
+/** How many times a guarded read-modify-write runs when other writers keep winning. */
+const GUARDED_ATTEMPTS = 16;
+
 export class ConfigStore {
   private readonly snapshots = new Map<string, Snapshot>();
   /** The parsed working tree, or null until first read; edits since then wait in `dirtyPaths`. */
   private worktreeSnapshot: Snapshot | null = null;
+  /** The version and text of every file `worktreeSnapshot` was built from. */
+  private worktreeFiles = new Map<string, FileVersion>();
   private readonly dirtyPaths = new Set<string>();
   /** Set when edits may have been missed (the change feed resynced): the next read rebuilds the whole tree. */
   private allDirty = false;
@@ -75,11 +115,44 @@ export class ConfigStore {
    * a snapshot a caller holds never changes under it.
    */
   async worktree(): Promise<Snapshot> {
+    return (await this.read()).snapshot;
+  }
+
+  /**
+   * The working tree with the version of every file. `fresh` reads it all in
+   * one list (one statement, so one consistent moment) instead of the cache
+   * kept current by the change feed: a write whose check is that nothing
+   * refers to a record (a delete, a deactivation, a pipeline change that must
+   * not break a route) needs every file as of one moment, which a cache
+   * filled file by file cannot promise.
+   */
+  async read(fresh = false): Promise<Worktree> {
+    if (fresh) return new Worktree(...(await this.readAll()));
     while (this.refreshing) await this.refreshing;
-    if (this.worktreeSnapshot !== null && this.dirtyPaths.size === 0 && !this.allDirty) return this.worktreeSnapshot;
-    this.refreshing = this.refresh().finally(() => (this.refreshing = null));
-    await this.refreshing;
-    return this.worktreeSnapshot!;
+    if (this.worktreeSnapshot === null || this.dirtyPaths.size > 0 || this.allDirty) {
+      this.refreshing = this.refresh().finally(() => (this.refreshing = null));
+      await this.refreshing;
+    }
+    return new Worktree(this.worktreeSnapshot!, this.worktreeFiles);
+  }
+
+  /**
+   * Runs a read-modify-write until its guarded write lands: `change` reads
+   * (fresh when its checks need one moment, see `read`), decides and writes
+   * with the versions it read; when another writer won, it runs again on a
+   * fresh read, so its checks see what won. A write that keeps losing is a
+   * 409 version_conflict; nothing unacknowledged is ever reported stored.
+   */
+  async guarded<T>(change: (tree: Worktree) => Promise<T>, fresh = false): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await change(await this.read(fresh || attempt > 1));
+      } catch (error) {
+        if (!(error instanceof ConflictError && error.code === "version_conflict") || attempt >= GUARDED_ATTEMPTS) throw error;
+        this.allDirty = true; // the cache missed what won
+        await Bun.sleep(Math.random() * 5 * attempt);
+      }
+    }
   }
 
   private async refresh(): Promise<void> {
@@ -90,27 +163,37 @@ export class ConfigStore {
       this.worktreeSnapshot = null;
     }
     try {
-      this.worktreeSnapshot = await this.rebuild(dirty);
+      [this.worktreeSnapshot, this.worktreeFiles] = await this.rebuild(dirty);
     } catch (error) {
       this.worktreeSnapshot = null; // read everything again next time
       throw error;
     }
   }
 
-  private async rebuild(dirty: string[]): Promise<Snapshot> {
-    let next: Snapshot;
-    if (this.worktreeSnapshot === null) {
-      next = emptySnapshot();
-      for (const doc of await this.store.list<WorktreeFile>(WORKTREE)) addToSnapshot(next, doc.id, doc.data.text);
-    } else {
-      next = copySnapshot(this.worktreeSnapshot);
-      for (const path of dirty) {
-        const doc = await this.store.get<WorktreeFile>(WORKTREE, path);
-        removeFromSnapshot(next, path);
-        if (doc) addToSnapshot(next, path, doc.data.text);
+  private async readAll(): Promise<[Snapshot, Map<string, FileVersion>]> {
+    const snapshot = emptySnapshot();
+    const files = new Map<string, FileVersion>();
+    for (const doc of await this.store.list<WorktreeFile>(WORKTREE)) {
+      addToSnapshot(snapshot, doc.id, doc.data.text);
+      files.set(doc.id, { version: doc.version, text: doc.data.text });
+    }
+    return [snapshot, files];
+  }
+
+  private async rebuild(dirty: string[]): Promise<[Snapshot, Map<string, FileVersion>]> {
+    if (this.worktreeSnapshot === null) return this.readAll();
+    const next = copySnapshot(this.worktreeSnapshot);
+    const files = new Map(this.worktreeFiles);
+    for (const path of dirty) {
+      const doc = await this.store.get<WorktreeFile>(WORKTREE, path);
+      removeFromSnapshot(next, path);
+      files.delete(path);
+      if (doc) {
+        addToSnapshot(next, path, doc.data.text);
+        files.set(path, { version: doc.version, text: doc.data.text });
       }
     }
-    return next;
+    return [next, files];
   }
 
   /** The parsed records of a commit (cached: commits never change). */
@@ -124,11 +207,6 @@ export class ConfigStore {
     return snapshot;
   }
 
-  /** The current version of a working-tree file, for guarding an edit; null when absent. */
-  async version(path: string): Promise<number | null> {
-    return (await this.store.get(WORKTREE, path))?.version ?? null;
-  }
-
   /** Applies file edits and their audit entries in one atomic write. */
   async edit(edits: Edit[], audit: AuditEntry[], extra: WriteOp[] = []): Promise<void> {
     const ops: WriteOp[] = edits.map((edit) =>
@@ -139,26 +217,26 @@ export class ConfigStore {
     await this.store.write([...ops, ...extra], audit);
   }
 
-  private async pending(): Promise<{ head: string | null; changes: Map<string, string | null>; items: FileChange[] }> {
+  private async pending(): Promise<{ head: string | null; changes: Map<string, string | null>; items: FileChange[]; versions: Map<string, number> }> {
     const head = await this.repo.head();
     const committed = await this.repo.tree(head);
     const changes = new Map<string, string | null>();
     const items: FileChange[] = [];
-    const seen = new Set<string>();
+    const versions = new Map<string, number>();
     for (const doc of await this.store.list<WorktreeFile>(WORKTREE)) {
-      seen.add(doc.id);
+      versions.set(doc.id, doc.version);
       const before = committed.get(doc.id);
       if (before === doc.data.oid) continue;
       changes.set(doc.id, doc.data.text);
       items.push({ path: doc.id, change: before === undefined ? "added" : "modified" });
     }
     for (const path of committed.keys()) {
-      if (seen.has(path)) continue;
+      if (versions.has(path)) continue;
       changes.set(path, null);
       items.push({ path, change: "deleted" });
     }
     items.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    return { head, changes, items };
+    return { head, changes, items, versions };
   }
 
   /** Pending changes with a unified diff of all of them. */
@@ -195,15 +273,19 @@ export class ConfigStore {
     return { ...info, files: items };
   }
 
-  /** Drops every pending change: the working tree becomes the head commit again. */
+  /**
+   * Drops every pending change: the working tree becomes the head commit
+   * again. Guarded by the versions listed, so an edit landing meanwhile is a
+   * 409 rather than half undone (it could refer to a record this deletes).
+   */
   async discard(who: Actor): Promise<FileChange[]> {
-    const { head, changes, items } = await this.pending();
+    const { head, changes, items, versions } = await this.pending();
     if (items.length === 0) return [];
     const committed = await this.repo.tree(head);
     const edits: Edit[] = [];
     for (const path of changes.keys()) {
       const oid = committed.get(path);
-      edits.push({ path, text: oid === undefined ? null : await this.repo.read(oid) });
+      edits.push({ path, text: oid === undefined ? null : await this.repo.read(oid), expect: versions.get(path) ?? "absent" });
     }
     await this.edit(edits, [auditEntry(who, "config.discard", "worktree", null, { files: items.length })]);
     return items;

@@ -9,7 +9,7 @@ import type { Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF } from "../collectors/runtime.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
-import type { ConfigStore } from "./configstore.ts";
+import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
 import { paths, toYaml } from "./layout.ts";
 import type { PipelineRecord, Signal, TopologyInput } from "./records.ts";
 import { routeProblems } from "./routes.ts";
@@ -39,95 +39,122 @@ export class Pipelines {
   }
 
   async create(who: Actor, input: PipelineInput): Promise<PipelineRecord> {
-    const snapshot = await this.config.worktree();
-    const pipeline: PipelineRecord = {
-      id: Bun.randomUUIDv7(),
-      name: input.name.trim(),
-      signal: input.signal,
-      topology: validateTopology(input.topology ?? { nodes: [], edges: [] }, input.signal, snapshot),
-    };
-    await this.config.edit(
-      [{ path: paths.pipeline(pipeline.id), text: toYaml(pipeline), expect: "absent" }],
-      [auditEntry(who, "pipeline.create", "pipeline", pipeline.id, { name: pipeline.name, signal: pipeline.signal })],
-    );
-    return pipeline;
+    return this.config.guarded(async (tree) => {
+      const pipeline: PipelineRecord = {
+        id: Bun.randomUUIDv7(),
+        name: input.name.trim(),
+        signal: input.signal,
+        topology: validateTopology(input.topology ?? { nodes: [], edges: [] }, input.signal, tree.snapshot),
+      };
+      await this.config.edit(
+        [{ path: paths.pipeline(pipeline.id), text: toYaml(pipeline), expect: "absent" }, ...keepRefs(tree, pipeline)],
+        [auditEntry(who, "pipeline.create", "pipeline", pipeline.id, { name: pipeline.name, signal: pipeline.signal })],
+      );
+      return pipeline;
+    });
   }
 
   async replace(who: Actor, id: string, input: PipelineInput): Promise<PipelineRecord> {
-    const current = await this.get(id);
-    return this.save(who, { id, name: input.name.trim(), signal: input.signal, topology: input.topology ?? current.topology }, "pipeline.update");
+    return this.save(who, id, (current) => ({ id, name: input.name.trim(), signal: input.signal, topology: input.topology ?? current.topology }), "pipeline.update");
   }
 
   /** With `base` (the topologyTag of the graph the edit started from), refused while the stored graph is another. */
   async setTopology(who: Actor, id: string, topology: TopologyInput, base?: string): Promise<PipelineRecord> {
-    // Read before the comparison, so a change landing after it still fails the write.
-    const version = await this.config.version(paths.pipeline(id));
-    const current = await this.get(id);
-    if (base !== undefined && topologyTag(current.topology) !== base) {
-      throw new ConflictError(
-        `Pipeline "${current.name}" was changed by someone else since this edit started; reload it and apply the edit again.`,
-        "stale_version",
-      );
-    }
-    return this.save(who, { ...current, topology }, "pipeline.topology.update", version);
+    return this.save(
+      who,
+      id,
+      (current) => {
+        if (base !== undefined && topologyTag(current.topology) !== base) {
+          throw new ConflictError(
+            `Pipeline "${current.name}" was changed by someone else since this edit started; reload it and apply the edit again.`,
+            "stale_version",
+          );
+        }
+        return { ...current, topology };
+      },
+      "pipeline.topology.update",
+    );
   }
 
+  /**
+   * Saves `change` of the stored pipeline when the graph validates and every
+   * route using it can still run. The routes are read at one moment (fresh),
+   * the write is guarded by the pipeline's version from that read (a route
+   * made since keeps the pipeline, so one write fails) and keeps every record
+   * the new graph names.
+   */
   private async save(
     who: Actor,
-    pipeline: Omit<PipelineRecord, "topology"> & { topology: TopologyInput },
+    id: string,
+    change: (current: PipelineRecord) => Omit<PipelineRecord, "topology"> & { topology: TopologyInput },
     action: string,
-    expected?: number | null,
   ): Promise<PipelineRecord> {
-    const snapshot = await this.config.worktree();
-    const saved: PipelineRecord = { ...pipeline, topology: validateTopology(pipeline.topology, pipeline.signal, snapshot) };
-    const routes = [...snapshot.routes.values()].filter((r) => r.pipelineId === pipeline.id);
-    const collectors = new Map(
-      await Promise.all(
-        [...new Set(routes.map((r) => r.collectorId))].map(async (id) => {
-          // A route of a deleted collector renders nowhere: no runtime to hold it to.
-          const collector = await this.collectors.get(id).catch((error) => (error instanceof NotFoundError ? undefined : Promise.reject(error)));
-          return [id, collector && { name: collector.name, runtime: RUNTIME_OF[collector.managementMode] }] as const;
-        }),
-      ),
-    );
-    const problems = routes.flatMap((route) => {
-      const collector = collectors.get(route.collectorId);
-      const source = snapshot.sources.get(route.sourceId);
-      return [
-        ...routeProblems(route, saved, snapshot, collector?.runtime),
-        // Alloy must see what the OpenTelemetry Collector sees for this source (render/parity.ts).
-        ...(collector?.runtime === "alloy" && source
-          ? routeRuntimeRProblems(source, saved).map((p) => ({ ...p, message: `on Alloy collector ${collector.name}, ${p.message}` }))
-          : []),
-      ].map((p) => ({ path: `routes/${route.id}`, message: p.message }));
-    });
-    if (problems.length > 0) {
-      throw new ConflictError(`This change would break routes that use the pipeline: ${problems[0]!.message}.`, "breaks_routes", problems);
-    }
-    const version = expected !== undefined ? expected : await this.config.version(paths.pipeline(pipeline.id));
-    await this.config.edit(
-      [{ path: paths.pipeline(pipeline.id), text: toYaml(saved), expect: version ?? "absent" }],
-      [auditEntry(who, action, "pipeline", pipeline.id, { name: saved.name, nodes: saved.topology.nodes.length, routes: routes.length })],
-    );
-    return saved;
+    return this.config.guarded(async (tree) => {
+      const snapshot = tree.snapshot;
+      const current = snapshot.pipelines.get(id);
+      if (!current) throw new NotFoundError("Pipeline", id);
+      const pipeline = change(current);
+      const saved: PipelineRecord = { ...pipeline, topology: validateTopology(pipeline.topology, pipeline.signal, snapshot) };
+      const routes = [...snapshot.routes.values()].filter((r) => r.pipelineId === id);
+      const collectors = new Map(
+        await Promise.all(
+          [...new Set(routes.map((r) => r.collectorId))].map(async (collectorId) => {
+            // A route of a deleted collector renders nowhere: no runtime to hold it to.
+            const collector = await this.collectors.get(collectorId).catch((error) => (error instanceof NotFoundError ? undefined : Promise.reject(error)));
+            return [collectorId, collector && { name: collector.name, runtime: RUNTIME_OF[collector.managementMode] }] as const;
+          }),
+        ),
+      );
+      const problems = routes.flatMap((route) => {
+        const collector = collectors.get(route.collectorId);
+        const source = snapshot.sources.get(route.sourceId);
+        return [
+          ...routeProblems(route, saved, snapshot, collector?.runtime),
+          // Alloy must see what the OpenTelemetry Collector sees for this source (render/parity.ts).
+          ...(collector?.runtime === "alloy" && source
+            ? routeRuntimeRProblems(source, saved).map((p) => ({ ...p, message: `on Alloy collector ${collector.name}, ${p.message}` }))
+            : []),
+        ].map((p) => ({ path: `routes/${route.id}`, message: p.message }));
+      });
+      if (problems.length > 0) {
+        throw new ConflictError(`This change would break routes that use the pipeline: ${problems[0]!.message}.`, "breaks_routes", problems);
+      }
+      await this.config.edit(
+        [{ path: paths.pipeline(id), text: toYaml(saved), expect: tree.version(paths.pipeline(id)) ?? "present" }, ...keepRefs(tree, saved)],
+        [auditEntry(who, action, "pipeline", id, { name: saved.name, nodes: saved.topology.nodes.length, routes: routes.length })],
+      );
+      return saved;
+    }, true);
   }
 
   async delete(who: Actor, id: string): Promise<void> {
-    const snapshot = await this.config.worktree();
-    const pipeline = snapshot.pipelines.get(id);
-    if (!pipeline) throw new NotFoundError("Pipeline", id);
-    const routes = [...snapshot.routes.values()].filter((r) => r.pipelineId === id);
-    if (routes.length > 0) {
-      throw new ConflictError(
-        `Pipeline '${id}' is still used by ${routes.length} route(s); delete them first.`,
-        "still_referenced",
-        routes.map((r) => ({ path: `routes/${r.id}`, message: `route ${r.id} on collector ${r.collectorId}` })),
+    // Fresh (one moment): no route may use it; a route made since keeps the pipeline, so the delete fails.
+    await this.config.guarded(async (tree) => {
+      const pipeline = tree.snapshot.pipelines.get(id);
+      if (!pipeline) throw new NotFoundError("Pipeline", id);
+      const routes = [...tree.snapshot.routes.values()].filter((r) => r.pipelineId === id);
+      if (routes.length > 0) {
+        throw new ConflictError(
+          `Pipeline '${id}' is still used by ${routes.length} route(s); delete them first.`,
+          "still_referenced",
+          routes.map((r) => ({ path: `routes/${r.id}`, message: `route ${r.id} on collector ${r.collectorId}` })),
+        );
+      }
+      await this.config.edit(
+        [{ path: paths.pipeline(id), text: null, expect: tree.version(paths.pipeline(id)) ?? "present" }],
+        [auditEntry(who, "pipeline.delete", "pipeline", id, { name: pipeline.name })],
       );
-    }
-    const version = await this.config.version(paths.pipeline(id));
-    await this.config.edit(
-      [{ path: paths.pipeline(id), text: null, expect: version ?? undefined }],
-      [auditEntry(who, "pipeline.delete", "pipeline", id, { name: pipeline.name })],
-    );
+    }, true);
   }
+}
+
+/** The sources and destinations a pipeline's nodes name, kept at the versions read (see Worktree.keep). */
+function keepRefs(tree: Worktree, pipeline: PipelineRecord): Edit[] {
+  const refs = new Set<string>();
+  for (const node of pipeline.topology.nodes) {
+    if (node.ref === undefined) continue;
+    if (node.kind === "source") refs.add(paths.source(node.ref));
+    else if (node.kind === "destination") refs.add(paths.destination(node.ref));
+  }
+  return [...refs].map((path) => tree.keep(path));
 }

@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { InsufficientStorageError } from "../errors.ts";
-import { BRANCH, REF, type RepoBackend } from "./repo-backend.ts";
+import { BRANCH, headMoved, REF, type RepoBackend } from "./repo-backend.ts";
 
 /** ENOSPC becomes 507 storage_full; any other error is returned as it is. */
 function diskFull(error: unknown): unknown {
@@ -86,26 +86,52 @@ export async function diskBackend(gitdir: string): Promise<RepoBackend> {
     await fs.flush();
   }
   const refPath = join(gitdir, REF);
+  const lockPath = `${refPath}.lock`;
+  // A lock file left by a crash between creating and renaming it: whoever opens
+  // the repository is its only writer (store/state-lock.ts), so it is stale.
+  await fsp.rm(lockPath, { force: true });
+  const head = async (): Promise<string | null> => {
+    try {
+      return (await fsp.readFile(refPath, "utf8")).trim() || null;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw error;
+    }
+  };
   return {
     fs,
     gitdir,
     // Disk writes are slow: overlap their fsyncs.
     objectWriters: 16,
-    async head() {
-      try {
-        return (await fsp.readFile(refPath, "utf8")).trim() || null;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-        throw error;
-      }
-    },
-    // One process owns the embedded repository and ConfigRepo serialises its
-    // commits, so the head checked at the start of a commit still holds here.
-    async advance(_parent, commit) {
+    head,
+    // Compare-and-swap, as git moves a ref: create `<ref>.lock` exclusively
+    // (O_EXCL: of two writers one gets it), check the ref still names
+    // `parent`, write the new id into the lock file, sync, rename it over the
+    // ref. One process owns the repository (store/state-lock.ts) and
+    // ConfigRepo serialises its commits; this holds even when that fails.
+    async advance(parent, commit) {
       await fs.flush();
       await fsp.mkdir(dirname(refPath), { recursive: true });
-      // The temp file is git's own lock name.
-      await atomicWrite(refPath, `${refPath}.lock`, commit + "\n");
+      let handle: fsp.FileHandle;
+      try {
+        handle = await fsp.open(lockPath, "wx");
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "EEXIST") throw headMoved();
+        throw diskFull(error);
+      }
+      try {
+        try {
+          if ((await head()) !== parent) throw headMoved();
+          await handle.writeFile(commit + "\n");
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        await fsp.rename(lockPath, refPath);
+      } catch (error) {
+        await fsp.rm(lockPath, { force: true });
+        throw diskFull(error);
+      }
       await syncDir(dirname(refPath));
       return false;
     },

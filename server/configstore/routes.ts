@@ -7,11 +7,11 @@
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { findType, runtimeProblem, type Runtime } from "../catalog/index.ts";
-import type { Collectors } from "../collectors/collectors.ts";
+import type { Collector, Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF } from "../collectors/runtime.ts";
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from "../errors.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
-import type { ConfigStore } from "./configstore.ts";
+import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
 import type { PipelineRecord, RouteRecord } from "./records.ts";
 
@@ -80,26 +80,31 @@ export class Routes {
   }
 
   async create(who: Actor, input: RouteInput): Promise<RouteRecord> {
-    await this.check(input);
-    const route: RouteRecord = { id: Bun.randomUUIDv7(), collectorId: input.collectorId, sourceId: input.sourceId, pipelineId: input.pipelineId };
-    await this.config.edit(
-      [{ path: paths.route(route.id), text: toYaml(route), expect: "absent" }],
-      [auditEntry(who, "route.create", "route", route.id, { ...input })],
-    );
-    return route;
+    const collector = await this.collectors.get(input.collectorId);
+    return this.config.guarded(async (tree) => {
+      const route: RouteRecord = { id: Bun.randomUUIDv7(), collectorId: input.collectorId, sourceId: input.sourceId, pipelineId: input.pipelineId };
+      await this.config.edit(
+        [{ path: paths.route(route.id), text: toYaml(route), expect: "absent" }, ...this.check(tree, collector, input)],
+        [auditEntry(who, "route.create", "route", route.id, { ...input })],
+      );
+      return route;
+    });
   }
 
-  /** Point an existing route elsewhere; checked exactly like a new one, guarded by the file version read before the checks. */
+  /** Point an existing route elsewhere; checked exactly like a new one, guarded by the version the checks read. */
   async update(who: Actor, id: string, input: RouteInput): Promise<RouteRecord> {
-    const before = await this.get(id);
-    const version = await this.config.version(paths.route(id));
-    await this.check(input, id);
-    const route: RouteRecord = { id, collectorId: input.collectorId, sourceId: input.sourceId, pipelineId: input.pipelineId };
-    await this.config.edit(
-      [{ path: paths.route(id), text: toYaml(route), expect: version ?? "present" }],
-      [auditEntry(who, "route.update", "route", id, { ...input, previous: { collectorId: before.collectorId, sourceId: before.sourceId, pipelineId: before.pipelineId } })],
-    );
-    return route;
+    const collector = await this.collectors.get(input.collectorId);
+    return this.config.guarded(async (tree) => {
+      const before = tree.snapshot.routes.get(id);
+      if (!before) throw new NotFoundError("Route", id);
+      const also = this.check(tree, collector, input, id);
+      const route: RouteRecord = { id, collectorId: input.collectorId, sourceId: input.sourceId, pipelineId: input.pipelineId };
+      await this.config.edit(
+        [{ path: paths.route(id), text: toYaml(route), expect: tree.version(paths.route(id)) ?? "present" }, ...also],
+        [auditEntry(who, "route.update", "route", id, { ...input, previous: { collectorId: before.collectorId, sourceId: before.sourceId, pipelineId: before.pipelineId } })],
+      );
+      return route;
+    });
   }
 
   /**
@@ -126,10 +131,14 @@ export class Routes {
     return problems;
   }
 
-  /** Everything a route needs to run, and no other route (but `self`) doing the same. */
-  private async check(input: RouteInput, self?: string): Promise<void> {
-    const collector = await this.collectors.get(input.collectorId);
-    const snapshot = await this.config.worktree();
+  /**
+   * Everything a route needs to run, and no other route (but `self`) doing
+   * the same. Answers the files it relied on, kept at the versions read (the
+   * source, the pipeline, the collector's activations), for the route's write:
+   * deleting or changing any of them meanwhile fails one of the two writes.
+   */
+  private check(tree: Worktree, collector: Collector, input: RouteInput, self?: string): Edit[] {
+    const snapshot = tree.snapshot;
     const source = snapshot.sources.get(input.sourceId);
     if (!source) throw new NotFoundError("Source", input.sourceId);
     const pipeline = snapshot.pipelines.get(input.pipelineId);
@@ -142,14 +151,17 @@ export class Routes {
       (r) => r.id !== self && r.collectorId === input.collectorId && r.sourceId === input.sourceId && r.pipelineId === input.pipelineId,
     );
     if (duplicate) throw new ConflictError(`This route already exists as '${duplicate.id}'.`, "already_exists");
+    return [tree.keep(paths.source(source.id)), tree.keep(paths.pipeline(pipeline.id)), tree.keep(paths.activations(input.collectorId))];
   }
 
   async delete(who: Actor, id: string): Promise<void> {
-    const route = await this.get(id);
-    const version = await this.config.version(paths.route(id));
-    await this.config.edit(
-      [{ path: paths.route(id), text: null, expect: version ?? undefined }],
-      [auditEntry(who, "route.delete", "route", id, { collectorId: route.collectorId, pipelineId: route.pipelineId })],
-    );
+    await this.config.guarded(async (tree) => {
+      const route = tree.snapshot.routes.get(id);
+      if (!route) throw new NotFoundError("Route", id);
+      await this.config.edit(
+        [{ path: paths.route(id), text: null, expect: tree.version(paths.route(id)) ?? "present" }],
+        [auditEntry(who, "route.delete", "route", id, { collectorId: route.collectorId, pipelineId: route.pipelineId })],
+      );
+    });
   }
 }

@@ -172,6 +172,17 @@ export class Enrollment {
     return doc ? { tokenId: doc.id, expiresAt: doc.data.expiresAt } : null;
   }
 
+  /**
+   * Which collector a live OpAMP enrollment token enrolls as (null: not yet
+   * bound to one), without redeeming it; undefined when the token is not
+   * live. OpAMP asks before redeeming for an instance it already knows.
+   */
+  async opampCollector(token: string): Promise<string | null | undefined> {
+    const id = await this.lookup(token);
+    const doc = id === null ? null : await this.live(id, "opamp");
+    return doc ? doc.data.collectorId : undefined;
+  }
+
   async redeemOpamp(
     token: string,
     instanceUid: string,

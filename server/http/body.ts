@@ -60,9 +60,7 @@ export async function readJson(req: Request, limit: number): Promise<unknown> {
   } catch {
     throw new ValidationError("The request body is not valid UTF-8.");
   }
-  if (nestingDepth(bytes) > MAX_JSON_DEPTH) {
-    throw new AppError(400, "too_deeply_nested", `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`);
-  }
+  assertJsonDepth(bytes, "The request body");
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -76,6 +74,18 @@ export async function readJson(req: Request, limit: number): Promise<unknown> {
  * clones, JSON.stringify) cannot overflow the stack: a 100,000-deep config was a 500.
  */
 export const MAX_JSON_DEPTH = 1000;
+
+/**
+ * 400 too_deeply_nested when JSON `bytes` nest deeper than MAX_JSON_DEPTH.
+ * Every channel that parses JSON checks it before parsing (REST bodies here,
+ * agent messages in agents/channel.ts): a value that parses can still be too
+ * deep to store, and would fail every write it shares.
+ */
+export function assertJsonDepth(bytes: Uint8Array, what: string): void {
+  if (nestingDepth(bytes) > MAX_JSON_DEPTH) {
+    throw new AppError(400, "too_deeply_nested", `${what} nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`);
+  }
+}
 
 /** The deepest `{`/`[` nesting of JSON bytes, brackets inside strings not counted; one pass, no parse. */
 function nestingDepth(bytes: Uint8Array): number {

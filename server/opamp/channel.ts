@@ -463,12 +463,24 @@ export class OpampChannel implements Channel {
       if (known?.data.collectorId !== credential.collectorId) await this.remember(uid, credential.collectorId);
       return credential.collectorId;
     }
+    if (known && (await this.exists(known.data.collectorId))) {
+      // A known instance is its collector's. instance_uids are not secrets, so an enrollment token speaks for
+      // one only when it already enrolls that collector (made for it, or bound by this instance's first contact);
+      // any other would be answered with that collector's config and token. Refused before redeeming: nothing changes.
+      const enrolls = await this.app.enrollment.opampCollector(credential.token);
+      if (enrolls !== undefined && enrolls !== known.data.collectorId) {
+        throw new InstanceRefused(
+          403,
+          "permission_denied",
+          "This instance_uid belongs to an existing collector, which this enrollment token does not enroll. To re-enroll that collector, mint an enrollment token for it (POST /enrollment-tokens with its collectorId).",
+        );
+      }
+    }
     const grant = await this.app.enrollment.redeemOpamp(credential.token, uid);
     if (!grant) {
       throw new InstanceRefused(401, "unauthenticated", "This enrollment token is not valid for this instance_uid: it is bound to another instance, revoked or expired.");
     }
     let collectorId = grant.collectorId;
-    if (collectorId === null && known && (await this.exists(known.data.collectorId))) collectorId = known.data.collectorId;
     if (collectorId === null) {
       const attrs = attributes(description);
       const collector = await this.app.collectors.create(SYSTEM_ACTOR, {

@@ -4,7 +4,8 @@
  * status thousands of times a second at fleet scale; one fsync'd write each
  * would cap the fleet far below its size. Updates are functions of the
  * stored document, applied to a fresh read under compare-and-swap, so they
- * never clobber a concurrent API edit.
+ * never clobber a concurrent API edit. A batch that fails is written again
+ * one document at a time, so one failing document fails only its own callers.
  */
 import type { Logger } from "pino";
 import { ConflictError } from "../errors.ts";
@@ -72,7 +73,13 @@ export class Coalescer<T> {
         return;
       } catch (error) {
         if (error instanceof ConflictError && attempt < MAX_ATTEMPTS) continue;
-        this.log.warn({ err: error, collection: this.collection, size: batch.size }, "coalesced write failed");
+        if (batch.size > 1) {
+          // One bad document (an update that throws, data the store refuses) must not cost the others theirs:
+          // each is written alone, and only the ones that fail alone are refused.
+          for (const [id, entry] of batch) await this.write(new Map([[id, entry]]));
+          return;
+        }
+        this.log.warn({ err: error, collection: this.collection, id: [...batch.keys()][0] }, "coalesced write failed");
         for (const entry of batch.values()) for (const d of entry.done) d.reject(error);
         return;
       }

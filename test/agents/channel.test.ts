@@ -343,6 +343,27 @@ describe("registry and relay", () => {
     expect(big.closed!.code).toBe(1009);
   });
 
+  test("a discovery nested 50,000 deep closes that session (1008) and costs no other agent its state", async () => {
+    const { token } = await agentToken({ maxUses: null });
+    const [honest, poison] = await Promise.all([FakeAgent.connect(token, "honest-host"), FakeAgent.connect(token, "poison-host")]);
+    honest.hello("honest-host");
+    poison.hello("poison-host");
+    await until(async () => (await server.app.agents.flush(), (await server.app.agents.get("poison-host")).host !== null), 2000);
+    const deep = "[".repeat(50_000) + "]".repeat(50_000);
+    const service = REPORT.services[0]!;
+    const poisoned = `{"type":"discovery","report":{"services":[{"fingerprint":"x","title":"X","evidence":[],"pids":[],"ports":[],"logFiles":[],"pipeline":{"source":{"type":"filelog","config":{"deep":${deep}}},"processors":[]}}],"collectors":[],"logSources":[]}}`;
+    // Both in one coalesced batch: the poisoned one first.
+    poison.ws.send(poisoned);
+    honest.send({ type: "discovery", report: { ...REPORT, services: [{ ...service, title: "honest" }] } });
+    await until(async () => poison.closed !== null, 5000);
+    expect(poison.closed!.code).toBe(1008);
+    expect(poison.closed!.reason).toContain("nests objects and arrays more than 1000 levels");
+    await until(async () => (await server.app.agents.flush(), (await server.app.agents.get("honest-host")).discovery !== null), 2000);
+    expect((await server.app.agents.get("honest-host")).discovery!.services[0]!.title).toBe("honest");
+    expect((await server.app.agents.get("poison-host")).discovery).toBeNull();
+    honest.ws.close();
+  });
+
   test("browse and sample are relayed by id, agent errors keep their code, every call is audited; scope agents:browse", async () => {
     const { token } = await agentToken();
     const agent = await FakeAgent.connect(token, "browse-host");

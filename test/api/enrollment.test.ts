@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { parse } from "yaml";
 import { ROLES } from "../../server/auth/scopes.ts";
 import { hashToken } from "../../server/auth/tokens.ts";
+import { AgentToServerSchema, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
+import { CAPS, description, uuidBytes } from "../opamp/helpers.ts";
 
 let server: TestServer;
 let bare: TestServer;
@@ -210,5 +213,68 @@ describe("bootstrap files", () => {
     expect(error.message).toContain("PATCH");
     await refused(server.api("/collectors/0190c3c0-0000-7000-8000-000000000000/bootstrap", POST), 404, "not_found");
     await refused(bare.api("/collectors/0190c3c0-0000-7000-8000-000000000000/bootstrap", POST), 409, "external_url_missing");
+  });
+});
+
+describe("an OpAMP enrollment token and a known instance", () => {
+  /** One OpAMP over HTTP exchange for `uid` with `token`; answers the status and, when 200, the decoded reply. */
+  async function opamp(token: string, uid: Uint8Array) {
+    const message = create(AgentToServerSchema, {
+      instanceUid: uid,
+      sequenceNum: 1n,
+      capabilities: CAPS,
+      agentDescription: description({ "service.name": "otelcol-contrib", "host.name": "victim" }),
+    });
+    const res = await fetch(`${server.base}/v1/opamp`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" },
+      body: toBinary(AgentToServerSchema, message) as Uint8Array<ArrayBuffer>,
+    });
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    return { status: res.status, reply: res.status === 200 ? fromBinary(ServerToAgentSchema, bytes) : null, text: new TextDecoder().decode(bytes) };
+  }
+
+  test("an unbound token presenting a known instance_uid is refused (403), and nothing it could use is answered or changed", async () => {
+    const uid = uuidBytes();
+    const hex = Buffer.from(uid).toString("hex");
+    const first = await ok<{ token: string }>(server.api("/enrollment-tokens", { method: "POST", json: { kind: "opamp" } }), 201);
+    expect((await opamp(first.token, uid)).status).toBe(200);
+    const victim = (await server.app.store.get<{ collectorId: string }>("opamp_instances", hex))!.data.collectorId;
+    const victimToken = await ok<{ token: string }>(server.api(`/collectors/${victim}/otlp-token`, { method: "POST" }), 201);
+
+    // The attacker holds a fresh unbound token and the victim's uid (uids are not secrets).
+    const attacker = await ok<{ id: string; token: string }>(server.api("/enrollment-tokens", { method: "POST", json: { kind: "opamp" } }), 201);
+    const tokensBefore = await ok<{ items: unknown[] }>(server.api("/enrollment-tokens"));
+    const instanceBefore = await server.app.store.get("opamp_instances", hex);
+    const collectorsBefore = await ok<{ items: { id: string }[] }>(server.api("/collectors?limit=500"));
+    const hijack = await opamp(attacker.token, uid);
+    expect(hijack.status).toBe(403);
+    expect(JSON.parse(hijack.text).error.code).toBe("permission_denied");
+    expect(hijack.text).not.toContain(victimToken.token);
+    expect(await ok(server.api("/enrollment-tokens"))).toEqual(tokensBefore);
+    expect(await server.app.store.get("opamp_instances", hex)).toEqual(instanceBefore);
+    expect(await ok(server.api("/collectors?limit=500"))).toEqual(collectorsBefore);
+    expect(await server.app.collectorTokens.verify(victimToken.token)).toBe(victim);
+
+    // The operator's way to re-enroll that collector: a token made for it.
+    const forVictim = await ok<{ token: string }>(server.api("/enrollment-tokens", { method: "POST", json: { kind: "opamp", collectorId: victim } }), 201);
+    expect((await opamp(forVictim.token, uid)).status).toBe(200);
+    expect((await server.app.store.get<{ collectorId: string }>("opamp_instances", hex))!.data.collectorId).toBe(victim);
+    // And the first token still reconnects its own instance.
+    expect((await opamp(first.token, uid)).status).toBe(200);
+  });
+
+  test("instance_uids are listed only to holders of tokens:write", async () => {
+    const created = await ok<{ id: string; token: string }>(server.api("/enrollment-tokens", { method: "POST", json: { kind: "opamp" } }), 201);
+    const uid = uuidBytes();
+    expect((await opamp(created.token, uid)).status).toBe(200);
+    const hex = Buffer.from(uid).toString("hex");
+    type Listed = { items: { id: string; uses: number; boundInstanceUid: string | null }[] };
+    const viewer = await tokenWithScopes(server, ROLES.viewer);
+    const seen = await ok<Listed>(server.api("/enrollment-tokens", { token: viewer }));
+    expect(seen.items.find((t) => t.id === created.id)).toMatchObject({ uses: 1, boundInstanceUid: null });
+    expect(JSON.stringify(seen)).not.toContain(hex);
+    const admin = await ok<Listed>(server.api("/enrollment-tokens"));
+    expect(admin.items.find((t) => t.id === created.id)).toMatchObject({ uses: 1, boundInstanceUid: hex });
   });
 });
