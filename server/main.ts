@@ -99,8 +99,24 @@ function readConfig(path: string | undefined, defaults?: Partial<Record<ConfigKe
   }
 }
 
-function banner(url: URL, adminToken: string | null, uiPassword: string | null): string {
-  const lines = [`svc ${VERSION} is serving at ${url.origin}`];
+/**
+ * The quick-start's stand-in for an unset externalUrl: the URL it serves, with a
+ * wildcard bind named by its loopback address (collectors on this host may use
+ * plain http there; elsewhere they need externalUrl on https).
+ */
+function listenFallbackUrl(url: URL): string {
+  const host = url.hostname === "0.0.0.0" ? "127.0.0.1" : url.hostname === "[::]" ? "[::1]" : url.hostname;
+  return `${url.protocol}//${host}:${url.port}`;
+}
+
+function banner(url: URL, config: ServerConfig, adminToken: string | null, uiPassword: string | null): string {
+  const lines = [`svc ${VERSION} is serving at ${url.origin}`, `Web UI: ${url.origin}/ui/`];
+  if (config.externalUrlFromListen) {
+    lines.push(
+      `externalUrl is not set: collectors, install snippets and bootstrap files use ${config.externalUrl} (this host only).`,
+      "To onboard collectors on other hosts, set externalUrl (or EXTERNAL_URL) to this server's https URL and restart.",
+    );
+  }
   if (adminToken !== null) {
     lines.push(
       "",
@@ -186,9 +202,14 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   }
   // The web UI's first admin: the password is printed once and stored only hashed.
   const uiPassword = await app.users.bootstrapAdmin();
+  // Quick-start only: a production server without externalUrl keeps refusing to hand collectors a guessed URL.
+  if (options.quickstart && config.externalUrl === "") {
+    config.externalUrl = listenFallbackUrl(http.url);
+    config.externalUrlFromListen = true;
+  }
   http.markStarted();
   logger.info({ url: http.url.origin, store: store.backend, configFile: config.file }, "svc-server ready");
-  process.stdout.write(banner(http.url, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken, uiPassword));
+  process.stdout.write(banner(http.url, config, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken, uiPassword));
 }
 
 /**
