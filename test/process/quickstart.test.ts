@@ -67,6 +67,8 @@ describe("--quickstart", () => {
     expect((await fetch(`${first.base}/downloads/install.sh`)).status).toBe(200);
     const supervisor = await fetch(`${first.base}/v1/bootstrap?file=/etc/opampsupervisor/config.yaml`, { headers: { Authorization: `Bearer ${line![1]}` } });
     expect(supervisor.status).toBe(200);
+    // The upstream supervisor takes a plain ws:// server.endpoint (OpAMPServer.Validate allows http, https, ws and wss:
+    // open-telemetry/opentelemetry-collector-contrib cmd/opampsupervisor/supervisor/config/config.go at 0077d295ec4f).
     expect(await supervisor.text()).toContain(`ws://127.0.0.1:${first.port}/v1/opamp`);
     expect(existsSync(join(cwd, ".data", "state.db"))).toBe(true);
     expect(await first.stop("SIGTERM")).toBe(0);
