@@ -15,6 +15,7 @@ import { createApp, gitDirFor, secretsFor, VERSION } from "./app.ts";
 import { startAuditRetention } from "./audit/retention.ts";
 import { redactUri } from "./config/database-uri.ts";
 import type { ConfigKey } from "./config/keys.ts";
+import { listenFallbackUrl } from "./config/external-url.ts";
 import { ConfigError, loadConfig, type ServerConfig } from "./config/load.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
 import { startHttpServer } from "./http/server.ts";
@@ -97,16 +98,6 @@ function readConfig(path: string | undefined, defaults?: Partial<Record<ConfigKe
     if (error instanceof ConfigError) fail(`invalid configuration:\n  ${error.message.replaceAll("\n", "\n  ")}`);
     throw error;
   }
-}
-
-/**
- * The quick-start's stand-in for an unset externalUrl: the URL it serves, with a
- * wildcard bind named by its loopback address (collectors on this host may use
- * plain http there; elsewhere they need externalUrl on https).
- */
-function listenFallbackUrl(url: URL): string {
-  const host = url.hostname === "0.0.0.0" ? "127.0.0.1" : url.hostname === "[::]" ? "[::1]" : url.hostname;
-  return `${url.protocol}//${host}:${url.port}`;
 }
 
 function banner(url: URL, config: ServerConfig, adminToken: string | null, uiPassword: string | null): string {
