@@ -12,7 +12,7 @@ export function collectorChannels(app: App): Channel[] {
     remoteConfigChannel(app),
     app.telemetry.channel(app),
     app.agentChannel,
-    new BootstrapChannel({ enrollment: app.enrollment, collectorTokens: app.collectorTokens, externalUrl: app.config.externalUrl }),
+    new BootstrapChannel({ enrollment: app.enrollment, collectorTokens: app.collectorTokens, externalUrl: () => app.config.externalUrl }),
     new DownloadsChannel(app.config.downloads.dir),
   ];
 }

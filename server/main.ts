@@ -15,6 +15,7 @@ import { createApp, gitDirFor, secretsFor, VERSION } from "./app.ts";
 import { startAuditRetention } from "./audit/retention.ts";
 import { redactUri } from "./config/database-uri.ts";
 import type { ConfigKey } from "./config/keys.ts";
+import { listenFallbackUrl } from "./config/external-url.ts";
 import { ConfigError, loadConfig, type ServerConfig } from "./config/load.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
 import { startHttpServer } from "./http/server.ts";
@@ -99,8 +100,14 @@ function readConfig(path: string | undefined, defaults?: Partial<Record<ConfigKe
   }
 }
 
-function banner(url: URL, adminToken: string | null, uiPassword: string | null): string {
-  const lines = [`svc ${VERSION} is serving at ${url.origin}`];
+function banner(url: URL, config: ServerConfig, adminToken: string | null, uiPassword: string | null): string {
+  const lines = [`svc ${VERSION} is serving at ${url.origin}`, `Web UI: ${url.origin}/ui/`];
+  if (config.externalUrlFromListen) {
+    lines.push(
+      `externalUrl is not set: collectors, install snippets and bootstrap files use ${config.externalUrl} (this host only).`,
+      "To onboard collectors on other hosts, set externalUrl (or EXTERNAL_URL) to this server's https URL and restart.",
+    );
+  }
   if (adminToken !== null) {
     lines.push(
       "",
@@ -186,9 +193,14 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   }
   // The web UI's first admin: the password is printed once and stored only hashed.
   const uiPassword = await app.users.bootstrapAdmin();
+  // Quick-start only: a production server without externalUrl keeps refusing to hand collectors a guessed URL.
+  if (options.quickstart && config.externalUrl === "") {
+    config.externalUrl = listenFallbackUrl(http.url);
+    config.externalUrlFromListen = true;
+  }
   http.markStarted();
   logger.info({ url: http.url.origin, store: store.backend, configFile: config.file }, "svc-server ready");
-  process.stdout.write(banner(http.url, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken, uiPassword));
+  process.stdout.write(banner(http.url, config, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken, uiPassword));
 }
 
 /**

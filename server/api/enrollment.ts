@@ -254,6 +254,27 @@ export function enrollmentRoutes(app: App): Route[] {
     }),
     route({
       method: "POST",
+      path: "/collectors/bootstrap",
+      scope: "collectors:write",
+      tag: "enrollment",
+      summary:
+        "The otelcol (Runtime O) bootstrap files for a new collector, with a fresh single-use opamp enrollment token (?environment= labels the collector it creates). The public URL is checked first: a refused call (409 external_url_missing or external_url_insecure) mints nothing.",
+      query: Type.Object({ environment: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+      response: Type.Composite([BootstrapFiles, Type.Object({ enrollmentTokenId: Type.String(), expiresAt: DateTime })]),
+      status: 201,
+      handler: async ({ query, principal }) => {
+        const url = collectorUrl(app.config.externalUrl);
+        const { token, enrollmentToken } = await app.enrollment.create(principal, { kind: "opamp", environment: query.environment });
+        return {
+          runtime: "otelcol" as const,
+          files: bootstrapFiles("otelcol", url, "", token),
+          enrollmentTokenId: enrollmentToken.id,
+          expiresAt: enrollmentToken.expiresAt,
+        };
+      },
+    }),
+    route({
+      method: "POST",
       path: "/collectors/{id}/bootstrap",
       scope: "collectors:write",
       tag: "enrollment",

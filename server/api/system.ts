@@ -4,7 +4,14 @@ import { statfs } from "node:fs/promises";
 import { dirname } from "node:path";
 import { VERSION, type App } from "../app.ts";
 import { COLLECTOR_STATUSES } from "../collectors/collectors.ts";
+import { collectorUrl } from "../enrollment/bootstrap.ts";
+import { agentPackagesProblem } from "../enrollment/downloads.ts";
 import { route, type Route } from "../http/route.ts";
+
+const Readiness = Type.Object({
+  ready: Type.Boolean(),
+  problem: Type.Union([Type.String(), Type.Null()], { description: "Why not, and how to fix it; null when ready." }),
+});
 
 const Health = Type.Object(
   {
@@ -13,6 +20,16 @@ const Health = Type.Object(
     uptimeSeconds: Type.Number(),
     startedAt: Type.String({ format: "date-time" }),
     externalUrl: Type.Union([Type.String(), Type.Null()]),
+    onboarding: Type.Object(
+      {
+        externalUrlSource: Type.Union([Type.Literal("config"), Type.Literal("listen"), Type.Literal("unset")], {
+          description: "config: externalUrl is configured; listen: the quick-start uses the URL it serves (this host only); unset: collectors cannot be given a URL.",
+        }),
+        collectorSnippet: Readiness,
+        agentPackages: Readiness,
+      },
+      { description: "What onboarding needs: a URL for collectors (snippets and bootstrap files) and, to install svc-agent, its packages in downloads.dir." },
+    ),
     storage: Type.Object({
       backend: Type.String(),
       status: Type.Union([Type.Literal("up"), Type.Literal("down")]),
@@ -60,6 +77,22 @@ async function embeddedDiskProblem(app: App): Promise<string | null> {
   }
 }
 
+/** Whether the install snippets can work, from the same checks the snippet routes make before they mint. */
+async function onboarding(app: App) {
+  const readiness = (problem: string | null) => ({ ready: problem === null, problem });
+  let urlProblem: string | null = null;
+  try {
+    collectorUrl(app.config.externalUrl);
+  } catch (error) {
+    urlProblem = (error as Error).message;
+  }
+  return {
+    externalUrlSource: app.config.externalUrl === "" ? ("unset" as const) : app.config.externalUrlFromListen ? ("listen" as const) : ("config" as const),
+    collectorSnippet: readiness(urlProblem),
+    agentPackages: readiness(await agentPackagesProblem(app.config.downloads.dir)),
+  };
+}
+
 export function systemRoutes(app: App): Route[] {
   return [
     route({
@@ -84,6 +117,7 @@ export function systemRoutes(app: App): Route[] {
           uptimeSeconds: Math.round((Date.now() - app.startedAt.getTime()) / 1000),
           startedAt: app.startedAt.toISOString(),
           externalUrl: app.config.externalUrl === "" ? null : app.config.externalUrl,
+          onboarding: await onboarding(app),
           storage: { backend: app.store.backend, ...storage },
           collectors,
           channels: Object.fromEntries(app.channels.map((c) => [c.name, c.health()])),

@@ -14,6 +14,8 @@ export const DEFAULT_CONFIG_PATH = "/etc/svc/config.yaml";
 export interface ServerConfig {
   /** Normalised without a trailing slash; "" when unset. */
   externalUrl: string;
+  /** True when externalUrl was not configured and the quick-start uses the URL it serves (main.ts). */
+  externalUrlFromListen?: boolean;
   listen: { host: string; port: number };
   tls: { certFile: string; keyFile: string } | null;
   storage: { backend: "embedded" | "external"; boltPath: string; auditLogRetentionDays: number };

@@ -16,7 +16,8 @@ import type { CollectorTokens } from "../collectors/tokens.ts";
 export interface BootstrapDeps {
   enrollment: Enrollment;
   collectorTokens: CollectorTokens;
-  externalUrl: string;
+  /** Read per request: the quick-start sets it once it knows the URL it serves. */
+  externalUrl: () => string;
 }
 
 export class BootstrapChannel implements Channel {
@@ -42,7 +43,7 @@ export class BootstrapChannel implements Channel {
   }
 
   private async filesFor(token: string): Promise<BootstrapFile[]> {
-    const url = () => collectorUrl(this.deps.externalUrl);
+    const url = () => collectorUrl(this.deps.externalUrl());
     if (tokenKind(token) === "enrollment") {
       const agent = await this.deps.enrollment.usableForAgent(token);
       if (agent) return [agentConfigFile(url(), token, agent.environment ?? "production")];

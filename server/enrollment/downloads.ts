@@ -68,6 +68,20 @@ export class DownloadsChannel implements Channel {
   }
 }
 
+const AGENT_PACKAGE = /^svc-agent[_-].+\.(deb|rpm)$/;
+
+/**
+ * Why install.sh cannot install svc-agent from `dir` (null when it can): it
+ * needs SHA256SUMS and at least one svc-agent package that file names.
+ * The collector-only snippet downloads nothing but install.sh, which is built in.
+ */
+export async function agentPackagesProblem(dir: string): Promise<string | null> {
+  const present = (await new DownloadsChannel(dir).list()).filter((entry) => AGENT_PACKAGE.test(entry.name));
+  if (present.length > 0) return null;
+  const what = fileSize(join(dir, SUMS)) === null ? `no ${SUMS}` : `no svc-agent package named in ${SUMS}`;
+  return `The downloads directory ${dir} (downloads.dir) has ${what}, so install.sh cannot install svc-agent. Build the packages with npm run package (or put the released svc-agent .deb/.rpm files and their SHA256SUMS there) and set downloads.dir to that directory.`;
+}
+
 function headers(name: string): Record<string, string> {
   const type = CONTENT_TYPES.find(([suffix]) => name.endsWith(suffix))?.[1] ?? (name === SUMS ? "text/plain; charset=utf-8" : "application/octet-stream");
   return { "Content-Type": type, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff" };

@@ -1,7 +1,8 @@
 /**
  * The README quick-start as a user runs it: `bun server/main.ts --quickstart`
- * in an empty directory keeps its state in ./.data, prints where it serves and
- * the first admin credential once, and never again on the same directory.
+ * in an empty directory keeps its state in ./.data, prints where it serves, the
+ * UI URL and the first admin credential once, and never again on the same
+ * directory. Without externalUrl it hands collectors the URL it serves.
  */
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
@@ -14,10 +15,16 @@ afterAll(async () => {
   removeTempDirs();
 });
 
+interface Readiness {
+  ready: boolean;
+  problem: string | null;
+}
+
 interface Health {
   status: string;
   version: string;
   externalUrl: string | null;
+  onboarding: { externalUrlSource: string; collectorSnippet: Readiness; agentPackages: Readiness };
   storage: { backend: string; status: string };
 }
 
@@ -28,6 +35,8 @@ describe("--quickstart", () => {
     const out = first.stdout();
     expect(out).toMatch(new RegExp(`^svc \\S+ is serving at http://127\\.0\\.0\\.1:${first.port}$`, "m"));
     expect(first.bannerUrl).toBe(first.base);
+    expect(out).toContain(`Web UI: ${first.base}/ui/\n`);
+    expect(out).toContain(`externalUrl is not set: collectors, install snippets and bootstrap files use ${first.base} (this host only).`);
     expect(first.bannerToken).toMatch(/^svcsa_[A-Za-z0-9]{32,}$/);
     const token = first.bannerToken!;
     // Shown in the credential line and the curl example, nowhere else.
@@ -45,7 +54,22 @@ describe("--quickstart", () => {
     const health = (await res.json()) as Health;
     expect(health.status).toBe("ok");
     expect(health.storage).toEqual({ backend: "embedded", status: "up" });
-    expect(health.externalUrl).toBeNull();
+    // No externalUrl configured: the quick-start uses the URL it serves, and says so.
+    expect(health.externalUrl).toBe(first.base);
+    expect(health.onboarding.externalUrlSource).toBe("listen");
+    expect(health.onboarding.collectorSnippet).toEqual({ ready: true, problem: null });
+    // A collector snippet works against it: the endpoint it names serves install.sh, and its token renders bootstrap files.
+    const minted = await api(first.base, token, "/collectors/snippet", { method: "POST" });
+    expect(minted.status).toBe(201);
+    const { snippet } = (await minted.json()) as { snippet: string };
+    const line = new RegExp(`^curl -fsSL ${first.base}/downloads/install\\.sh \\| sudo sh -s -- --endpoint ${first.base} --token (svcen_\\w+) --mode opamp$`).exec(snippet);
+    expect(line).not.toBeNull();
+    expect((await fetch(`${first.base}/downloads/install.sh`)).status).toBe(200);
+    const supervisor = await fetch(`${first.base}/v1/bootstrap?file=/etc/opampsupervisor/config.yaml`, { headers: { Authorization: `Bearer ${line![1]}` } });
+    expect(supervisor.status).toBe(200);
+    // The upstream supervisor takes a plain ws:// server.endpoint (OpAMPServer.Validate allows http, https, ws and wss:
+    // open-telemetry/opentelemetry-collector-contrib cmd/opampsupervisor/supervisor/config/config.go at 0077d295ec4f).
+    expect(await supervisor.text()).toContain(`ws://127.0.0.1:${first.port}/v1/opamp`);
     expect(existsSync(join(cwd, ".data", "state.db"))).toBe(true);
     expect(await first.stop("SIGTERM")).toBe(0);
 
@@ -60,13 +84,29 @@ describe("--quickstart", () => {
     expect(await second.stop("SIGTERM")).toBe(0);
   }, 30_000);
 
+  test("a start without --quickstart and without externalUrl still refuses to guess the collectors' URL", async () => {
+    const cwd = tempDir("svc-quickstart-");
+    const server = await startServer({ cwd, env: { SVC_STORAGE_BOLTPATH: join(cwd, "state.db"), SVC_DOWNLOADS_DIR: cwd } });
+    expect(server.stdout()).toContain(`Web UI: ${server.base}/ui/`);
+    expect(server.stdout()).not.toContain("externalUrl is not set");
+    const health = (await (await api(server.base, server.bannerToken, "/system/health")).json()) as Health;
+    expect(health.externalUrl).toBeNull();
+    expect(health.onboarding.externalUrlSource).toBe("unset");
+    expect(health.onboarding.collectorSnippet.problem).toContain("set externalUrl");
+    expect((await api(server.base, server.bannerToken, "/collectors/snippet", { method: "POST" })).status).toBe(409);
+    expect(await server.stop("SIGTERM")).toBe(0);
+  }, 30_000);
+
   test("EXTERNAL_URL alone sets externalUrl, without the trailing slash", async () => {
     const cwd = tempDir("svc-quickstart-");
     const server = await startServer({ cwd, args: ["--quickstart"], env: { EXTERNAL_URL: "https://svc.example.com/" } });
     expect(server.bannerToken).not.toBeNull();
     const res = await api(server.base, server.bannerToken, "/system/health");
     expect(res.status).toBe(200);
-    expect(((await res.json()) as Health).externalUrl).toBe("https://svc.example.com");
+    const health = (await res.json()) as Health;
+    expect(health.externalUrl).toBe("https://svc.example.com");
+    expect(health.onboarding.externalUrlSource).toBe("config");
+    expect(server.stdout()).not.toContain("externalUrl is not set");
     expect(await server.stop("SIGTERM")).toBe(0);
   }, 30_000);
 });

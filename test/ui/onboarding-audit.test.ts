@@ -1,6 +1,7 @@
 /**
  * The Onboarding and Audit pages in Debian's chromium against the real
- * server, whose externalUrl is its own origin (a port chosen up front):
+ * server, whose externalUrl is its own origin (a port chosen up front) and
+ * whose downloads.dir holds a stand-in svc-agent package with its SHA256SUMS:
  * an agent install command and a collector one with the agent, each copied
  * to the clipboard; the tokens they minted in the list; one revoked after a
  * confirm; then the Audit page listing the enrollment entries, its action
@@ -11,17 +12,25 @@
  * screenshots, and no console errors.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { freePort } from "../process/spawn.ts";
 import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
+let downloads: string;
 const SLOW = 30_000;
 
 beforeAll(async () => {
   const port = freePort();
-  server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}` });
+  // The agent commands are offered only when install.sh could fetch an svc-agent package.
+  downloads = mkdtempSync(join(tmpdir(), "svc-downloads-"));
+  writeFileSync(join(downloads, "svc-agent_1.0.0_amd64.deb"), "stand-in");
+  writeFileSync(join(downloads, "SHA256SUMS"), `${new Bun.CryptoHasher("sha256").update("stand-in").digest("hex")}  svc-agent_1.0.0_amd64.deb\n`);
+  server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}`, SVC_DOWNLOADS_DIR: downloads });
   browser = await openBrowser({ width: 1280, height: 800 });
   await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.base });
   const admin = await server.uiAdmin();
@@ -32,6 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
+  if (downloads) rmSync(downloads, { recursive: true, force: true });
 });
 
 const tokenRows = () => browser.page.getByRole("region", { name: "Enrollment tokens" }).locator("tbody tr");

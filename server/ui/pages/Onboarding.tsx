@@ -4,8 +4,10 @@
  * with a Copy button; the bootstrap files of either runtime, for hosts set
  * up by hand or by configuration management rather than install.sh; and
  * the enrollment tokens minted (GET /enrollment-tokens) with Revoke
- * (DELETE /enrollment-tokens/{id}). A server without externalUrl answers
- * 409 external_url_missing; its message is shown as the API wrote it.
+ * (DELETE /enrollment-tokens/{id}). What cannot work is not offered: without
+ * a usable externalUrl (system health `onboarding`) the commands and files are
+ * disabled with the reason, and without svc-agent packages in downloads.dir
+ * so is installing the agent.
  * Viewers see the token list only: everything else mints a credential.
  */
 import { useEffect, useState, type FormEvent } from "react";
@@ -16,6 +18,7 @@ import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { useCanWrite } from "../schema/editing.tsx";
+import { SetupWarning, useOnboardingReadiness, type OnboardingReadiness } from "../components/SetupWarnings.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { usePages } from "../list.ts";
@@ -94,8 +97,14 @@ function useSnippet(onMinted: () => void) {
   return { snippet, error, busy, mint };
 }
 
-function AgentSnippet({ onMinted }: { onMinted: () => void }) {
+/** Why a snippet cannot work, or null: the first failing precondition the server reported. */
+function blocker(...checks: (OnboardingReadiness[keyof Omit<OnboardingReadiness, "externalUrlSource">] | undefined)[]): string | null {
+  return checks.find((check) => check !== undefined && !check.ready)?.problem ?? null;
+}
+
+function AgentSnippet({ onMinted, readiness }: { onMinted: () => void; readiness: OnboardingReadiness | null }) {
   const { snippet, error, busy, mint } = useSnippet(onMinted);
+  const blocked = blocker(readiness?.collectorSnippet, readiness?.agentPackages);
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
@@ -120,19 +129,22 @@ function AgentSnippet({ onMinted }: { onMinted: () => void }) {
           <input id="agent-environment" name="environment" maxLength={200} placeholder="prod" />
         </div>
         <div className="filter-actions">
-          <button type="submit" className="button primary" disabled={busy}>
+          <button type="submit" className="button primary" disabled={busy || blocked !== null} aria-describedby={blocked ? "agent-blocked" : undefined}>
             Create agent command
           </button>
         </div>
       </form>
+      {blocked && <SetupWarning id="agent-blocked" title="Unavailable" problem={blocked} />}
       <ErrorMessage error={error} />
       {snippet && <SnippetBox id="agent-snippet" label="Agent install command" snippet={snippet} />}
     </section>
   );
 }
 
-function CollectorSnippet({ onMinted }: { onMinted: () => void }) {
+function CollectorSnippet({ onMinted, readiness }: { onMinted: () => void; readiness: OnboardingReadiness | null }) {
   const { snippet, error, busy, mint } = useSnippet(onMinted);
+  const blocked = blocker(readiness?.collectorSnippet);
+  const noAgent = blocker(readiness?.agentPackages);
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
@@ -168,16 +180,23 @@ function CollectorSnippet({ onMinted }: { onMinted: () => void }) {
           </span>
         </div>
         <div className="field checkbox-field">
-          <label>
-            <input type="checkbox" name="agent" /> Also install svc-agent
+          <label title={noAgent ?? undefined}>
+            <input type="checkbox" name="agent" disabled={noAgent !== null} aria-describedby={noAgent ? "collector-agent-blocked" : undefined} />
+            {" Also install svc-agent"}
           </label>
+          {noAgent && (
+            <span id="collector-agent-blocked" className="hint">
+              no svc-agent packages on the server
+            </span>
+          )}
         </div>
         <div className="filter-actions">
-          <button type="submit" className="button primary" disabled={busy}>
+          <button type="submit" className="button primary" disabled={busy || blocked !== null} aria-describedby={blocked ? "collector-blocked" : undefined}>
             Create collector command
           </button>
         </div>
       </form>
+      {blocked && <SetupWarning id="collector-blocked" title="Unavailable" problem={blocked} />}
       <ErrorMessage error={error} />
       {snippet && <SnippetBox id="collector-snippet" label="Collector install command" snippet={snippet} />}
     </section>
@@ -200,7 +219,8 @@ const RUNTIME_CHOICES: { value: Runtime; label: string; hint: string }[] = [
  * in a URL) or a fresh one: a single-use opamp enrollment token for Runtime
  * O; for Runtime R the collector's own token, which replaces its previous one.
  */
-function BootstrapFiles({ onMinted }: { onMinted: () => void }) {
+function BootstrapFiles({ onMinted, readiness }: { onMinted: () => void; readiness: OnboardingReadiness | null }) {
+  const blocked = blocker(readiness?.collectorSnippet);
   const [runtime, setRuntime] = useState<Runtime>("otelcol");
   const [source, setSource] = useState<"mint" | "held">("mint");
   const [answer, setAnswer] = useState<(BootstrapAnswer & { minted: boolean }) | null>(null);
@@ -215,10 +235,11 @@ function BootstrapFiles({ onMinted }: { onMinted: () => void }) {
     const text = (key: string) => String(form.get(key) ?? "").trim();
     if (source === "held") return api.post<BootstrapAnswer>("/bootstrap-files", { token: text("token"), runtime });
     if (runtime === "alloy") return api.post<BootstrapAnswer>(`/collectors/${encodeURIComponent(text("collectorId"))}/bootstrap?runtime=alloy`);
+    // One call that checks the public URL before it mints: a refusal leaves no token behind.
     const environment = text("environment");
-    const { token } = await api.post<{ token: string }>("/enrollment-tokens", { kind: "opamp", ...(environment === "" ? {} : { environment }) });
+    const minted = await api.post<BootstrapAnswer>(`/collectors/bootstrap${environment === "" ? "" : `?${new URLSearchParams({ environment })}`}`);
     onMinted();
-    return api.post<BootstrapAnswer>("/bootstrap-files", { token, runtime });
+    return minted;
   }
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
@@ -292,11 +313,12 @@ function BootstrapFiles({ onMinted }: { onMinted: () => void }) {
           </div>
         )}
         <div className="filter-actions">
-          <button type="submit" className="button primary" disabled={busy}>
+          <button type="submit" className="button primary" disabled={busy || blocked !== null} aria-describedby={blocked ? "bootstrap-blocked" : undefined}>
             Show bootstrap files
           </button>
         </div>
       </form>
+      {blocked && <SetupWarning id="bootstrap-blocked" title="Unavailable" problem={blocked} />}
       <ErrorMessage error={error} />
       <p className="muted" aria-live="polite">
         {answer && `${answer.files.length} file${answer.files.length === 1 ? "" : "s"} for ${chosen.label}.`}
@@ -401,6 +423,7 @@ export function OnboardingPage() {
   const canWrite = useCanWrite();
   const [minted, setMinted] = useState(0);
   const onMinted = () => setMinted((n) => n + 1);
+  const readiness = useOnboardingReadiness(canWrite);
   return (
     <section aria-labelledby="onboarding-title">
       <div className="page-head">
@@ -408,9 +431,9 @@ export function OnboardingPage() {
       </div>
       {canWrite && (
         <>
-          <AgentSnippet onMinted={onMinted} />
-          <CollectorSnippet onMinted={onMinted} />
-          <BootstrapFiles onMinted={onMinted} />
+          <AgentSnippet onMinted={onMinted} readiness={readiness} />
+          <CollectorSnippet onMinted={onMinted} readiness={readiness} />
+          <BootstrapFiles onMinted={onMinted} readiness={readiness} />
         </>
       )}
       <TokenList refresh={minted} canWrite={canWrite} />

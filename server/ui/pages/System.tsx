@@ -1,11 +1,13 @@
 /**
  * System health: what GET /api/v1/system/health says, as a table of its
- * top-level fields. Until the session is valid the API answers 401 and the
- * page shows that error as it came.
+ * top-level fields, under a warning for each onboarding precondition that
+ * fails (externalUrl, svc-agent packages) with its fix. Until the session is
+ * valid the API answers 401 and the page shows that error as it came.
  */
 import { useCallback, useEffect, useState } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { SetupWarnings, type OnboardingReadiness } from "../components/SetupWarnings.tsx";
 
 type Health = Record<string, unknown>;
 
@@ -36,6 +38,9 @@ export function SystemPage() {
       </div>
       <ErrorMessage error={error} />
       {loading && <p aria-live="polite">Loading…</p>}
+      {health && !error && health.onboarding !== undefined && (
+        <SetupWarnings readiness={health.onboarding as OnboardingReadiness} externalUrl={(health.externalUrl as string | null) ?? null} />
+      )}
       {health && !error && (
         <table className="kv">
           <caption>Health</caption>

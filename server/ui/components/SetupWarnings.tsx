@@ -1,0 +1,67 @@
+/**
+ * What onboarding needs and lacks, from GET /system/health `onboarding`: a
+ * public URL for collectors (externalUrl) and svc-agent packages in
+ * downloads.dir. The System page lists every problem with its fix; the
+ * Onboarding page uses the same answer to disable what cannot work.
+ */
+import { useEffect, useState } from "react";
+import { api } from "../api.ts";
+import "./SetupWarnings.css";
+
+export interface Readiness {
+  ready: boolean;
+  problem: string | null;
+}
+
+export interface OnboardingReadiness {
+  externalUrlSource: "config" | "listen" | "unset";
+  collectorSnippet: Readiness;
+  agentPackages: Readiness;
+}
+
+/** The server's answer, or null until it arrives (or when the caller may not read health: then nothing is disabled). */
+export function useOnboardingReadiness(enabled: boolean): OnboardingReadiness | null {
+  const [readiness, setReadiness] = useState<OnboardingReadiness | null>(null);
+  useEffect(() => {
+    if (!enabled) return;
+    let live = true;
+    api.get<{ onboarding: OnboardingReadiness }>("/system/health").then(
+      (health) => live && setReadiness(health.onboarding),
+      () => live && setReadiness(null),
+    );
+    return () => {
+      live = false;
+    };
+  }, [enabled]);
+  return readiness;
+}
+
+/** One problem and how to fix it (the server's sentence says both). */
+export function SetupWarning({ id, title, problem }: { id: string; title: string; problem: string }) {
+  return (
+    <p id={id} className="setup-warning" role="note">
+      <strong>{title}.</strong> {problem}
+    </p>
+  );
+}
+
+/** Every onboarding problem, and a note when only the quick-start's loopback URL is in use. */
+export function SetupWarnings({ readiness, externalUrl }: { readiness: OnboardingReadiness; externalUrl: string | null }) {
+  return (
+    <>
+      {readiness.externalUrlSource === "listen" && (
+        <SetupWarning
+          id="warning-external-url"
+          title="externalUrl is not set"
+          problem={`The quick-start gives collectors the URL it serves, ${externalUrl}, which works on this host only. To onboard collectors on other hosts, set externalUrl in config.yaml (or EXTERNAL_URL) to this server's https URL and restart.`}
+        />
+      )}
+      {!readiness.collectorSnippet.ready && (
+        <SetupWarning id="warning-external-url" title="Collectors cannot be onboarded" problem={readiness.collectorSnippet.problem ?? ""} />
+      )}
+      {!readiness.agentPackages.ready && (
+        <SetupWarning id="warning-downloads" title="svc-agent cannot be installed" problem={readiness.agentPackages.problem ?? ""} />
+      )}
+    </>
+  );
+}
