@@ -22,7 +22,8 @@
 #     distributions/otelcol-contrib/.goreleaser.yaml, cmd/opampsupervisor/.goreleaser.yaml:
 #     nfpm packages named <package>_<version>_linux_<goarch>.{deb,rpm} under the tags
 #     v<version> and cmd/opampsupervisor/v<version>; `checksum: split: true` (since
-#     v0.158.0, #1582) publishes <asset>.sha256 beside each asset.
+#     v0.158.0, #1582) publishes <asset>.sha256 beside each asset; before, one list:
+#     opentelemetry-collector-releases_otelcol-contrib_checksums.txt, checksums.txt.
 #   grafana/alloy v1.18.1
 #     build-tools/make/packaging.mk: alloy-<version>-1.<goarch>.{deb,rpm};
 #     scripts/publish-release-artifacts.sh: one SHA256SUMS per release;
@@ -42,7 +43,7 @@ usage: install.sh --endpoint URL [--agent-token TOKEN] [--token TOKEN --mode MOD
 
   --endpoint URL       the svc server's public URL (https; http only on loopback)
   --agent-token TOKEN  install svc-agent and enroll it with this agent enrollment token
-  --token TOKEN        write the collector's bootstrap files, carrying this token
+  --token TOKEN        install the collector and write its bootstrap files, carrying this token
   --mode MODE          opamp (Runtime O, default) or rcfg-remotecfg (Runtime R)
   --collector-id ID    the collector the files are for (shown; the token decides)
   --package-base-url URL
@@ -53,7 +54,7 @@ usage: install.sh --endpoint URL [--agent-token TOKEN] [--token TOKEN --mode MOD
   --alloy-version V    alloy version (default $ALLOY_VERSION)
   --force              replace existing config and bootstrap files
   --dry-run            print what would be done, change nothing
-  --root DIR           install into DIR instead of / (images, tests): the unit is
+  --root DIR           install into DIR instead of / (images, tests): units are
                        enabled there, not started
 EOF
 }
@@ -137,12 +138,14 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
-# fetch URL OUT [TOKEN]: the token goes to curl on stdin, never on its command line.
+# fetch URL OUT [TOKEN]: the token goes to curl on stdin, never on its command line,
+# and a request that carries one does not follow redirects.
 fetch() {
 	if [ -n "${3:-}" ]; then
 		printf 'header = "Authorization: Bearer %s"\n' "$3" | curl -fsS --proto '=https,http' --retry 3 -K - -o "$2" "$1"
 	else
-		curl -fsS --proto '=https,http' --retry 3 -o "$2" "$1"
+		# GitHub answers release downloads with a redirect to its storage host.
+		curl -fsSL --proto '=https,http' --proto-redir '=https' --retry 3 -o "$2" "$1"
 	fi
 }
 
@@ -315,6 +318,14 @@ install_package() {
 	CHANGED=1
 }
 
+# split_checksums VERSION: whether that collector release has one <asset>.sha256 per
+# asset (v0.158.0 on, #1582) rather than one checksums file.
+split_checksums() {
+	major=${1%%.*} minor=${1#*.}
+	minor=${minor%%.*}
+	[ "$major" -gt 0 ] || [ "$minor" -ge 158 ]
+}
+
 # collector_package PACKAGE VERSION: where the upstream release (or the mirror) keeps it.
 collector_package() {
 	name=$1 version=$2
@@ -326,11 +337,13 @@ collector_package() {
 	otelcol-contrib)
 		asset="${name}_${version}_linux_$PKG_ARCH.$PKG_KIND"
 		release="https://github.com/open-telemetry/opentelemetry-collector-releases/releases/download/v$version"
-		sums="$release/$asset.sha256" ;;
+		sums="$release/$asset.sha256"
+		split_checksums "$version" || sums="$release/opentelemetry-collector-releases_otelcol-contrib_checksums.txt" ;;
 	opampsupervisor)
 		asset="${name}_${version}_linux_$PKG_ARCH.$PKG_KIND"
 		release="https://github.com/open-telemetry/opentelemetry-collector-releases/releases/download/cmd%2Fopampsupervisor%2Fv$version"
-		sums="$release/$asset.sha256" ;;
+		sums="$release/$asset.sha256"
+		split_checksums "$version" || sums="$release/checksums.txt" ;;
 	esac
 	if [ -n "$PACKAGE_BASE_URL" ]; then
 		release=$PACKAGE_BASE_URL sums="$PACKAGE_BASE_URL/SHA256SUMS"

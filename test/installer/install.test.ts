@@ -312,6 +312,32 @@ describe.skipIf(!isRoot)("install.sh", () => {
     expect(snapshot(root)).toEqual(before);
   });
 
+  test("--dry-run without a mirror names the upstream release assets and their checksum files (nothing is fetched)", async () => {
+    const root = freshRoot();
+    const arch = hostArch();
+    const releases = "https://github.com/open-telemetry/opentelemetry-collector-releases/releases/download";
+    const opamp = await install(["--token", await mint("opamp"), "--root", root, "--dry-run"]);
+    expect(opamp.code).toBe(0);
+    expect(opamp.out).toContain(
+      `would download ${releases}/v0.159.0/otelcol-contrib_0.159.0_linux_${arch}.deb, check its SHA-256 against ${releases}/v0.159.0/otelcol-contrib_0.159.0_linux_${arch}.deb.sha256`,
+    );
+    expect(opamp.out).toContain(`would download ${releases}/cmd%2Fopampsupervisor%2Fv0.159.0/opampsupervisor_0.159.0_linux_${arch}.deb, check`);
+    // Releases before v0.158.0 publish one checksums list instead of a file per asset.
+    const older = await install(["--token", await mint("opamp"), "--root", root, "--dry-run", "--collector-version", "0.157.0"]);
+    expect(older.out).toContain(`against ${releases}/v0.157.0/opentelemetry-collector-releases_otelcol-contrib_checksums.txt`);
+    expect(older.out).toContain(`against ${releases}/cmd%2Fopampsupervisor%2Fv0.157.0/checksums.txt`);
+    const { id } = await server.call<{ id: string }>("/collectors", "POST", { name: "install-dry-rcfg", managementMode: "rcfg-remotecfg" });
+    const { token } = await server.call<{ token: string }>(`/collectors/${id}/otlp-token`, "POST");
+    const alloy = await install(["--token", token, "--mode", "rcfg-remotecfg", "--root", root, "--dry-run", "--alloy-version", "1.17.0"]);
+    expect(alloy.code).toBe(0);
+    expect(alloy.out).toContain(
+      `would download https://github.com/grafana/alloy/releases/download/v1.17.0/alloy-1.17.0-1.${arch}.deb, check its SHA-256 against https://github.com/grafana/alloy/releases/download/v1.17.0/SHA256SUMS`,
+    );
+    expect(alloy.out).toContain('would set CONFIG_FILE="/etc/rcfg-runtime/config.rcfg" in /etc/default/alloy');
+    const bad = await install(["--token", token, "--mode", "rcfg-remotecfg", "--root", root, "--alloy-version", "v1.17.0"]);
+    expect([bad.code, bad.err.split("\n")[0]]).toEqual([1, "install.sh: arguments failed: version 'v1.17.0' is not a release number"]);
+  });
+
   test("failures name their step and a hint, exit non-zero and leave nothing half-done", async () => {
     const root = freshRoot();
     const before = snapshot(root);
