@@ -11,6 +11,7 @@ import type { Principal } from "../auth/service-accounts.ts";
 import { tokenKind } from "../auth/tokens.ts";
 import type { Collector } from "../collectors/collectors.ts";
 import { bootstrapFiles, collectorUrl, installSnippet, RUNTIME_OF, RUNTIMES, type Runtime } from "../enrollment/bootstrap.ts";
+import { COLLECTORS_DIR, hasCollectorMirror } from "../enrollment/downloads.ts";
 import { ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
@@ -118,6 +119,8 @@ const SnippetAnswer = Type.Object({
  */
 async function collectorSnippet(app: App, query: Static<typeof SnippetQuery>, principal: Principal): Promise<Static<typeof SnippetAnswer>> {
   const url = collectorUrl(app.config.externalUrl);
+  // Hosts take the collector packages from this server when it mirrors them.
+  const packageBaseUrl = hasCollectorMirror(app.config.downloads.dir) ? `${url.origin}/downloads/${COLLECTORS_DIR}` : undefined;
   // The agent's own token, when the snippet installs the agent too.
   const agentToken = (environment: string | null | undefined) =>
     query.agent ? app.enrollment.create(principal, { kind: "agent", environment: environment ?? undefined }) : Promise.resolve(null);
@@ -139,7 +142,7 @@ if (mode === "rcfg-remotecfg") {
   }
   const { token } = await app.collectorTokens.mint(principal, collector.id);
   const agent = await agentToken(collector.environment);
-  const snippet = installSnippet(url, { agentToken: agent?.token, collector: { mode, token, collectorId: collector.id } });
+  const snippet = installSnippet(url, { agentToken: agent?.token, collector: { mode, token, collectorId: collector.id }, packageBaseUrl });
   return { snippet, enrollmentTokenId: null, expiresAt: null, agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null };
 }
 const { token, enrollmentToken } = await app.enrollment.create(principal, {
@@ -149,7 +152,7 @@ const { token, enrollmentToken } = await app.enrollment.create(principal, {
 });
 const agent = await agentToken(collector?.environment ?? query.environment);
 return {
-  snippet: installSnippet(url, { agentToken: agent?.token, collector: { mode, token } }),
+  snippet: installSnippet(url, { agentToken: agent?.token, collector: { mode, token }, packageBaseUrl }),
   enrollmentTokenId: enrollmentToken.id,
   expiresAt: enrollmentToken.expiresAt,
   agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null,

@@ -30,6 +30,11 @@ describe("install snippet", () => {
       "--mode rcfg-remotecfg --collector-id 0190c3c0-0000-7000-8000-000000000000",
     );
     expect(installSnippet(url, { agentToken: "svcen_agent" })).toEndWith("-- --endpoint https://svc.example.com --agent-token svcen_agent");
+    expect(installSnippet(url, { collector: { mode: "opamp", token: "svcen_abc" }, packageBaseUrl: "https://svc.example.com/downloads/collectors" })).toEndWith(
+      "--token svcen_abc --mode opamp --package-base-url https://svc.example.com/downloads/collectors",
+    );
+    // The mirror is for collector packages: an agent-only snippet does not name it.
+    expect(installSnippet(url, { agentToken: "svcen_agent", packageBaseUrl: "https://svc.example.com/downloads/collectors" })).not.toContain("--package-base-url");
     expect(installSnippet(url, { agentToken: "svcen_a", collector: { mode: "opamp", token: "svcen_c" } })).toEndWith(
       "--agent-token svcen_a --token svcen_c --mode opamp",
     );

@@ -62,6 +62,8 @@ export interface SnippetParts {
   agentToken?: string;
   /** Write this collector's bootstrap files (an opamp enrollment token, or the rcfg collector's own token). */
   collector?: { mode: ManagementMode; token: string; collectorId?: string };
+  /** Where install.sh takes the collector packages from, when not the upstream releases (a mirror in downloads.dir). */
+  packageBaseUrl?: string;
 }
 
 /** The one-liner that fetches install.sh from this server's /downloads/ and runs it with the endpoint and tokens. */
@@ -72,6 +74,7 @@ export function installSnippet(url: URL, parts: SnippetParts): string {
     const { mode, token, collectorId } = parts.collector;
     args.push("--token", token, "--mode", mode);
     if (collectorId !== undefined) args.push("--collector-id", collectorId);
+    if (parts.packageBaseUrl !== undefined) args.push("--package-base-url", parts.packageBaseUrl);
   }
   return `curl -fsSL ${shellQuote(`${url.origin}/downloads/install.sh`)} | sudo sh -s -- ${args.map(shellQuote).join(" ")}`;
 }

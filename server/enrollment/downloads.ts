@@ -1,8 +1,10 @@
 /**
  * `/downloads/`: what a host fetches before it has any credential — install.sh
- * (compiled into the server, so the snippet always works) and the agent packages
- * with their SHA256SUMS from `downloads.dir`. Unauthenticated on purpose: none of
- * it is secret, and enrolling still needs a token.
+ * (compiled into the server, so the snippet always works), the agent packages
+ * with their SHA256SUMS from `downloads.dir`, and mirrored collector packages with
+ * theirs from `downloads.dir/collectors/` (install.sh --package-base-url
+ * {externalUrl}/downloads/collectors, for hosts without internet). Unauthenticated
+ * on purpose: none of it is secret, and enrolling still needs a token.
  */
 import { statSync } from "node:fs";
 import { join } from "node:path";
@@ -16,6 +18,8 @@ const PREFIX = "/downloads/";
 /** One plain file name: no directories, no hidden files. */
 const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._+~-]{0,254}$/;
 const SUMS = "SHA256SUMS";
+/** The one subdirectory served: mirrored upstream collector packages. */
+export const COLLECTORS_DIR = "collectors";
 
 const CONTENT_TYPES: [suffix: string, type: string][] = [
   [".deb", "application/vnd.debian.binary-package"],
@@ -42,10 +46,11 @@ export class DownloadsChannel implements Channel {
     const name = decodePathSegment(url.pathname.slice(PREFIX.length));
     if (name === "") return json({ items: await this.list() });
     if (name === "install.sh") return new Response(installScript, { headers: headers("install.sh") });
-    if (!FILE_NAME.test(name)) throw new NotFoundError("Download", name);
-    const file = Bun.file(join(this.dir, name));
+    const [dir, fileName] = name.startsWith(`${COLLECTORS_DIR}/`) ? [COLLECTORS_DIR, name.slice(COLLECTORS_DIR.length + 1)] : ["", name];
+    if (!FILE_NAME.test(fileName)) throw new NotFoundError("Download", name);
+    const file = Bun.file(join(this.dir, dir, fileName));
     if (!(await file.exists())) throw new NotFoundError("Download", name);
-    return new Response(file, { headers: headers(name) });
+    return new Response(file, { headers: headers(fileName) });
   }
 
   /** The packages SHA256SUMS names that are present, with their sizes. */
@@ -80,6 +85,11 @@ export async function agentPackagesProblem(dir: string): Promise<string | null> 
   if (present.length > 0) return null;
   const what = fileSize(join(dir, SUMS)) === null ? `no ${SUMS}` : `no svc-agent package named in ${SUMS}`;
   return `The downloads directory ${dir} (downloads.dir) has ${what}, so install.sh cannot install svc-agent. Build the packages with npm run package (or put the released svc-agent .deb/.rpm files and their SHA256SUMS there) and set downloads.dir to that directory.`;
+}
+
+/** Whether `dir` mirrors collector packages, so snippets point install.sh at them instead of the internet. */
+export function hasCollectorMirror(dir: string): boolean {
+  return fileSize(join(dir, COLLECTORS_DIR, SUMS)) !== null;
 }
 
 function headers(name: string): Record<string, string> {

@@ -111,6 +111,26 @@ describe("/downloads/", () => {
     expect(index.items).toEqual([{ name: "svc-agent_1.2.3_amd64.deb", size: 9, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
   });
 
+  test("a collector package mirror in downloads.dir/collectors is served, and collector snippets point install.sh at it", async () => {
+    const mirror = join(downloads, "collectors");
+    const snippet = async () => (await server.call<{ snippet: string }>("/collectors/snippet", "POST")).snippet;
+    expect(await snippet()).not.toContain("--package-base-url");
+    mkdirSync(mirror);
+    try {
+      writeFileSync(join(mirror, "alloy-1.18.1-1.amd64.deb"), "alloy bytes");
+      writeFileSync(join(mirror, "SHA256SUMS"), `${"1".repeat(64)}  alloy-1.18.1-1.amd64.deb\n`);
+      const deb = await get("/downloads/collectors/alloy-1.18.1-1.amd64.deb");
+      expect([deb.status, deb.headers.get("content-type"), await deb.text()]).toEqual([200, "application/vnd.debian.binary-package", "alloy bytes"]);
+      expect(await (await get("/downloads/collectors/SHA256SUMS")).text()).toStartWith("1".repeat(64));
+      for (const path of ["/downloads/collectors/..%2FSHA256SUMS", "/downloads/collectors/a/b", "/downloads/collectors/", "/downloads/other/SHA256SUMS"]) {
+        expect([path, (await get(path)).status]).toEqual([path, 404]);
+      }
+      expect(await snippet()).toMatch(/ --token svcen_\w+ --mode opamp --package-base-url https:\/\/svc\.example\.com\/downloads\/collectors$/);
+    } finally {
+      rmSync(mirror, { recursive: true });
+    }
+  });
+
   test("nothing outside downloads.dir: traversal, hidden names and unknown files are 404; writes are 405", async () => {
     for (const path of ["/downloads/..%2Fsecret.txt", "/downloads/%2E%2E/secret.txt", "/downloads/.hidden", "/downloads/none.deb", "/downloads/a/b"]) {
       expect([path, (await get(path)).status]).toEqual([path, 404]);
