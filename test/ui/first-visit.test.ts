@@ -7,8 +7,9 @@
  * document.title.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { openBrowser, type BrowserSession } from "./browser.ts";
+import { openBrowser, SCREENSHOTS, type BrowserSession } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -79,6 +80,14 @@ test("the shell links an SVG favicon, and /favicon.ico answers the same icon", a
     return img.naturalWidth;
   }, href!);
   expect(width).toBeGreaterThan(0);
+  // For review: the icon drawn at 128 px, as an <img> in the page.
+  await page.evaluate((src) => {
+    const img = document.createElement("img");
+    Object.assign(img, { src, id: "favicon-preview", width: 128, height: 128 });
+    document.body.append(img);
+    return img.decode();
+  }, href!);
+  await page.locator("#favicon-preview").screenshot({ path: join(SCREENSHOTS, "favicon-128.png") });
 }, SLOW);
 
 test("signed in, each route names its page in the title", async () => {
@@ -89,6 +98,11 @@ test("signed in, each route names its page in the title", async () => {
   await page.getByLabel("Password").fill(admin.password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("navigation", { name: "Main" }).waitFor();
+  // With the session cookie the status is the session itself, as GET /session answers it.
+  const status = (await (await page.request.get(`${server.base}/api/v1/session/status`)).json()) as Record<string, any>;
+  const session = (await (await page.request.get(`${server.base}/api/v1/session`)).json()) as Record<string, any>;
+  expect(status).toEqual({ signedIn: true, user: session.user, csrfToken: session.csrfToken });
+  expect(status.user.username).toBe("admin");
   const expected: [string, string][] = [
     ["Collectors", "Collectors · svc"],
     ["Pipelines", "Pipelines · svc"],
