@@ -2,11 +2,13 @@
  * REST: /session — the web UI's login. A session lives in the HttpOnly,
  * SameSite=Strict `svc_session` cookie (Secure over TLS); writes made with it
  * must echo `csrfToken` in the X-CSRF-Token header. Log in, redeem an invite
- * and redeem a password reset are the API's only public calls.
+ * and redeem a password reset are the API's only public calls, with the
+ * session status the UI asks at start (it looks at the cookie itself and
+ * answers 200 either way).
  */
 import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
-import { sessionClearCookie, sessionSetCookie } from "../auth/sessions.ts";
+import { sessionClearCookie, sessionCookie, sessionSetCookie } from "../auth/sessions.ts";
 import { MAX_PASSWORD_LENGTH, type LoggedIn } from "../auth/users.ts";
 import { json } from "../http/respond.ts";
 import { route, type Route } from "../http/route.ts";
@@ -19,6 +21,15 @@ const SessionAnswer = Type.Object(
     expiresAt: Type.Optional(Type.String({ format: "date-time", description: "The session's absolute end (it also ends after 12 hours idle)." })),
   },
   { title: "Session" },
+);
+
+const SessionStatus = Type.Object(
+  {
+    signedIn: Type.Boolean(),
+    user: Type.Optional(User),
+    csrfToken: Type.Optional(Type.String({ description: "With signedIn: as in the Session answer." })),
+  },
+  { title: "SessionStatus" },
 );
 
 const Password = Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH });
@@ -65,6 +76,22 @@ export function sessionRoutes(app: App): Route[] {
       summary: "The logged-in user and the session's CSRF token (cookie only; 401 without a live session).",
       response: SessionAnswer,
       handler: async ({ principal }) => ({ user: await users.get(principal.id), csrfToken: principal.session!.csrfToken }),
+    }),
+    route({
+      method: "GET",
+      path: "/session/status",
+      scope: null,
+      tag: "session",
+      summary:
+        "Whether the caller is signed in: 200 with signedIn false when no live session cookie came (a stale cookie is cleared), else as GET /session. The UI asks this at start, so opening the login page is not an authentication failure.",
+      response: SessionStatus,
+      handler: async ({ req, principal, secure }) => {
+        const token = sessionCookie(req.headers.get("cookie"));
+        if (token === null) return { signedIn: false };
+        const user = await users.authenticate(token, principal.remoteAddr);
+        if (user === null) return json({ signedIn: false }, 200, { "Set-Cookie": sessionClearCookie(secure) });
+        return { signedIn: true, user: await users.get(user.id), csrfToken: user.session!.csrfToken };
+      },
     }),
     route({
       method: "DELETE",

@@ -91,7 +91,7 @@ export function openApiDocument(routes: Route[], version: string): Record<string
       title: "svc REST API",
       version,
       description:
-        "Collector fleet management. Every operation but the public login calls needs `Authorization: Bearer <token>` with the scope it names, or the web UI's `svc_session` cookie of a user whose role holds that scope (writes made with the cookie must send `X-CSRF-Token`).",
+        "Collector fleet management. Every operation but the public login calls and GET /session/status needs `Authorization: Bearer <token>` with the scope it names, or the web UI's `svc_session` cookie of a user whose role holds that scope (writes made with the cookie must send `X-CSRF-Token`).",
     },
     servers: [{ url: "/api/v1" }],
     paths,

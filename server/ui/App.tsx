@@ -24,6 +24,7 @@ import { SystemPage } from "./pages/System.tsx";
 import { UsersPage } from "./pages/Users.tsx";
 import { Redirect, useLocation } from "./router.tsx";
 import { useSession } from "./session.tsx";
+import { useDocumentTitle } from "./title.ts";
 
 const ChangesPage = lazy(() => import("./pages/Changes.tsx").then((m) => ({ default: m.ChangesPage })));
 const CollectorsPage = lazy(() => import("./pages/Collectors.tsx").then((m) => ({ default: m.CollectorsPage })));
@@ -33,6 +34,7 @@ const PipelineEditorPage = lazy(() => import("./pages/PipelineEditor.tsx").then(
 export function App() {
   const { pathname } = useLocation();
   const { state } = useSession();
+  useDocumentTitle(pathname);
   if (state.status === "loading") return <Loading />;
   if (pathname === "/ui/invite") return <PasswordLinkPage purpose="invite" />;
   if (pathname === "/ui/reset-password") return <PasswordLinkPage purpose="password-reset" />;

@@ -6,7 +6,7 @@
  * waits for that macro. Prints the files as JSON on stdout.
  */
 import { basename, join } from "node:path";
-import type { UiFile } from "./files.ts";
+import { FAVICON, type UiFile } from "./files.ts";
 
 export const ASSET_PREFIX = "/ui/assets/";
 
@@ -39,6 +39,7 @@ async function bundle(): Promise<UiFile[]> {
     entries.filter((o) => o.path.endsWith(".js")).map((o) => o.path),
     entryCss.map((o) => o.path),
   );
+  files.push({ path: FAVICON, type: "image/svg+xml", text: await Bun.file(join(import.meta.dir, "favicon.svg")).text(), hashed: false });
   files.push({ path: "/ui/index.html", type: "text/html;charset=utf-8", text: html, hashed: false });
   return files;
 }
@@ -58,6 +59,7 @@ function indexHtml(scripts: string[], styles: string[]): string {
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     '<meta name="color-scheme" content="light dark">',
     "<title>svc</title>",
+    `<link rel="icon" type="image/svg+xml" href="${FAVICON}">`,
     ...styles.map((path) => `<link rel="stylesheet" href="${path}">`),
     ...scripts.map((path) => `<script type="module" src="${path}"></script>`),
     "</head>",

@@ -9,3 +9,6 @@ export interface UiFile {
   /** Content-hashed names never change content, so they may be cached forever. */
   hashed: boolean;
 }
+
+/** The icon, at a fixed name (not hashed): serve.ts also answers /favicon.ico with it. */
+export const FAVICON = "/ui/favicon.svg";

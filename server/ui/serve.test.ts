@@ -64,3 +64,16 @@ test("index.html loads only the entry script; the lazily imported chunks are ser
     expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
   }
 });
+
+test("the favicon is one SVG at /ui/favicon.svg and /favicon.ico, revalidated rather than cached forever", async () => {
+  const svg = (await get("/ui/favicon.svg"))!;
+  const ico = (await get("/favicon.ico"))!;
+  for (const res of [svg, ico]) {
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/svg+xml");
+    expect(res.headers.get("cache-control")).toBe("no-cache");
+  }
+  expect(await ico.text()).toBe(await svg.text());
+  expect(await get("/favicon.ico", {}, "POST")).toBeNull();
+  expect(await (await get("/ui/"))!.text()).toContain('<link rel="icon" type="image/svg+xml" href="/ui/favicon.svg">');
+});

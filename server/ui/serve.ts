@@ -1,12 +1,13 @@
 /**
  * Serves the web UI from the bundle embedded in the binary: `/` redirects to
- * `/ui/`, hashed assets are cached forever, and every other /ui/ path answers
- * index.html so client-side routes survive a reload. Each file is compressed
+ * `/ui/`, /favicon.ico is the UI's SVG icon, hashed assets are cached
+ * forever, and every other /ui/ path answers index.html so client-side
+ * routes survive a reload. Each file is compressed
  * once, on first use, and sent as brotli or gzip when the browser takes it.
  */
 import { brotliCompressSync, constants as zlib } from "node:zlib";
 import { acceptsEncoding } from "../http/accept-encoding.ts";
-import type { UiFile } from "./files.ts";
+import { FAVICON, type UiFile } from "./files.ts";
 import { UI_SECURITY_HEADERS } from "./headers.ts";
 
 const INDEX = "/ui/index.html";
@@ -27,7 +28,9 @@ export class UiServer {
 
   /** The answer for a UI path, or null when the path is not the UI's. */
   async handle(req: Request, url: URL): Promise<Response | null> {
-    const path = url.pathname;
+    let path = url.pathname;
+    // Browsers and tools that ignore the page's <link rel="icon"> ask here; the same SVG answers.
+    if (path === "/favicon.ico") path = FAVICON;
     if (path !== "/" && path !== "/ui" && !path.startsWith("/ui/")) return null;
     if (req.method !== "GET" && req.method !== "HEAD") return null;
     if (path === "/" || path === "/ui") return withHeaders(new Response(null, { status: 302, headers: { Location: "/ui/" } }));

@@ -1,5 +1,5 @@
 /**
- * Who is signed in. Asks GET /api/v1/session once at start; sign-in and
+ * Who is signed in. Asks GET /api/v1/session/status once at start; sign-in and
  * sign-out go through the same API and keep the CSRF token in the API
  * client. "unavailable" means the server gave no usable answer (e.g. an
  * older server without the session API): the shell still renders and each
@@ -19,6 +19,8 @@ interface SessionAnswer {
   user: User;
   csrfToken: string;
 }
+
+type SessionStatus = ({ signedIn: true } & SessionAnswer) | { signedIn: false };
 
 export type SessionState =
   | { status: "loading" }
@@ -47,9 +49,12 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
 
   useEffect(() => {
-    api.get<SessionAnswer>("/session").then(accept, (error: ApiError) => {
-      setState(error.status === 401 ? { status: "signedOut" } : { status: "unavailable", error });
-    });
+    // The status call answers 200 when signed out: a 401 here would be a console
+    // error and an auth failure counted against the address on every visit.
+    api.get<SessionStatus>("/session/status").then(
+      (answer) => (answer.signedIn ? accept(answer) : setState({ status: "signedOut" })),
+      (error: ApiError) => setState({ status: "unavailable", error }),
+    );
   }, [accept]);
 
   const signIn = useCallback(

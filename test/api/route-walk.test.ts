@@ -2,7 +2,7 @@
  * Walks every route of the OpenAPI document: no credential → 401; a token
  * holding every scope but the route's → 403 naming it; the route's scope alone
  * → past auth. New routes are covered the moment they are declared. The few
- * public calls (log in, redeem a link) are named here, so a new one cannot
+ * public calls (log in, redeem a link, the session status) are named here, so a new one cannot
  * slip in unnoticed; session-only calls (GET/DELETE /session) still need a credential.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -34,6 +34,7 @@ test("the document lists the foundation's routes, each with a known scope", () =
   for (const op of operations) expect(SCOPES as readonly string[]).toContain(op.scope);
   const unscoped = all.filter((o) => o.scope === undefined);
   expect(unscoped.filter((o) => o.security.length === 0).map((o) => `${o.method} ${o.path}`).sort()).toEqual([
+    "GET /session/status",
     "POST /session",
     "POST /session/invite",
     "POST /session/password-reset",
