@@ -35,7 +35,7 @@ function material(collector: Collector, delivery: Delivery): Promise<Material> {
     : api.post<{ files: BootstrapFile[] }>(`/collectors/${id}/bootstrap`).then(({ files }) => ({ kind: "files", files }));
 }
 
-export function AddCollector({ onClose }: { onClose: () => void }) {
+export function AddCollector({ onClose }: { onClose: (added: boolean) => void }) {
   const readiness = useOnboardingReadiness(true);
   const blocked = readiness && !readiness.collectorSnippet.ready ? readiness.collectorSnippet.problem : null;
   const [mode, setMode] = useState<Mode>("opamp");
@@ -125,7 +125,7 @@ export function AddCollector({ onClose }: { onClose: () => void }) {
             <button type="submit" className="button primary" disabled={busy || blocked !== null} aria-describedby={blocked ? "add-blocked" : undefined}>
               Add collector
             </button>
-            <button type="button" className="button" onClick={onClose}>
+            <button type="button" className="button" onClick={() => onClose(false)}>
               Cancel
             </button>
           </div>
@@ -155,7 +155,7 @@ export function AddCollector({ onClose }: { onClose: () => void }) {
       )}
       {created !== null && (
         <div className="filter-actions">
-          <button type="button" className="button" onClick={onClose}>
+          <button type="button" className="button" onClick={() => onClose(true)}>
             Done
           </button>
         </div>

@@ -4,7 +4,8 @@
  * each collector is one PATCH or DELETE, a few at a time; the bar counts them
  * as they finish and lists each failure with the API's message. Collectors
  * that succeeded leave the selection, those that failed stay in it for a
- * retry; the list itself updates from live events.
+ * retry; the list itself updates from live events. With nothing selected
+ * the bar shows only the last run's outcome, until dismissed.
  */
 import { useState, type FormEvent } from "react";
 import { api, ApiError } from "../api.ts";
@@ -84,28 +85,37 @@ export function BulkActions({ selected, onSettled }: { selected: Collector[]; on
   }
 
   const count = selected.length;
+  if (count === 0 && run === null) return null;
   return (
     <section className="bulk-bar" aria-labelledby="bulk-title">
       <h2 id="bulk-title" className="bulk-count">
-        {count} selected
+        {count > 0 ? `${count} selected` : "Last bulk action"}
       </h2>
-      <form className="bulk-form" aria-label="Set environment of selected" onSubmit={setEnvironment}>
-        <label htmlFor="bulk-environment">Environment</label>
-        <input id="bulk-environment" name="environment" maxLength={200} placeholder="prod (empty clears)" />
-        <button type="submit" className="button" disabled={busy || count === 0}>
-          Set environment
+      {count > 0 ? (
+        <>
+          <form className="bulk-form" aria-label="Set environment of selected" onSubmit={setEnvironment}>
+            <label htmlFor="bulk-environment">Environment</label>
+            <input id="bulk-environment" name="environment" maxLength={200} placeholder="prod (empty clears)" />
+            <button type="submit" className="button" disabled={busy}>
+              Set environment
+            </button>
+          </form>
+          <form className="bulk-form" aria-label="Add a tag to selected" onSubmit={addTag}>
+            <label htmlFor="bulk-tag">Tag</label>
+            <input id="bulk-tag" name="tag" placeholder="team=payments" required />
+            <button type="submit" className="button" disabled={busy}>
+              Add tag
+            </button>
+          </form>
+          <button type="button" className="button danger" disabled={busy} onClick={remove}>
+            Delete selected
+          </button>
+        </>
+      ) : (
+        <button type="button" className="button" disabled={busy} onClick={() => setRun(null)}>
+          Dismiss
         </button>
-      </form>
-      <form className="bulk-form" aria-label="Add a tag to selected" onSubmit={addTag}>
-        <label htmlFor="bulk-tag">Tag</label>
-        <input id="bulk-tag" name="tag" placeholder="team=payments" required />
-        <button type="submit" className="button" disabled={busy || count === 0}>
-          Add tag
-        </button>
-      </form>
-      <button type="button" className="button danger" disabled={busy || count === 0} onClick={remove}>
-        Delete selected
-      </button>
+      )}
       <ErrorMessage error={error} />
       {run && (
         <div className="bulk-progress" role="status">

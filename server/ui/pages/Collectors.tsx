@@ -232,7 +232,8 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
           </button>
         )}
       </div>
-      {adding && <AddCollector onClose={() => setAdding(false)} />}
+      {/* Once one is added, the list starts afresh so it is in it (a live event alone would wait behind "1 new"). */}
+      {adding && <AddCollector onClose={(added) => (added ? onRefresh() : setAdding(false))} />}
       {/* Keyed on the URL's filters, so Back and reload show what is applied. */}
       <form key={filterKey} className="filters" role="search" aria-label="Filter collectors" onSubmit={onFilter}>
         <div className="field">
@@ -287,7 +288,7 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
           </button>
         </p>
       )}
-      {canWrite && selectedRows.length > 0 && (
+      {canWrite && (
         <BulkActions
           selected={selectedRows}
           onSettled={(succeeded) =>
