@@ -345,17 +345,19 @@ function CollectorTable({ rows, total, selection, onNearEnd }: { rows: Collector
     >
       <div role="rowgroup" className="collector-head">
         <div role="row" aria-rowindex={1} className="collector-row">
-          {selection && (
-            <span role="columnheader" className="cell-select">
+          {/* The checkboxes sit in the name column, so the table's columns are the same for every role. */}
+          <span role="columnheader" className="cell-name">
+            {selection && (
               <input
                 type="checkbox"
+                className="select"
                 aria-label="Select all loaded collectors"
                 checked={rows.length > 0 && rows.every((c) => selection.selected.has(c.id))}
                 onChange={selection.toggleAll}
               />
-            </span>
-          )}
-          <span role="columnheader">Name</span>
+            )}
+            Name
+          </span>
           <span role="columnheader">Status</span>
           <span role="columnheader">Last seen</span>
           <span role="columnheader">Environment</span>
@@ -376,12 +378,10 @@ function CollectorTable({ rows, total, selection, onNearEnd }: { rows: Collector
               className="collector-row"
               style={{ transform: `translateY(${item.start}px)` }}
             >
-              {selection && (
-                <span role="cell" className="cell-select">
-                  <input type="checkbox" aria-label={`Select ${c.name}`} checked={selection.selected.has(c.id)} onChange={() => selection.toggle(c.id)} />
-                </span>
-              )}
               <span role="rowheader" className="cell-name">
+                {selection && (
+                  <input type="checkbox" className="select" aria-label={`Select ${c.name}`} checked={selection.selected.has(c.id)} onChange={() => selection.toggle(c.id)} />
+                )}
                 <Link href={`/ui/collectors/${encodeURIComponent(c.id)}`} className="name">
                   {c.name}
                 </Link>
