@@ -4,8 +4,8 @@
  * remotecfg with its bootstrap file and own token, shown once), renaming it
  * and setting its environment and tags on its page (an API refusal shown
  * beside the field it names), selecting two in the list and setting their
- * environment at once, deleting after a confirmation (dismissed first: nothing
- * goes), a viewer without any of these controls; the API checked after each
+ * environment at once, a bulk delete with one failure named and retried,
+ * deleting after a confirmation (dismissed first: nothing goes), a viewer without any of these controls; the API checked after each
  * step, desktop and phone screenshots, no console errors.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -155,6 +155,41 @@ test("two selected collectors get an environment in one action, with progress", 
   // Live events bring the new tag into every row.
   for (const c of everyone) await row(c.name).getByText("fleet=eu").waitFor();
   await browser.screenshot("collectors-bulk-1440");
+}, SLOW);
+
+test("a bulk delete asks first, names each collector that failed, and keeps those selected for a retry", async () => {
+  const { page } = browser;
+  await call("/collectors", "POST", { name: "tmp-a" });
+  const stuck = await call<{ id: string }>("/collectors", "POST", { name: "tmp-b" });
+  await page.reload();
+  await row("tmp-b").waitFor();
+  await row("tmp-a").getByRole("checkbox").check();
+  await row("tmp-b").getByRole("checkbox").check();
+  // One DELETE answers an error, as a server refusing it would.
+  const refused = `**/api/v1/collectors/${stuck.id}`;
+  await page.route(refused, (r) =>
+    r.request().method() === "DELETE"
+      ? r.fulfill({ status: 409, contentType: "application/json", body: JSON.stringify({ error: { code: "conflict", message: "held by a test", details: [] } }) })
+      : r.fallback(),
+  );
+  let asked = "";
+  page.once("dialog", (dialog) => {
+    asked = dialog.message();
+    void dialog.accept();
+  });
+  await page.getByRole("region", { name: "2 selected" }).getByRole("button", { name: "Delete selected" }).click();
+  await page.getByText("Deleting: 2 of 2 done, 1 failed.").waitFor();
+  expect(asked).toContain("Delete 2 collectors?");
+  expect(await page.getByRole("list", { name: "Failures" }).innerText()).toBe("tmp-b: held by a test");
+  expect(await byName("tmp-a")).toHaveLength(0);
+  expect(await byName("tmp-b")).toHaveLength(1);
+  await row("tmp-a").waitFor({ state: "detached" });
+  // The failed one is still selected: retried, it goes.
+  await page.unroute(refused);
+  page.once("dialog", (dialog) => void dialog.accept());
+  await page.getByRole("region", { name: "1 selected" }).getByRole("button", { name: "Delete selected" }).click();
+  await page.getByText("Deleting: 1 of 1 done.").waitFor();
+  expect(await byName("tmp-b")).toHaveLength(0);
 }, SLOW);
 
 test("deleting asks first: dismissed keeps the collector, accepted removes it", async () => {
