@@ -68,7 +68,7 @@ export function BulkActions({ selected, onSettled }: { selected: Collector[]; on
     let tag: Record<string, string>;
     try {
       tag = parseTags(String(new FormData(event.currentTarget).get("tag") ?? ""));
-      if (Object.keys(tag).length === 0) throw new ApiError(400, "validation_failed", "Give a tag as key=value.", [{ path: "tags", message: "is empty" }]);
+      if (Object.keys(tag).length === 0) throw new ApiError(0, "validation_failed", "Give a tag as key=value.", [{ path: "tags", message: "is empty" }]);
     } catch (caught) {
       setError(caught as ApiError);
       return;

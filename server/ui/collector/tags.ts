@@ -1,7 +1,7 @@
 /**
  * Tags as the collector forms edit them: one text box of `key=value` pairs
  * separated by commas or newlines. A pair without `=` or with an empty key is
- * refused here, as the API would refuse it, with the error on the tags field.
+ * refused here, before any call (status 0: no HTTP answer), with the error on the tags field.
  */
 import { ApiError } from "../api.ts";
 
@@ -16,7 +16,7 @@ export function parseTags(text: string): Record<string, string> {
   for (const part of text.split(/[,\n]/).map((p) => p.trim()).filter((p) => p !== "")) {
     const at = part.indexOf("=");
     const key = at === -1 ? "" : part.slice(0, at).trim();
-    if (key === "") throw new ApiError(400, "validation_failed", "Each tag is key=value.", [{ path: "tags", message: `"${part}" is not key=value` }]);
+    if (key === "") throw new ApiError(0, "validation_failed", "Each tag is key=value.", [{ path: "tags", message: `"${part}" is not key=value` }]);
     tags[key] = part.slice(at + 1).trim();
   }
   return tags;
