@@ -3,13 +3,15 @@
  * (header, health, live throughput), what it runs (target and reported
  * config, push history with diffs and rollback), its own token, and the
  * sources and destinations active on it. Live collector events keep the
- * header current; config_target events refresh the config parts. Viewers
- * get the same page without its write buttons.
+ * header current; config_target events refresh the config parts. Writers
+ * also get its settings (rename, environment, tags, mode, delete); viewers
+ * get the same page without any write controls.
  */
 import { useEffect, useState, type ReactNode } from "react";
 import { api, ApiError } from "../api.ts";
 import { ActivationsSection } from "../collector/Activations.tsx";
 import { ConfigHistorySection } from "../collector/ConfigHistory.tsx";
+import { EditCollectorSection } from "../collector/EditCollector.tsx";
 import { EffectiveConfigSection } from "../collector/EffectiveConfig.tsx";
 import { ThroughputSection } from "../collector/Throughput.tsx";
 import { TokenRotationSection } from "../collector/TokenRotation.tsx";
@@ -77,6 +79,7 @@ export function CollectorDetailPage({ id }: { id: string }) {
           <EffectiveConfigSection collectorId={id} reload={configVersion} />
           <ConfigHistorySection collectorId={id} reload={configVersion} canWrite={canWrite} onRolledBack={() => setConfigVersion((n) => n + 1)} />
           {canWrite && <TokenRotationSection collector={collector} />}
+          {canWrite && <EditCollectorSection collector={collector} onSaved={setCollector} />}
           <ActivationsSection collectorId={id} canWrite={canWrite} reload={configVersion} />
         </>
       )}

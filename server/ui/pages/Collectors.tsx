@@ -6,6 +6,8 @@
  * table still tells assistive technology its full size (aria-rowcount), and
  * the next page is fetched as the user scrolls near the end ("Load more"
  * stays for keyboard users). Live collector events update rows in place.
+ * Writers also get "Add collector" and a checkbox per row: the selection
+ * (kept while the filters stay) takes bulk actions; viewers get neither.
  */
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
@@ -21,6 +23,9 @@ import { isReportingOnly, ReportingOnlyNote } from "../components/ReportingOnly.
 import { useFilteredList } from "../list.ts";
 import { Link } from "../router.tsx";
 import { useLiveEvents, type LiveEvent } from "../events.ts";
+import { AddCollector } from "../collector/AddCollector.tsx";
+import { BulkActions } from "../collector/BulkActions.tsx";
+import { useCanWrite } from "../schema/editing.tsx";
 import "./Collectors.css";
 
 // A value, so it cannot come from the server module without bundling it; `satisfies` keeps the two in step.
@@ -199,12 +204,36 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
   const more = nextCursor !== null;
   // Once every page is in, the rows are the total; until then the fleet count (if known) is.
   const total = more ? (fleetTotal === null ? null : Math.max(fleetTotal, rows.length)) : rows.length;
+  const canWrite = useCanWrite();
+  const [adding, setAdding] = useState(false);
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  useEffect(() => setSelected(new Set()), [filterKey]);
+  const selectedRows = useMemo(() => rows.filter((c) => selected.has(c.id)), [rows, selected]);
+  const selection = canWrite
+    ? {
+        selected,
+        toggle: (id: string) =>
+          setSelected((before) => {
+            const after = new Set(before);
+            if (!after.delete(id)) after.add(id);
+            return after;
+          }),
+        toggleAll: () => setSelected(selectedRows.length === rows.length ? new Set() : new Set(rows.map((c) => c.id))),
+      }
+    : undefined;
 
   return (
     <section aria-labelledby="collectors-title">
       <div className="page-head">
         <h1 id="collectors-title">Collectors</h1>
+        {canWrite && !adding && (
+          <button type="button" className="button primary" onClick={() => setAdding(true)}>
+            Add collector
+          </button>
+        )}
       </div>
+      {/* Once one is added, the list starts afresh so it is in it (a live event alone would wait behind "1 new"). */}
+      {adding && <AddCollector onClose={(added) => (added ? onRefresh() : setAdding(false))} />}
       {/* Keyed on the URL's filters, so Back and reload show what is applied. */}
       <form key={filterKey} className="filters" role="search" aria-label="Filter collectors" onSubmit={onFilter}>
         <div className="field">
@@ -259,8 +288,16 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
           </button>
         </p>
       )}
+      {canWrite && (
+        <BulkActions
+          selected={selectedRows}
+          onSettled={(succeeded) =>
+            setSelected((before) => new Set([...before].filter((id) => !succeeded.includes(id))))
+          }
+        />
+      )}
       {rows.length > 0 && (
-        <CollectorTable rows={rows} total={total} onNearEnd={more && !loading && !error ? loadMore : undefined} />
+        <CollectorTable rows={rows} total={total} selection={selection} onNearEnd={more && !loading && !error ? loadMore : undefined} />
       )}
       <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>
@@ -273,7 +310,13 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
  * a collector's aria-rowindex is its position + 2; aria-rowcount is -1 while
  * the total is unknown, as ARIA specifies.
  */
-function CollectorTable({ rows, total, onNearEnd }: { rows: Collector[]; total: number | null; onNearEnd?: () => void }) {
+interface Selection {
+  selected: ReadonlySet<string>;
+  toggle: (id: string) => void;
+  toggleAll: () => void;
+}
+
+function CollectorTable({ rows, total, selection, onNearEnd }: { rows: Collector[]; total: number | null; selection?: Selection; onNearEnd?: () => void }) {
   const scroller = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
     count: rows.length,
@@ -294,7 +337,7 @@ function CollectorTable({ rows, total, onNearEnd }: { rows: Collector[]; total: 
   return (
     <div
       ref={scroller}
-      className="collector-table"
+      className={selection ? "collector-table selectable" : "collector-table"}
       role="table"
       aria-labelledby="collectors-title"
       aria-rowcount={total === null ? -1 : total + 1}
@@ -302,7 +345,19 @@ function CollectorTable({ rows, total, onNearEnd }: { rows: Collector[]; total: 
     >
       <div role="rowgroup" className="collector-head">
         <div role="row" aria-rowindex={1} className="collector-row">
-          <span role="columnheader">Name</span>
+          {/* The checkboxes sit in the name column, so the table's columns are the same for every role. */}
+          <span role="columnheader" className="cell-name">
+            {selection && (
+              <input
+                type="checkbox"
+                className="select"
+                aria-label="Select all loaded collectors"
+                checked={rows.length > 0 && rows.every((c) => selection.selected.has(c.id))}
+                onChange={selection.toggleAll}
+              />
+            )}
+            Name
+          </span>
           <span role="columnheader">Status</span>
           <span role="columnheader">Last seen</span>
           <span role="columnheader">Environment</span>
@@ -324,6 +379,9 @@ function CollectorTable({ rows, total, onNearEnd }: { rows: Collector[]; total: 
               style={{ transform: `translateY(${item.start}px)` }}
             >
               <span role="rowheader" className="cell-name">
+                {selection && (
+                  <input type="checkbox" className="select" aria-label={`Select ${c.name}`} checked={selection.selected.has(c.id)} onChange={() => selection.toggle(c.id)} />
+                )}
                 <Link href={`/ui/collectors/${encodeURIComponent(c.id)}`} className="name">
                   {c.name}
                 </Link>

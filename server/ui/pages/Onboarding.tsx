@@ -13,7 +13,7 @@
 import { useEffect, useState, type FormEvent } from "react";
 import type { BootstrapFile, Runtime } from "../../enrollment/bootstrap.ts";
 import { api, ApiError } from "../api.ts";
-import { CopyButton } from "../components/CopyButton.tsx";
+import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
@@ -38,42 +38,7 @@ interface EnrollmentToken {
   revokedAt: string | null;
 }
 
-interface Snippet {
-  snippet: string;
-  expiresAt: string | null;
-}
-
 const PAGE_SIZE = 100;
-
-/** The one-liner in a read-only box, with a Copy button that says when it worked. */
-function SnippetBox({ id, label, snippet }: { id: string; label: string; snippet: Snippet }) {
-  return (
-    <div className="snippet">
-      <label htmlFor={id}>{label}</label>
-      <textarea
-        id={id}
-        className="snippet-box"
-        readOnly
-        rows={4}
-        spellCheck={false}
-        value={snippet.snippet}
-        onFocus={(event) => event.currentTarget.select()}
-      />
-      <div className="snippet-actions">
-        <CopyButton text={snippet.snippet} />
-      </div>
-      <p className="hint">
-        Shown once: the command holds a new token.
-        {snippet.expiresAt && (
-          <>
-            {" "}
-            Expires <LastSeen at={snippet.expiresAt} />.
-          </>
-        )}
-      </p>
-    </div>
-  );
-}
 
 /** Asks the API for an install snippet (which mints its token); the answer, or the API's error, replaces the last. */
 function useSnippet(onMinted: () => void) {
@@ -324,19 +289,7 @@ function BootstrapFiles({ onMinted, readiness }: { onMinted: () => void; readine
         {answer && `${answer.files.length} file${answer.files.length === 1 ? "" : "s"} for ${chosen.label}.`}
       </p>
       {answer?.minted && <p className="hint">Shown once: the files hold a new token.</p>}
-      {answer?.files.map((file, i) => (
-        <section key={file.path} className="bootstrap-file" aria-labelledby={`bootstrap-file-${i}`}>
-          <h3 id={`bootstrap-file-${i}`}>
-            <code>{file.path}</code>
-          </h3>
-          <pre className="bootstrap-code" tabIndex={0} aria-labelledby={`bootstrap-file-${i}`}>
-            <code>{file.body}</code>
-          </pre>
-          <div className="snippet-actions">
-            <CopyButton text={file.body} label={`Copy ${file.path}`} />
-          </div>
-        </section>
-      ))}
+      {answer && <BootstrapFileList files={answer.files} />}
     </section>
   );
 }

@@ -1,0 +1,165 @@
+/**
+ * Add a collector in one flow: name, environment, tags and how it is managed
+ * (OpAMP, Runtime O; or remotecfg, Runtime R), then what to run on its host,
+ * the install one-liner or the bootstrap files. POST /collectors makes the
+ * record; POST /collectors/snippet?collectorId= or POST
+ * /collectors/{id}/bootstrap mints its token (an enrollment token bound to it
+ * for OpAMP, its own token for remotecfg) and answers the material, shown
+ * once. Should that second call fail, the collector exists: the error says
+ * so and "Try again" asks only for the material.
+ */
+import { useState, type FormEvent } from "react";
+import type { BootstrapFile } from "../../enrollment/bootstrap.ts";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { FieldError, fieldProps } from "../components/FieldError.tsx";
+import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
+import { SetupWarning, useOnboardingReadiness } from "../components/SetupWarnings.tsx";
+import { Link } from "../router.tsx";
+import { parseTags } from "./tags.ts";
+import type { Collector } from "./types.ts";
+
+type Mode = Collector["managementMode"];
+type Delivery = "snippet" | "files";
+type Material = { kind: "snippet"; snippet: Snippet } | { kind: "files"; files: BootstrapFile[] };
+
+const MODES: { value: Mode; label: string; hint: string }[] = [
+  { value: "opamp", label: "OpAMP (Runtime O)", hint: "OpenTelemetry Collector under the OpAMP supervisor" },
+  { value: "rcfg-remotecfg", label: "remotecfg (Runtime R)", hint: "Grafana Alloy polling for its config" },
+];
+
+function material(collector: Collector, delivery: Delivery): Promise<Material> {
+  const id = encodeURIComponent(collector.id);
+  return delivery === "snippet"
+    ? api.post<Snippet>(`/collectors/snippet?collectorId=${id}`).then((snippet) => ({ kind: "snippet", snippet }))
+    : api.post<{ files: BootstrapFile[] }>(`/collectors/${id}/bootstrap`).then(({ files }) => ({ kind: "files", files }));
+}
+
+export function AddCollector({ onClose }: { onClose: (added: boolean) => void }) {
+  const readiness = useOnboardingReadiness(true);
+  const blocked = readiness && !readiness.collectorSnippet.ready ? readiness.collectorSnippet.problem : null;
+  const [mode, setMode] = useState<Mode>("opamp");
+  const [delivery, setDelivery] = useState<Delivery>("snippet");
+  const [created, setCreated] = useState<Collector | null>(null);
+  const [answer, setAnswer] = useState<Material | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  function fetchMaterial(collector: Collector) {
+    setBusy(true);
+    setError(null);
+    material(collector, delivery)
+      .then(setAnswer, (caught: ApiError) => setError(caught))
+      .finally(() => setBusy(false));
+  }
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const text = (key: string) => String(form.get(key) ?? "").trim();
+    let tags: Record<string, string>;
+    try {
+      tags = parseTags(text("tags"));
+    } catch (caught) {
+      setError(caught as ApiError);
+      return;
+    }
+    const environment = text("environment");
+    setBusy(true);
+    setError(null);
+    api
+      .post<Collector>("/collectors", { name: text("name"), managementMode: mode, tags, ...(environment === "" ? {} : { environment }) })
+      .then(
+        (collector) => {
+          setCreated(collector);
+          fetchMaterial(collector);
+        },
+        (caught: ApiError) => {
+          setError(caught);
+          setBusy(false);
+        },
+      );
+  }
+
+  const runtime = mode === "opamp" ? "Runtime O" : "Runtime R";
+  return (
+    <section className="detail-block onboarding-card add-collector" aria-labelledby="add-collector-title">
+      <h2 id="add-collector-title">Add a collector</h2>
+      {created === null ? (
+        <form className="filters bootstrap-form" aria-label="Add a collector" onSubmit={onSubmit}>
+          <div className="field grow">
+            <label htmlFor="add-name">Name</label>
+            <input id="add-name" name="name" required maxLength={200} placeholder="web-1" {...fieldProps(error, "name", "add-name-error")} />
+            <FieldError id="add-name-error" error={error} field="name" />
+          </div>
+          <div className="field">
+            <label htmlFor="add-environment">Environment</label>
+            <input id="add-environment" name="environment" maxLength={200} placeholder="prod" {...fieldProps(error, "environment", "add-environment-error")} />
+            <FieldError id="add-environment-error" error={error} field="environment" />
+          </div>
+          <div className="field grow">
+            <label htmlFor="add-tags">Tags</label>
+            <input id="add-tags" name="tags" placeholder="team=payments, region=eu" {...fieldProps(error, "tags", "add-tags-error")} />
+            <FieldError id="add-tags-error" error={error} field="tags" />
+          </div>
+          <fieldset className="choice">
+            <legend>Management</legend>
+            {MODES.map((choice) => (
+              <label key={choice.value}>
+                <input type="radio" name="managementMode" value={choice.value} checked={mode === choice.value} onChange={() => setMode(choice.value)} />{" "}
+                {choice.label} <span className="muted">({choice.hint})</span>
+              </label>
+            ))}
+            <FieldError id="add-mode-error" error={error} field="managementMode" />
+          </fieldset>
+          <fieldset className="choice">
+            <legend>Then show</legend>
+            <label>
+              <input type="radio" name="delivery" value="snippet" checked={delivery === "snippet"} onChange={() => setDelivery("snippet")} /> The install command
+            </label>
+            <label>
+              <input type="radio" name="delivery" value="files" checked={delivery === "files"} onChange={() => setDelivery("files")} /> The bootstrap files
+            </label>
+          </fieldset>
+          <div className="filter-actions">
+            <button type="submit" className="button primary" disabled={busy || blocked !== null} aria-describedby={blocked ? "add-blocked" : undefined}>
+              Add collector
+            </button>
+            <button type="button" className="button" onClick={() => onClose(false)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      ) : (
+        <p role="status">
+          Added <Link href={`/ui/collectors/${encodeURIComponent(created.id)}`}>{created.name}</Link> ({runtime}).{" "}
+          {answer === null && !error && "Minting its token…"}
+        </p>
+      )}
+      {blocked && <SetupWarning id="add-blocked" title="Unavailable" problem={blocked} />}
+      {created !== null && error && <p className="muted">The collector was added, but its {delivery === "snippet" ? "install command" : "bootstrap files"} could not be made:</p>}
+      <ErrorMessage error={error} />
+      {created !== null && error && (
+        <button type="button" className="button" disabled={busy} onClick={() => fetchMaterial(created)}>
+          Try again
+        </button>
+      )}
+      {answer?.kind === "snippet" && <SnippetBox id="add-snippet" label={`Install command for ${created?.name}`} snippet={answer.snippet} />}
+      {answer?.kind === "files" && (
+        <>
+          <p className="hint">
+            {answer.files.length} file{answer.files.length === 1 ? "" : "s"} for {runtime}. Shown once: the files hold a new token.
+          </p>
+          <BootstrapFileList files={answer.files} idPrefix="add-file" />
+        </>
+      )}
+      {created !== null && (
+        <div className="filter-actions">
+          <button type="button" className="button" onClick={() => onClose(true)}>
+            Done
+          </button>
+        </div>
+      )}
+    </section>
+  );
+}

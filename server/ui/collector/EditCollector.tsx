@@ -1,0 +1,131 @@
+/**
+ * A collector's settings on its page: name, environment, tags and management
+ * mode (PATCH /collectors/{id}, only what changed; the API's errors beside the
+ * field they name, e.g. a mode change refused because a destination cannot
+ * run on the other runtime), and Delete after a confirmation.
+ */
+import { useState, type FormEvent } from "react";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { FieldError, fieldProps } from "../components/FieldError.tsx";
+import { navigate } from "../router.tsx";
+import { parseTags, tagsText } from "./tags.ts";
+import type { Collector } from "./types.ts";
+
+export function EditCollectorSection({ collector, onSaved }: { collector: Collector; onSaved: (c: Collector) => void }) {
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [saved, setSaved] = useState(false);
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const text = (key: string) => String(form.get(key) ?? "").trim();
+    let tags: Record<string, string>;
+    try {
+      tags = parseTags(text("tags"));
+    } catch (caught) {
+      setError(caught as ApiError);
+      return;
+    }
+    const environment = text("environment") === "" ? null : text("environment");
+    const mode = text("managementMode") as Collector["managementMode"];
+    const body: Partial<Collector> = {};
+    if (text("name") !== collector.name) body.name = text("name");
+    if (environment !== collector.environment) body.environment = environment;
+    if (tagsText(tags) !== tagsText(collector.tags)) body.tags = tags;
+    if (mode !== collector.managementMode) body.managementMode = mode;
+    setSaved(false);
+    if (Object.keys(body).length === 0) {
+      setError(null);
+      setSaved(true);
+      return;
+    }
+    setBusy(true);
+    api
+      .patch<Collector>(`/collectors/${encodeURIComponent(collector.id)}`, body)
+      .then(
+        (updated) => {
+          setError(null);
+          setSaved(true);
+          onSaved(updated);
+        },
+        (caught: ApiError) => setError(caught),
+      )
+      .finally(() => setBusy(false));
+  }
+
+  function remove() {
+    if (!window.confirm(`Delete collector ${collector.name}? Its record and token are removed; if it runs, it can no longer connect.`)) return;
+    setBusy(true);
+    api.delete(`/collectors/${encodeURIComponent(collector.id)}`).then(
+      () => navigate("/ui/collectors"),
+      (caught: ApiError) => {
+        setError(caught);
+        setBusy(false);
+      },
+    );
+  }
+
+  return (
+    <section className="detail-block" aria-labelledby="settings-title">
+      <h2 id="settings-title">Settings</h2>
+      {/* Keyed on the stored values, so a live change elsewhere resets the form to them. */}
+      <form
+        key={`${collector.name}|${collector.environment}|${tagsText(collector.tags)}|${collector.managementMode}`}
+        className="filters"
+        aria-label="Collector settings"
+        onSubmit={onSubmit}
+      >
+        <div className="field grow">
+          <label htmlFor="edit-name">Name</label>
+          <input id="edit-name" name="name" required maxLength={200} defaultValue={collector.name} {...fieldProps(error, "name", "edit-name-error")} />
+          <FieldError id="edit-name-error" error={error} field="name" />
+        </div>
+        <div className="field">
+          <label htmlFor="edit-environment">Environment</label>
+          <input
+            id="edit-environment"
+            name="environment"
+            maxLength={200}
+            defaultValue={collector.environment ?? ""}
+            placeholder="none"
+            {...fieldProps(error, "environment", "edit-environment-error")}
+          />
+          <FieldError id="edit-environment-error" error={error} field="environment" />
+        </div>
+        <div className="field grow">
+          <label htmlFor="edit-tags">Tags</label>
+          <input
+            id="edit-tags"
+            name="tags"
+            defaultValue={tagsText(collector.tags)}
+            placeholder="team=payments, region=eu"
+            {...fieldProps(error, "tags", "edit-tags-error")}
+          />
+          <FieldError id="edit-tags-error" error={error} field="tags" />
+        </div>
+        <div className="field">
+          <label htmlFor="edit-mode">Management</label>
+          <select id="edit-mode" name="managementMode" defaultValue={collector.managementMode} {...fieldProps(error, "managementMode", "edit-mode-error")}>
+            <option value="opamp">OpAMP (Runtime O)</option>
+            <option value="rcfg-remotecfg">remotecfg (Runtime R)</option>
+          </select>
+          <FieldError id="edit-mode-error" error={error} field="managementMode" />
+        </div>
+        <div className="filter-actions">
+          <button type="submit" className="button primary" disabled={busy}>
+            Save
+          </button>
+          <button type="button" className="button danger" disabled={busy} onClick={remove}>
+            Delete collector
+          </button>
+        </div>
+      </form>
+      <ErrorMessage error={error} />
+      <p className="muted" aria-live="polite">
+        {saved && !error ? "Saved." : ""}
+      </p>
+    </section>
+  );
+}
