@@ -25,3 +25,27 @@ export function jsonCaller(base: string, token: string) {
     return (text === "" ? undefined : JSON.parse(text)) as T;
   };
 }
+
+/** One block of a server-sent event stream: its event name and data line, when it has them, and the block as sent (a comment has neither). */
+export interface SseBlock {
+  event?: string;
+  data?: string;
+  text: string;
+}
+
+/** The blocks of an event stream as they arrive, until the reader ends (or is cancelled). */
+export async function* sseBlocks(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<SseBlock> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) !== -1) {
+      const text = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      yield { event: /^event: (.*)$/m.exec(text)?.[1], data: /^data: (.*)$/m.exec(text)?.[1], text };
+    }
+  }
+}

@@ -1,5 +1,6 @@
 /** Live events over SSE: a collector change reaches a listening client; scopes filter what it sees. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { sseBlocks } from "../client.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
 let server: TestServer;
@@ -11,23 +12,12 @@ afterAll(() => server.stop());
 /** Reads events until `count` have arrived or the time runs out. */
 async function collect(res: Response, count: number, timeoutMs = 3000): Promise<{ event: string; data: Record<string, unknown> }[]> {
   const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
   const events: { event: string; data: Record<string, unknown> }[] = [];
-  let buffer = "";
   const deadline = setTimeout(() => void reader.cancel(), timeoutMs);
   try {
-    while (events.length < count) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) !== -1) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const event = /^event: (.*)$/m.exec(block)?.[1];
-        const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (event && data) events.push({ event, data: JSON.parse(data) });
-      }
+    for await (const { event, data } of sseBlocks(reader)) {
+      if (event && data) events.push({ event, data: JSON.parse(data) });
+      if (events.length >= count) break;
     }
   } finally {
     clearTimeout(deadline);

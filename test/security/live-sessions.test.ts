@@ -12,6 +12,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { AgentToServerSchema, type ServerToAgent } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { SqliteStore } from "../../server/store/sqlite.ts";
 import type { Store } from "../../server/store/store.ts";
+import { sseBlocks } from "../client.ts";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 import { CAPS, description, RawAgent, until, uuidBytes } from "../opamp/helpers.ts";
@@ -276,21 +277,10 @@ function readStream(res: Response) {
   const events: string[] = [];
   const comments: string[] = [];
   const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
   const ended = (async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) !== -1) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const event = /^event: (.*)$/m.exec(block)?.[1];
-        if (event) events.push(event);
-        else comments.push(block);
-      }
+    for await (const block of sseBlocks(reader)) {
+      if (block.event) events.push(block.event);
+      else comments.push(block.text);
     }
   })();
   return { events, comments, ended, cancel: () => reader.cancel().catch(() => {}) };
