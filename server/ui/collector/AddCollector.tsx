@@ -16,7 +16,7 @@ import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
 import { SetupWarning, useOnboardingReadiness } from "../components/SetupWarnings.tsx";
 import { Link } from "../router.tsx";
-import { parseTags } from "./tags.ts";
+import { readCollectorForm } from "./tags.ts";
 import type { Collector } from "./types.ts";
 
 type Mode = Collector["managementMode"];
@@ -55,20 +55,18 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const text = (key: string) => String(form.get(key) ?? "").trim();
-    let tags: Record<string, string>;
+    let fields: ReturnType<typeof readCollectorForm>;
     try {
-      tags = parseTags(text("tags"));
+      fields = readCollectorForm(event.currentTarget);
     } catch (caught) {
       setError(caught as ApiError);
       return;
     }
-    const environment = text("environment");
+    const { name, environment, tags } = fields;
     setBusy(true);
     setError(null);
     api
-      .post<Collector>("/collectors", { name: text("name"), managementMode: mode, tags, ...(environment === "" ? {} : { environment }) })
+      .post<Collector>("/collectors", { name, managementMode: mode, tags, ...(environment === null ? {} : { environment }) })
       .then(
         (collector) => {
           setCreated(collector);

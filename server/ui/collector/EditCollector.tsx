@@ -9,7 +9,7 @@ import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { navigate } from "../router.tsx";
-import { parseTags, tagsText } from "./tags.ts";
+import { readCollectorForm, tagsText } from "./tags.ts";
 import type { Collector } from "./types.ts";
 
 export function EditCollectorSection({ collector, onSaved }: { collector: Collector; onSaved: (c: Collector) => void }) {
@@ -19,19 +19,17 @@ export function EditCollectorSection({ collector, onSaved }: { collector: Collec
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const text = (key: string) => String(form.get(key) ?? "").trim();
-    let tags: Record<string, string>;
+    let fields: ReturnType<typeof readCollectorForm>;
     try {
-      tags = parseTags(text("tags"));
+      fields = readCollectorForm(event.currentTarget);
     } catch (caught) {
       setError(caught as ApiError);
       return;
     }
-    const environment = text("environment") === "" ? null : text("environment");
+    const { text, name, environment, tags } = fields;
     const mode = text("managementMode") as Collector["managementMode"];
     const body: Partial<Collector> = {};
-    if (text("name") !== collector.name) body.name = text("name");
+    if (name !== collector.name) body.name = name;
     if (environment !== collector.environment) body.environment = environment;
     if (tagsText(tags) !== tagsText(collector.tags)) body.tags = tags;
     if (mode !== collector.managementMode) body.managementMode = mode;

@@ -1,7 +1,8 @@
 /**
- * Tags as the collector forms edit them: one text box of `key=value` pairs
- * separated by commas or newlines. A pair without `=` or with an empty key is
- * refused here, before any call (status 0: no HTTP answer), with the error on the tags field.
+ * What the collector forms (add, settings) read. Tags are one text box of
+ * `key=value` pairs separated by commas or newlines; a pair without `=` or
+ * with an empty key is refused here, before any call (status 0: no HTTP
+ * answer), with the error on the tags field.
  */
 import { ApiError } from "../api.ts";
 
@@ -20,4 +21,12 @@ export function parseTags(text: string): Record<string, string> {
     tags[key] = part.slice(at + 1).trim();
   }
   return tags;
+}
+
+/** The name, environment (null when blank) and tags a collector form holds, trimmed; throws parseTags' ApiError. */
+export function readCollectorForm(form: HTMLFormElement): { text: (key: string) => string; name: string; environment: string | null; tags: Record<string, string> } {
+  const data = new FormData(form);
+  const text = (key: string) => String(data.get(key) ?? "").trim();
+  const environment = text("environment");
+  return { text, name: text("name"), environment: environment === "" ? null : environment, tags: parseTags(text("tags")) };
 }
