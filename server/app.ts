@@ -30,6 +30,7 @@ import { smtpMailer, type Mailer } from "./mail/mailer.ts";
 import { Rollouts } from "./rollout/rollout.ts";
 import { loadSecrets } from "./secrets/key.ts";
 import type { Secrets } from "./secrets/secrets.ts";
+import { SecretVault } from "./secrets/vault.ts";
 import { Telemetry } from "./telemetry/index.ts";
 import type { Store } from "./store/store.ts";
 
@@ -50,6 +51,8 @@ export interface App {
   collectorTokens: CollectorTokens;
   /** Seals and opens secrets kept in the store (server/secrets). */
   secrets: Secrets;
+  /** Sealed values of sensitive config fields, one document per version. */
+  vault: SecretVault;
   configStore: ConfigStore;
   sources: Components;
   destinations: Components;
@@ -100,6 +103,7 @@ export async function createApp(
   const enrollment = new Enrollment(store, collectors);
   const agents = new Agents(store, enrollment, logger, HEARTBEAT_SECONDS);
   const live = new LiveCredentials(store, logger);
+  const vault = new SecretVault(store, secrets);
   const app: App = {
     config,
     store,
@@ -112,6 +116,7 @@ export async function createApp(
     enrollment,
     collectorTokens,
     secrets,
+    vault,
     configStore,
     sources: new Components(configStore, "source", hostPaths),
     destinations: new Components(configStore, "destination"),
