@@ -50,6 +50,9 @@ describe("catalogView", () => {
   test("each schema is valid JSON Schema (2020-12) that compiles", () => {
     const ajv = new Ajv2020({ strict: true, allErrors: true });
     ajv.addKeyword("errorMessage");
+    // Annotations of sensitive fields (secrets/values.ts): forms render them write-only.
+    ajv.addKeyword("sensitive");
+    ajv.addKeyword("plainAllowed");
     for (const e of [...view.sources, ...view.destinations, ...view.processors]) {
       expect(ajv.validateSchema(e.schema)).toBe(true);
       expect(() => ajv.compile(e.schema)).not.toThrow();

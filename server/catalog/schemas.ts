@@ -11,6 +11,7 @@ import {
   type TProperties,
   type TUnsafe,
 } from "@sinclair/typebox";
+import { Sensitive } from "../secrets/values.ts";
 import { parseDuration, type DurationGrammar } from "./durations.ts";
 
 /** A closed object. */
@@ -144,18 +145,23 @@ const HEADER_RULES = {
 
 /**
  * Extra headers sent with every request, e.g. `Authorization`: HTTP header
- * rules by default, gRPC metadata rules for a gRPC exporter.
+ * rules by default, gRPC metadata rules for a gRPC exporter. Values are
+ * sensitive (kept in the vault, never in git or a read); one that is not
+ * secret, such as a tenant id, may be marked so (`{value, secret: false}`).
  */
 export function Headers(options: SchemaOptions & { protocol?: keyof typeof HEADER_RULES } = {}) {
   const { protocol = "http", ...rest } = options;
   const rules = HEADER_RULES[protocol];
   return Type.Record(
     Type.String({ pattern: rules.name }),
-    Type.String({
-      maxLength: 8192,
-      pattern: rules.value,
-      errorMessage: `must be a header value: ${rules.values}, no leading or trailing whitespace`,
-    }),
+    Sensitive(
+      Type.String({
+        maxLength: 8192,
+        pattern: rules.value,
+        errorMessage: `must be a header value: ${rules.values}, no leading or trailing whitespace`,
+      }),
+      { plainAllowed: true },
+    ),
     {
       additionalProperties: false,
       default: {},
