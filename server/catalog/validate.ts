@@ -41,14 +41,22 @@ export function validateComponentConfig(
   if (catalogType === undefined) {
     throw new ValidationError(`Unknown ${kind} type '${type}'.`, [{ path: "type", message: `is not a ${kind} type of the catalog` }]);
   }
-  const what = `${type} ${kind} config`;
-  const filled = Value.Default(catalogType.schema, Value.Clone(config)) as Record<string, unknown>;
-  const problems = [...detailsOf(() => validate(formsAllowed(catalogType.schema), filled, what, root))];
-  for (const leaf of sensitiveLeaves(catalogType.schema, filled)) {
-    problems.push(...sensitiveProblems(leaf.schema, leaf.value, pathText(root, leaf.path), what));
-  }
+  return validateConfig(catalogType.schema, config, `${type} ${kind} config`, root, (valid) => catalogType.check?.(valid as never, root) ?? []);
+}
+
+/** What `validateComponentConfig` does for a catalog type, for any `schema` and rules `check` it cannot say. */
+export function validateConfig(
+  schema: TSchema,
+  config: unknown,
+  what: string,
+  root: string,
+  check: (valid: Record<string, unknown>) => ErrorDetail[] = () => [],
+): Record<string, unknown> {
+  const filled = Value.Default(schema, Value.Clone(config)) as Record<string, unknown>;
+  const problems = [...detailsOf(() => validate(formsAllowed(schema), filled, what, root))];
+  for (const leaf of sensitiveLeaves(schema, filled)) problems.push(...sensitiveProblems(leaf.schema, leaf.value, pathText(root, leaf.path), what));
   if (problems.length === 0) problems.push(...unwritableText(filled, root));
-  if (problems.length === 0) problems.push(...(catalogType.check?.(filled as never, root) ?? []));
+  if (problems.length === 0) problems.push(...check(filled));
   const first = problems[0];
   if (first) throw new ValidationError(`The ${what} is not valid: ${first.path}: ${first.message}.`, problems);
   return filled;
