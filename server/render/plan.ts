@@ -23,7 +23,6 @@ import {
   mergeOverrides,
   runtimeProblem,
   validateComponentConfig,
-  type ComponentType,
   type DestinationType,
   type ProcessorType,
   type Runtime,
@@ -96,7 +95,7 @@ function fail(path: string, message: string): never {
  * value marked not secret as its text, a host environment value as a
  * HostEnvValue. `where(path)` names where a field's value was written.
  */
-function renderable(type: ComponentType, config: Record<string, unknown>, where: (path: string[]) => string): Record<string, unknown> {
+function renderable(type: SourceType | DestinationType, config: Record<string, unknown>, where: (path: string[]) => string): Record<string, unknown> {
   let out = config;
   for (const leaf of sensitiveLeaves(type.schema, config)) out = withValueAt(out, leaf.path, renderValue(leaf.value, where(leaf.path)));
   return out;
