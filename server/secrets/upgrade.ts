@@ -8,13 +8,13 @@
  */
 import type { Logger } from "pino";
 import { auditEntry, SYSTEM_ACTOR } from "../audit/audit.ts";
-import { RUNTIMES } from "../catalog/index.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { paths } from "../configstore/layout.ts";
 import { deliverable, quotedSecret } from "../render/secrets.ts";
 import type { EffectiveConfig } from "../rollout/rollout.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Store, WriteOp } from "../store/store.ts";
+import { plaintextRedactor } from "./redact.ts";
 import { sealPlaintextInTree } from "./tree.ts";
 import { secretMarker } from "./values.ts";
 import type { SecretVault } from "./vault.ts";
@@ -50,29 +50,6 @@ export async function redactRendered(rendered: RenderedConfig, sealed: SealedPla
   const plaintexts = new Map([...sealed].map(([plaintext, id]) => [id, plaintext]));
   const delivered = await deliverable(rendered.runtime, body, async (id) => plaintexts.get(id) ?? "");
   return delivered === rendered.body ? body : null;
-}
-
-/**
- * Text a collector wrote (its effective config) with every spelling of each
- * plaintext it may have used replaced by the marker: as is or `$`-doubled
- * (the collector's escape for its expansion), each written plain, inside
- * JSON or YAML double quotes, or inside YAML single quotes, and inside either
- * runtime's quoting. Longer spellings go first, so no part of one is left.
- */
-export function redactPlaintexts(text: string, sealed: SealedPlaintexts): string {
-  const spellings: [string, string][] = [];
-  for (const [plaintext, id] of sealed) {
-    const forms = new Set<string>();
-    for (const value of [plaintext, plaintext.replaceAll("$", "$$$$")]) {
-      forms.add(value).add(JSON.stringify(value).slice(1, -1)).add(value.replaceAll("'", "''"));
-    }
-    for (const runtime of RUNTIMES) forms.add(quotedSecret(runtime, plaintext).slice(1, -1));
-    for (const form of forms) if (form !== "") spellings.push([form, secretMarker(id)]);
-  }
-  spellings.sort(([a], [b]) => b.length - a.length);
-  let out = text;
-  for (const [form, marker] of spellings) out = out.replaceAll(form, marker);
-  return out;
 }
 
 /** Every document of a collection, read page by page. */
@@ -122,8 +99,9 @@ export async function upgradeSecrets(deps: { store: Store; configStore: ConfigSt
       renderedConfigs++;
     }
     let effectiveConfigs = 0;
+    const redact = plaintextRedactor(sealed);
     for await (const doc of everyDoc<EffectiveConfig>(store, EFFECTIVE)) {
-      const files = doc.data.files.map((file) => ({ ...file, body: redactPlaintexts(file.body, sealed) }));
+      const files = doc.data.files.map((file) => ({ ...file, body: redact(file.body) }));
       if (files.every((file, i) => file.body === doc.data.files[i]!.body)) continue;
       ops.push({ op: "put", collection: EFFECTIVE, id: doc.id, data: { ...doc.data, files } satisfies EffectiveConfig, expect: doc.version });
       effectiveConfigs++;
