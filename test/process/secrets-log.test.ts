@@ -2,8 +2,8 @@
  * The real server at logging level trace never logs a secret: not the
  * plaintext an older server left in the working tree (moved to the vault at
  * start, which the log says), not one sent through the API (in a good or a
- * refused request), nor one a collector reports back over OpAMP or remote
- * config.
+ * refused request), nor one delivered to a collector or reported back by
+ * it over OpAMP or remote config.
  */
 import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
@@ -17,7 +17,7 @@ import { toYaml } from "../../server/configstore/layout.ts";
 import { CollectorService, EffectiveConfigSchema } from "../../server/gen/collector/v1/collector_pb.ts";
 import { AgentConfigMapSchema, EffectiveConfigSchema as OpampEffectiveConfigSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { SqliteStore } from "../../server/store/sqlite.ts";
-import { description, RawAgent } from "../opamp/helpers.ts";
+import { applied, description, RawAgent } from "../opamp/helpers.ts";
 import { api, bootstrapToken, killAll, removeTempDirs, startServer, tempDir } from "./spawn.ts";
 
 afterEach(killAll);
@@ -71,23 +71,38 @@ test("at trace level the log holds no secret, from the start-up upgrade, the API
   await call("/destinations", "POST", { name: "bad", type: "otlphttp", config: { endpoint: "https://gw.example.com:4318", headers: { Authorization: `${REFUSED}\n` } } }, 400);
   await call("/destinations", "POST", { name: "bad", type: "otlphttp", config: { endpoint: 42, headers: { Authorization: REFUSED } } }, 400);
 
-  // OpAMP: a collector whose override carries a secret reports an effective config holding it.
+  // Both channels deliver a published config with its secret in, and get it reported back.
+  const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
+  const pipeline = await call<{ id: string }>("/pipelines", "POST", {
+    name: "logs",
+    signal: "logs",
+    topology: { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: gw.id }], edges: [{ id: "e1", source: "in", target: "out" }] },
+  });
   const opamp = await call<{ id: string }>("/collectors", "POST", { name: "log-opamp" });
-  await call(`/collectors/${opamp.id}/destinations`, "POST", { destinationId: gw.id, configOverrides: { headers: { Authorization: OVERRIDE } } });
+  const rcfg = await call<{ id: string }>("/collectors", "POST", { name: "log-rcfg", managementMode: "rcfg-remotecfg" });
+  for (const collector of [opamp, rcfg]) {
+    await call(`/collectors/${collector.id}/sources`, "POST", { sourceId: source.id });
+    const configOverrides = collector === opamp ? { headers: { Authorization: OVERRIDE } } : {};
+    await call(`/collectors/${collector.id}/destinations`, "POST", { destinationId: gw.id, configOverrides });
+    await call("/routes", "POST", { collectorId: collector.id, sourceId: source.id, pipelineId: pipeline.id });
+  }
   await call("/commit", "POST", { message: "secrets" });
+  await call("/publish", "POST", undefined, 202);
+
   const enrollment = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", collectorId: opamp.id });
   const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, enrollment.token);
   try {
+    const pushed = agent.next((m) => m.remoteConfig !== undefined);
+    agent.send({ agentDescription: description({ "service.name": "log-opamp" }) });
+    const delivered = new TextDecoder().decode((await pushed).remoteConfig!.config!.configMap[""]!.body);
+    expect(delivered).toContain(JSON.stringify(OVERRIDE));
     const body = new TextEncoder().encode(`exporters:\n  otlphttp:\n    headers:\n      Authorization: ${OVERRIDE}\n`);
     const effectiveConfig = create(OpampEffectiveConfigSchema, { configMap: create(AgentConfigMapSchema, { configMap: { "": { body, contentType: "text/yaml" } } }) });
-    await agent.call({ agentDescription: description({ "service.name": "log-opamp" }), effectiveConfig });
-    await agent.call({ effectiveConfig });
+    await agent.call({ effectiveConfig, remoteConfigStatus: applied((await pushed).remoteConfig!.configHash) });
   } finally {
     agent.close();
   }
 
-  // Remote config: the same, over a poll.
-  const rcfg = await call<{ id: string }>("/collectors", "POST", { name: "log-rcfg", managementMode: "rcfg-remotecfg" });
   const rcfgToken = (await call<{ token: string }>(`/collectors/${rcfg.id}/otlp-token`, "POST")).token;
   const transport = createConnectTransport({
     baseUrl: server.base,
@@ -95,8 +110,10 @@ test("at trace level the log holds no secret, from the start-up upgrade, the API
     useBinaryFormat: true,
     interceptors: [(next) => (req) => (req.header.set("Authorization", `Bearer ${rcfgToken}`), next(req))],
   });
-  const body = new TextEncoder().encode(`otelcol.exporter.otlphttp "gw" {\n  client {\n    headers = { "Authorization" = "${OVERRIDE}" }\n  }\n}\n`);
-  await createClient(CollectorService, transport).getConfig({ id: rcfg.id, effectiveConfig: create(EffectiveConfigSchema, { configMap: { configMap: { "": { body, contentType: "text/plain" } } } }) });
+  const remote = createClient(CollectorService, transport);
+  expect((await remote.getConfig({ id: rcfg.id })).content).toContain(JSON.stringify(REPLACED));
+  const body = new TextEncoder().encode(`otelcol.exporter.otlphttp "gw" {\n  client {\n    headers = { "Authorization" = "${REPLACED}" }\n  }\n}\n`);
+  await remote.getConfig({ id: rcfg.id, effectiveConfig: create(EffectiveConfigSchema, { configMap: { configMap: { "": { body, contentType: "text/plain" } } } }) });
 
   await server.stop("SIGTERM");
   const log = server.stdout() + server.stderr();
