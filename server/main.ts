@@ -21,6 +21,7 @@ import { ConfigRepo } from "./configstore/repo.ts";
 import { startHttpServer } from "./http/server.ts";
 import { migrate, sealedKeys } from "./migrate.ts";
 import { defaultKeyFile } from "./secrets/key.ts";
+import { upgradeSecrets } from "./secrets/upgrade.ts";
 import { MongoStore } from "./store/mongodb.ts";
 import { PostgresStore } from "./store/postgres.ts";
 import { SqliteStore } from "./store/sqlite.ts";
@@ -175,6 +176,8 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
     fail((error as Error).message, 1);
   }
   if (stopping) return;
+  // Plaintext an older server left in the working tree moves to the vault; collectors are delivered the same bytes.
+  await upgradeSecrets(app).catch((error) => logger.error({ err: error }, "moving plaintext secrets to the vault failed; the next start tries again"));
   app.presence.start();
   stopRetention = startAuditRetention(store, {
     retentionDays: config.storage.auditLogRetentionDays,

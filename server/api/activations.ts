@@ -1,13 +1,13 @@
-/** REST: /collectors/{id}/sources and /destinations — what is active on one collector. */
+/** REST: /collectors/{id}/sources and /destinations — what is active on one collector; secrets in overrides are write-only. */
 import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { route, type Route } from "../http/route.ts";
 import { StringMap } from "../http/schemas.ts";
-import { ConfigObject, DestinationActivationBody, SourceActivationBody } from "./config-schemas.ts";
+import { DestinationActivationBody, Overrides, SourceActivationBody } from "./config-schemas.ts";
 
-export const SourceActivation = Type.Object({ sourceId: Type.String(), configOverrides: ConfigObject }, { title: "SourceActivation" });
+export const SourceActivation = Type.Object({ sourceId: Type.String(), configOverrides: Overrides }, { title: "SourceActivation" });
 export const DestinationActivation = Type.Object(
-  { destinationId: Type.String(), configOverrides: ConfigObject, tags: StringMap },
+  { destinationId: Type.String(), configOverrides: Overrides, tags: StringMap },
   { title: "DestinationActivation" },
 );
 

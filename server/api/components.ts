@@ -1,4 +1,8 @@
-/** REST: /sources and /destinations — typed records validated by the catalog; edits land in the working tree. */
+/**
+ * REST: /sources and /destinations — typed records validated by the catalog;
+ * edits land in the working tree. Secrets in sensitive fields are write-only:
+ * no answer carries one (config-schemas.ts says how each form reads).
+ */
 import { Type } from "@sinclair/typebox";
 import type { Components } from "../configstore/components.ts";
 import { route, type Route } from "../http/route.ts";
@@ -14,7 +18,7 @@ export function componentRoutes(components: Components): Route[] {
       path: base,
       scope: "config:write",
       tag,
-      summary: `Create a ${kind} {name, type, config}; config is checked against the catalog schema of its type.`,
+      summary: `Create a ${kind} {name, type, config}; config is checked against the catalog schema of its type, and secrets in sensitive fields are stored encrypted.`,
       body: ComponentBody,
       response: Component,
       status: 201,
@@ -43,7 +47,7 @@ export function componentRoutes(components: Components): Route[] {
       path: `${base}/{id}`,
       scope: "config:write",
       tag,
-      summary: `Replace a ${kind}'s name and config (its type cannot change).`,
+      summary: `Replace a ${kind}'s name and config (its type cannot change); a sensitive field sent back as read keeps its secret.`,
       body: ComponentBody,
       response: Component,
       handler: ({ params, body, principal }) => components.replace(principal, params.id!, body),

@@ -6,14 +6,28 @@ import { StringMap } from "../http/schemas.ts";
 export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", errorMessage: "must be a non-blank string of at most 200 characters" });
 export const Id = Type.String({ minLength: 1, maxLength: 200 });
 export const ConfigObject = Type.Record(Type.String(), Type.Unknown(), { description: "Settings; the catalog gives the schema per type." });
+/** Sensitive fields on a write (secrets/values.ts): every form the API takes. */
+const SENSITIVE_WRITE =
+  "A field the catalog marks `sensitive` takes a string (a new secret: stored encrypted, never shown again), " +
+  "the object a read shows in its place (`{secret: true, …}`: keep the stored secret), `{env: NAME}` (read from the collector host's environment) " +
+  "or, where the catalog also says `plainAllowed`, `{value, secret: false}` (not secret, shown as written).";
+/** Sensitive fields on a read: never a secret's value. */
+const SENSITIVE_READ =
+  "A field the catalog marks `sensitive` reads as `{secret: true, set: true, updatedAt}` for a stored secret (never its value; " +
+  "send it back unchanged to keep the secret), `{env: NAME}` or `{value, secret: false}`.";
+const ComponentConfigBody = Type.Record(Type.String(), Type.Unknown(), { description: `Settings; the catalog gives the schema per type. ${SENSITIVE_WRITE}` });
+const ComponentConfig = Type.Record(Type.String(), Type.Unknown(), { description: `Settings; the catalog gives the schema per type. ${SENSITIVE_READ}` });
+const OVERRIDES = "Per-collector settings merged over the record's config (objects key by key, null removes a key).";
+const OverridesBody = Type.Record(Type.String(), Type.Unknown(), { description: `${OVERRIDES} ${SENSITIVE_WRITE}` });
+export const Overrides = Type.Record(Type.String(), Type.Unknown(), { description: `${OVERRIDES} ${SENSITIVE_READ}` });
 export const Signal = Type.Union(SIGNALS.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${SIGNALS.join(", ")}` });
 
 export const ComponentBody = Type.Object(
-  { name: Name, type: Type.String({ minLength: 1, maxLength: 100 }), config: Type.Optional(ConfigObject) },
+  { name: Name, type: Type.String({ minLength: 1, maxLength: 100 }), config: Type.Optional(ComponentConfigBody) },
   { additionalProperties: false },
 );
 
-export const Component = Type.Object({ id: Type.String(), name: Type.String(), type: Type.String(), config: ConfigObject });
+export const Component = Type.Object({ id: Type.String(), name: Type.String(), type: Type.String(), config: ComponentConfig });
 
 const NodeId = Type.String({ minLength: 1, maxLength: 100, pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$", errorMessage: "must be 1–100 letters, digits, '_', '.' or '-'" });
 
@@ -51,10 +65,10 @@ export const RouteBody = Type.Object({ collectorId: Id, sourceId: Id, pipelineId
 export const Route = Type.Object({ id: Type.String(), collectorId: Type.String(), sourceId: Type.String(), pipelineId: Type.String() }, { title: "Route" });
 
 export const SourceActivationBody = Type.Object(
-  { sourceId: Id, configOverrides: Type.Optional(ConfigObject) },
+  { sourceId: Id, configOverrides: Type.Optional(OverridesBody) },
   { additionalProperties: false },
 );
 export const DestinationActivationBody = Type.Object(
-  { destinationId: Id, configOverrides: Type.Optional(ConfigObject), tags: Type.Optional(StringMap) },
+  { destinationId: Id, configOverrides: Type.Optional(OverridesBody), tags: Type.Optional(StringMap) },
   { additionalProperties: false },
 );

@@ -4,11 +4,17 @@
  * land in the working tree; deleting a record something still uses is refused
  * with the list of users. A source's host paths must keep to the host-path
  * policy unless the caller holds its scope (catalog/hostpaths.ts).
+ * Sensitive fields take the API's forms on a write and show their read form
+ * on every answer (secrets/fields.ts); a new secret's sealed version lands in
+ * the same write as the record naming it.
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import type { HostPaths } from "../catalog/hostpaths.ts";
-import { validateComponentConfig } from "../catalog/index.ts";
+import { findType, validateComponentConfig } from "../catalog/index.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import { keepStored, readForm, sealPlaintext, secretAudit } from "../secrets/fields.ts";
+import type { SecretVault } from "../secrets/vault.ts";
+import type { WriteOp } from "../store/store.ts";
 import type { ConfigStore } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
 import type { DestinationRecord, SourceRecord } from "./records.ts";
@@ -31,6 +37,7 @@ export class Components {
   constructor(
     private readonly config: ConfigStore,
     readonly kind: ComponentKind,
+    private readonly vault: SecretVault,
     /** Sources only: the host-path policy their configs keep to; null leaves paths unchecked. */
     private readonly hostPaths: HostPaths | null = null,
   ) {}
@@ -43,29 +50,48 @@ export class Components {
     return this.kind === "source" ? snapshot.sources : snapshot.destinations;
   }
 
+  /** A record as the API shows it: sensitive values in their read form. */
+  private shown(record: ComponentRecord): ComponentRecord {
+    return { ...record, config: readForm(findType(this.kind, record.type)?.schema, record.config) };
+  }
+
   async list(): Promise<ComponentRecord[]> {
-    return [...this.records(await this.config.worktree()).values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+    return [...this.records(await this.config.worktree()).values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map((r) => this.shown(r));
   }
 
   async get(id: string): Promise<ComponentRecord> {
     const record = this.records(await this.config.worktree()).get(id);
     if (!record) throw new NotFoundError(LABEL[this.kind], id);
-    return record;
+    return this.shown(record);
+  }
+
+  /**
+   * A config as the API sent it, in the tree's forms: keep markers replaced
+   * by what `stored` holds at their path, validated by the catalog (which
+   * names an unknown type), plaintext sealed.
+   */
+  private async toStored(who: Editor, type: string, input: Record<string, unknown>, stored: Record<string, unknown> | undefined) {
+    const schema = findType(this.kind, type)?.schema;
+    const valid = validateComponentConfig(this.kind, type, schema ? keepStored(schema, input, stored, "config") : input);
+    return sealPlaintext(this.vault, who, schema!, valid, stored);
+  }
+
+  /** The record's file and audit entries, with the secrets it sets or clears, in one write. */
+  private async write(who: Editor, record: ComponentRecord, before: ComponentRecord | undefined, expect: number | "absent", action: string, details: Record<string, unknown>, ops: WriteOp[]) {
+    const secrets = secretAudit(who, findType(this.kind, record.type)!.schema, before?.config, record.config, { type: this.kind, id: record.id, root: "config" });
+    await this.config.edit(
+      [{ path: this.path(record.id), text: toYaml(record), expect }],
+      [auditEntry(who, action, this.kind, record.id, details), ...secrets],
+      ops,
+    );
   }
 
   async create(who: Editor, input: ComponentInput): Promise<ComponentRecord> {
-    const record: ComponentRecord = {
-      id: Bun.randomUUIDv7(),
-      name: input.name.trim(),
-      type: input.type,
-      config: validateComponentConfig(this.kind, input.type, input.config ?? {}) as Record<string, unknown>,
-    };
+    const sealed = await this.toStored(who, input.type, input.config ?? {}, undefined);
+    const record: ComponentRecord = { id: Bun.randomUUIDv7(), name: input.name.trim(), type: input.type, config: sealed.config };
     if (this.kind === "source") this.hostPaths?.enforce(who, record.type, record.config, []);
-    await this.config.edit(
-      [{ path: this.path(record.id), text: toYaml(record), expect: "absent" }],
-      [auditEntry(who, `${this.kind}.create`, this.kind, record.id, { name: record.name, type: record.type })],
-    );
-    return record;
+    await this.write(who, record, undefined, "absent", `${this.kind}.create`, { name: record.name, type: record.type }, sealed.ops);
+    return this.shown(record);
   }
 
   async replace(who: Editor, id: string, input: ComponentInput): Promise<ComponentRecord> {
@@ -77,18 +103,11 @@ export class Components {
           { path: "type", message: `must stay '${current.type}'` },
         ]);
       }
-      const record: ComponentRecord = {
-        id,
-        name: input.name.trim(),
-        type: current.type,
-        config: validateComponentConfig(this.kind, current.type, input.config ?? {}) as Record<string, unknown>,
-      };
+      const sealed = await this.toStored(who, current.type, input.config ?? {}, current.config);
+      const record: ComponentRecord = { id, name: input.name.trim(), type: current.type, config: sealed.config };
       if (this.kind === "source") this.hostPaths?.enforce(who, record.type, record.config, [current.config]);
-      await this.config.edit(
-        [{ path: this.path(id), text: toYaml(record), expect: tree.version(this.path(id)) ?? "absent" }],
-        [auditEntry(who, `${this.kind}.update`, this.kind, id, { name: record.name })],
-      );
-      return record;
+      await this.write(who, record, current, tree.version(this.path(id)) ?? "absent", `${this.kind}.update`, { name: record.name }, sealed.ops);
+      return this.shown(record);
     });
   }
 
@@ -110,9 +129,11 @@ export class Components {
           users,
         );
       }
+      const schema = findType(this.kind, record.type)?.schema;
+      const cleared = schema ? secretAudit(who, schema, record.config, undefined, { type: this.kind, id, root: "config" }) : [];
       await this.config.edit(
         [{ path: this.path(id), text: null, expect: tree.version(this.path(id)) ?? "present" }],
-        [auditEntry(who, `${this.kind}.delete`, this.kind, id, { name: record.name })],
+        [auditEntry(who, `${this.kind}.delete`, this.kind, id, { name: record.name }), ...cleared],
       );
     }, true);
   }
