@@ -6,6 +6,8 @@
  * no UI change. Which form is open lives in the URL (?new=<type>, ?edit=<id>),
  * so a link can open one prefilled: the Hosts page's "Create source" sends
  * ?new=<type>&name=…&config=<json>&from=… and the user only has to Save.
+ * Sensitive values (header values) are edited write-only (SecretField) and
+ * listed by kind, "(secret)", never by text.
  */
 import { useState, type FormEvent } from "react";
 import type { CatalogEntry } from "../../catalog/index.ts";
