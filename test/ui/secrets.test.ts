@@ -131,11 +131,13 @@ test("a stored secret shows as set with Replace and Clear, never its text; savin
   await browser.screenshot("secrets-stored-1280");
   await phone("secrets-stored-390");
 
+  // Other fields and another header change; the secret's row is left alone.
   await page.getByLabel("Endpoint").fill("https://otlp.eu.vendor.example");
+  await form.getByLabel(`Headers ${org} value`, { exact: true }).fill("tenant-b");
   const sent = nextWrite(`/destinations/${vendorId}`);
   await form.getByRole("button", { name: "Save" }).click();
   const body = (await sent).postDataJSON() as Destination;
-  expect(body.config.headers).toEqual({ Authorization: before, "X-Scope-OrgID": { value: "tenant-a", secret: false }, "X-Api-Key": { env: "VENDOR_KEY" } });
+  expect(body.config.headers).toEqual({ Authorization: before, "X-Scope-OrgID": { value: "tenant-b", secret: false }, "X-Api-Key": { env: "VENDOR_KEY" } });
   await page.getByText('Saved destination "vendor".', { exact: false }).waitFor();
 
   const after = await vendor();
