@@ -137,7 +137,9 @@ test("a destination: the API's validation error sits beside the field it names, 
   await endpoint.fill("not a url");
   await page.getByRole("button", { name: "Add headers" }).click();
   await page.getByLabel("Headers 1 name").fill("X-Team");
-  await page.getByLabel("Headers 1 value").fill("payments");
+  // Header values are secrets unless marked otherwise (test/ui/secrets.test.ts); a team name is not one.
+  await page.getByLabel("Headers 1 value kind").selectOption({ label: "Plain text" });
+  await page.getByLabel("Headers 1 value", { exact: true }).fill("payments");
   await page.getByRole("button", { name: "Save" }).click();
 
   // The summary at the top, and the message beside the field (aria-invalid, aria-describedby).
@@ -163,7 +165,7 @@ test("a destination: the API's validation error sits beside the field it names, 
   await page.getByRole("button", { name: "Edit gateway" }).click();
   await page.getByRole("heading", { name: "Edit destination gateway" }).waitFor();
   expect(await page.getByLabel("Endpoint").inputValue()).toBe("https://gw.example:4318");
-  expect(await page.getByLabel("Headers 1 value").inputValue()).toBe("payments");
+  expect(await page.getByLabel("Headers 1 value", { exact: true }).inputValue()).toBe("payments");
   await page.getByLabel(/^Name/).fill("gateway-eu");
   await page.getByRole("button", { name: "Remove Headers 1" }).click();
   await page.getByRole("button", { name: "Save" }).click();

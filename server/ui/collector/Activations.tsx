@@ -2,11 +2,23 @@
  * Sources and destinations active on the collector, from the working tree.
  * Activating or deactivating is a pending change like any other edit: it
  * reaches the collector after a commit and a publish (the Changes page).
+ *
+ * Overrides are JSON, except a type's sensitive fields (headers): those get
+ * the schema form's write-only editors (SecretField), so a secret is never
+ * typed into a visible box and a stored one comes back as its read form,
+ * which "Edit overrides" sends back unchanged to keep it. Activating again
+ * replaces the overrides, which is how an edit is saved.
  */
 import { useEffect, useState, type FormEvent } from "react";
+import type { CatalogEntry } from "../../catalog/index.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { SchemaForm } from "../components/SchemaForm.tsx";
 import { Link } from "../router.tsx";
+import { fieldErrors, readableError } from "../schema/errors.ts";
+import { isRecord, type ConfigValue, type Schema } from "../schema/schema.ts";
+import { sensitiveKeys } from "../schema/secrets.ts";
+import { configSummary } from "../schema/summary.ts";
 import type { Component, DestinationActivationItem, SourceActivationItem } from "./types.ts";
 
 type Kind = "source" | "destination";
@@ -45,9 +57,9 @@ function ActivationList({ kind, collectorId, canWrite, reload }: { kind: Kind; c
   const base = `/collectors/${encodeURIComponent(collectorId)}/${PLURAL[kind]}`;
   const [active, setActive] = useState<Activation[] | null>(null);
   const [records, setRecords] = useState<Component[]>([]);
+  const [schemas, setSchemas] = useState<Map<string, Schema>>(new Map());
   const [error, setError] = useState<ApiError | null>(null);
-  const [overridesError, setOverridesError] = useState("");
-  const [busy, setBusy] = useState(false);
+  const [editing, setEditing] = useState<string | null>(null);
   const [changed, setChanged] = useState(0);
   const titleId = `${kind}-activations-title`;
 
@@ -56,11 +68,13 @@ function ActivationList({ kind, collectorId, canWrite, reload }: { kind: Kind; c
     Promise.all([
       api.get<{ items: (SourceActivationItem | DestinationActivationItem)[] }>(base),
       api.get<{ items: Component[] }>(`/${PLURAL[kind]}`),
+      api.get<Record<"sources" | "destinations", CatalogEntry[]>>("/catalog"),
     ]).then(
-      ([list, all]) => {
+      ([list, all, catalog]) => {
         if (!current) return;
         setActive(list.items.map(toActivation));
         setRecords(all.items);
+        setSchemas(new Map(catalog[PLURAL[kind]].map((entry) => [entry.type, entry.schema as Schema])));
       },
       (caught: ApiError) => current && setError(caught),
     );
@@ -69,39 +83,18 @@ function ActivationList({ kind, collectorId, canWrite, reload }: { kind: Kind; c
     };
   }, [base, kind, reload, changed]);
 
-  const nameOf = (id: string) => records.find((r) => r.id === id)?.name ?? id;
+  const recordOf = (id: string) => records.find((r) => r.id === id);
+  const nameOf = (id: string) => recordOf(id)?.name ?? id;
+  const schemaOf = (id: string) => schemas.get(recordOf(id)?.type ?? "");
   const inactive = records.filter((r) => !active?.some((a) => a.id === r.id));
 
-  function activate(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const id = String(form.get("id") ?? "");
-    const text = String(form.get("overrides") ?? "").trim();
-    let configOverrides: Record<string, unknown> = {};
-    if (text !== "") {
-      try {
-        configOverrides = JSON.parse(text);
-      } catch (caught) {
-        setOverridesError(`Not valid JSON: ${(caught as Error).message}`);
-        return;
-      }
-      if (typeof configOverrides !== "object" || configOverrides === null || Array.isArray(configOverrides)) {
-        setOverridesError("Must be a JSON object, e.g. {\"include\": [\"/var/log/app/*.log\"]}.");
-        return;
-      }
-    }
-    setOverridesError("");
-    setBusy(true);
-    setError(null);
-    const body = kind === "source" ? { sourceId: id, configOverrides } : { destinationId: id, configOverrides };
-    const target = event.currentTarget;
-    api
-      .post(base, body)
-      .then(() => {
-        target.reset();
-        setChanged((n) => n + 1);
-      }, setError)
-      .finally(() => setBusy(false));
+  /** Activates (again): the overrides, and a destination's tags, replace what was there. */
+  function save(id: string, configOverrides: Record<string, unknown>, tags?: Record<string, string>) {
+    const body = kind === "source" ? { sourceId: id, configOverrides } : { destinationId: id, configOverrides, ...(tags ? { tags } : {}) };
+    return api.post(base, body).then(() => {
+      setEditing(null);
+      setChanged((n) => n + 1);
+    });
   }
 
   function deactivate(activation: Activation) {
@@ -123,9 +116,7 @@ function ActivationList({ kind, collectorId, canWrite, reload }: { kind: Kind; c
           {active.map((a) => (
             <li key={a.id}>
               <span className="name">{nameOf(a.id)}</span>
-              {Object.keys(a.configOverrides).length > 0 && (
-                <code className="muted overrides">{JSON.stringify(a.configOverrides)}</code>
-              )}
+              {Object.keys(a.configOverrides).length > 0 && <code className="muted overrides">{configSummary(a.configOverrides, schemaOf(a.id)).join(" · ")}</code>}
               {a.tags && Object.keys(a.tags).length > 0 && (
                 <span className="muted">
                   {Object.entries(a.tags)
@@ -134,49 +125,192 @@ function ActivationList({ kind, collectorId, canWrite, reload }: { kind: Kind; c
                 </span>
               )}
               {canWrite && (
-                <button type="button" className="button" onClick={() => deactivate(a)}>
-                  Deactivate {nameOf(a.id)}
-                </button>
+                <span className="activation-actions">
+                  <button
+                    type="button"
+                    className="button"
+                    aria-label={`Edit overrides of ${nameOf(a.id)}`}
+                    aria-expanded={editing === a.id}
+                    onClick={() => setEditing(editing === a.id ? null : a.id)}
+                  >
+                    Edit overrides
+                  </button>
+                  <button type="button" className="button" onClick={() => deactivate(a)}>
+                    Deactivate {nameOf(a.id)}
+                  </button>
+                </span>
+              )}
+              {canWrite && editing === a.id && recordOf(a.id) && (
+                <OverridesForm
+                  kind={kind}
+                  idPrefix={`${kind}-edit`}
+                  title={`Overrides of ${nameOf(a.id)}`}
+                  choices={[recordOf(a.id)!]}
+                  initial={a.configOverrides}
+                  schemaOf={(type) => schemas.get(type)}
+                  submit="Save overrides"
+                  onSave={(id, overrides) => save(id, overrides, a.tags)}
+                  onCancel={() => setEditing(null)}
+                />
               )}
             </li>
           ))}
         </ul>
       )}
-      {canWrite && (
-        <form className="activation-form" aria-label={`Activate a ${kind}`} onSubmit={activate}>
-          <div className="field">
-            <label htmlFor={`${kind}-pick`}>{kind === "source" ? "Source" : "Destination"}</label>
-            <select id={`${kind}-pick`} name="id" required disabled={inactive.length === 0}>
-              {inactive.length === 0 && <option value="">None left to activate</option>}
-              {inactive.map((r) => (
-                <option key={r.id} value={r.id}>
-                  {r.name} ({r.type})
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor={`${kind}-overrides`}>Config overrides (JSON, optional)</label>
-            <textarea
-              id={`${kind}-overrides`}
-              name="overrides"
-              rows={2}
-              spellCheck={false}
-              placeholder="{}"
-              aria-invalid={overridesError !== "" || undefined}
-              aria-describedby={overridesError ? `${kind}-overrides-error` : undefined}
-            />
-            {overridesError && (
-              <p id={`${kind}-overrides-error`} className="field-error">
-                {overridesError}
-              </p>
-            )}
-          </div>
-          <button type="submit" className="button primary" disabled={busy || inactive.length === 0}>
-            Activate {kind}
-          </button>
-        </form>
+      {canWrite && active !== null && (
+        <OverridesForm
+          key={`activate-${changed}`}
+          kind={kind}
+          idPrefix={kind}
+          title={`Activate a ${kind}`}
+          choices={inactive}
+          initial={{}}
+          schemaOf={(type) => schemas.get(type)}
+          submit={`Activate ${kind}`}
+          onSave={(id, overrides) => save(id, overrides)}
+        />
       )}
     </section>
+  );
+}
+
+interface OverridesFormProps {
+  kind: Kind;
+  /** Prefix of the form's DOM ids, unique on the page. */
+  idPrefix: string;
+  title: string;
+  /** The records to pick from (activating); one record is the one being edited, with no picker. */
+  choices: Component[];
+  initial: Record<string, unknown>;
+  schemaOf: (type: string) => Schema | undefined;
+  submit: string;
+  onSave: (id: string, overrides: Record<string, unknown>) => Promise<unknown>;
+  onCancel?: () => void;
+}
+
+/** `value` with only `keys`, or without them. */
+function pick(value: Record<string, unknown>, keys: string[], keep: boolean): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([key]) => keys.includes(key) === keep));
+}
+
+/** An override that changes nothing (no headers) is left out rather than sent. */
+function meaningful(value: unknown): boolean {
+  return value !== undefined && !(isRecord(value) && Object.keys(value).length === 0);
+}
+
+function OverridesForm({ kind, idPrefix, title, choices, initial, schemaOf, submit, onSave, onCancel }: OverridesFormProps) {
+  const picking = onCancel === undefined;
+  const [id, setId] = useState(choices[0]?.id ?? "");
+  const record = choices.find((r) => r.id === id) ?? choices[0];
+  const schema = record ? schemaOf(record.type) : undefined;
+  const secretKeys = schema ? sensitiveKeys(schema) : [];
+  const secretSchema: Schema = { type: "object", properties: pick(schema?.properties ?? {}, secretKeys, true) as Record<string, Schema> };
+  const rest = pick(initial, secretKeys, false);
+  const [text, setText] = useState(() => (Object.keys(rest).length > 0 ? JSON.stringify(rest) : ""));
+  const [secrets, setSecrets] = useState<ConfigValue>(() => pick(initial, secretKeys, true));
+  const [jsonError, setJsonError] = useState("");
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  function choose(next: string) {
+    setId(next);
+    // Another type has other sensitive fields.
+    setSecrets({});
+  }
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (!record) return;
+    let overrides: unknown = {};
+    if (text.trim() !== "") {
+      try {
+        overrides = JSON.parse(text);
+      } catch (caught) {
+        setJsonError(`Not valid JSON: ${(caught as Error).message}`);
+        return;
+      }
+      if (!isRecord(overrides)) {
+        setJsonError('Must be a JSON object, e.g. {"include": ["/var/log/app/*.log"]}.');
+        return;
+      }
+    }
+    const inJson = secretKeys.filter((key) => key in (overrides as Record<string, unknown>));
+    if (inJson.length > 0) {
+      setJsonError(`Set ${inJson.join(", ")} in the fields below, not in JSON: they keep secret values write-only.`);
+      return;
+    }
+    setJsonError("");
+    setBusy(true);
+    setError(null);
+    const chosen = Object.fromEntries(Object.entries(secrets).filter(([, value]) => meaningful(value)));
+    onSave(record.id, { ...(overrides as Record<string, unknown>), ...chosen }).then(
+      () => setBusy(false),
+      (caught: ApiError) => {
+        setError(caught);
+        setBusy(false);
+      },
+    );
+  }
+
+  return (
+    <form className="activation-form" aria-label={title} onSubmit={onSubmit}>
+      <ErrorMessage error={readableError(error)} />
+      {picking && (
+        <div className="field">
+          <label htmlFor={`${idPrefix}-pick`}>{kind === "source" ? "Source" : "Destination"}</label>
+          <select id={`${idPrefix}-pick`} name="id" required disabled={choices.length === 0} value={record?.id ?? ""} onChange={(event) => choose(event.target.value)}>
+            {choices.length === 0 && <option value="">None left to activate</option>}
+            {choices.map((r) => (
+              <option key={r.id} value={r.id}>
+                {r.name} ({r.type})
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+      <div className="field">
+        <label htmlFor={`${idPrefix}-overrides`}>Config overrides (JSON, optional)</label>
+        <textarea
+          id={`${idPrefix}-overrides`}
+          name="overrides"
+          rows={2}
+          spellCheck={false}
+          placeholder="{}"
+          value={text}
+          onChange={(event) => setText(event.target.value)}
+          aria-invalid={jsonError !== "" || undefined}
+          aria-describedby={jsonError ? `${idPrefix}-overrides-error` : undefined}
+        />
+        {jsonError && (
+          <p id={`${idPrefix}-overrides-error`} className="field-error">
+            {jsonError}
+          </p>
+        )}
+      </div>
+      {secretKeys.length > 0 && (
+        <div className="activation-secrets">
+          <p className="hint">For this collector only, merged over the {kind}'s own.</p>
+          <SchemaForm
+            key={record?.id}
+            schema={secretSchema}
+            value={secrets}
+            onChange={setSecrets}
+            errors={fieldErrors(error, secretSchema, "configOverrides")}
+            idPrefix={`${idPrefix}-secrets`}
+            root="configOverrides"
+          />
+        </div>
+      )}
+      <div className="activation-form-actions">
+        <button type="submit" className="button primary" disabled={busy || !record}>
+          {submit}
+        </button>
+        {onCancel && (
+          <button type="button" className="button ghost" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+    </form>
   );
 }

@@ -3,7 +3,8 @@
  * schemas, or a page's own), so a new catalog type needs no UI change. Each
  * property gets the editor its shape calls for (text, number, checkbox,
  * select, a list or key/value editor, a fieldset for a nested object, rows
- * of fieldsets for a list of objects), with
+ * of fieldsets for a list of objects, a write-only editor for a sensitive
+ * field or a map of them such as headers: SecretField.tsx), with
  * its description as a hint, a mark when required, and the API's error for
  * its path beside it (aria-invalid, aria-describedby). What it cannot render
  * is a JSON box for that key, so nothing is uneditable. Controlled: the page
@@ -11,7 +12,9 @@
  */
 import { useState, type ChangeEvent, type ReactNode } from "react";
 import type { FieldErrors } from "../schema/errors.ts";
-import { childPath, choices, fieldId, fieldKind, initialValue, isRecord, itemPath, labelOf, type ConfigValue, type Schema } from "../schema/schema.ts";
+import { childPath, choices, fieldId, fieldKind, initialValue, isRecord, itemPath, labelOf, mapValues, type ConfigValue, type Schema } from "../schema/schema.ts";
+import { storedSecret } from "../schema/secrets.ts";
+import { SecretField } from "./SecretField.tsx";
 import "./SchemaForm.css";
 
 interface FormProps {
@@ -231,6 +234,18 @@ function Field({ name, schema, required, value, onChange, errors, idPrefix, path
           <StringMap id={id} label={label} value={isRecord(value) ? (value as Record<string, string>) : {}} onChange={onChange} aria={aria} />
         </Group>
       );
+    case "secret":
+      return (
+        <Group {...common}>
+          <StoredSecretField id={`${id}-value`} label={label} schema={schema} value={value} onChange={onChange} required={required} aria={aria} />
+        </Group>
+      );
+    case "secretMap":
+      return (
+        <Group {...common}>
+          <SecretMap id={id} label={label} schema={mapValues(schema)!} value={isRecord(value) ? value : {}} onChange={onChange} aria={aria} />
+        </Group>
+      );
     case "objectList":
       return (
         <Group {...common}>
@@ -336,6 +351,75 @@ function StringMap({ id, label, value, onChange, aria }: { id: string; label: st
         ))}
       </ol>
       <button type="button" className="button" onClick={() => setRows([...rows, { key: "", value: "" }])}>
+        Add {label.toLowerCase()}
+      </button>
+    </>
+  );
+}
+
+/** A sensitive field of its own: SecretField, remembering the secret the form was loaded with. */
+function StoredSecretField({ id, label, schema, value, onChange, required, aria }: { id: string; label: string; schema: Schema; value: unknown; onChange: (value: unknown) => void; required: boolean; aria: Aria }) {
+  const [stored] = useState(() => storedSecret(value));
+  return (
+    <SecretField
+      id={id}
+      label={label}
+      schema={schema}
+      value={value}
+      stored={stored}
+      onChange={onChange}
+      required={required}
+      describedBy={aria["aria-describedby"]}
+      invalid={aria["aria-invalid"]}
+    />
+  );
+}
+
+interface SecretRow {
+  key: string;
+  value: unknown;
+  /** The stored secret this row was loaded with (see storedSecret). */
+  stored: unknown;
+}
+
+/**
+ * Key/value rows whose values are sensitive (headers): as StringMap, each
+ * value a SecretField. A new row starts as a Secret; a row without a value
+ * (a cleared secret) is left out of the value sent up, so saving removes it.
+ */
+function SecretMap({ id, label, schema, value, onChange, aria }: { id: string; label: string; schema: Schema; value: Record<string, unknown>; onChange: (value: unknown) => void; aria: Aria }) {
+  const [rows, setRows] = useState<SecretRow[]>(() => Object.entries(value).map(([key, v]) => ({ key, value: v, stored: storedSecret(v) })));
+  const update = (next: SecretRow[]) => {
+    setRows(next);
+    onChange(Object.fromEntries(next.filter((row) => row.key !== "" && row.value !== undefined).map((row) => [row.key, row.value])));
+  };
+  const setRow = (index: number, change: Partial<SecretRow>) => update(rows.map((row, i) => (i === index ? { ...row, ...change } : row)));
+  return (
+    <>
+      {rows.length === 0 && <p className="hint">None set.</p>}
+      <ol className="schema-list">
+        {rows.map((row, i) => (
+          <li key={i} className="schema-map-row secret-map-row">
+            <input id={i === 0 ? `${id}-0` : undefined} aria-label={`${label} ${i + 1} name`} placeholder="name" value={row.key} onChange={(event) => setRow(i, { key: event.target.value })} {...aria} />
+            <SecretField
+              id={`${id}-${i}-value`}
+              label={`${label} ${i + 1} value`}
+              schema={schema}
+              value={row.value}
+              stored={row.stored}
+              onChange={(next) => setRow(i, { value: next })}
+              required={row.key !== ""}
+              name={row.key}
+              describedBy={aria["aria-describedby"]}
+              invalid={aria["aria-invalid"]}
+            />
+            <button type="button" className="button ghost" aria-label={`Remove ${label} ${i + 1}`} onClick={() => update(rows.filter((_, j) => j !== i))}>
+              Remove
+            </button>
+          </li>
+        ))}
+      </ol>
+      <button type="button" className="button" onClick={() => setRows([...rows, { key: "", value: undefined, stored: undefined }])}>
         Add {label.toLowerCase()}
       </button>
     </>

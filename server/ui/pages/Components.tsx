@@ -6,6 +6,8 @@
  * no UI change. Which form is open lives in the URL (?new=<type>, ?edit=<id>),
  * so a link can open one prefilled: the Hosts page's "Create source" sends
  * ?new=<type>&name=…&config=<json>&from=… and the user only has to Save.
+ * Sensitive values (header values) are edited write-only (SecretField) and
+ * listed by kind, "(secret)", never by text.
  */
 import { useState, type FormEvent } from "react";
 import type { CatalogEntry } from "../../catalog/index.ts";
@@ -20,6 +22,7 @@ import { navigate, useLocation } from "../router.tsx";
 import { PendingChangesNote, useCanWrite } from "../schema/editing.tsx";
 import { fieldErrors, readableError } from "../schema/errors.ts";
 import { initialValue, isRecord, type ConfigValue, type Schema } from "../schema/schema.ts";
+import { configSummary } from "../schema/summary.ts";
 import "./Components.css";
 
 type Kind = "sources" | "destinations";
@@ -38,18 +41,6 @@ export function newSourceHref(type: string, prefill: { name?: string; config?: R
   if (prefill.config) query.set("config", JSON.stringify(prefill.config));
   if (prefill.from) query.set("from", prefill.from);
   return `/ui/sources?${query}`;
-}
-
-/** A few of the config's values on one line, so a row says what the record does. */
-function summary(config: Record<string, unknown>, prefix = ""): string[] {
-  const parts: string[] = [];
-  for (const [key, value] of Object.entries(config)) {
-    if (isRecord(value)) parts.push(...summary(value, `${prefix}${key}.`));
-    else if (Array.isArray(value)) {
-      if (value.length > 0) parts.push(`${prefix}${key}=${value.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ")}`);
-    } else if (value !== undefined && value !== null) parts.push(`${prefix}${key}=${String(value)}`);
-  }
-  return parts;
 }
 
 function useCatalog(kind: Kind) {
@@ -146,7 +137,7 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
                 {entryOf(record.type)?.title ?? record.type}
                 <code className="id muted">{record.type}</code>
               </td>
-              <td className="components-summary">{summary(record.config).join(" · ") || <span className="muted">defaults</span>}</td>
+              <td className="components-summary">{configSummary(record.config, entryOf(record.type)?.schema as Schema | undefined).join(" · ") || <span className="muted">defaults</span>}</td>
               {canWrite && (
                 <td className="record-actions">
                   <button type="button" className="button" aria-label={`Edit ${record.name}`} onClick={() => navigate(`${base}?edit=${encodeURIComponent(record.id)}`)}>

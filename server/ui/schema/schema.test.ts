@@ -18,7 +18,8 @@ test("every catalog property gets an editor; the shapes the catalog uses get the
   expect(fieldKind(schemaOf("sources", "hostmetrics").properties!.scrapers!)).toBe("choiceList");
   expect(fieldKind(schemaOf("sources", "otlp").properties!.grpc!)).toBe("object");
   expect(fieldKind(schemaOf("sources", "otlp").properties!.grpc!.properties!.enabled!)).toBe("boolean");
-  expect(fieldKind(schemaOf("destinations", "otlphttp").properties!.headers!)).toBe("stringMap");
+  expect(fieldKind(schemaOf("destinations", "otlphttp").properties!.headers!)).toBe("secretMap");
+  expect(fieldKind({ type: "object", patternProperties: { "^.*$": { type: "string" } } })).toBe("stringMap");
   expect(fieldKind({ type: "integer" })).toBe("integer");
   expect(fieldKind({ oneOf: [{ const: "a", title: "A" }] })).toBe("choice");
   // Attribute actions: rows of fields, each value typed as text.

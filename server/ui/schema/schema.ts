@@ -25,6 +25,10 @@ export interface Schema {
   items?: Schema;
   minimum?: number;
   maximum?: number;
+  /** The field carries a credential (server/secrets/values.ts): edited write-only, see secrets.ts. */
+  sensitive?: boolean;
+  /** A sensitive field's value may be marked as not secret. */
+  plainAllowed?: boolean;
 }
 
 export type FieldKind =
@@ -39,6 +43,8 @@ export type FieldKind =
   | "objectList"
   | "object"
   | "stringMap"
+  | "secret"
+  | "secretMap"
   | "json";
 
 export type ConfigValue = Record<string, unknown>;
@@ -60,7 +66,7 @@ export function choices(schema: Schema): Choice[] | null {
 }
 
 /** The map's value schema when the object is a free string→string map (e.g. headers), else null. */
-function mapValues(schema: Schema): Schema | null {
+export function mapValues(schema: Schema): Schema | null {
   if (schema.properties && Object.keys(schema.properties).length > 0) return null;
   const patterns = Object.values(schema.patternProperties ?? {});
   const extra = typeof schema.additionalProperties === "object" ? [schema.additionalProperties] : [];
@@ -77,6 +83,7 @@ function isScalar(schema: Schema): boolean {
 }
 
 export function fieldKind(schema: Schema): FieldKind {
+  if (schema.sensitive === true) return "secret";
   if (choices(schema)) return "choice";
   if (isScalar(schema)) return "scalar";
   switch (schema.type) {
@@ -90,7 +97,7 @@ export function fieldKind(schema: Schema): FieldKind {
       return schema.items && fieldKind(schema.items) === "object" ? "objectList" : "json";
     case "object":
       if (schema.properties && Object.keys(schema.properties).length > 0) return "object";
-      return mapValues(schema) ? "stringMap" : "json";
+      return mapValues(schema)?.sensitive === true ? "secretMap" : mapValues(schema) ? "stringMap" : "json";
     default:
       return "json";
   }
