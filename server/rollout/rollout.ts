@@ -12,7 +12,7 @@
  * them, so it is redacted before it is stored (`redact`).
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import type { Collector, Collectors } from "../collectors/collectors.ts";
+import { COLLECTORS, type Collector, type Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { AppError, ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
 import type { Logger } from "pino";
@@ -158,6 +158,7 @@ export class Rollouts {
   private readonly deliveredByHash = new Map<string, Promise<string>>();
   /** Rendered hashes whose failed delivery was logged, so a fleet on one config logs it once. */
   private readonly undeliverableLogged = new Set<string>();
+  /** Per collector, built when it first reports something to redact. */
   private readonly redactions = new Map<string, Redaction>();
   private readonly configWrites: Coalescer<CollectorConfig>;
   private readonly historyWrites: Coalescer<HistoryEntry>;
@@ -176,6 +177,8 @@ export class Rollouts {
     this.unwatch = store.watch(
       (changes) => {
         for (const c of changes) {
+          // A deleted collector's secrets are no longer needed here (a new target is told by its seq).
+          if (c.collection === COLLECTORS && c.op === "delete") this.redactions.delete(c.id);
           if (c.collection !== CONFIGS) continue;
           this.targetsEpoch++;
           this.targets.delete(c.id);
@@ -184,6 +187,7 @@ export class Rollouts {
       () => {
         this.targetsEpoch++;
         this.targets.clear();
+        this.redactions.clear();
       },
     );
   }
