@@ -114,10 +114,12 @@ interface Replicas {
   b: TestServer;
   /** Everything the database holds, as text. */
   dump(): Promise<string>;
+  /** Another replica on the same store with this secrets key (base64), stopped with the rest; absent where one store has one server. */
+  replicaWithKey?: (key: string) => Promise<TestServer>;
   stop(): Promise<void>;
 }
 
-function suite(name: string, start: () => Promise<Replicas>) {
+function suite(name: string, start: () => Promise<Replicas>, options: { rotates: boolean }) {
   describe(name, () => {
     let r: Replicas;
     const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => r.a.call<T>(path, method, json);
@@ -130,6 +132,8 @@ function suite(name: string, start: () => Promise<Replicas>) {
     const ids: Record<"http" | "ws" | "rcfg", string> = { http: "", ws: "", rcfg: "" };
     let agent: RawAgent;
     let rcfgToken: string;
+    /** What the WebSocket agent was last sent: hash and body. */
+    let wsDelivered: { hash: string; body: string };
 
     const targetOf = async (collectorId: string) => (await r.a.app.store.get<CollectorConfig>("collector_config", collectorId))!.data;
 
@@ -318,6 +322,7 @@ function suite(name: string, start: () => Promise<Replicas>) {
         const body = new TextDecoder().decode(reply.remoteConfig!.config!.configMap[""]!.body);
         expect(body).toContain(`X-Api-Key: ${quotedSecret("otelcol", otherPlaintext)}`);
         expect(Buffer.from(reply.remoteConfig!.configHash).toString("hex")).toBe(ws.hash);
+        wsDelivered = { hash: ws.hash, body };
         const delivered = await until(async () => {
           const t = await targetOf(ids.ws);
           return t.state === "applying" && t;
@@ -329,6 +334,36 @@ function suite(name: string, start: () => Promise<Replicas>) {
         expect(await targetOf(ids.rcfg)).toMatchObject({ state: "applying", error: null });
       } finally {
         error.mockRestore();
+      }
+    });
+
+    test.if(options.rotates)("after the key is rotated (every secret sealed again under a new key, a replica on it) the delivered configs are byte-identical and their hashes unchanged", async () => {
+      const rcfgBefore = await rcfgClient(r.b.base, rcfgToken).getConfig({ id: ids.rcfg });
+      const key = randomBytes(KEY_BYTES);
+      const next = new Secrets([key]);
+      for (const doc of await r.a.app.store.list<SecretDoc>(SECRETS_COLLECTION)) {
+        const context = sealContext(SECRETS_COLLECTION, doc.id);
+        const sealed = next.seal(r.a.app.secrets.openString(doc.data.sealed, context), context);
+        await r.a.app.store.write([{ op: "put", collection: SECRETS_COLLECTION, id: doc.id, data: { ...doc.data, sealed }, expect: doc.version }]);
+      }
+      const c = await r.replicaWithKey!(key.toString("base64"));
+
+      const rcfg = rcfgClient(c.base, rcfgToken);
+      const rcfgAfter = await rcfg.getConfig({ id: ids.rcfg });
+      expect(rcfgAfter.hash).toBe(rcfgBefore.hash);
+      expect(rcfgAfter.content).toBe(rcfgBefore.content);
+      expect((await rcfg.getConfig({ id: ids.rcfg, hash: rcfgBefore.hash })).notModified).toBe(true);
+
+      const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", collectorId: ids.ws });
+      const rotated = await RawAgent.connect(`${c.base.replace(/^http/, "ws")}/v1/opamp`, token);
+      try {
+        const first = await rotated.call({ agentDescription: description({ "service.name": "otel-ws" }) });
+        expect(Buffer.from(first.remoteConfig!.configHash).toString("hex")).toBe(wsDelivered.hash);
+        expect(new TextDecoder().decode(first.remoteConfig!.config!.configMap[""]!.body)).toBe(wsDelivered.body);
+        // Reporting the hash it runs: nothing is sent again.
+        expect((await rotated.call({ remoteConfigStatus: applied(first.remoteConfig!.configHash) })).remoteConfig).toBeUndefined();
+      } finally {
+        rotated.close();
       }
     });
 
@@ -374,7 +409,7 @@ suite("embedded store", async () => {
     },
     stop: () => server.stop(),
   };
-});
+}, { rotates: false });
 
 suite("PostgreSQL, two replicas sharing the key", async () => {
   const pg: TestDatabases = await testDatabases();
@@ -382,9 +417,15 @@ suite("PostgreSQL, two replicas sharing the key", async () => {
   const env = { SVC_SECRETS_KEY: randomBytes(KEY_BYTES).toString("base64"), SVC_BOOTSTRAP_ADMINTOKEN: bootstrapToken() };
   const a = await startTestServer(env, () => PostgresStore.open(uri));
   const b = await startTestServer(env, () => PostgresStore.open(uri));
+  const more: TestServer[] = [];
   return {
     a,
     b,
+    async replicaWithKey(key) {
+      const server = await startTestServer({ ...env, SVC_SECRETS_KEY: key }, () => PostgresStore.open(uri));
+      more.push(server);
+      return server;
+    },
     async dump() {
       const proc = Bun.spawn(["pg_dump", "--data-only", uri], { stdout: "pipe", stderr: "pipe" });
       const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
@@ -392,9 +433,10 @@ suite("PostgreSQL, two replicas sharing the key", async () => {
       return out;
     },
     async stop() {
+      for (const server of more) await server.stop();
       await b.stop();
       await a.stop();
       await pg.dropAll();
     },
   };
-});
+}, { rotates: true });
