@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
+import { Type } from "@sinclair/typebox";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
+import { Sensitive } from "../secrets/values.ts";
 import type { ComponentKind } from "./types.ts";
-import { unwritableText, validateComponentConfig } from "./validate.ts";
+import { unwritableText, validateComponentConfig, validateConfig } from "./validate.ts";
 
 /** The problems of a config that must fail. */
 function problems(kind: ComponentKind, type: string, config: unknown, root?: string): ErrorDetail[] {
@@ -245,5 +247,110 @@ describe("headers (RFC 9110)", () => {
       expect(p!.path).toBe(`config.headers.${name}`.replace(/\.$/, "."));
       expect(p!.message).toMatch(/header names/);
     }
+  });
+});
+
+describe("sensitive fields (header values) in each of their forms", () => {
+  const SECRET_ID = "0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d01";
+  const otlphttp = (headers: unknown) => ({ endpoint: "http://gw:4318", headers });
+
+  test("a plaintext, a stored secret, a host environment value and a value marked not secret are returned as given", () => {
+    const headers = {
+      Authorization: "Bearer new-token",
+      "X-Key": { secret: SECRET_ID },
+      "X-Host": { env: "API_KEY_2" },
+      "X-Tenant": { value: "team$blue", secret: false },
+    };
+    expect(validateComponentConfig("destination", "otlphttp", otlphttp(headers)).headers).toEqual(headers);
+    expect(validateComponentConfig("destination", "otlp", { endpoint: "gw:4317", headers }, "configOverrides").headers).toEqual(headers);
+  });
+
+  test("a plaintext is checked against the field's schema, with its message and path, and never quoted", () => {
+    const [p, ...rest] = problems("destination", "otlphttp", otlphttp({ Authorization: "Bearer hunter2\r\nX-Injected: 1" }));
+    expect(rest).toEqual([]);
+    expect(p!.path).toBe("config.headers.Authorization");
+    expect(p!.message).toMatch(/^must be a header value/);
+    let message = "";
+    try {
+      validateComponentConfig("destination", "otlphttp", otlphttp({ Authorization: "Bearer hunter2\r\nX-Injected: 1" }));
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain("config.headers.Authorization");
+    expect(message).not.toContain("hunter2");
+    // gRPC metadata rules apply to a plaintext set on an OTLP/gRPC destination.
+    expect(paths(problems("destination", "otlp", { endpoint: "gw:4317", headers: { A: "caf\u00e9" } }))).toEqual(["config.headers.A"]);
+  });
+
+  test("a value marked not secret is checked against the field's schema too", () => {
+    const [p] = problems("destination", "otlp", { endpoint: "gw:4317", headers: { "X-Team": { value: "caf\u00e9", secret: false } } });
+    expect(p).toEqual({ path: "config.headers.X-Team", message: expect.stringMatching(/^must be a header value/) });
+    expect(paths(problems("destination", "otlphttp", otlphttp({ A: { value: " x", secret: false } })))).toEqual(["config.headers.A"]);
+  });
+
+  test("an environment variable name the collector's env provider refuses is named with the path", () => {
+    for (const env of ["1TOKEN", "MY-TOKEN", "", "A B", "${X}", "A:B"]) {
+      expect(problems("destination", "otlphttp", otlphttp({ Authorization: { env } }), "configOverrides")).toEqual([
+        { path: "configOverrides.headers.Authorization", message: expect.stringContaining("must name an environment variable") },
+      ]);
+    }
+    for (const env of ["TOKEN", "_x", "a1_B2"]) expect(() => validateComponentConfig("destination", "otlphttp", otlphttp({ A: { env } }))).not.toThrow();
+  });
+
+  test("anything else at a sensitive field is refused naming the path and the forms", () => {
+    const others: unknown[] = [
+      { secret: "not-an-id" },
+      { secret: "0190a8c2-7b3e-4c41-9d2e-5f6a7b8c9d01" }, // a UUIDv4: ids are v7
+      { secret: true, set: true, updatedAt: "2024-06-01T00:00:00.000Z" }, // a read's summary: the write path resolves it first
+      { env: "TOKEN", secret: false },
+      { value: "x", secret: true },
+      { value: 5, secret: false },
+      { secret: SECRET_ID, env: "TOKEN" },
+      5,
+      true,
+      null,
+      ["a"],
+      {},
+    ];
+    for (const value of others) {
+      expect(problems("destination", "otlphttp", otlphttp({ Authorization: value }))).toEqual([
+        { path: "config.headers.Authorization", message: "must be a string, {secret: <id>}, {env: NAME} or {value, secret: false}" },
+      ]);
+    }
+  });
+
+  test("problems elsewhere and at sensitive fields are all reported", () => {
+    const details = problems("destination", "otlphttp", { endpoint: "nope", headers: { A: { env: "1" }, B: 5, "bad name": "v" } });
+    expect(paths(details).sort()).toEqual(["config.endpoint", "config.headers.A", "config.headers.B", "config.headers.bad name"]);
+  });
+
+  test("a field that does not allow it cannot be marked not secret; a value of the right form passes", () => {
+    const schema = Type.Object({ password: Sensitive(Type.String({ minLength: 8, errorMessage: "must be 8 characters or more" })) }, { additionalProperties: false });
+    const check = (config: unknown) => validateConfig(schema, config, "test config", "config");
+    expect(() => check({ password: { value: "long enough", secret: false } })).toThrow(
+      "config.password: is a credential and cannot be marked as not secret",
+    );
+    expect(() => check({ password: "short" })).toThrow("config.password: must be 8 characters or more");
+    expect(() => check({})).toThrow("config.password:");
+    expect(check({ password: { secret: SECRET_ID } })).toEqual({ password: { secret: SECRET_ID } });
+    expect(() => check({ password: 5 })).toThrow("config.password: must be a string, {secret: <id>} or {env: NAME}.");
+  });
+});
+
+describe("text reserved for redacted secrets", () => {
+  test("a string holding '<secret:' is refused wherever it is, a sensitive field's plaintext included", () => {
+    const reserved = "contains '<secret:', which is reserved for redacted secrets";
+    const marker = "<secret:0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d01>";
+    expect(problems("destination", "otlphttp", { endpoint: `http://gw:4318/${marker}` })).toEqual([{ path: "config.endpoint", message: reserved }]);
+    expect(problems("destination", "otlphttp", { endpoint: "http://gw:4318", headers: { A: marker } })).toEqual([{ path: "config.headers.A", message: reserved }]);
+    expect(problems("destination", "otlphttp", { endpoint: "http://gw:4318", headers: { A: { value: `x ${marker}`, secret: false } } })).toEqual([
+      { path: "config.headers.A.value", message: reserved },
+    ]);
+    expect(problems("processor", "filter", { logs: { log_record: ['body == "<secret:"'] } })).toEqual([{ path: "config.logs.log_record[0]", message: reserved }]);
+    expect(unwritableText({ a: { "x<secret:y": 1 } }, "config")).toEqual([
+      { path: "config.a.x<secret:y", message: "is a key containing '<secret:', which is reserved for redacted secrets" },
+    ]);
+    // Only the exact prefix is reserved.
+    expect(() => validateComponentConfig("destination", "otlphttp", { endpoint: "http://gw:4318", headers: { A: "<Secret: x>", B: "secret:" } })).not.toThrow();
   });
 });

@@ -1,17 +1,36 @@
 /**
  * Validation of a component's `config` against its catalog type: defaults
- * filled in, then the schema, then the characters of every key and string
- * value, then the type's own checks. Every problem names its key path from
- * `root`, e.g. `config.endpoint` or `configOverrides.tls.insecure`.
+ * filled in, then the schema (a sensitive field in any of its forms, see
+ * secrets/values.ts), then the characters of every key and string value,
+ * then the type's own checks. Every problem names its key path from `root`,
+ * e.g. `config.endpoint` or `configOverrides.tls.insecure`.
  */
+import { Type, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
 import { validate } from "../http/validate.ts";
+import {
+  ENV_NAME,
+  hasSensitive,
+  isHostEnvRef,
+  isPlainValue,
+  isSecretRef,
+  isSensitive,
+  MARKER_PREFIX,
+  pathText,
+  plainAllowed,
+  sensitiveLeaves,
+} from "../secrets/values.ts";
 import { mergeConfig } from "./merge.ts";
 import { findType } from "./registry.ts";
 import type { ComponentKind } from "./types.ts";
 
-/** Returns the config with defaults applied; the input is not modified. */
+/**
+ * Returns the config with defaults applied; the input is not modified. A
+ * sensitive field may hold a string (a new plaintext, checked against the
+ * field's schema), `{secret: id}`, `{env: NAME}`, or, where the field allows
+ * it, `{value, secret: false}`; each is returned as it was given.
+ */
 export function validateComponentConfig(
   kind: ComponentKind,
   type: string,
@@ -22,14 +41,82 @@ export function validateComponentConfig(
   if (catalogType === undefined) {
     throw new ValidationError(`Unknown ${kind} type '${type}'.`, [{ path: "type", message: `is not a ${kind} type of the catalog` }]);
   }
-  const what = `${type} ${kind} config`;
-  const filled = Value.Default(catalogType.schema, Value.Clone(config));
-  const valid = validate(catalogType.schema, filled, what, root);
-  const problems: ErrorDetail[] = unwritableText(valid, root);
-  if (problems.length === 0) problems.push(...(catalogType.check?.(valid as never, root) ?? []));
+  return validateConfig(catalogType.schema, config, `${type} ${kind} config`, root, (valid) => catalogType.check?.(valid as never, root) ?? []);
+}
+
+/** What `validateComponentConfig` does for a catalog type, for any `schema` and rules `check` it cannot say. */
+export function validateConfig(
+  schema: TSchema,
+  config: unknown,
+  what: string,
+  root: string,
+  check: (valid: Record<string, unknown>) => ErrorDetail[] = () => [],
+): Record<string, unknown> {
+  const filled = Value.Default(schema, Value.Clone(config)) as Record<string, unknown>;
+  const problems = [...detailsOf(() => validate(formsAllowed(schema), filled, what, root))];
+  for (const leaf of sensitiveLeaves(schema, filled)) problems.push(...sensitiveProblems(leaf.schema, leaf.value, pathText(root, leaf.path), what));
+  if (problems.length === 0) problems.push(...unwritableText(filled, root));
+  if (problems.length === 0) problems.push(...check(filled));
   const first = problems[0];
   if (first) throw new ValidationError(`The ${what} is not valid: ${first.path}: ${first.message}.`, problems);
-  return valid;
+  return filled;
+}
+
+/** The problems `run` throws as a ValidationError, none when it returns. */
+function detailsOf(run: () => unknown): ErrorDetail[] {
+  try {
+    run();
+    return [];
+  } catch (error) {
+    if (error instanceof ValidationError) return error.details;
+    throw error;
+  }
+}
+
+const withForms = new WeakMap<TSchema, TSchema>();
+
+/**
+ * `schema` with every sensitive field taking any value, for the pass that
+ * checks everything else; `sensitiveProblems` checks those fields on their
+ * own. Only the containers on the way to a sensitive field are copied.
+ */
+function formsAllowed(schema: TSchema): TSchema {
+  if (isSensitive(schema)) return Type.Any();
+  if (!hasSensitive(schema)) return schema;
+  let copy = withForms.get(schema);
+  if (copy === undefined) {
+    const s = schema as TSchema & { properties?: Record<string, TSchema>; patternProperties?: Record<string, TSchema>; items?: TSchema };
+    const each = (children: Record<string, TSchema>) => Object.fromEntries(Object.entries(children).map(([k, v]) => [k, formsAllowed(v)]));
+    copy = {
+      ...s,
+      ...(s.properties ? { properties: each(s.properties) } : {}),
+      ...(s.patternProperties ? { patternProperties: each(s.patternProperties) } : {}),
+      ...(s.items && !Array.isArray(s.items) ? { items: formsAllowed(s.items) } : {}),
+    } as TSchema;
+    withForms.set(schema, copy);
+  }
+  return copy;
+}
+
+/**
+ * A value of a sensitive field that is none of its forms, or a plaintext
+ * (bare, or marked not secret) its schema refuses. Messages carry the
+ * schema's own words, never the value.
+ */
+function sensitiveProblems(schema: TSchema, value: unknown, at: string, what: string): ErrorDetail[] {
+  if (typeof value === "string") return detailsOf(() => validate(schema, value, what, at));
+  if (isSecretRef(value)) return [];
+  if (isHostEnvRef(value)) {
+    return ENV_NAME.test(value.env)
+      ? []
+      : [{ path: at, message: "must name an environment variable of the collector's host: a letter or _, then letters, digits or _" }];
+  }
+  if (isPlainValue(value)) {
+    if (!plainAllowed(schema)) return [{ path: at, message: "is a credential and cannot be marked as not secret" }];
+    return detailsOf(() => validate(schema, value.value, what, at));
+  }
+  const forms = ["a string", "{secret: <id>}", "{env: NAME}", ...(plainAllowed(schema) ? ["{value, secret: false}"] : [])];
+  return [{ path: at, message: `must be ${forms.slice(0, -1).join(", ")} or ${forms.at(-1)!}` }];
 }
 
 /**
@@ -89,11 +176,19 @@ export function escapeUnwritable(text: string): string {
   return text.replace(new RegExp(UNWRITABLE.source, "g"), (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-/** One problem per key or string value under `value` holding a character no runtime can take. */
+const RESERVED = `'${MARKER_PREFIX}', which is reserved for redacted secrets`;
+
+/**
+ * One problem per key or string value under `value` holding a character no
+ * runtime can take, or the start of a secret's marker: a redacted rendering
+ * carries `<secret:<id>>` where a secret goes and delivery replaces every
+ * such string, so no other text may look like one.
+ */
 export function unwritableText(value: unknown, path: string): ErrorDetail[] {
   if (typeof value === "string") {
     const found = unwritableCharacter(value);
-    return found ? [{ path, message: `contains ${found}, which no collector can read; use printable text (tab and line feed are allowed)` }] : [];
+    if (found) return [{ path, message: `contains ${found}, which no collector can read; use printable text (tab and line feed are allowed)` }];
+    return value.includes(MARKER_PREFIX) ? [{ path, message: `contains ${RESERVED}` }] : [];
   }
   if (Array.isArray(value)) return value.flatMap((item, i) => unwritableText(item, `${path}[${i}]`));
   if (typeof value !== "object" || value === null) return [];
@@ -101,6 +196,7 @@ export function unwritableText(value: unknown, path: string): ErrorDetail[] {
     const at = `${path}.${escapeUnwritable(key)}`;
     const found = unwritableCharacter(key);
     if (found) return [{ path: at, message: `is a key containing ${found}, which no collector can read; use printable text` }];
+    if (key.includes(MARKER_PREFIX)) return [{ path: at, message: `is a key containing ${RESERVED}` }];
     return unwritableText(item, at);
   });
 }

@@ -4,6 +4,7 @@
  * (tab indentation, `=` aligned across consecutive attributes). Catalog types
  * build blocks with these helpers; the renderer wires and encodes them.
  */
+import { HostEnvValue } from "./host-env.ts";
 
 /** A reference to another component's export, e.g. `otelcol.exporter.otlp.default.input`. */
 export class AlloyRef {
@@ -17,6 +18,7 @@ export class AlloyRawString {
 
 export type AlloyValue =
   | string
+  | HostEnvValue
   | number
   | boolean
   | null
@@ -150,6 +152,7 @@ function encodeValue(value: AlloyValue, indent: string): string {
     return String(value);
   }
   if (value instanceof AlloyRef) return value.expression;
+  if (value instanceof HostEnvValue) return `sys.env(${quoteAlloy(value.name)})`;
   if (value instanceof AlloyRawString) {
     return /[`\u0000-\u001f\u007f]/.test(value.text) ? quoteAlloy(value.text) : `\`${value.text}\``;
   }

@@ -5,6 +5,9 @@ import { renderOtelcol } from "./otelcol.ts";
 import { renderPipelinePreview } from "./preview.ts";
 import { loadCase } from "./testdata/load.ts";
 
+/** A header value marked as not secret, which renders as its text. */
+const plain = (value: string) => ({ value, secret: false });
+
 /** Every scalar of a rendered document: whether it is a key, its value and how it is written. */
 function scalars(text: string): { key: boolean; value: unknown; type: string | undefined }[] {
   const found: { key: boolean; value: unknown; type: string | undefined }[] = [];
@@ -26,7 +29,7 @@ describe("scalars are written so yaml.v3 cannot read another type", () => {
   const withTricky = {
     ...input,
     destinations: new Map([
-      ["dst-gw", { ...destination, config: { ...destination.config, headers: Object.fromEntries(names.map((t, i) => [t, tricky[(i + 1) % tricky.length]!])) } }],
+      ["dst-gw", { ...destination, config: { ...destination.config, headers: Object.fromEntries(names.map((t, i) => [t, plain(tricky[(i + 1) % tricky.length]!)])) } }],
     ]),
     activations: { ...input.activations, destinations: input.activations.destinations.map((d) => ({ ...d, configOverrides: { tls: { insecure: true } } })) },
   };
@@ -53,7 +56,7 @@ describe("scalars are written so yaml.v3 cannot read another type", () => {
 
   test("strings are one JSON-escaped line each, whatever they hold", () => {
     // An HTTP destination: its header values may hold tabs and non-ASCII text, which gRPC metadata may not.
-    const http = { ...destination, type: "otlphttp", config: { endpoint: "http://gateway:4318", headers: { X: "a\tb é 😀 \\ \"q\"" } } };
+    const http = { ...destination, type: "otlphttp", config: { endpoint: "http://gateway:4318", headers: { X: plain("a\tb é 😀 \\ \"q\"") } } };
     const multi = { ...input, destinations: new Map([["dst-gw", http]]), activations: { ...input.activations, destinations: input.activations.destinations.map((d) => ({ ...d, configOverrides: {} })) } };
     const out = renderOtelcol(multi);
     expect(out).toContain(`X: ${JSON.stringify("a\tb é 😀 \\ \"q\"")}`);

@@ -12,7 +12,9 @@
  * reads the way the graph is drawn.
  *
  * Every `$` in a value is written `$$`, the collector's escape, so OTTL
- * regexes and header values are never taken for `${env:…}` references.
+ * regexes and header values are never taken for `${env:…}` references; the
+ * one reference written is a value the operator chose to take from the
+ * collector host's environment (`{env: NAME}`).
  *
  * Scalars are written so Go's gopkg.in/yaml.v3 reads back the intended type:
  * the collector decodes its config with `yaml.Unmarshal` into `any` and then
@@ -29,6 +31,7 @@ import { Document, isMap, isScalar, Scalar, visit } from "yaml";
 import type { OtelcolTarget } from "../catalog/index.ts";
 import { parseCollectorVersion, UNKNOWN_TARGET } from "../catalog/versions.ts";
 import type { CollectorConfigInput } from "../configstore/records.ts";
+import { HostEnvValue } from "./host-env.ts";
 import { planCollector, type Flow, type Plan } from "./plan.ts";
 
 /** The collector's full configuration, in the names its reported version accepts. */
@@ -158,9 +161,15 @@ function isPlainKey(key: string): boolean {
   return PLAIN_KEY.test(key) && !RESERVED_WORDS.has(key.toLowerCase());
 }
 
-/** `$` → `$$` in every string value; keys are not expanded by the collector (confmap expand.go), so they stay as they are. */
+/**
+ * `$` → `$$` in every string value; keys are not expanded by the collector
+ * (confmap expand.go), so they stay as they are. A host environment value
+ * is the one expansion meant: `${env:NAME}`, its name already restricted to
+ * what the env provider takes (secrets/values.ts ENV_NAME).
+ */
 export function escapeDollars(value: unknown): unknown {
   if (typeof value === "string") return value.replaceAll("$", () => "$$");
+  if (value instanceof HostEnvValue) return `\${env:${value.name}}`;
   if (Array.isArray(value)) return value.map(escapeDollars);
   if (typeof value === "object" && value !== null) {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapeDollars(v)]));

@@ -1,8 +1,11 @@
 /** Render-time problems throw ValidationError naming what causes them; the plan's graph and names. */
 import { describe, expect, test } from "bun:test";
+import { DESTINATION_TYPES, PROCESSOR_TYPES } from "../catalog/index.ts";
 import type { PipelineRecord } from "../configstore/records.ts";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
+import { hasSensitive } from "../secrets/values.ts";
 import { renderAlloy } from "./alloy.ts";
+import { HostEnvValue } from "./host-env.ts";
 import { linearPaths, renderOtelcol } from "./otelcol.ts";
 import { planCollector, planPreview } from "./plan.ts";
 import { renderPipelinePreview } from "./preview.ts";
@@ -236,5 +239,73 @@ describe("preview problems", () => {
     expect(problem(() => renderPipelinePreview(pipeline, c.sources, byId([...c.destinations.values()]), "otelcol")).path).toBe(
       "pipelines[p-mixed].topology.nodes[batch].processor.config.timeout",
     );
+  });
+});
+
+describe("sensitive fields", () => {
+  const SECRET = "0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d11";
+
+  test("a secret renders as its marker, a host value natively, a value marked not secret as its text", () => {
+    const plan = planCollector(loadCase("secrets").input!);
+    const headers = Object.fromEntries(plan.destinations.map((d) => [d.name, d.config.headers]));
+    expect(headers.backend).toEqual({ Authorization: `<secret:${SECRET}>`, "X-Api-Key": new HostEnvValue("BACKEND_API_KEY"), "X-Tenant": "team$blue" });
+    expect((headers.backend as Record<string, unknown>)["X-Api-Key"]).toBeInstanceOf(HostEnvValue);
+    // The collector's override wins as one value.
+    expect(headers.archive).toEqual({ Authorization: "<secret:0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d14>" });
+    expect(headers.mimir).toEqual({ Authorization: new HostEnvValue("MIMIR_TOKEN") });
+    const yaml = renderOtelcol(loadCase("secrets").input!);
+    expect(yaml).toContain(`Authorization: "<secret:${SECRET}>"`);
+    expect(yaml).toContain('X-Api-Key: "${env:BACKEND_API_KEY}"');
+    expect(yaml).toContain('X-Tenant: "team$$blue"');
+    const alloy = renderAlloy(loadCase("secrets").input!);
+    expect(alloy).toContain(`"Authorization" = "<secret:${SECRET}>"`);
+    expect(alloy).toContain('"X-Api-Key"     = sys.env("BACKEND_API_KEY")');
+    expect(alloy).toContain('"X-Tenant"      = "team$blue"');
+  });
+
+  test("a plaintext left in a record is refused at render, naming the record's path and what to do, never the value", () => {
+    const c = raw("secrets");
+    c.destinations.find((d) => d.id === "dst-backend")!.config.headers = { Authorization: "Bearer legacy-plaintext" };
+    const input = toInput(c);
+    for (const render of [() => renderOtelcol(input), () => renderAlloy(input)]) {
+      let thrown: unknown;
+      try {
+        render();
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(ValidationError);
+      const error = thrown as ValidationError;
+      expect(error.details).toEqual([{ path: "destinations[dst-backend].config.headers.Authorization", message: expect.stringContaining("plain text") }]);
+      expect(error.message).toContain("commit");
+      expect(error.message).toContain("committed again before publishing");
+      expect(JSON.stringify({ message: error.message, details: error.details })).not.toContain("legacy-plaintext");
+    }
+  });
+
+  test("a plaintext in a collector's overrides is named there; one the overrides replace is not rendered at all", () => {
+    const c = raw("secrets");
+    c.activations!.destinations.find((d) => d.destinationId === "dst-mimir")!.configOverrides = { headers: { Authorization: "Bearer legacy" } };
+    expect(bothRuntimes(c).path).toBe("activations.destinations[dst-mimir].configOverrides.headers.Authorization");
+    const replaced = raw("secrets");
+    replaced.destinations.find((d) => d.id === "dst-archive")!.config.headers = { Authorization: "Bearer legacy" };
+    expect(renderOtelcol(toInput(replaced))).not.toContain("legacy");
+  });
+
+  test("a preview renders secrets as markers and refuses a plaintext by the record's path", () => {
+    const c = raw("secrets");
+    const pipeline = c.pipelines.find((p) => p.id === "p-logs")!;
+    pipeline.topology.nodes.find((n) => n.id === "out")!.ref = "dst-backend";
+    const preview = renderPipelinePreview(pipeline, byId(c.sources), byId(c.destinations), "otelcol");
+    expect(preview).toContain(`Authorization: "<secret:${SECRET}>"`);
+    c.destinations.find((d) => d.id === "dst-backend")!.config.headers = { "X-Key": "plain" };
+    expect(problem(() => renderPipelinePreview(pipeline, byId(c.sources), byId(c.destinations), "alloy")).path).toBe(
+      "destinations[dst-backend].config.headers.X-Key",
+    );
+  });
+
+  test("no processor has a sensitive field: the plan renders those of sources and destinations only", () => {
+    expect(PROCESSOR_TYPES.filter((t) => hasSensitive(t.schema)).map((t) => t.type)).toEqual([]);
+    expect(DESTINATION_TYPES.filter((t) => hasSensitive(t.schema)).map((t) => t.type).sort()).toEqual(["loki", "otlp", "otlphttp", "prometheusremotewrite"]);
   });
 });

@@ -29,11 +29,23 @@ import {
   type SourceType,
 } from "../catalog/index.ts";
 import { ValidationError } from "../errors.ts";
+import {
+  isHostEnvRef,
+  isPlainValue,
+  isSecretRef,
+  pathText,
+  secretMarker,
+  sensitiveLeaves,
+  valueAt,
+  withValueAt,
+} from "../secrets/values.ts";
+import { HostEnvValue } from "./host-env.ts";
 import { NameTable } from "./names.ts";
 
 interface Planned<T> {
   name: string;
   type: T;
+  /** Validated; a source's or destination's sensitive fields as they render (`renderable`; no processor has one). */
   config: Record<string, unknown>;
   /** Said as comment lines above the component, e.g. what a preview stand-in replaces. */
   comments: string[];
@@ -75,6 +87,39 @@ export interface Plan {
 /** A render-time problem, named by the path of what causes it. */
 function fail(path: string, message: string): never {
   throw new ValidationError(`The configuration cannot be rendered: ${path}: ${message}.`, [{ path, message }]);
+}
+
+/**
+ * A validated config with each sensitive field as the writers render it: a
+ * stored secret as its marker (delivery alone puts the plaintext there), a
+ * value marked not secret as its text, a host environment value as a
+ * HostEnvValue. `where(path)` names where a field's value was written.
+ */
+function renderable(type: SourceType | DestinationType, config: Record<string, unknown>, where: (path: string[]) => string): Record<string, unknown> {
+  let out = config;
+  for (const leaf of sensitiveLeaves(type.schema, config)) out = withValueAt(out, leaf.path, renderValue(leaf.value, where(leaf.path)));
+  return out;
+}
+
+function renderValue(value: unknown, at: string): unknown {
+  if (isSecretRef(value)) return secretMarker(value.secret);
+  if (isPlainValue(value)) return value.value;
+  if (isHostEnvRef(value)) return new HostEnvValue(value.env);
+  // Validation lets one other form through, a plaintext string: a write seals it
+  // before storing, so a stored one predates the vault and must not be rendered.
+  return fail(
+    at,
+    "holds a secret in plain text, stored before secrets were kept in the vault; the server moves such values into the vault " +
+      "when it starts: commit that change and publish the new commit (a commit made before the move must be committed again before publishing)",
+  );
+}
+
+/** Names a sensitive value of a merged config: in the collector's overrides when they set it, else in the record. */
+function mergedPath(kind: "sources" | "destinations", id: string, overrides: Record<string, unknown>): (path: string[]) => string {
+  return (path) =>
+    valueAt(overrides, path) !== undefined
+      ? pathText(`activations.${kind}[${id}].configOverrides`, path)
+      : pathText(`${kind}[${id}].config`, path);
 }
 
 function byId<T extends { id: string }>(a: T, b: T): number {
@@ -252,13 +297,9 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
   const sources = new Map<string, PlannedSource>();
   for (const r of [...resolved].sort((a, b) => byId(a.record, b.record))) {
     if (sources.has(r.record.id)) continue;
-    const config = mergeOverrides(
-      "source",
-      r.record.type,
-      r.record.config,
-      r.activation.configOverrides,
-      `activations.sources[${r.record.id}].configOverrides`,
-    );
+    const { configOverrides } = r.activation;
+    const merged = mergeOverrides("source", r.record.type, r.record.config, configOverrides, `activations.sources[${r.record.id}].configOverrides`);
+    const config = renderable(r.type, merged, mergedPath("sources", r.record.id, configOverrides));
     sources.set(r.record.id, { name: sourceNames.claim(r.record.name, r.record.id), type: r.type, config, comments: [] });
   }
 
@@ -309,15 +350,11 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
   const keys = usedDestinationKeys(flows);
   const destinations = keys.map((id): PlannedDestination => {
     const record = destinationRecord(id, `activations.destinations[${id}]`);
-    const config = mergeOverrides(
-      "destination",
-      record.type,
-      record.config,
-      activeDestinations.get(id)!.configOverrides,
-      `activations.destinations[${id}].configOverrides`,
-    );
+    const { configOverrides } = activeDestinations.get(id)!;
+    const merged = mergeOverrides("destination", record.type, record.config, configOverrides, `activations.destinations[${id}].configOverrides`);
     const type = findType("destination", record.type)!;
     checkRuntime(type, record, `activations.destinations[${id}]`, runtime);
+    const config = renderable(type, merged, mergedPath("destinations", id, configOverrides));
     return { name: destinationNames.claim(record.name, record.id), type, config, comments: [] };
   });
   return finish([...sources.values()], keys, destinations, flows);
@@ -359,7 +396,8 @@ export function planPreview(
     const path = `${at}.nodes[${node.id}].ref`;
     const record = sourceRecords.get(ref) ?? fail(path, `source '${ref}' does not exist`);
     const type = sourceType(record, path, pipeline.signal, what);
-    const config = validateComponentConfig("source", record.type, record.config, `sources[${record.id}].config`);
+    const root = `sources[${record.id}].config`;
+    const config = renderable(type, validateComponentConfig("source", record.type, record.config, root), (p) => pathText(root, p));
     sources.set(ref, { name: sourceNames.claim(record.name, record.id), type, config, comments: [] });
   }
   const openSources = unreferenced("source");
@@ -414,8 +452,9 @@ export function planPreview(
         };
       }
       const record = destinationRecords.get(key)!;
-      const config = validateComponentConfig("destination", record.type, record.config, `destinations[${record.id}].config`);
+      const root = `destinations[${record.id}].config`;
       const type = findType("destination", record.type)!;
+      const config = renderable(type, validateComponentConfig("destination", record.type, record.config, root), (p) => pathText(root, p));
       return { name: destinationNames.claim(record.name, record.id), type, config, comments: [] };
     },
   );

@@ -14,6 +14,8 @@ import { parse } from "yaml";
 import { validateComponentConfig } from "../../server/catalog/validate.ts";
 import { ValidationError } from "../../server/errors.ts";
 import { escapeDollars, renderOtelcol } from "../../server/render/otelcol.ts";
+import { deliverable } from "../../server/render/secrets.ts";
+import { secretMarker } from "../../server/secrets/values.ts";
 import { TESTDATA, toInput } from "../../server/render/testdata/load.ts";
 import { decodeYamlV3, type GoValue } from "./yamlv3.ts";
 
@@ -115,20 +117,25 @@ describe("yaml.v3 reads rendered otelcol YAML as meant", () => {
   );
   const scalar = fc.oneof({ weight: 3, arbitrary: tricky }, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean());
 
-  /** A collector config with `values` in a file glob, a header and attribute actions; undefined if validation refuses it. */
-  function render(glob: string, header: [string, string], key: string, value: string | number | boolean): { text: string; expected: string[] } | undefined {
-    const source = { include: [glob.startsWith("/") ? glob : `/${glob}`] };
-    const destination = { endpoint: "http://gateway:4318", headers: Object.fromEntries([header]) };
-    const attributes = { actions: [{ key, action: "upsert", value }] };
-    try {
-      validateComponentConfig("source", "filelog", source);
-      validateComponentConfig("destination", "otlphttp", destination);
-      validateComponentConfig("processor", "attributes", attributes);
-    } catch (error) {
-      if (error instanceof ValidationError) return undefined;
-      throw error;
-    }
-    const text = renderOtelcol(
+  type HeaderValue = { value: string; secret: false } | { env: string } | { secret: string };
+
+  /** A stored header value in each form: not secret (tricky text), from the host's environment, a secret. */
+  const headerValue: fc.Arbitrary<HeaderValue> = fc.oneof(
+    { weight: 3, arbitrary: tricky.map((value) => ({ value, secret: false as const })) },
+    fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,15}$/).map((env) => ({ env })),
+    fc.uuid({ version: 7 }).map((secret) => ({ secret })),
+  );
+
+  /** The string yaml.v3 must read for a header value: the text (`$` escaped), `${env:NAME}` as it is, a secret's marker. */
+  function renderedHeader(value: HeaderValue): string {
+    if ("env" in value) return `\${env:${value.env}}`;
+    if ("value" in value) return escapeDollars(value.value) as string;
+    return secretMarker(value.secret);
+  }
+
+  /** One collector: files through attribute actions to an OTLP/HTTP gateway. */
+  function collector(source: object, destination: object, attributes: object): string {
+    return renderOtelcol(
       toInput({
         collector: { id: "c1", name: "c1" },
         sources: [{ id: "s1", name: "files", type: "filelog", config: source }],
@@ -155,16 +162,36 @@ describe("yaml.v3 reads rendered otelcol YAML as meant", () => {
         routes: [{ id: "r1", collectorId: "c1", sourceId: "s1", pipelineId: "p1" }],
       } as never),
     );
+  }
+
+  /** Whether the catalog takes `config`. */
+  function valid(kind: "source" | "destination" | "processor", type: string, config: unknown): boolean {
+    try {
+      validateComponentConfig(kind, type, config);
+      return true;
+    } catch (error) {
+      if (error instanceof ValidationError) return false;
+      throw error;
+    }
+  }
+
+  /** A collector config with `values` in a file glob, a header and attribute actions; undefined if validation refuses it. */
+  function render(glob: string, header: [string, HeaderValue], key: string, value: string | number | boolean): { text: string; expected: string[] } | undefined {
+    const source = { include: [glob.startsWith("/") ? glob : `/${glob}`] };
+    const destination = { endpoint: "http://gateway:4318", headers: Object.fromEntries([header]) };
+    const attributes = { actions: [{ key, action: "upsert", value }] };
+    if (!valid("source", "filelog", source) || !valid("destination", "otlphttp", destination) || !valid("processor", "attributes", attributes)) return undefined;
+    const text = collector(source, destination, attributes);
     // Keys are not expanded by the collector, so a header name keeps its `$`.
     const dollars = (s: string) => escapeDollars(s) as string;
-    return { text, expected: [dollars(source.include[0]!), header[0], dollars(header[1]), dollars(key), ...(typeof value === "string" ? [dollars(value)] : [])] };
+    return { text, expected: [dollars(source.include[0]!), header[0], renderedHeader(header[1]), dollars(key), ...(typeof value === "string" ? [dollars(value)] : [])] };
   }
 
   test("rendered configs with tricky strings in values and keys", () => {
     const documents: { text: string; expected: string[] }[] = [];
     let refused = 0;
     fc.assert(
-      fc.property(tricky, tokens, tricky, tricky, scalar, (glob, name, value, key, attribute) => {
+      fc.property(tricky, tokens, headerValue, tricky, scalar, (glob, name, value, key, attribute) => {
         const doc = render(glob, [name, value], key === "" ? "k" : key, attribute);
         if (doc) documents.push(doc);
         else refused += 1;
@@ -173,6 +200,25 @@ describe("yaml.v3 reads rendered otelcol YAML as meant", () => {
     );
     // Most draws are valid configs (header values with edge whitespace and line breaks are refused).
     expect(documents.length).toBeGreaterThan(refused);
+    expectConformant(documents);
+  });
+
+  test("a delivered secret reads back as its plaintext, `$` written `$$` as the collector unescapes it", async () => {
+    const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
+    // Plaintexts the catalog takes as header values; each header holds another secret.
+    const plaintexts = fc.sample(tricky, { numRuns: 400, seed }).filter((text) => valid("destination", "otlphttp", { endpoint: "http://x", headers: { H: text } }));
+    expect(plaintexts.length).toBeGreaterThan(100);
+    const ids = plaintexts.map((_, i) => `0190a8c2-7b3e-7c41-9d2e-${String(i).padStart(12, "0")}`);
+    const documents: { text: string; expected: string[] }[] = [];
+    for (let at = 0; at < plaintexts.length; at += 25) {
+      const headers = Object.fromEntries(ids.slice(at, at + 25).map((secret, i) => [`H${at + i}`, { secret }]));
+      const redacted = collector({ include: ["/a.log"] }, { endpoint: "http://gateway:4318", headers }, { actions: [{ key: "k", action: "upsert", value: "v" }] });
+      const text = await deliverable("otelcol", redacted, async (id) => plaintexts[ids.indexOf(id)]!);
+      const delivered = (parse(text) as { exporters: Record<string, { headers: Record<string, string> }> }).exporters["otlphttp/gateway"]!.headers;
+      for (const name of Object.keys(headers)) expect(delivered[name]).toBe(escapeDollars(plaintexts[Number(name.slice(1))]!) as string);
+      documents.push({ text, expected: Object.keys(headers).map((name) => escapeDollars(plaintexts[Number(name.slice(1))]!) as string) });
+    }
+    // yaml.v3 reads each document as the JavaScript reading above does, each plaintext among its strings.
     expectConformant(documents);
   });
 });

@@ -10,6 +10,7 @@ import type { CollectorConfigInput, PipelineRecord, Signal, TopologyNode } from 
 import { SIGNALS } from "../../configstore/records.ts";
 import { attr, block } from "../../render/alloy-syntax.ts";
 import { alloyDocument } from "../../render/alloy.ts";
+import { HostEnvValue } from "../../render/host-env.ts";
 import { renderOtelcol } from "../../render/otelcol.ts";
 import { planCollector, planPreview } from "../../render/plan.ts";
 import { renderPipelinePreview } from "../../render/preview.ts";
@@ -42,12 +43,17 @@ const SOURCES: Record<string, Record<string, unknown>[]> = {
   ],
 };
 
+/** Header values in each stored form: a secret (rendered as its marker), one from the host's environment, one not secret. */
+const SECRET = { secret: "0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d01" };
+const FROM_HOST = { env: "TOKEN" };
+const plain = (value: string) => ({ value, secret: false });
+
 const DESTINATIONS: Record<string, Record<string, unknown>[]> = {
-  otlp: [{ endpoint: "gw:4317" }, { endpoint: "gw:4317", tls: { insecure: true }, headers: { Authorization: "Bearer t", "X-A": "1" } }],
-  otlphttp: [{ endpoint: "https://otlp.example.com", headers: { "X-Key": "k" } }],
+  otlp: [{ endpoint: "gw:4317" }, { endpoint: "gw:4317", tls: { insecure: true }, headers: { Authorization: SECRET, "X-A": plain("1"), "X-B": FROM_HOST } }],
+  otlphttp: [{ endpoint: "https://otlp.example.com", headers: { "X-Key": FROM_HOST, Authorization: SECRET } }],
   debug: [{ verbosity: "detailed" }],
-  prometheusremotewrite: [{ endpoint: "http://mimir:9009/api/v1/push", headers: { "X-Scope-OrgID": "t" } }],
-  loki: [{ endpoint: "http://loki:3100", tenant_id: "t1", headers: { A: "b" } }],
+  prometheusremotewrite: [{ endpoint: "http://mimir:9009/api/v1/push", headers: { "X-Scope-OrgID": plain("t"), Authorization: FROM_HOST, "X-Key": SECRET } }],
+  loki: [{ endpoint: "http://loki:3100", tenant_id: "t1", headers: { A: plain("b"), Authorization: SECRET, "X-Key": FROM_HOST } }],
 };
 
 const ACTIONS = [
@@ -197,6 +203,21 @@ describe("the checks can fail", () => {
       "otelcol.exporter.debug.d: is experimental; Alloy loads only generally-available components by default",
       "prometheus.scrape.s.honor_labels: is not an argument or block upstream takes here",
       "prometheus.scrape.s: scrape_timeout is greater than scrape_interval, which Validate() refuses",
+    ]);
+  });
+
+  test("a value from the host's environment is a string: fine for a header, not for a bool", () => {
+    const client = (tls: boolean) =>
+      block("otelcol.exporter.otlp", "o", [
+        block("client", undefined, [
+          attr("endpoint", "gw:4317"),
+          attr("headers", { A: new HostEnvValue("TOKEN") }),
+          tls && block("tls", undefined, [attr("insecure", new HostEnvValue("INSECURE"))]),
+        ]),
+      ]);
+    expect(alloyProblems([client(false)])).toEqual([]);
+    expect(alloyProblems([client(true)])).toEqual([
+      'otelcol.exporter.otlp.o.client.tls.insecure: sys.env("INSECURE") is a string, not what upstream takes here',
     ]);
   });
 });

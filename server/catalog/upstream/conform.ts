@@ -8,6 +8,7 @@
  */
 import { parse } from "yaml";
 import { AlloyRawString, AlloyRef, type AlloyBlock, type AlloyStatement, type AlloyValue } from "../../render/alloy-syntax.ts";
+import { HostEnvValue } from "../../render/host-env.ts";
 import { parseGoDuration, parsePrometheusDuration } from "../durations.ts";
 import { ALLOY_COMPONENTS, ALLOY_DEFAULT_STABILITY } from "./alloy.ts";
 import { otelcolComponent } from "./otelcol.ts";
@@ -18,7 +19,14 @@ const UINT32_MAX = 4294967295;
 type Value = unknown;
 
 function isPlainObject(value: Value): value is Record<string, Value> {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof AlloyRef) && !(value instanceof AlloyRawString);
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    !(value instanceof AlloyRef) &&
+    !(value instanceof AlloyRawString) &&
+    !(value instanceof HostEnvValue)
+  );
 }
 
 /** `value` as upstream's decoder for `type` takes it. */
@@ -26,6 +34,8 @@ export function valueProblems(value: Value, type: ValueType, path: string): stri
   // An Alloy reference takes the type of the export it names (`….targets` is a list of targets); the golden
   // tests check that every reference names a defined block.
   if (value instanceof AlloyRef) return [];
+  // `sys.env("NAME")` is a string (Alloy's stdlib), which Alloy also converts to a secret where one is wanted.
+  if (value instanceof HostEnvValue) return type === "string" ? [] : [`${path}: sys.env(${JSON.stringify(value.name)}) is a string, not what upstream takes here`];
   const text = value instanceof AlloyRawString ? value.text : value;
   const bad = (what: string) => [`${path}: ${JSON.stringify(text)} is not ${what}`];
   if (typeof type === "string") {
