@@ -10,9 +10,10 @@
  * store (every collection, and a dump of the database) nor the config-history
  * and effective-config answers hold the plaintext.
  *
- * Rendering `{secret: id}` is not delivery's part: each target here is the
- * real published rendering with a secret header added as render writes it
- * (the marker, quoted), stored as publish stores it.
+ * Most targets here are made by hand, so each collector can be given its
+ * own secrets: the real published rendering with secret headers added as
+ * render writes them (the marker, quoted), stored as publish stores it. One
+ * test publishes for real from a tree holding `{secret: id}`.
  */
 import { afterAll, beforeAll, describe, expect, mock, spyOn, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -22,6 +23,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { SYSTEM_ACTOR } from "../../server/audit/audit.ts";
+import { DIRS, toYaml } from "../../server/configstore/layout.ts";
 import { CollectorService, RemoteConfigStatuses as RcfgStatuses } from "../../server/gen/collector/v1/collector_pb.ts";
 import { AgentCapabilities, RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { quotedSecret } from "../../server/render/secrets.ts";
@@ -132,6 +134,8 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
     const ids: Record<"http" | "ws" | "rcfg", string> = { http: "", ws: "", rcfg: "" };
     let agent: RawAgent;
     let rcfgToken: string;
+    /** Hash of the hand-made otelcol rendering whose one header is `Authorization`. */
+    let authorizationOnly = "";
     /** What the WebSocket agent was last sent: hash and body. */
     let wsDelivered: { hash: string; body: string };
 
@@ -196,6 +200,7 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
 
       const pushed = agent.next((m) => m.remoteConfig !== undefined);
       const rendered = await publishByHand(r.a, ids.ws, { Authorization: secretId });
+      authorizationOnly = rendered.hash;
       const message = await pushed;
       const body = new TextDecoder().decode(message.remoteConfig!.config!.configMap[""]!.body);
       expect(Buffer.from(message.remoteConfig!.configHash).toString("hex")).toBe(rendered.hash);
@@ -365,6 +370,41 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
       } finally {
         rotated.close();
       }
+    });
+
+    test("published for real from a tree whose stored header is {secret: id}: render writes the otelcol headers as these tests did by hand, and the collectors get the plaintext", async () => {
+      const { items } = await call<{ items: { id: string; name: string }[] }>("/destinations");
+      const path = `${DIRS.destinations}${items.find((d) => d.name === "backend")!.id}.yaml`;
+      const file = (await r.a.app.store.get<{ text: string }>("worktree", path))!;
+      const record = parse(file.data.text) as { config: Record<string, unknown> };
+      // As the write path stores a sealed value: its id, never the plaintext.
+      const text = toYaml({ ...record, config: { ...record.config, headers: { Authorization: { secret: secretId } } } });
+      await r.a.app.configStore.edit([{ path, text, expect: file.version }], []);
+      await call("/commit", "POST", { message: "the backend authenticates" });
+      await call("/publish", "POST");
+
+      // The same bytes as the hand-made rendering with this one header (so the WebSocket agent, which ran that, is sent nothing new).
+      expect((await r.a.app.rollouts.target(ids.ws))!.rendered.hash).toBe(authorizationOnly);
+
+      const http = (await r.a.app.rollouts.target(ids.http))!.rendered;
+      expect(http.body).toContain(`Authorization: "${secretMarker(secretId)}"`);
+      const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", collectorId: ids.http });
+      const fresh = await RawAgent.connect(`${r.b.base.replace(/^http/, "ws")}/v1/opamp`, token);
+      try {
+        const first = await fresh.call({ agentDescription: description({ "service.name": "otel-http" }) });
+        expect(Buffer.from(first.remoteConfig!.configHash).toString("hex")).toBe(http.hash);
+        const body = new TextDecoder().decode(first.remoteConfig!.config!.configMap[""]!.body);
+        expect(body).toBe(http.body.replace(`"${secretMarker(secretId)}"`, () => quotedSecret("otelcol", plaintext)));
+      } finally {
+        fresh.close();
+      }
+
+      const alloy = (await r.a.app.rollouts.target(ids.rcfg))!.rendered;
+      expect(alloy.body).toContain(`"${secretMarker(secretId)}"`);
+      await until(async () => (await r.b.app.rollouts.target(ids.rcfg))?.target.targetHash === alloy.hash);
+      const answer = await rcfgClient(r.b.base, rcfgToken).getConfig({ id: ids.rcfg });
+      expect(answer.hash).toBe(alloy.hash);
+      expect(answer.content).toBe(alloy.body.replace(`"${secretMarker(secretId)}"`, () => quotedSecret("alloy", plaintext)));
     });
 
     test("neither the store, a dump of its database, nor the history and effective-config answers hold a plaintext", async () => {
