@@ -98,12 +98,12 @@ export async function createApp(
   const repo = store.backend === "embedded" ? await ConfigRepo.open(gitdir) : ConfigRepo.inStore(store);
   const configStore = new ConfigStore(store, repo);
   const hostPaths = new HostPaths(config.sources.hostPaths);
-  const rollouts = new Rollouts(store, configStore, collectors, logger);
+  const vault = new SecretVault(store, secrets);
+  const rollouts = new Rollouts(store, configStore, collectors, vault, logger);
   const presence = new Presence(store, collectors, logger);
   const enrollment = new Enrollment(store, collectors);
   const agents = new Agents(store, enrollment, logger, HEARTBEAT_SECONDS);
   const live = new LiveCredentials(store, logger);
-  const vault = new SecretVault(store, secrets);
   const app: App = {
     config,
     store,

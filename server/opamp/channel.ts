@@ -11,7 +11,9 @@
  *   EffectiveConfig feed presence and the rollout.
  * - A publish reaches connected WebSocket sessions at once through the store's
  *   change feed; HTTP agents get it in the reply to their next poll. The
- *   AgentRemoteConfig bytes are encoded once per config hash.
+ *   AgentRemoteConfig bytes are encoded once per config hash, from the body
+ *   with its secrets in (Rollouts.delivered; kept in memory only), under the
+ *   hash of the redacted rendering, which the agent reports back.
  * - Overload is refused, not queued: past `opamp.maxConnections` sessions or
  *   `opamp.maxConcurrentRequests` requests in flight the answer is 503 with a
  *   jittered Retry-After, before auth touches the store. A session whose
@@ -598,9 +600,10 @@ export class OpampChannel implements Channel {
       }
     }
 
+    // The agent's own messages may quote its config, secrets too: redacted before presence or the rollout keeps them.
     if (message.health) {
       instance.healthy = message.health.healthy;
-      instance.healthError = message.health.lastError || null;
+      instance.healthError = message.health.lastError ? await this.app.rollouts.redact(collectorId, message.health.lastError) : null;
     }
     if (reportsConfig) {
       const hash = Buffer.from(status.lastRemoteConfigHash).toString("hex");
@@ -609,8 +612,9 @@ export class OpampChannel implements Channel {
         status.status === RemoteConfigStatuses.RemoteConfigStatuses_APPLIED ? "applied"
         : status.status === RemoteConfigStatuses.RemoteConfigStatuses_APPLYING ? "applying"
         : "failed";
-      instance.configError = state === "failed" ? status.errorMessage || "the collector could not apply the config" : state === "applied" ? null : instance.configError;
-      background(log, this.app.rollouts.report(collectorId, { hash, state, ...(state === "failed" ? { error: status.errorMessage } : {}) }));
+      const error = state === "failed" && status.errorMessage ? await this.app.rollouts.redact(collectorId, status.errorMessage) : "";
+      instance.configError = state === "failed" ? error || "the collector could not apply the config" : state === "applied" ? null : instance.configError;
+      background(log, this.app.rollouts.report(collectorId, { hash, state, ...(state === "failed" ? { error } : {}) }));
     }
     if (message.effectiveConfig?.configMap) {
       const files = Object.entries(message.effectiveConfig.configMap.configMap).map(([name, file]) => ({
@@ -648,16 +652,27 @@ export class OpampChannel implements Channel {
     return { reply, remoteConfig: await this.remoteConfigFor(instance, log) };
   }
 
-  /** The encoded AgentRemoteConfig when the agent takes remote config and runs (or was sent) another hash. */
+  /**
+   * The encoded AgentRemoteConfig when the agent takes remote config and runs
+   * (or was sent) another hash: the delivered body, secrets in, under the hash
+   * of the redacted rendering. None while a secret it names cannot be opened
+   * (the rollout records and logs that); a later message tries again.
+   */
   private async remoteConfigFor(instance: Instance, log: ChannelRequest["log"]): Promise<Uint8Array | undefined> {
     if (instance.awaitingReport || !has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig)) return undefined;
     const target = await this.app.rollouts.target(instance.collectorId);
     if (!target) return undefined;
     const hash = target.rendered.hash;
     if (hash === instance.reportedHash || hash === instance.sentHash) return undefined;
+    // Claimed before the vault is read, so a push and a reply in between do not both send it.
     instance.sentHash = hash;
+    const body = await this.app.rollouts.delivered(instance.collectorId, target.rendered);
+    if (body === null) {
+      if (instance.sentHash === hash) instance.sentHash = null;
+      return undefined;
+    }
     background(log, this.app.rollouts.fetched(instance.collectorId, hash));
-    return this.configs.get(hash, target.rendered.body, yamlType(target.rendered.contentType));
+    return this.configs.get(hash, body, yamlType(target.rendered.contentType));
   }
 
   /**

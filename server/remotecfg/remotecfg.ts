@@ -12,7 +12,11 @@
  * `permission_denied` (403).
  *
  * GetConfig answers the collector's published config and its hash, or
- * `not_modified` when the request already carries that hash. Before anything
+ * `not_modified` when the request already carries that hash. The content
+ * has the secrets in (Rollouts.delivered; kept in memory only); the hash is
+ * that of the redacted rendering, which Alloy treats as opaque and sends
+ * back. While a secret the config names cannot be opened the answer is
+ * `unavailable` and the collector keeps the config it runs. Before anything
  * is published to the collector the answer is empty content with hash "" (a
  * collector polling with no hash then gets `not_modified`). The poll is the
  * hot path: the token check, the target and its rendered bytes all come from
@@ -92,10 +96,13 @@ function answer(init: { content: string; hash: string; notModified: boolean }): 
 }
 
 interface Answers {
-  full: Answer;
+  /** Built at the first poll that needs the content: it carries the secrets. */
+  full: Answer | null;
   notModified: Answer;
 }
 
+const UNDELIVERABLE =
+  "this collector's config names a secret the server cannot open now, so it is not sent (see the collector's config state on the server); keep running the current config and poll again";
 const NOTHING_PUBLISHED = answer({ content: "", hash: "", notModified: true });
 const EMPTY_CONFIG = answer({ content: "", hash: "", notModified: false });
 
@@ -241,6 +248,8 @@ export class RemoteConfigService {
     }
     const memo = this.contact(id);
     const report = req.remoteConfigStatus ? reportOf(req.remoteConfigStatus.status, req.hash, req.remoteConfigStatus.errorMessage) : null;
+    // The collector's message may quote its config, secrets too: redacted before presence or the rollout keeps it.
+    if (report?.error) report.error = await this.app.rollouts.redact(id, report.error);
     if (report) memo.report = report;
     const known = memo.report !== null && memo.report.hash === req.hash ? memo.report : null;
     // Awaited: presence decides "changed" against the stored record, so a
@@ -266,6 +275,11 @@ export class RemoteConfigService {
     if (known !== null && moves(known, target)) await this.bookkeeping(id, () => this.app.rollouts.report(id, known));
     const answers = this.answersFor(rendered);
     if (req.hash === rendered.hash) return answers.notModified;
+    if (answers.full === null) {
+      const content = await this.app.rollouts.delivered(id, rendered);
+      if (content === null) throw new ConnectError(UNDELIVERABLE, Code.Unavailable);
+      answers.full = answer({ content, hash: rendered.hash, notModified: false });
+    }
     await this.bookkeeping(id, () => this.app.rollouts.fetched(id, rendered.hash));
     return answers.full;
   }
@@ -327,10 +341,7 @@ export class RemoteConfigService {
   private answersFor(rendered: RenderedConfig): Answers {
     let answers = this.answers.get(rendered);
     if (!answers) {
-      answers = {
-        full: answer({ content: rendered.body, hash: rendered.hash, notModified: false }),
-        notModified: answer({ content: "", hash: rendered.hash, notModified: true }),
-      };
+      answers = { full: null, notModified: answer({ content: "", hash: rendered.hash, notModified: true }) };
       this.answers.set(rendered, answers);
     }
     return answers;

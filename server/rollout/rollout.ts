@@ -4,12 +4,21 @@
  * content-hashes it, and records a new target only where the hash changed, so
  * an unchanged config is never delivered twice. Targets, history, the rollout
  * and its audit entry land in one atomic write; delivery reads the targets.
+ *
+ * Secrets: a rendered config holds each secret as its marker (render/secrets.ts),
+ * so what is stored, hashed and shown never holds a plaintext. Only the body
+ * handed to a collector's channel (`delivered`) has them in, kept in memory.
+ * What a collector reports back (its effective config, its errors) may quote
+ * them, so it is redacted before it is stored (`redact`).
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import type { Collector, Collectors } from "../collectors/collectors.ts";
+import { COLLECTORS, type Collector, type Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { AppError, ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
 import type { Logger } from "pino";
+import { deliverable, quotedSecret } from "../render/secrets.ts";
+import { MissingSecretError, type SecretVault } from "../secrets/vault.ts";
+import { markedSecrets, QUOTED_MARKER, secretMarker } from "../secrets/values.ts";
 import { Coalescer } from "../store/coalesce.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
@@ -24,6 +33,12 @@ export interface CollectorConfig {
   targetSeq: number;
   state: ConfigState;
   error: string | null;
+  /**
+   * Set while the target could not be delivered (a secret it names cannot
+   * be opened here; state "failed", `error` says why). Delivering it, or the
+   * collector reporting on it, clears it.
+   */
+  undelivered?: true;
   updatedAt: string;
 }
 
@@ -99,12 +114,52 @@ export interface EffectiveConfig {
 /** Rendered configs kept decoded in memory; they never change, so only the count is bounded. */
 const RENDERED_CACHE = 5000;
 
+/** A target's fields with the "could not be delivered" mark dropped: it was delivered, or the collector reports on it. */
+function deliveredTarget(target: CollectorConfig): Omit<CollectorConfig, "undelivered"> {
+  const { undelivered: _, ...rest } = target;
+  return rest;
+}
+
+/** Any marker already in a text (QUOTED_MARKER without its quotes): redaction leaves them alone. */
+const MARKER = QUOTED_MARKER.source.slice(1, -1);
+
+/**
+ * How a plaintext may be spelled in what a collector reports: as is (a YAML
+ * plain scalar, an error message), JSON- or YAML-double-quoted, YAML
+ * single-quoted, `$`-escaped for otelcol, and quoted as each runtime's
+ * writer quoted it when it was delivered.
+ */
+function spellings(plaintext: string): string[] {
+  return [
+    plaintext,
+    JSON.stringify(plaintext).slice(1, -1),
+    plaintext.replaceAll("'", "''"),
+    plaintext.replaceAll("$", () => "$$"),
+    quotedSecret("otelcol", plaintext).slice(1, -1),
+    quotedSecret("alloy", plaintext).slice(1, -1),
+  ].filter((s) => s !== "");
+}
+
+/** One collector's secrets as a pattern: markers first (kept), then every spelling, longest first. */
+interface Redaction {
+  /** The target seq it was built at: a new target may name other secrets. */
+  seq: number;
+  pattern: RegExp | null;
+  markerOf: Map<string, string>;
+}
+
 export class Rollouts {
   /** Known targets; null caches "nothing published yet", which unpublished collectors poll for. */
   private readonly targets = new Map<string, CollectorConfig | null>();
   /** Bumped whenever cached targets are dropped: a read that started before must not fill the cache. */
   private targetsEpoch = 0;
   private readonly renderedByHash = new Map<string, RenderedConfig>();
+  /** Bodies with their secrets in, per rendered hash: memory only, never stored or logged. */
+  private readonly deliveredByHash = new Map<string, Promise<string>>();
+  /** Rendered hashes whose failed delivery was logged, so a fleet on one config logs it once. */
+  private readonly undeliverableLogged = new Set<string>();
+  /** Per collector, built when it first reports something to redact. */
+  private readonly redactions = new Map<string, Redaction>();
   private readonly configWrites: Coalescer<CollectorConfig>;
   private readonly historyWrites: Coalescer<HistoryEntry>;
   private readonly unwatch: () => void;
@@ -113,7 +168,8 @@ export class Rollouts {
     private readonly store: Store,
     private readonly config: ConfigStore,
     private readonly collectors: Collectors,
-    log: Logger,
+    private readonly vault: Pick<SecretVault, "open">,
+    private readonly log: Logger,
   ) {
     this.configWrites = new Coalescer(store, CONFIGS, 50, log);
     this.historyWrites = new Coalescer(store, HISTORY, 50, log);
@@ -121,6 +177,8 @@ export class Rollouts {
     this.unwatch = store.watch(
       (changes) => {
         for (const c of changes) {
+          // A deleted collector's secrets are no longer needed here (a new target is told by its seq).
+          if (c.collection === COLLECTORS && c.op === "delete") this.redactions.delete(c.id);
           if (c.collection !== CONFIGS) continue;
           this.targetsEpoch++;
           this.targets.delete(c.id);
@@ -129,6 +187,7 @@ export class Rollouts {
       () => {
         this.targetsEpoch++;
         this.targets.clear();
+        this.redactions.clear();
       },
     );
   }
@@ -290,15 +349,20 @@ export class Rollouts {
    * config poll asks.
    */
   async target(collectorId: string): Promise<{ target: CollectorConfig; rendered: RenderedConfig } | null> {
+    const target = await this.targetDoc(collectorId);
+    if (target === null) return null;
+    const rendered = await this.rendered(target.targetHash);
+    return rendered ? { target, rendered } : null;
+  }
+
+  private async targetDoc(collectorId: string): Promise<CollectorConfig | null> {
     let target = this.targets.get(collectorId);
     if (target === undefined) {
       const epoch = this.targetsEpoch;
       target = (await this.store.get<CollectorConfig>(CONFIGS, collectorId))?.data ?? null;
       if (epoch === this.targetsEpoch) this.targets.set(collectorId, target);
     }
-    if (target === null) return null;
-    const rendered = await this.rendered(target.targetHash);
-    return rendered ? { target, rendered } : null;
+    return target;
   }
 
   private async rendered(hash: string): Promise<RenderedConfig | null> {
@@ -313,19 +377,99 @@ export class Rollouts {
   }
 
   /**
+   * The body to send the collector: `rendered` with its secrets in, opened
+   * from the vault, kept in memory per hash (never stored, never logged).
+   * Null when a secret it names cannot be opened here: nothing may be sent,
+   * so the target turns failed and `undelivered` with the reason (ids, no
+   * values), the first failure per config is logged, and the next contact
+   * tries again.
+   */
+  async delivered(collectorId: string, rendered: RenderedConfig): Promise<string | null> {
+    const { hash } = rendered;
+    let body = this.deliveredByHash.get(hash);
+    if (!body) {
+      body = deliverable(rendered.runtime, rendered.body, (id) => this.vault.open(id));
+      if (this.deliveredByHash.size >= RENDERED_CACHE) this.deliveredByHash.delete(this.deliveredByHash.keys().next().value!);
+      this.deliveredByHash.set(hash, body);
+    }
+    try {
+      const text = await body;
+      this.undeliverableLogged.delete(hash);
+      return text;
+    } catch (error) {
+      if (this.deliveredByHash.get(hash) === body) this.deliveredByHash.delete(hash);
+      if (!(error instanceof MissingSecretError)) throw error;
+      if (!this.undeliverableLogged.has(hash)) {
+        this.undeliverableLogged.add(hash);
+        this.log.error(
+          { collectorId, hash, secretId: error.id, err: error },
+          "rollout: a config names a secret this server cannot open, so it is not delivered (the collector keeps the config it runs); check that every replica has the same secrets key",
+        );
+      }
+      const message = `Not delivered: ${error.message}. The collector keeps the config it runs; delivery is tried again at its next contact.`;
+      this.configWrites
+        .update(collectorId, (current) =>
+          current && current.targetHash === hash && !(current.undelivered && current.error === message)
+            ? { ...current, state: "failed", error: message, undelivered: true, updatedAt: new Date().toISOString() }
+            : null,
+        )
+        .catch((err) => this.log.warn({ err, collectorId }, "rollout: recording an undelivered config failed"));
+      return null;
+    }
+  }
+
+  /**
+   * `text` with every secret this collector may have been delivered (those
+   * named by any config pushed to it) replaced by its marker, however the
+   * text spells it (see `spellings`). Markers already there stay, so
+   * redacting twice changes nothing. A secret this server cannot open is
+   * left out: it cannot have been delivered from here.
+   */
+  async redact(collectorId: string, text: string): Promise<string> {
+    const { pattern, markerOf } = await this.redaction(collectorId);
+    return pattern === null ? text : text.replace(pattern, (match) => markerOf.get(match) ?? match);
+  }
+
+  private async redaction(collectorId: string): Promise<Redaction> {
+    // Read before the history, so the history listed holds every entry up to it.
+    const seq = (await this.targetDoc(collectorId))?.targetSeq ?? 0;
+    const known = this.redactions.get(collectorId);
+    if (known?.seq === seq) return known;
+    const ids = new Set<string>();
+    const hashes = new Set((await this.store.list<HistoryEntry>(HISTORY, { prefix: `${collectorId}/` })).map((d) => d.data.hash));
+    for (const hash of hashes) for (const id of markedSecrets((await this.rendered(hash))?.body ?? "")) ids.add(id);
+    const markerOf = new Map<string, string>();
+    for (const id of ids) {
+      let plaintext: string;
+      try {
+        plaintext = await this.vault.open(id);
+      } catch (error) {
+        if (error instanceof MissingSecretError) continue;
+        throw error;
+      }
+      for (const spelling of spellings(plaintext)) if (!markerOf.has(spelling)) markerOf.set(spelling, secretMarker(id));
+    }
+    const alternatives = [...markerOf.keys()].sort((a, b) => b.length - a.length).map((s) => RegExp.escape(s));
+    const redaction: Redaction = { seq, pattern: alternatives.length === 0 ? null : new RegExp([MARKER, ...alternatives].join("|"), "g"), markerOf };
+    this.redactions.set(collectorId, redaction);
+    return redaction;
+  }
+
+  /**
    * Moves the collector's config state by what it reports. Reports about a
    * config other than its current target are stale and change nothing.
    */
   async report(collectorId: string, report: ConfigReport): Promise<void> {
     const state: ConfigState = report.state === "applied" ? "current" : report.state;
-    const error = report.state === "failed" ? (report.error || "the collector could not apply the config") : null;
+    // A collector's message may quote its config, secrets too.
+    const error = report.state === "failed" ? (report.error ? await this.redact(collectorId, report.error) : "the collector could not apply the config") : null;
     const now = new Date().toISOString();
     let seq: number | null = null;
     await this.configWrites.update(collectorId, (current) => {
       if (!current || current.targetHash !== report.hash) return null;
       seq = current.targetSeq;
-      if (current.state === state && current.error === error) return null;
-      return { ...current, state, error, updatedAt: now };
+      if (current.state === state && current.error === error && !current.undelivered) return null;
+      return { ...deliveredTarget(current), state, error, updatedAt: now };
     });
     if (seq !== null) {
       await this.historyWrites.update(historyId(collectorId, seq), (entry) =>
@@ -334,16 +478,19 @@ export class Rollouts {
     }
   }
 
-  /** A collector fetched its target (remote config): outdated becomes applying until it reports. */
+  /** A collector was sent its target: outdated (or undelivered until now) becomes applying until it reports. */
   async fetched(collectorId: string, hash: string): Promise<void> {
-    await this.configWrites.update(collectorId, (current) =>
-      current && current.targetHash === hash && current.state === "outdated" ? { ...current, state: "applying", updatedAt: new Date().toISOString() } : null,
-    );
+    await this.configWrites.update(collectorId, (current) => {
+      if (!current || current.targetHash !== hash) return null;
+      if (current.undelivered) return { ...deliveredTarget(current), state: "applying", error: null, updatedAt: new Date().toISOString() };
+      return current.state === "outdated" ? { ...current, state: "applying", updatedAt: new Date().toISOString() } : null;
+    });
   }
 
-  /** Stores the config the collector says it runs (shown beside the target). */
+  /** Stores the config the collector says it runs (shown beside the target), redacted: it holds what was delivered. */
   async setEffective(collectorId: string, files: EffectiveConfig["files"]): Promise<void> {
-    const data: EffectiveConfig = { collectorId, files, reportedAt: new Date().toISOString() };
+    const redacted = await Promise.all(files.map(async (file) => ({ ...file, body: await this.redact(collectorId, file.body) })));
+    const data: EffectiveConfig = { collectorId, files: redacted, reportedAt: new Date().toISOString() };
     await this.store.write([{ op: "put", collection: EFFECTIVE, id: collectorId, data }]);
   }
 
