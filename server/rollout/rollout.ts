@@ -16,9 +16,10 @@ import { COLLECTORS, type Collector, type Collectors } from "../collectors/colle
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { AppError, ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
 import type { Logger } from "pino";
-import { deliverable, quotedSecret } from "../render/secrets.ts";
+import { deliverable } from "../render/secrets.ts";
 import { MissingSecretError, type SecretVault } from "../secrets/vault.ts";
-import { markedSecrets, QUOTED_MARKER, secretMarker } from "../secrets/values.ts";
+import { plaintextRedactor } from "../secrets/redact.ts";
+import { markedSecrets } from "../secrets/values.ts";
 import { Coalescer } from "../store/coalesce.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
@@ -90,9 +91,9 @@ export function rolloutState(collector: Collector, target: CollectorConfig): Rol
 
 const CONFIGS = "collector_config";
 const HISTORY = "config_history";
-const RENDERED = "rendered_configs";
+export const RENDERED = "rendered_configs";
 const ROLLOUTS = "rollouts";
-const EFFECTIVE = "effective_configs";
+export const EFFECTIVE = "effective_configs";
 const LATEST = { collection: "system", id: "latest_rollout" };
 
 const historyId = (collectorId: string, seq: number) => `${collectorId}/${String(seq).padStart(10, "0")}`;
@@ -120,32 +121,10 @@ function deliveredTarget(target: CollectorConfig): Omit<CollectorConfig, "undeli
   return rest;
 }
 
-/** Any marker already in a text (QUOTED_MARKER without its quotes): redaction leaves them alone. */
-const MARKER = QUOTED_MARKER.source.slice(1, -1);
-
-/**
- * How a plaintext may be spelled in what a collector reports: as is (a YAML
- * plain scalar, an error message), JSON- or YAML-double-quoted, YAML
- * single-quoted, `$`-escaped for otelcol, and quoted as each runtime's
- * writer quoted it when it was delivered.
- */
-function spellings(plaintext: string): string[] {
-  return [
-    plaintext,
-    JSON.stringify(plaintext).slice(1, -1),
-    plaintext.replaceAll("'", "''"),
-    plaintext.replaceAll("$", () => "$$"),
-    quotedSecret("otelcol", plaintext).slice(1, -1),
-    quotedSecret("alloy", plaintext).slice(1, -1),
-  ].filter((s) => s !== "");
-}
-
-/** One collector's secrets as a pattern: markers first (kept), then every spelling, longest first. */
+/** One collector's secrets as a redactor, built at a target seq: a new target may name other secrets. */
 interface Redaction {
-  /** The target seq it was built at: a new target may name other secrets. */
   seq: number;
-  pattern: RegExp | null;
-  markerOf: Map<string, string>;
+  redact: (text: string) => string;
 }
 
 export class Rollouts {
@@ -421,13 +400,12 @@ export class Rollouts {
   /**
    * `text` with every secret this collector may have been delivered (those
    * named by any config pushed to it) replaced by its marker, however the
-   * text spells it (see `spellings`). Markers already there stay, so
+   * text spells it (see secrets/redact.ts). Markers already there stay, so
    * redacting twice changes nothing. A secret this server cannot open is
    * left out: it cannot have been delivered from here.
    */
   async redact(collectorId: string, text: string): Promise<string> {
-    const { pattern, markerOf } = await this.redaction(collectorId);
-    return pattern === null ? text : text.replace(pattern, (match) => markerOf.get(match) ?? match);
+    return (await this.redaction(collectorId)).redact(text);
   }
 
   private async redaction(collectorId: string): Promise<Redaction> {
@@ -438,19 +416,15 @@ export class Rollouts {
     const ids = new Set<string>();
     const hashes = new Set((await this.store.list<HistoryEntry>(HISTORY, { prefix: `${collectorId}/` })).map((d) => d.data.hash));
     for (const hash of hashes) for (const id of markedSecrets((await this.rendered(hash))?.body ?? "")) ids.add(id);
-    const markerOf = new Map<string, string>();
+    const sealed: [string, string][] = [];
     for (const id of ids) {
-      let plaintext: string;
       try {
-        plaintext = await this.vault.open(id);
+        sealed.push([await this.vault.open(id), id]);
       } catch (error) {
-        if (error instanceof MissingSecretError) continue;
-        throw error;
+        if (!(error instanceof MissingSecretError)) throw error;
       }
-      for (const spelling of spellings(plaintext)) if (!markerOf.has(spelling)) markerOf.set(spelling, secretMarker(id));
     }
-    const alternatives = [...markerOf.keys()].sort((a, b) => b.length - a.length).map((s) => RegExp.escape(s));
-    const redaction: Redaction = { seq, pattern: alternatives.length === 0 ? null : new RegExp([MARKER, ...alternatives].join("|"), "g"), markerOf };
+    const redaction: Redaction = { seq, redact: plaintextRedactor(sealed) };
     this.redactions.set(collectorId, redaction);
     return redaction;
   }

@@ -11,7 +11,7 @@ import { auditEntry, SYSTEM_ACTOR } from "../audit/audit.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { paths } from "../configstore/layout.ts";
 import { deliverable, quotedSecret } from "../render/secrets.ts";
-import type { EffectiveConfig } from "../rollout/rollout.ts";
+import { EFFECTIVE, RENDERED, type EffectiveConfig } from "../rollout/rollout.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { plaintextRedactor } from "./redact.ts";
@@ -19,9 +19,6 @@ import { sealPlaintextInTree } from "./tree.ts";
 import { secretMarker } from "./values.ts";
 import type { SecretVault } from "./vault.ts";
 
-/** The collections rollout.ts keeps what collectors were sent (by hash) and what they report running (by collector). */
-const RENDERED = "rendered_configs";
-const EFFECTIVE = "effective_configs";
 const PAGE = 500;
 
 /** What the upgrade moved: counts only. */
