@@ -336,26 +336,25 @@ async function rotateKeyCommand(options: { config?: string; newKeyFile?: string 
   }
 }
 
-/** The configuration store of a maintenance command, and the vault its secrets are in. */
-async function openConfig(config: ServerConfig, store: Store): Promise<{ configStore: ConfigStore; vault: SecretVault }> {
-  let secrets;
-  try {
-    secrets = secretsFor(config, noticeLogger);
-  } catch (error) {
-    await store.close();
-    fail(`${(error as Error).message} (secrets.keyFile, secrets.key)`, 1);
-  }
+/** The configuration store of a maintenance command: the history beside the state file, or in the external store. */
+async function openConfig(config: ServerConfig, store: Store): Promise<ConfigStore> {
   const repo = store.backend === "embedded" ? await ConfigRepo.open(gitDirFor(config)) : ConfigRepo.inStore(store);
-  return { configStore: new ConfigStore(store, repo), vault: new SecretVault(store, secrets) };
+  return new ConfigStore(store, repo);
 }
 
 /** `svc-server history purge-secrets`: see server/configstore/purge.ts. */
 async function purgeSecretsCommand(options: { config?: string }): Promise<void> {
   const config = readConfig(options.config);
-  const store = await openStoreNow(config);
-  const { configStore, vault } = await openConfig(config, store);
+  let secrets;
   try {
-    const outcome = await purgeSecrets(configStore, store, vault, cliActor());
+    secrets = secretsFor(config, noticeLogger);
+  } catch (error) {
+    fail(`${(error as Error).message} (secrets.keyFile, secrets.key)`, 1);
+  }
+  const store = await openStoreNow(config);
+  const configStore = await openConfig(config, store);
+  try {
+    const outcome = await purgeSecrets(configStore, store, new SecretVault(store, secrets), cliActor());
     if (outcome === null) {
       say("no commit holds plaintext in a sensitive field; the history is unchanged.");
       return;
@@ -379,7 +378,7 @@ async function purgeSecretsCommand(options: { config?: string }): Promise<void> 
 async function dropRefCommand(ref: string, options: { config?: string }): Promise<void> {
   const config = readConfig(options.config);
   const store = await openStoreNow(config);
-  const { configStore } = await openConfig(config, store);
+  const configStore = await openConfig(config, store);
   try {
     const kept = await configStore.repo.keptRefs();
     if (!kept.has(ref)) {
@@ -399,7 +398,7 @@ async function dropRefCommand(ref: string, options: { config?: string }): Promis
 async function refsCommand(options: { config?: string }): Promise<void> {
   const config = readConfig(options.config);
   const store = await openStoreNow(config);
-  const { configStore } = await openConfig(config, store);
+  const configStore = await openConfig(config, store);
   try {
     for (const [name, commit] of await configStore.repo.keptRefs()) say(`${commit} ${name}`);
   } finally {
