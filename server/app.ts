@@ -28,7 +28,7 @@ import { Routes } from "./configstore/routes.ts";
 import { Enrollment } from "./enrollment/enrollment.ts";
 import { smtpMailer, type Mailer } from "./mail/mailer.ts";
 import { Rollouts } from "./rollout/rollout.ts";
-import { loadSecrets } from "./secrets/key.ts";
+import { keySource, loadSecrets } from "./secrets/key.ts";
 import type { Secrets } from "./secrets/secrets.ts";
 import { SecretVault } from "./secrets/vault.ts";
 import { Telemetry } from "./telemetry/index.ts";
@@ -77,7 +77,7 @@ export interface App {
 
 /** The server's secrets key, as the configuration names it (main.ts loads it first, to fail before opening the store). */
 export function secretsFor(config: ServerConfig, logger: Logger): Secrets {
-  return loadSecrets({ ...config.secrets, backend: config.storage.backend, boltPath: config.storage.boltPath }, logger);
+  return loadSecrets(keySource(config), logger);
 }
 
 /** The embedded config repository sits beside the state file (DESIGN.md §2). */

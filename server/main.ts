@@ -9,6 +9,7 @@
  */
 import { Command } from "commander";
 import { existsSync } from "node:fs";
+import { userInfo } from "node:os";
 import pino from "pino";
 import { apiRoutes } from "./api/index.ts";
 import { createApp, gitDirFor, secretsFor, VERSION } from "./app.ts";
@@ -17,11 +18,16 @@ import { redactUri } from "./config/database-uri.ts";
 import type { ConfigKey } from "./config/keys.ts";
 import { listenFallbackUrl } from "./config/external-url.ts";
 import { ConfigError, loadConfig, type ServerConfig } from "./config/load.ts";
+import type { Actor } from "./audit/audit.ts";
+import { ConfigStore } from "./configstore/configstore.ts";
+import { dropKeptRef, PlaintextInWorktreeError, purgeSecrets } from "./configstore/purge.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
 import { startHttpServer } from "./http/server.ts";
 import { migrate, sealedKeys } from "./migrate.ts";
-import { defaultKeyFile } from "./secrets/key.ts";
+import { defaultKeyFile, keySource } from "./secrets/key.ts";
+import { finishRotation, planRotation, resealAll } from "./secrets/rotate.ts";
 import { upgradeSecrets } from "./secrets/upgrade.ts";
+import { SecretVault } from "./secrets/vault.ts";
 import { MongoStore } from "./store/mongodb.ts";
 import { PostgresStore } from "./store/postgres.ts";
 import { SqliteStore } from "./store/sqlite.ts";
@@ -126,6 +132,8 @@ function banner(url: URL, config: ServerConfig, adminToken: string | null, uiPas
   return lines.join("\n") + "\n";
 }
 
+const say = (line: string) => process.stdout.write(line + "\n");
+
 async function run(options: { config?: string; quickstart?: boolean }): Promise<void> {
   const config = readConfig(options.config, options.quickstart ? QUICKSTART_DEFAULTS : undefined);
   const logger = pino({ level: config.logging.level, base: { service: "svc-server" }, timestamp: pino.stdTimeFunctions.isoTime });
@@ -219,7 +227,7 @@ async function migrateCommand(options: { from: string; to: string; force?: boole
   const config = readConfig(options.config);
   const statePath = config.storage.boltPath;
   if (!existsSync(statePath)) fail(`there is no embedded state file at ${statePath} (storage.boltPath) to migrate from.`, 1);
-  const { kind, uri } = externalDatabase(config);
+  externalDatabase(config); // refused before anything is locked or opened
   // The configuration requires the key the external servers will use (secrets.*).
   const secrets = secretsFor(config, pino({ level: "silent" }));
   takeStateLock(statePath);
@@ -236,13 +244,11 @@ async function migrateCommand(options: { from: string; to: string; force?: boole
   }
   let target: Store;
   try {
-    const options = { database: config.database.database };
-    target = kind === "MongoDB" ? await MongoStore.open(uri, options) : await PostgresStore.open(uri, options);
+    target = await openExternalNow(config);
   } catch (error) {
     await source.close();
-    fail(`cannot open the ${kind} store at ${redactUri(uri)} (database.*): ${redactUri((error as Error).message)}`, 1);
+    fail((error as Error).message, 1);
   }
-  const say = (line: string) => process.stdout.write(line + "\n");
   try {
     const summary = await migrate(
       { store: source, repo: await ConfigRepo.open(gitDirFor(config)) },
@@ -263,6 +269,147 @@ async function migrateCommand(options: { from: string; to: string; force?: boole
   }
 }
 
+/** The external store the configuration names, opened now (a command does not wait for a database that is down). */
+async function openExternalNow(config: ServerConfig): Promise<Store> {
+  const { kind, uri } = externalDatabase(config);
+  const options = { database: config.database.database };
+  try {
+    return kind === "MongoDB" ? await MongoStore.open(uri, options) : await PostgresStore.open(uri, options);
+  } catch (error) {
+    throw new Error(`cannot open the ${kind} store at ${redactUri(uri)} (database.*): ${redactUri((error as Error).message)}`);
+  }
+}
+
+/**
+ * The store a maintenance command works on: the embedded one under the state
+ * lock (so the server must be stopped: exits 1 naming it otherwise), or the
+ * external one, beside the replicas that keep running.
+ */
+async function openStoreNow(config: ServerConfig): Promise<Store> {
+  if (config.storage.backend === "external") {
+    try {
+      return await openExternalNow(config);
+    } catch (error) {
+      fail((error as Error).message, 1);
+    }
+  }
+  if (!existsSync(config.storage.boltPath)) fail(`there is no embedded state file at ${config.storage.boltPath} (storage.boltPath).`, 1);
+  takeStateLock(config.storage.boltPath);
+  return new SqliteStore(config.storage.boltPath);
+}
+
+/** Who runs a maintenance command, as the audit log names them: `cli:<login on this host>`. */
+function cliActor(): Actor {
+  let name: string;
+  try {
+    name = userInfo().username;
+  } catch {
+    name = `uid-${process.getuid?.() ?? "unknown"}`;
+  }
+  return { actor: `cli:${name}`, remoteAddr: null };
+}
+
+/** Key-file notices of a maintenance command (a key created, another one also opened) on stderr, as the server logs them. */
+const noticeLogger = pino({ level: "info", base: null, timestamp: false }, pino.destination(2));
+
+/** `svc-server secrets rotate-key`: see server/secrets/rotate.ts. */
+async function rotateKeyCommand(options: { config?: string; newKeyFile?: string }): Promise<void> {
+  const config = readConfig(options.config);
+  const store = await openStoreNow(config);
+  try {
+    const plan = planRotation(keySource(config), options.newKeyFile, noticeLogger);
+    const outcome = await resealAll(store, plan.keyring, cliActor());
+    finishRotation(plan);
+    const from = Object.entries(outcome.from).map(([id, n]) => `${n} from key ${id}`).join(", ");
+    say(`re-sealed ${outcome.count} secret(s) under key ${outcome.to}${from === "" ? "" : ` (${from})`}.`);
+    if (outcome.unreadable.length > 0) {
+      const some = outcome.unreadable.slice(0, 5).join(", ") + (outcome.unreadable.length > 5 ? ", …" : "");
+      say(
+        `left ${outcome.unreadable.length} value(s) that no key opens as they were (${some}); ` +
+          "put the key that sealed them beside the key file with the suffix .previous and run rotate-key again to re-seal them.",
+      );
+    }
+    if (plan.staged !== null) say(`${plan.keyFile} now holds key ${outcome.to}: back it up with the state; the previous key opens nothing in the store any more.`);
+    else if (plan.keyFile === null) say(`start the server with secrets.key (SVC_SECRETS_KEY) set to the new key ${outcome.to}.`);
+    else if (config.storage.backend === "external") say(`every value is sealed with key ${outcome.to}: remove the other key files (.next, .previous) from every replica.`);
+  } catch (error) {
+    fail(`rotate-key: ${(error as Error).message}`, 1);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The configuration store of a maintenance command: the history beside the state file, or in the external store. */
+async function openConfig(config: ServerConfig, store: Store): Promise<ConfigStore> {
+  const repo = store.backend === "embedded" ? await ConfigRepo.open(gitDirFor(config)) : ConfigRepo.inStore(store);
+  return new ConfigStore(store, repo);
+}
+
+/** `svc-server history purge-secrets`: see server/configstore/purge.ts. */
+async function purgeSecretsCommand(options: { config?: string }): Promise<void> {
+  const config = readConfig(options.config);
+  let secrets;
+  try {
+    secrets = secretsFor(config, noticeLogger);
+  } catch (error) {
+    fail(`${(error as Error).message} (secrets.keyFile, secrets.key)`, 1);
+  }
+  const store = await openStoreNow(config);
+  const configStore = await openConfig(config, store);
+  try {
+    const outcome = await purgeSecrets(configStore, store, new SecretVault(store, secrets), cliActor());
+    if (outcome === null) {
+      say("no commit holds plaintext in a sensitive field; the history is unchanged.");
+      return;
+    }
+    say(`rewrote ${outcome.ids.size} commit(s): the branch moved from ${outcome.before} to ${outcome.after}.`);
+    say(
+      `${outcome.values} plaintext value(s) are now named by secret id (${outcome.sealed} the working tree does not use were sealed anew); ` +
+        `${outcome.remapped} record(s) now name the new commit ids.`,
+    );
+    say(`the old history, plaintext included, is kept at ${outcome.keptRef}; once backups and clones of it are replaced, delete it with`);
+    say(`  svc-server history drop-ref ${outcome.keptRef}${options.config ? ` -c ${options.config}` : ""}`);
+  } catch (error) {
+    fail(error instanceof PlaintextInWorktreeError ? error.message : `purge-secrets: ${(error as Error).message}`, 1);
+  } finally {
+    configStore.close();
+    await store.close();
+  }
+}
+
+/** `svc-server history drop-ref <ref>`: see dropKeptRef in server/configstore/purge.ts. */
+async function dropRefCommand(ref: string, options: { config?: string }): Promise<void> {
+  const config = readConfig(options.config);
+  const store = await openStoreNow(config);
+  const configStore = await openConfig(config, store);
+  try {
+    const kept = await configStore.repo.keptRefs();
+    if (!kept.has(ref)) {
+      fail(kept.size === 0 ? `${ref} is not a kept ref; there are none.` : `${ref} is not a kept ref; kept refs: ${[...kept.keys()].join(", ")}.`, 1);
+    }
+    const { commit, objects, remapped } = await dropKeptRef(configStore, store, ref, cliActor());
+    say(`deleted ${ref} (${commit}) and the ${objects} object(s) no other ref reaches${remapped > 0 ? `; ${remapped} record(s) now name the rewritten commits` : ""}.`);
+  } catch (error) {
+    fail(`drop-ref: ${(error as Error).message}`, 1);
+  } finally {
+    configStore.close();
+    await store.close();
+  }
+}
+
+/** `svc-server history refs`: the kept refs and the commits they name. */
+async function refsCommand(options: { config?: string }): Promise<void> {
+  const config = readConfig(options.config);
+  const store = await openStoreNow(config);
+  const configStore = await openConfig(config, store);
+  try {
+    for (const [name, commit] of await configStore.repo.keptRefs()) say(`${commit} ${name}`);
+  } finally {
+    configStore.close();
+    await store.close();
+  }
+}
+
 const program = new Command("svc-server")
   .description("svc control plane: REST API, collector channels and web UI")
   .version(VERSION)
@@ -278,4 +425,27 @@ program
   .option("--force", "replace what a target that is not empty holds")
   .option("-c, --config <path>", "configuration file naming both stores (default /etc/svc/config.yaml when it exists)")
   .action(migrateCommand);
+const configOption = ["-c, --config <path>", "configuration file (default /etc/svc/config.yaml when it exists)"] as const;
+const secretsCommand = program.command("secrets").description("the key that seals the secrets kept in the store");
+secretsCommand
+  .command("rotate-key")
+  .description(
+    "re-seal every secret in the store under another key, audited (embedded: a new key staged at <key file>.next, then moved over the key file; external: the key the configuration seals with)",
+  )
+  .option("--new-key-file <path>", "the key to rotate to (base64 of 32 bytes); embedded default: a new random key")
+  .option(...configOption)
+  .action(rotateKeyCommand);
+const historyCommand = program.command("history").description("the configuration history (git)");
+historyCommand
+  .command("purge-secrets")
+  .description("rewrite every commit without plaintext in sensitive fields (new commit ids; the old head kept as a ref), audited")
+  .option(...configOption)
+  .action(purgeSecretsCommand);
+historyCommand
+  .command("drop-ref")
+  .description("delete a kept ref (refs/svc/…) and every object only it reached, audited")
+  .argument("<ref>", "the kept ref, e.g. refs/svc/before-purge-20260102T030405Z")
+  .option(...configOption)
+  .action(dropRefCommand);
+historyCommand.command("refs").description("list the kept refs and the commits they name").option(...configOption).action(refsCommand);
 program.parseAsync().catch((error: unknown) => fail(`failed to start: ${(error as Error).stack ?? String(error)}`, 1));

@@ -196,6 +196,11 @@ export class ConfigStore {
     return [next, files];
   }
 
+  /** Every working-tree file's text, path → text, read in one list. */
+  async files(): Promise<Map<string, string>> {
+    return new Map((await this.store.list<WorktreeFile>(WORKTREE)).map((doc) => [doc.id, doc.data.text]));
+  }
+
   /** The parsed records of a commit (cached: commits never change). */
   async snapshotAt(commit: string): Promise<Snapshot> {
     let snapshot = this.snapshots.get(commit);

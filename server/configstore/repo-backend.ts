@@ -11,6 +11,11 @@ import type { AuditEntry } from "../store/store.ts";
 
 export const BRANCH = "main";
 export const REF = `refs/heads/${BRANCH}`;
+/** Where refs kept beside the branch live, e.g. the head a history rewrite replaced (refs/svc/before-purge-…). */
+export const KEPT_REFS = "refs/svc/";
+
+/** Answers every object the given commits reach (their commits, trees and blobs). */
+export type Reachable = (heads: string[]) => Promise<Set<string>>;
 
 export interface RepoBackend {
   readonly fs: PromiseFsClient;
@@ -31,6 +36,22 @@ export interface RepoBackend {
   advance(parent: string | null, commit: string, audit: AuditEntry[]): Promise<boolean>;
   /** Forgets the objects written since the last `advance`: the commit writing them failed. */
   abandon(): void;
+  /** The kept refs (full names under KEPT_REFS) and the commits they name. */
+  keptRefs(): Promise<Map<string, string>>;
+  /**
+   * `advance`, and the kept ref `keep.ref` created at `keep.oid` (which the
+   * branch reached before), so that commit stays readable: one atomic step in
+   * the store; on disk the kept ref is written first, so a crash between
+   * leaves it naming a commit the branch still reaches.
+   */
+  replace(parent: string, commit: string, keep: { ref: string; oid: string }, audit: AuditEntry[]): Promise<boolean>;
+  /**
+   * Deletes the kept ref `ref` (with `audit`, in the store), then every
+   * object that neither the branch nor another kept ref reaches, so what
+   * only `ref` reached is gone from the repository. Answers how many objects
+   * went and whether `audit` was stored (false leaves it to the caller).
+   */
+  dropRef(ref: string, reachable: Reachable, audit: AuditEntry[]): Promise<{ deleted: number; audited: boolean }>;
 }
 
 /** The branch is no longer where a commit started from: another commit (maybe on another replica) won. */

@@ -7,12 +7,14 @@
  * A commit buffers its new objects in memory and writes them together with the
  * ref move in one Store batch, the ref guarded by compare-and-swap: two
  * replicas committing at once get one success and one 409 head_moved, and a
- * failed commit leaves nothing behind.
+ * failed commit leaves nothing behind. Kept refs (refs/svc/…) are documents of
+ * `git_refs` too.
  */
 import type { PromiseFsClient } from "isomorphic-git";
 import { ConflictError } from "../errors.ts";
-import type { Store, WriteOp } from "../store/store.ts";
-import { headMoved, REF, type RepoBackend } from "./repo-backend.ts";
+import type { AuditEntry, Store, WriteOp } from "../store/store.ts";
+import { scan } from "../store/scan.ts";
+import { headMoved, KEPT_REFS, REF, type RepoBackend } from "./repo-backend.ts";
 
 export const OBJECTS = "git_objects";
 export const REFS = "git_refs";
@@ -21,6 +23,8 @@ const GITDIR = "/svc-store.git";
 const OBJECT_PATH = /^\/svc-store\.git\/objects\/([0-9a-f]{2})\/([0-9a-f]{38})$/;
 /** Raw objects kept in memory; ConfigRepo caches parsed trees and blob texts above this. */
 const CACHE_LIMIT = 2048;
+/** Object deletions per store write when a kept ref is dropped. */
+const DELETE_BATCH = 500;
 
 interface ObjectDoc {
   /** The deflated loose object, base64. */
@@ -111,6 +115,31 @@ export function storeBackend(store: Store): RepoBackend {
     },
   };
 
+  /** Writes the pending objects, the branch move from `parent` and `extra` in one batch guarded by the branch's version. */
+  const move = async (parent: string | null, commit: string, extra: WriteOp[], audit: AuditEntry[]): Promise<boolean> => {
+    const objects = [...pending];
+    pending.clear();
+    const ref = await store.get<RefDoc>(REFS, REF);
+    if ((ref?.data.oid ?? null) !== parent) throw headMoved();
+    const ops: WriteOp[] = objects.map(([oid, bytes]) => ({
+      op: "put",
+      collection: OBJECTS,
+      id: oid,
+      data: { deflated: Buffer.from(bytes).toString("base64") } satisfies ObjectDoc,
+    }));
+    ops.push(...extra, { op: "put", collection: REFS, id: REF, data: { oid: commit } satisfies RefDoc, expect: ref?.version ?? "absent" });
+    try {
+      await store.write(ops, audit);
+    } catch (error) {
+      if (error instanceof ConflictError && error.code === "version_conflict") throw headMoved();
+      throw error;
+    }
+    for (const [oid, bytes] of objects) remember(oid, bytes);
+    return true;
+  };
+  const keptRefs = async (): Promise<Map<string, string>> =>
+    new Map((await store.list<RefDoc>(REFS, { prefix: KEPT_REFS })).map((doc) => [doc.id, doc.data.oid]));
+
   return {
     fs,
     gitdir: GITDIR,
@@ -119,29 +148,54 @@ export function storeBackend(store: Store): RepoBackend {
     async head() {
       return (await store.get<RefDoc>(REFS, REF))?.data.oid ?? null;
     },
-    async advance(parent, commit, audit) {
-      const objects = [...pending];
-      pending.clear();
-      const ref = await store.get<RefDoc>(REFS, REF);
-      if ((ref?.data.oid ?? null) !== parent) throw headMoved();
-      const ops: WriteOp[] = objects.map(([oid, bytes]) => ({
-        op: "put",
-        collection: OBJECTS,
-        id: oid,
-        data: { deflated: Buffer.from(bytes).toString("base64") } satisfies ObjectDoc,
-      }));
-      ops.push({ op: "put", collection: REFS, id: REF, data: { oid: commit } satisfies RefDoc, expect: ref?.version ?? "absent" });
-      try {
-        await store.write(ops, audit);
-      } catch (error) {
-        if (error instanceof ConflictError && error.code === "version_conflict") throw headMoved();
-        throw error;
-      }
-      for (const [oid, bytes] of objects) remember(oid, bytes);
-      return true;
+    advance(parent, commit, audit) {
+      return move(parent, commit, [], audit);
     },
     abandon() {
       pending.clear();
+    },
+    keptRefs,
+    replace(parent, commit, keep, audit) {
+      return move(parent, commit, [{ op: "put", collection: REFS, id: keep.ref, data: { oid: keep.oid } satisfies RefDoc, expect: "absent" }], audit);
+    },
+    /**
+     * Other replicas keep committing meanwhile. Each deletion batch carries
+     * the branch at the version the reachable set was computed from (a put of
+     * the same ref, expecting that version), so a commit landing in between
+     * fails the batch and the set is computed again: an object a new commit
+     * wrote is never deleted. That put also fails a commit racing it, with
+     * 409 head_moved, which the committer repeats.
+     */
+    async dropRef(ref, reachable, audit) {
+      const doc = await store.get<RefDoc>(REFS, ref);
+      if (doc) await store.write([{ op: "delete", collection: REFS, id: ref, expect: doc.version }], audit);
+      let deleted = 0;
+      for (;;) {
+        const branch = await store.get<RefDoc>(REFS, REF);
+        const heads = [...(await keptRefs()).values(), ...(branch ? [branch.data.oid] : [])];
+        const keep = await reachable(heads);
+        let version = branch?.version;
+        let batch: string[] = [];
+        const flush = async () => {
+          const guard: WriteOp[] = branch ? [{ op: "put", collection: REFS, id: REF, data: branch.data, expect: version }] : [];
+          const written = await store.write([...batch.map((id): WriteOp => ({ op: "delete", collection: OBJECTS, id })), ...guard]);
+          if (branch) version = written[0]!.version;
+          for (const id of batch) cache.delete(id);
+          deleted += batch.length;
+          batch = [];
+        };
+        try {
+          for await (const object of scan(store, OBJECTS)) {
+            if (keep.has(object.id)) continue;
+            batch.push(object.id);
+            if (batch.length >= DELETE_BATCH) await flush();
+          }
+          if (batch.length > 0) await flush();
+          return { deleted, audited: doc !== null };
+        } catch (error) {
+          if (!(error instanceof ConflictError && error.code === "version_conflict")) throw error;
+        }
+      }
     },
   };
 }

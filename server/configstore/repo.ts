@@ -4,10 +4,10 @@
  * documents of the shared Store (external mode, repo-store.ts). Either way it
  * is real git: same object ids, and the history exports as a git bundle.
  */
-import git from "isomorphic-git";
-import { ConflictError } from "../errors.ts";
+import git, { type CommitObject } from "isomorphic-git";
+import { ConflictError, NotFoundError } from "../errors.ts";
 import type { AuditEntry, Store } from "../store/store.ts";
-import { headMoved, type RepoBackend } from "./repo-backend.ts";
+import { headMoved, KEPT_REFS, type RepoBackend } from "./repo-backend.ts";
 import { diskBackend } from "./repo-disk.ts";
 import { storeBackend } from "./repo-store.ts";
 
@@ -26,6 +26,16 @@ export interface Author {
 
 /** path → blob id of one commit's tree. */
 export type TreeIndex = Map<string, string>;
+
+/** A history rewritten by `ConfigRepo.rewrite`. */
+export interface Rewrite {
+  /** The head before, now kept at `keptRef`. */
+  before: string;
+  after: string;
+  keptRef: string;
+  /** Old id → new id of every commit written anew. */
+  ids: Map<string, string>;
+}
 
 interface TreeEntry {
   mode: string;
@@ -205,6 +215,11 @@ export class ConfigRepo {
 
   /** Every object reachable from `head`: its commits, their trees and blobs, each once. */
   async objectIds(head: string): Promise<string[]> {
+    return [...(await this.reachable([head]))];
+  }
+
+  /** Every object reachable from any of `heads`. */
+  private async reachable(heads: string[]): Promise<Set<string>> {
     const seen = new Set<string>();
     const walkTree = async (oid: string): Promise<void> => {
       if (seen.has(oid)) return; // an unchanged subtree: everything under it is already seen
@@ -215,12 +230,15 @@ export class ConfigRepo {
         else if (entry.type === "blob") seen.add(entry.oid);
       }
     };
-    const commits = await git.log({ fs: this.fs, gitdir: this.gitdir, ref: head });
-    for (const { oid, commit } of commits) {
-      seen.add(oid);
-      await walkTree(commit.tree);
+    for (const head of heads) {
+      if (seen.has(head)) continue; // another head's history already holds it
+      for (const { oid, commit } of await git.log({ fs: this.fs, gitdir: this.gitdir, ref: head })) {
+        if (seen.has(oid)) break; // the rest of this line is seen (the history is one line)
+        seen.add(oid);
+        await walkTree(commit.tree);
+      }
     }
-    return [...seen];
+    return seen;
   }
 
   /** The whole history as one packfile, with the head it leads to; null before the first commit. */
@@ -229,6 +247,102 @@ export class ConfigRepo {
     if (head === null) return null;
     const { packfile } = await git.packObjects({ fs: this.fs, gitdir: this.gitdir, oids: await this.objectIds(head) });
     return { head, packfile: packfile! };
+  }
+
+  /** The refs kept beside the branch (refs/svc/…), name → commit. */
+  keptRefs(): Promise<Map<string, string>> {
+    return this.backend.keptRefs();
+  }
+
+  /**
+   * Rewrites the branch's history. `edit` answers, for each commit oldest
+   * first, the files to replace in its tree (path → new text). A commit whose
+   * tree and parent stay the same keeps its id; every other is written anew
+   * with the same author, committer, times and message. Then, after
+   * `beforeMove` (to store what the new trees name), the branch moves to the
+   * new head and `keepRef` keeps the old one readable, in one step guarded
+   * by the head: 409 head_moved when a commit landed meanwhile. Null, with
+   * nothing moved, when no commit changed.
+   */
+  rewrite(
+    edit: (commit: string, tree: TreeIndex) => Promise<Map<string, string>>,
+    options: { keepRef: string; beforeMove?: () => Promise<void>; audit?: (rewrite: Rewrite) => AuditEntry[] },
+  ): Promise<(Rewrite & { audited: boolean }) | null> {
+    if (!options.keepRef.startsWith(KEPT_REFS)) throw new Error(`a kept ref is named ${KEPT_REFS}…, not ${options.keepRef}`);
+    return this.locked(async () => {
+      const before = await this.head();
+      if (before === null) return null;
+      const ids = new Map<string, string>();
+      // Oldest first; ConfigRepo only ever commits on the head, so the history is one line.
+      for (const { oid, commit } of (await git.log({ fs: this.fs, gitdir: this.gitdir, ref: before })).reverse()) {
+        const parent = commit.parent.map((p) => {
+          if (!ids.has(p)) throw new Error(`commit ${oid} has parent ${p} outside its line of history; cannot rewrite it`);
+          return ids.get(p)!;
+        });
+        const index = new Map(await this.tree(oid));
+        const files = [...(await edit(oid, index))];
+        for (let i = 0; i < files.length; i += this.backend.objectWriters) {
+          const batch = files.slice(i, i + this.backend.objectWriters);
+          const oids = await Promise.all(batch.map(([, text]) => this.writeBlob(text)));
+          batch.forEach(([path], j) => index.set(path, oids[j]!));
+        }
+        const tree = files.length === 0 ? commit.tree : await this.writeTrees(index);
+        if (tree === commit.tree && parent.every((p, i) => p === commit.parent[i])) {
+          ids.set(oid, oid);
+          continue;
+        }
+        const rewritten: CommitObject = { message: commit.message, tree, parent, author: commit.author, committer: commit.committer };
+        const next = await git.writeCommit({ fs: this.fs, gitdir: this.gitdir, commit: rewritten });
+        this.trees.set(next, index);
+        ids.set(oid, next);
+      }
+      const after = ids.get(before)!;
+      for (const [old, next] of ids) if (old === next) ids.delete(old);
+      if (after === before) {
+        this.backend.abandon();
+        return null;
+      }
+      await options.beforeMove?.();
+      const rewrite: Rewrite = { before, after, keptRef: options.keepRef, ids };
+      const audited = await this.backend.replace(before, after, { ref: options.keepRef, oid: before }, options.audit?.(rewrite) ?? []);
+      return { ...rewrite, audited };
+    });
+  }
+
+  /**
+   * The commits of kept ref `ref` that the branch now has rewritten, old id →
+   * new id: the two lines paired from their first commit while author,
+   * committer, times and message agree (what `rewrite` keeps).
+   */
+  async rewrittenSince(ref: string): Promise<Map<string, string>> {
+    const kept = (await this.keptRefs()).get(ref);
+    const head = await this.head();
+    const ids = new Map<string, string>();
+    if (kept === undefined || head === null) return ids;
+    const line = async (from: string) => (await git.log({ fs: this.fs, gitdir: this.gitdir, ref: from })).reverse();
+    const [old, now] = [await line(kept), await line(head)];
+    const same = (a: CommitObject, b: CommitObject) =>
+      a.message === b.message && JSON.stringify([a.author, a.committer]) === JSON.stringify([b.author, b.committer]);
+    for (let i = 0; i < Math.min(old.length, now.length) && same(old[i]!.commit, now[i]!.commit); i++) {
+      if (old[i]!.oid !== now[i]!.oid) ids.set(old[i]!.oid, now[i]!.oid);
+    }
+    return ids;
+  }
+
+  /**
+   * Deletes kept ref `ref` and every object no other ref reaches (what only
+   * it reached), answering how many objects went; 404 for a ref that is not
+   * kept. `audit` lands with the ref's deletion in the store; on disk it is
+   * the caller's to store (`audited` false).
+   */
+  async dropRef(ref: string, audit: (commit: string) => AuditEntry[]): Promise<{ commit: string; deleted: number; audited: boolean }> {
+    return this.locked(async () => {
+      const commit = (await this.keptRefs()).get(ref);
+      if (commit === undefined) throw new NotFoundError("Kept ref", ref);
+      const result = await this.backend.dropRef(ref, (heads) => this.reachable(heads), audit(commit));
+      this.trees.clear(); // trees of commits that are gone
+      return { commit, ...result };
+    });
   }
 
   /**

@@ -3,8 +3,8 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defaultKeyFile, loadSecrets } from "./key.ts";
-import { keyId } from "./secrets.ts";
+import { defaultKeyFile, loadSecrets, NEXT_KEY_SUFFIX, PREVIOUS_KEY_SUFFIX } from "./key.ts";
+import { keyId, Secrets, sealedKeyId } from "./secrets.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -64,5 +64,31 @@ describe("the secrets key", () => {
     expect(log.lines[0]![0]).toContain("chmod 600");
     writeFileSync(file, "short");
     expect(() => loadSecrets({ key: "", keyFile: file, backend: "external", boltPath: join(dir, "s.db") }, logger() as never)).toThrow("must hold the base64 of 32");
+  });
+
+  test("<key file>.next and .previous also open (named in the log), the key file alone seals; the key itself has no siblings", () => {
+    const dir = tempDir();
+    const [current, next, previous] = [randomBytes(32), randomBytes(32), randomBytes(32)];
+    const file = join(dir, "k");
+    writeFileSync(file, current.toString("base64"), { mode: 0o600 });
+    writeFileSync(file + NEXT_KEY_SUFFIX, next.toString("base64"), { mode: 0o600 });
+    writeFileSync(file + PREVIOUS_KEY_SUFFIX, previous.toString("base64"), { mode: 0o600 });
+    const log = logger();
+    const keyring = loadSecrets({ key: "", keyFile: file, backend: "external", boltPath: join(dir, "s.db") }, log as never);
+    expect(keyring.keyId).toBe(keyId(current));
+    expect(sealedKeyId(keyring.seal("v", "c"))).toBe(keyId(current));
+    for (const key of [next, previous]) expect(keyring.openString(new Secrets([key]).seal("v", "c"), "c")).toBe("v");
+    expect(log.lines.map(([, fields]) => fields)).toEqual([
+      { path: file + NEXT_KEY_SUFFIX, keyId: keyId(next) },
+      { path: file + PREVIOUS_KEY_SUFFIX, keyId: keyId(previous) },
+    ]);
+    // The embedded default's siblings count too; secrets.key (the key itself) has none.
+    const boltPath = join(dir, "state.db");
+    writeFileSync(defaultKeyFile(boltPath), current.toString("base64"), { mode: 0o600 });
+    writeFileSync(defaultKeyFile(boltPath) + NEXT_KEY_SUFFIX, next.toString("base64"), { mode: 0o600 });
+    const embedded = loadSecrets({ key: "", keyFile: "", backend: "embedded", boltPath }, logger() as never);
+    expect(embedded.openString(new Secrets([next]).seal("v", "c"), "c")).toBe("v");
+    const given = loadSecrets({ key: current.toString("base64"), keyFile: "", backend: "embedded", boltPath }, logger() as never);
+    expect(() => given.open(new Secrets([next]).seal("v", "c"), "c")).toThrow("does not hold");
   });
 });

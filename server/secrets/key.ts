@@ -9,7 +9,8 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, st
 import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import type { Logger } from "pino";
-import { KEY_BYTES, parseKey, Secrets } from "./secrets.ts";
+import type { ServerConfig } from "../config/load.ts";
+import { KEY_BYTES, keyId, parseKey, Secrets } from "./secrets.ts";
 
 export interface KeySource {
   /** Base64 of 32 bytes, or "". */
@@ -18,6 +19,11 @@ export interface KeySource {
   keyFile: string;
   backend: "embedded" | "external";
   boltPath: string;
+}
+
+/** Where a server's configuration says its key comes from. */
+export function keySource(config: Pick<ServerConfig, "secrets" | "storage">): KeySource {
+  return { ...config.secrets, backend: config.storage.backend, boltPath: config.storage.boltPath };
 }
 
 /** The generated key of an embedded store: beside its state file. */
@@ -40,38 +46,96 @@ export function readKeyFile(path: string): Buffer {
   return key;
 }
 
-/** The server's keyring; creates the embedded default key file when there is none yet (0600, logged). */
-export function loadSecrets(source: KeySource, logger: Pick<Logger, "info" | "warn">): Secrets {
-  if (source.key !== "") {
-    const key = parseKey(source.key);
-    if (!key) throw new KeyFileError(`secrets.key must be the base64 of ${KEY_BYTES} bytes`);
-    return new Secrets([key]);
-  }
-  if (source.keyFile !== "") return new Secrets([checked(source.keyFile, logger)]);
+/**
+ * Key files beside the sealing key file that the keyring opens with but
+ * never seals with: `.next` holds a key being rotated to (`secrets
+ * rotate-key` stages it there first, so a crash mid-rotation leaves every
+ * value readable), `.previous` one rotated from (replicas of an external
+ * store rotate in steps, see README "Rotating the secrets key").
+ */
+export const NEXT_KEY_SUFFIX = ".next";
+export const PREVIOUS_KEY_SUFFIX = ".previous";
+
+/** The file the sealing key comes from: secrets.keyFile, else the embedded default; null when secrets.key gives the key itself. */
+export function sealingKeyFile(source: KeySource): string | null {
+  if (source.key !== "") return null;
+  if (source.keyFile !== "") return source.keyFile;
   if (source.backend === "external") {
     throw new KeyFileError("storage.backend is external: set secrets.keyFile or SVC_SECRETS_KEY to the key every replica shares");
   }
-  const path = defaultKeyFile(source.boltPath);
-  if (existsSync(path)) return new Secrets([checked(path, logger)]);
+  return defaultKeyFile(source.boltPath);
+}
+
+/**
+ * The server's keys, the sealing one first, then the `.next` and `.previous`
+ * files beside its key file when present. Creates the embedded default key
+ * file when there is none yet (0600, logged).
+ */
+export function keyringKeys(source: KeySource, logger: Pick<Logger, "info" | "warn">): Buffer[] {
+  const file = sealingKeyFile(source);
+  if (file === null) {
+    const key = parseKey(source.key);
+    if (!key) throw new KeyFileError(`secrets.key must be the base64 of ${KEY_BYTES} bytes`);
+    return [key];
+  }
+  let sealing: Buffer;
+  if (source.keyFile === "" && !existsSync(file)) {
+    sealing = randomBytes(KEY_BYTES);
+    // Two servers starting on one directory must not each write a key: the one that loses reads the other's.
+    if (createKeyFile(file, sealing)) {
+      logger.info({ path: file }, "created the secrets key (keep it with the state file's backups; without it sealed secrets cannot be read)");
+    } else {
+      sealing = checked(file, logger);
+    }
+  } else {
+    sealing = checked(file, logger);
+  }
+  const keys = [sealing];
+  for (const suffix of [NEXT_KEY_SUFFIX, PREVIOUS_KEY_SUFFIX]) {
+    if (!existsSync(file + suffix)) continue;
+    const key = checked(file + suffix, logger);
+    keys.push(key);
+    logger.info({ path: file + suffix, keyId: keyId(key) }, "also opening secrets sealed with this key (it never seals)");
+  }
+  return keys;
+}
+
+/** The server's keyring: seals with the sealing key, opens with every key of `keyringKeys`. */
+export function loadSecrets(source: KeySource, logger: Pick<Logger, "info" | "warn">): Secrets {
+  return new Secrets(keyringKeys(source, logger));
+}
+
+/**
+ * Writes `key` to a new file at `path` (0600), synced with its directory
+ * before anything can be sealed with it. False when the file exists already.
+ */
+export function createKeyFile(path: string, key: Uint8Array): boolean {
   mkdirSync(dirname(path), { recursive: true });
-  const key = randomBytes(KEY_BYTES);
-  // "wx": two servers starting on one directory must not each write a key.
   let fd: number;
   try {
     fd = openSync(path, "wx", 0o600);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return new Secrets([checked(path, logger)]);
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw new KeyFileError(`cannot create the secrets key file ${path}: ${(error as Error).message}`);
   }
   try {
-    writeSync(fd, key.toString("base64") + "\n");
-    // On disk before anything is sealed with it: a crash must not leave an empty key file beside sealed data.
+    writeSync(fd, Buffer.from(key).toString("base64") + "\n");
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
-  logger.info({ path }, "created the secrets key (keep it with the state file's backups; without it sealed secrets cannot be read)");
-  return new Secrets([key]);
+  syncDir(dirname(path));
+  return true;
+}
+
+/** Makes a file created or renamed in `dir` survive a power cut. */
+export function syncDir(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function checked(path: string, logger: Pick<Logger, "warn">): Buffer {

@@ -1,9 +1,9 @@
 /**
- * Plaintext in sensitive fields of a config tree, from before secrets were
- * kept apart: finds it in source and destination records and in collectors'
- * `configOverrides`, and rewrites those files with each value sealed. The
- * server's upgrade does this to the working tree; `history purge-secrets`
- * does it to every commit.
+ * Values in sensitive fields of a config tree: in source and destination
+ * records and in collectors' `configOverrides`. Plaintext there is from
+ * before secrets were kept apart: the server's upgrade seals it in the
+ * working tree, `history purge-secrets` in every commit, and the purge reads
+ * the working tree's references to reuse their ids.
  */
 import { parse } from "yaml";
 import { findType } from "../catalog/registry.ts";
@@ -11,8 +11,64 @@ import { DIRS, toYaml } from "../configstore/layout.ts";
 import type { CollectorActivations, DestinationRecord, SourceRecord } from "../configstore/records.ts";
 import { sensitiveLeaves, withValueAt, type SecretRef } from "./values.ts";
 
-/** Seals one plaintext and returns the id of its version (callers may return one id for an equal value). */
-export type SealPlaintext = (plaintext: string) => string;
+/** One sensitive place a tree's file fills. */
+export interface TreeLeaf {
+  /** The file's path in the tree. */
+  file: string;
+  /** Keys from the parsed file's root, e.g. `["config", "headers", "Authorization"]` or `["destinations", "0", "configOverrides", …]`. */
+  path: string[];
+  value: unknown;
+}
+
+/** Seals one plaintext found at `where` and returns the id of its version (callers may return one id for an equal value). */
+export type SealPlaintext = (plaintext: string, where: TreeLeaf) => string;
+
+type Kind = "source" | "destination";
+
+function recordKind(file: string): Kind | null {
+  return file.startsWith(DIRS.sources) ? "source" : file.startsWith(DIRS.destinations) ? "destination" : null;
+}
+
+/**
+ * Every sensitive place the files of `files` (path → text) fill, in file
+ * order. An override is walked with the schema of the record it overrides,
+ * which must be among `files`.
+ */
+export function sensitiveValuesInTree(files: ReadonlyMap<string, string>): TreeLeaf[] {
+  const records = new Map<string, { kind: Kind; record: SourceRecord | DestinationRecord }>();
+  const typeOf = new Map<string, string>();
+  for (const [file, text] of files) {
+    const kind = recordKind(file);
+    if (kind === null) continue;
+    const record = parse(text) as SourceRecord | DestinationRecord;
+    records.set(file, { kind, record });
+    typeOf.set(`${kind}/${record.id}`, record.type);
+  }
+  const leaves = (file: string, root: string[], kind: Kind, type: string | undefined, config: unknown): TreeLeaf[] => {
+    const schema = type === undefined ? undefined : findType(kind, type)?.schema;
+    if (!schema) return [];
+    return sensitiveLeaves(schema, config ?? {}).map((leaf) => ({ file, path: [...root, ...leaf.path], value: leaf.value }));
+  };
+
+  const out: TreeLeaf[] = [];
+  for (const [file, text] of files) {
+    const found = records.get(file);
+    if (found) {
+      out.push(...leaves(file, ["config"], found.kind, found.record.type, found.record.config));
+    } else if (file.startsWith(DIRS.collectors) && file.endsWith("/activations.yaml")) {
+      const activations = parse(text) as CollectorActivations;
+      (activations.sources ?? []).forEach((a, i) =>
+        out.push(...leaves(file, ["sources", String(i), "configOverrides"], "source", typeOf.get(`source/${a.sourceId}`), a.configOverrides)),
+      );
+      (activations.destinations ?? []).forEach((a, i) =>
+        out.push(
+          ...leaves(file, ["destinations", String(i), "configOverrides"], "destination", typeOf.get(`destination/${a.destinationId}`), a.configOverrides),
+        ),
+      );
+    }
+  }
+  return out;
+}
 
 /**
  * The files of `files` (path → text) whose sensitive fields hold plaintext,
@@ -20,47 +76,11 @@ export type SealPlaintext = (plaintext: string) => string;
  * without plaintext are left out.
  */
 export function sealPlaintextInTree(files: ReadonlyMap<string, string>, seal: SealPlaintext): Map<string, string> {
-  const typeOf = new Map<string, { kind: "source" | "destination"; type: string }>();
-  for (const [path, text] of files) {
-    const kind = path.startsWith(DIRS.sources) ? "source" : path.startsWith(DIRS.destinations) ? "destination" : null;
-    if (kind === null) continue;
-    const record = parse(text) as SourceRecord | DestinationRecord;
-    typeOf.set(`${kind}/${record.id}`, { kind, type: record.type });
+  const rewritten = new Map<string, unknown>();
+  for (const leaf of sensitiveValuesInTree(files)) {
+    if (typeof leaf.value !== "string") continue;
+    const doc = rewritten.has(leaf.file) ? rewritten.get(leaf.file) : parse(files.get(leaf.file)!);
+    rewritten.set(leaf.file, withValueAt(doc, leaf.path, { secret: seal(leaf.value, leaf) } satisfies SecretRef));
   }
-  const sealed = (kind: "source" | "destination", type: string, config: Record<string, unknown>): Record<string, unknown> | null => {
-    const schema = findType(kind, type)?.schema;
-    if (!schema) return null;
-    let next = config;
-    for (const leaf of sensitiveLeaves(schema, config)) {
-      if (typeof leaf.value === "string") next = withValueAt(next, leaf.path, { secret: seal(leaf.value) } satisfies SecretRef);
-    }
-    return next === config ? null : next;
-  };
-
-  const out = new Map<string, string>();
-  for (const [path, text] of files) {
-    if (path.startsWith(DIRS.sources) || path.startsWith(DIRS.destinations)) {
-      const record = parse(text) as SourceRecord | DestinationRecord;
-      const config = sealed(path.startsWith(DIRS.sources) ? "source" : "destination", record.type, record.config ?? {});
-      if (config) out.set(path, toYaml({ ...record, config }));
-    } else if (path.startsWith(DIRS.collectors) && path.endsWith("/activations.yaml")) {
-      const activations = parse(text) as CollectorActivations;
-      let changed = false;
-      const overrides = <T extends { configOverrides: Record<string, unknown> }>(list: T[], kind: "source" | "destination", idOf: (a: T) => string): T[] =>
-        list.map((activation) => {
-          const type = typeOf.get(`${kind}/${idOf(activation)}`)?.type;
-          const config = type === undefined ? null : sealed(kind, type, activation.configOverrides ?? {});
-          if (!config) return activation;
-          changed = true;
-          return { ...activation, configOverrides: config };
-        });
-      const next: CollectorActivations = {
-        ...activations,
-        sources: overrides(activations.sources ?? [], "source", (a) => a.sourceId),
-        destinations: overrides(activations.destinations ?? [], "destination", (a) => a.destinationId),
-      };
-      if (changed) out.set(path, toYaml(next));
-    }
-  }
-  return out;
+  return new Map([...rewritten].map(([file, doc]) => [file, toYaml(doc)]));
 }
