@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { route, type Route } from "../http/route.ts";
 import { NextCursor, PageQuery } from "../http/schemas.ts";
+import { upgradeSecrets } from "../secrets/upgrade.ts";
 
 export const FileChange = Type.Object({
   path: Type.String(),
@@ -41,9 +42,13 @@ export function changeRoutes(app: App): Route[] {
       path: "/changes/discard",
       scope: "config:write",
       tag: "changes",
-      summary: "Drop every pending change; the working tree returns to the last commit.",
+      summary: "Drop every pending change; the working tree returns to the last commit (a plaintext secret a commit from before secrets were kept apart holds moves to the vault again).",
       response: Type.Object({ items: Type.Array(FileChange) }),
-      handler: async ({ principal }) => ({ items: await app.configStore.discard(principal) }),
+      handler: async ({ principal }) => {
+        const items = await app.configStore.discard(principal);
+        await upgradeSecrets(app);
+        return { items };
+      },
     }),
     route({
       method: "POST",

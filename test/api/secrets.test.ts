@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { paths, toYaml } from "../../server/configstore/layout.ts";
 import { PostgresStore } from "../../server/store/postgres.ts";
 import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
@@ -238,5 +239,34 @@ describe.each(backends)("secrets on %s", (_name, deploy) => {
     const dump = await d.dump();
     expect(dump).toContain("svcsec:v1:");
     expectNoLeak(dump);
+  });
+});
+
+describe("discarding back to a commit from before secrets were kept apart", () => {
+  test("the plaintext that commit holds moves to the vault again at once", async () => {
+    const server = await startTestServer();
+    try {
+      const destination = await server.call<{ id: string; name: string; type: string }>("/destinations", "POST", {
+        name: "legacy",
+        type: "otlphttp",
+        config: { endpoint: "https://otlp.example.com" },
+      });
+      // What an older server committed: the header's plaintext in the file itself.
+      const path = paths.destination(destination.id);
+      const tree = await server.app.configStore.read(true);
+      const legacy = { ...destination, config: { endpoint: "https://otlp.example.com", headers: { Authorization: FIRST } } };
+      await server.app.configStore.edit([{ path, text: toYaml(legacy), expect: tree.version(path)! }], []);
+      await server.call("/commit", "POST", { message: "from an older server" });
+      await server.call(`/destinations/${destination.id}`, "PUT", { name: "renamed", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+
+      await server.call("/changes/discard", "POST");
+      const text = (await server.app.configStore.read(true)).keep(path).text!;
+      expect(text).not.toContain("first-6f0c");
+      expect(text).toMatch(/Authorization:\s+secret: [0-9a-f-]{36}/);
+      const read = await server.call<{ config: { headers: Record<string, { updatedAt: string | null }> } }>(`/destinations/${destination.id}`);
+      expect(typeof read.config.headers.Authorization!.updatedAt).toBe("string");
+    } finally {
+      await server.stop();
+    }
   });
 });
