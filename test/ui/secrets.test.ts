@@ -7,7 +7,8 @@
  * changed to plain text (warned when named like a credential) or to the
  * collector's environment (the name checked before anything is sent). A
  * collector's header overrides get the same editor, and a viewer sees only
- * "(secret)". The request bodies the page sends are read off the wire.
+ * "(secret)"; the Changes page says a secret changed, never to what. The
+ * request bodies the page sends are read off the wire.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Locator, Request } from "playwright-core";
@@ -177,6 +178,12 @@ test("Replace takes a new value in a write-only box (Keep current backs out); Cl
   expect(Date.parse(replaced.updatedAt)).toBeGreaterThan(Date.parse(before.updatedAt));
   expect(await row("vendor").locator("td").nth(1).textContent()).toContain("headers.Authorization=(secret)");
   await expectNoPlaintext();
+
+  // The pending change reads as a secret's new version, and nothing more.
+  await page.getByRole("link", { name: "Changes", exact: true }).click();
+  await page.getByText("secret changed (values are never shown)").first().waitFor();
+  await expectNoPlaintext();
+  await page.getByRole("link", { name: "Destinations", exact: true }).click();
 
   await page.getByRole("button", { name: "Edit vendor" }).click();
   await form.getByRole("button", { name: `Clear Headers ${auth} value` }).click();

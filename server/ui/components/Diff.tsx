@@ -57,6 +57,13 @@ function splitRows(lines: Line[]): [Line | null, Line | null][] {
   return rows;
 }
 
+/**
+ * A line naming a secret's version: a record's `secret: <id>` in the tree, or
+ * a rendered config's `"<secret:<id>>"`. The id changes with the value, so an
+ * added one says the secret changed; its value is never anywhere to show.
+ */
+const SECRET_LINE = /(?:^\s*secret: [0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\s*$)|"<secret:[0-9a-f-]{36}>"/;
+
 const CLASS = { "+": "diff-add", "-": "diff-del", " ": "diff-ctx" } as const;
 const SIGN = { "+": "+", "-": "−", " ": "" } as const;
 
@@ -69,6 +76,7 @@ function Cells({ line, side }: { line: Line | null; side: "old" | "new" }) {
       <td className={`diff-text ${CLASS[line.sign]}`}>
         <span className="diff-sign">{SIGN[line.sign]}</span>
         {line.text}
+        {line.sign === "+" && SECRET_LINE.test(line.text) && <span className="diff-note"> secret changed (values are never shown)</span>}
       </td>
     </>
   );
