@@ -1,6 +1,6 @@
 /** REST: /collectors/{id}/sources and /destinations — what is active on one collector; secrets in overrides are write-only. */
 import { Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
+import type { Activations } from "../configstore/activations.ts";
 import { route, type Route } from "../http/route.ts";
 import { StringMap } from "../http/schemas.ts";
 import { DestinationActivationBody, Overrides, SourceActivationBody } from "./config-schemas.ts";
@@ -11,7 +11,12 @@ export const DestinationActivation = Type.Object(
   { title: "DestinationActivation" },
 );
 
-export function activationRoutes(app: App): Route[] {
+/** What the /activations routes use. */
+export interface ActivationsApiDeps {
+  activations: Activations;
+}
+
+export function activationRoutes(deps: ActivationsApiDeps): Route[] {
   return [
     route({
       method: "POST",
@@ -22,7 +27,7 @@ export function activationRoutes(app: App): Route[] {
       body: SourceActivationBody,
       response: SourceActivation,
       status: 201,
-      handler: ({ params, body, principal }) => app.activations.activateSource(principal, params.id!, body),
+      handler: ({ params, body, principal }) => deps.activations.activateSource(principal, params.id!, body),
     }),
     route({
       method: "GET",
@@ -31,7 +36,7 @@ export function activationRoutes(app: App): Route[] {
       tag: "activations",
       summary: "Sources active on the collector.",
       response: Type.Object({ items: Type.Array(SourceActivation) }),
-      handler: async ({ params }) => ({ items: (await app.activations.get(params.id!)).sources }),
+      handler: async ({ params }) => ({ items: (await deps.activations.get(params.id!)).sources }),
     }),
     route({
       method: "DELETE",
@@ -40,7 +45,7 @@ export function activationRoutes(app: App): Route[] {
       tag: "activations",
       summary: "Deactivate a source on the collector; 409 while routes read it.",
       status: 204,
-      handler: ({ params, principal }) => app.activations.deactivateSource(principal, params.id!, params.sourceId!),
+      handler: ({ params, principal }) => deps.activations.deactivateSource(principal, params.id!, params.sourceId!),
     }),
     route({
       method: "POST",
@@ -51,7 +56,7 @@ export function activationRoutes(app: App): Route[] {
       body: DestinationActivationBody,
       response: DestinationActivation,
       status: 201,
-      handler: ({ params, body, principal }) => app.activations.activateDestination(principal, params.id!, body),
+      handler: ({ params, body, principal }) => deps.activations.activateDestination(principal, params.id!, body),
     }),
     route({
       method: "GET",
@@ -60,7 +65,7 @@ export function activationRoutes(app: App): Route[] {
       tag: "activations",
       summary: "Destinations active on the collector.",
       response: Type.Object({ items: Type.Array(DestinationActivation) }),
-      handler: async ({ params }) => ({ items: (await app.activations.get(params.id!)).destinations }),
+      handler: async ({ params }) => ({ items: (await deps.activations.get(params.id!)).destinations }),
     }),
     route({
       method: "DELETE",
@@ -69,7 +74,7 @@ export function activationRoutes(app: App): Route[] {
       tag: "activations",
       summary: "Deactivate a destination on the collector; 409 while a routed pipeline sends to it by name.",
       status: 204,
-      handler: ({ params, principal }) => app.activations.deactivateDestination(principal, params.id!, params.destinationId!),
+      handler: ({ params, principal }) => deps.activations.deactivateDestination(principal, params.id!, params.destinationId!),
     }),
   ];
 }

@@ -5,9 +5,12 @@
  * relayed call (browse, sample, rescan), answered or refused, with the path asked for.
  */
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
+import type { AgentChannel } from "../agents/channel.ts";
+import { AGENT_STATUSES, type AgentRecord, type Agents } from "../agents/registry.ts";
+import type { Enrollment } from "../enrollment/enrollment.ts";
+import type { ServerConfig } from "../config/load.ts";
+import type { Store } from "../store/store.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { AGENT_STATUSES, type AgentRecord } from "../agents/registry.ts";
 import { BrowseListingSchema, BrowseSampleSchema, BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema, RescanResultSchema } from "../agents/schemas.ts";
 import { AppError, ValidationError } from "../errors.ts";
 import { collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
@@ -53,9 +56,18 @@ const SampleQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function agentRoutes(app: App): Route[] {
+/** What the /agents routes use. */
+export interface AgentsApiDeps {
+  agents: Agents;
+  agentChannel: AgentChannel;
+  enrollment: Enrollment;
+  config: ServerConfig;
+  store: Store;
+}
+
+export function agentRoutes(deps: AgentsApiDeps): Route[] {
   // The credential's digest stays in the store; legacy records read reenroll false.
-  const view = ({ credentialHash: _, ...record }: AgentRecord) => ({ ...record, reenroll: record.reenroll ?? false, connected: app.agentChannel.isConnected(record.id) });
+  const view = ({ credentialHash: _, ...record }: AgentRecord) => ({ ...record, reenroll: record.reenroll ?? false, connected: deps.agentChannel.isConnected(record.id) });
 
   /**
    * Relays one request to the agent and audits it, whatever the answer. An answer
@@ -66,17 +78,17 @@ export function agentRoutes(app: App): Route[] {
     agentId: string,
     action: string,
     details: Record<string, unknown>,
-    body: Parameters<typeof app.agentChannel.request>[1],
+    body: Parameters<typeof deps.agentChannel.request>[1],
     answer: T,
   ): Promise<Static<T>> {
-    await app.agents.get(agentId);
+    await deps.agents.get(agentId);
     try {
-      const result = checkAnswer(agentId, answer, await app.agentChannel.request(agentId, body));
-      await app.store.write([], [auditEntry(who, action, "agent", agentId, details)]);
+      const result = checkAnswer(agentId, answer, await deps.agentChannel.request(agentId, body));
+      await deps.store.write([], [auditEntry(who, action, "agent", agentId, details)]);
       return result;
     } catch (error) {
       const code = error instanceof AppError ? error.code : "internal";
-      await app.store.write([], [auditEntry(who, action, "agent", agentId, { ...details, error: code }, "failure")]);
+      await deps.store.write([], [auditEntry(who, action, "agent", agentId, { ...details, error: code }, "failure")]);
       throw error;
     }
   }
@@ -92,7 +104,7 @@ export function agentRoutes(app: App): Route[] {
       response: Type.Object({ items: Type.Array(Agent), nextCursor: NextCursor }),
       handler: async ({ query }) => {
         const { limit = 100, cursor, ...filter } = query;
-        const page = await app.agents.list(filter, limit, decodeCursor(cursor));
+        const page = await deps.agents.list(filter, limit, decodeCursor(cursor));
         return { items: page.items.map(view), nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
       },
     }),
@@ -113,8 +125,8 @@ export function agentRoutes(app: App): Route[] {
       response: Type.Object({ snippet: Type.String(), enrollmentTokenId: Type.String(), expiresAt: DateTime }),
       status: 201,
       handler: async ({ query, principal }) => {
-        const url = collectorUrl(app.config.externalUrl);
-        const { token, enrollmentToken } = await app.enrollment.create(principal, { kind: "agent", environment: query.environment, maxUses: query.maxUses ?? 1 });
+        const url = collectorUrl(deps.config.externalUrl);
+        const { token, enrollmentToken } = await deps.enrollment.create(principal, { kind: "agent", environment: query.environment, maxUses: query.maxUses ?? 1 });
         return { snippet: installSnippet(url, { agentToken: token }), enrollmentTokenId: enrollmentToken.id, expiresAt: enrollmentToken.expiresAt };
       },
     }),
@@ -125,7 +137,7 @@ export function agentRoutes(app: App): Route[] {
       tag: "agents",
       summary: "One agent: host facts, and what it discovered (services with suggested pipelines, collectors, log sources).",
       response: Agent,
-      handler: async ({ params }) => view(await app.agents.get(params.id!)),
+      handler: async ({ params }) => view(await deps.agents.get(params.id!)),
     }),
     route({
       method: "DELETE",
@@ -136,8 +148,8 @@ export function agentRoutes(app: App): Route[] {
         "Forget a host. A connected agent is disconnected; it enrolls again if its token still allows it, so revoke the token to keep it out.",
       status: 204,
       handler: async ({ params, principal }) => {
-        await app.agents.remove(principal, params.id!);
-        app.agentChannel.disconnect(params.id!);
+        await deps.agents.remove(principal, params.id!);
+        deps.agentChannel.disconnect(params.id!);
       },
     }),
     route({
@@ -150,7 +162,7 @@ export function agentRoutes(app: App): Route[] {
       status: 202,
       response: Type.Object({ reenroll: Type.Boolean() }),
       handler: async ({ params, principal }) => {
-        await app.agents.allowReenroll(principal, params.id!);
+        await deps.agents.allowReenroll(principal, params.id!);
         return { reenroll: true };
       },
     }),

@@ -1,6 +1,6 @@
 /** REST: /audit — the audit log, newest first. */
 import { Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
+import type { Store } from "../store/store.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
 
@@ -32,7 +32,12 @@ const AuditQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function auditRoutes(app: App): Route[] {
+/** What the /audit routes use. */
+export interface AuditApiDeps {
+  store: Store;
+}
+
+export function auditRoutes(deps: AuditApiDeps): Route[] {
   return [
     route({
       method: "GET",
@@ -45,7 +50,7 @@ export function auditRoutes(app: App): Route[] {
       handler: async ({ query }) => {
         const limit = query.limit ?? 100;
         const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
-        const items = await app.store.queryAudit({
+        const items = await deps.store.queryAudit({
           from: iso(query.from),
           to: iso(query.to),
           actor: query.actor,

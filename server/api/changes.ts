@@ -1,6 +1,9 @@
 /** REST: pending changes, commit, discard and history of the git-backed config store. */
 import { Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
+import type { ConfigStore } from "../configstore/configstore.ts";
+import type { Logger } from "pino";
+import type { SecretVault } from "../secrets/vault.ts";
+import type { Store } from "../store/store.ts";
 import { route, type Route } from "../http/route.ts";
 import { NextCursor, PageQuery } from "../http/schemas.ts";
 import { upgradeSecrets } from "../secrets/upgrade.ts";
@@ -26,7 +29,15 @@ const CommitBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function changeRoutes(app: App): Route[] {
+/** What the /changes and /commits routes use. */
+export interface ChangesApiDeps {
+  configStore: ConfigStore;
+  store: Store;
+  vault: SecretVault;
+  logger: Logger;
+}
+
+export function changeRoutes(deps: ChangesApiDeps): Route[] {
   return [
     route({
       method: "GET",
@@ -35,7 +46,7 @@ export function changeRoutes(app: App): Route[] {
       tag: "changes",
       summary: "Pending (uncommitted) changes, one item per file, and their unified diff.",
       response: Type.Object({ items: Type.Array(FileChange), diff: Type.String() }),
-      handler: () => app.configStore.changes(),
+      handler: () => deps.configStore.changes(),
     }),
     route({
       method: "POST",
@@ -45,8 +56,8 @@ export function changeRoutes(app: App): Route[] {
       summary: "Drop every pending change; the working tree returns to the last commit (a plaintext secret a commit from before secrets were kept apart holds moves to the vault again).",
       response: Type.Object({ items: Type.Array(FileChange) }),
       handler: async ({ principal }) => {
-        const items = await app.configStore.discard(principal);
-        await upgradeSecrets(app);
+        const items = await deps.configStore.discard(principal);
+        await upgradeSecrets(deps);
         return { items };
       },
     }),
@@ -59,7 +70,7 @@ export function changeRoutes(app: App): Route[] {
       body: CommitBody,
       response: Type.Composite([Commit, Type.Object({ files: Type.Array(FileChange) })]),
       status: 201,
-      handler: ({ body, principal }) => app.configStore.commit(principal, body.message),
+      handler: ({ body, principal }) => deps.configStore.commit(principal, body.message),
     }),
     route({
       method: "GET",
@@ -69,7 +80,7 @@ export function changeRoutes(app: App): Route[] {
       summary: "Commit history, newest first, cursor-paginated.",
       query: Type.Object(PageQuery, { additionalProperties: false }),
       response: Type.Object({ items: Type.Array(Commit), nextCursor: NextCursor }),
-      handler: ({ query }) => app.configStore.commits(query.limit ?? 100, query.cursor),
+      handler: ({ query }) => deps.configStore.commits(query.limit ?? 100, query.cursor),
     }),
     route({
       method: "GET",
@@ -79,7 +90,7 @@ export function changeRoutes(app: App): Route[] {
       summary: "The whole commit history as a git bundle (`git clone` reads it); 409 no_history before the first commit.",
       produces: "application/x-git-bundle",
       handler: async ({ principal }) => {
-        const { head, bundle } = await app.configStore.exportBundle(principal);
+        const { head, bundle } = await deps.configStore.exportBundle(principal);
         return new Response(bundle, {
           headers: {
             "Content-Type": "application/x-git-bundle",

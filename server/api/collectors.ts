@@ -1,7 +1,7 @@
 /** REST: /collectors — the registry of managed collectors. */
 import { Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
-import { COLLECTOR_STATUSES, MANAGEMENT_MODES } from "../collectors/collectors.ts";
+import { COLLECTOR_STATUSES, type Collectors, MANAGEMENT_MODES } from "../collectors/collectors.ts";
+import type { Routes } from "../configstore/routes.ts";
 import { RUNTIME_OF } from "../collectors/runtime.ts";
 import { ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
@@ -74,7 +74,13 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function collectorRoutes(app: App): Route[] {
+/** What the /collectors routes use. */
+export interface CollectorsApiDeps {
+  collectors: Collectors;
+  routes: Routes;
+}
+
+export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
   return [
     route({
       method: "POST",
@@ -85,7 +91,7 @@ export function collectorRoutes(app: App): Route[] {
       body: CreateBody,
       response: Collector,
       status: 201,
-      handler: ({ body, principal }) => app.collectors.create(principal, body),
+      handler: ({ body, principal }) => deps.collectors.create(principal, body),
     }),
     route({
       method: "GET",
@@ -97,7 +103,7 @@ export function collectorRoutes(app: App): Route[] {
       response: Type.Object({ items: Type.Array(Collector), nextCursor: NextCursor }),
       handler: async ({ query }) => {
         const { limit = 100, cursor, tag, ...rest } = query;
-        const page = await app.collectors.list({ ...rest, tags: tag }, limit, decodeCursor(cursor));
+        const page = await deps.collectors.list({ ...rest, tags: tag }, limit, decodeCursor(cursor));
         return { items: page.items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
       },
     }),
@@ -108,7 +114,7 @@ export function collectorRoutes(app: App): Route[] {
       tag: "collectors",
       summary: "Get one collector.",
       response: Collector,
-      handler: ({ params }) => app.collectors.get(params.id!),
+      handler: ({ params }) => deps.collectors.get(params.id!),
     }),
     route({
       method: "PATCH",
@@ -121,10 +127,10 @@ export function collectorRoutes(app: App): Route[] {
       handler: async ({ params, body, principal }) => {
         if (body.managementMode !== undefined) {
           // A collector switched to another runtime must still run what it is given (a debug destination on Alloy would not).
-          const problems = await app.routes.problemsOnRuntime(params.id!, RUNTIME_OF[body.managementMode]);
+          const problems = await deps.routes.problemsOnRuntime(params.id!, RUNTIME_OF[body.managementMode]);
           if (problems.length > 0) throw new ValidationError(`The collector cannot change its management mode: ${problems[0]!.message}.`, problems);
         }
-        return app.collectors.update(principal, params.id!, body);
+        return deps.collectors.update(principal, params.id!, body);
       },
     }),
     route({
@@ -134,7 +140,7 @@ export function collectorRoutes(app: App): Route[] {
       tag: "collectors",
       summary: "Delete a collector record.",
       status: 204,
-      handler: ({ params, principal }) => app.collectors.delete(principal, params.id!),
+      handler: ({ params, principal }) => deps.collectors.delete(principal, params.id!),
     }),
   ];
 }

@@ -6,13 +6,14 @@
  * viewer must not be able to enroll collectors or rotate a live one's token.
  */
 import { type Static, Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
+import type { CollectorTokens } from "../collectors/tokens.ts";
+import type { Collector, Collectors } from "../collectors/collectors.ts";
+import { type Enrollment, ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
+import type { ServerConfig } from "../config/load.ts";
 import type { Principal } from "../auth/service-accounts.ts";
 import { tokenKind } from "../auth/tokens.ts";
-import type { Collector } from "../collectors/collectors.ts";
 import { bootstrapFiles, collectorUrl, installSnippet, RUNTIME_OF, RUNTIMES, type Runtime } from "../enrollment/bootstrap.ts";
 import { COLLECTORS_DIR, hasCollectorMirror } from "../enrollment/downloads.ts";
-import { ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { DateTime, decodeCursor, encodeCursor, IdParam, NextCursor, Nullable, PageQuery } from "../http/schemas.ts";
@@ -91,14 +92,22 @@ function modeMismatch(collector: Collector, asked: string): ConflictError {
   );
 }
 
+/** What the enrollment-token, install-snippet and bootstrap-file routes use. */
+export interface EnrollmentApiDeps {
+  enrollment: Enrollment;
+  collectors: Collectors;
+  collectorTokens: CollectorTokens;
+  config: ServerConfig;
+}
+
 /**
  * The runtime whose bootstrap files a token renders, as /v1/bootstrap decides
  * it: a live opamp enrollment token → otelcol, a current collector token →
  * alloy (with its collector's id). Anything else is a bad `token` field.
  */
-async function runtimeOfToken(app: App, token: string): Promise<{ runtime: Runtime; collectorId: string }> {
-  if (tokenKind(token) === "enrollment" && (await app.enrollment.usableForOpamp(token))) return { runtime: "otelcol", collectorId: "" };
-  const collectorId = await app.collectorTokens.verify(token);
+async function runtimeOfToken(deps: EnrollmentApiDeps, token: string): Promise<{ runtime: Runtime; collectorId: string }> {
+  if (tokenKind(token) === "enrollment" && (await deps.enrollment.usableForOpamp(token))) return { runtime: "otelcol", collectorId: "" };
+  const collectorId = await deps.collectorTokens.verify(token);
   if (collectorId !== null) return { runtime: "alloy", collectorId };
   throw new ValidationError("The token is neither a live opamp enrollment token nor a current collector token, so it has no bootstrap files.", [
     { path: "token", message: "is not a live opamp enrollment token or a current collector token (agent tokens install svc-agent instead)" },
@@ -117,14 +126,14 @@ const SnippetAnswer = Type.Object({
  * enrollment token, or for rcfg-remotecfg the collector's own (revoking the
  * previous one), and with agent an agent token.
  */
-async function collectorSnippet(app: App, query: Static<typeof SnippetQuery>, principal: Principal): Promise<Static<typeof SnippetAnswer>> {
-  const url = collectorUrl(app.config.externalUrl);
+async function collectorSnippet(deps: EnrollmentApiDeps, query: Static<typeof SnippetQuery>, principal: Principal): Promise<Static<typeof SnippetAnswer>> {
+  const url = collectorUrl(deps.config.externalUrl);
   // Hosts take the collector packages from this server when it mirrors them.
-  const packageBaseUrl = hasCollectorMirror(app.config.downloads.dir) ? `${url.origin}/downloads/${COLLECTORS_DIR}` : undefined;
+  const packageBaseUrl = hasCollectorMirror(deps.config.downloads.dir) ? `${url.origin}/downloads/${COLLECTORS_DIR}` : undefined;
   // The agent's own token, when the snippet installs the agent too.
   const agentToken = (environment: string | null | undefined) =>
-    query.agent ? app.enrollment.create(principal, { kind: "agent", environment: environment ?? undefined }) : Promise.resolve(null);
-  const collector = query.collectorId === undefined ? undefined : await app.collectors.get(query.collectorId);
+    query.agent ? deps.enrollment.create(principal, { kind: "agent", environment: environment ?? undefined }) : Promise.resolve(null);
+  const collector = query.collectorId === undefined ? undefined : await deps.collectors.get(query.collectorId);
   if (collector && query.environment !== undefined) {
     throw new ValidationError("The collector already has its environment; leave environment out or change the collector.", [
       { path: "environment", message: "cannot be combined with collectorId" },
@@ -140,12 +149,12 @@ if (mode === "rcfg-remotecfg") {
       { path: "collectorId", message: "is required for managementMode rcfg-remotecfg" },
     ]);
   }
-  const { token } = await app.collectorTokens.mint(principal, collector.id);
+  const { token } = await deps.collectorTokens.mint(principal, collector.id);
   const agent = await agentToken(collector.environment);
   const snippet = installSnippet(url, { agentToken: agent?.token, collector: { mode, token, collectorId: collector.id }, packageBaseUrl });
   return { snippet, enrollmentTokenId: null, expiresAt: null, agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null };
 }
-const { token, enrollmentToken } = await app.enrollment.create(principal, {
+const { token, enrollmentToken } = await deps.enrollment.create(principal, {
   kind: "opamp",
   collectorId: collector?.id,
   environment: query.environment,
@@ -159,7 +168,7 @@ return {
 };
 }
 
-export function enrollmentRoutes(app: App): Route[] {
+export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
   return [
     route({
       method: "POST",
@@ -171,7 +180,7 @@ export function enrollmentRoutes(app: App): Route[] {
       response: Type.Composite([EnrollmentToken, Type.Object({ token: Type.String({ description: "Shown once." }) })]),
       status: 201,
       handler: async ({ body, principal }) => {
-        const { token, enrollmentToken } = await app.enrollment.create(principal, body);
+        const { token, enrollmentToken } = await deps.enrollment.create(principal, body);
         return { ...enrollmentToken, token };
       },
     }),
@@ -185,7 +194,7 @@ export function enrollmentRoutes(app: App): Route[] {
       query: Type.Object(PageQuery, { additionalProperties: false }),
       response: Type.Object({ items: Type.Array(EnrollmentToken), nextCursor: NextCursor }),
       handler: async ({ query, principal }) => {
-        const page = await app.enrollment.list(query.limit ?? 100, decodeCursor(query.cursor));
+        const page = await deps.enrollment.list(query.limit ?? 100, decodeCursor(query.cursor));
         // An instance_uid is how OpAMP names a live collector: shown only to those who may mint and revoke tokens.
         const items = principal.scopes.has("tokens:write") ? page.items : page.items.map((t) => ({ ...t, boundInstanceUid: null }));
         return { items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
@@ -198,7 +207,7 @@ export function enrollmentRoutes(app: App): Route[] {
       tag: "enrollment",
       summary: "Revoke an enrollment token; it stops working at once and stays listed with revokedAt.",
       status: 204,
-      handler: ({ params, principal }) => app.enrollment.revoke(principal, params.id!),
+      handler: ({ params, principal }) => deps.enrollment.revoke(principal, params.id!),
     }),
     route({
       method: "POST",
@@ -209,7 +218,7 @@ export function enrollmentRoutes(app: App): Route[] {
         "Mint the collector's own token (Bearer for remote config and /v1/metrics). The previous token stops working in the same write: put the new one in the collector's config straight away. OpAMP collectors are sent it as connection settings.",
       response: CollectorToken,
       status: 201,
-      handler: ({ params, principal }) => app.collectorTokens.mint(principal, params.id!),
+      handler: ({ params, principal }) => deps.collectorTokens.mint(principal, params.id!),
     }),
     route({
       method: "POST",
@@ -221,7 +230,7 @@ export function enrollmentRoutes(app: App): Route[] {
       query: SnippetQuery,
       response: SnippetAnswer,
       status: 201,
-      handler: ({ query, principal }) => collectorSnippet(app, query, principal),
+      handler: ({ query, principal }) => collectorSnippet(deps, query, principal),
     }),
     route({
       method: "GET",
@@ -233,7 +242,7 @@ export function enrollmentRoutes(app: App): Route[] {
       query: SnippetQuery,
       response: SnippetAnswer,
       csrf: true,
-      handler: ({ query, principal }) => collectorSnippet(app, query, principal),
+      handler: ({ query, principal }) => collectorSnippet(deps, query, principal),
     }),
     route({
       method: "POST",
@@ -245,8 +254,8 @@ export function enrollmentRoutes(app: App): Route[] {
       body: BootstrapFilesBody,
       response: BootstrapFiles,
       handler: async ({ body }) => {
-        const url = collectorUrl(app.config.externalUrl);
-        const { runtime, collectorId } = await runtimeOfToken(app, body.token);
+        const url = collectorUrl(deps.config.externalUrl);
+        const { runtime, collectorId } = await runtimeOfToken(deps, body.token);
         if (body.runtime !== undefined && body.runtime !== runtime) {
           throw new ValidationError(`This token renders ${runtime} files, not ${body.runtime}.`, [
             { path: "token", message: `is for the ${runtime} runtime, not ${body.runtime}` },
@@ -266,8 +275,8 @@ export function enrollmentRoutes(app: App): Route[] {
       response: Type.Composite([BootstrapFiles, Type.Object({ enrollmentTokenId: Type.String(), expiresAt: DateTime })]),
       status: 201,
       handler: async ({ query, principal }) => {
-        const url = collectorUrl(app.config.externalUrl);
-        const { token, enrollmentToken } = await app.enrollment.create(principal, { kind: "opamp", environment: query.environment });
+        const url = collectorUrl(deps.config.externalUrl);
+        const { token, enrollmentToken } = await deps.enrollment.create(principal, { kind: "opamp", environment: query.environment });
         return {
           runtime: "otelcol" as const,
           files: bootstrapFiles("otelcol", url, "", token),
@@ -287,14 +296,14 @@ export function enrollmentRoutes(app: App): Route[] {
       response: BootstrapFiles,
       status: 201,
       handler: async ({ params, query, principal }) => {
-        const url = collectorUrl(app.config.externalUrl);
-        const collector = await app.collectors.get(params.id!);
+        const url = collectorUrl(deps.config.externalUrl);
+        const collector = await deps.collectors.get(params.id!);
         const runtime = RUNTIME_OF[collector.managementMode];
         if (query.runtime !== undefined && query.runtime !== runtime) throw modeMismatch(collector, `runtime ${query.runtime}`);
         const token =
           runtime === "alloy"
-            ? (await app.collectorTokens.mint(principal, collector.id)).token
-            : (await app.enrollment.create(principal, { kind: "opamp", collectorId: collector.id })).token;
+            ? (await deps.collectorTokens.mint(principal, collector.id)).token
+            : (await deps.enrollment.create(principal, { kind: "opamp", collectorId: collector.id })).token;
         return { runtime, files: bootstrapFiles(runtime, url, collector.id, token) };
       },
     }),

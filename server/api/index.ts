@@ -1,43 +1,60 @@
 /** The whole REST route table under /api/v1, one file per resource. */
-import type { App } from "../app.ts";
+import type { Components } from "../configstore/components.ts";
 import type { Route } from "../http/route.ts";
-import { activationRoutes } from "./activations.ts";
-import { agentRoutes } from "./agents.ts";
-import { auditRoutes } from "./audit.ts";
+import { activationRoutes, type ActivationsApiDeps } from "./activations.ts";
+import { agentRoutes, type AgentsApiDeps } from "./agents.ts";
+import { auditRoutes, type AuditApiDeps } from "./audit.ts";
 import { catalogRoutes } from "./catalog.ts";
-import { changeRoutes } from "./changes.ts";
-import { collectorRoutes } from "./collectors.ts";
+import { changeRoutes, type ChangesApiDeps } from "./changes.ts";
+import { collectorRoutes, type CollectorsApiDeps } from "./collectors.ts";
 import { componentRoutes } from "./components.ts";
-import { eventRoutes } from "./events.ts";
-import { enrollmentRoutes } from "./enrollment.ts";
-import { pipelineRoutes } from "./pipelines.ts";
-import { publishRoutes } from "./publish.ts";
-import { routeRoutes } from "./routes.ts";
-import { serviceAccountRoutes } from "./service-accounts.ts";
-import { sessionRoutes } from "./session.ts";
-import { systemRoutes } from "./system.ts";
-import { throughputRoutes } from "./throughput.ts";
-import { userRoutes } from "./users.ts";
+import { eventRoutes, type EventsApiDeps } from "./events.ts";
+import { enrollmentRoutes, type EnrollmentApiDeps } from "./enrollment.ts";
+import { pipelineRoutes, type PipelinesApiDeps } from "./pipelines.ts";
+import { publishRoutes, type PublishApiDeps } from "./publish.ts";
+import { routeRoutes, type RoutesApiDeps } from "./routes.ts";
+import { serviceAccountRoutes, type ServiceAccountsApiDeps } from "./service-accounts.ts";
+import { sessionRoutes, type SessionApiDeps } from "./session.ts";
+import { systemRoutes, type SystemApiDeps } from "./system.ts";
+import { throughputRoutes, type ThroughputApiDeps } from "./throughput.ts";
+import { userRoutes, type UsersApiDeps } from "./users.ts";
 
-export function apiRoutes(app: App): Route[] {
+/** Everything the route table uses: each resource module declares its own part. */
+export type ApiDeps = ActivationsApiDeps &
+  AgentsApiDeps &
+  AuditApiDeps &
+  ChangesApiDeps &
+  CollectorsApiDeps &
+  EnrollmentApiDeps &
+  EventsApiDeps &
+  PipelinesApiDeps &
+  PublishApiDeps &
+  RoutesApiDeps &
+  ServiceAccountsApiDeps &
+  SessionApiDeps &
+  SystemApiDeps &
+  ThroughputApiDeps &
+  UsersApiDeps & { sources: Components; destinations: Components };
+
+export function apiRoutes(deps: ApiDeps): Route[] {
   return [
-    ...collectorRoutes(app),
-    ...enrollmentRoutes(app),
-    ...activationRoutes(app),
-    ...componentRoutes(app.sources),
-    ...componentRoutes(app.destinations),
-    ...pipelineRoutes(app),
-    ...routeRoutes(app),
-    ...changeRoutes(app),
-    ...publishRoutes(app),
+    ...collectorRoutes(deps),
+    ...enrollmentRoutes(deps),
+    ...activationRoutes(deps),
+    ...componentRoutes(deps.sources),
+    ...componentRoutes(deps.destinations),
+    ...pipelineRoutes(deps),
+    ...routeRoutes(deps),
+    ...changeRoutes(deps),
+    ...publishRoutes(deps),
     ...catalogRoutes(),
-    ...serviceAccountRoutes(app),
-    ...sessionRoutes(app),
-    ...userRoutes(app),
-    ...auditRoutes(app),
-    ...systemRoutes(app),
-    ...throughputRoutes(app),
-    ...eventRoutes(app),
-    ...agentRoutes(app),
+    ...serviceAccountRoutes(deps),
+    ...sessionRoutes(deps),
+    ...userRoutes(deps),
+    ...auditRoutes(deps),
+    ...systemRoutes(deps),
+    ...throughputRoutes(deps),
+    ...eventRoutes(deps),
+    ...agentRoutes(deps),
   ];
 }

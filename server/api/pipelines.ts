@@ -1,6 +1,7 @@
 /** REST: /pipelines — graphs of sources, processors and destinations, their preview and dry-run. */
 import { Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
+import type { ConfigStore } from "../configstore/configstore.ts";
+import type { Pipelines } from "../configstore/pipelines.ts";
 import { processorChain, validateTopology } from "../configstore/topology.ts";
 import { route, type Route } from "../http/route.ts";
 import { dryRunIsolated } from "../ottl/dryrun-isolated.ts";
@@ -58,7 +59,13 @@ const DryRunResult = Type.Object({
 
 const Runtime = Type.Union([Type.Literal("otelcol"), Type.Literal("alloy")], { default: "otelcol" });
 
-export function pipelineRoutes(app: App): Route[] {
+/** What the /pipelines routes use. */
+export interface PipelinesApiDeps {
+  pipelines: Pipelines;
+  configStore: ConfigStore;
+}
+
+export function pipelineRoutes(deps: PipelinesApiDeps): Route[] {
   return [
     route({
       method: "POST",
@@ -69,7 +76,7 @@ export function pipelineRoutes(app: App): Route[] {
       body: PipelineBody,
       response: Pipeline,
       status: 201,
-      handler: ({ body, principal }) => app.pipelines.create(principal, body),
+      handler: ({ body, principal }) => deps.pipelines.create(principal, body),
     }),
     route({
       method: "GET",
@@ -78,7 +85,7 @@ export function pipelineRoutes(app: App): Route[] {
       tag: "pipelines",
       summary: "List pipelines.",
       response: Type.Object({ items: Type.Array(Pipeline) }),
-      handler: async () => ({ items: await app.pipelines.list() }),
+      handler: async () => ({ items: await deps.pipelines.list() }),
     }),
     route({
       method: "GET",
@@ -87,7 +94,7 @@ export function pipelineRoutes(app: App): Route[] {
       tag: "pipelines",
       summary: "Get one pipeline.",
       response: Pipeline,
-      handler: ({ params }) => app.pipelines.get(params.id!),
+      handler: ({ params }) => deps.pipelines.get(params.id!),
     }),
     route({
       method: "PUT",
@@ -97,7 +104,7 @@ export function pipelineRoutes(app: App): Route[] {
       summary: "Replace a pipeline's name, signal and (when given) topology.",
       body: PipelineBody,
       response: Pipeline,
-      handler: ({ params, body, principal }) => app.pipelines.replace(principal, params.id!, body),
+      handler: ({ params, body, principal }) => deps.pipelines.replace(principal, params.id!, body),
     }),
     route({
       method: "DELETE",
@@ -106,7 +113,7 @@ export function pipelineRoutes(app: App): Route[] {
       tag: "pipelines",
       summary: "Delete a pipeline; 409 while routes use it.",
       status: 204,
-      handler: ({ params, principal }) => app.pipelines.delete(principal, params.id!),
+      handler: ({ params, principal }) => deps.pipelines.delete(principal, params.id!),
     }),
     route({
       method: "GET",
@@ -115,7 +122,7 @@ export function pipelineRoutes(app: App): Route[] {
       tag: "pipelines",
       summary: "The pipeline's graph: nodes (source, processor, destination) and edges.",
       response: Topology,
-      handler: async ({ params }) => (await app.pipelines.get(params.id!)).topology,
+      handler: async ({ params }) => (await deps.pipelines.get(params.id!)).topology,
     }),
     route({
       method: "PUT",
@@ -133,7 +140,7 @@ export function pipelineRoutes(app: App): Route[] {
         { additionalProperties: false },
       ),
       response: Topology,
-      handler: async ({ params, body, query, principal }) => (await app.pipelines.setTopology(principal, params.id!, body, query.base)).topology,
+      handler: async ({ params, body, query, principal }) => (await deps.pipelines.setTopology(principal, params.id!, body, query.base)).topology,
     }),
     route({
       method: "POST",
@@ -145,8 +152,8 @@ export function pipelineRoutes(app: App): Route[] {
       query: Type.Object({ runtime: Type.Optional(Runtime) }, { additionalProperties: false }),
       response: Type.Object({ config: Type.String() }),
       handler: async ({ params, body, query }) => {
-        const pipeline = await app.pipelines.get(params.id!);
-        const snapshot = await app.configStore.worktree();
+        const pipeline = await deps.pipelines.get(params.id!);
+        const snapshot = await deps.configStore.worktree();
         const topology = validateTopology(body, pipeline.signal, snapshot);
         const config = renderPipelinePreview({ ...pipeline, topology }, snapshot.sources, snapshot.destinations, query.runtime ?? "otelcol");
         return { config };
@@ -163,13 +170,13 @@ export function pipelineRoutes(app: App): Route[] {
       response: DryRunResult,
       maxBodyBytes: DRY_RUN_LIMIT,
       handler: async ({ params, body }) => {
-        const pipeline = await app.pipelines.get(params.id!);
+        const pipeline = await deps.pipelines.get(params.id!);
         const chain = body.processors
           ? body.processors.map((p, i) => ({ nodeId: p.id ?? `step-${i + 1}`, type: p.type, config: p.config ?? {} }))
           : processorChain(pipeline.topology);
         // Off the event loop, with a hard deadline: the conditions are the caller's.
         const result = await dryRunIsolated(body.input, chain);
-        const types = logSourceTypesFeeding(pipeline, (await app.configStore.worktree()).sources);
+        const types = logSourceTypesFeeding(pipeline, (await deps.configStore.worktree()).sources);
         const configured = chain.map((p, i) => ({
           type: p.type,
           config: p.config,

@@ -1,10 +1,10 @@
 /** REST: publish, rollout status, per-collector config history and rollback. */
 import { Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
+import { RENDERED, type Rollouts } from "../rollout/rollout.ts";
+import type { Store } from "../store/store.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
-import { RENDERED } from "../rollout/rollout.ts";
 
 const ConfigState = Type.Union([Type.Literal("current"), Type.Literal("applying"), Type.Literal("failed"), Type.Literal("outdated")]);
 
@@ -74,7 +74,13 @@ export const EffectiveConfig = Type.Object({
   ]),
 });
 
-export function publishRoutes(app: App): Route[] {
+/** What the publish, rollout and rollback routes use. */
+export interface PublishApiDeps {
+  rollouts: Rollouts;
+  store: Store;
+}
+
+export function publishRoutes(deps: PublishApiDeps): Route[] {
   return [
     route({
       method: "POST",
@@ -84,7 +90,7 @@ export function publishRoutes(app: App): Route[] {
       summary: "Render the head commit for every affected collector and deliver what changed; 409 before the first commit.",
       response: Rollout,
       status: 202,
-      handler: ({ principal }) => app.rollouts.publish(principal),
+      handler: ({ principal }) => deps.rollouts.publish(principal),
     }),
     route({
       method: "GET",
@@ -93,7 +99,7 @@ export function publishRoutes(app: App): Route[] {
       tag: "publish",
       summary: "Progress of the latest publish or rollback: counts by config state and each collector's state.",
       response: RolloutStatus,
-      handler: () => app.rollouts.status(),
+      handler: () => deps.rollouts.status(),
     }),
     route({
       method: "POST",
@@ -103,7 +109,7 @@ export function publishRoutes(app: App): Route[] {
       summary: "Publish the head commit to one collector.",
       response: Rollout,
       status: 202,
-      handler: ({ params, principal }) => app.rollouts.publish(principal, params.collectorId!),
+      handler: ({ params, principal }) => deps.rollouts.publish(principal, params.collectorId!),
     }),
     route({
       method: "GET",
@@ -112,7 +118,7 @@ export function publishRoutes(app: App): Route[] {
       tag: "publish",
       summary: "Every config pushed to this collector, oldest first.",
       response: Type.Object({ items: Type.Array(HistoryEntry) }),
-      handler: async ({ params }) => ({ items: await app.rollouts.history(params.id!) }),
+      handler: async ({ params }) => ({ items: await deps.rollouts.history(params.id!) }),
     }),
     route({
       method: "GET",
@@ -122,10 +128,10 @@ export function publishRoutes(app: App): Route[] {
       summary: "One pushed config with its rendered body, so two versions can be compared.",
       response: ConfigVersion,
       handler: async ({ params }) => {
-        const entry = (await app.rollouts.history(params.id!)).find((e) => String(e.seq) === params.seq);
+        const entry = (await deps.rollouts.history(params.id!)).find((e) => String(e.seq) === params.seq);
         if (!entry) throw new NotFoundError("Config version", params.seq);
         // Rendered configs are stored by content hash (server/rollout/rollout.ts RENDERED) and never change.
-        const rendered = (await app.store.get<RenderedConfig>(RENDERED, entry.hash))?.data;
+        const rendered = (await deps.store.get<RenderedConfig>(RENDERED, entry.hash))?.data;
         if (!rendered) throw new NotFoundError("Rendered config", entry.hash);
         return { ...entry, contentType: rendered.contentType, body: rendered.body };
       },
@@ -138,8 +144,8 @@ export function publishRoutes(app: App): Route[] {
       summary: "The config the collector last said it runs, beside the target it should run; null parts are not known yet.",
       response: EffectiveConfig,
       handler: async ({ params }) => {
-        const effective = await app.rollouts.effective(params.id!);
-        const current = await app.rollouts.target(params.id!);
+        const effective = await deps.rollouts.effective(params.id!);
+        const current = await deps.rollouts.target(params.id!);
         return {
           target: current && {
             hash: current.target.targetHash,
@@ -160,7 +166,7 @@ export function publishRoutes(app: App): Route[] {
       summary: "Return the collector to its previous pushed config (409 when there is none); recorded as a new history entry.",
       response: HistoryEntry,
       status: 202,
-      handler: ({ params, principal }) => app.rollouts.rollback(principal, params.id!),
+      handler: ({ params, principal }) => deps.rollouts.rollback(principal, params.id!),
     }),
   ];
 }

@@ -1,10 +1,15 @@
 /** REST: /routes — attach a pipeline to a source active on a collector. */
 import { Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
+import type { Routes } from "../configstore/routes.ts";
 import { route, type Route as HttpRoute } from "../http/route.ts";
 import { Id, Route, RouteBody } from "./config-schemas.ts";
 
-export function routeRoutes(app: App): HttpRoute[] {
+/** What the /routes routes use. */
+export interface RoutesApiDeps {
+  routes: Routes;
+}
+
+export function routeRoutes(deps: RoutesApiDeps): HttpRoute[] {
   return [
     route({
       method: "POST",
@@ -15,7 +20,7 @@ export function routeRoutes(app: App): HttpRoute[] {
       body: RouteBody,
       response: Route,
       status: 201,
-      handler: ({ body, principal }) => app.routes.create(principal, body),
+      handler: ({ body, principal }) => deps.routes.create(principal, body),
     }),
     route({
       method: "GET",
@@ -25,7 +30,7 @@ export function routeRoutes(app: App): HttpRoute[] {
       summary: "List routes, optionally of one collector or pipeline.",
       query: Type.Object({ collectorId: Type.Optional(Id), pipelineId: Type.Optional(Id) }, { additionalProperties: false }),
       response: Type.Object({ items: Type.Array(Route) }),
-      handler: async ({ query }) => ({ items: await app.routes.list(query) }),
+      handler: async ({ query }) => ({ items: await deps.routes.list(query) }),
     }),
     route({
       method: "GET",
@@ -34,7 +39,7 @@ export function routeRoutes(app: App): HttpRoute[] {
       tag: "routes",
       summary: "Get one route.",
       response: Route,
-      handler: ({ params }) => app.routes.get(params.id!),
+      handler: ({ params }) => deps.routes.get(params.id!),
     }),
     route({
       method: "PUT",
@@ -44,7 +49,7 @@ export function routeRoutes(app: App): HttpRoute[] {
       summary: "Change a route's collector, source or pipeline; checked like a new route.",
       body: RouteBody,
       response: Route,
-      handler: ({ params, body, principal }) => app.routes.update(principal, params.id!, body),
+      handler: ({ params, body, principal }) => deps.routes.update(principal, params.id!, body),
     }),
     route({
       method: "DELETE",
@@ -53,7 +58,7 @@ export function routeRoutes(app: App): HttpRoute[] {
       tag: "routes",
       summary: "Delete a route.",
       status: 204,
-      handler: ({ params, principal }) => app.routes.delete(principal, params.id!),
+      handler: ({ params, principal }) => deps.routes.delete(principal, params.id!),
     }),
   ];
 }

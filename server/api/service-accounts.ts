@@ -1,6 +1,6 @@
 /** REST: /service-accounts — API credentials with scope sets; the token is shown once. */
 import { Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
+import type { ServiceAccounts } from "../auth/service-accounts.ts";
 import { ROLES, SCOPES } from "../auth/scopes.ts";
 import { route, type Route } from "../http/route.ts";
 
@@ -25,7 +25,12 @@ const CreateBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function serviceAccountRoutes(app: App): Route[] {
+/** What the /service-accounts routes use. */
+export interface ServiceAccountsApiDeps {
+  accounts: ServiceAccounts;
+}
+
+export function serviceAccountRoutes(deps: ServiceAccountsApiDeps): Route[] {
   return [
     route({
       method: "GET",
@@ -46,7 +51,7 @@ export function serviceAccountRoutes(app: App): Route[] {
       response: Type.Composite([ServiceAccount, Type.Object({ token: Type.String({ description: "Shown once." }) })]),
       status: 201,
       handler: async ({ body, principal }) => {
-        const { account, token } = await app.accounts.create(principal, principal, body.name, body.scopes);
+        const { account, token } = await deps.accounts.create(principal, principal, body.name, body.scopes);
         return { ...account, token };
       },
     }),
@@ -57,7 +62,7 @@ export function serviceAccountRoutes(app: App): Route[] {
       tag: "service accounts",
       summary: "List service accounts (never their tokens).",
       response: Type.Object({ items: Type.Array(ServiceAccount) }),
-      handler: async () => ({ items: await app.accounts.list() }),
+      handler: async () => ({ items: await deps.accounts.list() }),
     }),
     route({
       method: "DELETE",
@@ -66,7 +71,7 @@ export function serviceAccountRoutes(app: App): Route[] {
       tag: "service accounts",
       summary: "Delete a service account; its token stops working at once. Only a caller holding every scope of the account may (403 forbidden).",
       status: 204,
-      handler: ({ params, principal }) => app.accounts.delete(principal, params.id!),
+      handler: ({ params, principal }) => deps.accounts.delete(principal, params.id!),
     }),
   ];
 }

@@ -7,9 +7,8 @@
  * answers 200 either way).
  */
 import { Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
+import { type LoggedIn, MAX_PASSWORD_LENGTH, type Users } from "../auth/users.ts";
 import { sessionClearCookie, sessionCookie, sessionSetCookie } from "../auth/sessions.ts";
-import { MAX_PASSWORD_LENGTH, type LoggedIn } from "../auth/users.ts";
 import { json } from "../http/respond.ts";
 import { route, type Route } from "../http/route.ts";
 import { User } from "./users.ts";
@@ -53,8 +52,13 @@ function loggedIn({ user, session }: LoggedIn, secure: boolean): Response {
   });
 }
 
-export function sessionRoutes(app: App): Route[] {
-  const { users } = app;
+/** What the /session routes use. */
+export interface SessionApiDeps {
+  users: Users;
+}
+
+export function sessionRoutes(deps: SessionApiDeps): Route[] {
+  const { users } = deps;
   return [
     route({
       method: "POST",

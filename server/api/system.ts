@@ -2,8 +2,11 @@
 import { Type } from "@sinclair/typebox";
 import { statfs } from "node:fs/promises";
 import { dirname } from "node:path";
-import { VERSION, type App } from "../app.ts";
-import { COLLECTOR_STATUSES } from "../collectors/collectors.ts";
+import { VERSION } from "../version.ts";
+import type { Channel } from "../http/channel.ts";
+import { COLLECTOR_STATUSES, type Collectors } from "../collectors/collectors.ts";
+import type { ServerConfig } from "../config/load.ts";
+import type { Store } from "../store/store.ts";
 import { collectorUrl } from "../enrollment/bootstrap.ts";
 import { agentPackagesProblem } from "../enrollment/downloads.ts";
 import { route, type Route } from "../http/route.ts";
@@ -48,10 +51,19 @@ const Health = Type.Object(
   { title: "Health" },
 );
 
+/** What the /system routes use. */
+export interface SystemApiDeps {
+  config: ServerConfig;
+  store: Store;
+  collectors: Collectors;
+  channels: Channel[];
+  startedAt: Date;
+}
+
 /** Storage status without throwing: health must answer even when storage cannot. */
-export async function storageStatus(app: App): Promise<{ status: "up" | "down"; error?: string }> {
+export async function storageStatus(deps: { store: Store }): Promise<{ status: "up" | "down"; error?: string }> {
   try {
-    await app.store.ping();
+    await deps.store.ping();
     return { status: "up" };
   } catch (error) {
     return { status: "down", error: (error as Error).message };
@@ -66,10 +78,10 @@ const FULL_BELOW_BYTES = 1024 * 1024;
  * one statfs call, so health can say so while reads still work and /readyz,
  * which only asks whether storage answers, stays ready.
  */
-async function embeddedDiskProblem(app: App): Promise<string | null> {
-  if (app.store.backend !== "embedded") return null;
+async function embeddedDiskProblem(deps: SystemApiDeps): Promise<string | null> {
+  if (deps.store.backend !== "embedded") return null;
   try {
-    const { bavail, bsize } = await statfs(dirname(app.config.storage.boltPath));
+    const { bavail, bsize } = await statfs(dirname(deps.config.storage.boltPath));
     if (bavail * bsize >= FULL_BELOW_BYTES) return null;
     return `The disk holding the state file has ${bavail * bsize} bytes free: writes are refused (507 storage_full) until space is freed.`;
   } catch {
@@ -78,22 +90,22 @@ async function embeddedDiskProblem(app: App): Promise<string | null> {
 }
 
 /** Whether the install snippets can work, from the same checks the snippet routes make before they mint. */
-async function onboarding(app: App) {
+async function onboarding(deps: SystemApiDeps) {
   const readiness = (problem: string | null) => ({ ready: problem === null, problem });
   let urlProblem: string | null = null;
   try {
-    collectorUrl(app.config.externalUrl);
+    collectorUrl(deps.config.externalUrl);
   } catch (error) {
     urlProblem = (error as Error).message;
   }
   return {
-    externalUrlSource: app.config.externalUrl === "" ? ("unset" as const) : app.config.externalUrlFromListen ? ("listen" as const) : ("config" as const),
+    externalUrlSource: deps.config.externalUrl === "" ? ("unset" as const) : deps.config.externalUrlFromListen ? ("listen" as const) : ("config" as const),
     collectorSnippet: readiness(urlProblem),
-    agentPackages: readiness(await agentPackagesProblem(app.config.downloads.dir)),
+    agentPackages: readiness(await agentPackagesProblem(deps.config.downloads.dir)),
   };
 }
 
-export function systemRoutes(app: App): Route[] {
+export function systemRoutes(deps: SystemApiDeps): Route[] {
   return [
     route({
       method: "GET",
@@ -105,22 +117,22 @@ export function systemRoutes(app: App): Route[] {
       response: Health,
       answersWithoutStorage: true,
       handler: async () => {
-        const [storage, diskProblem] = await Promise.all([storageStatus(app), embeddedDiskProblem(app)]);
+        const [storage, diskProblem] = await Promise.all([storageStatus(deps), embeddedDiskProblem(deps)]);
         if (storage.status === "up" && diskProblem !== null) storage.error = diskProblem;
         const collectors =
           storage.status === "up"
-            ? await app.collectors.countByStatus()
+            ? await deps.collectors.countByStatus()
             : Object.fromEntries(COLLECTOR_STATUSES.map((s) => [s, 0]));
         return {
           status: storage.status === "up" && diskProblem === null ? "ok" : "degraded",
           version: VERSION,
-          uptimeSeconds: Math.round((Date.now() - app.startedAt.getTime()) / 1000),
-          startedAt: app.startedAt.toISOString(),
-          externalUrl: app.config.externalUrl === "" ? null : app.config.externalUrl,
-          onboarding: await onboarding(app),
-          storage: { backend: app.store.backend, ...storage },
+          uptimeSeconds: Math.round((Date.now() - deps.startedAt.getTime()) / 1000),
+          startedAt: deps.startedAt.toISOString(),
+          externalUrl: deps.config.externalUrl === "" ? null : deps.config.externalUrl,
+          onboarding: await onboarding(deps),
+          storage: { backend: deps.store.backend, ...storage },
           collectors,
-          channels: Object.fromEntries(app.channels.map((c) => [c.name, c.health()])),
+          channels: Object.fromEntries(deps.channels.map((c) => [c.name, c.health()])),
         };
       },
     }),

@@ -5,7 +5,10 @@
  * without being able to list the collector registry (`collectors:read`).
  */
 import { Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
+import type { Collectors } from "../collectors/collectors.ts";
+import type { ConfigStore } from "../configstore/configstore.ts";
+import type { Rollouts } from "../rollout/rollout.ts";
+import type { Telemetry } from "../telemetry/index.ts";
 import { route, type Route } from "../http/route.ts";
 import { Nullable } from "../http/schemas.ts";
 
@@ -36,7 +39,15 @@ export const Throughput = Type.Object(
   { title: "Throughput" },
 );
 
-export function throughputRoutes(app: App): Route[] {
+/** What the /collectors/{id}/throughput routes use. */
+export interface ThroughputApiDeps {
+  telemetry: Telemetry;
+  collectors: Collectors;
+  rollouts: Rollouts;
+  configStore: ConfigStore;
+}
+
+export function throughputRoutes(deps: ThroughputApiDeps): Route[] {
   return [
     route({
       method: "GET",
@@ -45,7 +56,7 @@ export function throughputRoutes(app: App): Route[] {
       tag: "collectors",
       summary: "Records/s in, out and failed per component and per route, from the collector's own metrics.",
       response: Throughput,
-      handler: ({ params }) => app.telemetry.throughput(app, params.id!),
+      handler: ({ params }) => deps.telemetry.throughput(deps, params.id!),
     }),
   ];
 }

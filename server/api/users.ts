@@ -5,11 +5,11 @@
  * hold it); without, the answer carries it for the admin to hand over.
  */
 import { Type } from "@sinclair/typebox";
-import type { App } from "../app.ts";
-import { USER_ROLES, type LinkDelivery } from "../auth/users.ts";
+import type { Mail, Mailer } from "../mail/mailer.ts";
+import type { ServerConfig } from "../config/load.ts";
+import { type LinkDelivery, USER_ROLES, type Users } from "../auth/users.ts";
 import { ConflictError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import type { Mail } from "../mail/mailer.ts";
 import { inviteMail, resetMail } from "../mail/messages.ts";
 
 export const Role = Type.Union(USER_ROLES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${USER_ROLES.join(", ")}` });
@@ -64,15 +64,22 @@ const MailedTo = Type.String({ description: "Present when the link was mailed (S
 
 type MailFor = (to: string, username: string, url: string, expiresAt: string) => Mail;
 
+/** What the /users routes use. */
+export interface UsersApiDeps {
+  users: Users;
+  config: ServerConfig;
+  mailer: Mailer | null;
+}
+
 /** Mails the link to the user when a mailer is configured and the user has an address; undefined otherwise. */
-function mailDelivery(app: App, path: string, mailFor: MailFor, email: string): LinkDelivery | undefined {
-  const { mailer, config } = app;
+function mailDelivery(deps: UsersApiDeps, path: string, mailFor: MailFor, email: string): LinkDelivery | undefined {
+  const { mailer, config } = deps;
   if (!mailer || email === "") return undefined;
   return (link, user) => mailer.send(mailFor(user.email, user.username, uiLink(config.externalUrl, path, link.token), link.expiresAt));
 }
 
-export function userRoutes(app: App): Route[] {
-  const { users, config } = app;
+export function userRoutes(deps: UsersApiDeps): Route[] {
+  const { users, config } = deps;
   return [
     route({
       method: "GET",
@@ -100,7 +107,7 @@ export function userRoutes(app: App): Route[] {
       status: 201,
       handler: async ({ body, principal }) => {
         uiLink(config.externalUrl, "ui/invite", "-");
-        const deliver = mailDelivery(app, "ui/invite", inviteMail, body.email);
+        const deliver = mailDelivery(deps, "ui/invite", inviteMail, body.email);
         const { user, invite } = await users.create(principal, body, undefined, [], deliver);
         const sent = deliver ? { mailedTo: user.email } : { inviteUrl: uiLink(config.externalUrl, "ui/invite", invite!.token) };
         return { user, ...sent, inviteExpiresAt: invite!.expiresAt };
@@ -150,7 +157,7 @@ export function userRoutes(app: App): Route[] {
       handler: async ({ params, principal }) => {
         uiLink(config.externalUrl, "ui/reset-password", "-");
         const { email } = await users.get(params.id!);
-        const deliver = mailDelivery(app, "ui/reset-password", resetMail, email);
+        const deliver = mailDelivery(deps, "ui/reset-password", resetMail, email);
         const link = await users.mintReset(principal, params.id!, deliver);
         const sent = deliver ? { mailedTo: email } : { resetUrl: uiLink(config.externalUrl, "ui/reset-password", link.token) };
         return { ...sent, expiresAt: link.expiresAt };

@@ -27,8 +27,11 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createConnectRouter, createContextKey } from "@connectrpc/connect";
 import { createHash } from "node:crypto";
-import type { App } from "../app.ts";
+import type { Logger } from "pino";
 import { bearerToken } from "../auth/tokens.ts";
+import type { Collectors } from "../collectors/collectors.ts";
+import type { Presence } from "../collectors/presence.ts";
+import type { CollectorTokens } from "../collectors/tokens.ts";
 import { InsufficientStorageError, NotFoundError } from "../errors.ts";
 import {
   CollectorService,
@@ -40,8 +43,9 @@ import {
   type RegisterCollectorRequest,
 } from "../gen/collector/v1/collector_pb.ts";
 import { transportAllowed, type Channel, type ChannelHealth, type ChannelRequest } from "../http/channel.ts";
-import type { ConfigReport, ConfigState, EffectiveConfig } from "../rollout/rollout.ts";
+import type { ConfigReport, ConfigState, EffectiveConfig, Rollouts } from "../rollout/rollout.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
+import type { Store } from "../store/store.ts";
 import { compressionGzip, connectErrorResponse, readConnectBody, retryableRefusals, UnaryFetchRouter } from "./fetch-adapter.ts";
 
 export const SERVICE_PATH = `/${CollectorService.typeName}/`;
@@ -148,13 +152,23 @@ function digestOf(files: EffectiveConfig["files"]): string {
   return hash.digest("hex");
 }
 
+/** What the remote config channel uses. */
+export interface RemoteConfigDeps {
+  store: Store;
+  logger: Logger;
+  collectors: Collectors;
+  collectorTokens: CollectorTokens;
+  presence: Presence;
+  rollouts: Rollouts;
+}
+
 export class RemoteConfigService {
   private readonly memo = new Map<string, PollMemo>();
   private readonly answers = new WeakMap<RenderedConfig, Answers>();
   private readonly router: UnaryFetchRouter;
 
   constructor(
-    private readonly app: App,
+    private readonly deps: RemoteConfigDeps,
     private readonly now: () => number = Date.now,
   ) {
     const connect = createConnectRouter({
@@ -174,7 +188,7 @@ export class RemoteConfigService {
       unregisterCollector: async (req, ctx) => {
         const id = this.authorize(ctx.values.get(AUTHENTICATED), req.id);
         this.memo.delete(id);
-        await this.app.presence.gone(id);
+        await this.deps.presence.gone(id);
         return {};
       },
     });
@@ -212,7 +226,7 @@ export class RemoteConfigService {
       }
       return new Response((await this.getConfig(input, owner)).bytes, PROTO_ANSWER);
     } catch (error) {
-      if (!(error instanceof ConnectError)) this.app.logger.error({ err: error }, "remotecfg: GetConfig failed");
+      if (!(error instanceof ConnectError)) this.deps.logger.error({ err: error }, "remotecfg: GetConfig failed");
       return connectErrorResponse(error);
     }
   }
@@ -221,7 +235,7 @@ export class RemoteConfigService {
   private async authenticate(authorization: string | null): Promise<string> {
     const token = bearerToken(authorization);
     if (token === null) throw unauthenticated("a collector Bearer token is required (Authorization: Bearer svcct_…)");
-    const collectorId = await this.app.collectorTokens.verify(token);
+    const collectorId = await this.deps.collectorTokens.verify(token);
     if (collectorId === null) throw unauthenticated("the Bearer token is not a live collector token (unknown, rotated or revoked)");
     return collectorId;
   }
@@ -236,7 +250,7 @@ export class RemoteConfigService {
 
   private async getConfig(req: GetConfigRequest, owner: string | null): Promise<Answer> {
     const id = this.authorize(owner, req.id);
-    const collector = await this.app.collectors.get(id).catch((error) => {
+    const collector = await this.deps.collectors.get(id).catch((error) => {
       if (error instanceof NotFoundError) throw unauthenticated("the collector of this token no longer exists");
       throw error;
     });
@@ -249,14 +263,14 @@ export class RemoteConfigService {
     const memo = this.contact(id);
     const report = req.remoteConfigStatus ? reportOf(req.remoteConfigStatus.status, req.hash, req.remoteConfigStatus.errorMessage) : null;
     // The collector's message may quote its config, secrets too: redacted before presence or the rollout keeps it.
-    if (report?.error) report.error = await this.app.rollouts.redact(id, report.error);
+    if (report?.error) report.error = await this.deps.rollouts.redact(id, report.error);
     if (report) memo.report = report;
     const known = memo.report !== null && memo.report.hash === req.hash ? memo.report : null;
     // Awaited: presence decides "changed" against the stored record, so a
     // collector's next poll must not overtake this one's write. A poll that
     // changes nothing resolves at once, from memory.
     await this.bookkeeping(id, () =>
-      this.app.presence.seen(id, {
+      this.deps.presence.seen(id, {
         channel: "remotecfg",
         intervalSeconds: memo.intervalSeconds,
         ...(known?.state === "failed" ? { error: known.error || "the collector could not apply the config" } : known?.state === "applied" ? { error: null } : {}),
@@ -266,21 +280,21 @@ export class RemoteConfigService {
     const files = effectiveFiles(req);
     if (files !== null) {
       const digest = digestOf(files);
-      if (digest !== memo.effective && (await this.bookkeeping(id, () => this.app.rollouts.setEffective(id, files)))) memo.effective = digest;
+      if (digest !== memo.effective && (await this.bookkeeping(id, () => this.deps.rollouts.setEffective(id, files)))) memo.effective = digest;
     }
 
-    const current = await this.app.rollouts.target(id);
+    const current = await this.deps.rollouts.target(id);
     if (current === null) return req.hash === "" ? NOTHING_PUBLISHED : EMPTY_CONFIG;
     const { target, rendered } = current;
-    if (known !== null && moves(known, target)) await this.bookkeeping(id, () => this.app.rollouts.report(id, known));
+    if (known !== null && moves(known, target)) await this.bookkeeping(id, () => this.deps.rollouts.report(id, known));
     const answers = this.answersFor(rendered);
     if (req.hash === rendered.hash) return answers.notModified;
     if (answers.full === null) {
-      const content = await this.app.rollouts.delivered(id, rendered);
+      const content = await this.deps.rollouts.delivered(id, rendered);
       if (content === null) throw new ConnectError(UNDELIVERABLE, Code.Unavailable);
       answers.full = answer({ content, hash: rendered.hash, notModified: false });
     }
-    await this.bookkeeping(id, () => this.app.rollouts.fetched(id, rendered.hash));
+    await this.bookkeeping(id, () => this.deps.rollouts.fetched(id, rendered.hash));
     return answers.full;
   }
 
@@ -296,31 +310,31 @@ export class RemoteConfigService {
       return true;
     } catch (error) {
       if (!(error instanceof InsufficientStorageError)) throw error;
-      this.app.logger.warn({ collectorId: id, err: error }, "remotecfg: the disk is full; serving the poll without recording it");
+      this.deps.logger.warn({ collectorId: id, err: error }, "remotecfg: the disk is full; serving the poll without recording it");
       return false;
     }
   }
 
   private async register(req: RegisterCollectorRequest, owner: string | null): Promise<Record<string, never>> {
     const id = this.authorize(owner, req.id);
-    await this.app.collectors.get(id).catch((error) => {
+    await this.deps.collectors.get(id).catch((error) => {
       if (error instanceof NotFoundError) throw unauthenticated("the collector of this token no longer exists");
       throw error;
     });
     const memo = this.contact(id);
-    await this.app.presence.seen(id, { channel: "remotecfg", intervalSeconds: memo.intervalSeconds });
+    await this.deps.presence.seen(id, { channel: "remotecfg", intervalSeconds: memo.intervalSeconds });
     const attributes = { ...req.attributes, ...req.localAttributes };
-    const stored = await this.app.store.get<Registration>(REGISTRATIONS, id);
+    const stored = await this.deps.store.get<Registration>(REGISTRATIONS, id);
     if (!stored || stored.data.name !== req.name || JSON.stringify(stored.data.attributes) !== JSON.stringify(attributes)) {
       const data: Registration = { collectorId: id, name: req.name, attributes, registeredAt: new Date(this.now()).toISOString() };
-      await this.app.store.write([{ op: "put", collection: REGISTRATIONS, id, data, expect: stored?.version ?? "absent" }]);
+      await this.deps.store.write([{ op: "put", collection: REGISTRATIONS, id, data, expect: stored?.version ?? "absent" }]);
     }
     return {};
   }
 
   /** What RegisterCollector last recorded for this collector, or null. */
   async registration(collectorId: string): Promise<Registration | null> {
-    return (await this.app.store.get<Registration>(REGISTRATIONS, collectorId))?.data ?? null;
+    return (await this.deps.store.get<Registration>(REGISTRATIONS, collectorId))?.data ?? null;
   }
 
   /** Notes a poll; the interval follows the gaps between polls (first contact: the default). */
@@ -349,8 +363,8 @@ export class RemoteConfigService {
 }
 
 /** The channel the edge routes `/collector.v1.CollectorService/…` to. */
-export function remoteConfigChannel(app: App): Channel & { service: RemoteConfigService } {
-  const service = new RemoteConfigService(app);
+export function remoteConfigChannel(deps: RemoteConfigDeps): Channel & { service: RemoteConfigService } {
+  const service = new RemoteConfigService(deps);
   return {
     name: "remotecfg",
     path: SERVICE_PATH,

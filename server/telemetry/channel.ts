@@ -14,7 +14,7 @@
  * in the request's encoding, as OTLP/HTTP asks.
  */
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
-import type { App } from "../app.ts";
+import type { CollectorTokens } from "../collectors/tokens.ts";
 import { bearerToken } from "../auth/tokens.ts";
 import { readEncodedBytes } from "../http/body.ts";
 import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
@@ -64,7 +64,7 @@ export class MetricsChannel implements Channel {
   readonly path = "/v1/metrics";
 
   constructor(
-    private readonly app: Pick<App, "collectorTokens">,
+    private readonly deps: { collectorTokens: CollectorTokens },
     private readonly window: ThroughputWindow,
     private readonly limits: MetricsLimits = DEFAULT_METRICS_LIMITS,
   ) {}
@@ -77,7 +77,7 @@ export class MetricsChannel implements Channel {
     if (req.method !== "POST") return failure(405, "Only POST is served at /v1/metrics.", answerAs, { Allow: "POST" });
 
     const token = bearerToken(req.headers.get("authorization"));
-    const collectorId = token === null ? null : await this.app.collectorTokens.verify(token);
+    const collectorId = token === null ? null : await this.deps.collectorTokens.verify(token);
     if (collectorId === null) {
       return failure(401, "A valid per-collector Bearer token is required.", answerAs, { "WWW-Authenticate": 'Bearer realm="svc"' });
     }

@@ -3,7 +3,10 @@
  * yields per collector, per component and per route. All in memory and per
  * process; after a restart rates return with the collectors' next pushes.
  */
-import type { App } from "../app.ts";
+import type { Collectors } from "../collectors/collectors.ts";
+import type { CollectorTokens } from "../collectors/tokens.ts";
+import type { ConfigStore } from "../configstore/configstore.ts";
+import type { Rollouts } from "../rollout/rollout.ts";
 import type { Flow } from "../render/plan.ts";
 import { MetricsChannel } from "./channel.ts";
 import { flowsOfRoutes, routeRates, type RouteRate } from "./routes.ts";
@@ -24,25 +27,25 @@ export class Telemetry {
     this.window = new ThroughputWindow(limits);
   }
 
-  channel(app: Pick<App, "collectorTokens">): MetricsChannel {
-    return new MetricsChannel(app, this.window);
+  channel(deps: { collectorTokens: CollectorTokens }): MetricsChannel {
+    return new MetricsChannel(deps, this.window);
   }
 
   /** The collector's rates; throws NotFoundError for an unknown collector. */
-  async throughput(app: Pick<App, "collectors" | "rollouts" | "configStore">, collectorId: string): Promise<Throughput> {
-    const collector = await app.collectors.get(collectorId);
+  async throughput(deps: { collectors: Collectors; rollouts: Rollouts; configStore: ConfigStore }, collectorId: string): Promise<Throughput> {
+    const collector = await deps.collectors.get(collectorId);
     const rates = this.window.rates(collectorId) ?? {
       window: 0,
       components: [],
       process: { cpu: null, memoryRss: null, uptime: null },
       lastReportAt: null,
     };
-    const target = await app.rollouts.target(collectorId);
+    const target = await deps.rollouts.target(collectorId);
     if (!target) return { ...rates, routes: [] };
     const key = `${collectorId} ${target.target.targetCommit}`;
     let mapped = this.flowCache.get(key);
     if (!mapped) {
-      const snapshot = await app.configStore.snapshotAt(target.target.targetCommit);
+      const snapshot = await deps.configStore.snapshotAt(target.target.targetCommit);
       const routeIds = [...snapshot.routes.values()].filter((r) => r.collectorId === collectorId).map((r) => r.id);
       mapped = { routeIds, flows: flowsOfRoutes(snapshot, { id: collector.id, name: collector.name }) };
       if (this.flowCache.size >= FLOW_CACHE_LIMIT) this.flowCache.delete(this.flowCache.keys().next().value!);
