@@ -156,6 +156,6 @@ console.log(`| commit of ${fleetSize * 2 + 3} files | ${committed.toFixed(0)} ms
 console.log(`| first publish (${first.changed.length} changed) | ${published.toFixed(0)} ms |`);
 console.log(`| second publish, nothing changed (${second.changed.length} changed) | ${republished.toFixed(0)} ms |`);
 
-await app.close();
+await app.stop();
 await store.close();
 rmSync(dir, { recursive: true, force: true });

@@ -1,12 +1,17 @@
 /**
- * The running server's parts, wired once at start and handed to the edge.
- * Domain services hold the store; the edge holds the services.
+ * The assembly: the running server's parts, wired once, and their one
+ * lifecycle. `server/main.ts` and `test/harness.ts` both build the server
+ * here, so what runs in tests is what runs in production. Domain services
+ * hold the store; the edge holds the services, each module only the ones it
+ * declares it uses.
  */
 import { dirname, join } from "node:path";
 import type { Logger } from "pino";
-import pkg from "../package.json" with { type: "json" };
+import { apiRoutes } from "./api/index.ts";
 import { AgentChannel, HEARTBEAT_SECONDS } from "./agents/channel.ts";
 import { Agents } from "./agents/registry.ts";
+import { startAuditRetention } from "./audit/retention.ts";
+import { AuthFailureBursts } from "./auth/failure-bursts.ts";
 import { LiveCredentials } from "./auth/live.ts";
 import { ServiceAccounts } from "./auth/service-accounts.ts";
 import { Sessions } from "./auth/sessions.ts";
@@ -14,9 +19,11 @@ import { Users } from "./auth/users.ts";
 import { Collectors } from "./collectors/collectors.ts";
 import { Presence } from "./collectors/presence.ts";
 import { CollectorTokens } from "./collectors/tokens.ts";
-import { collectorChannels } from "./channels.ts";
+import { BootstrapChannel } from "./enrollment/bootstrap-channel.ts";
+import { DownloadsChannel } from "./enrollment/downloads.ts";
 import { EventHub } from "./events/events.ts";
 import type { Channel } from "./http/channel.ts";
+import { startHttpServer, type HttpServer } from "./http/server.ts";
 import type { ServerConfig } from "./config/load.ts";
 import { Activations } from "./configstore/activations.ts";
 import { HostPaths } from "./catalog/hostpaths.ts";
@@ -27,14 +34,28 @@ import { ConfigRepo } from "./configstore/repo.ts";
 import { Routes } from "./configstore/routes.ts";
 import { Enrollment } from "./enrollment/enrollment.ts";
 import { smtpMailer, type Mailer } from "./mail/mailer.ts";
+import { OpampChannel } from "./opamp/channel.ts";
+import { remoteConfigChannel } from "./remotecfg/remotecfg.ts";
 import { Rollouts } from "./rollout/rollout.ts";
 import { keySource, loadSecrets } from "./secrets/key.ts";
 import type { Secrets } from "./secrets/secrets.ts";
+import { upgradeSecrets } from "./secrets/upgrade.ts";
 import { SecretVault } from "./secrets/vault.ts";
 import { Telemetry } from "./telemetry/index.ts";
 import type { Store } from "./store/store.ts";
 
-export const VERSION: string = pkg.version;
+/**
+ * A part with background work. The assembly lists them once, starts them in
+ * list order and stops them in reverse, so nothing outlives what it uses.
+ */
+interface Service {
+  start?(): void;
+  stop?(): void | Promise<void>;
+}
+
+async function stopInReverse(services: readonly Service[]): Promise<void> {
+  for (const service of services.toReversed()) await service.stop?.();
+}
 
 export interface App {
   config: ServerConfig;
@@ -69,10 +90,21 @@ export interface App {
   /** Host agents: the registry, and the `/v1/agent` channel the REST API relays browse calls through. */
   agents: Agents;
   agentChannel: AgentChannel;
-  /** The collector and agent channels the edge serves beside the API. */
+  /** The collector and agent channels the edge serves beside the API (and what install.sh fetches). */
   channels: Channel[];
-  /** Stops background work and flushes coalesced writes; the store is closed by its owner. */
-  close(): Promise<void>;
+  /** Counts 401 answers and audits them in bursts. */
+  authFailures: AuthFailureBursts;
+  /**
+   * Serves the REST API, the channels, the UI and the probes; throws when the
+   * address cannot be bound. The store need not be open yet: /readyz says so.
+   * The answer's stop() ends the channels' sessions and the event streams,
+   * drains requests and audits the auth failures counted so far.
+   */
+  listen(): HttpServer;
+  /** Once the store is open: plaintext an older server left moves to the vault, then the background services start. */
+  start(): Promise<void>;
+  /** Stops the edge (when listening), then the services in reverse order, once; the store is closed by its owner. */
+  stop(): Promise<void>;
 }
 
 /** The server's secrets key, as the configuration names it (main.ts loads it first, to fail before opening the store). */
@@ -104,13 +136,45 @@ export async function createApp(
   const enrollment = new Enrollment(store, collectors);
   const agents = new Agents(store, enrollment, logger, HEARTBEAT_SECONDS);
   const live = new LiveCredentials(store, logger);
+  const events = new EventHub(store, logger);
+  const users = new Users(store, new Sessions(store), { loginFailures: config.rateLimit.loginFailures });
+  const channels: Channel[] = [];
+  let stopRetention: (() => Promise<void>) | undefined;
+  // Background work, in start order; listen() adds the edge, which stops first.
+  const services: Service[] = [
+    { stop: () => live.close() },
+    { stop: () => configStore.close() },
+    { stop: () => collectorTokens.close() },
+    { stop: () => collectors.close() },
+    { stop: () => rollouts.close() },
+    presence,
+    { stop: () => agents.close() },
+    {
+      start: () => {
+        stopRetention = startAuditRetention(store, {
+          retentionDays: config.storage.auditLogRetentionDays,
+          logger,
+          jobs: [
+            { name: "enrollment tokens", run: (now) => enrollment.prune(now) },
+            { name: "UI sessions", run: (now) => users.sessions.prune(now) },
+            { name: "invite and reset links", run: (now) => users.pruneLinks(now) },
+          ],
+        });
+      },
+      stop: () => stopRetention?.(),
+    },
+  ];
+  let edge: Service[] = [];
+  let edgeStopped: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
+  const stopEdge = () => (edgeStopped ??= stopInReverse(edge));
   const app: App = {
     config,
     store,
     logger,
     startedAt: new Date(),
     accounts: new ServiceAccounts(store),
-    users: new Users(store, new Sessions(store), { loginFailures: config.rateLimit.loginFailures }),
+    users,
     mailer: config.smtp ? smtpMailer(config.smtp) : null,
     collectors,
     enrollment,
@@ -125,23 +189,41 @@ export async function createApp(
     routes: new Routes(configStore, collectors),
     rollouts,
     presence,
-    events: new EventHub(store, logger),
+    events,
     live,
     telemetry: new Telemetry(),
     agents,
     agentChannel: new AgentChannel(agents, live, logger),
-    channels: [],
-    async close() {
-      app.events.close();
-      await agents.close();
-      await presence.stop();
-      await rollouts.close();
-      collectors.close();
-      collectorTokens.close();
-      configStore.close();
-      live.close();
+    channels,
+    authFailures: new AuthFailureBursts(store, logger),
+    listen() {
+      const http = startHttpServer(app, apiRoutes(app));
+      edge = [
+        app.authFailures,
+        http,
+        // Sessions and streams end before the server stops: they would hold a graceful stop forever.
+        { stop: () => events.close() },
+        { stop: () => channels.forEach((channel) => channel.stop?.()) },
+      ];
+      for (const service of edge) service.start?.();
+      return { ...http, stop: stopEdge };
+    },
+    async start() {
+      // Plaintext an older server left in the working tree moves to the vault; collectors are delivered the same bytes.
+      await upgradeSecrets(app).catch((error) => logger.error({ err: error }, "moving plaintext secrets to the vault failed; the next start tries again"));
+      for (const service of services) service.start?.();
+    },
+    stop() {
+      return (stopped ??= stopEdge().then(() => stopInReverse(services)));
     },
   };
-  app.channels.push(...collectorChannels(app));
+  channels.push(
+    new OpampChannel(app),
+    remoteConfigChannel(app),
+    app.telemetry.channel(app),
+    app.agentChannel,
+    new BootstrapChannel({ enrollment, collectorTokens, externalUrl: () => config.externalUrl }),
+    new DownloadsChannel(config.downloads.dir),
+  );
   return app;
 }

@@ -11,9 +11,7 @@ import { Command } from "commander";
 import { existsSync } from "node:fs";
 import { userInfo } from "node:os";
 import pino from "pino";
-import { apiRoutes } from "./api/index.ts";
-import { createApp, gitDirFor, secretsFor, VERSION } from "./app.ts";
-import { startAuditRetention } from "./audit/retention.ts";
+import { createApp, gitDirFor, secretsFor } from "./app.ts";
 import { redactUri } from "./config/database-uri.ts";
 import type { ConfigKey } from "./config/keys.ts";
 import { listenFallbackUrl } from "./config/external-url.ts";
@@ -22,17 +20,16 @@ import type { Actor } from "./audit/audit.ts";
 import { ConfigStore } from "./configstore/configstore.ts";
 import { dropKeptRef, PlaintextInWorktreeError, purgeSecrets } from "./configstore/purge.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
-import { startHttpServer } from "./http/server.ts";
 import { migrate, sealedKeys } from "./migrate.ts";
 import { defaultKeyFile, keySource } from "./secrets/key.ts";
 import { finishRotation, planRotation, resealAll } from "./secrets/rotate.ts";
-import { upgradeSecrets } from "./secrets/upgrade.ts";
 import { SecretVault } from "./secrets/vault.ts";
 import { MongoStore } from "./store/mongodb.ts";
 import { PostgresStore } from "./store/postgres.ts";
 import { SqliteStore } from "./store/sqlite.ts";
 import { lockState, StateLockedError } from "./store/state-lock.ts";
 import type { Store } from "./store/store.ts";
+import { VERSION } from "./version.ts";
 
 /** The quick-start keeps its state in the working directory, so it runs without root. */
 const QUICKSTART_DEFAULTS = { "storage.boltPath": ".data/state.db", "downloads.dir": "dist/packages" } as const;
@@ -153,22 +150,19 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   }
   let http;
   try {
-    http = startHttpServer(app, apiRoutes(app));
+    http = app.listen();
   } catch (error) {
     await store.close();
     fail(`cannot listen on ${config.listen.host}:${config.listen.port} (listen): ${(error as Error).message}`, 1);
   }
   // Handlers before the banner: whoever reads the banner may stop the server at once.
   let stopping = false;
-  let stopRetention: (() => Promise<void>) | undefined;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down: draining requests");
     const force = setTimeout(() => process.exit(1), 10_000);
-    await stopRetention?.();
-    await http.stop();
-    await app.close();
+    await app.stop();
     await store.close();
     clearTimeout(force);
     logger.info("stopped");
@@ -184,18 +178,7 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
     fail((error as Error).message, 1);
   }
   if (stopping) return;
-  // Plaintext an older server left in the working tree moves to the vault; collectors are delivered the same bytes.
-  await upgradeSecrets(app).catch((error) => logger.error({ err: error }, "moving plaintext secrets to the vault failed; the next start tries again"));
-  app.presence.start();
-  stopRetention = startAuditRetention(store, {
-    retentionDays: config.storage.auditLogRetentionDays,
-    logger,
-    jobs: [
-      { name: "enrollment tokens", run: (now) => app.enrollment.prune(now) },
-      { name: "UI sessions", run: (now) => app.users.sessions.prune(now) },
-      { name: "invite and reset links", run: (now) => app.users.pruneLinks(now) },
-    ],
-  });
+  await app.start();
   // Only once listening: a first start that cannot listen must not create the
   // admin account, or its credential would never be shown (the next start shows none).
   const adminToken = await app.accounts.bootstrapAdmin(config.bootstrap.adminToken);

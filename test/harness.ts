@@ -1,15 +1,15 @@
 /**
  * Starts a real server on a loopback port with a fresh SQLite file, in this
- * process, and gives tests its URL, the admin token and a fetch helper.
+ * process, and gives tests its URL, the admin token and a fetch helper. The
+ * server is assembled and started as server/main.ts does (server/app.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { apiRoutes } from "../server/api/index.ts";
 import { createApp, type App } from "../server/app.ts";
 import { loadConfig, type ServerConfig } from "../server/config/load.ts";
-import { startHttpServer, type HttpServer } from "../server/http/server.ts";
+import type { HttpServer } from "../server/http/server.ts";
 import { SqliteStore } from "../server/store/sqlite.ts";
 import type { Store } from "../server/store/store.ts";
 import { api } from "./client.ts";
@@ -41,8 +41,9 @@ export async function startTestServer(
   });
   const store = await openStore(config);
   const app = await createApp(config, store, pino({ level: "silent" }));
+  const http = app.listen();
+  await app.start();
   const adminToken = (await app.accounts.bootstrapAdmin(config.bootstrap.adminToken))!;
-  const http = startHttpServer(app, apiRoutes(app));
   http.markStarted();
   const base = http.url.origin;
   let uiAdmin: Promise<{ username: string; password: string }> | undefined;
@@ -69,8 +70,7 @@ export async function startTestServer(
       return (text === "" ? undefined : JSON.parse(text)) as T;
     },
     async stop() {
-      await http.stop();
-      await app.close();
+      await app.stop();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -24,7 +24,7 @@ test("the generated document is valid OpenAPI 3.1 with unique operation ids", as
     Object.values(m).map((op) => op.operationId),
   );
   expect(new Set(ids).size).toBe(ids.length);
-  app.close();
+  await app.stop();
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 });

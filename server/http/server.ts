@@ -7,15 +7,18 @@
  */
 import type { Server } from "bun";
 import type { Logger } from "pino";
-import type { Principal } from "../auth/service-accounts.ts";
-import { AuthFailureBursts, credentialKind } from "../auth/failure-bursts.ts";
+import { credentialKind, type AuthFailureBursts } from "../auth/failure-bursts.ts";
+import type { Principal, ServiceAccounts } from "../auth/service-accounts.ts";
 import { sessionCookie } from "../auth/sessions.ts";
 import { bearerToken, stringsEqual, tokenKind } from "../auth/tokens.ts";
+import type { Users } from "../auth/users.ts";
 import { auditEntry } from "../audit/audit.ts";
-import { VERSION, type App } from "../app.ts";
 import { storageStatus } from "../api/system.ts";
+import type { ServerConfig } from "../config/load.ts";
 import { AppError, ForbiddenError, StorageUnavailableError, UnauthenticatedError, ValidationError } from "../errors.ts";
+import type { Store } from "../store/store.ts";
 import { UiServer } from "../ui/serve.ts";
+import { VERSION } from "../version.ts";
 import { readBytes, readJson } from "./body.ts";
 import { channelFor, type Channel, type ChannelSocket, type SocketData } from "./channel.ts";
 import { Cors } from "./cors.ts";
@@ -35,7 +38,10 @@ const PROBES = new Set(["/healthz", "/readyz"]);
 export interface HttpServer {
   url: URL;
   server: Server<SocketData>;
-  /** Stops accepting, lets in-flight requests finish, then resolves. */
+  /**
+   * Stops accepting, lets in-flight requests finish, then resolves. Open WebSockets and
+   * server-sent-event answers would hold it forever: their owners end them first.
+   */
   stop(): Promise<void>;
   /**
    * Start-up is complete (first accounts created): /readyz may answer 200.
@@ -45,17 +51,28 @@ export interface HttpServer {
   markStarted(): void;
 }
 
-export function startHttpServer(app: App, routes: Route[]): HttpServer {
-  const { config, logger, channels } = app;
+/** What the edge uses. */
+export interface HttpDeps {
+  config: ServerConfig;
+  logger: Logger;
+  store: Store;
+  accounts: ServiceAccounts;
+  users: Users;
+  /** The collector and agent channels served beside the API; they are stopped by their owner. */
+  channels: Channel[];
+  /** Counts 401 answers; started and stopped by its owner, so the edge only records. */
+  authFailures: AuthFailureBursts;
+}
+
+export function startHttpServer(deps: HttpDeps, routes: Route[]): HttpServer {
+  const { config, logger, channels, authFailures } = deps;
   const trustedProxies = new Set(config.http.trustedProxies);
   const router = new Router(routes);
   const cors = new Cors(config.security.cors.allowedOrigins, config.externalUrl);
   const openapi = JSON.stringify(openApiDocument(routes, VERSION));
   const ui = new UiServer();
-  const limits = new EdgeLimits(app);
+  const limits = new EdgeLimits(deps);
   let started = false;
-  const authFailures = new AuthFailureBursts(app.store, logger);
-  authFailures.start();
 
   /**
    * A Bearer token first (service accounts; no CSRF, browsers never send one
@@ -65,13 +82,13 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
   async function authenticate(req: Request, remoteAddr: string | null, route: Route): Promise<Principal> {
     const token = bearerToken(req.headers.get("authorization"));
     if (token !== null) {
-      const principal = await app.accounts.authenticate(token, remoteAddr);
+      const principal = await deps.accounts.authenticate(token, remoteAddr);
       if (!principal) throw new UnauthenticatedError("The Bearer token is not valid, or has been revoked.");
       return principal;
     }
     const cookie = sessionCookie(req.headers.get("cookie"));
     if (cookie === null) throw new UnauthenticatedError("A valid Bearer token or a web UI session is required.");
-    const principal = await app.users.authenticate(cookie, remoteAddr);
+    const principal = await deps.users.authenticate(cookie, remoteAddr);
     if (!principal) throw new UnauthenticatedError("The session has ended or is not valid; log in again.");
     if ((req.method !== "GET" && req.method !== "HEAD") || route.csrf) {
       const sent = req.headers.get("x-csrf-token");
@@ -108,7 +125,7 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
       } else if (route.scope === null) {
         if (principal.kind !== "user") throw new UnauthenticatedError("This call needs a web UI session (the svc_session cookie).");
       } else if (!principal.scopes.has(route.scope)) {
-        await app.store.write([], [
+        await deps.store.write([], [
           auditEntry(principal, "auth.denied", "route", `${route.method} ${route.path}`, { scope: route.scope }, "denied"),
         ]);
         throw new ForbiddenError(route.scope);
@@ -154,7 +171,7 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
       if (url.pathname === "/healthz") {
         response = new Response("ok\n", { headers: { "Content-Type": "text/plain" } });
       } else if (url.pathname === "/readyz") {
-        const ready = started && (await storageStatus(app)).status === "up";
+        const ready = started && (await storageStatus(deps)).status === "up";
         response = new Response(ready ? "ready\n" : "not ready\n", { status: ready ? 200 : 503 });
       } else if ((channel = channelFor(channels, url.pathname))) {
         limits.checkAddress(req, remoteAddr);
@@ -241,14 +258,7 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
     url,
     server,
     markStarted: () => void (started = true),
-    stop: async () => {
-      // Channels end their sessions and the event hub its streams first: open
-      // WebSockets and server-sent-event answers would hold a graceful stop forever.
-      for (const c of channels) c.stop?.();
-      app.events.close();
-      await server.stop();
-      await authFailures.stop();
-    },
+    stop: () => server.stop(),
   };
 }
 

@@ -109,7 +109,7 @@ describe("history purge-secrets, drop-ref and secrets rotate-key", () => {
     const { collectorId, token, commits } = await legacyDeployment(server);
     expect(await exportedLog(server)).toContain(CREDENTIAL);
     await server.http.stop();
-    await server.app.close();
+    await server.app.stop();
     await server.app.store.close();
 
     const boltPath = join(server.dir, "state.db");
@@ -166,7 +166,7 @@ describe("history purge-secrets, drop-ref and secrets rotate-key", () => {
       expect(actions).toEqual(["secrets.rotate_key", "config.drop_ref", "config.purge_secrets"]);
       expect(JSON.stringify(await store.queryAudit({ limit: 100 }))).not.toContain(CREDENTIAL);
     } finally {
-      await app.close();
+      await app.stop();
       await store.close();
     }
   }, 90_000);

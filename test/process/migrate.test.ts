@@ -85,7 +85,7 @@ describe("svc-server migrate", () => {
     const pipelineId = (await call<{ items: { id: string }[] }>("/pipelines")).items[0]!.id;
     const before = await answers(embedded, token, collectors, pipelineId);
     const head = ((before["/commits"] as { items: { commit: string }[] }).items[0]!).commit;
-    await embedded.app.close();
+    await embedded.app.stop();
     await embedded.app.store.close();
     embedded.http.server.stop(true);
 

@@ -41,7 +41,7 @@ async function legacyState(dir: string): Promise<string> {
   const app = await createApp(config, store, pino({ level: "silent" }));
   const record = { id: "dst-legacy", name: "legacy", type: "otlphttp", config: { endpoint: "https://legacy.example.com:4318", headers: { Authorization: LEGACY } } };
   await app.configStore.edit([{ path: "destinations/dst-legacy.yaml", text: toYaml(record) }], []);
-  await app.close();
+  await app.stop();
   await store.close();
   return statePath;
 }
