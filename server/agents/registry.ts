@@ -223,6 +223,15 @@ export class Agents {
     return marked;
   }
 
+  /** Audits a call relayed to the agent (browse, sample, rescan), answered or not: `error` is the code it failed with. */
+  async relayed(who: Actor, agentId: string, action: string, details: Record<string, unknown>, error?: string): Promise<void> {
+    const entry =
+      error === undefined
+        ? auditEntry(who, action, "agent", agentId, details)
+        : auditEntry(who, action, "agent", agentId, { ...details, error }, "failure");
+    await this.store.write([], [entry]);
+  }
+
   /** Forgets a host; audited. */
   async remove(who: Actor, agentId: string): Promise<void> {
     const doc = await this.store.get<AgentRecord>(AGENTS, agentId);

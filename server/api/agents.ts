@@ -9,8 +9,7 @@ import type { AgentChannel } from "../agents/channel.ts";
 import { AGENT_STATUSES, type AgentRecord, type Agents } from "../agents/registry.ts";
 import type { Enrollment } from "../enrollment/enrollment.ts";
 import type { ServerConfig } from "../config/load.ts";
-import type { Store } from "../store/store.ts";
-import { auditEntry, type Actor } from "../audit/audit.ts";
+import type { Actor } from "../audit/audit.ts";
 import { BrowseListingSchema, BrowseSampleSchema, BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema, RescanResultSchema } from "../agents/schemas.ts";
 import { AppError, ValidationError } from "../errors.ts";
 import { collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
@@ -62,7 +61,6 @@ export interface AgentsApiDeps {
   agentChannel: AgentChannel;
   enrollment: Enrollment;
   config: ServerConfig;
-  store: Store;
 }
 
 export function agentRoutes(deps: AgentsApiDeps): Route[] {
@@ -84,11 +82,11 @@ export function agentRoutes(deps: AgentsApiDeps): Route[] {
     await deps.agents.get(agentId);
     try {
       const result = checkAnswer(agentId, answer, await deps.agentChannel.request(agentId, body));
-      await deps.store.write([], [auditEntry(who, action, "agent", agentId, details)]);
+      await deps.agents.relayed(who, agentId, action, details);
       return result;
     } catch (error) {
       const code = error instanceof AppError ? error.code : "internal";
-      await deps.store.write([], [auditEntry(who, action, "agent", agentId, { ...details, error: code }, "failure")]);
+      await deps.agents.relayed(who, agentId, action, details, code);
       throw error;
     }
   }
