@@ -15,13 +15,13 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient, type Client } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import type { Client } from "@connectrpc/connect";
 import { CollectorService } from "../../server/gen/collector/v1/collector_pb.ts";
 import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
 import { jsonCaller } from "../client.ts";
 import { until } from "../opamp/helpers.ts";
 import { SupervisorLikeClient } from "../opamp/supervisor-client.ts";
+import { remoteConfigClient } from "../remotecfg/client.ts";
 import { BUN, bootstrapToken, freePort, killAll, MAIN, REPO, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 
 const ADMIN = bootstrapToken();
@@ -52,16 +52,6 @@ function run(command: string[], env: Record<string, string> = {}): string {
 
 function expectClean(what: string, text: string): void {
   if (text.includes(CORE)) throw new Error(`${what} holds the plaintext`);
-}
-
-function remoteConfig(base: string, token: string): Client<typeof CollectorService> {
-  const transport = createConnectTransport({
-    baseUrl: base,
-    httpVersion: "1.1",
-    useBinaryFormat: true,
-    interceptors: [(next) => (req) => (req.header.set("Authorization", `Bearer ${token}`), next(req))],
-  });
-  return createClient(CollectorService, transport);
 }
 
 /** The whole configuration with one Runtime O and one Runtime R collector routed through the destination, committed and published. */
@@ -160,7 +150,7 @@ async function scenario(
   const alloyToken = (await admin<{ token: string }>(`/collectors/${ids.alloy.id}/otlp-token`, "POST")).token;
   await admin("/publish", "POST");
   await until(async () => client.config.includes("otlp.example.com"), 15_000);
-  const rcfg = remoteConfig(a.base, alloyToken);
+  const rcfg = remoteConfigClient(a.base, alloyToken);
   const before = await delivered(client, rcfg, ids.alloy.id);
 
   // The wire to the collector is the one place the plaintext goes, quoted for each runtime.
@@ -180,7 +170,7 @@ async function scenario(
   ({ a, b } = await rotate([a, b]));
   // The same servers' data, now under a new key: the collectors see nothing change.
   await until(async () => client.connectedTo !== "" && client.connects >= 2, 15_000);
-  const rcfgAfter = remoteConfig(a.base, alloyToken);
+  const rcfgAfter = remoteConfigClient(a.base, alloyToken);
   await Bun.sleep(500);
   const after = await delivered(client, rcfgAfter, ids.alloy.id);
   expect(after).toEqual(before);
