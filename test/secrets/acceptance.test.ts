@@ -22,7 +22,7 @@ import { jsonCaller } from "../client.ts";
 import { until } from "../opamp/helpers.ts";
 import { SupervisorLikeClient } from "../opamp/supervisor-client.ts";
 import { remoteConfigClient } from "../remotecfg/client.ts";
-import { BUN, bootstrapToken, freePort, killAll, MAIN, REPO, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
+import { bootstrapToken, cli, freePort, killAll, REPO, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 
 const ADMIN = bootstrapToken();
 /** The credential under test: distinctive, and with characters each runtime quotes or escapes. */
@@ -44,8 +44,8 @@ afterAll(async () => {
 
 type Call = ReturnType<typeof jsonCaller>;
 
-function run(command: string[], env: Record<string, string> = {}): string {
-  const result = Bun.spawnSync(command, { cwd: REPO, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", ...env } });
+function run(command: string[]): string {
+  const result = Bun.spawnSync(command, { cwd: REPO, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" } });
   if (result.exitCode !== 0) throw new Error(`${command.join(" ")} → ${result.exitCode}: ${result.stderr.toString()}`);
   return result.stdout.toString();
 }
@@ -204,7 +204,9 @@ describe("a destination's Authorization header", () => {
       },
       async ([server]) => {
         await server!.stop("SIGTERM");
-        const out = run([BUN, MAIN, "secrets", "rotate-key"], { SVC_STORAGE_BOLTPATH: statePath });
+        const rotated = await cli(["secrets", "rotate-key"], { SVC_STORAGE_BOLTPATH: statePath });
+        expect(rotated).toMatchObject({ code: 0 });
+        const out = rotated.out;
         expect(out).toMatch(/re-sealed [1-9]\d* secret\(s\) under key [0-9a-f]{16}/);
         expectClean("rotate-key's output", out);
         return start();
@@ -246,7 +248,9 @@ describe("a destination's Authorization header", () => {
         renameSync(keyFile, keyFile + ".previous");
         renameSync(keyFile + ".next", keyFile);
         live = await rolling(live);
-        const out = run([BUN, MAIN, "secrets", "rotate-key"], env);
+        const rotated = await cli(["secrets", "rotate-key"], env);
+        expect(rotated).toMatchObject({ code: 0 });
+        const out = rotated.out;
         expect(out).toMatch(/re-sealed [1-9]\d* secret\(s\) under key [0-9a-f]{16}/);
         expectClean("rotate-key's output", out);
         rmSync(keyFile + ".previous");
