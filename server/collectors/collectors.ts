@@ -13,7 +13,7 @@ import { VERSION_TAG } from "./runtime.ts";
 export const MANAGEMENT_MODES = ["opamp", "rcfg-remotecfg"] as const;
 export type ManagementMode = (typeof MANAGEMENT_MODES)[number];
 
-/** DESIGN.md §5: pending (never connected) → online ⇄ degraded → offline. */
+/** docs/architecture.md "Status model": pending (never connected) → online ⇄ degraded → offline. */
 export const COLLECTOR_STATUSES = ["pending", "online", "degraded", "offline"] as const;
 export type CollectorStatus = (typeof COLLECTOR_STATUSES)[number];
 
