@@ -1,5 +1,5 @@
 /**
- * The collector registry: records created by the API (or, later, by a
+ * The collector registry: records created by the API (or by an OpAMP
  * collector's first contact), their labels, and their status as reported by
  * the control channels. Every change is audited with the write itself.
  */
