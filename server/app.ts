@@ -80,7 +80,7 @@ export function secretsFor(config: ServerConfig, logger: Logger): Secrets {
   return loadSecrets(keySource(config), logger);
 }
 
-/** The embedded config repository sits beside the state file (DESIGN.md §2). */
+/** The embedded config repository sits beside the state file (docs/architecture.md "The store"). */
 export function gitDirFor(config: ServerConfig): string {
   return join(dirname(config.storage.boltPath), "config.git");
 }
@@ -94,7 +94,7 @@ export async function createApp(
 ): Promise<App> {
   const collectors = new Collectors(store);
   const collectorTokens = new CollectorTokens(store, collectors, secrets);
-  // External stores keep the history themselves, so every replica serves it (DESIGN.md §2).
+  // External stores keep the history themselves, so every replica serves it (docs/architecture.md "High availability").
   const repo = store.backend === "embedded" ? await ConfigRepo.open(gitdir) : ConfigRepo.inStore(store);
   const configStore = new ConfigStore(store, repo);
   const hostPaths = new HostPaths(config.sources.hostPaths);

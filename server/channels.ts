@@ -1,4 +1,4 @@
-/** The collector and agent channels the edge serves beside the REST API (DESIGN.md §4), and what install.sh fetches. */
+/** The collector and agent channels the edge serves beside the REST API (docs/architecture.md "Channels"), and what install.sh fetches. */
 import type { App } from "./app.ts";
 import type { Channel } from "./http/channel.ts";
 import { BootstrapChannel } from "./enrollment/bootstrap-channel.ts";

@@ -1,5 +1,5 @@
 /**
- * The host-agent channel (`/v1/agent`, DESIGN.md §4): a WebSocket the agent
+ * The host-agent channel (`/v1/agent`, docs/architecture.md "Host agent"): a WebSocket the agent
  * opens outbound with its enrollment token as Bearer, its stable id in
  * `X-Svc-Agent-Id` and, once enrolled, its own credential in
  * `X-Svc-Agent-Credential` (registry.ts: an id is bound to it). All are checked

@@ -1,5 +1,5 @@
 /**
- * The OpAMP server (`/v1/opamp`, DESIGN.md §3–§5) for Runtime O collectors,
+ * The OpAMP server (`/v1/opamp`, docs/architecture.md "OpAMP") for Runtime O collectors,
  * over WebSocket (varint header 0 + protobuf per frame) and plain HTTP POST.
  *
  * - Auth comes before any protobuf is read: a per-collector token (`svcct_`)

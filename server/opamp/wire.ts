@@ -1,5 +1,5 @@
 /**
- * OpAMP wire helpers (DESIGN.md §4): the WebSocket frame header, the bounded
+ * OpAMP wire helpers (docs/architecture.md, "OpAMP"): the WebSocket frame header, the bounded
  * HTTP body reader, and ServerToAgent encoding that splices in the bytes of
  * an AgentRemoteConfig encoded once per config hash.
  */

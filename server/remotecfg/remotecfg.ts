@@ -1,5 +1,5 @@
 /**
- * Runtime R remote configuration (DESIGN.md §4): the Connect-RPC service
+ * Runtime R remote configuration (docs/architecture.md "Remote configuration"): the Connect-RPC service
  * `collector.v1.CollectorService` at `/collector.v1.CollectorService/…`,
  * Connect protocol with the binary (`application/proto`) and JSON
  * (`application/json`) codecs, and gRPC-web; gRPC proper is off (it needs

@@ -1,5 +1,5 @@
 /**
- * Publish, rollout status, per-collector history and rollback (DESIGN.md §5).
+ * Publish, rollout status, per-collector history and rollback (docs/architecture.md "The configuration lifecycle" and "Status model").
  * Publishing renders every affected collector's config at the head commit,
  * content-hashes it, and records a new target only where the hash changed, so
  * an unchanged config is never delivered twice. Targets, history, the rollout

@@ -1,5 +1,5 @@
 /**
- * `/v1/metrics` (DESIGN.md §4 "Own metrics"): collectors push their internal
+ * `/v1/metrics` (docs/architecture.md "Own metrics"): collectors push their internal
  * metrics over OTLP/HTTP, protobuf or JSON, gzip or not, with their
  * per-collector Bearer token. Nothing is written to the store per push; the
  * points become rates in memory. The push is not presence: a collector's
