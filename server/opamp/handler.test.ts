@@ -9,17 +9,7 @@ import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import pino from "pino";
 import type { Collector, NewCollector } from "../collectors/collectors.ts";
 import type { Contact } from "../collectors/presence.ts";
-import { AnyValueSchema, KeyValueSchema } from "../gen/opamp/v1/anyvalue_pb.ts";
-import {
-  AgentCapabilities,
-  AgentDescriptionSchema,
-  AgentToServerSchema,
-  RemoteConfigStatusSchema,
-  RemoteConfigStatuses,
-  ServerToAgentSchema,
-  ServerToAgentFlags,
-  type ServerToAgent,
-} from "../gen/opamp/v1/opamp_pb.ts";
+import { AgentCapabilities, AgentToServerSchema, RemoteConfigStatuses, ServerToAgentSchema, ServerToAgentFlags, type ServerToAgent } from "../gen/opamp/v1/opamp_pb.ts";
 import type { ConfigReport } from "../rollout/rollout.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Doc, WriteOp } from "../store/store.ts";
@@ -28,17 +18,15 @@ import { MessageHandler, type Answer, type HandlerDeps } from "./handler.ts";
 import { INSTANCES } from "./identity.ts";
 import { Sessions, type Session } from "./sessions.ts";
 import { encodeServerToAgent, SERVER_CAPABILITIES, unframe } from "./wire.ts";
+import { applied, CAPS, description } from "../../test/opamp/helpers.ts";
 
-const CAPS =
-  BigInt(AgentCapabilities.AgentCapabilities_ReportsStatus) |
-  BigInt(AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig) |
-  BigInt(AgentCapabilities.AgentCapabilities_ReportsRemoteConfig);
+const TAKES_SETTINGS = CAPS | BigInt(AgentCapabilities.AgentCapabilities_AcceptsOpAMPConnectionSettings);
 const FULL_STATE = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportFullState);
 const RENDERED: RenderedConfig = { hash: "ab".repeat(32), runtime: "otelcol", contentType: "application/yaml", body: "receivers: {}\n" };
 const log = pino({ level: "silent" });
 
 /** The handler over in-memory stand-ins, with what it did to them. */
-function world() {
+function world(externalUrl = "") {
   const docs = new Map<string, unknown>();
   const collectors = new Map<string, Collector>();
   const created: NewCollector[] = [];
@@ -48,9 +36,11 @@ function world() {
   const fetched: string[] = [];
   /** Enrollment tokens: token → the instance it is bound to, and the collector it enrolls. */
   const enrollments = new Map<string, { instance: string | null; collectorId: string | null }>();
+  /** Each collector's current token. */
+  const tokens = new Map<string, string>();
   let target: RenderedConfig | null = null;
   const deps: HandlerDeps = {
-    config: { externalUrl: "", opamp: { heartbeatSeconds: null } },
+    config: { externalUrl, opamp: { heartbeatSeconds: null } },
     logger: log,
     secrets: { keyId: "k1" },
     store: {
@@ -93,8 +83,8 @@ function world() {
       },
     },
     collectorTokens: {
-      verify: async (token) => (token.startsWith("svcct_") ? token.slice("svcct_".length) : null),
-      current: async () => null,
+      verify: async (token) => [...tokens].find(([, current]) => current === token)?.[0] ?? null,
+      current: async (collectorId) => tokens.get(collectorId) ?? null,
       mint: async () => {
         throw new Error("not minted in these tests");
       },
@@ -122,6 +112,7 @@ function world() {
     reports,
     fetched,
     enrollments,
+    tokens,
     publish: (rendered: RenderedConfig | null) => void (target = rendered),
     addCollector: (id: string) => void collectors.set(id, { id, name: id } as Collector),
   };
@@ -131,11 +122,6 @@ function a2s(fields: Omit<MessageInitShape<typeof AgentToServerSchema>, "$typeNa
   return create(AgentToServerSchema, { sequenceNum: 1n, capabilities: CAPS, ...fields });
 }
 
-function description(attrs: Record<string, string>) {
-  const kv = Object.entries(attrs).map(([key, v]) => create(KeyValueSchema, { key, value: create(AnyValueSchema, { value: { case: "stringValue", value: v } }) }));
-  return create(AgentDescriptionSchema, { identifyingAttributes: kv });
-}
-
 /** The ServerToAgent as the agent would decode it (the remote config is spliced in as bytes). */
 function decoded({ reply, remoteConfig }: Answer): ServerToAgent {
   return fromBinary(ServerToAgentSchema, encodeServerToAgent(reply, remoteConfig));
@@ -143,7 +129,7 @@ function decoded({ reply, remoteConfig }: Answer): ServerToAgent {
 
 const uid = (n: number) => new Uint8Array(16).fill(n);
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
-const collectorToken = (collectorId: string): Credential => ({ kind: "collector", collectorId, token: `svcct_${collectorId}` });
+const collectorToken = (collectorId: string, token = `svcct_${collectorId}`): Credential => ({ kind: "collector", collectorId, token });
 const enrollmentToken = (token: string): Credential => ({ kind: "enrollment", token, tokenId: token, expiresAt: Date.now() + 60_000 });
 
 /** A WebSocket session whose sent frames and close are recorded. */
@@ -238,11 +224,7 @@ describe("reports", () => {
     await w.handler.receive(credential, a2s({ instanceUid: uid(6), agentDescription: description({}) }), null, log);
     expect(decoded(await w.handler.receive(credential, a2s({ instanceUid: uid(6), sequenceNum: 2n }), null, log)).flags & FULL_STATE).toBe(0n);
     expect(decoded(await w.handler.receive(credential, a2s({ instanceUid: uid(6), sequenceNum: 5n }), null, log)).flags & FULL_STATE).toBe(FULL_STATE);
-    const status = create(RemoteConfigStatusSchema, {
-      lastRemoteConfigHash: Buffer.from(RENDERED.hash, "hex"),
-      status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED,
-      errorMessage: "bad password s3cret",
-    });
+    const status = applied(Buffer.from(RENDERED.hash, "hex"), RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "bad password s3cret");
     await w.handler.receive(credential, a2s({ instanceUid: uid(6), sequenceNum: 6n, remoteConfigStatus: status }), null, log);
     expect(w.reports).toEqual([["c1", { hash: RENDERED.hash, state: "failed", error: "bad password ${secret:x}" }]]);
     expect(w.seen.at(-1)).toEqual(["c1", { channel: "opamp", intervalSeconds: 30, acceptsRemoteConfig: true, error: "bad password ${secret:x}" }]);
@@ -254,8 +236,7 @@ describe("sessions", () => {
     const w = world();
     w.addCollector("c1");
     const ws = session(collectorToken("c1"));
-    const status = create(RemoteConfigStatusSchema, { lastRemoteConfigHash: new Uint8Array([1]), status: RemoteConfigStatuses.RemoteConfigStatuses_APPLIED });
-    await w.handler.receive(ws.session.credential, a2s({ instanceUid: uid(7), remoteConfigStatus: status }), ws.session, log);
+    await w.handler.receive(ws.session.credential, a2s({ instanceUid: uid(7), remoteConfigStatus: applied(new Uint8Array([1])) }), ws.session, log);
     expect(ws.session.instance?.collectorId).toBe("c1");
     expect(w.sessions.hasCollector("c1")).toBe(true);
 
@@ -272,5 +253,37 @@ describe("sessions", () => {
     w.publish({ ...RENDERED, hash: "cd".repeat(32) });
     await w.handler.pushConfig("c1");
     expect(ws.sent).toHaveLength(1);
+  });
+});
+
+describe("connection settings", () => {
+  /** The Authorization header an answer's OpAMP offer carries, if it carries one. */
+  const offered = (m: ServerToAgent) => m.connectionSettings?.opamp?.headers?.headers.find((h) => h.key === "Authorization")?.value;
+
+  test("an enrollment session is offered the collector's current token once, and the new one after a rotation; a session on the old token is closed instead", async () => {
+    const w = world("https://svc.example.com");
+    w.addCollector("c1");
+    w.tokens.set("c1", "svcct_one");
+    w.enrollments.set("svcen_a", { instance: null, collectorId: "c1" });
+    const enrolled = session(enrollmentToken("svcen_a"));
+    const first = decoded(
+      await w.handler.receive(enrolled.session.credential, a2s({ instanceUid: uid(9), capabilities: TAKES_SETTINGS, agentDescription: description({}) }), enrolled.session, log),
+    );
+    expect(first.connectionSettings?.opamp?.destinationEndpoint).toBe("wss://svc.example.com/v1/opamp");
+    expect(offered(first)).toBe("Bearer svcct_one");
+    const again = decoded(await w.handler.receive(enrolled.session.credential, a2s({ instanceUid: uid(9), sequenceNum: 2n, capabilities: TAKES_SETTINGS }), enrolled.session, log));
+    expect(again.connectionSettings).toBeUndefined();
+
+    const byToken = session(collectorToken("c1", "svcct_one"));
+    const own = decoded(await w.handler.receive(byToken.session.credential, a2s({ instanceUid: uid(10), capabilities: TAKES_SETTINGS, agentDescription: description({}) }), byToken.session, log));
+    expect(offered(own)).toBe("Bearer svcct_one");
+
+    w.tokens.set("c1", "svcct_two");
+    expect(w.handler.settings.rotated("c1")).toBe(true);
+    await w.handler.pushSettings("c1");
+    expect(enrolled.sent.map(offered)).toEqual(["Bearer svcct_two"]);
+    expect(byToken.sent).toEqual([]);
+    expect(byToken.closes).toEqual([[1008, expect.any(String)]]);
+    expect(byToken.session.closed).toBe(true);
   });
 });
