@@ -122,7 +122,7 @@ export function publishRoutes(app: App): Route[] {
       handler: async ({ params }) => {
         const entry = (await app.rollouts.history(params.id!)).find((e) => String(e.seq) === params.seq);
         if (!entry) throw new NotFoundError("Config version", params.seq);
-        const rendered = await app.rollouts.rendered(entry.hash);
+        const rendered = await app.rollouts.storedRendered(entry.hash);
         if (!rendered) throw new NotFoundError("Rendered config", entry.hash);
         return { ...entry, contentType: rendered.contentType, body: rendered.body };
       },

@@ -44,7 +44,7 @@ test("a listener hears of a changed target after the cached one is dropped, so i
   await retarget("c1", "h2", 2);
   await read;
   expect(heard).toEqual([{ id: "c1", hash: "h2" }]);
-  expect((await rollouts.rendered("h2"))?.body).toBe("# h2\n");
+  expect((await rollouts.storedRendered("h2"))?.body).toBe("# h2\n");
 
   off();
   await retarget("c1", "h3", 3);

@@ -313,7 +313,7 @@ export class Rollouts {
     if (!current || !previous) {
       throw new ConflictError("This collector has no previous pushed config to roll back to.", "no_previous_config");
     }
-    const rendered = await this.store.get<RenderedConfig>(RENDERED, previous.hash);
+    const rendered = await this.storedRendered(previous.hash);
     if (!rendered) throw new NotFoundError("Rendered config", previous.hash);
     const now = new Date().toISOString();
     const entry: HistoryEntry = {
@@ -343,6 +343,16 @@ export class Rollouts {
   }
 
   /**
+   * A rendered config by its hash (history entries name it) as the store
+   * holds it now, not from the delivery cache: the secrets upgrade
+   * (secrets/upgrade.ts) may since have replaced a plaintext in it by its
+   * marker, and what is shown must be the redacted body.
+   */
+  async storedRendered(hash: string): Promise<RenderedConfig | null> {
+    return (await this.store.get<RenderedConfig>(RENDERED, hash))?.data ?? null;
+  }
+
+  /**
    * The rendered config a collector should run, or null when nothing was
    * published to it. Served from memory after the first read: every remote
    * config poll asks.
@@ -364,8 +374,7 @@ export class Rollouts {
     return target;
   }
 
-  /** A rendered config by its hash (history entries and targets name it); they never change, so it is served from memory. */
-  async rendered(hash: string): Promise<RenderedConfig | null> {
+  private async rendered(hash: string): Promise<RenderedConfig | null> {
     let rendered = this.renderedByHash.get(hash);
     if (!rendered) {
       rendered = (await this.store.get<RenderedConfig>(RENDERED, hash))?.data;
