@@ -3,8 +3,6 @@ import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import type { RenderedConfig } from "../rollout/renderer.ts";
-import { RENDERED } from "../rollout/rollout.ts";
 
 const ConfigState = Type.Union([Type.Literal("current"), Type.Literal("applying"), Type.Literal("failed"), Type.Literal("outdated")]);
 
@@ -124,8 +122,7 @@ export function publishRoutes(app: App): Route[] {
       handler: async ({ params }) => {
         const entry = (await app.rollouts.history(params.id!)).find((e) => String(e.seq) === params.seq);
         if (!entry) throw new NotFoundError("Config version", params.seq);
-        // Rendered configs are stored by content hash (server/rollout/rollout.ts RENDERED) and never change.
-        const rendered = (await app.store.get<RenderedConfig>(RENDERED, entry.hash))?.data;
+        const rendered = await app.rollouts.storedRendered(entry.hash);
         if (!rendered) throw new NotFoundError("Rendered config", entry.hash);
         return { ...entry, contentType: rendered.contentType, body: rendered.body };
       },

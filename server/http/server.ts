@@ -236,6 +236,8 @@ export function startHttpServer(app: App, routes: Route[]): HttpServer {
       return errorResponse(error, logger);
     },
   });
+  // Started once listening succeeded, in the same tick, so before any request reaches them; stopped in stop().
+  for (const c of channels) c.start?.();
   const url = new URL(`${config.tls ? "https" : "http"}://${formatHost(server.hostname ?? config.listen.host)}:${server.port}`);
   return {
     url,

@@ -112,6 +112,8 @@ export interface EffectiveConfig {
   reportedAt: string;
 }
 
+type TargetListener = (collectorId: string | undefined) => void;
+
 /** Rendered configs kept decoded in memory; they never change, so only the count is bounded. */
 const RENDERED_CACHE = 5000;
 
@@ -142,6 +144,7 @@ export class Rollouts {
   private readonly configWrites: Coalescer<CollectorConfig>;
   private readonly historyWrites: Coalescer<HistoryEntry>;
   private readonly unwatch: () => void;
+  private readonly targetListeners = new Set<TargetListener>();
 
   constructor(
     private readonly store: Store,
@@ -153,26 +156,43 @@ export class Rollouts {
     this.configWrites = new Coalescer(store, CONFIGS, 50, log);
     this.historyWrites = new Coalescer(store, HISTORY, 50, log);
     // Targets change by publish or rollback on any replica; forget cached ones as the feed says, all of them after a resync.
+    // Listeners hear of a change only once every cached target it touches is dropped, so what they read is the new one.
     this.unwatch = store.watch(
       (changes) => {
+        const changed: string[] = [];
         for (const c of changes) {
           // A deleted collector's secrets are no longer needed here (a new target is told by its seq).
           if (c.collection === COLLECTORS && c.op === "delete") this.redactions.delete(c.id);
           if (c.collection !== CONFIGS) continue;
           this.targetsEpoch++;
           this.targets.delete(c.id);
+          changed.push(c.id);
         }
+        for (const id of changed) for (const listener of this.targetListeners) listener(id);
       },
       () => {
         this.targetsEpoch++;
         this.targets.clear();
         this.redactions.clear();
+        for (const listener of this.targetListeners) listener(undefined);
       },
     );
   }
 
+  /**
+   * Calls `listener` with a collector's id when its target changes (publish,
+   * rollback, a delivery or report moving its state, on any replica), and
+   * with undefined when any may have (the change feed resynced). Returns the
+   * unsubscribe.
+   */
+  onTargetChanged(listener: TargetListener): () => void {
+    this.targetListeners.add(listener);
+    return () => this.targetListeners.delete(listener);
+  }
+
   async close(): Promise<void> {
     this.unwatch();
+    this.targetListeners.clear();
     await Promise.all([this.configWrites.close(), this.historyWrites.close()]);
   }
 
@@ -293,7 +313,7 @@ export class Rollouts {
     if (!current || !previous) {
       throw new ConflictError("This collector has no previous pushed config to roll back to.", "no_previous_config");
     }
-    const rendered = await this.store.get<RenderedConfig>(RENDERED, previous.hash);
+    const rendered = await this.storedRendered(previous.hash);
     if (!rendered) throw new NotFoundError("Rendered config", previous.hash);
     const now = new Date().toISOString();
     const entry: HistoryEntry = {
@@ -320,6 +340,16 @@ export class Rollouts {
       [auditEntry(who, "config.rollback", "collector", collectorId, { toSeq: previous.seq, commit: previous.commit, hash: previous.hash })],
     );
     return entry;
+  }
+
+  /**
+   * A rendered config by its hash (history entries name it) as the store
+   * holds it now, not from the delivery cache: the secrets upgrade
+   * (secrets/upgrade.ts) may since have replaced a plaintext in it by its
+   * marker, and what is shown must be the redacted body.
+   */
+  async storedRendered(hash: string): Promise<RenderedConfig | null> {
+    return (await this.store.get<RenderedConfig>(RENDERED, hash))?.data ?? null;
   }
 
   /**
