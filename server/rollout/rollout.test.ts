@@ -51,3 +51,12 @@ test("a listener hears of a changed target after the cached one is dropped, so i
   await read;
   expect(heard).toHaveLength(1);
 });
+
+test("a rendered config rewritten in place (the secrets upgrade taking a plaintext out) is read again, not served from memory", async () => {
+  await retarget("c1", "h1", 1);
+  expect((await rollouts.target("c1"))?.rendered.body).toBe("# h1\n");
+  const rewritten: RenderedConfig = { hash: "h1", runtime: "otelcol", contentType: "text/yaml", body: "# h1, rewritten\n" };
+  await store.write([{ op: "put", collection: RENDERED, id: "h1", data: rewritten }]);
+  await Bun.sleep(50);
+  expect((await rollouts.target("c1"))?.rendered.body).toBe("# h1, rewritten\n");
+});

@@ -114,7 +114,7 @@ export interface EffectiveConfig {
 
 type TargetListener = (collectorId: string | undefined) => void;
 
-/** Rendered configs kept decoded in memory; they never change, so only the count is bounded. */
+/** Rendered configs kept decoded in memory (a change, which only the secrets upgrade makes, drops one), bounded by count. */
 const RENDERED_CACHE = 5000;
 
 /** A target's fields with the "could not be delivered" mark dropped: it was delivered, or the collector reports on it. */
@@ -163,6 +163,11 @@ export class Rollouts {
         for (const c of changes) {
           // A deleted collector's secrets are no longer needed here (a new target is told by its seq).
           if (c.collection === COLLECTORS && c.op === "delete") this.redactions.delete(c.id);
+          // Rendered configs change only when the secrets upgrade takes plaintext out of one (delivered bytes stay the same).
+          if (c.collection === RENDERED) {
+            this.renderedByHash.delete(c.id);
+            this.redactions.clear();
+          }
           if (c.collection !== CONFIGS) continue;
           this.targetsEpoch++;
           this.targets.delete(c.id);
@@ -173,6 +178,7 @@ export class Rollouts {
       () => {
         this.targetsEpoch++;
         this.targets.clear();
+        this.renderedByHash.clear();
         this.redactions.clear();
         for (const listener of this.targetListeners) listener(undefined);
       },
