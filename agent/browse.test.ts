@@ -8,7 +8,7 @@ import { Browser, BrowseError, DISABLED_MESSAGE, MAX_PATH_LENGTH } from "./brows
 import { ALWAYS_DENIED } from "./deny.ts";
 import type { AgentErrorCode, BrowseConfig } from "./types.ts";
 
-/** The spec's default deny patterns. */
+/** Deny patterns as an agent config carries them: the usual built-in ones. */
 const DENY = ["*.key", "*.pem", "id_rsa*", "*shadow*", ".ssh", "/proc/*", "/sys/*", "/etc/shadow"];
 
 let root: string; // realpath'd temp dir

@@ -1,6 +1,6 @@
 /**
  * The agent's one connection: an outbound WebSocket to the server's
- * `/v1/agent` (DESIGN.md §4). It says hello on every session, heartbeats at
+ * `/v1/agent` (docs/architecture.md "Host agent"). It says hello on every session, heartbeats at
  * the interval the server's welcome names, answers the server's requests by
  * id, and reconnects by itself with jittered exponential backoff (1 s doubling
  * to 60 s). A refused credential (401) or transport (403) is logged plainly

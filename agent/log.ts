@@ -1,6 +1,6 @@
 /**
  * The agent's log: JSON lines on stdout, which systemd puts in the journal
- * (the spec wants no flat-file logs by default), or appended to
+ * (the default), or appended to
  * `logging.file` when the operator asked for one. Lines carry pino's field
  * names and level numbers, so the same tools read the server's and the
  * agent's logs. Not pino itself: it costs the agent 2.8 MiB of its 40 MiB

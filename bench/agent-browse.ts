@@ -1,8 +1,8 @@
 /**
- * DESIGN.md §7: svc-agent samples a 256 KiB tail of a 10 GiB file in ≤ 20 ms.
+ * Target (docs/architecture.md): svc-agent samples a 256 KiB tail of a 10 GiB file in ≤ 20 ms.
  * Creates a sparse 10 GiB file whose last MiB is log lines (so the tail is text),
  * then times whole `Browser.sample` calls (checks, realpath, the per-component open
- * walk, read, decode) with the spec's default limits. The tail is in the page cache
+ * walk, read, decode) with the agent's default limits. The tail is in the page cache
  * after the first call, as it is for a log being written. The JIT policy is the
  * compiled agent's (scripts/build-agent.sh), so the times are the binary's. Usage:
  * bun bench/agent-browse.ts [runs=200] [dir=os.tmpdir(), on a local disk]

@@ -1,5 +1,5 @@
 /**
- * svc-agent idle cost (DESIGN.md §7: idle RSS ≤ 40 MiB, ≤ 1 % CPU idle).
+ * svc-agent idle cost (docs/architecture.md "Performance targets": idle RSS ≤ 40 MiB, ≤ 1 % CPU idle).
  * Compiles the agent as `bun run build:agent` does, starts the real server, runs the agent connected to it
  * with discovery done, then samples /proc for `seconds` (default 120): RSS
  * split into private (anonymous) and file-backed pages (the Bun runtime's own

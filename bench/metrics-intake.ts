@@ -1,5 +1,5 @@
 /**
- * DESIGN.md §7: `/v1/metrics` intake ≥ 5,000 export requests/s with 50 points each.
+ * Target (docs/architecture.md): `/v1/metrics` intake ≥ 5,000 export requests/s with 50 points each.
  * Starts the real server as a child process, creates collectors and mints each
  * a per-collector token through the API, then drives closed-loop protobuf
  * export requests from this process. Every request carries 50 points shaped

@@ -1,5 +1,5 @@
 /**
- * DESIGN.md §7: OpAMP at fleet scale — server memory per WebSocket session,
+ * Target (docs/architecture.md): OpAMP at fleet scale — server memory per WebSocket session,
  * and "publish to 10,000 collectors all APPLIED ≤ 10 s".
  *
  * Seeds N opamp collectors with per-collector tokens and known instance_uids
@@ -16,7 +16,7 @@
  * (SVC_BENCH_POSTGRES_URI, default postgres://postgres@127.0.0.1:5432, dropped
  * after) served by two server processes; client processes alternate between
  * them and the publish goes to the first, so the second replica's collectors
- * get their configs through the change feed (DESIGN.md §2 HA: "within 1 s").
+ * get their configs through the change feed (docs/architecture.md "Performance targets": within 1 s).
  *
  * Usage: bun bench/opamp.ts [collectors=10000] [clientProcesses=4] [replicas=1]
  */

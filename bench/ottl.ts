@@ -1,5 +1,5 @@
 /**
- * OTTL filter and dry-run throughput (DESIGN.md §7: ≥ 1,000,000 records/s on
+ * OTTL filter and dry-run throughput (docs/architecture.md "Performance targets": ≥ 1,000,000 records/s on
  * the health-check template). `bun bench/ottl.ts [records] [rounds]` builds a
  * realistic mix of OTLP JSON log records (access logs, app logs, JSON and map
  * bodies, http.target/url.path attributes; about 18% health checks), parses it

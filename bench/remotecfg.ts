@@ -1,5 +1,5 @@
 /**
- * DESIGN.md §7: remote-config `not_modified` polls ≥ 50 % of a bare Bun.serve
+ * Target (docs/architecture.md): remote-config `not_modified` polls ≥ 50 % of a bare Bun.serve
  * hello-world's req/s, same load tool, same run.
  *
  * Spawns (a) a bare `Bun.serve` hello-world and (b) the real server

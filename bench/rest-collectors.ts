@@ -1,5 +1,5 @@
 /**
- * DESIGN.md §7: REST `GET /collectors` at 10,000 collectors, p99 ≤ 50 ms.
+ * Target (docs/architecture.md): REST `GET /collectors` at 10,000 collectors, p99 ≤ 50 ms.
  * Seeds 10,000 collector records, starts the real server as a child process
  * (so client and server do not share an event loop), and drives it from here.
  * Usage: bun bench/rest-collectors.ts [collectors=10000] [requests=2000] [concurrency=8]

@@ -1,5 +1,5 @@
 /**
- * DESIGN.md §7: server start to ready ≤ 300 ms on the embedded store.
+ * Target (docs/architecture.md): server start to ready ≤ 300 ms on the embedded store.
  * Spawns the server (source through bun, and the compiled dist/svc-server when
  * it exists) repeatedly on one state file and times spawn → first 200 from
  * /readyz, polling every 2 ms. Usage: bun bench/startup.ts [runs=10]

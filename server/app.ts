@@ -112,7 +112,7 @@ export function secretsFor(config: ServerConfig, logger: Logger): Secrets {
   return loadSecrets(keySource(config), logger);
 }
 
-/** The embedded config repository sits beside the state file (DESIGN.md §2). */
+/** The embedded config repository sits beside the state file (docs/architecture.md "The store"). */
 export function gitDirFor(config: ServerConfig): string {
   return join(dirname(config.storage.boltPath), "config.git");
 }
@@ -126,7 +126,7 @@ export async function createApp(
 ): Promise<App> {
   const collectors = new Collectors(store);
   const collectorTokens = new CollectorTokens(store, collectors, secrets);
-  // External stores keep the history themselves, so every replica serves it (DESIGN.md §2).
+  // External stores keep the history themselves, so every replica serves it (docs/architecture.md "High availability").
   const repo = store.backend === "embedded" ? await ConfigRepo.open(gitdir) : ConfigRepo.inStore(store);
   const configStore = new ConfigStore(store, repo);
   const hostPaths = new HostPaths(config.sources.hostPaths);
@@ -203,7 +203,8 @@ export async function createApp(
         http,
         // Sessions and streams end before the server stops: they would hold a graceful stop forever.
         { stop: () => events.close() },
-        { stop: () => channels.forEach((channel) => channel.stop?.()) },
+        // Started once listening succeeded, in the same tick, so before any request reaches them.
+        { start: () => channels.forEach((channel) => channel.start?.()), stop: () => channels.forEach((channel) => channel.stop?.()) },
       ];
       for (const service of edge) service.start?.();
       return { ...http, stop: stopEdge };
@@ -217,6 +218,7 @@ export async function createApp(
       return (stopped ??= stopEdge().then(() => stopInReverse(services)));
     },
   };
+  // The collector and agent channels the edge serves beside the REST API (docs/architecture.md "Channels"), and what install.sh fetches.
   channels.push(
     new OpampChannel(app),
     remoteConfigChannel(app),

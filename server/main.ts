@@ -24,8 +24,7 @@ import { migrate, sealedKeys } from "./migrate.ts";
 import { defaultKeyFile, keySource } from "./secrets/key.ts";
 import { finishRotation, planRotation, resealAll } from "./secrets/rotate.ts";
 import { SecretVault } from "./secrets/vault.ts";
-import { MongoStore } from "./store/mongodb.ts";
-import { PostgresStore } from "./store/postgres.ts";
+import { type ExternalAdapter, externalAdapter } from "./store/factory.ts";
 import { SqliteStore } from "./store/sqlite.ts";
 import { lockState, StateLockedError } from "./store/state-lock.ts";
 import type { Store } from "./store/store.ts";
@@ -39,12 +38,11 @@ function fail(message: string, code = 2): never {
   process.exit(code);
 }
 
-/** The external database's URI and the kind of database its scheme names, refused plainly when it names none. */
-function externalDatabase(config: ServerConfig): { kind: "PostgreSQL" | "MongoDB"; uri: string } {
+/** The external database's URI and the adapter its scheme names, refused plainly when it names none. */
+function externalDatabase(config: ServerConfig): { adapter: ExternalAdapter; uri: string } {
   const uri = config.database.uri;
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase() ?? "";
-  if (scheme === "postgres" || scheme === "postgresql") return { kind: "PostgreSQL", uri };
-  if (scheme === "mongodb" || scheme === "mongodb+srv") return { kind: "MongoDB", uri };
+  const adapter = externalAdapter(uri);
+  if (adapter) return { adapter, uri };
   fail(
     `database.uri ${redactUri(uri)}: storage.backend 'external' needs a PostgreSQL (postgres://, postgresql://) or MongoDB (mongodb://, mongodb+srv://) URI.`,
   );
@@ -58,20 +56,20 @@ function externalDatabase(config: ServerConfig): { kind: "PostgreSQL" | "MongoDB
  */
 function openStore(config: ServerConfig, logger: pino.Logger): { store: Store; ready: Promise<void> } {
   if (config.storage.backend === "external") {
-    const { kind, uri } = externalDatabase(config);
+    const { adapter, uri } = externalDatabase(config);
     const shown = redactUri(uri);
     const options = {
       database: config.database.database,
       onRetry: (error: Error, delayMs: number) =>
         logger.warn({ database: shown, error: redactUri(error.message), retryInMs: delayMs }, "the external store is unreachable; retrying"),
     };
-    const { store, ready } = kind === "MongoDB" ? MongoStore.connect(uri, options) : PostgresStore.connect(uri, options);
+    const { store, ready } = adapter.connect(uri, options);
     return {
       store,
       ready: ready.then(
         () => void logger.info({ backend: store.backend, database: shown }, "opened the external store"),
         (error: Error) => {
-          throw new Error(`cannot open the ${kind} store at ${shown} (database.*): ${redactUri(error.message)}`);
+          throw new Error(`cannot open the ${adapter.kind} store at ${shown} (database.*): ${redactUri(error.message)}`);
         },
       ),
     };
@@ -254,12 +252,11 @@ async function migrateCommand(options: { from: string; to: string; force?: boole
 
 /** The external store the configuration names, opened now (a command does not wait for a database that is down). */
 async function openExternalNow(config: ServerConfig): Promise<Store> {
-  const { kind, uri } = externalDatabase(config);
-  const options = { database: config.database.database };
+  const { adapter, uri } = externalDatabase(config);
   try {
-    return kind === "MongoDB" ? await MongoStore.open(uri, options) : await PostgresStore.open(uri, options);
+    return await adapter.open(uri, { database: config.database.database });
   } catch (error) {
-    throw new Error(`cannot open the ${kind} store at ${redactUri(uri)} (database.*): ${redactUri((error as Error).message)}`);
+    throw new Error(`cannot open the ${adapter.kind} store at ${redactUri(uri)} (database.*): ${redactUri((error as Error).message)}`);
   }
 }
 

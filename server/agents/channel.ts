@@ -1,5 +1,5 @@
 /**
- * The host-agent channel (`/v1/agent`, DESIGN.md §4): a WebSocket the agent
+ * The host-agent channel (`/v1/agent`, docs/architecture.md "Host agent"): a WebSocket the agent
  * opens outbound with its enrollment token as Bearer, its stable id in
  * `X-Svc-Agent-Id` and, once enrolled, its own credential in
  * `X-Svc-Agent-Credential` (registry.ts: an id is bound to it). All are checked
@@ -19,10 +19,11 @@
 import type { Logger } from "pino";
 import type { AgentErrorCode, ServerMessage, ServerRequest } from "../../agent/types.ts";
 import { ENDED, tokenDoc, type LiveCredentials, type LiveHold } from "../auth/live.ts";
-import { bearerToken, tokenKind } from "../auth/tokens.ts";
+import { tokenKind } from "../auth/tokens.ts";
 import { AppError, UnauthenticatedError } from "../errors.ts";
 import { assertJsonDepth } from "../http/body.ts";
-import { sendBounded, transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
+import { channelCredential } from "../http/channel-credential.ts";
+import { sendBounded, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
 import { validate } from "../http/validate.ts";
 import { AGENTS, type Agents } from "./registry.ts";
 import { AGENT_ID, DiscoverySchema, HelloSchema, ResponseSchema } from "./schemas.ts";
@@ -118,13 +119,14 @@ export class AgentChannel implements Channel {
     if (req.method !== "GET" || req.headers.get("upgrade")?.toLowerCase() !== "websocket") {
       throw new AppError(426, "upgrade_required", "The agent channel is a WebSocket: connect with wss:// and an upgrade.", [], { Upgrade: "websocket" });
     }
-    if (!transportAllowed(ctx)) {
+    const credential = channelCredential(ctx, "tls");
+    if (!credential.ok && credential.refused === "plaintext") {
       throw new AppError(403, "tls_required", "The agent channel carries a Bearer token: connect with wss://, through a trusted TLS proxy, or from loopback.");
     }
-    const token = bearerToken(req.headers.get("authorization"));
-    if (token === null || tokenKind(token) !== "enrollment") {
+    if (!credential.ok || tokenKind(credential.token) !== "enrollment") {
       throw new UnauthenticatedError("The agent channel needs 'Authorization: Bearer <agent enrollment token>' (server.token in the agent config).");
     }
+    const token = credential.token;
     const agentId = req.headers.get(AGENT_ID_HEADER);
     if (agentId === null || !AGENT_ID.test(agentId)) {
       throw new AppError(400, "bad_request", `The upgrade needs an ${AGENT_ID_HEADER} header: 1 to 128 letters, digits, '.', '_' or '-'.`);

@@ -2,7 +2,7 @@
  * The host registry: one `agents/<agentId>` document per host agent, with
  * what it last said about its host and what it discovered there.
  *
- * Identity is bound server-side (DESIGN.md §4). The first connection of an
+ * Identity is bound server-side (docs/architecture.md "Host agent"). The first connection of an
  * agent id redeems the enrollment token (one use), binds the record to it and
  * mints the agent's own credential (`svcag_…`): only its digest is stored, the
  * plain value goes once to that session in its welcome, and the agent keeps it

@@ -1,10 +1,8 @@
 /** REST: publish, rollout status, per-collector config history and rollback. */
 import { Type } from "@sinclair/typebox";
-import { RENDERED, type Rollouts } from "../rollout/rollout.ts";
-import type { Store } from "../store/store.ts";
+import type { Rollouts } from "../rollout/rollout.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import type { RenderedConfig } from "../rollout/renderer.ts";
 
 const ConfigState = Type.Union([Type.Literal("current"), Type.Literal("applying"), Type.Literal("failed"), Type.Literal("outdated")]);
 
@@ -77,7 +75,6 @@ export const EffectiveConfig = Type.Object({
 /** What the publish, rollout and rollback routes use. */
 export interface PublishApiDeps {
   rollouts: Rollouts;
-  store: Store;
 }
 
 export function publishRoutes(deps: PublishApiDeps): Route[] {
@@ -130,8 +127,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       handler: async ({ params }) => {
         const entry = (await deps.rollouts.history(params.id!)).find((e) => String(e.seq) === params.seq);
         if (!entry) throw new NotFoundError("Config version", params.seq);
-        // Rendered configs are stored by content hash (server/rollout/rollout.ts RENDERED) and never change.
-        const rendered = (await deps.store.get<RenderedConfig>(RENDERED, entry.hash))?.data;
+        const rendered = await deps.rollouts.storedRendered(entry.hash);
         if (!rendered) throw new NotFoundError("Rendered config", entry.hash);
         return { ...entry, contentType: rendered.contentType, body: rendered.body };
       },

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import Ajv2020 from "ajv/dist/2020.js";
+import { existsSync } from "node:fs";
 import { SIGNALS } from "../configstore/records.ts";
 import { catalogView, COMPONENT_TYPES, findType } from "./registry.ts";
 import { COMPONENT_KINDS } from "./types.ts";
@@ -28,6 +29,13 @@ describe("catalog", () => {
       expect(t.title.length).toBeGreaterThan(0);
       expect(t.description.length).toBeGreaterThan(0);
     }
+  });
+
+  test("every type has its own module and a test beside it, so adding one touches its file, its test and this registry", () => {
+    const missing = COMPONENT_TYPES.flatMap((t) =>
+      [`${t.kind}s/${t.type}.ts`, `${t.kind}s/${t.type}.test.ts`].filter((file) => !existsSync(new URL(file, import.meta.url))),
+    );
+    expect(missing).toEqual([]);
   });
 });
 

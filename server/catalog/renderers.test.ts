@@ -1,10 +1,12 @@
 /**
  * Each type renders in both runtimes with the upstream component type ids
- * and keys; the full wiring is covered by the golden files in server/render.
+ * and keys; what one type does on its own is tested beside it
+ * (sources/<type>.test.ts, …), and the full wiring by the golden files in
+ * server/render.
  */
 import { describe, expect, test } from "bun:test";
 import { tokenize } from "../ottl/lexer.ts";
-import { block, encodeAlloy, type AlloyBlock } from "../render/alloy-syntax.ts";
+import { block, type AlloyBlock } from "../render/alloy-syntax.ts";
 import { ottlStatements } from "./processors/actions.ts";
 import { DESTINATION_TYPES, findType, PROCESSOR_TYPES, SOURCE_TYPES } from "./registry.ts";
 import type { OtelcolTarget } from "./types.ts";
@@ -33,7 +35,6 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
 };
 
 const OUTPUT = block("output", undefined, []);
-const names = (blocks: AlloyBlock[]) => blocks.map((b) => `${b.name}.${b.label}`);
 
 function example(kind: "source" | "destination" | "processor", type: string): Record<string, unknown> {
   return validateComponentConfig(kind, type, EXAMPLES[`${kind}/${type}`]);
@@ -100,88 +101,6 @@ describe("every type has a valid example and renders in both runtimes", () => {
   });
 });
 
-describe("runtime specifics", () => {
-  test("filelog: several excludes become one doublestar alternation per include", () => {
-    const t = findType("source", "filelog")!;
-    const config = validateComponentConfig("source", "filelog", { include: ["/a/*.log"], exclude: ["/a/x.log", "/a/*.gz"] });
-    expect(encodeAlloy([t.alloy(config, "f", OUTPUT)[0]!])).toContain('"__path_exclude__" = "{/a/x.log,/a/*.gz}"');
-    expect(t.otelcol(config).config).toEqual({ include: ["/a/*.log"], exclude: ["/a/x.log", "/a/*.gz"], start_at: "end" });
-  });
-
-  test("journald: units are kept by an anchored relabel regex, .service assumed as journalctl does; priorities 0..6 as otelcol reads", () => {
-    const t = findType("source", "journald")!;
-    const config = validateComponentConfig("source", "journald", { units: ["sshd", "getty@tty1.service", "docker.socket"] });
-    const chain = t.alloy(config, "j", OUTPUT);
-    const shaped = ["loki.relabel.j", "loki.source.journal.j", "otelcol.receiver.loki.j", "otelcol.processor.transform.j"];
-    expect(names(chain)).toEqual(shaped);
-    expect(encodeAlloy(chain)).toContain(String.raw`regex         = "sshd\\.service|getty@tty1\\.service|docker\\.socket"`);
-    const all = encodeAlloy(t.alloy(validateComponentConfig("source", "journald", {}), "j", OUTPUT));
-    expect(all).not.toContain("__journal__systemd_unit");
-    expect(all).toContain('source_labels = ["__journal_priority"]\n\t\tregex         = "[0-6]"');
-  });
-
-  test("hostmetrics: scrapers map to node_exporter collectors in Runtime R", () => {
-    const t = findType("source", "hostmetrics")!;
-    const config = validateComponentConfig("source", "hostmetrics", { scrapers: ["system", "paging", "disk"] });
-    expect(t.otelcol(config).config).toEqual({ collection_interval: "60s", scrapers: { disk: {}, paging: {}, system: {} } });
-    expect(encodeAlloy([t.alloy(config, "h", OUTPUT)[0]!])).toContain('set_collectors = ["diskstats", "vmstat", "stat", "time"]');
-  });
-
-  test("syslog: the transport picks the listener key", () => {
-    const t = findType("source", "syslog")!;
-    const config = validateComponentConfig("source", "syslog", { transport: "udp", listen_address: ":514" });
-    expect(t.otelcol(config).config).toEqual({ protocol: "rfc5424", udp: { listen_address: ":514" } });
-  });
-
-  test("loki: OTLP/HTTP to /otlp, tenant as X-Scope-OrgID", () => {
-    const t = findType("destination", "loki")!;
-    for (const endpoint of ["http://loki:3100", "http://loki:3100/", "http://loki:3100/otlp"]) {
-      const config = validateComponentConfig("destination", "loki", { endpoint, tenant_id: "t1" });
-      expect(t.otelcol(config, UNKNOWN_TARGET)).toEqual({
-        type: "otlphttp",
-        config: { endpoint: "http://loki:3100/otlp", headers: { "X-Scope-OrgID": "t1" } },
-      });
-    }
-  });
-
-  test("prometheusremotewrite: otelcol.exporter.prometheus into prometheus.remote_write", () => {
-    const t = findType("destination", "prometheusremotewrite")!;
-    const chain = t.alloy!(validateComponentConfig("destination", "prometheusremotewrite", EXAMPLES["destination/prometheusremotewrite"]), "m");
-    expect(names(chain)).toEqual(["otelcol.exporter.prometheus.m", "prometheus.remote_write.m"]);
-  });
-
-  test("headers render in key order whatever order they were stored in", () => {
-    const t = findType("destination", "otlphttp")!;
-    const config = validateComponentConfig("destination", "otlphttp", { endpoint: "http://x", headers: { b: "2", a: "1" } });
-    expect(Object.keys(t.otelcol(config, UNKNOWN_TARGET).config.headers as object)).toEqual(["a", "b"]);
-  });
-
-  test("resource: each action is an OTTL statement with safely quoted literals", () => {
-    expect(
-      ottlStatements([
-        { key: "env", action: "insert", value: 'say "hi"\\' },
-        { key: "n", action: "update", value: 3 },
-        { key: "b", action: "upsert", value: false },
-        { key: "gone", action: "delete" },
-        { key: "mail", action: "hash" },
-      ]),
-    ).toEqual([
-      String.raw`set(attributes["env"], "say \"hi\"\\") where attributes["env"] == nil`,
-      `set(attributes["n"], 3) where attributes["n"] != nil`,
-      `set(attributes["b"], false)`,
-      `delete_key(attributes, "gone")`,
-      `set(attributes["mail"], SHA256(attributes["mail"])) where attributes["mail"] != nil`,
-    ]);
-  });
-
-  test("resource: the transform statements block follows the flow's signal", () => {
-    const t = findType("processor", "resource")!;
-    const config = validateComponentConfig("processor", "resource", EXAMPLES["processor/resource"]);
-    expect(t.alloy(config, "r", "metrics", OUTPUT).body.map((s) => s.name)).toEqual(["error_mode", "metric_statements", "output"]);
-    expect(t.alloy(config, "r", "traces", OUTPUT).body.map((s) => s.name)).toContain("trace_statements");
-  });
-});
-
 describe("scrape timing on Alloy (prometheus.scrape's Validate(): scrape_timeout <= scrape_interval, timeout default 10s)", () => {
   const scrape = (blocks: AlloyBlock[]) => {
     const b = blocks.find((x) => x.name === "prometheus.scrape")!;
@@ -232,45 +151,5 @@ describe("numbers in attribute actions", () => {
         );
       }
     }
-  });
-
-  test("send_batch_size fits the uint32 both runtimes decode it into", () => {
-    expect(validateComponentConfig("processor", "batch", { send_batch_size: 4294967295 }).send_batch_size).toBe(4294967295);
-    expect(() => validateComponentConfig("processor", "batch", { send_batch_size: 4294967296 })).toThrow(
-      expect.objectContaining({ details: [expect.objectContaining({ path: "config.send_batch_size" })] }),
-    );
-  });
-});
-
-describe("filter keys by collector version", () => {
-  const filter = findType("processor", "filter")!;
-  const config = validateComponentConfig("processor", "filter", { metrics: { metric: ['name == "a"'], datapoint: ["value_int < 0"] } });
-
-  test("before 0.146.0, or unknown, the deprecated groups every version accepts", () => {
-    for (const target of [UNKNOWN_TARGET, at("0.145.9"), at("9.3.1")]) {
-      expect(filter.otelcol(config, "metrics", target).config).toEqual({
-        error_mode: "ignore",
-        metrics: { metric: ['name == "a"'], datapoint: ["value_int < 0"] },
-      });
-    }
-  });
-
-  test("from 0.146.0 the *_conditions key with each list under its explicit context", () => {
-    expect(filter.otelcol(config, "metrics", at("0.146.0")).config).toEqual({
-      error_mode: "ignore",
-      metric_conditions: [
-        { context: "metric", conditions: ['name == "a"'] },
-        { context: "datapoint", conditions: ["value_int < 0"] },
-      ],
-    });
-    const logs = validateComponentConfig("processor", "filter", { logs: { log_record: ["true"] } });
-    expect(filter.otelcol(logs, "logs", at("v0.159.0")).config).toEqual({ error_mode: "ignore", log_conditions: [{ context: "log", conditions: ["true"] }] });
-  });
-
-  test("conditions for another signal are problems of the pipeline's signal, named by key", () => {
-    expect(filter.checkSignal!(config as never, "logs", "config")).toEqual([
-      { path: "config.metrics", message: "holds metrics conditions, which never run in a logs pipeline; use logs conditions or move them to a metrics pipeline" },
-    ]);
-    expect(filter.checkSignal!(config as never, "metrics", "config")).toEqual([]);
   });
 });

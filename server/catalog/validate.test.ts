@@ -115,54 +115,6 @@ describe("bad configs name the key path", () => {
   });
 });
 
-describe("type checks beyond the schema", () => {
-  test("an OTLP source must listen on something", () => {
-    expect(problems("source", "otlp", { grpc: { enabled: false }, http: { enabled: false } })).toEqual([
-      { path: "config.grpc.enabled", message: "at least one of grpc and http must be enabled" },
-    ]);
-  });
-
-  test("attribute actions take a value exactly when they set one", () => {
-    const details = problems("processor", "attributes", {
-      actions: [
-        { key: "a", action: "insert" },
-        { key: "b", action: "delete", value: "x" },
-        { key: "c", action: "upsert", value: 3 },
-      ],
-    });
-    expect(details).toEqual([
-      { path: "config.actions[0].value", message: "'insert' needs a value" },
-      { path: "config.actions[1].value", message: "'delete' takes no value" },
-    ]);
-    expect(paths(problems("processor", "resource", { attributes: [{ key: "k", action: "update" }] }))).toEqual([
-      "config.attributes[0].value",
-    ]);
-  });
-
-  test("a filter needs at least one condition", () => {
-    expect(problems("processor", "filter", { logs: { log_record: [] } })).toEqual([
-      { path: "config", message: "a filter needs at least one condition" },
-    ]);
-  });
-});
-
-describe("OTTL conditions of the filter", () => {
-  test("each condition is parsed in its own context and named by its path", () => {
-    const details = problems("processor", "filter", {
-      logs: { log_record: ['body == "ok"'] },
-      metrics: { datapoint: ["IsMatch(name"], metric: ['name == "up"'] },
-      traces: { span: ['attributes["http.route"] == "/healthz"'], spanevent: ["severity_number > 3"] },
-    });
-    expect(details.map((d) => d.path)).toEqual(["config.metrics.datapoint[0]", "config.traces.spanevent[0]"]);
-    expect(details[0]!.message).toMatch(/column \d+/);
-  });
-
-  test("a log path is not a span path", () => {
-    expect(() => validateComponentConfig("processor", "filter", { logs: { log_record: ["severity_number >= 9"] } })).not.toThrow();
-    expect(problems("processor", "filter", { traces: { span: ["severity_number >= 9"] } })[0]!.path).toBe("config.traces.span[0]");
-  });
-});
-
 describe("characters no collector can read", () => {
   /** Each refused with its code point named, wherever it sits in a string. */
   const refusedCharacters: [string, string][] = [

@@ -1,5 +1,5 @@
 /**
- * The collector registry: records created by the API (or, later, by a
+ * The collector registry: records created by the API (or by an OpAMP
  * collector's first contact), their labels, and their status as reported by
  * the control channels. Every change is audited with the write itself.
  */
@@ -13,7 +13,7 @@ import { VERSION_TAG } from "./runtime.ts";
 export const MANAGEMENT_MODES = ["opamp", "rcfg-remotecfg"] as const;
 export type ManagementMode = (typeof MANAGEMENT_MODES)[number];
 
-/** DESIGN.md §5: pending (never connected) → online ⇄ degraded → offline. */
+/** docs/architecture.md "Status model": pending (never connected) → online ⇄ degraded → offline. */
 export const COLLECTOR_STATUSES = ["pending", "online", "degraded", "offline"] as const;
 export type CollectorStatus = (typeof COLLECTOR_STATUSES)[number];
 

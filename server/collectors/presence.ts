@@ -1,5 +1,5 @@
 /**
- * Collector status from channel contact (DESIGN.md §5): the first contact
+ * Collector status from channel contact (docs/architecture.md "Status model"): the first contact
  * makes a collector `online`; a false health report or a failed config makes
  * it `degraded`; no contact for three times its promised interval makes it
  * `offline`. Status changes are stored within a second; `lastSeen` alone is

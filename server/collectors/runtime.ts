@@ -2,7 +2,7 @@
  * What a collector runs: the runtime its management mode implies, and the
  * version it reported, the `service.version` attribute of its OpAMP
  * AgentDescription, which the OpAMP channel keeps among the collector's tags
- * (opamp/channel.ts, collectorTags).
+ * (opamp/identity.ts, collectorTags).
  */
 import type { Runtime } from "../catalog/index.ts";
 import type { Collector, ManagementMode } from "./collectors.ts";

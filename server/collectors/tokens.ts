@@ -4,7 +4,7 @@
  * to /v1/metrics. A collector has at most one: `collector_tokens/<collectorId>`
  * names the digest of the current token, and minting puts the new digest and
  * deletes the old one in the same store write, so there is no moment when
- * both work (spec §5 rule 2).
+ * both work: a token given out before a rotation is dead from that write on.
  *
  * Beside the digest the document keeps the token sealed with the server's
  * secrets key (server/secrets), so every replica, and this one after a

@@ -1,5 +1,5 @@
 /**
- * The spec's rule for the external database connection string: `uri` wins;
+ * The rule for the external database connection string: `uri` wins;
  * otherwise `server` builds one, a bare host name as an SRV-style
  * `mongodb+srv://` URI and host:port as a plain `mongodb://` one, with the
  * user and password URL-escaped into it.

@@ -7,10 +7,9 @@
  * purged: plain git, the export bundle and the stored objects are checked for
  * the plaintext, before and after the kept ref is dropped.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inflateSync } from "node:zlib";
 import { parse } from "yaml";
@@ -22,6 +21,7 @@ import { PostgresStore } from "../store/postgres.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { testDatabases, type TestDatabases } from "../store/testdb.ts";
+import { cleanupAfterEach } from "../testutil.ts";
 import { ConfigStore } from "./configstore.ts";
 import { paths, toYaml } from "./layout.ts";
 import { beforePurgeRef, dropKeptRef, PlaintextInWorktreeError, purgeSecrets } from "./purge.ts";
@@ -37,16 +37,7 @@ beforeAll(async () => {
   pg = await testDatabases();
 });
 afterAll(() => pg?.dropAll());
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "svc-purge-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, tempDir } = cleanupAfterEach("svc-purge-");
 
 function git(gitdir: string | null, ...args: string[]): string {
   const result = Bun.spawnSync(["git", ...(gitdir ? ["--git-dir", gitdir] : []), ...args]);

@@ -65,7 +65,7 @@ export interface PipelineRecord {
   topology: Topology;
 }
 
-/** Attaches a pipeline to one source active on one collector (spec §2 "Route"). */
+/** Attaches a pipeline to one source active on one collector. */
 export interface RouteRecord {
   id: string;
   collectorId: string;

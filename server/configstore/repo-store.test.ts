@@ -4,28 +4,24 @@
  * at once, concurrent commits give one winner and one 409 head_moved with
  * nothing half-written, and a copied history is the same git history.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { ConflictError } from "../errors.ts";
 import { PostgresStore } from "../store/postgres.ts";
 import { type TestDatabases, testDatabases } from "../store/testdb.ts";
 import { auditEntry } from "../audit/audit.ts";
 import type { AuditEntry } from "../store/store.ts";
+import { cleanupAfterEach } from "../testutil.ts";
 import { ConfigRepo, type CommitInfo } from "./repo.ts";
 import { OBJECTS } from "./repo-store.ts";
 
 const author = { name: "sa:tester", email: "sa-tester@svc.invalid" };
 let pg: TestDatabases;
 let databases = 0;
-const cleanups: (() => Promise<void> | void)[] = [];
+const { cleanups, tempDir } = cleanupAfterEach("svc-repo-");
 
 beforeAll(async () => {
   pg = await testDatabases();
-});
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 afterAll(() => pg?.dropAll());
 
@@ -38,12 +34,6 @@ async function replica(uri: string) {
   const store = await PostgresStore.open(uri);
   cleanups.push(() => store.close());
   return { store, repo: ConfigRepo.inStore(store) };
-}
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "svc-repo-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 async function git(gitdir: string, ...args: string[]): Promise<string> {

@@ -6,9 +6,10 @@
  * file. Presenting a token redeems nothing: the agent or the collector does that
  * when it connects. An agent token must still have a use left.
  */
-import { bearerToken, tokenKind } from "../auth/tokens.ts";
+import { tokenKind } from "../auth/tokens.ts";
 import { AppError, NotFoundError, UnauthenticatedError, ValidationError } from "../errors.ts";
 import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
+import { channelCredential } from "../http/channel-credential.ts";
 import { agentConfigFile, bootstrapFiles, collectorUrl, type BootstrapFile } from "./bootstrap.ts";
 import type { Enrollment } from "./enrollment.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
@@ -26,11 +27,12 @@ export class BootstrapChannel implements Channel {
 
   constructor(private readonly deps: BootstrapDeps) {}
 
-  async handle({ req, url }: ChannelRequest): Promise<Response> {
+  async handle(ctx: ChannelRequest): Promise<Response> {
+    const { req, url } = ctx;
     if (req.method !== "GET") throw new AppError(405, "method_not_allowed", "Bootstrap files are read with GET.", [], { Allow: "GET" });
-    const token = bearerToken(req.headers.get("authorization"));
-    if (token === null) throw new UnauthenticatedError("An enrollment token or a collector token is required as a Bearer credential.");
-    const files = await this.filesFor(token);
+    const credential = channelCredential(ctx, "any");
+    if (!credential.ok) throw new UnauthenticatedError("An enrollment token or a collector token is required as a Bearer credential.");
+    const files = await this.filesFor(credential.token);
     const path = url.searchParams.get("file");
     if (path === null) {
       throw new ValidationError(`Name the file with ?file=; this token renders ${files.map((f) => f.path).join(", ")}.`, [

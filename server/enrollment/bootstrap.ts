@@ -1,7 +1,7 @@
 /**
  * What an operator runs or writes on a collector host to enroll it: the
  * install one-liner, the agent config and the bootstrap files of both runtimes. They carry only
- * the way back to svc (spec §1.3); the pipeline arrives over OpAMP or remote
+ * the way back to svc (its URL and a token); the pipeline arrives over OpAMP or remote
  * config. Templates are files in installer/templates/ with `{{name}}`
  * placeholders, each value quoted for its format; the text imports embed
  * them in the compiled binary.
@@ -32,7 +32,7 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 /**
  * The public URL collectors are given, from `externalUrl`. Refused (409) when
  * it is unset, and when it is plain http off loopback: collectors send their
- * token to it, and OpAMP allows ws:// on loopback only (spec §5).
+ * token to it, and OpAMP allows ws:// on loopback only (docs/architecture.md "OpAMP").
  */
 export function collectorUrl(externalUrl: string): URL {
   if (externalUrl === "") {

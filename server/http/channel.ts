@@ -44,6 +44,8 @@ export interface Channel {
   message?(ws: ChannelSocket, message: string | Buffer): void | Promise<void>;
   close?(ws: ChannelSocket, code: number, reason: string): void;
   health(): ChannelHealth;
+  /** Starts its timers and subscriptions when the edge starts serving (none run from a constructor). */
+  start?(): void;
   /** Ends sessions and timers at shutdown. */
   stop?(): void;
 }

@@ -1,5 +1,5 @@
 /**
- * CORS as the spec sets it: the origins in security.cors.allowedOrigins, or
+ * CORS as configured: the origins in security.cors.allowedOrigins, or
  * when that list is empty, the origin of externalUrl alone. The bundled UI is
  * same-origin, so this only matters to external API callers.
  */

@@ -1,6 +1,6 @@
 /**
  * The HTTP edge: one Bun.serve for the REST API, the load-balancer probes
- * and (as later modules land) the collector channels and the UI. For every
+ * and (by path) the collector and agent channels and the web UI. For every
  * API call it matches the route, authenticates, checks the route's scope,
  * validates query and body, runs the handler and answers JSON, with a request
  * id on the answer and in the log line.
@@ -58,7 +58,7 @@ export interface HttpDeps {
   store: Store;
   accounts: ServiceAccounts;
   users: Users;
-  /** The collector and agent channels served beside the API; they are stopped by their owner. */
+  /** The collector and agent channels served beside the API; they are started and stopped by their owner. */
   channels: Channel[];
   /** Counts 401 answers; started and stopped by its owner, so the edge only records. */
   authFailures: AuthFailureBursts;

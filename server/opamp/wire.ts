@@ -1,5 +1,6 @@
 /**
- * OpAMP wire helpers (DESIGN.md §4): the WebSocket frame header, the bounded
+ * OpAMP wire helpers (docs/architecture.md, "OpAMP"): the endpoint's path and the server's
+ * capabilities, the WebSocket frame header, the bounded
  * HTTP body reader, and ServerToAgent encoding that splices in the bytes of
  * an AgentRemoteConfig encoded once per config hash.
  */
@@ -10,11 +11,21 @@ import {
   AgentConfigMapSchema,
   AgentConfigObjectSchema,
   AgentRemoteConfigSchema,
+  ServerCapabilities,
   ServerToAgentSchema,
   type ServerToAgent,
 } from "../gen/opamp/v1/opamp_pb.ts";
 
+export const OPAMP_PATH = "/v1/opamp";
 export const PROTOBUF = "application/x-protobuf";
+
+/** What every ServerToAgent says this server does. */
+export const SERVER_CAPABILITIES = BigInt(
+  ServerCapabilities.ServerCapabilities_AcceptsStatus |
+    ServerCapabilities.ServerCapabilities_OffersRemoteConfig |
+    ServerCapabilities.ServerCapabilities_AcceptsEffectiveConfig |
+    ServerCapabilities.ServerCapabilities_OffersConnectionSettings,
+);
 
 /** Reads a protobuf varint at `offset`; null when truncated or longer than 10 bytes. */
 export function readVarint(bytes: Uint8Array, offset = 0): { value: bigint; next: number } | null {

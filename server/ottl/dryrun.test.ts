@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { ValidationError } from "../errors.ts";
+import { refusal } from "../testutil.ts";
 import { dryRun, type ChainProcessor } from "./dryrun.ts";
 import { OttlError } from "./errors.ts";
 import type { LogRecord, LogsData } from "./otlp.ts";
@@ -116,32 +116,22 @@ test("under error_mode propagate, a record the filter cannot evaluate fails the 
   expect(dryRun(mixedInput(), [lenient]).steps[0]).toEqual({ nodeId: "strict", type: "filter", in: 12, out: 12 });
 });
 
-function rejected(run: () => unknown): ValidationError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ValidationError) return error;
-    throw error;
-  }
-  throw new Error("expected a ValidationError");
-}
-
 test("bad chains and bad inputs are ValidationErrors that name the path", () => {
-  const unknown = rejected(() => dryRun(mixedInput(), [healthCheck, { nodeId: "x", type: "transform", config: {} }]));
+  const unknown = refusal(() => dryRun(mixedInput(), [healthCheck, { nodeId: "x", type: "transform", config: {} }]));
   expect(unknown.details[0]).toEqual({ path: "processors[1].type", message: "unknown processor type 'transform'; the dry-run runs filter, batch, attributes, resource" });
   expect(unknown.message).toContain("'transform'");
 
-  const condition = rejected(() => dryRun(mixedInput(), [{ nodeId: "f", type: "filter", config: { logs: { log_record: ["true", "IsMatch(body)"] } } }]));
+  const condition = refusal(() => dryRun(mixedInput(), [{ nodeId: "f", type: "filter", config: { logs: { log_record: ["true", "IsMatch(body)"] } } }]));
   expect(condition).toBeInstanceOf(OttlError);
   expect(condition.details[0]).toEqual({ path: "processors[0].config.logs.log_record[1]", message: "column 1: IsMatch takes 2 arguments (target, pattern), got 1" });
 
-  const config = rejected(() => dryRun(mixedInput(), [{ nodeId: "a", type: "attributes", config: null as never }]));
+  const config = refusal(() => dryRun(mixedInput(), [{ nodeId: "a", type: "attributes", config: null as never }]));
   expect(config.details[0]!.path).toBe("processors[0].config");
 
   const input = mixedInput();
   (input.resourceLogs[1]!.scopeLogs![0]!.logRecords![2] as Record<string, unknown>).body = { stringValue: 1 };
-  expect(rejected(() => dryRun(input, [healthCheck])).details[0]!.path).toBe("input.resourceLogs[1].scopeLogs[0].logRecords[2].body.stringValue");
-  expect(rejected(() => dryRun("logs", [])).details[0]!.path).toBe("input");
+  expect(refusal(() => dryRun(input, [healthCheck])).details[0]!.path).toBe("input.resourceLogs[1].scopeLogs[0].logRecords[2].body.stringValue");
+  expect(refusal(() => dryRun("logs", [])).details[0]!.path).toBe("input");
 });
 
 test("a dry-run stops at its time budget with 422 dry_run_too_slow instead of backtracking for minutes", () => {

@@ -6,7 +6,7 @@
  * answers a few bytes; a unary message is read whole anyway, so this adapter
  * reads the request body once and answers the single response chunk as bytes.
  */
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
 import type { Compression, UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { gunzip, gzip } from "node:zlib";
@@ -64,8 +64,12 @@ export class UnaryFetchRouter {
     }
   }
 
-  /** The handler's answer, or a Connect `unimplemented` error (HTTP 404) for an unknown procedure. */
-  async handle(req: Request, pathname: string): Promise<Response> {
+  /**
+   * The handler's answer, or a Connect `unimplemented` error (HTTP 404) for an
+   * unknown procedure. `contextValues` reach the handler context (what the
+   * edge learned of the request before routing).
+   */
+  async handle(req: Request, pathname: string, contextValues?: ContextValues): Promise<Response> {
     const handler = this.byPath.get(pathname);
     if (!handler) return connectErrorResponse(new ConnectError(`${pathname} is not a procedure of this server`, Code.Unimplemented), 404);
     let body: Uint8Array = EMPTY;
@@ -82,6 +86,7 @@ export class UnaryFetchRouter {
       header: req.headers,
       body: once(body),
       signal: req.signal,
+      ...(contextValues ? { contextValues } : {}),
     };
     const uRes = await handler(uReq);
     let out: BodyInit | null = null;

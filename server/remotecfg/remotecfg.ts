@@ -1,5 +1,5 @@
 /**
- * Runtime R remote configuration (DESIGN.md §4): the Connect-RPC service
+ * Runtime R remote configuration (docs/architecture.md "Remote configuration"): the Connect-RPC service
  * `collector.v1.CollectorService` at `/collector.v1.CollectorService/…`,
  * Connect protocol with the binary (`application/proto`) and JSON
  * (`application/json`) codecs, and gRPC-web; gRPC proper is off (it needs
@@ -25,10 +25,9 @@
  * stored config state, and an effective config only when its digest changed.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { Code, ConnectError, createConnectRouter, createContextKey } from "@connectrpc/connect";
+import { Code, ConnectError, createConnectRouter, createContextKey, createContextValues } from "@connectrpc/connect";
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
-import { bearerToken } from "../auth/tokens.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { Presence } from "../collectors/presence.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
@@ -42,7 +41,8 @@ import {
   type GetConfigResponse,
   type RegisterCollectorRequest,
 } from "../gen/collector/v1/collector_pb.ts";
-import { transportAllowed, type Channel, type ChannelHealth, type ChannelRequest } from "../http/channel.ts";
+import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
+import { channelCredential, type ChannelCredential } from "../http/channel-credential.ts";
 import type { ConfigReport, ConfigState, EffectiveConfig, Rollouts } from "../rollout/rollout.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Store } from "../store/store.ts";
@@ -71,6 +71,8 @@ export interface Registration {
   registeredAt: string;
 }
 
+/** The request's credential as the channel read it before routing. */
+const CREDENTIAL = createContextKey<ChannelCredential>({ ok: false, refused: "missing" }, { description: "the request's Bearer token" });
 /** The collector id the request's Bearer token belongs to, set by the request gate. */
 const AUTHENTICATED = createContextKey<string | null>(null, { description: "collector id of the Bearer token" });
 
@@ -179,7 +181,7 @@ export class RemoteConfigService {
       acceptCompression: [compressionGzip],
       interceptors: [retryableRefusals],
       requestGate: async (ctx) => {
-        ctx.values.set(AUTHENTICATED, await this.authenticate(ctx.requestHeader.get("authorization")));
+        ctx.values.set(AUTHENTICATED, await this.authenticate(ctx.values.get(CREDENTIAL)));
       },
     });
     connect.service(CollectorService, {
@@ -205,18 +207,18 @@ export class RemoteConfigService {
    * status. Answers on that path are never compressed (allowed by the protocol;
    * a not_modified answer is a few dozen bytes).
    */
-  handle(req: Request, pathname: string): Promise<Response> {
+  handle(req: Request, pathname: string, credential: ChannelCredential): Promise<Response> {
     if (pathname === GET_CONFIG_PATH && req.method === "POST") {
       const headers = req.headers;
       const encoding = headers.get("content-encoding");
-      if (headers.get("content-type") === PROTO && (encoding === null || encoding === "identity")) return this.poll(req);
+      if (headers.get("content-type") === PROTO && (encoding === null || encoding === "identity")) return this.poll(req, credential);
     }
-    return this.router.handle(req, pathname);
+    return this.router.handle(req, pathname, createContextValues().set(CREDENTIAL, credential));
   }
 
-  private async poll(req: Request): Promise<Response> {
+  private async poll(req: Request, credential: ChannelCredential): Promise<Response> {
     try {
-      const owner = await this.authenticate(req.headers.get("authorization"));
+      const owner = await this.authenticate(credential);
       const bytes = await readConnectBody(req, MAX_BODY_BYTES);
       let input: GetConfigRequest;
       try {
@@ -232,10 +234,9 @@ export class RemoteConfigService {
   }
 
   /** The collector id of a live collector token; runs before any body is read. */
-  private async authenticate(authorization: string | null): Promise<string> {
-    const token = bearerToken(authorization);
-    if (token === null) throw unauthenticated("a collector Bearer token is required (Authorization: Bearer svcct_…)");
-    const collectorId = await this.deps.collectorTokens.verify(token);
+  private async authenticate(credential: ChannelCredential): Promise<string> {
+    if (!credential.ok) throw unauthenticated("a collector Bearer token is required (Authorization: Bearer svcct_…)");
+    const collectorId = await this.deps.collectorTokens.verify(credential.token);
     if (collectorId === null) throw unauthenticated("the Bearer token is not a live collector token (unknown, rotated or revoked)");
     return collectorId;
   }
@@ -370,9 +371,10 @@ export function remoteConfigChannel(deps: RemoteConfigDeps): Channel & { service
     path: SERVICE_PATH,
     service,
     handle: async (ctx: ChannelRequest) => {
-      // As on every collector channel: tokens never cross a network in the clear.
-      if (!transportAllowed(ctx)) return connectErrorResponse(new ConnectError(PLAINTEXT_REFUSED, Code.PermissionDenied));
-      return service.handle(ctx.req, ctx.url.pathname);
+      // Tokens never cross a network in the clear. A missing or unknown token is refused once the call is routed (an unknown procedure is a 404 first).
+      const credential = channelCredential(ctx, "tls");
+      if (!credential.ok && credential.refused === "plaintext") return connectErrorResponse(new ConnectError(PLAINTEXT_REFUSED, Code.PermissionDenied));
+      return service.handle(ctx.req, ctx.url.pathname, credential);
     },
     health: (): ChannelHealth => ({ state: "up" }),
   };

@@ -15,8 +15,8 @@ function raw(name: string) {
   return structuredClone(loadCase(name).raw);
 }
 
-/** The one problem of a render that must fail, for both runtimes alike. */
-function problem(render: () => unknown): ErrorDetail {
+/** The ValidationError a render that must fail throws. */
+function refused(render: () => unknown): ValidationError {
   let thrown: unknown;
   try {
     render();
@@ -24,7 +24,12 @@ function problem(render: () => unknown): ErrorDetail {
     thrown = error;
   }
   expect(thrown).toBeInstanceOf(ValidationError);
-  const details = (thrown as ValidationError).details;
+  return thrown as ValidationError;
+}
+
+/** The one problem of a render that must fail, for both runtimes alike. */
+function problem(render: () => unknown): ErrorDetail {
+  const details = refused(render).details;
   expect(details).toHaveLength(1);
   return details[0]!;
 }
@@ -268,14 +273,7 @@ describe("sensitive fields", () => {
     c.destinations.find((d) => d.id === "dst-backend")!.config.headers = { Authorization: "Bearer legacy-plaintext" };
     const input = toInput(c);
     for (const render of [() => renderOtelcol(input), () => renderAlloy(input)]) {
-      let thrown: unknown;
-      try {
-        render();
-      } catch (error) {
-        thrown = error;
-      }
-      expect(thrown).toBeInstanceOf(ValidationError);
-      const error = thrown as ValidationError;
+      const error = refused(render);
       expect(error.details).toEqual([{ path: "destinations[dst-backend].config.headers.Authorization", message: expect.stringContaining("plain text") }]);
       expect(error.message).toContain("commit");
       expect(error.message).toContain("committed again before publishing");

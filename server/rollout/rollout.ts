@@ -1,5 +1,5 @@
 /**
- * Publish, rollout status, per-collector history and rollback (DESIGN.md §5).
+ * Publish, rollout status, per-collector history and rollback (docs/architecture.md "The configuration lifecycle" and "Status model").
  * Publishing renders every affected collector's config at the head commit,
  * content-hashes it, and records a new target only where the hash changed, so
  * an unchanged config is never delivered twice. Targets, history, the rollout
@@ -112,7 +112,9 @@ export interface EffectiveConfig {
   reportedAt: string;
 }
 
-/** Rendered configs kept decoded in memory; they never change, so only the count is bounded. */
+type TargetListener = (collectorId: string | undefined) => void;
+
+/** Rendered configs kept decoded in memory (a change, which only the secrets upgrade makes, drops one), bounded by count. */
 const RENDERED_CACHE = 5000;
 
 /** A target's fields with the "could not be delivered" mark dropped: it was delivered, or the collector reports on it. */
@@ -142,6 +144,7 @@ export class Rollouts {
   private readonly configWrites: Coalescer<CollectorConfig>;
   private readonly historyWrites: Coalescer<HistoryEntry>;
   private readonly unwatch: () => void;
+  private readonly targetListeners = new Set<TargetListener>();
 
   constructor(
     private readonly store: Store,
@@ -153,26 +156,49 @@ export class Rollouts {
     this.configWrites = new Coalescer(store, CONFIGS, 50, log);
     this.historyWrites = new Coalescer(store, HISTORY, 50, log);
     // Targets change by publish or rollback on any replica; forget cached ones as the feed says, all of them after a resync.
+    // Listeners hear of a change only once every cached target it touches is dropped, so what they read is the new one.
     this.unwatch = store.watch(
       (changes) => {
+        const changed: string[] = [];
         for (const c of changes) {
           // A deleted collector's secrets are no longer needed here (a new target is told by its seq).
           if (c.collection === COLLECTORS && c.op === "delete") this.redactions.delete(c.id);
+          // Rendered configs change only when the secrets upgrade takes plaintext out of one (delivered bytes stay the same).
+          if (c.collection === RENDERED) {
+            this.renderedByHash.delete(c.id);
+            this.redactions.clear();
+          }
           if (c.collection !== CONFIGS) continue;
           this.targetsEpoch++;
           this.targets.delete(c.id);
+          changed.push(c.id);
         }
+        for (const id of changed) for (const listener of this.targetListeners) listener(id);
       },
       () => {
         this.targetsEpoch++;
         this.targets.clear();
+        this.renderedByHash.clear();
         this.redactions.clear();
+        for (const listener of this.targetListeners) listener(undefined);
       },
     );
   }
 
+  /**
+   * Calls `listener` with a collector's id when its target changes (publish,
+   * rollback, a delivery or report moving its state, on any replica), and
+   * with undefined when any may have (the change feed resynced). Returns the
+   * unsubscribe.
+   */
+  onTargetChanged(listener: TargetListener): () => void {
+    this.targetListeners.add(listener);
+    return () => this.targetListeners.delete(listener);
+  }
+
   async close(): Promise<void> {
     this.unwatch();
+    this.targetListeners.clear();
     await Promise.all([this.configWrites.close(), this.historyWrites.close()]);
   }
 
@@ -293,7 +319,7 @@ export class Rollouts {
     if (!current || !previous) {
       throw new ConflictError("This collector has no previous pushed config to roll back to.", "no_previous_config");
     }
-    const rendered = await this.store.get<RenderedConfig>(RENDERED, previous.hash);
+    const rendered = await this.storedRendered(previous.hash);
     if (!rendered) throw new NotFoundError("Rendered config", previous.hash);
     const now = new Date().toISOString();
     const entry: HistoryEntry = {
@@ -320,6 +346,16 @@ export class Rollouts {
       [auditEntry(who, "config.rollback", "collector", collectorId, { toSeq: previous.seq, commit: previous.commit, hash: previous.hash })],
     );
     return entry;
+  }
+
+  /**
+   * A rendered config by its hash (history entries name it) as the store
+   * holds it now, not from the delivery cache: the secrets upgrade
+   * (secrets/upgrade.ts) may since have replaced a plaintext in it by its
+   * marker, and what is shown must be the redacted body.
+   */
+  async storedRendered(hash: string): Promise<RenderedConfig | null> {
+    return (await this.store.get<RenderedConfig>(RENDERED, hash))?.data ?? null;
   }
 
   /**

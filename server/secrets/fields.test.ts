@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { findType } from "../catalog/index.ts";
-import { ValidationError } from "../errors.ts";
 import { SqliteStore } from "../store/sqlite.ts";
+import { refusal } from "../testutil.ts";
 import { keepStored, readForm, sealPlaintext, secretAudit } from "./fields.ts";
 import { Secrets } from "./secrets.ts";
 import { secretUpdatedAt } from "./values.ts";
@@ -25,16 +25,6 @@ async function stored(plaintext: string): Promise<{ secret: string }> {
   const { id, op } = vault.seal(plaintext, who);
   await store.write([op]);
   return { secret: id };
-}
-
-function refusal(run: () => unknown): ValidationError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ValidationError) return error;
-    throw error;
-  }
-  throw new Error("expected a ValidationError");
 }
 
 describe("keepStored", () => {

@@ -6,10 +6,9 @@
  * alone, and the config each collector is delivered stays byte for byte the
  * same.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Collectors } from "../collectors/collectors.ts";
 import { CollectorTokens } from "../collectors/tokens.ts";
@@ -18,6 +17,7 @@ import { PostgresStore } from "../store/postgres.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { Store } from "../store/store.ts";
 import { testDatabases, type TestDatabases } from "../store/testdb.ts";
+import { cleanupAfterEach } from "../testutil.ts";
 import { defaultKeyFile, loadSecrets, NEXT_KEY_SUFFIX, PREVIOUS_KEY_SUFFIX, type KeySource } from "./key.ts";
 import { finishRotation, planRotation, resealAll, RotationError } from "./rotate.ts";
 import { keyId, sealedKeyId, Secrets } from "./secrets.ts";
@@ -32,16 +32,7 @@ beforeAll(async () => {
   pg = await testDatabases();
 });
 afterAll(() => pg?.dropAll());
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "svc-rotate-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, tempDir } = cleanupAfterEach("svc-rotate-");
 
 /** Secrets in the vault and a collector's token, sealed with `keyring`; what each delivers. */
 async function populate(store: Store, keyring: Secrets, count: number) {

@@ -1,6 +1,6 @@
 /**
  * Secrets at rest: values svc must be able to read back (a collector's
- * current token, later source and destination credentials) are sealed with
+ * current token, the credentials in sources and destinations) are sealed with
  * AES-256-GCM under the server's secrets key before they reach the store.
  *
  * An envelope is one ASCII string, `svcsec:v1:<keyId>:<base64url(nonce ‖ ciphertext ‖ tag)>`:

@@ -57,21 +57,17 @@ import {
   MongoServerSelectionError,
   type TransactionOptions,
 } from "mongodb";
-import { ConflictError, StorageUnavailableError } from "../errors.ts";
-import { type Backoff, Echoes, openInBackground, Watchers } from "./external.ts";
+import { ConflictError } from "../errors.ts";
+import { type ConnectOptions, ExternalStore, openInBackground } from "./external.ts";
 import { checkGuard } from "./sqlite.ts";
-import type { AuditEntry, AuditQuery, Change, ChangeListener, Doc, ListOptions, Store, WriteOp } from "./store.ts";
+import type { AuditEntry, AuditQuery, Change, Doc, ListOptions, Store, WriteOp } from "./store.ts";
 
 /** The schema this server knows: indexes and records as created by `migrate`. A newer one is refused. */
 const SCHEMA_VERSION = 1;
-/** How long a write waits for its own announcement before telling watchers to resync. */
-const ECHO_TIMEOUT_MS = 2000;
 /** How often replicas without change streams look for new records in `changes`. */
 const POLL_MS = 250;
 /** How long `changes` records are kept (a TTL index removes them after): long enough for any replica to read them. */
 const CHANGES_TTL_SECONDS = 3600;
-/** Seconds clients are told to wait (Retry-After) while the database is unreachable. */
-const RETRY_AFTER_SECONDS = 5;
 /** The most `changes` records one poll reads. */
 const POLL_BATCH = 1000;
 /** Ids per query of getMany. */
@@ -139,12 +135,7 @@ export interface MongoStoreOptions {
   changeFeed?: "auto" | "poll";
 }
 
-export interface MongoConnectOptions extends MongoStoreOptions {
-  /** Told of each failed attempt to open and how long until the next one. */
-  onRetry?: (error: Error, delayMs: number) => void;
-  /** Bounds of the delay between attempts (default 0.5 s to 30 s). */
-  backoff?: Backoff;
-}
+export interface MongoConnectOptions extends MongoStoreOptions, ConnectOptions {}
 
 /** The `_id` of a document: the JSON text of [collection, id]. */
 export function docKey(collection: string, id: string): string {
@@ -231,14 +222,6 @@ export function isNoTransactions(error: unknown): error is MongoServerError {
   return NO_TRANSACTION_CODES.has(Number(error.code)) || /transaction|replica set|mongos/i.test(error.message);
 }
 
-/** The error an operation gets while the database is unreachable (never includes the URI, so never a password). */
-function unavailable(error: unknown): StorageUnavailableError {
-  const reason = error instanceof Error ? error.message : String(error);
-  const failure = new StorageUnavailableError(`The database (MongoDB) is unreachable: ${reason}. Retry later.`, RETRY_AFTER_SECONDS);
-  failure.cause = error;
-  return failure;
-}
-
 function toRecord(doc: Doc): DocRecord {
   const data = JSON.stringify(doc.data);
   if (data === undefined) throw new TypeError(`${doc.collection}/${doc.id}: the document is not JSON`);
@@ -259,7 +242,7 @@ function toDoc<T>(record: DocRecord): Doc<T> {
   };
 }
 
-export class MongoStore implements Store {
+export class MongoStore extends ExternalStore implements Store {
   readonly backend = "mongodb";
   private readonly client: MongoClient;
   private readonly db: Db;
@@ -267,8 +250,6 @@ export class MongoStore implements Store {
   private readonly audit: Collection<AuditRecord>;
   private readonly changes: Collection<ChangeRecord>;
   private readonly meta: Collection<MetaRecord>;
-  private readonly watchers = new Watchers();
-  private readonly echoes = new Echoes(ECHO_TIMEOUT_MS);
   private readonly wantFeed: "auto" | "poll";
   /** How this replica follows the feed, decided at open by what the server offers; kept when the feed is reopened. */
   private mode: FeedMode | null = null;
@@ -280,22 +261,10 @@ export class MongoStore implements Store {
   private pollAgain = false;
   /** True while the feed is followed without a known gap. */
   private feedUp = false;
-  private closed = false;
-  /** Migrated and following the feed; until then every operation throws StorageUnavailableError. */
-  private opened = false;
-  /** Why the last attempt to open failed, for the errors thrown meanwhile. */
-  private openError: string | null = null;
 
   /** Opens the store: checks the server, creates indexes and follows the change feed. Throws when it cannot. */
-  static async open(uri: string, options: MongoStoreOptions = {}): Promise<MongoStore> {
-    const store = new MongoStore(uri, options);
-    try {
-      await store.start();
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    return store;
+  static open(uri: string, options: MongoStoreOptions = {}): Promise<MongoStore> {
+    return new MongoStore(uri, options).openNow();
   }
 
   /**
@@ -305,23 +274,15 @@ export class MongoStore implements Store {
    * (a standalone server, a schema newer than this server) or when closed first.
    */
   static connect(uri: string, options: MongoConnectOptions = {}): { store: MongoStore; ready: Promise<void> } {
-    const store = new MongoStore(uri, options);
-    const ready = openInBackground({
-      name: "MongoDB",
-      start: () => store.start(),
-      closed: () => store.closed,
-      retryable: (error) =>
-        isConnectionError(error) || (error instanceof MongoServerError && error.code === AUTHENTICATION_FAILED),
-      failed: (error, delayMs) => {
-        store.openError = error.message;
-        options.onRetry?.(error, delayMs);
-      },
-      ...(options.backoff ? { backoff: options.backoff } : {}),
-    });
-    return { store, ready };
+    return new MongoStore(uri, options).openLater(options);
+  }
+
+  protected retryableAtOpen(error: unknown): boolean {
+    return isConnectionError(error) || (error instanceof MongoServerError && error.code === AUTHENTICATION_FAILED);
   }
 
   private constructor(uri: string, options: MongoStoreOptions) {
+    super("MongoDB");
     const timeoutMs = (options.connectionTimeout ?? 10) * 1000;
     // The driver lets options override the URI's; a timeout the operator wrote in the URI wins here.
     const inUri = (name: string) => new RegExp(`[?&]${name}=`, "i").test(uri);
@@ -344,13 +305,11 @@ export class MongoStore implements Store {
     return this.mode;
   }
 
-  private async start(): Promise<void> {
+  protected async attach(): Promise<void> {
     // Explicitly: a failed implicit connect (by a first operation) closes the client for good, a failed connect() does not.
     await this.client.connect();
     await this.migrate();
     if (this.mode === null) await this.follow();
-    this.opened = true;
-    this.openError = null;
   }
 
   /**
@@ -519,23 +478,13 @@ export class MongoStore implements Store {
     }
   }
 
-  private assertOpen(): void {
-    if (this.closed) throw new Error("the MongoDB store is closed");
-    if (!this.opened) {
-      throw new StorageUnavailableError(
-        `The database (MongoDB) is not reachable yet${this.openError ? `: ${this.openError}` : ""}; the server keeps trying. Retry later.`,
-        RETRY_AFTER_SECONDS,
-      );
-    }
-  }
-
   /** Runs one operation (the driver already retried it once where that is safe), turning an outage into StorageUnavailableError. */
   private async run<T>(fn: () => Promise<T>): Promise<T> {
     this.assertOpen();
     try {
       return await fn();
     } catch (error) {
-      throw isConnectionError(error) ? unavailable(error) : error;
+      throw isConnectionError(error) ? this.unavailable(error) : error;
     }
   }
 
@@ -588,14 +537,9 @@ export class MongoStore implements Store {
       echo.cancel();
       // Before the outage check: a commit whose answer was lost is often a network error too.
       if (error instanceof MongoError && error.hasErrorLabel("UnknownTransactionCommitResult")) {
-        const failure = new StorageUnavailableError(
-          `The database connection was lost while committing, and whether the write was stored cannot be learned now (${error.message}). Read the record again before repeating the change.`,
-          RETRY_AFTER_SECONDS,
-        );
-        failure.cause = error;
-        throw failure;
+        throw this.commitUnknown(error);
       }
-      throw isConnectionError(error) ? unavailable(error) : error;
+      throw isConnectionError(error) ? this.unavailable(error) : error;
     }
     if (changes.length === 0 || !this.feedUp) {
       // Nothing announced, or the feed is down (its return tells watchers to resync).
@@ -700,25 +644,12 @@ export class MongoStore implements Store {
     }
   }
 
-  /**
-   * `listener` hears every committed write of any replica once; `onResync`
-   * hears that changes may have been missed (the feed broke and was reopened,
-   * or records expired before this replica polled them).
-   */
-  watch(listener: ChangeListener, onResync?: () => void): () => void {
-    return this.watchers.add(listener, onResync);
-  }
-
   /** One command: health answers promptly with the current state. */
   async ping(): Promise<void> {
     await this.run(() => this.db.command({ ping: 1 }));
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.watchers.clear();
-    this.echoes.releaseAll();
+  protected async release(): Promise<void> {
     if (this.pollTimer) clearTimeout(this.pollTimer);
     this.pollTimer = null;
     await this.stream?.close().catch(() => {});

@@ -37,17 +37,15 @@
  *   retried write cannot apply twice.
  */
 import { SQL } from "bun";
-import { ConflictError, StorageUnavailableError } from "../errors.ts";
-import { type Backoff, Echoes, openInBackground, Watchers } from "./external.ts";
+import { ConflictError } from "../errors.ts";
+import { type ConnectOptions as ExternalConnectOptions, ExternalStore } from "./external.ts";
 import { checkGuard } from "./sqlite.ts";
-import type { AuditEntry, AuditQuery, Change, ChangeListener, Doc, ListOptions, Store, WriteOp } from "./store.ts";
+import type { AuditEntry, AuditQuery, Change, Doc, ListOptions, Store, WriteOp } from "./store.ts";
 
 /** The LISTEN/NOTIFY channel of the change feed. */
 export const CHANGES_CHANNEL = "svc_changes";
 /** PostgreSQL refuses a NOTIFY payload of 8000 bytes or more; stay clearly under. */
 const NOTIFY_LIMIT = 7900;
-/** How long a write waits for its own announcement before telling watchers to resync. */
-const ECHO_TIMEOUT_MS = 2000;
 /** pg_advisory_xact_lock(int4, int4) key of the migration lock ("svc", 1); document locks use the int8 form, a separate key space. */
 const MIGRATION_LOCK = "1937138531, 1";
 /** pg_advisory_xact_lock(int4, int4) key ("svc", 2) every write holds: shared by small batches, exclusive by large ones. */
@@ -91,19 +89,9 @@ function isConnectionError(error: unknown): boolean {
   return !!e && (CONNECTION_ERRORS.has(e.code ?? "") || CONNECTION_STATES.has(e.errno ?? "") || e.severity === "FATAL" || e.severity === "PANIC");
 }
 
-/** The error an operation gets while the database is unreachable (never includes the URI, so never a password). */
-function unavailable(error: unknown): StorageUnavailableError {
-  const reason = error instanceof Error ? error.message : String(error);
-  const failure = new StorageUnavailableError(`The database (PostgreSQL) is unreachable: ${reason}. Retry later.`, RETRY_AFTER_SECONDS);
-  failure.cause = error;
-  return failure;
-}
-
 const ATTEMPTS = 3;
 /** Ids per query of getMany: one round trip each, and a bounded parameter. */
 const GET_MANY_CHUNK = 1000;
-/** Seconds clients are told to wait (Retry-After) while the database is unreachable. */
-const RETRY_AFTER_SECONDS = 5;
 
 export interface PostgresStoreOptions {
   /** The database to use when the URI names none (database.database). */
@@ -116,12 +104,7 @@ export interface PostgresStoreOptions {
   notifyLimit?: number;
 }
 
-export interface ConnectOptions extends PostgresStoreOptions {
-  /** Told of each failed attempt to open and how long until the next one. */
-  onRetry?: (error: Error, delayMs: number) => void;
-  /** Bounds of the delay between attempts (default 0.5 s to 30 s). */
-  backoff?: Backoff;
-}
+export interface ConnectOptions extends PostgresStoreOptions, ExternalConnectOptions {}
 
 interface DocRow {
   id: string;
@@ -175,37 +158,23 @@ export function notifyParts(token: string, changes: Change[], limit = NOTIFY_LIM
   return groups.map((g, i) => JSON.stringify({ w: token, i, n: groups.length, c: g.c, ...(g.o ? { o: 1 } : {}) }));
 }
 
-export class PostgresStore implements Store {
+export class PostgresStore extends ExternalStore implements Store {
   readonly backend = "postgres";
   private readonly sql: SQL;
   /** A client of its own for LISTEN, so its onclose tells exactly when the feed dropped. */
   private readonly listenSql: SQL;
   private subscription: SQL.ListenSubscription | null = null;
-  private readonly watchers = new Watchers();
   /** Parts of announcements not complete yet, by write token. */
   private readonly partial = new Map<string, { changes: Change[]; got: number; overflow: boolean }>();
-  private readonly echoes = new Echoes(ECHO_TIMEOUT_MS);
   private readonly instance = Bun.randomUUIDv7().slice(-12);
   private readonly notifyLimit: number;
   private seq = 0;
   /** True while the LISTEN connection is subscribed. */
   private feedUp = false;
-  private closed = false;
-  /** Migrated and subscribed; until then every operation throws StorageUnavailableError. */
-  private opened = false;
-  /** Why the last attempt to open failed, for the errors thrown meanwhile. */
-  private openError: string | null = null;
 
   /** Opens the store: migrates the schema and subscribes to the change feed. Throws when it cannot. */
-  static async open(uri: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    const store = new PostgresStore(uri, options);
-    try {
-      await store.start();
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    return store;
+  static open(uri: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    return new PostgresStore(uri, options).openNow();
   }
 
   /**
@@ -215,30 +184,21 @@ export class PostgresStore implements Store {
    * waiting cannot fix (a schema newer than this server) or when closed first.
    */
   static connect(uri: string, options: ConnectOptions = {}): { store: PostgresStore; ready: Promise<void> } {
-    const store = new PostgresStore(uri, options);
-    const ready = openInBackground({
-      name: "PostgreSQL",
-      start: () => store.start(),
-      closed: () => store.closed,
-      // Unreachable, or refused a session (database not created yet, credentials not set up yet): an operator fixes those while it waits.
-      retryable: isConnectionError,
-      failed: (error, delay) => {
-        store.openError = error.message;
-        options.onRetry?.(error, delay);
-      },
-      ...(options.backoff ? { backoff: options.backoff } : {}),
-    });
-    return { store, ready };
+    return new PostgresStore(uri, options).openLater(options);
   }
 
-  private async start(): Promise<void> {
+  protected async attach(): Promise<void> {
     await this.migrate();
     if (!this.subscription) await this.subscribe();
-    this.opened = true;
-    this.openError = null;
+  }
+
+  /** Unreachable, or refused a session (database not created yet, credentials not set up yet): an operator fixes those while it waits. */
+  protected retryableAtOpen(error: unknown): boolean {
+    return isConnectionError(error);
   }
 
   private constructor(uri: string, options: PostgresStoreOptions) {
+    super("PostgreSQL");
     const url = new URL(uri);
     // Given as an option so that a PGDATABASE in the environment cannot override the URI's.
     const database = decodeURIComponent(url.pathname.slice(1)) || options.database || undefined;
@@ -331,19 +291,9 @@ export class PostgresStore implements Store {
         return await fn();
       } catch (error) {
         if (!isConnectionError(error) || this.closed) throw error;
-        if (attempt >= ATTEMPTS) throw unavailable(error);
+        if (attempt >= ATTEMPTS) throw this.unavailable(error);
         await Bun.sleep(50 * 4 ** (attempt - 1));
       }
-    }
-  }
-
-  private assertOpen(): void {
-    if (this.closed) throw new Error("the PostgreSQL store is closed");
-    if (!this.opened) {
-      throw new StorageUnavailableError(
-        `The database (PostgreSQL) is not reachable yet${this.openError ? `: ${this.openError}` : ""}; the server keeps trying. Retry later.`,
-        RETRY_AFTER_SECONDS,
-      );
     }
   }
 
@@ -425,17 +375,10 @@ export class PostgresStore implements Store {
           if (xid !== null) {
             const outcome = await this.commitOutcome(xid);
             if (outcome === "committed") break;
-            if (outcome === "unknown") {
-              const failure = new StorageUnavailableError(
-                `The database connection was lost while committing, and whether the write was stored cannot be learned now (${(error as Error).message}). Read the record again before repeating the change.`,
-                RETRY_AFTER_SECONDS,
-              );
-              failure.cause = error;
-              throw failure;
-            }
+            if (outcome === "unknown") throw this.commitUnknown(error);
           }
           // Not committed (COMMIT never sent, or the transaction aborted): nothing was applied, so running it again is safe.
-          if (attempt >= ATTEMPTS) throw unavailable(error);
+          if (attempt >= ATTEMPTS) throw this.unavailable(error);
           await Bun.sleep(50 * 4 ** (attempt - 1));
         }
       }
@@ -609,16 +552,8 @@ export class PostgresStore implements Store {
       if ((error as { errno?: string }).errno === "23505") {
         throw new ConflictError(`The target already holds a record being restored: ${(error as Error).message}`, "restore_conflict");
       }
-      throw isConnectionError(error) ? unavailable(error) : error;
+      throw isConnectionError(error) ? this.unavailable(error) : error;
     }
-  }
-
-  /**
-   * `listener` hears every committed write of any replica once; `onResync`
-   * hears that the feed dropped and came back, so changes may have been missed.
-   */
-  watch(listener: ChangeListener, onResync?: () => void): () => void {
-    return this.watchers.add(listener, onResync);
   }
 
   /** One query, not retried: health answers promptly with the current state. */
@@ -627,16 +562,12 @@ export class PostgresStore implements Store {
     try {
       await this.sql`SELECT 1`;
     } catch (error) {
-      throw isConnectionError(error) ? unavailable(error) : error;
+      throw isConnectionError(error) ? this.unavailable(error) : error;
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.watchers.clear();
+  protected async release(): Promise<void> {
     this.partial.clear();
-    this.echoes.releaseAll();
     await this.subscription?.unlisten().catch(() => {});
     await Promise.allSettled([this.listenSql.close({ timeout: 0 }), this.sql.close({ timeout: 5 })]);
   }

@@ -1,5 +1,5 @@
 /**
- * `/v1/metrics` (DESIGN.md §4 "Own metrics"): collectors push their internal
+ * `/v1/metrics` (docs/architecture.md "Own metrics"): collectors push their internal
  * metrics over OTLP/HTTP, protobuf or JSON, gzip or not, with their
  * per-collector Bearer token. Nothing is written to the store per push; the
  * points become rates in memory. The push is not presence: a collector's
@@ -15,9 +15,9 @@
  */
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
 import type { CollectorTokens } from "../collectors/tokens.ts";
-import { bearerToken } from "../auth/tokens.ts";
 import { readEncodedBytes } from "../http/body.ts";
 import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
+import { channelCredential } from "../http/channel-credential.ts";
 import { AppError } from "../errors.ts";
 import { ExportMetricsServiceResponseSchema } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
 import { decodeJson, encodingOf, ingestMessage, ingestProtobuf, type Encoding } from "./intake.ts";
@@ -76,8 +76,8 @@ export class MetricsChannel implements Channel {
     const answerAs = encoding ?? "json";
     if (req.method !== "POST") return failure(405, "Only POST is served at /v1/metrics.", answerAs, { Allow: "POST" });
 
-    const token = bearerToken(req.headers.get("authorization"));
-    const collectorId = token === null ? null : await this.deps.collectorTokens.verify(token);
+    const credential = channelCredential(ctx, "any");
+    const collectorId = credential.ok ? await this.deps.collectorTokens.verify(credential.token) : null;
     if (collectorId === null) {
       return failure(401, "A valid per-collector Bearer token is required.", answerAs, { "WWW-Authenticate": 'Bearer realm="svc"' });
     }

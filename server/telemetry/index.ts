@@ -1,5 +1,5 @@
 /**
- * Own metrics (DESIGN.md §4): the `/v1/metrics` intake and the throughput it
+ * Own metrics (docs/architecture.md, "Own metrics"): the `/v1/metrics` intake and the throughput it
  * yields per collector, per component and per route. All in memory and per
  * process; after a restart rates return with the collectors' next pushes.
  */

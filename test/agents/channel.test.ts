@@ -9,12 +9,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pino from "pino";
 import { AgentChannel as RealAgentChannel } from "../../agent/channel.ts";
 import { CredentialFile } from "../../agent/credential.ts";
 import type { Logger } from "../../agent/log.ts";
 import type { AgentMessage, DiscoveryReport, HostFacts, ServerMessage } from "../../agent/types.ts";
 import { AGENTS } from "../../server/agents/registry.ts";
 import { hashToken } from "../../server/auth/tokens.ts";
+import type { ChannelRequest } from "../../server/http/channel.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 import { until } from "../opamp/helpers.ts";
 
@@ -126,6 +128,23 @@ describe("admission", () => {
     expect((await fetch(`${server.base}/v1/agent`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(426);
     await server.call(`/enrollment-tokens/${id}`, "DELETE");
     expect((await upgrade({ Authorization: `Bearer ${token}`, "X-Svc-Agent-Id": "host-a" })).status).toBe(401);
+  });
+
+  test("plaintext from a non-loopback peer is refused (403 tls_required) before the token is looked at; TLS or loopback is allowed", async () => {
+    const { token } = await agentToken();
+    const ctx = (authorization: string | null, remoteAddr: string, secure: boolean): ChannelRequest => {
+      const headers: Record<string, string> = { Upgrade: "websocket", ...(authorization ? { Authorization: authorization } : {}) };
+      const req = new Request(`${server.base}/v1/agent`, { headers });
+      return { req, url: new URL(req.url), remoteAddr, requestId: "t", log: pino({ level: "silent" }), server: server.http.server, secure };
+    };
+    const channel = server.app.agentChannel;
+    for (const authorization of [`Bearer ${token}`, null]) {
+      await expect(channel.handle(ctx(authorization, "10.1.2.3", false))).rejects.toMatchObject({ status: 403, code: "tls_required" });
+    }
+    // Past the transport check, the next refusal is the missing token, then the missing agent id.
+    await expect(channel.handle(ctx(null, "10.1.2.3", true))).rejects.toMatchObject({ status: 401 });
+    await expect(channel.handle(ctx(null, "127.0.0.1", false))).rejects.toMatchObject({ status: 401 });
+    await expect(channel.handle(ctx(`Bearer ${token}`, "10.1.2.3", true))).rejects.toMatchObject({ status: 400 });
   });
 
   test("an OpAMP enrollment token does not admit an agent", async () => {

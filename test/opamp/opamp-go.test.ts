@@ -51,6 +51,7 @@ beforeAll(async () => {
   const index = server.app.channels.findIndex((c) => c.name === "opamp");
   server.app.channels[index]!.stop?.();
   channel = new OpampChannel(server.app, { refusedHoldSeconds: HOLD_SECONDS });
+  channel.start();
   server.app.channels[index] = channel;
   wsUrl = `${server.base.replace(/^http/, "ws")}/v1/opamp`;
   routeThrough = await deploymentKit(call);
@@ -105,6 +106,7 @@ describe("a bound enrollment token presented by another instance (a cloned VM im
     await owner.call({ agentDescription: description({ "host.name": "owner-2" }) });
     const index = server.app.channels.indexOf(channel);
     const strict = new OpampChannel(server.app, { refusedHoldSeconds: HOLD_SECONDS, maxHeldSessions: 0 });
+    strict.start();
     server.app.channels[index] = strict;
     try {
       const imposter = await RawAgent.connect(wsUrl, token);

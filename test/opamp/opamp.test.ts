@@ -15,6 +15,7 @@ import { CURRENT_TOKENS } from "../../server/collectors/tokens.ts";
 import { ConflictError } from "../../server/errors.ts";
 import type { ChannelRequest } from "../../server/http/channel.ts";
 import { OpampChannel } from "../../server/opamp/channel.ts";
+import type { Sessions } from "../../server/opamp/sessions.ts";
 import { KEY_BYTES, Secrets } from "../../server/secrets/secrets.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { deploymentKit } from "../deployment.ts";
@@ -364,8 +365,8 @@ describe("heartbeat interval (opamp.heartbeatSeconds)", () => {
     expect(reply.connectionSettings?.opamp?.destinationEndpoint).toEndWith("/v1/opamp");
     expect(reply.connectionSettings?.opamp?.heartbeatIntervalSeconds).toBe(0n);
     // Polls two minutes apart (the last poll moved back in time): offline comes after three of its own intervals, not three of 30 s.
-    const opamp = server.app.channels.find((c) => c.name === "opamp") as unknown as { instances: Map<string, { seenAt: number }> };
-    opamp.instances.get(Buffer.from(uid).toString("hex"))!.seenAt -= 120_000;
+    const opamp = server.app.channels.find((c) => c.name === "opamp") as unknown as { sessions: Sessions };
+    opamp.sessions.instance(Buffer.from(uid).toString("hex"))!.seenAt -= 120_000;
     const second = await post(a2s({ instanceUid: uid, capabilities: caps, sequenceNum: 2n }), headers);
     expect(second.status).toBe(200);
     await until(async () => (await server.app.collectors.get(collector.id)).health?.intervalSeconds === 120, 3000);
@@ -444,6 +445,7 @@ describe("overload and memory", () => {
     const collector = await call<{ id: string }>("/collectors", "POST", { name: "idle-http" });
     const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
     const channel = new OpampChannel(server.app, { idleInstanceSeconds: 0.05 });
+    channel.start();
     const uid = uuidBytes();
     const poll = async (seq: bigint) => {
       const ctx = channelRequest(

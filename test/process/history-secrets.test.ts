@@ -28,7 +28,7 @@ import { SqliteStore } from "../../server/store/sqlite.ts";
 import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { BUN, MAIN, REPO } from "./spawn.ts";
+import { cli } from "./spawn.ts";
 
 const CREDENTIAL = "Bearer legacy-credential-5e0f1d";
 
@@ -41,17 +41,6 @@ afterAll(async () => {
   await pg?.dropAll();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const proc = Bun.spawn([BUN, MAIN, ...args], {
-    cwd: REPO,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, out, err };
-}
 
 function git(gitdir: string | null, ...args: string[]): string {
   const result = Bun.spawnSync(["git", ...(gitdir ? ["--git-dir", gitdir] : []), ...args]);
@@ -117,25 +106,25 @@ describe("history purge-secrets, drop-ref and secrets rotate-key", () => {
     const configPath = join(server.dir, "config.yaml");
     writeFileSync(configPath, `storage:\n  boltPath: ${boltPath}\n`);
     const lock = lockState(boltPath);
-    const refused = await cli("history", "purge-secrets", "-c", configPath);
+    const refused = await cli(["history", "purge-secrets", "-c", configPath]);
     lock.release();
     expect(refused.code).toBe(1);
     expect(refused.err).toContain("in use by another svc server");
 
-    const purged = await cli("history", "purge-secrets", "-c", configPath);
+    const purged = await cli(["history", "purge-secrets", "-c", configPath]);
     expect(purged.err).toBe("");
     expect(purged.code).toBe(0);
     expect(purged.out).toContain(`rewrote 2 commit(s): the branch moved from ${commits[0]} to `);
     const keptRef = /svc-server history drop-ref (refs\/svc\/before-purge-\d{8}T\d{6}Z)/.exec(purged.out)![1]!;
     expect(git(gitdir, "log", "-p", "main")).not.toContain(CREDENTIAL);
     expect(git(gitdir, "log", "-p", "--all")).toContain(CREDENTIAL);
-    expect((await cli("history", "refs", "-c", configPath)).out).toBe(`${commits[0]} ${keptRef}\n`);
-    expect((await cli("history", "purge-secrets", "-c", configPath)).out).toContain("the history is unchanged");
+    expect((await cli(["history", "refs", "-c", configPath])).out).toBe(`${commits[0]} ${keptRef}\n`);
+    expect((await cli(["history", "purge-secrets", "-c", configPath])).out).toContain("the history is unchanged");
 
-    const unknown = await cli("history", "drop-ref", "refs/svc/nope", "-c", configPath);
+    const unknown = await cli(["history", "drop-ref", "refs/svc/nope", "-c", configPath]);
     expect(unknown.code).toBe(1);
     expect(unknown.err).toContain(`kept refs: ${keptRef}`);
-    const dropped = await cli("history", "drop-ref", keptRef, "-c", configPath);
+    const dropped = await cli(["history", "drop-ref", keptRef, "-c", configPath]);
     expect(dropped.err).toBe("");
     expect(dropped.out).toMatch(new RegExp(`^deleted ${keptRef} \\(${commits[0]}\\) and the \\d+ object\\(s\\) no other ref reaches`));
     expect(git(gitdir, "cat-file", "--batch-all-objects", "--batch")).not.toContain(CREDENTIAL);
@@ -143,7 +132,7 @@ describe("history purge-secrets, drop-ref and secrets rotate-key", () => {
 
     const keyFile = defaultKeyFile(boltPath);
     const oldKey = readFileSync(keyFile, "utf8");
-    const rotated = await cli("secrets", "rotate-key", "-c", configPath);
+    const rotated = await cli(["secrets", "rotate-key", "-c", configPath]);
     expect(rotated.err).toBe("");
     expect(rotated.code).toBe(0);
     expect(rotated.out).toMatch(/^re-sealed [1-9]\d* secret\(s\) under key [0-9a-f]{16} \([1-9]\d* from key [0-9a-f]{16}\)\.$/m);
@@ -185,7 +174,7 @@ describe("history purge-secrets, drop-ref and secrets rotate-key", () => {
     try {
       const { collectorId, token, commits } = await legacyDeployment(replica);
 
-      const purged = await cli("history", "purge-secrets", "-c", configPath);
+      const purged = await cli(["history", "purge-secrets", "-c", configPath]);
       expect(purged.err).toBe("");
       expect(purged.code).toBe(0);
       const keptRef = /svc-server history drop-ref (\S+)/.exec(purged.out)![1]!;
@@ -195,7 +184,7 @@ describe("history purge-secrets, drop-ref and secrets rotate-key", () => {
       expect(named).toEqual([branch[0]!]);
       expect(await exportedLog(replica)).not.toContain(CREDENTIAL);
 
-      const dropped = await cli("history", "drop-ref", keptRef, "-c", configPath);
+      const dropped = await cli(["history", "drop-ref", keptRef, "-c", configPath]);
       expect(dropped.err).toBe("");
       expect(dropped.code).toBe(0);
       const objects = await replica.app.store.list<{ deflated: string }>(OBJECTS);
@@ -209,13 +198,13 @@ describe("history purge-secrets, drop-ref and secrets rotate-key", () => {
       // Rotation: a key other than the configured one is refused; once the key files say seal with K2 and keep K1 as .previous
       // (README steps 1 and 2; this replica is stopped before it would need them), the rest is re-sealed.
       writeFileSync(join(dir, "k2"), k2.toString("base64"), { mode: 0o600 });
-      const refusedKey = await cli("secrets", "rotate-key", "--new-key-file", join(dir, "k2"), "-c", configPath);
+      const refusedKey = await cli(["secrets", "rotate-key", "--new-key-file", join(dir, "k2"), "-c", configPath]);
       expect(refusedKey.code).toBe(1);
       expect(refusedKey.err).toContain("README");
       writeFileSync(keyFile + NEXT_KEY_SUFFIX, k2.toString("base64"), { mode: 0o600 });
       renameSync(keyFile, keyFile + PREVIOUS_KEY_SUFFIX);
       renameSync(keyFile + NEXT_KEY_SUFFIX, keyFile);
-      const rotated = await cli("secrets", "rotate-key", "-c", configPath);
+      const rotated = await cli(["secrets", "rotate-key", "-c", configPath]);
       expect(rotated.code).toBe(0);
       expect(rotated.out).toMatch(new RegExp(`^re-sealed [1-9]\\d* secret\\(s\\) under key ${keyId(k2)} \\([1-9]\\d* from key ${keyId(k1)}\\)`, "m"));
       rmSync(keyFile + PREVIOUS_KEY_SUFFIX);

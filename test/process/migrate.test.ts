@@ -17,7 +17,7 @@ import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts
 import { deploymentKit } from "../deployment.ts";
 import { PostgresStore } from "../../server/store/postgres.ts";
 import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
-import { BUN, MAIN, REPO } from "./spawn.ts";
+import { cli } from "./spawn.ts";
 
 let pg: TestDatabases;
 beforeAll(async () => {
@@ -25,16 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => pg?.dropAll());
 
-async function migrateCli(configPath: string, ...extra: string[]): Promise<{ code: number; out: string; err: string }> {
-  const proc = Bun.spawn([BUN, MAIN, "migrate", "--from", "embedded", "--to", "external", "-c", configPath, ...extra], {
-    cwd: REPO,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, out, err };
-}
+const migrateCli = (configPath: string, ...extra: string[]) => cli(["migrate", "--from", "embedded", "--to", "external", "-c", configPath, ...extra]);
 
 /** Every read the API offers over what the test made, by path, as parsed JSON. */
 async function answers(server: TestServer, token: string, collectorIds: string[], pipelineId: string): Promise<Record<string, unknown>> {

@@ -6,18 +6,17 @@
  * it over OpAMP or remote config.
  */
 import { create } from "@bufbuild/protobuf";
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, afterEach, expect, test } from "bun:test";
 import { join } from "node:path";
 import pino from "pino";
 import { createApp } from "../../server/app.ts";
 import { loadConfig } from "../../server/config/load.ts";
 import { toYaml } from "../../server/configstore/layout.ts";
-import { CollectorService, EffectiveConfigSchema } from "../../server/gen/collector/v1/collector_pb.ts";
+import { EffectiveConfigSchema } from "../../server/gen/collector/v1/collector_pb.ts";
 import { AgentConfigMapSchema, EffectiveConfigSchema as OpampEffectiveConfigSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { SqliteStore } from "../../server/store/sqlite.ts";
 import { applied, description, RawAgent } from "../opamp/helpers.ts";
+import { remoteConfigClient } from "../remotecfg/client.ts";
 import { api, bootstrapToken, killAll, removeTempDirs, startServer, tempDir } from "./spawn.ts";
 
 afterEach(killAll);
@@ -104,13 +103,7 @@ test("at trace level the log holds no secret, from the start-up upgrade, the API
   }
 
   const rcfgToken = (await call<{ token: string }>(`/collectors/${rcfg.id}/otlp-token`, "POST")).token;
-  const transport = createConnectTransport({
-    baseUrl: server.base,
-    httpVersion: "1.1",
-    useBinaryFormat: true,
-    interceptors: [(next) => (req) => (req.header.set("Authorization", `Bearer ${rcfgToken}`), next(req))],
-  });
-  const remote = createClient(CollectorService, transport);
+  const remote = remoteConfigClient(server.base, rcfgToken);
   expect((await remote.getConfig({ id: rcfg.id })).content).toContain(JSON.stringify(REPLACED));
   const body = new TextEncoder().encode(`otelcol.exporter.otlphttp "gw" {\n  client {\n    headers = { "Authorization" = "${REPLACED}" }\n  }\n}\n`);
   await remote.getConfig({ id: rcfg.id, effectiveConfig: create(EffectiveConfigSchema, { configMap: { configMap: { "": { body, contentType: "text/plain" } } } }) });

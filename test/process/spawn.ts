@@ -225,6 +225,22 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
   return server;
 }
 
+/**
+ * Runs `bun server/main.ts <args>` (a command such as `secrets rotate-key`)
+ * from the repository to its end, with PATH and HOME as the only inherited
+ * variables plus `env`; its exit code and its stdout and stderr as text.
+ */
+export async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
+  const proc = Bun.spawn([BUN, MAIN, ...args], {
+    cwd: REPO,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, out, err };
+}
+
 /** Kills (SIGKILL) every server this helper started that is still running. */
 export async function killAll(): Promise<void> {
   await Promise.all([...live].map((server) => server.stop("SIGKILL")));

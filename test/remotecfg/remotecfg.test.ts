@@ -5,12 +5,12 @@
  * tokens, and a reported APPLIED makes the rollout current.
  */
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
-import { compressionGzip, createConnectTransport } from "@connectrpc/connect-node";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { CollectorService, EffectiveConfigSchema, RemoteConfigStatuses } from "../../server/gen/collector/v1/collector_pb.ts";
+import { EffectiveConfigSchema, RemoteConfigStatuses } from "../../server/gen/collector/v1/collector_pb.ts";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { connectError, remoteConfigClient } from "./client.ts";
 
 let server: TestServer;
 let collectorId: string;
@@ -24,16 +24,7 @@ async function mint(id: string): Promise<string> {
   return (await call<{ token: string }>(`/collectors/${id}/otlp-token`, "POST")).token;
 }
 
-function client(bearer: string, gzip = false): Client<typeof CollectorService> {
-  const transport = createConnectTransport({
-    baseUrl: server.base,
-    httpVersion: "1.1",
-    useBinaryFormat: true,
-    ...(gzip ? { sendCompression: compressionGzip, acceptCompression: [compressionGzip], compressMinBytes: 0 } : {}),
-    interceptors: [(next) => (req) => (req.header.set("Authorization", `Bearer ${bearer}`), next(req))],
-  });
-  return createClient(CollectorService, transport);
-}
+const client = (bearer: string, gzip = false) => remoteConfigClient(server.base, bearer, { gzip });
 
 async function curl(args: string[]): Promise<{ status: number; body: string }> {
   const proc = Bun.spawn(["curl", "-sS", "-o", "-", "-w", "\n%{http_code}", ...args], { stdout: "pipe", stderr: "pipe" });
@@ -41,15 +32,6 @@ async function curl(args: string[]): Promise<{ status: number; body: string }> {
   if ((await proc.exited) !== 0) throw new Error(`curl failed: ${await new Response(proc.stderr).text()}`);
   const cut = out.lastIndexOf("\n");
   return { status: Number(out.slice(cut + 1)), body: out.slice(0, cut) };
-}
-
-async function connectError(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("the call succeeded");
 }
 
 beforeAll(async () => {

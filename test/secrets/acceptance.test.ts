@@ -15,14 +15,14 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient, type Client } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import type { Client } from "@connectrpc/connect";
 import { CollectorService } from "../../server/gen/collector/v1/collector_pb.ts";
 import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
 import { jsonCaller } from "../client.ts";
 import { until } from "../opamp/helpers.ts";
 import { SupervisorLikeClient } from "../opamp/supervisor-client.ts";
-import { BUN, bootstrapToken, freePort, killAll, MAIN, REPO, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
+import { remoteConfigClient } from "../remotecfg/client.ts";
+import { bootstrapToken, cli, freePort, killAll, REPO, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 
 const ADMIN = bootstrapToken();
 /** The credential under test: distinctive, and with characters each runtime quotes or escapes. */
@@ -44,24 +44,14 @@ afterAll(async () => {
 
 type Call = ReturnType<typeof jsonCaller>;
 
-function run(command: string[], env: Record<string, string> = {}): string {
-  const result = Bun.spawnSync(command, { cwd: REPO, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", ...env } });
+function run(command: string[]): string {
+  const result = Bun.spawnSync(command, { cwd: REPO, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" } });
   if (result.exitCode !== 0) throw new Error(`${command.join(" ")} → ${result.exitCode}: ${result.stderr.toString()}`);
   return result.stdout.toString();
 }
 
 function expectClean(what: string, text: string): void {
   if (text.includes(CORE)) throw new Error(`${what} holds the plaintext`);
-}
-
-function remoteConfig(base: string, token: string): Client<typeof CollectorService> {
-  const transport = createConnectTransport({
-    baseUrl: base,
-    httpVersion: "1.1",
-    useBinaryFormat: true,
-    interceptors: [(next) => (req) => (req.header.set("Authorization", `Bearer ${token}`), next(req))],
-  });
-  return createClient(CollectorService, transport);
 }
 
 /** The whole configuration with one Runtime O and one Runtime R collector routed through the destination, committed and published. */
@@ -160,7 +150,7 @@ async function scenario(
   const alloyToken = (await admin<{ token: string }>(`/collectors/${ids.alloy.id}/otlp-token`, "POST")).token;
   await admin("/publish", "POST");
   await until(async () => client.config.includes("otlp.example.com"), 15_000);
-  const rcfg = remoteConfig(a.base, alloyToken);
+  const rcfg = remoteConfigClient(a.base, alloyToken);
   const before = await delivered(client, rcfg, ids.alloy.id);
 
   // The wire to the collector is the one place the plaintext goes, quoted for each runtime.
@@ -180,7 +170,7 @@ async function scenario(
   ({ a, b } = await rotate([a, b]));
   // The same servers' data, now under a new key: the collectors see nothing change.
   await until(async () => client.connectedTo !== "" && client.connects >= 2, 15_000);
-  const rcfgAfter = remoteConfig(a.base, alloyToken);
+  const rcfgAfter = remoteConfigClient(a.base, alloyToken);
   await Bun.sleep(500);
   const after = await delivered(client, rcfgAfter, ids.alloy.id);
   expect(after).toEqual(before);
@@ -214,7 +204,9 @@ describe("a destination's Authorization header", () => {
       },
       async ([server]) => {
         await server!.stop("SIGTERM");
-        const out = run([BUN, MAIN, "secrets", "rotate-key"], { SVC_STORAGE_BOLTPATH: statePath });
+        const rotated = await cli(["secrets", "rotate-key"], { SVC_STORAGE_BOLTPATH: statePath });
+        expect(rotated).toMatchObject({ code: 0 });
+        const out = rotated.out;
         expect(out).toMatch(/re-sealed [1-9]\d* secret\(s\) under key [0-9a-f]{16}/);
         expectClean("rotate-key's output", out);
         return start();
@@ -256,7 +248,9 @@ describe("a destination's Authorization header", () => {
         renameSync(keyFile, keyFile + ".previous");
         renameSync(keyFile + ".next", keyFile);
         live = await rolling(live);
-        const out = run([BUN, MAIN, "secrets", "rotate-key"], env);
+        const rotated = await cli(["secrets", "rotate-key"], env);
+        expect(rotated).toMatchObject({ code: 0 });
+        const out = rotated.out;
         expect(out).toMatch(/re-sealed [1-9]\d* secret\(s\) under key [0-9a-f]{16}/);
         expectClean("rotate-key's output", out);
         rmSync(keyFile + ".previous");

@@ -17,14 +17,13 @@
  */
 import { afterAll, beforeAll, describe, expect, mock, spyOn, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code } from "@connectrpc/connect";
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { SYSTEM_ACTOR } from "../../server/audit/audit.ts";
 import { DIRS, toYaml } from "../../server/configstore/layout.ts";
-import { CollectorService, RemoteConfigStatuses as RcfgStatuses } from "../../server/gen/collector/v1/collector_pb.ts";
+import { RemoteConfigStatuses as RcfgStatuses } from "../../server/gen/collector/v1/collector_pb.ts";
 import { AgentCapabilities, RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { quotedSecret } from "../../server/render/secrets.ts";
 import type { RenderedConfig } from "../../server/rollout/renderer.ts";
@@ -37,6 +36,7 @@ import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts"
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
+import { connectError, remoteConfigClient } from "../remotecfg/client.ts";
 import { bootstrapToken } from "../process/spawn.ts";
 
 // Bun's built-in "undici" has no working Client; the OpAMP client needs the real one.
@@ -88,25 +88,6 @@ async function publishByHand(server: TestServer, collectorId: string, headers: R
     { op: "put", collection: "config_history", id: `${collectorId}/${String(seq).padStart(10, "0")}`, data: entry, expect: "absent" },
   ]);
   return rendered;
-}
-
-function rcfgClient(base: string, token: string): Client<typeof CollectorService> {
-  const transport = createConnectTransport({
-    baseUrl: base,
-    httpVersion: "1.1",
-    useBinaryFormat: true,
-    interceptors: [(next) => (req) => (req.header.set("Authorization", `Bearer ${token}`), next(req))],
-  });
-  return createClient(CollectorService, transport);
-}
-
-async function connectError(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("the call succeeded");
 }
 
 interface Replicas {
@@ -244,7 +225,7 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
     test("remote config: the content has the plaintext quoted for Alloy, under the redacted hash; what Alloy reports is stored redacted", async () => {
       const rendered = await publishByHand(r.a, ids.rcfg, { Authorization: secretId });
       rcfgToken = (await call<{ token: string }>(`/collectors/${ids.rcfg}/otlp-token`, "POST")).token;
-      const rcfg = rcfgClient(r.b.base, rcfgToken);
+      const rcfg = remoteConfigClient(r.b.base, rcfgToken);
       const answer = await rcfg.getConfig({ id: ids.rcfg });
       expect(answer.hash).toBe(rendered.hash);
       expect(answer.content).toBe(rendered.body.replace(`"${secretMarker(secretId)}"`, () => quotedSecret("alloy", plaintext)));
@@ -309,7 +290,7 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
         const alloy = await publishByHand(r.a, ids.rcfg, { Authorization: unopenable });
         // The serving replica learns of the new target from the store's change feed.
         await until(async () => (await r.b.app.rollouts.target(ids.rcfg))?.target.targetHash === alloy.hash);
-        const rcfg = rcfgClient(r.b.base, rcfgToken);
+        const rcfg = remoteConfigClient(r.b.base, rcfgToken);
         for (let i = 0; i < 2; i++) expect((await connectError(rcfg.getConfig({ id: ids.rcfg }))).code).toBe(Code.Unavailable);
         await until(async () => (await targetOf(ids.rcfg)).undelivered);
 
@@ -343,7 +324,7 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
     });
 
     test.if(options.rotates)("after the key is rotated (every secret sealed again under a new key, a replica on it) the delivered configs are byte-identical and their hashes unchanged", async () => {
-      const rcfgBefore = await rcfgClient(r.b.base, rcfgToken).getConfig({ id: ids.rcfg });
+      const rcfgBefore = await remoteConfigClient(r.b.base, rcfgToken).getConfig({ id: ids.rcfg });
       const key = randomBytes(KEY_BYTES);
       const next = new Secrets([key]);
       for (const doc of await r.a.app.store.list<SecretDoc>(SECRETS_COLLECTION)) {
@@ -353,7 +334,7 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
       }
       const c = await r.replicaWithKey!(key.toString("base64"));
 
-      const rcfg = rcfgClient(c.base, rcfgToken);
+      const rcfg = remoteConfigClient(c.base, rcfgToken);
       const rcfgAfter = await rcfg.getConfig({ id: ids.rcfg });
       expect(rcfgAfter.hash).toBe(rcfgBefore.hash);
       expect(rcfgAfter.content).toBe(rcfgBefore.content);
@@ -402,7 +383,7 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
       const alloy = (await r.a.app.rollouts.target(ids.rcfg))!.rendered;
       expect(alloy.body).toContain(`"${secretMarker(secretId)}"`);
       await until(async () => (await r.b.app.rollouts.target(ids.rcfg))?.target.targetHash === alloy.hash);
-      const answer = await rcfgClient(r.b.base, rcfgToken).getConfig({ id: ids.rcfg });
+      const answer = await remoteConfigClient(r.b.base, rcfgToken).getConfig({ id: ids.rcfg });
       expect(answer.hash).toBe(alloy.hash);
       expect(answer.content).toBe(alloy.body.replace(`"${secretMarker(secretId)}"`, () => quotedSecret("alloy", plaintext)));
     });

@@ -5,6 +5,7 @@
  * uncaught page error is recorded; `assertClean` fails the test on any.
  * Screenshots go to test-results/screenshots/ (git-ignored) for review.
  */
+import { expect } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -91,4 +92,16 @@ export async function signIn(page: Page, base: string, who: { username: string; 
   await page.getByLabel("Password").fill(who.password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForURL((url) => url.pathname === next);
+}
+
+/**
+ * At a 390 px phone's viewport the page scrolls no wider than the screen; a
+ * screenshot `name` is taken there, then the 1280 px desktop viewport is back.
+ */
+export async function phone(browser: BrowserSession, name: string): Promise<void> {
+  const { page } = browser;
+  await page.setViewportSize({ width: 390, height: 844 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+  await browser.screenshot(name);
+  await page.setViewportSize({ width: 1280, height: 800 });
 }

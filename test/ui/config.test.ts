@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SYSTEM_ACTOR } from "../../server/audit/audit.ts";
 import type { Locator } from "playwright-core";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
+import { openBrowser, phone, type BrowserSession, signIn } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -84,14 +84,6 @@ async function go(page: "Sources" | "Destinations" | "Routes" | "Hosts") {
   await browser.page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: page, exact: true }).click();
 }
 
-async function phone(name: string) {
-  const { page } = browser;
-  await page.setViewportSize({ width: 390, height: 844 });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
-  await browser.screenshot(name);
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
-
 test("a source is created from the catalog type's generated form and listed", async () => {
   const { page } = browser;
   await page.getByText("No sources yet.").waitFor();
@@ -99,7 +91,7 @@ test("a source is created from the catalog type's generated form and listed", as
   await page.getByRole("button", { name: "New source" }).click();
   await page.getByRole("heading", { name: "New source: choose a type" }).waitFor();
   await browser.screenshot("sources-types-1280");
-  await phone("sources-types-390");
+  await phone(browser, "sources-types-390");
   await page.getByRole("button", { name: "Log files" }).click();
   await page.getByRole("heading", { name: "New source: Log files" }).waitFor();
 
@@ -111,7 +103,7 @@ test("a source is created from the catalog type's generated form and listed", as
   await page.getByLabel("Include 2", { exact: true }).fill("/var/log/app/**/*.json");
   await page.getByLabel("Start at").selectOption("beginning");
   await browser.screenshot("sources-form-1280");
-  await phone("sources-form-390");
+  await phone(browser, "sources-form-390");
   await page.getByRole("button", { name: "Save" }).click();
 
   await page.getByText('Created source "app-logs".', { exact: false }).waitFor();
@@ -121,7 +113,7 @@ test("a source is created from the catalog type's generated form and listed", as
   expect(await created.locator("td").nth(1).textContent()).toContain("start_at=beginning");
   expect(await page.getByRole("heading", { name: /New source/ }).count()).toBe(0);
   await browser.screenshot("sources-1280");
-  await phone("sources-390");
+  await phone(browser, "sources-390");
 }, SLOW);
 
 test("a destination: the API's validation error sits beside the field it names, then it saves and edits", async () => {
@@ -153,7 +145,7 @@ test("a destination: the API's validation error sits beside the field it names, 
   await page.emulateMedia({ colorScheme: "dark" });
   await browser.screenshot("destinations-error-dark-1280");
   await page.emulateMedia({ colorScheme: "light" });
-  await phone("destinations-error-390");
+  await phone(browser, "destinations-error-390");
 
   await endpoint.fill("https://gw.example:4318");
   await page.getByRole("button", { name: "Save" }).click();
@@ -217,7 +209,7 @@ test("a route: refused beside the Source field while the source is inactive, the
   expect(await source.getAttribute("aria-invalid")).toBe("true");
   expect((await description(source)).join(" ")).toContain("is not active on collector");
   await browser.screenshot("routes-form-error-1280");
-  await phone("routes-form-error-390");
+  await phone(browser, "routes-form-error-390");
 
   await server.call(`/collectors/${collectorId}/sources`, "POST", { sourceId: appLogs.id });
   await page.getByRole("button", { name: "Save" }).click();
@@ -225,7 +217,7 @@ test("a route: refused beside the Source field while the source is inactive, the
   const created = row("Routes", "edge-1");
   expect((await created.locator("td").allTextContents()).slice(0, 2)).toEqual(["app-logs", "app-pipelinelogs"]);
   await browser.screenshot("routes-1280");
-  await phone("routes-390");
+  await phone(browser, "routes-390");
 
   // Edit: the same form, prefilled; a refusal lands beside Pipeline, then the list shows the saved route.
   const graph = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: destination.id }], edges: [{ id: "e", source: "in", target: "out" }] };

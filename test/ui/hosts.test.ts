@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { startAgent, stopAgents, untilConnected } from "./agents.ts";
-import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
+import { openBrowser, phone, type BrowserSession, signIn } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -70,10 +70,7 @@ test("the list shows both hosts with status as a word, OS, environment, last see
   expect(cells[4]).toBe("yes");
   expect(cells[1]).not.toBe("—");
   await browser.screenshot("hosts-1280");
-  await page.setViewportSize({ width: 390, height: 844 });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
-  await browser.screenshot("hosts-390");
-  await page.setViewportSize({ width: 1280, height: 800 });
+  await phone(browser, "hosts-390");
 }, SLOW);
 
 test("a host's page: facts, then the log browser into a nested dir and samples of a file", async () => {
@@ -128,10 +125,7 @@ test("a host's page: facts, then the log browser into a nested dir and samples o
   await listing.getByRole("button", { name: "blob.bin" }).click();
   await page.getByText("Binary file: its content is not shown.").waitFor();
 
-  await page.setViewportSize({ width: 390, height: 844 });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
-  await browser.screenshot("host-browser-390");
-  await page.setViewportSize({ width: 1280, height: 800 });
+  await phone(browser, "host-browser-390");
 
   // Up again by the breadcrumb.
   await crumbs.getByRole("button", { name: tree }).click();

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Locator, Request } from "playwright-core";
 import { SYSTEM_ACTOR } from "../../server/audit/audit.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { openBrowser, signIn, type BrowserSession } from "./browser.ts";
+import { openBrowser, phone, signIn, type BrowserSession } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -91,14 +91,6 @@ function nextWrite(path: string): Promise<Request> {
   return browser.page.waitForRequest((r) => r.method() !== "GET" && r.url().includes(path));
 }
 
-async function phone(name: string) {
-  const { page } = browser;
-  await page.setViewportSize({ width: 390, height: 844 });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
-  await browser.screenshot(name);
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
-
 test("a stored secret shows as set with Replace and Clear, never its text; saving other fields sends it back and keeps it", async () => {
   const { page } = browser;
   const before = (await vendor()).config.headers!.Authorization as Summary;
@@ -130,7 +122,7 @@ test("a stored secret shows as set with Replace and Clear, never its text; savin
   expect(await form.locator(".secret-warning").count()).toBe(0);
   await expectNoPlaintext();
   await browser.screenshot("secrets-stored-1280");
-  await phone("secrets-stored-390");
+  await phone(browser, "secrets-stored-390");
 
   // Other fields and another header change; the secret's row is left alone.
   await page.getByLabel("Endpoint").fill("https://otlp.eu.vendor.example");
@@ -257,7 +249,7 @@ test("a new header is a Secret; plain text named like a credential warns; an env
   await page.emulateMedia({ colorScheme: "dark" });
   await browser.screenshot("secrets-new-dark-1280");
   await page.emulateMedia({ colorScheme: "light" });
-  await phone("secrets-new-390");
+  await phone(browser, "secrets-new-390");
 
   const sent = nextWrite("/destinations");
   await form.getByRole("button", { name: "Save" }).click();
@@ -305,7 +297,7 @@ test("a collector's header overrides: set as a secret on activation, kept by an 
   await edit.getByText("Set headers in the fields below, not in JSON").waitFor();
   await json.fill('{"endpoint": "https://edge-1.vendor.example"}');
   await browser.screenshot("secrets-overrides-1280");
-  await phone("secrets-overrides-390");
+  await phone(browser, "secrets-overrides-390");
   sent = nextWrite(`/collectors/${collectorId}/destinations`);
   await edit.getByRole("button", { name: "Save overrides" }).click();
   expect(((await sent).postDataJSON() as { configOverrides: unknown }).configOverrides).toEqual({

@@ -1,0 +1,286 @@
+/**
+ * The OpAMP message handler: one AgentToServer in, the ServerToAgent to
+ * answer with out, whatever carried it (opamp-go's Callbacks.OnMessage).
+ *
+ * - Every message is a contact for presence; health, RemoteConfigStatus and
+ *   EffectiveConfig feed presence and the rollout.
+ * - The AgentRemoteConfig bytes are encoded once per config hash, from the
+ *   body with its secrets in (Rollouts.delivered; kept in memory only), under
+ *   the hash of the redacted rendering, which the agent reports back.
+ * - A session or exchange that resumes without saying which config the agent
+ *   runs is asked for full state, and the target is re-sent unless that
+ *   report says the agent has it.
+ * - Pushes: a new target reaches a collector's open sessions at once
+ *   (`pushConfig`), a rotated token its enrollment sessions (`pushSettings`);
+ *   HTTP agents get both in the reply to their next poll.
+ */
+import type { Logger } from "pino";
+import { SYSTEM_ACTOR } from "../audit/audit.ts";
+import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
+import type { Presence } from "../collectors/presence.ts";
+import { UnauthenticatedError } from "../errors.ts";
+import {
+  AgentCapabilities,
+  RemoteConfigStatuses,
+  ServerToAgentFlags,
+  type AgentToServer,
+  type ConnectionSettingsOffers,
+  type ServerToAgent,
+} from "../gen/opamp/v1/opamp_pb.ts";
+import type { Rollouts } from "../rollout/rollout.ts";
+import { Refused, type Credential } from "./credential.ts";
+import { attributes, Identity, type IdentityDeps } from "./identity.ts";
+import type { Instance, Session, Sessions } from "./sessions.ts";
+import { ConnectionSettings, DEFAULT_HEARTBEAT_SECONDS, has, type SettingsDeps } from "./settings.ts";
+import { encodeServerToAgent, frame, RemoteConfigCache, SERVER_CAPABILITIES, serverToAgent } from "./wire.ts";
+
+/** The longest observed HTTP polling interval presence waits on (three of them before offline). */
+const MAX_POLL_SECONDS = 3600;
+const REPORT_FULL_STATE = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportFullState);
+
+export type HandlerDeps = IdentityDeps &
+  SettingsDeps & {
+    collectors: Pick<Collectors, "reportVersion">;
+    rollouts: Pick<Rollouts, "target" | "delivered" | "fetched" | "report" | "setEffective" | "redact">;
+    presence: Pick<Presence, "seen" | "gone">;
+  };
+
+export interface HandlerOptions {
+  /** Overrides `opamp.heartbeatSeconds`; unset there too, each agent keeps its own interval. */
+  heartbeatSeconds?: number;
+}
+
+/** A ServerToAgent, and the shared encoded remote config to splice into it (encodeServerToAgent). */
+export interface Answer {
+  reply: ServerToAgent;
+  remoteConfig?: Uint8Array;
+}
+
+export class MessageHandler {
+  private readonly identity: Identity;
+  readonly settings: ConnectionSettings;
+  private readonly configs = new RemoteConfigCache();
+
+  constructor(
+    private readonly deps: HandlerDeps,
+    private readonly sessions: Sessions,
+    options: HandlerOptions = {},
+  ) {
+    this.identity = new Identity(deps);
+    this.settings = new ConnectionSettings(deps, options.heartbeatSeconds);
+  }
+
+  /**
+   * Handles one AgentToServer and builds the reply (remote config as shared
+   * encoded bytes). `session` is the WebSocket session it came over; null for
+   * an HTTP exchange.
+   */
+  async receive(credential: Credential, message: AgentToServer, session: Session | null, log: Logger): Promise<Answer> {
+    if (message.instanceUid.length === 0 || message.instanceUid.length > 32) {
+      throw new Refused(400, "bad_request", "instance_uid must be 1 to 32 bytes (16 for a UUID).");
+    }
+    const uid = Buffer.from(message.instanceUid).toString("hex");
+    if (session?.instance && session.instance.uid !== uid) {
+      throw new UnauthenticatedError("One OpAMP session speaks for one instance_uid.");
+    }
+    let instance = session?.instance ?? null;
+    let fullState = false;
+    const newSession = session !== null && session.instance === null;
+    if (instance === null) {
+      // Each HTTP request and each new session proves its credential for this instance.
+      const cached = this.sessions.instance(uid);
+      const collectorId =
+        credential.kind === "collector" && cached?.collectorId === credential.collectorId
+          ? cached.collectorId
+          : await this.identity.resolve(credential, uid, message.agentDescription);
+      if (cached && cached.collectorId === collectorId) {
+        instance = cached;
+        fullState = isGap(cached, message);
+      } else {
+        // Unknown here (new, or this server restarted): ask for everything unless this is it.
+        fullState = !message.agentDescription;
+        instance = {
+          uid,
+          collectorId,
+          lastSeq: message.sequenceNum,
+          capabilities: message.capabilities,
+          reportedHash: null,
+          sentHash: null,
+          sentSettings: null,
+          healthy: undefined,
+          healthError: null,
+          configError: null,
+          session: null,
+          seenAt: 0,
+          pollSeconds: DEFAULT_HEARTBEAT_SECONDS,
+          awaitingReport: false,
+        };
+        this.sessions.remember(instance);
+      }
+    } else {
+      fullState = isGap(instance, message);
+    }
+    if (session && !session.instance) {
+      this.sessions.attach(session, instance);
+      // Deleting the collector the session turned out to be ends it too.
+      session.hold?.standOn(`${COLLECTORS}/${instance.collectorId}`);
+    }
+    instance.lastSeq = message.sequenceNum;
+    instance.capabilities = message.capabilities;
+    const now = Date.now();
+    const gap = Math.round((now - instance.seenAt) / 1000);
+    if (instance.session === null && instance.seenAt > 0 && gap >= DEFAULT_HEARTBEAT_SECONDS) instance.pollSeconds = Math.min(gap, MAX_POLL_SECONDS);
+    instance.seenAt = now;
+    const collectorId = instance.collectorId;
+    if (message.agentDescription) {
+      // A full report: the agent may have restarted and lost what it was sent.
+      instance.sentHash = null;
+      instance.sentSettings = null;
+      const version = attributes(message.agentDescription).get("service.version")?.trim().slice(0, 64);
+      if (version) background(log, this.deps.collectors.reportVersion(SYSTEM_ACTOR, collectorId, version));
+    }
+    instance.awaitingReport = false;
+    const status = message.remoteConfigStatus;
+    const reportsConfig =
+      status !== undefined && status.lastRemoteConfigHash.length > 0 && status.status !== RemoteConfigStatuses.RemoteConfigStatuses_UNSET;
+    if ((newSession || fullState || message.agentDescription) && !reportsConfig) {
+      // It resumes (a new session, a gap, a restart here or there) without saying which config it runs
+      // (no status, or an UNSET one with no hash, as a freshly started client sends):
+      // unknown, whatever was reported or sent before. Without a full report either, ask for one and
+      // decide after it (opamp-go's first message on a redial carries neither).
+      instance.reportedHash = null;
+      instance.sentHash = null;
+      if (!message.agentDescription) {
+        fullState = true;
+        instance.awaitingReport = true;
+      }
+    }
+
+    // The agent's own messages may quote its config, secrets too: redacted before presence or the rollout keeps them.
+    if (message.health) {
+      instance.healthy = message.health.healthy;
+      instance.healthError = message.health.lastError ? await this.deps.rollouts.redact(collectorId, message.health.lastError) : null;
+    }
+    if (reportsConfig) {
+      const hash = Buffer.from(status.lastRemoteConfigHash).toString("hex");
+      instance.reportedHash = hash;
+      const state =
+        status.status === RemoteConfigStatuses.RemoteConfigStatuses_APPLIED ? "applied"
+        : status.status === RemoteConfigStatuses.RemoteConfigStatuses_APPLYING ? "applying"
+        : "failed";
+      const error = state === "failed" && status.errorMessage ? await this.deps.rollouts.redact(collectorId, status.errorMessage) : "";
+      instance.configError = state === "failed" ? error || "the collector could not apply the config" : state === "applied" ? null : instance.configError;
+      background(log, this.deps.rollouts.report(collectorId, { hash, state, ...(state === "failed" ? { error } : {}) }));
+    }
+    if (message.effectiveConfig?.configMap) {
+      const files = Object.entries(message.effectiveConfig.configMap.configMap).map(([name, file]) => ({
+        name,
+        contentType: file.contentType,
+        body: new TextDecoder().decode(file.body),
+      }));
+      background(log, this.deps.rollouts.setEffective(collectorId, files));
+    }
+    if (message.agentDisconnect) {
+      background(log, this.deps.presence.gone(collectorId));
+    } else {
+      // The operator's interval when offered; an HTTP agent's own cadence otherwise; opamp-go's default on WebSocket.
+      const offered = has(instance.capabilities, AgentCapabilities.AgentCapabilities_ReportsHeartbeat) ? this.settings.offeredHeartbeat : null;
+      const interval = offered ?? (instance.session === null ? instance.pollSeconds : DEFAULT_HEARTBEAT_SECONDS);
+      background(
+        log,
+        this.deps.presence.seen(collectorId, {
+          channel: "opamp",
+          intervalSeconds: interval,
+          acceptsRemoteConfig: has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig),
+          ...(instance.healthy !== undefined ? { healthy: instance.healthy } : {}),
+          error: instance.configError ?? instance.healthError,
+        }),
+      );
+    }
+
+    const reply = serverToAgent({
+      instanceUid: message.instanceUid,
+      capabilities: SERVER_CAPABILITIES,
+      flags: fullState ? REPORT_FULL_STATE : 0n,
+    });
+    const settings = await this.settings.offer(instance, credential);
+    if (settings) reply.connectionSettings = settings;
+    return { reply, remoteConfig: await this.remoteConfigFor(instance, log) };
+  }
+
+  /**
+   * The encoded AgentRemoteConfig when the agent takes remote config and runs
+   * (or was sent) another hash: the delivered body, secrets in, under the hash
+   * of the redacted rendering. None while a secret it names cannot be opened
+   * (the rollout records and logs that); a later message tries again.
+   */
+  private async remoteConfigFor(instance: Instance, log: Logger): Promise<Uint8Array | undefined> {
+    if (instance.awaitingReport || !has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig)) return undefined;
+    const target = await this.deps.rollouts.target(instance.collectorId);
+    if (!target) return undefined;
+    const hash = target.rendered.hash;
+    if (hash === instance.reportedHash || hash === instance.sentHash) return undefined;
+    // Claimed before the vault is read, so a push and a reply in between do not both send it.
+    instance.sentHash = hash;
+    const body = await this.deps.rollouts.delivered(instance.collectorId, target.rendered);
+    if (body === null) {
+      if (instance.sentHash === hash) instance.sentHash = null;
+      return undefined;
+    }
+    background(log, this.deps.rollouts.fetched(instance.collectorId, hash));
+    return this.configs.get(hash, body, yamlType(target.rendered.contentType));
+  }
+
+  /** Sends a collector's connected sessions its new target, if they have not got it. */
+  async pushConfig(collectorId: string): Promise<void> {
+    for (const instance of this.sessions.connected(collectorId)) {
+      const session = instance.session;
+      if (!session || session.hold?.ended) continue;
+      try {
+        const remoteConfig = await this.remoteConfigFor(instance, this.deps.logger);
+        if (!remoteConfig || instance.session !== session) continue;
+        const reply = serverToAgent({ instanceUid: Buffer.from(instance.uid, "hex"), capabilities: SERVER_CAPABILITIES });
+        session.connection.send(frame(encodeServerToAgent(reply, remoteConfig)));
+      } catch (error) {
+        this.deps.logger.warn({ err: error, collectorId }, "opamp: pushing the config failed");
+      }
+    }
+  }
+
+  /**
+   * Sends a collector's connected sessions new connection settings (its token
+   * was rotated): those opened with an enrollment token that is still valid
+   * get the new token; those opened with the old token are closed instead.
+   */
+  async pushSettings(collectorId: string): Promise<void> {
+    for (const instance of [...this.sessions.connected(collectorId)]) {
+      const session = instance.session;
+      if (!session) continue;
+      if (session.closed || session.hold?.ended) continue;
+      let settings: ConnectionSettingsOffers | undefined;
+      try {
+        settings = await this.settings.offer(instance, session.credential);
+      } catch (error) {
+        if (error instanceof Refused) this.sessions.refuse(session, 1008, error.message);
+        else this.deps.logger.warn({ err: error, collectorId }, "opamp: pushing connection settings failed");
+        continue;
+      }
+      if (!settings || instance.session !== session || session.closed) continue;
+      const reply = serverToAgent({ instanceUid: Buffer.from(instance.uid, "hex"), capabilities: SERVER_CAPABILITIES, connectionSettings: settings });
+      session.connection.send(frame(encodeServerToAgent(reply)));
+    }
+  }
+}
+
+/** A sequence_num that does not follow the last one, on a message that is not itself a full report. */
+function isGap(instance: Instance, message: AgentToServer): boolean {
+  return message.sequenceNum !== instance.lastSeq + 1n && !message.agentDescription;
+}
+
+function background(log: Logger, work: Promise<unknown>): void {
+  work.catch((error) => log.warn({ err: error }, "opamp: background update failed"));
+}
+
+function yamlType(contentType: string): string {
+  return /ya?ml/i.test(contentType) ? "text/yaml" : contentType;
+}
