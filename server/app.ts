@@ -117,6 +117,15 @@ export function gitDirFor(config: ServerConfig): string {
   return join(dirname(config.storage.boltPath), "config.git");
 }
 
+/**
+ * The configuration store: its git history beside the state file (embedded), or in the external store,
+ * which keeps it itself so every replica serves it (docs/architecture.md "High availability").
+ */
+export async function openConfigStore(store: Store, gitdir: string): Promise<ConfigStore> {
+  const repo = store.backend === "embedded" ? await ConfigRepo.open(gitdir) : ConfigRepo.inStore(store);
+  return new ConfigStore(store, repo);
+}
+
 export async function createApp(
   config: ServerConfig,
   store: Store,
@@ -126,9 +135,7 @@ export async function createApp(
 ): Promise<App> {
   const collectors = new Collectors(store);
   const collectorTokens = new CollectorTokens(store, collectors, secrets);
-  // External stores keep the history themselves, so every replica serves it (docs/architecture.md "High availability").
-  const repo = store.backend === "embedded" ? await ConfigRepo.open(gitdir) : ConfigRepo.inStore(store);
-  const configStore = new ConfigStore(store, repo);
+  const configStore = await openConfigStore(store, gitdir);
   const hostPaths = new HostPaths(config.sources.hostPaths);
   const vault = new SecretVault(store, secrets);
   const rollouts = new Rollouts(store, configStore, collectors, vault, logger);

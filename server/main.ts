@@ -11,13 +11,12 @@ import { Command } from "commander";
 import { existsSync } from "node:fs";
 import { userInfo } from "node:os";
 import pino from "pino";
-import { createApp, gitDirFor, secretsFor } from "./app.ts";
+import { createApp, gitDirFor, openConfigStore, secretsFor } from "./app.ts";
 import { redactUri } from "./config/database-uri.ts";
 import type { ConfigKey } from "./config/keys.ts";
 import { listenFallbackUrl } from "./config/external-url.ts";
 import { ConfigError, loadConfig, type ServerConfig } from "./config/load.ts";
 import type { Actor } from "./audit/audit.ts";
-import { ConfigStore } from "./configstore/configstore.ts";
 import { dropKeptRef, PlaintextInWorktreeError, purgeSecrets } from "./configstore/purge.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
 import { migrate, sealedKeys } from "./migrate.ts";
@@ -319,12 +318,6 @@ async function rotateKeyCommand(options: { config?: string; newKeyFile?: string 
   }
 }
 
-/** The configuration store of a maintenance command: the history beside the state file, or in the external store. */
-async function openConfig(config: ServerConfig, store: Store): Promise<ConfigStore> {
-  const repo = store.backend === "embedded" ? await ConfigRepo.open(gitDirFor(config)) : ConfigRepo.inStore(store);
-  return new ConfigStore(store, repo);
-}
-
 /** `svc-server history purge-secrets`: see server/configstore/purge.ts. */
 async function purgeSecretsCommand(options: { config?: string }): Promise<void> {
   const config = readConfig(options.config);
@@ -335,7 +328,7 @@ async function purgeSecretsCommand(options: { config?: string }): Promise<void> 
     fail(`${(error as Error).message} (secrets.keyFile, secrets.key)`, 1);
   }
   const store = await openStoreNow(config);
-  const configStore = await openConfig(config, store);
+  const configStore = await openConfigStore(store, gitDirFor(config));
   try {
     const outcome = await purgeSecrets(configStore, store, new SecretVault(store, secrets), cliActor());
     if (outcome === null) {
@@ -361,7 +354,7 @@ async function purgeSecretsCommand(options: { config?: string }): Promise<void> 
 async function dropRefCommand(ref: string, options: { config?: string }): Promise<void> {
   const config = readConfig(options.config);
   const store = await openStoreNow(config);
-  const configStore = await openConfig(config, store);
+  const configStore = await openConfigStore(store, gitDirFor(config));
   try {
     const kept = await configStore.repo.keptRefs();
     if (!kept.has(ref)) {
@@ -381,7 +374,7 @@ async function dropRefCommand(ref: string, options: { config?: string }): Promis
 async function refsCommand(options: { config?: string }): Promise<void> {
   const config = readConfig(options.config);
   const store = await openStoreNow(config);
-  const configStore = await openConfig(config, store);
+  const configStore = await openConfigStore(store, gitDirFor(config));
   try {
     for (const [name, commit] of await configStore.repo.keptRefs()) say(`${commit} ${name}`);
   } finally {
