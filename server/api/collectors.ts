@@ -5,7 +5,8 @@ import { COLLECTOR_STATUSES, MANAGEMENT_MODES } from "../collectors/collectors.t
 import { RUNTIME_OF } from "../collectors/runtime.ts";
 import { ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import { decodeCursor, encodeCursor, NextCursor, PageQuery, StringMap } from "../http/schemas.ts";
+import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
+import { StringMap } from "../lib/schemas.ts";
 
 const Name = Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", errorMessage: "must be a non-blank string of at most 200 characters" });
 const Environment = Type.Union([Type.String({ maxLength: 200 }), Type.Null()]);

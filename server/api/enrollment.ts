@@ -15,7 +15,8 @@ import { COLLECTORS_DIR, hasCollectorMirror } from "../enrollment/downloads.ts";
 import { ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import { DateTime, decodeCursor, encodeCursor, IdParam, NextCursor, Nullable, PageQuery } from "../http/schemas.ts";
+import { decodeCursor, encodeCursor, IdParam, NextCursor, PageQuery } from "../http/schemas.ts";
+import { DateTime, Nullable } from "../lib/schemas.ts";
 import { Mode } from "./collectors.ts";
 
 const Kind = Type.Union(ENROLLMENT_KINDS.map((k) => Type.Literal(k)), { errorMessage: `must be one of ${ENROLLMENT_KINDS.join(", ")}` });

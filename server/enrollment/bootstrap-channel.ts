@@ -8,7 +8,7 @@
  */
 import { bearerToken, tokenKind } from "../auth/tokens.ts";
 import { AppError, NotFoundError, UnauthenticatedError, ValidationError } from "../errors.ts";
-import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
+import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
 import { agentConfigFile, bootstrapFiles, collectorUrl, type BootstrapFile } from "./bootstrap.ts";
 import type { Enrollment } from "./enrollment.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";

@@ -71,8 +71,8 @@ import {
   type ConnectionSettingsOffers,
   type ServerToAgent,
 } from "../gen/opamp/v1/opamp_pb.ts";
-import { acceptsEncoding } from "../http/accept-encoding.ts";
-import { sendBounded, transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
+import { acceptsEncoding } from "../lib/accept-encoding.ts";
+import { sendBounded, transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../channel/channel.ts";
 import { encodeServerToAgent, frame, PROTOBUF, readProtobufBody, RemoteConfigCache, serverToAgent, unframe } from "./wire.ts";
 
 export const OPAMP_PATH = "/v1/opamp";

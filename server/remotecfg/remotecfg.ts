@@ -39,7 +39,7 @@ import {
   type GetConfigResponse,
   type RegisterCollectorRequest,
 } from "../gen/collector/v1/collector_pb.ts";
-import { transportAllowed, type Channel, type ChannelHealth, type ChannelRequest } from "../http/channel.ts";
+import { transportAllowed, type Channel, type ChannelHealth, type ChannelRequest } from "../channel/channel.ts";
 import type { ConfigReport, ConfigState, EffectiveConfig } from "../rollout/rollout.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import { compressionGzip, connectErrorResponse, readConnectBody, retryableRefusals, UnaryFetchRouter } from "./fetch-adapter.ts";

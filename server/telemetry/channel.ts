@@ -16,8 +16,8 @@
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
 import type { App } from "../app.ts";
 import { bearerToken } from "../auth/tokens.ts";
-import { readEncodedBytes } from "../http/body.ts";
-import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
+import { readEncodedBytes } from "../lib/body.ts";
+import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
 import { AppError } from "../errors.ts";
 import { ExportMetricsServiceResponseSchema } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
 import { decodeJson, encodingOf, ingestMessage, ingestProtobuf, type Encoding } from "./intake.ts";
