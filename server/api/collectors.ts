@@ -1,8 +1,8 @@
 /** REST: /collectors — the registry of managed collectors. */
 import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
-import { COLLECTOR_STATUSES, MANAGEMENT_MODES } from "../collectors/collectors.ts";
-import { RUNTIME_OF } from "../collectors/runtime.ts";
+import { MANAGEMENT_MODES, RUNTIME_OF } from "../../shared/vocabulary.ts";
+import { COLLECTOR_STATUSES } from "../collectors/collectors.ts";
 import { ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";

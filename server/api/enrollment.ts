@@ -6,11 +6,12 @@
  * viewer must not be able to enroll collectors or rotate a live one's token.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { RUNTIME_OF, RUNTIMES, type Runtime } from "../../shared/vocabulary.ts";
 import type { App } from "../app.ts";
 import type { Principal } from "../auth/service-accounts.ts";
 import { tokenKind } from "../auth/tokens.ts";
 import type { Collector } from "../collectors/collectors.ts";
-import { bootstrapFiles, collectorUrl, installSnippet, RUNTIME_OF, RUNTIMES, type Runtime } from "../enrollment/bootstrap.ts";
+import { bootstrapFiles, collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
 import { COLLECTORS_DIR, hasCollectorMirror } from "../enrollment/downloads.ts";
 import { ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
 import { ConflictError, ValidationError } from "../errors.ts";

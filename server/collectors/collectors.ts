@@ -3,6 +3,7 @@
  * collector's first contact), their labels, and their status as reported by
  * the control channels. Every change is audited with the write itself.
  */
+import type { ControlChannel, ManagementMode } from "../../shared/vocabulary.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import type { Doc, Store } from "../store/store.ts";
@@ -10,16 +11,13 @@ import { RecordView } from "../store/view.ts";
 import { compileFilter } from "./filter.ts";
 import { VERSION_TAG } from "./runtime.ts";
 
-export const MANAGEMENT_MODES = ["opamp", "rcfg-remotecfg"] as const;
-export type ManagementMode = (typeof MANAGEMENT_MODES)[number];
-
 /** DESIGN.md §5: pending (never connected) → online ⇄ degraded → offline. */
 export const COLLECTOR_STATUSES = ["pending", "online", "degraded", "offline"] as const;
 export type CollectorStatus = (typeof COLLECTOR_STATUSES)[number];
 
 /** What the control channel last said about a connected collector. */
 export interface CollectorHealth {
-  channel: "opamp" | "remotecfg";
+  channel: ControlChannel;
   /** Seconds between contacts the collector promised (OpAMP heartbeat or poll interval); offline after 3×. */
   intervalSeconds: number;
   /** The collector's own health report; null when its channel does not carry one. */

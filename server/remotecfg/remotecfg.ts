@@ -27,6 +27,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createConnectRouter, createContextKey } from "@connectrpc/connect";
 import { createHash } from "node:crypto";
+import { CHANNEL_OF } from "../../shared/vocabulary.ts";
 import type { App } from "../app.ts";
 import { bearerToken } from "../auth/tokens.ts";
 import { InsufficientStorageError, NotFoundError } from "../errors.ts";
@@ -240,7 +241,7 @@ export class RemoteConfigService {
       if (error instanceof NotFoundError) throw unauthenticated("the collector of this token no longer exists");
       throw error;
     });
-    if (collector.managementMode !== "rcfg-remotecfg") {
+    if (CHANNEL_OF[collector.managementMode] !== "remotecfg") {
       throw new ConnectError(
         `collector ${id} is managed over OpAMP (managementMode ${collector.managementMode}); set managementMode rcfg-remotecfg to serve it remote config`,
         Code.FailedPrecondition,
