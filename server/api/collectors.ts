@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { MANAGEMENT_MODES, RUNTIME_OF } from "../../shared/vocabulary.ts";
 import { COLLECTOR_STATUSES } from "../collectors/collectors.ts";
+import { compileFilter } from "../collectors/filter.ts";
 import { ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
@@ -98,7 +99,7 @@ export function collectorRoutes(app: App): Route[] {
       response: Type.Object({ items: Type.Array(Collector), nextCursor: NextCursor }),
       handler: async ({ query }) => {
         const { limit = 100, cursor, tag, ...rest } = query;
-        const page = await app.collectors.list({ ...rest, tags: tag }, limit, decodeCursor(cursor));
+        const page = await app.collectors.list(compileFilter({ ...rest, tags: tag }), limit, decodeCursor(cursor));
         return { items: page.items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
       },
     }),

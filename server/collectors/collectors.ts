@@ -8,7 +8,6 @@ import { auditEntry, type Actor } from "../audit/audit.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import type { Doc, Store } from "../store/store.ts";
 import { RecordView } from "../store/view.ts";
-import { compileFilter } from "./filter.ts";
 import { VERSION_TAG } from "./runtime.ts";
 
 /** DESIGN.md §5: pending (never connected) → online ⇄ degraded → offline. */
@@ -54,16 +53,6 @@ export interface NewCollector {
 }
 
 export type CollectorPatch = Partial<Pick<Collector, "name" | "environment" | "managementMode" | "tags">>;
-
-export interface CollectorFilter {
-  /** Each `key:value` must match a tag exactly; a bare `key` only needs the tag to exist. */
-  tags?: string[];
-  status?: CollectorStatus;
-  environment?: string;
-  managementMode?: ManagementMode;
-  /** Case-insensitive substring of name, id or environment. */
-  q?: string;
-}
 
 export interface Page<T> {
   items: T[];
@@ -161,10 +150,13 @@ export class Collectors {
     this.view.remove(id);
   }
 
-  /** One page in id (creation) order; `after` is the last id of the previous page. */
-  async list(filter: CollectorFilter, limit: number, after?: string): Promise<Page<Collector>> {
+  /**
+   * One page in id (creation) order of the collectors that `matches` (filter.ts's
+   * compileFilter); `after` is the last id of the previous page.
+   */
+  async list(matches: (collector: Collector) => boolean, limit: number, after?: string): Promise<Page<Collector>> {
     await this.view.ready();
-    return this.view.page(compileFilter(filter), limit, after);
+    return this.view.page(matches, limit, after);
   }
 
   /** Every collector, in id order. */
