@@ -3,6 +3,7 @@
  * by the server's `/v1/agent` channel. Types only: importing this file costs
  * the compiled binary nothing.
  */
+import type { Runtime } from "../shared/vocabulary.ts";
 
 /** Keys under `browse` (spec "Agent log browsing"), defaults applied. */
 export interface BrowseConfig {
@@ -16,7 +17,8 @@ export interface BrowseConfig {
   maxSampleBytes: number;
 }
 
-export type CollectorType = "otelcol" | "alloy";
+/** The wire name of what a collector runs. */
+export type CollectorType = Runtime;
 
 /** One managed collector as configured (`collector` or an entry of `collectors[]`), defaults applied. */
 export interface CollectorConfig {

@@ -16,7 +16,7 @@ import { Presence } from "./collectors/presence.ts";
 import { CollectorTokens } from "./collectors/tokens.ts";
 import { collectorChannels } from "./channels.ts";
 import { EventHub } from "./events/events.ts";
-import type { Channel } from "./http/channel.ts";
+import type { Channel } from "./channel/channel.ts";
 import type { ServerConfig } from "./config/load.ts";
 import { Activations } from "./configstore/activations.ts";
 import { HostPaths } from "./catalog/hostpaths.ts";

@@ -1,6 +1,6 @@
 /** The collector and agent channels the edge serves beside the REST API (docs/architecture.md "Channels"), and what install.sh fetches. */
 import type { App } from "./app.ts";
-import type { Channel } from "./http/channel.ts";
+import type { Channel } from "./channel/channel.ts";
 import { BootstrapChannel } from "./enrollment/bootstrap-channel.ts";
 import { DownloadsChannel } from "./enrollment/downloads.ts";
 import { OpampChannel } from "./opamp/channel.ts";

@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import { userInfo } from "node:os";
 import pino from "pino";
 import { apiRoutes } from "./api/index.ts";
+import { storageStatus } from "./api/system.ts";
 import { createApp, gitDirFor, secretsFor, VERSION } from "./app.ts";
 import { startAuditRetention } from "./audit/retention.ts";
 import { redactUri } from "./config/database-uri.ts";
@@ -151,7 +152,7 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   }
   let http;
   try {
-    http = startHttpServer(app, apiRoutes(app));
+    http = startHttpServer(app, apiRoutes(app), () => storageStatus(app));
   } catch (error) {
     await store.close();
     fail(`cannot listen on ${config.listen.host}:${config.listen.port} (listen): ${(error as Error).message}`, 1);

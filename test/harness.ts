@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { apiRoutes } from "../server/api/index.ts";
+import { storageStatus } from "../server/api/system.ts";
 import { createApp, type App } from "../server/app.ts";
 import { loadConfig, type ServerConfig } from "../server/config/load.ts";
 import { startHttpServer, type HttpServer } from "../server/http/server.ts";
@@ -42,7 +43,7 @@ export async function startTestServer(
   const store = await openStore(config);
   const app = await createApp(config, store, pino({ level: "silent" }));
   const adminToken = (await app.accounts.bootstrapAdmin(config.bootstrap.adminToken))!;
-  const http = startHttpServer(app, apiRoutes(app));
+  const http = startHttpServer(app, apiRoutes(app), () => storageStatus(app));
   http.markStarted();
   const base = http.url.origin;
   let uiAdmin: Promise<{ username: string; password: string }> | undefined;

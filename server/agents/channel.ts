@@ -21,10 +21,10 @@ import type { AgentErrorCode, ServerMessage, ServerRequest } from "../../agent/t
 import { ENDED, tokenDoc, type LiveCredentials, type LiveHold } from "../auth/live.ts";
 import { tokenKind } from "../auth/tokens.ts";
 import { AppError, UnauthenticatedError } from "../errors.ts";
-import { assertJsonDepth } from "../http/body.ts";
-import { channelCredential } from "../http/channel-credential.ts";
-import { sendBounded, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
-import { validate } from "../http/validate.ts";
+import { assertJsonDepth } from "../lib/body.ts";
+import { channelCredential } from "../channel/credential.ts";
+import { sendBounded, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../channel/channel.ts";
+import { validate } from "../lib/validate.ts";
 import { AGENTS, type Agents } from "./registry.ts";
 import { AGENT_ID, DiscoverySchema, HelloSchema, ResponseSchema } from "./schemas.ts";
 

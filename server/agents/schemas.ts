@@ -6,7 +6,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import type { BrowseListing, BrowseSample, DiscoveryReport, HostFacts } from "../../agent/types.ts";
-import { Nullable } from "../http/schemas.ts";
+import { Nullable } from "../lib/schemas.ts";
 
 const Str = (maxLength = 256) => Type.String({ maxLength });
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });

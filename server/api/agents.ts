@@ -12,8 +12,9 @@ import { BrowseListingSchema, BrowseSampleSchema, BrowseSummarySchema, Discovery
 import { AppError, ValidationError } from "../errors.ts";
 import { collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
 import { route, type Route } from "../http/route.ts";
-import { validate } from "../http/validate.ts";
-import { DateTime, decodeCursor, encodeCursor, NextCursor, Nullable, PageQuery } from "../http/schemas.ts";
+import { validate } from "../lib/validate.ts";
+import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
+import { DateTime, Nullable } from "../lib/schemas.ts";
 
 const Status = Type.Union(AGENT_STATUSES.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${AGENT_STATUSES.join(", ")}` });
 const Path = Type.String({ minLength: 1, maxLength: 4096, description: "An absolute path on the agent's host." });

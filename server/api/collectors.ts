@@ -1,11 +1,13 @@
 /** REST: /collectors — the registry of managed collectors. */
 import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
-import { COLLECTOR_STATUSES, MANAGEMENT_MODES } from "../collectors/collectors.ts";
-import { RUNTIME_OF } from "../collectors/runtime.ts";
+import { MANAGEMENT_MODES, RUNTIME_OF } from "../../shared/vocabulary.ts";
+import { COLLECTOR_STATUSES } from "../collectors/collectors.ts";
+import { compileFilter } from "../collectors/filter.ts";
 import { ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import { decodeCursor, encodeCursor, NextCursor, PageQuery, StringMap } from "../http/schemas.ts";
+import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
+import { StringMap } from "../lib/schemas.ts";
 
 const Name = Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", errorMessage: "must be a non-blank string of at most 200 characters" });
 const Environment = Type.Union([Type.String({ maxLength: 200 }), Type.Null()]);
@@ -97,7 +99,7 @@ export function collectorRoutes(app: App): Route[] {
       response: Type.Object({ items: Type.Array(Collector), nextCursor: NextCursor }),
       handler: async ({ query }) => {
         const { limit = 100, cursor, tag, ...rest } = query;
-        const page = await app.collectors.list({ ...rest, tags: tag }, limit, decodeCursor(cursor));
+        const page = await app.collectors.list(compileFilter({ ...rest, tags: tag }), limit, decodeCursor(cursor));
         return { items: page.items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
       },
     }),

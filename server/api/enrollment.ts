@@ -6,16 +6,18 @@
  * viewer must not be able to enroll collectors or rotate a live one's token.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { RUNTIME_OF, RUNTIMES, type Runtime } from "../../shared/vocabulary.ts";
 import type { App } from "../app.ts";
 import type { Principal } from "../auth/service-accounts.ts";
 import { tokenKind } from "../auth/tokens.ts";
 import type { Collector } from "../collectors/collectors.ts";
-import { bootstrapFiles, collectorUrl, installSnippet, RUNTIME_OF, RUNTIMES, type Runtime } from "../enrollment/bootstrap.ts";
+import { bootstrapFiles, collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
 import { COLLECTORS_DIR, hasCollectorMirror } from "../enrollment/downloads.ts";
 import { ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import { DateTime, decodeCursor, encodeCursor, IdParam, NextCursor, Nullable, PageQuery } from "../http/schemas.ts";
+import { decodeCursor, encodeCursor, IdParam, NextCursor, PageQuery } from "../http/schemas.ts";
+import { DateTime, Nullable } from "../lib/schemas.ts";
 import { Mode } from "./collectors.ts";
 
 const Kind = Type.Union(ENROLLMENT_KINDS.map((k) => Type.Literal(k)), { errorMessage: `must be one of ${ENROLLMENT_KINDS.join(", ")}` });

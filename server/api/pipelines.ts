@@ -1,5 +1,6 @@
 /** REST: /pipelines — graphs of sources, processors and destinations, their preview and dry-run. */
 import { Type } from "@sinclair/typebox";
+import { RUNTIMES } from "../../shared/vocabulary.ts";
 import type { App } from "../app.ts";
 import { processorChain, validateTopology } from "../configstore/topology.ts";
 import { route, type Route } from "../http/route.ts";
@@ -56,7 +57,7 @@ const DryRunResult = Type.Object({
   ),
 });
 
-const Runtime = Type.Union([Type.Literal("otelcol"), Type.Literal("alloy")], { default: "otelcol" });
+const Runtime = Type.Union(RUNTIMES.map((r) => Type.Literal(r)), { default: "otelcol" });
 
 export function pipelineRoutes(app: App): Route[] {
   return [

@@ -10,7 +10,7 @@ import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { sessionClearCookie, sessionCookie, sessionSetCookie } from "../auth/sessions.ts";
 import { MAX_PASSWORD_LENGTH, type LoggedIn } from "../auth/users.ts";
-import { json } from "../http/respond.ts";
+import { json } from "../lib/respond.ts";
 import { route, type Route } from "../http/route.ts";
 import { User } from "./users.ts";
 

@@ -17,7 +17,7 @@ import { randomBytes } from "node:crypto";
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { RateLimit } from "../config/load.ts";
 import { AppError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError, ValidationError } from "../errors.ts";
-import { RateLimiter } from "../http/ratelimit.ts";
+import { RateLimiter } from "../lib/ratelimit.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import { PasswordGate } from "./password-gate.ts";
 import { missingScope, ROLES, type Role, type Scope } from "./scopes.ts";

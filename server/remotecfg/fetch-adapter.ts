@@ -12,7 +12,7 @@ import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol
 import { gunzip, gzip } from "node:zlib";
 import { promisify } from "node:util";
 import { AppError, PayloadTooLargeError } from "../errors.ts";
-import { readBytes } from "../http/body.ts";
+import { readBytes } from "../lib/body.ts";
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);

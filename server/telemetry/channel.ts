@@ -15,9 +15,9 @@
  */
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
 import type { App } from "../app.ts";
-import { readEncodedBytes } from "../http/body.ts";
-import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
-import { channelCredential } from "../http/channel-credential.ts";
+import { readEncodedBytes } from "../lib/body.ts";
+import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
+import { channelCredential } from "../channel/credential.ts";
 import { AppError } from "../errors.ts";
 import { ExportMetricsServiceResponseSchema } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
 import { decodeJson, encodingOf, ingestMessage, ingestProtobuf, type Encoding } from "./intake.ts";

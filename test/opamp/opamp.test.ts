@@ -13,7 +13,7 @@ import pino from "pino";
 import { AgentCapabilities, AgentToServerSchema, ComponentHealthSchema, RemoteConfigStatuses, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { CURRENT_TOKENS } from "../../server/collectors/tokens.ts";
 import { ConflictError } from "../../server/errors.ts";
-import type { ChannelRequest } from "../../server/http/channel.ts";
+import type { ChannelRequest } from "../../server/channel/channel.ts";
 import { OpampChannel } from "../../server/opamp/channel.ts";
 import type { Sessions } from "../../server/opamp/sessions.ts";
 import { KEY_BYTES, Secrets } from "../../server/secrets/secrets.ts";
