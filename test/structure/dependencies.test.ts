@@ -25,7 +25,6 @@ const SCANNED = ["server", "agent", "shared"];
  */
 const ALLOWED: readonly (readonly [from: string, to: string])[] = [
   ["server/channels.ts", "server/app.ts"],
-  ["server/opamp/channel.ts", "server/app.ts"],
   ["server/remotecfg/remotecfg.ts", "server/app.ts"],
   ["server/telemetry/channel.ts", "server/app.ts"],
   ["server/telemetry/index.ts", "server/app.ts"],
