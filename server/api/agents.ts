@@ -8,7 +8,7 @@ import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { AGENT_STATUSES, type AgentRecord } from "../agents/registry.ts";
-import { BrowseListingSchema, BrowseSampleSchema, BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema, RescanResultSchema } from "../agents/schemas.ts";
+import { BrowseListingSchema, BrowseSampleSchema, BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema, RescanResultSchema } from "../../shared/agent-protocol.ts";
 import { AppError, ValidationError } from "../errors.ts";
 import { collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
 import { route, type Route } from "../http/route.ts";

@@ -1,5 +1,5 @@
 /** Schemas shared by many routes: the error shape, pagination, and ids. */
-import { Type, type TSchema } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 
 export const ErrorBody = Type.Object(
   {
@@ -16,10 +16,7 @@ export const IdParam = Type.String({ minLength: 1, maxLength: 200 });
 
 export const DateTime = Type.String({ format: "date-time" });
 
-/** The schema or null. */
-export function Nullable<T extends TSchema>(schema: T) {
-  return Type.Union([schema, Type.Null()]);
-}
+export { Nullable } from "../../shared/schema.ts";
 
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: "Page size (1–1000)." })),

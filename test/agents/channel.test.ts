@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { AgentChannel as RealAgentChannel } from "../../agent/channel.ts";
 import { CredentialFile } from "../../agent/credential.ts";
 import type { Logger } from "../../agent/log.ts";
-import type { AgentMessage, DiscoveryReport, HostFacts, ServerMessage } from "../../agent/types.ts";
+import type { AgentMessage, DiscoveryReport, HostFacts, ServerMessage } from "../../shared/agent-protocol.ts";
 import { AGENTS } from "../../server/agents/registry.ts";
 import { hashToken } from "../../server/auth/tokens.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
