@@ -5,6 +5,8 @@
  */
 import { Type, type TSchema } from "@sinclair/typebox";
 
+export const DateTime = Type.String({ format: "date-time" });
+
 /** The schema or null. */
 export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);

@@ -24,10 +24,9 @@ import { Coalescer } from "../store/coalesce.ts";
 import { scan } from "../store/scan.ts";
 import type { Store } from "../store/store.ts";
 import type { DiscoveryReport, Hello, HostFacts } from "../../shared/agent-protocol.ts";
+import type { AgentStatus } from "../../shared/agent-status.ts";
 
 export const AGENTS = "agents";
-export const AGENT_STATUSES = ["online", "offline"] as const;
-export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
 export interface AgentRecord {
   id: string;

@@ -14,9 +14,7 @@ export const ErrorBody = Type.Object(
 
 export const IdParam = Type.String({ minLength: 1, maxLength: 200 });
 
-export const DateTime = Type.String({ format: "date-time" });
-
-export { Nullable } from "../../shared/schema.ts";
+export { DateTime, Nullable } from "../../shared/schema.ts";
 
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: "Page size (1–1000)." })),
