@@ -2,6 +2,7 @@
  * Scopes are `<resource>:<action>`; roles are named sets of them. A route
  * declares the one scope it needs; a credential carries a set.
  */
+import type { Role } from "../../shared/roles.ts";
 
 export const SCOPES = [
   "collectors:read",
@@ -30,9 +31,7 @@ export const ROLES = {
   admin: [...SCOPES],
   editor: SCOPES.filter((s) => s !== "users:admin" && s !== "agents:browse" && s !== "sources:hostpaths"),
   viewer: READ_SCOPES,
-} satisfies Record<string, Scope[]>;
-
-export type Role = keyof typeof ROLES;
+} satisfies Record<Role, Scope[]>;
 
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);
