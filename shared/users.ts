@@ -3,7 +3,7 @@
  * for the routes, the OpenAPI document and the UI's session and Users page.
  */
 import { Type, type Static } from "@sinclair/typebox";
-import { USER_ROLES } from "./roles.ts";
+import { USER_ROLES } from "./access.ts";
 
 export const RoleSchema = Type.Union(USER_ROLES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${USER_ROLES.join(", ")}` });
 

@@ -2,28 +2,10 @@
  * Scopes are `<resource>:<action>`; roles are named sets of them. A route
  * declares the one scope it needs; a credential carries a set.
  */
-import type { Role } from "../../shared/roles.ts";
+import { SCOPES, type Role, type Scope } from "../../shared/access.ts";
 
-export const SCOPES = [
-  "collectors:read",
-  "collectors:write",
-  "config:read",
-  "config:write",
-  "config:commit",
-  "config:publish",
-  "tokens:read",
-  "tokens:write",
-  "agents:read",
-  "agents:write",
-  "agents:browse",
-  /** Sources that read host paths outside sources.hostPaths (server/catalog/hostpaths.ts): admin only. */
-  "sources:hostpaths",
-  "health:read",
-  "audit:read",
-  "users:admin",
-] as const;
-
-export type Scope = (typeof SCOPES)[number];
+// The list is declared with the roles in shared/, where the UI reads it too.
+export { SCOPES, type Scope };
 
 const READ_SCOPES: Scope[] = SCOPES.filter((s) => s.endsWith(":read"));
 

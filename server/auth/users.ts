@@ -20,7 +20,7 @@ import { AppError, ConflictError, ForbiddenError, NotFoundError, RateLimitedErro
 import { RateLimiter } from "../http/ratelimit.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import { PasswordGate } from "./password-gate.ts";
-import type { Role } from "../../shared/roles.ts";
+import type { Role } from "../../shared/access.ts";
 import { missingScope, ROLES, type Scope } from "./scopes.ts";
 import type { Principal } from "./service-accounts.ts";
 import { csrfTokenFor, Sessions, SESSIONS, type NewSession } from "./sessions.ts";

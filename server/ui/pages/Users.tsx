@@ -7,7 +7,7 @@
  * plain "admins only" notice and no controls.
  */
 import { useEffect, useState, type FormEvent } from "react";
-import { USER_ROLES, type Role } from "../../../shared/roles.ts";
+import { USER_ROLES, type Role } from "../../../shared/access.ts";
 import type { User } from "../../../shared/users.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
