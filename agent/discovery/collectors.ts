@@ -7,7 +7,8 @@
  */
 import { existsSync } from "node:fs";
 import { basename, extname, join } from "node:path";
-import type { CollectorConfig, CollectorType, DetectedCollector, ServiceFacts } from "../types.ts";
+import type { CollectorConfig, CollectorType, ServiceFacts } from "../types.ts";
+import type { DetectedCollector } from "../../shared/agent-protocol.ts";
 import { type MetricsProbe, probeMetrics } from "./probe.ts";
 
 type ProcessFact = ServiceFacts["processes"][number];

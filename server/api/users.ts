@@ -6,26 +6,12 @@
  */
 import { Type } from "@sinclair/typebox";
 import type { App } from "../app.ts";
-import { USER_ROLES, type LinkDelivery } from "../auth/users.ts";
+import type { LinkDelivery } from "../auth/users.ts";
 import { ConflictError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import type { Mail } from "../mail/mailer.ts";
 import { inviteMail, resetMail } from "../mail/messages.ts";
-
-export const Role = Type.Union(USER_ROLES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${USER_ROLES.join(", ")}` });
-
-export const User = Type.Object(
-  {
-    id: Type.String(),
-    username: Type.String(),
-    email: Type.String(),
-    role: Role,
-    createdAt: Type.String({ format: "date-time" }),
-    createdBy: Type.String(),
-    disabledAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
-  },
-  { title: "User" },
-);
+import { RoleSchema as Role, UserSchema as User } from "../../shared/users.ts";
 
 const Email = Type.String({ maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+$", errorMessage: "must be an e-mail address" });
 

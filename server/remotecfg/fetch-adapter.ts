@@ -89,7 +89,8 @@ export class UnaryFetchRouter {
       ...(contextValues ? { contextValues } : {}),
     };
     const uRes = await handler(uReq);
-    let out: BodyInit | null = null;
+    // Response's own body type, not BodyInit: this file is typechecked without DOM types and, through the browser tests, with them.
+    let out: ConstructorParameters<typeof Response>[0] | null = null;
     if (uRes.body !== undefined) {
       const chunks: Uint8Array[] = [];
       for await (const chunk of uRes.body) chunks.push(chunk);
