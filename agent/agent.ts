@@ -12,7 +12,8 @@ import { hostFacts } from "./discovery/host.ts";
 import { CredentialFile } from "./credential.ts";
 import { agentId } from "./identity.ts";
 import { pageOutRuntimeCode } from "./pageout.ts";
-import type { AgentConfig, AgentMessage, DiscoveryReport, ServerRequest } from "./types.ts";
+import type { AgentConfig } from "./types.ts";
+import type { AgentMessage, DiscoveryReport, ServerRequest } from "../shared/agent-protocol.ts";
 
 export const RESCAN_INTERVAL_MS = 10 * 60_000;
 

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { rerunUnprivileged, RERUN_TIMEOUT_MS } from "../test/unprivileged.ts";
 import { Browser, BrowseError, DISABLED_MESSAGE, MAX_PATH_LENGTH } from "./browse.ts";
 import { ALWAYS_DENIED } from "./deny.ts";
-import type { AgentErrorCode, BrowseConfig } from "./types.ts";
+import type { BrowseConfig } from "./types.ts";
+import type { AgentErrorCode } from "../shared/agent-protocol.ts";
 
 /** Deny patterns as an agent config carries them: the usual built-in ones. */
 const DENY = ["*.key", "*.pem", "id_rsa*", "*shadow*", ".ssh", "/proc/*", "/sys/*", "/etc/shadow"];

@@ -27,7 +27,8 @@ import { constants, type Stats } from "node:fs";
 import { lstat, open, opendir, realpath, type FileHandle } from "node:fs/promises";
 import { basename, dirname, normalize } from "node:path";
 import { DenyList } from "./deny.ts";
-import type { AgentErrorCode, BrowseConfig, BrowseEntry, BrowseListing, BrowseSample } from "./types.ts";
+import type { BrowseConfig } from "./types.ts";
+import type { AgentErrorCode, BrowseEntry, BrowseListing, BrowseSample } from "../shared/agent-protocol.ts";
 
 export const MAX_PATH_LENGTH = 4096;
 export const DISABLED_MESSAGE = "log browsing is disabled by agent configuration";

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Logger } from "./log.ts";
-import type { AgentErrorCode, AgentMessage, ServerMessage, ServerRequest } from "./types.ts";
+import type { AgentErrorCode, AgentMessage, ServerMessage, ServerRequest } from "../shared/agent-protocol.ts";
 
 export const AGENT_ID_HEADER = "X-Svc-Agent-Id";
 export const AGENT_CREDENTIAL_HEADER = "X-Svc-Agent-Credential";

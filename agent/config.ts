@@ -23,6 +23,7 @@ import { ALWAYS_DENIED, DEFAULT_ALLOWED_ROOTS } from "./deny.ts";
 import { validateFingerprint } from "./fingerprints.ts";
 import type { AgentConfig, BrowseConfig, CollectorConfig, CollectorType, ConfigProblem, Fingerprint } from "./types.ts";
 import { child, isMapping, isUnset, KeyReader, MAX_YAML_BYTES, parseYaml, type Check, type Mapping } from "./yaml-keys.ts";
+import { RUNTIMES } from "../shared/vocabulary.ts";
 
 export class AgentConfigError extends Error {
   constructor(readonly problems: ConfigProblem[]) {
@@ -47,7 +48,7 @@ const BROWSE_DEFAULTS = { maxDirEntries: 1000, maxSampleLines: 200, maxSampleByt
 const BROWSE_MAX = { maxDirEntries: 100_000, maxSampleLines: 100_000, maxSampleBytes: 16 * 1024 * 1024 };
 
 const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
-const COLLECTOR_TYPES: readonly CollectorType[] = ["otelcol", "alloy"];
+const COLLECTOR_TYPES: readonly CollectorType[] = RUNTIMES;
 
 const KEYS = {
   root: ["server", "agent", "certificates", "collector", "collectors", "logging", "customFingerprints", "browse"],

@@ -20,7 +20,8 @@ import nginx from "../fingerprints/nginx.yaml" with { type: "text" };
 import postgresql from "../fingerprints/postgresql.yaml" with { type: "text" };
 import redis from "../fingerprints/redis.yaml" with { type: "text" };
 import syslog from "../fingerprints/syslog.yaml" with { type: "text" };
-import type { ConfigProblem, DetectedService, Fingerprint, FingerprintMatch, ServiceFacts, TemplateStep } from "./types.ts";
+import type { ConfigProblem, Fingerprint, FingerprintMatch, ServiceFacts } from "./types.ts";
+import type { DetectedService, TemplateStep } from "../shared/agent-protocol.ts";
 import { child, isMapping, isUnset, KeyReader, parseYaml, type Check } from "./yaml-keys.ts";
 
 /** File text by fingerprint name; each file must hold the fingerprint of its own name. */

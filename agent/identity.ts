@@ -5,7 +5,7 @@
  * systemd asks applications not to expose it raw.
  */
 import { createHash } from "node:crypto";
-import type { HostFacts } from "./types.ts";
+import type { HostFacts } from "../shared/agent-protocol.ts";
 
 export function agentId(configured: string | null, host: HostFacts): string {
   if (configured !== null) return configured;

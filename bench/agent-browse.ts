@@ -11,7 +11,7 @@ import { closeSync, ftruncateSync, mkdtempSync, openSync, realpathSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Browser } from "../agent/browse.ts";
-import type { BrowseSample } from "../agent/types.ts";
+import type { BrowseSample } from "../shared/agent-protocol.ts";
 import { percentile } from "./lib.ts";
 
 Bun.unsafe.setJITPolicy(1000);

@@ -16,7 +16,10 @@ if [ -z "${SVC_TEST_POSTGRES_URI:-}" ] && command -v pg_lsclusters >/dev/null 2>
   done
 fi
 echo "== typecheck"
-node_modules/.bin/tsc --noEmit -p tsconfig.json
+# The server and agent without DOM types, the browser UI with them, and the browser tests.
+for project in tsconfig.json server/ui/tsconfig.json test/ui/tsconfig.json; do
+  node_modules/.bin/tsc --noEmit -p "$project"
+done
 echo "== bun test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -8,6 +8,7 @@
 import { dirname, join } from "node:path";
 import type { Logger } from "pino";
 import { apiRoutes } from "./api/index.ts";
+import { storageStatus } from "./api/system.ts";
 import { AgentChannel, HEARTBEAT_SECONDS } from "./agents/channel.ts";
 import { Agents } from "./agents/registry.ts";
 import { startAuditRetention } from "./audit/retention.ts";
@@ -22,7 +23,7 @@ import { CollectorTokens } from "./collectors/tokens.ts";
 import { BootstrapChannel } from "./enrollment/bootstrap-channel.ts";
 import { DownloadsChannel } from "./enrollment/downloads.ts";
 import { EventHub } from "./events/events.ts";
-import type { Channel } from "./http/channel.ts";
+import type { Channel } from "./channel/channel.ts";
 import { startHttpServer, type HttpServer } from "./http/server.ts";
 import type { ServerConfig } from "./config/load.ts";
 import { Activations } from "./configstore/activations.ts";
@@ -204,7 +205,7 @@ export async function createApp(
     channels,
     authFailures: new AuthFailureBursts(store, logger),
     listen() {
-      const http = startHttpServer(app, apiRoutes(app));
+      const http = startHttpServer(app, apiRoutes(app), () => storageStatus(app));
       edge = [
         app.authFailures,
         http,

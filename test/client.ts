@@ -33,8 +33,11 @@ export interface SseBlock {
   text: string;
 }
 
-/** The blocks of an event stream as they arrive, until the reader ends (or is cancelled). */
-export async function* sseBlocks(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<SseBlock> {
+/**
+ * The blocks of an event stream as they arrive, until the reader ends (or is cancelled).
+ * Only `read` is asked for: a fetch body's reader is typed by undici, not by Bun's streams.
+ */
+export async function* sseBlocks(reader: Pick<ReadableStreamDefaultReader<Uint8Array>, "read">): AsyncGenerator<SseBlock> {
   const decoder = new TextDecoder();
   let buffer = "";
   for (;;) {

@@ -7,7 +7,7 @@
  * channel down with it.
  */
 import { join } from "node:path";
-import type { DiscoveryReport } from "../types.ts";
+import type { DiscoveryReport } from "../../shared/agent-protocol.ts";
 
 /** A run that takes longer than this is killed; the next one starts on schedule. */
 const CHILD_TIMEOUT_MS = 60_000;

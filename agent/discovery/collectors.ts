@@ -7,7 +7,8 @@
  */
 import { existsSync } from "node:fs";
 import { basename, extname, join } from "node:path";
-import type { CollectorConfig, CollectorType, DetectedCollector, ServiceFacts } from "../types.ts";
+import type { CollectorConfig, CollectorType, ServiceFacts } from "../types.ts";
+import type { DetectedCollector } from "../../shared/agent-protocol.ts";
 import { type MetricsProbe, probeMetrics } from "./probe.ts";
 
 type ProcessFact = ServiceFacts["processes"][number];
@@ -16,7 +17,7 @@ type ProcessFact = ServiceFacts["processes"][number];
 type Found = Omit<DetectedCollector, "metricsAlive">;
 
 /** How a runtime shows itself on a host; each list in order of preference. */
-interface Runtime {
+interface RuntimeSignature {
   type: CollectorType;
   /** Collector binaries first, then the supervisor that runs one. */
   binaries: string[];
@@ -27,7 +28,7 @@ interface Runtime {
   nativeRemoteConfig: boolean;
 }
 
-const RUNTIMES: Runtime[] = [
+const SIGNATURES: RuntimeSignature[] = [
   {
     type: "otelcol",
     binaries: ["otelcol-contrib", "otelcol", "otelcol-k8s", "otelcol-otlp", "opampsupervisor"],
@@ -56,7 +57,7 @@ export async function detectCollectors(
   probe: MetricsProbe = probeMetrics,
   root = "/",
 ): Promise<DetectedCollector[]> {
-  const found = configured.length > 0 ? configured.map((config) => fromConfig(config, facts)) : RUNTIMES.flatMap((runtime) => detect(runtime, facts, root) ?? []);
+  const found = configured.length > 0 ? configured.map((config) => fromConfig(config, facts)) : SIGNATURES.flatMap((runtime) => detect(runtime, facts, root) ?? []);
   return Promise.all(found.map(async (collector) => ({ ...collector, metricsAlive: await probe(collector.metricsUrl) })));
 }
 
@@ -82,18 +83,18 @@ function fromConfig(config: CollectorConfig, facts: ServiceFacts): Found {
 }
 
 /** The configured type, else the runtime whose binary, unit or config-file extension the config names; Runtime O by default. */
-function runtimeOf(config: CollectorConfig): Runtime {
-  if (config.collectorType) return RUNTIMES.find((runtime) => runtime.type === config.collectorType)!;
+function runtimeOf(config: CollectorConfig): RuntimeSignature {
+  if (config.collectorType) return SIGNATURES.find((runtime) => runtime.type === config.collectorType)!;
   const { binaryPath, serviceName, configPath } = config;
-  const named = (runtime: Runtime) =>
+  const named = (runtime: RuntimeSignature) =>
     (binaryPath !== null && runtime.binaries.includes(basename(binaryPath))) ||
     (serviceName !== null && runtime.units.includes(serviceName.replace(/\.service$/, ""))) ||
     (configPath !== null && runtime.configPaths.some((path) => extname(path) === extname(configPath)));
-  return RUNTIMES.find(named) ?? RUNTIMES[0]!;
+  return SIGNATURES.find(named) ?? SIGNATURES[0]!;
 }
 
 /** Null when nothing of the runtime is on the host. */
-function detect(runtime: Runtime, facts: ServiceFacts, root: string): Found | null {
+function detect(runtime: RuntimeSignature, facts: ServiceFacts, root: string): Found | null {
   const process = byName(facts.processes, runtime.binaries);
   const service = runtime.units.find((unit) => facts.units.includes(unitName(unit))) ?? null;
   const configPath = runtime.configPaths.find((path) => existsSync(join(root, path))) ?? null;

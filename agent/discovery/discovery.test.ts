@@ -7,7 +7,8 @@ import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, rmSync, wri
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { CollectorConfig, DetectedService, ServiceFacts } from "../types.ts";
+import type { CollectorConfig, ServiceFacts } from "../types.ts";
+import type { DetectedService } from "../../shared/agent-protocol.ts";
 import { detectCollectors } from "./collectors.ts";
 import { hostFacts } from "./host.ts";
 import { logSources } from "./logsources.ts";

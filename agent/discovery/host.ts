@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
-import type { HostFacts } from "../types.ts";
+import type { HostFacts } from "../../shared/agent-protocol.ts";
 
 const MACHINE_ID_FILES = ["/etc/machine-id", "/var/lib/dbus/machine-id"];
 const OS_RELEASE_FILES = ["/etc/os-release", "/usr/lib/os-release"];

@@ -4,7 +4,8 @@
  * against the fingerprints, the collectors and the log places.
  */
 import { builtinFingerprints, matchFingerprints, mergeFingerprints } from "../fingerprints.ts";
-import type { AgentConfig, DiscoveryReport } from "../types.ts";
+import type { AgentConfig } from "../types.ts";
+import type { DiscoveryReport } from "../../shared/agent-protocol.ts";
 import { detectCollectors } from "./collectors.ts";
 import { logSources } from "./logsources.ts";
 import { serviceFacts } from "./services.ts";

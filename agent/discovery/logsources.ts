@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { DetectedService, LogSource } from "../types.ts";
+import type { DetectedService, LogSource } from "../../shared/agent-protocol.ts";
 
 const MAX_SOURCES = 500;
 const KIND_ORDER: LogSource["kind"][] = ["journald", "file", "docker", "kubernetes"];

@@ -17,16 +17,15 @@
  * again from the store at each heartbeat and before each relayed request.
  */
 import type { Logger } from "pino";
-import type { AgentErrorCode, ServerMessage, ServerRequest } from "../../agent/types.ts";
+import { AGENT_ID, DiscoverySchema, HelloSchema, ResponseSchema, type AgentErrorCode, type ServerMessage, type ServerRequest } from "../../shared/agent-protocol.ts";
 import { ENDED, tokenDoc, type LiveCredentials, type LiveHold } from "../auth/live.ts";
 import { tokenKind } from "../auth/tokens.ts";
 import { AppError, UnauthenticatedError } from "../errors.ts";
-import { assertJsonDepth } from "../http/body.ts";
-import { channelCredential } from "../http/channel-credential.ts";
-import { sendBounded, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
-import { validate } from "../http/validate.ts";
+import { assertJsonDepth } from "../lib/body.ts";
+import { channelCredential } from "../channel/credential.ts";
+import { sendBounded, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../channel/channel.ts";
+import { validate } from "../lib/validate.ts";
 import { AGENTS, type Agents } from "./registry.ts";
-import { AGENT_ID, DiscoverySchema, HelloSchema, ResponseSchema } from "./schemas.ts";
 
 export const AGENT_PATH = "/v1/agent";
 export const AGENT_ID_HEADER = "x-svc-agent-id";

@@ -16,7 +16,6 @@
  * allows it (`allowReenroll`, audited) or deletes the host.
  */
 import type { Logger } from "pino";
-import type { DiscoveryReport, HostFacts } from "../../agent/types.ts";
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import { digestsEqual, hashToken, mintToken, tokenKind } from "../auth/tokens.ts";
 import type { Enrollment } from "../enrollment/enrollment.ts";
@@ -24,11 +23,10 @@ import { ConflictError, NotFoundError } from "../errors.ts";
 import { Coalescer } from "../store/coalesce.ts";
 import { scan } from "../store/scan.ts";
 import type { Store } from "../store/store.ts";
-import type { Hello } from "./schemas.ts";
+import type { DiscoveryReport, Hello, HostFacts } from "../../shared/agent-protocol.ts";
+import type { AgentStatus } from "../../shared/agent-status.ts";
 
 export const AGENTS = "agents";
-export const AGENT_STATUSES = ["online", "offline"] as const;
-export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
 export interface AgentRecord {
   id: string;

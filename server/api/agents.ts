@@ -6,40 +6,20 @@
  */
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import type { AgentChannel } from "../agents/channel.ts";
-import { AGENT_STATUSES, type AgentRecord, type Agents } from "../agents/registry.ts";
-import type { Enrollment } from "../enrollment/enrollment.ts";
-import type { ServerConfig } from "../config/load.ts";
+import type { AgentRecord, Agents } from "../agents/registry.ts";
 import type { Actor } from "../audit/audit.ts";
-import { BrowseListingSchema, BrowseSampleSchema, BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema, RescanResultSchema } from "../agents/schemas.ts";
+import type { ServerConfig } from "../config/load.ts";
+import type { Enrollment } from "../enrollment/enrollment.ts";
+import { BrowseListingSchema, BrowseSampleSchema, RescanResultSchema } from "../../shared/agent-protocol.ts";
+import { AgentSchema as Agent, AgentStatusSchema as Status } from "../../shared/agents.ts";
 import { AppError, ValidationError } from "../errors.ts";
 import { collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
 import { route, type Route } from "../http/route.ts";
-import { validate } from "../http/validate.ts";
-import { DateTime, decodeCursor, encodeCursor, NextCursor, Nullable, PageQuery } from "../http/schemas.ts";
+import { validate } from "../lib/validate.ts";
+import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
+import { DateTime, Nullable } from "../lib/schemas.ts";
 
-const Status = Type.Union(AGENT_STATUSES.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${AGENT_STATUSES.join(", ")}` });
 const Path = Type.String({ minLength: 1, maxLength: 4096, description: "An absolute path on the agent's host." });
-
-const Agent = Type.Object(
-  {
-    id: Type.String({ description: "The agent's stable id (agent.id, or derived from the host's machine id)." }),
-    name: Type.String({ description: "Host name from its last hello." }),
-    environment: Type.String(),
-    version: Nullable(Type.String()),
-    tokenId: Type.String({ description: "The enrollment token it is bound to." }),
-    reenroll: Type.Boolean({ description: "An operator allowed the next connection with a usable agent token to enroll this id afresh (POST /agents/{id}/re-enroll)." }),
-    status: Status,
-    connected: Type.Boolean({ description: "Whether it holds a session with this server replica (browse calls need one)." }),
-    enrolledAt: DateTime,
-    connectedAt: Nullable(DateTime),
-    lastSeen: Nullable(DateTime),
-    host: Nullable(HostFactsSchema),
-    browse: Nullable(BrowseSummarySchema),
-    discovery: Nullable(DiscoveryReportSchema),
-    discoveredAt: Nullable(DateTime),
-  },
-  { title: "Agent" },
-);
 
 const ListQuery = Type.Object(
   { ...PageQuery, status: Type.Optional(Status), q: Type.Optional(Type.String({ maxLength: 200, description: "Text in id, name or environment." })) },

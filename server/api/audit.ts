@@ -3,21 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { Store } from "../store/store.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
-
-const AuditEntry = Type.Object(
-  {
-    id: Type.String(),
-    time: Type.String({ format: "date-time" }),
-    actor: Type.String(),
-    action: Type.String(),
-    resource: Type.String(),
-    resourceId: Type.Union([Type.String(), Type.Null()]),
-    outcome: Type.Union([Type.Literal("success"), Type.Literal("failure"), Type.Literal("denied")]),
-    details: Type.Record(Type.String(), Type.Unknown()),
-    remoteAddr: Type.Union([Type.String(), Type.Null()]),
-  },
-  { title: "AuditEntry" },
-);
+import { AuditEntrySchema as AuditEntry } from "../../shared/audit.ts";
 
 const Instant = Type.String({ format: "date-time", errorMessage: "must be an ISO 8601 date-time such as 2026-01-31T00:00:00Z" });
 

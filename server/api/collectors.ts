@@ -1,11 +1,13 @@
 /** REST: /collectors — the registry of managed collectors. */
 import { Type } from "@sinclair/typebox";
-import { COLLECTOR_STATUSES, type Collectors, MANAGEMENT_MODES } from "../collectors/collectors.ts";
+import { MANAGEMENT_MODES, RUNTIME_OF } from "../../shared/vocabulary.ts";
+import { COLLECTOR_STATUSES, type Collectors } from "../collectors/collectors.ts";
+import { compileFilter } from "../collectors/filter.ts";
 import type { Routes } from "../configstore/routes.ts";
-import { RUNTIME_OF } from "../collectors/runtime.ts";
 import { ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import { decodeCursor, encodeCursor, NextCursor, PageQuery, StringMap } from "../http/schemas.ts";
+import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
+import { StringMap } from "../lib/schemas.ts";
 
 const Name = Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", errorMessage: "must be a non-blank string of at most 200 characters" });
 const Environment = Type.Union([Type.String({ maxLength: 200 }), Type.Null()]);
@@ -103,7 +105,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       response: Type.Object({ items: Type.Array(Collector), nextCursor: NextCursor }),
       handler: async ({ query }) => {
         const { limit = 100, cursor, tag, ...rest } = query;
-        const page = await deps.collectors.list({ ...rest, tags: tag }, limit, decodeCursor(cursor));
+        const page = await deps.collectors.list(compileFilter({ ...rest, tags: tag }), limit, decodeCursor(cursor));
         return { items: page.items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
       },
     }),

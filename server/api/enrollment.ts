@@ -6,17 +6,19 @@
  * viewer must not be able to enroll collectors or rotate a live one's token.
  */
 import { type Static, Type } from "@sinclair/typebox";
-import type { CollectorTokens } from "../collectors/tokens.ts";
-import type { Collector, Collectors } from "../collectors/collectors.ts";
-import { type Enrollment, ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
-import type { ServerConfig } from "../config/load.ts";
+import { RUNTIME_OF, RUNTIMES, type Runtime } from "../../shared/vocabulary.ts";
 import type { Principal } from "../auth/service-accounts.ts";
 import { tokenKind } from "../auth/tokens.ts";
-import { bootstrapFiles, collectorUrl, installSnippet, RUNTIME_OF, RUNTIMES, type Runtime } from "../enrollment/bootstrap.ts";
+import type { Collector, Collectors } from "../collectors/collectors.ts";
+import type { CollectorTokens } from "../collectors/tokens.ts";
+import type { ServerConfig } from "../config/load.ts";
+import { bootstrapFiles, collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
+import { type Enrollment, ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
 import { COLLECTORS_DIR, hasCollectorMirror } from "../enrollment/downloads.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import { DateTime, decodeCursor, encodeCursor, IdParam, NextCursor, Nullable, PageQuery } from "../http/schemas.ts";
+import { decodeCursor, encodeCursor, IdParam, NextCursor, PageQuery } from "../http/schemas.ts";
+import { DateTime, Nullable } from "../lib/schemas.ts";
 import { Mode } from "./collectors.ts";
 
 const Kind = Type.Union(ENROLLMENT_KINDS.map((k) => Type.Literal(k)), { errorMessage: `must be one of ${ENROLLMENT_KINDS.join(", ")}` });

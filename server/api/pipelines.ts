@@ -1,5 +1,6 @@
 /** REST: /pipelines — graphs of sources, processors and destinations, their preview and dry-run. */
 import { Type } from "@sinclair/typebox";
+import { RUNTIMES } from "../../shared/vocabulary.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Pipelines } from "../configstore/pipelines.ts";
 import { processorChain, validateTopology } from "../configstore/topology.ts";
@@ -57,7 +58,7 @@ const DryRunResult = Type.Object({
   ),
 });
 
-const Runtime = Type.Union([Type.Literal("otelcol"), Type.Literal("alloy")], { default: "otelcol" });
+const Runtime = Type.Union(RUNTIMES.map((r) => Type.Literal(r)), { default: "otelcol" });
 
 /** What the /pipelines routes use. */
 export interface PipelinesApiDeps {

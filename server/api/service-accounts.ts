@@ -3,19 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { ServiceAccounts } from "../auth/service-accounts.ts";
 import { ROLES, SCOPES } from "../auth/scopes.ts";
 import { route, type Route } from "../http/route.ts";
-
-const Scope = Type.Union(SCOPES.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${SCOPES.join(", ")}` });
-
-const ServiceAccount = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    scopes: Type.Array(Scope),
-    createdAt: Type.String({ format: "date-time" }),
-    createdBy: Type.String(),
-  },
-  { title: "ServiceAccount" },
-);
+import { ScopesAnswerSchema, ScopeSchema as Scope, ServiceAccountSchema as ServiceAccount } from "../../shared/service-accounts.ts";
 
 const CreateBody = Type.Object(
   {
@@ -38,7 +26,7 @@ export function serviceAccountRoutes(deps: ServiceAccountsApiDeps): Route[] {
       scope: "users:admin",
       tag: "service accounts",
       summary: "Every scope a credential can hold, in a stable order, and the scope sets of the user roles: what a new service account may be granted.",
-      response: Type.Object({ items: Type.Array(Scope), roles: Type.Record(Type.String(), Type.Array(Scope)) }),
+      response: ScopesAnswerSchema,
       handler: async () => ({ items: [...SCOPES], roles: ROLES }),
     }),
     route({

@@ -9,27 +9,9 @@
 import { Type } from "@sinclair/typebox";
 import { type LoggedIn, MAX_PASSWORD_LENGTH, type Users } from "../auth/users.ts";
 import { sessionClearCookie, sessionCookie, sessionSetCookie } from "../auth/sessions.ts";
-import { json } from "../http/respond.ts";
+import { json } from "../lib/respond.ts";
 import { route, type Route } from "../http/route.ts";
-import { User } from "./users.ts";
-
-const SessionAnswer = Type.Object(
-  {
-    user: User,
-    csrfToken: Type.String({ description: "Send it as X-CSRF-Token on every call but GET and HEAD made with the session cookie." }),
-    expiresAt: Type.Optional(Type.String({ format: "date-time", description: "The session's absolute end (it also ends after 12 hours idle)." })),
-  },
-  { title: "Session" },
-);
-
-const SessionStatus = Type.Object(
-  {
-    signedIn: Type.Boolean(),
-    user: Type.Optional(User),
-    csrfToken: Type.Optional(Type.String({ description: "With signedIn: as in the Session answer." })),
-  },
-  { title: "SessionStatus" },
-);
+import { SessionSchema as SessionAnswer, SessionStatusSchema as SessionStatus } from "../../shared/users.ts";
 
 const Password = Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH });
 

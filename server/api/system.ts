@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { statfs } from "node:fs/promises";
 import { dirname } from "node:path";
 import { VERSION } from "../version.ts";
-import type { Channel } from "../http/channel.ts";
+import type { Channel } from "../channel/channel.ts";
 import { COLLECTOR_STATUSES, type Collectors } from "../collectors/collectors.ts";
 import type { ServerConfig } from "../config/load.ts";
 import type { Store } from "../store/store.ts";

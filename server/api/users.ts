@@ -7,25 +7,11 @@
 import { Type } from "@sinclair/typebox";
 import type { Mail, Mailer } from "../mail/mailer.ts";
 import type { ServerConfig } from "../config/load.ts";
-import { type LinkDelivery, USER_ROLES, type Users } from "../auth/users.ts";
+import type { LinkDelivery, Users } from "../auth/users.ts";
 import { ConflictError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { inviteMail, resetMail } from "../mail/messages.ts";
-
-export const Role = Type.Union(USER_ROLES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${USER_ROLES.join(", ")}` });
-
-export const User = Type.Object(
-  {
-    id: Type.String(),
-    username: Type.String(),
-    email: Type.String(),
-    role: Role,
-    createdAt: Type.String({ format: "date-time" }),
-    createdBy: Type.String(),
-    disabledAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
-  },
-  { title: "User" },
-);
+import { RoleSchema as Role, UserSchema as User } from "../../shared/users.ts";
 
 const Email = Type.String({ maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+$", errorMessage: "must be an e-mail address" });
 

@@ -13,8 +13,7 @@
  */
 import type { Logger } from "pino";
 import type { Store } from "../store/store.ts";
-import { TOKENS } from "./service-accounts.ts";
-import { hashToken } from "./tokens.ts";
+import { hashToken, TOKENS } from "./tokens.ts";
 
 /** What a live connection's credential depends on. */
 export interface LiveCredential {

@@ -2,27 +2,10 @@
  * Scopes are `<resource>:<action>`; roles are named sets of them. A route
  * declares the one scope it needs; a credential carries a set.
  */
+import { SCOPES, type Role, type Scope } from "../../shared/access.ts";
 
-export const SCOPES = [
-  "collectors:read",
-  "collectors:write",
-  "config:read",
-  "config:write",
-  "config:commit",
-  "config:publish",
-  "tokens:read",
-  "tokens:write",
-  "agents:read",
-  "agents:write",
-  "agents:browse",
-  /** Sources that read host paths outside sources.hostPaths (server/catalog/hostpaths.ts): admin only. */
-  "sources:hostpaths",
-  "health:read",
-  "audit:read",
-  "users:admin",
-] as const;
-
-export type Scope = (typeof SCOPES)[number];
+// The list is declared with the roles in shared/, where the UI reads it too.
+export { SCOPES, type Scope };
 
 const READ_SCOPES: Scope[] = SCOPES.filter((s) => s.endsWith(":read"));
 
@@ -30,9 +13,7 @@ export const ROLES = {
   admin: [...SCOPES],
   editor: SCOPES.filter((s) => s !== "users:admin" && s !== "agents:browse" && s !== "sources:hostpaths"),
   viewer: READ_SCOPES,
-} satisfies Record<string, Scope[]>;
-
-export type Role = keyof typeof ROLES;
+} satisfies Record<Role, Scope[]>;
 
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);

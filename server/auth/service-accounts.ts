@@ -8,7 +8,7 @@ import { ConflictError, ForbiddenError, NotFoundError } from "../errors.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import type { LiveCredential } from "./live.ts";
 import { missingScope, ROLES, type Scope } from "./scopes.ts";
-import { digestsEqual, hashToken, mintToken, tokenKind, type TokenKind } from "./tokens.ts";
+import { digestsEqual, hashToken, mintToken, tokenKind, TOKENS, type TokenKind } from "./tokens.ts";
 
 export interface ServiceAccount {
   id: string;
@@ -48,7 +48,6 @@ export interface Principal extends Actor {
 
 const ACCOUNTS = "service_accounts";
 const NAMES = "service_account_names";
-export const TOKENS = "tokens";
 const BOOTSTRAP = { collection: "system", id: "bootstrap" };
 
 export class ServiceAccounts {

@@ -19,6 +19,12 @@ export const TOKEN_PREFIXES = {
 
 export type TokenKind = keyof typeof TOKEN_PREFIXES;
 
+/**
+ * The collection of token records, keyed by digest: every kind of Bearer
+ * token is kept there, and live sessions stand on its documents (live.ts).
+ */
+export const TOKENS = "tokens";
+
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 function base62(bytes: Uint8Array): string {

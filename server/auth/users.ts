@@ -17,15 +17,15 @@ import { randomBytes } from "node:crypto";
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { RateLimit } from "../config/load.ts";
 import { AppError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError, ValidationError } from "../errors.ts";
-import { RateLimiter } from "../http/ratelimit.ts";
+import { RateLimiter } from "../lib/ratelimit.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import { PasswordGate } from "./password-gate.ts";
-import { missingScope, ROLES, type Role, type Scope } from "./scopes.ts";
+import type { Role } from "../../shared/access.ts";
+import { missingScope, ROLES, type Scope } from "./scopes.ts";
 import type { Principal } from "./service-accounts.ts";
 import { csrfTokenFor, Sessions, SESSIONS, type NewSession } from "./sessions.ts";
 import { digestsEqual, hashToken, mintToken, tokenKind } from "./tokens.ts";
 
-export const USER_ROLES = Object.keys(ROLES) as Role[];
 export const USERNAME_PATTERN = "^[a-z0-9._-]{1,64}$";
 export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_LENGTH = 1024;

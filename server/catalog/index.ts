@@ -19,11 +19,9 @@ export {
 } from "./registry.ts";
 export {
   COMPONENT_KINDS,
-  RUNTIMES,
   runtimesOf,
   type CollectorVersion,
   type OtelcolTarget,
-  type Runtime,
   type ComponentKind,
   type ComponentType,
   type DestinationType,

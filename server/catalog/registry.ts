@@ -18,7 +18,8 @@ import { journaldSource } from "./sources/journald.ts";
 import { otlpSource } from "./sources/otlp.ts";
 import { prometheusSource } from "./sources/prometheus.ts";
 import { syslogSource } from "./sources/syslog.ts";
-import { runtimesOf, type ComponentKind, type ComponentType, type DestinationType, type ProcessorType, type Runtime, type SourceType } from "./types.ts";
+import { runtimesOf, type ComponentKind, type ComponentType, type DestinationType, type ProcessorType, type SourceType } from "./types.ts";
+import type { Runtime } from "../../shared/vocabulary.ts";
 
 export const SOURCE_TYPES: readonly SourceType[] = [
   otlpSource,

@@ -7,13 +7,10 @@ import type { Static, TObject } from "@sinclair/typebox";
 import type { Signal } from "../configstore/records.ts";
 import type { ErrorDetail } from "../errors.ts";
 import type { AlloyBlock } from "../render/alloy-syntax.ts";
+import type { Runtime } from "../../shared/vocabulary.ts";
 
 export const COMPONENT_KINDS = ["source", "destination", "processor"] as const;
 export type ComponentKind = (typeof COMPONENT_KINDS)[number];
-
-/** Runtime O (OpenTelemetry Collector YAML) and Runtime R (Grafana Alloy). */
-export const RUNTIMES = ["otelcol", "alloy"] as const;
-export type Runtime = (typeof RUNTIMES)[number];
 
 /**
  * What a Runtime O render depends on besides the config: the collector's

@@ -8,7 +8,7 @@
 import { Type, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
-import { validate } from "../http/validate.ts";
+import { validate } from "../lib/validate.ts";
 import {
   ENV_NAME,
   hasSensitive,

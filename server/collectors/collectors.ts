@@ -3,15 +3,12 @@
  * collector's first contact), their labels, and their status as reported by
  * the control channels. Every change is audited with the write itself.
  */
+import type { ControlChannel, ManagementMode } from "../../shared/vocabulary.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import type { Doc, Store } from "../store/store.ts";
 import { RecordView } from "../store/view.ts";
-import { compileFilter } from "./filter.ts";
 import { VERSION_TAG } from "./runtime.ts";
-
-export const MANAGEMENT_MODES = ["opamp", "rcfg-remotecfg"] as const;
-export type ManagementMode = (typeof MANAGEMENT_MODES)[number];
 
 /** docs/architecture.md "Status model": pending (never connected) → online ⇄ degraded → offline. */
 export const COLLECTOR_STATUSES = ["pending", "online", "degraded", "offline"] as const;
@@ -19,7 +16,7 @@ export type CollectorStatus = (typeof COLLECTOR_STATUSES)[number];
 
 /** What the control channel last said about a connected collector. */
 export interface CollectorHealth {
-  channel: "opamp" | "remotecfg";
+  channel: ControlChannel;
   /** Seconds between contacts the collector promised (OpAMP heartbeat or poll interval); offline after 3×. */
   intervalSeconds: number;
   /** The collector's own health report; null when its channel does not carry one. */
@@ -56,16 +53,6 @@ export interface NewCollector {
 }
 
 export type CollectorPatch = Partial<Pick<Collector, "name" | "environment" | "managementMode" | "tags">>;
-
-export interface CollectorFilter {
-  /** Each `key:value` must match a tag exactly; a bare `key` only needs the tag to exist. */
-  tags?: string[];
-  status?: CollectorStatus;
-  environment?: string;
-  managementMode?: ManagementMode;
-  /** Case-insensitive substring of name, id or environment. */
-  q?: string;
-}
 
 export interface Page<T> {
   items: T[];
@@ -163,10 +150,13 @@ export class Collectors {
     this.view.remove(id);
   }
 
-  /** One page in id (creation) order; `after` is the last id of the previous page. */
-  async list(filter: CollectorFilter, limit: number, after?: string): Promise<Page<Collector>> {
+  /**
+   * One page in id (creation) order of the collectors that `matches` (filter.ts's
+   * compileFilter); `after` is the last id of the previous page.
+   */
+  async list(matches: (collector: Collector) => boolean, limit: number, after?: string): Promise<Page<Collector>> {
     await this.view.ready();
-    return this.view.page(compileFilter(filter), limit, after);
+    return this.view.page(matches, limit, after);
   }
 
   /** Every collector, in id order. */

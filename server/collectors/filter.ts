@@ -3,7 +3,18 @@
  * runtime imports, because the UI applies the very same predicate to live
  * collector events that the API applies to its pages.
  */
-import type { Collector, CollectorFilter } from "./collectors.ts";
+import type { ManagementMode } from "../../shared/vocabulary.ts";
+import type { Collector, CollectorStatus } from "./collectors.ts";
+
+export interface CollectorFilter {
+  /** Each `key:value` must match a tag exactly; a bare `key` only needs the tag to exist. */
+  tags?: string[];
+  status?: CollectorStatus;
+  environment?: string;
+  managementMode?: ManagementMode;
+  /** Case-insensitive substring of name, id or environment. */
+  q?: string;
+}
 
 /** Lower-cased text that `q` searches, computed once per record version. */
 const searchText = new WeakMap<Collector, string>();

@@ -19,8 +19,8 @@
  * every rotation the same way.
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { TOKENS, type TokenRecord } from "../auth/service-accounts.ts";
-import { digestsEqual, hashToken, mintToken, tokenKind } from "../auth/tokens.ts";
+import type { TokenRecord } from "../auth/service-accounts.ts";
+import { digestsEqual, hashToken, mintToken, tokenKind, TOKENS } from "../auth/tokens.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import type { Secrets } from "../secrets/secrets.ts";
 import type { Store, WriteOp } from "../store/store.ts";

@@ -13,7 +13,7 @@ import type { HostPaths } from "../catalog/hostpaths.ts";
 import { findType, mergeOverrides, runtimeProblem } from "../catalog/index.ts";
 import type { Editor } from "./components.ts";
 import type { Collectors } from "../collectors/collectors.ts";
-import { RUNTIME_OF } from "../collectors/runtime.ts";
+import { RUNTIME_OF } from "../../shared/vocabulary.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import { keepStored, readForm, sealPlaintext, secretAudit } from "../secrets/fields.ts";
 import type { SecretVault } from "../secrets/vault.ts";

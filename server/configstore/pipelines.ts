@@ -6,7 +6,7 @@
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
-import { RUNTIME_OF } from "../collectors/runtime.ts";
+import { RUNTIME_OF } from "../../shared/vocabulary.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";

@@ -6,9 +6,9 @@
  * Collector does for that source (render/parity.ts).
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { findType, runtimeProblem, type Runtime } from "../catalog/index.ts";
+import { findType, runtimeProblem } from "../catalog/index.ts";
 import type { Collector, Collectors } from "../collectors/collectors.ts";
-import { RUNTIME_OF } from "../collectors/runtime.ts";
+import { RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from "../errors.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";

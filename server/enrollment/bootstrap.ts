@@ -11,14 +11,9 @@ import agentTemplate from "../../installer/templates/agent-config.yaml" with { t
 import alloyTemplate from "../../installer/templates/alloy-bootstrap.alloy" with { type: "text" };
 import otelcolTemplate from "../../installer/templates/otelcol-bootstrap.yaml" with { type: "text" };
 import supervisorTemplate from "../../installer/templates/supervisor.yaml" with { type: "text" };
-import type { ManagementMode } from "../collectors/collectors.ts";
 import { ConflictError } from "../errors.ts";
 import { quoteAlloy } from "../render/alloy-syntax.ts";
-
-import type { Runtime } from "../catalog/index.ts";
-
-export { RUNTIMES, type Runtime } from "../catalog/index.ts";
-export { RUNTIME_OF } from "../collectors/runtime.ts";
+import type { ManagementMode, Runtime } from "../../shared/vocabulary.ts";
 
 export interface BootstrapFile {
   /** Where the file goes on the collector host (spec "Host file locations"). */

@@ -10,9 +10,9 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import installScript from "../../installer/install.sh" with { type: "text" };
 import { AppError, NotFoundError } from "../errors.ts";
-import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
-import { decodePathSegment } from "../http/path.ts";
-import { json } from "../http/respond.ts";
+import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
+import { decodePathSegment } from "../lib/path.ts";
+import { json } from "../lib/respond.ts";
 
 const PREFIX = "/downloads/";
 /** One plain file name: no directories, no hidden files. */

@@ -14,8 +14,8 @@
  * state document stays for the list and the audit trail.
  */
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
-import { TOKENS, type TokenRecord } from "../auth/service-accounts.ts";
-import { digestsEqual, hashToken, mintToken, tokenKind } from "../auth/tokens.ts";
+import type { TokenRecord } from "../auth/service-accounts.ts";
+import { digestsEqual, hashToken, mintToken, tokenKind, TOKENS } from "../auth/tokens.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import { scan } from "../store/scan.ts";

@@ -18,7 +18,7 @@ import { hashToken } from "../auth/tokens.ts";
 import type { ServerConfig } from "../config/load.ts";
 import { RateLimitedError, UnavailableError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
-import { RateLimiter } from "./ratelimit.ts";
+import { RateLimiter } from "../lib/ratelimit.ts";
 
 /** One audit entry per limited key within this window. */
 export const AUDIT_WINDOW_MS = 60_000;

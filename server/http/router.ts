@@ -3,7 +3,7 @@
  * over parameters, so `/collectors/snippet` is never read as an id.
  */
 import { AppError, NotFoundError } from "../errors.ts";
-import { decodePathSegment } from "./path.ts";
+import { decodePathSegment } from "../lib/path.ts";
 import type { Method, Route } from "./route.ts";
 
 interface Node {

@@ -1,5 +1,5 @@
-/** Schemas shared by many routes: the error shape, pagination, and ids. */
-import { Type, type TSchema } from "@sinclair/typebox";
+/** Schemas shared by many routes: the error shape, pagination, and ids (schemas that are not about HTTP are in lib/schemas.ts). */
+import { Type } from "@sinclair/typebox";
 
 export const ErrorBody = Type.Object(
   {
@@ -14,13 +14,6 @@ export const ErrorBody = Type.Object(
 
 export const IdParam = Type.String({ minLength: 1, maxLength: 200 });
 
-export const DateTime = Type.String({ format: "date-time" });
-
-/** The schema or null. */
-export function Nullable<T extends TSchema>(schema: T) {
-  return Type.Union([schema, Type.Null()]);
-}
-
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: "Page size (1–1000)." })),
   cursor: Type.Optional(Type.String({ maxLength: 512, description: "The nextCursor of the previous page." })),
@@ -28,11 +21,6 @@ export const PageQuery = {
 
 /** A list answer's cursor for the next page; null on the last page. */
 export const NextCursor = Type.Union([Type.String(), Type.Null()]);
-
-/** A string-to-string map such as collector tags (at most 64 entries). */
-export const StringMap = Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 1024 }), {
-  maxProperties: 64,
-});
 
 /** Opaque cursors: the last id of a page, base64url-encoded. */
 export function encodeCursor(id: string): string {

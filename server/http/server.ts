@@ -13,22 +13,21 @@ import { sessionCookie } from "../auth/sessions.ts";
 import { bearerToken, stringsEqual, tokenKind } from "../auth/tokens.ts";
 import type { Users } from "../auth/users.ts";
 import { auditEntry } from "../audit/audit.ts";
-import { storageStatus } from "../api/system.ts";
 import type { ServerConfig } from "../config/load.ts";
 import { AppError, ForbiddenError, StorageUnavailableError, UnauthenticatedError, ValidationError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import { UiServer } from "../ui/serve.ts";
+import { channelFor, type Channel, type ChannelSocket, type SocketData } from "../channel/channel.ts";
+import { readBytes, readJson } from "../lib/body.ts";
+import { errorResponse, json } from "../lib/respond.ts";
+import { validate, validateQuery } from "../lib/validate.ts";
 import { VERSION } from "../version.ts";
-import { readBytes, readJson } from "./body.ts";
-import { channelFor, type Channel, type ChannelSocket, type SocketData } from "./channel.ts";
 import { Cors } from "./cors.ts";
 import { EdgeLimits } from "./limits.ts";
 import { applySecurityHeaders } from "./headers.ts";
 import { openApiDocument } from "./openapi.ts";
-import { errorResponse, json } from "./respond.ts";
 import type { RequestContext, Route } from "./route.ts";
 import { Router } from "./router.ts";
-import { validate, validateQuery } from "./validate.ts";
 
 const API_PREFIX = "/api/v1";
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -64,7 +63,11 @@ export interface HttpDeps {
   authFailures: AuthFailureBursts;
 }
 
-export function startHttpServer(deps: HttpDeps, routes: Route[]): HttpServer {
+/**
+ * `storageStatus` (api/system.ts's, which health answers with too) decides
+ * /readyz once start-up is complete; it is passed in so the edge does not import an endpoint.
+ */
+export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: () => Promise<{ status: "up" | "down" }>): HttpServer {
   const { config, logger, channels, authFailures } = deps;
   const trustedProxies = new Set(config.http.trustedProxies);
   const router = new Router(routes);
@@ -171,7 +174,7 @@ export function startHttpServer(deps: HttpDeps, routes: Route[]): HttpServer {
       if (url.pathname === "/healthz") {
         response = new Response("ok\n", { headers: { "Content-Type": "text/plain" } });
       } else if (url.pathname === "/readyz") {
-        const ready = started && (await storageStatus(deps)).status === "up";
+        const ready = started && (await storageStatus()).status === "up";
         response = new Response(ready ? "ready\n" : "not ready\n", { status: ready ? 200 : 503 });
       } else if ((channel = channelFor(channels, url.pathname))) {
         limits.checkAddress(req, remoteAddr);

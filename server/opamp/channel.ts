@@ -28,9 +28,10 @@ import type { CollectorTokens } from "../collectors/tokens.ts";
 import type { ServerConfig } from "../config/load.ts";
 import { AppError, UnavailableError } from "../errors.ts";
 import { AgentToServerSchema, type AgentToServer } from "../gen/opamp/v1/opamp_pb.ts";
-import { acceptsEncoding } from "../http/accept-encoding.ts";
-import { sendBounded, transportAllowed, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../http/channel.ts";
+import { acceptsEncoding } from "../lib/accept-encoding.ts";
+import { sendBounded, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../channel/channel.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
+import { channelCredential } from "../channel/credential.ts";
 import { authenticate, InstanceRefused, standsOn, stillValid, type Credential } from "./credential.ts";
 import { MessageHandler, type HandlerDeps, type HandlerOptions } from "./handler.ts";
 import { Sessions, type Connection, type Session, type SessionLimits } from "./sessions.ts";
@@ -123,7 +124,8 @@ export class OpampChannel implements Channel {
     if (!(req.method === "POST" || (req.method === "GET" && upgrade))) {
       throw new AppError(405, "method_not_allowed", "OpAMP takes a WebSocket upgrade (GET) or a protobuf POST.", [], { Allow: "GET, POST" });
     }
-    if (!transportAllowed(ctx)) {
+    const presented = channelCredential(ctx, "tls");
+    if (!presented.ok && presented.refused === "plaintext") {
       throw new AppError(
         403,
         "tls_required",
@@ -139,15 +141,15 @@ export class OpampChannel implements Channel {
     }
     this.inFlight++;
     try {
-      return await this.exchange(ctx, upgrade);
+      return await this.exchange(ctx, upgrade, presented.ok ? presented.token : null);
     } finally {
       this.inFlight--;
     }
   }
 
-  private async exchange(ctx: ChannelRequest, upgrade: boolean): Promise<Response | undefined> {
+  private async exchange(ctx: ChannelRequest, upgrade: boolean, token: string | null): Promise<Response | undefined> {
     const { req } = ctx;
-    const credential = await authenticate(this.deps, req);
+    const credential = await authenticate(this.deps, token);
     if (upgrade) {
       // The socket's state is the credential until it opens, then its session (see open).
       if (ctx.server.upgrade(req, { data: { channel: this, state: credential } })) return undefined;

@@ -6,7 +6,7 @@
  * its credential (server/auth/live.ts), and each message re-checks it first.
  */
 import { tokenDoc, type LiveCredential } from "../auth/live.ts";
-import { bearerToken, tokenKind } from "../auth/tokens.ts";
+import { tokenKind } from "../auth/tokens.ts";
 import { COLLECTORS } from "../collectors/collectors.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
 import type { Enrollment } from "../enrollment/enrollment.ts";
@@ -32,9 +32,8 @@ export class InstanceRefused extends AppError {
   }
 }
 
-/** The credential of the request; 401 for none, Basic, unknown, revoked or expired. */
-export async function authenticate(deps: CredentialDeps, req: Request): Promise<Credential> {
-  const token = bearerToken(req.headers.get("authorization"));
+/** The credential a request's Bearer token (null: none, Basic or malformed) stands for; 401 for none, unknown, revoked or expired. */
+export async function authenticate(deps: CredentialDeps, token: string | null): Promise<Credential> {
   if (token === null) throw new UnauthenticatedError("OpAMP needs 'Authorization: Bearer <token>': a collector token or an OpAMP enrollment token.");
   const kind = tokenKind(token);
   if (kind === "collector") {

@@ -6,7 +6,7 @@
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import { AppError } from "../errors.ts";
-import { readEncodedBytes } from "../http/body.ts";
+import { readEncodedBytes } from "../lib/body.ts";
 import {
   AgentConfigMapSchema,
   AgentConfigObjectSchema,

@@ -12,7 +12,7 @@ import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol
 import { gunzip, gzip } from "node:zlib";
 import { promisify } from "node:util";
 import { AppError, PayloadTooLargeError } from "../errors.ts";
-import { readBytes } from "../http/body.ts";
+import { readBytes } from "../lib/body.ts";
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -89,7 +89,8 @@ export class UnaryFetchRouter {
       ...(contextValues ? { contextValues } : {}),
     };
     const uRes = await handler(uReq);
-    let out: BodyInit | null = null;
+    // Response's own body type, not BodyInit: this file is typechecked without DOM types and, through the browser tests, with them.
+    let out: ConstructorParameters<typeof Response>[0] | null = null;
     if (uRes.body !== undefined) {
       const chunks: Uint8Array[] = [];
       for await (const chunk of uRes.body) chunks.push(chunk);

@@ -28,6 +28,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createConnectRouter, createContextKey, createContextValues } from "@connectrpc/connect";
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
+import { CHANNEL_OF } from "../../shared/vocabulary.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { Presence } from "../collectors/presence.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
@@ -41,8 +42,8 @@ import {
   type GetConfigResponse,
   type RegisterCollectorRequest,
 } from "../gen/collector/v1/collector_pb.ts";
-import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
-import { channelCredential, type ChannelCredential } from "../http/channel-credential.ts";
+import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
+import { channelCredential, type ChannelCredential } from "../channel/credential.ts";
 import type { ConfigReport, ConfigState, EffectiveConfig, Rollouts } from "../rollout/rollout.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Store } from "../store/store.ts";
@@ -255,7 +256,7 @@ export class RemoteConfigService {
       if (error instanceof NotFoundError) throw unauthenticated("the collector of this token no longer exists");
       throw error;
     });
-    if (collector.managementMode !== "rcfg-remotecfg") {
+    if (CHANNEL_OF[collector.managementMode] !== "remotecfg") {
       throw new ConnectError(
         `collector ${id} is managed over OpAMP (managementMode ${collector.managementMode}); set managementMode rcfg-remotecfg to serve it remote config`,
         Code.FailedPrecondition,

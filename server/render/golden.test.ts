@@ -9,6 +9,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
+import type { Runtime } from "../../shared/vocabulary.ts";
 import { renderAlloy } from "./alloy.ts";
 import { renderOtelcol } from "./otelcol.ts";
 import { renderPipelinePreview } from "./preview.ts";
@@ -20,7 +21,7 @@ const CASES = readdirSync(TESTDATA, { withFileTypes: true })
   .map((entry) => entry.name)
   .sort();
 
-function render(c: TestCase, runtime: "otelcol" | "alloy"): string {
+function render(c: TestCase, runtime: Runtime): string {
   if (c.preview) return renderPipelinePreview(c.preview.pipeline, c.preview.sources, c.preview.destinations, runtime);
   return runtime === "alloy" ? renderAlloy(c.input!) : renderOtelcol(c.input!);
 }

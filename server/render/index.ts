@@ -7,4 +7,4 @@
  */
 export { renderAlloy } from "./alloy.ts";
 export { renderOtelcol } from "./otelcol.ts";
-export { renderPipelinePreview, type Runtime } from "./preview.ts";
+export { renderPipelinePreview } from "./preview.ts";

@@ -25,9 +25,9 @@ import {
   validateComponentConfig,
   type DestinationType,
   type ProcessorType,
-  type Runtime,
   type SourceType,
 } from "../catalog/index.ts";
+import type { Runtime } from "../../shared/vocabulary.ts";
 import { ValidationError } from "../errors.ts";
 import {
   isHostEnvRef,

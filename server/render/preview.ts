@@ -5,13 +5,11 @@
  * where that exporter is not generally available, the node is left unwired),
  * and the output says so in a comment.
  */
-import type { Runtime } from "../catalog/index.ts";
+import type { Runtime } from "../../shared/vocabulary.ts";
 import type { DestinationRecord, PipelineRecord, SourceRecord } from "../configstore/records.ts";
 import { renderAlloyPlan } from "./alloy.ts";
 import { renderOtelcolPlan } from "./otelcol.ts";
 import { planPreview } from "./plan.ts";
-
-export type { Runtime } from "../catalog/index.ts";
 
 export function renderPipelinePreview(
   pipeline: PipelineRecord,

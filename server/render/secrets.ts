@@ -6,7 +6,7 @@
  * as the runtime's writer would have quoted them in that place.
  */
 import { Document, Scalar } from "yaml";
-import type { Runtime } from "../catalog/types.ts";
+import type { Runtime } from "../../shared/vocabulary.ts";
 import { QUOTED_MARKER } from "../secrets/values.ts";
 import { quoteAlloy } from "./alloy-syntax.ts";
 

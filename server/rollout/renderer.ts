@@ -9,13 +9,14 @@ import type { Collector } from "../collectors/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import type { CollectorConfigInput, RouteRecord } from "../configstore/records.ts";
 import { reportedVersion } from "../collectors/runtime.ts";
+import { RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import { renderAlloy } from "../render/alloy.ts";
 import { renderOtelcol } from "../render/otelcol.ts";
 
 export interface RenderedConfig {
   /** sha256 of the body, hex: the identity delivery compares. */
   hash: string;
-  runtime: "otelcol" | "alloy";
+  runtime: Runtime;
   contentType: string;
   body: string;
 }
@@ -31,7 +32,7 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
   const rendered = new Map<string, RenderedConfig>();
 
   return (collector) => {
-    const alloy = collector.managementMode === "rcfg-remotecfg";
+    const alloy = RUNTIME_OF[collector.managementMode] === "alloy";
     const activations = snapshot.activations.get(collector.id) ?? { collectorId: collector.id, sources: [], destinations: [] };
     const routes = routesOf.get(collector.id) ?? [];
     const version = alloy ? null : reportedVersion(collector);

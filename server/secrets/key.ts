@@ -9,7 +9,6 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, st
 import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import type { Logger } from "pino";
-import type { ServerConfig } from "../config/load.ts";
 import { KEY_BYTES, keyId, parseKey, Secrets } from "./secrets.ts";
 
 export interface KeySource {
@@ -21,8 +20,14 @@ export interface KeySource {
   boltPath: string;
 }
 
-/** Where a server's configuration says its key comes from. */
-export function keySource(config: Pick<ServerConfig, "secrets" | "storage">): KeySource {
+/**
+ * Where a server's configuration (a ServerConfig) says its key comes from. Typed by
+ * the fields it reads, since config/load.ts imports this module to check the key file.
+ */
+export function keySource(config: {
+  secrets: Pick<KeySource, "key" | "keyFile">;
+  storage: Pick<KeySource, "backend" | "boltPath">;
+}): KeySource {
   return { ...config.secrets, backend: config.storage.backend, boltPath: config.storage.boltPath };
 }
 

@@ -2,7 +2,7 @@
  * Plaintexts taken out of free text a collector wrote (an effective config,
  * an error message), however it spelled them: each becomes its marker.
  */
-import { RUNTIMES } from "../catalog/index.ts";
+import { RUNTIMES } from "../../shared/vocabulary.ts";
 import { quotedSecret } from "../render/secrets.ts";
 import { QUOTED_MARKER, secretMarker } from "./values.ts";
 

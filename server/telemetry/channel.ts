@@ -15,9 +15,9 @@
  */
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
 import type { CollectorTokens } from "../collectors/tokens.ts";
-import { readEncodedBytes } from "../http/body.ts";
-import type { Channel, ChannelHealth, ChannelRequest } from "../http/channel.ts";
-import { channelCredential } from "../http/channel-credential.ts";
+import { readEncodedBytes } from "../lib/body.ts";
+import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
+import { channelCredential } from "../channel/credential.ts";
 import { AppError } from "../errors.ts";
 import { ExportMetricsServiceResponseSchema } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
 import { decodeJson, encodingOf, ingestMessage, ingestProtobuf, type Encoding } from "./intake.ts";
@@ -55,7 +55,8 @@ function statusProto(code: number, message: string): Uint8Array<ArrayBuffer> {
 
 function failure(status: number, message: string, encoding: Encoding, headers: Record<string, string> = {}): Response {
   const code = GRPC_CODE[status] ?? 2;
-  const body: BodyInit = encoding === "protobuf" ? statusProto(code, message) : JSON.stringify({ code, message });
+  // Response's own body type, not BodyInit: this file is typechecked without DOM types and, through the browser tests, with them.
+  const body: ConstructorParameters<typeof Response>[0] = encoding === "protobuf" ? statusProto(code, message) : JSON.stringify({ code, message });
   return new Response(body, { status, headers: { "Content-Type": CONTENT_TYPE[encoding], ...headers } });
 }
 
@@ -94,7 +95,7 @@ export class MetricsChannel implements Channel {
       const response = create(ExportMetricsServiceResponseSchema, {
         partialSuccess: { rejectedDataPoints: BigInt(result.rejected), errorMessage: result.message },
       });
-      const body: BodyInit =
+      const body: ConstructorParameters<typeof Response>[0] =
         encoding === "protobuf" ? toBinary(ExportMetricsServiceResponseSchema, response) : toJsonString(ExportMetricsServiceResponseSchema, response);
       return new Response(body, { headers: { "Content-Type": CONTENT_TYPE[encoding] } });
     } catch (error) {

@@ -6,7 +6,7 @@
  * once, on first use, and sent as brotli or gzip when the browser takes it.
  */
 import { brotliCompressSync, constants as zlib } from "node:zlib";
-import { acceptsEncoding } from "../http/accept-encoding.ts";
+import { acceptsEncoding } from "../lib/accept-encoding.ts";
 import { FAVICON, type UiFile } from "./files.ts";
 import { UI_SECURITY_HEADERS } from "./headers.ts";
 

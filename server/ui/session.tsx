@@ -6,19 +6,8 @@
  * page shows the API's own error instead of looping back to the login page.
  */
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+import type { Session as SessionAnswer, User } from "../../shared/users.ts";
 import { api, ApiError, setCsrfToken } from "./api.ts";
-
-export interface User {
-  id: string;
-  username: string;
-  email: string;
-  role: "admin" | "editor" | "viewer";
-}
-
-interface SessionAnswer {
-  user: User;
-  csrfToken: string;
-}
 
 type SessionStatus = ({ signedIn: true } & SessionAnswer) | { signedIn: false };
 

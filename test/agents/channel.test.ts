@@ -13,10 +13,10 @@ import pino from "pino";
 import { AgentChannel as RealAgentChannel } from "../../agent/channel.ts";
 import { CredentialFile } from "../../agent/credential.ts";
 import type { Logger } from "../../agent/log.ts";
-import type { AgentMessage, DiscoveryReport, HostFacts, ServerMessage } from "../../agent/types.ts";
+import type { AgentMessage, DiscoveryReport, HostFacts, ServerMessage } from "../../shared/agent-protocol.ts";
 import { AGENTS } from "../../server/agents/registry.ts";
 import { hashToken } from "../../server/auth/tokens.ts";
-import type { ChannelRequest } from "../../server/http/channel.ts";
+import type { ChannelRequest } from "../../server/channel/channel.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 import { until } from "../opamp/helpers.ts";
 

@@ -639,7 +639,7 @@ function remoteConfigCalls(id: string, headers: Record<string, string>, label: s
   ];
 }
 
-function metricsPost(headers: Record<string, string>, contentType: string, body: BodyInit): Promise<Response> {
+function metricsPost(headers: Record<string, string>, contentType: string, body: Bun.BodyInit): Promise<Response> {
   return fetch(`${server.base}/v1/metrics`, { method: "POST", headers: { ...headers, "Content-Type": contentType }, body });
 }
 

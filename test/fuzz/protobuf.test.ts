@@ -90,7 +90,7 @@ async function post(endpoint: Endpoint, body: Uint8Array): Promise<{ status: num
   const res = await fetch(`${server.base}${endpoint.path}`, {
     method: "POST",
     headers: { "Content-Type": endpoint.contentType, Authorization: `Bearer ${endpoint.token()}` },
-    body: body as BodyInit,
+    body: body as Bun.BodyInit,
   });
   const bytes = new Uint8Array(await res.arrayBuffer());
   if (res.status < 400) return { status: res.status, message: null };

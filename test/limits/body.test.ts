@@ -110,7 +110,7 @@ describe("collector channels", () => {
   });
 
   test("OpAMP over HTTP: over the message limit, declared or streamed, and a gzip bomb", async () => {
-    const post = (body: BodyInit, headers: Record<string, string> = {}) =>
+    const post = (body: Bun.BodyInit, headers: Record<string, string> = {}) =>
       fetch(`${server.base}/v1/opamp`, {
         method: "POST",
         headers: { "Content-Type": "application/x-protobuf", Authorization: `Bearer ${opampToken}`, ...headers },

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { MAX_BUFFERED_BYTES } from "../../server/http/channel.ts";
+import { MAX_BUFFERED_BYTES } from "../../server/channel/channel.ts";
 import { MAX_MESSAGE_BYTES } from "../../server/opamp/channel.ts";
 import { deploymentKit } from "../deployment.ts";
 import { description, RawAgent, until } from "../opamp/helpers.ts";

@@ -120,7 +120,7 @@ describe("a bound enrollment token presented by another instance (a cloned VM im
       owner.close();
     }
     const body = toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS }));
-    const res = await fetch(`${server.base}/v1/opamp`, { method: "POST", body: body as BodyInit, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } });
+    const res = await fetch(`${server.base}/v1/opamp`, { method: "POST", body: body as Bun.BodyInit, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } });
     expect(res.status).toBe(401);
     expect(res.headers.get("retry-after")).toBe(String(HOLD_SECONDS));
   });
@@ -179,7 +179,7 @@ describe("an agent that resumes without remote_config_status", () => {
     const uid = uuidBytes();
     const poll = async (fields: Record<string, unknown>) => {
       const body = toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uid, capabilities: CAPS, ...fields }));
-      const res = await fetch(`${server.base}/v1/opamp`, { method: "POST", body: body as BodyInit, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } });
+      const res = await fetch(`${server.base}/v1/opamp`, { method: "POST", body: body as Bun.BodyInit, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } });
       return fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
     };
     const got = await poll({ sequenceNum: 1n, agentDescription: description({ "host.name": "h" }) });

@@ -13,7 +13,7 @@ import pino from "pino";
 import { AgentCapabilities, AgentToServerSchema, ComponentHealthSchema, RemoteConfigStatuses, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { CURRENT_TOKENS } from "../../server/collectors/tokens.ts";
 import { ConflictError } from "../../server/errors.ts";
-import type { ChannelRequest } from "../../server/http/channel.ts";
+import type { ChannelRequest } from "../../server/channel/channel.ts";
 import { OpampChannel } from "../../server/opamp/channel.ts";
 import type { Sessions } from "../../server/opamp/sessions.ts";
 import { KEY_BYTES, Secrets } from "../../server/secrets/secrets.ts";
@@ -39,7 +39,7 @@ async function enrollmentToken(extra: Record<string, unknown> = {}): Promise<str
 }
 
 function post(body: Uint8Array | string, headers: Record<string, string>): Promise<Response> {
-  return fetch(opampUrl, { method: "POST", body: body as BodyInit, headers });
+  return fetch(opampUrl, { method: "POST", body: body as Bun.BodyInit, headers });
 }
 
 function a2s(fields: Record<string, unknown> = {}): Uint8Array {
@@ -415,9 +415,9 @@ describe("overload and memory", () => {
       const retryAfter = Number(refused.headers.get("retry-after"));
       expect(retryAfter).toBeGreaterThanOrEqual(10);
       expect(retryAfter).toBeLessThan(40);
-      expect((await refused.json()).error.code).toBe("overloaded");
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("overloaded");
       // HTTP polls are not sessions: still served.
-      expect((await fetch(`${small.base}/v1/opamp`, { method: "POST", body: a2s() as BodyInit, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } })).status).toBe(200);
+      expect((await fetch(`${small.base}/v1/opamp`, { method: "POST", body: a2s() as Bun.BodyInit, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } })).status).toBe(200);
       first.ws.close();
       await first.waitClosed();
       const opamp = small.app.channels.find((c) => c.name === "opamp")!;
@@ -451,7 +451,7 @@ describe("overload and memory", () => {
       const ctx = channelRequest(
         new Request("http://svc/v1/opamp", {
           method: "POST",
-          body: a2s({ instanceUid: uid, sequenceNum: seq }) as BodyInit,
+          body: a2s({ instanceUid: uid, sequenceNum: seq }) as Bun.BodyInit,
           headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" },
         }),
       );

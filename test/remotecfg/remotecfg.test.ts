@@ -220,7 +220,7 @@ describe("published config", () => {
   test("a plaintext request from a non-loopback peer is refused before the token is looked at", async () => {
     const channel = server.app.channels.find((c) => c.name === "remotecfg")!;
     const url = new URL(`${server.base}/collector.v1.CollectorService/GetConfig`);
-    const req = new Request(url, { method: "POST", headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` }, body: "{}" });
+    const req = new Request(url.href, { method: "POST", headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` }, body: "{}" });
     const ctx = { req, url, remoteAddr: "10.1.2.3", secure: false } as unknown as Parameters<typeof channel.handle>[0];
     const res = (await channel.handle(ctx))!;
     expect(res.status).toBe(403);

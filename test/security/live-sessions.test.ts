@@ -208,7 +208,7 @@ describe("OpAMP over HTTP", () => {
       fetch(`${server.base}/v1/opamp`, {
         method: "POST",
         headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" },
-        body: toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uid, sequenceNum: 1n, capabilities: TOKEN_CAPS })) as BodyInit,
+        body: toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uid, sequenceNum: 1n, capabilities: TOKEN_CAPS })) as Bun.BodyInit,
       });
     expect((await poll(old)).status).toBe(200);
     const rotated = (await call<{ token: string }>(`/collectors/${collectorId}/otlp-token`, "POST")).token;

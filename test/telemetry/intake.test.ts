@@ -73,7 +73,7 @@ async function throughput(id: string): Promise<Throughput> {
   return (await res.json()) as Throughput;
 }
 
-function metricsPost(token: string | null, body: BodyInit, headers: Record<string, string> = {}): Promise<Response> {
+function metricsPost(token: string | null, body: Bun.BodyInit, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${server.base}/v1/metrics`, {
     method: "POST",
     headers: { "Content-Type": "application/x-protobuf", ...(token === null ? {} : { Authorization: `Bearer ${token}` }), ...headers },

@@ -1,5 +1,5 @@
 /**
- * The API's validation details ({path, message}, see server/http/validate.ts)
+ * The API's validation details ({path, message}, see server/lib/validate.ts)
  * beside the input they concern, so the user sees which field to fix and a
  * screen reader reads the message with the input (aria-describedby).
  */

@@ -5,6 +5,7 @@
  * "Load more" follows the API's nextCursor. The time inputs are local
  * times in the URL and sent to the API as ISO 8601 instants.
  */
+import type { AuditEntry } from "../../../shared/audit.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FilterActions } from "../components/FilterActions.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
@@ -12,23 +13,6 @@ import { LastSeen } from "../components/LastSeen.tsx";
 import { ListSummary } from "../components/ListSummary.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useFilteredList } from "../list.ts";
-
-export interface AuditEntry {
-  id: string;
-  time: string;
-  actor: string;
-  action: string;
-  resource: string;
-  resourceId: string | null;
-  outcome: "success" | "failure" | "denied";
-  details: Record<string, unknown>;
-  remoteAddr: string | null;
-}
-
-interface AuditPage {
-  items: AuditEntry[];
-  nextCursor: string | null;
-}
 
 const PAGE_SIZE = 50;
 const FILTERS = ["action", "actor", "from", "to"] as const;

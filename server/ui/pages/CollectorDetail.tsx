@@ -8,6 +8,7 @@
  * get the same page without any write controls.
  */
 import { useEffect, useState, type ReactNode } from "react";
+import { MODE_NAMES } from "../../../shared/vocabulary.ts";
 import { api, ApiError } from "../api.ts";
 import { ActivationsSection } from "../collector/Activations.tsx";
 import { ConfigHistorySection } from "../collector/ConfigHistory.tsx";
@@ -24,8 +25,6 @@ import { useLiveEvents } from "../events.ts";
 import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import "../collector/collector.css";
-
-const MODE_LABELS: Record<Collector["managementMode"], string> = { opamp: "OpAMP", "rcfg-remotecfg": "remotecfg" };
 
 export function CollectorDetailPage({ id }: { id: string }) {
   const { state } = useSession();
@@ -110,7 +109,7 @@ function CollectorFacts({ collector }: { collector: Collector }) {
     ["Status", <StatusBadge status={collector.status} />],
     ["Last seen", <LastSeen at={collector.lastSeen} />],
     ["Environment", collector.environment ?? <span className="muted">—</span>],
-    ["Management", MODE_LABELS[collector.managementMode] ?? collector.managementMode],
+    ["Management", MODE_NAMES[collector.managementMode] ?? collector.managementMode],
     [
       "Tags",
       tags.length === 0 ? (

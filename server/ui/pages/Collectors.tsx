@@ -11,6 +11,7 @@
  */
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
+import { MODE_NAMES } from "../../../shared/vocabulary.ts";
 import type { Collector, CollectorStatus } from "../../collectors/collectors.ts";
 import { compileFilter } from "../../collectors/filter.ts";
 import { api } from "../api.ts";
@@ -37,8 +38,6 @@ const NEXT_PAGE = 250;
 /** Fetch the next page once the last row in view is this close to the end. */
 const PREFETCH_ROWS = 20;
 const ROW_ESTIMATE = 53;
-
-const MODE_LABELS: Record<Collector["managementMode"], string> = { opamp: "OpAMP", "rcfg-remotecfg": "remotecfg" };
 
 /**
  * The tag box as API `tag` values: comma-separated `key=value`, `key:value`
@@ -398,7 +397,7 @@ function CollectorTable({ rows, total, selection, onNearEnd }: { rows: Collector
                 {c.environment ?? <span className="muted">—</span>}
               </span>
               <span role="cell" className="cell-mode" data-label="Management">
-                {MODE_LABELS[c.managementMode] ?? c.managementMode}
+                {MODE_NAMES[c.managementMode] ?? c.managementMode}
               </span>
               <span role="cell" className="cell-tags">
                 {Object.keys(c.tags).length === 0 ? (

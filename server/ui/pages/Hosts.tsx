@@ -6,7 +6,9 @@
  * (dir, file, mode, from) lives in the URL too, so reload and Back keep it.
  */
 import { useEffect, useState, type ReactNode } from "react";
-import type { BrowseListing as Listing, BrowseSample as Sample, DiscoveryReport as Discovery, HostFacts } from "../../../agent/types.ts";
+import type { BrowseListing as Listing, BrowseSample as Sample, DiscoveryReport as Discovery, HostFacts } from "../../../shared/agent-protocol.ts";
+import { AGENT_STATUSES } from "../../../shared/agent-status.ts";
+import type { Agent } from "../../../shared/agents.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FilterActions } from "../components/FilterActions.tsx";
@@ -20,24 +22,6 @@ import { Link, navigate, useLocation } from "../router.tsx";
 import { useCanWrite } from "../schema/editing.tsx";
 import { newSourceHref } from "./Components.tsx";
 import { formatBytes } from "../format.ts";
-
-export const AGENT_STATUSES = ["online", "offline"] as const;
-
-export interface Agent {
-  id: string;
-  name: string;
-  environment: string;
-  version: string | null;
-  status: (typeof AGENT_STATUSES)[number];
-  connected: boolean;
-  enrolledAt: string;
-  connectedAt: string | null;
-  lastSeen: string | null;
-  host: HostFacts | null;
-  browse: { enabled: boolean; allowedRoots: string[] } | null;
-  discovery: Discovery | null;
-  discoveredAt: string | null;
-}
 
 /** Exactly what the UI says when the agent's config turns browsing off. */
 export const BROWSE_DISABLED = "log browsing is disabled by agent configuration";

@@ -11,7 +11,8 @@
  * Viewers see the token list only: everything else mints a credential.
  */
 import { useEffect, useState, type FormEvent } from "react";
-import type { BootstrapFile, Runtime } from "../../enrollment/bootstrap.ts";
+import type { Runtime } from "../../../shared/vocabulary.ts";
+import type { BootstrapFile } from "../../enrollment/bootstrap.ts";
 import { api, ApiError } from "../api.ts";
 import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";

@@ -7,8 +7,8 @@
  * account and its token at once. Non-admins get the 403 as a plain notice.
  */
 import { useState, type FormEvent } from "react";
-import type { Scope } from "../../auth/scopes.ts";
-import type { ServiceAccount } from "../../auth/service-accounts.ts";
+import type { Scope } from "../../../shared/access.ts";
+import type { ScopesAnswer, ServiceAccount } from "../../../shared/service-accounts.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLoad } from "../load.ts";
@@ -19,11 +19,6 @@ import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { ShownOnce } from "../components/ShownOnce.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import "./Accounts.css";
-
-interface ScopesAnswer {
-  items: Scope[];
-  roles: Record<string, Scope[]>;
-}
 
 type Created = ServiceAccount & { token: string };
 

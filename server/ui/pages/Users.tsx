@@ -7,8 +7,8 @@
  * plain "admins only" notice and no controls.
  */
 import { useEffect, useState, type FormEvent } from "react";
-import type { Role } from "../../auth/scopes.ts";
-import type { User } from "../../auth/users.ts";
+import { USER_ROLES, type Role } from "../../../shared/access.ts";
+import type { User } from "../../../shared/users.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLoad } from "../load.ts";
@@ -19,8 +19,6 @@ import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { ShownOnce } from "../components/ShownOnce.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import "./Accounts.css";
-
-const ROLES: Role[] = ["admin", "editor", "viewer"];
 
 interface InviteAnswer {
   user: User;
@@ -103,7 +101,7 @@ function InviteForm({ onInvited }: { onInvited: (user: User, delivered: Delivere
         <div className="field">
           <label htmlFor="invite-role">Role</label>
           <select id="invite-role" name="role" defaultValue="viewer">
-            {ROLES.map((role) => (
+            {USER_ROLES.map((role) => (
               <option key={role} value={role}>
                 {role}
               </option>
@@ -145,7 +143,7 @@ function UserRow({ user, self, busy, actions }: { user: User; self: boolean; bus
             Role of {user.username}
           </label>
           <select id={`role-${user.id}`} value={role} onChange={(event) => setRole(event.target.value as Role)} disabled={busy}>
-            {ROLES.map((r) => (
+            {USER_ROLES.map((r) => (
               <option key={r} value={r}>
                 {r}
               </option>

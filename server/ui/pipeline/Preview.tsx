@@ -8,13 +8,10 @@
 import { useEffect, useState } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { RUNTIMES, type Runtime } from "../../../shared/vocabulary.ts";
 import type { Topology } from "./types.ts";
 
-const RUNTIMES = [
-  { id: "otelcol", label: "OpenTelemetry Collector" },
-  { id: "alloy", label: "Alloy" },
-] as const;
-type Runtime = (typeof RUNTIMES)[number]["id"];
+const RUNTIME_LABELS: Record<Runtime, string> = { otelcol: "OpenTelemetry Collector", alloy: "Alloy" };
 
 const DEBOUNCE_MS = 400;
 
@@ -62,15 +59,15 @@ export function Preview({ pipelineId, topology, onChecked }: PreviewProps) {
     // onChecked is the editor's state setter; the content and runtime are the inputs.
   }, [pipelineId, content, runtime]);
 
-  const label = RUNTIMES.find((r) => r.id === runtime)!.label;
+  const label = RUNTIME_LABELS[runtime];
   return (
     <section className="detail-block preview" aria-labelledby="preview-title">
       <h2 id="preview-title">Config preview</h2>
       <fieldset className="runtime-switch">
         <legend>Runtime</legend>
         {RUNTIMES.map((r) => (
-          <label key={r.id}>
-            <input type="radio" name="preview-runtime" value={r.id} checked={runtime === r.id} onChange={() => setRuntime(r.id)} /> {r.label}
+          <label key={r}>
+            <input type="radio" name="preview-runtime" value={r} checked={runtime === r} onChange={() => setRuntime(r)} /> {RUNTIME_LABELS[r]}
           </label>
         ))}
       </fieldset>

@@ -1,6 +1,6 @@
 /**
  * API errors as a form shows them: each detail the server names by path
- * ({path, message}, see server/http/validate.ts) next to the field that
+ * ({path, message}, see server/lib/validate.ts) next to the field that
  * edits that path, and the whole error, details as plain sentences, in the
  * ErrorMessage summary at the top.
  */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { ChannelRequest } from "./channel.ts";
-import { channelCredential } from "./channel-credential.ts";
+import { channelCredential } from "./credential.ts";
 
 /** A channel request as the edge hands it over: only what the credential check reads. */
 function request(authorization: string | null, peer: { secure: boolean; remoteAddr: string | null }): ChannelRequest {

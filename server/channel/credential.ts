@@ -6,7 +6,7 @@
  * the channel says how.
  */
 import { bearerToken } from "../auth/tokens.ts";
-import { transportAllowed, type ChannelRequest } from "./channel.ts";
+import { isLoopback, type ChannelRequest } from "./channel.ts";
 
 /**
  * "tls": the token must not cross a network in the clear (TLS on this server,
@@ -21,7 +21,8 @@ export type ChannelCredential =
   | { ok: false; refused: "plaintext" | "missing" };
 
 export function channelCredential(ctx: ChannelRequest, transport: TransportPolicy): ChannelCredential {
-  if (transport === "tls" && !transportAllowed(ctx)) return { ok: false, refused: "plaintext" };
+  // TLS on this server, TLS ended by a trusted proxy (its X-Forwarded-Proto), or a loopback peer.
+  if (transport === "tls" && !(ctx.secure || isLoopback(ctx.remoteAddr))) return { ok: false, refused: "plaintext" };
   const token = bearerToken(ctx.req.headers.get("authorization"));
   return token === null ? { ok: false, refused: "missing" } : { ok: true, token };
 }

@@ -79,11 +79,3 @@ export function isLoopback(address: string | null): boolean {
   return address !== null && LOOPBACK.test(address);
 }
 
-/**
- * Whether a plaintext WebSocket may be opened: TLS on this server, TLS ended
- * by a trusted proxy (its X-Forwarded-Proto), or a loopback peer. Tokens
- * never cross a network in the clear.
- */
-export function transportAllowed(ctx: ChannelRequest): boolean {
-  return ctx.secure || isLoopback(ctx.remoteAddr);
-}

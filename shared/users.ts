@@ -1,0 +1,41 @@
+/**
+ * Web UI accounts as the REST API answers them (/users, /session), declared once
+ * for the routes, the OpenAPI document and the UI's session and Users page.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { USER_ROLES } from "./access.ts";
+
+export const RoleSchema = Type.Union(USER_ROLES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${USER_ROLES.join(", ")}` });
+
+export const UserSchema = Type.Object(
+  {
+    id: Type.String(),
+    username: Type.String(),
+    email: Type.String(),
+    role: RoleSchema,
+    createdAt: Type.String({ format: "date-time" }),
+    createdBy: Type.String(),
+    disabledAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  },
+  { title: "User" },
+);
+export type User = Static<typeof UserSchema>;
+
+export const SessionSchema = Type.Object(
+  {
+    user: UserSchema,
+    csrfToken: Type.String({ description: "Send it as X-CSRF-Token on every call but GET and HEAD made with the session cookie." }),
+    expiresAt: Type.Optional(Type.String({ format: "date-time", description: "The session's absolute end (it also ends after 12 hours idle)." })),
+  },
+  { title: "Session" },
+);
+
+export const SessionStatusSchema = Type.Object(
+  {
+    signedIn: Type.Boolean(),
+    user: Type.Optional(UserSchema),
+    csrfToken: Type.Optional(Type.String({ description: "With signedIn: as in the Session answer." })),
+  },
+  { title: "SessionStatus" },
+);
+export type Session = Static<typeof SessionSchema>;
