@@ -91,7 +91,7 @@ export interface App {
   /** Host agents: the registry, and the `/v1/agent` channel the REST API relays browse calls through. */
   agents: Agents;
   agentChannel: AgentChannel;
-  /** The collector and agent channels the edge serves beside the API (and what install.sh fetches). */
+  /** The collector and agent channels the edge serves beside the API. */
   channels: Channel[];
   /** Counts 401 answers and audits them in bursts. */
   authFailures: AuthFailureBursts;
