@@ -66,7 +66,7 @@ function largeCollector(): CollectorConfigInput {
     { id: "dst-0", name: "Gateway", type: "otlp", config: { endpoint: "gateway.internal:4317" } },
     { id: "dst-1", name: "Loki", type: "loki", config: { endpoint: "http://loki:3100/" } },
     { id: "dst-2", name: "Backup", type: "otlphttp", config: { endpoint: "https://backup.example.com" } },
-    { id: "dst-3", name: "Debug", type: "debug", config: {} },
+    { id: "dst-3", name: "Archive", type: "otlphttp", config: { endpoint: "https://archive.example.com", headers: { Authorization: { secret: Bun.randomUUIDv7() } } } },
   ];
   const pipelines: PipelineRecord[] = Array.from({ length: 12 }, (_, i) => {
     const processors: TopologyNode[] = Array.from({ length: 8 }, (_, j) => ({
