@@ -74,6 +74,14 @@ test("a summary words sensitive values by kind, never a secret's text, and leave
     "headers.X-Scope-OrgID=tenant-a",
     "headers.Legacy=(secret)",
   ]);
+  // Before the catalog has loaded, the read forms are worded the same, never taken apart.
+  expect(configSummary(config)).toEqual([
+    "endpoint=https://gw.example:4318",
+    "headers.Authorization=(secret)",
+    "headers.X-Api-Key=(host env VENDOR_KEY)",
+    "headers.X-Scope-OrgID=tenant-a",
+    "headers.Legacy=Bearer old",
+  ]);
   // A field the schema does not mark sensitive is shown as it is, whatever its shape.
   expect(configSummary({ include: ["/a/*.log"], resource: { env: "prod" } }, schemaOf("sources", "filelog"))).toEqual(["include=/a/*.log", "resource.env=prod"]);
 });
