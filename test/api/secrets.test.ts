@@ -132,6 +132,13 @@ describe.each(backends)("secrets on %s", (_name, deploy) => {
     expect({ status, code: body.error.code }).toEqual({ status: 400, code: "validation_failed" });
     return body.error;
   }
+  /** A read on `server` once it shows what `ready` waits for: another replica learns of a write through the store's change feed, a moment later. */
+  async function seen<T>(server: TestServer, path: string, ready: (body: T) => boolean): Promise<T> {
+    for (const deadline = Date.now() + 5000; ; await Bun.sleep(20)) {
+      const body = await ok<T>(server, path);
+      if (ready(body) || Date.now() > deadline) return body;
+    }
+  }
   const pending = async () => (await ok<{ items: unknown[] }>(d.writer, "/changes")).items;
   const audited = async (action: string) =>
     (await ok<{ items: { resource: string; resourceId: string; details: Record<string, unknown> }[] }>(d.writer, `/audit?action=${action}&limit=1000`)).items;
@@ -143,8 +150,9 @@ describe.each(backends)("secrets on %s", (_name, deploy) => {
     destination = await ok<Destination>(d.writer, "/destinations", "POST", { name: "gw", type: "otlphttp", config: { endpoint: "https://gw.example.com:4318", headers } });
     const shown = { Authorization: SUMMARY, "X-Scope-OrgID": { value: "team-a", secret: false }, "X-Api-Key": { env: "GW_API_KEY" } };
     expect(destination.config.headers).toEqual(shown);
+    const listed = await seen<{ items: Destination[] }>(d.reader, "/destinations", (body) => body.items.some((x) => x.id === destination.id));
+    expect(listed.items.find((x) => x.id === destination.id)!.config.headers).toEqual(shown);
     expect((await ok<Destination>(d.reader, `/destinations/${destination.id}`)).config.headers).toEqual(shown);
-    expect((await ok<{ items: Destination[] }>(d.reader, "/destinations")).items.find((x) => x.id === destination.id)!.config.headers).toEqual(shown);
     const asViewer = await call<Destination>(d.reader, `/destinations/${destination.id}`, "GET", undefined, viewer);
     expect(asViewer.body.config.headers).toEqual(shown);
 
@@ -216,7 +224,7 @@ describe.each(backends)("secrets on %s", (_name, deploy) => {
       tags: { tier: "gold" },
     });
     expect(activation.configOverrides).toEqual({ headers: { Authorization: SUMMARY } });
-    const listed = (await ok<{ items: { destinationId: string; configOverrides: unknown; tags: unknown }[] }>(d.reader, base)).items;
+    const listed = (await seen<{ items: { destinationId: string; configOverrides: unknown; tags: unknown }[] }>(d.reader, base, (body) => body.items.length > 0)).items;
     expect(listed).toEqual([{ destinationId: destination.id, configOverrides: { headers: { Authorization: SUMMARY } }, tags: { tier: "gold" } }]);
     const set = (await audited("secret.set")).filter((e) => e.resource === "collector");
     expect(set.map((e) => [e.resourceId, e.details])).toEqual([[collector.id, { path: "configOverrides.headers.Authorization", destinationId: destination.id }]]);
