@@ -1,0 +1,272 @@
+/**
+ * RemoteConfigService on its own: Fetch Requests straight into `handle`, no
+ * HTTP server, over the real collectors, collector tokens, presence and
+ * rollouts on an in-memory SQLite store, with an injected clock. A publish is
+ * seeded as the rollout writes it (rendered config, target, history entry).
+ * test/remotecfg/remotecfg.test.ts drives the same through a whole server
+ * with a Connect client and curl; this file checks the GetConfig answers,
+ * the auth decisions, how reports move the rollout, the poll interval and
+ * that an unchanged poll writes nothing.
+ */
+import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createHash, randomBytes } from "node:crypto";
+import pino from "pino";
+import { SYSTEM_ACTOR } from "../audit/audit.ts";
+import type { ChannelCredential } from "../channel/credential.ts";
+import { Collectors, type Collector } from "../collectors/collectors.ts";
+import { Presence } from "../collectors/presence.ts";
+import { CollectorTokens } from "../collectors/tokens.ts";
+import { ConfigStore } from "../configstore/configstore.ts";
+import { ConfigRepo } from "../configstore/repo.ts";
+import {
+  EffectiveConfigSchema,
+  GetConfigRequestSchema,
+  GetConfigResponseSchema,
+  RemoteConfigStatuses,
+  type GetConfigResponse,
+} from "../gen/collector/v1/collector_pb.ts";
+import type { RenderedConfig } from "../rollout/renderer.ts";
+import { RENDERED, Rollouts, type CollectorConfig } from "../rollout/rollout.ts";
+import { Secrets } from "../secrets/secrets.ts";
+import { SecretVault } from "../secrets/vault.ts";
+import { secretMarker } from "../secrets/values.ts";
+import { SqliteStore } from "../store/sqlite.ts";
+import { DEFAULT_INTERVAL_SECONDS, RemoteConfigService, SERVICE_PATH } from "./remotecfg.ts";
+
+const log = pino({ level: "silent" });
+const GET_CONFIG = `${SERVICE_PATH}GetConfig`;
+
+let store: SqliteStore;
+let collectors: Collectors;
+let tokens: CollectorTokens;
+let configStore: ConfigStore;
+let rollouts: Rollouts;
+let presence: Presence;
+let vault: SecretVault;
+let service: RemoteConfigService;
+let clock: number;
+let alloy: Collector;
+let token: string;
+
+beforeEach(async () => {
+  store = new SqliteStore(":memory:");
+  const secrets = new Secrets([randomBytes(32)]);
+  collectors = new Collectors(store);
+  tokens = new CollectorTokens(store, collectors, secrets);
+  configStore = new ConfigStore(store, ConfigRepo.inStore(store));
+  vault = new SecretVault(store, secrets);
+  rollouts = new Rollouts(store, configStore, collectors, vault, log);
+  clock = Date.parse("2030-01-01T00:00:00Z");
+  presence = new Presence(store, collectors, log, () => clock);
+  service = new RemoteConfigService({ store, logger: log, collectors, collectorTokens: tokens, presence, rollouts }, () => clock);
+  alloy = await collectors.create(SYSTEM_ACTOR, { name: "alloy-1", managementMode: "rcfg-remotecfg" });
+  token = (await tokens.mint(SYSTEM_ACTOR, alloy.id)).token;
+});
+afterEach(async () => {
+  await presence.stop();
+  await rollouts.close();
+  tokens.close();
+  collectors.close();
+  configStore.close();
+  await store.close();
+});
+
+/** A poll's answer: the response message, or the Connect error's HTTP status, code and message (as `reason`). */
+type Answer = { status: 200; message: GetConfigResponse } | { status: number; code: string; reason: string };
+
+/** A GetConfig poll as Alloy sends it (binary codec, uncompressed: the fast path), with `credential` as the edge read it. */
+async function getConfig(init: MessageInitShape<typeof GetConfigRequestSchema>, credential: ChannelCredential = { ok: true, token }): Promise<Answer> {
+  const body = toBinary(GetConfigRequestSchema, create(GetConfigRequestSchema, init));
+  const req = new Request(`http://svc${GET_CONFIG}`, { method: "POST", headers: { "Content-Type": "application/proto" }, body });
+  const res = await service.handle(req, GET_CONFIG, credential);
+  if (res.status === 200) return { status: 200, message: fromBinary(GetConfigResponseSchema, new Uint8Array(await res.arrayBuffer())) };
+  const error = (await res.json()) as { code: string; message: string };
+  return { status: res.status, code: error.code, reason: error.message };
+}
+
+/** The answer of a poll that must succeed. */
+async function config(init: MessageInitShape<typeof GetConfigRequestSchema>): Promise<GetConfigResponse> {
+  const answer = await getConfig(init);
+  if (!("message" in answer)) throw new Error(`GetConfig refused: ${JSON.stringify(answer)}`);
+  return answer.message;
+}
+
+/** Another unary call, through the Connect router with the JSON codec. */
+async function rpc(method: string, json: unknown, credential: ChannelCredential = { ok: true, token }): Promise<{ status: number; body: any }> {
+  const path = `${SERVICE_PATH}${method}`;
+  const req = new Request(`http://svc${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(json) });
+  const res = await service.handle(req, path, credential);
+  return { status: res.status, body: await res.json() };
+}
+
+/** Publishes `body` to the collector as the rollout stores a publish; answers the rendered config. */
+async function publish(body: string, seq = 1): Promise<RenderedConfig> {
+  const hash = createHash("sha256").update(body).digest("hex");
+  const rendered: RenderedConfig = { hash, runtime: "alloy", contentType: "text/plain", body };
+  const target: CollectorConfig = { collectorId: alloy.id, targetHash: hash, targetCommit: "c1", targetSeq: seq, state: "outdated", error: null, updatedAt: "" };
+  const history = { seq, commit: "c1", hash, time: "", state: "outdated", actor: "system" };
+  await store.write([
+    { op: "put", collection: RENDERED, id: hash, data: rendered },
+    { op: "put", collection: "collector_config", id: alloy.id, data: target },
+    { op: "put", collection: "config_history", id: `${alloy.id}/${String(seq).padStart(10, "0")}`, data: history },
+  ]);
+  return rendered;
+}
+
+async function target(): Promise<CollectorConfig> {
+  return (await store.get<CollectorConfig>("collector_config", alloy.id))!.data;
+}
+
+const CONFIG = 'logging {\n  level = "info"\n}\n';
+
+describe("GetConfig answers", () => {
+  test("before anything is published: hash \"\" is not_modified, any other hash gets empty content; the contact makes the collector online", async () => {
+    expect(await config({ id: alloy.id })).toMatchObject({ content: "", hash: "", notModified: true });
+    expect(await config({ id: alloy.id, hash: "abc" })).toMatchObject({ content: "", hash: "", notModified: false });
+    expect(await collectors.get(alloy.id)).toMatchObject({
+      status: "online",
+      health: { channel: "remotecfg", intervalSeconds: DEFAULT_INTERVAL_SECONDS, error: null },
+    });
+  });
+
+  test("a published config comes with its hash and moves the target to applying; that hash back is not_modified", async () => {
+    const rendered = await publish(CONFIG);
+    expect(await config({ id: alloy.id, hash: "older" })).toMatchObject({ content: CONFIG, hash: rendered.hash, notModified: false });
+    expect((await target()).state).toBe("applying");
+    expect(await config({ id: alloy.id, hash: rendered.hash })).toMatchObject({ content: "", hash: rendered.hash, notModified: true });
+  });
+
+  test("the content carries the secrets, the hash is that of the redacted rendering", async () => {
+    const secret = vault.seal("s3cret-value", SYSTEM_ACTOR);
+    await store.write([secret.op]);
+    const rendered = await publish(`otelcol.auth.bearer "b" {\n  token = "${secretMarker(secret.id)}"\n}\n`);
+    const answer = await config({ id: alloy.id });
+    expect(answer.hash).toBe(rendered.hash);
+    expect(answer.content).toContain('token = "s3cret-value"');
+    expect(answer.content).not.toContain("<secret:");
+  });
+
+  test("a config naming a secret the server cannot open is not sent: unavailable, and the target says why", async () => {
+    await publish(`otelcol.auth.bearer "b" {\n  token = "${secretMarker(Bun.randomUUIDv7())}"\n}\n`);
+    const answer = await getConfig({ id: alloy.id });
+    expect(answer).toMatchObject({ status: 503, code: "unavailable" });
+    await Bun.sleep(250); // the rollout records an undelivered target in a coalesced write
+    expect(await target()).toMatchObject({ state: "failed", undelivered: true });
+  });
+});
+
+describe("auth and collector id", () => {
+  test("no Bearer token, or one that is not a live collector token, is unauthenticated (401)", async () => {
+    for (const credential of [
+      { ok: false, refused: "missing" } as const,
+      { ok: true, token: "svcct_" + "x".repeat(43) } as const,
+      { ok: true, token: "svcsa_" + "x".repeat(43) } as const,
+    ]) {
+      expect(await getConfig({ id: alloy.id }, credential)).toMatchObject({ status: 401, code: "unauthenticated" });
+    }
+  });
+
+  test("a token used with another collector's id is permission_denied (403); an empty id is invalid_argument", async () => {
+    const other = await collectors.create(SYSTEM_ACTOR, { name: "alloy-2", managementMode: "rcfg-remotecfg" });
+    expect(await getConfig({ id: other.id })).toMatchObject({ status: 403, code: "permission_denied" });
+    expect(await getConfig({ id: "" })).toMatchObject({ status: 400, code: "invalid_argument" });
+    expect(await rpc("GetConfig", { id: other.id })).toMatchObject({ status: 403, body: { code: "permission_denied" } });
+  });
+
+  test("a rotated token is refused at once; the new one works", async () => {
+    const rotated = (await tokens.mint(SYSTEM_ACTOR, alloy.id)).token;
+    expect(await getConfig({ id: alloy.id })).toMatchObject({ status: 401, code: "unauthenticated" });
+    expect(await getConfig({ id: alloy.id }, { ok: true, token: rotated })).toMatchObject({ status: 200 });
+  });
+
+  test("a collector managed over OpAMP is failed_precondition, and its token serves no config", async () => {
+    await collectors.update(SYSTEM_ACTOR, alloy.id, { managementMode: "opamp" });
+    await publish(CONFIG);
+    const answer = await getConfig({ id: alloy.id });
+    expect(answer).toMatchObject({ status: 400, code: "failed_precondition" });
+    expect((answer as { reason: string }).reason).toContain("rcfg-remotecfg");
+    expect((await target()).state).toBe("outdated");
+  });
+});
+
+describe("status reports move the rollout", () => {
+  const applied = { status: RemoteConfigStatuses.RemoteConfigStatuses_APPLIED };
+
+  test("APPLYING, FAILED (its message redacted) and APPLIED move the target and the collector's health", async () => {
+    const secret = vault.seal("s3cret-value", SYSTEM_ACTOR);
+    await store.write([secret.op]);
+    const { hash } = await publish(`otelcol.auth.bearer "b" {\n  token = "${secretMarker(secret.id)}"\n}\n`);
+    await config({ id: alloy.id });
+
+    await config({ id: alloy.id, hash, remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_APPLYING } });
+    expect((await target()).state).toBe("applying");
+
+    const errorMessage = 'bad token "s3cret-value"';
+    await config({ id: alloy.id, hash, remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage } });
+    const failed = await target();
+    expect(failed).toMatchObject({ state: "failed" });
+    expect(failed.error).toBe(`bad token "${secretMarker(secret.id)}"`);
+    expect(await collectors.get(alloy.id)).toMatchObject({ status: "degraded", health: { error: failed.error } });
+
+    expect((await config({ id: alloy.id, hash, remoteConfigStatus: applied })).notModified).toBe(true);
+    expect(await target()).toMatchObject({ state: "current", error: null });
+    expect(await collectors.get(alloy.id)).toMatchObject({ status: "online", health: { error: null } });
+    const history = await store.list<{ state: string }>("config_history", { prefix: `${alloy.id}/` });
+    expect(history.map((d) => d.data.state)).toEqual(["current"]);
+  });
+
+  test("a report about another hash than the target changes nothing", async () => {
+    await publish(CONFIG);
+    await config({ id: alloy.id });
+    await config({ id: alloy.id, hash: "f".repeat(64), remoteConfigStatus: applied });
+    expect((await target()).state).toBe("applying");
+  });
+});
+
+describe("bookkeeping", () => {
+  test("the poll interval follows the gaps between polls, rounded up to a step", async () => {
+    await config({ id: alloy.id });
+    clock += 90_000;
+    await config({ id: alloy.id });
+    expect((await collectors.get(alloy.id)).health?.intervalSeconds).toBe(120);
+    clock += 45_000;
+    await config({ id: alloy.id });
+    expect((await collectors.get(alloy.id)).health?.intervalSeconds).toBe(60);
+  });
+
+  test("an effective config is stored when its content changes, and a poll that changes nothing writes nothing", async () => {
+    const { hash } = await publish(CONFIG);
+    const effective = (body: string) =>
+      create(EffectiveConfigSchema, { configMap: { configMap: { "": { body: new TextEncoder().encode(body), contentType: "text/plain" } } } });
+    const poll = { id: alloy.id, hash, remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_APPLIED }, effectiveConfig: effective(CONFIG) };
+    await config(poll);
+    expect((await rollouts.effective(alloy.id))?.files).toEqual([{ name: "", contentType: "text/plain", body: CONFIG }]);
+
+    const written: string[] = [];
+    const unwatch = store.watch((changes) => void written.push(...changes.map((c) => `${c.collection}/${c.id}`)));
+    try {
+      for (let i = 0; i < 3; i++) await config(poll);
+      await Bun.sleep(250); // past the coalesced writes' delay
+      expect(written).toEqual([]);
+      await config({ ...poll, effectiveConfig: effective("// changed\n") });
+      expect(written).toEqual([`effective_configs/${alloy.id}`]);
+    } finally {
+      unwatch();
+    }
+  });
+
+  test("RegisterCollector records name and attributes once; UnregisterCollector makes the collector offline", async () => {
+    const register = { id: alloy.id, name: "alloy-host-1", attributes: { env: "prod" }, localAttributes: { os: "linux" } };
+    expect(await rpc("RegisterCollector", register)).toEqual({ status: 200, body: {} });
+    const first = (await service.registration(alloy.id))!;
+    expect(first).toMatchObject({ collectorId: alloy.id, name: "alloy-host-1", attributes: { env: "prod", os: "linux" } });
+    clock += 1000;
+    await rpc("RegisterCollector", register);
+    expect((await service.registration(alloy.id))!.registeredAt).toBe(first.registeredAt);
+    expect((await rpc("RegisterCollector", { ...register, id: "someone-else" })).body.code).toBe("permission_denied");
+
+    expect(await rpc("UnregisterCollector", { id: alloy.id })).toEqual({ status: 200, body: {} });
+    expect((await collectors.get(alloy.id)).status).toBe("offline");
+  });
+});
