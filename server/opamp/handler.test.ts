@@ -14,13 +14,13 @@ import { AgentCapabilities, AgentToServerSchema, RemoteConfigStatuses, ServerToA
 import type { ConfigReport } from "../rollout/rollout.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Doc, WriteOp } from "../store/store.ts";
-import { HttpConnection, type Connection } from "./connection.ts";
+import { HttpConnection } from "./connection.ts";
 import { InstanceRefused, Refused, type Credential } from "./credential.ts";
 import { MessageHandler, type Answer, type HandlerDeps } from "./handler.ts";
 import { INSTANCES } from "./identity.ts";
 import { newSession, Sessions } from "./sessions.ts";
 import { encodeServerToAgent, SERVER_CAPABILITIES } from "./wire.ts";
-import { applied, CAPS, description } from "../../test/opamp/helpers.ts";
+import { applied, CAPS, description, recordedSession as session } from "../../test/opamp/helpers.ts";
 
 const TAKES_SETTINGS = CAPS | BigInt(AgentCapabilities.AgentCapabilities_AcceptsOpAMPConnectionSettings);
 const FULL_STATE = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportFullState);
@@ -133,18 +133,6 @@ const uid = (n: number) => new Uint8Array(16).fill(n);
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 const collectorToken = (collectorId: string, token = `svcct_${collectorId}`): Credential => ({ kind: "collector", collectorId, token });
 const enrollmentToken = (token: string): Credential => ({ kind: "enrollment", token, tokenId: token, expiresAt: Date.now() + 60_000 });
-
-/** A WebSocket session whose sent messages and close are recorded. */
-function session(credential: Credential) {
-  const sent: ServerToAgent[] = [];
-  const closes: [number, string][] = [];
-  const connection: Connection = {
-    persistent: true,
-    send: (reply, remoteConfig) => void sent.push(decoded({ reply, remoteConfig })),
-    close: (code, reason) => void closes.push([code, reason]),
-  };
-  return { session: newSession(connection, credential), sent, closes };
-}
 
 /** One HTTP exchange. */
 const exchange = (credential: Credential) => newSession(new HttpConnection(null), credential);
