@@ -8,28 +8,9 @@ import { ServerErrorResponseType } from "../gen/opamp/v1/opamp_pb.ts";
 import type { LiveHold } from "../auth/live.ts";
 import type { Credential } from "./credential.ts";
 import { Sessions, type Instance } from "./sessions.ts";
-import { recordedSession } from "../../test/opamp/helpers.ts";
+import { instance, recordedSession } from "../../test/opamp/helpers.ts";
 
 const credential: Credential = { kind: "collector", collectorId: "c1", token: "svcct_c1" };
-
-function instance(uid: string, collectorId: string, seenAt = Date.now()): Instance {
-  return {
-    uid,
-    collectorId,
-    lastSeq: 1n,
-    capabilities: 0n,
-    reportedHash: null,
-    sentHash: null,
-    sentSettings: null,
-    healthy: undefined,
-    healthError: null,
-    configError: null,
-    session: null,
-    seenAt,
-    pollSeconds: 30,
-    awaitingReport: false,
-  };
-}
 
 /** An open session of this process, with a live hold whose releases are counted. */
 function opened(sessions: Sessions) {

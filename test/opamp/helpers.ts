@@ -18,7 +18,7 @@ import {
 import { AnyValueSchema, KeyValueSchema } from "../../server/gen/opamp/v1/anyvalue_pb.ts";
 import type { Connection } from "../../server/opamp/connection.ts";
 import type { Credential } from "../../server/opamp/credential.ts";
-import { newSession } from "../../server/opamp/sessions.ts";
+import { newSession, type Instance } from "../../server/opamp/sessions.ts";
 import { encodeServerToAgent } from "../../server/opamp/wire.ts";
 
 export const CAPS =
@@ -114,6 +114,26 @@ export class RawAgent {
   close(): void {
     this.ws.close();
   }
+}
+
+/** What the server knows of an instance it has just heard from, with no session. */
+export function instance(uid: string, collectorId: string, seenAt = Date.now()): Instance {
+  return {
+    uid,
+    collectorId,
+    lastSeq: 1n,
+    capabilities: 0n,
+    reportedHash: null,
+    sentHash: null,
+    sentSettings: null,
+    healthy: undefined,
+    healthError: null,
+    configError: null,
+    session: null,
+    seenAt,
+    pollSeconds: 30,
+    awaitingReport: false,
+  };
 }
 
 /** A WebSocket session with no socket: the messages sent over it (as the agent decodes them) and its closes are recorded. */
