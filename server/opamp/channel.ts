@@ -2,8 +2,9 @@
  * The OpAMP server (`/v1/opamp`, docs/architecture.md "OpAMP") for Runtime O collectors,
  * over WebSocket (varint header 0 + protobuf per frame) and plain HTTP POST:
  * the transport, as opamp-go's server/serverimpl.go. It checks the method,
- * TLS and load, authenticates (credential.ts), reads and frames messages,
- * and hands each to the message handler (handler.ts); sessions.ts keeps the
+ * TLS and load, authenticates (credential.ts), reads messages, hands each to
+ * the message handler (handler.ts) and sends the reply over the connection
+ * it came by (connection.ts, which frames it per transport); sessions.ts keeps the
  * instances and sessions, identity.ts maps instances to collectors,
  * settings.ts makes connection settings offers.
  *
@@ -19,27 +20,26 @@
  * - A publish reaches connected WebSocket sessions at once (Rollouts'
  *   onTargetChanged, fed by the store's change feed); HTTP agents get it in
  *   the reply to their next poll.
- * - Answers are gzipped for HTTP requests that accept it (Go's transport asks
- *   by itself); WebSocket frames use permessage-deflate when negotiated.
+ * - Answers are gzipped for HTTP requests that accept it (connection.ts);
+ *   WebSocket frames use permessage-deflate when negotiated.
  */
 import { fromBinary } from "@bufbuild/protobuf";
+import type { Logger } from "pino";
 import { ENDED, type LiveCredentials } from "../auth/live.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
 import type { ServerConfig } from "../config/load.ts";
 import { AppError, UnavailableError } from "../errors.ts";
 import { AgentToServerSchema, type AgentToServer } from "../gen/opamp/v1/opamp_pb.ts";
-import { acceptsEncoding } from "../lib/accept-encoding.ts";
-import { sendBounded, type Channel, type ChannelHealth, type ChannelRequest, type ChannelSocket } from "../channel/channel.ts";
+import type { Channel, ChannelHealth, ChannelRequest, ChannelSocket } from "../channel/channel.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import { channelCredential } from "../channel/credential.ts";
 import { authenticate, InstanceRefused, standsOn, stillValid, type Credential } from "./credential.ts";
 import { MessageHandler, type HandlerDeps, type HandlerOptions } from "./handler.ts";
-import { Sessions, type Connection, type Session, type SessionLimits } from "./sessions.ts";
-import { encodeServerToAgent, frame, OPAMP_PATH, PROTOBUF, readProtobufBody, unframe } from "./wire.ts";
+import { HttpConnection, socketConnection } from "./connection.ts";
+import { newSession, Sessions, type Session, type SessionLimits } from "./sessions.ts";
+import { OPAMP_PATH, readProtobufBody, unframe } from "./wire.ts";
 
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
-/** HTTP answers smaller than this are sent as they are: gzip would not shrink them. */
-export const GZIP_MIN_BYTES = 512;
 
 /** What the OpAMP channel needs of the server. */
 export type OpampDeps = HandlerDeps & {
@@ -59,11 +59,6 @@ export interface OpampOptions extends HandlerOptions, SessionLimits {
 /** 503 with a Retry-After spread over [min, max) seconds, so refused agents do not return together. */
 function overloaded(message: string, min: number, max: number): UnavailableError {
   return new UnavailableError(message, min + Math.floor(Math.random() * (max - min)), "overloaded");
-}
-
-/** A WebSocket as the sessions see it: sends are bounded (a peer that stops reading is closed, not buffered for). */
-function socketConnection(ws: ChannelSocket): Connection {
-  return { send: (bytes) => sendBounded(ws, bytes), close: (code, reason) => ws.close(code, reason) };
 }
 
 export class OpampChannel implements Channel {
@@ -162,29 +157,23 @@ export class OpampChannel implements Channel {
     } catch {
       throw new AppError(400, "bad_request", "The body is not an AgentToServer message.");
     }
-    const { reply, remoteConfig } = await this.handler.receive(credential, message, null, ctx.log).catch((error: unknown) => {
+    const connection = new HttpConnection(req.headers.get("accept-encoding"));
+    await this.reply(newSession(connection, credential), message, ctx.log).catch((error: unknown) => {
       // opamp-go does not retry a 401 (it waits its polling interval); the header says how long asking again is pointless.
       if (error instanceof InstanceRefused) error.headers["Retry-After"] = String(Math.ceil(this.sessions.holdSeconds));
       throw error;
     });
-    const answer = encodeServerToAgent(reply, remoteConfig) as Uint8Array<ArrayBuffer>;
-    const headers: Record<string, string> = { "Content-Type": PROTOBUF, Vary: "Accept-Encoding" };
-    if (answer.length >= GZIP_MIN_BYTES && acceptsEncoding(req.headers.get("accept-encoding"), "gzip")) {
-      headers["Content-Encoding"] = "gzip";
-      return new Response(Bun.gzipSync(answer), { headers });
-    }
-    return new Response(answer, { headers });
+    return connection.response;
+  }
+
+  /** Handles one message and sends the reply over the connection it came by, unless that closed meanwhile. */
+  private async reply(session: Session, message: AgentToServer, log: Logger): Promise<void> {
+    const { reply, remoteConfig } = await this.handler.receive(session, message, log);
+    if (!session.closed) session.connection.send(reply, remoteConfig);
   }
 
   open(ws: ChannelSocket): void {
-    const session: Session = {
-      connection: socketConnection(ws),
-      credential: ws.data.state as Credential,
-      hold: null,
-      instance: null,
-      queue: Promise.resolve(),
-      closed: false,
-    };
+    const session = newSession(socketConnection(ws), ws.data.state as Credential);
     ws.data.state = session;
     this.sessions.opened(session);
     session.hold = this.deps.live.register(standsOn(session.credential), (reason) => this.sessions.refuse(session, 1008, reason));
@@ -205,8 +194,7 @@ export class OpampChannel implements Channel {
         return this.sessions.refuse(session, 1003, (error as Error).message.slice(0, 100));
       }
       try {
-        const { reply, remoteConfig } = await this.handler.receive(session.credential, message, session, this.deps.logger);
-        if (!session.closed) session.connection.send(frame(encodeServerToAgent(reply, remoteConfig)));
+        await this.reply(session, message, this.deps.logger);
       } catch (error) {
         if (error instanceof InstanceRefused) return this.sessions.hold(session, message.instanceUid, error.message);
         if (error instanceof AppError) return this.sessions.refuse(session, 1008, error.message.slice(0, 120));

@@ -2,7 +2,8 @@
  * The OpAMP message handler on its own: AgentToServer messages in, the
  * ServerToAgent answers out, against in-memory stand-ins for the store,
  * collectors, enrollment, tokens, rollouts and presence. No HTTP server, no
- * socket: a WebSocket session is a recorded Connection.
+ * socket: a WebSocket session is a recorded Connection, an HTTP poll an
+ * exchange the handler only answers.
  */
 import { describe, expect, test } from "bun:test";
 import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
@@ -13,12 +14,13 @@ import { AgentCapabilities, AgentToServerSchema, RemoteConfigStatuses, ServerToA
 import type { ConfigReport } from "../rollout/rollout.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Doc, WriteOp } from "../store/store.ts";
+import { HttpConnection } from "./connection.ts";
 import { InstanceRefused, Refused, type Credential } from "./credential.ts";
 import { MessageHandler, type Answer, type HandlerDeps } from "./handler.ts";
 import { INSTANCES } from "./identity.ts";
-import { Sessions, type Session } from "./sessions.ts";
-import { encodeServerToAgent, SERVER_CAPABILITIES, unframe } from "./wire.ts";
-import { applied, CAPS, description } from "../../test/opamp/helpers.ts";
+import { newSession, Sessions } from "./sessions.ts";
+import { encodeServerToAgent, SERVER_CAPABILITIES } from "./wire.ts";
+import { applied, CAPS, description, recordedSession as session } from "../../test/opamp/helpers.ts";
 
 const TAKES_SETTINGS = CAPS | BigInt(AgentCapabilities.AgentCapabilities_AcceptsOpAMPConnectionSettings);
 const FULL_STATE = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportFullState);
@@ -132,32 +134,15 @@ const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 const collectorToken = (collectorId: string, token = `svcct_${collectorId}`): Credential => ({ kind: "collector", collectorId, token });
 const enrollmentToken = (token: string): Credential => ({ kind: "enrollment", token, tokenId: token, expiresAt: Date.now() + 60_000 });
 
-/** A WebSocket session whose sent frames and close are recorded. */
-function session(credential: Credential) {
-  const sent: ServerToAgent[] = [];
-  const closes: [number, string][] = [];
-  const s: Session = {
-    connection: { send: (bytes) => void sent.push(fromBinary(ServerToAgentSchema, unframe(bytes))), close: (code, reason) => void closes.push([code, reason]) },
-    credential,
-    hold: null,
-    instance: null,
-    queue: Promise.resolve(),
-    closed: false,
-  };
-  return { session: s, sent, closes };
-}
+/** One HTTP exchange. */
+const exchange = (credential: Credential) => newSession(new HttpConnection(null), credential);
 
 describe("first contact", () => {
   test("an enrollment token's first full report creates a collector named and tagged from the description, binds the token and remembers the instance", async () => {
     const w = world();
     w.enrollments.set("svcen_a", { instance: null, collectorId: null });
     const answer = decoded(
-      await w.handler.receive(
-        enrollmentToken("svcen_a"),
-        a2s({ instanceUid: uid(1), agentDescription: description({ "host.name": "web-7", "os.type": "linux", "service.version": "0.120.0" }) }),
-        null,
-        log,
-      ),
+      await w.handler.receive(exchange(enrollmentToken("svcen_a")), a2s({ instanceUid: uid(1), agentDescription: description({ "host.name": "web-7", "os.type": "linux", "service.version": "0.120.0" }) }), log),
     );
     expect(w.created).toEqual([{ name: "web-7", managementMode: "opamp", environment: null, tags: { "os.type": "linux", "service.version": "0.120.0" } }]);
     expect(w.bound).toEqual([["svcen_a", "c1"]]);
@@ -171,11 +156,11 @@ describe("first contact", () => {
     const w = world();
     w.addCollector("c9");
     w.publish(RENDERED);
-    const first = decoded(await w.handler.receive(collectorToken("c9"), a2s({ instanceUid: uid(2) }), null, log));
+    const first = decoded(await w.handler.receive(exchange(collectorToken("c9")), a2s({ instanceUid: uid(2) }), log));
     expect(first.flags & FULL_STATE).toBe(FULL_STATE);
     expect(first.remoteConfig).toBeUndefined();
     const report = decoded(
-      await w.handler.receive(collectorToken("c9"), a2s({ instanceUid: uid(2), sequenceNum: 2n, agentDescription: description({ "host.name": "h" }) }), null, log),
+      await w.handler.receive(exchange(collectorToken("c9")), a2s({ instanceUid: uid(2), sequenceNum: 2n, agentDescription: description({ "host.name": "h" }) }), log),
     );
     expect(report.flags & FULL_STATE).toBe(0n);
     expect(hex(report.remoteConfig!.configHash)).toBe(RENDERED.hash);
@@ -189,7 +174,7 @@ describe("refusals", () => {
   test("an instance_uid of no bytes or more than 32 is a bad request", async () => {
     const w = world();
     for (const instanceUid of [new Uint8Array(0), new Uint8Array(33)]) {
-      const error = await w.handler.receive(collectorToken("c1"), a2s({ instanceUid }), null, log).catch((e: unknown) => e);
+      const error = await w.handler.receive(exchange(collectorToken("c1")), a2s({ instanceUid }), log).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Refused);
       expect(error).toMatchObject({ status: 400 });
     }
@@ -200,7 +185,7 @@ describe("refusals", () => {
     w.addCollector("c1");
     w.addCollector("c2");
     w.docs.set(`${INSTANCES}/${hex(uid(3))}`, { collectorId: "c1" });
-    const error = await w.handler.receive(collectorToken("c2"), a2s({ instanceUid: uid(3) }), null, log).catch((e: unknown) => e);
+    const error = await w.handler.receive(exchange(collectorToken("c2")), a2s({ instanceUid: uid(3) }), log).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InstanceRefused);
     expect(error).toMatchObject({ status: 403 });
     expect(w.docs.get(`${INSTANCES}/${hex(uid(3))}`)).toEqual({ collectorId: "c1" });
@@ -209,7 +194,7 @@ describe("refusals", () => {
   test("an enrollment token bound to another instance is refused with 401", async () => {
     const w = world();
     w.enrollments.set("svcen_b", { instance: hex(uid(4)), collectorId: null });
-    const error = await w.handler.receive(enrollmentToken("svcen_b"), a2s({ instanceUid: uid(5), agentDescription: description({}) }), null, log).catch((e: unknown) => e);
+    const error = await w.handler.receive(exchange(enrollmentToken("svcen_b")), a2s({ instanceUid: uid(5), agentDescription: description({}) }), log).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InstanceRefused);
     expect(error).toMatchObject({ status: 401 });
     expect(w.created).toEqual([]);
@@ -221,11 +206,11 @@ describe("reports", () => {
     const w = world();
     w.addCollector("c1");
     const credential = collectorToken("c1");
-    await w.handler.receive(credential, a2s({ instanceUid: uid(6), agentDescription: description({}) }), null, log);
-    expect(decoded(await w.handler.receive(credential, a2s({ instanceUid: uid(6), sequenceNum: 2n }), null, log)).flags & FULL_STATE).toBe(0n);
-    expect(decoded(await w.handler.receive(credential, a2s({ instanceUid: uid(6), sequenceNum: 5n }), null, log)).flags & FULL_STATE).toBe(FULL_STATE);
+    await w.handler.receive(exchange(credential), a2s({ instanceUid: uid(6), agentDescription: description({}) }), log);
+    expect(decoded(await w.handler.receive(exchange(credential), a2s({ instanceUid: uid(6), sequenceNum: 2n }), log)).flags & FULL_STATE).toBe(0n);
+    expect(decoded(await w.handler.receive(exchange(credential), a2s({ instanceUid: uid(6), sequenceNum: 5n }), log)).flags & FULL_STATE).toBe(FULL_STATE);
     const status = applied(Buffer.from(RENDERED.hash, "hex"), RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "bad password s3cret");
-    await w.handler.receive(credential, a2s({ instanceUid: uid(6), sequenceNum: 6n, remoteConfigStatus: status }), null, log);
+    await w.handler.receive(exchange(credential), a2s({ instanceUid: uid(6), sequenceNum: 6n, remoteConfigStatus: status }), log);
     expect(w.reports).toEqual([["c1", { hash: RENDERED.hash, state: "failed", error: "bad password ${secret:x}" }]]);
     expect(w.seen.at(-1)).toEqual(["c1", { channel: "opamp", intervalSeconds: 30, acceptsRemoteConfig: true, error: "bad password ${secret:x}" }]);
   });
@@ -236,7 +221,7 @@ describe("sessions", () => {
     const w = world();
     w.addCollector("c1");
     const ws = session(collectorToken("c1"));
-    await w.handler.receive(ws.session.credential, a2s({ instanceUid: uid(7), remoteConfigStatus: applied(new Uint8Array([1])) }), ws.session, log);
+    await w.handler.receive(ws.session, a2s({ instanceUid: uid(7), remoteConfigStatus: applied(new Uint8Array([1])) }), log);
     expect(ws.session.instance?.collectorId).toBe("c1");
     expect(w.sessions.hasCollector("c1")).toBe(true);
 
@@ -245,7 +230,7 @@ describe("sessions", () => {
     await w.handler.pushConfig("c1");
     expect(ws.sent.map((m) => hex(m.remoteConfig!.configHash))).toEqual([RENDERED.hash]);
 
-    const error = await w.handler.receive(ws.session.credential, a2s({ instanceUid: uid(8), sequenceNum: 2n }), ws.session, log).catch((e: unknown) => e);
+    const error = await w.handler.receive(ws.session, a2s({ instanceUid: uid(8), sequenceNum: 2n }), log).catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 401 });
 
     w.sessions.closed(ws.session);
@@ -253,6 +238,21 @@ describe("sessions", () => {
     w.publish({ ...RENDERED, hash: "cd".repeat(32) });
     await w.handler.pushConfig("c1");
     expect(ws.sent).toHaveLength(1);
+  });
+  test("an HTTP exchange is answered and not kept: nothing is pushed to it, and its collector's presence waits on its observed polling interval", async () => {
+    const w = world();
+    w.addCollector("c1");
+    const poll = () => w.handler.receive(exchange(collectorToken("c1")), a2s({ instanceUid: uid(11), agentDescription: description({}) }), log);
+    await poll();
+    expect(w.sessions.hasCollector("c1")).toBe(false);
+    expect(w.sessions.instance(hex(uid(11)))?.session).toBeNull();
+    w.publish(RENDERED);
+    await w.handler.pushConfig("c1");
+    expect(w.fetched).toEqual([]);
+
+    w.sessions.instance(hex(uid(11)))!.seenAt = Date.now() - 120_000;
+    expect(hex(decoded(await poll()).remoteConfig!.configHash)).toBe(RENDERED.hash);
+    expect(w.seen.at(-1)).toEqual(["c1", { channel: "opamp", intervalSeconds: 120, acceptsRemoteConfig: true, error: null }]);
   });
 });
 
@@ -267,15 +267,15 @@ describe("connection settings", () => {
     w.enrollments.set("svcen_a", { instance: null, collectorId: "c1" });
     const enrolled = session(enrollmentToken("svcen_a"));
     const first = decoded(
-      await w.handler.receive(enrolled.session.credential, a2s({ instanceUid: uid(9), capabilities: TAKES_SETTINGS, agentDescription: description({}) }), enrolled.session, log),
+      await w.handler.receive(enrolled.session, a2s({ instanceUid: uid(9), capabilities: TAKES_SETTINGS, agentDescription: description({}) }), log),
     );
     expect(first.connectionSettings?.opamp?.destinationEndpoint).toBe("wss://svc.example.com/v1/opamp");
     expect(offered(first)).toBe("Bearer svcct_one");
-    const again = decoded(await w.handler.receive(enrolled.session.credential, a2s({ instanceUid: uid(9), sequenceNum: 2n, capabilities: TAKES_SETTINGS }), enrolled.session, log));
+    const again = decoded(await w.handler.receive(enrolled.session, a2s({ instanceUid: uid(9), sequenceNum: 2n, capabilities: TAKES_SETTINGS }), log));
     expect(again.connectionSettings).toBeUndefined();
 
     const byToken = session(collectorToken("c1", "svcct_one"));
-    const own = decoded(await w.handler.receive(byToken.session.credential, a2s({ instanceUid: uid(10), capabilities: TAKES_SETTINGS, agentDescription: description({}) }), byToken.session, log));
+    const own = decoded(await w.handler.receive(byToken.session, a2s({ instanceUid: uid(10), capabilities: TAKES_SETTINGS, agentDescription: description({}) }), log));
     expect(offered(own)).toBe("Bearer svcct_one");
 
     w.tokens.set("c1", "svcct_two");

@@ -28,11 +28,11 @@ import {
   type ServerToAgent,
 } from "../gen/opamp/v1/opamp_pb.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
-import { Refused, type Credential } from "./credential.ts";
+import { Refused } from "./credential.ts";
 import { attributes, Identity, type IdentityDeps } from "./identity.ts";
 import type { Instance, Session, Sessions } from "./sessions.ts";
 import { ConnectionSettings, DEFAULT_HEARTBEAT_SECONDS, has, type SettingsDeps } from "./settings.ts";
-import { encodeServerToAgent, frame, RemoteConfigCache, SERVER_CAPABILITIES, serverToAgent } from "./wire.ts";
+import { RemoteConfigCache, SERVER_CAPABILITIES, serverToAgent } from "./wire.ts";
 
 /** The longest observed HTTP polling interval presence waits on (three of them before offline). */
 const MAX_POLL_SECONDS = 3600;
@@ -72,20 +72,22 @@ export class MessageHandler {
 
   /**
    * Handles one AgentToServer and builds the reply (remote config as shared
-   * encoded bytes). `session` is the WebSocket session it came over; null for
-   * an HTTP exchange.
+   * encoded bytes). `session` is the connection it came over: a persistent
+   * (WebSocket) one is attached to its instance for pushes; an HTTP
+   * exchange is answered and forgotten.
    */
-  async receive(credential: Credential, message: AgentToServer, session: Session | null, log: Logger): Promise<Answer> {
+  async receive(session: Session, message: AgentToServer, log: Logger): Promise<Answer> {
     if (message.instanceUid.length === 0 || message.instanceUid.length > 32) {
       throw new Refused(400, "bad_request", "instance_uid must be 1 to 32 bytes (16 for a UUID).");
     }
     const uid = Buffer.from(message.instanceUid).toString("hex");
-    if (session?.instance && session.instance.uid !== uid) {
+    if (session.instance && session.instance.uid !== uid) {
       throw new UnauthenticatedError("One OpAMP session speaks for one instance_uid.");
     }
-    let instance = session?.instance ?? null;
+    const { credential } = session;
+    let instance = session.instance;
     let fullState = false;
-    const newSession = session !== null && session.instance === null;
+    const newSession = session.connection.persistent && session.instance === null;
     if (instance === null) {
       // Each HTTP request and each new session proves its credential for this instance.
       const cached = this.sessions.instance(uid);
@@ -120,7 +122,7 @@ export class MessageHandler {
     } else {
       fullState = isGap(instance, message);
     }
-    if (session && !session.instance) {
+    if (session.connection.persistent && !session.instance) {
       this.sessions.attach(session, instance);
       // Deleting the collector the session turned out to be ends it too.
       session.hold?.standOn(`${COLLECTORS}/${instance.collectorId}`);
@@ -240,7 +242,7 @@ export class MessageHandler {
         const remoteConfig = await this.remoteConfigFor(instance, this.deps.logger);
         if (!remoteConfig || instance.session !== session) continue;
         const reply = serverToAgent({ instanceUid: Buffer.from(instance.uid, "hex"), capabilities: SERVER_CAPABILITIES });
-        session.connection.send(frame(encodeServerToAgent(reply, remoteConfig)));
+        session.connection.send(reply, remoteConfig);
       } catch (error) {
         this.deps.logger.warn({ err: error, collectorId }, "opamp: pushing the config failed");
       }
@@ -267,7 +269,7 @@ export class MessageHandler {
       }
       if (!settings || instance.session !== session || session.closed) continue;
       const reply = serverToAgent({ instanceUid: Buffer.from(instance.uid, "hex"), capabilities: SERVER_CAPABILITIES, connectionSettings: settings });
-      session.connection.send(frame(encodeServerToAgent(reply)));
+      session.connection.send(reply);
     }
   }
 }

@@ -13,8 +13,9 @@
 import { create } from "@bufbuild/protobuf";
 import type { LiveHold } from "../auth/live.ts";
 import { RetryInfoSchema, ServerErrorResponseSchema, ServerErrorResponseType } from "../gen/opamp/v1/opamp_pb.ts";
+import type { Connection } from "./connection.ts";
 import type { Credential } from "./credential.ts";
-import { encodeServerToAgent, frame, SERVER_CAPABILITIES, serverToAgent } from "./wire.ts";
+import { SERVER_CAPABILITIES, serverToAgent } from "./wire.ts";
 
 /** An instance with no session and no poll for this long is forgotten (it is re-learnt from the store on return). */
 export const IDLE_INSTANCE_SECONDS = 15 * 60;
@@ -27,16 +28,6 @@ export const REFUSED_HOLD_SECONDS = 30;
  * 10,000 hosts stays at one session per host per hold time.
  */
 export const MAX_HELD_SESSIONS = 10_000;
-
-/**
- * The agent's end of a WebSocket session, as opamp-go's types.Connection: the
- * transport frames and bounds what is sent. An HTTP exchange has none: its
- * reply is the answer to its request, and nothing can be pushed to it.
- */
-export interface Connection {
-  send(bytes: Uint8Array): void;
-  close(code: number, reason: string): void;
-}
 
 /** What this process knows of one agent instance, across sessions and polls. */
 export interface Instance {
@@ -67,7 +58,10 @@ export interface Instance {
   awaitingReport: boolean;
 }
 
-/** One WebSocket session. */
+/**
+ * One agent connection: a WebSocket session, kept here while it is open, or
+ * one HTTP exchange, which is not (nothing can be pushed to it).
+ */
 export interface Session {
   readonly connection: Connection;
   readonly credential: Credential;
@@ -77,6 +71,11 @@ export interface Session {
   /** Messages are handled one at a time, in order. */
   queue: Promise<void>;
   closed: boolean;
+}
+
+/** A session over `connection`, speaking for no instance until its first message. */
+export function newSession(connection: Connection, credential: Credential): Session {
+  return { connection, credential, hold: null, instance: null, queue: Promise.resolve(), closed: false };
 }
 
 export interface SessionLimits {
@@ -210,7 +209,7 @@ export class Sessions {
         Details: { case: "retryInfo", value: create(RetryInfoSchema, { retryAfterNanoseconds: BigInt(Math.round(this.holdSeconds * 1e9)) }) },
       }),
     });
-    session.connection.send(frame(encodeServerToAgent(reply)));
+    session.connection.send(reply);
     this.held.set(session, { at: Date.now() + this.holdSeconds * 1000, reason: reason.slice(0, 120) });
     if (!this.holdTimer) this.scheduleHeldCloses();
   }

@@ -1,4 +1,8 @@
-/** For the OpAMP tests: a raw WebSocket OpAMP agent (its own framing, independent of the server's) and message builders. */
+/**
+ * For the OpAMP tests: a raw WebSocket OpAMP agent (its own framing,
+ * independent of the server's), message builders, and for the unit tests
+ * beside server/opamp/ a session whose connection records what it is sent.
+ */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { constants as zlib, inflateRawSync } from "node:zlib";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -12,6 +16,10 @@ import {
   type ServerToAgent,
 } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { AnyValueSchema, KeyValueSchema } from "../../server/gen/opamp/v1/anyvalue_pb.ts";
+import type { Connection } from "../../server/opamp/connection.ts";
+import type { Credential } from "../../server/opamp/credential.ts";
+import { newSession, type Instance } from "../../server/opamp/sessions.ts";
+import { encodeServerToAgent } from "../../server/opamp/wire.ts";
 
 export const CAPS =
   BigInt(AgentCapabilities.AgentCapabilities_ReportsStatus) |
@@ -106,6 +114,38 @@ export class RawAgent {
   close(): void {
     this.ws.close();
   }
+}
+
+/** What the server knows of an instance it has just heard from, with no session. */
+export function instance(uid: string, collectorId: string, seenAt = Date.now()): Instance {
+  return {
+    uid,
+    collectorId,
+    lastSeq: 1n,
+    capabilities: 0n,
+    reportedHash: null,
+    sentHash: null,
+    sentSettings: null,
+    healthy: undefined,
+    healthError: null,
+    configError: null,
+    session: null,
+    seenAt,
+    pollSeconds: 30,
+    awaitingReport: false,
+  };
+}
+
+/** A WebSocket session with no socket: the messages sent over it (as the agent decodes them) and its closes are recorded. */
+export function recordedSession(credential: Credential) {
+  const sent: ServerToAgent[] = [];
+  const closes: [number, string][] = [];
+  const connection: Connection = {
+    persistent: true,
+    send: (reply, remoteConfig) => void sent.push(fromBinary(ServerToAgentSchema, encodeServerToAgent(reply, remoteConfig))),
+    close: (code, reason) => void closes.push([code, reason]),
+  };
+  return { session: newSession(connection, credential), sent, closes };
 }
 
 export async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000, stepMs = 20): Promise<T> {
