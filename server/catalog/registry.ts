@@ -2,7 +2,7 @@
  * Every catalog type, looked up by kind and type id, and the JSON view that
  * `GET /api/v1/catalog` serves so a UI can render a form per type.
  */
-import type { Signal } from "../configstore/records.ts";
+import type { Signal } from "../../shared/config-records.ts";
 import { debugDestination } from "./destinations/debug.ts";
 import { lokiDestination } from "./destinations/loki.ts";
 import { otlpDestination } from "./destinations/otlp.ts";

@@ -13,7 +13,7 @@ import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from 
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
-import type { PipelineRecord, RouteRecord } from "./records.ts";
+import type { PipelineRecord, RouteRecord } from "../../shared/config-records.ts";
 
 export interface RouteInput {
   collectorId: string;

@@ -7,7 +7,7 @@
  * itself: `/readyz`, `/already`, `/api/live-stream` and
  * `/healthcheck-report` are kept. The patterns are RE2, as the collector runs them.
  */
-import type { ProcessorSpec } from "../configstore/records.ts";
+import type { ProcessorSpec } from "../../shared/config-records.ts";
 import { formatString } from "./format.ts";
 
 export interface ProcessorTemplate {

@@ -9,15 +9,8 @@
  * (`<flow>_<node>`), so two routes never share a processor and per-route
  * throughput stays separable; sources and destinations are shared.
  */
-import type {
-  CollectorConfigInput,
-  DestinationRecord,
-  PipelineRecord,
-  RouteRecord,
-  Signal,
-  SourceRecord,
-  TopologyNode,
-} from "../configstore/records.ts";
+import type { DestinationRecord, PipelineRecord, RouteRecord, Signal, SourceRecord, TopologyNode } from "../../shared/config-records.ts";
+import type { CollectorConfigInput } from "./input.ts";
 import {
   findType,
   mergeOverrides,

@@ -13,7 +13,7 @@ import pino from "pino";
 import { parse } from "yaml";
 import { startTestServer, type TestServer } from "../../test/harness.ts";
 import { paths, toYaml } from "../configstore/layout.ts";
-import type { CollectorActivations, DestinationRecord, SourceRecord } from "../configstore/records.ts";
+import type { CollectorActivations, DestinationRecord, SourceRecord } from "../../shared/config-records.ts";
 import { deliverable } from "../render/secrets.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import { PostgresStore } from "../store/postgres.ts";

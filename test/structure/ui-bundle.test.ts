@@ -11,8 +11,6 @@ const ROOT = join(import.meta.dir, "../..");
 
 const SERVER_MODULES_IN_UI = [
   "server/collectors/filter.ts",
-  "server/configstore/records.ts",
-  "server/configstore/topology-tag.ts",
   "server/secrets/values.ts",
 ];
 

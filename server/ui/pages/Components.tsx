@@ -11,7 +11,7 @@
  */
 import { useState, type FormEvent } from "react";
 import type { CatalogEntry } from "../../catalog/index.ts";
-import type { SourceRecord } from "../../configstore/records.ts";
+import type { SourceRecord } from "../../../shared/config-records.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { SchemaForm } from "../components/SchemaForm.tsx";

@@ -9,7 +9,7 @@
  * field they name.
  */
 import { useEffect, useState, type FormEvent } from "react";
-import type { PipelineRecord, RouteRecord, SourceActivation, SourceRecord } from "../../configstore/records.ts";
+import type { PipelineRecord, RouteRecord, SourceActivation, SourceRecord } from "../../../shared/config-records.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLoad } from "../load.ts";

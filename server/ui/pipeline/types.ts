@@ -4,7 +4,7 @@
  * editor adds: what the palette offers and the problems pinned to the graph.
  */
 import type { CatalogView } from "../../catalog/registry.ts";
-import type { PipelineRecord, ProcessorSpec, Signal, Topology, TopologyEdge, TopologyNode } from "../../configstore/records.ts";
+import type { PipelineRecord, ProcessorSpec, Signal, Topology, TopologyEdge, TopologyNode } from "../../../shared/config-records.ts";
 import type { DryRunResult as ChainResult, DryRunStep } from "../../ottl/dryrun.ts";
 import type { RuntimeParity } from "../../render/parity.ts";
 import type { ProcessorTemplate } from "../../ottl/templates.ts";

@@ -90,14 +90,3 @@ export interface CollectorActivations {
   sources: SourceActivation[];
   destinations: DestinationActivation[];
 }
-
-/** Everything a renderer needs for one collector's configuration, already validated. */
-export interface CollectorConfigInput {
-  /** `version`: what the collector reports (OpAMP `service.version`); renames upstream made are chosen by it. Absent or null: unknown. */
-  collector: { id: string; name: string; version?: string | null };
-  sources: ReadonlyMap<string, SourceRecord>;
-  destinations: ReadonlyMap<string, DestinationRecord>;
-  pipelines: ReadonlyMap<string, PipelineRecord>;
-  activations: CollectorActivations;
-  routes: RouteRecord[];
-}
