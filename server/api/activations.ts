@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import type { Activations } from "../configstore/activations.ts";
 import { route, type Route } from "../http/route.ts";
-import { StringMap } from "../lib/schemas.ts";
+import { StringMap } from "../../shared/schema.ts";
 import { DestinationActivationBody, Overrides, SourceActivationBody } from "./config-schemas.ts";
 
 export const SourceActivation = Type.Object({ sourceId: Type.String(), configOverrides: Overrides }, { title: "SourceActivation" });

@@ -1,7 +1,7 @@
 /** Request and answer schemas of the configuration records, shared by their routes. */
 import { Type } from "@sinclair/typebox";
 import { SIGNALS } from "../../shared/config-records.ts";
-import { StringMap } from "../lib/schemas.ts";
+import { StringMap } from "../../shared/schema.ts";
 
 export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", errorMessage: "must be a non-blank string of at most 200 characters" });
 export const Id = Type.String({ minLength: 1, maxLength: 200 });

@@ -10,7 +10,7 @@ import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import type { Telemetry } from "../telemetry/index.ts";
 import { route, type Route } from "../http/route.ts";
-import { Nullable } from "../lib/schemas.ts";
+import { Nullable } from "../../shared/schema.ts";
 
 const Rate = Nullable(Type.Number({ description: "Per second; null when the collector reports nothing that measures it." }));
 const Signal = Type.Union([Type.Literal("logs"), Type.Literal("metrics"), Type.Literal("traces")]);

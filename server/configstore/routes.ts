@@ -7,7 +7,8 @@
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { findType, runtimeProblem } from "../catalog/index.ts";
-import type { Collector, Collectors } from "../collectors/collectors.ts";
+import type { Collector } from "../../shared/collectors.ts";
+import type { Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from "../errors.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";

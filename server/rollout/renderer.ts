@@ -5,7 +5,7 @@
  * mostly alike, so equal inputs are rendered once and share bytes and hash.
  */
 import { createHash } from "node:crypto";
-import type { Collector } from "../collectors/collectors.ts";
+import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import type { RouteRecord } from "../../shared/config-records.ts";
 import type { CollectorConfigInput } from "../render/input.ts";

@@ -10,7 +10,6 @@ import { join, relative, resolve } from "node:path";
 const ROOT = join(import.meta.dir, "../..");
 
 const SERVER_MODULES_IN_UI = [
-  "server/collectors/filter.ts",
   "server/secrets/values.ts",
 ];
 

@@ -17,7 +17,7 @@ import { BootstrapFileList, SnippetBox, type Snippet } from "../components/Insta
 import { SetupWarning, useOnboardingReadiness } from "../components/SetupWarnings.tsx";
 import { Link } from "../router.tsx";
 import { readCollectorForm } from "./tags.ts";
-import type { Collector } from "./types.ts";
+import type { Collector } from "../../../shared/collectors.ts";
 
 type Mode = Collector["managementMode"];
 type Delivery = "snippet" | "files";

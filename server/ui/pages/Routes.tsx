@@ -20,7 +20,7 @@ import { Link, navigate, useLocation } from "../router.tsx";
 import { PendingChangesNote, useCanWrite } from "../schema/editing.tsx";
 import { fieldErrors, readableError } from "../schema/errors.ts";
 import type { ConfigValue, Schema } from "../schema/schema.ts";
-import type { Collector } from "../../collectors/collectors.ts";
+import type { Collector } from "../../../shared/collectors.ts";
 import "./Components.css";
 
 const BASE = "/ui/routes";
