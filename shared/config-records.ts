@@ -28,6 +28,14 @@ export interface ProcessorSpec {
   config: Record<string, unknown>;
 }
 
+/** A canned processor a pipeline can start from (GET /processor-templates). */
+export interface ProcessorTemplate {
+  id: string;
+  name: string;
+  description: string;
+  processor: ProcessorSpec;
+}
+
 /**
  * A node of a pipeline graph. Source and destination nodes may name a record
  * by `ref`; without one, a source node stands for whatever source a route

@@ -7,6 +7,7 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { ManagementModeSchema } from "../../shared/collectors.ts";
+import { BootstrapFileSchema } from "../../shared/enrollment.ts";
 import { RUNTIME_OF, RUNTIMES, type Runtime } from "../../shared/vocabulary.ts";
 import type { Principal } from "../auth/service-accounts.ts";
 import { tokenKind } from "../auth/tokens.ts";
@@ -76,8 +77,7 @@ const SnippetQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const BootstrapFile = Type.Object({ path: Type.String(), contentType: Type.String(), body: Type.String() });
-const BootstrapFiles = Type.Object({ runtime: RuntimeName, files: Type.Array(BootstrapFile) });
+const BootstrapFiles = Type.Object({ runtime: RuntimeName, files: Type.Array(BootstrapFileSchema) });
 
 const BootstrapFilesBody = Type.Object(
   {

@@ -9,7 +9,7 @@
  * so and "Try again" asks only for the material.
  */
 import { useState, type FormEvent } from "react";
-import type { BootstrapFile } from "../../enrollment/bootstrap.ts";
+import type { BootstrapFile } from "../../../shared/enrollment.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";

@@ -10,7 +10,7 @@
  * listed by kind, "(secret)", never by text.
  */
 import { useState, type FormEvent } from "react";
-import type { CatalogEntry } from "../../catalog/index.ts";
+import type { CatalogEntry } from "../../../shared/catalog.ts";
 import type { SourceRecord } from "../../../shared/config-records.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
