@@ -22,16 +22,8 @@ import {
 } from "../catalog/index.ts";
 import type { Runtime } from "../../shared/vocabulary.ts";
 import { ValidationError } from "../errors.ts";
-import {
-  isHostEnvRef,
-  isPlainValue,
-  isSecretRef,
-  pathText,
-  secretMarker,
-  sensitiveLeaves,
-  valueAt,
-  withValueAt,
-} from "../secrets/values.ts";
+import { isHostEnvRef, isPlainValue, isSecretRef, pathText, sensitiveLeaves, valueAt, withValueAt } from "../../shared/sensitive.ts";
+import { secretMarker } from "../secrets/values.ts";
 import { HostEnvValue } from "./host-env.ts";
 import { NameTable } from "./names.ts";
 

@@ -19,7 +19,8 @@ import type { RenderedConfig } from "../rollout/renderer.ts";
 import { PostgresStore } from "../store/postgres.ts";
 import { testDatabases, type TestDatabases } from "../store/testdb.ts";
 import { redactRendered, upgradeSecrets } from "./upgrade.ts";
-import { isSecretRef, secretMarker } from "./values.ts";
+import { isSecretRef } from "../../shared/sensitive.ts";
+import { secretMarker } from "./values.ts";
 
 const LEGACY = join(import.meta.dir, "testdata/legacy");
 const tree = parse(readFileSync(join(LEGACY, "input.yaml"), "utf8")) as {
