@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Collector } from "../server/collectors/collectors.ts";
+import type { Collector } from "../shared/collectors.ts";
 import { SqliteStore } from "../server/store/sqlite.ts";
 import { closedLoop, fmt } from "./lib.ts";
 

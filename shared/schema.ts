@@ -11,3 +11,8 @@ export const DateTime = Type.String({ format: "date-time" });
 export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);
 }
+
+/** A string-to-string map such as collector tags (at most 64 entries). */
+export const StringMap = Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 1024 }), {
+  maxProperties: 64,
+});

@@ -1,15 +1,10 @@
 /** REST: /collectors/{id}/sources and /destinations — what is active on one collector; secrets in overrides are write-only. */
 import { Type } from "@sinclair/typebox";
+import { DestinationActivationSchema, SourceActivationSchema } from "../../shared/config-answers.ts";
 import type { Activations } from "../configstore/activations.ts";
 import { route, type Route } from "../http/route.ts";
-import { StringMap } from "../lib/schemas.ts";
-import { DestinationActivationBody, Overrides, SourceActivationBody } from "./config-schemas.ts";
+import { DestinationActivationBody, SourceActivationBody } from "./config-schemas.ts";
 
-export const SourceActivation = Type.Object({ sourceId: Type.String(), configOverrides: Overrides }, { title: "SourceActivation" });
-export const DestinationActivation = Type.Object(
-  { destinationId: Type.String(), configOverrides: Overrides, tags: StringMap },
-  { title: "DestinationActivation" },
-);
 
 /** What the /activations routes use. */
 export interface ActivationsApiDeps {
@@ -25,7 +20,7 @@ export function activationRoutes(deps: ActivationsApiDeps): Route[] {
       tag: "activations",
       summary: "Activate a source on the collector with per-collector overrides (activating again replaces them).",
       body: SourceActivationBody,
-      response: SourceActivation,
+      response: SourceActivationSchema,
       status: 201,
       handler: ({ params, body, principal }) => deps.activations.activateSource(principal, params.id!, body),
     }),
@@ -35,7 +30,7 @@ export function activationRoutes(deps: ActivationsApiDeps): Route[] {
       scope: "config:read",
       tag: "activations",
       summary: "Sources active on the collector.",
-      response: Type.Object({ items: Type.Array(SourceActivation) }),
+      response: Type.Object({ items: Type.Array(SourceActivationSchema) }),
       handler: async ({ params }) => ({ items: (await deps.activations.get(params.id!)).sources }),
     }),
     route({
@@ -54,7 +49,7 @@ export function activationRoutes(deps: ActivationsApiDeps): Route[] {
       tag: "activations",
       summary: "Activate a destination on the collector with per-collector overrides and tags (activating again replaces them).",
       body: DestinationActivationBody,
-      response: DestinationActivation,
+      response: DestinationActivationSchema,
       status: 201,
       handler: ({ params, body, principal }) => deps.activations.activateDestination(principal, params.id!, body),
     }),
@@ -64,7 +59,7 @@ export function activationRoutes(deps: ActivationsApiDeps): Route[] {
       scope: "config:read",
       tag: "activations",
       summary: "Destinations active on the collector.",
-      response: Type.Object({ items: Type.Array(DestinationActivation) }),
+      response: Type.Object({ items: Type.Array(DestinationActivationSchema) }),
       handler: async ({ params }) => ({ items: (await deps.activations.get(params.id!)).destinations }),
     }),
     route({

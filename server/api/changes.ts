@@ -1,5 +1,6 @@
 /** REST: pending changes, commit, discard and history of the git-backed config store. */
 import { Type } from "@sinclair/typebox";
+import { CommitSchema, FileChangeSchema } from "../../shared/changes.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Logger } from "pino";
 import type { SecretVault } from "../secrets/vault.ts";
@@ -7,22 +8,6 @@ import type { Store } from "../store/store.ts";
 import { route, type Route } from "../http/route.ts";
 import { NextCursor, PageQuery } from "../http/schemas.ts";
 import { upgradeSecrets } from "../secrets/upgrade.ts";
-
-export const FileChange = Type.Object({
-  path: Type.String(),
-  change: Type.Union([Type.Literal("added"), Type.Literal("modified"), Type.Literal("deleted")]),
-});
-
-export const Commit = Type.Object(
-  {
-    commit: Type.String({ description: "Git commit id." }),
-    message: Type.String(),
-    author: Type.String(),
-    time: Type.String({ format: "date-time" }),
-    parent: Type.Union([Type.String(), Type.Null()]),
-  },
-  { title: "Commit" },
-);
 
 const CommitBody = Type.Object(
   { message: Type.String({ minLength: 1, maxLength: 10_000, pattern: "\\S", errorMessage: "must be a non-blank commit message" }) },
@@ -45,7 +30,7 @@ export function changeRoutes(deps: ChangesApiDeps): Route[] {
       scope: "config:read",
       tag: "changes",
       summary: "Pending (uncommitted) changes, one item per file, and their unified diff.",
-      response: Type.Object({ items: Type.Array(FileChange), diff: Type.String() }),
+      response: Type.Object({ items: Type.Array(FileChangeSchema), diff: Type.String() }),
       handler: () => deps.configStore.changes(),
     }),
     route({
@@ -54,7 +39,7 @@ export function changeRoutes(deps: ChangesApiDeps): Route[] {
       scope: "config:write",
       tag: "changes",
       summary: "Drop every pending change; the working tree returns to the last commit (a plaintext secret a commit from before secrets were kept apart holds moves to the vault again).",
-      response: Type.Object({ items: Type.Array(FileChange) }),
+      response: Type.Object({ items: Type.Array(FileChangeSchema) }),
       handler: async ({ principal }) => {
         const items = await deps.configStore.discard(principal);
         await upgradeSecrets(deps);
@@ -68,7 +53,7 @@ export function changeRoutes(deps: ChangesApiDeps): Route[] {
       tag: "changes",
       summary: "Commit every pending change with a message; 409 nothing_to_commit when there is none.",
       body: CommitBody,
-      response: Type.Composite([Commit, Type.Object({ files: Type.Array(FileChange) })]),
+      response: Type.Composite([CommitSchema, Type.Object({ files: Type.Array(FileChangeSchema) })]),
       status: 201,
       handler: ({ body, principal }) => deps.configStore.commit(principal, body.message),
     }),
@@ -79,7 +64,7 @@ export function changeRoutes(deps: ChangesApiDeps): Route[] {
       tag: "changes",
       summary: "Commit history, newest first, cursor-paginated.",
       query: Type.Object(PageQuery, { additionalProperties: false }),
-      response: Type.Object({ items: Type.Array(Commit), nextCursor: NextCursor }),
+      response: Type.Object({ items: Type.Array(CommitSchema), nextCursor: NextCursor }),
       handler: ({ query }) => deps.configStore.commits(query.limit ?? 100, query.cursor),
     }),
     route({

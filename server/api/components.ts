@@ -4,9 +4,10 @@
  * no answer carries one (config-schemas.ts says how each form reads).
  */
 import { Type } from "@sinclair/typebox";
+import { ComponentSchema } from "../../shared/config-answers.ts";
 import type { Components } from "../configstore/components.ts";
 import { route, type Route } from "../http/route.ts";
-import { Component, ComponentBody } from "./config-schemas.ts";
+import { ComponentBody } from "./config-schemas.ts";
 
 export function componentRoutes(components: Components): Route[] {
   const kind = components.kind;
@@ -20,7 +21,7 @@ export function componentRoutes(components: Components): Route[] {
       tag,
       summary: `Create a ${kind} {name, type, config}; config is checked against the catalog schema of its type, and secrets in sensitive fields are stored encrypted.`,
       body: ComponentBody,
-      response: Component,
+      response: ComponentSchema,
       status: 201,
       handler: ({ body, principal }) => components.create(principal, body),
     }),
@@ -30,7 +31,7 @@ export function componentRoutes(components: Components): Route[] {
       scope: "config:read",
       tag,
       summary: `List ${kind}s in the working tree.`,
-      response: Type.Object({ items: Type.Array(Component) }),
+      response: Type.Object({ items: Type.Array(ComponentSchema) }),
       handler: async () => ({ items: await components.list() }),
     }),
     route({
@@ -39,7 +40,7 @@ export function componentRoutes(components: Components): Route[] {
       scope: "config:read",
       tag,
       summary: `Get one ${kind}.`,
-      response: Component,
+      response: ComponentSchema,
       handler: ({ params }) => components.get(params.id!),
     }),
     route({
@@ -49,7 +50,7 @@ export function componentRoutes(components: Components): Route[] {
       tag,
       summary: `Replace a ${kind}'s name and config (its type cannot change); a sensitive field sent back as read keeps its secret.`,
       body: ComponentBody,
-      response: Component,
+      response: ComponentSchema,
       handler: ({ params, body, principal }) => components.replace(principal, params.id!, body),
     }),
     route({

@@ -1,7 +1,8 @@
 /** Request and answer schemas of the configuration records, shared by their routes. */
 import { Type } from "@sinclair/typebox";
-import { SIGNALS } from "../configstore/records.ts";
-import { StringMap } from "../lib/schemas.ts";
+import { OVERRIDES_DESCRIPTION } from "../../shared/config-answers.ts";
+import { SIGNALS } from "../../shared/config-records.ts";
+import { StringMap } from "../../shared/schema.ts";
 
 export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", errorMessage: "must be a non-blank string of at most 200 characters" });
 export const Id = Type.String({ minLength: 1, maxLength: 200 });
@@ -11,23 +12,14 @@ const SENSITIVE_WRITE =
   "A field the catalog marks `sensitive` takes a string (a new secret: stored encrypted, never shown again), " +
   "the object a read shows in its place (`{secret: true, …}`: keep the stored secret), `{env: NAME}` (read from the collector host's environment) " +
   "or, where the catalog also says `plainAllowed`, `{value, secret: false}` (not secret, shown as written).";
-/** Sensitive fields on a read: never a secret's value. */
-const SENSITIVE_READ =
-  "A field the catalog marks `sensitive` reads as `{secret: true, set: true, updatedAt}` for a stored secret (never its value; " +
-  "send it back unchanged to keep the secret), `{env: NAME}` or `{value, secret: false}`.";
 const ComponentConfigBody = Type.Record(Type.String(), Type.Unknown(), { description: `Settings; the catalog gives the schema per type. ${SENSITIVE_WRITE}` });
-const ComponentConfig = Type.Record(Type.String(), Type.Unknown(), { description: `Settings; the catalog gives the schema per type. ${SENSITIVE_READ}` });
-const OVERRIDES = "Per-collector settings merged over the record's config (objects key by key, null removes a key).";
-const OverridesBody = Type.Record(Type.String(), Type.Unknown(), { description: `${OVERRIDES} ${SENSITIVE_WRITE}` });
-export const Overrides = Type.Record(Type.String(), Type.Unknown(), { description: `${OVERRIDES} ${SENSITIVE_READ}` });
+const OverridesBody = Type.Record(Type.String(), Type.Unknown(), { description: `${OVERRIDES_DESCRIPTION} ${SENSITIVE_WRITE}` });
 export const Signal = Type.Union(SIGNALS.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${SIGNALS.join(", ")}` });
 
 export const ComponentBody = Type.Object(
   { name: Name, type: Type.String({ minLength: 1, maxLength: 100 }), config: Type.Optional(ComponentConfigBody) },
   { additionalProperties: false },
 );
-
-export const Component = Type.Object({ id: Type.String(), name: Type.String(), type: Type.String(), config: ComponentConfig });
 
 const NodeId = Type.String({ minLength: 1, maxLength: 100, pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$", errorMessage: "must be 1–100 letters, digits, '_', '.' or '-'" });
 
@@ -62,7 +54,6 @@ export const PipelineBody = Type.Object(
 export const Pipeline = Type.Object({ id: Type.String(), name: Type.String(), signal: Signal, topology: Topology }, { title: "Pipeline" });
 
 export const RouteBody = Type.Object({ collectorId: Id, sourceId: Id, pipelineId: Id }, { additionalProperties: false });
-export const Route = Type.Object({ id: Type.String(), collectorId: Type.String(), sourceId: Type.String(), pipelineId: Type.String() }, { title: "Route" });
 
 export const SourceActivationBody = Type.Object(
   { sourceId: Id, configOverrides: Type.Optional(OverridesBody) },

@@ -6,10 +6,13 @@
  * viewer must not be able to enroll collectors or rotate a live one's token.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { ManagementModeSchema } from "../../shared/collectors.ts";
+import { BootstrapFileSchema } from "../../shared/enrollment.ts";
 import { RUNTIME_OF, RUNTIMES, type Runtime } from "../../shared/vocabulary.ts";
 import type { Principal } from "../auth/service-accounts.ts";
 import { tokenKind } from "../auth/tokens.ts";
-import type { Collector, Collectors } from "../collectors/collectors.ts";
+import type { Collector } from "../../shared/collectors.ts";
+import type { Collectors } from "../collectors/collectors.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
 import type { ServerConfig } from "../config/load.ts";
 import { bootstrapFiles, collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
@@ -18,8 +21,7 @@ import { COLLECTORS_DIR, hasCollectorMirror } from "../enrollment/downloads.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, IdParam, NextCursor, PageQuery } from "../http/schemas.ts";
-import { DateTime, Nullable } from "../lib/schemas.ts";
-import { Mode } from "./collectors.ts";
+import { DateTime, Nullable } from "../../shared/schema.ts";
 
 const Kind = Type.Union(ENROLLMENT_KINDS.map((k) => Type.Literal(k)), { errorMessage: `must be one of ${ENROLLMENT_KINDS.join(", ")}` });
 const RuntimeName = Type.Union(RUNTIMES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${RUNTIMES.join(", ")}` });
@@ -65,7 +67,7 @@ const CollectorToken = Type.Object(
 
 const SnippetQuery = Type.Object(
   {
-    managementMode: Type.Optional(Mode),
+    managementMode: Type.Optional(ManagementModeSchema),
     environment: Type.Optional(Type.String({ maxLength: 200, description: "Label for the collector an opamp token creates; not with collectorId." })),
     collectorId: Type.Optional(IdParam),
     agent: Type.Optional(
@@ -75,8 +77,7 @@ const SnippetQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const BootstrapFile = Type.Object({ path: Type.String(), contentType: Type.String(), body: Type.String() });
-const BootstrapFiles = Type.Object({ runtime: RuntimeName, files: Type.Array(BootstrapFile) });
+const BootstrapFiles = Type.Object({ runtime: RuntimeName, files: Type.Array(BootstrapFileSchema) });
 
 const BootstrapFilesBody = Type.Object(
   {

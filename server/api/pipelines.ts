@@ -1,5 +1,6 @@
 /** REST: /pipelines — graphs of sources, processors and destinations, their preview and dry-run. */
 import { Type } from "@sinclair/typebox";
+import { DryRunAnswerSchema } from "../../shared/pipelines.ts";
 import { RUNTIMES } from "../../shared/vocabulary.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Pipelines } from "../configstore/pipelines.ts";
@@ -33,30 +34,6 @@ const DryRunBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const DryRunResult = Type.Object({
-  output: Type.Unknown({ description: "The records that survive the chain, as OTLP JSON logs (the Final Output)." }),
-  steps: Type.Array(
-    Type.Object({
-      nodeId: Type.String(),
-      type: Type.String(),
-      in: Type.Integer({ description: "Records that reached this step." }),
-      out: Type.Integer({ description: "Records it passed on." }),
-      error: Type.Optional(Type.String({ description: "Why the step dropped the whole batch (a filter with error_mode propagate)." })),
-    }),
-  ),
-  runtimes: Type.Array(
-    Type.Object({
-      sourceType: Type.String(),
-      holds: Type.Boolean({ description: "The result holds on Runtime R (Alloy) as on Runtime O for records of this source type." }),
-      problems: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
-    }),
-    {
-      description:
-        "Per log source type that may feed the pipeline: whether the chain reads only fields both runtimes deliver alike for it. Where holds is false, the problems say what differs, and a route of that source type through this chain is refused on Alloy collectors.",
-    },
-  ),
-});
 
 const Runtime = Type.Union(RUNTIMES.map((r) => Type.Literal(r)), { default: "otelcol" });
 
@@ -168,7 +145,7 @@ export function pipelineRoutes(deps: PipelinesApiDeps): Route[] {
       summary:
         "Run OTLP JSON logs through the pipeline's processor chain (or the given one) and return what survives, with whether that result holds on both runtimes for each log source type that may feed the pipeline.",
       body: DryRunBody,
-      response: DryRunResult,
+      response: DryRunAnswerSchema,
       maxBodyBytes: DRY_RUN_LIMIT,
       handler: async ({ params, body }) => {
         const pipeline = await deps.pipelines.get(params.id!);

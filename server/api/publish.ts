@@ -1,76 +1,9 @@
 /** REST: publish, rollout status, per-collector config history and rollback. */
 import { Type } from "@sinclair/typebox";
+import { ConfigVersionSchema, EffectiveConfigSchema, HistoryEntrySchema, RolloutSchema, RolloutStatusSchema } from "../../shared/rollouts.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-
-const ConfigState = Type.Union([Type.Literal("current"), Type.Literal("applying"), Type.Literal("failed"), Type.Literal("outdated")]);
-
-export const Rollout = Type.Object(
-  {
-    id: Type.String(),
-    kind: Type.Union([Type.Literal("publish"), Type.Literal("rollback")]),
-    commit: Type.String(),
-    actor: Type.String(),
-    startedAt: Type.String({ format: "date-time" }),
-    scope: Type.String({ description: "\"fleet\" or the collector id." }),
-    collectorIds: Type.Array(Type.String()),
-    changed: Type.Array(Type.String(), { description: "Collectors that got a new config; the others already had this one." }),
-  },
-  { title: "Rollout" },
-);
-
-export const RolloutStatus = Type.Object(
-  {
-    rolloutId: Type.Union([Type.String(), Type.Null()]),
-    commit: Type.Union([Type.String(), Type.Null()]),
-    state: Type.Union([Type.Literal("idle"), Type.Literal("running"), Type.Literal("completed"), Type.Literal("completed_with_errors")]),
-    total: Type.Integer(),
-    counts: Type.Object({
-      current: Type.Integer(),
-      applying: Type.Integer(),
-      failed: Type.Integer(),
-      outdated: Type.Integer(),
-      offline: Type.Integer({ description: "Counted apart; offline collectors do not block completion." }),
-      reporting_only: Type.Integer({
-        description: "Counted apart, never blocking completion: connected without the AcceptsRemoteConfig capability, so no config can reach them (run them under the OpAMP supervisor).",
-      }),
-    }),
-    collectors: Type.Array(
-      Type.Object({ id: Type.String(), state: Type.Union([ConfigState, Type.Literal("offline"), Type.Literal("reporting_only")]), error: Type.Optional(Type.String()) }),
-    ),
-  },
-  { title: "RolloutStatus" },
-);
-
-export const HistoryEntry = Type.Object(
-  {
-    seq: Type.Integer(),
-    commit: Type.String(),
-    hash: Type.String(),
-    time: Type.String({ format: "date-time" }),
-    state: ConfigState,
-    actor: Type.String(),
-    rollbackOf: Type.Optional(Type.Integer({ description: "The seq of the entry this rollback restored." })),
-  },
-  { title: "ConfigHistoryEntry" },
-);
-
-export const ConfigVersion = Type.Composite([HistoryEntry, Type.Object({ contentType: Type.String(), body: Type.String() })], { title: "ConfigVersion" });
-
-export const EffectiveConfig = Type.Object({
-  target: Type.Union([
-    Type.Object({ hash: Type.String(), commit: Type.String(), state: Type.String(), error: Type.Union([Type.String(), Type.Null()]), body: Type.String() }),
-    Type.Null(),
-  ]),
-  effective: Type.Union([
-    Type.Object({
-      reportedAt: Type.String({ format: "date-time" }),
-      files: Type.Array(Type.Object({ name: Type.String(), contentType: Type.String(), body: Type.String() })),
-    }),
-    Type.Null(),
-  ]),
-});
 
 /** What the publish, rollout and rollback routes use. */
 export interface PublishApiDeps {
@@ -85,7 +18,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       scope: "config:publish",
       tag: "publish",
       summary: "Render the head commit for every affected collector and deliver what changed; 409 before the first commit.",
-      response: Rollout,
+      response: RolloutSchema,
       status: 202,
       handler: ({ principal }) => deps.rollouts.publish(principal),
     }),
@@ -95,7 +28,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       scope: "config:read",
       tag: "publish",
       summary: "Progress of the latest publish or rollback: counts by config state and each collector's state.",
-      response: RolloutStatus,
+      response: RolloutStatusSchema,
       handler: () => deps.rollouts.status(),
     }),
     route({
@@ -104,7 +37,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       scope: "config:publish",
       tag: "publish",
       summary: "Publish the head commit to one collector.",
-      response: Rollout,
+      response: RolloutSchema,
       status: 202,
       handler: ({ params, principal }) => deps.rollouts.publish(principal, params.collectorId!),
     }),
@@ -114,7 +47,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       scope: "config:read",
       tag: "publish",
       summary: "Every config pushed to this collector, oldest first.",
-      response: Type.Object({ items: Type.Array(HistoryEntry) }),
+      response: Type.Object({ items: Type.Array(HistoryEntrySchema) }),
       handler: async ({ params }) => ({ items: await deps.rollouts.history(params.id!) }),
     }),
     route({
@@ -123,7 +56,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       scope: "config:read",
       tag: "publish",
       summary: "One pushed config with its rendered body, so two versions can be compared.",
-      response: ConfigVersion,
+      response: ConfigVersionSchema,
       handler: async ({ params }) => {
         const entry = (await deps.rollouts.history(params.id!)).find((e) => String(e.seq) === params.seq);
         if (!entry) throw new NotFoundError("Config version", params.seq);
@@ -138,7 +71,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       scope: "config:read",
       tag: "publish",
       summary: "The config the collector last said it runs, beside the target it should run; null parts are not known yet.",
-      response: EffectiveConfig,
+      response: EffectiveConfigSchema,
       handler: async ({ params }) => {
         const effective = await deps.rollouts.effective(params.id!);
         const current = await deps.rollouts.target(params.id!);
@@ -160,7 +93,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       scope: "config:publish",
       tag: "publish",
       summary: "Return the collector to its previous pushed config (409 when there is none); recorded as a new history entry.",
-      response: HistoryEntry,
+      response: HistoryEntrySchema,
       status: 202,
       handler: ({ params, principal }) => deps.rollouts.rollback(principal, params.id!),
     }),

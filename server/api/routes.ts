@@ -1,8 +1,9 @@
 /** REST: /routes — attach a pipeline to a source active on a collector. */
 import { Type } from "@sinclair/typebox";
+import { RouteSchema } from "../../shared/config-answers.ts";
 import type { Routes } from "../configstore/routes.ts";
 import { route, type Route as HttpRoute } from "../http/route.ts";
-import { Id, Route, RouteBody } from "./config-schemas.ts";
+import { Id, RouteBody } from "./config-schemas.ts";
 
 /** What the /routes routes use. */
 export interface RoutesApiDeps {
@@ -18,7 +19,7 @@ export function routeRoutes(deps: RoutesApiDeps): HttpRoute[] {
       tag: "routes",
       summary: "Attach a pipeline to a collector's active source.",
       body: RouteBody,
-      response: Route,
+      response: RouteSchema,
       status: 201,
       handler: ({ body, principal }) => deps.routes.create(principal, body),
     }),
@@ -29,7 +30,7 @@ export function routeRoutes(deps: RoutesApiDeps): HttpRoute[] {
       tag: "routes",
       summary: "List routes, optionally of one collector or pipeline.",
       query: Type.Object({ collectorId: Type.Optional(Id), pipelineId: Type.Optional(Id) }, { additionalProperties: false }),
-      response: Type.Object({ items: Type.Array(Route) }),
+      response: Type.Object({ items: Type.Array(RouteSchema) }),
       handler: async ({ query }) => ({ items: await deps.routes.list(query) }),
     }),
     route({
@@ -38,7 +39,7 @@ export function routeRoutes(deps: RoutesApiDeps): HttpRoute[] {
       scope: "config:read",
       tag: "routes",
       summary: "Get one route.",
-      response: Route,
+      response: RouteSchema,
       handler: ({ params }) => deps.routes.get(params.id!),
     }),
     route({
@@ -48,7 +49,7 @@ export function routeRoutes(deps: RoutesApiDeps): HttpRoute[] {
       tag: "routes",
       summary: "Change a route's collector, source or pipeline; checked like a new route.",
       body: RouteBody,
-      response: Route,
+      response: RouteSchema,
       handler: ({ params, body, principal }) => deps.routes.update(principal, params.id!, body),
     }),
     route({

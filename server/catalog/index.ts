@@ -13,9 +13,6 @@ export {
   PROCESSOR_TYPES,
   runtimeProblem,
   SOURCE_TYPES,
-  type CatalogEntry,
-  type CatalogView,
-  type JsonSchema,
 } from "./registry.ts";
 export {
   COMPONENT_KINDS,

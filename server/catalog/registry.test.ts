@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import Ajv2020 from "ajv/dist/2020.js";
 import { existsSync } from "node:fs";
-import { SIGNALS } from "../configstore/records.ts";
+import { SIGNALS } from "../../shared/config-records.ts";
 import { catalogView, COMPONENT_TYPES, findType } from "./registry.ts";
 import { COMPONENT_KINDS } from "./types.ts";
 

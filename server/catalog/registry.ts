@@ -2,7 +2,8 @@
  * Every catalog type, looked up by kind and type id, and the JSON view that
  * `GET /api/v1/catalog` serves so a UI can render a form per type.
  */
-import type { Signal } from "../configstore/records.ts";
+import type { CatalogEntry, CatalogView, JsonSchema } from "../../shared/catalog.ts";
+import type { Signal } from "../../shared/config-records.ts";
 import { debugDestination } from "./destinations/debug.ts";
 import { lokiDestination } from "./destinations/loki.ts";
 import { otlpDestination } from "./destinations/otlp.ts";
@@ -58,26 +59,6 @@ export function findType<K extends ComponentKind>(kind: K, type: string): ByKind
 /** Why a destination type cannot run on `runtime`, or undefined when it can. */
 export function runtimeProblem(type: DestinationType, runtime: Runtime): string | undefined {
   return runtime === "alloy" ? type.alloyUnavailable : undefined;
-}
-
-/** JSON Schema as plain data. */
-export type JsonSchema = { [key: string]: unknown };
-
-export interface CatalogEntry {
-  type: string;
-  title: string;
-  description: string;
-  signals: Signal[];
-  /** The runtimes that can run it; `unavailable` says why one cannot. */
-  runtimes: Runtime[];
-  unavailable?: Partial<Record<Runtime, string>>;
-  schema: JsonSchema;
-}
-
-export interface CatalogView {
-  sources: CatalogEntry[];
-  destinations: CatalogEntry[];
-  processors: CatalogEntry[];
 }
 
 let view: CatalogView | undefined;

@@ -11,7 +11,7 @@ import {
   type TProperties,
   type TUnsafe,
 } from "@sinclair/typebox";
-import { Sensitive } from "../secrets/values.ts";
+import { Sensitive } from "../../shared/sensitive.ts";
 import { parseDuration, type DurationGrammar } from "./durations.ts";
 
 /** A closed object. */

@@ -4,7 +4,7 @@
  * that is already validated with defaults applied.
  */
 import type { Static, TObject } from "@sinclair/typebox";
-import type { Signal } from "../configstore/records.ts";
+import type { Signal } from "../../shared/config-records.ts";
 import type { ErrorDetail } from "../errors.ts";
 import type { AlloyBlock } from "../render/alloy-syntax.ts";
 import type { Runtime } from "../../shared/vocabulary.ts";

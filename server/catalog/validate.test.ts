@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
-import { Sensitive } from "../secrets/values.ts";
+import { Sensitive } from "../../shared/sensitive.ts";
 import type { ComponentKind } from "./types.ts";
 import { unwritableText, validateComponentConfig, validateConfig } from "./validate.ts";
 

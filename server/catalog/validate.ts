@@ -9,18 +9,8 @@ import { Type, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
 import { validate } from "../lib/validate.ts";
-import {
-  ENV_NAME,
-  hasSensitive,
-  isHostEnvRef,
-  isPlainValue,
-  isSecretRef,
-  isSensitive,
-  MARKER_PREFIX,
-  pathText,
-  plainAllowed,
-  sensitiveLeaves,
-} from "../secrets/values.ts";
+import { ENV_NAME, hasSensitive, isHostEnvRef, isPlainValue, isSecretRef, isSensitive, pathText, plainAllowed, sensitiveLeaves } from "../../shared/sensitive.ts";
+import { MARKER_PREFIX } from "../secrets/values.ts";
 import { mergeConfig } from "./merge.ts";
 import { findType } from "./registry.ts";
 import type { ComponentKind } from "./types.ts";

@@ -3,47 +3,14 @@
  * collector's first contact), their labels, and their status as reported by
  * the control channels. Every change is audited with the write itself.
  */
-import type { ControlChannel, ManagementMode } from "../../shared/vocabulary.ts";
+import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector-status.ts";
+import type { Collector } from "../../shared/collectors.ts";
+import type { ManagementMode } from "../../shared/vocabulary.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import type { Doc, Store } from "../store/store.ts";
 import { RecordView } from "../store/view.ts";
 import { VERSION_TAG } from "./runtime.ts";
-
-/** docs/architecture.md "Status model": pending (never connected) → online ⇄ degraded → offline. */
-export const COLLECTOR_STATUSES = ["pending", "online", "degraded", "offline"] as const;
-export type CollectorStatus = (typeof COLLECTOR_STATUSES)[number];
-
-/** What the control channel last said about a connected collector. */
-export interface CollectorHealth {
-  channel: ControlChannel;
-  /** Seconds between contacts the collector promised (OpAMP heartbeat or poll interval); offline after 3×. */
-  intervalSeconds: number;
-  /** The collector's own health report; null when its channel does not carry one. */
-  healthy: boolean | null;
-  /** Why it is degraded: its health message or the failed config's error. */
-  error: string | null;
-  /**
-   * False for an OpAMP agent without the AcceptsRemoteConfig capability (a
-   * collector run from its own file, without the supervisor): it reports but
-   * is never sent config, so rollouts count it apart. Absent on records from
-   * before it was kept.
-   */
-  acceptsRemoteConfig?: boolean;
-}
-
-export interface Collector {
-  id: string;
-  name: string;
-  environment: string | null;
-  managementMode: ManagementMode;
-  tags: Record<string, string>;
-  status: CollectorStatus;
-  lastSeen: string | null;
-  health: CollectorHealth | null;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export interface NewCollector {
   name: string;

@@ -12,10 +12,12 @@
  * stores (see `sweep` for the margin that lag and clock skew call for).
  */
 import type { Logger } from "pino";
+import type { CollectorStatus } from "../../shared/collector-status.ts";
+import type { Collector, CollectorHealth } from "../../shared/collectors.ts";
 import { Coalescer } from "../store/coalesce.ts";
 import { CLOCK_SKEW_MARGIN_MS, type Lease, leaseFor } from "../store/lease.ts";
 import type { Store } from "../store/store.ts";
-import type { Collector, CollectorHealth, Collectors, CollectorStatus } from "./collectors.ts";
+import type { Collectors } from "./collectors.ts";
 
 export interface Contact {
   channel: CollectorHealth["channel"];

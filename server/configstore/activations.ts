@@ -20,7 +20,7 @@ import type { SecretVault } from "../secrets/vault.ts";
 import type { AuditEntry, WriteOp } from "../store/store.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
-import type { CollectorActivations, DestinationActivation, SourceActivation } from "./records.ts";
+import type { CollectorActivations, DestinationActivation, SourceActivation } from "../../shared/config-records.ts";
 
 type Kind = "source" | "destination";
 type Overrides = Record<string, unknown>;

@@ -17,7 +17,7 @@ import type { SecretVault } from "../secrets/vault.ts";
 import type { WriteOp } from "../store/store.ts";
 import type { ConfigStore } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
-import type { DestinationRecord, SourceRecord } from "./records.ts";
+import type { DestinationRecord, SourceRecord } from "../../shared/config-records.ts";
 
 export type ComponentKind = "source" | "destination";
 type ComponentRecord = SourceRecord | DestinationRecord;

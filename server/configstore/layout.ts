@@ -10,7 +10,7 @@ import type {
   PipelineRecord,
   RouteRecord,
   SourceRecord,
-} from "./records.ts";
+} from "../../shared/config-records.ts";
 
 export const DIRS = {
   sources: "sources/",

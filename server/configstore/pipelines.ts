@@ -11,9 +11,9 @@ import { ConflictError, NotFoundError } from "../errors.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
 import { paths, toYaml } from "./layout.ts";
-import type { PipelineRecord, Signal, TopologyInput } from "./records.ts";
+import type { PipelineRecord, Signal, TopologyInput } from "../../shared/config-records.ts";
 import { routeProblems } from "./routes.ts";
-import { topologyTag } from "./topology-tag.ts";
+import { topologyTag } from "../../shared/topology-tag.ts";
 import { validateTopology } from "./topology.ts";
 
 export interface PipelineInput {

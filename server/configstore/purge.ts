@@ -14,7 +14,7 @@ import { ConflictError } from "../errors.ts";
 import { scan } from "../store/scan.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { sealPlaintextInTree, sensitiveValuesInTree, type TreeLeaf } from "../secrets/tree.ts";
-import { isSecretRef } from "../secrets/values.ts";
+import { isSecretRef } from "../../shared/sensitive.ts";
 import { MissingSecretError, type SecretVault } from "../secrets/vault.ts";
 import type { ConfigStore } from "./configstore.ts";
 import { DIRS } from "./layout.ts";

@@ -7,13 +7,14 @@
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { findType, runtimeProblem } from "../catalog/index.ts";
-import type { Collector, Collectors } from "../collectors/collectors.ts";
+import type { Collector } from "../../shared/collectors.ts";
+import type { Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from "../errors.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
-import type { PipelineRecord, RouteRecord } from "./records.ts";
+import type { PipelineRecord, RouteRecord } from "../../shared/config-records.ts";
 
 export interface RouteInput {
   collectorId: string;

@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import { ValidationError } from "../errors.ts";
 import { emptySnapshot } from "./layout.ts";
-import type { TopologyInput } from "./records.ts";
+import type { TopologyInput } from "../../shared/config-records.ts";
 import { validateTopology } from "./topology.ts";
 
 function graph(config: Record<string, unknown>): TopologyInput {

@@ -9,7 +9,7 @@ import { findType, validateComponentConfig } from "../catalog/index.ts";
 import { AppError, ValidationError, type ErrorDetail } from "../errors.ts";
 import { checkChainSize, MAX_CHAIN_PROCESSORS } from "../ottl/processors.ts";
 import type { Snapshot } from "./layout.ts";
-import type { Signal, Topology, TopologyInput, TopologyNode } from "./records.ts";
+import type { Signal, Topology, TopologyInput, TopologyNode } from "../../shared/config-records.ts";
 
 /** Returns the topology with processor configs normalised (defaults applied); throws naming every problem. */
 export function validateTopology(topology: TopologyInput, signal: Signal, snapshot: Snapshot, root = "topology"): Topology {

@@ -10,7 +10,8 @@ import { tokenKind } from "../auth/tokens.ts";
 import { AppError, NotFoundError, UnauthenticatedError, ValidationError } from "../errors.ts";
 import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
 import { channelCredential } from "../channel/credential.ts";
-import { agentConfigFile, bootstrapFiles, collectorUrl, type BootstrapFile } from "./bootstrap.ts";
+import type { BootstrapFile } from "../../shared/enrollment.ts";
+import { agentConfigFile, bootstrapFiles, collectorUrl } from "./bootstrap.ts";
 import type { Enrollment } from "./enrollment.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
 

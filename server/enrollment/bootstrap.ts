@@ -13,14 +13,8 @@ import otelcolTemplate from "../../installer/templates/otelcol-bootstrap.yaml" w
 import supervisorTemplate from "../../installer/templates/supervisor.yaml" with { type: "text" };
 import { ConflictError } from "../errors.ts";
 import { quoteAlloy } from "../render/alloy-syntax.ts";
+import type { BootstrapFile } from "../../shared/enrollment.ts";
 import type { ManagementMode, Runtime } from "../../shared/vocabulary.ts";
-
-export interface BootstrapFile {
-  /** Where the file goes on the collector host (spec "Host file locations"). */
-  path: string;
-  contentType: string;
-  body: string;
-}
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 

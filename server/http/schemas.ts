@@ -1,4 +1,4 @@
-/** Schemas shared by many routes: the error shape, pagination, and ids (schemas that are not about HTTP are in lib/schemas.ts). */
+/** Schemas shared by many routes: the error shape, pagination, and ids (schemas that are not about HTTP are in shared/schema.ts). */
 import { Type } from "@sinclair/typebox";
 
 export const ErrorBody = Type.Object(

@@ -8,7 +8,8 @@
 import { describe, expect, test } from "bun:test";
 import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import pino from "pino";
-import type { Collector, NewCollector } from "../collectors/collectors.ts";
+import type { Collector } from "../../shared/collectors.ts";
+import type { NewCollector } from "../collectors/collectors.ts";
 import type { Contact } from "../collectors/presence.ts";
 import { AgentCapabilities, AgentToServerSchema, RemoteConfigStatuses, ServerToAgentSchema, ServerToAgentFlags, type ServerToAgent } from "../gen/opamp/v1/opamp_pb.ts";
 import type { ConfigReport } from "../rollout/rollout.ts";

@@ -23,4 +23,4 @@ export {
   type ValidProcessor,
 } from "./processors.ts";
 export { compileRe2, Re2Error, translateRe2 } from "./regex.ts";
-export { PROCESSOR_TEMPLATES, type ProcessorTemplate } from "./templates.ts";
+export { PROCESSOR_TEMPLATES } from "./templates.ts";

@@ -6,7 +6,7 @@
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
-import type { ProcessorSpec } from "../configstore/records.ts";
+import type { ProcessorSpec } from "../../shared/config-records.ts";
 import { ValidationError } from "../errors.ts";
 import type { OttlContext } from "./contexts.ts";
 import { OttlError } from "./errors.ts";

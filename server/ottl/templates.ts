@@ -7,15 +7,8 @@
  * itself: `/readyz`, `/already`, `/api/live-stream` and
  * `/healthcheck-report` are kept. The patterns are RE2, as the collector runs them.
  */
-import type { ProcessorSpec } from "../configstore/records.ts";
+import type { ProcessorTemplate } from "../../shared/config-records.ts";
 import { formatString } from "./format.ts";
-
-export interface ProcessorTemplate {
-  id: string;
-  name: string;
-  description: string;
-  processor: ProcessorSpec;
-}
 
 /** A health path, standing alone: after the start, a space or a quote; before a query, a space, a quote or the end. */
 const HEALTH_IN_TEXT = String.raw`(?:^|[\s"'])/(?:healthz|healthy|ready|live)/?(?:[?\s"']|$)`;

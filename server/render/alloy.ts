@@ -5,8 +5,9 @@
  * stable order (sources, then each flow's processors, then destinations,
  * each by name), so equal input renders to equal bytes.
  */
-import type { CollectorConfigInput, Signal } from "../configstore/records.ts";
-import { SIGNALS } from "../configstore/records.ts";
+import type { Signal } from "../../shared/config-records.ts";
+import type { CollectorConfigInput } from "./input.ts";
+import { SIGNALS } from "../../shared/config-records.ts";
 import { attr, block, encodeAlloy, ref, withComments, type AlloyBlock, type AlloyRef } from "./alloy-syntax.ts";
 import { assertRuntimeRParity } from "./parity.ts";
 import { planCollector, type Plan, type Target } from "./plan.ts";

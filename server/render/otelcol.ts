@@ -30,7 +30,7 @@
 import { Document, isMap, isScalar, Scalar, visit } from "yaml";
 import type { OtelcolTarget } from "../catalog/index.ts";
 import { parseCollectorVersion, UNKNOWN_TARGET } from "../catalog/versions.ts";
-import type { CollectorConfigInput } from "../configstore/records.ts";
+import type { CollectorConfigInput } from "./input.ts";
 import { HostEnvValue } from "./host-env.ts";
 import { planCollector, type Flow, type Plan } from "./plan.ts";
 

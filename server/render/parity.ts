@@ -14,7 +14,7 @@
  * (insert, update, hash and delete all depend on the key's presence).
  */
 import { LOG_RECORD_SHAPES, LOG_SOURCE_TYPES, type LogSourceType, type RecordPart } from "../catalog/sources/log-records.ts";
-import type { PipelineRecord, SourceRecord } from "../configstore/records.ts";
+import type { PipelineRecord, SourceRecord } from "../../shared/config-records.ts";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
 import { logFieldsRead, type FieldRead } from "../ottl/reads.ts";
 import type { Plan } from "./plan.ts";

@@ -1,9 +1,9 @@
 /** Render-time problems throw ValidationError naming what causes them; the plan's graph and names. */
 import { describe, expect, test } from "bun:test";
 import { DESTINATION_TYPES, PROCESSOR_TYPES } from "../catalog/index.ts";
-import type { PipelineRecord } from "../configstore/records.ts";
+import type { PipelineRecord } from "../../shared/config-records.ts";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
-import { hasSensitive } from "../secrets/values.ts";
+import { hasSensitive } from "../../shared/sensitive.ts";
 import { renderAlloy } from "./alloy.ts";
 import { HostEnvValue } from "./host-env.ts";
 import { linearPaths, renderOtelcol } from "./otelcol.ts";

@@ -9,15 +9,8 @@
  * (`<flow>_<node>`), so two routes never share a processor and per-route
  * throughput stays separable; sources and destinations are shared.
  */
-import type {
-  CollectorConfigInput,
-  DestinationRecord,
-  PipelineRecord,
-  RouteRecord,
-  Signal,
-  SourceRecord,
-  TopologyNode,
-} from "../configstore/records.ts";
+import type { DestinationRecord, PipelineRecord, RouteRecord, Signal, SourceRecord, TopologyNode } from "../../shared/config-records.ts";
+import type { CollectorConfigInput } from "./input.ts";
 import {
   findType,
   mergeOverrides,
@@ -29,16 +22,8 @@ import {
 } from "../catalog/index.ts";
 import type { Runtime } from "../../shared/vocabulary.ts";
 import { ValidationError } from "../errors.ts";
-import {
-  isHostEnvRef,
-  isPlainValue,
-  isSecretRef,
-  pathText,
-  secretMarker,
-  sensitiveLeaves,
-  valueAt,
-  withValueAt,
-} from "../secrets/values.ts";
+import { isHostEnvRef, isPlainValue, isSecretRef, pathText, sensitiveLeaves, valueAt, withValueAt } from "../../shared/sensitive.ts";
+import { secretMarker } from "../secrets/values.ts";
 import { HostEnvValue } from "./host-env.ts";
 import { NameTable } from "./names.ts";
 

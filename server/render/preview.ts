@@ -6,7 +6,7 @@
  * and the output says so in a comment.
  */
 import type { Runtime } from "../../shared/vocabulary.ts";
-import type { DestinationRecord, PipelineRecord, SourceRecord } from "../configstore/records.ts";
+import type { DestinationRecord, PipelineRecord, SourceRecord } from "../../shared/config-records.ts";
 import { renderAlloyPlan } from "./alloy.ts";
 import { renderOtelcolPlan } from "./otelcol.ts";
 import { planPreview } from "./plan.ts";

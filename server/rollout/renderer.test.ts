@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import type { Collector } from "../collectors/collectors.ts";
+import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { byId, loadCase } from "../render/testdata/load.ts";
 import { renderOtelcol } from "../render/otelcol.ts";

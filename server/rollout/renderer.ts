@@ -5,9 +5,10 @@
  * mostly alike, so equal inputs are rendered once and share bytes and hash.
  */
 import { createHash } from "node:crypto";
-import type { Collector } from "../collectors/collectors.ts";
+import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
-import type { CollectorConfigInput, RouteRecord } from "../configstore/records.ts";
+import type { RouteRecord } from "../../shared/config-records.ts";
+import type { CollectorConfigInput } from "../render/input.ts";
 import { reportedVersion } from "../collectors/runtime.ts";
 import { RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import { renderAlloy } from "../render/alloy.ts";

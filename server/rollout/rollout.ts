@@ -12,7 +12,8 @@
  * them, so it is redacted before it is stored (`redact`).
  */
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { COLLECTORS, type Collector, type Collectors } from "../collectors/collectors.ts";
+import type { Collector } from "../../shared/collectors.ts";
+import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { AppError, ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
 import type { Logger } from "pino";

@@ -11,7 +11,8 @@ import { auditEntry, type Actor } from "../audit/audit.ts";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
 import type { AuditEntry, WriteOp } from "../store/store.ts";
 import { MissingSecretError, type SecretVault } from "./vault.ts";
-import { isKeepMarker, isSecretRef, pathText, secretSummary, sensitiveLeaves, valueAt, withValueAt, type SecretRef } from "./values.ts";
+import { isKeepMarker, isSecretRef, pathText, sensitiveLeaves, valueAt, withValueAt, type SecretRef } from "../../shared/sensitive.ts";
+import { secretSummary } from "./values.ts";
 
 type Config = Record<string, unknown>;
 

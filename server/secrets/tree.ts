@@ -8,8 +8,8 @@
 import { parse } from "yaml";
 import { findType } from "../catalog/registry.ts";
 import { DIRS, toYaml } from "../configstore/layout.ts";
-import type { CollectorActivations, DestinationRecord, SourceRecord } from "../configstore/records.ts";
-import { sensitiveLeaves, withValueAt, type SecretRef } from "./values.ts";
+import type { CollectorActivations, DestinationRecord, SourceRecord } from "../../shared/config-records.ts";
+import { sensitiveLeaves, withValueAt, type SecretRef } from "../../shared/sensitive.ts";
 
 /** One sensitive place a tree's file fills. */
 export interface TreeLeaf {

@@ -1,18 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
-import {
-  isHostEnvRef,
-  isKeepMarker,
-  isPlainValue,
-  isSecretRef,
-  markedSecrets,
-  secretMarker,
-  secretUpdatedAt,
-  Sensitive,
-  sensitiveLeaves,
-  valueAt,
-  withValueAt,
-} from "./values.ts";
+import { isHostEnvRef, isKeepMarker, isPlainValue, isSecretRef, Sensitive, sensitiveLeaves, valueAt, withValueAt } from "../../shared/sensitive.ts";
+import { markedSecrets, secretMarker, secretUpdatedAt } from "./values.ts";
 
 const schema = Type.Object({
   endpoint: Type.String(),

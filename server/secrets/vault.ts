@@ -8,7 +8,7 @@
 import type { Actor } from "../audit/audit.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import type { Secrets } from "./secrets.ts";
-import { isSecretId } from "./values.ts";
+import { isSecretId } from "../../shared/sensitive.ts";
 
 export const SECRETS_COLLECTION = "secrets";
 

@@ -12,7 +12,7 @@ import {
   type ExportMetricsServiceRequest,
 } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
 import { AggregationTemporality } from "../gen/opentelemetry/proto/metrics/v1/metrics_pb.ts";
-import type { Signal } from "../configstore/records.ts";
+import type { Signal } from "../../shared/config-records.ts";
 import { componentOf, meaningOf, signalOf, type Meaning } from "./names.ts";
 import type { Temporality, ThroughputWindow } from "./window.ts";
 import { Attrs, visitRequest, WireError, type PointVisitor } from "./wire.ts";

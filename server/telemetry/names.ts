@@ -4,7 +4,7 @@
  * OTLP-style `otelcol_receiver_accepted_spans`, dotted `otelcol.receiver.accepted_spans`,
  * and without the `otelcol` prefix. Anything else is ignored.
  */
-import type { Signal } from "../configstore/records.ts";
+import type { Signal } from "../../shared/config-records.ts";
 
 export type ComponentKind = "receiver" | "processor" | "exporter";
 

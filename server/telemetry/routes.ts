@@ -17,7 +17,7 @@
  * matches) the route's rates are null.
  */
 import type { Snapshot } from "../configstore/layout.ts";
-import type { RouteRecord } from "../configstore/records.ts";
+import type { RouteRecord } from "../../shared/config-records.ts";
 import { planCollector, type Flow } from "../render/plan.ts";
 import { NameTable } from "../render/names.ts";
 import type { ComponentRate } from "./window.ts";

@@ -12,7 +12,7 @@
  * value is its increment. Because only the running total matters, samples in
  * between can be thinned out without losing counts across resets.
  */
-import type { Signal } from "../configstore/records.ts";
+import type { Signal } from "../../shared/config-records.ts";
 import type { ComponentKind, Meaning } from "./names.ts";
 
 export const DEFAULT_WINDOW_MS = 5 * 60_000;

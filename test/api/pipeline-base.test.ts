@@ -4,8 +4,8 @@
  * without base the save goes through as before.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { topologyTag } from "../../server/configstore/topology-tag.ts";
-import type { Topology } from "../../server/configstore/records.ts";
+import { topologyTag } from "../../shared/topology-tag.ts";
+import type { Topology } from "../../shared/config-records.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
 let server: TestServer;

@@ -16,7 +16,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hashToken, mintToken } from "../../server/auth/tokens.ts";
-import type { Collector } from "../../server/collectors/collectors.ts";
+import type { Collector } from "../../shared/collectors.ts";
 import { AgentToServerSchema, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { SqliteStore } from "../../server/store/sqlite.ts";
 import type { Store } from "../../server/store/store.ts";

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
 import { emptySnapshot } from "../../server/configstore/layout.ts";
-import type { TopologyInput } from "../../server/configstore/records.ts";
+import type { TopologyInput } from "../../shared/config-records.ts";
 import { validateTopology } from "../../server/configstore/topology.ts";
 import { ValidationError } from "../../server/errors.ts";
 import { MAX_CHAIN_PROCESSORS } from "../../server/ottl/processors.ts";

@@ -3,7 +3,8 @@
  * import the edge (`server/http/`, `server/api/`, `server/ui/`) or the assembly
  * (`server/app.ts`, `server/main.ts`), which only the entry point imports; `http/` does not
  * import `api/`; the agent does not import the server; `shared/` imports only
- * `shared/`; and no module imports itself through a chain of others. Every
+ * `shared/`; the browser UI imports only itself and `shared/`; and no module
+ * imports itself through a chain of others. Every
  * import counts, type-only ones too: a type cycle is still two modules that
  * cannot be understood apart.
  */
@@ -17,6 +18,12 @@ const SCANNED = ["server", "agent", "shared"];
 
 const ASSEMBLY = new Set(["server/app.ts", "server/main.ts"]);
 const EDGE = /^server\/(http|api|ui)\//;
+/** The modules under server/ui/ that build and serve the UI run in the server: the UI's tsconfig leaves them out. */
+const UI_SERVED_BY_SERVER = new Set(
+  (ts.readConfigFile(join(ROOT, "server/ui/tsconfig.json"), ts.sys.readFile).config.exclude as string[])
+    .filter((pattern) => !pattern.includes("*"))
+    .map((file) => `server/ui/${file}`),
+);
 
 /** Relative specifiers a module imports, statically or dynamically, type-only or not, re-exports included. */
 function importsOf(source: string): string[] {
@@ -140,6 +147,16 @@ test("the agent does not import the server, and shared/ imports only shared/", (
       }
     }
   }
+  expect(wrong).toEqual([]);
+});
+
+test("server/ui/ imports only server/ui/ and shared/: the browser UI cannot reach server internals", () => {
+  expect(UI_SERVED_BY_SERVER).toContain("server/ui/serve.ts");
+  const wrong = [...graph].flatMap(([from, targets]) =>
+    from.startsWith("server/ui/") && !UI_SERVED_BY_SERVER.has(from)
+      ? targets.filter((to) => !to.startsWith("server/ui/") && !to.startsWith("shared/")).map((to) => `${from} → ${to}`)
+      : [],
+  );
   expect(wrong).toEqual([]);
 });
 

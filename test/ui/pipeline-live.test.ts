@@ -6,7 +6,7 @@
  * API's 409 shown as it is, until Reload takes the stored version.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Topology } from "../../server/configstore/records.ts";
+import type { Topology } from "../../shared/config-records.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 

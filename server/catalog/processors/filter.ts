@@ -15,7 +15,7 @@
  * deprecated ones, which it gets.
  */
 import { Type } from "@sinclair/typebox";
-import type { Signal } from "../../configstore/records.ts";
+import type { Signal } from "../../../shared/config-records.ts";
 import type { ErrorDetail } from "../../errors.ts";
 import type { OttlContext } from "../../ottl/contexts.ts";
 import { checkCondition } from "../../ottl/parser.ts";

@@ -4,7 +4,7 @@
  * `otelcol.processor.transform` in the resource context; `hash` uses SHA-256
  * as the collector's attribute actions do.
  */
-import type { Signal } from "../../configstore/records.ts";
+import type { Signal } from "../../../shared/config-records.ts";
 import { attr, block, raw } from "../../render/alloy-syntax.ts";
 import { Closed } from "../schemas.ts";
 import { defineProcessor } from "../types.ts";

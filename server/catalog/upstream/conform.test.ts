@@ -6,8 +6,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
-import type { CollectorConfigInput, PipelineRecord, Signal, TopologyNode } from "../../configstore/records.ts";
-import { SIGNALS } from "../../configstore/records.ts";
+import type { PipelineRecord, Signal, TopologyNode } from "../../../shared/config-records.ts";
+import type { CollectorConfigInput } from "../../render/input.ts";
+import { SIGNALS } from "../../../shared/config-records.ts";
 import { attr, block } from "../../render/alloy-syntax.ts";
 import { alloyDocument } from "../../render/alloy.ts";
 import { HostEnvValue } from "../../render/host-env.ts";

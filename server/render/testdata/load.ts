@@ -2,14 +2,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
-import type {
-  CollectorActivations,
-  CollectorConfigInput,
-  DestinationRecord,
-  PipelineRecord,
-  RouteRecord,
-  SourceRecord,
-} from "../../configstore/records.ts";
+import type { CollectorActivations, DestinationRecord, PipelineRecord, RouteRecord, SourceRecord } from "../../../shared/config-records.ts";
+import type { CollectorConfigInput } from "../input.ts";
 
 export const TESTDATA = import.meta.dir;
 

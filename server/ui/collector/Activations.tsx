@@ -10,7 +10,7 @@
  * replaces the overrides, which is how an edit is saved.
  */
 import { useEffect, useState, type FormEvent } from "react";
-import type { CatalogEntry } from "../../catalog/index.ts";
+import type { CatalogEntry } from "../../../shared/catalog.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { SchemaForm } from "../components/SchemaForm.tsx";

@@ -9,7 +9,7 @@
  * so and "Try again" asks only for the material.
  */
 import { useState, type FormEvent } from "react";
-import type { BootstrapFile } from "../../enrollment/bootstrap.ts";
+import type { BootstrapFile } from "../../../shared/enrollment.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
@@ -17,7 +17,7 @@ import { BootstrapFileList, SnippetBox, type Snippet } from "../components/Insta
 import { SetupWarning, useOnboardingReadiness } from "../components/SetupWarnings.tsx";
 import { Link } from "../router.tsx";
 import { readCollectorForm } from "./tags.ts";
-import type { Collector } from "./types.ts";
+import type { Collector } from "../../../shared/collectors.ts";
 
 type Mode = Collector["managementMode"];
 type Delivery = "snippet" | "files";

@@ -11,7 +11,7 @@ import { useState, type FormEvent } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { parseTags } from "./tags.ts";
-import type { Collector } from "./types.ts";
+import type { Collector } from "../../../shared/collectors.ts";
 
 /** Calls in flight at once: quick for a few hundred, without flooding the server. */
 const CONCURRENCY = 4;

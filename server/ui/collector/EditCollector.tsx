@@ -10,7 +10,7 @@ import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { navigate } from "../router.tsx";
 import { readCollectorForm, tagsText } from "./tags.ts";
-import type { Collector } from "./types.ts";
+import type { Collector } from "../../../shared/collectors.ts";
 
 export function EditCollectorSection({ collector, onSaved }: { collector: Collector; onSaved: (c: Collector) => void }) {
   const [error, setError] = useState<ApiError | null>(null);

@@ -8,7 +8,7 @@ import { useState } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { CopyButton } from "../components/CopyButton.tsx";
-import type { Collector } from "./types.ts";
+import type { Collector } from "../../../shared/collectors.ts";
 
 interface MintedToken {
   token: string;

@@ -1,17 +1,9 @@
-/** The API answers the collector page reads, typed from the server's own route schemas (types only: nothing server-side reaches the bundle). */
-import type { Static } from "@sinclair/typebox";
-import type { DestinationActivation, SourceActivation } from "../../api/activations.ts";
-import type { Collector as CollectorSchema } from "../../api/collectors.ts";
-import type { Component as ComponentSchema, Route as RouteSchema } from "../../api/config-schemas.ts";
-import type { ConfigVersion as VersionSchema, EffectiveConfig as EffectiveSchema, HistoryEntry as HistorySchema } from "../../api/publish.ts";
-import type { Throughput as ThroughputSchema } from "../../api/throughput.ts";
-
-export type Collector = Static<typeof CollectorSchema>;
-export type Throughput = Static<typeof ThroughputSchema>;
-export type HistoryEntry = Static<typeof HistorySchema>;
-export type ConfigVersion = Static<typeof VersionSchema>;
-export type EffectiveConfig = Static<typeof EffectiveSchema>;
-export type Component = Static<typeof ComponentSchema>;
-export type RouteRecord = Static<typeof RouteSchema>;
-export type SourceActivationItem = Static<typeof SourceActivation>;
-export type DestinationActivationItem = Static<typeof DestinationActivation>;
+/** The API answers the collector page reads, under the names its components use (types only: shared/ schemas stay out of the bundle). */
+export type { Throughput } from "../../../shared/throughput.ts";
+export type { ConfigVersion, EffectiveConfig, HistoryEntry } from "../../../shared/rollouts.ts";
+export type {
+  Component,
+  DestinationActivationAnswer as DestinationActivationItem,
+  RouteAnswer as RouteRecord,
+  SourceActivationAnswer as SourceActivationItem,
+} from "../../../shared/config-answers.ts";

@@ -4,7 +4,7 @@
  * its target path and Copy. Both hold a freshly minted token, so both say
  * they are shown once. Shared by Onboarding and Add collector.
  */
-import type { BootstrapFile } from "../../enrollment/bootstrap.ts";
+import type { BootstrapFile } from "../../../shared/enrollment.ts";
 import { CopyButton } from "./CopyButton.tsx";
 import { LastSeen } from "./LastSeen.tsx";
 import "./InstallMaterial.css";

@@ -4,7 +4,7 @@
  * never sent config and rollouts count it apart, so the UI says so beside its
  * status, with the fix.
  */
-import type { Collector } from "../collector/types.ts";
+import type { Collector } from "../../../shared/collectors.ts";
 import "./ReportingOnly.css";
 
 export const REPORTING_ONLY = "reporting only — cannot accept remote config";

@@ -9,9 +9,8 @@
  */
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { parsePatch } from "diff";
-import type { Static } from "@sinclair/typebox";
-import type { Commit as CommitSchema, FileChange as FileChangeSchema } from "../../api/changes.ts";
-import type { Rollout as RolloutSchema, RolloutStatus as StatusSchema } from "../../api/publish.ts";
+import type { Commit, FileChange } from "../../../shared/changes.ts";
+import type { Rollout, RolloutStatus } from "../../../shared/rollouts.ts";
 import { api, ApiError } from "../api.ts";
 import { shortCommit } from "../format.ts";
 import { Diff, type StructuredPatch } from "../components/Diff.tsx";
@@ -25,10 +24,6 @@ import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import "./Changes.css";
 
-type FileChange = Static<typeof FileChangeSchema>;
-type Commit = Static<typeof CommitSchema>;
-type Rollout = Static<typeof RolloutSchema>;
-type RolloutStatus = Static<typeof StatusSchema>;
 
 const COMMITS_PAGE = 50;
 const STATES = ["current", "applying", "outdated", "failed", "offline", "reporting_only"] as const;

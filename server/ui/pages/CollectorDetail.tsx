@@ -16,7 +16,7 @@ import { EditCollectorSection } from "../collector/EditCollector.tsx";
 import { EffectiveConfigSection } from "../collector/EffectiveConfig.tsx";
 import { ThroughputSection } from "../collector/Throughput.tsx";
 import { TokenRotationSection } from "../collector/TokenRotation.tsx";
-import type { Collector } from "../collector/types.ts";
+import type { Collector } from "../../../shared/collectors.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { isReportingOnly, ReportingOnlyNote } from "../components/ReportingOnly.tsx";

@@ -11,9 +11,10 @@
  */
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
+import { compileFilter } from "../../../shared/collector-filter.ts";
+import { COLLECTOR_STATUSES, type CollectorStatus } from "../../../shared/collector-status.ts";
+import type { Collector } from "../../../shared/collectors.ts";
 import { MODE_NAMES } from "../../../shared/vocabulary.ts";
-import type { Collector, CollectorStatus } from "../../collectors/collectors.ts";
-import { compileFilter } from "../../collectors/filter.ts";
 import { api } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FilterActions } from "../components/FilterActions.tsx";
@@ -28,9 +29,6 @@ import { AddCollector } from "../collector/AddCollector.tsx";
 import { BulkActions } from "../collector/BulkActions.tsx";
 import { useCanWrite } from "../schema/editing.tsx";
 import "./Collectors.css";
-
-// A value, so it cannot come from the server module without bundling it; `satisfies` keeps the two in step.
-export const COLLECTOR_STATUSES = ["pending", "online", "degraded", "offline"] as const satisfies readonly CollectorStatus[];
 
 /** The first page is small so rows show at once; later pages are larger so scrolling a fleet takes few requests. */
 const FIRST_PAGE = 50;

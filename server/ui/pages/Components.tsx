@@ -10,8 +10,8 @@
  * listed by kind, "(secret)", never by text.
  */
 import { useState, type FormEvent } from "react";
-import type { CatalogEntry } from "../../catalog/index.ts";
-import type { SourceRecord } from "../../configstore/records.ts";
+import type { CatalogEntry } from "../../../shared/catalog.ts";
+import type { SourceRecord } from "../../../shared/config-records.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { SchemaForm } from "../components/SchemaForm.tsx";

@@ -12,7 +12,7 @@
  */
 import { useEffect, useState, type FormEvent } from "react";
 import type { Runtime } from "../../../shared/vocabulary.ts";
-import type { BootstrapFile } from "../../enrollment/bootstrap.ts";
+import type { BootstrapFile } from "../../../shared/enrollment.ts";
 import { api, ApiError } from "../api.ts";
 import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";

@@ -7,7 +7,7 @@
  * the list, so another editor's changes show up.
  */
 import { useCallback, useState, type FormEvent } from "react";
-import { SIGNALS, type PipelineRecord } from "../../configstore/records.ts";
+import { SIGNALS, type PipelineRecord } from "../../../shared/config-records.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { ListTable } from "../components/ListTable.tsx";

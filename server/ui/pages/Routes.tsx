@@ -9,7 +9,7 @@
  * field they name.
  */
 import { useEffect, useState, type FormEvent } from "react";
-import type { PipelineRecord, RouteRecord, SourceActivation, SourceRecord } from "../../configstore/records.ts";
+import type { PipelineRecord, RouteRecord, SourceActivation, SourceRecord } from "../../../shared/config-records.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLoad } from "../load.ts";
@@ -20,7 +20,7 @@ import { Link, navigate, useLocation } from "../router.tsx";
 import { PendingChangesNote, useCanWrite } from "../schema/editing.tsx";
 import { fieldErrors, readableError } from "../schema/errors.ts";
 import type { ConfigValue, Schema } from "../schema/schema.ts";
-import type { Collector } from "../../collectors/collectors.ts";
+import type { Collector } from "../../../shared/collectors.ts";
 import "./Components.css";
 
 const BASE = "/ui/routes";

@@ -10,7 +10,8 @@ import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { SAMPLE_TEXT } from "./sample.ts";
-import type { DryRunResult, TopologyNode } from "./types.ts";
+import type { DryRunAnswer } from "../../../shared/pipelines.ts";
+import type { TopologyNode } from "./types.ts";
 
 interface OutputRecord {
   body?: unknown;
@@ -32,7 +33,7 @@ function valueText(value: unknown): string {
 
 export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: TopologyNode[] | null }) {
   const [input, setInput] = useState("");
-  const [result, setResult] = useState<DryRunResult | null>(null);
+  const [result, setResult] = useState<DryRunAnswer | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -50,7 +51,7 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
     setBusy(true);
     setError(null);
     api
-      .post<DryRunResult>(`/pipelines/${encodeURIComponent(pipelineId)}/dry-run`, processors ? { input: parsed, processors } : { input: parsed })
+      .post<DryRunAnswer>(`/pipelines/${encodeURIComponent(pipelineId)}/dry-run`, processors ? { input: parsed, processors } : { input: parsed })
       .then(setResult, (caught: ApiError) => {
         setResult(null);
         setError(caught);
@@ -135,7 +136,7 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
 }
 
 /** Whether the result holds on both runtimes, per source type that may feed the pipeline; what differs where it does not. */
-function RuntimeNote({ runtimes }: { runtimes: DryRunResult["runtimes"] }) {
+function RuntimeNote({ runtimes }: { runtimes: DryRunAnswer["runtimes"] }) {
   if (runtimes.length === 0) return null;
   const holding = runtimes.filter((r) => r.holds).map((r) => r.sourceType);
   const differing = runtimes.filter((r) => !r.holds);

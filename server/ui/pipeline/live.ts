@@ -8,7 +8,7 @@
  * 409 stale_version instead of overwriting).
  */
 import { useEffect, useMemo, useState } from "react";
-import { topologyTag } from "../../configstore/topology-tag.ts";
+import { topologyTag } from "../../../shared/topology-tag.ts";
 import { api, ApiError } from "../api.ts";
 import { useLiveEvents } from "../events.ts";
 import type { PipelineRecord, Topology } from "./types.ts";

@@ -3,17 +3,19 @@
  * only (nothing of the server's code reaches the bundle), plus the few the
  * editor adds: what the palette offers and the problems pinned to the graph.
  */
-import type { CatalogView } from "../../catalog/registry.ts";
-import type { PipelineRecord, ProcessorSpec, Signal, Topology, TopologyEdge, TopologyNode } from "../../configstore/records.ts";
-import type { DryRunResult as ChainResult, DryRunStep } from "../../ottl/dryrun.ts";
-import type { RuntimeParity } from "../../render/parity.ts";
-import type { ProcessorTemplate } from "../../ottl/templates.ts";
+import type { CatalogView } from "../../../shared/catalog.ts";
+import type {
+  PipelineRecord,
+  ProcessorSpec,
+  ProcessorTemplate,
+  Signal,
+  Topology,
+  TopologyEdge,
+  TopologyNode,
+} from "../../../shared/config-records.ts";
 import type { PathDetail } from "../schema/errors.ts";
 
-export type { CatalogView, DryRunStep, PipelineRecord, ProcessorSpec, ProcessorTemplate, Signal, Topology, TopologyEdge, TopologyNode };
-
-/** POST /pipelines/{id}/dry-run: the chain's result and, per log source type, whether it holds on both runtimes. */
-export type DryRunResult = ChainResult & { runtimes: RuntimeParity[] };
+export type { CatalogView, PipelineRecord, ProcessorSpec, ProcessorTemplate, Signal, Topology, TopologyEdge, TopologyNode };
 
 export type NodeKind = TopologyNode["kind"];
 

@@ -25,7 +25,7 @@ export interface Schema {
   items?: Schema;
   minimum?: number;
   maximum?: number;
-  /** The field carries a credential (server/secrets/values.ts): edited write-only, see secrets.ts. */
+  /** The field carries a credential (shared/sensitive.ts): edited write-only, see secrets.ts. */
   sensitive?: boolean;
   /** A sensitive field's value may be marked as not secret. */
   plainAllowed?: boolean;

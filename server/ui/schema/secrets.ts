@@ -1,6 +1,6 @@
 /**
  * Sensitive fields as the forms edit them (the value model is
- * server/secrets/values.ts). A value there is one of:
+ * shared/sensitive.ts). A value there is one of:
  * - the read form of a stored secret, `{secret: true, set: true, updatedAt}`:
  *   sent back unchanged, it keeps the stored value (the UI never has it);
  * - a string: a new secret, typed into a write-only box;
@@ -9,7 +9,7 @@
  * Pure functions, so the form components only render.
  */
 import type { TSchema } from "@sinclair/typebox";
-import { ENV_NAME, hasSensitive, isHostEnvRef, isKeepMarker, isPlainValue } from "../../secrets/values.ts";
+import { ENV_NAME, hasSensitive, isHostEnvRef, isKeepMarker, isPlainValue } from "../../../shared/sensitive.ts";
 import { isRecord, type Schema } from "./schema.ts";
 
 /** How a sensitive value is given: a secret, plain text, or the collector host's environment. */

@@ -1,6 +1,6 @@
 /** A config on one line, so a list row says what a record (or a collector's overrides) does. */
 import type { TSchema } from "@sinclair/typebox";
-import { isHostEnvRef, isKeepMarker, isPlainValue, sensitiveLeaves } from "../../secrets/values.ts";
+import { isHostEnvRef, isKeepMarker, isPlainValue, sensitiveLeaves } from "../../../shared/sensitive.ts";
 import { sensitiveSummary } from "./secrets.ts";
 import { isRecord, type Schema } from "./schema.ts";
 

@@ -28,6 +28,14 @@ export interface ProcessorSpec {
   config: Record<string, unknown>;
 }
 
+/** A canned processor a pipeline can start from (GET /processor-templates). */
+export interface ProcessorTemplate {
+  id: string;
+  name: string;
+  description: string;
+  processor: ProcessorSpec;
+}
+
 /**
  * A node of a pipeline graph. Source and destination nodes may name a record
  * by `ref`; without one, a source node stands for whatever source a route
@@ -89,15 +97,4 @@ export interface CollectorActivations {
   collectorId: string;
   sources: SourceActivation[];
   destinations: DestinationActivation[];
-}
-
-/** Everything a renderer needs for one collector's configuration, already validated. */
-export interface CollectorConfigInput {
-  /** `version`: what the collector reports (OpAMP `service.version`); renames upstream made are chosen by it. Absent or null: unknown. */
-  collector: { id: string; name: string; version?: string | null };
-  sources: ReadonlyMap<string, SourceRecord>;
-  destinations: ReadonlyMap<string, DestinationRecord>;
-  pipelines: ReadonlyMap<string, PipelineRecord>;
-  activations: CollectorActivations;
-  routes: RouteRecord[];
 }

@@ -5,7 +5,7 @@
  * so nobody silently overwrites someone else's change. Pure and synchronous,
  * so the web UI computes the very same tag from the graph the API sent it.
  */
-import type { Topology } from "./records.ts";
+import type { Topology } from "./config-records.ts";
 
 export function topologyTag(topology: Topology): string {
   return hash(canonical(topology));

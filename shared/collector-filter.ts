@@ -1,10 +1,11 @@
 /**
- * The collector list's filter as a predicate. Its own module, free of server
- * runtime imports, because the UI applies the very same predicate to live
+ * The collector list's filter as a predicate. Its own module, without TypeBox
+ * at run time, because the UI applies the very same predicate to live
  * collector events that the API applies to its pages.
  */
-import type { ManagementMode } from "../../shared/vocabulary.ts";
-import type { Collector, CollectorStatus } from "./collectors.ts";
+import type { CollectorStatus } from "./collector-status.ts";
+import type { Collector } from "./collectors.ts";
+import type { ManagementMode } from "./vocabulary.ts";
 
 export interface CollectorFilter {
   /** Each `key:value` must match a tag exactly; a bare `key` only needs the tag to exist. */

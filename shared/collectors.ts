@@ -1,0 +1,53 @@
+/**
+ * A collector as the REST API answers it (/collectors), declared once for the
+ * server's registry and routes, the OpenAPI document and the UI's collector pages.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { COLLECTOR_STATUSES } from "./collector-status.ts";
+import { StringMap } from "./schema.ts";
+import { MANAGEMENT_MODES } from "./vocabulary.ts";
+
+export const ManagementModeSchema = Type.Union(MANAGEMENT_MODES.map((m) => Type.Literal(m)), { errorMessage: `must be one of ${MANAGEMENT_MODES.join(", ")}` });
+export const EnvironmentSchema = Type.Union([Type.String({ maxLength: 200 }), Type.Null()]);
+export const CollectorStatusSchema = Type.Union(COLLECTOR_STATUSES.map((s) => Type.Literal(s)));
+
+/** What the control channel last said about a connected collector. */
+export const CollectorHealthSchema = Type.Object({
+  channel: Type.Union([Type.Literal("opamp"), Type.Literal("remotecfg")]),
+  /** Seconds between contacts the collector promised (OpAMP heartbeat or poll interval); offline after 3×. */
+  intervalSeconds: Type.Number({ description: "Promised seconds between contacts; offline after three times this." }),
+  /** The collector's own health report; null when its channel does not carry one. */
+  healthy: Type.Union([Type.Boolean(), Type.Null()]),
+  /** Why it is degraded: its health message or the failed config's error. */
+  error: Type.Union([Type.String(), Type.Null()]),
+  /**
+   * False for an OpAMP agent without the AcceptsRemoteConfig capability (a
+   * collector run from its own file, without the supervisor): it reports but
+   * is never sent config, so rollouts count it apart. Absent on records from
+   * before it was kept.
+   */
+  acceptsRemoteConfig: Type.Optional(
+    Type.Boolean({
+      description:
+        "False: reporting only — the collector cannot accept remote config (OpAMP without AcceptsRemoteConfig, e.g. run from its own file); run it under the OpAMP supervisor.",
+    }),
+  ),
+});
+export type CollectorHealth = Static<typeof CollectorHealthSchema>;
+
+export const CollectorSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    environment: EnvironmentSchema,
+    managementMode: ManagementModeSchema,
+    tags: StringMap,
+    status: CollectorStatusSchema,
+    lastSeen: Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Last contact, to within 15 s." }),
+    health: Type.Union([CollectorHealthSchema, Type.Null()]),
+    createdAt: Type.String({ format: "date-time" }),
+    updatedAt: Type.String({ format: "date-time" }),
+  },
+  { title: "Collector" },
+);
+export type Collector = Static<typeof CollectorSchema>;

@@ -1,0 +1,29 @@
+/**
+ * The configuration records as the REST API answers them (/sources,
+ * /destinations, /routes, a collector's active sources and destinations),
+ * declared once for the server's routes, the OpenAPI document and the UI.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { StringMap } from "./schema.ts";
+
+/** Sensitive fields on a read: never a secret's value. */
+const SENSITIVE_READ =
+  "A field the catalog marks `sensitive` reads as `{secret: true, set: true, updatedAt}` for a stored secret (never its value; " +
+  "send it back unchanged to keep the secret), `{env: NAME}` or `{value, secret: false}`.";
+const ComponentConfig = Type.Record(Type.String(), Type.Unknown(), { description: `Settings; the catalog gives the schema per type. ${SENSITIVE_READ}` });
+export const OVERRIDES_DESCRIPTION = "Per-collector settings merged over the record's config (objects key by key, null removes a key).";
+export const OverridesSchema = Type.Record(Type.String(), Type.Unknown(), { description: `${OVERRIDES_DESCRIPTION} ${SENSITIVE_READ}` });
+
+export const ComponentSchema = Type.Object({ id: Type.String(), name: Type.String(), type: Type.String(), config: ComponentConfig });
+export const RouteSchema = Type.Object({ id: Type.String(), collectorId: Type.String(), sourceId: Type.String(), pipelineId: Type.String() }, { title: "Route" });
+
+export const SourceActivationSchema = Type.Object({ sourceId: Type.String(), configOverrides: OverridesSchema }, { title: "SourceActivation" });
+export const DestinationActivationSchema = Type.Object(
+  { destinationId: Type.String(), configOverrides: OverridesSchema, tags: StringMap },
+  { title: "DestinationActivation" },
+);
+
+export type Component = Static<typeof ComponentSchema>;
+export type RouteAnswer = Static<typeof RouteSchema>;
+export type SourceActivationAnswer = Static<typeof SourceActivationSchema>;
+export type DestinationActivationAnswer = Static<typeof DestinationActivationSchema>;

@@ -1,0 +1,31 @@
+/**
+ * A pipeline dry-run's answer (POST /pipelines/{id}/dry-run), declared once for
+ * the server's route, the OpenAPI document and the UI's pipeline editor.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+
+export const DryRunAnswerSchema = Type.Object({
+  output: Type.Unknown({ description: "The records that survive the chain, as OTLP JSON logs (the Final Output)." }),
+  steps: Type.Array(
+    Type.Object({
+      nodeId: Type.String(),
+      type: Type.String(),
+      in: Type.Integer({ description: "Records that reached this step." }),
+      out: Type.Integer({ description: "Records it passed on." }),
+      error: Type.Optional(Type.String({ description: "Why the step dropped the whole batch (a filter with error_mode propagate)." })),
+    }),
+  ),
+  runtimes: Type.Array(
+    Type.Object({
+      sourceType: Type.String(),
+      holds: Type.Boolean({ description: "The result holds on Runtime R (Alloy) as on Runtime O for records of this source type." }),
+      problems: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
+    }),
+    {
+      description:
+        "Per log source type that may feed the pipeline: whether the chain reads only fields both runtimes deliver alike for it. Where holds is false, the problems say what differs, and a route of that source type through this chain is refused on Alloy collectors.",
+    },
+  ),
+});
+export type DryRunAnswer = Static<typeof DryRunAnswerSchema>;
+export type DryRunStep = DryRunAnswer["steps"][number];
