@@ -3,8 +3,10 @@
  * at run time, because the UI applies the very same predicate to live
  * collector events that the API applies to its pages.
  */
+import { attributeValues } from "./collector-attributes.ts";
 import type { CollectorStatus } from "./collector-status.ts";
 import type { Collector } from "./collectors.ts";
+import { matches, type Matcher } from "./matchers.ts";
 import type { ManagementMode } from "./vocabulary.ts";
 
 export interface CollectorFilter {
@@ -15,6 +17,8 @@ export interface CollectorFilter {
   managementMode?: ManagementMode;
   /** Case-insensitive substring of name, id or environment. */
   q?: string;
+  /** Alertmanager matchers over the collector's attributes (collector-attributes.ts); all must hold. */
+  match?: readonly Matcher[];
 }
 
 /** Lower-cased text that `q` searches, computed once per record version. */
@@ -44,6 +48,7 @@ export function compileFilter(filter: CollectorFilter): (collector: Collector) =
       const actual = collector.tags[key];
       if (actual === undefined || (value !== undefined && actual !== value)) return false;
     }
-    return needle === undefined || textOf(collector).includes(needle);
+    if (needle !== undefined && !textOf(collector).includes(needle)) return false;
+    return filter.match === undefined || filter.match.length === 0 || matches(filter.match, attributeValues(collector));
   };
 }

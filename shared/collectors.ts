@@ -42,6 +42,16 @@ export const CollectorSchema = Type.Object(
     environment: EnvironmentSchema,
     managementMode: ManagementModeSchema,
     tags: StringMap,
+    /**
+     * What the collector reports about itself (OpAMP AgentDescription attributes, Alloy remotecfg
+     * attributes and local_attributes), bounded; absent until it reports any. Tags and environment win
+     * over these on the same key (see `attributes` on GET /collectors/{id}).
+     */
+    reported: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description: "Attributes the collector reports (OpAMP AgentDescription; Alloy remotecfg attributes and local_attributes), at most 64.",
+      }),
+    ),
     status: CollectorStatusSchema,
     lastSeen: Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Last contact, to within 15 s." }),
     health: Type.Union([CollectorHealthSchema, Type.Null()]),
@@ -51,3 +61,21 @@ export const CollectorSchema = Type.Object(
   { title: "Collector" },
 );
 export type Collector = Static<typeof CollectorSchema>;
+
+export const AttributeOriginSchema = Type.Union([Type.Literal("reported"), Type.Literal("set"), Type.Literal("virtual")]);
+export const CollectorAttributeSchema = Type.Object({ value: Type.String(), origin: AttributeOriginSchema });
+
+/** One collector with every attribute pipeline matchers read, and where each comes from. */
+export const CollectorDetailSchema = Type.Composite(
+  [
+    CollectorSchema,
+    Type.Object({
+      attributes: Type.Record(Type.String(), CollectorAttributeSchema, {
+        description:
+          "What matchers read: reported attributes, overridden by set ones (tags, environment), and the virtual collector.id, collector.name, collector.mode.",
+      }),
+    }),
+  ],
+  { title: "CollectorDetail" },
+);
+export type CollectorDetail = Static<typeof CollectorDetailSchema>;

@@ -1,8 +1,10 @@
 /** REST: /collectors — the registry of managed collectors. */
 import { Type } from "@sinclair/typebox";
-import { CollectorSchema, CollectorStatusSchema, EnvironmentSchema, ManagementModeSchema } from "../../shared/collectors.ts";
+import { CollectorDetailSchema, CollectorSchema, CollectorStatusSchema, EnvironmentSchema, ManagementModeSchema } from "../../shared/collectors.ts";
+import { MatcherListError, parseMatcherList, type Matcher } from "../../shared/matchers.ts";
 import { StringMap } from "../../shared/schema.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
+import { collectorAttributes } from "../collectors/attributes.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
 import type { Routes } from "../configstore/routes.ts";
@@ -10,6 +12,8 @@ import { ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
 
+const MATCHER_MAX = 1024;
+const MATCHERS_MAX = 32;
 const Name = Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", errorMessage: "must be a non-blank string of at most 200 characters" });
 const CreateBody = Type.Object(
   {
@@ -39,9 +43,51 @@ const ListQuery = Type.Object(
     environment: Type.Optional(Type.String()),
     managementMode: Type.Optional(ManagementModeSchema),
     q: Type.Optional(Type.String({ maxLength: 200, description: "Text in name, id or environment." })),
+    match: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: MATCHER_MAX }), {
+        maxItems: MATCHERS_MAX,
+        description: 'Alertmanager matcher over the collector\'s attributes (env=prod, region=~"us-.*"); repeat to require several.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
+
+const Matchers = Type.Array(Type.String({ maxLength: MATCHER_MAX }), {
+  maxItems: MATCHERS_MAX,
+  description: 'Alertmanager matchers (env=prod, team!=test, region=~"us-.*"), fully anchored, RE2; all must hold.',
+});
+
+const TagsBody = Type.Object(
+  {
+    match: Type.Array(Type.String({ maxLength: MATCHER_MAX }), {
+      minItems: 1,
+      maxItems: MATCHERS_MAX,
+      description: "Matchers selecting the collectors to edit; all must hold. At least one.",
+    }),
+    set: Type.Optional(StringMap),
+    remove: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 64 })),
+  },
+  { additionalProperties: false },
+);
+
+const PreviewBody = Type.Object(
+  {
+    matchers: Matchers,
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: "Collectors in items (default 20)." })),
+  },
+  { additionalProperties: false },
+);
+
+/** Matchers from a request, or a 400 naming each bad one (`matchers[2]`) and its column. */
+export function requestMatchers(inputs: readonly string[], path: string): Matcher[] {
+  try {
+    return parseMatcherList(inputs, path);
+  } catch (error) {
+    if (!(error instanceof MatcherListError)) throw error;
+    throw new ValidationError(`Invalid matcher: ${error.message}`, error.details);
+  }
+}
 
 /** What the /collectors routes use. */
 export interface CollectorsApiDeps {
@@ -67,12 +113,13 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       path: "/collectors",
       scope: "collectors:read",
       tag: "collectors",
-      summary: "List collectors, filtered by tag, status, environment, mode or text; cursor-paginated.",
+      summary: "List collectors, filtered by tag, status, environment, mode, text or attribute matchers; cursor-paginated.",
       query: ListQuery,
       response: Type.Object({ items: Type.Array(CollectorSchema), nextCursor: NextCursor }),
       handler: async ({ query }) => {
-        const { limit = 100, cursor, tag, ...rest } = query;
-        const page = await deps.collectors.list(compileFilter({ ...rest, tags: tag }), limit, decodeCursor(cursor));
+        const { limit = 100, cursor, tag, match, ...rest } = query;
+        const matchers = match === undefined ? undefined : requestMatchers(match, "match");
+        const page = await deps.collectors.list(compileFilter({ ...rest, tags: tag, match: matchers }), limit, decodeCursor(cursor));
         return { items: page.items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
       },
     }),
@@ -81,9 +128,50 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       path: "/collectors/{id}",
       scope: "collectors:read",
       tag: "collectors",
-      summary: "Get one collector.",
-      response: CollectorSchema,
-      handler: ({ params }) => deps.collectors.get(params.id!),
+      summary: "Get one collector, with its attributes and where each comes from (reported, set, virtual).",
+      response: CollectorDetailSchema,
+      handler: async ({ params }) => {
+        const collector = await deps.collectors.get(params.id!);
+        return { ...collector, attributes: collectorAttributes(collector) };
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/collectors/tags",
+      scope: "collectors:write",
+      tag: "collectors",
+      summary: "Set and remove tags on every collector the matchers select; audited (collector.tags).",
+      body: TagsBody,
+      response: Type.Object({
+        matched: Type.Integer({ description: "Collectors the matchers selected." }),
+        changed: Type.Integer({ description: "Of those, collectors whose tags changed." }),
+      }),
+      handler: async ({ body, principal }) => {
+        const set = body.set ?? {};
+        const remove = body.remove ?? [];
+        if (Object.keys(set).length === 0 && remove.length === 0) {
+          throw new ValidationError("Nothing to do: give set, remove or both.", [{ path: "set", message: "set or remove must name at least one tag" }]);
+        }
+        const matchers = requestMatchers(body.match, "match");
+        return deps.collectors.editTags(principal, compileFilter({ match: matchers }), { set, remove }, { match: body.match });
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/matchers/preview",
+      scope: "collectors:read",
+      tag: "collectors",
+      summary: "How many collectors the matchers select, and the first of them (no matchers: every collector).",
+      body: PreviewBody,
+      response: Type.Object({
+        count: Type.Integer({ description: "Every collector the matchers select." }),
+        items: Type.Array(CollectorSchema, { description: "The first of them, in id order." }),
+      }),
+      handler: async ({ body }) => {
+        const keep = compileFilter({ match: requestMatchers(body.matchers, "matchers") });
+        const all = await deps.collectors.list(keep, Number.POSITIVE_INFINITY);
+        return { count: all.items.length, items: all.items.slice(0, body.limit ?? 20) };
+      },
     }),
     route({
       method: "PATCH",

@@ -7,9 +7,10 @@ import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector
 import type { Collector } from "../../shared/collectors.ts";
 import type { ManagementMode } from "../../shared/vocabulary.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { ConflictError, NotFoundError } from "../errors.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import type { Doc, Store } from "../store/store.ts";
 import { RecordView } from "../store/view.ts";
+import { sameReported, VIRTUAL_KEYS } from "./attributes.ts";
 import { VERSION_TAG } from "./runtime.ts";
 
 export interface NewCollector {
@@ -25,6 +26,23 @@ export interface Page<T> {
   items: T[];
   nextCursor: string | null;
 }
+
+/** A bulk tag edit: keys to set (or overwrite) and keys to remove, on every collector a predicate selects. */
+export interface TagEdit {
+  set: Record<string, string>;
+  remove: string[];
+}
+
+/** What a bulk tag edit did: how many collectors matched and how many of them changed. */
+export interface TagEditResult {
+  matched: number;
+  changed: number;
+}
+
+/** Most tags one collector may hold (the API's StringMap bound). */
+const MAX_TAGS = 64;
+/** Collectors written per store write (and audit entry) in a bulk edit. */
+const BULK_CHUNK = 500;
 
 export const COLLECTORS = "collectors";
 const COLLECTION = COLLECTORS;
@@ -105,6 +123,93 @@ export class Collectors {
         if (!(error instanceof ConflictError) || attempt === 1) throw error;
       }
     }
+  }
+
+  /**
+   * Keeps what the collector reports about itself (already bounded by
+   * attributes.ts `boundReported`). Compared against the in-memory record
+   * first, so a report that changes nothing costs no store access: channels
+   * may call this on every full description or poll. A concurrent edit of
+   * the record is retried once. Answers whether it wrote.
+   */
+  async report(who: Actor, id: string, reported: Record<string, string>): Promise<boolean> {
+    await this.view.ready();
+    const cached = this.view.get(id);
+    if (cached && sameReported(cached.reported, reported)) return false;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const doc = await this.store.get<Collector>(COLLECTION, id);
+      if (!doc || sameReported(doc.data.reported, reported)) return false;
+      const collector: Collector = { ...doc.data, reported, updatedAt: new Date().toISOString() };
+      try {
+        const [written] = await this.store.write(
+          [{ op: "put", collection: COLLECTION, id, data: collector, expect: doc.version }],
+          [auditEntry(who, "collector.update", "collector", id, { changed: ["reported"], reported: Object.keys(reported).length })],
+        );
+        this.view.apply(written as Doc<Collector>);
+        return true;
+      } catch (error) {
+        if (!(error instanceof ConflictError) || attempt === 1) throw error;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Sets and removes tags on every collector `matches` selects, in writes of
+   * BULK_CHUNK collectors, each with one audit entry (`collector.tags`) naming
+   * the matchers, the edit and the collectors it changed. Collectors whose tags
+   * would not change are not written. Refused whole (nothing written) when a
+   * key is virtual, both set and removed, or a collector would hold more than
+   * MAX_TAGS tags. A chunk that meets a concurrent write is read again and
+   * retried once.
+   */
+  async editTags(who: Actor, matches: (collector: Collector) => boolean, edit: TagEdit, describe: Record<string, unknown>): Promise<TagEditResult> {
+    const virtual = [...Object.keys(edit.set), ...edit.remove].filter((key) => (VIRTUAL_KEYS as readonly string[]).includes(key));
+    if (virtual.length > 0) {
+      throw new ValidationError(`${virtual[0]} is a virtual attribute, computed from the record; it cannot be a tag.`, [
+        { path: Object.keys(edit.set).includes(virtual[0]!) ? `set.${virtual[0]}` : "remove", message: "is a virtual attribute" },
+      ]);
+    }
+    const both = edit.remove.filter((key) => key in edit.set);
+    if (both.length > 0) throw new ValidationError(`The tag ${both[0]} is both set and removed.`, [{ path: "remove", message: `${both[0]} is also in set` }]);
+    await this.view.ready();
+    const selected = this.view.page(matches, Number.POSITIVE_INFINITY).items;
+    const apply = (tags: Record<string, string>): Record<string, string> | null => {
+      const next: Record<string, string> = { ...tags, ...edit.set };
+      for (const key of edit.remove) delete next[key];
+      const keys = Object.keys(next);
+      if (keys.length === Object.keys(tags).length && keys.every((key) => tags[key] === next[key])) return null;
+      return next;
+    };
+    const changing = selected.filter((collector) => apply(collector.tags) !== null);
+    const over = changing.find((collector) => Object.keys(apply(collector.tags)!).length > MAX_TAGS);
+    if (over) throw new ValidationError(`Collector ${over.id} would hold more than ${MAX_TAGS} tags.`, [{ path: "set", message: `collector ${over.id} would hold more than ${MAX_TAGS} tags` }]);
+    let changed = 0;
+    for (let at = 0; at < changing.length; at += BULK_CHUNK) {
+      const ids = changing.slice(at, at + BULK_CHUNK).map((collector) => collector.id);
+      for (let attempt = 0; ; attempt++) {
+        const docs = await this.store.getMany<Collector>(COLLECTION, ids);
+        const now = new Date().toISOString();
+        const ops = [];
+        for (const doc of docs.values()) {
+          const tags = apply(doc.data.tags);
+          if (tags === null) continue;
+          ops.push({ op: "put" as const, collection: COLLECTION, id: doc.id, data: { ...doc.data, tags, updatedAt: now }, expect: doc.version });
+        }
+        if (ops.length === 0) break;
+        try {
+          const written = await this.store.write(ops, [
+            auditEntry(who, "collector.tags", "collector", null, { ...describe, set: edit.set, remove: edit.remove, collectorIds: ops.map((op) => op.id) }),
+          ]);
+          for (const doc of written) this.view.apply(doc as Doc<Collector>);
+          changed += ops.length;
+          break;
+        } catch (error) {
+          if (!(error instanceof ConflictError) || attempt === 1) throw error;
+        }
+      }
+    }
+    return { matched: selected.length, changed };
   }
 
   async delete(who: Actor, id: string): Promise<void> {

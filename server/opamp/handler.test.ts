@@ -69,6 +69,7 @@ function world(externalUrl = "") {
         return collector;
       },
       reportVersion: async () => {},
+      report: async () => false,
     },
     enrollment: {
       opampToken: async () => null,

@@ -16,6 +16,7 @@
  */
 import type { Logger } from "pino";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
+import { boundReported } from "../collectors/attributes.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
 import type { Presence } from "../collectors/presence.ts";
 import { UnauthenticatedError } from "../errors.ts";
@@ -40,7 +41,7 @@ const REPORT_FULL_STATE = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportFul
 
 export type HandlerDeps = IdentityDeps &
   SettingsDeps & {
-    collectors: Pick<Collectors, "reportVersion">;
+    collectors: Pick<Collectors, "reportVersion" | "report">;
     rollouts: Pick<Rollouts, "target" | "delivered" | "fetched" | "report" | "setEffective" | "redact">;
     presence: Pick<Presence, "seen" | "gone">;
   };
@@ -138,8 +139,19 @@ export class MessageHandler {
       // A full report: the agent may have restarted and lost what it was sent.
       instance.sentHash = null;
       instance.sentSettings = null;
-      const version = attributes(message.agentDescription).get("service.version")?.trim().slice(0, 64);
-      if (version) background(log, this.deps.collectors.reportVersion(SYSTEM_ACTOR, collectorId, version));
+      const described = attributes(message.agentDescription);
+      const version = described.get("service.version")?.trim().slice(0, 64);
+      const reported = boundReported(described);
+      // The version tag, then what matchers read (collectors/attributes.ts), one after the other so they
+      // do not race on the record; each writes only when it changed.
+      const { collectors } = this.deps;
+      background(
+        log,
+        (async () => {
+          if (version) await collectors.reportVersion(SYSTEM_ACTOR, collectorId, version);
+          await collectors.report(SYSTEM_ACTOR, collectorId, reported);
+        })(),
+      );
     }
     instance.awaitingReport = false;
     const status = message.remoteConfigStatus;

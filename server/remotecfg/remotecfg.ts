@@ -29,6 +29,8 @@ import { Code, ConnectError, createConnectRouter, createContextKey, createContex
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { CHANNEL_OF } from "../../shared/vocabulary.ts";
+import { SYSTEM_ACTOR } from "../audit/audit.ts";
+import { boundReported, sameReported } from "../collectors/attributes.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { Presence } from "../collectors/presence.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
@@ -89,6 +91,8 @@ interface PollMemo {
   report: ConfigReport | null;
   /** Digest of the last effective config stored. */
   effective: string | null;
+  /** The attributes the last poll carried (raw, before bounding), so an unchanged poll skips the work. */
+  attributes: { attributes: Record<string, string>; localAttributes: Record<string, string> } | null;
 }
 
 /** A GetConfig answer, and its binary encoding made once and reused for every poll. */
@@ -279,6 +283,18 @@ export class RemoteConfigService {
       }),
     );
 
+    // A poll carries the collector's attributes (Alloy's remotecfg `attributes` argument, sent on
+    // every GetConfig); kept when they differ from the last poll's, so an unchanged poll writes nothing.
+    // Empty maps are no report (proto3 cannot tell them from absent): what was kept stays.
+    if (Object.keys(req.attributes).length + Object.keys(req.localAttributes).length > 0) {
+      const last = memo.attributes;
+      if (last === null || !sameReported(last.attributes, req.attributes) || !sameReported(last.localAttributes, req.localAttributes)) {
+        if (await this.bookkeeping(id, () => this.deps.collectors.report(SYSTEM_ACTOR, id, reportedOf(req)))) {
+          memo.attributes = { attributes: req.attributes, localAttributes: req.localAttributes };
+        }
+      }
+    }
+
     const files = effectiveFiles(req);
     if (files !== null) {
       const digest = digestOf(files);
@@ -326,6 +342,8 @@ export class RemoteConfigService {
     const memo = this.contact(id);
     await this.deps.presence.seen(id, { channel: "remotecfg", intervalSeconds: memo.intervalSeconds });
     const attributes = { ...req.attributes, ...req.localAttributes };
+    await this.deps.collectors.report(SYSTEM_ACTOR, id, reportedOf(req));
+    memo.attributes = { attributes: req.attributes, localAttributes: req.localAttributes };
     const stored = await this.deps.store.get<Registration>(REGISTRATIONS, id);
     if (!stored || stored.data.name !== req.name || JSON.stringify(stored.data.attributes) !== JSON.stringify(attributes)) {
       const data: Registration = { collectorId: id, name: req.name, attributes, registeredAt: new Date(this.now()).toISOString() };
@@ -344,7 +362,7 @@ export class RemoteConfigService {
     const now = this.now();
     let memo = this.memo.get(id);
     if (!memo) {
-      memo = { lastPollMs: now, intervalSeconds: DEFAULT_INTERVAL_SECONDS, report: null, effective: null };
+      memo = { lastPollMs: now, intervalSeconds: DEFAULT_INTERVAL_SECONDS, report: null, effective: null, attributes: null };
       this.memo.set(id, memo);
       return memo;
     }
@@ -362,6 +380,11 @@ export class RemoteConfigService {
     }
     return answers;
   }
+}
+
+/** A request's attributes as the collector record keeps them: local_attributes over the deprecated attributes, bounded. */
+function reportedOf(req: { attributes: Record<string, string>; localAttributes: Record<string, string> }): Record<string, string> {
+  return boundReported(Object.entries({ ...req.attributes, ...req.localAttributes }));
 }
 
 /** The channel the edge routes `/collector.v1.CollectorService/…` to. */

@@ -29,7 +29,14 @@ describe("collectors API", () => {
     expect(collector).toMatchObject({ name: "edge-1", environment: null, managementMode: "opamp", status: "pending", lastSeen: null, tags: {} });
     expect(collector.id).toMatch(/^[0-9a-f-]{36}$/);
     const got = await server.api(`/collectors/${collector.id}`);
-    expect(await got.json()).toEqual(collector);
+    expect(await got.json()).toEqual({
+      ...collector,
+      attributes: {
+        "collector.id": { value: collector.id, origin: "virtual" },
+        "collector.name": { value: "edge-1", origin: "virtual" },
+        "collector.mode": { value: "opamp", origin: "virtual" },
+      },
+    });
   });
 
   test("create takes environment, managementMode and tags", async () => {

@@ -1,0 +1,50 @@
+/**
+ * A collector's attributes, what pipeline matchers read (shared/matchers.ts):
+ * reported by the collector itself (OpAMP AgentDescription identifying and
+ * non-identifying attributes; Alloy remotecfg `attributes`/`local_attributes`),
+ * kept on the record as `reported`; set in svc (tags, and `environment`),
+ * which win over reported ones on the same key; and the virtual
+ * `collector.id`, `collector.name`, `collector.mode`, which win over both.
+ * The reading side lives in shared/collector-attributes.ts (the UI filters with
+ * it too); this module adds the bounds on what a collector may report.
+ */
+import { VIRTUAL_KEYS } from "../../shared/collector-attributes.ts";
+
+export {
+  attributeValues,
+  collectorAttributes,
+  VIRTUAL_KEYS,
+  type AttributeOrigin,
+  type CollectorAttribute,
+} from "../../shared/collector-attributes.ts";
+
+/** Bounds on what one collector may report: the rest is dropped (keys in sorted order are kept). */
+export const MAX_REPORTED_KEYS = 64;
+export const MAX_REPORTED_KEY_LENGTH = 128;
+export const MAX_REPORTED_VALUE_LENGTH = 256;
+
+/**
+ * What a collector reported, bounded: at most MAX_REPORTED_KEYS keys (in sorted
+ * order, so the same report always keeps the same ones), keys longer than
+ * MAX_REPORTED_KEY_LENGTH and virtual keys dropped, values cut to
+ * MAX_REPORTED_VALUE_LENGTH. Sorted, so equal reports compare equal.
+ */
+export function boundReported(input: Iterable<[string, string]>): Record<string, string> {
+  const entries = [...input].filter(([key]) => key.length > 0 && key.length <= MAX_REPORTED_KEY_LENGTH && !(VIRTUAL_KEYS as readonly string[]).includes(key));
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const out: Record<string, string> = {};
+  for (const [key, value] of entries) {
+    if (key in out) continue;
+    if (Object.keys(out).length === MAX_REPORTED_KEYS) break;
+    out[key] = value.length > MAX_REPORTED_VALUE_LENGTH ? value.slice(0, MAX_REPORTED_VALUE_LENGTH) : value;
+  }
+  return out;
+}
+
+/** Whether two reported maps hold the same keys and values. */
+export function sameReported(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>>): boolean {
+  const aKeys = Object.keys(a ?? {});
+  if (aKeys.length !== Object.keys(b).length) return false;
+  for (const key of aKeys) if (a![key] !== b[key]) return false;
+  return true;
+}
