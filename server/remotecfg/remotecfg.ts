@@ -382,7 +382,14 @@ export class RemoteConfigService {
   }
 }
 
-/** A request's attributes as the collector record keeps them: local_attributes over the deprecated attributes, bounded. */
+/**
+ * A request's attributes as the collector record keeps them: local_attributes over the deprecated
+ * attributes, bounded. Alloy sends, on RegisterCollector and on every GetConfig, its `remotecfg`
+ * block's `attributes` over its own `collector.version` and `collector.os`, and refuses user keys in the
+ * `collector.` namespace (grafana/alloy internal/service/remotecfg/remotecfg.go, commit c99a191d:
+ * getSystemAttributes, Arguments.Validate, getAPIConfig); svc's virtual collector.id/name/mode do not
+ * collide with those two, and a reported key by a virtual name is dropped (boundReported).
+ */
 function reportedOf(req: { attributes: Record<string, string>; localAttributes: Record<string, string> }): Record<string, string> {
   return boundReported(Object.entries({ ...req.attributes, ...req.localAttributes }));
 }

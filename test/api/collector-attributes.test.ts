@@ -91,19 +91,27 @@ describe("reported attributes", () => {
     const collector = await call<{ id: string }>("/collectors", "POST", { name: "alloy-attrs", managementMode: "rcfg-remotecfg" });
     const token = (await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;
     const client = remoteConfigClient(server.base, token);
-    await client.registerCollector({ id: collector.id, name: "alloy-attrs", attributes: { cluster: "dev", region: "eu" }, localAttributes: { cluster: "prod" } });
+    // What Alloy sends: its own collector.version and collector.os under the block's attributes (see remotecfg.ts reportedOf).
+    await client.registerCollector({
+      id: collector.id,
+      name: "alloy-attrs",
+      attributes: { "collector.version": "v1.5.0", "collector.os": "linux", cluster: "dev", region: "eu", "collector.mode": "spoofed" },
+      localAttributes: { cluster: "prod" },
+    });
     let detail = await call<Detail>(`/collectors/${collector.id}`);
-    expect(detail.reported).toEqual({ cluster: "prod", region: "eu" });
+    expect(detail.reported).toEqual({ "collector.os": "linux", "collector.version": "v1.5.0", cluster: "prod", region: "eu" });
+    expect(detail.attributes["collector.os"]).toEqual({ value: "linux", origin: "reported" });
     expect(detail.attributes.cluster).toEqual({ value: "prod", origin: "reported" });
     expect(detail.attributes["collector.mode"]).toEqual({ value: "rcfg-remotecfg", origin: "virtual" });
 
     // Polls with the same attributes: nothing written (presence coalesces its own).
     const before = await version(collector.id);
-    for (let i = 0; i < 3; i++) await client.getConfig({ id: collector.id, attributes: { cluster: "dev", region: "eu" }, localAttributes: { cluster: "prod" } });
+    const sameAttributes = { "collector.version": "v1.5.0", "collector.os": "linux", cluster: "dev", region: "eu", "collector.mode": "spoofed" };
+    for (let i = 0; i < 3; i++) await client.getConfig({ id: collector.id, attributes: sameAttributes, localAttributes: { cluster: "prod" } });
     // A poll with no attributes keeps what was reported.
     await client.getConfig({ id: collector.id });
     const reportedVersion = (await server.app.store.get<Collector>(COLLECTORS, collector.id))!;
-    expect(reportedVersion.data.reported).toEqual({ cluster: "prod", region: "eu" });
+    expect(reportedVersion.data.reported).toEqual({ "collector.os": "linux", "collector.version": "v1.5.0", cluster: "prod", region: "eu" });
     // Presence may have written lastSeen once; the reported map did not change.
     expect(reportedVersion.version - before).toBeLessThanOrEqual(1);
 
