@@ -49,7 +49,7 @@ export const CollectorSchema = Type.Object(
      */
     reported: Type.Optional(
       Type.Record(Type.String(), Type.String(), {
-        description: "Attributes the collector reports (OpAMP AgentDescription; Alloy remotecfg attributes and local_attributes), at most 64.",
+        description: "Attributes the collector reports (OpAMP AgentDescription; Alloy remotecfg attributes and local_attributes), at most 64 keys and 4,096 characters.",
       }),
     ),
     status: CollectorStatusSchema,

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Collector } from "../../shared/collectors.ts";
 import { matches, parseMatcherList } from "../../shared/matchers.ts";
-import { attributeValues, boundReported, collectorAttributes, MAX_REPORTED_KEYS, MAX_REPORTED_VALUE_LENGTH, sameReported } from "./attributes.ts";
+import { attributeValues, boundReported, collectorAttributes, MAX_REPORTED_CHARS, MAX_REPORTED_KEYS, MAX_REPORTED_VALUE_LENGTH, sameReported } from "./attributes.ts";
 
 const base: Collector = {
   id: "c1",
@@ -39,10 +39,13 @@ describe("collector attributes", () => {
   test("reports are bounded: sorted, virtual and over-long keys dropped, values cut, at most MAX_REPORTED_KEYS", () => {
     const many = Array.from({ length: 100 }, (_, i) => [`k${String(i).padStart(3, "0")}`, "v".repeat(1000)] as [string, string]);
     const bounded = boundReported([...many.reverse(), ["collector.name", "x"], ["x".repeat(129), "y"], ["", "z"]]);
-    expect(Object.keys(bounded)).toHaveLength(MAX_REPORTED_KEYS);
     expect(Object.keys(bounded)[0]).toBe("k000");
     expect(bounded.k000!.length).toBe(MAX_REPORTED_VALUE_LENGTH);
     expect("collector.name" in bounded).toBe(false);
+    // 4 + 256 characters each: the size bound stops it before the count bound.
+    expect(Object.keys(bounded)).toHaveLength(Math.floor(MAX_REPORTED_CHARS / 260));
+    const small = boundReported(Array.from({ length: 100 }, (_, i) => [`k${String(i).padStart(3, "0")}`, "v"] as [string, string]));
+    expect(Object.keys(small)).toHaveLength(MAX_REPORTED_KEYS);
   });
 
   test("sameReported compares keys and values, not order", () => {

@@ -22,9 +22,12 @@ export {
 export const MAX_REPORTED_KEYS = 64;
 export const MAX_REPORTED_KEY_LENGTH = 128;
 export const MAX_REPORTED_VALUE_LENGTH = 256;
+/** Characters of keys and values together; the fleet target is 15 KiB of server memory per collector. */
+export const MAX_REPORTED_CHARS = 4096;
 
 /**
- * What a collector reported, bounded: at most MAX_REPORTED_KEYS keys (in sorted
+ * What a collector reported, bounded: at most MAX_REPORTED_KEYS keys and
+ * MAX_REPORTED_CHARS characters of keys and values (the first in sorted
  * order, so the same report always keeps the same ones), keys longer than
  * MAX_REPORTED_KEY_LENGTH and virtual keys dropped, values cut to
  * MAX_REPORTED_VALUE_LENGTH. Sorted, so equal reports compare equal.
@@ -33,10 +36,15 @@ export function boundReported(input: Iterable<[string, string]>): Record<string,
   const entries = [...input].filter(([key]) => key.length > 0 && key.length <= MAX_REPORTED_KEY_LENGTH && !(VIRTUAL_KEYS as readonly string[]).includes(key));
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const out: Record<string, string> = {};
-  for (const [key, value] of entries) {
+  let count = 0;
+  let chars = 0;
+  for (const [key, full] of entries) {
     if (key in out) continue;
-    if (Object.keys(out).length === MAX_REPORTED_KEYS) break;
-    out[key] = value.length > MAX_REPORTED_VALUE_LENGTH ? value.slice(0, MAX_REPORTED_VALUE_LENGTH) : value;
+    const value = full.length > MAX_REPORTED_VALUE_LENGTH ? full.slice(0, MAX_REPORTED_VALUE_LENGTH) : full;
+    if (count === MAX_REPORTED_KEYS || chars + key.length + value.length > MAX_REPORTED_CHARS) break;
+    out[key] = value;
+    count++;
+    chars += key.length + value.length;
   }
   return out;
 }
