@@ -7,7 +7,8 @@
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
-import { ConflictError, NotFoundError } from "../errors.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import { MatcherListError, parseMatcherList } from "../../shared/matchers.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
 import { paths, toYaml } from "./layout.ts";
@@ -20,6 +21,18 @@ export interface PipelineInput {
   name: string;
   signal: Signal;
   topology?: TopologyInput;
+  matchers?: string[];
+}
+
+/** The matchers as stored: each must parse (400 naming `matchers[i]` and the column); none is stored as absent. */
+export function checkMatchers(matchers: readonly string[]): Pick<PipelineRecord, "matchers"> {
+  try {
+    parseMatcherList(matchers, "matchers");
+  } catch (error) {
+    if (!(error instanceof MatcherListError)) throw error;
+    throw new ValidationError(`Invalid matchers: ${error.message}.`, error.details);
+  }
+  return matchers.length > 0 ? { matchers: [...matchers] } : {};
 }
 
 export class Pipelines {
@@ -45,17 +58,30 @@ export class Pipelines {
         name: input.name.trim(),
         signal: input.signal,
         topology: validateTopology(input.topology ?? { nodes: [], edges: [] }, input.signal, tree.snapshot),
+        ...checkMatchers(input.matchers ?? []),
       };
       await this.config.edit(
         [{ path: paths.pipeline(pipeline.id), text: toYaml(pipeline), expect: "absent" }, ...keepRefs(tree, pipeline)],
-        [auditEntry(who, "pipeline.create", "pipeline", pipeline.id, { name: pipeline.name, signal: pipeline.signal })],
+        [auditEntry(who, "pipeline.create", "pipeline", pipeline.id, { name: pipeline.name, signal: pipeline.signal, matchers: pipeline.matchers ?? [] })],
       );
       return pipeline;
     });
   }
 
   async replace(who: Actor, id: string, input: PipelineInput): Promise<PipelineRecord> {
-    return this.save(who, id, (current) => ({ id, name: input.name.trim(), signal: input.signal, topology: input.topology ?? current.topology }), "pipeline.update");
+    const matchers = input.matchers === undefined ? undefined : checkMatchers(input.matchers);
+    return this.save(
+      who,
+      id,
+      (current) => ({
+        id,
+        name: input.name.trim(),
+        signal: input.signal,
+        topology: input.topology ?? current.topology,
+        ...(matchers ?? (current.matchers ? { matchers: current.matchers } : {})),
+      }),
+      "pipeline.update",
+    );
   }
 
   /** With `base` (the topologyTag of the graph the edit started from), refused while the stored graph is another. */
@@ -121,7 +147,7 @@ export class Pipelines {
       }
       await this.config.edit(
         [{ path: paths.pipeline(id), text: toYaml(saved), expect: tree.version(paths.pipeline(id)) ?? "present" }, ...keepRefs(tree, saved)],
-        [auditEntry(who, action, "pipeline", id, { name: saved.name, nodes: saved.topology.nodes.length, routes: routes.length })],
+        [auditEntry(who, action, "pipeline", id, { name: saved.name, nodes: saved.topology.nodes.length, routes: routes.length, matchers: saved.matchers ?? [] })],
       );
       return saved;
     }, true);
