@@ -268,6 +268,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
   // Ordered and named by what they join, not by their ids, so that collectors
   // with the same activations and routes render to the same bytes.
   const routes = input.routes.filter((r) => r.collectorId === input.collector.id).sort(byJoin);
+  const matchedIds = new Set(input.matched ?? []);
   const routed: Join[] = routes.map((route) => {
     const at = `routes[${route.id}]`;
     const pipeline = input.pipelines.get(route.pipelineId) ?? fail(`${at}.pipelineId`, `pipeline '${route.pipelineId}' does not exist`);
@@ -276,11 +277,11 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
       activations.sources.find((a) => a.sourceId === record.id) ??
       fail(`${at}.sourceId`, `source '${record.id}' is not active on collector '${input.collector.id}'`);
     const type = sourceType(record, `${at}.sourceId`, pipeline.signal, `pipeline '${pipeline.id}'`);
-    return { key: joinKey(route), pipeline, record, overrides: activation.configOverrides, type, matched: false };
+    return { key: joinKey(route), pipeline, record, overrides: activation.configOverrides, type, routed: true, matched: matchedIds.has(pipeline.id) };
   });
   // A matched pipeline joins each source its topology names (a route of the same join is that one, explicit).
   const joined = new Set(routed.map((j) => j.key));
-  const matched: Join[] = [...new Set(input.matched ?? [])].sort().flatMap((pipelineId) => {
+  const matched: Join[] = [...matchedIds].sort().flatMap((pipelineId) => {
     const pipeline = input.pipelines.get(pipelineId) ?? fail(`pipelines[${pipelineId}]`, `pipeline '${pipelineId}' does not exist`);
     const refs = new Map<string, TopologyNode>();
     for (const node of [...pipeline.topology.nodes].sort(byId)) if (node.kind === "source" && node.ref !== undefined && !refs.has(node.ref)) refs.set(node.ref, node);
@@ -292,7 +293,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
         const record = input.sources.get(ref) ?? fail(path, `source '${ref}' does not exist`);
         const type = sourceType(record, path, pipeline.signal, `pipeline '${pipeline.id}'`);
         const overrides = activations.sources.find((a) => a.sourceId === record.id)?.configOverrides ?? {};
-        return { key: `${ref} ${pipeline.id}`, pipeline, record, overrides, type, matched: true };
+        return { key: `${ref} ${pipeline.id}`, pipeline, record, overrides, type, routed: false, matched: true };
       });
   });
   const joins = [...routed, ...matched];
@@ -315,19 +316,19 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
 
   const flowNames = new NameTable();
   const processorNames = new NameTable();
-  const flows = joins.map(({ key, pipeline, record, matched }) =>
+  const flows = joins.map(({ key, pipeline, record, routed, matched }) =>
     buildFlow(
       {
         name: flowNames.claim(`${pipeline.name} ${sources.get(record.id)!.name}`, key),
         source: sources.get(record.id)!.name,
         pipeline,
-        // A matched pipeline runs only the nodes that name its source: nothing attaches another.
-        feeds: (node) => (matched ? node.ref === record.id : node.ref === undefined || node.ref === record.id),
+        // Without a route, a matched pipeline runs only the nodes that name its source: nothing attaches another.
+        feeds: (node) => node.ref === record.id || (routed && node.ref === undefined),
         destinations(node, path) {
           const what = `pipeline '${pipeline.id}'`;
           if (node.ref !== undefined) {
             const destination = destinationRecord(node.ref, `${path}.ref`);
-            // A matched pipeline brings its destinations; a route needs them active.
+            // A pipeline the collector matches brings its destinations; a route alone needs them active.
             if (!matched && !activeDestinations.has(destination.id)) {
               fail(
                 `${path}.ref`,
@@ -372,6 +373,9 @@ interface Join {
   record: SourceRecord;
   overrides: Record<string, unknown>;
   type: SourceType;
+  /** Joined by a route: its source must be active and feeds the source nodes without ref too. */
+  routed: boolean;
+  /** The collector matches the pipeline: its referenced destinations need no activation. */
   matched: boolean;
 }
 
