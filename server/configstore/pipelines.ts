@@ -16,6 +16,8 @@ import type { PipelineRecord, Signal, TopologyInput } from "../../shared/config-
 import { routeProblems } from "./routes.ts";
 import { topologyTag } from "../../shared/topology-tag.ts";
 import { validateTopology } from "./topology.ts";
+import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
+import type { AppliedPipeline } from "../../shared/pipelines.ts";
 
 export interface PipelineInput {
   name: string;
@@ -49,6 +51,28 @@ export class Pipelines {
     const pipeline = (await this.config.worktree()).pipelines.get(id);
     if (!pipeline) throw new NotFoundError("Pipeline", id);
     return pipeline;
+  }
+
+  /**
+   * The pipelines that apply to one collector in the working tree, and why: each
+   * route naming it, and each pipeline whose matchers its attributes satisfy.
+   * Routes first, then matches, each in pipeline name order.
+   */
+  async forCollector(collectorId: string): Promise<AppliedPipeline[]> {
+    const collector = await this.collectors.get(collectorId);
+    const snapshot = await this.config.worktree();
+    const byName = (a: AppliedPipeline, b: AppliedPipeline) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.pipelineId < b.pipelineId ? -1 : 1);
+    const routed = [...snapshot.routes.values()]
+      .filter((r) => r.collectorId === collectorId)
+      .map((r): AppliedPipeline => ({ pipelineId: r.pipelineId, name: snapshot.pipelines.get(r.pipelineId)?.name ?? r.pipelineId, via: { route: r.id, sourceId: r.sourceId } }))
+      .sort(byName);
+    const matched = matchedPipelineIds(collector, matcherPipelines(snapshot.pipelines))
+      .map((id): AppliedPipeline => {
+        const pipeline = snapshot.pipelines.get(id)!;
+        return { pipelineId: id, name: pipeline.name, via: { matchers: pipeline.matchers ?? [] } };
+      })
+      .sort(byName);
+    return [...routed, ...matched];
   }
 
   async create(who: Actor, input: PipelineInput): Promise<PipelineRecord> {
