@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { remoteConfigClient } from "../remotecfg/client.ts";
+import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -54,8 +55,20 @@ test("matched collectors get the pipeline over their channel; one that stops mat
   expect(await call(`/collectors/${alloy.id}/pipelines`)).toEqual({ items: [{ pipelineId: pipeline.id, name: "fleet", via: { matchers: pipeline.matchers } }] });
   expect(await call(`/collectors/${anchored.id}/pipelines`)).toEqual({ items: [] });
 
+  // The OpAMP collector is connected over WebSocket before the publish: the matched pipeline is pushed to it.
+  const otelToken = (await call<{ token: string }>(`/collectors/${otel.id}/otlp-token`, "POST")).token;
+  const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, otelToken);
+  await agent.call({ agentDescription: description({ "service.name": "otel-eu" }) });
+  const pushed = agent.next((m) => m.remoteConfig !== undefined);
+
   await call("/commit", "POST", { message: "Fleet pipeline" });
   const first = await call<{ changed: string[] }>("/publish", "POST");
+  const message = await pushed;
+  const pushedBody = new TextDecoder().decode(message.remoteConfig!.config!.configMap[""]!.body);
+  expect(pushedBody).toContain("filelog/syslog:");
+  await agent.call({ remoteConfigStatus: applied(message.remoteConfig!.configHash) });
+  await until(async () => (await server.app.rollouts.target(otel.id))?.target.state === "current");
+  agent.close();
   expect(first.changed.sort()).toEqual([alloy.id, otel.id].sort());
   for (const id of [anchored.id, staging.id]) expect(await server.app.rollouts.target(id)).toBeNull();
   const otelTarget = (await server.app.rollouts.target(otel.id))!.rendered;
