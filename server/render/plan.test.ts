@@ -335,4 +335,13 @@ describe("pipelines matched by attributes", () => {
     expect(p.path).toBe("pipelines[p-fleet].topology.nodes[in].ref");
     expect(p.message).toContain("source 'src-sys' does not exist");
   });
+
+  test("a matched destination Alloy cannot run is refused on Alloy, named by its record when no activation names it", () => {
+    const c = raw("matched");
+    c.destinations[0] = { id: "dst-gw", name: "Gateway", type: "debug", config: {} };
+    expect(renderOtelcol(toInput(c))).toContain("debug/gateway:");
+    const p = problem(() => renderAlloy(toInput(c)));
+    expect(p.path).toBe("destinations[dst-gw]");
+    expect(p.message).toContain("cannot run on Runtime R");
+  });
 });

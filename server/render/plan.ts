@@ -355,11 +355,13 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
   const destinationNames = new NameTable();
   const keys = usedDestinationKeys(flows);
   const destinations = keys.map((id): PlannedDestination => {
-    const record = destinationRecord(id, `activations.destinations[${id}]`);
+    // A destination only a matched pipeline brings has no activation: problems name the record.
+    const at = activeDestinations.has(id) ? `activations.destinations[${id}]` : `destinations[${id}]`;
+    const record = destinationRecord(id, at);
     const configOverrides = activeDestinations.get(id)?.configOverrides ?? {};
     const merged = mergeOverrides("destination", record.type, record.config, configOverrides, `activations.destinations[${id}].configOverrides`);
     const type = findType("destination", record.type)!;
-    checkRuntime(type, record, `activations.destinations[${id}]`, runtime);
+    checkRuntime(type, record, at, runtime);
     const config = renderable(type, merged, mergedPath("destinations", id, configOverrides));
     return { name: destinationNames.claim(record.name, record.id), type, config, comments: [] };
   });
