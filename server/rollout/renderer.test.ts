@@ -119,3 +119,9 @@ test("a collector whose attributes match a pipeline's matchers runs it; one that
   expect(byEnvironment({ ...collector("edge-1"), environment: "prod" }).body).toContain("filelog/system_logs:");
   expect(byEnvironment({ ...collector("core-1"), environment: "prod" }).body).not.toContain("filelog");
 });
+
+test("a stored matcher that does not parse (written around the API) is a ValidationError naming it", () => {
+  const snap = fleetSnapshot();
+  snap.pipelines.set("p-fleet", { ...snap.pipelines.get("p-fleet")!, matchers: ["env=prod", "region=~("] });
+  expect(() => fleetRenderer(snap)).toThrow(/pipelines\[p-fleet\]\.matchers\[1\]/);
+});
