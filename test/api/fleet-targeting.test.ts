@@ -106,4 +106,12 @@ test("matched collectors get the pipeline over their channel; one that stops mat
   expect(after.content).not.toContain('loki.source.file "syslog"');
   expect(after.content).toContain('loki.source.file "app"');
   expect((await call<{ items: unknown[] }>(`/collectors/${alloy.id}/pipelines`)).items).toHaveLength(1);
+
+  // A per-collector activation still adds its overrides to what the match brings.
+  await call(`/collectors/${otel.id}/sources`, "POST", { sourceId: source.id, configOverrides: { include: ["/srv/eu/syslog"] } });
+  await call("/commit", "POST", { message: "otel-eu reads its own syslog" });
+  expect((await call<{ changed: string[] }>("/publish", "POST")).changed).toEqual([otel.id]);
+  const overridden = (await server.app.rollouts.target(otel.id))!.rendered.body;
+  expect(overridden).toContain("/srv/eu/syslog");
+  expect(overridden).not.toContain("/var/log/syslog");
 });
