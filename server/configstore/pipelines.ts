@@ -7,11 +7,11 @@
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
-import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from "../errors.ts";
 import { MatcherListError, parseMatcherList } from "../../shared/matchers.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
-import { paths, toYaml } from "./layout.ts";
+import { paths, toYaml, type Snapshot } from "./layout.ts";
 import type { PipelineRecord, Signal, TopologyInput } from "../../shared/config-records.ts";
 import { routeProblems } from "./routes.ts";
 import { topologyTag } from "../../shared/topology-tag.ts";
@@ -75,6 +75,27 @@ export class Pipelines {
     return [...routed, ...matched];
   }
 
+  /**
+   * Refused (409 `breaks_matched_collectors`) when an Alloy collector the pipeline's matchers
+   * select would not run a referenced source through it as the OpenTelemetry Collector does
+   * (render/parity.ts), as a route on one is. Collectors are read only when a source has such
+   * a problem.
+   */
+  private async checkMatchedAlloy(pipeline: PipelineRecord, snapshot: Snapshot): Promise<void> {
+    if (!pipeline.matchers?.length) return;
+    const refs = [...new Set(pipeline.topology.nodes.flatMap((n) => (n.kind === "source" && n.ref !== undefined ? [n.ref] : [])))].sort();
+    const problems: ErrorDetail[] = refs.flatMap((id) => {
+      const source = snapshot.sources.get(id);
+      return source ? routeRuntimeRProblems(source, pipeline) : [];
+    });
+    if (problems.length === 0) return;
+    const selects = matcherPipelines(new Map([[pipeline.id, pipeline]]));
+    const alloy = (await this.collectors.all()).find((c) => RUNTIME_OF[c.managementMode] === "alloy" && matchedPipelineIds(c, selects).length > 0);
+    if (!alloy) return;
+    const details = problems.map((p) => ({ path: "matchers", message: `on Alloy collector ${alloy.name}, which the matchers select, ${p.message}` }));
+    throw new ConflictError(`This pipeline would not run the same on Alloy collectors its matchers select: ${details[0]!.message}.`, "breaks_matched_collectors", details);
+  }
+
   async create(who: Actor, input: PipelineInput): Promise<PipelineRecord> {
     return this.config.guarded(async (tree) => {
       const pipeline: PipelineRecord = {
@@ -84,6 +105,7 @@ export class Pipelines {
         topology: validateTopology(input.topology ?? { nodes: [], edges: [] }, input.signal, tree.snapshot),
         ...checkMatchers(input.matchers ?? []),
       };
+      await this.checkMatchedAlloy(pipeline, tree.snapshot);
       await this.config.edit(
         [{ path: paths.pipeline(pipeline.id), text: toYaml(pipeline), expect: "absent" }, ...keepRefs(tree, pipeline)],
         [auditEntry(who, "pipeline.create", "pipeline", pipeline.id, { name: pipeline.name, signal: pipeline.signal, matchers: pipeline.matchers ?? [] })],
@@ -145,6 +167,7 @@ export class Pipelines {
       if (!current) throw new NotFoundError("Pipeline", id);
       const pipeline = change(current);
       const saved: PipelineRecord = { ...pipeline, topology: validateTopology(pipeline.topology, pipeline.signal, snapshot) };
+      await this.checkMatchedAlloy(saved, snapshot);
       const routes = [...snapshot.routes.values()].filter((r) => r.pipelineId === id);
       const collectors = new Map(
         await Promise.all(

@@ -115,3 +115,33 @@ test("matched collectors get the pipeline over their channel; one that stops mat
   expect(overridden).toContain("/srv/eu/syslog");
   expect(overridden).not.toContain("/var/log/syslog");
 });
+
+test("a pipeline whose filter reads what Alloy delivers differently is refused while its matchers select an Alloy collector", async () => {
+  const destination = await call<{ id: string }>("/destinations", "POST", { name: "gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } });
+  const syslog = await call<{ id: string }>("/sources", "POST", { name: "net", type: "syslog", config: {} });
+  await call("/collectors", "POST", { name: "alloy-net", managementMode: "rcfg-remotecfg", tags: { net: "edge" } });
+  const body = (matchers: string[]) => ({
+    name: "by body",
+    signal: "logs",
+    matchers,
+    topology: {
+      nodes: [
+        { id: "in", kind: "source", ref: syslog.id },
+        { id: "f", kind: "processor", processor: { type: "filter", config: { logs: { log_record: ['IsMatch(body, "healthz")'] } } } },
+        { id: "out", kind: "destination", ref: destination.id },
+      ],
+      edges: [
+        { id: "e1", source: "in", target: "f" },
+        { id: "e2", source: "f", target: "out" },
+      ],
+    },
+  });
+  const res = await server.api("/pipelines", { method: "POST", json: body(["net=edge"]) });
+  const { error } = (await res.json()) as { error: { code: string; details: { path: string; message: string }[] } };
+  expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({ status: 409, code: "breaks_matched_collectors", paths: ["matchers"] });
+  expect(error.details[0]!.message).toStartWith('on Alloy collector alloy-net, which the matchers select, pipeline "by body" at topology.nodes[f].processor.config.logs.log_record[0]: condition');
+  // Selecting only OpenTelemetry Collectors, it is saved; widening it to the Alloy one is refused.
+  const saved = await call<{ id: string }>("/pipelines", "POST", body(['net=edge', 'collector.mode="opamp"']));
+  const widen = await server.api(`/pipelines/${saved.id}`, { method: "PUT", json: { name: "by body", signal: "logs", matchers: ["net=edge"] } });
+  expect(widen.status).toBe(409);
+});
