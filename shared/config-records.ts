@@ -71,6 +71,12 @@ export interface PipelineRecord {
   name: string;
   signal: Signal;
   topology: Topology;
+  /**
+   * Attribute matchers (shared/matchers.ts, Alertmanager syntax): every collector whose
+   * attributes match all of them runs the pipeline with its topology's referenced source and
+   * destination nodes, no route needed. Absent or empty: only routes assign it.
+   */
+  matchers?: string[];
 }
 
 /** Attaches a pipeline to one source active on one collector. */

@@ -29,3 +29,19 @@ export const DryRunAnswerSchema = Type.Object({
 });
 export type DryRunAnswer = Static<typeof DryRunAnswerSchema>;
 export type DryRunStep = DryRunAnswer["steps"][number];
+
+/** Why a pipeline applies to a collector: its matchers hold for the collector's attributes, or a route names it. */
+export const AppliedPipelineSchema = Type.Object(
+  {
+    pipelineId: Type.String(),
+    name: Type.String(),
+    via: Type.Union([
+      Type.Object({ matchers: Type.Array(Type.String(), { description: "The pipeline's matchers, all of which hold for the collector's attributes." }) }),
+      Type.Object({ route: Type.String({ description: "The route's id." }), sourceId: Type.String() }),
+    ]),
+  },
+  { title: "AppliedPipeline" },
+);
+export type AppliedPipeline = Static<typeof AppliedPipelineSchema>;
+export const AppliedPipelinesSchema = Type.Object({ items: Type.Array(AppliedPipelineSchema) });
+export type AppliedPipelines = Static<typeof AppliedPipelinesSchema>;

@@ -46,12 +46,18 @@ export const Topology = Type.Object(
   { additionalProperties: false, title: "Topology" },
 );
 
+const Matchers = Type.Array(Type.String({ maxLength: 1000 }), {
+  maxItems: 50,
+  description:
+    'Attribute matchers, Alertmanager syntax (`env=prod`, `region=~"us-.*"`, `team!=test`; regexps fully anchored, RE2): every collector whose attributes match all of them runs the pipeline. Empty: routes alone assign it.',
+});
+
 export const PipelineBody = Type.Object(
-  { name: Name, signal: Signal, topology: Type.Optional(Topology) },
+  { name: Name, signal: Signal, topology: Type.Optional(Topology), matchers: Type.Optional(Matchers) },
   { additionalProperties: false },
 );
 
-export const Pipeline = Type.Object({ id: Type.String(), name: Type.String(), signal: Signal, topology: Topology }, { title: "Pipeline" });
+export const Pipeline = Type.Object({ id: Type.String(), name: Type.String(), signal: Signal, topology: Topology, matchers: Type.Optional(Matchers) }, { title: "Pipeline" });
 
 export const RouteBody = Type.Object({ collectorId: Id, sourceId: Id, pipelineId: Id }, { additionalProperties: false });
 

@@ -1,6 +1,6 @@
 /** REST: /pipelines — graphs of sources, processors and destinations, their preview and dry-run. */
 import { Type } from "@sinclair/typebox";
-import { DryRunAnswerSchema } from "../../shared/pipelines.ts";
+import { AppliedPipelinesSchema, DryRunAnswerSchema } from "../../shared/pipelines.ts";
 import { RUNTIMES } from "../../shared/vocabulary.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Pipelines } from "../configstore/pipelines.ts";
@@ -92,6 +92,16 @@ export function pipelineRoutes(deps: PipelinesApiDeps): Route[] {
       summary: "Delete a pipeline; 409 while routes use it.",
       status: 204,
       handler: ({ params, principal }) => deps.pipelines.delete(principal, params.id!),
+    }),
+    route({
+      method: "GET",
+      path: "/collectors/{id}/pipelines",
+      scope: "config:read",
+      tag: "pipelines",
+      summary:
+        "The pipelines that apply to a collector in the working tree and why: via a route (explicit assignment) or via the pipeline's matchers, which its attributes satisfy.",
+      response: AppliedPipelinesSchema,
+      handler: async ({ params }) => ({ items: await deps.pipelines.forCollector(params.id!) }),
     }),
     route({
       method: "GET",

@@ -7,19 +7,34 @@
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
-import { ConflictError, NotFoundError } from "../errors.ts";
+import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from "../errors.ts";
+import { MatcherListError, parseMatcherList } from "../../shared/matchers.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
-import { paths, toYaml } from "./layout.ts";
+import { paths, toYaml, type Snapshot } from "./layout.ts";
 import type { PipelineRecord, Signal, TopologyInput } from "../../shared/config-records.ts";
 import { routeProblems } from "./routes.ts";
 import { topologyTag } from "../../shared/topology-tag.ts";
 import { validateTopology } from "./topology.ts";
+import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
+import type { AppliedPipeline } from "../../shared/pipelines.ts";
 
 export interface PipelineInput {
   name: string;
   signal: Signal;
   topology?: TopologyInput;
+  matchers?: string[];
+}
+
+/** The matchers as stored: each must parse (400 naming `matchers[i]` and the column); none is stored as absent. */
+export function checkMatchers(matchers: readonly string[]): Pick<PipelineRecord, "matchers"> {
+  try {
+    parseMatcherList(matchers, "matchers");
+  } catch (error) {
+    if (!(error instanceof MatcherListError)) throw error;
+    throw new ValidationError(`Invalid matchers: ${error.message}.`, error.details);
+  }
+  return matchers.length > 0 ? { matchers: [...matchers] } : {};
 }
 
 export class Pipelines {
@@ -38,6 +53,49 @@ export class Pipelines {
     return pipeline;
   }
 
+  /**
+   * The pipelines that apply to one collector in the working tree, and why: each
+   * route naming it, and each pipeline whose matchers its attributes satisfy.
+   * Routes first, then matches, each in pipeline name order.
+   */
+  async forCollector(collectorId: string): Promise<AppliedPipeline[]> {
+    const collector = await this.collectors.get(collectorId);
+    const snapshot = await this.config.worktree();
+    const byName = (a: AppliedPipeline, b: AppliedPipeline) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.pipelineId < b.pipelineId ? -1 : 1);
+    const routed = [...snapshot.routes.values()]
+      .filter((r) => r.collectorId === collectorId)
+      .map((r): AppliedPipeline => ({ pipelineId: r.pipelineId, name: snapshot.pipelines.get(r.pipelineId)?.name ?? r.pipelineId, via: { route: r.id, sourceId: r.sourceId } }))
+      .sort(byName);
+    const matched = matchedPipelineIds(collector, matcherPipelines(snapshot.pipelines))
+      .map((id): AppliedPipeline => {
+        const pipeline = snapshot.pipelines.get(id)!;
+        return { pipelineId: id, name: pipeline.name, via: { matchers: pipeline.matchers ?? [] } };
+      })
+      .sort(byName);
+    return [...routed, ...matched];
+  }
+
+  /**
+   * Refused (409 `breaks_matched_collectors`) when an Alloy collector the pipeline's matchers
+   * select would not run a referenced source through it as the OpenTelemetry Collector does
+   * (render/parity.ts), as a route on one is. Collectors are read only when a source has such
+   * a problem.
+   */
+  private async checkMatchedAlloy(pipeline: PipelineRecord, snapshot: Snapshot): Promise<void> {
+    if (!pipeline.matchers?.length) return;
+    const refs = [...new Set(pipeline.topology.nodes.flatMap((n) => (n.kind === "source" && n.ref !== undefined ? [n.ref] : [])))].sort();
+    const problems: ErrorDetail[] = refs.flatMap((id) => {
+      const source = snapshot.sources.get(id);
+      return source ? routeRuntimeRProblems(source, pipeline) : [];
+    });
+    if (problems.length === 0) return;
+    const selects = matcherPipelines(new Map([[pipeline.id, pipeline]]));
+    const alloy = (await this.collectors.all()).find((c) => RUNTIME_OF[c.managementMode] === "alloy" && matchedPipelineIds(c, selects).length > 0);
+    if (!alloy) return;
+    const details = problems.map((p) => ({ path: "matchers", message: `on Alloy collector ${alloy.name}, which the matchers select, ${p.message}` }));
+    throw new ConflictError(`This pipeline would not run the same on Alloy collectors its matchers select: ${details[0]!.message}.`, "breaks_matched_collectors", details);
+  }
+
   async create(who: Actor, input: PipelineInput): Promise<PipelineRecord> {
     return this.config.guarded(async (tree) => {
       const pipeline: PipelineRecord = {
@@ -45,17 +103,31 @@ export class Pipelines {
         name: input.name.trim(),
         signal: input.signal,
         topology: validateTopology(input.topology ?? { nodes: [], edges: [] }, input.signal, tree.snapshot),
+        ...checkMatchers(input.matchers ?? []),
       };
+      await this.checkMatchedAlloy(pipeline, tree.snapshot);
       await this.config.edit(
         [{ path: paths.pipeline(pipeline.id), text: toYaml(pipeline), expect: "absent" }, ...keepRefs(tree, pipeline)],
-        [auditEntry(who, "pipeline.create", "pipeline", pipeline.id, { name: pipeline.name, signal: pipeline.signal })],
+        [auditEntry(who, "pipeline.create", "pipeline", pipeline.id, { name: pipeline.name, signal: pipeline.signal, matchers: pipeline.matchers ?? [] })],
       );
       return pipeline;
     });
   }
 
   async replace(who: Actor, id: string, input: PipelineInput): Promise<PipelineRecord> {
-    return this.save(who, id, (current) => ({ id, name: input.name.trim(), signal: input.signal, topology: input.topology ?? current.topology }), "pipeline.update");
+    const matchers = input.matchers === undefined ? undefined : checkMatchers(input.matchers);
+    return this.save(
+      who,
+      id,
+      (current) => ({
+        id,
+        name: input.name.trim(),
+        signal: input.signal,
+        topology: input.topology ?? current.topology,
+        ...(matchers ?? (current.matchers ? { matchers: current.matchers } : {})),
+      }),
+      "pipeline.update",
+    );
   }
 
   /** With `base` (the topologyTag of the graph the edit started from), refused while the stored graph is another. */
@@ -95,6 +167,7 @@ export class Pipelines {
       if (!current) throw new NotFoundError("Pipeline", id);
       const pipeline = change(current);
       const saved: PipelineRecord = { ...pipeline, topology: validateTopology(pipeline.topology, pipeline.signal, snapshot) };
+      await this.checkMatchedAlloy(saved, snapshot);
       const routes = [...snapshot.routes.values()].filter((r) => r.pipelineId === id);
       const collectors = new Map(
         await Promise.all(
@@ -121,7 +194,7 @@ export class Pipelines {
       }
       await this.config.edit(
         [{ path: paths.pipeline(id), text: toYaml(saved), expect: tree.version(paths.pipeline(id)) ?? "present" }, ...keepRefs(tree, saved)],
-        [auditEntry(who, action, "pipeline", id, { name: saved.name, nodes: saved.topology.nodes.length, routes: routes.length })],
+        [auditEntry(who, action, "pipeline", id, { name: saved.name, nodes: saved.topology.nodes.length, routes: routes.length, matchers: saved.matchers ?? [] })],
       );
       return saved;
     }, true);

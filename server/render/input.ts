@@ -10,4 +10,10 @@ export interface CollectorConfigInput {
   pipelines: ReadonlyMap<string, PipelineRecord>;
   activations: CollectorActivations;
   routes: RouteRecord[];
+  /**
+   * Pipelines whose matchers this collector's attributes satisfy (ids): each runs
+   * with its topology's referenced source nodes, no route or activation needed.
+   * Absent: none.
+   */
+  matched?: readonly string[];
 }

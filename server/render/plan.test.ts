@@ -307,3 +307,41 @@ describe("sensitive fields", () => {
     expect(DESTINATION_TYPES.filter((t) => hasSensitive(t.schema)).map((t) => t.type).sort()).toEqual(["loki", "otlp", "otlphttp", "prometheusremotewrite"]);
   });
 });
+
+describe("pipelines matched by attributes", () => {
+  test("a route and a match of the same source and pipeline are one flow; the route's source must be active, the match's need not", () => {
+    const c = raw("matched");
+    const matchedOnly = planCollector(toInput(c));
+    expect(matchedOnly.flows.map((f) => f.name)).toEqual(["fleet_system_logs"]);
+    c.routes = [{ id: "r1", collectorId: "edge-9", sourceId: "src-sys", pipelineId: "p-fleet" }];
+    const both = planCollector(toInput(c));
+    expect(both.flows.map((f) => f.name)).toEqual(["fleet_system_logs"]);
+    c.activations!.sources = [];
+    expect(planCollector(toInput({ ...c, routes: [] })).sources[0]!.config.start_at).toBe("end");
+    expect(bothRuntimes(c).path).toBe("routes[r1].sourceId");
+  });
+
+  test("a matched pipeline's destination needs no activation; an activation adds its overrides", () => {
+    const c = raw("matched");
+    c.activations!.destinations = [{ destinationId: "dst-gw", configOverrides: { endpoint: "gw-eu:4317" }, tags: {} }];
+    expect(renderOtelcol(toInput(c))).toContain('endpoint: "gw-eu:4317"');
+    expect(renderAlloy(toInput(c))).toContain('endpoint = "gw-eu:4317"');
+  });
+
+  test("a matched pipeline naming a missing source names the node", () => {
+    const c = raw("matched");
+    c.sources = [];
+    const p = bothRuntimes(c);
+    expect(p.path).toBe("pipelines[p-fleet].topology.nodes[in].ref");
+    expect(p.message).toContain("source 'src-sys' does not exist");
+  });
+
+  test("a matched destination Alloy cannot run is refused on Alloy, named by its record when no activation names it", () => {
+    const c = raw("matched");
+    c.destinations[0] = { id: "dst-gw", name: "Gateway", type: "debug", config: {} };
+    expect(renderOtelcol(toInput(c))).toContain("debug/gateway:");
+    const p = problem(() => renderAlloy(toInput(c)));
+    expect(p.path).toBe("destinations[dst-gw]");
+    expect(p.message).toContain("cannot run on Runtime R");
+  });
+});

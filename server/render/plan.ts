@@ -258,8 +258,9 @@ function usedDestinationKeys(flows: readonly Flow[]): string[] {
 }
 
 /**
- * One collector's plan: a flow per route of this collector, sources and
- * destinations with its overrides merged. With a `runtime`, what that runtime
+ * One collector's plan: a flow per route of this collector and per source a
+ * matched pipeline names (`input.matched`), sources and destinations with its
+ * overrides merged. With a `runtime`, what that runtime
  * cannot run is refused.
  */
 export function planCollector(input: CollectorConfigInput, runtime?: Runtime): Plan {
@@ -267,7 +268,8 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
   // Ordered and named by what they join, not by their ids, so that collectors
   // with the same activations and routes render to the same bytes.
   const routes = input.routes.filter((r) => r.collectorId === input.collector.id).sort(byJoin);
-  const resolved = routes.map((route) => {
+  const matchedIds = new Set(input.matched ?? []);
+  const routed: Join[] = routes.map((route) => {
     const at = `routes[${route.id}]`;
     const pipeline = input.pipelines.get(route.pipelineId) ?? fail(`${at}.pipelineId`, `pipeline '${route.pipelineId}' does not exist`);
     const record = input.sources.get(route.sourceId) ?? fail(`${at}.sourceId`, `source '${route.sourceId}' does not exist`);
@@ -275,17 +277,34 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
       activations.sources.find((a) => a.sourceId === record.id) ??
       fail(`${at}.sourceId`, `source '${record.id}' is not active on collector '${input.collector.id}'`);
     const type = sourceType(record, `${at}.sourceId`, pipeline.signal, `pipeline '${pipeline.id}'`);
-    return { route, pipeline, record, activation, type };
+    return { key: joinKey(route), pipeline, record, overrides: activation.configOverrides, type, routed: true, matched: matchedIds.has(pipeline.id) };
   });
+  // A matched pipeline joins each source its topology names (a route of the same join is that one, explicit).
+  const joined = new Set(routed.map((j) => j.key));
+  const matched: Join[] = [...matchedIds].sort().flatMap((pipelineId) => {
+    const pipeline = input.pipelines.get(pipelineId) ?? fail(`pipelines[${pipelineId}]`, `pipeline '${pipelineId}' does not exist`);
+    const refs = new Map<string, TopologyNode>();
+    for (const node of [...pipeline.topology.nodes].sort(byId)) if (node.kind === "source" && node.ref !== undefined && !refs.has(node.ref)) refs.set(node.ref, node);
+    return [...refs.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .filter(([ref]) => !joined.has(`${ref} ${pipeline.id}`))
+      .map(([ref, node]): Join => {
+        const path = `pipelines[${pipeline.id}].topology.nodes[${node.id}].ref`;
+        const record = input.sources.get(ref) ?? fail(path, `source '${ref}' does not exist`);
+        const type = sourceType(record, path, pipeline.signal, `pipeline '${pipeline.id}'`);
+        const overrides = activations.sources.find((a) => a.sourceId === record.id)?.configOverrides ?? {};
+        return { key: `${ref} ${pipeline.id}`, pipeline, record, overrides, type, routed: false, matched: true };
+      });
+  });
+  const joins = [...routed, ...matched];
 
   const sourceNames = new NameTable();
   const sources = new Map<string, PlannedSource>();
-  for (const r of [...resolved].sort((a, b) => byId(a.record, b.record))) {
-    if (sources.has(r.record.id)) continue;
-    const { configOverrides } = r.activation;
-    const merged = mergeOverrides("source", r.record.type, r.record.config, configOverrides, `activations.sources[${r.record.id}].configOverrides`);
-    const config = renderable(r.type, merged, mergedPath("sources", r.record.id, configOverrides));
-    sources.set(r.record.id, { name: sourceNames.claim(r.record.name, r.record.id), type: r.type, config, comments: [] });
+  for (const j of [...joins].sort((a, b) => byId(a.record, b.record))) {
+    if (sources.has(j.record.id)) continue;
+    const merged = mergeOverrides("source", j.record.type, j.record.config, j.overrides, `activations.sources[${j.record.id}].configOverrides`);
+    const config = renderable(j.type, merged, mergedPath("sources", j.record.id, j.overrides));
+    sources.set(j.record.id, { name: sourceNames.claim(j.record.name, j.record.id), type: j.type, config, comments: [] });
   }
 
   const activeDestinations = new Map(activations.destinations.map((a) => [a.destinationId, a]));
@@ -297,18 +316,20 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
 
   const flowNames = new NameTable();
   const processorNames = new NameTable();
-  const flows = resolved.map(({ route, pipeline, record }) =>
+  const flows = joins.map(({ key, pipeline, record, routed, matched }) =>
     buildFlow(
       {
-        name: flowNames.claim(`${pipeline.name} ${sources.get(record.id)!.name}`, joinKey(route)),
+        name: flowNames.claim(`${pipeline.name} ${sources.get(record.id)!.name}`, key),
         source: sources.get(record.id)!.name,
         pipeline,
-        feeds: (node) => node.ref === undefined || node.ref === record.id,
+        // Without a route, a matched pipeline runs only the nodes that name its source: nothing attaches another.
+        feeds: (node) => node.ref === record.id || (routed && node.ref === undefined),
         destinations(node, path) {
           const what = `pipeline '${pipeline.id}'`;
           if (node.ref !== undefined) {
             const destination = destinationRecord(node.ref, `${path}.ref`);
-            if (!activeDestinations.has(destination.id)) {
+            // A pipeline the collector matches brings its destinations; a route alone needs them active.
+            if (!matched && !activeDestinations.has(destination.id)) {
               fail(
                 `${path}.ref`,
                 `destination node '${node.id}' names destination '${destination.id}', which is not active on ${collector}`,
@@ -318,7 +339,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
             return [destination.id];
           }
           const matching = [...activeDestinations.keys()].sort().filter((id) => accepts(id, pipeline.signal));
-          if (matching.length === 0) {
+          if (matching.length === 0 && !matched) {
             fail(
               path,
               `destination node '${node.id}' stands for every active destination that accepts ${pipeline.signal}, and ${collector} has none`,
@@ -334,15 +355,30 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
   const destinationNames = new NameTable();
   const keys = usedDestinationKeys(flows);
   const destinations = keys.map((id): PlannedDestination => {
-    const record = destinationRecord(id, `activations.destinations[${id}]`);
-    const { configOverrides } = activeDestinations.get(id)!;
+    // A destination only a matched pipeline brings has no activation: problems name the record.
+    const at = activeDestinations.has(id) ? `activations.destinations[${id}]` : `destinations[${id}]`;
+    const record = destinationRecord(id, at);
+    const configOverrides = activeDestinations.get(id)?.configOverrides ?? {};
     const merged = mergeOverrides("destination", record.type, record.config, configOverrides, `activations.destinations[${id}].configOverrides`);
     const type = findType("destination", record.type)!;
-    checkRuntime(type, record, `activations.destinations[${id}]`, runtime);
+    checkRuntime(type, record, at, runtime);
     const config = renderable(type, merged, mergedPath("destinations", id, configOverrides));
     return { name: destinationNames.claim(record.name, record.id), type, config, comments: [] };
   });
   return finish([...sources.values()], keys, destinations, flows);
+}
+
+/** One source joined to one pipeline on this collector: by a route, or because the collector matches the pipeline. */
+interface Join {
+  key: string;
+  pipeline: PipelineRecord;
+  record: SourceRecord;
+  overrides: Record<string, unknown>;
+  type: SourceType;
+  /** Joined by a route: its source must be active and feeds the source nodes without ref too. */
+  routed: boolean;
+  /** The collector matches the pipeline: its referenced destinations need no activation. */
+  matched: boolean;
 }
 
 /** Names the flows' destination targets and puts everything in name order. */

@@ -80,3 +80,48 @@ test("a collector's reported service.version picks upstream's names; equal versi
   // Alloy's components do not depend on the version it reports.
   expect(render({ ...reported("a", "0.147.0"), managementMode: "rcfg-remotecfg" })).toBe(render(collector("a", "rcfg-remotecfg")));
 });
+
+/** The matched case's records, with its pipeline's matchers, and nothing naming any collector. */
+function fleetSnapshot(): Snapshot {
+  const raw = loadCase("matched").raw;
+  return {
+    sources: byId(raw.sources),
+    destinations: byId(raw.destinations),
+    pipelines: byId(raw.pipelines.filter((p) => p.id === "p-fleet")),
+    activations: new Map(),
+    routes: new Map(),
+  };
+}
+
+test("a collector whose attributes match a pipeline's matchers runs it; one that stops matching loses it", () => {
+  const render = fleetRenderer(fleetSnapshot());
+  const tagged = (id: string, tags: Record<string, string>, mode: Collector["managementMode"] = "opamp") => ({ ...collector(id, mode), tags });
+  const prod = render(tagged("a", { env: "prod", region: "eu-west" }));
+  expect(prod.body).toContain("filelog/system_logs:");
+  expect(prod.body).toContain("logs/fleet_system_logs:");
+  // Equal matches share bytes; the collector's id does not enter the config.
+  expect(render(tagged("b", { env: "prod", region: "eu-north" }))).toBe(prod);
+  // Regexps are fully anchored: "xeu-west" does not match eu-.*.
+  const misses: Record<string, string>[] = [{ env: "prod", region: "xeu-west" }, { env: "staging", region: "eu-west" }, { region: "eu-west" }];
+  for (const tags of misses) {
+    const idle = render(tagged("a", tags));
+    expect(idle.body).not.toContain("filelog");
+    expect(idle.body).toContain("No routes");
+  }
+  const alloy = render(tagged("c", { env: "prod", region: "eu-west" }, "rcfg-remotecfg"));
+  expect(alloy.body).toContain('loki.source.file "system_logs"');
+  expect(alloy.body).toContain('otelcol.exporter.otlp "gateway"');
+  // environment is an attribute too, and the virtual collector.id.
+  const byEnvironment = fleetRenderer({
+    ...fleetSnapshot(),
+    pipelines: new Map([["p-fleet", { ...fleetSnapshot().pipelines.get("p-fleet")!, matchers: ["environment=prod", 'collector.id=~"edge-.*"'] }]]),
+  });
+  expect(byEnvironment({ ...collector("edge-1"), environment: "prod" }).body).toContain("filelog/system_logs:");
+  expect(byEnvironment({ ...collector("core-1"), environment: "prod" }).body).not.toContain("filelog");
+});
+
+test("a stored matcher that does not parse (written around the API) is a ValidationError naming it", () => {
+  const snap = fleetSnapshot();
+  snap.pipelines.set("p-fleet", { ...snap.pipelines.get("p-fleet")!, matchers: ["env=prod", "region=~("] });
+  expect(() => fleetRenderer(snap)).toThrow(/pipelines\[p-fleet\]\.matchers\[1\]/);
+});

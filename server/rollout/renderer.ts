@@ -1,8 +1,8 @@
 /**
  * Renders collector configs for one publish. A collector's config depends only
- * on its runtime, activations and routes (and, on Runtime O, the version it
- * reported, which picks between upstream's old and new names), and fleets are
- * mostly alike, so equal inputs are rendered once and share bytes and hash.
+ * on its runtime, activations, routes and the pipelines its attributes match
+ * (and, on Runtime O, the version it reported, which picks between upstream's
+ * old and new names), and fleets are mostly alike, so equal inputs are rendered once and share bytes and hash.
  */
 import { createHash } from "node:crypto";
 import type { Collector } from "../../shared/collectors.ts";
@@ -13,6 +13,7 @@ import { reportedVersion } from "../collectors/runtime.ts";
 import { RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import { renderAlloy } from "../render/alloy.ts";
 import { renderOtelcol } from "../render/otelcol.ts";
+import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 
 export interface RenderedConfig {
   /** sha256 of the body, hex: the identity delivery compares. */
@@ -31,13 +32,16 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
     else routesOf.set(route.collectorId, [route]);
   }
   const rendered = new Map<string, RenderedConfig>();
+  const withMatchers = matcherPipelines(snapshot.pipelines);
 
   return (collector) => {
     const alloy = RUNTIME_OF[collector.managementMode] === "alloy";
     const activations = snapshot.activations.get(collector.id) ?? { collectorId: collector.id, sources: [], destinations: [] };
     const routes = routesOf.get(collector.id) ?? [];
     const version = alloy ? null : reportedVersion(collector);
+    const matched = matchedPipelineIds(collector, withMatchers);
     const key = JSON.stringify([
+      matched,
       alloy,
       version,
       activations.sources,
@@ -53,6 +57,7 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
         pipelines: snapshot.pipelines,
         activations,
         routes,
+        matched,
       };
       const body = alloy ? renderAlloy(input) : renderOtelcol(input);
       result = {

@@ -24,6 +24,7 @@ import { markedSecrets } from "../secrets/values.ts";
 import { Coalescer } from "../store/coalesce.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
+import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 
 export type ConfigState = "current" | "applying" | "failed" | "outdated";
 
@@ -214,7 +215,11 @@ export class Rollouts {
       affected = [await this.collectors.get(collectorId)];
     } else {
       const inConfig = new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]);
-      affected = (await this.collectors.all()).filter((c) => inConfig.has(c.id) || targets.has(c.id));
+      // A collector some pipeline's matchers select is in the config without a record naming it.
+      const withMatchers = matcherPipelines(snapshot.pipelines);
+      affected = (await this.collectors.all()).filter(
+        (c) => inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers).length > 0,
+      );
     }
 
     const render = fleetRenderer(snapshot);

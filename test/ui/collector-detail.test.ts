@@ -111,6 +111,22 @@ test("the header shows the collector's facts", async () => {
   expect(await fact("Collector id").textContent()).toBe(collectorId);
 }, SLOW);
 
+test("the Pipelines section says which pipelines apply and why: a route, or matchers its attributes satisfy", async () => {
+  const { page } = browser;
+  const fleet = await call<{ id: string }>("/pipelines", "POST", { name: "payments fleet", signal: "logs", matchers: ["team=payments", 'environment=~"pro.*"'] });
+  try {
+    await page.reload();
+    const section = page.getByRole("region", { name: "Pipelines" });
+    await section.getByRole("link", { name: "payments fleet" }).waitFor();
+    const items = await section.getByRole("listitem").allTextContents();
+    expect(items).toHaveLength(2);
+    expect(items[0]).toContain("via route (explicit assignment)");
+    expect(items[1]).toBe('payments fleet matches team=payments, environment=~"pro.*"');
+  } finally {
+    await call(`/pipelines/${fleet.id}`, "DELETE");
+  }
+}, SLOW);
+
 test("throughput charts and figures appear once metrics were posted", async () => {
   const { page } = browser;
   const records = page.getByRole("figure", { name: "Records per second by component" });

@@ -15,6 +15,8 @@ interface RawCase {
   pipelines: PipelineRecord[];
   activations?: CollectorActivations;
   routes?: RouteRecord[];
+  /** Pipelines the collector's attributes match (ids). */
+  matched?: string[];
 }
 
 export interface TestCase {
@@ -39,8 +41,9 @@ export function toInput(raw: RawCase): CollectorConfigInput {
     sources: byId(raw.sources),
     destinations: byId(raw.destinations),
     pipelines: byId(raw.pipelines),
-    activations: raw.activations!,
+    activations: raw.activations ?? { collectorId: raw.collector!.id, sources: [], destinations: [] },
     routes: raw.routes ?? [],
+    ...(raw.matched ? { matched: raw.matched } : {}),
   };
 }
 

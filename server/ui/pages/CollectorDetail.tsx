@@ -14,6 +14,7 @@ import { ActivationsSection } from "../collector/Activations.tsx";
 import { ConfigHistorySection } from "../collector/ConfigHistory.tsx";
 import { EditCollectorSection } from "../collector/EditCollector.tsx";
 import { EffectiveConfigSection } from "../collector/EffectiveConfig.tsx";
+import { AppliedPipelinesSection } from "../collector/Pipelines.tsx";
 import { ThroughputSection } from "../collector/Throughput.tsx";
 import { TokenRotationSection } from "../collector/TokenRotation.tsx";
 import type { Collector } from "../../../shared/collectors.ts";
@@ -75,6 +76,7 @@ export function CollectorDetailPage({ id }: { id: string }) {
           {isReportingOnly(collector) && <ReportingOnlyNote full />}
           <CollectorFacts collector={collector} />
           <ThroughputSection collectorId={id} reload={configVersion} />
+          <AppliedPipelinesSection collectorId={id} reload={collectorVersion + configVersion} />
           <EffectiveConfigSection collectorId={id} reload={configVersion} />
           <ConfigHistorySection collectorId={id} reload={configVersion} canWrite={canWrite} onRolledBack={() => setConfigVersion((n) => n + 1)} />
           {canWrite && <TokenRotationSection collector={collector} />}
