@@ -122,7 +122,7 @@ export function pipelineRoutes(deps: PipelinesApiDeps): Route[] {
       query: Type.Object(
         {
           base: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 20, description: "The tag (server/configstore/topology-tag.ts) of the graph this edit started from." }),
+            Type.String({ minLength: 1, maxLength: 20, description: "The tag (shared/topology-tag.ts) of the graph this edit started from." }),
           ),
         },
         { additionalProperties: false },
