@@ -102,22 +102,7 @@ export class MessageHandler {
       } else {
         // Unknown here (new, or this server restarted): ask for everything unless this is it.
         fullState = !message.agentDescription;
-        instance = {
-          uid,
-          collectorId,
-          lastSeq: message.sequenceNum,
-          capabilities: message.capabilities,
-          reportedHash: null,
-          sentHash: null,
-          sentSettings: null,
-          healthy: undefined,
-          healthError: null,
-          configError: null,
-          session: null,
-          seenAt: 0,
-          pollSeconds: DEFAULT_HEARTBEAT_SECONDS,
-          awaitingReport: false,
-        };
+        instance = newInstance(uid, collectorId, message);
         this.sessions.remember(instance);
       }
     } else {
@@ -297,4 +282,27 @@ function background(log: Logger, work: Promise<unknown>): void {
 
 function yamlType(contentType: string): string {
   return /ya?ml/i.test(contentType) ? "text/yaml" : contentType;
+}
+
+/**
+ * An instance this server hears from for the first time: nothing reported or
+ * sent yet, no session, and not seen before (so its first poll sets no interval).
+ */
+export function newInstance(uid: string, collectorId: string, first: Pick<AgentToServer, "sequenceNum" | "capabilities">): Instance {
+  return {
+    uid,
+    collectorId,
+    lastSeq: first.sequenceNum,
+    capabilities: first.capabilities,
+    reportedHash: null,
+    sentHash: null,
+    sentSettings: null,
+    healthy: undefined,
+    healthError: null,
+    configError: null,
+    session: null,
+    seenAt: 0,
+    pollSeconds: DEFAULT_HEARTBEAT_SECONDS,
+    awaitingReport: false,
+  };
 }

@@ -18,6 +18,7 @@ import {
 import { AnyValueSchema, KeyValueSchema } from "../../server/gen/opamp/v1/anyvalue_pb.ts";
 import type { Connection } from "../../server/opamp/connection.ts";
 import type { Credential } from "../../server/opamp/credential.ts";
+import { newInstance } from "../../server/opamp/handler.ts";
 import { newSession, type Instance } from "../../server/opamp/sessions.ts";
 import { encodeServerToAgent } from "../../server/opamp/wire.ts";
 
@@ -118,22 +119,7 @@ export class RawAgent {
 
 /** What the server knows of an instance it has just heard from, with no session. */
 export function instance(uid: string, collectorId: string, seenAt = Date.now()): Instance {
-  return {
-    uid,
-    collectorId,
-    lastSeq: 1n,
-    capabilities: 0n,
-    reportedHash: null,
-    sentHash: null,
-    sentSettings: null,
-    healthy: undefined,
-    healthError: null,
-    configError: null,
-    session: null,
-    seenAt,
-    pollSeconds: 30,
-    awaitingReport: false,
-  };
+  return { ...newInstance(uid, collectorId, { sequenceNum: 1n, capabilities: 0n }), seenAt };
 }
 
 /** A WebSocket session with no socket: the messages sent over it (as the agent decodes them) and its closes are recorded. */
