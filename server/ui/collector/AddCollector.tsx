@@ -55,13 +55,8 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    let fields: ReturnType<typeof readCollectorForm>;
-    try {
-      fields = readCollectorForm(event.currentTarget);
-    } catch (caught) {
-      setError(caught as ApiError);
-      return;
-    }
+    const fields = readCollectorForm(event.currentTarget, setError);
+    if (fields === null) return;
     const { name, environment, tags } = fields;
     setBusy(true);
     setError(null);

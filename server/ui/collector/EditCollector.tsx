@@ -19,13 +19,8 @@ export function EditCollectorSection({ collector, onSaved }: { collector: Collec
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    let fields: ReturnType<typeof readCollectorForm>;
-    try {
-      fields = readCollectorForm(event.currentTarget);
-    } catch (caught) {
-      setError(caught as ApiError);
-      return;
-    }
+    const fields = readCollectorForm(event.currentTarget, setError);
+    if (fields === null) return;
     const { text, name, environment, tags } = fields;
     const mode = text("managementMode") as Collector["managementMode"];
     const body: Partial<Collector> = {};

@@ -23,10 +23,25 @@ export function parseTags(text: string): Record<string, string> {
   return tags;
 }
 
-/** The name, environment (null when blank) and tags a collector form holds, trimmed; throws parseTags' ApiError. */
-export function readCollectorForm(form: HTMLFormElement): { text: (key: string) => string; name: string; environment: string | null; tags: Record<string, string> } {
+export interface CollectorFormFields {
+  text: (key: string) => string;
+  name: string;
+  environment: string | null;
+  tags: Record<string, string>;
+}
+
+/**
+ * The name, environment (null when blank) and tags a collector form holds,
+ * trimmed; null after handing parseTags' ApiError to `onError`.
+ */
+export function readCollectorForm(form: HTMLFormElement, onError: (error: ApiError) => void): CollectorFormFields | null {
   const data = new FormData(form);
   const text = (key: string) => String(data.get(key) ?? "").trim();
   const environment = text("environment");
-  return { text, name: text("name"), environment: environment === "" ? null : environment, tags: parseTags(text("tags")) };
+  try {
+    return { text, name: text("name"), environment: environment === "" ? null : environment, tags: parseTags(text("tags")) };
+  } catch (caught) {
+    onError(caught as ApiError);
+    return null;
+  }
 }
