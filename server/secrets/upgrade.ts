@@ -13,13 +13,12 @@ import { paths } from "../configstore/layout.ts";
 import { deliverable, quotedSecret } from "../render/secrets.ts";
 import { EFFECTIVE, RENDERED, type EffectiveConfig } from "../rollout/rollout.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
+import { scan } from "../store/scan.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { plaintextRedactor } from "./redact.ts";
 import { sealPlaintextInTree } from "./tree.ts";
 import { secretMarker } from "./values.ts";
 import type { SecretVault } from "./vault.ts";
-
-const PAGE = 500;
 
 /** What the upgrade moved: counts only. */
 export interface SecretsUpgrade {
@@ -49,15 +48,6 @@ export async function redactRendered(rendered: RenderedConfig, sealed: SealedPla
   return delivered === rendered.body ? body : null;
 }
 
-/** Every document of a collection, read page by page. */
-async function* everyDoc<T>(store: Store, collection: string) {
-  for (let after: string | undefined; ; ) {
-    const page = await store.list<T>(collection, { after, limit: PAGE });
-    yield* page;
-    if (page.length < PAGE) return;
-    after = page[page.length - 1]!.id;
-  }
-}
 
 /**
  * Moves plaintext in the working tree's sensitive fields to the vault and
@@ -89,7 +79,7 @@ export async function upgradeSecrets(deps: { store: Store; configStore: ConfigSt
     if (rewritten.size === 0) return null;
 
     let renderedConfigs = 0;
-    for await (const doc of everyDoc<RenderedConfig>(store, RENDERED)) {
+    for await (const doc of scan<RenderedConfig>(store, RENDERED)) {
       const body = await redactRendered(doc.data, sealed);
       if (body === null) continue;
       ops.push({ op: "put", collection: RENDERED, id: doc.id, data: { ...doc.data, body } satisfies RenderedConfig, expect: doc.version });
@@ -97,7 +87,7 @@ export async function upgradeSecrets(deps: { store: Store; configStore: ConfigSt
     }
     let effectiveConfigs = 0;
     const redact = plaintextRedactor(sealed);
-    for await (const doc of everyDoc<EffectiveConfig>(store, EFFECTIVE)) {
+    for await (const doc of scan<EffectiveConfig>(store, EFFECTIVE)) {
       const files = doc.data.files.map((file) => ({ ...file, body: redact(file.body) }));
       if (files.every((file, i) => file.body === doc.data.files[i]!.body)) continue;
       ops.push({ op: "put", collection: EFFECTIVE, id: doc.id, data: { ...doc.data, files } satisfies EffectiveConfig, expect: doc.version });
