@@ -61,6 +61,8 @@ describe("catalogView", () => {
     // Annotations of sensitive fields (secrets/values.ts): forms render them write-only.
     ajv.addKeyword("sensitive");
     ajv.addKeyword("plainAllowed");
+    // Fields that take no attribute reference, and why (schemas.ts NoReferences): forms can say so.
+    ajv.addKeyword("noAttributeReferences");
     for (const e of [...view.sources, ...view.destinations, ...view.processors]) {
       expect(ajv.validateSchema(e.schema)).toBe(true);
       expect(() => ajv.compile(e.schema)).not.toThrow();

@@ -9,10 +9,32 @@ import {
   type ObjectOptions,
   type SchemaOptions,
   type TProperties,
+  type TSchema,
   type TUnsafe,
 } from "@sinclair/typebox";
 import { Sensitive } from "../../shared/sensitive.ts";
 import { parseDuration, type DurationGrammar } from "./durations.ts";
+
+/**
+ * Schema keyword: the field takes no attribute reference (`{{attr "KEY"}}`,
+ * shared/attribute-refs.ts), and the keyword's value says why. Set on every
+ * field a rendering reads rather than copies into a string (a value compared,
+ * parsed or used as a key), because a reference is filled in only after
+ * rendering, in the rendered text; and on OTTL, which a collector's attribute
+ * must never become.
+ */
+export const NO_REFERENCES = "noAttributeReferences";
+
+/** `schema` marked as taking no attribute reference, for the reason `why`. */
+export function NoReferences<T extends TSchema>(schema: T, why: string): T {
+  // Copied with its descriptors: a duration's rule is kept in non-enumerable keys a spread would drop.
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(schema)) as T;
+  return Object.assign(copy, { [NO_REFERENCES]: why });
+}
+
+/** Why a host path takes no attribute reference (hostpaths.ts). */
+export const HOST_PATH_REFERENCE =
+  "a host path is checked against the host-path policy when it is saved, so it cannot depend on a collector's attributes";
 
 /** A closed object. */
 export function Closed<T extends TProperties>(properties: T, options: ObjectOptions = {}) {

@@ -1,8 +1,8 @@
 /**
  * Validation of a component's `config` against its catalog type: defaults
- * filled in, then the schema (a sensitive field in any of its forms, see
- * secrets/values.ts), then the characters of every key and string value,
- * then the type's own checks. Every problem names its key path from `root`,
+ * filled in, then where attribute references stand (references.ts), the
+ * schema (a sensitive field in any of its forms, see secrets/values.ts), then
+ * the characters of every key and string value, then the type's own checks. Every problem names its key path from `root`,
  * e.g. `config.endpoint` or `configOverrides.tls.insecure`.
  */
 import { Type, type TSchema } from "@sinclair/typebox";
@@ -12,6 +12,7 @@ import { validate } from "../lib/validate.ts";
 import { ENV_NAME, hasSensitive, isHostEnvRef, isPlainValue, isSecretRef, isSensitive, pathText, plainAllowed, sensitiveLeaves } from "../../shared/sensitive.ts";
 import { MARKER_PREFIX } from "../secrets/values.ts";
 import { mergeConfig } from "./merge.ts";
+import { checkReferences } from "./references.ts";
 import { findType } from "./registry.ts";
 import type { ComponentKind } from "./types.ts";
 
@@ -43,8 +44,13 @@ export function validateConfig(
   check: (valid: Record<string, unknown>) => ErrorDetail[] = () => [],
 ): Record<string, unknown> {
   const filled = Value.Default(schema, Value.Clone(config)) as Record<string, unknown>;
-  const problems = [...detailsOf(() => validate(formsAllowed(schema), filled, what, root))];
-  for (const leaf of sensitiveLeaves(schema, filled)) problems.push(...sensitiveProblems(leaf.schema, leaf.value, pathText(root, leaf.path), what));
+  const references = checkReferences(schema, filled, root);
+  // A string holding an attribute reference meets its field's format only once filled in, per collector, when rendered.
+  const problems = [...references.problems, ...detailsOf(() => validate(formsAllowed(schema), filled, what, root)).filter((d) => !references.deferred.has(d.path))];
+  for (const leaf of sensitiveLeaves(schema, filled)) {
+    const at = pathText(root, leaf.path);
+    if (!references.deferred.has(at)) problems.push(...sensitiveProblems(leaf.schema, leaf.value, at, what));
+  }
   if (problems.length === 0) problems.push(...unwritableText(filled, root));
   if (problems.length === 0) problems.push(...check(filled));
   const first = problems[0];

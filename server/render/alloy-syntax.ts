@@ -4,6 +4,7 @@
  * (tab indentation, `=` aligned across consecutive attributes). Catalog types
  * build blocks with these helpers; the renderer wires and encodes them.
  */
+import { hasReferenceStart } from "../../shared/attribute-refs.ts";
 import { HostEnvValue } from "./host-env.ts";
 
 /** A reference to another component's export, e.g. `otelcol.exporter.otlp.default.input`. */
@@ -154,7 +155,8 @@ function encodeValue(value: AlloyValue, indent: string): string {
   if (value instanceof AlloyRef) return value.expression;
   if (value instanceof HostEnvValue) return `sys.env(${quoteAlloy(value.name)})`;
   if (value instanceof AlloyRawString) {
-    return /[`\u0000-\u001f\u007f]/.test(value.text) ? quoteAlloy(value.text) : `\`${value.text}\``;
+    // An attribute reference is filled in quoted (attributes.ts), which a raw string cannot hold.
+    return /[`\u0000-\u001f\u007f]/.test(value.text) || hasReferenceStart(value.text) ? quoteAlloy(value.text) : `\`${value.text}\``;
   }
   if (isList(value)) {
     const items = value.map((item) => encodeValue(item, `${indent}\t`));

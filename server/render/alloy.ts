@@ -12,9 +12,9 @@ import { attr, block, encodeAlloy, ref, withComments, type AlloyBlock, type Allo
 import { assertRuntimeRParity } from "./parity.ts";
 import { planCollector, type Plan, type Target } from "./plan.ts";
 
-/** The collector's full configuration; a destination Alloy cannot run is refused by the plan. */
-export function renderAlloy(input: CollectorConfigInput): string {
-  return renderAlloyPlan(planCollector(input, "alloy"), [
+/** The collector's full configuration; a destination Alloy cannot run is refused by the plan; `plan`: the input's, when already made. */
+export function renderAlloy(input: CollectorConfigInput, plan: Plan = planCollector(input, "alloy")): string {
+  return renderAlloyPlan(plan, [
     "Rendered by svc; delivered by remote configuration, local edits are replaced.",
   ]);
 }

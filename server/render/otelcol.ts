@@ -34,10 +34,10 @@ import type { CollectorConfigInput } from "./input.ts";
 import { HostEnvValue } from "./host-env.ts";
 import { planCollector, type Flow, type Plan } from "./plan.ts";
 
-/** The collector's full configuration, in the names its reported version accepts. */
-export function renderOtelcol(input: CollectorConfigInput): string {
+/** The collector's full configuration, in the names its reported version accepts; `plan`: the input's, when already made. */
+export function renderOtelcol(input: CollectorConfigInput, plan: Plan = planCollector(input, "otelcol")): string {
   const target: OtelcolTarget = { version: parseCollectorVersion(input.collector.version) };
-  return renderOtelcolPlan(planCollector(input, "otelcol"), ["Rendered by svc; delivered over OpAMP, local edits are replaced."], target);
+  return renderOtelcolPlan(plan, ["Rendered by svc; delivered over OpAMP, local edits are replaced."], target);
 }
 
 interface Pipeline {

@@ -9,6 +9,7 @@
  * (`<flow>_<node>`), so two routes never share a processor and per-route
  * throughput stays separable; sources and destinations are shared.
  */
+import type { TSchema } from "@sinclair/typebox";
 import type { DestinationRecord, PipelineRecord, RouteRecord, Signal, SourceRecord, TopologyNode } from "../../shared/config-records.ts";
 import type { CollectorConfigInput } from "./input.ts";
 import {
@@ -16,6 +17,7 @@ import {
   mergeOverrides,
   runtimeProblem,
   validateComponentConfig,
+  type ComponentType,
   type DestinationType,
   type ProcessorType,
   type SourceType,
@@ -26,6 +28,7 @@ import { isHostEnvRef, isPlainValue, isSecretRef, pathText, sensitiveLeaves, val
 import { secretMarker } from "../secrets/values.ts";
 import { HostEnvValue } from "./host-env.ts";
 import { NameTable } from "./names.ts";
+import { templatedLeaves } from "../catalog/references.ts";
 
 interface Planned<T> {
   name: string;
@@ -67,6 +70,22 @@ export interface Plan {
   sources: PlannedSource[];
   destinations: PlannedDestination[];
   flows: Flow[];
+  /** Every config string holding an attribute reference, by where it was written (empty in a preview, which fills none in). */
+  references: ReferencedField[];
+}
+
+/** A config string holding attribute references, filled in per collector after rendering (attributes.ts). */
+export interface ReferencedField {
+  /** Where it was written, e.g. `destinations[gw].config.endpoint`. */
+  path: string;
+  text: string;
+  /** Its field's schema: the filled-in value must satisfy it. */
+  schema: TSchema;
+}
+
+/** The referenced fields of one planned config; `where` names a field by its keys. */
+function referencedFields(type: ComponentType, config: Record<string, unknown>, where: (path: string[]) => string): ReferencedField[] {
+  return templatedLeaves(type.schema, config).flatMap((leaf) => (leaf.schema === undefined ? [] : [{ path: where(leaf.path), text: leaf.text, schema: leaf.schema }]));
 }
 
 /** A render-time problem, named by the path of what causes it. */
@@ -298,6 +317,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
   });
   const joins = [...routed, ...matched];
 
+  const references: ReferencedField[] = [];
   const sourceNames = new NameTable();
   const sources = new Map<string, PlannedSource>();
   for (const j of [...joins].sort((a, b) => byId(a.record, b.record))) {
@@ -305,6 +325,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
     const merged = mergeOverrides("source", j.record.type, j.record.config, j.overrides, `activations.sources[${j.record.id}].configOverrides`);
     const config = renderable(j.type, merged, mergedPath("sources", j.record.id, j.overrides));
     sources.set(j.record.id, { name: sourceNames.claim(j.record.name, j.record.id), type: j.type, config, comments: [] });
+    references.push(...referencedFields(j.type, config, mergedPath("sources", j.record.id, j.overrides)));
   }
 
   const activeDestinations = new Map(activations.destinations.map((a) => [a.destinationId, a]));
@@ -363,9 +384,20 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
     const type = findType("destination", record.type)!;
     checkRuntime(type, record, at, runtime);
     const config = renderable(type, merged, mergedPath("destinations", id, configOverrides));
+    references.push(...referencedFields(type, config, mergedPath("destinations", id, configOverrides)));
     return { name: destinationNames.claim(record.name, record.id), type, config, comments: [] };
   });
-  return finish([...sources.values()], keys, destinations, flows);
+  // A pipeline node runs once per flow through it, from one config: one field each.
+  const nodes = new Set<string>();
+  for (const f of flows) {
+    for (const p of f.processors) {
+      const root = `pipelines[${f.pipelineId}].topology.nodes[${p.nodeId}].processor.config`;
+      if (nodes.has(root)) continue;
+      nodes.add(root);
+      references.push(...referencedFields(p.type, p.config, (path) => pathText(root, path)));
+    }
+  }
+  return finish([...sources.values()], keys, destinations, flows, references);
 }
 
 /** One source joined to one pipeline on this collector: by a route, or because the collector matches the pipeline. */
@@ -382,9 +414,9 @@ interface Join {
 }
 
 /** Names the flows' destination targets and puts everything in name order. */
-function finish(sources: PlannedSource[], keys: string[], destinations: PlannedDestination[], flows: Flow[]): Plan {
+function finish(sources: PlannedSource[], keys: string[], destinations: PlannedDestination[], flows: Flow[], references: ReferencedField[] = []): Plan {
   const names = new Map(keys.map((key, i) => [key, destinations[i]!.name]));
-  return { sources: sortByName(sources), destinations: sortByName(destinations), flows: sortByName(nameDestinations(flows, names)) };
+  return { sources: sortByName(sources), destinations: sortByName(destinations), flows: sortByName(nameDestinations(flows, names)), references };
 }
 
 /** Key of the preview stand-ins; record ids are never empty. */

@@ -8,16 +8,23 @@
 import { Document, Scalar } from "yaml";
 import type { Runtime } from "../../shared/vocabulary.ts";
 import { QUOTED_MARKER } from "../secrets/values.ts";
+import { unwritableCharacter } from "../catalog/validate.ts";
 import { quoteAlloy } from "./alloy-syntax.ts";
 
 /**
  * A string value as the runtime's writer quotes it: Runtime O's YAML writes
  * every string double-quoted as JSON with each `$` doubled (the collector's
  * escape for its `${…}` expansion, see otelcol.ts); Alloy quotes like Go.
+ * Used for secrets at delivery and for attribute values (attributes.ts), per
+ * collector, so the common case is fast: for text the catalog accepts
+ * (validate.ts), the YAML writer's JSON form is JSON.stringify's (the test
+ * holds the two equal); only other text goes through the writer itself.
  */
 export function quotedSecret(runtime: Runtime, plaintext: string): string {
   if (runtime === "alloy") return quoteAlloy(plaintext);
-  const doc = new Document(plaintext.replaceAll("$", () => "$$"));
+  const escaped = plaintext.replaceAll("$", () => "$$");
+  if (unwritableCharacter(plaintext) === undefined) return JSON.stringify(escaped);
+  const doc = new Document(escaped);
   (doc.contents as Scalar).type = Scalar.QUOTE_DOUBLE;
   return doc.toString({ lineWidth: 0, doubleQuotedAsJSON: true }).trimEnd();
 }

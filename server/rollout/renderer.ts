@@ -3,6 +3,10 @@
  * on its runtime, activations, routes and the pipelines its attributes match
  * (and, on Runtime O, the version it reported, which picks between upstream's
  * old and new names), and fleets are mostly alike, so equal inputs are rendered once and share bytes and hash.
+ * Attribute references (`{{attr "KEY"}}`) are filled in after that render, per
+ * collector (render/attributes.ts): a fleet whose configs differ only in
+ * injected values still renders each render key once, and collectors with
+ * equal values share bytes too. The hash is of the filled-in body.
  */
 import { createHash } from "node:crypto";
 import type { Collector } from "../../shared/collectors.ts";
@@ -13,6 +17,9 @@ import { reportedVersion } from "../collectors/runtime.ts";
 import { RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import { renderAlloy } from "../render/alloy.ts";
 import { renderOtelcol } from "../render/otelcol.ts";
+import { planCollector } from "../render/plan.ts";
+import { attributeTemplate, fillTemplate, type AttributeTemplate } from "../render/attributes.ts";
+import { attributeValues } from "../collectors/attributes.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 
 export interface RenderedConfig {
@@ -31,11 +38,15 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
     if (list) list.push(route);
     else routesOf.set(route.collectorId, [route]);
   }
-  const rendered = new Map<string, RenderedConfig>();
+  /** Per render key: the config, when it references no attribute, else its template. */
+  const rendered = new Map<string, RenderedConfig | AttributeTemplate>();
+  /** Per render key and referenced values: collectors alike in both share bytes. */
+  const filled = new Map<string, RenderedConfig>();
   const withMatchers = matcherPipelines(snapshot.pipelines);
 
   return (collector) => {
     const alloy = RUNTIME_OF[collector.managementMode] === "alloy";
+    const runtime: Runtime = alloy ? "alloy" : "otelcol";
     const activations = snapshot.activations.get(collector.id) ?? { collectorId: collector.id, sources: [], destinations: [] };
     const routes = routesOf.get(collector.id) ?? [];
     const version = alloy ? null : reportedVersion(collector);
@@ -59,15 +70,29 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
         routes,
         matched,
       };
-      const body = alloy ? renderAlloy(input) : renderOtelcol(input);
-      result = {
-        hash: createHash("sha256").update(body).digest("hex"),
-        runtime: alloy ? "alloy" : "otelcol",
-        contentType: alloy ? "text/plain" : "text/yaml",
-        body,
-      };
+      const plan = planCollector(input, runtime);
+      const body = alloy ? renderAlloy(input, plan) : renderOtelcol(input, plan);
+      result = attributeTemplate(runtime, body, plan.references) ?? config(runtime, body);
       rendered.set(key, result);
     }
-    return result;
+    if (!("pieces" in result)) return result;
+    // References are filled in after rendering: one more lookup, and a join and a hash for values not seen yet.
+    const attributes = attributeValues(collector);
+    const valuesKey = JSON.stringify([key, result.keys.map((k) => attributes[k] ?? null)]);
+    let done = filled.get(valuesKey);
+    if (!done) {
+      done = config(runtime, fillTemplate(result, collector.id, attributes));
+      filled.set(valuesKey, done);
+    }
+    return done;
+  };
+}
+
+function config(runtime: Runtime, body: string): RenderedConfig {
+  return {
+    hash: createHash("sha256").update(body).digest("hex"),
+    runtime,
+    contentType: runtime === "alloy" ? "text/plain" : "text/yaml",
+    body,
   };
 }

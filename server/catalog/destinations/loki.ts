@@ -5,6 +5,7 @@
  * Resource attributes then arrive as Loki's OTLP defaults map them.
  */
 import { Type } from "@sinclair/typebox";
+import { parseReferences } from "../../../shared/attribute-refs.ts";
 import { Closed, Headers, HttpUrl } from "../schemas.ts";
 import { defineDestination } from "../types.ts";
 import { otelcolType } from "../versions.ts";
@@ -23,6 +24,9 @@ export const lokiDestination = defineDestination({
     ),
     headers: Headers(),
   }),
+  check(config, root) {
+    return referenceEndsUrl(config.endpoint) ? [{ path: `${root}.endpoint`, message: ENDING_REFERENCE }] : [];
+  },
   otelcol(config, target) {
     return { type: otelcolType("otlp_http", target), config: otlphttpConfig(lokiOtlpUrl(config.endpoint), lokiHeaders(config)) };
   },
@@ -31,6 +35,21 @@ export const lokiDestination = defineDestination({
     return [otlphttpBlock(label, lokiOtlpUrl(config.endpoint), lokiHeaders(config))];
   },
 });
+
+const ENDING_REFERENCE =
+  "ends in an attribute reference, but svc must see how the URL ends to decide whether to append /otlp: end it with the port or a path";
+
+/**
+ * Whether lokiOtlpUrl's choice depends on what a reference in `endpoint` is
+ * filled with (references are filled in after rendering): when the text after
+ * the last one, trailing slashes aside, is empty or could be the end of `/otlp`.
+ */
+function referenceEndsUrl(endpoint: string): boolean {
+  const last = parseReferences(endpoint).references?.at(-1);
+  if (last === undefined) return false;
+  const tail = endpoint.slice(last.end).replace(/\/+$/, "");
+  return !tail.endsWith("/otlp") && "/otlp".endsWith(tail);
+}
 
 /** `http://loki:3100` → `http://loki:3100/otlp`; a URL that already ends in /otlp is kept. */
 function lokiOtlpUrl(base: string): string {

@@ -6,16 +6,19 @@
 import { Type, type Static } from "@sinclair/typebox";
 import type { ErrorDetail } from "../../errors.ts";
 import { formatFloat } from "../../ottl/format.ts";
-import { Closed, StringEnum } from "../schemas.ts";
+import { Closed, NoReferences, StringEnum } from "../schemas.ts";
 
 const ACTIONS = ["insert", "update", "upsert", "delete", "hash"] as const;
 const WITH_VALUE = new Set<string>(["insert", "update", "upsert"]);
 
 export const AttributeAction = Closed({
   key: Type.String({ minLength: 1, description: "The attribute key." }),
-  action: StringEnum(ACTIONS, {
-    description: "insert: only if absent; update: only if present; upsert: always set; delete; hash: replace with its SHA-256.",
-  }),
+  action: NoReferences(
+    StringEnum(ACTIONS, {
+      description: "insert: only if absent; update: only if present; upsert: always set; delete; hash: replace with its SHA-256.",
+    }),
+    "svc reads the action to build the configuration",
+  ),
   value: Type.Optional(
     Type.Union([Type.String(), Type.Number(), Type.Boolean()], {
       errorMessage: "must be a string, number or boolean",

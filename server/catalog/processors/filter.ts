@@ -21,7 +21,7 @@ import type { OttlContext } from "../../ottl/contexts.ts";
 import { checkCondition } from "../../ottl/parser.ts";
 import { conditionBounds, conditionListBounds } from "../../ottl/processors.ts";
 import { attr, block, raw } from "../../render/alloy-syntax.ts";
-import { Closed, StringEnum } from "../schemas.ts";
+import { Closed, NoReferences, StringEnum } from "../schemas.ts";
 import { defineProcessor } from "../types.ts";
 import { usesNewKeys } from "../versions.ts";
 
@@ -32,9 +32,13 @@ const GROUP: Record<Signal, { group: "logs" | "metrics" | "traces"; conditionsKe
   traces: { group: "traces", conditionsKey: "trace_conditions" },
 };
 
+/** A reference in a condition would put a collector's attribute into OTTL code, which it must never become. */
+const OTTL_REFERENCE =
+  "a condition is OTTL code, and a collector's attribute must never become code; to test a value svc sets per collector, set it as a resource attribute (resource processor) and compare with that";
+
 function conditions(context: OttlContext) {
   return Type.Optional(
-    Type.Array(Type.String(conditionBounds), {
+    Type.Array(NoReferences(Type.String(conditionBounds), OTTL_REFERENCE), {
       ...conditionListBounds,
       description: `OTTL conditions in the ${context} context (at most ${conditionListBounds.maxItems}); a match drops the ${context}.`,
     }),

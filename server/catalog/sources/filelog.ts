@@ -9,7 +9,7 @@
 import { Type } from "@sinclair/typebox";
 import { attr, block, ref } from "../../render/alloy-syntax.ts";
 import { lokiToOtelcol } from "./loki-chain.ts";
-import { Closed, StringEnum } from "../schemas.ts";
+import { Closed, HOST_PATH_REFERENCE, NoReferences, StringEnum } from "../schemas.ts";
 import { defineSource } from "../types.ts";
 
 const Glob = Type.String({ minLength: 1, pattern: "^\\S", description: "A file glob; ** matches across directories." });
@@ -21,12 +21,15 @@ export const filelogSource = defineSource({
   description: "Tails log files that match glob patterns, e.g. /var/log/nginx/*.log.",
   signals: ["logs"],
   schema: Closed({
-    include: Type.Array(Glob, { minItems: 1, description: "Globs of the files to read." }),
+    include: Type.Array(NoReferences(Glob, HOST_PATH_REFERENCE), { minItems: 1, description: "Globs of the files to read." }),
     exclude: Type.Array(Glob, { default: [], description: "Globs of files to skip even when included." }),
-    start_at: StringEnum(["beginning", "end"], {
-      default: "end",
-      description: "Where to start in a file seen for the first time.",
-    }),
+    start_at: NoReferences(
+      StringEnum(["beginning", "end"], {
+        default: "end",
+        description: "Where to start in a file seen for the first time.",
+      }),
+      "svc reads it to build Runtime R's configuration",
+    ),
   }),
   otelcol(config) {
     return {

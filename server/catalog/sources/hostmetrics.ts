@@ -7,9 +7,9 @@
  */
 import { Type } from "@sinclair/typebox";
 import { attr, block, ref } from "../../render/alloy-syntax.ts";
-import { Closed, Interval, StringEnum } from "../schemas.ts";
+import { Closed, Interval, NoReferences, StringEnum } from "../schemas.ts";
 import { defineSource } from "../types.ts";
-import { alloyScrapeTiming } from "./scrape.ts";
+import { alloyScrapeTiming, SCRAPE_INTERVAL_REFERENCE } from "./scrape.ts";
 
 /** Each hostmetrics scraper and the node_exporter collectors that cover it. */
 const NODE_COLLECTORS = {
@@ -35,8 +35,8 @@ export const hostmetricsSource = defineSource({
   signals: ["metrics"],
   schema: Closed({
     // A Go time.Duration on both runtimes (hostmetrics' collection_interval, Alloy's prometheus.scrape).
-    collection_interval: Interval({ grammars: ["go"], default: "60s", description: "How often to collect." }),
-    scrapers: Type.Array(StringEnum(SCRAPERS), {
+    collection_interval: NoReferences(Interval({ grammars: ["go"], default: "60s", description: "How often to collect." }), SCRAPE_INTERVAL_REFERENCE),
+    scrapers: Type.Array(NoReferences(StringEnum(SCRAPERS), "svc reads the scrapers to build the configuration"), {
       minItems: 1,
       uniqueItems: true,
       default: ["cpu", "memory", "disk", "filesystem", "network", "load"],

@@ -11,14 +11,17 @@ import { Type } from "@sinclair/typebox";
 import { attr, block, ref } from "../../render/alloy-syntax.ts";
 import { JOURNAL_PRIORITY_KEEP } from "./log-records.ts";
 import { lokiToOtelcol } from "./loki-chain.ts";
-import { Closed } from "../schemas.ts";
+import { Closed, HOST_PATH_REFERENCE, NoReferences } from "../schemas.ts";
 import { defineSource } from "../types.ts";
 
-const Unit = Type.String({
-  pattern: "^[A-Za-z0-9:_.@-]+$",
-  errorMessage: "must be a systemd unit name such as nginx.service",
-  description: "A unit name; without a suffix, .service is assumed (as journalctl --unit does).",
-});
+const Unit = NoReferences(
+  Type.String({
+    pattern: "^[A-Za-z0-9:_.@-]+$",
+    errorMessage: "must be a systemd unit name such as nginx.service",
+    description: "A unit name; without a suffix, .service is assumed (as journalctl --unit does).",
+  }),
+  "svc turns the units into Runtime R's relabel expression",
+);
 
 export const journaldSource = defineSource({
   kind: "source",
@@ -29,11 +32,14 @@ export const journaldSource = defineSource({
   schema: Closed({
     units: Type.Array(Unit, { default: [], uniqueItems: true, description: "Units to read; empty reads every unit." }),
     directory: Type.Optional(
-      Type.String({
-        pattern: "^/",
-        errorMessage: "must be an absolute path",
-        description: "Journal directory; unset reads the system journal.",
-      }),
+      NoReferences(
+        Type.String({
+          pattern: "^/",
+          errorMessage: "must be an absolute path",
+          description: "Journal directory; unset reads the system journal.",
+        }),
+        HOST_PATH_REFERENCE,
+      ),
     ),
   }),
   otelcol(config) {

@@ -4,9 +4,9 @@
  */
 import { Type } from "@sinclair/typebox";
 import { attr, block, ref } from "../../render/alloy-syntax.ts";
-import { Closed, Interval } from "../schemas.ts";
+import { Closed, Interval, NoReferences } from "../schemas.ts";
 import { defineSource } from "../types.ts";
-import { alloyScrapeTiming } from "./scrape.ts";
+import { alloyScrapeTiming, SCRAPE_INTERVAL_REFERENCE } from "./scrape.ts";
 
 export const prometheusSource = defineSource({
   kind: "source",
@@ -23,7 +23,10 @@ export const prometheusSource = defineSource({
     }),
     // Prometheus parses it on Runtime O (model.ParseDuration), Alloy's
     // prometheus.scrape as a Go time.Duration: it must satisfy both.
-    scrape_interval: Interval({ grammars: ["go", "prometheus"], default: "60s", description: "How often to scrape each target." }),
+    scrape_interval: NoReferences(
+      Interval({ grammars: ["go", "prometheus"], default: "60s", description: "How often to scrape each target." }),
+      SCRAPE_INTERVAL_REFERENCE,
+    ),
     targets: Type.Array(
       Type.String({ pattern: "^\\S+:[0-9]{1,5}$", errorMessage: "must be host:port, e.g. localhost:9100" }),
       { minItems: 1, uniqueItems: true, description: "host:port of each endpoint to scrape." },

@@ -11,6 +11,9 @@ import { attr, type AlloyAttribute } from "../../render/alloy-syntax.ts";
 import { parseGoDuration } from "../durations.ts";
 import { ALLOY_COMPONENTS } from "../upstream/alloy.ts";
 
+/** Why a scrape interval takes no attribute reference: alloyScrapeTiming reads it. */
+export const SCRAPE_INTERVAL_REFERENCE = "svc reads it to set Runtime R's scrape timeout";
+
 const DEFAULT_TIMEOUT = ALLOY_COMPONENTS["prometheus.scrape"]!.defaults!.scrape_timeout!;
 
 /** `scrape_interval`, and `scrape_timeout` equal to it when the default timeout would exceed it. */

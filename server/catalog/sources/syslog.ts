@@ -10,7 +10,7 @@
  */
 import { attr, block, ref } from "../../render/alloy-syntax.ts";
 import { lokiToOtelcol, syslogRelabelRules } from "./loki-chain.ts";
-import { Closed, ListenAddress, StringEnum } from "../schemas.ts";
+import { Closed, ListenAddress, NoReferences, StringEnum } from "../schemas.ts";
 import { defineSource } from "../types.ts";
 
 export const syslogSource = defineSource({
@@ -21,7 +21,7 @@ export const syslogSource = defineSource({
   signals: ["logs"],
   schema: Closed({
     protocol: StringEnum(["rfc5424", "rfc3164"], { default: "rfc5424", description: "The syslog message format." }),
-    transport: StringEnum(["tcp", "udp"], { default: "tcp", description: "The network transport." }),
+    transport: NoReferences(StringEnum(["tcp", "udp"], { default: "tcp", description: "The network transport." }), "it names a section of Runtime O's configuration"),
     listen_address: ListenAddress({ default: "0.0.0.0:54526", description: "host:port to listen on." }),
   }),
   otelcol(config) {
