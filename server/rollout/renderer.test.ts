@@ -3,6 +3,7 @@ import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { byId, loadCase } from "../render/testdata/load.ts";
 import { renderOtelcol } from "../render/otelcol.ts";
+import { ValidationError } from "../errors.ts";
 import { fleetRenderer } from "./renderer.ts";
 
 const base = loadCase("branching").raw;
@@ -124,4 +125,154 @@ test("a stored matcher that does not parse (written around the API) is a Validat
   const snap = fleetSnapshot();
   snap.pipelines.set("p-fleet", { ...snap.pipelines.get("p-fleet")!, matchers: ["env=prod", "region=~("] });
   expect(() => fleetRenderer(snap)).toThrow(/pipelines\[p-fleet\]\.matchers\[1\]/);
+});
+
+/**
+ * A fleet pipeline whose records reference attributes: a listen address, a
+ * URL, a header marked not secret, and a resource attribute (an OTTL string
+ * literal on Runtime R, two levels of quoting deep).
+ */
+function injected(records: { endpoint?: string; team?: string } = {}): Snapshot {
+  const topology = {
+    nodes: [
+      { id: "in", kind: "source" as const, ref: "src" },
+      {
+        id: "res",
+        kind: "processor" as const,
+        processor: { type: "resource", config: { attributes: [{ key: "team", action: "upsert", value: records.team ?? 'team {{attr "team"}}' }] } },
+      },
+      { id: "out", kind: "destination" as const, ref: "gw" },
+    ],
+    edges: [
+      { id: "e1", source: "in", target: "res" },
+      { id: "e2", source: "res", target: "out" },
+    ],
+  };
+  return {
+    sources: byId([{ id: "src", name: "apps", type: "otlp", config: { grpc: { endpoint: '{{attr "bind"}}:4317' }, http: { enabled: false } } }]),
+    destinations: byId([
+      {
+        id: "gw",
+        name: "gateway",
+        type: "otlphttp",
+        config: {
+          endpoint: records.endpoint ?? 'https://{{attr "datacenter"}}.example.com:4318',
+          headers: { "X-Tenant": { value: '{{attr "tenant"}}', secret: false } },
+        },
+      },
+    ]),
+    pipelines: byId([{ id: "p", name: "fleet", signal: "logs" as const, matchers: ["env=prod"], topology }]),
+    activations: new Map(),
+    routes: new Map(),
+  };
+}
+
+const attributes = { env: "prod", bind: "0.0.0.0", datacenter: "fra", tenant: "acme", team: "core" };
+const withTags = (id: string, tags: Record<string, string>, mode: Collector["managementMode"] = "opamp"): Collector => ({ ...collector(id, mode), tags });
+
+/** The snapshot with every reference written as the value it stands for. */
+function literal(values: Record<string, string>): Snapshot {
+  const text = (s: string) => s.replace(/\{\{attr "([^"]+)"\}\}/g, (_, key: string) => values[key]!);
+  const snap = injected();
+  const fill = (value: unknown): unknown =>
+    typeof value === "string" ? text(value)
+    : Array.isArray(value) ? value.map(fill)
+    : typeof value === "object" && value !== null ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v)]))
+    : value;
+  return fill({ ...snap, sources: [...snap.sources.values()], destinations: [...snap.destinations.values()], pipelines: [...snap.pipelines.values()] }) as never;
+}
+
+test("references are filled in per collector in both runtimes; equal values share bytes, and the hash is of the filled-in body", () => {
+  const render = fleetRenderer(injected());
+  const a = render(withTags("a", attributes));
+  expect(a.body).toContain('endpoint: "https://fra.example.com:4318"');
+  expect(a.body).toContain('endpoint: "0.0.0.0:4317"');
+  expect(a.body).toContain('X-Tenant: "acme"');
+  expect(a.body).not.toContain("{{attr");
+  expect(a.hash).toBe(new Bun.CryptoHasher("sha256").update(a.body).digest("hex"));
+  expect(render(withTags("b", attributes))).toBe(a);
+  const other = render(withTags("c", { ...attributes, datacenter: "ams" }));
+  expect(other.body).toContain('endpoint: "https://ams.example.com:4318"');
+  expect(other.hash).not.toBe(a.hash);
+  // Exactly the bytes the same config with the values written in renders to.
+  const raw = literal(attributes) as unknown as { sources: never[]; destinations: never[]; pipelines: never[] };
+  const plain = { sources: byId(raw.sources), destinations: byId(raw.destinations), pipelines: byId(raw.pipelines), activations: new Map(), routes: new Map() };
+  expect(a.body).toBe(fleetRenderer(plain)(withTags("a", attributes)).body);
+
+  const alloy = render(withTags("d", attributes, "rcfg-remotecfg"));
+  expect(alloy.body).toContain('endpoint = "https://fra.example.com:4318"');
+  expect(alloy.body).toContain(String.raw`statements = ["set(attributes[\"team\"], \"team core\")"]`);
+  expect(alloy.body).not.toContain("{{attr");
+});
+
+/** Values a runtime's quoting must carry exactly: quotes, backslashes, `$`, the collector's expansion, braces, non-ASCII, backticks, a line feed. */
+const AWKWARD = ['a"b', "back\\slash\\", "$HOME $$", "${env:SECRET}", "}}", '{{attr "team"}}', "日本語 ✓ 😀", "`tick`", "line\nfeed", "\\\"", "tab\there"];
+
+test("awkward values read back exactly: Runtime O's YAML (with the collector's $$ escape) and Alloy strings, OTTL literal included", async () => {
+  const { parse } = await import("yaml");
+  const render = fleetRenderer(injected());
+  for (const value of AWKWARD) {
+    const tags = { ...attributes, tenant: value.replaceAll("\n", " ").replaceAll("\t", " ").trim(), team: value };
+    const otel = parse(render(withTags("o", tags)).body) as Record<string, Record<string, Record<string, unknown>>>;
+    const unescape = (s: string) => s.replaceAll("$$", "$");
+    const resource = otel.processors!["resource/fleet_apps_res"] as { attributes: { value: string }[] };
+    expect(unescape(resource.attributes[0]!.value)).toBe(`team ${value}`);
+    const exporter = otel.exporters!["otlphttp/gateway"] as { headers: Record<string, string> };
+    expect(unescape(exporter.headers["X-Tenant"]!)).toBe(tags.tenant);
+
+    const alloy = render(withTags("r", tags, "rcfg-remotecfg")).body;
+    expect(alloy).not.toMatch(/[\u0000-\u0008\u000b-\u001f]/);
+    const header = /"X-Tenant" = (".*")\}/.exec(alloy)![1]!;
+    expect(JSON.parse(header)).toBe(tags.tenant);
+    const statements = JSON.parse(/statements = (\[.*\])/.exec(alloy)![1]!) as string[];
+    const literalText = /^set\(attributes\["team"\], (".*")\)$/.exec(statements[0]!)![1]!;
+    expect(JSON.parse(literalText)).toBe(`team ${value}`);
+  }
+});
+
+test("a collector lacking a referenced attribute cannot be rendered: the error names the key and the field that references it", () => {
+  const render = fleetRenderer(injected());
+  const { datacenter: _, ...without } = attributes;
+  let error: unknown;
+  try {
+    render(withTags("edge-1", without));
+  } catch (e) {
+    error = e;
+  }
+  expect(error).toBeInstanceOf(ValidationError);
+  const detail = (error as ValidationError).details[0]!;
+  expect(detail.path).toBe("attributes.datacenter");
+  expect(detail.message).toContain("collector 'edge-1' has no attribute 'datacenter'");
+  expect(detail.message).toContain("destinations[gw].config.endpoint");
+  // A collector that does not run the pipeline needs none of its attributes.
+  expect(render(withTags("staging", { env: "staging" })).body).toContain("No routes");
+  // environment and the virtual collector.* attributes are attributes too; set ones win over reported ones.
+  const byName = fleetRenderer(injected({ team: '{{attr "collector.name"}}/{{attr "environment"}}' }));
+  const named = byName({ ...withTags("edge-2", attributes), environment: "live", reported: { team: "x", datacenter: "reported" }, tags: { ...attributes, datacenter: "set" } });
+  expect(named.body).toContain('value: "edge-2/live"');
+  expect(named.body).toContain("https://set.example.com");
+});
+
+test("a filled-in value its field's format refuses, an unreadable character or a secret's marker names the collector and the place", () => {
+  const render = fleetRenderer(injected());
+  const failure = (tags: Record<string, string>) => {
+    try {
+      render(withTags("edge-3", { ...attributes, ...tags }));
+    } catch (e) {
+      if (e instanceof ValidationError) return e.details[0]!;
+      throw e;
+    }
+    throw new Error("rendered");
+  };
+  const url = failure({ datacenter: "fra west" });
+  expect(url.path).toBe("destinations[gw].config.endpoint");
+  expect(url.message).toContain("collector 'edge-3'");
+  expect(url.message).toContain('"https://fra west.example.com:4318"');
+  expect(url.message).toContain("http:// or https:// URL");
+  const control = failure({ team: "a\u0007b" });
+  expect(control.path).toBe("attributes.team");
+  expect(control.message).toContain("U+0007");
+  const marker = failure({ tenant: "<secret:0190d4c2-0000-7000-8000-000000000000>" });
+  expect(marker.path).toBe("attributes.tenant");
+  expect(marker.message).toContain("reserved for secrets");
 });
