@@ -7,7 +7,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { validateComponentConfig } from "../catalog/validate.ts";
+import { Document, Scalar } from "yaml";
+import { unwritableCharacter, validateComponentConfig } from "../catalog/validate.ts";
 import { ValidationError } from "../errors.ts";
 import { markedSecrets } from "../secrets/values.ts";
 import { renderAlloy } from "./alloy.ts";
@@ -83,5 +84,20 @@ describe("delivery puts each secret in as the writer would have written it", () 
     expect(quotedSecret("otelcol", 'Bearer "a"\\${env:X}')).toBe('"Bearer \\"a\\"\\\\$${env:X}"');
     expect(quotedSecret("alloy", 'Bearer "a"\\${env:X}')).toBe('"Bearer \\"a\\"\\\\${env:X}"');
     expect(quotedSecret("otelcol", "é\t😀")).toBe('"é\\t😀"');
+  });
+
+  test("Runtime O's quick quoting of text the catalog accepts is the YAML writer's, byte for byte", () => {
+    const writer = (text: string) => {
+      const doc = new Document(text.replaceAll("$", () => "$$"));
+      (doc.contents as Scalar).type = Scalar.QUOTE_DOUBLE;
+      return doc.toString({ lineWidth: 0, doubleQuotedAsJSON: true }).trimEnd();
+    };
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), (text) => {
+        if (unwritableCharacter(text) === undefined) expect(quotedSecret("otelcol", text)).toBe(writer(text));
+      }),
+      { numRuns: 2000 },
+    );
+    for (const text of ["$", "\\", '"', "\u0000x", "\u0085", "\u2028", "\ufeff"]) expect(quotedSecret("otelcol", text)).toBe(writer(text));
   });
 });
