@@ -36,6 +36,13 @@ describe("strings the catalog accepts are written so Alloy reads them back", () 
   });
 });
 
+test("a raw string holding an attribute reference is quoted, so the value filled in is quoted too (render/attributes.ts)", () => {
+  const text = 'set(attributes["dc"], "{{attr \\"dc\\"}}")';
+  const line = encodeAlloy([block("x", "y", [attr("v", raw(text))])]).split("\n")[1]!;
+  expect(line).toBe("\t" + String.raw`v = "set(attributes[\"dc\"], \"{{attr \\\"dc\\\"}}\")"`);
+  expect(JSON.parse(line.slice(line.indexOf("= ") + 2))).toBe(text);
+});
+
 describe("isAlloyIdentifier", () => {
   test("letters, digits and _, not starting with a digit, not a keyword", () => {
     expect(isAlloyIdentifier("web_logs_2")).toBe(true);

@@ -75,7 +75,14 @@ test("references are filled in per collector and delivered in both runtimes; awk
   });
   // A read shows the references as written.
   expect(await call(`/destinations/${destination.id}`)).toMatchObject({ config: { endpoint: 'https://{{attr "datacenter"}}.example.com:4318' } });
-  await fleetPipeline("injected", ["fleet=inj"], source.id, destination.id, '{{attr "team"}}');
+  const pipeline = await fleetPipeline("injected", ["fleet=inj"], source.id, destination.id, '{{attr "team"}}');
+  // The preview has no collector: it shows the references as written.
+  const topology = await call(`/pipelines/${pipeline.id}/topology`);
+  for (const runtime of ["otelcol", "alloy"]) {
+    const { config } = await call<{ config: string }>(`/pipelines/${pipeline.id}/topology/preview?runtime=${runtime}`, "POST", topology);
+    expect(config).toContain(String.raw`https://{{attr \"datacenter\"}}.example.com:4318`);
+    expect(config).toContain("team");
+  }
 
   // Runtime O reports its attributes over OpAMP; Runtime R's are set in svc as tags.
   const otel = await call<{ id: string }>("/collectors", "POST", { name: "otel-fra", tags: { fleet: "inj" } });
