@@ -8,7 +8,6 @@
  * injected values still renders each render key once, and collectors with
  * equal values share bytes too. The hash is of the filled-in body.
  */
-import { createHash } from "node:crypto";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import type { RouteRecord } from "../../shared/config-records.ts";
@@ -90,7 +89,8 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
 
 function config(runtime: Runtime, body: string): RenderedConfig {
   return {
-    hash: createHash("sha256").update(body).digest("hex"),
+    // Bun's own SHA-256 is several times quicker than node:crypto's here, and a fleet with injected values hashes a body per collector.
+    hash: Bun.SHA256.hash(body, "hex"),
     runtime,
     contentType: runtime === "alloy" ? "text/plain" : "text/yaml",
     body,
