@@ -15,10 +15,10 @@
 /** Text that starts a reference; every occurrence must be a whole, well-formed one. */
 export const REFERENCE_START = "{{attr";
 
-/** What a referenced key may be made of. */
-export const ATTRIBUTE_KEY = /^[A-Za-z0-9_.:/-]{1,128}$/;
+/** A referenced key, as a regular expression's source: 1–128 letters, digits or `_ . : / -`. */
+export const KEY_PATTERN = "[A-Za-z0-9_.:/-]{1,128}";
 
-const AT = /\{\{attr "([A-Za-z0-9_.:/-]{1,128})"\}\}/y;
+const AT = new RegExp(`\\{\\{attr "(${KEY_PATTERN})"\\}\\}`, "y");
 
 export interface AttributeReference {
   key: string;
@@ -79,9 +79,4 @@ export function fillReferences(text: string, valueOf: (key: string) => string): 
     at = r.end;
   }
   return out + text.slice(at);
-}
-
-/** `{{attr "KEY"}}` for a key. */
-export function reference(key: string): string {
-  return `{{attr "${key}"}}`;
 }

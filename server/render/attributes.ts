@@ -18,7 +18,7 @@
  * reference reaches the text as written; a rendering that rewrote one anyway
  * is refused here rather than delivered.
  */
-import { fillReferences, REFERENCE_START, referencedKeys } from "../../shared/attribute-refs.ts";
+import { fillReferences, KEY_PATTERN, REFERENCE_START, referencedKeys } from "../../shared/attribute-refs.ts";
 import type { Runtime } from "../../shared/vocabulary.ts";
 import { unwritableCharacter } from "../catalog/validate.ts";
 import { ValidationError } from "../errors.ts";
@@ -28,7 +28,7 @@ import type { ReferencedField } from "./plan.ts";
 import { quotedSecret } from "./secrets.ts";
 
 /** A reference in rendered text: the backslashes before its quotes tell how deep in quoting it sits. */
-const QUOTED_REFERENCE = /\{\{attr (\\+)"([A-Za-z0-9_.:/-]{1,128})\1"\}\}/g;
+const QUOTED_REFERENCE = new RegExp(String.raw`\{\{attr (\\+)"(${KEY_PATTERN})\1"\}\}`, "g");
 
 interface Slot {
   key: string;
