@@ -35,3 +35,10 @@ test("a reference a rendering rewrote is refused, naming the field, rather than 
   const escaped = failure(() => attributeTemplate("otelcol", String.raw`a: "{{attr \\"k\\"}}"`, [field('{{attr "k"}}', "sources[s].config.x")]));
   expect(escaped.path).toBe("sources[s].config.x");
 });
+
+test("only a collector's own attributes count: a key Object's prototype has is missing like any other", () => {
+  const template = attributeTemplate("otelcol", String.raw`a: "{{attr \"constructor\"}}{{attr \"__proto__\"}}"`, [field('{{attr "constructor"}}{{attr "__proto__"}}')])!;
+  expect(failure(() => fillTemplate(template, "c1", {})).path).toBe("attributes.__proto__");
+  expect(failure(() => fillTemplate(template, "c1", { __proto__: "p" } as never)).path).toBe("attributes.__proto__");
+  expect(fillTemplate(template, "c1", JSON.parse('{"constructor": "c", "__proto__": "p"}'))).toBe('a: "cp"');
+});

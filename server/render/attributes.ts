@@ -85,6 +85,11 @@ function quotedOnce(runtime: Runtime, text: string): string {
   return quotedSecret(runtime, text).slice(1, -1);
 }
 
+/** A collector's value of `key`, own keys only: `{{attr "constructor"}}` must not find Object's. */
+export function attributeValue(attributes: Readonly<Record<string, string>>, key: string): string | undefined {
+  return Object.hasOwn(attributes, key) ? attributes[key] : undefined;
+}
+
 /**
  * The body for one collector: every reference replaced by its attribute's
  * value, quoted for where it sits. Throws a ValidationError naming
@@ -95,7 +100,7 @@ function quotedOnce(runtime: Runtime, text: string): string {
 export function fillTemplate(template: AttributeTemplate, collectorId: string, attributes: Readonly<Record<string, string>>): string {
   const collector = () => `collector '${collectorId}'`;
   for (const key of template.keys) {
-    const value = attributes[key];
+    const value = attributeValue(attributes, key);
     // Messages are made only on failure: this runs for every collector of a fleet.
     const referenced = () => template.where.get(key) ?? "its configuration";
     if (value === undefined) fail(`attributes.${key}`, `${collector()} has no attribute '${key}', which ${referenced()} references`);

@@ -17,7 +17,7 @@ import { RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import { renderAlloy } from "../render/alloy.ts";
 import { renderOtelcol } from "../render/otelcol.ts";
 import { planCollector } from "../render/plan.ts";
-import { attributeTemplate, fillTemplate, type AttributeTemplate } from "../render/attributes.ts";
+import { attributeTemplate, attributeValue, fillTemplate, type AttributeTemplate } from "../render/attributes.ts";
 import { attributeValues } from "../collectors/attributes.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 
@@ -77,7 +77,7 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
     if (!("pieces" in result)) return result;
     // References are filled in after rendering: one more lookup, and a join and a hash for values not seen yet.
     const attributes = attributeValues(collector);
-    const valuesKey = JSON.stringify([key, result.keys.map((k) => attributes[k] ?? null)]);
+    const valuesKey = JSON.stringify([key, result.keys.map((k) => attributeValue(attributes, k) ?? null)]);
     let done = filled.get(valuesKey);
     if (!done) {
       done = config(runtime, fillTemplate(result, collector.id, attributes));
