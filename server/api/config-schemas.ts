@@ -6,14 +6,18 @@ import { StringMap } from "../../shared/schema.ts";
 
 export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: "\\S", errorMessage: "must be a non-blank string of at most 200 characters" });
 export const Id = Type.String({ minLength: 1, maxLength: 200 });
-export const ConfigObject = Type.Record(Type.String(), Type.Unknown(), { description: "Settings; the catalog gives the schema per type." });
+export const ConfigObject = Type.Record(Type.String(), Type.Unknown(), { description: "Settings; the catalog gives the schema per type. A string value may reference a collector attribute as `{{attr \"KEY\"}}` (not in OTTL)." });
 /** Sensitive fields on a write (secrets/values.ts): every form the API takes. */
 const SENSITIVE_WRITE =
   "A field the catalog marks `sensitive` takes a string (a new secret: stored encrypted, never shown again), " +
   "the object a read shows in its place (`{secret: true, …}`: keep the stored secret), `{env: NAME}` (read from the collector host's environment) " +
   "or, where the catalog also says `plainAllowed`, `{value, secret: false}` (not secret, shown as written).";
-const ComponentConfigBody = Type.Record(Type.String(), Type.Unknown(), { description: `Settings; the catalog gives the schema per type. ${SENSITIVE_WRITE}` });
-const OverridesBody = Type.Record(Type.String(), Type.Unknown(), { description: `${OVERRIDES_DESCRIPTION} ${SENSITIVE_WRITE}` });
+/** Attribute references (shared/attribute-refs.ts), checked by the catalog with the rest of a config. */
+const ATTRIBUTE_REFERENCES =
+  'A string value may reference an attribute of the collector it is rendered for as `{{attr "KEY"}}`, filled in per collector at publish; ' +
+  "not in keys, secrets, OTTL, host paths or the fields the catalog marks `noAttributeReferences`.";
+const ComponentConfigBody = Type.Record(Type.String(), Type.Unknown(), { description: `Settings; the catalog gives the schema per type. ${SENSITIVE_WRITE} ${ATTRIBUTE_REFERENCES}` });
+const OverridesBody = Type.Record(Type.String(), Type.Unknown(), { description: `${OVERRIDES_DESCRIPTION} ${SENSITIVE_WRITE} ${ATTRIBUTE_REFERENCES}` });
 export const Signal = Type.Union(SIGNALS.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${SIGNALS.join(", ")}` });
 
 export const ComponentBody = Type.Object(

@@ -77,7 +77,8 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
     if (!("pieces" in result)) return result;
     // References are filled in after rendering: one more lookup, and a join and a hash for values not seen yet.
     const attributes = attributeValues(collector);
-    const valuesKey = JSON.stringify([key, result.keys.map((k) => attributeValue(attributes, k) ?? null)]);
+    // The render key is JSON, which holds no raw line feed: the two parts cannot run into each other.
+    const valuesKey = `${key}\n${JSON.stringify(result.keys.map((k) => attributeValue(attributes, k) ?? null))}`;
     let done = filled.get(valuesKey);
     if (!done) {
       done = config(runtime, fillTemplate(result, collector.id, attributes));
