@@ -1,4 +1,6 @@
 import { expect, test } from "bun:test";
+import fc from "fast-check";
+import { unwritableCharacter } from "../catalog/validate.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { byId, loadCase } from "../render/testdata/load.ts";
@@ -228,6 +230,23 @@ test("awkward values read back exactly: Runtime O's YAML (with the collector's $
     const literalText = /^set\(attributes\["team"\], (".*")\)$/.exec(statements[0]!)![1]!;
     expect(JSON.parse(literalText)).toBe(`team ${value}`);
   }
+});
+
+test("any value the catalog's character rule accepts fills in as the same value written in would render (Runtime O), and reads back (Runtime R)", () => {
+  const render = fleetRenderer(injected());
+  fc.assert(
+    fc.property(fc.string({ unit: "binary" }), (value) => {
+      if (unwritableCharacter(value) !== undefined || value.includes("<secret:")) return;
+      const values = { ...attributes, team: value };
+      const raw = literal(values) as unknown as { sources: never[]; destinations: never[]; pipelines: never[] };
+      const plain = { sources: byId(raw.sources), destinations: byId(raw.destinations), pipelines: byId(raw.pipelines), activations: new Map(), routes: new Map() };
+      expect(render(withTags("o", values)).body).toBe(fleetRenderer(plain)(withTags("o", values)).body);
+      const alloy = render(withTags("r", values, "rcfg-remotecfg")).body;
+      const [statement] = JSON.parse(/statements = (\[.*\])/.exec(alloy)![1]!) as string[];
+      expect(JSON.parse(/^set\(attributes\["team"\], (".*")\)$/.exec(statement!)![1]!)).toBe(`team ${value}`);
+    }),
+    { numRuns: 300 },
+  );
 });
 
 test("a collector lacking a referenced attribute cannot be rendered: the error names the key and the field that references it", () => {
