@@ -7,9 +7,13 @@
  * The form is exact: `{{attr`, one space, a double-quoted KEY of 1–128
  * letters, digits or `_ . : / -`, `}}`. Any other text starting `{{attr` is an
  * error, so a typo never reaches a collector as literal text. It cannot be
- * taken for the collector's `${env:…}` expansion or an Alloy expression: it
- * only ever lives inside a string value. Here, in shared/, because the UI
- * checks what an operator types with the same grammar.
+ * taken for the collector's `${env:…}` expansion (confmap expands only `$`
+ * forms, and svc writes every `$` as `$$`, server/render/otelcol.ts) or an
+ * Alloy expression: it only ever lives inside a string value, and Alloy's
+ * scanner reads a string as characters and escapes, nothing interpolated
+ * (grafana/alloy syntax/scanner/scanner.go `scanString`, read at 3ad0d812).
+ * Here, in shared/, because the UI checks what an operator types with the
+ * same grammar.
  */
 
 /** Text that starts a reference; every occurrence must be a whole, well-formed one. */
