@@ -109,9 +109,13 @@ export function checkReferences(schema: TSchema, config: unknown, root: string):
  * with dots (validate.ts checks those fields on their own), any other as the
  * schema validation does, with list indexes in brackets.
  */
-export function placeOf(leaf: TemplatedLeaf, root: string): string {
-  if (leaf.schema !== undefined && isSensitive(leaf.schema)) return pathText(root, leaf.path);
-  return pointerToPath(leaf.path.map((p) => `/${p.replaceAll("~", "~0").replaceAll("/", "~1")}`).join(""), root);
+function placeOf(leaf: TemplatedLeaf, root: string): string {
+  return leaf.schema !== undefined && isSensitive(leaf.schema) ? pathText(root, leaf.path) : keyPath(root, leaf.path);
+}
+
+/** Keys from `root` as the API names a place: `config.targets[0]`. */
+export function keyPath(root: string, path: readonly string[]): string {
+  return pointerToPath(path.map((p) => `/${p.replaceAll("~", "~0").replaceAll("/", "~1")}`).join(""), root);
 }
 
 function secretMessage(schema: TSchema): string {

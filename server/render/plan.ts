@@ -28,7 +28,7 @@ import { isHostEnvRef, isPlainValue, isSecretRef, pathText, sensitiveLeaves, val
 import { secretMarker } from "../secrets/values.ts";
 import { HostEnvValue } from "./host-env.ts";
 import { NameTable } from "./names.ts";
-import { templatedLeaves } from "../catalog/references.ts";
+import { keyPath, templatedLeaves } from "../catalog/references.ts";
 
 interface Planned<T> {
   name: string;
@@ -394,7 +394,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
       const root = `pipelines[${f.pipelineId}].topology.nodes[${p.nodeId}].processor.config`;
       if (nodes.has(root)) continue;
       nodes.add(root);
-      references.push(...referencedFields(p.type, p.config, (path) => pathText(root, path)));
+      references.push(...referencedFields(p.type, p.config, (path) => keyPath(root, path)));
     }
   }
   return finish([...sources.values()], keys, destinations, flows, references);

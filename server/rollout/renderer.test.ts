@@ -291,6 +291,7 @@ test("a filled-in value its field's format refuses, an unreadable character or a
   const control = failure({ team: "a\u0007b" });
   expect(control.path).toBe("attributes.team");
   expect(control.message).toContain("U+0007");
+  expect(control.message).toContain("pipelines[p].topology.nodes[res].processor.config.attributes[0].value");
   const marker = failure({ tenant: "<secret:0190d4c2-0000-7000-8000-000000000000>" });
   expect(marker.path).toBe("attributes.tenant");
   expect(marker.message).toContain("reserved for secrets");
