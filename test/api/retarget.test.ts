@@ -233,3 +233,23 @@ test("an edit that would make an Alloy collector match a pipeline it cannot run 
   await server.app.retargeting.idle();
   expect((await history(alloy.id)).renderFailure).toBeNull();
 });
+
+test("a storm of attribute changes is drained in batches of at most 500 collectors, one audit entry each", async () => {
+  await pipeline("/var/log/storm.log", ['storm="yes"']);
+  await commitAndPublish("Storm pipeline");
+  const ids: string[] = [];
+  for (let i = 0; i < 1200; i++) ids.push((await server.app.collectors.create({ actor: "sa:admin", remoteAddr: null }, { name: `storm-${i}` })).id);
+  await server.app.retargeting.idle();
+  const before = (await call<{ items: unknown[] }>("/audit?action=config.retarget&limit=1000")).items.length;
+
+  expect(await call("/collectors/tags", "POST", { match: ['collector.name=~"storm-.*"'], set: { storm: "yes" } })).toEqual({ matched: 1200, changed: 1200 });
+  await server.app.retargeting.idle();
+  // Newest first: the entries this edit added.
+  const all = (await call<{ items: { details: { collectorIds: string[]; changed: number } }[] }>("/audit?action=config.retarget&limit=1000")).items;
+  const entries = all.slice(0, all.length - before);
+  expect(entries.length).toBeGreaterThanOrEqual(3);
+  expect(entries.every((e) => e.details.collectorIds.length <= 500 && e.details.changed === e.details.collectorIds.length)).toBe(true);
+  expect(entries.flatMap((e) => e.details.collectorIds).sort()).toEqual([...ids].sort());
+  const hashes = new Set(await Promise.all(ids.map(async (id) => (await server.app.rollouts.target(id))!.rendered.hash)));
+  expect(hashes.size).toBe(1);
+});
