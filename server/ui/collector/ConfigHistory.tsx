@@ -111,7 +111,7 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
       {renderFailure && (
         <p className="setup-warning" role="note">
           <strong>Attributes changed, but the config cannot be rendered</strong> at commit <code>{shortCommit(renderFailure.commit)}</code>:{" "}
-          {renderFailure.error}. The collector keeps its target until a render succeeds or the next publish.
+          {renderFailure.error.replace(/\.$/, "")}. The collector keeps its target until a render succeeds or the next publish.
         </p>
       )}
       {history === null ? (
