@@ -37,6 +37,7 @@ import { Enrollment } from "./enrollment/enrollment.ts";
 import { smtpMailer, type Mailer } from "./mail/mailer.ts";
 import { OpampChannel } from "./opamp/channel.ts";
 import { remoteConfigChannel } from "./remotecfg/remotecfg.ts";
+import { Retargeting } from "./rollout/retarget.ts";
 import { Rollouts } from "./rollout/rollout.ts";
 import { keySource, loadSecrets } from "./secrets/key.ts";
 import type { Secrets } from "./secrets/secrets.ts";
@@ -82,6 +83,8 @@ export interface App {
   pipelines: Pipelines;
   routes: Routes;
   rollouts: Rollouts;
+  /** Renders a collector again when a write here changes its attributes (rollout/retarget.ts). */
+  retargeting: Retargeting;
   presence: Presence;
   /** Own-metrics intake state: per-collector throughput, in memory. */
   telemetry: Telemetry;
@@ -140,6 +143,7 @@ export async function createApp(
   const hostPaths = new HostPaths(config.sources.hostPaths);
   const vault = new SecretVault(store, secrets);
   const rollouts = new Rollouts(store, configStore, collectors, vault, logger);
+  const retargeting = new Retargeting(store, configStore, collectors, logger);
   const presence = new Presence(store, collectors, logger);
   const enrollment = new Enrollment(store, collectors);
   const agents = new Agents(store, enrollment, logger, HEARTBEAT_SECONDS);
@@ -155,6 +159,8 @@ export async function createApp(
     { stop: () => collectorTokens.close() },
     { stop: () => collectors.close() },
     { stop: () => rollouts.close() },
+    // Before the rollouts and the registry it reads: the batch in flight finishes first.
+    { stop: () => retargeting.close() },
     presence,
     { stop: () => agents.close() },
     {
@@ -196,6 +202,7 @@ export async function createApp(
     pipelines: new Pipelines(configStore, collectors),
     routes: new Routes(configStore, collectors),
     rollouts,
+    retargeting,
     presence,
     events,
     live,

@@ -53,8 +53,25 @@ export const HistoryEntrySchema = Type.Object(
     state: ConfigState,
     actor: Type.String(),
     rollbackOf: Type.Optional(Type.Integer({ description: "The seq of the entry this rollback restored." })),
+    cause: Type.Optional(
+      Type.Union([Type.Literal("publish"), Type.Literal("rollback"), Type.Literal("attributes")], {
+        description: "Why it was recorded: a publish, a rollback, or the collector's attributes changed (rendered again at the commit it is on, actor system). Absent on old entries: publish, or rollback when rollbackOf is set.",
+      }),
+    ),
   },
   { title: "ConfigHistoryEntry" },
+);
+
+export const RenderFailureSchema = Type.Object(
+  {
+    commit: Type.String(),
+    error: Type.String({ description: "What could not be rendered (a missing attribute names its key and the config path that needs it)." }),
+    at: Type.String({ format: "date-time" }),
+  },
+  {
+    title: "RenderFailure",
+    description: "The collector's attributes changed and its config at the commit it is on cannot be rendered; it keeps its target. Cleared by the next good render or a publish.",
+  },
 );
 
 export const ConfigVersionSchema = Type.Composite([HistoryEntrySchema, Type.Object({ contentType: Type.String(), body: Type.String() })], { title: "ConfigVersion" });
@@ -76,5 +93,6 @@ export const EffectiveConfigSchema = Type.Object({
 export type Rollout = Static<typeof RolloutSchema>;
 export type RolloutStatus = Static<typeof RolloutStatusSchema>;
 export type HistoryEntry = Static<typeof HistoryEntrySchema>;
+export type RenderFailure = Static<typeof RenderFailureSchema>;
 export type ConfigVersion = Static<typeof ConfigVersionSchema>;
 export type EffectiveConfig = Static<typeof EffectiveConfigSchema>;

@@ -4,11 +4,14 @@ import { CollectorDetailSchema, CollectorSchema, CollectorStatusSchema, Environm
 import { MatcherListError, parseMatcherList, type Matcher } from "../../shared/matchers.ts";
 import { StringMap } from "../../shared/schema.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
+import { alloyMatchProblems, alloyUnrunnable } from "../collectors/alloy-matches.ts";
 import { collectorAttributes } from "../collectors/attributes.ts";
-import type { Collectors } from "../collectors/collectors.ts";
+import type { CollectorEdit, Collectors } from "../collectors/collectors.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
+import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Routes } from "../configstore/routes.ts";
-import { ValidationError } from "../errors.ts";
+import { ConflictError, ValidationError, type ErrorDetail } from "../errors.ts";
+import type { Retargeting } from "../rollout/retarget.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
 
@@ -93,20 +96,39 @@ export function requestMatchers(inputs: readonly string[], path: string): Matche
 export interface CollectorsApiDeps {
   collectors: Collectors;
   routes: Routes;
+  configStore: Pick<ConfigStore, "worktree">;
+  retargeting: Pick<Retargeting, "publishedSnapshot">;
 }
 
 export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
+  /**
+   * Refuses (409 `breaks_matched_collectors`, nothing written) edits that would make an Alloy
+   * collector match a pipeline it cannot run, in the working tree (the next publish) or as
+   * published (attribute changes render it at once, rollout/retarget.ts); as pipeline writes
+   * that would select one are refused.
+   */
+  const refuseAlloyMatches = async (edits: CollectorEdit[]): Promise<void> => {
+    if (!edits.some((e) => RUNTIME_OF[e.after.managementMode] === "alloy")) return;
+    const snapshots = [await deps.configStore.worktree(), await deps.retargeting.publishedSnapshot()];
+    const details = new Map<string, ErrorDetail>();
+    for (const snapshot of snapshots) {
+      if (snapshot) for (const detail of alloyMatchProblems(alloyUnrunnable(snapshot), edits)) details.set(detail.message, detail);
+    }
+    const [first] = details.values();
+    if (first) throw new ConflictError(`This edit would make an Alloy collector match a pipeline it cannot run: ${first.message}.`, "breaks_matched_collectors", [...details.values()]);
+  };
+
   return [
     route({
       method: "POST",
       path: "/collectors",
       scope: "collectors:write",
       tag: "collectors",
-      summary: "Create a collector record (status pending until it connects).",
+      summary: "Create a collector record (status pending until it connects); 409 when an Alloy one would match a pipeline it cannot run.",
       body: CreateBody,
       response: CollectorSchema,
       status: 201,
-      handler: ({ body, principal }) => deps.collectors.create(principal, body),
+      handler: ({ body, principal }) => deps.collectors.create(principal, body, refuseAlloyMatches),
     }),
     route({
       method: "GET",
@@ -140,7 +162,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       path: "/collectors/tags",
       scope: "collectors:write",
       tag: "collectors",
-      summary: "Set and remove tags on every collector the matchers select; audited (collector.tags).",
+      summary:
+        "Set and remove tags on every collector the matchers select; audited (collector.tags). 409, nothing written, when an Alloy collector would come to match a pipeline it cannot run.",
       body: TagsBody,
       response: Type.Object({
         matched: Type.Integer({ description: "Collectors the matchers selected." }),
@@ -153,7 +176,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
           throw new ValidationError("Nothing to do: give set, remove or both.", [{ path: "set", message: "set or remove must name at least one tag" }]);
         }
         const matchers = requestMatchers(body.match, "match");
-        return deps.collectors.editTags(principal, compileFilter({ match: matchers }), { set, remove }, { match: body.match });
+        return deps.collectors.editTags(principal, compileFilter({ match: matchers }), { set, remove }, { match: body.match }, refuseAlloyMatches);
       },
     }),
     route({
@@ -178,7 +201,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       path: "/collectors/{id}",
       scope: "collectors:write",
       tag: "collectors",
-      summary: "Change a collector's name, environment, management mode or tags (tags are replaced whole).",
+      summary:
+        "Change a collector's name, environment, management mode or tags (tags are replaced whole); 409 when an Alloy collector would come to match a pipeline it cannot run.",
       body: PatchBody,
       response: CollectorSchema,
       handler: async ({ params, body, principal }) => {
@@ -187,7 +211,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
           const problems = await deps.routes.problemsOnRuntime(params.id!, RUNTIME_OF[body.managementMode]);
           if (problems.length > 0) throw new ValidationError(`The collector cannot change its management mode: ${problems[0]!.message}.`, problems);
         }
-        return deps.collectors.update(principal, params.id!, body);
+        return deps.collectors.update(principal, params.id!, body, refuseAlloyMatches);
       },
     }),
     route({

@@ -1,6 +1,6 @@
 /** REST: publish, rollout status, per-collector config history and rollback. */
 import { Type } from "@sinclair/typebox";
-import { ConfigVersionSchema, EffectiveConfigSchema, HistoryEntrySchema, RolloutSchema, RolloutStatusSchema } from "../../shared/rollouts.ts";
+import { ConfigVersionSchema, EffectiveConfigSchema, HistoryEntrySchema, RenderFailureSchema, RolloutSchema, RolloutStatusSchema } from "../../shared/rollouts.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
@@ -46,9 +46,13 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       path: "/collectors/{id}/config-history",
       scope: "config:read",
       tag: "publish",
-      summary: "Every config pushed to this collector, oldest first.",
-      response: Type.Object({ items: Type.Array(HistoryEntrySchema) }),
-      handler: async ({ params }) => ({ items: await deps.rollouts.history(params.id!) }),
+      summary: "Every config pushed to this collector, oldest first, and why its config could not be rendered after its attributes changed, while that stands.",
+      response: Type.Object({ items: Type.Array(HistoryEntrySchema), renderFailure: Type.Union([RenderFailureSchema, Type.Null()]) }),
+      handler: async ({ params }) => {
+        const items = await deps.rollouts.history(params.id!);
+        const failure = await deps.rollouts.renderFailure(params.id!);
+        return { items, renderFailure: failure && { commit: failure.commit, error: failure.error, at: failure.at } };
+      },
     }),
     route({
       method: "GET",

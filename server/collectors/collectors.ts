@@ -47,8 +47,21 @@ const BULK_CHUNK = 500;
 export const COLLECTORS = "collectors";
 const COLLECTION = COLLECTORS;
 
+/** A collector as it is and as a write would leave it (`before` null: the write creates it). */
+export interface CollectorEdit {
+  before: Collector | null;
+  after: Collector;
+}
+
+/** Checks edits before they are written; throws (an AppError) to refuse them all. */
+export type VetEdits = (edits: CollectorEdit[]) => Promise<void>;
+
+/** Hears the ids of collectors whose attributes (or what else a render reads of the record) were just written here. */
+export type AttributesListener = (ids: string[]) => void;
+
 export class Collectors {
   private readonly view: RecordView<Collector>;
+  private readonly attributeListeners = new Set<AttributesListener>();
 
   constructor(private readonly store: Store) {
     this.view = new RecordView(store, COLLECTION);
@@ -56,9 +69,27 @@ export class Collectors {
 
   close(): void {
     this.view.close();
+    this.attributeListeners.clear();
   }
 
-  async create(who: Actor, input: NewCollector): Promise<Collector> {
+  /**
+   * Calls `listener` after a write on this replica that may change what a
+   * render reads of a collector (attributeValues, name, mode, reported
+   * version): create, update, report, reportVersion, and each chunk of a bulk
+   * tag edit; not delete. Only the writing replica hears it, so one replica
+   * acts on each change. Returns the unsubscribe.
+   */
+  onAttributesChanged(listener: AttributesListener): () => void {
+    this.attributeListeners.add(listener);
+    return () => this.attributeListeners.delete(listener);
+  }
+
+  private attributesChanged(ids: string[]): void {
+    for (const listener of this.attributeListeners) listener(ids);
+  }
+
+  /** `vet` may refuse the record before it is written. */
+  async create(who: Actor, input: NewCollector, vet?: VetEdits): Promise<Collector> {
     const now = new Date().toISOString();
     const collector: Collector = {
       id: Bun.randomUUIDv7(),
@@ -72,11 +103,13 @@ export class Collectors {
       createdAt: now,
       updatedAt: now,
     };
+    await vet?.([{ before: null, after: collector }]);
     const [doc] = await this.store.write(
       [{ op: "put", collection: COLLECTION, id: collector.id, data: collector, expect: "absent" }],
       [auditEntry(who, "collector.create", "collector", collector.id, { name: collector.name })],
     );
     this.view.apply(doc as Doc<Collector>);
+    this.attributesChanged([collector.id]);
     return collector;
   }
 
@@ -87,17 +120,20 @@ export class Collectors {
     return collector;
   }
 
-  async update(who: Actor, id: string, patch: CollectorPatch): Promise<Collector> {
+  /** `vet` may refuse the change before it is written. */
+  async update(who: Actor, id: string, patch: CollectorPatch, vet?: VetEdits): Promise<Collector> {
     const doc = await this.store.get<Collector>(COLLECTION, id);
     if (!doc) throw new NotFoundError("Collector", id);
     const changed = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as CollectorPatch;
     if (changed.name !== undefined) changed.name = changed.name.trim();
     const collector: Collector = { ...doc.data, ...changed, updatedAt: new Date().toISOString() };
+    await vet?.([{ before: doc.data, after: collector }]);
     const [written] = await this.store.write(
       [{ op: "put", collection: COLLECTION, id, data: collector, expect: doc.version }],
       [auditEntry(who, "collector.update", "collector", id, { changed: Object.keys(changed) })],
     );
     this.view.apply(written as Doc<Collector>);
+    this.attributesChanged([id]);
     return collector;
   }
 
@@ -118,6 +154,7 @@ export class Collectors {
           [auditEntry(who, "collector.update", "collector", id, { changed: ["tags"], reported: { [VERSION_TAG]: version } })],
         );
         this.view.apply(written as Doc<Collector>);
+        this.attributesChanged([id]);
         return;
       } catch (error) {
         if (!(error instanceof ConflictError) || attempt === 1) throw error;
@@ -146,6 +183,7 @@ export class Collectors {
           [auditEntry(who, "collector.update", "collector", id, { changed: ["reported"], reported: Object.keys(reported).length })],
         );
         this.view.apply(written as Doc<Collector>);
+        this.attributesChanged([id]);
         return true;
       } catch (error) {
         if (!(error instanceof ConflictError) || attempt === 1) throw error;
@@ -160,10 +198,16 @@ export class Collectors {
    * the matchers, the edit and the collectors it changed. Collectors whose tags
    * would not change are not written. Refused whole (nothing written) when a
    * key is virtual, both set and removed, or a collector would hold more than
-   * MAX_TAGS tags. A chunk that meets a concurrent write is read again and
-   * retried once.
+   * MAX_TAGS tags, or when `vet` throws on the collectors as they would be.
+   * A chunk that meets a concurrent write is read again and retried once.
    */
-  async editTags(who: Actor, matches: (collector: Collector) => boolean, edit: TagEdit, describe: Record<string, unknown>): Promise<TagEditResult> {
+  async editTags(
+    who: Actor,
+    matches: (collector: Collector) => boolean,
+    edit: TagEdit,
+    describe: Record<string, unknown>,
+    vet?: VetEdits,
+  ): Promise<TagEditResult> {
     const virtual = [...Object.keys(edit.set), ...edit.remove].filter((key) => (VIRTUAL_KEYS as readonly string[]).includes(key));
     if (virtual.length > 0) {
       throw new ValidationError(`${virtual[0]} is a virtual attribute, computed from the record; it cannot be a tag.`, [
@@ -184,6 +228,7 @@ export class Collectors {
     const changing = selected.filter((collector) => apply(collector.tags) !== null);
     const over = changing.find((collector) => Object.keys(apply(collector.tags)!).length > MAX_TAGS);
     if (over) throw new ValidationError(`Collector ${over.id} would hold more than ${MAX_TAGS} tags.`, [{ path: "set", message: `collector ${over.id} would hold more than ${MAX_TAGS} tags` }]);
+    await vet?.(changing.map((collector) => ({ before: collector, after: { ...collector, tags: apply(collector.tags)! } })));
     let changed = 0;
     for (let at = 0; at < changing.length; at += BULK_CHUNK) {
       const ids = changing.slice(at, at + BULK_CHUNK).map((collector) => collector.id);
@@ -202,6 +247,7 @@ export class Collectors {
             auditEntry(who, "collector.tags", "collector", null, { ...describe, set: edit.set, remove: edit.remove, collectorIds: ops.map((op) => op.id) }),
           ]);
           for (const doc of written) this.view.apply(doc as Doc<Collector>);
+          this.attributesChanged(ops.map((op) => op.id));
           changed += ops.length;
           break;
         } catch (error) {

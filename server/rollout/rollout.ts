@@ -42,8 +42,13 @@ export interface CollectorConfig {
    * collector reporting on it, clears it.
    */
   undelivered?: true;
+  /** When the target was recorded (absent on targets older than issue 22): tells a retarget which commit the collector is on. */
+  targetAt?: string;
   updatedAt: string;
 }
+
+/** Why a history entry was recorded; absent on old entries (publish, or rollback when `rollbackOf` is set). */
+export type HistoryCause = "publish" | "rollback" | "attributes";
 
 /** One pushed config: `config_history/<collectorId>/<seq>`. */
 export interface HistoryEntry {
@@ -54,6 +59,25 @@ export interface HistoryEntry {
   state: ConfigState;
   actor: string;
   rollbackOf?: number;
+  cause?: HistoryCause;
+}
+
+/**
+ * Why a collector's config could not be rendered again after its attributes
+ * changed (retarget.ts): `render_failures/<collectorId>`, kept until a later
+ * render of it succeeds or a publish renders the fleet.
+ */
+export interface RenderFailure {
+  collectorId: string;
+  commit: string;
+  error: string;
+  at: string;
+}
+
+/** The latest publish to the whole fleet: the commit collectors without a later target of their own are on. */
+export interface FleetPublish {
+  commit: string;
+  at: string;
 }
 
 export interface Rollout {
@@ -91,14 +115,53 @@ export function rolloutState(collector: Collector, target: CollectorConfig): Rol
   return target.state;
 }
 
-const CONFIGS = "collector_config";
+export const CONFIGS = "collector_config";
 const HISTORY = "config_history";
 export const RENDERED = "rendered_configs";
+export const RENDER_FAILURES = "render_failures";
 const ROLLOUTS = "rollouts";
 export const EFFECTIVE = "effective_configs";
 const LATEST = { collection: "system", id: "latest_rollout" };
+const FLEET = { collection: "system", id: "fleet_publish" };
 
 const historyId = (collectorId: string, seq: number) => `${collectorId}/${String(seq).padStart(10, "0")}`;
+
+/**
+ * Writes for a new target: the collector's target and its history entry (the
+ * rendered bytes are stored by hash). `expect` guards the target document
+ * (its version, or "absent") when the caller read it and must not overwrite
+ * a newer one.
+ */
+export function targetWrites(collectorId: string, entry: HistoryEntry, expect?: number | "absent"): WriteOp[] {
+  const target: CollectorConfig = {
+    collectorId,
+    targetHash: entry.hash,
+    targetCommit: entry.commit,
+    targetSeq: entry.seq,
+    state: "outdated",
+    error: null,
+    targetAt: entry.time,
+    updatedAt: entry.time,
+  };
+  return [
+    { op: "put", collection: CONFIGS, id: collectorId, data: target, ...(expect === undefined ? {} : { expect }) },
+    { op: "put", collection: HISTORY, id: historyId(collectorId, entry.seq), data: entry, expect: "absent" },
+  ];
+}
+
+/**
+ * The latest fleet publish, or null before the first. Servers before issue 22
+ * did not record it: then the latest rollout says, when it is a fleet publish
+ * (after a rollback or one collector's publish, targets keep their own commits
+ * until the next fleet publish records it).
+ */
+export async function latestFleetPublish(store: Store): Promise<FleetPublish | null> {
+  const recorded = await store.get<FleetPublish>(FLEET.collection, FLEET.id);
+  if (recorded) return recorded.data;
+  const latest = await store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
+  const rollout = latest && (await store.get<Rollout>(ROLLOUTS, latest.data.rolloutId))?.data;
+  return rollout?.kind === "publish" && rollout.scope === "fleet" ? { commit: rollout.commit, at: rollout.startedAt } : null;
+}
 
 /** What a collector says of a config it was given (OpAMP RemoteConfigStatus, remote config's status). */
 export interface ConfigReport {
@@ -210,6 +273,7 @@ export class Rollouts {
     if (commit === null) throw new ConflictError("Nothing has been committed yet; commit the pending changes first.", "no_commit");
     const snapshot = await this.config.snapshotAt(commit);
     const targets = new Map((await this.store.list<CollectorConfig>(CONFIGS)).map((d) => [d.id, d.data]));
+    const renderFailures = (await this.store.list<RenderFailure>(RENDER_FAILURES)).map((d) => d.id);
     let affected: Collector[];
     if (collectorId !== undefined) {
       affected = [await this.collectors.get(collectorId)];
@@ -245,9 +309,11 @@ export class Rollouts {
         renderedPuts.add(rendered.hash);
         ops.push({ op: "put", collection: RENDERED, id: rendered.hash, data: rendered });
       }
-      ops.push(...this.targetOps(collector.id, { seq, commit, hash: rendered.hash, time: now, state: "outdated", actor: who.actor }));
+      ops.push(...targetWrites(collector.id, { seq, commit, hash: rendered.hash, time: now, state: "outdated", actor: who.actor, cause: "publish" }));
       changed.push(collector.id);
     }
+    // Every collector rendered (or a failure refused the publish): what a retarget could not render is moot.
+    for (const id of renderFailures) if (collectorId === undefined || id === collectorId) ops.push({ op: "delete", collection: RENDER_FAILURES, id });
     if (failures.length > 0) {
       throw new ConflictError(`The configuration of ${failures.length} collector(s) cannot be rendered: ${failures[0]!.message}.`, "render_failed", failures);
     }
@@ -261,28 +327,12 @@ export class Rollouts {
       collectorIds: affected.map((c) => c.id),
       changed,
     };
+    const fleet: WriteOp[] = collectorId === undefined ? [{ op: "put", collection: FLEET.collection, id: FLEET.id, data: { commit, at: now } satisfies FleetPublish }] : [];
     await this.store.write(
-      [...ops, ...this.rolloutOps(rollout)],
+      [...ops, ...this.rolloutOps(rollout), ...fleet],
       [auditEntry(who, "config.publish", "rollout", rollout.id, { commit, scope: rollout.scope, collectors: affected.length, changed: changed.length })],
     );
     return rollout;
-  }
-
-  /** Writes for a new target: the collector's target and its history entry (the rendered bytes are stored by hash). */
-  private targetOps(collectorId: string, entry: HistoryEntry): WriteOp[] {
-    const target: CollectorConfig = {
-      collectorId,
-      targetHash: entry.hash,
-      targetCommit: entry.commit,
-      targetSeq: entry.seq,
-      state: "outdated",
-      error: null,
-      updatedAt: entry.time,
-    };
-    return [
-      { op: "put", collection: CONFIGS, id: collectorId, data: target },
-      { op: "put", collection: HISTORY, id: historyId(collectorId, entry.seq), data: entry, expect: "absent" },
-    ];
   }
 
   private rolloutOps(rollout: Rollout): WriteOp[] {
@@ -317,6 +367,11 @@ export class Rollouts {
     return (await this.store.list<HistoryEntry>(HISTORY, { prefix: `${collectorId}/` })).map((d) => d.data);
   }
 
+  /** Why the collector's config could not be rendered again after its attributes changed, while that stands. */
+  async renderFailure(collectorId: string): Promise<RenderFailure | null> {
+    return (await this.store.get<RenderFailure>(RENDER_FAILURES, collectorId))?.data ?? null;
+  }
+
   /** Re-targets the collector's previous pushed config, recorded as a new history entry. */
   async rollback(who: Actor, collectorId: string): Promise<HistoryEntry> {
     const history = await this.history(collectorId);
@@ -336,6 +391,7 @@ export class Rollouts {
       state: "outdated",
       actor: who.actor,
       rollbackOf: previous.seq,
+      cause: "rollback",
     };
     const rollout: Rollout = {
       id: Bun.randomUUIDv7(),
@@ -348,7 +404,7 @@ export class Rollouts {
       changed: [collectorId],
     };
     await this.store.write(
-      [...this.targetOps(collectorId, entry), ...this.rolloutOps(rollout)],
+      [...targetWrites(collectorId, entry), ...this.rolloutOps(rollout)],
       [auditEntry(who, "config.rollback", "collector", collectorId, { toSeq: previous.seq, commit: previous.commit, hash: previous.hash })],
     );
     return entry;

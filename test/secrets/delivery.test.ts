@@ -129,6 +129,10 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
       ids.ws = (await call<{ id: string }>("/collectors", "POST", { name: "otel-ws" })).id;
       ids.rcfg = (await call<{ id: string }>("/collectors", "POST", { name: "alloy", managementMode: "rcfg-remotecfg" })).id;
       for (const id of Object.values(ids)) await routeThrough(id);
+      // What the OpAMP collectors will describe, reported ahead: a first report is an attribute change, which
+      // renders them again at the published commit (rollout/retarget.ts) and would replace the hand-made targets below.
+      await r.a.app.collectors.report(SYSTEM_ACTOR, ids.http, { "service.name": "otel-http" });
+      await r.a.app.collectors.report(SYSTEM_ACTOR, ids.ws, { "service.name": "otel-ws" });
       await call("/commit", "POST", { message: "three collectors" });
       await call("/publish", "POST");
       const sealed = r.a.app.vault.seal(plaintext, SYSTEM_ACTOR);

@@ -1,6 +1,9 @@
 /**
  * Every config pushed to the collector, newest first, the latest being its
- * target. Any version can be compared with the one before it (the bodies are
+ * target, each saying why it was pushed when not by a publish (a rollback, or
+ * "attributes changed": rendered again at the same commit because its
+ * attributes changed), and, while it stands, why its config could not be
+ * rendered after its attributes changed. Any version can be compared with the one before it (the bodies are
  * fetched on demand and kept: a version never changes). Rollback is offered
  * on the one version the API restores — the newest whose config differs
  * from the target — after a confirmation, and its outcome is announced.
@@ -12,6 +15,7 @@ import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { shortCommit } from "../format.ts";
+import type { RenderFailure } from "../../../shared/rollouts.ts";
 import type { ConfigVersion, HistoryEntry } from "./types.ts";
 
 /** The version POST /rollback returns to (mirrors server/rollout/rollout.ts rollback). */
@@ -30,6 +34,7 @@ interface Comparison {
 export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBack }: { collectorId: string; reload: number; canWrite: boolean; onRolledBack: () => void }) {
   const base = `/collectors/${encodeURIComponent(collectorId)}`;
   const [history, setHistory] = useState<HistoryEntry[] | null>(null);
+  const [renderFailure, setRenderFailure] = useState<RenderFailure | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [comparison, setComparison] = useState<Comparison | null>(null);
   const [result, setResult] = useState("");
@@ -38,10 +43,11 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
 
   useEffect(() => {
     let current = true;
-    api.get<{ items: HistoryEntry[] }>(`${base}/config-history`).then(
+    api.get<{ items: HistoryEntry[]; renderFailure: RenderFailure | null }>(`${base}/config-history`).then(
       (answer) => {
         if (!current) return;
         setHistory(answer.items);
+        setRenderFailure(answer.renderFailure);
         setError(null);
       },
       (caught: ApiError) => current && setError(caught),
@@ -102,6 +108,12 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
       <p role="status" className="muted">
         {result}
       </p>
+      {renderFailure && (
+        <p className="setup-warning" role="note">
+          <strong>Attributes changed, but the config cannot be rendered</strong> at commit <code>{shortCommit(renderFailure.commit)}</code>:{" "}
+          {renderFailure.error.replace(/\.$/, "")}. The collector keeps its target until a render succeeds or the next publish.
+        </p>
+      )}
       {history === null ? (
         !error && <p className="muted">Loading…</p>
       ) : history.length === 0 ? (
@@ -114,6 +126,7 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
                 <span className="name">Version {entry.seq}</span>
                 {i === 0 && <span className="tag target-tag">target</span>}
                 {entry.rollbackOf !== undefined && <span className="id muted">rollback to version {entry.rollbackOf}</span>}
+                {entry.cause === "attributes" && <span className="id muted">attributes changed</span>}
               </th>
               <td>
                 <code>{shortCommit(entry.commit)}</code>

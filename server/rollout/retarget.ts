@@ -1,0 +1,222 @@
+/**
+ * Attribute changes are config changes (docs/architecture.md "The configuration
+ * lifecycle"). When a write on this replica changes what a render reads of a
+ * collector (Collectors.onAttributesChanged: a tag edit, a reconnect with a new
+ * description), the collector is rendered again at the commit it is on and,
+ * where the hash differs from its target, gets a new target and history entry
+ * (cause "attributes", actor system), delivered as a publish is: the channels
+ * follow Rollouts.onTargetChanged. Only the writing replica hears the change,
+ * so one replica does the work.
+ *
+ * Ids are collected in a set and drained in batches of BATCH, one store write
+ * (and one `config.retarget` audit entry) each, so a reconnect storm of new
+ * descriptions costs a render-cache hit per collector whose config did not
+ * change. A render that fails (an attribute the config needs is missing, a
+ * pipeline Alloy cannot run) leaves the target as it is and is kept as the
+ * collector's RenderFailure, logged when it is new.
+ */
+import type { Logger } from "pino";
+import type { Collector } from "../../shared/collectors.ts";
+import { auditEntry, SYSTEM_ACTOR } from "../audit/audit.ts";
+import type { Collectors } from "../collectors/collectors.ts";
+import { matchedPipelineIds, matcherPipelines, type MatchedPipeline } from "../collectors/matching.ts";
+import type { ConfigStore } from "../configstore/configstore.ts";
+import type { Snapshot } from "../configstore/layout.ts";
+import { AppError, ConflictError, NotFoundError } from "../errors.ts";
+import type { Store, WriteOp } from "../store/store.ts";
+import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
+import {
+  CONFIGS,
+  latestFleetPublish,
+  RENDER_FAILURES,
+  RENDERED,
+  targetWrites,
+  type CollectorConfig,
+  type FleetPublish,
+  type RenderFailure,
+} from "./rollout.ts";
+
+/** Collectors per store write. */
+const BATCH = 500;
+/** Commits whose renderer is kept: the fleet's, and one a rolled-back collector is on. */
+const KEPT_COMMITS = 2;
+/** Writes of one batch tried again after a concurrent write to one of its targets. */
+const RETRIES = 2;
+/** Changes gathered before the first batch, so a create and its first report render once. */
+const GATHER_MS = 10;
+
+/** One commit, parsed and ready to render. */
+interface AtCommit {
+  snapshot: Snapshot;
+  render: (collector: Collector) => RenderedConfig;
+  /** Collectors its activations or routes name. */
+  named: Set<string>;
+  withMatchers: MatchedPipeline[];
+}
+
+/**
+ * The commit a collector is on: its target's, when that was recorded after
+ * the latest fleet publish (a rollback, one collector's publish, an earlier
+ * retarget); else the fleet publish's, which rendered it (a publish records a
+ * target only where the hash changed, so an older target's commit is not the
+ * one it is on). Null: nothing was ever published to it.
+ */
+export function currentCommit(target: CollectorConfig | undefined, fleet: FleetPublish | null): string | null {
+  if (target && (fleet === null || (target.targetAt ?? "") > fleet.at)) return target.targetCommit;
+  return fleet?.commit ?? null;
+}
+
+export class Retargeting {
+  private readonly pending = new Set<string>();
+  private draining: Promise<void> | null = null;
+  private readonly commits = new Map<string, Promise<AtCommit>>();
+  private closed = false;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly store: Store,
+    private readonly config: ConfigStore,
+    private readonly collectors: Collectors,
+    private readonly log: Logger,
+  ) {
+    this.unsubscribe = collectors.onAttributesChanged((ids) => this.enqueue(ids));
+  }
+
+  /** Stops taking changes and waits for the batch in flight; what is still queued is dropped (a publish renders it). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe();
+    await this.draining;
+  }
+
+  /** Resolves once every queued change was handled. */
+  async idle(): Promise<void> {
+    while (this.draining) await this.draining;
+  }
+
+  /** The snapshot of the latest fleet publish, or null before the first (read through the renderers' cache). */
+  async publishedSnapshot(): Promise<Snapshot | null> {
+    const fleet = await latestFleetPublish(this.store);
+    return fleet && (await this.at(fleet.commit)).snapshot;
+  }
+
+  private enqueue(ids: readonly string[]): void {
+    if (this.closed) return;
+    for (const id of ids) this.pending.add(id);
+    this.draining ??= this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    await Bun.sleep(GATHER_MS);
+    while (this.pending.size > 0 && !this.closed) {
+      const ids: string[] = [];
+      for (const id of this.pending) {
+        this.pending.delete(id);
+        ids.push(id);
+        if (ids.length === BATCH) break;
+      }
+      try {
+        await this.batch(ids);
+      } catch (error) {
+        // Not retried: a change made later queues its collectors again, and a publish renders them all.
+        this.log.error({ err: error, collectors: ids.length }, "retarget: rendering collectors again after their attributes changed failed");
+      }
+    }
+    // In the same tick as the last size check, so a change queued from now on starts a new drain.
+    this.draining = null;
+  }
+
+  private async batch(ids: string[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.attempt(ids);
+      } catch (error) {
+        // A publish, rollback or the collector's own report moved one of these targets meanwhile: read them again.
+        if (!(error instanceof ConflictError) || attempt === RETRIES) throw error;
+      }
+    }
+  }
+
+  private async attempt(ids: string[]): Promise<void> {
+    const fleet = await latestFleetPublish(this.store);
+    const [targets, failures] = await Promise.all([
+      this.store.getMany<CollectorConfig>(CONFIGS, ids),
+      this.store.getMany<RenderFailure>(RENDER_FAILURES, ids),
+    ]);
+    const now = new Date().toISOString();
+    const ops: WriteOp[] = [];
+    const rendered = new Map<string, RenderedConfig>();
+    const changed: string[] = [];
+    const failed: RenderFailure[] = [];
+    for (const id of ids) {
+      const collector = await this.collectors.get(id).catch((error) => (error instanceof NotFoundError ? null : Promise.reject(error)));
+      if (!collector) continue;
+      const target = targets.get(id);
+      const commit = currentCommit(target?.data, fleet);
+      if (commit === null) continue;
+      const at = await this.at(commit);
+      const known = failures.get(id);
+      const cleared: WriteOp[] = known ? [{ op: "delete", collection: RENDER_FAILURES, id, expect: known.version }] : [];
+      // Without a target, only a collector the commit's config reaches gets one (publish counts the same ones).
+      if (!target && !at.named.has(id) && matchedPipelineIds(collector, at.withMatchers).length === 0) {
+        ops.push(...cleared);
+        continue;
+      }
+      let config: RenderedConfig;
+      try {
+        config = at.render(collector);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        const message = error.details[0]?.message ?? error.message;
+        if (known?.data.commit !== commit || known.data.error !== message) {
+          const failure: RenderFailure = { collectorId: id, commit, error: message, at: now };
+          ops.push({ op: "put", collection: RENDER_FAILURES, id, data: failure, expect: known?.version ?? "absent" });
+          failed.push(failure);
+        }
+        continue;
+      }
+      ops.push(...cleared);
+      if (target?.data.targetHash === config.hash) continue;
+      rendered.set(config.hash, config);
+      const entry = { seq: (target?.data.targetSeq ?? 0) + 1, commit, hash: config.hash, time: now, state: "outdated" as const, actor: SYSTEM_ACTOR.actor, cause: "attributes" as const };
+      ops.push(...targetWrites(id, entry, target?.version ?? "absent"));
+      changed.push(id);
+    }
+    if (ops.length === 0) return;
+    // Only bytes not stored yet: rewriting a stored one would make every replica drop it from memory.
+    const stored = await this.store.getMany<RenderedConfig>(RENDERED, [...rendered.keys()]);
+    for (const [hash, config] of rendered) if (!stored.has(hash)) ops.push({ op: "put", collection: RENDERED, id: hash, data: config });
+    await this.store.write(ops, [
+      auditEntry(SYSTEM_ACTOR, "config.retarget", "collector", null, {
+        collectorIds: changed,
+        changed: changed.length,
+        failed: failed.map((f) => f.collectorId),
+      }),
+    ]);
+    if (failed.length > 0) {
+      this.log.warn(
+        { collectorIds: failed.slice(0, 20).map((f) => f.collectorId), count: failed.length, error: failed[0]!.error },
+        "retarget: the config of collectors whose attributes changed cannot be rendered; they keep the config they have",
+      );
+    }
+  }
+
+  /** A commit's renderer, kept for the last KEPT_COMMITS commits asked for (a snapshot read and its renders are the cost). */
+  private at(commit: string): Promise<AtCommit> {
+    let entry = this.commits.get(commit);
+    if (entry) {
+      this.commits.delete(commit);
+    } else {
+      entry = this.config.snapshotAt(commit).then((snapshot) => ({
+        snapshot,
+        render: fleetRenderer(snapshot),
+        named: new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]),
+        withMatchers: matcherPipelines(snapshot.pipelines),
+      }));
+      entry.catch(() => this.commits.delete(commit));
+      if (this.commits.size >= KEPT_COMMITS) this.commits.delete(this.commits.keys().next().value!);
+    }
+    this.commits.set(commit, entry);
+    return entry;
+  }
+}
