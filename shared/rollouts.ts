@@ -73,8 +73,45 @@ export const EffectiveConfigSchema = Type.Object({
   ]),
 });
 
+export const PublishPlanSchema = Type.Object(
+  {
+    commit: Type.String({ description: "The head commit a publish would deliver." }),
+    changes: Type.Array(
+      Type.Object({
+        collectorId: Type.String(),
+        name: Type.String(),
+        from: Type.Union([Type.Object({ hash: Type.String(), commit: Type.String() }), Type.Null()], {
+          description: "The config it should run now; null when nothing was published to it yet.",
+        }),
+        to: Type.Object({ hash: Type.String() }),
+        group: Type.Integer({ description: "Index into groups: the diff of this change." }),
+      }),
+      { description: "Every collector whose config would change, in id order." },
+    ),
+    groups: Type.Array(
+      Type.Object({
+        diff: Type.String({ description: "Unified diff of the rendered config, current → published; secrets are shown as their markers." }),
+        collectorIds: Type.Array(Type.String()),
+      }),
+      { description: "The changes grouped by identical diff, in order of first appearance." },
+    ),
+    unchanged: Type.Integer({ description: "Affected collectors that already run this config." }),
+    errors: Type.Array(
+      Type.Object({
+        collectorId: Type.String(),
+        name: Type.String(),
+        path: Type.Union([Type.String(), Type.Null()], { description: "What cannot be rendered, as a key path (attributes.<key> for a missing attribute)." }),
+        message: Type.String(),
+      }),
+      { description: "Collectors whose config cannot be rendered; publish refuses while there are any." },
+    ),
+  },
+  { title: "PublishPlan" },
+);
+
 export type Rollout = Static<typeof RolloutSchema>;
 export type RolloutStatus = Static<typeof RolloutStatusSchema>;
 export type HistoryEntry = Static<typeof HistoryEntrySchema>;
 export type ConfigVersion = Static<typeof ConfigVersionSchema>;
 export type EffectiveConfig = Static<typeof EffectiveConfigSchema>;
+export type PublishPlan = Static<typeof PublishPlanSchema>;

@@ -1,9 +1,26 @@
 /** REST: publish, rollout status, per-collector config history and rollback. */
 import { Type } from "@sinclair/typebox";
-import { ConfigVersionSchema, EffectiveConfigSchema, HistoryEntrySchema, RolloutSchema, RolloutStatusSchema } from "../../shared/rollouts.ts";
+import {
+  ConfigVersionSchema,
+  EffectiveConfigSchema,
+  HistoryEntrySchema,
+  PublishPlanSchema,
+  RolloutSchema,
+  RolloutStatusSchema,
+} from "../../shared/rollouts.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
+import { Matchers, requestMatchers } from "./collectors.ts";
+import { ValidationError } from "../errors.ts";
+
+const PlanBody = Type.Object(
+  {
+    collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10_000, description: "Plan for these collectors only." })),
+    match: Type.Optional(Matchers),
+  },
+  { additionalProperties: false },
+);
 
 /** What the publish, rollout and rollback routes use. */
 export interface PublishApiDeps {
@@ -21,6 +38,22 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       response: RolloutSchema,
       status: 202,
       handler: ({ principal }) => deps.rollouts.publish(principal),
+    }),
+    route({
+      method: "POST",
+      path: "/publish/plan",
+      scope: "config:read",
+      tag: "publish",
+      summary:
+        "Send {} for the whole fleet. What publishing the head commit would change, changing nothing: each collector's change with the diff of its rendered config (grouped by identical diff), how many are unchanged, and every collector whose config cannot be rendered.",
+      body: PlanBody,
+      response: PublishPlanSchema,
+      handler: ({ body }) => {
+        if (body.collectorIds !== undefined && body.match !== undefined) {
+          throw new ValidationError("Give collectorIds or match, not both.", [{ path: "match", message: "cannot be combined with collectorIds" }]);
+        }
+        return deps.rollouts.plan({ collectorIds: body.collectorIds, match: body.match && requestMatchers(body.match, "match") });
+      },
     }),
     route({
       method: "GET",

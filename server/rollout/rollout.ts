@@ -25,6 +25,11 @@ import { Coalescer } from "../store/coalesce.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
+import type { Snapshot } from "../configstore/layout.ts";
+import { compileFilter } from "../../shared/collector-filter.ts";
+import type { Matcher } from "../../shared/matchers.ts";
+import type { PublishPlan } from "../../shared/rollouts.ts";
+import { publishPlan } from "./publish-plan.ts";
 
 export type ConfigState = "current" | "applying" | "failed" | "outdated";
 
@@ -112,6 +117,12 @@ export interface EffectiveConfig {
   collectorId: string;
   files: { name: string; contentType: string; body: string }[];
   reportedAt: string;
+}
+
+/** Which collectors a publish or its plan covers: the named ones, or the fleet's affected collectors the matchers select. */
+export interface PublishScope {
+  collectorIds?: readonly string[];
+  match?: readonly Matcher[];
 }
 
 type TargetListener = (collectorId: string | undefined) => void;
@@ -209,18 +220,8 @@ export class Rollouts {
     const commit = await this.config.head();
     if (commit === null) throw new ConflictError("Nothing has been committed yet; commit the pending changes first.", "no_commit");
     const snapshot = await this.config.snapshotAt(commit);
-    const targets = new Map((await this.store.list<CollectorConfig>(CONFIGS)).map((d) => [d.id, d.data]));
-    let affected: Collector[];
-    if (collectorId !== undefined) {
-      affected = [await this.collectors.get(collectorId)];
-    } else {
-      const inConfig = new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]);
-      // A collector some pipeline's matchers select is in the config without a record naming it.
-      const withMatchers = matcherPipelines(snapshot.pipelines);
-      affected = (await this.collectors.all()).filter(
-        (c) => inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers).length > 0,
-      );
-    }
+    const targets = await this.allTargets();
+    const affected = await this.affected(snapshot, targets, collectorId === undefined ? {} : { collectorIds: [collectorId] });
 
     const render = fleetRenderer(snapshot);
     const now = new Date().toISOString();
@@ -266,6 +267,43 @@ export class Rollouts {
       [auditEntry(who, "config.publish", "rollout", rollout.id, { commit, scope: rollout.scope, collectors: affected.length, changed: changed.length })],
     );
     return rollout;
+  }
+
+  /**
+   * What a publish of the head commit would change, without changing
+   * anything (publish-plan.ts): the fleet's affected collectors, or those of
+   * `scope`.
+   */
+  async plan(scope: PublishScope = {}): Promise<PublishPlan> {
+    const commit = await this.config.head();
+    if (commit === null) throw new ConflictError("Nothing has been committed yet; commit the pending changes first.", "no_commit");
+    const snapshot = await this.config.snapshotAt(commit);
+    const targets = await this.allTargets();
+    const affected = await this.affected(snapshot, targets, scope);
+    return publishPlan({ commit, snapshot, affected, targets, rendered: (hash) => this.storedRendered(hash) });
+  }
+
+  private async allTargets(): Promise<Map<string, CollectorConfig>> {
+    return new Map((await this.store.list<CollectorConfig>(CONFIGS)).map((d) => [d.id, d.data]));
+  }
+
+  /**
+   * The collectors a publish renders, in id order: the named ones (each must
+   * exist), else every collector the snapshot's records name, that has a
+   * target, or that some pipeline's matchers select, narrowed by `match`.
+   */
+  private async affected(snapshot: Snapshot, targets: ReadonlyMap<string, CollectorConfig>, scope: PublishScope): Promise<Collector[]> {
+    if (scope.collectorIds !== undefined) {
+      const ids = [...new Set(scope.collectorIds)].sort();
+      return Promise.all(ids.map((id) => this.collectors.get(id)));
+    }
+    const inConfig = new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]);
+    // A collector some pipeline's matchers select is in the config without a record naming it.
+    const withMatchers = matcherPipelines(snapshot.pipelines);
+    const keep = scope.match === undefined ? () => true : compileFilter({ match: scope.match });
+    return (await this.collectors.all()).filter(
+      (c) => keep(c) && (inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers).length > 0),
+    );
   }
 
   /** Writes for a new target: the collector's target and its history entry (the rendered bytes are stored by hash). */
