@@ -38,6 +38,7 @@ import { smtpMailer, type Mailer } from "./mail/mailer.ts";
 import { OpampChannel } from "./opamp/channel.ts";
 import { remoteConfigChannel } from "./remotecfg/remotecfg.ts";
 import { Rollouts } from "./rollout/rollout.ts";
+import { Stager } from "./rollout/stager.ts";
 import { keySource, loadSecrets } from "./secrets/key.ts";
 import type { Secrets } from "./secrets/secrets.ts";
 import { upgradeSecrets } from "./secrets/upgrade.ts";
@@ -156,6 +157,7 @@ export async function createApp(
     { stop: () => collectors.close() },
     { stop: () => rollouts.close() },
     presence,
+    new Stager(rollouts, logger),
     { stop: () => agents.close() },
     {
       start: () => {

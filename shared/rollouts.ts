@@ -6,6 +6,56 @@
 import { Type, type Static } from "@sinclair/typebox";
 
 const ConfigState = Type.Union([Type.Literal("current"), Type.Literal("applying"), Type.Literal("failed"), Type.Literal("outdated")]);
+/** Where a collector's config stands: `outdated` until sent, `applying` until it reports, then `current` or `failed`. */
+export type ConfigState = Static<typeof ConfigState>;
+
+/**
+ * Where a collector stands in a rollout: its config state, or, counted apart
+ * and never holding a rollout back, offline or reporting only (connected
+ * without the means to take remote config); `queued` while a staged rollout
+ * has not released its batch yet.
+ */
+const RolloutCollectorState = Type.Union([ConfigState, Type.Literal("offline"), Type.Literal("reporting_only"), Type.Literal("queued")]);
+export type RolloutCollectorState = Static<typeof RolloutCollectorState>;
+
+export const StrategySchema = Type.Object(
+  {
+    batchSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: "Collectors per batch after the canary." })),
+    batchPercent: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, maximum: 100, description: "Or a share of the changed collectors per batch (rounded up, at least one)." }),
+    ),
+    pauseSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400, description: "Wait after a batch has applied before the next one (default 0)." })),
+    failureThreshold: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 100,
+        description: "Percent of a batch's reachable collectors that may fail before the rollout pauses itself (default 0: any failure pauses).",
+      }),
+    ),
+    canary: Type.Optional(
+      Type.Object(
+        {
+          collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10_000 })),
+          match: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { minItems: 1, maxItems: 32, description: "Alertmanager matchers." })),
+        },
+        { additionalProperties: false, description: "The first batch: these collectors (those of them the publish changes)." },
+      ),
+    ),
+  },
+  { additionalProperties: false, title: "RolloutStrategy" },
+);
+
+/** How a staged rollout releases its batches, as stored: sizes resolved, defaults applied. */
+export const StoredStrategySchema = Type.Object({
+  batchSize: Type.Optional(Type.Integer()),
+  batchPercent: Type.Optional(Type.Number()),
+  pauseSeconds: Type.Integer(),
+  failureThreshold: Type.Number(),
+});
+
+const Phase = Type.Union([Type.Literal("running"), Type.Literal("paused"), Type.Literal("aborted"), Type.Literal("done")], {
+  description: "A staged rollout's own phase: running (releasing batches), paused (by an operator or by failures), aborted, or done (every batch released).",
+});
 
 export const RolloutSchema = Type.Object(
   {
@@ -16,16 +66,41 @@ export const RolloutSchema = Type.Object(
     startedAt: Type.String({ format: "date-time" }),
     scope: Type.String({ description: "\"fleet\" or the collector id." }),
     collectorIds: Type.Array(Type.String()),
-    changed: Type.Array(Type.String(), { description: "Collectors that got a new config; the others already had this one." }),
+    changed: Type.Array(Type.String(), {
+      description: "Collectors that get a new config (the others already had this one); in a staged rollout, in release order.",
+    }),
+    skipped: Type.Optional(Type.Array(Type.String(), { description: "Collectors left on their config because theirs could not be rendered (publish with skipErrors)." })),
+    strategy: Type.Optional(StoredStrategySchema),
+    batchEnds: Type.Optional(Type.Array(Type.Integer(), { description: "Staged: where each batch ends in `changed` (exclusive)." })),
+    released: Type.Optional(Type.Integer({ description: "Staged: index of the last batch released." })),
+    phase: Type.Optional(Phase),
+    pausedReason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    settledAt: Type.Optional(Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Staged: when the released batch stopped applying." })),
+    acceptedThrough: Type.Optional(Type.Integer({ description: "Staged: failures in batches up to this index were accepted by a resume." })),
   },
   { title: "Rollout" },
+);
+
+export const RolloutSummarySchema = Type.Composite(
+  [
+    Type.Omit(RolloutSchema, ["collectorIds", "changed", "skipped"]),
+    Type.Object({ collectors: Type.Integer(), changed: Type.Integer(), skipped: Type.Integer() }),
+  ],
+  { title: "RolloutSummary" },
 );
 
 export const RolloutStatusSchema = Type.Object(
   {
     rolloutId: Type.Union([Type.String(), Type.Null()]),
     commit: Type.Union([Type.String(), Type.Null()]),
-    state: Type.Union([Type.Literal("idle"), Type.Literal("running"), Type.Literal("completed"), Type.Literal("completed_with_errors")]),
+    state: Type.Union([
+      Type.Literal("idle"),
+      Type.Literal("running"),
+      Type.Literal("paused"),
+      Type.Literal("aborted"),
+      Type.Literal("completed"),
+      Type.Literal("completed_with_errors"),
+    ]),
     total: Type.Integer(),
     counts: Type.Object({
       current: Type.Integer(),
@@ -36,10 +111,21 @@ export const RolloutStatusSchema = Type.Object(
       reporting_only: Type.Integer({
         description: "Counted apart, never blocking completion: connected without the AcceptsRemoteConfig capability, so no config can reach them (run them under the OpAMP supervisor).",
       }),
+      queued: Type.Integer({ description: "In a staged rollout's batches not released yet." }),
     }),
-    collectors: Type.Array(
-      Type.Object({ id: Type.String(), state: Type.Union([ConfigState, Type.Literal("offline"), Type.Literal("reporting_only")]), error: Type.Optional(Type.String()) }),
+    collectors: Type.Array(Type.Object({ id: Type.String(), state: RolloutCollectorState, error: Type.Optional(Type.String()) })),
+    batches: Type.Optional(
+      Type.Array(
+        Type.Object({
+          size: Type.Integer(),
+          released: Type.Boolean(),
+          counts: Type.Record(Type.String(), Type.Integer(), { description: "By rollout state, as `counts`." }),
+        }),
+        { description: "Staged rollouts: each batch in release order." },
+      ),
     ),
+    pausedReason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    eta: Type.Optional(Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Staged: when the last batch should be released, at the pace so far." })),
   },
   { title: "RolloutStatus" },
 );
@@ -111,6 +197,10 @@ export const PublishPlanSchema = Type.Object(
 
 export type Rollout = Static<typeof RolloutSchema>;
 export type RolloutStatus = Static<typeof RolloutStatusSchema>;
+export type RolloutSummary = Static<typeof RolloutSummarySchema>;
+export type Strategy = Static<typeof StrategySchema>;
+export type StoredStrategy = Static<typeof StoredStrategySchema>;
+export type RolloutPhase = Static<typeof Phase>;
 export type HistoryEntry = Static<typeof HistoryEntrySchema>;
 export type ConfigVersion = Static<typeof ConfigVersionSchema>;
 export type EffectiveConfig = Static<typeof EffectiveConfigSchema>;

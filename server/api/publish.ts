@@ -7,20 +7,59 @@ import {
   PublishPlanSchema,
   RolloutSchema,
   RolloutStatusSchema,
+  RolloutSummarySchema,
+  StrategySchema,
+  type Strategy,
 } from "../../shared/rollouts.ts";
+import { compileFilter } from "../../shared/collector-filter.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { Matchers, requestMatchers } from "./collectors.ts";
 import { ValidationError } from "../errors.ts";
 
-const PlanBody = Type.Object(
+const Scope = {
+  collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10_000, description: "These collectors only." })),
+  match: Type.Optional(Matchers),
+};
+
+const PlanBody = Type.Object(Scope, { additionalProperties: false });
+
+const PublishBody = Type.Object(
   {
-    collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10_000, description: "Plan for these collectors only." })),
-    match: Type.Optional(Matchers),
+    ...Scope,
+    strategy: Type.Optional(StrategySchema),
+    skipErrors: Type.Optional(
+      Type.Boolean({ description: "Publish to every collector whose config renders; the others keep theirs (listed in the rollout's skipped)." }),
+    ),
   },
   { additionalProperties: false },
 );
+
+const AbortBody = Type.Object(
+  { rollbackFailed: Type.Optional(Type.Boolean({ description: "Also roll back every released collector whose new config failed." })) },
+  { additionalProperties: false },
+);
+
+/** A request's scope: ids or matchers, not both; matchers parsed (a 400 names `match[i]`). */
+function scopeOf(body: { collectorIds?: string[]; match?: string[] }, path = "") {
+  if (body.collectorIds !== undefined && body.match !== undefined) {
+    throw new ValidationError("Give collectorIds or match, not both.", [{ path: `${path}match`, message: "cannot be combined with collectorIds" }]);
+  }
+  return { collectorIds: body.collectorIds, match: body.match && requestMatchers(body.match, `${path}match`) };
+}
+
+/** The canary batch as a predicate over the changed collectors. */
+function canaryOf(strategy: Strategy | undefined) {
+  if (!strategy?.canary) return undefined;
+  const scope = scopeOf(strategy.canary, "strategy.canary.");
+  if (scope.collectorIds) {
+    const ids = new Set(scope.collectorIds);
+    return (collector: { id: string }) => ids.has(collector.id);
+  }
+  if (!scope.match) throw new ValidationError("A canary names collectorIds or match.", [{ path: "strategy.canary", message: "names neither collectorIds nor match" }]);
+  return compileFilter({ match: scope.match });
+}
 
 /** What the publish, rollout and rollback routes use. */
 export interface PublishApiDeps {
@@ -34,10 +73,24 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       path: "/publish",
       scope: "config:publish",
       tag: "publish",
-      summary: "Render the head commit for every affected collector and deliver what changed; 409 before the first commit.",
+      summary:
+        "Render the head commit for every affected collector (or those of collectorIds or match) and deliver what changed, all at once or staged by a strategy; 409 before the first commit, while a staged rollout is running or paused, and while a config cannot be rendered (unless skipErrors).",
+      body: PublishBody,
+      bodyOptional: true,
       response: RolloutSchema,
       status: 202,
-      handler: ({ principal }) => deps.rollouts.publish(principal),
+      handler: ({ principal, body }) => {
+        const options = body ?? {};
+        if (options.strategy && options.strategy.batchSize !== undefined && options.strategy.batchPercent !== undefined) {
+          throw new ValidationError("Give batchSize or batchPercent, not both.", [{ path: "strategy.batchPercent", message: "cannot be combined with batchSize" }]);
+        }
+        return deps.rollouts.publish(principal, {
+          ...scopeOf(options),
+          strategy: options.strategy,
+          canary: canaryOf(options.strategy),
+          skipErrors: options.skipErrors,
+        });
+      },
     }),
     route({
       method: "POST",
@@ -48,12 +101,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
         "Send {} for the whole fleet. What publishing the head commit would change, changing nothing: each collector's change with the diff of its rendered config (grouped by identical diff), how many are unchanged, and every collector whose config cannot be rendered.",
       body: PlanBody,
       response: PublishPlanSchema,
-      handler: ({ body }) => {
-        if (body.collectorIds !== undefined && body.match !== undefined) {
-          throw new ValidationError("Give collectorIds or match, not both.", [{ path: "match", message: "cannot be combined with collectorIds" }]);
-        }
-        return deps.rollouts.plan({ collectorIds: body.collectorIds, match: body.match && requestMatchers(body.match, "match") });
-      },
+      handler: ({ body }) => deps.rollouts.plan(scopeOf(body)),
     }),
     route({
       method: "GET",
@@ -72,7 +120,64 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       summary: "Publish the head commit to one collector.",
       response: RolloutSchema,
       status: 202,
-      handler: ({ params, principal }) => deps.rollouts.publish(principal, params.collectorId!),
+      handler: ({ params, principal }) => deps.rollouts.publish(principal, { collectorIds: [params.collectorId!] }),
+    }),
+    route({
+      method: "GET",
+      path: "/rollouts",
+      scope: "config:read",
+      tag: "publish",
+      summary: "Publishes and rollbacks, newest first, each with its collectors counted; cursor-paginated.",
+      query: Type.Object(
+        {
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+          cursor: Type.Optional(Type.String({ maxLength: 64, description: "nextCursor of the previous page." })),
+        },
+        { additionalProperties: false },
+      ),
+      response: Type.Object({ items: Type.Array(RolloutSummarySchema), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+      handler: ({ query }) => deps.rollouts.list(query.limit ?? 50, query.cursor),
+    }),
+    route({
+      method: "GET",
+      path: "/rollouts/{id}",
+      scope: "config:read",
+      tag: "publish",
+      summary: "One rollout's progress: counts by state, each collector's state, and for a staged rollout its batches, pause reason and ETA.",
+      response: RolloutStatusSchema,
+      handler: async ({ params }) => {
+        await deps.rollouts.rollout(params.id!);
+        return deps.rollouts.status(params.id!);
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/rollouts/{id}/pause",
+      scope: "config:publish",
+      tag: "publish",
+      summary: "Pause a running staged rollout: no further batch is released until it is resumed; audited.",
+      response: RolloutSchema,
+      handler: ({ params, principal }) => deps.rollouts.pause(principal, params.id!),
+    }),
+    route({
+      method: "POST",
+      path: "/rollouts/{id}/resume",
+      scope: "config:publish",
+      tag: "publish",
+      summary: "Resume a paused staged rollout, accepting the failures so far; audited.",
+      response: RolloutSchema,
+      handler: ({ params, principal }) => deps.rollouts.resume(principal, params.id!),
+    }),
+    route({
+      method: "POST",
+      path: "/rollouts/{id}/abort",
+      scope: "config:publish",
+      tag: "publish",
+      summary: "Abort a staged rollout: batches not released keep their config; with rollbackFailed, failed collectors are rolled back. Audited.",
+      body: AbortBody,
+      bodyOptional: true,
+      response: Type.Object({ rollout: RolloutSchema, rolledBack: Type.Array(Type.String()) }),
+      handler: ({ params, principal, body }) => deps.rollouts.abort(principal, params.id!, body?.rollbackFailed ?? false),
     }),
     route({
       method: "GET",

@@ -11,7 +11,7 @@
  * What a collector reports back (its effective config, its errors) may quote
  * them, so it is redacted before it is stored (`redact`).
  */
-import { auditEntry, type Actor } from "../audit/audit.ts";
+import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
@@ -28,10 +28,12 @@ import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts"
 import type { Snapshot } from "../configstore/layout.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
 import type { Matcher } from "../../shared/matchers.ts";
-import type { PublishPlan } from "../../shared/rollouts.ts";
+import type { ConfigState, PublishPlan, Rollout, RolloutCollectorState, RolloutStatus, RolloutSummary } from "../../shared/rollouts.ts";
+import { countBatch, cutBatches, nextStep, storedStrategy, type Strategy } from "./strategy.ts";
 import { publishPlan } from "./publish-plan.ts";
 
-export type ConfigState = "current" | "applying" | "failed" | "outdated";
+export type { ConfigState, RolloutCollectorState } from "../../shared/rollouts.ts";
+export type { Rollout, RolloutStatus };
 
 /** Where one collector's configuration stands: `collector_config/<collectorId>`. */
 export interface CollectorConfig {
@@ -61,32 +63,19 @@ export interface HistoryEntry {
   rollbackOf?: number;
 }
 
-export interface Rollout {
-  id: string;
-  kind: "publish" | "rollback";
-  commit: string;
-  actor: string;
-  startedAt: string;
-  /** "fleet", or the one collector id it was for. */
-  scope: string;
-  collectorIds: string[];
-  changed: string[];
+/** A staged rollout's target for a collector whose batch is not released yet: `rollout_pending/<rolloutId>/<collectorId>`. */
+interface PendingTarget {
+  hash: string;
 }
 
-/**
- * Where a collector stands in a rollout: its config state, or, counted apart
- * and never blocking completion, offline or reporting only (connected without
- * the means to take remote config).
- */
-export type RolloutCollectorState = ConfigState | "offline" | "reporting_only";
-
-export interface RolloutStatus {
-  rolloutId: string | null;
-  commit: string | null;
-  state: "idle" | "running" | "completed" | "completed_with_errors";
-  total: number;
-  counts: Record<RolloutCollectorState, number>;
-  collectors: { id: string; state: RolloutCollectorState; error?: string }[];
+/** What a publish covers and how it rolls out. */
+export interface PublishOptions extends PublishScope {
+  /** Publish to the collectors whose config renders and leave the others as they are. */
+  skipErrors?: boolean;
+  /** Release the changed collectors batch by batch (strategy.ts); absent: all at once. */
+  strategy?: Strategy;
+  /** Collectors of the canary batch, resolved by the edge from ids or matchers. */
+  canary?: (collector: Collector) => boolean;
 }
 
 /** A collector's place in a rollout: offline first (nothing reaches it), then reporting only, else its config state. */
@@ -100,8 +89,11 @@ const CONFIGS = "collector_config";
 const HISTORY = "config_history";
 export const RENDERED = "rendered_configs";
 const ROLLOUTS = "rollouts";
+const PENDING = "rollout_pending";
 export const EFFECTIVE = "effective_configs";
 const LATEST = { collection: "system", id: "latest_rollout" };
+/** The staged rollout with batches left to release, while there is one (a rollback of one collector meanwhile does not end it). */
+const ACTIVE = { collection: "system", id: "active_rollout" };
 
 const historyId = (collectorId: string, seq: number) => `${collectorId}/${String(seq).padStart(10, "0")}`;
 
@@ -215,20 +207,34 @@ export class Rollouts {
     await Promise.all([this.configWrites.close(), this.historyWrites.close()]);
   }
 
-  /** Publishes the head commit to the fleet, or to one collector. */
-  async publish(who: Actor, collectorId?: string): Promise<Rollout> {
+  /**
+   * Publishes the head commit to the fleet's affected collectors (or those of
+   * the scope): renders each, and gives a new target to every one whose
+   * config changes, all at once or, with a strategy, batch by batch
+   * (`advance` releases the later ones). Refused while a collector's config
+   * cannot be rendered, unless `skipErrors` (those keep what they run), and
+   * while a staged rollout is running or paused.
+   */
+  async publish(who: Actor, options: PublishOptions = {}): Promise<Rollout> {
     const commit = await this.config.head();
     if (commit === null) throw new ConflictError("Nothing has been committed yet; commit the pending changes first.", "no_commit");
+    const active = await this.activeStaged();
+    if (active) {
+      throw new ConflictError(
+        `Rollout ${active.data.id} is ${active.data.phase} with batches left to release; resume or abort it before publishing again.`,
+        "rollout_in_progress",
+      );
+    }
     const snapshot = await this.config.snapshotAt(commit);
     const targets = await this.allTargets();
-    const affected = await this.affected(snapshot, targets, collectorId === undefined ? {} : { collectorIds: [collectorId] });
+    const affected = await this.affected(snapshot, targets, options);
 
     const render = fleetRenderer(snapshot);
     const now = new Date().toISOString();
-    const ops: WriteOp[] = [];
+    const renderedOps: WriteOp[] = [];
     /** Collectors with equal configs share one rendered document. */
     const renderedPuts = new Set<string>();
-    const changed: string[] = [];
+    const next = new Map<string, string>();
     const failures: ErrorDetail[] = [];
     for (const collector of affected) {
       let rendered: RenderedConfig;
@@ -239,32 +245,62 @@ export class Rollouts {
         failures.push({ path: `collectors/${collector.id}`, message: `${collector.name}: ${error.details[0]?.message ?? error.message}` });
         continue;
       }
-      const current = targets.get(collector.id);
-      if (current?.targetHash === rendered.hash) continue;
-      const seq = (current?.targetSeq ?? 0) + 1;
+      if (targets.get(collector.id)?.targetHash === rendered.hash) continue;
       if (!renderedPuts.has(rendered.hash)) {
         renderedPuts.add(rendered.hash);
-        ops.push({ op: "put", collection: RENDERED, id: rendered.hash, data: rendered });
+        renderedOps.push({ op: "put", collection: RENDERED, id: rendered.hash, data: rendered });
       }
-      ops.push(...this.targetOps(collector.id, { seq, commit, hash: rendered.hash, time: now, state: "outdated", actor: who.actor }));
-      changed.push(collector.id);
+      next.set(collector.id, rendered.hash);
     }
-    if (failures.length > 0) {
+    if (failures.length > 0 && !options.skipErrors) {
       throw new ConflictError(`The configuration of ${failures.length} collector(s) cannot be rendered: ${failures[0]!.message}.`, "render_failed", failures);
     }
+    const { strategy } = options;
+    const canary = options.canary ? new Set(affected.filter(options.canary).map((c) => c.id)) : undefined;
+    const batches = strategy ? cutBatches([...next.keys()], strategy, canary) : [[...next.keys()]];
+    const changed = batches.flat();
     const rollout: Rollout = {
       id: Bun.randomUUIDv7(),
       kind: "publish",
       commit,
       actor: who.actor,
       startedAt: now,
-      scope: collectorId ?? "fleet",
+      scope: options.collectorIds?.length === 1 ? options.collectorIds[0]! : "fleet",
       collectorIds: affected.map((c) => c.id),
       changed,
+      ...(failures.length > 0 ? { skipped: failures.map((f) => f.path.slice("collectors/".length)) } : {}),
+      ...(strategy && batches.length > 1
+        ? {
+            strategy: storedStrategy(strategy),
+            batchEnds: batches.map((_, i) => batches.slice(0, i + 1).reduce((n, b) => n + b.length, 0)),
+            released: 0,
+            phase: "running" as const,
+            pausedReason: null,
+            settledAt: null,
+          }
+        : {}),
     };
+    const ops: WriteOp[] = [...renderedOps];
+    for (const [index, batch] of batches.entries()) {
+      for (const id of batch) {
+        const hash = next.get(id)!;
+        if (index === 0) ops.push(...this.targetOps(id, { seq: (targets.get(id)?.targetSeq ?? 0) + 1, commit, hash, time: now, state: "outdated", actor: who.actor }));
+        else ops.push({ op: "put", collection: PENDING, id: `${rollout.id}/${id}`, data: { hash } satisfies PendingTarget, expect: "absent" });
+      }
+    }
+    if (rollout.phase) ops.push({ op: "put", collection: ACTIVE.collection, id: ACTIVE.id, data: { rolloutId: rollout.id } });
     await this.store.write(
       [...ops, ...this.rolloutOps(rollout)],
-      [auditEntry(who, "config.publish", "rollout", rollout.id, { commit, scope: rollout.scope, collectors: affected.length, changed: changed.length })],
+      [
+        auditEntry(who, "config.publish", "rollout", rollout.id, {
+          commit,
+          scope: rollout.scope,
+          collectors: affected.length,
+          changed: changed.length,
+          ...(rollout.skipped ? { skipped: rollout.skipped.length } : {}),
+          ...(rollout.strategy ? { strategy: rollout.strategy, batches: batches.length } : {}),
+        }),
+      ],
     );
     return rollout;
   }
@@ -330,23 +366,215 @@ export class Rollouts {
     ];
   }
 
-  /** Progress of the latest publish or rollback, computed from the targets so any replica answers the same. */
-  async status(): Promise<RolloutStatus> {
-    const counts = { current: 0, applying: 0, failed: 0, outdated: 0, offline: 0, reporting_only: 0 };
-    const latest = await this.store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
-    const rollout = latest ? (await this.store.get<Rollout>(ROLLOUTS, latest.data.rolloutId))?.data : undefined;
+  /**
+   * Progress of a rollout (the latest publish or rollback when no id is
+   * given), computed from the targets so any replica answers the same.
+   */
+  async status(rolloutId?: string): Promise<RolloutStatus> {
+    const counts = countBatch([]);
+    const rollout = rolloutId === undefined ? (await this.latest())?.data : await this.rollout(rolloutId);
     if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts, collectors: [] };
+    const states = await this.collectorStates(rollout, rollout.collectorIds);
     const collectors: RolloutStatus["collectors"] = [];
-    for (const id of rollout.collectorIds) {
-      const target = (await this.store.get<CollectorConfig>(CONFIGS, id))?.data;
+    for (const [id, { state, error }] of states) {
+      counts[state]++;
+      collectors.push(error ? { id, state, error } : { id, state });
+    }
+    const base = { rolloutId: rollout.id, commit: rollout.commit, total: collectors.length, counts, collectors };
+    const settled = counts.applying + counts.outdated === 0;
+    const outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
+    if (!rollout.batchEnds) return { ...base, state: settled ? outcome : "running" };
+    const state = rollout.phase === "paused" || rollout.phase === "aborted" ? rollout.phase : rollout.phase === "done" && settled ? outcome : "running";
+    return { ...base, state, batches: this.batchProgress(rollout, states), pausedReason: rollout.pausedReason ?? null, eta: this.eta(rollout) };
+  }
+
+  /** A rollout by id; 404 when there is none. */
+  async rollout(id: string): Promise<Rollout> {
+    const doc = await this.store.get<Rollout>(ROLLOUTS, id);
+    if (!doc) throw new NotFoundError("Rollout", id);
+    return doc.data;
+  }
+
+  /** Rollouts newest first, a page at a time (`before`: the last id of the previous page). */
+  async list(limit: number, before?: string): Promise<{ items: RolloutSummary[]; nextCursor: string | null }> {
+    // Ids are UUIDv7, so id order is start order; the store lists ascending, so walk from the end.
+    const all = (await this.store.list<Rollout>(ROLLOUTS)).map((d) => d.data).reverse();
+    const from = before === undefined ? 0 : all.findIndex((r) => r.id < before);
+    const page = from === -1 ? [] : all.slice(from, from + limit);
+    const items = page.map(({ collectorIds, changed, skipped, ...rest }) => ({ ...rest, collectors: collectorIds.length, changed: changed.length, skipped: skipped?.length ?? 0 }));
+    return { items, nextCursor: from !== -1 && from + limit < all.length ? page[page.length - 1]!.id : null };
+  }
+
+  private async latest() {
+    const latest = await this.store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
+    return latest ? this.store.get<Rollout>(ROLLOUTS, latest.data.rolloutId) : null;
+  }
+
+  /** The staged rollout with batches left to release (running or paused), with its version. */
+  private async activeStaged() {
+    const active = await this.store.get<{ rolloutId: string }>(ACTIVE.collection, ACTIVE.id);
+    const doc = active ? await this.store.get<Rollout>(ROLLOUTS, active.data.rolloutId) : null;
+    return doc && (doc.data.phase === "running" || doc.data.phase === "paused") ? doc : null;
+  }
+
+  /** Where each of `ids` stands in `rollout`: queued when its staged batch is not released, else by its target. */
+  private async collectorStates(rollout: Rollout, ids: readonly string[]): Promise<Map<string, { state: RolloutCollectorState; error?: string }>> {
+    const queued = new Set(rollout.batchEnds ? rollout.changed.slice(rollout.batchEnds[rollout.released ?? 0]) : []);
+    const targets = await this.store.getMany<CollectorConfig>(CONFIGS, ids.filter((id) => !queued.has(id)));
+    const out = new Map<string, { state: RolloutCollectorState; error?: string }>();
+    for (const id of ids) {
+      if (queued.has(id)) {
+        out.set(id, { state: "queued" });
+        continue;
+      }
+      const target = targets.get(id)?.data;
       const collector = await this.collectors.get(id).catch(() => null);
       if (!target || !collector) continue;
-      const state = rolloutState(collector, target);
-      counts[state]++;
-      collectors.push(target.error ? { id, state, error: target.error } : { id, state });
+      out.set(id, target.error ? { state: rolloutState(collector, target), error: target.error } : { state: rolloutState(collector, target) });
     }
-    const state = counts.applying + counts.outdated > 0 ? "running" : counts.failed > 0 ? "completed_with_errors" : "completed";
-    return { rolloutId: rollout.id, commit: rollout.commit, state, total: collectors.length, counts, collectors };
+    return out;
+  }
+
+  private batchProgress(rollout: Rollout, states: ReadonlyMap<string, { state: RolloutCollectorState }>): NonNullable<RolloutStatus["batches"]> {
+    const ends = rollout.batchEnds!;
+    return ends.map((end, index) => {
+      const ids = rollout.changed.slice(index === 0 ? 0 : ends[index - 1], end);
+      return { size: ids.length, released: index <= (rollout.released ?? 0), counts: countBatch(ids.flatMap((id) => states.get(id)?.state ?? [])) };
+    });
+  }
+
+  /** When the last batch should go out: the pace of the batches so far (or the pause alone), from now. */
+  private eta(rollout: Rollout): string | null {
+    if (rollout.phase !== "running") return null;
+    const left = rollout.batchEnds!.length - 1 - (rollout.released ?? 0);
+    const elapsed = Date.now() - Date.parse(rollout.startedAt);
+    const perBatch = Math.max(elapsed / ((rollout.released ?? 0) + 1), rollout.strategy!.pauseSeconds * 1000);
+    return new Date(Date.now() + left * perBatch).toISOString();
+  }
+
+  /**
+   * Moves the latest staged rollout on by one step (strategy.ts `nextStep`):
+   * records when its released batch settled, releases the next batch once
+   * the pause has passed, pauses it when the batch failed past the threshold,
+   * or marks it done. Any replica may call it: each step is a write that
+   * expects the version it read, so one replica's step wins. Answers when to
+   * look again at the latest (ms since the epoch), or null to wait for news.
+   */
+  async advance(): Promise<number | null> {
+    const doc = await this.activeStaged();
+    if (!doc || doc.data.phase !== "running") return null;
+    const rollout = doc.data;
+    const released = rollout.released ?? 0;
+    const ends = rollout.batchEnds!;
+    const batch = rollout.changed.slice(released === 0 ? 0 : ends[released - 1], ends[released]);
+    const counts = countBatch([...(await this.collectorStates(rollout, batch)).values()].map((s) => s.state));
+    const now = Date.now();
+    const settledAt = rollout.settledAt ? Date.parse(rollout.settledAt) : null;
+    const step = nextStep({ strategy: rollout.strategy!, batches: ends.length, released, settledAt, acceptedThrough: rollout.acceptedThrough ?? -1 }, counts, now);
+    const endActive: WriteOp = { op: "delete", collection: ACTIVE.collection, id: ACTIVE.id };
+    const put = (data: Rollout, extra: WriteOp[] = []) => [...extra, { op: "put" as const, collection: ROLLOUTS, id: rollout.id, data, expect: doc.version }];
+    try {
+      if (step.kind === "wait") {
+        const settled = counts.applying + counts.outdated + counts.queued === 0;
+        if (settled && settledAt === null) {
+          await this.store.write(put({ ...rollout, settledAt: new Date(now).toISOString() }));
+          return now + rollout.strategy!.pauseSeconds * 1000;
+        }
+        return step.until ?? null;
+      }
+      if (step.kind === "pause") {
+        await this.store.write(put({ ...rollout, phase: "paused", pausedReason: step.reason }), [
+          auditEntry(SYSTEM_ACTOR, "rollout.pause", "rollout", rollout.id, { batch: released, reason: step.reason }),
+        ]);
+        return null;
+      }
+      if (step.kind === "complete") {
+        await this.store.write(put({ ...rollout, phase: "done" }, [endActive]), [auditEntry(SYSTEM_ACTOR, "rollout.complete", "rollout", rollout.id, { batches: ends.length })]);
+        return null;
+      }
+      const ids = rollout.changed.slice(ends[step.batch - 1], ends[step.batch]);
+      const [pending, targets] = await Promise.all([
+        this.store.getMany<PendingTarget>(PENDING, ids.map((id) => `${rollout.id}/${id}`)),
+        this.store.getMany<CollectorConfig>(CONFIGS, ids),
+      ]);
+      const time = new Date(now).toISOString();
+      const ops: WriteOp[] = [];
+      for (const id of ids) {
+        const waiting = pending.get(`${rollout.id}/${id}`);
+        if (!waiting) continue;
+        const seq = (targets.get(id)?.data.targetSeq ?? 0) + 1;
+        ops.push({ op: "delete", collection: PENDING, id: waiting.id, expect: waiting.version });
+        ops.push(...this.targetOps(id, { seq, commit: rollout.commit, hash: waiting.data.hash, time, state: "outdated", actor: rollout.actor }));
+      }
+      await this.store.write(put({ ...rollout, released: step.batch, settledAt: null }, ops), [
+        auditEntry(SYSTEM_ACTOR, "rollout.batch", "rollout", rollout.id, { batch: step.batch, collectors: ops.length / 3 }),
+      ]);
+      return now;
+    } catch (error) {
+      // Another replica (or an operator's pause) moved the rollout first: look again.
+      if (error instanceof ConflictError) return now;
+      throw error;
+    }
+  }
+
+  /** An operator pauses a running staged rollout: no batch is released until it is resumed. */
+  async pause(who: Actor, id: string): Promise<Rollout> {
+    return this.changePhase(who, id, "rollout.pause", (rollout) => {
+      if (rollout.phase !== "running") throw new ConflictError(`Rollout ${id} is not running.`, "rollout_not_running");
+      return { ...rollout, phase: "paused", pausedReason: `paused by ${who.actor}` };
+    });
+  }
+
+  /** Resumes a paused staged rollout, accepting the failures of the batches released so far. */
+  async resume(who: Actor, id: string): Promise<Rollout> {
+    return this.changePhase(who, id, "rollout.resume", (rollout) => {
+      if (rollout.phase !== "paused") throw new ConflictError(`Rollout ${id} is not paused.`, "rollout_not_paused");
+      return { ...rollout, phase: "running", pausedReason: null, acceptedThrough: rollout.released ?? 0 };
+    });
+  }
+
+  /**
+   * Aborts a running or paused staged rollout: the batches not released
+   * keep their config. With `rollbackFailed`, every released collector whose
+   * new config failed is rolled back to the config before it.
+   */
+  async abort(who: Actor, id: string, rollbackFailed = false): Promise<{ rollout: Rollout; rolledBack: string[] }> {
+    const current = await this.rollout(id);
+    const queued = current.batchEnds ? current.changed.slice(current.batchEnds[current.released ?? 0]) : [];
+    const rollout = await this.changePhase(
+      who,
+      id,
+      "rollout.abort",
+      (r) => {
+        if (r.phase !== "running" && r.phase !== "paused") throw new ConflictError(`Rollout ${id} has no batches left to release.`, "rollout_not_running");
+        return { ...r, phase: "aborted", pausedReason: null };
+      },
+      [
+        ...queued.map((collectorId) => ({ op: "delete" as const, collection: PENDING, id: `${id}/${collectorId}` })),
+        { op: "delete", collection: ACTIVE.collection, id: ACTIVE.id },
+      ],
+    );
+    const rolledBack: string[] = [];
+    if (rollbackFailed) {
+      const released = rollout.changed.slice(0, rollout.batchEnds![rollout.released ?? 0]);
+      for (const [collectorId, { state }] of await this.collectorStates(rollout, released)) {
+        if (state !== "failed") continue;
+        await this.rollback(who, collectorId);
+        rolledBack.push(collectorId);
+      }
+    }
+    return { rollout, rolledBack };
+  }
+
+  private async changePhase(who: Actor, id: string, action: string, change: (rollout: Rollout) => Rollout, extra: WriteOp[] = []): Promise<Rollout> {
+    const doc = await this.store.get<Rollout>(ROLLOUTS, id);
+    if (!doc) throw new NotFoundError("Rollout", id);
+    if (!doc.data.batchEnds) throw new ConflictError(`Rollout ${id} was not staged; only staged rollouts can be paused, resumed or aborted.`, "rollout_not_staged");
+    const next = change(doc.data);
+    await this.store.write([...extra, { op: "put", collection: ROLLOUTS, id, data: next, expect: doc.version }], [
+      auditEntry(who, action, "rollout", id, { batch: next.released ?? 0 }),
+    ]);
+    return next;
   }
 
   /** Every config pushed to a collector, oldest first. */

@@ -19,9 +19,10 @@ test("batches: canary first, then fixed size or a percentage of all changed, in 
 
 const progress = (over: Partial<Progress> = {}): Progress => ({
   strategy: { batchSize: 100, pauseSeconds: 30, failureThreshold: 2 },
-  batches: [ids(100), ids(100), ids(100)],
+  batches: 3,
   released: 0,
   settledAt: 1_000,
+  acceptedThrough: -1,
   ...over,
 });
 
@@ -48,4 +49,6 @@ test("failures above the threshold pause; at or below it the rollout goes on", (
   expect(nextStep(progress(), countBatch([...Array(78).fill("current"), ...Array(2).fill("failed"), ...Array(20).fill("offline")]), 50_000).kind).toBe("pause");
   // The last batch failing pauses too, rather than completing quietly.
   expect(nextStep(progress({ released: 2 }), countBatch(Array(100).fill("failed")), 50_000).kind).toBe("pause");
+  // Resumed by an operator: that batch's failures are accepted and the next one goes out.
+  expect(nextStep(progress({ acceptedThrough: 0 }), countBatch([...Array(95).fill("current"), ...Array(5).fill("failed")]), 50_000)).toEqual({ kind: "release", batch: 1 });
 });

@@ -5,18 +5,22 @@
  * rollout does next. Pure: the rollout service (rollout.ts) stores the
  * result and releases targets; this module only decides.
  */
-import type { RolloutCollectorState } from "./rollout.ts";
+import type { RolloutCollectorState, StoredStrategy, Strategy } from "../../shared/rollouts.ts";
 
-/** How a publish rolls out; absent: every changed collector at once. */
-export interface Strategy {
-  /** Collectors per batch after the canary. */
-  batchSize?: number;
-  /** Or a share of the changed collectors per batch, in percent (rounded up, at least one collector). */
-  batchPercent?: number;
-  /** Wait after a batch has applied before releasing the next one. */
-  pauseSeconds: number;
-  /** Percent of a batch's reachable collectors that may fail; more pauses the rollout. */
-  failureThreshold: number;
+export type { Strategy };
+
+/**
+ * A request's strategy as a rollout keeps it: no canary (resolved into the
+ * first batch), and the defaults: no pause between batches, and any failure
+ * pauses the rollout.
+ */
+export function storedStrategy(strategy: Strategy): StoredStrategy {
+  return {
+    ...(strategy.batchSize !== undefined ? { batchSize: strategy.batchSize } : {}),
+    ...(strategy.batchPercent !== undefined ? { batchPercent: strategy.batchPercent } : {}),
+    pauseSeconds: strategy.pauseSeconds ?? 0,
+    failureThreshold: strategy.failureThreshold ?? 0,
+  };
 }
 
 /**
@@ -24,7 +28,7 @@ export interface Strategy {
  * names, in id order) as the first batch, then the rest in id order in
  * batches of `batchSize`, or `batchPercent` of all changed collectors.
  */
-export function cutBatches(changed: readonly string[], strategy: Strategy, canary: ReadonlySet<string> = new Set()): string[][] {
+export function cutBatches(changed: readonly string[], strategy: Strategy | StoredStrategy, canary: ReadonlySet<string> = new Set()): string[][] {
   const ordered = [...changed].sort();
   const first = ordered.filter((id) => canary.has(id));
   const rest = ordered.filter((id) => !canary.has(id));
@@ -38,7 +42,7 @@ export function cutBatches(changed: readonly string[], strategy: Strategy, canar
 export type BatchCounts = Record<RolloutCollectorState, number>;
 
 export function countBatch(states: Iterable<RolloutCollectorState>): BatchCounts {
-  const counts: BatchCounts = { current: 0, applying: 0, failed: 0, outdated: 0, offline: 0, reporting_only: 0 };
+  const counts: BatchCounts = { current: 0, applying: 0, failed: 0, outdated: 0, offline: 0, reporting_only: 0, queued: 0 };
   for (const state of states) counts[state]++;
   return counts;
 }
@@ -55,12 +59,15 @@ export type Step =
   | { kind: "complete" };
 
 export interface Progress {
-  strategy: Strategy;
-  batches: readonly (readonly string[])[];
+  strategy: StoredStrategy;
+  /** How many batches the rollout has. */
+  batches: number;
   /** Index of the last released batch. */
   released: number;
   /** When the released batch stopped applying (ms), once it has. */
   settledAt: number | null;
+  /** Failures in batches up to this index were accepted by an operator's resume. */
+  acceptedThrough: number;
 }
 
 /**
@@ -69,16 +76,17 @@ export interface Progress {
  * and are not in the failure rate's denominator.
  */
 export function nextStep(progress: Progress, counts: BatchCounts, now: number): Step {
-  if (counts.applying + counts.outdated > 0) return { kind: "wait" };
+  if (counts.applying + counts.outdated + counts.queued > 0) return { kind: "wait" };
   const reachable = counts.current + counts.failed;
-  if (reachable > 0 && (counts.failed / reachable) * 100 > progress.strategy.failureThreshold) {
+  const accepted = progress.acceptedThrough >= progress.released;
+  if (!accepted && reachable > 0 && (counts.failed / reachable) * 100 > progress.strategy.failureThreshold) {
     const percent = Math.round((counts.failed / reachable) * 1000) / 10;
     return {
       kind: "pause",
       reason: `${counts.failed} of ${reachable} collectors in batch ${progress.released + 1} failed (${percent} %, threshold ${progress.strategy.failureThreshold} %)`,
     };
   }
-  if (progress.released === progress.batches.length - 1) return { kind: "complete" };
+  if (progress.released === progress.batches - 1) return { kind: "complete" };
   const at = (progress.settledAt ?? now) + progress.strategy.pauseSeconds * 1000;
   return now >= at ? { kind: "release", batch: progress.released + 1 } : { kind: "wait", until: at };
 }
