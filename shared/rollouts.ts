@@ -70,6 +70,7 @@ export const RolloutSchema = Type.Object(
       description: "Collectors that get a new config (the others already had this one); in a staged rollout, in release order.",
     }),
     skipped: Type.Optional(Type.Array(Type.String(), { description: "Collectors left on their config because theirs could not be rendered (publish with skipErrors)." })),
+    pinned: Type.Optional(Type.Array(Type.String(), { description: "Collectors left on the config a rollback pinned them to." })),
     strategy: Type.Optional(StoredStrategySchema),
     batchEnds: Type.Optional(Type.Array(Type.Integer(), { description: "Staged: where each batch ends in `changed` (exclusive)." })),
     released: Type.Optional(Type.Integer({ description: "Staged: index of the last batch released." })),
@@ -83,8 +84,8 @@ export const RolloutSchema = Type.Object(
 
 export const RolloutSummarySchema = Type.Composite(
   [
-    Type.Omit(RolloutSchema, ["collectorIds", "changed", "skipped"]),
-    Type.Object({ collectors: Type.Integer(), changed: Type.Integer(), skipped: Type.Integer() }),
+    Type.Omit(RolloutSchema, ["collectorIds", "changed", "skipped", "pinned"]),
+    Type.Object({ collectors: Type.Integer(), changed: Type.Integer(), skipped: Type.Integer(), pinned: Type.Integer() }),
   ],
   { title: "RolloutSummary" },
 );
@@ -136,9 +137,17 @@ export const HistoryEntrySchema = Type.Object(
     commit: Type.String(),
     hash: Type.String(),
     time: Type.String({ format: "date-time" }),
-    state: ConfigState,
+    state: Type.Union(
+      [ConfigState, Type.Literal("superseded"), Type.Literal("rolled_back"), Type.Literal("rolled_back_by_collector")],
+      {
+        description:
+          "The latest entry: where it stands. An earlier one: failed, rolled_back (an operator restored an older config after it), rolled_back_by_collector (the collector went back on its own after it failed), or superseded.",
+      },
+    ),
     actor: Type.String(),
     rollbackOf: Type.Optional(Type.Integer({ description: "The seq of the entry this rollback restored." })),
+    error: Type.Optional(Type.String({ description: "The collector's message when it failed this config." })),
+    collectorRolledBackTo: Type.Optional(Type.Integer({ description: "The seq the collector went back to after failing this one." })),
   },
   { title: "ConfigHistoryEntry" },
 );
@@ -147,7 +156,20 @@ export const ConfigVersionSchema = Type.Composite([HistoryEntrySchema, Type.Obje
 
 export const EffectiveConfigSchema = Type.Object({
   target: Type.Union([
-    Type.Object({ hash: Type.String(), commit: Type.String(), state: Type.String(), error: Type.Union([Type.String(), Type.Null()]), body: Type.String() }),
+    Type.Object({
+      hash: Type.String(),
+      commit: Type.String(),
+      state: Type.String(),
+      error: Type.Union([Type.String(), Type.Null()]),
+      body: Type.String(),
+      pinned: Type.Optional(Type.Object({ at: Type.String({ format: "date-time" }), actor: Type.String() }, { description: "Pinned by a rollback." })),
+      collectorRollback: Type.Optional(
+        Type.Object(
+          { toSeq: Type.Union([Type.Integer(), Type.Null()]), toHash: Type.String(), at: Type.String({ format: "date-time" }) },
+          { description: "The collector went back to an earlier config after this one failed; not offered again until a retry or a new target." },
+        ),
+      ),
+    }),
     Type.Null(),
   ]),
   effective: Type.Union([
@@ -182,6 +204,9 @@ export const PublishPlanSchema = Type.Object(
       { description: "The changes grouped by identical diff, in order of first appearance." },
     ),
     unchanged: Type.Integer({ description: "Affected collectors that already run this config." }),
+    pinned: Type.Array(Type.Object({ collectorId: Type.String(), name: Type.String(), since: Type.String({ format: "date-time" }), by: Type.String() }), {
+      description: "Collectors a rollback pinned: skipped unless named in collectorIds (or unpinned).",
+    }),
     errors: Type.Array(
       Type.Object({
         collectorId: Type.String(),

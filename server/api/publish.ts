@@ -186,7 +186,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       tag: "publish",
       summary: "Every config pushed to this collector, oldest first.",
       response: Type.Object({ items: Type.Array(HistoryEntrySchema) }),
-      handler: async ({ params }) => ({ items: await deps.rollouts.history(params.id!) }),
+      handler: async ({ params }) => ({ items: await deps.rollouts.historyView(params.id!) }),
     }),
     route({
       method: "GET",
@@ -196,7 +196,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       summary: "One pushed config with its rendered body, so two versions can be compared.",
       response: ConfigVersionSchema,
       handler: async ({ params }) => {
-        const entry = (await deps.rollouts.history(params.id!)).find((e) => String(e.seq) === params.seq);
+        const entry = (await deps.rollouts.historyView(params.id!)).find((e) => String(e.seq) === params.seq);
         if (!entry) throw new NotFoundError("Config version", params.seq);
         const rendered = await deps.rollouts.storedRendered(entry.hash);
         if (!rendered) throw new NotFoundError("Rendered config", entry.hash);
@@ -220,6 +220,8 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
             state: current.target.state,
             error: current.target.error,
             body: current.rendered.body,
+            ...(current.target.pinned ? { pinned: current.target.pinned } : {}),
+            ...(current.target.collectorRollback ? { collectorRollback: current.target.collectorRollback } : {}),
           },
           effective: effective && { reportedAt: effective.reportedAt, files: effective.files },
         };
@@ -230,10 +232,30 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       path: "/collectors/{id}/rollback",
       scope: "config:publish",
       tag: "publish",
-      summary: "Return the collector to its previous pushed config (409 when there is none); recorded as a new history entry.",
+      summary:
+        "Return the collector to its previous pushed config (409 when there is none), recorded as a new history entry, and pin it there: fleet publishes skip it until it is unpinned or a publish names it.",
       response: HistoryEntrySchema,
       status: 202,
       handler: ({ params, principal }) => deps.rollouts.rollback(principal, params.id!),
+    }),
+    route({
+      method: "DELETE",
+      path: "/collectors/{id}/pin",
+      scope: "config:publish",
+      tag: "publish",
+      summary: "Unpin a rolled-back collector, so the next fleet publish reaches it; 409 when it is not pinned. Audited.",
+      status: 204,
+      handler: ({ params, principal }) => deps.rollouts.unpin(principal, params.id!),
+    }),
+    route({
+      method: "POST",
+      path: "/collectors/{id}/retry",
+      scope: "config:publish",
+      tag: "publish",
+      summary:
+        "Offer the collector its target again after it rolled back from it on its own (it is not re-offered otherwise); 409 when it did not. Audited.",
+      status: 204,
+      handler: ({ params, principal }) => deps.rollouts.retry(principal, params.id!),
     }),
   ];
 }

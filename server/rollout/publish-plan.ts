@@ -17,6 +17,7 @@ import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
 export interface PlannedTarget {
   targetHash: string;
   targetCommit: string;
+  pinned?: { at: string; actor: string };
 }
 
 export interface PlanInput {
@@ -25,6 +26,8 @@ export interface PlanInput {
   /** The collectors a publish of this scope would render, in id order. */
   affected: readonly Collector[];
   targets: ReadonlyMap<string, PlannedTarget>;
+  /** Collectors the publish names: a pinned one among them is included. */
+  named: ReadonlySet<string>;
   /** A stored rendered config by hash (the current targets' bodies). */
   rendered: (hash: string) => Promise<RenderedConfig | null>;
 }
@@ -36,11 +39,16 @@ function configDiff(from: string, to: string): string {
 
 export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
   const render = fleetRenderer(input.snapshot);
-  const plan: PublishPlan = { commit: input.commit, changes: [], groups: [], unchanged: 0, errors: [] };
+  const plan: PublishPlan = { commit: input.commit, changes: [], groups: [], unchanged: 0, pinned: [], errors: [] };
   /** One diff per (from, to) pair of hashes, then one group per distinct diff text. */
   const diffOf = new Map<string, string>();
   const groupOf = new Map<string, number>();
   for (const collector of input.affected) {
+    const pin = input.targets.get(collector.id)?.pinned;
+    if (pin && !input.named.has(collector.id)) {
+      plan.pinned.push({ collectorId: collector.id, name: collector.name, since: pin.at, by: pin.actor });
+      continue;
+    }
     let next: RenderedConfig;
     try {
       next = render(collector);

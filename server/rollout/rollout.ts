@@ -28,7 +28,7 @@ import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts"
 import type { Snapshot } from "../configstore/layout.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
 import type { Matcher } from "../../shared/matchers.ts";
-import type { ConfigState, PublishPlan, Rollout, RolloutCollectorState, RolloutStatus, RolloutSummary } from "../../shared/rollouts.ts";
+import type { ConfigState, HistoryEntry as HistoryView, PublishPlan, Rollout, RolloutCollectorState, RolloutStatus, RolloutSummary } from "../../shared/rollouts.ts";
 import { countBatch, cutBatches, nextStep, storedStrategy, type Strategy } from "./strategy.ts";
 import { publishPlan } from "./publish-plan.ts";
 
@@ -49,6 +49,18 @@ export interface CollectorConfig {
    * collector reporting on it, clears it.
    */
   undelivered?: true;
+  /**
+   * Set by a rollback: fleet publishes and attribute changes leave this
+   * collector on this config (the plan lists it as pinned) until it is
+   * unpinned or a publish names it.
+   */
+  pinned?: { at: string; actor: string };
+  /**
+   * Set when the collector went back on its own to a config it ran before
+   * (the OpAMP supervisor's last-known-good) after this target failed: the
+   * target is not offered again until a new target or an explicit retry.
+   */
+  collectorRollback?: { toSeq: number | null; toHash: string; at: string };
   updatedAt: string;
 }
 
@@ -61,6 +73,10 @@ export interface HistoryEntry {
   state: ConfigState;
   actor: string;
   rollbackOf?: number;
+  /** The collector's message when it failed this config. */
+  error?: string;
+  /** The collector returned to this earlier entry after failing this one. */
+  collectorRolledBackTo?: number;
 }
 
 /** A staged rollout's target for a collector whose batch is not released yet: `rollout_pending/<rolloutId>/<collectorId>`. */
@@ -76,6 +92,18 @@ export interface PublishOptions extends PublishScope {
   strategy?: Strategy;
   /** Collectors of the canary batch, resolved by the edge from ids or matchers. */
   canary?: (collector: Collector) => boolean;
+}
+
+/**
+ * What became of a pushed config: the latest is where it stands (current,
+ * applying, failed, outdated); an earlier one failed, was rolled back by
+ * the collector itself or by an operator (the entry after it restores an
+ * older one), or was superseded by the next publish.
+ */
+export function historyState(entry: HistoryEntry, next: HistoryEntry | undefined): HistoryView["state"] {
+  if (entry.collectorRolledBackTo !== undefined) return "rolled_back_by_collector";
+  if (next === undefined || entry.state === "failed") return entry.state;
+  return next.rollbackOf !== undefined ? "rolled_back" : "superseded";
 }
 
 /** A collector's place in a rollout: offline first (nothing reaches it), then reporting only, else its config state. */
@@ -236,7 +264,13 @@ export class Rollouts {
     const renderedPuts = new Set<string>();
     const next = new Map<string, string>();
     const failures: ErrorDetail[] = [];
+    const pinned: string[] = [];
+    const named = new Set(options.collectorIds ?? []);
     for (const collector of affected) {
+      if (targets.get(collector.id)?.pinned && !named.has(collector.id)) {
+        pinned.push(collector.id);
+        continue;
+      }
       let rendered: RenderedConfig;
       try {
         rendered = render(collector);
@@ -269,6 +303,7 @@ export class Rollouts {
       collectorIds: affected.map((c) => c.id),
       changed,
       ...(failures.length > 0 ? { skipped: failures.map((f) => f.path.slice("collectors/".length)) } : {}),
+      ...(pinned.length > 0 ? { pinned } : {}),
       ...(strategy && batches.length > 1
         ? {
             strategy: storedStrategy(strategy),
@@ -298,6 +333,7 @@ export class Rollouts {
           collectors: affected.length,
           changed: changed.length,
           ...(rollout.skipped ? { skipped: rollout.skipped.length } : {}),
+          ...(rollout.pinned ? { pinned: rollout.pinned.length } : {}),
           ...(rollout.strategy ? { strategy: rollout.strategy, batches: batches.length } : {}),
         }),
       ],
@@ -316,7 +352,7 @@ export class Rollouts {
     const snapshot = await this.config.snapshotAt(commit);
     const targets = await this.allTargets();
     const affected = await this.affected(snapshot, targets, scope);
-    return publishPlan({ commit, snapshot, affected, targets, rendered: (hash) => this.storedRendered(hash) });
+    return publishPlan({ commit, snapshot, affected, targets, named: new Set(scope.collectorIds), rendered: (hash) => this.storedRendered(hash) });
   }
 
   private async allTargets(): Promise<Map<string, CollectorConfig>> {
@@ -343,7 +379,7 @@ export class Rollouts {
   }
 
   /** Writes for a new target: the collector's target and its history entry (the rendered bytes are stored by hash). */
-  private targetOps(collectorId: string, entry: HistoryEntry): WriteOp[] {
+  private targetOps(collectorId: string, entry: HistoryEntry, pinned?: CollectorConfig["pinned"]): WriteOp[] {
     const target: CollectorConfig = {
       collectorId,
       targetHash: entry.hash,
@@ -351,6 +387,7 @@ export class Rollouts {
       targetSeq: entry.seq,
       state: "outdated",
       error: null,
+      ...(pinned ? { pinned } : {}),
       updatedAt: entry.time,
     };
     return [
@@ -401,7 +438,13 @@ export class Rollouts {
     const all = (await this.store.list<Rollout>(ROLLOUTS)).map((d) => d.data).reverse();
     const from = before === undefined ? 0 : all.findIndex((r) => r.id < before);
     const page = from === -1 ? [] : all.slice(from, from + limit);
-    const items = page.map(({ collectorIds, changed, skipped, ...rest }) => ({ ...rest, collectors: collectorIds.length, changed: changed.length, skipped: skipped?.length ?? 0 }));
+    const items = page.map(({ collectorIds, changed, skipped, pinned, ...rest }) => ({
+      ...rest,
+      collectors: collectorIds.length,
+      changed: changed.length,
+      skipped: skipped?.length ?? 0,
+      pinned: pinned?.length ?? 0,
+    }));
     return { items, nextCursor: from !== -1 && from + limit < all.length ? page[page.length - 1]!.id : null };
   }
 
@@ -502,12 +545,14 @@ export class Rollouts {
       for (const id of ids) {
         const waiting = pending.get(`${rollout.id}/${id}`);
         if (!waiting) continue;
-        const seq = (targets.get(id)?.data.targetSeq ?? 0) + 1;
         ops.push({ op: "delete", collection: PENDING, id: waiting.id, expect: waiting.version });
+        // Rolled back by an operator since the publish: it stays where it was put.
+        if (targets.get(id)?.data.pinned) continue;
+        const seq = (targets.get(id)?.data.targetSeq ?? 0) + 1;
         ops.push(...this.targetOps(id, { seq, commit: rollout.commit, hash: waiting.data.hash, time, state: "outdated", actor: rollout.actor }));
       }
       await this.store.write(put({ ...rollout, released: step.batch, settledAt: null }, ops), [
-        auditEntry(SYSTEM_ACTOR, "rollout.batch", "rollout", rollout.id, { batch: step.batch, collectors: ops.length / 3 }),
+        auditEntry(SYSTEM_ACTOR, "rollout.batch", "rollout", rollout.id, { batch: step.batch, collectors: ops.filter((op) => op.collection === CONFIGS).length }),
       ]);
       return now;
     } catch (error) {
@@ -583,6 +628,15 @@ export class Rollouts {
     return (await this.store.list<HistoryEntry>(HISTORY, { prefix: `${collectorId}/` })).map((d) => d.data);
   }
 
+  /**
+   * The history as operators read it: each entry's state says what became of
+   * it (historyStates), not only where it stood when it was replaced.
+   */
+  async historyView(collectorId: string): Promise<HistoryView[]> {
+    const entries = await this.history(collectorId);
+    return entries.map((entry, i) => ({ ...entry, state: historyState(entry, entries[i + 1]) }));
+  }
+
   /** Re-targets the collector's previous pushed config, recorded as a new history entry. */
   async rollback(who: Actor, collectorId: string): Promise<HistoryEntry> {
     const history = await this.history(collectorId);
@@ -614,10 +668,36 @@ export class Rollouts {
       changed: [collectorId],
     };
     await this.store.write(
-      [...this.targetOps(collectorId, entry), ...this.rolloutOps(rollout)],
-      [auditEntry(who, "config.rollback", "collector", collectorId, { toSeq: previous.seq, commit: previous.commit, hash: previous.hash })],
+      [...this.targetOps(collectorId, entry, { at: now, actor: who.actor }), ...this.rolloutOps(rollout)],
+      [auditEntry(who, "config.rollback", "collector", collectorId, { toSeq: previous.seq, commit: previous.commit, hash: previous.hash, pinned: true })],
     );
     return entry;
+  }
+
+  /** Lets fleet publishes reach a rolled-back collector again; its config stays as it is until the next one. */
+  async unpin(who: Actor, collectorId: string): Promise<void> {
+    await this.collectors.get(collectorId);
+    const doc = await this.store.get<CollectorConfig>(CONFIGS, collectorId);
+    if (!doc?.data.pinned) throw new ConflictError("This collector is not pinned.", "not_pinned");
+    const { pinned: _, ...rest } = doc.data;
+    await this.store.write([{ op: "put", collection: CONFIGS, id: collectorId, data: rest, expect: doc.version }], [
+      auditEntry(who, "config.unpin", "collector", collectorId, { seq: rest.targetSeq }),
+    ]);
+  }
+
+  /**
+   * Offers a target the collector rolled back from again (it is not offered
+   * on its own, so a config that fails is not re-sent in a loop).
+   */
+  async retry(who: Actor, collectorId: string): Promise<void> {
+    await this.collectors.get(collectorId);
+    const doc = await this.store.get<CollectorConfig>(CONFIGS, collectorId);
+    if (!doc?.data.collectorRollback) throw new ConflictError("The collector did not roll back from its target; there is nothing to retry.", "nothing_to_retry");
+    const { collectorRollback: _, ...rest } = doc.data;
+    await this.store.write(
+      [{ op: "put", collection: CONFIGS, id: collectorId, data: { ...rest, state: "outdated", error: null, updatedAt: new Date().toISOString() }, expect: doc.version }],
+      [auditEntry(who, "config.retry", "collector", collectorId, { seq: rest.targetSeq })],
+    );
   }
 
   /**
@@ -739,9 +819,13 @@ export class Rollouts {
 
   /**
    * Moves the collector's config state by what it reports. Reports about a
-   * config other than its current target are stale and change nothing.
+   * config other than its current target are stale and change nothing, but
+   * one: a collector that applied a config it ran before while its target
+   * was applying or had failed went back on its own (the OpAMP supervisor's
+   * last-known-good), see `collectorRolledBack`.
    */
   async report(collectorId: string, report: ConfigReport): Promise<void> {
+    if (report.state === "applied" && (await this.collectorRolledBack(collectorId, report.hash))) return;
     const state: ConfigState = report.state === "applied" ? "current" : report.state;
     // A collector's message may quote its config, secrets too.
     const error = report.state === "failed" ? (report.error ? await this.redact(collectorId, report.error) : "the collector could not apply the config") : null;
@@ -754,10 +838,50 @@ export class Rollouts {
       return { ...deliveredTarget(current), state, error, updatedAt: now };
     });
     if (seq !== null) {
-      await this.historyWrites.update(historyId(collectorId, seq), (entry) =>
-        entry && entry.hash === report.hash && entry.state !== state ? { ...entry, state } : null,
-      );
+      await this.historyWrites.update(historyId(collectorId, seq), (entry) => {
+        if (!entry || entry.hash !== report.hash || (entry.state === state && (entry.error ?? null) === error)) return null;
+        const { error: _, ...rest } = entry;
+        return error === null ? { ...rest, state } : { ...rest, state, error };
+      });
     }
+  }
+
+  /**
+   * The collector says it applied `hash`, an earlier config of its own, while
+   * its target was applying or had failed: it rolled back by itself. The
+   * target turns failed, says so, and is not offered again (until a new
+   * target or an explicit retry), so a config that fails is not re-sent in a
+   * loop; its history entry reads "rolled back by the collector". Answers
+   * whether that is what happened.
+   */
+  private async collectorRolledBack(collectorId: string, hash: string): Promise<boolean> {
+    const target = await this.targetDoc(collectorId);
+    if (!target || target.targetHash === hash) return false;
+    if (target.collectorRollback?.toHash === hash) return true;
+    const history = (await this.store.list<HistoryEntry>(HISTORY, { prefix: `${collectorId}/` })).map((d) => d.data);
+    const earlier = [...history].reverse().find((entry) => entry.seq < target.targetSeq && entry.hash === hash);
+    if (!earlier) return false;
+    const now = new Date().toISOString();
+    let reason: string | null = null;
+    let moved = false;
+    let already = false;
+    // Decided on the latest state, writes still being coalesced included: an outdated target was not
+    // received yet, so an older config reported then is only a stale report.
+    await this.configWrites.update(collectorId, (current) => {
+      if (!current || current.targetSeq !== target.targetSeq) return null;
+      already = current.collectorRollback !== undefined;
+      if (already || (current.state !== "applying" && current.state !== "failed")) return null;
+      moved = true;
+      reason = current.state === "failed" ? current.error : null;
+      const error = `The collector rolled back to the config of #${earlier.seq} after this one failed${reason ? `: ${reason}` : ""}.`;
+      return { ...deliveredTarget(current), state: "failed", error, collectorRollback: { toSeq: earlier.seq, toHash: hash, at: now }, updatedAt: now };
+    });
+    if (!moved) return already;
+    await this.historyWrites.update(historyId(collectorId, target.targetSeq), (entry) =>
+      entry ? { ...entry, state: "failed", ...(reason ? { error: reason } : {}), collectorRolledBackTo: earlier.seq } : null,
+    );
+    await this.store.write([], [auditEntry(SYSTEM_ACTOR, "config.collector_rollback", "collector", collectorId, { fromSeq: target.targetSeq, toSeq: earlier.seq })]);
+    return true;
   }
 
   /** A collector was sent its target: outdated (or undelivered until now) becomes applying until it reports. */
