@@ -18,7 +18,11 @@ import { configDrift, type EffectiveFile } from "./drift.ts";
  *   headers as `{name, value}` pairs, `${env:…}` expanded, `$$` unescaped,
  *   durations as Go writes them (`60s` → `1m0s`); beside svc's config the
  *   supervisor's opamp extension, own telemetry and log settings, and the
- *   `nop` `metrics` pipeline of svc's bootstrap file.
+ *   `nop` `metrics` pipeline of svc's bootstrap file. The scalar style was
+ *   checked by marshaling such a map (time.Duration values, `[REDACTED]`
+ *   pairs, a `$` in OTTL) with Debian's gopkg.in/yaml.v3, the code the
+ *   collector's go.yaml.in/yaml/v3 continues: `1m0s`, `1m30s`,
+ *   `value: '[REDACTED]'`, `- IsMatch(body, "probe$")`, keys sorted.
  * - effective-supervisor.yaml: what the supervisor reports before the
  *   collector has (`createEffectiveConfigMsg` falling back to its merged
  *   config): the files merged unexpanded, secrets in plaintext (svc's
