@@ -163,6 +163,18 @@ export const EffectiveConfigSchema = Type.Object({
       error: Type.Union([Type.String(), Type.Null()]),
       body: Type.String(),
       pinned: Type.Optional(Type.Object({ at: Type.String({ format: "date-time" }), actor: Type.String() }, { description: "Pinned by a rollback." })),
+      drift: Type.Optional(
+        Type.Object(
+          {
+            drifted: Type.Boolean(),
+            diff: Type.Union([Type.String(), Type.Null()], { description: "Unified diff, target → what the collector runs, cut to the target's keys." }),
+            reason: Type.Optional(Type.String({ description: "The differing paths, or why drift cannot be told." })),
+            targetHash: Type.String(),
+            checkedAt: Type.String({ format: "date-time" }),
+          },
+          { description: "The last comparison of the collector's effective config with this target." },
+        ),
+      ),
       collectorRollback: Type.Optional(
         Type.Object(
           { toSeq: Type.Union([Type.Integer(), Type.Null()]), toHash: Type.String(), at: Type.String({ format: "date-time" }) },

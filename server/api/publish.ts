@@ -181,6 +181,25 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
     }),
     route({
       method: "GET",
+      path: "/collectors/drifted",
+      scope: "config:read",
+      tag: "publish",
+      summary:
+        "Collectors that applied their target but report an effective config that differs from it in what they run (not merely in formatting), with the differing paths; the diff is on each collector's effective-config.",
+      response: Type.Object({
+        items: Type.Array(
+          Type.Object({
+            collectorId: Type.String(),
+            name: Type.String(),
+            reason: Type.Union([Type.String(), Type.Null()]),
+            checkedAt: Type.String({ format: "date-time" }),
+          }),
+        ),
+      }),
+      handler: async () => ({ items: await deps.rollouts.drifted() }),
+    }),
+    route({
+      method: "GET",
       path: "/collectors/{id}/config-history",
       scope: "config:read",
       tag: "publish",
@@ -222,6 +241,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
             body: current.rendered.body,
             ...(current.target.pinned ? { pinned: current.target.pinned } : {}),
             ...(current.target.collectorRollback ? { collectorRollback: current.target.collectorRollback } : {}),
+            ...(current.target.drift ? { drift: current.target.drift } : {}),
           },
           effective: effective && { reportedAt: effective.reportedAt, files: effective.files },
         };

@@ -31,6 +31,8 @@ import type { Matcher } from "../../shared/matchers.ts";
 import type { ConfigState, HistoryEntry as HistoryView, PublishPlan, Rollout, RolloutCollectorState, RolloutStatus, RolloutSummary } from "../../shared/rollouts.ts";
 import { countBatch, cutBatches, nextStep, storedStrategy, type Strategy } from "./strategy.ts";
 import { publishPlan } from "./publish-plan.ts";
+import { configDrift, type Drift } from "./drift.ts";
+import { redactTokens } from "../auth/tokens.ts";
 
 export type { ConfigState, RolloutCollectorState } from "../../shared/rollouts.ts";
 export type { Rollout, RolloutStatus };
@@ -61,7 +63,15 @@ export interface CollectorConfig {
    * target is not offered again until a new target or an explicit retry.
    */
   collectorRollback?: { toSeq: number | null; toHash: string; at: string };
+  /** Whether the effective config the collector last reported differs from this target in what it runs (drift.ts). */
+  drift?: TargetDrift;
   updatedAt: string;
+}
+
+/** A drift check's answer, for the target it was made against. */
+export interface TargetDrift extends Drift {
+  targetHash: string;
+  checkedAt: string;
 }
 
 /** One pushed config: `config_history/<collectorId>/<seq>`. */
@@ -788,12 +798,12 @@ export class Rollouts {
   /**
    * `text` with every secret this collector may have been delivered (those
    * named by any config pushed to it) replaced by its marker, however the
-   * text spells it (see secrets/redact.ts). Markers already there stay, so
+   * text spells it (see secrets/redact.ts), and any svc token cut short. Markers already there stay, so
    * redacting twice changes nothing. A secret this server cannot open is
    * left out: it cannot have been delivered from here.
    */
   async redact(collectorId: string, text: string): Promise<string> {
-    return (await this.redaction(collectorId)).redact(text);
+    return redactTokens((await this.redaction(collectorId)).redact(text));
   }
 
   private async redaction(collectorId: string): Promise<Redaction> {
@@ -837,6 +847,10 @@ export class Rollouts {
       if (current.state === state && current.error === error && !current.undelivered) return null;
       return { ...deliveredTarget(current), state, error, updatedAt: now };
     });
+    if (seq !== null && state === "current") {
+      const effective = (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data;
+      if (effective) await this.checkDrift(collectorId, effective.files);
+    }
     if (seq !== null) {
       await this.historyWrites.update(historyId(collectorId, seq), (entry) => {
         if (!entry || entry.hash !== report.hash || (entry.state === state && (entry.error ?? null) === error)) return null;
@@ -898,6 +912,38 @@ export class Rollouts {
     const redacted = await Promise.all(files.map(async (file) => ({ ...file, body: await this.redact(collectorId, file.body) })));
     const data: EffectiveConfig = { collectorId, files: redacted, reportedAt: new Date().toISOString() };
     await this.store.write([{ op: "put", collection: EFFECTIVE, id: collectorId, data }]);
+    await this.checkDrift(collectorId, redacted);
+  }
+
+  /**
+   * Compares what the collector says it runs with its target (drift.ts) and
+   * keeps the answer on the target when it changed. Also run when a target
+   * turns current: the effective config and the status may come in either order.
+   */
+  private async checkDrift(collectorId: string, files: EffectiveConfig["files"]): Promise<void> {
+    const current = await this.target(collectorId);
+    if (!current) return;
+    const { targetHash } = current.target;
+    const result = configDrift(current.rendered.runtime, current.rendered.body, files);
+    const drift: TargetDrift = { ...result, targetHash, checkedAt: new Date().toISOString() };
+    await this.configWrites.update(collectorId, (target) => {
+      if (!target || target.targetHash !== targetHash) return null;
+      const known = target.drift;
+      if (known && known.drifted === drift.drifted && known.diff === drift.diff && known.reason === drift.reason) return null;
+      return { ...target, drift };
+    });
+  }
+
+  /** The collectors that run something other than their applied target, in id order: online, current, drifted. */
+  async drifted(): Promise<{ collectorId: string; name: string; reason: string | null; checkedAt: string }[]> {
+    const out = [];
+    for (const { data } of await this.store.list<CollectorConfig>(CONFIGS)) {
+      if (data.state !== "current" || !data.drift?.drifted) continue;
+      const collector = await this.collectors.get(data.collectorId).catch(() => null);
+      if (!collector || rolloutState(collector, data) !== "current") continue;
+      out.push({ collectorId: data.collectorId, name: collector.name, reason: data.drift.reason ?? null, checkedAt: data.drift.checkedAt });
+    }
+    return out;
   }
 
   async effective(collectorId: string): Promise<EffectiveConfig | null> {
