@@ -5,12 +5,14 @@
  * them; and a collector that goes back to its last good config on its own
  * (APPLIED A → APPLYING B → FAILED B → APPLIED A, as the OpAMP supervisor
  * does) is shown so, counted failed, and not re-offered B until a retry or a
- * new publish — over a real OpAMP WebSocket session.
+ * new publish — over a real OpAMP WebSocket session, and over remote config.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
+import { remoteConfigClient } from "../remotecfg/client.ts";
+import { RemoteConfigStatuses as PollStatus } from "../../server/gen/collector/v1/collector_pb.ts";
 import type { HistoryEntry, PublishPlan, Rollout, RolloutStatus } from "../../shared/rollouts.ts";
 
 let server: TestServer;
@@ -146,4 +148,39 @@ test("the collector's own rollback is recognized, counted failed, and not re-off
   expect(Buffer.from((await next).remoteConfig!.configHash).toString("hex")).toBe(Buffer.from(b).toString("hex"));
   expect((await target(collector.id)).target.collectorRollback).toBeUndefined();
   agent.close();
+});
+
+test("a remote-config collector that goes back to its earlier config is not sent the failed one again until a retry", async () => {
+  const release = await fleetPipeline();
+  const collector = await call<{ id: string }>("/collectors", "POST", { name: "alloy-back", managementMode: "rcfg-remotecfg", tags: { fleet: "yes", alloyback: "yes" } });
+  const token = (await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;
+  const client = remoteConfigClient(server.base, token);
+  const status = (state: PollStatus, errorMessage = "") => ({ status: state, errorMessage });
+
+  await release("alloy-good");
+  await call("/publish", "POST", { match: ["alloyback=yes"] });
+  const a = await client.getConfig({ id: collector.id });
+  await client.getConfig({ id: collector.id, hash: a.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_APPLIED) });
+  await until(async () => (await target(collector.id)).target.state === "current");
+
+  await release("alloy-bad");
+  await call("/publish", "POST", { match: ["alloyback=yes"] });
+  const b = await client.getConfig({ id: collector.id, hash: a.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_APPLIED) });
+  expect(b.hash).not.toBe(a.hash);
+  expect(b.content).toContain("/var/log/alloy-bad/");
+  await client.getConfig({ id: collector.id, hash: b.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_FAILED, "loading failed") });
+  await until(async () => (await target(collector.id)).target.state === "failed");
+  // Back on A: recognized, and the next polls are not sent B.
+  await client.getConfig({ id: collector.id, hash: a.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_APPLIED) });
+  await until(async () => (await target(collector.id)).target.collectorRollback !== undefined);
+  const again = await client.getConfig({ id: collector.id, hash: a.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_APPLIED) });
+  expect(again.notModified).toBe(true);
+  expect(again.content).toBe("");
+  expect((await target(collector.id)).target.error).toBe("The collector rolled back to the config of #1 after this one failed: loading failed.");
+
+  expect((await server.api(`/collectors/${collector.id}/retry`, { method: "POST" })).status).toBe(204);
+  await until(async () => (await target(collector.id)).target.collectorRollback === undefined);
+  const retried = await client.getConfig({ id: collector.id, hash: a.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_APPLIED) });
+  expect(retried.hash).toBe(b.hash);
+  expect(retried.content).toContain("/var/log/alloy-bad/");
 });
