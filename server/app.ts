@@ -39,6 +39,7 @@ import { OpampChannel } from "./opamp/channel.ts";
 import { remoteConfigChannel } from "./remotecfg/remotecfg.ts";
 import { Retargeting } from "./rollout/retarget.ts";
 import { Rollouts } from "./rollout/rollout.ts";
+import { Stager } from "./rollout/stager.ts";
 import { keySource, loadSecrets } from "./secrets/key.ts";
 import type { Secrets } from "./secrets/secrets.ts";
 import { upgradeSecrets } from "./secrets/upgrade.ts";
@@ -162,6 +163,7 @@ export async function createApp(
     // Before the rollouts and the registry it reads: the batch in flight finishes first.
     { stop: () => retargeting.close() },
     presence,
+    new Stager(rollouts, logger),
     { stop: () => agents.close() },
     {
       start: () => {

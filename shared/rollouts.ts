@@ -6,6 +6,56 @@
 import { Type, type Static } from "@sinclair/typebox";
 
 const ConfigState = Type.Union([Type.Literal("current"), Type.Literal("applying"), Type.Literal("failed"), Type.Literal("outdated")]);
+/** Where a collector's config stands: `outdated` until sent, `applying` until it reports, then `current` or `failed`. */
+export type ConfigState = Static<typeof ConfigState>;
+
+/**
+ * Where a collector stands in a rollout: its config state, or, counted apart
+ * and never holding a rollout back, offline or reporting only (connected
+ * without the means to take remote config); `queued` while a staged rollout
+ * has not released its batch yet.
+ */
+const RolloutCollectorState = Type.Union([ConfigState, Type.Literal("offline"), Type.Literal("reporting_only"), Type.Literal("queued")]);
+export type RolloutCollectorState = Static<typeof RolloutCollectorState>;
+
+export const StrategySchema = Type.Object(
+  {
+    batchSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: "Collectors per batch after the canary." })),
+    batchPercent: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, maximum: 100, description: "Or a share of the changed collectors per batch (rounded up, at least one)." }),
+    ),
+    pauseSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400, description: "Wait after a batch has applied before the next one (default 0)." })),
+    failureThreshold: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 100,
+        description: "Percent of a batch's reachable collectors that may fail before the rollout pauses itself (default 0: any failure pauses).",
+      }),
+    ),
+    canary: Type.Optional(
+      Type.Object(
+        {
+          collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10_000 })),
+          match: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { minItems: 1, maxItems: 32, description: "Alertmanager matchers." })),
+        },
+        { additionalProperties: false, description: "The first batch: these collectors (those of them the publish changes)." },
+      ),
+    ),
+  },
+  { additionalProperties: false, title: "RolloutStrategy" },
+);
+
+/** How a staged rollout releases its batches, as stored: sizes resolved, defaults applied. */
+export const StoredStrategySchema = Type.Object({
+  batchSize: Type.Optional(Type.Integer()),
+  batchPercent: Type.Optional(Type.Number()),
+  pauseSeconds: Type.Integer(),
+  failureThreshold: Type.Number(),
+});
+
+const Phase = Type.Union([Type.Literal("running"), Type.Literal("paused"), Type.Literal("aborted"), Type.Literal("done")], {
+  description: "A staged rollout's own phase: running (releasing batches), paused (by an operator or by failures), aborted, or done (every batch released).",
+});
 
 export const RolloutSchema = Type.Object(
   {
@@ -16,16 +66,42 @@ export const RolloutSchema = Type.Object(
     startedAt: Type.String({ format: "date-time" }),
     scope: Type.String({ description: "\"fleet\" or the collector id." }),
     collectorIds: Type.Array(Type.String()),
-    changed: Type.Array(Type.String(), { description: "Collectors that got a new config; the others already had this one." }),
+    changed: Type.Array(Type.String(), {
+      description: "Collectors that get a new config (the others already had this one); in a staged rollout, in release order.",
+    }),
+    skipped: Type.Optional(Type.Array(Type.String(), { description: "Collectors left on their config because theirs could not be rendered (publish with skipErrors)." })),
+    pinned: Type.Optional(Type.Array(Type.String(), { description: "Collectors left on the config a rollback pinned them to." })),
+    strategy: Type.Optional(StoredStrategySchema),
+    batchEnds: Type.Optional(Type.Array(Type.Integer(), { description: "Staged: where each batch ends in `changed` (exclusive)." })),
+    released: Type.Optional(Type.Integer({ description: "Staged: index of the last batch released." })),
+    phase: Type.Optional(Phase),
+    pausedReason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    settledAt: Type.Optional(Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Staged: when the released batch stopped applying." })),
+    acceptedThrough: Type.Optional(Type.Integer({ description: "Staged: failures in batches up to this index were accepted by a resume." })),
   },
   { title: "Rollout" },
+);
+
+export const RolloutSummarySchema = Type.Composite(
+  [
+    Type.Omit(RolloutSchema, ["collectorIds", "changed", "skipped", "pinned"]),
+    Type.Object({ collectors: Type.Integer(), changed: Type.Integer(), skipped: Type.Integer(), pinned: Type.Integer() }),
+  ],
+  { title: "RolloutSummary" },
 );
 
 export const RolloutStatusSchema = Type.Object(
   {
     rolloutId: Type.Union([Type.String(), Type.Null()]),
     commit: Type.Union([Type.String(), Type.Null()]),
-    state: Type.Union([Type.Literal("idle"), Type.Literal("running"), Type.Literal("completed"), Type.Literal("completed_with_errors")]),
+    state: Type.Union([
+      Type.Literal("idle"),
+      Type.Literal("running"),
+      Type.Literal("paused"),
+      Type.Literal("aborted"),
+      Type.Literal("completed"),
+      Type.Literal("completed_with_errors"),
+    ]),
     total: Type.Integer(),
     counts: Type.Object({
       current: Type.Integer(),
@@ -36,10 +112,21 @@ export const RolloutStatusSchema = Type.Object(
       reporting_only: Type.Integer({
         description: "Counted apart, never blocking completion: connected without the AcceptsRemoteConfig capability, so no config can reach them (run them under the OpAMP supervisor).",
       }),
+      queued: Type.Integer({ description: "In a staged rollout's batches not released yet." }),
     }),
-    collectors: Type.Array(
-      Type.Object({ id: Type.String(), state: Type.Union([ConfigState, Type.Literal("offline"), Type.Literal("reporting_only")]), error: Type.Optional(Type.String()) }),
+    collectors: Type.Array(Type.Object({ id: Type.String(), state: RolloutCollectorState, error: Type.Optional(Type.String()) })),
+    batches: Type.Optional(
+      Type.Array(
+        Type.Object({
+          size: Type.Integer(),
+          released: Type.Boolean(),
+          counts: Type.Record(Type.String(), Type.Integer(), { description: "By rollout state, as `counts`." }),
+        }),
+        { description: "Staged rollouts: each batch in release order." },
+      ),
     ),
+    pausedReason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    eta: Type.Optional(Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Staged: when the last batch should be released, at the pace so far." })),
   },
   { title: "RolloutStatus" },
 );
@@ -50,7 +137,13 @@ export const HistoryEntrySchema = Type.Object(
     commit: Type.String(),
     hash: Type.String(),
     time: Type.String({ format: "date-time" }),
-    state: ConfigState,
+    state: Type.Union(
+      [ConfigState, Type.Literal("superseded"), Type.Literal("rolled_back"), Type.Literal("rolled_back_by_collector")],
+      {
+        description:
+          "The latest entry: where it stands. An earlier one: failed, rolled_back (an operator restored an older config after it), rolled_back_by_collector (the collector went back on its own after it failed), or superseded.",
+      },
+    ),
     actor: Type.String(),
     rollbackOf: Type.Optional(Type.Integer({ description: "The seq of the entry this rollback restored." })),
     cause: Type.Optional(
@@ -58,6 +151,8 @@ export const HistoryEntrySchema = Type.Object(
         description: "Why it was recorded: a publish, a rollback, or the collector's attributes changed (rendered again at the commit it is on, actor system). Absent on old entries: publish, or rollback when rollbackOf is set.",
       }),
     ),
+    error: Type.Optional(Type.String({ description: "The collector's message when it failed this config." })),
+    collectorRolledBackTo: Type.Optional(Type.Integer({ description: "The seq the collector went back to after failing this one." })),
   },
   { title: "ConfigHistoryEntry" },
 );
@@ -78,7 +173,32 @@ export const ConfigVersionSchema = Type.Composite([HistoryEntrySchema, Type.Obje
 
 export const EffectiveConfigSchema = Type.Object({
   target: Type.Union([
-    Type.Object({ hash: Type.String(), commit: Type.String(), state: Type.String(), error: Type.Union([Type.String(), Type.Null()]), body: Type.String() }),
+    Type.Object({
+      hash: Type.String(),
+      commit: Type.String(),
+      state: Type.String(),
+      error: Type.Union([Type.String(), Type.Null()]),
+      body: Type.String(),
+      pinned: Type.Optional(Type.Object({ at: Type.String({ format: "date-time" }), actor: Type.String() }, { description: "Pinned by a rollback." })),
+      drift: Type.Optional(
+        Type.Object(
+          {
+            drifted: Type.Boolean(),
+            diff: Type.Union([Type.String(), Type.Null()], { description: "Unified diff, target → what the collector runs, cut to the target's keys." }),
+            reason: Type.Optional(Type.String({ description: "The differing paths, or why drift cannot be told." })),
+            targetHash: Type.String(),
+            checkedAt: Type.String({ format: "date-time" }),
+          },
+          { description: "The last comparison of the collector's effective config with this target." },
+        ),
+      ),
+      collectorRollback: Type.Optional(
+        Type.Object(
+          { toSeq: Type.Union([Type.Integer(), Type.Null()]), toHash: Type.String(), at: Type.String({ format: "date-time" }) },
+          { description: "The collector went back to an earlier config after this one failed; not offered again until a retry or a new target." },
+        ),
+      ),
+    }),
     Type.Null(),
   ]),
   effective: Type.Union([
@@ -90,9 +210,53 @@ export const EffectiveConfigSchema = Type.Object({
   ]),
 });
 
+export const PublishPlanSchema = Type.Object(
+  {
+    commit: Type.String({ description: "The head commit a publish would deliver." }),
+    changes: Type.Array(
+      Type.Object({
+        collectorId: Type.String(),
+        name: Type.String(),
+        from: Type.Union([Type.Object({ hash: Type.String(), commit: Type.String() }), Type.Null()], {
+          description: "The config it should run now; null when nothing was published to it yet.",
+        }),
+        to: Type.Object({ hash: Type.String() }),
+        group: Type.Integer({ description: "Index into groups: the diff of this change." }),
+      }),
+      { description: "Every collector whose config would change, in id order." },
+    ),
+    groups: Type.Array(
+      Type.Object({
+        diff: Type.String({ description: "Unified diff of the rendered config, current → published; secrets are shown as their markers." }),
+        collectorIds: Type.Array(Type.String()),
+      }),
+      { description: "The changes grouped by identical diff, in order of first appearance." },
+    ),
+    unchanged: Type.Integer({ description: "Affected collectors that already run this config." }),
+    pinned: Type.Array(Type.Object({ collectorId: Type.String(), name: Type.String(), since: Type.String({ format: "date-time" }), by: Type.String() }), {
+      description: "Collectors a rollback pinned: skipped unless named in collectorIds (or unpinned).",
+    }),
+    errors: Type.Array(
+      Type.Object({
+        collectorId: Type.String(),
+        name: Type.String(),
+        path: Type.Union([Type.String(), Type.Null()], { description: "What cannot be rendered, as a key path (attributes.<key> for a missing attribute)." }),
+        message: Type.String(),
+      }),
+      { description: "Collectors whose config cannot be rendered; publish refuses while there are any." },
+    ),
+  },
+  { title: "PublishPlan" },
+);
+
 export type Rollout = Static<typeof RolloutSchema>;
 export type RolloutStatus = Static<typeof RolloutStatusSchema>;
+export type RolloutSummary = Static<typeof RolloutSummarySchema>;
+export type Strategy = Static<typeof StrategySchema>;
+export type StoredStrategy = Static<typeof StoredStrategySchema>;
+export type RolloutPhase = Static<typeof Phase>;
 export type HistoryEntry = Static<typeof HistoryEntrySchema>;
 export type RenderFailure = Static<typeof RenderFailureSchema>;
 export type ConfigVersion = Static<typeof ConfigVersionSchema>;
 export type EffectiveConfig = Static<typeof EffectiveConfigSchema>;
+export type PublishPlan = Static<typeof PublishPlanSchema>;

@@ -56,7 +56,7 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const Matchers = Type.Array(Type.String({ maxLength: MATCHER_MAX }), {
+export const Matchers = Type.Array(Type.String({ maxLength: MATCHER_MAX }), {
   maxItems: MATCHERS_MAX,
   description: 'Alertmanager matchers (env=prod, team!=test, region=~"us-.*"), fully anchored, RE2; all must hold.',
 });

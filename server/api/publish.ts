@@ -1,9 +1,66 @@
 /** REST: publish, rollout status, per-collector config history and rollback. */
 import { Type } from "@sinclair/typebox";
-import { ConfigVersionSchema, EffectiveConfigSchema, HistoryEntrySchema, RenderFailureSchema, RolloutSchema, RolloutStatusSchema } from "../../shared/rollouts.ts";
+import {
+  ConfigVersionSchema,
+  EffectiveConfigSchema,
+  HistoryEntrySchema,
+  PublishPlanSchema,
+  RenderFailureSchema,
+  RolloutSchema,
+  RolloutStatusSchema,
+  RolloutSummarySchema,
+  StrategySchema,
+  type Strategy,
+} from "../../shared/rollouts.ts";
+import { compileFilter } from "../../shared/collector-filter.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
+import { Matchers, requestMatchers } from "./collectors.ts";
+import { ValidationError } from "../errors.ts";
+
+const Scope = {
+  collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10_000, description: "These collectors only." })),
+  match: Type.Optional(Matchers),
+};
+
+const PlanBody = Type.Object(Scope, { additionalProperties: false });
+
+const PublishBody = Type.Object(
+  {
+    ...Scope,
+    strategy: Type.Optional(StrategySchema),
+    skipErrors: Type.Optional(
+      Type.Boolean({ description: "Publish to every collector whose config renders; the others keep theirs (listed in the rollout's skipped)." }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const AbortBody = Type.Object(
+  { rollbackFailed: Type.Optional(Type.Boolean({ description: "Also roll back every released collector whose new config failed." })) },
+  { additionalProperties: false },
+);
+
+/** A request's scope: ids or matchers, not both; matchers parsed (a 400 names `match[i]`). */
+function scopeOf(body: { collectorIds?: string[]; match?: string[] }, path = "") {
+  if (body.collectorIds !== undefined && body.match !== undefined) {
+    throw new ValidationError("Give collectorIds or match, not both.", [{ path: `${path}match`, message: "cannot be combined with collectorIds" }]);
+  }
+  return { collectorIds: body.collectorIds, match: body.match && requestMatchers(body.match, `${path}match`) };
+}
+
+/** The canary batch as a predicate over the changed collectors. */
+function canaryOf(strategy: Strategy | undefined) {
+  if (!strategy?.canary) return undefined;
+  const scope = scopeOf(strategy.canary, "strategy.canary.");
+  if (scope.collectorIds) {
+    const ids = new Set(scope.collectorIds);
+    return (collector: { id: string }) => ids.has(collector.id);
+  }
+  if (!scope.match) throw new ValidationError("A canary names collectorIds or match.", [{ path: "strategy.canary", message: "names neither collectorIds nor match" }]);
+  return compileFilter({ match: scope.match });
+}
 
 /** What the publish, rollout and rollback routes use. */
 export interface PublishApiDeps {
@@ -17,10 +74,35 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       path: "/publish",
       scope: "config:publish",
       tag: "publish",
-      summary: "Render the head commit for every affected collector and deliver what changed; 409 before the first commit.",
+      summary:
+        "Render the head commit for every affected collector (or those of collectorIds or match) and deliver what changed, all at once or staged by a strategy; 409 before the first commit, while a staged rollout is running or paused, and while a config cannot be rendered (unless skipErrors).",
+      body: PublishBody,
+      bodyOptional: true,
       response: RolloutSchema,
       status: 202,
-      handler: ({ principal }) => deps.rollouts.publish(principal),
+      handler: ({ principal, body }) => {
+        const options = body ?? {};
+        if (options.strategy && options.strategy.batchSize !== undefined && options.strategy.batchPercent !== undefined) {
+          throw new ValidationError("Give batchSize or batchPercent, not both.", [{ path: "strategy.batchPercent", message: "cannot be combined with batchSize" }]);
+        }
+        return deps.rollouts.publish(principal, {
+          ...scopeOf(options),
+          strategy: options.strategy,
+          canary: canaryOf(options.strategy),
+          skipErrors: options.skipErrors,
+        });
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/publish/plan",
+      scope: "config:read",
+      tag: "publish",
+      summary:
+        "Send {} for the whole fleet. What publishing the head commit would change, changing nothing: each collector's change with the diff of its rendered config (grouped by identical diff), how many are unchanged, and every collector whose config cannot be rendered.",
+      body: PlanBody,
+      response: PublishPlanSchema,
+      handler: ({ body }) => deps.rollouts.plan(scopeOf(body)),
     }),
     route({
       method: "GET",
@@ -39,17 +121,93 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       summary: "Publish the head commit to one collector.",
       response: RolloutSchema,
       status: 202,
-      handler: ({ params, principal }) => deps.rollouts.publish(principal, params.collectorId!),
+      handler: ({ params, principal }) => deps.rollouts.publish(principal, { collectorIds: [params.collectorId!] }),
+    }),
+    route({
+      method: "GET",
+      path: "/rollouts",
+      scope: "config:read",
+      tag: "publish",
+      summary: "Publishes and rollbacks, newest first, each with its collectors counted; cursor-paginated.",
+      query: Type.Object(
+        {
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+          cursor: Type.Optional(Type.String({ maxLength: 64, description: "nextCursor of the previous page." })),
+        },
+        { additionalProperties: false },
+      ),
+      response: Type.Object({ items: Type.Array(RolloutSummarySchema), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+      handler: ({ query }) => deps.rollouts.list(query.limit ?? 50, query.cursor),
+    }),
+    route({
+      method: "GET",
+      path: "/rollouts/{id}",
+      scope: "config:read",
+      tag: "publish",
+      summary: "One rollout's progress: counts by state, each collector's state, and for a staged rollout its batches, pause reason and ETA.",
+      response: RolloutStatusSchema,
+      handler: async ({ params }) => {
+        await deps.rollouts.rollout(params.id!);
+        return deps.rollouts.status(params.id!);
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/rollouts/{id}/pause",
+      scope: "config:publish",
+      tag: "publish",
+      summary: "Pause a running staged rollout: no further batch is released until it is resumed; audited.",
+      response: RolloutSchema,
+      handler: ({ params, principal }) => deps.rollouts.pause(principal, params.id!),
+    }),
+    route({
+      method: "POST",
+      path: "/rollouts/{id}/resume",
+      scope: "config:publish",
+      tag: "publish",
+      summary: "Resume a paused staged rollout, accepting the failures so far; audited.",
+      response: RolloutSchema,
+      handler: ({ params, principal }) => deps.rollouts.resume(principal, params.id!),
+    }),
+    route({
+      method: "POST",
+      path: "/rollouts/{id}/abort",
+      scope: "config:publish",
+      tag: "publish",
+      summary: "Abort a staged rollout: batches not released keep their config; with rollbackFailed, failed collectors are rolled back. Audited.",
+      body: AbortBody,
+      bodyOptional: true,
+      response: Type.Object({ rollout: RolloutSchema, rolledBack: Type.Array(Type.String()) }),
+      handler: ({ params, principal, body }) => deps.rollouts.abort(principal, params.id!, body?.rollbackFailed ?? false),
+    }),
+    route({
+      method: "GET",
+      path: "/collectors/drifted",
+      scope: "config:read",
+      tag: "publish",
+      summary:
+        "Collectors that applied their target but report an effective config that differs from it in what they run (not merely in formatting), with the differing paths; the diff is on each collector's effective-config.",
+      response: Type.Object({
+        items: Type.Array(
+          Type.Object({
+            collectorId: Type.String(),
+            name: Type.String(),
+            reason: Type.Union([Type.String(), Type.Null()]),
+            checkedAt: Type.String({ format: "date-time" }),
+          }),
+        ),
+      }),
+      handler: async () => ({ items: await deps.rollouts.drifted() }),
     }),
     route({
       method: "GET",
       path: "/collectors/{id}/config-history",
       scope: "config:read",
       tag: "publish",
-      summary: "Every config pushed to this collector, oldest first, and why its config could not be rendered after its attributes changed, while that stands.",
+      summary: "Every config pushed to this collector, oldest first, each with what became of it, and why its config could not be rendered after its attributes changed, while that stands.",
       response: Type.Object({ items: Type.Array(HistoryEntrySchema), renderFailure: Type.Union([RenderFailureSchema, Type.Null()]) }),
       handler: async ({ params }) => {
-        const items = await deps.rollouts.history(params.id!);
+        const items = await deps.rollouts.historyView(params.id!);
         const failure = await deps.rollouts.renderFailure(params.id!);
         return { items, renderFailure: failure && { commit: failure.commit, error: failure.error, at: failure.at } };
       },
@@ -62,7 +220,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       summary: "One pushed config with its rendered body, so two versions can be compared.",
       response: ConfigVersionSchema,
       handler: async ({ params }) => {
-        const entry = (await deps.rollouts.history(params.id!)).find((e) => String(e.seq) === params.seq);
+        const entry = (await deps.rollouts.historyView(params.id!)).find((e) => String(e.seq) === params.seq);
         if (!entry) throw new NotFoundError("Config version", params.seq);
         const rendered = await deps.rollouts.storedRendered(entry.hash);
         if (!rendered) throw new NotFoundError("Rendered config", entry.hash);
@@ -86,6 +244,9 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
             state: current.target.state,
             error: current.target.error,
             body: current.rendered.body,
+            ...(current.target.pinned ? { pinned: current.target.pinned } : {}),
+            ...(current.target.collectorRollback ? { collectorRollback: current.target.collectorRollback } : {}),
+            ...(current.target.drift ? { drift: current.target.drift } : {}),
           },
           effective: effective && { reportedAt: effective.reportedAt, files: effective.files },
         };
@@ -96,10 +257,30 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       path: "/collectors/{id}/rollback",
       scope: "config:publish",
       tag: "publish",
-      summary: "Return the collector to its previous pushed config (409 when there is none); recorded as a new history entry.",
+      summary:
+        "Return the collector to its previous pushed config (409 when there is none), recorded as a new history entry, and pin it there: fleet publishes skip it until it is unpinned or a publish names it.",
       response: HistoryEntrySchema,
       status: 202,
       handler: ({ params, principal }) => deps.rollouts.rollback(principal, params.id!),
+    }),
+    route({
+      method: "DELETE",
+      path: "/collectors/{id}/pin",
+      scope: "config:publish",
+      tag: "publish",
+      summary: "Unpin a rolled-back collector, so the next fleet publish reaches it; 409 when it is not pinned. Audited.",
+      status: 204,
+      handler: ({ params, principal }) => deps.rollouts.unpin(principal, params.id!),
+    }),
+    route({
+      method: "POST",
+      path: "/collectors/{id}/retry",
+      scope: "config:publish",
+      tag: "publish",
+      summary:
+        "Offer the collector its target again after it rolled back from it on its own (it is not re-offered otherwise); 409 when it did not. Audited.",
+      status: 204,
+      handler: ({ params, principal }) => deps.rollouts.retry(principal, params.id!),
     }),
   ];
 }

@@ -59,6 +59,18 @@ export function stringsEqual(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
+/** Any svc token: a kind prefix and its 43 base62 characters. */
+const ANY_TOKEN = new RegExp(`(${Object.values(TOKEN_PREFIXES).join("|")})[0-9A-Za-z]{43}`, "g");
+
+/**
+ * `text` with every svc token in it cut to its prefix and `[REDACTED]`: text a
+ * collector sends back (the OpAMP supervisor's own merged config carries the
+ * token it connects with) is stored and shown, and a token must never be.
+ */
+export function redactTokens(text: string): string {
+  return text.replace(ANY_TOKEN, "$1[REDACTED]");
+}
+
 export function tokenKind(token: string): TokenKind | null {
   for (const [kind, prefix] of Object.entries(TOKEN_PREFIXES)) {
     if (token.startsWith(prefix)) return kind as TokenKind;

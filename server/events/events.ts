@@ -25,6 +25,7 @@ const TOPICS: Record<string, { type: LiveEvent["type"]; scope: Scope; withData: 
   collectors: { type: "collector", scope: "collectors:read", withData: true },
   collector_config: { type: "config_target", scope: "config:read", withData: true },
   system: { type: "rollout", scope: "config:read", withData: false },
+  rollouts: { type: "rollout", scope: "config:read", withData: false },
   worktree: { type: "worktree", scope: "config:read", withData: false },
 };
 

@@ -80,7 +80,7 @@ export function openApiDocument(routes: Route[], version: string): Record<string
       ...(route.maxBodyBytes !== undefined ? { "x-max-body-bytes": route.maxBodyBytes } : {}),
       parameters,
       ...(route.body
-        ? { requestBody: { required: true, content: { "application/json": { schema: plain(route.body) } } } }
+        ? { requestBody: { required: !route.bodyOptional, content: { "application/json": { schema: plain(route.body) } } } }
         : {}),
       responses,
     };

@@ -40,6 +40,8 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
   summary: string;
   tag: string;
   body?: B;
+  /** The body may be left out (no bytes at all); the handler then gets undefined. */
+  bodyOptional?: boolean;
   query?: Q;
   response?: TSchema;
   /** Success status; 204 sends no body. */
@@ -73,6 +75,7 @@ export interface Route {
   summary: string;
   tag: string;
   body?: TSchema;
+  bodyOptional?: boolean;
   query?: TSchema;
   response?: TSchema;
   status: number;

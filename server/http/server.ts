@@ -138,8 +138,11 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
     let body: unknown;
     if (route.body) {
       const raw = await readJson(req, route.maxBodyBytes ?? config.http.maxBodyBytes);
-      if (raw === undefined) throw new ValidationError("A JSON request body is required.");
-      body = validate(route.body, raw, "request body");
+      if (raw === undefined) {
+        if (!route.bodyOptional) throw new ValidationError("A JSON request body is required.");
+      } else {
+        body = validate(route.body, raw, "request body");
+      }
     } else if (req.body) {
       // A route that takes no body still bounds one sent anyway.
       await readBytes(req, route.maxBodyBytes ?? config.http.maxBodyBytes);

@@ -216,7 +216,8 @@ export class MessageHandler {
   private async remoteConfigFor(instance: Instance, log: Logger): Promise<Uint8Array | undefined> {
     if (instance.awaitingReport || !has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig)) return undefined;
     const target = await this.deps.rollouts.target(instance.collectorId);
-    if (!target) return undefined;
+    // A target the collector rolled back from on its own is not offered again until a retry or a new one.
+    if (!target || target.target.collectorRollback) return undefined;
     const hash = target.rendered.hash;
     if (hash === instance.reportedHash || hash === instance.sentHash) return undefined;
     // Claimed before the vault is read, so a push and a reply in between do not both send it.

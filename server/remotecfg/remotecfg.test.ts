@@ -236,7 +236,7 @@ describe("bookkeeping", () => {
     expect((await collectors.get(alloy.id)).health?.intervalSeconds).toBe(60);
   });
 
-  test("an effective config is stored when its content changes, and a poll that changes nothing writes nothing", async () => {
+  test("an effective config is stored (and checked for drift) when its content changes, and a poll that changes nothing writes nothing", async () => {
     const { hash } = await publish(CONFIG);
     const effective = (body: string) =>
       create(EffectiveConfigSchema, { configMap: { configMap: { "": { body: new TextEncoder().encode(body), contentType: "text/plain" } } } });
@@ -251,7 +251,9 @@ describe("bookkeeping", () => {
       await Bun.sleep(250); // past the coalesced writes' delay
       expect(written).toEqual([]);
       await config({ ...poll, effectiveConfig: effective("// changed\n") });
-      expect(written).toEqual([`effective_configs/${alloy.id}`]);
+      // The new content and the drift check's new answer (it now differs from the target).
+      expect(written).toEqual([`effective_configs/${alloy.id}`, `collector_config/${alloy.id}`]);
+      expect((await rollouts.target(alloy.id))?.target.drift?.drifted).toBe(true);
     } finally {
       unwatch();
     }

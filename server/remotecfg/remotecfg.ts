@@ -138,6 +138,15 @@ function moves(report: ConfigReport, target: { targetHash: string; state: Config
   return target.state !== "failed" || target.error !== (report.error || "the collector could not apply the config");
 }
 
+/**
+ * Whether a report says the collector applied another config than its
+ * target, one it was sent or fetched (applying or failed): it may have gone
+ * back to an earlier one on its own (rollouts.report tells).
+ */
+function wentBack(report: ConfigReport, target: { targetHash: string; state: ConfigState; collectorRollback?: unknown }): boolean {
+  return report.state === "applied" && report.hash !== target.targetHash && target.state !== "outdated" && target.collectorRollback === undefined;
+}
+
 function intervalFor(gapMs: number): number {
   const seconds = gapMs / 1000;
   for (const step of INTERVAL_STEPS) if (seconds <= step) return step;
@@ -304,9 +313,10 @@ export class RemoteConfigService {
     const current = await this.deps.rollouts.target(id);
     if (current === null) return req.hash === "" ? NOTHING_PUBLISHED : EMPTY_CONFIG;
     const { target, rendered } = current;
-    if (known !== null && moves(known, target)) await this.bookkeeping(id, () => this.deps.rollouts.report(id, known));
+    if (known !== null && (moves(known, target) || wentBack(known, target))) await this.bookkeeping(id, () => this.deps.rollouts.report(id, known));
     const answers = this.answersFor(rendered);
-    if (req.hash === rendered.hash) return answers.notModified;
+    // A target the collector went back from on its own is not sent again until a retry or a new one.
+    if (req.hash === rendered.hash || target.collectorRollback) return answers.notModified;
     if (answers.full === null) {
       const content = await this.deps.rollouts.delivered(id, rendered);
       if (content === null) throw new ConnectError(UNDELIVERABLE, Code.Unavailable);

@@ -23,11 +23,16 @@ import { matchedPipelineIds, matcherPipelines, type MatchedPipeline } from "../c
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { AppError, ConflictError, NotFoundError } from "../errors.ts";
-import type { Store, WriteOp } from "../store/store.ts";
+import type { Doc, Store, WriteOp } from "../store/store.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
 import {
+  ACTIVE,
   CONFIGS,
   latestFleetPublish,
+  PENDING,
+  ROLLOUTS,
+  type PendingTarget,
+  type Rollout,
   RENDER_FAILURES,
   RENDERED,
   targetWrites,
@@ -139,10 +144,13 @@ export class Retargeting {
 
   private async attempt(ids: string[]): Promise<void> {
     const fleet = await latestFleetPublish(this.store);
-    const [targets, failures] = await Promise.all([
+    const active = (await this.store.get<{ rolloutId: string }>(ACTIVE.collection, ACTIVE.id))?.data.rolloutId;
+    const [targets, failures, pending] = await Promise.all([
       this.store.getMany<CollectorConfig>(CONFIGS, ids),
       this.store.getMany<RenderFailure>(RENDER_FAILURES, ids),
+      active ? this.store.getMany<PendingTarget>(PENDING, ids.map((id) => `${active}/${id}`)) : new Map<string, Doc<PendingTarget>>(),
     ]);
+    const rolloutCommit = active && pending.size > 0 ? (await this.store.get<Rollout>(ROLLOUTS, active))?.data.commit : undefined;
     const now = new Date().toISOString();
     const ops: WriteOp[] = [];
     const rendered = new Map<string, RenderedConfig>();
@@ -152,8 +160,24 @@ export class Retargeting {
       const collector = await this.collectors.get(id).catch((error) => (error instanceof NotFoundError ? null : Promise.reject(error)));
       if (!collector) continue;
       const target = targets.get(id);
-      const commit = currentCommit(target?.data, fleet);
+      // A rollback pinned it where it is.
+      if (target?.data.pinned) continue;
+      const queued = pending.get(`${active}/${id}`);
+      // Queued in a staged rollout: it stays on the commit it runs until its batch goes out, with the target it will get rendered anew.
+      const commit = queued && target ? target.data.targetCommit : currentCommit(target?.data, fleet);
       if (commit === null) continue;
+      if (queued && rolloutCommit !== undefined) {
+        try {
+          const next = (await this.at(rolloutCommit)).render(collector);
+          if (next.hash !== queued.data.hash) {
+            rendered.set(next.hash, next);
+            ops.push({ op: "put", collection: PENDING, id: queued.id, data: { hash: next.hash } satisfies PendingTarget, expect: queued.version });
+          }
+        } catch (error) {
+          // Its batch releases what was rendered at publish; the failure is recorded by the render at its own commit below, if it fails there too.
+          if (!(error instanceof AppError)) throw error;
+        }
+      }
       const at = await this.at(commit);
       const known = failures.get(id);
       const cleared: WriteOp[] = known ? [{ op: "delete", collection: RENDER_FAILURES, id, expect: known.version }] : [];

@@ -11,7 +11,7 @@
  * What a collector reports back (its effective config, its errors) may quote
  * them, so it is redacted before it is stored (`redact`).
  */
-import { auditEntry, type Actor } from "../audit/audit.ts";
+import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
@@ -25,8 +25,17 @@ import { Coalescer } from "../store/coalesce.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
+import type { Snapshot } from "../configstore/layout.ts";
+import { compileFilter } from "../../shared/collector-filter.ts";
+import type { Matcher } from "../../shared/matchers.ts";
+import type { ConfigState, HistoryEntry as HistoryView, PublishPlan, Rollout, RolloutCollectorState, RolloutStatus, RolloutSummary } from "../../shared/rollouts.ts";
+import { countBatch, cutBatches, nextStep, storedStrategy, type Strategy } from "./strategy.ts";
+import { publishPlan } from "./publish-plan.ts";
+import { configDrift, type Drift } from "./drift.ts";
+import { redactTokens } from "../auth/tokens.ts";
 
-export type ConfigState = "current" | "applying" | "failed" | "outdated";
+export type { ConfigState, RolloutCollectorState } from "../../shared/rollouts.ts";
+export type { Rollout, RolloutStatus };
 
 /** Where one collector's configuration stands: `collector_config/<collectorId>`. */
 export interface CollectorConfig {
@@ -42,6 +51,20 @@ export interface CollectorConfig {
    * collector reporting on it, clears it.
    */
   undelivered?: true;
+  /**
+   * Set by a rollback: fleet publishes and attribute changes leave this
+   * collector on this config (the plan lists it as pinned) until it is
+   * unpinned or a publish names it.
+   */
+  pinned?: { at: string; actor: string };
+  /**
+   * Set when the collector went back on its own to a config it ran before
+   * (the OpAMP supervisor's last-known-good) after this target failed: the
+   * target is not offered again until a new target or an explicit retry.
+   */
+  collectorRollback?: { toSeq: number | null; toHash: string; at: string };
+  /** Whether the effective config the collector last reported differs from this target in what it runs (drift.ts). */
+  drift?: TargetDrift;
   /** When the target was recorded (absent on targets older than issue 22): tells a retarget which commit the collector is on. */
   targetAt?: string;
   updatedAt: string;
@@ -49,6 +72,12 @@ export interface CollectorConfig {
 
 /** Why a history entry was recorded; absent on old entries (publish, or rollback when `rollbackOf` is set). */
 export type HistoryCause = "publish" | "rollback" | "attributes";
+
+/** A drift check's answer, for the target it was made against. */
+export interface TargetDrift extends Drift {
+  targetHash: string;
+  checkedAt: string;
+}
 
 /** One pushed config: `config_history/<collectorId>/<seq>`. */
 export interface HistoryEntry {
@@ -60,6 +89,10 @@ export interface HistoryEntry {
   actor: string;
   rollbackOf?: number;
   cause?: HistoryCause;
+  /** The collector's message when it failed this config. */
+  error?: string;
+  /** The collector returned to this earlier entry after failing this one. */
+  collectorRolledBackTo?: number;
 }
 
 /**
@@ -80,32 +113,31 @@ export interface FleetPublish {
   at: string;
 }
 
-export interface Rollout {
-  id: string;
-  kind: "publish" | "rollback";
-  commit: string;
-  actor: string;
-  startedAt: string;
-  /** "fleet", or the one collector id it was for. */
-  scope: string;
-  collectorIds: string[];
-  changed: string[];
+/** A staged rollout's target for a collector whose batch is not released yet: `rollout_pending/<rolloutId>/<collectorId>`. */
+export interface PendingTarget {
+  hash: string;
+}
+
+/** What a publish covers and how it rolls out. */
+export interface PublishOptions extends PublishScope {
+  /** Publish to the collectors whose config renders and leave the others as they are. */
+  skipErrors?: boolean;
+  /** Release the changed collectors batch by batch (strategy.ts); absent: all at once. */
+  strategy?: Strategy;
+  /** Collectors of the canary batch, resolved by the edge from ids or matchers. */
+  canary?: (collector: Collector) => boolean;
 }
 
 /**
- * Where a collector stands in a rollout: its config state, or, counted apart
- * and never blocking completion, offline or reporting only (connected without
- * the means to take remote config).
+ * What became of a pushed config: the latest is where it stands (current,
+ * applying, failed, outdated); an earlier one failed, was rolled back by
+ * the collector itself or by an operator (the entry after it restores an
+ * older one), or was superseded by the next publish.
  */
-export type RolloutCollectorState = ConfigState | "offline" | "reporting_only";
-
-export interface RolloutStatus {
-  rolloutId: string | null;
-  commit: string | null;
-  state: "idle" | "running" | "completed" | "completed_with_errors";
-  total: number;
-  counts: Record<RolloutCollectorState, number>;
-  collectors: { id: string; state: RolloutCollectorState; error?: string }[];
+export function historyState(entry: HistoryEntry, next: HistoryEntry | undefined): HistoryView["state"] {
+  if (entry.collectorRolledBackTo !== undefined) return "rolled_back_by_collector";
+  if (next === undefined || entry.state === "failed") return entry.state;
+  return next.rollbackOf !== undefined ? "rolled_back" : "superseded";
 }
 
 /** A collector's place in a rollout: offline first (nothing reaches it), then reporting only, else its config state. */
@@ -119,10 +151,13 @@ export const CONFIGS = "collector_config";
 const HISTORY = "config_history";
 export const RENDERED = "rendered_configs";
 export const RENDER_FAILURES = "render_failures";
-const ROLLOUTS = "rollouts";
+export const ROLLOUTS = "rollouts";
+export const PENDING = "rollout_pending";
 export const EFFECTIVE = "effective_configs";
 const LATEST = { collection: "system", id: "latest_rollout" };
 const FLEET = { collection: "system", id: "fleet_publish" };
+/** The staged rollout with batches left to release, while there is one (a rollback of one collector meanwhile does not end it). */
+export const ACTIVE = { collection: "system", id: "active_rollout" };
 
 const historyId = (collectorId: string, seq: number) => `${collectorId}/${String(seq).padStart(10, "0")}`;
 
@@ -132,7 +167,7 @@ const historyId = (collectorId: string, seq: number) => `${collectorId}/${String
  * (its version, or "absent") when the caller read it and must not overwrite
  * a newer one.
  */
-export function targetWrites(collectorId: string, entry: HistoryEntry, expect?: number | "absent"): WriteOp[] {
+export function targetWrites(collectorId: string, entry: HistoryEntry, expect?: number | "absent", pinned?: CollectorConfig["pinned"]): WriteOp[] {
   const target: CollectorConfig = {
     collectorId,
     targetHash: entry.hash,
@@ -140,6 +175,7 @@ export function targetWrites(collectorId: string, entry: HistoryEntry, expect?: 
     targetSeq: entry.seq,
     state: "outdated",
     error: null,
+    ...(pinned ? { pinned } : {}),
     targetAt: entry.time,
     updatedAt: entry.time,
   };
@@ -175,6 +211,12 @@ export interface EffectiveConfig {
   collectorId: string;
   files: { name: string; contentType: string; body: string }[];
   reportedAt: string;
+}
+
+/** Which collectors a publish or its plan covers: the named ones, or the fleet's affected collectors the matchers select. */
+export interface PublishScope {
+  collectorIds?: readonly string[];
+  match?: readonly Matcher[];
 }
 
 type TargetListener = (collectorId: string | undefined) => void;
@@ -267,33 +309,43 @@ export class Rollouts {
     await Promise.all([this.configWrites.close(), this.historyWrites.close()]);
   }
 
-  /** Publishes the head commit to the fleet, or to one collector. */
-  async publish(who: Actor, collectorId?: string): Promise<Rollout> {
+  /**
+   * Publishes the head commit to the fleet's affected collectors (or those of
+   * the scope): renders each, and gives a new target to every one whose
+   * config changes, all at once or, with a strategy, batch by batch
+   * (`advance` releases the later ones). Refused while a collector's config
+   * cannot be rendered, unless `skipErrors` (those keep what they run), and
+   * while a staged rollout is running or paused.
+   */
+  async publish(who: Actor, options: PublishOptions = {}): Promise<Rollout> {
     const commit = await this.config.head();
     if (commit === null) throw new ConflictError("Nothing has been committed yet; commit the pending changes first.", "no_commit");
-    const snapshot = await this.config.snapshotAt(commit);
-    const targets = new Map((await this.store.list<CollectorConfig>(CONFIGS)).map((d) => [d.id, d.data]));
-    const renderFailures = (await this.store.list<RenderFailure>(RENDER_FAILURES)).map((d) => d.id);
-    let affected: Collector[];
-    if (collectorId !== undefined) {
-      affected = [await this.collectors.get(collectorId)];
-    } else {
-      const inConfig = new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]);
-      // A collector some pipeline's matchers select is in the config without a record naming it.
-      const withMatchers = matcherPipelines(snapshot.pipelines);
-      affected = (await this.collectors.all()).filter(
-        (c) => inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers).length > 0,
+    const active = await this.activeStaged();
+    if (active) {
+      throw new ConflictError(
+        `Rollout ${active.data.id} is ${active.data.phase} with batches left to release; resume or abort it before publishing again.`,
+        "rollout_in_progress",
       );
     }
+    const snapshot = await this.config.snapshotAt(commit);
+    const targets = await this.allTargets();
+    const renderFailures = (await this.store.list<RenderFailure>(RENDER_FAILURES)).map((d) => d.id);
+    const affected = await this.affected(snapshot, targets, options);
 
     const render = fleetRenderer(snapshot);
     const now = new Date().toISOString();
-    const ops: WriteOp[] = [];
+    const renderedOps: WriteOp[] = [];
     /** Collectors with equal configs share one rendered document. */
     const renderedPuts = new Set<string>();
-    const changed: string[] = [];
+    const next = new Map<string, string>();
     const failures: ErrorDetail[] = [];
+    const pinned: string[] = [];
+    const named = new Set(options.collectorIds ?? []);
     for (const collector of affected) {
+      if (targets.get(collector.id)?.pinned && !named.has(collector.id)) {
+        pinned.push(collector.id);
+        continue;
+      }
       let rendered: RenderedConfig;
       try {
         rendered = render(collector);
@@ -302,37 +354,107 @@ export class Rollouts {
         failures.push({ path: `collectors/${collector.id}`, message: `${collector.name}: ${error.details[0]?.message ?? error.message}` });
         continue;
       }
-      const current = targets.get(collector.id);
-      if (current?.targetHash === rendered.hash) continue;
-      const seq = (current?.targetSeq ?? 0) + 1;
+      if (targets.get(collector.id)?.targetHash === rendered.hash) continue;
       if (!renderedPuts.has(rendered.hash)) {
         renderedPuts.add(rendered.hash);
-        ops.push({ op: "put", collection: RENDERED, id: rendered.hash, data: rendered });
+        renderedOps.push({ op: "put", collection: RENDERED, id: rendered.hash, data: rendered });
       }
-      ops.push(...targetWrites(collector.id, { seq, commit, hash: rendered.hash, time: now, state: "outdated", actor: who.actor, cause: "publish" }));
-      changed.push(collector.id);
+      next.set(collector.id, rendered.hash);
     }
-    // Every collector rendered (or a failure refused the publish): what a retarget could not render is moot.
-    for (const id of renderFailures) if (collectorId === undefined || id === collectorId) ops.push({ op: "delete", collection: RENDER_FAILURES, id });
-    if (failures.length > 0) {
-      throw new ConflictError(`The configuration of ${failures.length} collector(s) cannot be rendered: ${failures[0]!.message}.`, "render_failed", failures);
+    if (failures.length > 0 && !options.skipErrors) {      throw new ConflictError(`The configuration of ${failures.length} collector(s) cannot be rendered: ${failures[0]!.message}.`, "render_failed", failures);
     }
+    const { strategy } = options;
+    const canary = options.canary ? new Set(affected.filter(options.canary).map((c) => c.id)) : undefined;
+    const batches = strategy ? cutBatches([...next.keys()], strategy, canary) : [[...next.keys()]];
+    const changed = batches.flat();
     const rollout: Rollout = {
       id: Bun.randomUUIDv7(),
       kind: "publish",
       commit,
       actor: who.actor,
       startedAt: now,
-      scope: collectorId ?? "fleet",
+      scope: options.collectorIds?.length === 1 ? options.collectorIds[0]! : "fleet",
       collectorIds: affected.map((c) => c.id),
       changed,
+      ...(failures.length > 0 ? { skipped: failures.map((f) => f.path.slice("collectors/".length)) } : {}),
+      ...(pinned.length > 0 ? { pinned } : {}),
+      ...(strategy && batches.length > 1
+        ? {
+            strategy: storedStrategy(strategy),
+            batchEnds: batches.map((_, i) => batches.slice(0, i + 1).reduce((n, b) => n + b.length, 0)),
+            released: 0,
+            phase: "running" as const,
+            pausedReason: null,
+            settledAt: null,
+          }
+        : {}),
     };
-    const fleet: WriteOp[] = collectorId === undefined ? [{ op: "put", collection: FLEET.collection, id: FLEET.id, data: { commit, at: now } satisfies FleetPublish }] : [];
+    const ops: WriteOp[] = [...renderedOps];
+    for (const [index, batch] of batches.entries()) {
+      for (const id of batch) {
+        const hash = next.get(id)!;
+        const entry: HistoryEntry = { seq: (targets.get(id)?.targetSeq ?? 0) + 1, commit, hash, time: now, state: "outdated", actor: who.actor, cause: "publish" };
+        if (index === 0) ops.push(...targetWrites(id, entry));
+        else ops.push({ op: "put", collection: PENDING, id: `${rollout.id}/${id}`, data: { hash } satisfies PendingTarget, expect: "absent" });
+      }
+    }
+    // Every collector rendered (or a failure refused the publish): what a retarget could not render is moot.
+    const rendered = new Set(affected.map((c) => c.id));
+    for (const id of renderFailures) if (rendered.has(id) && !failures.some((f) => f.path === `collectors/${id}`)) ops.push({ op: "delete", collection: RENDER_FAILURES, id });
+    if (rollout.phase) ops.push({ op: "put", collection: ACTIVE.collection, id: ACTIVE.id, data: { rolloutId: rollout.id } });
+    const fleet: WriteOp[] = options.collectorIds === undefined && options.match === undefined ? [{ op: "put", collection: FLEET.collection, id: FLEET.id, data: { commit, at: now } satisfies FleetPublish }] : [];
     await this.store.write(
       [...ops, ...this.rolloutOps(rollout), ...fleet],
-      [auditEntry(who, "config.publish", "rollout", rollout.id, { commit, scope: rollout.scope, collectors: affected.length, changed: changed.length })],
+      [
+        auditEntry(who, "config.publish", "rollout", rollout.id, {
+          commit,
+          scope: rollout.scope,
+          collectors: affected.length,
+          changed: changed.length,
+          ...(rollout.skipped ? { skipped: rollout.skipped.length } : {}),
+          ...(rollout.pinned ? { pinned: rollout.pinned.length } : {}),
+          ...(rollout.strategy ? { strategy: rollout.strategy, batches: batches.length } : {}),
+        }),
+      ],
     );
     return rollout;
+  }
+
+  /**
+   * What a publish of the head commit would change, without changing
+   * anything (publish-plan.ts): the fleet's affected collectors, or those of
+   * `scope`.
+   */
+  async plan(scope: PublishScope = {}): Promise<PublishPlan> {
+    const commit = await this.config.head();
+    if (commit === null) throw new ConflictError("Nothing has been committed yet; commit the pending changes first.", "no_commit");
+    const snapshot = await this.config.snapshotAt(commit);
+    const targets = await this.allTargets();
+    const affected = await this.affected(snapshot, targets, scope);
+    return publishPlan({ commit, snapshot, affected, targets, named: new Set(scope.collectorIds), rendered: (hash) => this.storedRendered(hash) });
+  }
+
+  private async allTargets(): Promise<Map<string, CollectorConfig>> {
+    return new Map((await this.store.list<CollectorConfig>(CONFIGS)).map((d) => [d.id, d.data]));
+  }
+
+  /**
+   * The collectors a publish renders, in id order: the named ones (each must
+   * exist), else every collector the snapshot's records name, that has a
+   * target, or that some pipeline's matchers select, narrowed by `match`.
+   */
+  private async affected(snapshot: Snapshot, targets: ReadonlyMap<string, CollectorConfig>, scope: PublishScope): Promise<Collector[]> {
+    if (scope.collectorIds !== undefined) {
+      const ids = [...new Set(scope.collectorIds)].sort();
+      return Promise.all(ids.map((id) => this.collectors.get(id)));
+    }
+    const inConfig = new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]);
+    // A collector some pipeline's matchers select is in the config without a record naming it.
+    const withMatchers = matcherPipelines(snapshot.pipelines);
+    const keep = scope.match === undefined ? () => true : compileFilter({ match: scope.match });
+    return (await this.collectors.all()).filter(
+      (c) => keep(c) && (inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers).length > 0),
+    );
   }
 
   private rolloutOps(rollout: Rollout): WriteOp[] {
@@ -342,23 +464,223 @@ export class Rollouts {
     ];
   }
 
-  /** Progress of the latest publish or rollback, computed from the targets so any replica answers the same. */
-  async status(): Promise<RolloutStatus> {
-    const counts = { current: 0, applying: 0, failed: 0, outdated: 0, offline: 0, reporting_only: 0 };
-    const latest = await this.store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
-    const rollout = latest ? (await this.store.get<Rollout>(ROLLOUTS, latest.data.rolloutId))?.data : undefined;
+  /**
+   * Progress of a rollout (the latest publish or rollback when no id is
+   * given), computed from the targets so any replica answers the same.
+   */
+  async status(rolloutId?: string): Promise<RolloutStatus> {
+    const counts = countBatch([]);
+    const rollout = rolloutId === undefined ? (await this.latest())?.data : await this.rollout(rolloutId);
     if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts, collectors: [] };
+    const states = await this.collectorStates(rollout, rollout.collectorIds);
     const collectors: RolloutStatus["collectors"] = [];
-    for (const id of rollout.collectorIds) {
-      const target = (await this.store.get<CollectorConfig>(CONFIGS, id))?.data;
+    for (const [id, { state, error }] of states) {
+      counts[state]++;
+      collectors.push(error ? { id, state, error } : { id, state });
+    }
+    const base = { rolloutId: rollout.id, commit: rollout.commit, total: collectors.length, counts, collectors };
+    const settled = counts.applying + counts.outdated === 0;
+    const outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
+    if (!rollout.batchEnds) return { ...base, state: settled ? outcome : "running" };
+    const state = rollout.phase === "paused" || rollout.phase === "aborted" ? rollout.phase : rollout.phase === "done" && settled ? outcome : "running";
+    return { ...base, state, batches: this.batchProgress(rollout, states), pausedReason: rollout.pausedReason ?? null, eta: this.eta(rollout) };
+  }
+
+  /** A rollout by id; 404 when there is none. */
+  async rollout(id: string): Promise<Rollout> {
+    const doc = await this.store.get<Rollout>(ROLLOUTS, id);
+    if (!doc) throw new NotFoundError("Rollout", id);
+    return doc.data;
+  }
+
+  /** Rollouts newest first, a page at a time (`before`: the last id of the previous page). */
+  async list(limit: number, before?: string): Promise<{ items: RolloutSummary[]; nextCursor: string | null }> {
+    // Ids are UUIDv7, so id order is start order; the store lists ascending, so walk from the end.
+    const all = (await this.store.list<Rollout>(ROLLOUTS)).map((d) => d.data).reverse();
+    const from = before === undefined ? 0 : all.findIndex((r) => r.id < before);
+    const page = from === -1 ? [] : all.slice(from, from + limit);
+    const items = page.map(({ collectorIds, changed, skipped, pinned, ...rest }) => ({
+      ...rest,
+      collectors: collectorIds.length,
+      changed: changed.length,
+      skipped: skipped?.length ?? 0,
+      pinned: pinned?.length ?? 0,
+    }));
+    return { items, nextCursor: from !== -1 && from + limit < all.length ? page[page.length - 1]!.id : null };
+  }
+
+  private async latest() {
+    const latest = await this.store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
+    return latest ? this.store.get<Rollout>(ROLLOUTS, latest.data.rolloutId) : null;
+  }
+
+  /** The staged rollout with batches left to release (running or paused), with its version. */
+  private async activeStaged() {
+    const active = await this.store.get<{ rolloutId: string }>(ACTIVE.collection, ACTIVE.id);
+    const doc = active ? await this.store.get<Rollout>(ROLLOUTS, active.data.rolloutId) : null;
+    return doc && (doc.data.phase === "running" || doc.data.phase === "paused") ? doc : null;
+  }
+
+  /** Where each of `ids` stands in `rollout`: queued when its staged batch is not released, else by its target. */
+  private async collectorStates(rollout: Rollout, ids: readonly string[]): Promise<Map<string, { state: RolloutCollectorState; error?: string }>> {
+    const queued = new Set(rollout.batchEnds ? rollout.changed.slice(rollout.batchEnds[rollout.released ?? 0]) : []);
+    const targets = await this.store.getMany<CollectorConfig>(CONFIGS, ids.filter((id) => !queued.has(id)));
+    const out = new Map<string, { state: RolloutCollectorState; error?: string }>();
+    for (const id of ids) {
+      if (queued.has(id)) {
+        out.set(id, { state: "queued" });
+        continue;
+      }
+      const target = targets.get(id)?.data;
       const collector = await this.collectors.get(id).catch(() => null);
       if (!target || !collector) continue;
-      const state = rolloutState(collector, target);
-      counts[state]++;
-      collectors.push(target.error ? { id, state, error: target.error } : { id, state });
+      out.set(id, target.error ? { state: rolloutState(collector, target), error: target.error } : { state: rolloutState(collector, target) });
     }
-    const state = counts.applying + counts.outdated > 0 ? "running" : counts.failed > 0 ? "completed_with_errors" : "completed";
-    return { rolloutId: rollout.id, commit: rollout.commit, state, total: collectors.length, counts, collectors };
+    return out;
+  }
+
+  private batchProgress(rollout: Rollout, states: ReadonlyMap<string, { state: RolloutCollectorState }>): NonNullable<RolloutStatus["batches"]> {
+    const ends = rollout.batchEnds!;
+    return ends.map((end, index) => {
+      const ids = rollout.changed.slice(index === 0 ? 0 : ends[index - 1], end);
+      return { size: ids.length, released: index <= (rollout.released ?? 0), counts: countBatch(ids.flatMap((id) => states.get(id)?.state ?? [])) };
+    });
+  }
+
+  /** When the last batch should go out: the pace of the batches so far (or the pause alone), from now. */
+  private eta(rollout: Rollout): string | null {
+    if (rollout.phase !== "running") return null;
+    const left = rollout.batchEnds!.length - 1 - (rollout.released ?? 0);
+    const elapsed = Date.now() - Date.parse(rollout.startedAt);
+    const perBatch = Math.max(elapsed / ((rollout.released ?? 0) + 1), rollout.strategy!.pauseSeconds * 1000);
+    return new Date(Date.now() + left * perBatch).toISOString();
+  }
+
+  /**
+   * Moves the latest staged rollout on by one step (strategy.ts `nextStep`):
+   * records when its released batch settled, releases the next batch once
+   * the pause has passed, pauses it when the batch failed past the threshold,
+   * or marks it done. Any replica may call it: each step is a write that
+   * expects the version it read, so one replica's step wins. Answers when to
+   * look again at the latest (ms since the epoch), or null to wait for news.
+   */
+  async advance(): Promise<number | null> {
+    const doc = await this.activeStaged();
+    if (!doc || doc.data.phase !== "running") return null;
+    const rollout = doc.data;
+    const released = rollout.released ?? 0;
+    const ends = rollout.batchEnds!;
+    const batch = rollout.changed.slice(released === 0 ? 0 : ends[released - 1], ends[released]);
+    const counts = countBatch([...(await this.collectorStates(rollout, batch)).values()].map((s) => s.state));
+    const now = Date.now();
+    const settledAt = rollout.settledAt ? Date.parse(rollout.settledAt) : null;
+    const step = nextStep({ strategy: rollout.strategy!, batches: ends.length, released, settledAt, acceptedThrough: rollout.acceptedThrough ?? -1 }, counts, now);
+    const endActive: WriteOp = { op: "delete", collection: ACTIVE.collection, id: ACTIVE.id };
+    const put = (data: Rollout, extra: WriteOp[] = []) => [...extra, { op: "put" as const, collection: ROLLOUTS, id: rollout.id, data, expect: doc.version }];
+    try {
+      if (step.kind === "wait") {
+        const settled = counts.applying + counts.outdated + counts.queued === 0;
+        if (settled && settledAt === null) {
+          await this.store.write(put({ ...rollout, settledAt: new Date(now).toISOString() }));
+          return now + rollout.strategy!.pauseSeconds * 1000;
+        }
+        return step.until ?? null;
+      }
+      if (step.kind === "pause") {
+        await this.store.write(put({ ...rollout, phase: "paused", pausedReason: step.reason }), [
+          auditEntry(SYSTEM_ACTOR, "rollout.pause", "rollout", rollout.id, { batch: released, reason: step.reason }),
+        ]);
+        return null;
+      }
+      if (step.kind === "complete") {
+        await this.store.write(put({ ...rollout, phase: "done" }, [endActive]), [auditEntry(SYSTEM_ACTOR, "rollout.complete", "rollout", rollout.id, { batches: ends.length })]);
+        return null;
+      }
+      const ids = rollout.changed.slice(ends[step.batch - 1], ends[step.batch]);
+      const [pending, targets] = await Promise.all([
+        this.store.getMany<PendingTarget>(PENDING, ids.map((id) => `${rollout.id}/${id}`)),
+        this.store.getMany<CollectorConfig>(CONFIGS, ids),
+      ]);
+      const time = new Date(now).toISOString();
+      const ops: WriteOp[] = [];
+      for (const id of ids) {
+        const waiting = pending.get(`${rollout.id}/${id}`);
+        if (!waiting) continue;
+        ops.push({ op: "delete", collection: PENDING, id: waiting.id, expect: waiting.version });
+        // Rolled back by an operator since the publish: it stays where it was put.
+        if (targets.get(id)?.data.pinned) continue;
+        const seq = (targets.get(id)?.data.targetSeq ?? 0) + 1;
+        ops.push(...targetWrites(id, { seq, commit: rollout.commit, hash: waiting.data.hash, time, state: "outdated", actor: rollout.actor, cause: "publish" }));
+      }
+      await this.store.write(put({ ...rollout, released: step.batch, settledAt: null }, ops), [
+        auditEntry(SYSTEM_ACTOR, "rollout.batch", "rollout", rollout.id, { batch: step.batch, collectors: ops.filter((op) => op.collection === CONFIGS).length }),
+      ]);
+      return now;
+    } catch (error) {
+      // Another replica (or an operator's pause) moved the rollout first: look again.
+      if (error instanceof ConflictError) return now;
+      throw error;
+    }
+  }
+
+  /** An operator pauses a running staged rollout: no batch is released until it is resumed. */
+  async pause(who: Actor, id: string): Promise<Rollout> {
+    return this.changePhase(who, id, "rollout.pause", (rollout) => {
+      if (rollout.phase !== "running") throw new ConflictError(`Rollout ${id} is not running.`, "rollout_not_running");
+      return { ...rollout, phase: "paused", pausedReason: `paused by ${who.actor}` };
+    });
+  }
+
+  /** Resumes a paused staged rollout, accepting the failures of the batches released so far. */
+  async resume(who: Actor, id: string): Promise<Rollout> {
+    return this.changePhase(who, id, "rollout.resume", (rollout) => {
+      if (rollout.phase !== "paused") throw new ConflictError(`Rollout ${id} is not paused.`, "rollout_not_paused");
+      return { ...rollout, phase: "running", pausedReason: null, acceptedThrough: rollout.released ?? 0 };
+    });
+  }
+
+  /**
+   * Aborts a running or paused staged rollout: the batches not released
+   * keep their config. With `rollbackFailed`, every released collector whose
+   * new config failed is rolled back to the config before it.
+   */
+  async abort(who: Actor, id: string, rollbackFailed = false): Promise<{ rollout: Rollout; rolledBack: string[] }> {
+    const current = await this.rollout(id);
+    const queued = current.batchEnds ? current.changed.slice(current.batchEnds[current.released ?? 0]) : [];
+    const rollout = await this.changePhase(
+      who,
+      id,
+      "rollout.abort",
+      (r) => {
+        if (r.phase !== "running" && r.phase !== "paused") throw new ConflictError(`Rollout ${id} has no batches left to release.`, "rollout_not_running");
+        return { ...r, phase: "aborted", pausedReason: null };
+      },
+      [
+        ...queued.map((collectorId) => ({ op: "delete" as const, collection: PENDING, id: `${id}/${collectorId}` })),
+        { op: "delete", collection: ACTIVE.collection, id: ACTIVE.id },
+      ],
+    );
+    const rolledBack: string[] = [];
+    if (rollbackFailed) {
+      const released = rollout.changed.slice(0, rollout.batchEnds![rollout.released ?? 0]);
+      for (const [collectorId, { state }] of await this.collectorStates(rollout, released)) {
+        if (state !== "failed") continue;
+        await this.rollback(who, collectorId);
+        rolledBack.push(collectorId);
+      }
+    }
+    return { rollout, rolledBack };
+  }
+
+  private async changePhase(who: Actor, id: string, action: string, change: (rollout: Rollout) => Rollout, extra: WriteOp[] = []): Promise<Rollout> {
+    const doc = await this.store.get<Rollout>(ROLLOUTS, id);
+    if (!doc) throw new NotFoundError("Rollout", id);
+    if (!doc.data.batchEnds) throw new ConflictError(`Rollout ${id} was not staged; only staged rollouts can be paused, resumed or aborted.`, "rollout_not_staged");
+    const next = change(doc.data);
+    await this.store.write([...extra, { op: "put", collection: ROLLOUTS, id, data: next, expect: doc.version }], [
+      auditEntry(who, action, "rollout", id, { batch: next.released ?? 0 }),
+    ]);
+    return next;
   }
 
   /** Every config pushed to a collector, oldest first. */
@@ -370,6 +692,15 @@ export class Rollouts {
   /** Why the collector's config could not be rendered again after its attributes changed, while that stands. */
   async renderFailure(collectorId: string): Promise<RenderFailure | null> {
     return (await this.store.get<RenderFailure>(RENDER_FAILURES, collectorId))?.data ?? null;
+  }
+
+  /**
+   * The history as operators read it: each entry's state says what became of
+   * it (historyStates), not only where it stood when it was replaced.
+   */
+  async historyView(collectorId: string): Promise<HistoryView[]> {
+    const entries = await this.history(collectorId);
+    return entries.map((entry, i) => ({ ...entry, state: historyState(entry, entries[i + 1]) }));
   }
 
   /** Re-targets the collector's previous pushed config, recorded as a new history entry. */
@@ -404,10 +735,36 @@ export class Rollouts {
       changed: [collectorId],
     };
     await this.store.write(
-      [...targetWrites(collectorId, entry), ...this.rolloutOps(rollout)],
-      [auditEntry(who, "config.rollback", "collector", collectorId, { toSeq: previous.seq, commit: previous.commit, hash: previous.hash })],
+      [...targetWrites(collectorId, entry, undefined, { at: now, actor: who.actor }), ...this.rolloutOps(rollout)],
+      [auditEntry(who, "config.rollback", "collector", collectorId, { toSeq: previous.seq, commit: previous.commit, hash: previous.hash, pinned: true })],
     );
     return entry;
+  }
+
+  /** Lets fleet publishes reach a rolled-back collector again; its config stays as it is until the next one. */
+  async unpin(who: Actor, collectorId: string): Promise<void> {
+    await this.collectors.get(collectorId);
+    const doc = await this.store.get<CollectorConfig>(CONFIGS, collectorId);
+    if (!doc?.data.pinned) throw new ConflictError("This collector is not pinned.", "not_pinned");
+    const { pinned: _, ...rest } = doc.data;
+    await this.store.write([{ op: "put", collection: CONFIGS, id: collectorId, data: rest, expect: doc.version }], [
+      auditEntry(who, "config.unpin", "collector", collectorId, { seq: rest.targetSeq }),
+    ]);
+  }
+
+  /**
+   * Offers a target the collector rolled back from again (it is not offered
+   * on its own, so a config that fails is not re-sent in a loop).
+   */
+  async retry(who: Actor, collectorId: string): Promise<void> {
+    await this.collectors.get(collectorId);
+    const doc = await this.store.get<CollectorConfig>(CONFIGS, collectorId);
+    if (!doc?.data.collectorRollback) throw new ConflictError("The collector did not roll back from its target; there is nothing to retry.", "nothing_to_retry");
+    const { collectorRollback: _, ...rest } = doc.data;
+    await this.store.write(
+      [{ op: "put", collection: CONFIGS, id: collectorId, data: { ...rest, state: "outdated", error: null, updatedAt: new Date().toISOString() }, expect: doc.version }],
+      [auditEntry(who, "config.retry", "collector", collectorId, { seq: rest.targetSeq })],
+    );
   }
 
   /**
@@ -498,12 +855,12 @@ export class Rollouts {
   /**
    * `text` with every secret this collector may have been delivered (those
    * named by any config pushed to it) replaced by its marker, however the
-   * text spells it (see secrets/redact.ts). Markers already there stay, so
+   * text spells it (see secrets/redact.ts), and any svc token cut short. Markers already there stay, so
    * redacting twice changes nothing. A secret this server cannot open is
    * left out: it cannot have been delivered from here.
    */
   async redact(collectorId: string, text: string): Promise<string> {
-    return (await this.redaction(collectorId)).redact(text);
+    return redactTokens((await this.redaction(collectorId)).redact(text));
   }
 
   private async redaction(collectorId: string): Promise<Redaction> {
@@ -529,9 +886,13 @@ export class Rollouts {
 
   /**
    * Moves the collector's config state by what it reports. Reports about a
-   * config other than its current target are stale and change nothing.
+   * config other than its current target are stale and change nothing, but
+   * one: a collector that applied a config it ran before while its target
+   * was applying or had failed went back on its own (the OpAMP supervisor's
+   * last-known-good), see `collectorRolledBack`.
    */
   async report(collectorId: string, report: ConfigReport): Promise<void> {
+    if (report.state === "applied" && (await this.collectorRolledBack(collectorId, report.hash))) return;
     const state: ConfigState = report.state === "applied" ? "current" : report.state;
     // A collector's message may quote its config, secrets too.
     const error = report.state === "failed" ? (report.error ? await this.redact(collectorId, report.error) : "the collector could not apply the config") : null;
@@ -543,11 +904,55 @@ export class Rollouts {
       if (current.state === state && current.error === error && !current.undelivered) return null;
       return { ...deliveredTarget(current), state, error, updatedAt: now };
     });
-    if (seq !== null) {
-      await this.historyWrites.update(historyId(collectorId, seq), (entry) =>
-        entry && entry.hash === report.hash && entry.state !== state ? { ...entry, state } : null,
-      );
+    if (seq !== null && state === "current") {
+      const effective = (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data;
+      if (effective) await this.checkDrift(collectorId, effective.files);
     }
+    if (seq !== null) {
+      await this.historyWrites.update(historyId(collectorId, seq), (entry) => {
+        if (!entry || entry.hash !== report.hash || (entry.state === state && (entry.error ?? null) === error)) return null;
+        const { error: _, ...rest } = entry;
+        return error === null ? { ...rest, state } : { ...rest, state, error };
+      });
+    }
+  }
+
+  /**
+   * The collector says it applied `hash`, an earlier config of its own, while
+   * its target was applying or had failed: it rolled back by itself. The
+   * target turns failed, says so, and is not offered again (until a new
+   * target or an explicit retry), so a config that fails is not re-sent in a
+   * loop; its history entry reads "rolled back by the collector". Answers
+   * whether that is what happened.
+   */
+  private async collectorRolledBack(collectorId: string, hash: string): Promise<boolean> {
+    const target = await this.targetDoc(collectorId);
+    if (!target || target.targetHash === hash) return false;
+    if (target.collectorRollback?.toHash === hash) return true;
+    const history = (await this.store.list<HistoryEntry>(HISTORY, { prefix: `${collectorId}/` })).map((d) => d.data);
+    const earlier = [...history].reverse().find((entry) => entry.seq < target.targetSeq && entry.hash === hash);
+    if (!earlier) return false;
+    const now = new Date().toISOString();
+    let reason: string | null = null;
+    let moved = false;
+    let already = false;
+    // Decided on the latest state, writes still being coalesced included: an outdated target was not
+    // received yet, so an older config reported then is only a stale report.
+    await this.configWrites.update(collectorId, (current) => {
+      if (!current || current.targetSeq !== target.targetSeq) return null;
+      already = current.collectorRollback !== undefined;
+      if (already || (current.state !== "applying" && current.state !== "failed")) return null;
+      moved = true;
+      reason = current.state === "failed" ? current.error : null;
+      const error = `The collector rolled back to the config of #${earlier.seq} after this one failed${reason ? `: ${reason}` : ""}.`;
+      return { ...deliveredTarget(current), state: "failed", error, collectorRollback: { toSeq: earlier.seq, toHash: hash, at: now }, updatedAt: now };
+    });
+    if (!moved) return already;
+    await this.historyWrites.update(historyId(collectorId, target.targetSeq), (entry) =>
+      entry ? { ...entry, state: "failed", ...(reason ? { error: reason } : {}), collectorRolledBackTo: earlier.seq } : null,
+    );
+    await this.store.write([], [auditEntry(SYSTEM_ACTOR, "config.collector_rollback", "collector", collectorId, { fromSeq: target.targetSeq, toSeq: earlier.seq })]);
+    return true;
   }
 
   /** A collector was sent its target: outdated (or undelivered until now) becomes applying until it reports. */
@@ -564,6 +969,38 @@ export class Rollouts {
     const redacted = await Promise.all(files.map(async (file) => ({ ...file, body: await this.redact(collectorId, file.body) })));
     const data: EffectiveConfig = { collectorId, files: redacted, reportedAt: new Date().toISOString() };
     await this.store.write([{ op: "put", collection: EFFECTIVE, id: collectorId, data }]);
+    await this.checkDrift(collectorId, redacted);
+  }
+
+  /**
+   * Compares what the collector says it runs with its target (drift.ts) and
+   * keeps the answer on the target when it changed. Also run when a target
+   * turns current: the effective config and the status may come in either order.
+   */
+  private async checkDrift(collectorId: string, files: EffectiveConfig["files"]): Promise<void> {
+    const current = await this.target(collectorId);
+    if (!current) return;
+    const { targetHash } = current.target;
+    const result = configDrift(current.rendered.runtime, current.rendered.body, files);
+    const drift: TargetDrift = { ...result, targetHash, checkedAt: new Date().toISOString() };
+    await this.configWrites.update(collectorId, (target) => {
+      if (!target || target.targetHash !== targetHash) return null;
+      const known = target.drift;
+      if (known && known.drifted === drift.drifted && known.diff === drift.diff && known.reason === drift.reason) return null;
+      return { ...target, drift };
+    });
+  }
+
+  /** The collectors that run something other than their applied target, in id order: online, current, drifted. */
+  async drifted(): Promise<{ collectorId: string; name: string; reason: string | null; checkedAt: string }[]> {
+    const out = [];
+    for (const { data } of await this.store.list<CollectorConfig>(CONFIGS)) {
+      if (data.state !== "current" || !data.drift?.drifted) continue;
+      const collector = await this.collectors.get(data.collectorId).catch(() => null);
+      if (!collector || rolloutState(collector, data) !== "current") continue;
+      out.push({ collectorId: data.collectorId, name: collector.name, reason: data.drift.reason ?? null, checkedAt: data.drift.checkedAt });
+    }
+    return out;
   }
 
   async effective(collectorId: string): Promise<EffectiveConfig | null> {

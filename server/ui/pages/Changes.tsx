@@ -263,6 +263,8 @@ function Publish({ onPublished }: { onPublished: () => void }) {
 const STATE_WORDS: Record<RolloutStatus["state"], string> = {
   idle: "No publish yet",
   running: "Running",
+  paused: "Paused",
+  aborted: "Aborted",
   completed: "Completed",
   completed_with_errors: "Completed with errors",
 };

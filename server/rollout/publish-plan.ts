@@ -1,0 +1,89 @@
+/**
+ * The publish plan: what a publish of the head commit would change, before it
+ * does. Each affected collector is rendered exactly as publish renders it
+ * (renderer.ts) and compared with its current target; a change carries the
+ * unified diff of the two rendered configs (secrets stay their markers, see
+ * render/secrets.ts), and equal diffs are grouped, so a fleet that changes in
+ * a few ways reads as a few groups however many collectors it holds.
+ */
+import { createTwoFilesPatch } from "diff";
+import type { Collector } from "../../shared/collectors.ts";
+import type { PublishPlan } from "../../shared/rollouts.ts";
+import { AppError } from "../errors.ts";
+import type { Snapshot } from "../configstore/layout.ts";
+import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
+
+/** A collector's current target, as the plan compares it. */
+export interface PlannedTarget {
+  targetHash: string;
+  targetCommit: string;
+  pinned?: { at: string; actor: string };
+}
+
+export interface PlanInput {
+  commit: string;
+  snapshot: Snapshot;
+  /** The collectors a publish of this scope would render, in id order. */
+  affected: readonly Collector[];
+  targets: ReadonlyMap<string, PlannedTarget>;
+  /** Collectors the publish names: a pinned one among them is included. */
+  named: ReadonlySet<string>;
+  /** A stored rendered config by hash (the current targets' bodies). */
+  rendered: (hash: string) => Promise<RenderedConfig | null>;
+}
+
+/** The unified diff from one rendered body to another, named so that equal changes give equal text. */
+function configDiff(from: string, to: string): string {
+  return createTwoFilesPatch("current", "published", from, to, undefined, undefined, { context: 3 }).replace(/^=+\n/, "");
+}
+
+export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
+  const render = fleetRenderer(input.snapshot);
+  const plan: PublishPlan = { commit: input.commit, changes: [], groups: [], unchanged: 0, pinned: [], errors: [] };
+  /** One diff per (from, to) pair of hashes, then one group per distinct diff text. */
+  const diffOf = new Map<string, string>();
+  const groupOf = new Map<string, number>();
+  for (const collector of input.affected) {
+    const pin = input.targets.get(collector.id)?.pinned;
+    if (pin && !input.named.has(collector.id)) {
+      plan.pinned.push({ collectorId: collector.id, name: collector.name, since: pin.at, by: pin.actor });
+      continue;
+    }
+    let next: RenderedConfig;
+    try {
+      next = render(collector);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      const detail = error.details[0];
+      plan.errors.push({ collectorId: collector.id, name: collector.name, path: detail?.path ?? null, message: detail?.message ?? error.message });
+      continue;
+    }
+    const current = input.targets.get(collector.id);
+    if (current?.targetHash === next.hash) {
+      plan.unchanged++;
+      continue;
+    }
+    const pair = `${current?.targetHash ?? ""} ${next.hash}`;
+    let diff = diffOf.get(pair);
+    if (diff === undefined) {
+      const before = current ? ((await input.rendered(current.targetHash))?.body ?? "") : "";
+      diff = configDiff(before, next.body);
+      diffOf.set(pair, diff);
+    }
+    let group = groupOf.get(diff);
+    if (group === undefined) {
+      group = plan.groups.length;
+      groupOf.set(diff, group);
+      plan.groups.push({ diff, collectorIds: [] });
+    }
+    plan.groups[group]!.collectorIds.push(collector.id);
+    plan.changes.push({
+      collectorId: collector.id,
+      name: collector.name,
+      from: current ? { hash: current.targetHash, commit: current.targetCommit } : null,
+      to: { hash: next.hash },
+      group,
+    });
+  }
+  return plan;
+}

@@ -1,0 +1,186 @@
+/**
+ * Rollbacks that hold (issue 23 parts 3 and 4): an operator's rollback pins
+ * the collector, so two fleet publishes pass it by (the plan says so) until a
+ * publish names it or it is unpinned; history entries say what became of
+ * them; and a collector that goes back to its last good config on its own
+ * (APPLIED A → APPLYING B → FAILED B → APPLIED A, as the OpAMP supervisor
+ * does) is shown so, counted failed, and not re-offered B until a retry or a
+ * new publish — over a real OpAMP WebSocket session, and over remote config.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import { startTestServer, type TestServer } from "../harness.ts";
+import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
+import { remoteConfigClient } from "../remotecfg/client.ts";
+import { RemoteConfigStatuses as PollStatus } from "../../server/gen/collector/v1/collector_pb.ts";
+import type { HistoryEntry, PublishPlan, Rollout, RolloutStatus } from "../../shared/rollouts.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.stop());
+
+const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
+
+/** A fleet pipeline every collector tagged fleet=yes runs, with a source whose path says which version it is. */
+async function fleetPipeline() {
+  const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/v1/*.log"] } });
+  const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  await call("/pipelines", "POST", {
+    name: "fleet",
+    signal: "logs",
+    matchers: ["fleet=yes"],
+    topology: {
+      nodes: [
+        { id: "in", kind: "source", ref: source.id },
+        { id: "out", kind: "destination", ref: destination.id },
+      ],
+      edges: [{ id: "e1", source: "in", target: "out" }],
+    },
+  });
+  return async (version: string) => {
+    await call(`/sources/${source.id}`, "PUT", { name: "app", type: "filelog", config: { include: [`/var/log/${version}/*.log`] } });
+    await call("/commit", "POST", { message: version });
+  };
+}
+
+const target = async (id: string) => (await server.app.rollouts.target(id))!;
+const states = async (id: string) => (await call<{ items: HistoryEntry[] }>(`/collectors/${id}/config-history`)).items.map((e) => e.state);
+
+test("a rolled-back collector stays pinned through two fleet publishes until a publish names it", async () => {
+  const release = await fleetPipeline();
+  const pinned = await call<{ id: string; name: string }>("/collectors", "POST", { name: "pinned", tags: { fleet: "yes" } });
+  const other = await call<{ id: string }>("/collectors", "POST", { name: "other", tags: { fleet: "yes" } });
+  await call("/commit", "POST", { message: "v1" });
+  await call("/publish", "POST");
+  const v1 = (await target(pinned.id)).target.targetHash;
+  await release("v2");
+  await call("/publish", "POST");
+  await call(`/collectors/${pinned.id}/rollback`, "POST");
+  expect((await target(pinned.id)).target.targetHash).toBe(v1);
+  const shown = await call<{ target: { pinned?: { actor: string } } }>(`/collectors/${pinned.id}/effective-config`);
+  expect(shown.target.pinned?.actor).toBe("sa:admin");
+
+  for (const version of ["v3", "v4"]) {
+    await release(version);
+    const plan = await call<PublishPlan>("/publish/plan", "POST", {});
+    expect(plan.pinned.map((p) => p.collectorId)).toEqual([pinned.id]);
+    expect(plan.changes.map((c) => c.collectorId)).toEqual([other.id]);
+    const rollout = await call<Rollout>("/publish", "POST");
+    expect(rollout.pinned).toEqual([pinned.id]);
+    expect((await target(pinned.id)).target.targetHash).toBe(v1);
+    expect((await target(other.id)).rendered.body).toContain(`/var/log/${version}/`);
+  }
+  // The history says what became of each config: v1 superseded by v2, v2 rolled back, v1 again current (not yet applied: outdated).
+  expect(await states(pinned.id)).toEqual(["superseded", "rolled_back", "outdated"]);
+  expect(await states(other.id)).toEqual(["superseded", "superseded", "superseded", "outdated"]);
+
+  // Named, it is included (and no longer pinned); unpinning what is not pinned is a conflict.
+  const plan = await call<PublishPlan>("/publish/plan", "POST", { collectorIds: [pinned.id] });
+  expect(plan.pinned).toEqual([]);
+  expect(plan.changes.map((c) => c.collectorId)).toEqual([pinned.id]);
+  await call(`/publish/${pinned.id}`, "POST");
+  expect((await target(pinned.id)).rendered.body).toContain("/var/log/v4/");
+  expect((await target(pinned.id)).target.pinned).toBeUndefined();
+  expect((await server.api(`/collectors/${pinned.id}/pin`, { method: "DELETE" })).status).toBe(409);
+
+  // Rolled back again and unpinned: the next fleet publish reaches it.
+  await call(`/collectors/${pinned.id}/rollback`, "POST");
+  expect((await server.api(`/collectors/${pinned.id}/pin`, { method: "DELETE" })).status).toBe(204);
+  await release("v5");
+  await call("/publish", "POST");
+  expect((await target(pinned.id)).rendered.body).toContain("/var/log/v5/");
+  const audit = (await call<{ items: { action: string }[] }>("/audit?limit=100")).items.map((e) => e.action);
+  expect(audit).toContain("config.unpin");
+});
+
+test("the collector's own rollback is recognized, counted failed, and not re-offered until a retry or a new publish", async () => {
+  const release = await fleetPipeline();
+  const collector = await call<{ id: string }>("/collectors", "POST", { name: "supervised", tags: { fleet: "yes", supervised: "yes" } });
+  const token = (await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;
+  const url = `${server.base.replace(/^http/, "ws")}/v1/opamp`;
+  let agent = await RawAgent.connect(url, token);
+  await agent.call({ agentDescription: description({ "service.name": "supervised" }) });
+  const offered = () => agent.next((m) => m.remoteConfig !== undefined, 10_000);
+
+  await release("good");
+  let next = offered();
+  await call("/publish", "POST", { match: ["supervised=yes"] });
+  const a = (await next).remoteConfig!.configHash;
+  await agent.call({ remoteConfigStatus: applied(a) });
+  await until(async () => (await target(collector.id)).target.state === "current");
+
+  await release("bad");
+  next = offered();
+  const rollout = await call<Rollout>("/publish", "POST", { match: ["supervised=yes"] });
+  const b = (await next).remoteConfig!.configHash;
+  expect(Buffer.from(b).toString("hex")).not.toBe(Buffer.from(a).toString("hex"));
+  // The supervisor: applying B, B failed, back on A.
+  await agent.call({ remoteConfigStatus: applied(b, RemoteConfigStatuses.RemoteConfigStatuses_APPLYING) });
+  await agent.call({ remoteConfigStatus: applied(b, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "collector exited: open /var/log/bad: permission denied") });
+  await agent.call({ remoteConfigStatus: applied(a) });
+  const rolledBack = await until(async () => {
+    const t = (await target(collector.id)).target;
+    return t.collectorRollback ? t : null;
+  });
+  expect(rolledBack.state).toBe("failed");
+  expect(rolledBack.error).toBe("The collector rolled back to the config of #1 after this one failed: collector exited: open /var/log/bad: permission denied.");
+  await until(async () => (await states(collector.id)).join() === "superseded,rolled_back_by_collector");
+  const history = (await call<{ items: HistoryEntry[] }>(`/collectors/${collector.id}/config-history`)).items;
+  expect(history[1]).toMatchObject({ collectorRolledBackTo: 1, error: "collector exited: open /var/log/bad: permission denied" });
+  const status = await call<RolloutStatus>(`/rollouts/${rollout.id}`);
+  expect(status.counts.failed).toBe(1);
+
+  // Not re-offered: neither on this session nor after a reconnect that reports A.
+  agent.close();
+  agent = await RawAgent.connect(url, token, agent.uid);
+  await agent.call({ agentDescription: description({ "service.name": "supervised" }), remoteConfigStatus: applied(a) });
+  await agent.call({});
+  await Bun.sleep(300);
+  expect(agent.received.some((m) => m.remoteConfig !== undefined)).toBe(false);
+  const audit = (await call<{ items: { action: string }[] }>("/audit?limit=100")).items.map((e) => e.action);
+  expect(audit).toContain("config.collector_rollback");
+
+  // An explicit retry offers B again.
+  next = offered();
+  expect((await server.api(`/collectors/${collector.id}/retry`, { method: "POST" })).status).toBe(204);
+  expect(Buffer.from((await next).remoteConfig!.configHash).toString("hex")).toBe(Buffer.from(b).toString("hex"));
+  expect((await target(collector.id)).target.collectorRollback).toBeUndefined();
+  agent.close();
+});
+
+test("a remote-config collector that goes back to its earlier config is not sent the failed one again until a retry", async () => {
+  const release = await fleetPipeline();
+  const collector = await call<{ id: string }>("/collectors", "POST", { name: "alloy-back", managementMode: "rcfg-remotecfg", tags: { fleet: "yes", alloyback: "yes" } });
+  const token = (await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;
+  const client = remoteConfigClient(server.base, token);
+  const status = (state: PollStatus, errorMessage = "") => ({ status: state, errorMessage });
+
+  await release("alloy-good");
+  await call("/publish", "POST", { match: ["alloyback=yes"] });
+  const a = await client.getConfig({ id: collector.id });
+  await client.getConfig({ id: collector.id, hash: a.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_APPLIED) });
+  await until(async () => (await target(collector.id)).target.state === "current");
+
+  await release("alloy-bad");
+  await call("/publish", "POST", { match: ["alloyback=yes"] });
+  const b = await client.getConfig({ id: collector.id, hash: a.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_APPLIED) });
+  expect(b.hash).not.toBe(a.hash);
+  expect(b.content).toContain("/var/log/alloy-bad/");
+  await client.getConfig({ id: collector.id, hash: b.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_FAILED, "loading failed") });
+  await until(async () => (await target(collector.id)).target.state === "failed");
+  // Back on A: recognized, and the next polls are not sent B.
+  await client.getConfig({ id: collector.id, hash: a.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_APPLIED) });
+  await until(async () => (await target(collector.id)).target.collectorRollback !== undefined);
+  const again = await client.getConfig({ id: collector.id, hash: a.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_APPLIED) });
+  expect(again.notModified).toBe(true);
+  expect(again.content).toBe("");
+  expect((await target(collector.id)).target.error).toBe("The collector rolled back to the config of #1 after this one failed: loading failed.");
+
+  expect((await server.api(`/collectors/${collector.id}/retry`, { method: "POST" })).status).toBe(204);
+  await until(async () => (await target(collector.id)).target.collectorRollback === undefined);
+  const retried = await client.getConfig({ id: collector.id, hash: a.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_APPLIED) });
+  expect(retried.hash).toBe(b.hash);
+  expect(retried.content).toContain("/var/log/alloy-bad/");
+});

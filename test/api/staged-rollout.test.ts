@@ -1,0 +1,135 @@
+/**
+ * Staged rollouts (issue 23 part 2) with 1,000 real OpAMP WebSocket agents:
+ * 5 % of them fail the new config; a rollout in batches of 100 with a 2 %
+ * failure threshold pauses itself after the first batch and releases nothing
+ * more; resume accepts those failures and releases the next batch (which
+ * pauses it again); a publish is refused meanwhile; abort with rollbackFailed
+ * rolls the failed collectors back and leaves the unreleased ones alone.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import { startTestServer, type TestServer } from "../harness.ts";
+import { seedOpampFleet } from "../faults/storm.ts";
+import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
+import type { Rollout, RolloutStatus } from "../../shared/rollouts.ts";
+
+const FLEET = 1000;
+/** Every 20th agent fails a config that reads the new path: 5 % of each batch of 100. */
+const fails = (index: number) => index % 20 === 0;
+
+let server: TestServer;
+const agents: RawAgent[] = [];
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  for (const agent of agents) agent.close();
+  await server.stop();
+});
+
+const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
+
+test("a staged rollout pauses on failures, resumes, refuses a publish meanwhile, and aborts with rollbacks", async () => {
+  const seeded = await seedOpampFleet(server.app.store, FLEET, "staged");
+  const ids = (await server.app.collectors.all()).map((c) => c.id);
+  expect(ids).toHaveLength(FLEET);
+  /** What each agent runs now: the hash it last applied. */
+  const running = new Map<number, string>();
+  const url = `${server.base.replace(/^http/, "ws")}/v1/opamp`;
+  for (const [index, { token, uid }] of seeded.entries()) {
+    const agent = await RawAgent.connect(url, token, Buffer.from(uid, "hex"));
+    agent.ws.addEventListener("message", () => {
+      const message = agent.received[agent.received.length - 1]!;
+      const config = message.remoteConfig;
+      if (!config) return;
+      const body = new TextDecoder().decode(config.config!.configMap[""]!.body);
+      const hash = Buffer.from(config.configHash).toString("hex");
+      if (fails(index) && body.includes("/var/log/two/")) {
+        agent.send({ remoteConfigStatus: applied(config.configHash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "cannot open /var/log/two") });
+      } else {
+        running.set(index, hash);
+        agent.send({ remoteConfigStatus: applied(config.configHash) });
+      }
+    });
+    agent.send({ agentDescription: description({ "service.name": `staged-${index}` }) });
+    agents.push(agent);
+  }
+
+  const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/one/*.log"] } });
+  const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  await call("/pipelines", "POST", {
+    name: "fleet",
+    signal: "logs",
+    matchers: ["collector.mode=opamp"],
+    topology: {
+      nodes: [
+        { id: "in", kind: "source", ref: source.id },
+        { id: "out", kind: "destination", ref: destination.id },
+      ],
+      edges: [{ id: "e1", source: "in", target: "out" }],
+    },
+  });
+  await call("/commit", "POST", { message: "one" });
+  // All at once, as before: every agent applies it.
+  const first = await call<Rollout>("/publish", "POST");
+  expect(first.strategy).toBeUndefined();
+  await until(async () => (await call<RolloutStatus>("/publish/status")).counts.current === FLEET, 60_000, 100);
+  const before = new Map(running);
+
+  await call(`/sources/${source.id}`, "PUT", { name: "app", type: "filelog", config: { include: ["/var/log/two/*.log"] } });
+  await call("/commit", "POST", { message: "two" });
+  const bad = await server.api("/publish", { method: "POST", json: { strategy: { batchSize: 10, batchPercent: 5 } } });
+  expect(bad.status).toBe(400);
+
+  const rollout = await call<Rollout>("/publish", "POST", { strategy: { batchSize: 100, failureThreshold: 2 } });
+  expect(rollout.batchEnds).toHaveLength(10);
+  expect(rollout.strategy).toEqual({ batchSize: 100, pauseSeconds: 0, failureThreshold: 2 });
+  const progress = () => call<RolloutStatus>(`/rollouts/${rollout.id}`);
+  const paused = await until(async () => {
+    const status = await progress();
+    return status.state === "paused" ? status : null;
+  }, 60_000, 100);
+  expect(paused.pausedReason).toBe("5 of 100 collectors in batch 1 failed (5 %, threshold 2 %)");
+  expect(paused.counts).toMatchObject({ current: 95, failed: 5, queued: 900 });
+  expect(paused.batches!.map((b) => b.released)).toEqual([true, ...Array(9).fill(false)]);
+  expect(paused.eta).toBeNull();
+  // Nothing past the first batch was sent anything.
+  for (let index = 100; index < FLEET; index++) expect(running.get(index)).toBe(before.get(index));
+  const failed = paused.collectors.filter((c) => c.state === "failed");
+  expect(failed.every((c) => c.error === "cannot open /var/log/two")).toBe(true);
+
+  const refused = await server.api("/publish", { method: "POST" });
+  expect(refused.status).toBe(409);
+  expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("rollout_in_progress");
+  expect((await server.api(`/rollouts/${rollout.id}/resume`, { method: "POST" })).status).toBe(200);
+  const second = await until(async () => {
+    const status = await progress();
+    return status.state === "paused" && status.batches![1]!.released ? status : null;
+  }, 60_000, 100);
+  expect(second.pausedReason).toContain("in batch 2 failed");
+  expect(second.counts).toMatchObject({ current: 190, failed: 10, queued: 800 });
+  // Pausing what is paused is a conflict, not a silent success.
+  expect((await server.api(`/rollouts/${rollout.id}/pause`, { method: "POST" })).status).toBe(409);
+
+  const aborted = await call<{ rollout: Rollout; rolledBack: string[] }>(`/rollouts/${rollout.id}/abort`, "POST", { rollbackFailed: true });
+  expect(aborted.rollout.phase).toBe("aborted");
+  expect(aborted.rolledBack.sort()).toEqual(second.collectors.filter((c) => c.state === "failed").map((c) => c.id).sort());
+  expect(aborted.rolledBack).toHaveLength(10);
+  // The failed agents are sent their previous config again and run it.
+  await until(async () => [...Array(200).keys()].filter(fails).every((index) => running.get(index) === before.get(index) && agents[index]!.received.length > 2), 30_000, 100);
+  const after = await progress();
+  expect(after.state).toBe("aborted");
+  expect(after.counts.queued).toBe(800);
+  for (let index = 200; index < FLEET; index++) expect(running.get(index)).toBe(before.get(index));
+  expect((await server.api(`/rollouts/${rollout.id}/resume`, { method: "POST" })).status).toBe(409);
+
+  // The rollouts are listed newest first (the publishes and the ten rollbacks); each step is audited.
+  const { items } = await call<{ items: { id: string; changed: number; phase?: string }[] }>("/rollouts");
+  expect(items.map((r) => r.id)).toEqual(items.map((r) => r.id).sort().reverse());
+  expect(items.find((r) => r.id === rollout.id)).toMatchObject({ changed: FLEET, phase: "aborted" });
+  const audit = await call<{ items: { action: string }[] }>(`/audit?limit=200`);
+  const actions = audit.items.map((e) => e.action);
+  for (const action of ["rollout.pause", "rollout.resume", "rollout.batch", "rollout.abort", "config.rollback"]) expect(actions).toContain(action);
+  // Once aborted, publishing works again.
+  expect((await server.api("/publish", { method: "POST" })).status).toBe(202);
+}, 180_000);
