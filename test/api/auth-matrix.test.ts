@@ -128,6 +128,7 @@ async function pathIds(): Promise<Record<string, string>> {
     "/users": await first("/users"),
     "/agents": AGENT_ID,
     "/publish": x.id,
+    "/rollouts": await first("/rollouts"),
     sourceId,
     destinationId,
     seq: "1",

@@ -140,7 +140,7 @@ test("the collector is rendered at the latest fleet publish even when that publi
   expect(current.rendered.body).toContain("/var/log/extra.log");
 });
 
-test("a rolled-back collector stays on its rolled-back commit when its attributes change", async () => {
+test("a rolled-back collector is pinned through attribute changes; unpinned, it is rendered at its rolled-back commit", async () => {
   const one = await pipeline("/var/log/one.log", ['tier=~"one|two"']);
   await pipeline("/var/log/two.log", ['tier="two"']);
   const rb = await call<{ id: string }>("/collectors", "POST", { name: "rb", tags: { tier: "one" } });
@@ -152,6 +152,11 @@ test("a rolled-back collector stays on its rolled-back commit when its attribute
   expect(rollback.commit).toBe(old);
 
   await call(`/collectors/${rb.id}`, "PATCH", { tags: { tier: "two" } });
+  await server.app.retargeting.idle();
+  expect((await history(rb.id)).items.at(-1)).toMatchObject({ seq: rollback.seq, commit: old, cause: "rollback" });
+
+  expect((await server.api(`/collectors/${rb.id}/pin`, { method: "DELETE" })).status).toBe(204);
+  await call(`/collectors/${rb.id}`, "PATCH", { tags: { tier: "two", rack: "r1" } });
   await server.app.retargeting.idle();
   const { items } = await history(rb.id);
   expect(items.at(-1)).toMatchObject({ seq: rollback.seq + 1, commit: old, cause: "attributes", actor: "system" });

@@ -110,6 +110,8 @@ test("the collector's own rollback is recognized, counted failed, and not re-off
   const a = (await next).remoteConfig!.configHash;
   await agent.call({ remoteConfigStatus: applied(a) });
   await until(async () => (await target(collector.id)).target.state === "current");
+  // Created matching the fleet pipeline, it was given the last fleet publish's config before this one.
+  const good = (await target(collector.id)).target.targetSeq;
 
   await release("bad");
   next = offered();
@@ -125,10 +127,10 @@ test("the collector's own rollback is recognized, counted failed, and not re-off
     return t.collectorRollback ? t : null;
   });
   expect(rolledBack.state).toBe("failed");
-  expect(rolledBack.error).toBe("The collector rolled back to the config of #1 after this one failed: collector exited: open /var/log/bad: permission denied.");
-  await until(async () => (await states(collector.id)).join() === "superseded,rolled_back_by_collector");
+  expect(rolledBack.error).toBe(`The collector rolled back to the config of #${good} after this one failed: collector exited: open /var/log/bad: permission denied.`);
+  await until(async () => (await states(collector.id)).slice(-2).join() === "superseded,rolled_back_by_collector");
   const history = (await call<{ items: HistoryEntry[] }>(`/collectors/${collector.id}/config-history`)).items;
-  expect(history[1]).toMatchObject({ collectorRolledBackTo: 1, error: "collector exited: open /var/log/bad: permission denied" });
+  expect(history[history.length - 1]).toMatchObject({ collectorRolledBackTo: good, error: "collector exited: open /var/log/bad: permission denied" });
   const status = await call<RolloutStatus>(`/rollouts/${rollout.id}`);
   expect(status.counts.failed).toBe(1);
 
@@ -162,6 +164,8 @@ test("a remote-config collector that goes back to its earlier config is not sent
   const a = await client.getConfig({ id: collector.id });
   await client.getConfig({ id: collector.id, hash: a.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_APPLIED) });
   await until(async () => (await target(collector.id)).target.state === "current");
+  // Created matching the fleet pipeline, it was given the last fleet publish's config before this one.
+  const good = (await target(collector.id)).target.targetSeq;
 
   await release("alloy-bad");
   await call("/publish", "POST", { match: ["alloyback=yes"] });
@@ -176,7 +180,7 @@ test("a remote-config collector that goes back to its earlier config is not sent
   const again = await client.getConfig({ id: collector.id, hash: a.hash, remoteConfigStatus: status(PollStatus.RemoteConfigStatuses_APPLIED) });
   expect(again.notModified).toBe(true);
   expect(again.content).toBe("");
-  expect((await target(collector.id)).target.error).toBe("The collector rolled back to the config of #1 after this one failed: loading failed.");
+  expect((await target(collector.id)).target.error).toBe(`The collector rolled back to the config of #${good} after this one failed: loading failed.`);
 
   expect((await server.api(`/collectors/${collector.id}/retry`, { method: "POST" })).status).toBe(204);
   await until(async () => (await target(collector.id)).target.collectorRollback === undefined);
