@@ -40,6 +40,7 @@ import { remoteConfigChannel } from "./remotecfg/remotecfg.ts";
 import { Retargeting } from "./rollout/retarget.ts";
 import { Rollouts } from "./rollout/rollout.ts";
 import { Stager } from "./rollout/stager.ts";
+import { StagedRollouts } from "./rollout/staged.ts";
 import { keySource, loadSecrets } from "./secrets/key.ts";
 import type { Secrets } from "./secrets/secrets.ts";
 import { upgradeSecrets } from "./secrets/upgrade.ts";
@@ -84,6 +85,7 @@ export interface App {
   pipelines: Pipelines;
   routes: Routes;
   rollouts: Rollouts;
+  staged: StagedRollouts;
   /** Renders a collector again when a write here changes its attributes (rollout/retarget.ts). */
   retargeting: Retargeting;
   presence: Presence;
@@ -144,6 +146,7 @@ export async function createApp(
   const hostPaths = new HostPaths(config.sources.hostPaths);
   const vault = new SecretVault(store, secrets);
   const rollouts = new Rollouts(store, configStore, collectors, vault, logger);
+  const staged = new StagedRollouts(store, collectors, rollouts);
   const retargeting = new Retargeting(store, configStore, collectors, logger);
   const presence = new Presence(store, collectors, logger);
   const enrollment = new Enrollment(store, collectors);
@@ -163,7 +166,7 @@ export async function createApp(
     // Before the rollouts and the registry it reads: the batch in flight finishes first.
     { stop: () => retargeting.close() },
     presence,
-    new Stager(rollouts, logger),
+    new Stager(staged, rollouts, logger),
     { stop: () => agents.close() },
     {
       start: () => {
@@ -204,6 +207,7 @@ export async function createApp(
     pipelines: new Pipelines(configStore, collectors),
     routes: new Routes(configStore, collectors),
     rollouts,
+    staged,
     retargeting,
     presence,
     events,

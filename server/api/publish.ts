@@ -14,6 +14,7 @@ import {
 } from "../../shared/rollouts.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
+import type { StagedRollouts } from "../rollout/staged.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { Matchers, requestMatchers } from "./collectors.ts";
@@ -65,6 +66,7 @@ function canaryOf(strategy: Strategy | undefined) {
 /** What the publish, rollout and rollback routes use. */
 export interface PublishApiDeps {
   rollouts: Rollouts;
+  staged: StagedRollouts;
 }
 
 export function publishRoutes(deps: PublishApiDeps): Route[] {
@@ -111,7 +113,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       tag: "publish",
       summary: "Progress of the latest publish or rollback: counts by config state and each collector's state.",
       response: RolloutStatusSchema,
-      handler: () => deps.rollouts.status(),
+      handler: () => deps.staged.status(),
     }),
     route({
       method: "POST",
@@ -137,7 +139,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
         { additionalProperties: false },
       ),
       response: Type.Object({ items: Type.Array(RolloutSummarySchema), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
-      handler: ({ query }) => deps.rollouts.list(query.limit ?? 50, query.cursor),
+      handler: ({ query }) => deps.staged.list(query.limit ?? 50, query.cursor),
     }),
     route({
       method: "GET",
@@ -147,8 +149,8 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       summary: "One rollout's progress: counts by state, each collector's state, and for a staged rollout its batches, pause reason and ETA.",
       response: RolloutStatusSchema,
       handler: async ({ params }) => {
-        await deps.rollouts.rollout(params.id!);
-        return deps.rollouts.status(params.id!);
+        await deps.staged.rollout(params.id!);
+        return deps.staged.status(params.id!);
       },
     }),
     route({
@@ -158,7 +160,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       tag: "publish",
       summary: "Pause a running staged rollout: no further batch is released until it is resumed; audited.",
       response: RolloutSchema,
-      handler: ({ params, principal }) => deps.rollouts.pause(principal, params.id!),
+      handler: ({ params, principal }) => deps.staged.pause(principal, params.id!),
     }),
     route({
       method: "POST",
@@ -167,7 +169,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       tag: "publish",
       summary: "Resume a paused staged rollout, accepting the failures so far; audited.",
       response: RolloutSchema,
-      handler: ({ params, principal }) => deps.rollouts.resume(principal, params.id!),
+      handler: ({ params, principal }) => deps.staged.resume(principal, params.id!),
     }),
     route({
       method: "POST",
@@ -178,7 +180,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       body: AbortBody,
       bodyOptional: true,
       response: Type.Object({ rollout: RolloutSchema, rolledBack: Type.Array(Type.String()) }),
-      handler: ({ params, principal, body }) => deps.rollouts.abort(principal, params.id!, body?.rollbackFailed ?? false),
+      handler: ({ params, principal, body }) => deps.staged.abort(principal, params.id!, body?.rollbackFailed ?? false),
     }),
     route({
       method: "GET",

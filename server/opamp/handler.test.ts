@@ -12,7 +12,7 @@ import type { Collector } from "../../shared/collectors.ts";
 import type { NewCollector } from "../collectors/collectors.ts";
 import type { Contact } from "../collectors/presence.ts";
 import { AgentCapabilities, AgentToServerSchema, RemoteConfigStatuses, ServerToAgentSchema, ServerToAgentFlags, type ServerToAgent } from "../gen/opamp/v1/opamp_pb.ts";
-import type { ConfigReport } from "../rollout/rollout.ts";
+import type { ConfigReport } from "../rollout/records.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Doc, WriteOp } from "../store/store.ts";
 import { HttpConnection } from "./connection.ts";

@@ -28,7 +28,8 @@ import {
   type GetConfigResponse,
 } from "../gen/collector/v1/collector_pb.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
-import { RENDERED, Rollouts, type CollectorConfig } from "../rollout/rollout.ts";
+import { Rollouts } from "../rollout/rollout.ts";
+import { RENDERED, type CollectorConfig } from "../rollout/records.ts";
 import { Secrets } from "../secrets/secrets.ts";
 import { SecretVault } from "../secrets/vault.ts";
 import { secretMarker } from "../secrets/values.ts";

@@ -46,7 +46,8 @@ import {
 } from "../gen/collector/v1/collector_pb.ts";
 import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
 import { channelCredential, type ChannelCredential } from "../channel/credential.ts";
-import type { ConfigReport, ConfigState, EffectiveConfig, Rollouts } from "../rollout/rollout.ts";
+import type { Rollouts } from "../rollout/rollout.ts";
+import type { ConfigReport, ConfigState, EffectiveConfig } from "../rollout/records.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Store } from "../store/store.ts";
 import { compressionGzip, connectErrorResponse, readConnectBody, retryableRefusals, UnaryFetchRouter } from "./fetch-adapter.ts";

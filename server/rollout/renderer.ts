@@ -21,6 +21,9 @@ import { attributeTemplate, attributeValue, fillTemplate, type AttributeTemplate
 import { attributeValues } from "../collectors/attributes.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 
+/** Filled-in configs kept per renderer: a renderer kept across attribute changes (retarget.ts) must not grow with them. */
+const FILLED_LIMIT = 20_000;
+
 export interface RenderedConfig {
   /** sha256 of the body, hex: the identity delivery compares. */
   hash: string;
@@ -82,6 +85,7 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
     let done = filled.get(valuesKey);
     if (!done) {
       done = config(runtime, fillTemplate(result, collector.id, attributes));
+      if (filled.size >= FILLED_LIMIT) filled.delete(filled.keys().next().value!);
       filled.set(valuesKey, done);
     }
     return done;

@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { SqliteStore } from "../store/sqlite.ts";
 import { currentCommit } from "./retarget.ts";
-import { latestFleetPublish, type CollectorConfig, type Rollout } from "./rollout.ts";
+import { latestFleetPublish, type CollectorConfig, type Rollout } from "./records.ts";
 
 let store: SqliteStore;
 beforeEach(() => {

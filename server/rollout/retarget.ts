@@ -25,21 +25,7 @@ import type { Snapshot } from "../configstore/layout.ts";
 import { AppError, ConflictError, NotFoundError } from "../errors.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
-import {
-  ACTIVE,
-  CONFIGS,
-  latestFleetPublish,
-  PENDING,
-  ROLLOUTS,
-  type PendingTarget,
-  type Rollout,
-  RENDER_FAILURES,
-  RENDERED,
-  targetWrites,
-  type CollectorConfig,
-  type FleetPublish,
-  type RenderFailure,
-} from "./rollout.ts";
+import { ACTIVE, CONFIGS, latestFleetPublish, PENDING, ROLLOUTS, type PendingTarget, type Rollout, RENDER_FAILURES, RENDERED, targetWrites, type CollectorConfig, type FleetPublish, type RenderFailure } from "./records.ts";
 
 /** Collectors per store write. */
 const BATCH = 500;

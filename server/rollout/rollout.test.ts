@@ -6,7 +6,8 @@ import { ConfigStore } from "../configstore/configstore.ts";
 import { ConfigRepo } from "../configstore/repo.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { RenderedConfig } from "./renderer.ts";
-import { RENDERED, Rollouts } from "./rollout.ts";
+import { Rollouts } from "./rollout.ts";
+import { RENDERED } from "./records.ts";
 
 let store: SqliteStore;
 let configStore: ConfigStore;

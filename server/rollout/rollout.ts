@@ -1,5 +1,8 @@
 /**
- * Publish, rollout status, per-collector history and rollback (docs/architecture.md "The configuration lifecycle" and "Status model").
+ * Publish (with its plan), per-collector targets, history, rollback and pins,
+ * delivery, and what collectors report back (docs/architecture.md "The
+ * configuration lifecycle" and "Status model"); what is stored is declared in
+ * records.ts, staged rollouts and rollout progress live in staged.ts.
  * Publishing renders every affected collector's config at the head commit,
  * content-hashes it, and records a new target only where the hash changed, so
  * an unchanged config is never delivered twice. Targets, history, the rollout
@@ -28,95 +31,37 @@ import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts"
 import type { Snapshot } from "../configstore/layout.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
 import type { Matcher } from "../../shared/matchers.ts";
-import type { ConfigState, HistoryEntry as HistoryView, PublishPlan, Rollout, RolloutCollectorState, RolloutStatus, RolloutSummary } from "../../shared/rollouts.ts";
-import { countBatch, cutBatches, nextStep, storedStrategy, type Strategy } from "./strategy.ts";
+import type { ConfigState, HistoryEntry as HistoryView, PublishPlan, Rollout } from "../../shared/rollouts.ts";
+import { cutBatches, storedStrategy, type Strategy } from "./strategy.ts";
+import {
+  ACTIVE,
+  activeStagedRollout,
+  CONFIGS,
+  EFFECTIVE,
+  FLEET,
+  HISTORY,
+  historyId,
+  historyState,
+  LATEST,
+  PENDING,
+  RENDER_FAILURES,
+  RENDERED,
+  ROLLOUTS,
+  rolloutState,
+  targetWrites,
+  type CollectorConfig,
+  type ConfigReport,
+  type EffectiveConfig,
+  type FleetPublish,
+  type HistoryEntry,
+  type PendingTarget,
+  type RenderFailure,
+  type TargetDrift,
+} from "./records.ts";
 import { publishPlan } from "./publish-plan.ts";
-import { configDrift, type Drift } from "./drift.ts";
+import { configDrift } from "./drift.ts";
 import { redactTokens } from "../auth/tokens.ts";
 
-export type { ConfigState, RolloutCollectorState } from "../../shared/rollouts.ts";
-export type { Rollout, RolloutStatus };
-
-/** Where one collector's configuration stands: `collector_config/<collectorId>`. */
-export interface CollectorConfig {
-  collectorId: string;
-  targetHash: string;
-  targetCommit: string;
-  targetSeq: number;
-  state: ConfigState;
-  error: string | null;
-  /**
-   * Set while the target could not be delivered (a secret it names cannot
-   * be opened here; state "failed", `error` says why). Delivering it, or the
-   * collector reporting on it, clears it.
-   */
-  undelivered?: true;
-  /**
-   * Set by a rollback: fleet publishes and attribute changes leave this
-   * collector on this config (the plan lists it as pinned) until it is
-   * unpinned or a publish names it.
-   */
-  pinned?: { at: string; actor: string };
-  /**
-   * Set when the collector went back on its own to a config it ran before
-   * (the OpAMP supervisor's last-known-good) after this target failed: the
-   * target is not offered again until a new target or an explicit retry.
-   */
-  collectorRollback?: { toSeq: number | null; toHash: string; at: string };
-  /** Whether the effective config the collector last reported differs from this target in what it runs (drift.ts). */
-  drift?: TargetDrift;
-  /** When the target was recorded (absent on targets older than issue 22): tells a retarget which commit the collector is on. */
-  targetAt?: string;
-  updatedAt: string;
-}
-
-/** Why a history entry was recorded; absent on old entries (publish, or rollback when `rollbackOf` is set). */
-export type HistoryCause = "publish" | "rollback" | "attributes";
-
-/** A drift check's answer, for the target it was made against. */
-export interface TargetDrift extends Drift {
-  targetHash: string;
-  checkedAt: string;
-}
-
-/** One pushed config: `config_history/<collectorId>/<seq>`. */
-export interface HistoryEntry {
-  seq: number;
-  commit: string;
-  hash: string;
-  time: string;
-  state: ConfigState;
-  actor: string;
-  rollbackOf?: number;
-  cause?: HistoryCause;
-  /** The collector's message when it failed this config. */
-  error?: string;
-  /** The collector returned to this earlier entry after failing this one. */
-  collectorRolledBackTo?: number;
-}
-
-/**
- * Why a collector's config could not be rendered again after its attributes
- * changed (retarget.ts): `render_failures/<collectorId>`, kept until a later
- * render of it succeeds or a publish renders the fleet.
- */
-export interface RenderFailure {
-  collectorId: string;
-  commit: string;
-  error: string;
-  at: string;
-}
-
-/** The latest publish to the whole fleet: the commit collectors without a later target of their own are on. */
-export interface FleetPublish {
-  commit: string;
-  at: string;
-}
-
-/** A staged rollout's target for a collector whose batch is not released yet: `rollout_pending/<rolloutId>/<collectorId>`. */
-export interface PendingTarget {
-  hash: string;
-}
 
 /** What a publish covers and how it rolls out. */
 export interface PublishOptions extends PublishScope {
@@ -126,91 +71,6 @@ export interface PublishOptions extends PublishScope {
   strategy?: Strategy;
   /** Collectors of the canary batch, resolved by the edge from ids or matchers. */
   canary?: (collector: Collector) => boolean;
-}
-
-/**
- * What became of a pushed config: the latest is where it stands (current,
- * applying, failed, outdated); an earlier one failed, was rolled back by
- * the collector itself or by an operator (the entry after it restores an
- * older one), or was superseded by the next publish.
- */
-export function historyState(entry: HistoryEntry, next: HistoryEntry | undefined): HistoryView["state"] {
-  if (entry.collectorRolledBackTo !== undefined) return "rolled_back_by_collector";
-  if (next === undefined || entry.state === "failed") return entry.state;
-  return next.rollbackOf !== undefined ? "rolled_back" : "superseded";
-}
-
-/** A collector's place in a rollout: offline first (nothing reaches it), then reporting only, else its config state. */
-export function rolloutState(collector: Collector, target: CollectorConfig): RolloutCollectorState {
-  if (collector.status === "offline") return "offline";
-  if (collector.health?.acceptsRemoteConfig === false) return "reporting_only";
-  return target.state;
-}
-
-export const CONFIGS = "collector_config";
-const HISTORY = "config_history";
-export const RENDERED = "rendered_configs";
-export const RENDER_FAILURES = "render_failures";
-export const ROLLOUTS = "rollouts";
-export const PENDING = "rollout_pending";
-export const EFFECTIVE = "effective_configs";
-const LATEST = { collection: "system", id: "latest_rollout" };
-const FLEET = { collection: "system", id: "fleet_publish" };
-/** The staged rollout with batches left to release, while there is one (a rollback of one collector meanwhile does not end it). */
-export const ACTIVE = { collection: "system", id: "active_rollout" };
-
-const historyId = (collectorId: string, seq: number) => `${collectorId}/${String(seq).padStart(10, "0")}`;
-
-/**
- * Writes for a new target: the collector's target and its history entry (the
- * rendered bytes are stored by hash). `expect` guards the target document
- * (its version, or "absent") when the caller read it and must not overwrite
- * a newer one.
- */
-export function targetWrites(collectorId: string, entry: HistoryEntry, expect?: number | "absent", pinned?: CollectorConfig["pinned"]): WriteOp[] {
-  const target: CollectorConfig = {
-    collectorId,
-    targetHash: entry.hash,
-    targetCommit: entry.commit,
-    targetSeq: entry.seq,
-    state: "outdated",
-    error: null,
-    ...(pinned ? { pinned } : {}),
-    targetAt: entry.time,
-    updatedAt: entry.time,
-  };
-  return [
-    { op: "put", collection: CONFIGS, id: collectorId, data: target, ...(expect === undefined ? {} : { expect }) },
-    { op: "put", collection: HISTORY, id: historyId(collectorId, entry.seq), data: entry, expect: "absent" },
-  ];
-}
-
-/**
- * The latest fleet publish, or null before the first. Servers before issue 22
- * did not record it: then the latest rollout says, when it is a fleet publish
- * (after a rollback or one collector's publish, targets keep their own commits
- * until the next fleet publish records it).
- */
-export async function latestFleetPublish(store: Store): Promise<FleetPublish | null> {
-  const recorded = await store.get<FleetPublish>(FLEET.collection, FLEET.id);
-  if (recorded) return recorded.data;
-  const latest = await store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
-  const rollout = latest && (await store.get<Rollout>(ROLLOUTS, latest.data.rolloutId))?.data;
-  return rollout?.kind === "publish" && rollout.scope === "fleet" ? { commit: rollout.commit, at: rollout.startedAt } : null;
-}
-
-/** What a collector says of a config it was given (OpAMP RemoteConfigStatus, remote config's status). */
-export interface ConfigReport {
-  hash: string;
-  state: "applying" | "applied" | "failed";
-  error?: string;
-}
-
-/** The config a collector says it runs: `effective_configs/<collectorId>`. */
-export interface EffectiveConfig {
-  collectorId: string;
-  files: { name: string; contentType: string; body: string }[];
-  reportedAt: string;
 }
 
 /** Which collectors a publish or its plan covers: the named ones, or the fleet's affected collectors the matchers select. */
@@ -320,7 +180,7 @@ export class Rollouts {
   async publish(who: Actor, options: PublishOptions = {}): Promise<Rollout> {
     const commit = await this.config.head();
     if (commit === null) throw new ConflictError("Nothing has been committed yet; commit the pending changes first.", "no_commit");
-    const active = await this.activeStaged();
+    const active = await activeStagedRollout(this.store);
     if (active) {
       throw new ConflictError(
         `Rollout ${active.data.id} is ${active.data.phase} with batches left to release; resume or abort it before publishing again.`,
@@ -462,225 +322,6 @@ export class Rollouts {
       { op: "put", collection: ROLLOUTS, id: rollout.id, data: rollout, expect: "absent" },
       { op: "put", collection: LATEST.collection, id: LATEST.id, data: { rolloutId: rollout.id } },
     ];
-  }
-
-  /**
-   * Progress of a rollout (the latest publish or rollback when no id is
-   * given), computed from the targets so any replica answers the same.
-   */
-  async status(rolloutId?: string): Promise<RolloutStatus> {
-    const counts = countBatch([]);
-    const rollout = rolloutId === undefined ? (await this.latest())?.data : await this.rollout(rolloutId);
-    if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts, collectors: [] };
-    const states = await this.collectorStates(rollout, rollout.collectorIds);
-    const collectors: RolloutStatus["collectors"] = [];
-    for (const [id, { state, error }] of states) {
-      counts[state]++;
-      collectors.push(error ? { id, state, error } : { id, state });
-    }
-    const base = { rolloutId: rollout.id, commit: rollout.commit, total: collectors.length, counts, collectors };
-    const settled = counts.applying + counts.outdated === 0;
-    const outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
-    if (!rollout.batchEnds) return { ...base, state: settled ? outcome : "running" };
-    const state = rollout.phase === "paused" || rollout.phase === "aborted" ? rollout.phase : rollout.phase === "done" && settled ? outcome : "running";
-    return { ...base, state, batches: this.batchProgress(rollout, states), pausedReason: rollout.pausedReason ?? null, eta: this.eta(rollout) };
-  }
-
-  /** A rollout by id; 404 when there is none. */
-  async rollout(id: string): Promise<Rollout> {
-    const doc = await this.store.get<Rollout>(ROLLOUTS, id);
-    if (!doc) throw new NotFoundError("Rollout", id);
-    return doc.data;
-  }
-
-  /** Rollouts newest first, a page at a time (`before`: the last id of the previous page). */
-  async list(limit: number, before?: string): Promise<{ items: RolloutSummary[]; nextCursor: string | null }> {
-    // Ids are UUIDv7, so id order is start order; the store lists ascending, so walk from the end.
-    const all = (await this.store.list<Rollout>(ROLLOUTS)).map((d) => d.data).reverse();
-    const from = before === undefined ? 0 : all.findIndex((r) => r.id < before);
-    const page = from === -1 ? [] : all.slice(from, from + limit);
-    const items = page.map(({ collectorIds, changed, skipped, pinned, ...rest }) => ({
-      ...rest,
-      collectors: collectorIds.length,
-      changed: changed.length,
-      skipped: skipped?.length ?? 0,
-      pinned: pinned?.length ?? 0,
-    }));
-    return { items, nextCursor: from !== -1 && from + limit < all.length ? page[page.length - 1]!.id : null };
-  }
-
-  private async latest() {
-    const latest = await this.store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
-    return latest ? this.store.get<Rollout>(ROLLOUTS, latest.data.rolloutId) : null;
-  }
-
-  /** The staged rollout with batches left to release (running or paused), with its version. */
-  private async activeStaged() {
-    const active = await this.store.get<{ rolloutId: string }>(ACTIVE.collection, ACTIVE.id);
-    const doc = active ? await this.store.get<Rollout>(ROLLOUTS, active.data.rolloutId) : null;
-    return doc && (doc.data.phase === "running" || doc.data.phase === "paused") ? doc : null;
-  }
-
-  /** Where each of `ids` stands in `rollout`: queued when its staged batch is not released, else by its target. */
-  private async collectorStates(rollout: Rollout, ids: readonly string[]): Promise<Map<string, { state: RolloutCollectorState; error?: string }>> {
-    const queued = new Set(rollout.batchEnds ? rollout.changed.slice(rollout.batchEnds[rollout.released ?? 0]) : []);
-    const targets = await this.store.getMany<CollectorConfig>(CONFIGS, ids.filter((id) => !queued.has(id)));
-    const out = new Map<string, { state: RolloutCollectorState; error?: string }>();
-    for (const id of ids) {
-      if (queued.has(id)) {
-        out.set(id, { state: "queued" });
-        continue;
-      }
-      const target = targets.get(id)?.data;
-      const collector = await this.collectors.get(id).catch(() => null);
-      if (!target || !collector) continue;
-      out.set(id, target.error ? { state: rolloutState(collector, target), error: target.error } : { state: rolloutState(collector, target) });
-    }
-    return out;
-  }
-
-  private batchProgress(rollout: Rollout, states: ReadonlyMap<string, { state: RolloutCollectorState }>): NonNullable<RolloutStatus["batches"]> {
-    const ends = rollout.batchEnds!;
-    return ends.map((end, index) => {
-      const ids = rollout.changed.slice(index === 0 ? 0 : ends[index - 1], end);
-      return { size: ids.length, released: index <= (rollout.released ?? 0), counts: countBatch(ids.flatMap((id) => states.get(id)?.state ?? [])) };
-    });
-  }
-
-  /** When the last batch should go out: the pace of the batches so far (or the pause alone), from now. */
-  private eta(rollout: Rollout): string | null {
-    if (rollout.phase !== "running") return null;
-    const left = rollout.batchEnds!.length - 1 - (rollout.released ?? 0);
-    const elapsed = Date.now() - Date.parse(rollout.startedAt);
-    const perBatch = Math.max(elapsed / ((rollout.released ?? 0) + 1), rollout.strategy!.pauseSeconds * 1000);
-    return new Date(Date.now() + left * perBatch).toISOString();
-  }
-
-  /**
-   * Moves the latest staged rollout on by one step (strategy.ts `nextStep`):
-   * records when its released batch settled, releases the next batch once
-   * the pause has passed, pauses it when the batch failed past the threshold,
-   * or marks it done. Any replica may call it: each step is a write that
-   * expects the version it read, so one replica's step wins. Answers when to
-   * look again at the latest (ms since the epoch), or null to wait for news.
-   */
-  async advance(): Promise<number | null> {
-    const doc = await this.activeStaged();
-    if (!doc || doc.data.phase !== "running") return null;
-    const rollout = doc.data;
-    const released = rollout.released ?? 0;
-    const ends = rollout.batchEnds!;
-    const batch = rollout.changed.slice(released === 0 ? 0 : ends[released - 1], ends[released]);
-    const counts = countBatch([...(await this.collectorStates(rollout, batch)).values()].map((s) => s.state));
-    const now = Date.now();
-    const settledAt = rollout.settledAt ? Date.parse(rollout.settledAt) : null;
-    const step = nextStep({ strategy: rollout.strategy!, batches: ends.length, released, settledAt, acceptedThrough: rollout.acceptedThrough ?? -1 }, counts, now);
-    const endActive: WriteOp = { op: "delete", collection: ACTIVE.collection, id: ACTIVE.id };
-    const put = (data: Rollout, extra: WriteOp[] = []) => [...extra, { op: "put" as const, collection: ROLLOUTS, id: rollout.id, data, expect: doc.version }];
-    try {
-      if (step.kind === "wait") {
-        const settled = counts.applying + counts.outdated + counts.queued === 0;
-        if (settled && settledAt === null) {
-          await this.store.write(put({ ...rollout, settledAt: new Date(now).toISOString() }));
-          return now + rollout.strategy!.pauseSeconds * 1000;
-        }
-        return step.until ?? null;
-      }
-      if (step.kind === "pause") {
-        await this.store.write(put({ ...rollout, phase: "paused", pausedReason: step.reason }), [
-          auditEntry(SYSTEM_ACTOR, "rollout.pause", "rollout", rollout.id, { batch: released, reason: step.reason }),
-        ]);
-        return null;
-      }
-      if (step.kind === "complete") {
-        await this.store.write(put({ ...rollout, phase: "done" }, [endActive]), [auditEntry(SYSTEM_ACTOR, "rollout.complete", "rollout", rollout.id, { batches: ends.length })]);
-        return null;
-      }
-      const ids = rollout.changed.slice(ends[step.batch - 1], ends[step.batch]);
-      const [pending, targets] = await Promise.all([
-        this.store.getMany<PendingTarget>(PENDING, ids.map((id) => `${rollout.id}/${id}`)),
-        this.store.getMany<CollectorConfig>(CONFIGS, ids),
-      ]);
-      const time = new Date(now).toISOString();
-      const ops: WriteOp[] = [];
-      for (const id of ids) {
-        const waiting = pending.get(`${rollout.id}/${id}`);
-        if (!waiting) continue;
-        ops.push({ op: "delete", collection: PENDING, id: waiting.id, expect: waiting.version });
-        // Rolled back by an operator since the publish: it stays where it was put.
-        if (targets.get(id)?.data.pinned) continue;
-        const seq = (targets.get(id)?.data.targetSeq ?? 0) + 1;
-        ops.push(...targetWrites(id, { seq, commit: rollout.commit, hash: waiting.data.hash, time, state: "outdated", actor: rollout.actor, cause: "publish" }));
-      }
-      await this.store.write(put({ ...rollout, released: step.batch, settledAt: null }, ops), [
-        auditEntry(SYSTEM_ACTOR, "rollout.batch", "rollout", rollout.id, { batch: step.batch, collectors: ops.filter((op) => op.collection === CONFIGS).length }),
-      ]);
-      return now;
-    } catch (error) {
-      // Another replica (or an operator's pause) moved the rollout first: look again.
-      if (error instanceof ConflictError) return now;
-      throw error;
-    }
-  }
-
-  /** An operator pauses a running staged rollout: no batch is released until it is resumed. */
-  async pause(who: Actor, id: string): Promise<Rollout> {
-    return this.changePhase(who, id, "rollout.pause", (rollout) => {
-      if (rollout.phase !== "running") throw new ConflictError(`Rollout ${id} is not running.`, "rollout_not_running");
-      return { ...rollout, phase: "paused", pausedReason: `paused by ${who.actor}` };
-    });
-  }
-
-  /** Resumes a paused staged rollout, accepting the failures of the batches released so far. */
-  async resume(who: Actor, id: string): Promise<Rollout> {
-    return this.changePhase(who, id, "rollout.resume", (rollout) => {
-      if (rollout.phase !== "paused") throw new ConflictError(`Rollout ${id} is not paused.`, "rollout_not_paused");
-      return { ...rollout, phase: "running", pausedReason: null, acceptedThrough: rollout.released ?? 0 };
-    });
-  }
-
-  /**
-   * Aborts a running or paused staged rollout: the batches not released
-   * keep their config. With `rollbackFailed`, every released collector whose
-   * new config failed is rolled back to the config before it.
-   */
-  async abort(who: Actor, id: string, rollbackFailed = false): Promise<{ rollout: Rollout; rolledBack: string[] }> {
-    const current = await this.rollout(id);
-    const queued = current.batchEnds ? current.changed.slice(current.batchEnds[current.released ?? 0]) : [];
-    const rollout = await this.changePhase(
-      who,
-      id,
-      "rollout.abort",
-      (r) => {
-        if (r.phase !== "running" && r.phase !== "paused") throw new ConflictError(`Rollout ${id} has no batches left to release.`, "rollout_not_running");
-        return { ...r, phase: "aborted", pausedReason: null };
-      },
-      [
-        ...queued.map((collectorId) => ({ op: "delete" as const, collection: PENDING, id: `${id}/${collectorId}` })),
-        { op: "delete", collection: ACTIVE.collection, id: ACTIVE.id },
-      ],
-    );
-    const rolledBack: string[] = [];
-    if (rollbackFailed) {
-      const released = rollout.changed.slice(0, rollout.batchEnds![rollout.released ?? 0]);
-      for (const [collectorId, { state }] of await this.collectorStates(rollout, released)) {
-        if (state !== "failed") continue;
-        await this.rollback(who, collectorId);
-        rolledBack.push(collectorId);
-      }
-    }
-    return { rollout, rolledBack };
-  }
-
-  private async changePhase(who: Actor, id: string, action: string, change: (rollout: Rollout) => Rollout, extra: WriteOp[] = []): Promise<Rollout> {
-    const doc = await this.store.get<Rollout>(ROLLOUTS, id);
-    if (!doc) throw new NotFoundError("Rollout", id);
-    if (!doc.data.batchEnds) throw new ConflictError(`Rollout ${id} was not staged; only staged rollouts can be paused, resumed or aborted.`, "rollout_not_staged");
-    const next = change(doc.data);
-    await this.store.write([...extra, { op: "put", collection: ROLLOUTS, id, data: next, expect: doc.version }], [
-      auditEntry(who, action, "rollout", id, { batch: next.released ?? 0 }),
-    ]);
-    return next;
   }
 
   /** Every config pushed to a collector, oldest first. */

@@ -1,5 +1,5 @@
 /**
- * Drives staged rollouts forward (rollout.ts `advance`): when any target
+ * Drives staged rollouts forward (staged.ts `advance`): when any target
  * changes (a collector applied or failed its config), when a batch's pause
  * is due, and once a second for what no target change tells (a collector
  * going offline, another replica resuming a rollout). Every replica runs one;
@@ -7,6 +7,7 @@
  */
 import type { Logger } from "pino";
 import type { Rollouts } from "./rollout.ts";
+import type { StagedRollouts } from "./staged.ts";
 
 /** Steps taken in one go at most: a step that meets another replica's answers "look again now". */
 const STEPS_PER_RUN = 8;
@@ -20,7 +21,8 @@ export class Stager {
   private unsubscribe: (() => void) | undefined;
 
   constructor(
-    private readonly rollouts: Pick<Rollouts, "advance" | "onTargetChanged">,
+    private readonly staged: Pick<StagedRollouts, "advance">,
+    private readonly rollouts: Pick<Rollouts, "onTargetChanged">,
     private readonly log: Logger,
   ) {}
 
@@ -57,7 +59,7 @@ export class Stager {
 
   private async run(): Promise<void> {
     for (let step = 0; step < STEPS_PER_RUN; step++) {
-      const at = await this.rollouts.advance();
+      const at = await this.staged.advance();
       if (at === null) return;
       const wait = at - Date.now();
       if (wait > 0) {

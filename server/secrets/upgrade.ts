@@ -11,7 +11,7 @@ import { auditEntry, SYSTEM_ACTOR } from "../audit/audit.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { paths } from "../configstore/layout.ts";
 import { deliverable, quotedSecret } from "../render/secrets.ts";
-import { EFFECTIVE, RENDERED, type EffectiveConfig } from "../rollout/rollout.ts";
+import { EFFECTIVE, RENDERED, type EffectiveConfig } from "../rollout/records.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import { scan } from "../store/scan.ts";
 import type { Store, WriteOp } from "../store/store.ts";

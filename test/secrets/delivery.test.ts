@@ -27,7 +27,7 @@ import { RemoteConfigStatuses as RcfgStatuses } from "../../server/gen/collector
 import { AgentCapabilities, RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { quotedSecret } from "../../server/render/secrets.ts";
 import type { RenderedConfig } from "../../server/rollout/renderer.ts";
-import type { CollectorConfig, HistoryEntry } from "../../server/rollout/rollout.ts";
+import type { CollectorConfig, HistoryEntry } from "../../server/rollout/records.ts";
 import { KEY_BYTES, Secrets } from "../../server/secrets/secrets.ts";
 import { secretMarker } from "../../server/secrets/values.ts";
 import { sealContext, SECRETS_COLLECTION, type SecretDoc } from "../../server/secrets/vault.ts";

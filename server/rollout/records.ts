@@ -1,0 +1,189 @@
+/**
+ * What the rollout keeps in the store, and the small rules over it that more
+ * than one part of the rollout reads: a collector's target and its history,
+ * rendered configs by hash, render failures, staged rollouts' queued targets,
+ * and which publish the fleet is on (docs/architecture.md "The configuration
+ * lifecycle" and "Status model").
+ */
+import type { Collector } from "../../shared/collectors.ts";
+import type { HistoryEntry as HistoryView, Rollout, RolloutCollectorState } from "../../shared/rollouts.ts";
+import type { Doc, Store, WriteOp } from "../store/store.ts";
+import type { Drift } from "./drift.ts";
+
+export type { ConfigState, Rollout, RolloutCollectorState, RolloutStatus } from "../../shared/rollouts.ts";
+import type { ConfigState } from "../../shared/rollouts.ts";
+
+/** Where one collector's configuration stands: `collector_config/<collectorId>`. */
+export interface CollectorConfig {
+  collectorId: string;
+  targetHash: string;
+  targetCommit: string;
+  targetSeq: number;
+  state: ConfigState;
+  error: string | null;
+  /**
+   * Set while the target could not be delivered (a secret it names cannot
+   * be opened here; state "failed", `error` says why). Delivering it, or the
+   * collector reporting on it, clears it.
+   */
+  undelivered?: true;
+  /**
+   * Set by a rollback: fleet publishes and attribute changes leave this
+   * collector on this config (the plan lists it as pinned) until it is
+   * unpinned or a publish names it.
+   */
+  pinned?: { at: string; actor: string };
+  /**
+   * Set when the collector went back on its own to a config it ran before
+   * (the OpAMP supervisor's last-known-good) after this target failed: the
+   * target is not offered again until a new target or an explicit retry.
+   */
+  collectorRollback?: { toSeq: number | null; toHash: string; at: string };
+  /** Whether the effective config the collector last reported differs from this target in what it runs (drift.ts). */
+  drift?: TargetDrift;
+  /** When the target was recorded (absent on targets older than issue 22): tells a retarget which commit the collector is on. */
+  targetAt?: string;
+  updatedAt: string;
+}
+
+/** Why a history entry was recorded; absent on old entries (publish, or rollback when `rollbackOf` is set). */
+export type HistoryCause = "publish" | "rollback" | "attributes";
+
+/** A drift check's answer, for the target it was made against. */
+export interface TargetDrift extends Drift {
+  targetHash: string;
+  checkedAt: string;
+}
+
+/** One pushed config: `config_history/<collectorId>/<seq>`. */
+export interface HistoryEntry {
+  seq: number;
+  commit: string;
+  hash: string;
+  time: string;
+  state: ConfigState;
+  actor: string;
+  rollbackOf?: number;
+  cause?: HistoryCause;
+  /** The collector's message when it failed this config. */
+  error?: string;
+  /** The collector returned to this earlier entry after failing this one. */
+  collectorRolledBackTo?: number;
+}
+
+/**
+ * Why a collector's config could not be rendered again after its attributes
+ * changed (retarget.ts): `render_failures/<collectorId>`, kept until a later
+ * render of it succeeds or a publish renders the fleet.
+ */
+export interface RenderFailure {
+  collectorId: string;
+  commit: string;
+  error: string;
+  at: string;
+}
+
+/** The latest publish to the whole fleet: the commit collectors without a later target of their own are on. */
+export interface FleetPublish {
+  commit: string;
+  at: string;
+}
+
+/** A staged rollout's target for a collector whose batch is not released yet: `rollout_pending/<rolloutId>/<collectorId>`. */
+export interface PendingTarget {
+  hash: string;
+}
+
+
+/**
+ * What became of a pushed config: the latest is where it stands (current,
+ * applying, failed, outdated); an earlier one failed, was rolled back by
+ * the collector itself or by an operator (the entry after it restores an
+ * older one), or was superseded by the next publish.
+ */
+export function historyState(entry: HistoryEntry, next: HistoryEntry | undefined): HistoryView["state"] {
+  if (entry.collectorRolledBackTo !== undefined) return "rolled_back_by_collector";
+  if (next === undefined || entry.state === "failed") return entry.state;
+  return next.rollbackOf !== undefined ? "rolled_back" : "superseded";
+}
+
+/** A collector's place in a rollout: offline first (nothing reaches it), then reporting only, else its config state. */
+export function rolloutState(collector: Collector, target: CollectorConfig): RolloutCollectorState {
+  if (collector.status === "offline") return "offline";
+  if (collector.health?.acceptsRemoteConfig === false) return "reporting_only";
+  return target.state;
+}
+
+export const CONFIGS = "collector_config";
+export const HISTORY = "config_history";
+export const RENDERED = "rendered_configs";
+export const RENDER_FAILURES = "render_failures";
+export const ROLLOUTS = "rollouts";
+export const PENDING = "rollout_pending";
+export const EFFECTIVE = "effective_configs";
+export const LATEST = { collection: "system", id: "latest_rollout" };
+export const FLEET = { collection: "system", id: "fleet_publish" };
+/** The staged rollout with batches left to release, while there is one (a rollback of one collector meanwhile does not end it). */
+export const ACTIVE = { collection: "system", id: "active_rollout" };
+
+export const historyId = (collectorId: string, seq: number) => `${collectorId}/${String(seq).padStart(10, "0")}`;
+
+/**
+ * Writes for a new target: the collector's target and its history entry (the
+ * rendered bytes are stored by hash). `expect` guards the target document
+ * (its version, or "absent") when the caller read it and must not overwrite
+ * a newer one.
+ */
+export function targetWrites(collectorId: string, entry: HistoryEntry, expect?: number | "absent", pinned?: CollectorConfig["pinned"]): WriteOp[] {
+  const target: CollectorConfig = {
+    collectorId,
+    targetHash: entry.hash,
+    targetCommit: entry.commit,
+    targetSeq: entry.seq,
+    state: "outdated",
+    error: null,
+    ...(pinned ? { pinned } : {}),
+    targetAt: entry.time,
+    updatedAt: entry.time,
+  };
+  return [
+    { op: "put", collection: CONFIGS, id: collectorId, data: target, ...(expect === undefined ? {} : { expect }) },
+    { op: "put", collection: HISTORY, id: historyId(collectorId, entry.seq), data: entry, expect: "absent" },
+  ];
+}
+
+/**
+ * The latest fleet publish, or null before the first. Servers before issue 22
+ * did not record it: then the latest rollout says, when it is a fleet publish
+ * (after a rollback or one collector's publish, targets keep their own commits
+ * until the next fleet publish records it).
+ */
+export async function latestFleetPublish(store: Store): Promise<FleetPublish | null> {
+  const recorded = await store.get<FleetPublish>(FLEET.collection, FLEET.id);
+  if (recorded) return recorded.data;
+  const latest = await store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
+  const rollout = latest && (await store.get<Rollout>(ROLLOUTS, latest.data.rolloutId))?.data;
+  return rollout?.kind === "publish" && rollout.scope === "fleet" ? { commit: rollout.commit, at: rollout.startedAt } : null;
+}
+
+/** What a collector says of a config it was given (OpAMP RemoteConfigStatus, remote config's status). */
+export interface ConfigReport {
+  hash: string;
+  state: "applying" | "applied" | "failed";
+  error?: string;
+}
+
+/** The config a collector says it runs: `effective_configs/<collectorId>`. */
+export interface EffectiveConfig {
+  collectorId: string;
+  files: { name: string; contentType: string; body: string }[];
+  reportedAt: string;
+}
+
+
+/** The staged rollout with batches left to release (running or paused), with its version; null when there is none. */
+export async function activeStagedRollout(store: Store): Promise<Doc<Rollout> | null> {
+  const active = await store.get<{ rolloutId: string }>(ACTIVE.collection, ACTIVE.id);
+  const doc = active ? await store.get<Rollout>(ROLLOUTS, active.data.rolloutId) : null;
+  return doc && (doc.data.phase === "running" || doc.data.phase === "paused") ? doc : null;
+}

@@ -1,0 +1,252 @@
+/**
+ * Staged rollouts and the progress of any rollout (strategy.ts decides, this
+ * keeps and acts): a publish with a strategy releases its first batch and
+ * queues the rest (rollout.ts); `advance` moves the active one on step by
+ * step, pause, resume and abort change its phase, and `status` tells where
+ * a rollout's collectors stand, computed from their targets so any replica
+ * answers the same.
+ */
+import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
+import type { Collectors } from "../collectors/collectors.ts";
+import { ConflictError, NotFoundError } from "../errors.ts";
+import type { Store, WriteOp } from "../store/store.ts";
+import type { RolloutSummary } from "../../shared/rollouts.ts";
+import { countBatch, nextStep } from "./strategy.ts";
+import {
+  ACTIVE,
+  activeStagedRollout,
+  CONFIGS,
+  LATEST,
+  PENDING,
+  ROLLOUTS,
+  rolloutState,
+  targetWrites,
+  type CollectorConfig,
+  type PendingTarget,
+  type Rollout,
+  type RolloutCollectorState,
+  type RolloutStatus,
+} from "./records.ts";
+import type { Rollouts } from "./rollout.ts";
+
+export class StagedRollouts {
+  constructor(
+    private readonly store: Store,
+    private readonly collectors: Collectors,
+    private readonly rollouts: Pick<Rollouts, "rollback">,
+  ) {}
+
+  /**
+   * Progress of a rollout (the latest publish or rollback when no id is
+   * given), computed from the targets so any replica answers the same.
+   */
+  async status(rolloutId?: string): Promise<RolloutStatus> {
+    const counts = countBatch([]);
+    const rollout = rolloutId === undefined ? (await this.latest())?.data : await this.rollout(rolloutId);
+    if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts, collectors: [] };
+    const states = await this.collectorStates(rollout, rollout.collectorIds);
+    const collectors: RolloutStatus["collectors"] = [];
+    for (const [id, { state, error }] of states) {
+      counts[state]++;
+      collectors.push(error ? { id, state, error } : { id, state });
+    }
+    const base = { rolloutId: rollout.id, commit: rollout.commit, total: collectors.length, counts, collectors };
+    const settled = counts.applying + counts.outdated === 0;
+    const outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
+    if (!rollout.batchEnds) return { ...base, state: settled ? outcome : "running" };
+    const state = rollout.phase === "paused" || rollout.phase === "aborted" ? rollout.phase : rollout.phase === "done" && settled ? outcome : "running";
+    return { ...base, state, batches: this.batchProgress(rollout, states), pausedReason: rollout.pausedReason ?? null, eta: this.eta(rollout) };
+  }
+
+  /** A rollout by id; 404 when there is none. */
+  async rollout(id: string): Promise<Rollout> {
+    const doc = await this.store.get<Rollout>(ROLLOUTS, id);
+    if (!doc) throw new NotFoundError("Rollout", id);
+    return doc.data;
+  }
+
+  /** Rollouts newest first, a page at a time (`before`: the last id of the previous page). */
+  async list(limit: number, before?: string): Promise<{ items: RolloutSummary[]; nextCursor: string | null }> {
+    // Ids are UUIDv7, so id order is start order; the store lists ascending, so walk from the end.
+    const all = (await this.store.list<Rollout>(ROLLOUTS)).map((d) => d.data).reverse();
+    const from = before === undefined ? 0 : all.findIndex((r) => r.id < before);
+    const page = from === -1 ? [] : all.slice(from, from + limit);
+    const items = page.map(({ collectorIds, changed, skipped, pinned, ...rest }) => ({
+      ...rest,
+      collectors: collectorIds.length,
+      changed: changed.length,
+      skipped: skipped?.length ?? 0,
+      pinned: pinned?.length ?? 0,
+    }));
+    return { items, nextCursor: from !== -1 && from + limit < all.length ? page[page.length - 1]!.id : null };
+  }
+
+  private async latest() {
+    const latest = await this.store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
+    return latest ? this.store.get<Rollout>(ROLLOUTS, latest.data.rolloutId) : null;
+  }
+
+
+  /** Where each of `ids` stands in `rollout`: queued when its staged batch is not released, else by its target. */
+  private async collectorStates(rollout: Rollout, ids: readonly string[]): Promise<Map<string, { state: RolloutCollectorState; error?: string }>> {
+    const queued = new Set(rollout.batchEnds ? rollout.changed.slice(rollout.batchEnds[rollout.released ?? 0]) : []);
+    const targets = await this.store.getMany<CollectorConfig>(CONFIGS, ids.filter((id) => !queued.has(id)));
+    const out = new Map<string, { state: RolloutCollectorState; error?: string }>();
+    for (const id of ids) {
+      if (queued.has(id)) {
+        out.set(id, { state: "queued" });
+        continue;
+      }
+      const target = targets.get(id)?.data;
+      const collector = await this.collectors.get(id).catch(() => null);
+      if (!target || !collector) continue;
+      out.set(id, target.error ? { state: rolloutState(collector, target), error: target.error } : { state: rolloutState(collector, target) });
+    }
+    return out;
+  }
+
+  private batchProgress(rollout: Rollout, states: ReadonlyMap<string, { state: RolloutCollectorState }>): NonNullable<RolloutStatus["batches"]> {
+    const ends = rollout.batchEnds!;
+    return ends.map((end, index) => {
+      const ids = rollout.changed.slice(index === 0 ? 0 : ends[index - 1], end);
+      return { size: ids.length, released: index <= (rollout.released ?? 0), counts: countBatch(ids.flatMap((id) => states.get(id)?.state ?? [])) };
+    });
+  }
+
+  /** When the last batch should go out: the pace of the batches so far (or the pause alone), from now. */
+  private eta(rollout: Rollout): string | null {
+    if (rollout.phase !== "running") return null;
+    const left = rollout.batchEnds!.length - 1 - (rollout.released ?? 0);
+    const elapsed = Date.now() - Date.parse(rollout.startedAt);
+    const perBatch = Math.max(elapsed / ((rollout.released ?? 0) + 1), rollout.strategy!.pauseSeconds * 1000);
+    return new Date(Date.now() + left * perBatch).toISOString();
+  }
+
+  /**
+   * Moves the latest staged rollout on by one step (strategy.ts `nextStep`):
+   * records when its released batch settled, releases the next batch once
+   * the pause has passed, pauses it when the batch failed past the threshold,
+   * or marks it done. Any replica may call it: each step is a write that
+   * expects the version it read, so one replica's step wins. Answers when to
+   * look again at the latest (ms since the epoch), or null to wait for news.
+   */
+  async advance(): Promise<number | null> {
+    const doc = await activeStagedRollout(this.store);
+    if (!doc || doc.data.phase !== "running") return null;
+    const rollout = doc.data;
+    const released = rollout.released ?? 0;
+    const ends = rollout.batchEnds!;
+    const batch = rollout.changed.slice(released === 0 ? 0 : ends[released - 1], ends[released]);
+    const counts = countBatch([...(await this.collectorStates(rollout, batch)).values()].map((s) => s.state));
+    const now = Date.now();
+    const settledAt = rollout.settledAt ? Date.parse(rollout.settledAt) : null;
+    const step = nextStep({ strategy: rollout.strategy!, batches: ends.length, released, settledAt, acceptedThrough: rollout.acceptedThrough ?? -1 }, counts, now);
+    const endActive: WriteOp = { op: "delete", collection: ACTIVE.collection, id: ACTIVE.id };
+    const put = (data: Rollout, extra: WriteOp[] = []) => [...extra, { op: "put" as const, collection: ROLLOUTS, id: rollout.id, data, expect: doc.version }];
+    try {
+      if (step.kind === "wait") {
+        const settled = counts.applying + counts.outdated + counts.queued === 0;
+        if (settled && settledAt === null) {
+          await this.store.write(put({ ...rollout, settledAt: new Date(now).toISOString() }));
+          return now + rollout.strategy!.pauseSeconds * 1000;
+        }
+        return step.until ?? null;
+      }
+      if (step.kind === "pause") {
+        await this.store.write(put({ ...rollout, phase: "paused", pausedReason: step.reason }), [
+          auditEntry(SYSTEM_ACTOR, "rollout.pause", "rollout", rollout.id, { batch: released, reason: step.reason }),
+        ]);
+        return null;
+      }
+      if (step.kind === "complete") {
+        await this.store.write(put({ ...rollout, phase: "done" }, [endActive]), [auditEntry(SYSTEM_ACTOR, "rollout.complete", "rollout", rollout.id, { batches: ends.length })]);
+        return null;
+      }
+      const ids = rollout.changed.slice(ends[step.batch - 1], ends[step.batch]);
+      const [pending, targets] = await Promise.all([
+        this.store.getMany<PendingTarget>(PENDING, ids.map((id) => `${rollout.id}/${id}`)),
+        this.store.getMany<CollectorConfig>(CONFIGS, ids),
+      ]);
+      const time = new Date(now).toISOString();
+      const ops: WriteOp[] = [];
+      for (const id of ids) {
+        const waiting = pending.get(`${rollout.id}/${id}`);
+        if (!waiting) continue;
+        ops.push({ op: "delete", collection: PENDING, id: waiting.id, expect: waiting.version });
+        // Rolled back by an operator since the publish: it stays where it was put.
+        if (targets.get(id)?.data.pinned) continue;
+        const seq = (targets.get(id)?.data.targetSeq ?? 0) + 1;
+        ops.push(...targetWrites(id, { seq, commit: rollout.commit, hash: waiting.data.hash, time, state: "outdated", actor: rollout.actor, cause: "publish" }));
+      }
+      await this.store.write(put({ ...rollout, released: step.batch, settledAt: null }, ops), [
+        auditEntry(SYSTEM_ACTOR, "rollout.batch", "rollout", rollout.id, { batch: step.batch, collectors: ops.filter((op) => op.collection === CONFIGS).length }),
+      ]);
+      return now;
+    } catch (error) {
+      // Another replica (or an operator's pause) moved the rollout first: look again.
+      if (error instanceof ConflictError) return now;
+      throw error;
+    }
+  }
+
+  /** An operator pauses a running staged rollout: no batch is released until it is resumed. */
+  async pause(who: Actor, id: string): Promise<Rollout> {
+    return this.changePhase(who, id, "rollout.pause", (rollout) => {
+      if (rollout.phase !== "running") throw new ConflictError(`Rollout ${id} is not running.`, "rollout_not_running");
+      return { ...rollout, phase: "paused", pausedReason: `paused by ${who.actor}` };
+    });
+  }
+
+  /** Resumes a paused staged rollout, accepting the failures of the batches released so far. */
+  async resume(who: Actor, id: string): Promise<Rollout> {
+    return this.changePhase(who, id, "rollout.resume", (rollout) => {
+      if (rollout.phase !== "paused") throw new ConflictError(`Rollout ${id} is not paused.`, "rollout_not_paused");
+      return { ...rollout, phase: "running", pausedReason: null, acceptedThrough: rollout.released ?? 0 };
+    });
+  }
+
+  /**
+   * Aborts a running or paused staged rollout: the batches not released
+   * keep their config. With `rollbackFailed`, every released collector whose
+   * new config failed is rolled back to the config before it.
+   */
+  async abort(who: Actor, id: string, rollbackFailed = false): Promise<{ rollout: Rollout; rolledBack: string[] }> {
+    const current = await this.rollout(id);
+    const queued = current.batchEnds ? current.changed.slice(current.batchEnds[current.released ?? 0]) : [];
+    const rollout = await this.changePhase(
+      who,
+      id,
+      "rollout.abort",
+      (r) => {
+        if (r.phase !== "running" && r.phase !== "paused") throw new ConflictError(`Rollout ${id} has no batches left to release.`, "rollout_not_running");
+        return { ...r, phase: "aborted", pausedReason: null };
+      },
+      [
+        ...queued.map((collectorId) => ({ op: "delete" as const, collection: PENDING, id: `${id}/${collectorId}` })),
+        { op: "delete", collection: ACTIVE.collection, id: ACTIVE.id },
+      ],
+    );
+    const rolledBack: string[] = [];
+    if (rollbackFailed) {
+      const released = rollout.changed.slice(0, rollout.batchEnds![rollout.released ?? 0]);
+      for (const [collectorId, { state }] of await this.collectorStates(rollout, released)) {
+        if (state !== "failed") continue;
+        await this.rollouts.rollback(who, collectorId);
+        rolledBack.push(collectorId);
+      }
+    }
+    return { rollout, rolledBack };
+  }
+
+  private async changePhase(who: Actor, id: string, action: string, change: (rollout: Rollout) => Rollout, extra: WriteOp[] = []): Promise<Rollout> {
+    const doc = await this.store.get<Rollout>(ROLLOUTS, id);
+    if (!doc) throw new NotFoundError("Rollout", id);
+    if (!doc.data.batchEnds) throw new ConflictError(`Rollout ${id} was not staged; only staged rollouts can be paused, resumed or aborted.`, "rollout_not_staged");
+    const next = change(doc.data);
+    await this.store.write([...extra, { op: "put", collection: ROLLOUTS, id, data: next, expect: doc.version }], [
+      auditEntry(who, action, "rollout", id, { batch: next.released ?? 0 }),
+    ]);
+    return next;
+  }
+
+}
