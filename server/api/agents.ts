@@ -17,7 +17,7 @@ import { collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
 import { route, type Route } from "../http/route.ts";
 import { validate } from "../lib/validate.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
-import { DateTime, Nullable } from "../../shared/schema.ts";
+import { DateTime } from "../../shared/schema.ts";
 
 const Path = Type.String({ minLength: 1, maxLength: 4096, description: "An absolute path on the agent's host." });
 

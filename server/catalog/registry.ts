@@ -3,7 +3,6 @@
  * `GET /api/v1/catalog` serves so a UI can render a form per type.
  */
 import type { CatalogEntry, CatalogView, JsonSchema } from "../../shared/catalog.ts";
-import type { Signal } from "../../shared/config-records.ts";
 import { debugDestination } from "./destinations/debug.ts";
 import { lokiDestination } from "./destinations/loki.ts";
 import { otlpDestination } from "./destinations/otlp.ts";

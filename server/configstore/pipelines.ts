@@ -7,7 +7,7 @@
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
-import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from "../errors.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import { MatcherListError, parseMatcherList } from "../../shared/matchers.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
@@ -17,6 +17,7 @@ import { routeProblems } from "./routes.ts";
 import { topologyTag } from "../../shared/topology-tag.ts";
 import { validateTopology } from "./topology.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
+import { alloyUnrunnable } from "../collectors/alloy-matches.ts";
 import type { AppliedPipeline } from "../../shared/pipelines.ts";
 
 export interface PipelineInput {
@@ -82,17 +83,11 @@ export class Pipelines {
    * a problem.
    */
   private async checkMatchedAlloy(pipeline: PipelineRecord, snapshot: Snapshot): Promise<void> {
-    if (!pipeline.matchers?.length) return;
-    const refs = [...new Set(pipeline.topology.nodes.flatMap((n) => (n.kind === "source" && n.ref !== undefined ? [n.ref] : [])))].sort();
-    const problems: ErrorDetail[] = refs.flatMap((id) => {
-      const source = snapshot.sources.get(id);
-      return source ? routeRuntimeRProblems(source, pipeline) : [];
-    });
-    if (problems.length === 0) return;
-    const selects = matcherPipelines(new Map([[pipeline.id, pipeline]]));
-    const alloy = (await this.collectors.all()).find((c) => RUNTIME_OF[c.managementMode] === "alloy" && matchedPipelineIds(c, selects).length > 0);
+    const [unrunnable] = alloyUnrunnable({ ...snapshot, pipelines: new Map([[pipeline.id, pipeline]]) });
+    if (!unrunnable) return;
+    const alloy = (await this.collectors.all()).find((c) => RUNTIME_OF[c.managementMode] === "alloy" && matchedPipelineIds(c, [unrunnable.selects]).length > 0);
     if (!alloy) return;
-    const details = problems.map((p) => ({ path: "matchers", message: `on Alloy collector ${alloy.name}, which the matchers select, ${p.message}` }));
+    const details = unrunnable.problems.map((problem) => ({ path: "matchers", message: `on Alloy collector ${alloy.name}, which the matchers select, ${problem}` }));
     throw new ConflictError(`This pipeline would not run the same on Alloy collectors its matchers select: ${details[0]!.message}.`, "breaks_matched_collectors", details);
   }
 

@@ -155,7 +155,7 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
   }
 
   async function fetch(req: Request, server: Server<SocketData>): Promise<Response | undefined> {
-    const started = performance.now();
+    const arrived = performance.now();
     const url = new URL(req.url);
     const incomingId = req.headers.get("x-request-id");
     const requestId = incomingId !== null && REQUEST_ID.test(incomingId) ? incomingId : Bun.randomUUIDv7();
@@ -227,7 +227,7 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
     }
     if (logger.isLevelEnabled("info")) {
       log().info(
-        { method: req.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - started), remoteAddr },
+        { method: req.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - arrived), remoteAddr },
         "request",
       );
     }

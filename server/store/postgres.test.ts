@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { storeContract } from "./contract.ts";
 import { CHANGES_CHANNEL, notifyParts, PostgresStore } from "./postgres.ts";
-import type { Change, Store } from "./store.ts";
+import type { Change } from "./store.ts";
 import { type TestDatabases, testDatabases } from "./testdb.ts";
 
 let pg: TestDatabases;

@@ -50,7 +50,6 @@ export interface PointVisitor {
 }
 
 const TWO32 = 4294967296;
-const decoder = new TextDecoder();
 
 class Reader {
   pos = 0;

@@ -172,7 +172,7 @@ describe("history purge-secrets, drop-ref and secrets rotate-key", () => {
     const replica = await startTestServer({ SVC_SECRETS_KEYFILE: keyFile }, () => PostgresStore.open(uri));
     dirs.push(replica.dir);
     try {
-      const { collectorId, token, commits } = await legacyDeployment(replica);
+      const { collectorId, commits } = await legacyDeployment(replica);
 
       const purged = await cli(["history", "purge-secrets", "-c", configPath]);
       expect(purged.err).toBe("");
