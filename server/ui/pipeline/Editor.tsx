@@ -154,6 +154,7 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
           ctx={ctx}
           problems={problems}
           canEdit={canEdit}
+          matched={(pipeline.matchers?.length ?? 0) > 0}
           items={itemsByKey}
           onNodesChange={draft.onNodesChange}
           onEdgesChange={draft.onEdgesChange}
