@@ -76,7 +76,7 @@ export function CollectorDetailPage({ id }: { id: string }) {
           {isReportingOnly(collector) && <ReportingOnlyNote full />}
           <CollectorFacts collector={collector} />
           <ThroughputSection collectorId={id} reload={configVersion} />
-          <AppliedPipelinesSection collectorId={id} reload={collectorVersion + configVersion} />
+          <AppliedPipelinesSection collector={collector} reload={collectorVersion + configVersion} />
           <EffectiveConfigSection collectorId={id} reload={configVersion} />
           <ConfigHistorySection collectorId={id} reload={configVersion} canWrite={canWrite} onRolledBack={() => setConfigVersion((n) => n + 1)} />
           {canWrite && <TokenRotationSection collector={collector} />}
