@@ -4,6 +4,7 @@
  * shown under its row with its column, and the input is marked invalid. Rows
  * can be added and removed; a blank row counts for nothing. With `name`, each
  * input is a form field of that name (a GET form repeats it per matcher).
+ * Read-only, the rows are shown without the buttons that change them.
  */
 import { matcherProblem } from "../matchers.ts";
 import "./MatcherFields.css";
@@ -16,7 +17,7 @@ interface MatcherFieldsProps {
   onChange: (values: string[]) => void;
   /** The form field name of each input. */
   name?: string;
-  disabled?: boolean;
+  readOnly?: boolean;
   /** Messages the API gave for a row (`matchers[i]`), by index. */
   serverProblems?: ReadonlyMap<number, string>;
 }
@@ -31,13 +32,13 @@ export function matchersValid(values: readonly string[]): boolean {
   return filledMatchers(values).every((v) => matcherProblem(v) === null);
 }
 
-export function MatcherFields({ idPrefix, legend, values, onChange, name, disabled, serverProblems }: MatcherFieldsProps) {
+export function MatcherFields({ idPrefix, legend, values, onChange, name, readOnly, serverProblems }: MatcherFieldsProps) {
   // Always one row to type in.
-  const rows = values.length === 0 ? [""] : values;
+  const rows = values.length === 0 && !readOnly ? [""] : values;
   const set = (i: number, value: string) => onChange(rows.map((v, j) => (j === i ? value : v)));
   const hintId = `${idPrefix}-hint`;
   return (
-    <fieldset className="matcher-fields" disabled={disabled}>
+    <fieldset className="matcher-fields">
       <legend>{legend}</legend>
       <p id={hintId} className="hint">
         One matcher per row, all must hold: <code>env=prod</code>, <code>team!=test</code>, <code>region=~"us-.*"</code>, <code>tier!~"dev|test"</code>{" "}
@@ -54,6 +55,7 @@ export function MatcherFields({ idPrefix, legend, values, onChange, name, disabl
                   name={name}
                   value={value}
                   onChange={(event) => set(i, event.target.value)}
+                  readOnly={readOnly}
                   aria-label={`Matcher ${i + 1}`}
                   aria-invalid={problem !== null || undefined}
                   aria-describedby={problem !== null ? `${errorId} ${hintId}` : hintId}
@@ -61,15 +63,17 @@ export function MatcherFields({ idPrefix, legend, values, onChange, name, disabl
                   spellCheck={false}
                   autoComplete="off"
                 />
-                <button
-                  type="button"
-                  className="button ghost"
-                  aria-label={`Remove matcher ${i + 1}`}
-                  onClick={() => onChange(rows.filter((_, j) => j !== i))}
-                  disabled={rows.length === 1 && value === ""}
-                >
-                  Remove
-                </button>
+                {!readOnly && (
+                  <button
+                    type="button"
+                    className="button ghost"
+                    aria-label={`Remove matcher ${i + 1}`}
+                    onClick={() => onChange(rows.filter((_, j) => j !== i))}
+                    disabled={rows.length === 1 && value === ""}
+                  >
+                    Remove
+                  </button>
+                )}
                 {problem !== null && (
                   <span id={errorId} className="field-error">
                     {problem}
@@ -79,9 +83,11 @@ export function MatcherFields({ idPrefix, legend, values, onChange, name, disabl
           );
         })}
       </ol>
-      <button type="button" className="button" onClick={() => onChange([...rows, ""])}>
-        Add matcher
-      </button>
+      {!readOnly && (
+        <button type="button" className="button" onClick={() => onChange([...rows, ""])}>
+          Add matcher
+        </button>
+      )}
     </fieldset>
   );
 }

@@ -2,14 +2,13 @@
  * /ui/pipelines/{id}: loads the pipeline and what its editor offers (the
  * catalog, processor templates, sources and destinations) in one go, then
  * hands them to the editor (server/ui/pipeline/), which follows later saves
- * by others, under the matchers that choose which collectors run it.
+ * by others, and the matchers that choose which collectors run it.
  * Viewers get it read-only.
  */
 import { useEffect, useState } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Editor } from "../pipeline/Editor.tsx";
-import { TargetingSection } from "../pipeline/Targeting.tsx";
 import type { CatalogView, ComponentRecord, EditorContext, PipelineRecord, ProcessorTemplate } from "../pipeline/types.ts";
 import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
@@ -60,13 +59,6 @@ export function PipelineEditorPage({ id }: { id: string }) {
       <ErrorMessage error={error} />
       {!loaded && !error && <p className="muted">Loading…</p>}
       {loaded && !canEdit && <p className="note">Read-only: changing a pipeline needs the editor or admin role.</p>}
-      {loaded && (
-        <TargetingSection
-          pipeline={loaded.pipeline}
-          canEdit={canEdit}
-          onSaved={(pipeline) => setLoaded((before) => before && { ...before, pipeline })}
-        />
-      )}
       {loaded && (
         <Editor
           pipeline={loaded.pipeline}

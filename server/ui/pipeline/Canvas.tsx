@@ -106,7 +106,7 @@ export function Canvas({ flow, ctx, problems, canEdit, matched, items, onNodesCh
       <p id="canvas-reach" className="hint canvas-reach">
         {matched
           ? "Runs as drawn on every collector the matchers select: each named source and destination, with no activation or route per collector (an activation only adds that collector's overrides). “Any source” is fed only where a route attaches one; “Every active destination” is what each collector has activated."
-          : "Runs only where a route attaches it to a source active on a collector, with the named destinations active there too. Give the pipeline matchers (above) to run it on every collector they select instead."}
+          : "Runs only where a route attaches it to a source active on a collector, with the named destinations active there too. Give the pipeline matchers (below) to run it on every collector they select instead."}
       </p>
       <div className="pipeline-canvas" role="group" aria-label="Pipeline canvas" aria-describedby="canvas-hint canvas-reach">
         <p id="canvas-hint" className="visually-hidden">

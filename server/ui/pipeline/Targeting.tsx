@@ -134,7 +134,7 @@ export function TargetingSection({ pipeline, canEdit, onSaved }: { pipeline: Pip
           setValues(next);
           setSaved(false);
         }}
-        disabled={!canEdit}
+        readOnly={!canEdit}
         serverProblems={problemsByIndex(saveError)}
       />
       <p className="targeting-count" role="status" aria-live="polite">
