@@ -130,6 +130,8 @@ test("the matched collector's page says why: each matcher with the attribute it 
     'team=payments — team is "payments" (set in svc)',
     'region=~"eu-.*" — region is "eu-west" (reported by the collector)',
   ]);
+  const reported = page.getByRole("table", { name: "Collector facts" }).getByRole("row", { name: "Reported attributes" });
+  expect(await reported.getByRole("listitem").allTextContents()).toEqual(["region=eu-west", "service.name=pay-1"]);
   await browser.screenshot("fleet-collector-why-1280");
 }, SLOW);
 

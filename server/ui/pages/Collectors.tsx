@@ -343,9 +343,13 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
       {canWrite && (
         <BulkActions
           target={bulkTarget}
-          onSettled={(succeeded) =>
-            setSelected((before) => new Set([...before].filter((id) => !succeeded.includes(id))))
-          }
+          onSettled={(succeeded) => {
+            // "All matching" is done once: what the edit changed may no longer match.
+            if (allMatching) {
+              setAllMatching(false);
+              setSelected(new Set());
+            } else setSelected((before) => new Set([...before].filter((id) => !succeeded.includes(id))));
+          }}
         />
       )}
       {rows.length > 0 && (
