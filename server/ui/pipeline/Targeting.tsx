@@ -24,7 +24,7 @@ interface Preview {
 }
 
 /** The collectors list filtered by these matchers (its URL repeats `match`). */
-export function collectorsMatching(matchers: readonly string[]): string {
+function collectorsMatching(matchers: readonly string[]): string {
   return `/ui/collectors?${new URLSearchParams(matchers.map((m) => ["match", m]))}`;
 }
 
@@ -92,6 +92,14 @@ export function TargetingSection({ pipeline, canEdit, onSaved }: { pipeline: Pip
   useEffect(() => {
     if (!dirty) setValues(stored);
   }, [storedKey]);
+
+  // As for the graph: a reload or closed tab would lose unsaved matchers, so the browser asks first.
+  useEffect(() => {
+    if (!dirty) return;
+    const warn = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener("beforeunload", warn);
+    return () => window.removeEventListener("beforeunload", warn);
+  }, [dirty]);
 
   function save() {
     // Blank rows go, so the API's matchers[i] is row i.
