@@ -96,10 +96,13 @@ test("a pipeline created in the UI gets matchers: a syntax error shows its colum
   expect(await sample.getByRole("link").allTextContents()).toEqual(["pay-1", "pay-2"]);
   await targeting().getByRole("button", { name: "Save matchers" }).click();
   await targeting().getByText(/^Saved: pending until committed/).waitFor();
+  await browser.screenshot("fleet-pipeline-matchers-1280");
   expect((await call<PipelineRecord>(`/pipelines/${pipelineId}`)).matchers).toEqual(["team=payments", 'region=~"eu-.*"']);
   // The canvas now says the graph runs as drawn on what the matchers select, no activation asked for.
   expect(await reach().textContent()).toStartWith("Runs as drawn on every collector the matchers select");
-  await browser.screenshot("fleet-pipeline-matchers-1280");
+  // The pipelines list shows them too.
+  await page.getByRole("link", { name: "← Pipelines" }).click();
+  expect(await page.getByRole("list", { name: "Matchers of payments logs" }).getByRole("listitem").allTextContents()).toEqual(["team=payments", 'region=~"eu-.*"']);
 }, SLOW);
 
 test("committed and published from the Changes page, the matched collector receives the pipeline with no activation or route", async () => {

@@ -233,7 +233,7 @@ test("the list shows node counts and deletes after confirmation", async () => {
   const table = page.getByRole("region", { name: "Pipelines" });
   const row = table.getByRole("row", { name: /web logs/ });
   await row.waitFor();
-  expect(await row.getByRole("cell").allTextContents()).toEqual(["logs", "1", "1", "1", "Delete"]);
+  expect(await row.getByRole("cell").allTextContents()).toEqual(["logs", "by route", "1", "1", "1", "Delete"]);
   await table.getByRole("row", { name: /scratch/ }).waitFor();
   await browser.screenshot("pipelines-1280");
   await page.setViewportSize({ width: 390, height: 844 });
