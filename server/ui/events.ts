@@ -6,9 +6,10 @@
  * and the same when the server says it may have missed changes (`resync`).
  * A page being left closes its stream itself: in Chromium the streams of
  * pages left by full loads were seen to stay open, and once they filled the
- * six connections HTTP/1.1 allows per host, no request of the new page was
- * sent (test/ui/fleet-targeting.test.ts hung so). A page restored from the
- * back/forward cache opens it again.
+ * six connections a browser allows per host without HTTP/2 (MDN, EventSource:
+ * https://developer.mozilla.org/en-US/docs/web/api/eventsource), no request
+ * of the new page was sent (test/ui/fleet-targeting.test.ts hung so). A page
+ * restored from the back/forward cache opens it again.
  */
 import { useEffect, useRef } from "react";
 
