@@ -4,6 +4,12 @@
  * leaves. The browser reconnects a dropped stream by itself; listeners are
  * told (type "reconnected") so they can refetch what they may have missed,
  * and the same when the server says it may have missed changes (`resync`).
+ * A page being left closes its stream itself: in Chromium the streams of
+ * pages left by full loads were seen to stay open, and once they filled the
+ * six connections a browser allows per host without HTTP/2 (MDN, EventSource:
+ * https://developer.mozilla.org/en-US/docs/web/api/eventsource), no request
+ * of the new page was sent (test/ui/fleet-targeting.test.ts hung so). A page
+ * restored from the back/forward cache opens it again.
  */
 import { useEffect, useRef } from "react";
 
@@ -40,6 +46,17 @@ function open(): void {
   }
   source = es;
 }
+
+addEventListener("pagehide", () => {
+  source?.close();
+  source = null;
+});
+addEventListener("pageshow", (event) => {
+  if (!event.persisted || source || listeners.size === 0) return;
+  open();
+  // Whatever happened while the page was away was not heard.
+  for (const l of listeners) l({ type: "reconnected" });
+});
 
 function listen(listener: LiveListener): () => void {
   listeners.add(listener);

@@ -24,7 +24,13 @@ export function useFilteredList<T>(
 ) {
   const { search } = useLocation();
   // The filters as one string: a stable effect dependency and the form's key (so it resets on Back).
-  const filterKey = new URLSearchParams(keys.map((k) => [k, search.get(k) ?? ""])).toString();
+  // A key may repeat (one `match` per matcher): every value is kept, in order.
+  const filterKey = new URLSearchParams(
+    keys.flatMap((k) => {
+      const values = search.getAll(k);
+      return values.length === 0 ? [[k, ""]] : values.map((v) => [k, v]);
+    }),
+  ).toString();
   const filtered = keys.some((k) => search.has(k));
   const pages = usePages<T>((cursor) => apiPath(new URLSearchParams(filterKey), cursor), filterKey, true);
 
@@ -33,8 +39,10 @@ export function useFilteredList<T>(
     const form = new FormData(event.currentTarget);
     const query = new URLSearchParams();
     for (const key of keys) {
-      const value = String(form.get(key) ?? "").trim();
-      if (value !== "") query.set(key, value);
+      for (const entry of form.getAll(key)) {
+        const value = String(entry).trim();
+        if (value !== "") query.append(key, value);
+      }
     }
     const qs = query.toString();
     navigate(qs === "" ? base : `${base}?${qs}`);

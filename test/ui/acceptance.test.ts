@@ -79,7 +79,7 @@ test("a source and a destination are created from the catalog forms", async () =
   await page.getByRole("button", { name: "Log files" }).click();
   await page.getByLabel(/^Name/).fill("app-logs");
   await page.getByLabel("Include 1", { exact: true }).fill("/var/log/app/*.log");
-  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByText('Created source "app-logs".', { exact: false }).waitFor();
 
   await go("Destinations");
@@ -87,7 +87,7 @@ test("a source and a destination are created from the catalog forms", async () =
   await page.getByRole("button", { name: "OTLP/HTTP" }).click();
   await page.getByLabel(/^Name/).fill("backend");
   await page.getByLabel("Endpoint").fill("https://otlp.example.com:4318");
-  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByText('Created destination "backend".', { exact: false }).waitFor();
 }, SLOW);
 
@@ -113,7 +113,7 @@ test("a pipeline is built on the canvas with the health-check filter", async () 
   }
   await page.getByRole("region", { name: /^Problems/ }).getByRole("heading", { name: "Problems (0)" }).waitFor({ state: "attached" });
   await page.getByRole("button", { name: "Auto-layout" }).click();
-  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByRole("status").getByText("Saved", { exact: true }).waitFor();
   await browser.screenshot("acceptance-pipeline-1280");
 }, SLOW);
@@ -150,7 +150,7 @@ test("the source and destination are activated on the collector and routed throu
   await page.getByLabel("Collector").selectOption({ label: "edge-1 (prod)" });
   await page.getByLabel("Source").selectOption({ label: "app-logs (filelog)" });
   await page.getByLabel("Pipeline").selectOption({ label: "web logs (logs)" });
-  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByText("Created the route.", { exact: false }).waitFor();
 }, SLOW);
 
@@ -192,7 +192,7 @@ test("after a second publish, the collector is rolled back to the first config",
   await go("Sources");
   await page.getByRole("button", { name: "Edit app-logs" }).click();
   await page.getByLabel("Include 1", { exact: true }).fill("/var/log/app/v2/*.log");
-  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByText('Saved source "app-logs".', { exact: false }).waitFor();
   const second = await commitAndPublish("Read the v2 log directory");
   expect(second.body).toContain("/var/log/app/v2/*.log");

@@ -118,10 +118,15 @@ test("the Pipelines section says which pipelines apply and why: a route, or matc
     await page.reload();
     const section = page.getByRole("region", { name: "Pipelines" });
     await section.getByRole("link", { name: "payments fleet" }).waitFor();
-    const items = await section.getByRole("listitem").allTextContents();
+    const items = await section.locator(".applied-pipelines > li").allTextContents();
     expect(items).toHaveLength(2);
     expect(items[0]).toContain("via route (explicit assignment)");
-    expect(items[1]).toBe('payments fleet matches team=payments, environment=~"pro.*"');
+    expect(items[1]).toStartWith("payments fleet matches all of its matchers:");
+    // Each matcher with the attribute it read and where that comes from.
+    expect(await section.locator(".matcher-reasons li").allTextContents()).toEqual([
+      'team=payments — team is "payments" (set in svc)',
+      'environment=~"pro.*" — environment is "prod" (set in svc)',
+    ]);
   } finally {
     await call(`/pipelines/${fleet.id}`, "DELETE");
   }

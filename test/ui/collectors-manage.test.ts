@@ -146,9 +146,9 @@ test("two selected collectors get an environment in one action, with progress", 
   // Select all, then a tag for every loaded collector.
   await table().getByRole("checkbox", { name: "Select all loaded collectors" }).check();
   const all = page.getByRole("region", { name: "3 selected" });
-  await all.getByRole("textbox", { name: "Tag" }).fill("fleet=eu");
-  await all.getByRole("button", { name: "Add tag" }).click();
-  await page.getByText("Adding tag fleet=eu: 3 of 3 done.").waitFor();
+  await all.getByRole("textbox", { name: "Tags to set" }).fill("fleet=eu");
+  await all.getByRole("button", { name: "Set tags" }).click();
+  await page.getByText("Setting tags fleet=eu: 3 of 3 done (3 changed).").waitFor();
   const everyone = (await call<{ items: Collector[] }>("/collectors")).items;
   expect(everyone.map((c) => c.tags.fleet)).toEqual(["eu", "eu", "eu"]);
   expect(everyone.find((c) => c.name === "edge-otel-1")!.tags).toEqual({ team: "payments", tier: "edge", fleet: "eu" });

@@ -78,7 +78,7 @@ test("with unsaved edits: a notice; Keep editing then Save is the API's 409; Rel
 
   await page.getByRole("button", { name: "Keep editing" }).click();
   expect(await notice().count()).toBe(0);
-  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
   const refusal = page.getByRole("alert").filter({ hasText: "was changed by someone else since this edit started" });
   await refusal.waitFor();
   expect(await refusal.textContent()).toContain("HTTP 409 · stale_version");
@@ -95,7 +95,7 @@ test("with unsaved edits: a notice; Keep editing then Save is the API's 409; Rel
   // Now based on the stored version, an edit saves.
   await page.getByRole("button", { name: "Auto-layout" }).click();
   await page.getByRole("status").getByText("Unsaved changes").waitFor();
-  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByRole("status").getByText("Saved", { exact: true }).waitFor();
   const after = await server.call<Topology>(`/pipelines/${pipelineId}/topology`);
   expect(after.nodes.map((n) => n.id)).toEqual(["in", "first", "second", "out"]);

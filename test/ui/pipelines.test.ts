@@ -141,7 +141,7 @@ test("the processor chain adds a custom filter, shows its OTTL error inline, reo
 test("auto-layout lines the graph up and save stores it", async () => {
   const { page } = browser;
   await page.getByRole("button", { name: "Auto-layout" }).click();
-  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByRole("status").getByText("Saved", { exact: true }).waitFor();
   const saved = await server.call<{ nodes: { id: string; kind: string; position: { x: number; y: number } }[]; edges: { source: string; target: string }[] }>(
     `/pipelines/${pipelineUrl.split("/").pop()}/topology`,
@@ -201,7 +201,7 @@ test("a dangling node's problem is pinned to it and Save refuses it", async () =
   await batch.waitFor();
   await batch.getByText("1 problem").waitFor();
   await problems().getByText(/^Node Batch \(batch\): node "batch" is not reachable from any source/).waitFor();
-  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
   // The preview said so already; Save's own answer is the second alert.
   await page.getByRole("alert").filter({ hasText: /The pipeline topology is not valid: node "batch"/ }).nth(1).waitFor();
   await browser.screenshot("pipeline-editor-problem-1280");
@@ -233,7 +233,7 @@ test("the list shows node counts and deletes after confirmation", async () => {
   const table = page.getByRole("region", { name: "Pipelines" });
   const row = table.getByRole("row", { name: /web logs/ });
   await row.waitFor();
-  expect(await row.getByRole("cell").allTextContents()).toEqual(["logs", "1", "1", "1", "Delete"]);
+  expect(await row.getByRole("cell").allTextContents()).toEqual(["logs", "by route", "1", "1", "1", "Delete"]);
   await table.getByRole("row", { name: /scratch/ }).waitFor();
   await browser.screenshot("pipelines-1280");
   await page.setViewportSize({ width: 390, height: 844 });
@@ -276,7 +276,7 @@ test("an attributes processor is edited in its schema's form, a problem beside i
   await problems().getByRole("heading", { name: "Problems (0)" }).waitFor({ state: "attached" });
   expect(await value.getAttribute("aria-invalid")).toBeNull();
   await browser.screenshot("pipeline-processor-form-1280");
-  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByRole("status").getByText("Saved", { exact: true }).waitFor();
   const saved = await server.call<{ nodes: { id: string; processor?: unknown }[] }>(`/pipelines/${pipelineUrl.split("/").pop()}/topology`);
   expect(saved.nodes.find((n) => n.id === "attributes")?.processor).toEqual({ type: "attributes", config: { actions: [{ key: "env", action: "upsert", value: "prod" }] } });
@@ -299,7 +299,7 @@ test("a viewer sees the editor read-only", async () => {
   await page.goto(pipelineUrl);
   await page.getByText(/^Read-only/).waitFor();
   await canvasNode(/^Processor Filter \(drop-health-check-logs\)/).waitFor();
-  expect(await page.getByRole("button", { name: "Save" }).count()).toBe(0);
+  expect(await page.getByRole("button", { name: "Save", exact: true }).count()).toBe(0);
   expect(await page.getByRole("button", { name: /^Add / }).count()).toBe(0);
   expect(await page.getByRole("button", { name: /^(Delete|Remove|Move) / }).count()).toBe(0);
   expect(await page.getByLabel("Conditions of drop-health-check-logs").getAttribute("readonly")).not.toBeNull();

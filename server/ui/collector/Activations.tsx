@@ -43,7 +43,9 @@ export function ActivationsSection({ collectorId, canWrite, reload }: { collecto
     <section className="detail-block" aria-labelledby="activations-title">
       <h2 id="activations-title">Activations</h2>
       <p className="muted">
-        Changes here are pending until committed and published on the <Link href="/ui/changes">Changes</Link> page.
+        A pipeline whose matchers select this collector brings its sources and destinations without an activation; activate one here to
+        give it this collector's overrides, or for a route. Changes here are pending until committed and published on the{" "}
+        <Link href="/ui/changes">Changes</Link> page.
       </p>
       <div className="activation-grid">
         <ActivationList kind="source" collectorId={collectorId} canWrite={canWrite} reload={reload} />

@@ -1,15 +1,21 @@
 /**
- * Actions on the collectors selected in the list: set their environment, add
- * a tag, or delete them (after a confirmation). The API has no bulk write, so
- * each collector is one PATCH or DELETE, a few at a time; the bar counts them
- * as they finish and lists each failure with the API's message. Collectors
- * that succeeded leave the selection, those that failed stay in it for a
- * retry; the list itself updates from live events. With nothing selected
- * the bar shows only the last run's outcome, until dismissed.
+ * Actions on the collectors selected in the list: set their environment, set
+ * or remove tags, or delete them (after a confirmation). Tags go through
+ * POST /collectors/tags, which edits every collector its matchers select
+ * (audited as one edit per call): an explicit selection becomes matchers on
+ * `collector.id` (../matchers.ts selectionMatchers, a few hundred ids a call),
+ * and "all matching" sends the list's own matchers, so collectors not loaded
+ * yet are tagged too. Environment and delete have no bulk API: each collector
+ * is one PATCH or DELETE, a few at a time. The bar counts collectors as they
+ * finish and lists each failure with the API's message. Collectors that
+ * succeeded leave the selection, those that failed stay in it for a retry;
+ * the list itself updates from live events. With nothing selected the bar
+ * shows only the last run's outcome, until dismissed.
  */
 import { useState, type FormEvent } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { selectionMatchers } from "../matchers.ts";
 import { parseTags } from "./tags.ts";
 import type { Collector } from "../../../shared/collectors.ts";
 
@@ -21,6 +27,8 @@ interface Run {
   done: number;
   total: number;
   failures: { collector: Collector; message: string }[];
+  /** A tag edit: of the collectors done, how many had their tags changed (the others already had them). */
+  changed?: number;
 }
 
 async function eachCollector(collectors: Collector[], call: (c: Collector) => Promise<unknown>, onSettled: (c: Collector, error: ApiError | null) => void) {
@@ -37,10 +45,37 @@ async function eachCollector(collectors: Collector[], call: (c: Collector) => Pr
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, collectors.length) }, worker));
 }
 
-export function BulkActions({ selected, onSettled }: { selected: Collector[]; onSettled: (succeeded: string[]) => void }) {
+/** What the bar acts on: the rows ticked, or every collector the list's matchers select (loaded or not). */
+export type BulkTarget = { kind: "rows"; collectors: Collector[] } | { kind: "matching"; matchers: string[]; count: number };
+
+interface TagEdit {
+  set?: Record<string, string>;
+  remove?: string[];
+}
+
+/** What POST /collectors/tags answers. */
+interface TagEditResult {
+  matched: number;
+  changed: number;
+}
+
+/** A tag edit's words for the progress line: "fleet=eu", "-fleet". */
+function describeEdit(edit: TagEdit): string {
+  return [...Object.entries(edit.set ?? {}).map(([k, v]) => `${k}=${v}`), ...(edit.remove ?? []).map((k) => `-${k}`)].join(", ");
+}
+
+/** Keys to remove, comma-separated; the same refusal as parseTags gives when there is none. */
+function parseKeys(text: string): string[] {
+  const keys = text.split(",").map((k) => k.trim()).filter((k) => k !== "");
+  if (keys.length === 0) throw new ApiError(0, "validation_failed", "Give the tags to remove by key.", [{ path: "remove", message: "is empty" }]);
+  return keys;
+}
+
+export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettled: (succeeded: string[]) => void }) {
   const [run, setRun] = useState<Run | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const busy = run !== null && run.done < run.total;
+  const selected = target.kind === "rows" ? target.collectors : [];
 
   function start(verb: string, call: (c: Collector) => Promise<unknown>) {
     const targets = selected;
@@ -63,19 +98,61 @@ export function BulkActions({ selected, onSettled }: { selected: Collector[]; on
     );
   }
 
-  function addTag(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    let tag: Record<string, string>;
-    try {
-      tag = parseTags(String(new FormData(event.currentTarget).get("tag") ?? ""));
-      if (Object.keys(tag).length === 0) throw new ApiError(0, "validation_failed", "Give a tag as key=value.", [{ path: "tags", message: "is empty" }]);
-    } catch (caught) {
-      setError(caught as ApiError);
+  /** The edit on every targeted collector: one call for "all matching", one per selection chunk otherwise. */
+  async function editTags(verb: string, edit: TagEdit) {
+    setError(null);
+    if (target.kind === "matching") {
+      setRun({ verb, done: 0, total: target.count, failures: [] });
+      try {
+        const result = await api.post<TagEditResult>("/collectors/tags", { match: target.matchers, ...edit });
+        setRun({ verb, done: result.matched, total: result.matched, failures: [], changed: result.changed });
+      } catch (caught) {
+        setRun(null);
+        setError(caught as ApiError);
+      }
+      onSettled([]);
       return;
     }
-    const [[key, value]] = Object.entries(tag) as [[string, string]];
-    // PATCH replaces tags whole: each collector keeps its own and gains this one.
-    start(`Adding tag ${key}=${value}`, (c) => patch(c, { tags: { ...c.tags, ...tag } }));
+    const byId = new Map(selected.map((c) => [c.id, c]));
+    const succeeded: string[] = [];
+    let changed = 0;
+    setRun({ verb, done: 0, total: selected.length, failures: [] });
+    for (const chunk of selectionMatchers(selected.map((c) => c.id))) {
+      try {
+        changed += (await api.post<TagEditResult>("/collectors/tags", { match: [chunk.match], ...edit })).changed;
+        succeeded.push(...chunk.ids);
+        setRun((r) => r && { ...r, done: r.done + chunk.ids.length, changed });
+      } catch (caught) {
+        const failed = chunk.ids.map((id) => ({ collector: byId.get(id)!, message: (caught as ApiError).message }));
+        setRun((r) => r && { ...r, done: r.done + chunk.ids.length, failures: [...r.failures, ...failed] });
+      }
+    }
+    onSettled(succeeded);
+  }
+
+  /** Reads one of the tag forms, or shows why it cannot be read. */
+  function readForm<T>(event: FormEvent<HTMLFormElement>, field: string, parse: (text: string) => T): T | null {
+    event.preventDefault();
+    try {
+      return parse(String(new FormData(event.currentTarget).get(field) ?? ""));
+    } catch (caught) {
+      setError(caught as ApiError);
+      return null;
+    }
+  }
+
+  function setTags(event: FormEvent<HTMLFormElement>) {
+    const set = readForm(event, "set", (text) => {
+      const tags = parseTags(text);
+      if (Object.keys(tags).length === 0) throw new ApiError(0, "validation_failed", "Give tags as key=value.", [{ path: "set", message: "is empty" }]);
+      return tags;
+    });
+    if (set) void editTags(`Setting tags ${describeEdit({ set })}`, { set });
+  }
+
+  function removeTags(event: FormEvent<HTMLFormElement>) {
+    const remove = readForm(event, "remove", parseKeys);
+    if (remove) void editTags(`Removing tags ${remove.join(", ")}`, { remove });
   }
 
   function remove() {
@@ -84,32 +161,44 @@ export function BulkActions({ selected, onSettled }: { selected: Collector[]; on
     start("Deleting", (c) => api.delete(`/collectors/${encodeURIComponent(c.id)}`));
   }
 
-  const count = selected.length;
+  const count = target.kind === "rows" ? selected.length : target.count;
   if (count === 0 && run === null) return null;
+  const title = target.kind === "matching" ? `All ${count} matching selected` : count > 0 ? `${count} selected` : "Last bulk action";
   return (
     <section className="bulk-bar" aria-labelledby="bulk-title">
       <h2 id="bulk-title" className="bulk-count">
-        {count > 0 ? `${count} selected` : "Last bulk action"}
+        {title}
       </h2>
       {count > 0 ? (
         <>
-          <form className="bulk-form" aria-label="Set environment of selected" onSubmit={setEnvironment}>
-            <label htmlFor="bulk-environment">Environment</label>
-            <input id="bulk-environment" name="environment" maxLength={200} placeholder="prod (empty clears)" />
+          {target.kind === "rows" && (
+            <form className="bulk-form" aria-label="Set environment of selected" onSubmit={setEnvironment}>
+              <label htmlFor="bulk-environment">Environment</label>
+              <input id="bulk-environment" name="environment" maxLength={200} placeholder="prod (empty clears)" />
+              <button type="submit" className="button" disabled={busy}>
+                Set environment
+              </button>
+            </form>
+          )}
+          <form className="bulk-form" aria-label="Set tags on selected" onSubmit={setTags}>
+            <label htmlFor="bulk-set">Tags to set</label>
+            <input id="bulk-set" name="set" placeholder="team=payments" required />
             <button type="submit" className="button" disabled={busy}>
-              Set environment
+              Set tags
             </button>
           </form>
-          <form className="bulk-form" aria-label="Add a tag to selected" onSubmit={addTag}>
-            <label htmlFor="bulk-tag">Tag</label>
-            <input id="bulk-tag" name="tag" placeholder="team=payments" required />
+          <form className="bulk-form" aria-label="Remove tags from selected" onSubmit={removeTags}>
+            <label htmlFor="bulk-remove">Tags to remove</label>
+            <input id="bulk-remove" name="remove" placeholder="team, tier" required />
             <button type="submit" className="button" disabled={busy}>
-              Add tag
+              Remove tags
             </button>
           </form>
-          <button type="button" className="button danger" disabled={busy} onClick={remove}>
-            Delete selected
-          </button>
+          {target.kind === "rows" && (
+            <button type="button" className="button danger" disabled={busy} onClick={remove}>
+              Delete selected
+            </button>
+          )}
         </>
       ) : (
         <button type="button" className="button" disabled={busy} onClick={() => setRun(null)}>
@@ -122,6 +211,7 @@ export function BulkActions({ selected, onSettled }: { selected: Collector[]; on
           <progress max={run.total} value={run.done} aria-label={`${run.verb}: progress`} />
           <span>
             {run.verb}: {run.done} of {run.total} done
+            {run.changed !== undefined ? ` (${run.changed} changed)` : ""}
             {run.failures.length > 0 ? `, ${run.failures.length} failed` : ""}.
           </span>
         </div>

@@ -1,15 +1,30 @@
 /**
  * Which pipelines apply to the collector in the working tree, and why: a
  * route that names it (explicit assignment) or the pipeline's matchers, which
- * its attributes satisfy (GET /collectors/{id}/pipelines).
+ * its attributes satisfy (GET /collectors/{id}/pipelines); beside each
+ * matcher, the attribute it read: its value and where that comes from.
  */
 import { useEffect, useState } from "react";
+import { collectorAttributes, type AttributeOrigin } from "../../../shared/collector-attributes.ts";
+import type { Collector } from "../../../shared/collectors.ts";
+import { parseMatcher } from "../../../shared/matchers.ts";
 import type { AppliedPipelines } from "../../../shared/pipelines.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Link } from "../router.tsx";
 
-export function AppliedPipelinesSection({ collectorId, reload }: { collectorId: string; reload: number }) {
+const ORIGINS: Record<AttributeOrigin, string> = { set: "set in svc", reported: "reported by the collector", virtual: "from the record" };
+
+/** What a matcher read of the collector: `team is "payments" (set in svc)`, or that the attribute is absent. */
+function reading(matcher: string, attributes: ReturnType<typeof collectorAttributes>): string {
+  const { name } = parseMatcher(matcher);
+  const attribute = Object.hasOwn(attributes, name) ? attributes[name] : undefined;
+  return attribute === undefined ? `${name} is absent (reads as "")` : `${name} is ${JSON.stringify(attribute.value)} (${ORIGINS[attribute.origin]})`;
+}
+
+export function AppliedPipelinesSection({ collector, reload }: { collector: Collector; reload: number }) {
+  const collectorId = collector.id;
+  const attributes = collectorAttributes(collector);
   const [answer, setAnswer] = useState<AppliedPipelines | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
 
@@ -42,14 +57,16 @@ export function AppliedPipelinesSection({ collectorId, reload }: { collectorId: 
               {"route" in item.via ? (
                 <span className="muted">via route (explicit assignment)</span>
               ) : (
-                <span className="muted">
-                  matches {item.via.matchers.map((m, i) => (
-                    <span key={i}>
-                      {i > 0 && ", "}
-                      <code>{m}</code>
-                    </span>
-                  ))}
-                </span>
+                <>
+                  <span className="muted">matches all of its matchers:</span>
+                  <ul className="matcher-reasons">
+                    {item.via.matchers.map((m, i) => (
+                      <li key={i}>
+                        <code>{m}</code> <span className="muted">— {reading(m, attributes)}</span>
+                      </li>
+                    ))}
+                  </ul>
+                </>
               )}
             </li>
           ))}

@@ -76,7 +76,7 @@ export function CollectorDetailPage({ id }: { id: string }) {
           {isReportingOnly(collector) && <ReportingOnlyNote full />}
           <CollectorFacts collector={collector} />
           <ThroughputSection collectorId={id} reload={configVersion} />
-          <AppliedPipelinesSection collectorId={id} reload={collectorVersion + configVersion} />
+          <AppliedPipelinesSection collector={collector} reload={collectorVersion + configVersion} />
           <EffectiveConfigSection collectorId={id} reload={configVersion} />
           <ConfigHistorySection collectorId={id} reload={configVersion} canWrite={canWrite} onRolledBack={() => setConfigVersion((n) => n + 1)} />
           {canWrite && <TokenRotationSection collector={collector} />}
@@ -104,28 +104,30 @@ function health(collector: Collector): ReactNode {
   );
 }
 
+/** Key=value pairs as the list shows tags, or a dash for none. */
+function pairs(entries: [string, string][], label: string): ReactNode {
+  if (entries.length === 0) return <span className="muted">—</span>;
+  return (
+    <ul className="tags" aria-label={label}>
+      {entries.map(([key, value]) => (
+        <li key={key} className="tag">
+          {key}={value}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function CollectorFacts({ collector }: { collector: Collector }) {
-  const tags = Object.entries(collector.tags);
   const rows: [string, ReactNode][] = [
     ["Collector id", <code>{collector.id}</code>],
     ["Status", <StatusBadge status={collector.status} />],
     ["Last seen", <LastSeen at={collector.lastSeen} />],
     ["Environment", collector.environment ?? <span className="muted">—</span>],
     ["Management", MODE_NAMES[collector.managementMode] ?? collector.managementMode],
-    [
-      "Tags",
-      tags.length === 0 ? (
-        <span className="muted">—</span>
-      ) : (
-        <ul className="tags" aria-label="Tags">
-          {tags.map(([key, value]) => (
-            <li key={key} className="tag">
-              {key}={value}
-            </li>
-          ))}
-        </ul>
-      ),
-    ],
+    ["Tags", pairs(Object.entries(collector.tags), "Tags")],
+    // What pipeline matchers read besides tags and environment (which win on the same key).
+    ["Reported attributes", pairs(Object.entries(collector.reported ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)), "Reported attributes")],
     ["Health", health(collector)],
     ["Created", <LastSeen at={collector.createdAt} />],
   ];

@@ -1,19 +1,23 @@
 /**
  * The collector registry at fleet scale: GET /api/v1/collectors filtered by
- * status, tag and free text (the filters live in the URL query, so a reload,
- * a shared link or Back keeps them). A fleet runs to 10,000 collectors, so
+ * status, tag, free text and attribute matchers (the filters live in the URL
+ * query, one `match` per matcher, so a reload, a shared link or Back keeps
+ * them). A fleet runs to 10,000 collectors, so
  * only the rows in view are in the DOM (@tanstack/react-virtual) while the
  * table still tells assistive technology its full size (aria-rowcount), and
  * the next page is fetched as the user scrolls near the end ("Load more"
  * stays for keyboard users). Live collector events update rows in place.
  * Writers also get "Add collector" and a checkbox per row: the selection
- * (kept while the filters stay) takes bulk actions; viewers get neither.
+ * (kept while the filters stay) takes bulk actions, and when matchers are
+ * the only filter, so can every collector they select, loaded or not;
+ * viewers get neither.
  */
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { compileFilter } from "../../../shared/collector-filter.ts";
 import { COLLECTOR_STATUSES, type CollectorStatus } from "../../../shared/collector-status.ts";
 import type { Collector } from "../../../shared/collectors.ts";
+import { MatcherListError, parseMatcherList, type Matcher } from "../../../shared/matchers.ts";
 import { MODE_NAMES } from "../../../shared/vocabulary.ts";
 import { api } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -26,7 +30,8 @@ import { useFilteredList } from "../list.ts";
 import { Link } from "../router.tsx";
 import { useLiveEvents, type LiveEvent } from "../events.ts";
 import { AddCollector } from "../collector/AddCollector.tsx";
-import { BulkActions } from "../collector/BulkActions.tsx";
+import { BulkActions, type BulkTarget } from "../collector/BulkActions.tsx";
+import { MatcherFields } from "../components/MatcherFields.tsx";
 import { useCanWrite } from "../schema/editing.tsx";
 import "./Collectors.css";
 
@@ -60,6 +65,7 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
   for (const tag of tagFilters(search.get("tag") ?? "")) query.append("tag", tag);
   const q = search.get("q")?.trim();
   if (q) query.set("q", q);
+  for (const m of search.getAll("match")) if (m !== "") query.append("match", m);
   if (cursor !== null) query.set("cursor", cursor);
   return `/collectors?${query}`;
 }
@@ -68,11 +74,27 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
 function matcher(search: URLSearchParams): (c: Collector) => boolean {
   const status = search.get("status");
   const q = search.get("q")?.trim();
+  let match: Matcher[];
+  try {
+    match = parseMatcherList(search.getAll("match"), "match");
+  } catch (error) {
+    // The API refused the same matchers and the list says why; no live event joins it either.
+    if (error instanceof MatcherListError) return () => false;
+    throw error;
+  }
   return compileFilter({
     tags: tagFilters(search.get("tag") ?? ""),
     ...(status ? { status: status as CollectorStatus } : {}),
     ...(q ? { q } : {}),
+    match,
   });
+}
+
+/** The list's matchers when they are its only filter: then they alone say which collectors it holds. */
+function onlyMatchers(search: URLSearchParams): string[] | null {
+  const match = search.getAll("match");
+  const others = search.get("status") || search.get("tag")?.trim() || search.get("q")?.trim();
+  return match.length > 0 && !others ? match : null;
 }
 
 /** How often queued live events are applied: a busy fleet sends hundreds a second, the table redraws at most this often. */
@@ -152,20 +174,27 @@ function useLiveCollectors(items: Collector[], search: URLSearchParams, filterKe
 /**
  * How many collectors the filters match, when the API can say without paging
  * through them all: /system/health counts the fleet by status, so an
- * unfiltered or status-only list has a known total; tag and text do not.
+ * unfiltered or status-only list has a known total, and POST /matchers/preview
+ * counts what matchers alone select; tag and text do not, nor matchers with status.
  */
 function useFleetTotal(search: URLSearchParams, filterKey: string): number | null {
   const [total, setTotal] = useState<number | null>(null);
-  const countable = !search.get("tag")?.trim() && !search.get("q")?.trim();
+  const matchers = onlyMatchers(search);
   const status = search.get("status");
+  const countable = !search.get("tag")?.trim() && !search.get("q")?.trim() && (matchers !== null || !search.has("match"));
   useEffect(() => {
     setTotal(null);
     if (!countable) return;
     let current = true;
-    api.get<{ collectors: Record<string, number> }>("/system/health").then(
-      ({ collectors }) => {
-        if (!current) return;
-        setTotal(status ? (collectors[status] ?? null) : Object.values(collectors).reduce((a, b) => a + b, 0));
+    const counted =
+      matchers !== null
+        ? api.post<{ count: number }>("/matchers/preview", { matchers, limit: 1 }).then(({ count }) => count)
+        : api
+            .get<{ collectors: Record<string, number> }>("/system/health")
+            .then(({ collectors }) => (status ? (collectors[status] ?? null) : Object.values(collectors).reduce((a, b) => a + b, 0)));
+    counted.then(
+      (count) => {
+        if (current) setTotal(count);
       },
       // The total is a nicety: without it the list says "50+" as it always could.
       () => undefined,
@@ -193,7 +222,7 @@ export function CollectorsPage() {
 function CollectorList({ onRefresh }: { onRefresh: () => void }) {
   const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<Collector>(
     "/ui/collectors",
-    ["status", "tag", "q"],
+    ["status", "tag", "q", "match"],
     listQuery,
   );
   const { rows, waiting, showWaiting, interrupted } = useLiveCollectors(items, search, filterKey, nextCursor);
@@ -204,20 +233,37 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
   const canWrite = useCanWrite();
   const [adding, setAdding] = useState(false);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
-  useEffect(() => setSelected(new Set()), [filterKey]);
+  // Every collector the matchers select, loaded or not (only while they are the list's only filter).
+  const [allMatching, setAllMatching] = useState(false);
+  useEffect(() => {
+    setSelected(new Set());
+    setAllMatching(false);
+  }, [filterKey]);
+  const matchers = onlyMatchers(search);
   const selectedRows = useMemo(() => rows.filter((c) => selected.has(c.id)), [rows, selected]);
+  const everyRow = useMemo(() => new Set(rows.map((c) => c.id)), [rows]);
   const selection = canWrite
     ? {
-        selected,
-        toggle: (id: string) =>
-          setSelected((before) => {
-            const after = new Set(before);
-            if (!after.delete(id)) after.add(id);
-            return after;
-          }),
-        toggleAll: () => setSelected(selectedRows.length === rows.length ? new Set() : new Set(rows.map((c) => c.id))),
+        selected: allMatching ? everyRow : selected,
+        toggle: (id: string) => {
+          // Unticking one row out of "all matching" leaves the loaded rows but that one.
+          const before = allMatching ? everyRow : selected;
+          setAllMatching(false);
+          const after = new Set(before);
+          if (!after.delete(id)) after.add(id);
+          setSelected(after);
+        },
+        toggleAll: () => {
+          const all = allMatching || selectedRows.length === rows.length;
+          setAllMatching(false);
+          setSelected(all ? new Set() : everyRow);
+        },
       }
     : undefined;
+  const bulkTarget: BulkTarget =
+    allMatching && matchers !== null && total !== null ? { kind: "matching", matchers, count: total } : { kind: "rows", collectors: selectedRows };
+  // Offered once every loaded row is ticked and the matchers select more than are loaded.
+  const offerAllMatching = canWrite && !allMatching && matchers !== null && total !== null && total > rows.length && rows.length > 0 && selectedRows.length === rows.length;
 
   return (
     <section aria-labelledby="collectors-title">
@@ -261,6 +307,7 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
           <label htmlFor="filter-q">Search</label>
           <input id="filter-q" name="q" type="search" defaultValue={search.get("q") ?? ""} placeholder="Name, id or environment" />
         </div>
+        <MatchFilter initial={search.getAll("match")} />
         <FilterActions filtered={filtered} base="/ui/collectors" />
       </form>
       <ErrorMessage error={error} />
@@ -285,12 +332,24 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
           </button>
         </p>
       )}
+      {offerAllMatching && (
+        <p className="live-banner" role="status">
+          <span>All {rows.length} loaded collectors are selected.</span>
+          <button type="button" className="button" onClick={() => setAllMatching(true)}>
+            Select all {total} matching
+          </button>
+        </p>
+      )}
       {canWrite && (
         <BulkActions
-          selected={selectedRows}
-          onSettled={(succeeded) =>
-            setSelected((before) => new Set([...before].filter((id) => !succeeded.includes(id))))
-          }
+          target={bulkTarget}
+          onSettled={(succeeded) => {
+            // "All matching" is done once: what the edit changed may no longer match.
+            if (allMatching) {
+              setAllMatching(false);
+              setSelected(new Set());
+            } else setSelected((before) => new Set([...before].filter((id) => !succeeded.includes(id))));
+          }}
         />
       )}
       {rows.length > 0 && (
@@ -298,6 +357,16 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
       )}
       <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>
+  );
+}
+
+/** The matcher rows of the filter form: each input is a `match` field, so applying the filters puts one `match` per matcher in the URL. */
+function MatchFilter({ initial }: { initial: string[] }) {
+  const [values, setValues] = useState(initial);
+  return (
+    <div className="field match-filter">
+      <MatcherFields idPrefix="filter-match" legend="Attribute matchers" values={values} onChange={setValues} name="match" />
+    </div>
   );
 }
 

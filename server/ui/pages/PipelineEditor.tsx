@@ -2,7 +2,8 @@
  * /ui/pipelines/{id}: loads the pipeline and what its editor offers (the
  * catalog, processor templates, sources and destinations) in one go, then
  * hands them to the editor (server/ui/pipeline/), which follows later saves
- * by others. Viewers get it read-only.
+ * by others, and the matchers that choose which collectors run it.
+ * Viewers get it read-only.
  */
 import { useEffect, useState } from "react";
 import { api, ApiError } from "../api.ts";

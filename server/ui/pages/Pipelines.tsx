@@ -1,7 +1,7 @@
 /**
  * Pipelines: every pipeline (GET /pipelines answers them all, no cursor)
- * with its signal and how many sources, processors and destinations its
- * graph has; a form to create one (then its editor opens) and Delete with a
+ * with its signal, the matchers that choose the collectors it runs on, and
+ * how many sources, processors and destinations its graph has; a form to create one (then its editor opens) and Delete with a
  * confirmation. The API refuses to delete a pipeline routes still use and
  * says which; that answer is shown as it came. Working-tree events refetch
  * the list, so another editor's changes show up.
@@ -90,7 +90,7 @@ export function PipelinesPage() {
         {loading ? "Loading…" : items.length === 0 ? "No pipelines yet." : `${items.length} pipeline${items.length === 1 ? "" : "s"}.`}
       </p>
       {items.length > 0 && (
-        <ListTable caption={{ id: "pipelines-caption", text: "Pipelines" }} columns={["Name", "Signal", "Sources", "Processors", "Destinations"]} actions={canEdit}>
+        <ListTable caption={{ id: "pipelines-caption", text: "Pipelines" }} columns={["Name", "Signal", "Collectors", "Sources", "Processors", "Destinations"]} actions={canEdit}>
           {items.map((p) => (
             <tr key={p.id}>
               <th scope="row">
@@ -100,6 +100,19 @@ export function PipelinesPage() {
                 <code className="id muted">{p.id}</code>
               </th>
               <td>{p.signal}</td>
+              <td>
+                {(p.matchers?.length ?? 0) === 0 ? (
+                  <span className="muted">by route</span>
+                ) : (
+                  <ul className="plain" aria-label={`Matchers of ${p.name}`}>
+                    {p.matchers!.map((m, i) => (
+                      <li key={i}>
+                        <code>{m}</code>
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </td>
               <td>{count(p, "source")}</td>
               <td>{count(p, "processor")}</td>
               <td>{count(p, "destination")}</td>

@@ -1,6 +1,7 @@
 /**
- * Routes: which pipeline reads which source on which collector (what a
- * collector runs is exactly its routes). A table with names instead of ids,
+ * Routes: which pipeline reads which source on which collector, one
+ * collector at a time (explicit assignments; a pipeline's matchers reach
+ * every collector they select without a route). A table with names instead of ids,
  * and for editors and admins create, edit and delete. The one form (new, or
  * prefilled to edit; which is open lives in the URL: ?new, ?edit=<id>) is the
  * same SchemaForm the sources use, over a schema built from the collectors,

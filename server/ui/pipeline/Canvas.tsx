@@ -4,7 +4,9 @@
  * node's right handle to another's left one. Palette items dropped here
  * land under the pointer. Nodes are focusable; the Delete key removes the
  * selection. Read-only when the visitor may not edit. The same graph is
- * offered without the canvas by GraphList.
+ * offered without the canvas by GraphList. A caption says where the graph
+ * runs: on every collector the pipeline's matchers select, as drawn, or
+ * (without matchers) only where a route attaches it.
  */
 import "@xyflow/react/dist/style.css";
 import {
@@ -58,6 +60,8 @@ interface CanvasProps {
   ctx: EditorContext;
   problems: Problems;
   canEdit: boolean;
+  /** The pipeline has matchers: its named sources and destinations run on the collectors they select, no activation needed. */
+  matched: boolean;
   items: ReadonlyMap<string, PaletteItem>;
   onNodesChange: (changes: NodeChange<FlowNode>[]) => void;
   onEdgesChange: (changes: EdgeChange[]) => void;
@@ -65,7 +69,7 @@ interface CanvasProps {
   onDropItem: (item: PaletteItem, position: { x: number; y: number }) => void;
 }
 
-export function Canvas({ flow, ctx, problems, canEdit, items, onNodesChange, onEdgesChange, onConnect, onDropItem }: CanvasProps) {
+export function Canvas({ flow, ctx, problems, canEdit, matched, items, onNodesChange, onEdgesChange, onConnect, onDropItem }: CanvasProps) {
   const { screenToFlowPosition } = useReactFlow();
   // Fit a saved graph into view once; an empty canvas keeps its viewport, so drops land where they are aimed.
   const [fitOnStart] = useState(flow.nodes.length > 0);
@@ -98,30 +102,37 @@ export function Canvas({ flow, ctx, problems, canEdit, items, onNodesChange, onE
   }
 
   return (
-    <div className="pipeline-canvas" role="group" aria-label="Pipeline canvas" aria-describedby="canvas-hint">
-      <p id="canvas-hint" className="visually-hidden">
-        Tab to a node and press Enter to select it{canEdit ? "; Delete removes the selected nodes and edges" : ""}. The node and edge lists below hold the same graph.
+    <div className="pipeline-canvas-frame">
+      <p id="canvas-reach" className="hint canvas-reach">
+        {matched
+          ? "Runs as drawn on every collector the matchers select: each named source and destination, with no activation or route per collector (an activation only adds that collector's overrides). “Any source” is fed only where a route attaches one; “Every active destination” is what each collector has activated."
+          : "Runs only where a route attaches it to a source active on a collector, with the named destinations active there too. Give the pipeline matchers (below) to run it on every collector they select instead."}
       </p>
-      <ReactFlow<ShownNode, Edge>
-        nodes={nodes}
-        edges={edges}
-        nodeTypes={NODE_TYPES}
-        // Changes name nodes by id; the draft applies them to its own nodes, which lack only the display fields.
-        onNodesChange={onNodesChange as (changes: NodeChange<ShownNode>[]) => void}
-        onEdgesChange={onEdgesChange}
-        onConnect={(c: Connection) => onConnect(c.source, c.target)}
-        onDragOver={onDragOver}
-        onDrop={onDrop}
-        nodesDraggable={canEdit}
-        nodesConnectable={canEdit}
-        deleteKeyCode={canEdit ? ["Delete", "Backspace"] : null}
-        fitView={fitOnStart}
-        fitViewOptions={{ maxZoom: 1 }}
-        minZoom={0.2}
-      >
-        <Background />
-        <Controls showInteractive={false} />
-      </ReactFlow>
+      <div className="pipeline-canvas" role="group" aria-label="Pipeline canvas" aria-describedby="canvas-hint canvas-reach">
+        <p id="canvas-hint" className="visually-hidden">
+          Tab to a node and press Enter to select it{canEdit ? "; Delete removes the selected nodes and edges" : ""}. The node and edge lists below hold the same graph.
+        </p>
+        <ReactFlow<ShownNode, Edge>
+          nodes={nodes}
+          edges={edges}
+          nodeTypes={NODE_TYPES}
+          // Changes name nodes by id; the draft applies them to its own nodes, which lack only the display fields.
+          onNodesChange={onNodesChange as (changes: NodeChange<ShownNode>[]) => void}
+          onEdgesChange={onEdgesChange}
+          onConnect={(c: Connection) => onConnect(c.source, c.target)}
+          onDragOver={onDragOver}
+          onDrop={onDrop}
+          nodesDraggable={canEdit}
+          nodesConnectable={canEdit}
+          deleteKeyCode={canEdit ? ["Delete", "Backspace"] : null}
+          fitView={fitOnStart}
+          fitViewOptions={{ maxZoom: 1 }}
+          minZoom={0.2}
+        >
+          <Background />
+          <Controls showInteractive={false} />
+        </ReactFlow>
+      </div>
     </div>
   );
 }

@@ -5,7 +5,9 @@
  * one draft graph that is saved with PUT /pipelines/{id}/topology (closing
  * or reloading with unsaved changes asks first). Someone else's save reloads
  * the graph, or asks first when there are unsaved edits (live.ts). Viewers
- * get the same page without anything that writes.
+ * get the same page without anything that writes. Under the problems, the
+ * matchers that choose which collectors run the pipeline (Targeting.tsx,
+ * saved on their own).
  */
 import { ReactFlowProvider, useReactFlow } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useState } from "react";
@@ -22,6 +24,7 @@ import { Palette } from "./Palette.tsx";
 import { Preview } from "./Preview.tsx";
 import { ProblemList } from "./ProblemList.tsx";
 import { ProcessorChain } from "./ProcessorChain.tsx";
+import { TargetingSection } from "./Targeting.tsx";
 import { useRemoteVersion } from "./live.ts";
 import type { EditorContext, PaletteItem, PipelineRecord, Topology } from "./types.ts";
 import "./pipeline.css";
@@ -30,7 +33,7 @@ interface EditorProps {
   pipeline: PipelineRecord;
   ctx: EditorContext;
   canEdit: boolean;
-  /** Each version of the pipeline fetched after someone saved it (its name may have changed too). */
+  /** Each version of the pipeline fetched after someone saved it (its name may have changed too), or saved here with new matchers. */
   onLatest(pipeline: PipelineRecord): void;
 }
 
@@ -154,6 +157,7 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
           ctx={ctx}
           problems={problems}
           canEdit={canEdit}
+          matched={(pipeline.matchers?.length ?? 0) > 0}
           items={itemsByKey}
           onNodesChange={draft.onNodesChange}
           onEdgesChange={draft.onEdgesChange}
@@ -162,6 +166,7 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
         />
       </div>
       <ProblemList problems={problems} topology={topology} ctx={ctx} />
+      <TargetingSection pipeline={pipeline} canEdit={canEdit} onSaved={onLatest} />
       <div className="editor-panels">
         <ProcessorChain topology={topology} ctx={ctx} problems={problems} canEdit={canEdit} update={update} />
         <GraphList

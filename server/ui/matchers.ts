@@ -1,0 +1,70 @@
+/**
+ * Matchers as the UI writes them (shared/matchers.ts parses them, as the API
+ * does): what is wrong with one as it is typed, and matchers that select an
+ * explicit set of collectors by id, for the bulk tag edit of a selection.
+ */
+import { Matcher, MatcherSyntaxError, parseMatcher } from "../../shared/matchers.ts";
+
+/** The API's longest matcher (server/api/collectors.ts MATCHER_MAX). */
+export const MATCHER_MAX = 1024;
+
+/** Why `text` is not one matcher, with its 1-based column; null when it is one. */
+export function matcherProblem(text: string): { column: number; message: string } | null {
+  try {
+    parseMatcher(text);
+    return null;
+  } catch (error) {
+    if (!(error instanceof MatcherSyntaxError)) throw error;
+    return { column: error.column, message: `column ${error.column}: ${error.reason}` };
+  }
+}
+
+/** An RE2 pattern matching `text` literally (RE2's QuoteMeta: every punctuation rune it treats specially). */
+function quoteMeta(text: string): string {
+  return text.replace(/[\\.+*?()|[\]{}^$]/g, "\\$&");
+}
+
+/** How long `value` is once Matcher.toString quotes it: `\`, `"` and newline gain a backslash. */
+function quotedLength(value: string): number {
+  let length = value.length + 2;
+  for (const c of value) if (c === "\\" || c === '"' || c === "\n") length++;
+  return length;
+}
+
+const PREFIX = "collector.id=~";
+
+/** One matcher of a selection and the ids it selects. */
+export interface SelectionChunk {
+  match: string;
+  ids: string[];
+}
+
+/**
+ * Matchers `collector.id=~"id1|id2|…"`, each at most `max` characters, that
+ * together select exactly `ids`: the API edits tags by matchers, and one
+ * call per matcher edits a selection of any size.
+ */
+export function selectionMatchers(ids: readonly string[], max = MATCHER_MAX): SelectionChunk[] {
+  const empty = PREFIX.length + 2;
+  const out: SelectionChunk[] = [];
+  let chunk: string[] = [];
+  let patterns: string[] = [];
+  let length = empty;
+  const flush = () => {
+    out.push({ match: String(new Matcher("collector.id", "=~", patterns.join("|"))), ids: chunk });
+    chunk = [];
+    patterns = [];
+    length = empty;
+  };
+  for (const id of ids) {
+    const pattern = quoteMeta(id);
+    const cost = quotedLength(pattern) - 2;
+    if (empty + cost > max) throw new RangeError(`collector id ${JSON.stringify(id)} is too long for a matcher`);
+    if (chunk.length > 0 && length + 1 + cost > max) flush();
+    length += (chunk.length > 0 ? 1 : 0) + cost;
+    chunk.push(id);
+    patterns.push(pattern);
+  }
+  if (chunk.length > 0) flush();
+  return out;
+}
