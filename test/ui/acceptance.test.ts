@@ -154,7 +154,7 @@ test("the source and destination are activated on the collector and routed throu
   await page.getByText("Created the route.", { exact: false }).waitFor();
 }, SLOW);
 
-/** Commits what is pending with `message` and publishes to all; returns the config the collector was sent. */
+/** Commits what is pending with `message` and publishes to all after its plan; returns the config the collector was sent. */
 async function commitAndPublish(message: string) {
   const { page } = browser;
   await go("Changes");
@@ -163,7 +163,8 @@ async function commitAndPublish(message: string) {
   await form.getByRole("button", { name: "Commit" }).click();
   await page.getByText("No pending changes.").waitFor();
   const pushed = collector.next((m) => m.remoteConfig !== undefined, 15_000);
-  await page.getByRole("button", { name: "Publish to all" }).click();
+  await page.getByRole("button", { name: "Review and publish" }).click();
+  await page.getByRole("form", { name: "Publish plan" }).getByRole("button", { name: "Confirm and publish" }).click();
   const sent = await pushed;
   return { hash: sent.remoteConfig!.configHash, body: new TextDecoder().decode(sent.remoteConfig!.config!.configMap[""]!.body) };
 }

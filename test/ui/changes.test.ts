@@ -2,9 +2,12 @@
  * The Changes page in Debian's chromium against the real server: edits made
  * through the API show as pending files with their diffs; a blank commit
  * message is refused inline; a commit from the UI lands in the history;
- * "Publish to all" reaches a connected OpAMP test client, whose APPLIED
- * report turns up live as "current" in the rollout progress, and a second
- * client's refusal as a failure with its message; a viewer sees
+ * "Review and publish" shows the plan (each change with its collectors and
+ * diff, errors and pinned collectors), holds the publish back while a
+ * collector cannot be rendered until the operator chooses to skip it, and
+ * confirming reaches a connected OpAMP test client, whose APPLIED report
+ * turns up live as "current" in the rollout progress, and a second client's
+ * refusal as a failure named by collector with its message; a viewer sees
  * the page without its write buttons. Desktop and phone screenshots, no
  * console errors.
  */
@@ -12,6 +15,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import type { PublishPlan } from "../../shared/rollouts.ts";
 import { applied, description, RawAgent } from "../opamp/helpers.ts";
 import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 
@@ -94,12 +98,53 @@ test("a blank commit message is refused inline, then a commit lands in the histo
   expect(await history.locator("tbody tr").count()).toBe(1);
 }, SLOW);
 
-test("Publish to all reaches the connected clients: one counted current, one failed with its message", async () => {
+test("the plan shows each change; a collector that cannot be rendered must be skipped explicitly before publishing", async () => {
   const { page } = browser;
+  // The real plan, with one collector that cannot be rendered and one pinned added: the UI must hold the publish back until told to skip.
+  await page.route(
+    "**/api/v1/publish/plan",
+    async (route) => {
+      const plan = (await (await route.fetch()).json()) as PublishPlan;
+      plan.errors.push({ collectorId: "0190c3c0-0000-7000-8000-00000000e903", name: "edge-3", path: "routes[r1].sourceId", message: "source 'app' is not active on collector" });
+      plan.pinned.push({ collectorId: "0190c3c0-0000-7000-8000-00000000e904", name: "edge-4", since: new Date().toISOString(), by: "user:admin" });
+      await route.fulfill({ json: plan });
+    },
+    { times: 1 },
+  );
+  await page.getByRole("button", { name: "Review and publish" }).click();
+  const plan = page.getByRole("form", { name: "Publish plan" });
+  await plan.getByText("2 collectors change in 2 ways, 0 unchanged, 1 pinned and skipped, 1 cannot be rendered.").waitFor();
+  const groups = plan.getByRole("list", { name: "Changes" }).getByRole("listitem");
+  expect(await groups.count()).toBe(2);
+  // Each collector has its own include path, so each is a change of its own, named and linked, with its diff.
+  for (const [name, id, path] of [
+    ["edge-1", collectorId, "/var/log/edge/*.log"],
+    ["edge-2", refuserId, "/var/log/refused/*.log"],
+  ] as const) {
+    const group = groups.filter({ has: page.getByRole("link", { name, exact: true }) });
+    expect(await group.getByRole("heading").textContent()).toMatch(/: 1 collector$/);
+    expect(await group.getByRole("link", { name, exact: true }).getAttribute("href")).toBe(`/ui/collectors/${id}`);
+    expect(await group.getByRole("region", { name: /^Diff of change/ }).textContent()).toContain(path);
+  }
+  const errors = plan.getByRole("region", { name: "Cannot be rendered" });
+  expect(await errors.textContent()).toContain("edge-3: source 'app' is not active on collector");
+  expect(await plan.getByRole("region", { name: "Pinned, skipped" }).textContent()).toContain("edge-4 pinned by user:admin");
+  expect(await plan.getByLabel("All at once").isChecked()).toBe(true);
+  const confirm = plan.getByRole("button", { name: "Confirm and publish" });
+  expect(await confirm.isDisabled()).toBe(true);
+  await browser.screenshot("changes-plan-1280");
+
+  await plan.getByLabel(/Skip the 1 collector that cannot be rendered/).check();
+  expect(await confirm.isDisabled()).toBe(false);
   const pushed = agent.next((m) => m.remoteConfig !== undefined, 10_000);
   const refused = refuser.next((m) => m.remoteConfig !== undefined, 10_000);
-  await page.getByRole("button", { name: "Publish to all" }).click();
-  await page.getByRole("status").getByText(/to 2 collectors; 2 get a new config/).waitFor();
+  const request = page.waitForRequest((r) => r.url().endsWith("/api/v1/publish") && r.method() === "POST");
+  await confirm.click();
+  // All at once: no strategy; the skip is asked for explicitly.
+  expect((await request).postDataJSON()).toEqual({ skipErrors: true });
+  await page.getByRole("status").getByText(/to 2 collectors; 2 get a new config\.$/).waitFor();
+  expect(await plan.count()).toBe(0);
+
   const message = await pushed;
   expect(new TextDecoder().decode(message.remoteConfig!.config!.configMap[""]!.body)).toContain("/var/log/edge/*.log");
   const bad = await refused;
@@ -112,9 +157,26 @@ test("Publish to all reaches the connected clients: one counted current, one fai
   await progress.getByText("Completed with errors", { exact: true }).waitFor();
   expect(await count("current").textContent()).toBe("1");
   expect(await count("failed").textContent()).toBe("1");
-  const failure = progress.getByRole("region", { name: "Failures" }).getByRole("row", { name: new RegExp(refuserId) });
+  // Not staged: no batches, no queued count, nothing to pause.
+  expect(await progress.getByRole("list", { name: "Batches" }).count()).toBe(0);
+  expect(await count("queued").count()).toBe(0);
+  expect(await progress.getByRole("button").count()).toBe(0);
+  // The failure is named (its id beside the name) with the collector's message.
+  const failure = progress.getByRole("region", { name: "Failures" }).getByRole("row", { name: /edge-2/ });
+  await failure.waitFor();
+  expect(await failure.getByRole("rowheader").textContent()).toBe(`edge-2${refuserId}`);
   expect(await failure.getByRole("cell").textContent()).toBe("receiver filelog: permission denied");
   await browser.screenshot("changes-1280");
+}, SLOW);
+
+test("a plan with nothing to change offers no publish", async () => {
+  const { page } = browser;
+  await page.getByRole("button", { name: "Review and publish" }).click();
+  const plan = page.getByRole("form", { name: "Publish plan" });
+  await plan.getByText("No collector changes, 2 unchanged.").waitFor();
+  expect(await plan.getByRole("button", { name: "Confirm and publish" }).count()).toBe(0);
+  await plan.getByRole("button", { name: "Cancel" }).click();
+  await page.getByRole("button", { name: "Review and publish" }).waitFor();
 }, SLOW);
 
 test("publishing to one unknown collector shows the API's error", async () => {
@@ -151,7 +213,7 @@ test("a viewer sees the history and progress without write buttons", async () =>
     await viewer.page.goto(`${server.base}/ui/changes`);
     await viewer.page.getByRole("row").filter({ hasText: "Onboard edge-1" }).waitFor();
     await viewer.page.getByRole("region", { name: "Rollout progress" }).getByText("Completed with errors", { exact: true }).waitFor();
-    for (const name of ["Publish to all", "Publish to collector", "Commit", "Discard all changes"]) {
+    for (const name of ["Review and publish", "Publish to collector", "Commit", "Discard all changes", "Pause", "Resume", "Abort"]) {
       expect(await viewer.page.getByRole("button", { name, exact: true }).count()).toBe(0);
     }
     viewer.assertClean();

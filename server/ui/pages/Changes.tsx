@@ -1,8 +1,9 @@
 /**
  * Changes and rollouts at /ui/changes: the deployment flow in page order —
  * review pending edits file by file, commit them with a message (or discard
- * them), publish the head commit to the fleet or to one collector, watch the
- * rollout converge, and read the commit history. Live worktree events
+ * them), publish the head commit (the fleet after reviewing its plan, all at
+ * once or staged, or one collector; publish/), watch the rollout converge or
+ * step through its batches, and read the commit history. Live worktree events
  * refresh the pending list; rollout and config_target events refresh the
  * progress (at most once a second, as a fleet publish sends one per
  * collector). Viewers see everything without the write buttons.
@@ -10,7 +11,6 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { parsePatch } from "diff";
 import type { Commit, FileChange } from "../../../shared/changes.ts";
-import type { Rollout, RolloutStatus } from "../../../shared/rollouts.ts";
 import { api, ApiError } from "../api.ts";
 import { shortCommit } from "../format.ts";
 import { Diff, type StructuredPatch } from "../components/Diff.tsx";
@@ -20,13 +20,12 @@ import { LoadMore } from "../components/LoadMore.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
 import { usePages } from "../list.ts";
-import { Link } from "../router.tsx";
+import { Publish } from "../publish/Publish.tsx";
+import { RolloutProgress } from "../publish/RolloutProgress.tsx";
 import { useSession } from "../session.tsx";
 import "./Changes.css";
 
-
 const COMMITS_PAGE = 50;
-const STATES = ["current", "applying", "outdated", "failed", "offline", "reporting_only"] as const;
 
 /** A counter bumped at most once per `ms` however often `bump` is called (trailing). */
 function useThrottledCounter(ms: number): [number, () => void] {
@@ -61,8 +60,8 @@ export function ChangesPage() {
         <h1 id="changes-title">Changes</h1>
       </div>
       <PendingChanges canWrite={canWrite} reload={worktree} onCommitted={() => setCommits((n) => n + 1)} />
-      {canWrite && <Publish onPublished={bumpRollout} />}
-      <RolloutProgress reload={rollout} />
+      {canWrite && <Publish onPublished={bumpRollout} onPlanned={() => setWorktree((n) => n + 1)} />}
+      <RolloutProgress reload={rollout} canWrite={canWrite} onChanged={bumpRollout} />
       <CommitHistory reload={commits + worktree} />
     </section>
   );
@@ -178,161 +177,6 @@ function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; 
             </button>
           </div>
         </form>
-      )}
-    </section>
-  );
-}
-
-function Publish({ onPublished }: { onPublished: () => void }) {
-  const [error, setError] = useState<ApiError | null>(null);
-  const [result, setResult] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [matches, setMatches] = useState<{ id: string; name: string }[]>([]);
-
-  function publish(path: string) {
-    setBusy(true);
-    setError(null);
-    setResult("");
-    api
-      .post<Rollout>(path)
-      .then((r) => {
-        const n = r.collectorIds.length;
-        setResult(
-          `Publishing commit ${shortCommit(r.commit)} to ${n} collector${n === 1 ? "" : "s"}; ${r.changed.length} get${r.changed.length === 1 ? "s" : ""} a new config.`,
-        );
-        onPublished();
-      }, setError)
-      .finally(() => setBusy(false));
-  }
-
-  function publishOne(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const id = String(new FormData(event.currentTarget).get("collectorId") ?? "").trim();
-    if (id !== "") publish(`/publish/${encodeURIComponent(id)}`);
-  }
-
-  /** Suggests collectors for what is typed; the value sent is the id. */
-  function suggest(text: string) {
-    const q = text.trim();
-    if (q.length < 2) return setMatches([]);
-    api.get<{ items: { id: string; name: string }[] }>(`/collectors?limit=20&q=${encodeURIComponent(q)}`).then(
-      (page) => setMatches(page.items),
-      () => setMatches([]),
-    );
-  }
-
-  return (
-    <section className="detail-block" aria-labelledby="publish-title">
-      <h2 id="publish-title">Publish</h2>
-      <p className="muted">Publishing delivers the last commit; collectors whose config did not change are left alone.</p>
-      <div className="publish-actions">
-        <button type="button" className="button primary" disabled={busy} onClick={() => publish("/publish")}>
-          Publish to all
-        </button>
-        <form className="publish-one" aria-label="Publish to one collector" onSubmit={publishOne}>
-          <label htmlFor="publish-collector">Collector id</label>
-          <input
-            id="publish-collector"
-            name="collectorId"
-            list="publish-collector-options"
-            autoComplete="off"
-            required
-            placeholder="id, or type a name"
-            onChange={(event) => suggest(event.currentTarget.value)}
-          />
-          <datalist id="publish-collector-options">
-            {matches.map((c) => (
-              <option key={c.id} value={c.id}>
-                {c.name}
-              </option>
-            ))}
-          </datalist>
-          <button type="submit" className="button" disabled={busy}>
-            Publish to collector
-          </button>
-        </form>
-      </div>
-      <ErrorMessage error={error} />
-      <p role="status" className="muted">
-        {result}
-      </p>
-    </section>
-  );
-}
-
-const STATE_WORDS: Record<RolloutStatus["state"], string> = {
-  idle: "No publish yet",
-  running: "Running",
-  paused: "Paused",
-  aborted: "Aborted",
-  completed: "Completed",
-  completed_with_errors: "Completed with errors",
-};
-
-function RolloutProgress({ reload }: { reload: number }) {
-  const [status, setStatus] = useState<RolloutStatus | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-
-  useEffect(() => {
-    let current = true;
-    api.get<RolloutStatus>("/publish/status").then(
-      (answer) => {
-        if (!current) return;
-        setStatus(answer);
-        setError(null);
-      },
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [reload]);
-
-  const failures = status?.collectors.filter((c) => c.state === "failed") ?? [];
-  return (
-    <section className="detail-block" role="region" aria-labelledby="rollout-title">
-      <h2 id="rollout-title">Rollout progress</h2>
-      <ErrorMessage error={error} />
-      {!status && !error && <p className="muted">Loading…</p>}
-      {status && (
-        <>
-          <p aria-live="polite">
-            <strong>{STATE_WORDS[status.state]}</strong>
-            {status.commit && (
-              <>
-                {" "}
-                · commit <code>{shortCommit(status.commit)}</code> · {status.total} collector{status.total === 1 ? "" : "s"}
-              </>
-            )}
-          </p>
-          {status.state !== "idle" && (
-            <dl className="rollout-counts">
-              {STATES.map((s) => (
-                <div key={s} className={`count count-${s}`}>
-                  <dt>{s.replace("_", " ")}</dt>
-                  <dd>{status.counts[s]}</dd>
-                </div>
-              ))}
-            </dl>
-          )}
-          {failures.length > 0 && (
-            <>
-              <h3 id="failures-title">Failures</h3>
-              <ListTable labelledBy="failures-title" columns={["Collector", "Error"]}>
-                {failures.map((f) => (
-                  <tr key={f.id}>
-                    <th scope="row">
-                      <Link href={`/ui/collectors/${encodeURIComponent(f.id)}`}>
-                        <code>{f.id}</code>
-                      </Link>
-                    </th>
-                    <td>{f.error ?? <span className="muted">no message</span>}</td>
-                  </tr>
-                ))}
-              </ListTable>
-            </>
-          )}
-        </>
       )}
     </section>
   );

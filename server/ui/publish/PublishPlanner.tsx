@@ -1,0 +1,107 @@
+/**
+ * Publish as plan → confirm: "Review and publish" asks the server what a
+ * fleet publish of the head commit would change (nothing is delivered), shows
+ * it, and publishes only when the operator confirms, all at once or staged.
+ * While some collectors' configs cannot be rendered the server refuses a
+ * publish, so confirming then needs the explicit choice to skip them.
+ */
+import { useState, type FormEvent } from "react";
+import type { PublishPlan, Rollout } from "../../../shared/rollouts.ts";
+import { api, ApiError } from "../api.ts";
+import { shortCommit } from "../format.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { PlanView } from "./PlanView.tsx";
+import { StrategyFields } from "./StrategyFields.tsx";
+import { DEFAULT_STRATEGY, plural, strategyFrom, type StrategyValues } from "./plan.ts";
+
+/** What a publish answered, in words. */
+export function publishedText(r: Rollout): string {
+  const staged = r.batchEnds ? ` in ${plural(r.batchEnds.length, "batch", "batches")}` : "";
+  const skipped = r.skipped?.length ? `; ${r.skipped.length} skipped` : "";
+  return `Publishing commit ${shortCommit(r.commit)} to ${plural(r.collectorIds.length, "collector")}; ${r.changed.length} get${r.changed.length === 1 ? "s" : ""} a new config${staged}${skipped}.`;
+}
+
+interface Props {
+  onPublished: (result: string) => void;
+  /** A plan was fetched: its commit may be newer than the page shows (no event announces a commit). */
+  onPlanned: () => void;
+}
+
+export function PublishPlanner({ onPublished, onPlanned }: Props) {
+  const [plan, setPlan] = useState<PublishPlan | null>(null);
+  const [strategy, setStrategy] = useState<StrategyValues>(DEFAULT_STRATEGY);
+  const [skipErrors, setSkipErrors] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  function review() {
+    setBusy(true);
+    setError(null);
+    api
+      .post<PublishPlan>("/publish/plan", {})
+      .then((answer) => {
+        setPlan(answer);
+        setSkipErrors(false);
+        onPlanned();
+      }, setError)
+      .finally(() => setBusy(false));
+  }
+
+  function confirm(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const staged = strategyFrom(strategy);
+    setBusy(true);
+    setError(null);
+    api
+      .post<Rollout>("/publish", { ...(staged ? { strategy: staged } : {}), ...(skipErrors ? { skipErrors: true } : {}) })
+      .then((rollout) => {
+        // Publish delivers the head: say so when a commit landed after the plan was made.
+        const newer = plan && rollout.commit !== plan.commit ? ` It is newer than the reviewed plan's ${shortCommit(plan.commit)}.` : "";
+        setPlan(null);
+        onPublished(publishedText(rollout) + newer);
+      }, setError)
+      .finally(() => setBusy(false));
+  }
+
+  const blocked = plan !== null && plan.errors.length > 0 && !skipErrors;
+  return (
+    <div className="planner">
+      {plan === null ? (
+        <button type="button" className="button primary" disabled={busy} onClick={review}>
+          Review and publish
+        </button>
+      ) : (
+        <form className="plan-form" aria-label="Publish plan" onSubmit={confirm}>
+          <h3>Publish plan</h3>
+          <PlanView plan={plan} />
+          {plan.changes.length > 0 && <StrategyFields values={strategy} onChange={setStrategy} />}
+          {plan.errors.length > 0 && plan.changes.length > 0 && (
+            <label className="skip-errors">
+              <input type="checkbox" checked={skipErrors} onChange={(e) => setSkipErrors(e.currentTarget.checked)} /> Skip the{" "}
+              {plural(plan.errors.length, "collector")} that cannot be rendered (they keep the config they run)
+            </label>
+          )}
+          <div className="plan-actions">
+            {plan.changes.length > 0 && (
+              <button type="submit" className="button primary" disabled={busy || blocked} aria-describedby={blocked ? "plan-blocked" : undefined}>
+                Confirm and publish
+              </button>
+            )}
+            <button type="button" className="button" disabled={busy} onClick={review}>
+              Review again
+            </button>
+            <button type="button" className="button ghost" disabled={busy} onClick={() => setPlan(null)}>
+              Cancel
+            </button>
+          </div>
+          {blocked && (
+            <p id="plan-blocked" className="hint">
+              To publish, skip those collectors, or fix their configuration and commit.
+            </p>
+          )}
+        </form>
+      )}
+      <ErrorMessage error={error} />
+    </div>
+  );
+}

@@ -1,0 +1,112 @@
+/**
+ * Progress of the latest rollout (GET /publish/status), refetched whenever
+ * `reload` changes (the page bumps it on live rollout and config_target
+ * events): its state in words, counts by config state, and for a staged
+ * rollout which batch is out, each batch's bar, the ETA, why it paused, and
+ * the controls for users who can write.
+ */
+import { useEffect, useState } from "react";
+import type { RolloutStatus } from "../../../shared/rollouts.ts";
+import { api, ApiError } from "../api.ts";
+import { shortCommit } from "../format.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { LastSeen } from "../components/LastSeen.tsx";
+import { BatchList } from "./BatchList.tsx";
+import { Failures } from "./Failures.tsx";
+import { RolloutControls } from "./RolloutControls.tsx";
+import { batchPosition, plural } from "./plan.ts";
+import "./publish.css";
+
+const STATE_WORDS: Record<RolloutStatus["state"], string> = {
+  idle: "No publish yet",
+  running: "Running",
+  paused: "Paused",
+  aborted: "Aborted",
+  completed: "Completed",
+  completed_with_errors: "Completed with errors",
+};
+
+const STATES = ["current", "applying", "outdated", "failed", "offline", "reporting_only"] as const;
+
+interface Props {
+  reload: number;
+  canWrite: boolean;
+  /** Asks the page to refetch (after a pause, resume or abort). */
+  onChanged: () => void;
+}
+
+export function RolloutProgress({ reload, canWrite, onChanged }: Props) {
+  const [status, setStatus] = useState<RolloutStatus | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [notice, setNotice] = useState("");
+
+  useEffect(() => {
+    let current = true;
+    api.get<RolloutStatus>("/publish/status").then(
+      (answer) => {
+        if (!current) return;
+        setStatus(answer);
+        setError(null);
+      },
+      (caught: ApiError) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, [reload]);
+
+  const position = status && batchPosition(status);
+  const states = status?.batches ? [...STATES, "queued" as const] : STATES;
+  return (
+    <section className="detail-block" role="region" aria-labelledby="rollout-title">
+      <h2 id="rollout-title">Rollout progress</h2>
+      <ErrorMessage error={error} />
+      {!status && !error && <p className="muted">Loading…</p>}
+      {status && (
+        <>
+          <p aria-live="polite">
+            <strong>{STATE_WORDS[status.state]}</strong>
+            {status.commit && (
+              <>
+                {" "}
+                · commit <code>{shortCommit(status.commit)}</code> · {plural(status.total, "collector")}
+              </>
+            )}
+            {position && <> · {position}</>}
+          </p>
+          {status.state === "paused" && status.pausedReason && <p className="note pause-reason">Paused: {status.pausedReason}.</p>}
+          {status.eta && (
+            <p className="muted">
+              Last batch expected <LastSeen at={status.eta} />
+            </p>
+          )}
+          {status.state !== "idle" && (
+            <dl className="rollout-counts">
+              {states.map((s) => (
+                <div key={s} className={`count count-${s}`}>
+                  <dt>{s.replace("_", " ")}</dt>
+                  <dd>{status.counts[s]}</dd>
+                </div>
+              ))}
+            </dl>
+          )}
+          {canWrite && (
+            <RolloutControls
+              key={status.rolloutId ?? "none"}
+              status={status}
+              onDone={(text) => {
+                setNotice(text);
+                onChanged();
+              }}
+            />
+          )}
+          <p role="status" className="muted">
+            {notice}
+          </p>
+          {status.batches && <BatchList batches={status.batches} />}
+          <Failures collectors={status.collectors} />
+        </>
+      )}
+    </section>
+  );
+}

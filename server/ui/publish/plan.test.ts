@@ -1,0 +1,37 @@
+import { expect, test } from "bun:test";
+import type { PublishPlan } from "../../../shared/rollouts.ts";
+import { batchCounts, DEFAULT_STRATEGY, planSummary, strategyFrom } from "./plan.ts";
+
+const plan = (over: Partial<PublishPlan>): PublishPlan => ({ commit: "c", changes: [], groups: [], unchanged: 0, pinned: [], errors: [], ...over });
+const change = (id: string) => ({ collectorId: id, name: id, from: null, to: { hash: "h" }, group: 0 });
+
+test("the plan's summary counts changes, ways, unchanged, and pinned and errors only when there are any", () => {
+  expect(planSummary(plan({ unchanged: 2 }))).toBe("No collector changes, 2 unchanged.");
+  expect(planSummary(plan({ changes: [change("a")], groups: [{ diff: "", collectorIds: ["a"] }] }))).toBe("1 collector changes in 1 way, 0 unchanged.");
+  const pinned = [{ collectorId: "p", name: "p", since: "t", by: "x" }];
+  const errors = [{ collectorId: "e", name: "e", path: null, message: "m" }];
+  const groups = [
+    { diff: "1", collectorIds: ["a"] },
+    { diff: "2", collectorIds: ["b", "c"] },
+  ];
+  expect(planSummary(plan({ changes: [change("a"), change("b"), change("c")], groups, unchanged: 1, pinned, errors }))).toBe(
+    "3 collectors change in 2 ways, 1 unchanged, 1 pinned and skipped, 1 cannot be rendered.",
+  );
+});
+
+test("the strategy form becomes the request's strategy", () => {
+  expect(strategyFrom(DEFAULT_STRATEGY)).toBeUndefined();
+  expect(strategyFrom({ ...DEFAULT_STRATEGY, mode: "staged", batch: "5", failureThreshold: "10" })).toEqual({ batchSize: 5, pauseSeconds: 0, failureThreshold: 10 });
+  expect(strategyFrom({ mode: "staged", batchBy: "percent", batch: "12.5", pauseSeconds: "", failureThreshold: "", canary: " env=canary \n\n region=~\"eu-.*\"\n" })).toEqual({
+    batchPercent: 12.5,
+    pauseSeconds: 0,
+    failureThreshold: 0,
+    canary: { match: ["env=canary", 'region=~"eu-.*"'] },
+  });
+});
+
+test("a batch reads as its non-zero counts", () => {
+  expect(batchCounts({ size: 5, released: true, counts: { current: 4, failed: 1, queued: 0 } })).toBe("4 current, 1 failed");
+  expect(batchCounts({ size: 5, released: false, counts: { queued: 5 } })).toBe("5 queued");
+  expect(batchCounts({ size: 0, released: true, counts: {} })).toBe("no collectors");
+});

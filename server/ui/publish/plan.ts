@@ -1,0 +1,66 @@
+/**
+ * The words and request bodies of the publish flow, kept apart from the
+ * components so they read (and are tested) as plain functions.
+ */
+import type { PublishPlan, RolloutStatus, Strategy } from "../../../shared/rollouts.ts";
+
+export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** "3 collectors change in 2 ways, 1 unchanged, 1 pinned and skipped, 1 cannot be rendered." */
+export function planSummary(plan: PublishPlan): string {
+  const n = plan.changes.length;
+  const parts = [n === 0 ? "No collector changes" : `${plural(n, "collector")} change${n === 1 ? "s" : ""} in ${plural(plan.groups.length, "way")}`];
+  parts.push(`${plan.unchanged} unchanged`);
+  if (plan.pinned.length > 0) parts.push(`${plan.pinned.length} pinned and skipped`);
+  if (plan.errors.length > 0) parts.push(`${plan.errors.length} cannot be rendered`);
+  return `${parts.join(", ")}.`;
+}
+
+/** The strategy form as typed: strings, because number inputs may be blank while edited. */
+export interface StrategyValues {
+  mode: "all" | "staged";
+  batchBy: "size" | "percent";
+  batch: string;
+  pauseSeconds: string;
+  failureThreshold: string;
+  /** Canary matchers, one per line. */
+  canary: string;
+}
+
+export const DEFAULT_STRATEGY: StrategyValues = { mode: "all", batchBy: "size", batch: "10", pauseSeconds: "0", failureThreshold: "0", canary: "" };
+
+/**
+ * The request's strategy, or none for all at once. The inputs' own limits
+ * (required, min, max) have been checked by the form; the server checks again
+ * and names the field when something is still wrong.
+ */
+export function strategyFrom(values: StrategyValues): Strategy | undefined {
+  if (values.mode === "all") return undefined;
+  const canary = values.canary
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
+  return {
+    ...(values.batchBy === "size" ? { batchSize: Number(values.batch) } : { batchPercent: Number(values.batch) }),
+    pauseSeconds: Number(values.pauseSeconds || 0),
+    failureThreshold: Number(values.failureThreshold || 0),
+    ...(canary.length > 0 ? { canary: { match: canary } } : {}),
+  };
+}
+
+export type Batch = NonNullable<RolloutStatus["batches"]>[number];
+
+/** The states a batch's bar and counts show, in the order they read. */
+export const BATCH_STATES = ["current", "applying", "outdated", "failed", "offline", "reporting_only", "queued"] as const;
+
+/** "4 current, 1 failed": the batch's non-zero counts. */
+export function batchCounts(batch: Batch): string {
+  const parts = BATCH_STATES.filter((s) => (batch.counts[s] ?? 0) > 0).map((s) => `${batch.counts[s]} ${s.replace("_", " ")}`);
+  return parts.length > 0 ? parts.join(", ") : "no collectors";
+}
+
+/** "Batch 2 of 4": how many batches are released; null for a rollout that is not staged. */
+export function batchPosition(status: RolloutStatus): string | null {
+  if (!status.batches) return null;
+  return `batch ${status.batches.filter((b) => b.released).length} of ${status.batches.length}`;
+}
