@@ -113,7 +113,8 @@ test("committed and published from the Changes page, the matched collector recei
   await form.getByRole("button", { name: "Commit" }).click();
   await page.getByRole("region", { name: "Commits, newest first" }).getByText("Payments logs for the EU fleet").waitFor();
   const pushed = agent.next((m) => m.remoteConfig !== undefined, 10_000);
-  await page.getByRole("button", { name: "Publish to all" }).click();
+  await page.getByRole("button", { name: "Review and publish" }).click();
+  await page.getByRole("form", { name: "Publish plan" }).getByRole("button", { name: "Confirm and publish" }).click();
   const message = await pushed;
   expect(new TextDecoder().decode(message.remoteConfig!.config!.configMap[""]!.body)).toContain("/var/log/payments/*.log");
   await agent.call({ remoteConfigStatus: applied(message.remoteConfig!.configHash) });

@@ -6,7 +6,7 @@
  * (dir, file, mode, from) lives in the URL too, so reload and Back keep it.
  */
 import { useEffect, useState, type ReactNode } from "react";
-import type { BrowseListing as Listing, BrowseSample as Sample, DiscoveryReport as Discovery, HostFacts } from "../../../shared/agent-protocol.ts";
+import type { BrowseListing as Listing, BrowseSample as Sample, HostFacts } from "../../../shared/agent-protocol.ts";
 import { AGENT_STATUSES } from "../../../shared/agent-status.ts";
 import type { Agent } from "../../../shared/agents.ts";
 import { api, ApiError } from "../api.ts";
