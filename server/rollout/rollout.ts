@@ -344,11 +344,17 @@ export class Rollouts {
     return entries.map((entry, i) => ({ ...entry, state: historyState(entry, entries[i + 1]) }));
   }
 
-  /** Re-targets the collector's previous pushed config, recorded as a new history entry. */
-  async rollback(who: Actor, collectorId: string): Promise<HistoryEntry> {
+  /**
+   * Re-targets the collector's previous config (the last other one it
+   * applied), recorded as a new history entry, and pins it there. `within`:
+   * the staged rollout being aborted, which it is then recorded under.
+   */
+  async rollback(who: Actor, collectorId: string, within?: Rollout): Promise<HistoryEntry> {
     const history = await this.history(collectorId);
     const current = history[history.length - 1];
-    const previous = current && [...history].reverse().find((entry) => entry.hash !== current.hash);
+    // The last other config it applied (a failed one is no place to go back to), else the last other one pushed.
+    const earlier = current ? [...history].reverse().filter((entry) => entry.hash !== current.hash) : [];
+    const previous = earlier.find((entry) => entry.state === "current") ?? earlier[0];
     if (!current || !previous) {
       throw new ConflictError("This collector has no previous pushed config to roll back to.", "no_previous_config");
     }
@@ -375,9 +381,18 @@ export class Rollouts {
       collectorIds: [collectorId],
       changed: [collectorId],
     };
+    // Rolled back as part of aborting a staged rollout, it stays that rollout's step rather than becoming the latest rollout.
     await this.store.write(
-      [...targetWrites(collectorId, entry, undefined, { at: now, actor: who.actor }), ...this.rolloutOps(rollout)],
-      [auditEntry(who, "config.rollback", "collector", collectorId, { toSeq: previous.seq, commit: previous.commit, hash: previous.hash, pinned: true })],
+      [...targetWrites(collectorId, entry, undefined, { at: now, actor: who.actor }), ...(within ? [] : this.rolloutOps(rollout))],
+      [
+        auditEntry(who, "config.rollback", "collector", collectorId, {
+          toSeq: previous.seq,
+          commit: previous.commit,
+          hash: previous.hash,
+          pinned: true,
+          ...(within ? { rollout: within.id } : {}),
+        }),
+      ],
     );
     return entry;
   }

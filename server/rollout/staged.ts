@@ -231,7 +231,7 @@ export class StagedRollouts {
       const released = rollout.changed.slice(0, rollout.batchEnds![rollout.released ?? 0]);
       for (const [collectorId, { state }] of await this.collectorStates(rollout, released)) {
         if (state !== "failed") continue;
-        await this.rollouts.rollback(who, collectorId);
+        await this.rollouts.rollback(who, collectorId, rollout);
         rolledBack.push(collectorId);
       }
     }

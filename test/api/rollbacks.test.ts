@@ -188,3 +188,28 @@ test("a remote-config collector that goes back to its earlier config is not sent
   expect(retried.hash).toBe(b.hash);
   expect(retried.content).toContain("/var/log/alloy-bad/");
 });
+
+test("a rollback goes back to the last config the collector applied, past ones it failed", async () => {
+  const release = await fleetPipeline();
+  const collector = await call<{ id: string }>("/collectors", "POST", { name: "twice-failed", tags: { fleet: "yes", twice: "yes" } });
+  const token = (await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;
+  const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, token);
+  await agent.call({ agentDescription: description({ "service.name": "twice-failed" }) });
+  const answer = async (version: string, ok: boolean) => {
+    await release(version);
+    const next = agent.next((m) => m.remoteConfig !== undefined, 10_000);
+    await call("/publish", "POST", { match: ["twice=yes"] });
+    const hash = (await next).remoteConfig!.configHash;
+    await agent.call({ remoteConfigStatus: ok ? applied(hash) : applied(hash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, `${version} is bad`) });
+    await until(async () => (await target(collector.id)).target.state === (ok ? "current" : "failed"));
+  };
+  await answer("works", true);
+  await answer("bad-one", false);
+  await answer("bad-two", false);
+  const entry = await call<HistoryEntry>(`/collectors/${collector.id}/rollback`, "POST");
+  expect((await target(collector.id)).rendered.body).toContain("/var/log/works/");
+  expect(entry.commit).toBe((await call<{ items: HistoryEntry[] }>(`/collectors/${collector.id}/config-history`)).items.find((e) => e.seq === entry.rollbackOf)!.commit);
+  // Failed wins over rolled back: the entry says what the collector made of it (its history is written a moment after the target).
+  await until(async () => (await states(collector.id)).slice(-4).join() === "superseded,failed,failed,outdated");
+  agent.close();
+});
