@@ -153,6 +153,7 @@ export const HistoryEntrySchema = Type.Object(
     ),
     error: Type.Optional(Type.String({ description: "The collector's message when it failed this config." })),
     collectorRolledBackTo: Type.Optional(Type.Integer({ description: "The seq the collector went back to after failing this one." })),
+    applied: Type.Optional(Type.Boolean({ description: "Whether the collector applied this config (a rollback goes back to the last other one it applied)." })),
   },
   { title: "ConfigHistoryEntry" },
 );

@@ -219,12 +219,14 @@ export class MessageHandler {
     // A target the collector rolled back from on its own is not offered again until a retry or a new one.
     if (!target || target.target.collectorRollback) return undefined;
     const hash = target.rendered.hash;
-    if (hash === instance.reportedHash || hash === instance.sentHash) return undefined;
+    // A retry offers the same hash again: the offer is the hash and how often it was retried.
+    const offer = target.target.retries ? `${hash}#${target.target.retries}` : hash;
+    if (hash === instance.reportedHash || offer === instance.sentHash) return undefined;
     // Claimed before the vault is read, so a push and a reply in between do not both send it.
-    instance.sentHash = hash;
+    instance.sentHash = offer;
     const body = await this.deps.rollouts.delivered(instance.collectorId, target.rendered);
     if (body === null) {
-      if (instance.sentHash === hash) instance.sentHash = null;
+      if (instance.sentHash === offer) instance.sentHash = null;
       return undefined;
     }
     background(log, this.deps.rollouts.fetched(instance.collectorId, hash));

@@ -35,7 +35,7 @@ export interface Instance {
   collectorId: string;
   lastSeq: bigint;
   capabilities: bigint;
-  /** The config hash the agent last reported, and the one last sent to it. */
+  /** The config hash the agent last reported, and the one last sent to it (with `#<retries>` once retried, handler.ts). */
   reportedHash: string | null;
   sentHash: string | null;
   /** Hash of the connection settings last offered. */

@@ -39,6 +39,8 @@ export interface CollectorConfig {
    * target is not offered again until a new target or an explicit retry.
    */
   collectorRollback?: { toSeq: number | null; toHash: string; at: string };
+  /** How often an operator asked for this target to be offered again after the collector went back from it. */
+  retries?: number;
   /** Whether the effective config the collector last reported differs from this target in what it runs (drift.ts). */
   drift?: TargetDrift;
   /** When the target was recorded (absent on targets older than issue 22): tells a retarget which commit the collector is on. */

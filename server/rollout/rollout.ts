@@ -341,7 +341,7 @@ export class Rollouts {
    */
   async historyView(collectorId: string): Promise<HistoryView[]> {
     const entries = await this.history(collectorId);
-    return entries.map((entry, i) => ({ ...entry, state: historyState(entry, entries[i + 1]) }));
+    return entries.map((entry, i) => ({ ...entry, state: historyState(entry, entries[i + 1]), applied: entry.state === "current" }));
   }
 
   /**
@@ -417,8 +417,24 @@ export class Rollouts {
     const doc = await this.store.get<CollectorConfig>(CONFIGS, collectorId);
     if (!doc?.data.collectorRollback) throw new ConflictError("The collector did not roll back from its target; there is nothing to retry.", "nothing_to_retry");
     const { collectorRollback: _, ...rest } = doc.data;
+    const entry = await this.store.get<HistoryEntry>(HISTORY, historyId(collectorId, rest.targetSeq));
+    // The entry is offered again: what the collector did with it last time is no longer what became of it.
+    const history: WriteOp[] = [];
+    if (entry) {
+      const { collectorRolledBackTo: __, error: ___, ...again } = entry.data;
+      history.push({ op: "put", collection: HISTORY, id: entry.id, data: { ...again, state: "outdated" }, expect: entry.version });
+    }
     await this.store.write(
-      [{ op: "put", collection: CONFIGS, id: collectorId, data: { ...rest, state: "outdated", error: null, updatedAt: new Date().toISOString() }, expect: doc.version }],
+      [
+        {
+          op: "put",
+          collection: CONFIGS,
+          id: collectorId,
+          data: { ...rest, state: "outdated", error: null, retries: (rest.retries ?? 0) + 1, updatedAt: new Date().toISOString() },
+          expect: doc.version,
+        },
+        ...history,
+      ],
       [auditEntry(who, "config.retry", "collector", collectorId, { seq: rest.targetSeq })],
     );
   }

@@ -118,6 +118,8 @@ test("the collector's own rollback is recognized, counted failed, and not re-off
   const rollout = await call<Rollout>("/publish", "POST", { match: ["supervised=yes"] });
   const b = (await next).remoteConfig!.configHash;
   expect(Buffer.from(b).toString("hex")).not.toBe(Buffer.from(a).toString("hex"));
+  const offers = () => agent.received.filter((m) => m.remoteConfig !== undefined).length;
+  const offersAtB = offers();
   // The supervisor: applying B, B failed, back on A.
   await agent.call({ remoteConfigStatus: applied(b, RemoteConfigStatuses.RemoteConfigStatuses_APPLYING) });
   await agent.call({ remoteConfigStatus: applied(b, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "collector exited: open /var/log/bad: permission denied") });
@@ -134,21 +136,38 @@ test("the collector's own rollback is recognized, counted failed, and not re-off
   const status = await call<RolloutStatus>(`/rollouts/${rollout.id}`);
   expect(status.counts.failed).toBe(1);
 
-  // Not re-offered: neither on this session nor after a reconnect that reports A.
+  // Not re-offered on this session, which stays connected as a supervisor's does.
+  await agent.call({});
+  await Bun.sleep(300);
+  expect(offers()).toBe(offersAtB);
+  const audit = (await call<{ items: { action: string }[] }>("/audit?limit=100")).items.map((e) => e.action);
+  expect(audit).toContain("config.collector_rollback");
+
+  // An explicit retry offers B again, on the same session.
+  next = offered();
+  expect((await server.api(`/collectors/${collector.id}/retry`, { method: "POST" })).status).toBe(204);
+  expect(Buffer.from((await next).remoteConfig!.configHash).toString("hex")).toBe(Buffer.from(b).toString("hex"));
+  expect((await target(collector.id)).target.collectorRollback).toBeUndefined();
+  // It fails again and goes back again: after a reconnect that reports A, B is still not offered.
+  await agent.call({ remoteConfigStatus: applied(b, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "collector exited: open /var/log/bad: permission denied") });
+  await agent.call({ remoteConfigStatus: applied(a) });
+  await until(async () => (await target(collector.id)).target.collectorRollback !== undefined);
   agent.close();
   agent = await RawAgent.connect(url, token, agent.uid);
   await agent.call({ agentDescription: description({ "service.name": "supervised" }), remoteConfigStatus: applied(a) });
   await agent.call({});
   await Bun.sleep(300);
   expect(agent.received.some((m) => m.remoteConfig !== undefined)).toBe(false);
-  const audit = (await call<{ items: { action: string }[] }>("/audit?limit=100")).items.map((e) => e.action);
-  expect(audit).toContain("config.collector_rollback");
 
-  // An explicit retry offers B again.
+  // Retried and applied this time: the entry reads current, not rolled back by the collector.
   next = offered();
   expect((await server.api(`/collectors/${collector.id}/retry`, { method: "POST" })).status).toBe(204);
-  expect(Buffer.from((await next).remoteConfig!.configHash).toString("hex")).toBe(Buffer.from(b).toString("hex"));
-  expect((await target(collector.id)).target.collectorRollback).toBeUndefined();
+  await next;
+  await agent.call({ remoteConfigStatus: applied(b) });
+  await until(async () => (await states(collector.id)).slice(-1)[0] === "current");
+  const last = (await call<{ items: HistoryEntry[] }>(`/collectors/${collector.id}/config-history`)).items.at(-1)!;
+  expect(last.collectorRolledBackTo).toBeUndefined();
+  expect(last.applied).toBe(true);
   agent.close();
 });
 
