@@ -3,10 +3,12 @@
  * target, each saying why it was pushed when not by a publish (a rollback, or
  * "attributes changed": rendered again at the same commit because its
  * attributes changed), and, while it stands, why its config could not be
- * rendered after its attributes changed. Any version can be compared with the one before it (the bodies are
- * fetched on demand and kept: a version never changes). Rollback is offered
- * on the one version the API restores — the newest whose config differs
- * from the target — after a confirmation, and its outcome is announced.
+ * rendered after its attributes changed, and what became of each: current,
+ * applying, failed (with the collector's message), superseded, rolled back,
+ * rolled back by the collector. Any version can be compared with the one
+ * before it (the bodies are fetched on demand and kept: a version never
+ * changes). Rollback is offered on the version the API restores, after a
+ * confirmation that says it pins the collector, and its outcome is announced.
  */
 import { useEffect, useRef, useState } from "react";
 import { api, ApiError } from "../api.ts";
@@ -16,13 +18,21 @@ import { LastSeen } from "../components/LastSeen.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { shortCommit } from "../format.ts";
 import type { RenderFailure } from "../../../shared/rollouts.ts";
+import { historyStateWords } from "./historyState.ts";
 import type { ConfigVersion, HistoryEntry } from "./types.ts";
 
-/** The version POST /rollback returns to (mirrors server/rollout/rollout.ts rollback). */
+/**
+ * The version POST /rollback returns to (mirrors server/rollout/rollout.ts
+ * rollback): the newest other config the collector did not fail, else the
+ * newest other one. The server picks the newest it applied, which the view's
+ * states cannot always tell from one superseded before it was applied; the
+ * announced outcome names the version it really restored.
+ */
 function rollbackTarget(history: HistoryEntry[]): HistoryEntry | null {
   const current = history[history.length - 1];
   if (!current) return null;
-  return [...history].reverse().find((e) => e.hash !== current.hash) ?? null;
+  const earlier = [...history].reverse().filter((e) => e.hash !== current.hash);
+  return earlier.find((e) => e.state !== "failed" && e.state !== "rolled_back_by_collector") ?? earlier[0] ?? null;
 }
 
 interface Comparison {
@@ -84,14 +94,17 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
   }
 
   function rollback(to: HistoryEntry) {
-    if (!window.confirm(`Roll this collector back to version ${to.seq} (commit ${shortCommit(to.commit)})? It is pushed as a new version.`)) return;
+    const question =
+      `Roll this collector back to version ${to.seq} (commit ${shortCommit(to.commit)})? It is pushed as a new version, ` +
+      "and the collector is pinned to it: fleet publishes skip it until it is unpinned.";
+    if (!window.confirm(question)) return;
     setBusy(true);
     setError(null);
     setResult("");
     api
       .post<HistoryEntry>(`${base}/rollback`)
       .then((entry) => {
-        setResult(`Rolled back to version ${entry.rollbackOf ?? to.seq}: version ${entry.seq} is now the target (${entry.state}).`);
+        setResult(`Rolled back to version ${entry.rollbackOf ?? to.seq}: version ${entry.seq} is now the target (${entry.state}). The collector is pinned to it.`);
         setHistory((before) => (before ? [...before.filter((e) => e.seq !== entry.seq), entry] : [entry]));
         onRolledBack();
       }, setError)
@@ -135,7 +148,10 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
                 <LastSeen at={entry.time} />
               </td>
               <td>{entry.actor}</td>
-              <td>{entry.state}</td>
+              <td className="history-state">
+                {historyStateWords(entry, newestFirst[i - 1])}
+                {entry.error && <span className="config-error history-error">{entry.error}</span>}
+              </td>
               <td className="row-actions">
                 <button type="button" className="button" aria-pressed={comparison?.seq === entry.seq} onClick={() => compare(entry)}>
                   Compare version {entry.seq}

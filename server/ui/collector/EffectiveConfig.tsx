@@ -2,17 +2,39 @@
  * What the collector should run (the published target, with its delivery
  * state) beside what it last said it runs (OpAMP effective config). Either
  * may be unknown: nothing published yet, or a collector that never reported.
+ * Above the target, what stands about it: pinned by a rollback, rolled back
+ * from by the collector itself, drifted. Their actions' outcomes are said
+ * here, since the note that offered one goes once it is done.
  */
 import { useEffect, useState } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { shortCommit } from "../format.ts";
+import { CollectorRollbackNote } from "./CollectorRollback.tsx";
+import { DriftNote } from "./Drift.tsx";
+import { PinnedNote } from "./Pinned.tsx";
 import type { EffectiveConfig } from "./types.ts";
 
-export function EffectiveConfigSection({ collectorId, reload }: { collectorId: string; reload: number }) {
+export function EffectiveConfigSection({
+  collectorId,
+  reload,
+  canWrite,
+  onChanged,
+}: {
+  collectorId: string;
+  reload: number;
+  canWrite: boolean;
+  /** A note's action changed the target: the page refreshes its config parts. */
+  onChanged: () => void;
+}) {
   const [config, setConfig] = useState<EffectiveConfig | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
+  const [result, setResult] = useState("");
+  const done = (message: string) => {
+    setResult(message);
+    onChanged();
+  };
 
   useEffect(() => {
     let current = true;
@@ -35,6 +57,9 @@ export function EffectiveConfigSection({ collectorId, reload }: { collectorId: s
     <section className="detail-block" aria-labelledby="effective-title">
       <h2 id="effective-title">Configuration</h2>
       <ErrorMessage error={error} />
+      <p role="status" className="muted">
+        {result}
+      </p>
       {!config && !error && <p className="muted">Loading…</p>}
       {config && (
         <>
@@ -43,6 +68,11 @@ export function EffectiveConfigSection({ collectorId, reload }: { collectorId: s
             <p className="muted">Nothing has been published to this collector yet.</p>
           ) : (
             <>
+              {target.pinned && <PinnedNote collectorId={collectorId} pinned={target.pinned} canWrite={canWrite} onDone={done} />}
+              {target.collectorRollback && (
+                <CollectorRollbackNote collectorId={collectorId} rollback={target.collectorRollback} canWrite={canWrite} onDone={done} />
+              )}
+              <DriftNote target={target} />
               <p>
                 Commit <code>{shortCommit(target.commit)}</code>, delivery state <strong className="config-state">{target.state}</strong>
                 {target.error && (

@@ -1,13 +1,14 @@
 /**
  * One collector at /ui/collectors/{id}: who it is and how it is doing
  * (header, health, live throughput), what it runs (target and reported
- * config, push history with diffs and rollback), its own token, and the
+ * config, whether it is pinned, rolled back by itself or drifted, push
+ * history with diffs and rollback), its own token, and the
  * sources and destinations active on it. Live collector events keep the
  * header current; config_target events refresh the config parts. Writers
  * also get its settings (rename, environment, tags, mode, delete); viewers
  * get the same page without any write controls.
  */
-import { useEffect, useState, type ReactNode } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import { MODE_NAMES } from "../../../shared/vocabulary.ts";
 import { api, ApiError } from "../api.ts";
 import { ActivationsSection } from "../collector/Activations.tsx";
@@ -26,6 +27,9 @@ import { useLiveEvents } from "../events.ts";
 import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import "../collector/collector.css";
+
+/** Longer than the server's history write batching (50 ms), with room for a busy store. */
+const HISTORY_SETTLE_MS = 400;
 
 export function CollectorDetailPage({ id }: { id: string }) {
   const { state } = useSession();
@@ -50,13 +54,22 @@ export function CollectorDetailPage({ id }: { id: string }) {
     };
   }, [id, collectorVersion]);
 
+  // History entries are written a moment after the target (batched, server/rollout/rollout.ts
+  // historyWrites) and send no event of their own: the history is read once more after that.
+  const [historyVersion, setHistoryVersion] = useState(0);
+  const historyTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(() => () => void (historyTimer.current && clearTimeout(historyTimer.current)), []);
   useLiveEvents(["collector", "config_target"], (event) => {
     if (event.type === "reconnected") {
       setCollectorVersion((n) => n + 1);
       setConfigVersion((n) => n + 1);
     } else if (event.id === id) {
       if (event.type === "collector") setCollectorVersion((n) => n + 1);
-      else setConfigVersion((n) => n + 1);
+      else {
+        setConfigVersion((n) => n + 1);
+        if (historyTimer.current) clearTimeout(historyTimer.current);
+        historyTimer.current = setTimeout(() => setHistoryVersion((n) => n + 1), HISTORY_SETTLE_MS);
+      }
     }
   });
 
@@ -77,8 +90,8 @@ export function CollectorDetailPage({ id }: { id: string }) {
           <CollectorFacts collector={collector} />
           <ThroughputSection collectorId={id} reload={configVersion} />
           <AppliedPipelinesSection collector={collector} reload={collectorVersion + configVersion} />
-          <EffectiveConfigSection collectorId={id} reload={configVersion} />
-          <ConfigHistorySection collectorId={id} reload={configVersion} canWrite={canWrite} onRolledBack={() => setConfigVersion((n) => n + 1)} />
+          <EffectiveConfigSection collectorId={id} reload={configVersion} canWrite={canWrite} onChanged={() => setConfigVersion((n) => n + 1)} />
+          <ConfigHistorySection collectorId={id} reload={configVersion + historyVersion} canWrite={canWrite} onRolledBack={() => setConfigVersion((n) => n + 1)} />
           {canWrite && <TokenRotationSection collector={collector} />}
           {canWrite && <EditCollectorSection collector={collector} onSaved={setCollector} />}
           <ActivationsSection collectorId={id} canWrite={canWrite} reload={configVersion} />

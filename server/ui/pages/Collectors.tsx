@@ -27,10 +27,11 @@ import { LastSeen } from "../components/LastSeen.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import { isReportingOnly, ReportingOnlyNote } from "../components/ReportingOnly.tsx";
 import { useFilteredList } from "../list.ts";
-import { Link } from "../router.tsx";
+import { Link, useLocation } from "../router.tsx";
 import { useLiveEvents, type LiveEvent } from "../events.ts";
 import { AddCollector } from "../collector/AddCollector.tsx";
 import { BulkActions, type BulkTarget } from "../collector/BulkActions.tsx";
+import { DriftedCollectors, DriftedLink } from "../collector/DriftedCollectors.tsx";
 import { MatcherFields } from "../components/MatcherFields.tsx";
 import { useCanWrite } from "../schema/editing.tsx";
 import "./Collectors.css";
@@ -213,9 +214,14 @@ function summary(shown: number, total: number | null, more: boolean, filtered: b
   return total === null ? `Showing ${shown}+ ${noun}.` : `Showing ${shown} of ${total} ${noun}.`;
 }
 
-/** The list, started afresh (first page, no live changes) by "Refresh" after live updates were interrupted. */
+/**
+ * The list, started afresh (first page, no live changes) by "Refresh" after
+ * live updates were interrupted; or, at ?view=drifted, the drifted collectors.
+ */
 export function CollectorsPage() {
   const [generation, setGeneration] = useState(0);
+  const { search } = useLocation();
+  if (search.get("view") === "drifted") return <DriftedCollectors />;
   return <CollectorList key={generation} onRefresh={() => setGeneration((n) => n + 1)} />;
 }
 
@@ -275,6 +281,9 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
           </button>
         )}
       </div>
+      <nav className="view-chips" aria-label="Collector views">
+        <DriftedLink />
+      </nav>
       {/* Once one is added, the list starts afresh so it is in it (a live event alone would wait behind "1 new"). */}
       {adding && <AddCollector onClose={(added) => (added ? onRefresh() : setAdding(false))} />}
       {/* Keyed on the URL's filters, so Back and reload show what is applied. */}

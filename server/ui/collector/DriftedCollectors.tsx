@@ -1,0 +1,108 @@
+/**
+ * Drifted collectors (GET /collectors/drifted): those that applied their
+ * target but report running something else. The list page links to them with
+ * a count; the view (/ui/collectors?view=drifted, so it can be shared and Back
+ * returns to it) names each, with the paths that differ; the diff is on the
+ * collector's page. Drift moves with config_target events, so both refetch
+ * on them, at most once a second however busy the fleet.
+ */
+import { useEffect, useRef, useState } from "react";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { LastSeen } from "../components/LastSeen.tsx";
+import { ListTable } from "../components/ListTable.tsx";
+import { useLiveEvents } from "../events.ts";
+import { Link } from "../router.tsx";
+
+export interface DriftedItem {
+  collectorId: string;
+  name: string;
+  reason: string | null;
+  checkedAt: string;
+}
+
+const REFETCH_MS = 1000;
+
+function useDrifted() {
+  const [items, setItems] = useState<DriftedItem[] | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [version, setVersion] = useState(0);
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+
+  useEffect(() => {
+    let current = true;
+    api.get<{ items: DriftedItem[] }>("/collectors/drifted").then(
+      (answer) => {
+        if (!current) return;
+        setItems(answer.items);
+        setError(null);
+      },
+      (caught: ApiError) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, [version]);
+  useEffect(() => () => void (timer.current && clearTimeout(timer.current)), []);
+  useLiveEvents(["config_target", "collector"], () => {
+    timer.current ??= setTimeout(() => {
+      timer.current = null;
+      setVersion((n) => n + 1);
+    }, REFETCH_MS);
+  });
+  return { items, error };
+}
+
+const plural = (n: number) => `${n} drifted collector${n === 1 ? "" : "s"}`;
+
+/** The list page's way in: a chip with the count (nothing while it is not known). */
+export function DriftedLink() {
+  const { items } = useDrifted();
+  return (
+    <Link href="/ui/collectors?view=drifted" className={items && items.length > 0 ? "view-chip view-chip-alert" : "view-chip"}>
+      Drifted{items ? ` (${items.length})` : ""}
+    </Link>
+  );
+}
+
+export function DriftedCollectors() {
+  const { items, error } = useDrifted();
+  return (
+    <section aria-labelledby="drifted-title">
+      <p className="breadcrumb-back">
+        <Link href="/ui/collectors">← All collectors</Link>
+      </p>
+      <div className="page-head">
+        <h1 id="drifted-title">Drifted collectors</h1>
+      </div>
+      <ErrorMessage error={error} />
+      <p className="muted" aria-live="polite">
+        {items === null
+          ? error
+            ? ""
+            : "Loading…"
+          : items.length === 0
+            ? "No collector runs anything other than its target."
+            : `${plural(items.length)}: each applied its target but runs something else. Open one for the diff.`}
+      </p>
+      {items && items.length > 0 && (
+        <ListTable labelledBy="drifted-title" columns={["Name", "What differs", "Checked"]}>
+          {items.map((item) => (
+            <tr key={item.collectorId}>
+              <th scope="row">
+                <Link href={`/ui/collectors/${encodeURIComponent(item.collectorId)}`} className="name">
+                  {item.name}
+                </Link>
+                <code className="id muted">{item.collectorId}</code>
+              </th>
+              <td className="drift-reason">{item.reason ?? <span className="muted">—</span>}</td>
+              <td>
+                <LastSeen at={item.checkedAt} />
+              </td>
+            </tr>
+          ))}
+        </ListTable>
+      )}
+    </section>
+  );
+}
