@@ -1,10 +1,11 @@
 /**
- * REST: /collectors/{id}/throughput — records/s per component and per route
- * from the collector's own metrics (server/telemetry/). Scope `health:read`:
+ * REST: /collectors/{id}/throughput — records/s per component, route and
+ * pipeline flow from the collector's own metrics (server/telemetry/), and
+ * …/throughput/history — the last hour of them in 15 s buckets. Scope `health:read`:
  * these are operational figures, and a monitoring credential should read them
  * without being able to list the collector registry (`collectors:read`).
  */
-import { ThroughputSchema } from "../../shared/throughput.ts";
+import { ThroughputHistorySchema, ThroughputSchema } from "../../shared/throughput.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
@@ -26,9 +27,18 @@ export function throughputRoutes(deps: ThroughputApiDeps): Route[] {
       path: "/collectors/{id}/throughput",
       scope: "health:read",
       tag: "collectors",
-      summary: "Records/s in, out and failed per component and per route, from the collector's own metrics.",
+      summary: "Records/s in, out and failed per component, per route and per pipeline flow, from the collector's own metrics.",
       response: ThroughputSchema,
       handler: ({ params }) => deps.telemetry.throughput(deps, params.id!),
+    }),
+    route({
+      method: "GET",
+      path: "/collectors/{id}/throughput/history",
+      scope: "health:read",
+      tag: "collectors",
+      summary: "The last hour in 15 s buckets: records/s in and out and errors/s per signal, process CPU and memory.",
+      response: ThroughputHistorySchema,
+      handler: ({ params }) => deps.telemetry.history(deps, params.id!),
     }),
   ];
 }

@@ -60,6 +60,8 @@ export interface Flow {
   pipelineId: string;
   /** Name of the source that feeds the flow. */
   source: string;
+  /** Id of that source's record ("" for a preview's stand-in): with pipelineId, what the flow joins, for per-flow throughput. */
+  sourceId: string;
   /** Where the source's data goes first. */
   entry: Target[];
   /** In topological order. */
@@ -161,6 +163,7 @@ function checkRuntime(type: DestinationType, record: DestinationRecord, path: st
 interface FlowSpec {
   name: string;
   source: string;
+  sourceId: string;
   pipeline: PipelineRecord;
   feeds(node: TopologyNode): boolean;
   /** Keys of the destinations a destination node stands for. */
@@ -220,7 +223,7 @@ function buildFlow(spec: FlowSpec, processorNames: NameTable): Flow {
 
   const entry = unique(starts.flatMap((start) => targetsOf(start.id)));
   if (entry.length === 0) fail(`${at}.nodes[${starts[0]!.id}]`, `source node '${starts[0]!.id}' leads nowhere`);
-  return { name: spec.name, signal: pipeline.signal, pipelineId: pipeline.id, source: spec.source, entry, processors };
+  return { name: spec.name, signal: pipeline.signal, pipelineId: pipeline.id, source: spec.source, sourceId: spec.sourceId, entry, processors };
 }
 
 /** Targets in first-seen order, each once: two edges to the same place carry the data once. */
@@ -342,6 +345,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
       {
         name: flowNames.claim(`${pipeline.name} ${sources.get(record.id)!.name}`, key),
         source: sources.get(record.id)!.name,
+        sourceId: record.id,
         pipeline,
         // Without a route, a matched pipeline runs only the nodes that name its source: nothing attaches another.
         feeds: (node) => node.ref === record.id || (routed && node.ref === undefined),
@@ -471,6 +475,7 @@ export function planPreview(
       {
         name: flowNames.claim(`${pipeline.name} ${source.name}`, pipeline.id),
         source: source.name,
+        sourceId: key,
         pipeline,
         feeds: (node) => (node.ref ?? STAND_IN) === key,
         destinations(node, path) {

@@ -1,27 +1,33 @@
 /**
  * Own metrics (docs/architecture.md, "Own metrics"): the `/v1/metrics` intake and the throughput it
- * yields per collector, per component and per route. All in memory and per
- * process; after a restart rates return with the collectors' next pushes.
+ * yields per collector, per component, per route and per pipeline flow, now
+ * and over the last hour. All in memory and per process; after a restart
+ * rates return with the collectors' next pushes.
  */
 import type { Collectors } from "../collectors/collectors.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
-import type { Flow } from "../render/plan.ts";
 import { MetricsChannel } from "./channel.ts";
-import { flowsOfRoutes, routeRates, type RouteRate } from "./routes.ts";
+import { STEP_MS, type HistoryAnswer } from "./history.ts";
+import { collectorFlows, flowRates, type CollectorFlows, type PipelineRate, type RouteRate } from "./routes.ts";
 import { ThroughputWindow, type CollectorRates, type WindowLimits } from "./window.ts";
 
 export interface Throughput extends CollectorRates {
   routes: RouteRate[];
+  pipelines: PipelineRate[];
 }
 
-/** Planned flows per collector and target commit; planning is cheap but not free. */
+/** Planned flows per collector and target; planning is cheap but not free. */
 const FLOW_CACHE_LIMIT = 1000;
+
+const NO_HISTORY: HistoryAnswer = { step: STEP_MS / 1000, times: [], signals: [], process: { cpu: [], memoryRss: [] } };
+
+type Deps = { collectors: Collectors; rollouts: Rollouts; configStore: ConfigStore };
 
 export class Telemetry {
   readonly window: ThroughputWindow;
-  private readonly flowCache = new Map<string, { routeIds: string[]; flows: Map<string, Flow> }>();
+  private readonly flowCache = new Map<string, CollectorFlows>();
 
   constructor(limits: WindowLimits = {}) {
     this.window = new ThroughputWindow(limits);
@@ -32,7 +38,7 @@ export class Telemetry {
   }
 
   /** The collector's rates; throws NotFoundError for an unknown collector. */
-  async throughput(deps: { collectors: Collectors; rollouts: Rollouts; configStore: ConfigStore }, collectorId: string): Promise<Throughput> {
+  async throughput(deps: Deps, collectorId: string): Promise<Throughput> {
     const collector = await deps.collectors.get(collectorId);
     const rates = this.window.rates(collectorId) ?? {
       window: 0,
@@ -41,16 +47,21 @@ export class Telemetry {
       lastReportAt: null,
     };
     const target = await deps.rollouts.target(collectorId);
-    if (!target) return { ...rates, routes: [] };
-    const key = `${collectorId} ${target.target.targetCommit}`;
+    if (!target) return { ...rates, routes: [], pipelines: [] };
+    // The rendered hash changes with the attributes that pick matched pipelines, so it keys the plan too.
+    const key = `${collectorId} ${target.target.targetCommit} ${target.rendered.hash}`;
     let mapped = this.flowCache.get(key);
     if (!mapped) {
-      const snapshot = await deps.configStore.snapshotAt(target.target.targetCommit);
-      const routeIds = [...snapshot.routes.values()].filter((r) => r.collectorId === collectorId).map((r) => r.id);
-      mapped = { routeIds, flows: flowsOfRoutes(snapshot, { id: collector.id, name: collector.name }) };
+      mapped = collectorFlows(await deps.configStore.snapshotAt(target.target.targetCommit), collector);
       if (this.flowCache.size >= FLOW_CACHE_LIMIT) this.flowCache.delete(this.flowCache.keys().next().value!);
       this.flowCache.set(key, mapped);
     }
-    return { ...rates, routes: routeRates(mapped.routeIds, mapped.flows, rates.components) };
+    return { ...rates, ...flowRates(mapped, rates.components) };
+  }
+
+  /** The collector's last hour in 15 s buckets; throws NotFoundError for an unknown collector. */
+  async history(deps: Pick<Deps, "collectors">, collectorId: string): Promise<HistoryAnswer> {
+    await deps.collectors.get(collectorId);
+    return this.window.history(collectorId) ?? NO_HISTORY;
   }
 }

@@ -126,8 +126,8 @@ class Ingest implements PointVisitor {
   }
 }
 
-/** Folds a protobuf request's throughput points into the collector's window; `now` (ms) stands in for a missing timestamp. */
-export function ingestProtobuf(window: ThroughputWindow, collectorId: string, bytes: Uint8Array, now = Date.now()): IngestResult {
+/** Folds a protobuf request's throughput points into the collector's window; `now` (ms) is its arrival and stands in for a missing timestamp. */
+export function ingestProtobuf(window: ThroughputWindow, collectorId: string, bytes: Uint8Array, now = window.now()): IngestResult {
   // Decode fully before touching the window: a malformed body changes nothing.
   const points: [string, number, string, () => Attrs, number, number, number, number][] = [];
   let name = "";
@@ -164,7 +164,7 @@ export function ingestMessage(
   window: ThroughputWindow,
   collectorId: string,
   request: ExportMetricsServiceRequest,
-  now = Date.now(),
+  now = window.now(),
 ): IngestResult {
   const ingest = new Ingest(window, collectorId, now);
   for (const rm of request.resourceMetrics) {

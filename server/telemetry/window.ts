@@ -11,9 +11,13 @@
  * is a restart, and the new value is the increment from 0; a DELTA point's
  * value is its increment. Because only the running total matters, samples in
  * between can be thinned out without losing counts across resets.
+ *
+ * Each point's increment also goes into the collector's last hour in 15 s
+ * buckets (history.ts), bounded with it.
  */
 import type { Signal } from "../../shared/config-records.ts";
 import type { ComponentKind, Meaning } from "./names.ts";
+import { History, historyFields, type HistoryAnswer } from "./history.ts";
 
 export const DEFAULT_WINDOW_MS = 5 * 60_000;
 /** Samples kept per counter series; the newest one is overwritten until the spacing allows a new one. */
@@ -31,12 +35,19 @@ export class Series {
   lastStart = 0;
   /** Gauges: the newest value. */
   value = NaN;
+  /** The last point's increment and the point time it accrued since (NaN: unknown), for the history. */
+  increment = 0;
+  since = NaN;
+  /** The history fields it adds to (history.ts). */
+  readonly fields: number;
 
   constructor(
     readonly meaning: Meaning,
     readonly component: string,
     readonly signal: Signal | null,
-  ) {}
+  ) {
+    this.fields = historyFields(meaning, signal);
+  }
 
   newestTime(): number {
     return this.count === 0 ? -Infinity : this.ring[((this.head + this.count - 1) % SLOTS) * 2]!;
@@ -76,9 +87,13 @@ export class Series {
 
   /** Adds one point; false when it is not newer than the last one (a duplicate or out of order). */
   add(value: number, t: number, start: number, temporality: Temporality, windowMs: number): boolean {
-    if (t <= this.newestTime()) return false;
+    const previous = this.newestTime();
+    if (t <= previous) return false;
+    // A start time after the previous point is a restart (or a delta's interval): the increment accrued since then.
+    const since = start > 0 && start < t ? Math.max(previous, start) : previous;
     if (temporality === "gauge") {
       this.value = value;
+      this.since = Number.isFinite(since) ? since : t;
       this.push(t, 0, windowMs);
       return true;
     }
@@ -88,10 +103,12 @@ export class Series {
       if (temporality === "cumulative") this.lastRaw = 0;
     }
     let increment: number;
+    this.since = Number.isFinite(since) ? since : t; // a first point without a start: its arrival alone
     if (temporality === "delta") {
       increment = value;
     } else if (Number.isNaN(this.lastRaw)) {
       increment = 0;
+      this.since = NaN; // no baseline yet: nothing is known about any interval
     } else if (value < this.lastRaw || (start > this.lastStart && this.lastStart > 0)) {
       increment = value; // restarted: counted again from 0
     } else {
@@ -99,6 +116,7 @@ export class Series {
     }
     this.lastRaw = value;
     this.lastStart = start;
+    this.increment = increment;
     this.total += increment;
     this.value = value;
     this.push(t, this.total, windowMs);
@@ -119,6 +137,7 @@ export class Series {
 
 export class CollectorWindow {
   readonly series = new Map<string, Series>();
+  readonly history = new History();
   lastReportAt = 0;
   /** Newest data-point time seen, in ms. */
   newest = 0;
@@ -146,6 +165,8 @@ export interface WindowLimits {
   windowMs?: number;
   maxCollectors?: number;
   maxSeries?: number;
+  /** The server's clock (ms): arrival times, and so the history's buckets. */
+  now?: () => number;
 }
 
 /** Outcome of one point: ok; stale (not newer than the series' last point); full (the collector already has `maxSeries` series). */
@@ -155,16 +176,18 @@ export class ThroughputWindow {
   readonly windowMs: number;
   readonly maxCollectors: number;
   readonly maxSeries: number;
+  readonly now: () => number;
   private readonly collectors = new Map<string, CollectorWindow>();
 
   constructor(limits: WindowLimits = {}) {
     this.windowMs = limits.windowMs ?? DEFAULT_WINDOW_MS;
     this.maxCollectors = limits.maxCollectors ?? 10_000;
     this.maxSeries = limits.maxSeries ?? 128;
+    this.now = limits.now ?? Date.now;
   }
 
   /** The collector's window, made most recently used; `now` is its arrival time. */
-  touch(collectorId: string, now = Date.now()): CollectorWindow {
+  touch(collectorId: string, now = this.now()): CollectorWindow {
     let w = this.collectors.get(collectorId);
     if (w) {
       this.collectors.delete(collectorId);
@@ -197,6 +220,11 @@ export class ThroughputWindow {
   addPoint(w: CollectorWindow, s: Series, value: number, t: number, start: number, temporality: Temporality): Added {
     if (!s.add(value, t, start, temporality, this.windowMs)) return "stale";
     if (t > w.newest) w.newest = t;
+    if (s.fields !== 0 && !Number.isNaN(s.since)) {
+      // The point's interval, moved to end at its arrival (history.ts).
+      const gauge = temporality === "gauge";
+      w.history.record(s.fields, w.lastReportAt - (t - s.since), w.lastReportAt, gauge ? value : s.increment, gauge);
+    }
     return "ok";
   }
 
@@ -221,6 +249,12 @@ export class ThroughputWindow {
     const before = w.series.size;
     for (const [key, s] of w.series) if (s.newestTime() < w.newest - this.windowMs) w.series.delete(key);
     return w.series.size < before;
+  }
+
+  /** The collector's last hour in 15 s buckets up to its last report, or null when it has pushed nothing this process remembers. */
+  history(collectorId: string): HistoryAnswer | null {
+    const w = this.collectors.get(collectorId);
+    return w ? w.history.read(w.lastReportAt) : null;
   }
 
   forget(collectorId: string): void {

@@ -30,8 +30,8 @@ afterAll(async () => {
   await server.stop();
 });
 
-async function newCollector(name: string): Promise<{ id: string; token: string }> {
-  const res = await server.api("/collectors", { method: "POST", json: { name } });
+async function newCollector(name: string, tags: Record<string, string> = {}): Promise<{ id: string; token: string }> {
+  const res = await server.api("/collectors", { method: "POST", json: { name, tags } });
   const { id } = (await res.json()) as { id: string };
   return { id, token: await otlpToken(id) };
 }
@@ -64,7 +64,21 @@ interface Throughput {
   lastReportAt: string | null;
   components: { id: string; kind: string; signal: string; in: number | null; out: number | null; errors: number | null }[];
   routes: unknown[];
+  pipelines: unknown[];
   process: { cpu: number | null; memoryRss: number | null; uptime: number | null };
+}
+
+interface History {
+  step: number;
+  times: number[];
+  signals: { signal: string; in: (number | null)[]; out: (number | null)[]; errors: (number | null)[] }[];
+  process: { cpu: (number | null)[]; memoryRss: (number | null)[] };
+}
+
+async function history(id: string): Promise<History> {
+  const res = await server.api(`/collectors/${id}/throughput/history`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as History;
 }
 
 async function throughput(id: string): Promise<Throughput> {
@@ -116,7 +130,8 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
   test("two pushes become per-component rates and process figures", async () => {
     const { id, token } = await newCollector("metrics-sdk");
     const empty = await throughput(id);
-    expect(empty).toEqual({ window: 0, lastReportAt: null, components: [], routes: [], process: { cpu: null, memoryRss: null, uptime: null } });
+    expect(empty).toEqual({ window: 0, lastReportAt: null, components: [], routes: [], pipelines: [], process: { cpu: null, memoryRss: null, uptime: null } });
+    expect(await history(id)).toEqual({ step: 15, times: [], signals: [], process: { cpu: [], memoryRss: [] } });
 
     const reader = new ManualReader();
     const provider = new MeterProvider({ readers: [reader] });
@@ -165,6 +180,15 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
     ]);
     expect(t.process).toEqual({ cpu: 1, memoryRss: 60_000_000, uptime: 120 });
     expect(t.routes).toEqual([]); // nothing published to this collector
+
+    // The history is on the server's clock: the second push's 20 s end at its arrival, so the last bucket answered has some of them.
+    const h = await history(id);
+    expect(h.times).toHaveLength(240);
+    expect(Date.now() / 1000 - h.times.at(-1)!).toBeLessThan(30);
+    expect(h.signals.map((s) => s.signal)).toEqual(["logs"]);
+    expect(h.signals[0]!.in.at(-1)).toBeGreaterThan(0);
+    expect(h.signals[0]!.in.at(-1)).toBeLessThanOrEqual(505 * (20 / 15) + 1e-3);
+    expect(h.process.memoryRss.at(-1)).toBe(60_000_000);
   });
 
   test("a published route's rates come from its own flow's processors: a filter lowers out, not in", async () => {
@@ -217,6 +241,66 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
 
     const t = await throughput(id);
     expect(t.routes).toEqual([{ routeId: route.id, in: 100, out: 75 }]);
+    expect(t.pipelines).toEqual([{ pipelineId: pipeline.id, sourceId: source.id, via: "route", routeId: route.id, in: 100, out: 75 }]);
+  });
+
+  test("a pipeline the collector matches has its flow's rates beside the route's", async () => {
+    const { id, token } = await newCollector("metrics-matched", { team: "thru-matched" });
+    const call = <T,>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
+    const routedSource = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
+    const fleetSource = await call<{ id: string }>("/sources", "POST", { name: "sys", type: "filelog", config: { include: ["/var/log/syslog"] } });
+    const destination = await call<{ id: string }>("/destinations", "POST", { name: "sink2", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+    const topology = (sourceRef?: string) => ({
+      nodes: [
+        { id: "in", kind: "source", ...(sourceRef ? { ref: sourceRef } : {}) },
+        { id: "drop", kind: "processor", processor: { type: "filter", config: { logs: { log_record: ['IsMatch(body, "GET /health")'] } } } },
+        { id: "out", kind: "destination", ref: destination.id },
+      ],
+      edges: [
+        { id: "e1", source: "in", target: "drop" },
+        { id: "e2", source: "drop", target: "out" },
+      ],
+    });
+    const routed = await call<{ id: string }>("/pipelines", "POST", { name: "routed", signal: "logs", topology: topology() });
+    const fleet = await call<{ id: string }>("/pipelines", "POST", { name: "fleet", signal: "logs", topology: topology(fleetSource.id), matchers: ["team=thru-matched"] });
+    await call(`/collectors/${id}/sources`, "POST", { sourceId: routedSource.id, configOverrides: {} });
+    await call(`/collectors/${id}/destinations`, "POST", { destinationId: destination.id, configOverrides: {} });
+    const route = await call<{ id: string }>("/routes", "POST", { collectorId: id, sourceId: routedSource.id, pipelineId: routed.id });
+    await call("/commit", "POST", { message: "routed and matched" });
+    await call(`/publish/${id}`, "POST");
+
+    const target = await server.app.rollouts.target(id);
+    const processors = Object.keys((parse(target!.rendered.body) as { processors: Record<string, unknown> }).processors);
+    const routedFilter = processors.find((name) => name.startsWith("filter/routed_"))!;
+    const fleetFilter = processors.find((name) => name.startsWith("filter/fleet_"))!;
+    expect([routedFilter, fleetFilter]).toEqual([expect.any(String), expect.any(String)]);
+
+    const reader = new ManualReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const meter = provider.getMeter("otelcol");
+    const incoming = meter.createCounter("otelcol_processor_incoming_items");
+    const outgoing = meter.createCounter("otelcol_processor_outgoing_items");
+    const exporter = new OTLPMetricExporter({ url: `${server.base}/v1/metrics`, headers: { Authorization: `Bearer ${token}` } });
+    const add = (filter: string, i: number, o: number) => {
+      incoming.add(i, { processor: filter, "otel.signal": "logs" });
+      outgoing.add(o, { processor: filter, "otel.signal": "logs" });
+    };
+    add(routedFilter, 0, 0);
+    add(fleetFilter, 0, 0);
+    expect((await exportWith(exporter, at((await reader.collect()).resourceMetrics, 2000))).code).toBe(ExportResultCode.SUCCESS);
+    add(routedFilter, 200, 100); // over 10 s
+    add(fleetFilter, 500, 400);
+    expect((await exportWith(exporter, at((await reader.collect()).resourceMetrics, 2010))).code).toBe(ExportResultCode.SUCCESS);
+    await exporter.shutdown();
+    await provider.shutdown();
+
+    const t = await throughput(id);
+    expect(t.routes).toEqual([{ routeId: route.id, in: 20, out: 10 }]);
+    const expected = [
+      { pipelineId: routed.id, sourceId: routedSource.id, via: "route", routeId: route.id, in: 20, out: 10 },
+      { pipelineId: fleet.id, sourceId: fleetSource.id, via: "matchers", in: 50, out: 40 },
+    ];
+    expect(t.pipelines).toEqual(expected.sort((a, b) => (a.pipelineId < b.pipelineId ? -1 : 1)));
   });
 
   test("gzip from the exporter, and OTLP JSON with fetch", async () => {
@@ -322,13 +406,16 @@ describe("/v1/metrics refusals", () => {
     expect((await metricsPost(token, "not gzip", { "Content-Encoding": "gzip" })).status).toBe(400);
   });
 
-  test("the throughput API: 404 for an unknown collector, health:read suffices, collectors:read alone does not", async () => {
+  test("the throughput APIs: 404 for an unknown collector, health:read suffices, collectors:read alone does not", async () => {
     const { id } = await newCollector("metrics-scope");
     expect((await server.api("/collectors/0190c3c0-0000-7000-8000-000000000000/throughput")).status).toBe(404);
     const health = await tokenWithScopes(server, ["health:read"]);
     expect((await server.api(`/collectors/${id}/throughput`, { token: health })).status).toBe(200);
     const registry = await tokenWithScopes(server, ["collectors:read"]);
     expect((await server.api(`/collectors/${id}/throughput`, { token: registry })).status).toBe(403);
+    expect((await server.api("/collectors/0190c3c0-0000-7000-8000-000000000000/throughput/history")).status).toBe(404);
+    expect((await server.api(`/collectors/${id}/throughput/history`, { token: health })).status).toBe(200);
+    expect((await server.api(`/collectors/${id}/throughput/history`, { token: registry })).status).toBe(403);
   });
 
   test("the metrics channel reports up in system health", async () => {
