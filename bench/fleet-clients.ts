@@ -3,9 +3,10 @@
  * loop, own RLIMIT_NOFILE) so the load generators stay off the server's
  * event loop:
  *
- * - `ws <url> <agents.json>`: OpAMP WebSocket agents (frame header 0x00 +
- *   AgentToServer). Each sends its description (the five bench attributes as
- *   non-identifying attributes) and answers every pushed config with APPLIED.
+ * - `ws <url> <agents.json> <heartbeatSeconds>`: OpAMP WebSocket agents (frame
+ *   header 0x00 + AgentToServer). Each sends its description (the five bench
+ *   attributes as non-identifying attributes), a heartbeat every
+ *   `heartbeatSeconds`, and answers every pushed config with APPLIED.
  * - `poll <base> <agents.json> <pollSeconds> <maxInFlight>`: OpAMP-over-HTTP
  *   agents and Alloy-style remote-config pollers, each polling every
  *   `pollSeconds` from a random phase. Requests go through Bun's fetch, whose
@@ -108,7 +109,7 @@ const frame = (body: Uint8Array) => {
   return out;
 };
 
-async function ws(url: string, file: string): Promise<void> {
+async function ws(url: string, file: string, heartbeatSeconds: number): Promise<void> {
   const agents = JSON.parse(readFileSync(file, "utf8")) as FleetAgent[];
   const hashes = new Hashes();
   setInterval(() => console.log(JSON.stringify(hashes.progress)), 250);
@@ -121,7 +122,13 @@ async function ws(url: string, file: string): Promise<void> {
       socket.binaryType = "arraybuffer";
       const send = (fields: Record<string, unknown>) =>
         socket.send(frame(toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uid, sequenceNum: ++seq, capabilities: CAPS, ...fields }))));
-      socket.onopen = () => send({ agentDescription: description({}, agent.attributes) });
+      socket.onopen = () => {
+        send({ agentDescription: description({}, agent.attributes) });
+        // opamp-go's heartbeat (30 s by default): without it the server marks the collector offline.
+        setTimeout(() => {
+          const beat = setInterval(() => (socket.readyState === WebSocket.OPEN ? send({}) : clearInterval(beat)), heartbeatSeconds * 1000);
+        }, Math.random() * heartbeatSeconds * 1000);
+      };
       socket.onmessage = (event) => {
         const message = fromBinary(ServerToAgentSchema, new Uint8Array(event.data as ArrayBuffer).subarray(1));
         if (message.remoteConfig) {
@@ -238,7 +245,8 @@ async function poll(base: string, file: string, pollSeconds: number, maxInFlight
       }
     };
     const loop = async () => {
-      for (let due = Date.now(); ; due += pollSeconds * 1000) {
+      // As a Go ticker (Alloy's poll_frequency): a tick missed while a poll was slow is dropped, not made up.
+      for (let due = Date.now(); ; due = Math.max(due + pollSeconds * 1000, Date.now())) {
         await Bun.sleep(Math.max(0, due - Date.now()));
         await once(due);
         // As opamp-go's HTTP client: a received config's status is sent at once, not at the next poll.
@@ -291,7 +299,7 @@ async function query(base: string, token: string, perSecond: number, paths: stri
 
 if (import.meta.main) {
   const [mode, ...args] = process.argv.slice(2);
-  if (mode === "ws") await ws(args[0]!, args[1]!);
+  if (mode === "ws") await ws(args[0]!, args[1]!, Number(args[2]));
   else if (mode === "poll") await poll(args[0]!, args[1]!, Number(args[2]), Number(args[3]));
   else if (mode === "query") await query(args[0]!, args[1]!, Number(args[2]), args.slice(3));
   else throw new Error(`unknown mode ${mode}`);

@@ -34,7 +34,7 @@
  * CPU of the server and of each load process is read from /proc.
  *
  * Usage: bun bench/fleet.ts [collectors=10000] [--ws N] [--poll-seconds 60]
- *        [--ws-processes 4] [--poll-processes 2] [--inject] [--cpu-prof DIR]
+ *        [--ws-processes 4] [--poll-processes 3] [--poll-in-flight 256] [--inject] [--cpu-prof DIR]
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -56,7 +56,9 @@ const opampCount = Math.floor(count / 2);
 const wsCount = Math.min(opampCount, option("--ws", 17_500));
 const pollSeconds = option("--poll-seconds", 60);
 const wsProcesses = option("--ws-processes", 4);
-const pollProcesses = option("--poll-processes", 2);
+const pollProcesses = option("--poll-processes", 3);
+/** Polls in flight (so keep-alive connections) per poll process; the server's descriptors (20,000) hold the WebSocket sessions and these. */
+const pollInFlight = option("--poll-in-flight", 256);
 const inject = argv.includes("--inject");
 const profileDir = argv.includes("--cpu-prof") ? argv[argv.indexOf("--cpu-prof") + 1]! : null;
 
@@ -210,7 +212,8 @@ async function main(): Promise<void> {
   const ws = agents.filter((a) => a.kind === "ws");
   const pollers = agents.filter((a) => a.kind !== "ws");
   console.log(
-    `collectors: ${count} (${ws.length} OpAMP WebSocket, ${opampCount - ws.length} OpAMP HTTP, ${count - opampCount} remote-config pollers every ${pollSeconds} s)` +
+    `collectors: ${count} (${ws.length} OpAMP WebSocket, ${opampCount - ws.length} OpAMP HTTP, ${count - opampCount} remote-config pollers every ${pollSeconds} s, ` +
+      `${pollProcesses} poll processes with ${pollInFlight} polls in flight each)` +
       `; injection ${inject ? "on" : "off"}; seeded in ${secs(performance.now() - t)}`,
   );
 
@@ -287,11 +290,12 @@ async function main(): Promise<void> {
 
     // WebSocket agents, then pollers; wait until every agent holds v1.
     t = performance.now();
-    const per = (list: FleetAgent[], n: number) => Array.from({ length: n }, (_, p) => list.slice(Math.floor((p * list.length) / n), Math.floor(((p + 1) * list.length) / n)));
+    // Round robin, so every poll process carries both kinds of poller.
+    const per = (list: FleetAgent[], n: number) => Array.from({ length: n }, (_, p) => list.filter((_, i) => i % n === p));
     const wsChildren = per(ws, wsProcesses).map((slice, p) => {
       const file = join(dir, `ws-${p}.json`);
       writeFileSync(file, JSON.stringify(slice));
-      return spawnClient(["ws", `${base.replace(/^http/, "ws")}/v1/opamp`, file]);
+      return spawnClient(["ws", `${base.replace(/^http/, "ws")}/v1/opamp`, file, "30"]);
     });
     children.push(...wsChildren);
     const connectMs = await until("WebSocket agents holding v1", 600_000, () => sum(wsChildren, "ready") >= ws.length, () => `ready ${sum(wsChildren, "ready")}, errors ${sum(wsChildren, "errors")}`);
@@ -300,7 +304,7 @@ async function main(): Promise<void> {
     const pollChildren = per(pollers, pollProcesses).map((slice, p) => {
       const file = join(dir, `poll-${p}.json`);
       writeFileSync(file, JSON.stringify(slice));
-      return spawnClient(["poll", base, file, String(pollSeconds), "32"]);
+      return spawnClient(["poll", base, file, String(pollSeconds), String(pollInFlight)]);
     });
     children.push(...pollChildren);
     const pollDetail = () =>
