@@ -34,8 +34,12 @@ test("pushes one collector at a time, in the order queued; an id queued again be
 
 test("gives the event loop back between slices, so a large publish does not hold up other requests", async () => {
   const pushed: string[] = [];
-  // A push that never leaves the microtask queue, as one whose reads all hit a cache.
-  const queue = new PushQueue(async (id) => void pushed.push(id), 10);
+  // A push that never leaves the microtask queue, as one whose reads all hit a cache, taking 1 ms each.
+  const busy = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  const queue = new PushQueue(async (id) => void (busy(1), pushed.push(id)), 10);
   for (let i = 0; i < 100; i++) queue.add(`c${i}`);
   let seenAt = -1;
   setImmediate(() => (seenAt = pushed.length));

@@ -4,10 +4,14 @@
  * A fleet publish announces every changed collector in one change-feed call
  * (100,000 ids at bench/fleet.ts's scale). Starting a push per id at once made
  * every push miss the same rendered-config cache together (each read and parsed
- * the stored document: ~2 s at 17,500 sessions) and ran them all as one chain
+ * the stored document: ~1 s of the 2.4 s the pushes took at 17,500 sessions) and ran them all as one chain
  * of microtasks, so no poll or API request was answered until the last one was
  * sent. Queued, each push finds what the one before it cached, and the event
- * loop is given back every `slice` pushes. An id queued again before its turn
+ * loop is given back after each `sliceMs` of pushing. The slice is long on
+ * purpose: each turn given back lets through everything that queued up
+ * meanwhile (at 100,000 collectors, a backlog of polls), and giving it back
+ * after every 200 pushes instead stretched the WebSocket fleet's delivery from 6.7 s
+ * to 30 s (BENCHMARKS.md, fleet). An id queued again before its turn
  * is pushed once; the push reads the target current at its turn. The push
  * handles its own failures (pushConfig logs them per session).
  */
@@ -17,7 +21,7 @@ export class PushQueue {
 
   constructor(
     private readonly push: (collectorId: string) => Promise<void>,
-    private readonly slice = 200,
+    private readonly sliceMs = 100,
   ) {}
 
   add(collectorId: string): void {
@@ -39,11 +43,15 @@ export class PushQueue {
 
   private async drain(): Promise<void> {
     try {
-      for (let n = 1; this.queued.size > 0; n++) {
+      let sliceStart = performance.now();
+      while (this.queued.size > 0) {
         const id: string = this.queued.values().next().value!;
         this.queued.delete(id);
         await this.push(id);
-        if (n % this.slice === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        if (performance.now() - sliceStart >= this.sliceMs) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          sliceStart = performance.now();
+        }
       }
     } finally {
       this.draining = false;
