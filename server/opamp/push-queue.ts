@@ -9,9 +9,10 @@
  * sent. Queued, each push finds what the one before it cached, and the event
  * loop is given back after each `sliceMs` of pushing. The slice is long on
  * purpose: each turn given back lets through everything that queued up
- * meanwhile (at 100,000 collectors, a backlog of polls), and giving it back
- * after every 200 pushes instead stretched the WebSocket fleet's delivery from 6.7 s
- * to 30 s (BENCHMARKS.md, fleet). An id queued again before its turn
+ * meanwhile (at 100,000 collectors, a backlog of polls): giving it back after
+ * every 200 pushes stretched the delivery to 17,500 sessions from 6.7 s to 30 s,
+ * every 100 ms to 12.8 s, every 500 ms 10.1 s (BENCHMARKS.md, "Fleet of
+ * 100,000 collectors"). An id queued again before its turn
  * is pushed once; the push reads the target current at its turn. The push
  * handles its own failures (pushConfig logs them per session).
  */
@@ -21,7 +22,7 @@ export class PushQueue {
 
   constructor(
     private readonly push: (collectorId: string) => Promise<void>,
-    private readonly sliceMs = 100,
+    private readonly sliceMs = 500,
   ) {}
 
   add(collectorId: string): void {
