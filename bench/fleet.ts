@@ -17,11 +17,11 @@
  *
  * Config: 20 filelog sources, 4 OTLP/HTTP destinations and 20 pipelines
  * (source → batch → destination) with matchers over the five attributes;
- * every collector matches several. With `--inject` the sources read
- * `/var/log/{{attr "collector.name"}}/…` and the destinations send to
- * `https://{{attr "region"}}.otlp.example.com` (needs the attribute injection
- * of issue 22 part 3), so every collector's config is distinct; without it,
- * collectors share configs per matched pipeline set.
+ * every collector matches several. With `--inject` the destinations send to
+ * `https://{{attr "region"}}.otlp<d>.example.com` with a header
+ * `X-Collector: {{attr "collector.name"}}` (the attribute injection of issue
+ * 22 part 3; host paths cannot hold references), so every collector's config
+ * is distinct; without it, collectors share configs per matched pipeline set.
  *
  * Steps: seed; start `server/main.ts`; create the config, commit and publish
  * it (v1, before any agent connects); open the WebSocket agents; start the
@@ -260,7 +260,8 @@ async function main(): Promise<void> {
     const destinations: string[] = [];
     for (let d = 0; d < 4; d++) {
       const config = inject
-        ? { endpoint: `https://{{attr "region"}}.otlp${d}.example.com`, headers: { "X-Collector": '{{attr "collector.name"}}' } }
+        ? // Header values are secrets unless marked otherwise, and a secret is never filled in per collector.
+          { endpoint: `https://{{attr "region"}}.otlp${d}.example.com`, headers: { "X-Collector": { value: '{{attr "collector.name"}}', secret: false } } }
         : { endpoint: `https://otlp${d}.example.com` };
       destinations.push((await api<{ id: string }>("/destinations", "POST", { name: `backend ${d}`, type: "otlphttp", config })).id);
     }
@@ -278,8 +279,7 @@ async function main(): Promise<void> {
     const pipelines: string[] = [];
     const sources: string[] = [];
     for (const [p, matchers] of MATCHERS.entries()) {
-      const include = inject ? [`/var/log/{{attr "collector.name"}}/app${p}/*.log`] : [`/var/log/fleet/app${p}/*.log`];
-      const source = (await api<{ id: string }>("/sources", "POST", { name: `app ${p}`, type: "filelog", config: { include } })).id;
+      const source = (await api<{ id: string }>("/sources", "POST", { name: `app ${p}`, type: "filelog", config: { include: [`/var/log/fleet/app${p}/*.log`] } })).id;
       sources.push(source);
       pipelines.push((await api<{ id: string }>("/pipelines", "POST", { name: `fleet ${p}`, signal: "logs", topology: topology(source, p, "200ms"), matchers })).id);
     }
