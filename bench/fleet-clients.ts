@@ -124,7 +124,8 @@ async function ws(url: string, file: string, heartbeatSeconds: number): Promise<
         socket.send(frame(toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uid, sequenceNum: ++seq, capabilities: CAPS, ...fields }))));
       socket.onopen = () => {
         send({ agentDescription: description({}, agent.attributes) });
-        // opamp-go's heartbeat (30 s by default): without it the server marks the collector offline.
+        // A heartbeat at the server's default interval (settings.ts DEFAULT_HEARTBEAT_SECONDS): without it
+        // the server marks the collector offline.
         setTimeout(() => {
           const beat = setInterval(() => (socket.readyState === WebSocket.OPEN ? send({}) : clearInterval(beat)), heartbeatSeconds * 1000);
         }, Math.random() * heartbeatSeconds * 1000);
@@ -200,7 +201,8 @@ async function poll(base: string, file: string, pollSeconds: number, maxInFlight
       hashes.lag(started - due);
       try {
         if (agent.kind === "rcfg") {
-          // As Alloy: the attributes on every poll; the status of a config once, on the poll after it arrived.
+          // The attributes on every poll (as remotecfg.ts says Alloy sends them); the status of a config once,
+          // on the poll after it arrived (proto/collector/v1: "Unset while unchanged since the previous request").
           const body = toBinary(
             GetConfigRequestSchema,
             create(GetConfigRequestSchema, {
@@ -245,11 +247,13 @@ async function poll(base: string, file: string, pollSeconds: number, maxInFlight
       }
     };
     const loop = async () => {
-      // As a Go ticker (Alloy's poll_frequency): a tick missed while a poll was slow is dropped, not made up.
+      // As a Go time.Ticker, which "drops ticks to make up for slow receivers" (Go's src/time/tick.go):
+      // a tick missed while a poll was slow is dropped, not made up.
       for (let due = Date.now(); ; due = Math.max(due + pollSeconds * 1000, Date.now())) {
         await Bun.sleep(Math.max(0, due - Date.now()));
         await once(due);
-        // As opamp-go's HTTP client: a received config's status is sent at once, not at the next poll.
+        // As opamp-go's HTTP client: a received config's status is sent at once, not at the next poll
+        // (client/internal/clientcommon.go, SetRemoteConfigStatus calls ScheduleSend).
         while (owed) {
           owed = false;
           await once(Date.now());
