@@ -18,8 +18,9 @@
  *   or deleting the collector closes (1008) every session that stands on it,
  *   on every replica, and each message re-checks the credential first.
  * - A publish reaches connected WebSocket sessions at once (Rollouts'
- *   onTargetChanged, fed by the store's change feed); HTTP agents get it in
- *   the reply to their next poll.
+ *   onTargetChanged, fed by the store's change feed), one collector at a
+ *   time so the event loop keeps answering (push-queue.ts); HTTP agents get
+ *   it in the reply to their next poll.
  * - Answers are gzipped for HTTP requests that accept it (connection.ts);
  *   WebSocket frames use permessage-deflate when negotiated.
  */
@@ -37,6 +38,7 @@ import { authenticate, InstanceRefused, standsOn, stillValid, type Credential } 
 import { MessageHandler, type HandlerDeps, type HandlerOptions } from "./handler.ts";
 import { HttpConnection, socketConnection } from "./connection.ts";
 import { newSession, Sessions, type Session, type SessionLimits } from "./sessions.ts";
+import { PushQueue } from "./push-queue.ts";
 import { OPAMP_PATH, readProtobufBody, unframe } from "./wire.ts";
 
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -66,6 +68,8 @@ export class OpampChannel implements Channel {
   readonly path = OPAMP_PATH;
   private readonly sessions: Sessions;
   private readonly handler: MessageHandler;
+  /** New targets to push to connected sessions, one collector at a time (push-queue.ts). */
+  private readonly pushes: PushQueue;
   private readonly unsubscribe: (() => void)[] = [];
   /** Requests being handled (HTTP polls, and upgrades until they open). */
   private inFlight = 0;
@@ -76,6 +80,7 @@ export class OpampChannel implements Channel {
   ) {
     this.sessions = new Sessions(options);
     this.handler = new MessageHandler(deps, this.sessions, options);
+    this.pushes = new PushQueue((id) => this.handler.pushConfig(id));
   }
 
   /** Starts the idle sweep and the pushes: new targets, and rotated tokens. */
@@ -84,8 +89,8 @@ export class OpampChannel implements Channel {
     this.unsubscribe.push(
       // Publishes may have been missed when any may have changed: re-check every connected collector's target (pushConfig sends only a changed one).
       this.deps.rollouts.onTargetChanged((collectorId) => {
-        if (collectorId === undefined) for (const id of [...this.sessions.collectors()]) void this.handler.pushConfig(id);
-        else if (this.sessions.hasCollector(collectorId)) void this.handler.pushConfig(collectorId);
+        if (collectorId === undefined) for (const id of [...this.sessions.collectors()]) this.pushes.add(id);
+        else if (this.sessions.hasCollector(collectorId)) this.pushes.add(collectorId);
       }),
       // A token rotated here or on another replica (the API's otlp-token, or a mint for an offer): its sessions get the new one.
       this.deps.collectorTokens.onRotate((collectorId) => {
@@ -96,6 +101,7 @@ export class OpampChannel implements Channel {
 
   stop(): void {
     for (const off of this.unsubscribe.splice(0)) off();
+    this.pushes.clear();
     this.sessions.stop();
   }
 
