@@ -2,8 +2,9 @@
  * Work a caller hands the server to evaluate (a dry-run's conditions and
  * patterns, a topology's filters to validate) never holds the event loop:
  * while each slow request runs, another client polls /healthz every 20 ms
- * over a real socket and no poll waits more than 100 ms. Oversized filters
- * and chains are refused up front, naming the key, with nothing stored.
+ * over a real socket and no poll waits as long as one of these patterns would
+ * hold it if it ran on the loop. Oversized filters and chains are refused up
+ * front, naming the key, with nothing stored.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
@@ -40,6 +41,12 @@ interface ErrorBody {
 /** ~3 s of backtracking per test on one 28-character body in JavaScript; linear in RE2. */
 const CATASTROPHIC = 'IsMatch(body, "(a+)+$")';
 const EVIL_BODY = "a".repeat(28) + "!";
+/**
+ * Longest a /healthz poll may wait. A backtracking engine takes 2^28 steps on
+ * EVIL_BODY, seconds per pattern, so one pattern run on the event loop fails
+ * this; the margin is for a machine busy with other work, not a speed target.
+ */
+const STALL_MS = 1000;
 
 /** `count` different backtracking patterns, so nothing can be answered from a cache. */
 const pathological = (count: number, salt = 0) =>
@@ -92,7 +99,7 @@ async function whilePolling(request: () => Promise<Response>): Promise<{ res: Re
 }
 
 describe("a slow dry-run", () => {
-  test("30 × IsMatch(body, \"(a+)+$\") on one record: /healthz never waits 100 ms, the run is stopped with 422 naming the processor", async () => {
+  test("30 × IsMatch(body, \"(a+)+$\") on one record: /healthz is never held, the run is stopped with 422 naming the processor", async () => {
     const pipeline = await server.call<{ id: string; topology: unknown }>("/pipelines", "POST", { name: "slow-dry", signal: "logs" });
     const { res, body, worstPollMs, polls } = await whilePolling(() =>
       server.api(`/pipelines/${pipeline.id}/dry-run`, {
@@ -106,7 +113,7 @@ describe("a slow dry-run", () => {
     expect((body as ErrorBody).error.message).toContain("processor 'slow'");
     // The run lasted the 5 s budget, so the poller had that long to notice a held loop.
     expect(polls).toBeGreaterThan(50);
-    expect(worstPollMs).toBeLessThan(100);
+    expect(worstPollMs).toBeLessThan(STALL_MS);
     expect(await server.call<{ topology: unknown }>(`/pipelines/${pipeline.id}`)).toMatchObject({ topology: pipeline.topology });
   }, 30_000);
 
@@ -164,17 +171,17 @@ describe("validating a topology", () => {
     [`${MAX_CHAIN_CONDITIONS} pathological patterns`, mostConditions],
     [`${MAX_CHAIN_CONDITION_TEXT} characters of deeply nested groups`, mostText],
   ] as const) {
-    test(`the most a pipeline may hold (${shape}) is checked, not run, on save and preview: /healthz never waits 100 ms`, async () => {
+    test(`the most a pipeline may hold (${shape}) is checked, not run, on save and preview: /healthz is never held`, async () => {
       const pipeline = await server.call<{ id: string }>("/pipelines", "POST", { name: `big-graph-${shape.length}`, signal: "logs" });
       const saved = await whilePolling(() => server.api(`/pipelines/${pipeline.id}/topology`, { method: "PUT", token: editor, json: topology() }));
       expect(saved.res.status).toBe(200);
-      expect(saved.worstPollMs).toBeLessThan(100);
+      expect(saved.worstPollMs).toBeLessThan(STALL_MS);
       for (const runtime of ["otelcol", "alloy"]) {
         const previewed = await whilePolling(() =>
           server.api(`/pipelines/${pipeline.id}/topology/preview?runtime=${runtime}`, { method: "POST", token: viewer, json: topology() }),
         );
         expect(previewed.res.status).toBe(200);
-        expect(previewed.worstPollMs).toBeLessThan(100);
+        expect(previewed.worstPollMs).toBeLessThan(STALL_MS);
       }
     }, 30_000);
   }
