@@ -343,7 +343,6 @@ async function main(): Promise<void> {
     const cpuBefore = new Map(children.map((c) => [c, cpuSeconds(c.proc.pid)]));
     const serverCpuBefore = cpuSeconds(server.pid);
     let wsDone = 0;
-    let pollDone = 0;
     let answeredMs = 0;
     let changedCount = 0;
     const started = performance.now();
@@ -356,7 +355,7 @@ async function main(): Promise<void> {
       });
       wsDone = await until("WebSocket agents on v2", 300_000, () => sum(wsChildren, "changed") >= ws.length, () => `${sum(wsChildren, "changed")} of ${ws.length} on v2`);
       await publish;
-      pollDone = await until("pollers on v2", 5 * pollSeconds * 1000 + 120_000, () => sum(pollChildren, "changed") >= pollers.length, () => `${sum(pollChildren, "changed")} of ${pollers.length} on v2; ${pollDetail()}`);
+      await until("pollers on v2", 5 * pollSeconds * 1000 + 120_000, () => sum(pollChildren, "changed") >= pollers.length, () => `${sum(pollChildren, "changed")} of ${pollers.length} on v2; ${pollDetail()}`);
     });
     const elapsed = (performance.now() - started) / 1000;
     console.log(`v2: POST /publish answered in ${secs(answeredMs)} (${changedCount} targets changed)`);

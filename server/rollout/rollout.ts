@@ -25,7 +25,7 @@ import { MissingSecretError, type SecretVault } from "../secrets/vault.ts";
 import { plaintextRedactor } from "../secrets/redact.ts";
 import { markedSecrets } from "../secrets/values.ts";
 import { Coalescer } from "../store/coalesce.ts";
-import type { Store, WriteOp } from "../store/store.ts";
+import type { AuditEntry, Store, WriteOp } from "../store/store.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import type { Snapshot } from "../configstore/layout.ts";
@@ -81,8 +81,19 @@ export interface PublishScope {
 
 type TargetListener = (collectorId: string | undefined) => void;
 
-/** Rendered configs kept decoded in memory (a change, which only the secrets upgrade makes, drops one), bounded by count. */
-const RENDERED_CACHE = 5000;
+/**
+ * Rendered configs kept decoded in memory (a change, which only the secrets
+ * upgrade makes, drops one), bounded by count: with attribute references
+ * nearly every collector has its own, a few KiB each.
+ */
+const RENDERED_CACHE = 20_000;
+/** Collectors rendered between turns of the event loop in a publish. */
+const RENDER_SLICE = 1000;
+/** Store operations per write when a publish's writes are sliced. */
+const WRITE_SLICE = 5000;
+
+/** Lets the event loop run what is waiting (requests, deliveries) before going on. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A target's fields with the "could not be delivered" mark dropped: it was delivered, or the collector reports on it. */
 function deliveredTarget(target: CollectorConfig): Omit<CollectorConfig, "undelivered"> {
@@ -194,6 +205,7 @@ export class Rollouts {
 
     const render = fleetRenderer(snapshot);
     const now = new Date().toISOString();
+    let turn = 0;
     const renderedOps: WriteOp[] = [];
     /** Collectors with equal configs share one rendered document. */
     const renderedPuts = new Set<string>();
@@ -202,6 +214,8 @@ export class Rollouts {
     const pinned: string[] = [];
     const named = new Set(options.collectorIds ?? []);
     for (const collector of affected) {
+      // Rendering a fleet takes seconds: other requests get a turn between slices.
+      if (++turn % RENDER_SLICE === 0) await nextTurn();
       if (targets.get(collector.id)?.pinned && !named.has(collector.id)) {
         pinned.push(collector.id);
         continue;
@@ -221,7 +235,8 @@ export class Rollouts {
       }
       next.set(collector.id, rendered.hash);
     }
-    if (failures.length > 0 && !options.skipErrors) {      throw new ConflictError(`The configuration of ${failures.length} collector(s) cannot be rendered: ${failures[0]!.message}.`, "render_failed", failures);
+    if (failures.length > 0 && !options.skipErrors) {
+      throw new ConflictError(`The configuration of ${failures.length} collector(s) cannot be rendered: ${failures[0]!.message}.`, "render_failed", failures);
     }
     const { strategy } = options;
     const canary = options.canary ? new Set(affected.filter(options.canary).map((c) => c.id)) : undefined;
@@ -249,35 +264,63 @@ export class Rollouts {
           }
         : {}),
     };
-    const ops: WriteOp[] = [...renderedOps];
+    const perCollector: WriteOp[][] = [];
     for (const [index, batch] of batches.entries()) {
       for (const id of batch) {
         const hash = next.get(id)!;
         const entry: HistoryEntry = { seq: (targets.get(id)?.targetSeq ?? 0) + 1, commit, hash, time: now, state: "outdated", actor: who.actor, cause: "publish" };
-        if (index === 0) ops.push(...targetWrites(id, entry));
-        else ops.push({ op: "put", collection: PENDING, id: `${rollout.id}/${id}`, data: { hash } satisfies PendingTarget, expect: "absent" });
+        if (index === 0) perCollector.push(targetWrites(id, entry));
+        else perCollector.push([{ op: "put", collection: PENDING, id: `${rollout.id}/${id}`, data: { hash } satisfies PendingTarget, expect: "absent" }]);
       }
     }
     // Every collector rendered (or a failure refused the publish): what a retarget could not render is moot.
     const rendered = new Set(affected.map((c) => c.id));
-    for (const id of renderFailures) if (rendered.has(id) && !failures.some((f) => f.path === `collectors/${id}`)) ops.push({ op: "delete", collection: RENDER_FAILURES, id });
-    if (rollout.phase) ops.push({ op: "put", collection: ACTIVE.collection, id: ACTIVE.id, data: { rolloutId: rollout.id } });
-    const fleet: WriteOp[] = options.collectorIds === undefined && options.match === undefined ? [{ op: "put", collection: FLEET.collection, id: FLEET.id, data: { commit, at: now } satisfies FleetPublish }] : [];
-    await this.store.write(
-      [...ops, ...this.rolloutOps(rollout), ...fleet],
-      [
-        auditEntry(who, "config.publish", "rollout", rollout.id, {
-          commit,
-          scope: rollout.scope,
-          collectors: affected.length,
-          changed: changed.length,
-          ...(rollout.skipped ? { skipped: rollout.skipped.length } : {}),
-          ...(rollout.pinned ? { pinned: rollout.pinned.length } : {}),
-          ...(rollout.strategy ? { strategy: rollout.strategy, batches: batches.length } : {}),
-        }),
-      ],
-    );
+    const failed = new Set(failures.map((f) => f.path.slice("collectors/".length)));
+    const last: WriteOp[] = renderFailures.filter((id) => rendered.has(id) && !failed.has(id)).map((id) => ({ op: "delete", collection: RENDER_FAILURES, id }));
+    if (rollout.phase) last.push({ op: "put", collection: ACTIVE.collection, id: ACTIVE.id, data: { rolloutId: rollout.id } });
+    if (options.collectorIds === undefined && options.match === undefined) {
+      last.push({ op: "put", collection: FLEET.collection, id: FLEET.id, data: { commit, at: now } satisfies FleetPublish });
+    }
+    await this.writeInSlices(renderedOps, perCollector, [...last, ...this.rolloutOps(rollout)], [
+      auditEntry(who, "config.publish", "rollout", rollout.id, {
+        commit,
+        scope: rollout.scope,
+        collectors: affected.length,
+        changed: changed.length,
+        ...(rollout.skipped ? { skipped: rollout.skipped.length } : {}),
+        ...(rollout.pinned ? { pinned: rollout.pinned.length } : {}),
+        ...(rollout.strategy ? { strategy: rollout.strategy, batches: batches.length } : {}),
+      }),
+    ]);
     return rollout;
+  }
+
+  /**
+   * A publish's writes, a fleet's worth of them: one write when they are few,
+   * else slices of WRITE_SLICE operations with a turn of the event loop
+   * between them (an embedded store writes synchronously, and 200,000 rows in
+   * one transaction held every other request for seconds). Rendered configs
+   * go first, then each collector's target and history entry together, and
+   * the rollout, its audit entry and the fleet's commit last: until that
+   * slice lands nothing names the rollout, and a publish that failed half
+   * way is completed by the next one (it renders again and writes what
+   * differs).
+   */
+  private async writeInSlices(rendered: WriteOp[], perCollector: WriteOp[][], last: WriteOp[], audit: AuditEntry[]): Promise<void> {
+    const slices: WriteOp[][] = [];
+    let slice: WriteOp[] = [];
+    for (const group of [...rendered.map((op) => [op]), ...perCollector]) {
+      if (slice.length + group.length > WRITE_SLICE) {
+        slices.push(slice);
+        slice = [];
+      }
+      slice.push(...group);
+    }
+    slices.push([...slice, ...last]);
+    for (const [i, ops] of slices.entries()) {
+      if (i > 0) await nextTurn();
+      await this.store.write(ops, i === slices.length - 1 ? audit : []);
+    }
   }
 
   /**
