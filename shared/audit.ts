@@ -21,6 +21,17 @@ export const AuditEntrySchema = Type.Object(
         { description: "The record the entry is about, named (collectors, sources, destinations, pipelines, routes, users, service accounts)." },
       ),
     ),
+    refs: Type.Optional(
+      Type.Array(
+        Type.Object({
+          key: Type.String({ description: "The details key naming the record (sourceId, destinationId, pipelineId, collectorId)." }),
+          kind: Type.Union([Type.Literal("source"), Type.Literal("destination"), Type.Literal("pipeline"), Type.Literal("collector")]),
+          id: Type.String(),
+          name: Type.Union([Type.String(), Type.Null()], { description: "Null: the record no longer exists." }),
+        }),
+        { description: "Other records the entry's details name by id, with their names now." },
+      ),
+    ),
   },
   { title: "AuditEntry" },
 );

@@ -4,6 +4,8 @@
  * kind read at most once per page (the config's working tree, the users, the
  * service accounts; collectors from their in-memory view). A record that is
  * gone is marked deleted and keeps the name its own entry recorded, if any.
+ * Ids in an entry's details (an activation's sourceId, a route's pipelineId)
+ * are named too, as `refs`.
  */
 import type { AuditEntry } from "../../shared/audit.ts";
 import type { ServiceAccounts } from "../auth/service-accounts.ts";
@@ -42,20 +44,31 @@ function resolvers(deps: AuditTargetDeps): Map<string, Resolver> {
   ]);
 }
 
-/** The entries with `target` set where their resource is a record of a kind this names. */
+/** The details keys that name another record by id, and its kind. */
+const DETAIL_REFS = { sourceId: "source", destinationId: "destination", pipelineId: "pipeline", collectorId: "collector" } as const;
+
+/** The entries with `target` set where their resource is a record of a kind this names, and `refs` for ids in their details. */
 export async function withTargets(deps: AuditTargetDeps, entries: AuditEntry[]): Promise<AuditEntry[]> {
   const resolve = resolvers(deps);
   const cache = new Map<string, Promise<string | null>>();
+  const named = (kind: string, id: string) => {
+    const key = `${kind}/${id}`;
+    if (!cache.has(key)) cache.set(key, resolve.get(kind)!(id));
+    return cache.get(key)!;
+  };
   return Promise.all(
     entries.map(async (entry) => {
-      const resolver = resolve.get(entry.resource);
-      if (!resolver || entry.resourceId === null) return entry;
-      const key = `${entry.resource}/${entry.resourceId}`;
-      if (!cache.has(key)) cache.set(key, resolver(entry.resourceId));
-      const name = await cache.get(key)!;
-      if (name !== null) return { ...entry, target: { name, deleted: false } };
+      const refs = await Promise.all(
+        Object.entries(DETAIL_REFS)
+          .filter(([key]) => typeof entry.details[key] === "string")
+          .map(async ([key, kind]) => ({ key, kind, id: entry.details[key] as string, name: await named(kind, entry.details[key] as string) })),
+      );
+      const withRefs = refs.length > 0 ? { ...entry, refs } : entry;
+      if (!resolve.has(entry.resource) || entry.resourceId === null) return withRefs;
+      const name = await named(entry.resource, entry.resourceId);
+      if (name !== null) return { ...withRefs, target: { name, deleted: false } };
       const recorded = entry.details.name ?? entry.details.username;
-      return { ...entry, target: { name: typeof recorded === "string" ? recorded : null, deleted: true } };
+      return { ...withRefs, target: { name: typeof recorded === "string" ? recorded : null, deleted: true } };
     }),
   );
 }

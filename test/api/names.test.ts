@@ -2,7 +2,8 @@
  * Names, not UUIDs, over HTTP: pending changes and each commit's diff name
  * the record every file holds (a deleted one from the version before), the
  * refusals that point at other records name them while their detail paths
- * stay ids, and audit entries name their target (a deleted one marked so).
+ * stay ids, and audit entries name their target (a deleted one marked so)
+ * and the records their details name by id.
  * Real git under the test server (embedded store, bare repository on disk).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -149,6 +150,14 @@ describe("audit entries", () => {
     expect(target("source.delete", doomed.id)).toEqual({ name: "short-lived", deleted: true });
     // The route deleted above recorded no name: its id stays, marked deleted.
     expect(items.find((e) => e.action === "route.delete")!.target).toEqual({ name: null, deleted: true });
+    // Ids in the details are named too: the activation's source, the route's collector and pipeline.
+    const activate = items.find((e) => e.action === "collector.source.activate")!;
+    expect(activate.refs).toEqual([{ key: "sourceId", kind: "source", id: f.source, name: "nginx access" }]);
+    const routed = items.find((e) => e.action === "route.delete")!;
+    expect(routed.refs).toEqual([
+      { key: "pipelineId", kind: "pipeline", id: f.pipeline, name: "main" },
+      { key: "collectorId", kind: "collector", id: f.collector, name: "edge-1" },
+    ]);
     const commit = items.find((e) => e.action === "config.commit")!;
     expect(commit.target).toBeUndefined(); // commits link to their diff, by id
   });

@@ -122,6 +122,10 @@ test("the audit page names each entry's record; a deleted one keeps its id", asy
   expect(await deleted.textContent()).toContain(ids.doomed);
   expect(await deleted.textContent()).toContain("(deleted)");
   expect(await deleted.getByRole("link").count()).toBe(0);
+  // The source an activation names in its details reads by name too.
+  expect(await row("collector.source.activate").getByRole("list", { name: "Records named in the details" }).getByRole("link", { name: "“nginx access”" }).getAttribute("href")).toBe(
+    `/ui/sources?edit=${ids.source}`,
+  );
   await browser.screenshot("history-audit-1280");
   await phone(browser, "history-audit-390");
 

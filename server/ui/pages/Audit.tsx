@@ -5,7 +5,8 @@
  * "Load more" follows the API's nextCursor. The time inputs are local
  * times in the URL and sent to the API as ISO 8601 instants. Each entry's
  * resource shows by name, linked (the API names it), a deleted one by its id
- * with "(deleted)"; a commit links to its diff in the history.
+ * with "(deleted)", and so are the records its details name by id; a commit
+ * links to its diff in the history.
  */
 import type { AuditEntry } from "../../../shared/audit.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -18,6 +19,7 @@ import { LastSeen } from "../components/LastSeen.tsx";
 import { ListSummary } from "../components/ListSummary.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useFilteredList } from "../list.ts";
+import "./Audit.css";
 
 const PAGE_SIZE = 50;
 const FILTERS = ["action", "actor", "from", "to"] as const;
@@ -52,6 +54,20 @@ function Outcome({ outcome }: { outcome: string }) {
       </span>
       {outcome}
     </span>
+  );
+}
+
+/** The other records an entry's details name by id (the API names them), above the raw details. */
+function Refs({ refs }: { refs: AuditEntry["refs"] }) {
+  if (!refs || refs.length === 0) return null;
+  return (
+    <ul className="plain audit-refs" aria-label="Records named in the details">
+      {refs.map((ref) => (
+        <li key={ref.key}>
+          <RecordName kind={ref.kind} id={ref.id} name={ref.name} deleted={ref.name === null} />
+        </li>
+      ))}
+    </ul>
   );
 }
 
@@ -160,6 +176,7 @@ export function AuditPage() {
                 <Outcome outcome={entry.outcome} />
               </td>
               <td>
+                <Refs refs={entry.refs} />
                 <Details details={entry.details} />
               </td>
             </tr>
