@@ -30,6 +30,7 @@ import { Activations } from "./configstore/activations.ts";
 import { HostPaths } from "./catalog/hostpaths.ts";
 import { Components } from "./configstore/components.ts";
 import { ConfigStore } from "./configstore/configstore.ts";
+import { collectorNamesFrom } from "./configstore/names.ts";
 import { Pipelines } from "./configstore/pipelines.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
 import { Routes } from "./configstore/routes.ts";
@@ -201,8 +202,8 @@ export async function createApp(
     secrets,
     vault,
     configStore,
-    sources: new Components(configStore, "source", vault, hostPaths),
-    destinations: new Components(configStore, "destination", vault),
+    sources: new Components(configStore, "source", vault, hostPaths, collectorNamesFrom(collectors)),
+    destinations: new Components(configStore, "destination", vault, null, collectorNamesFrom(collectors)),
     activations: new Activations(configStore, collectors, vault, hostPaths),
     pipelines: new Pipelines(configStore, collectors),
     routes: new Routes(configStore, collectors),

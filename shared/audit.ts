@@ -12,6 +12,26 @@ export const AuditEntrySchema = Type.Object(
     outcome: Type.Union([Type.Literal("success"), Type.Literal("failure"), Type.Literal("denied")]),
     details: Type.Record(Type.String(), Type.Unknown()),
     remoteAddr: Type.Union([Type.String(), Type.Null()]),
+    target: Type.Optional(
+      Type.Object(
+        {
+          name: Type.Union([Type.String(), Type.Null()], { description: "The record's name now; for a deleted one, the name the entry recorded, if any." }),
+          deleted: Type.Boolean({ description: "The record no longer exists." }),
+        },
+        { description: "The record the entry is about, named (collectors, sources, destinations, pipelines, routes, users, service accounts)." },
+      ),
+    ),
+    refs: Type.Optional(
+      Type.Array(
+        Type.Object({
+          key: Type.String({ description: "The details key naming the record (sourceId, destinationId, pipelineId, collectorId)." }),
+          kind: Type.Union([Type.Literal("source"), Type.Literal("destination"), Type.Literal("pipeline"), Type.Literal("collector")]),
+          id: Type.String(),
+          name: Type.Union([Type.String(), Type.Null()], { description: "Null: the record no longer exists." }),
+        }),
+        { description: "Other records the entry's details name by id, with their names now." },
+      ),
+    ),
   },
   { title: "AuditEntry" },
 );

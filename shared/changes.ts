@@ -1,13 +1,25 @@
 /**
  * Pending changes and commits of the git-backed config store as the REST API
- * answers them (/changes, /commits), declared once for the server's routes, the
- * OpenAPI document and the UI's Changes page.
+ * answers them (/changes, /commits, /commits/{commit}), declared once for the
+ * server's routes, the OpenAPI document and the UI's Changes page.
  */
 import { Type, type Static } from "@sinclair/typebox";
+
+/** The kinds of record a file of the config repository holds (collector: its activations). */
+export const RECORD_KINDS = ["source", "destination", "pipeline", "route", "collector"] as const;
+export type RecordKind = (typeof RECORD_KINDS)[number];
+
+/** The record a file holds, named so people need not read UUIDs; absent for files outside the layout. */
+export const FileRecordSchema = Type.Object({
+  kind: Type.Union(RECORD_KINDS.map((kind) => Type.Literal(kind))),
+  id: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()], { description: "The record's name (a route: its source and pipeline); null when no version of it is known." }),
+});
 
 export const FileChangeSchema = Type.Object({
   path: Type.String(),
   change: Type.Union([Type.Literal("added"), Type.Literal("modified"), Type.Literal("deleted")]),
+  record: Type.Optional(FileRecordSchema),
 });
 
 export const CommitSchema = Type.Object(
@@ -20,5 +32,11 @@ export const CommitSchema = Type.Object(
   },
   { title: "Commit" },
 );
+
+/** One commit with the files it changed and their unified diff against its parent. */
+export const CommitDiffSchema = Type.Composite([CommitSchema, Type.Object({ items: Type.Array(FileChangeSchema), diff: Type.String() })], { title: "CommitDiff" });
+
+export type FileRecord = Static<typeof FileRecordSchema>;
 export type FileChange = Static<typeof FileChangeSchema>;
 export type Commit = Static<typeof CommitSchema>;
+export type CommitDiff = Static<typeof CommitDiffSchema>;

@@ -4,6 +4,7 @@ import type { Store } from "../store/store.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
 import { AuditEntrySchema as AuditEntry } from "../../shared/audit.ts";
+import { withTargets, type AuditTargetDeps } from "./audit-targets.ts";
 
 const Instant = Type.String({ format: "date-time", errorMessage: "must be an ISO 8601 date-time such as 2026-01-31T00:00:00Z" });
 
@@ -19,7 +20,7 @@ const AuditQuery = Type.Object(
 );
 
 /** What the /audit routes use. */
-export interface AuditApiDeps {
+export interface AuditApiDeps extends AuditTargetDeps {
   store: Store;
 }
 
@@ -30,7 +31,7 @@ export function auditRoutes(deps: AuditApiDeps): Route[] {
       path: "/audit",
       scope: "audit:read",
       tag: "audit",
-      summary: "Audit entries, newest first; filter by time range [from, to), actor and action.",
+      summary: "Audit entries, newest first, each naming the record it is about (`target`) where it is one; filter by time range [from, to), actor and action.",
       query: AuditQuery,
       response: Type.Object({ items: Type.Array(AuditEntry), nextCursor: NextCursor }),
       handler: async ({ query }) => {
@@ -46,7 +47,7 @@ export function auditRoutes(deps: AuditApiDeps): Route[] {
         });
         const more = items.length > limit;
         if (more) items.pop();
-        return { items, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+        return { items: await withTargets(deps, items), nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
       },
     }),
   ];

@@ -1,7 +1,9 @@
 /** REST: pending changes, commit, discard and history of the git-backed config store. */
 import { Type } from "@sinclair/typebox";
-import { CommitSchema, FileChangeSchema } from "../../shared/changes.ts";
+import { CommitDiffSchema, CommitSchema, FileChangeSchema } from "../../shared/changes.ts";
+import type { Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
+import { collectorNamesFrom } from "../configstore/names.ts";
 import type { Logger } from "pino";
 import type { SecretVault } from "../secrets/vault.ts";
 import type { Store } from "../store/store.ts";
@@ -17,6 +19,7 @@ const CommitBody = Type.Object(
 /** What the /changes and /commits routes use. */
 export interface ChangesApiDeps {
   configStore: ConfigStore;
+  collectors: Pick<Collectors, "get">;
   store: Store;
   vault: SecretVault;
   logger: Logger;
@@ -29,9 +32,9 @@ export function changeRoutes(deps: ChangesApiDeps): Route[] {
       path: "/changes",
       scope: "config:read",
       tag: "changes",
-      summary: "Pending (uncommitted) changes, one item per file, and their unified diff.",
+      summary: "Pending (uncommitted) changes, one item per file with the record it holds and its name, and their unified diff.",
       response: Type.Object({ items: Type.Array(FileChangeSchema), diff: Type.String() }),
-      handler: () => deps.configStore.changes(),
+      handler: () => deps.configStore.changes(collectorNamesFrom(deps.collectors)),
     }),
     route({
       method: "POST",
@@ -83,6 +86,15 @@ export function changeRoutes(deps: ChangesApiDeps): Route[] {
           },
         });
       },
+    }),
+    route({
+      method: "GET",
+      path: "/commits/{commit}",
+      scope: "config:read",
+      tag: "changes",
+      summary: "One commit: the files it changed, each with the record it holds and its name, and their unified diff against its parent; 404 for an unknown commit.",
+      response: CommitDiffSchema,
+      handler: ({ params }) => deps.configStore.commitDiff(params.commit!, collectorNamesFrom(deps.collectors)),
     }),
   ];
 }

@@ -2,7 +2,8 @@
  * GET /commits/export: the whole history as a git bundle that real git
  * clones, on both history backends (a bare repository on disk in embedded
  * mode, the database in external mode). Before the first commit it is 409
- * no_history; each export is audited.
+ * no_history; each export is audited. Each commit's own diff names the
+ * files git says it changed, on both backends.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
@@ -70,6 +71,21 @@ describe.each(backends)("GET /commits/export on %s", (name, start) => {
     expect(audit).toMatchObject({ resource: "commit", resourceId: head, outcome: "success" });
     // External mode keeps no repository on the replica's disk.
     expect(existsSync(join(server.dir, "config.git"))).toBe(name.startsWith("embedded"));
+  });
+
+  test("GET /commits/{commit} answers the files git says the commit changed, with their diff; 404 for an unknown one", async () => {
+    const { items } = await server.call<{ items: { commit: string }[] }>("/commits");
+    const [head, first] = [items[0]!.commit, items[1]!.commit];
+    const diff = await server.call<{ parent: string | null; items: { path: string; change: string; record?: { name: string | null } }[]; diff: string }>(`/commits/${head}`);
+    expect(diff.parent).toBe(first);
+    const clone = join(server.dir, "clone");
+    const git = (await run(clone, "git", "diff", "--name-status", first, head)).trim().split("\n");
+    const letter = { added: "A", modified: "M", deleted: "D" } as Record<string, string>;
+    expect(diff.items.map((i) => `${letter[i.change]}\t${i.path}`)).toEqual(git);
+    expect(diff.items.map((i) => i.record?.name)).toEqual([null, "Renamed"]); // the pipeline file held no name
+    expect(diff.diff).toContain("-name: A\n+name: Renamed");
+    expect((await server.call<{ items: unknown[] }>(`/commits/${first}`)).items).toHaveLength(2);
+    expect((await server.api(`/commits/${"f".repeat(40)}`)).status).toBe(404);
   });
 
   test("the OpenAPI document describes the bundle answer", async () => {

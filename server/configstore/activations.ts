@@ -20,6 +20,7 @@ import type { SecretVault } from "../secrets/vault.ts";
 import type { AuditEntry, WriteOp } from "../store/store.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
+import { routeTitle } from "./names.ts";
 import type { CollectorActivations, DestinationActivation, SourceActivation } from "../../shared/config-records.ts";
 
 type Kind = "source" | "destination";
@@ -121,7 +122,7 @@ export class Activations {
         throw new ConflictError(
           `Routes still read this source on the collector; delete them first.`,
           "still_referenced",
-          routes.map((r) => ({ path: `routes/${r.id}`, message: `route ${r.id} to pipeline ${r.pipelineId}` })),
+          routes.map((r) => ({ path: `routes/${r.id}`, message: routeTitle(r, tree.snapshot) })),
         );
       }
       const sources = current.sources.filter((a) => a.sourceId !== sourceId);
@@ -181,7 +182,7 @@ export class Activations {
         throw new ConflictError(
           `Pipelines routed on this collector send to this destination; change them or delete their routes first.`,
           "still_referenced",
-          users.map((r) => ({ path: `routes/${r.id}`, message: `route ${r.id} uses pipeline ${r.pipelineId}` })),
+          users.map((r) => ({ path: `routes/${r.id}`, message: `${routeTitle(r, snapshot)} sends to it` })),
         );
       }
       const destinations = current.destinations.filter((a) => a.destinationId !== destinationId);

@@ -17,6 +17,7 @@ import type { SecretVault } from "../secrets/vault.ts";
 import type { WriteOp } from "../store/store.ts";
 import type { ConfigStore } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
+import { collectorLabel, collectorNameMap, routeLabel, type CollectorNames } from "./names.ts";
 import type { DestinationRecord, SourceRecord } from "../../shared/config-records.ts";
 
 export type ComponentKind = "source" | "destination";
@@ -40,6 +41,8 @@ export class Components {
     private readonly vault: SecretVault,
     /** Sources only: the host-path policy their configs keep to; null leaves paths unchecked. */
     private readonly hostPaths: HostPaths | null = null,
+    /** Names the collectors an error message mentions; null leaves their ids. */
+    private readonly collectorNames: CollectorNames | null = null,
   ) {}
 
   private path(id: string): string {
@@ -121,12 +124,12 @@ export class Components {
     await this.config.guarded(async (tree) => {
       const record = this.records(tree.snapshot).get(id);
       if (!record) throw new NotFoundError(LABEL[this.kind], id);
-      const users = usersOf(tree.snapshot, this.kind, id);
+      const users = usersOf(tree.snapshot, this.kind, id, await collectorNameMap(referringCollectors(tree.snapshot, this.kind, id), this.collectorNames));
       if (users.length > 0) {
         throw new ConflictError(
-          `${LABEL[this.kind]} '${id}' is still used by ${users.map((u) => u.path).join(", ")}; remove those first.`,
+          `${LABEL[this.kind]} "${record.name}" is still used by ${users.map((u) => u.label).join(", ")}; remove those first.`,
           "still_referenced",
-          users,
+          users.map(({ path, message }) => ({ path, message })),
         );
       }
       const schema = findType(this.kind, record.type)?.schema;
@@ -139,22 +142,47 @@ export class Components {
   }
 }
 
-/** Everything in a snapshot that names this source or destination, as error details. */
-export function usersOf(snapshot: Snapshot, kind: ComponentKind, id: string): { path: string; message: string }[] {
-  const users: { path: string; message: string }[] = [];
+/** The collectors whose activations or routes name this source or destination. */
+function referringCollectors(snapshot: Snapshot, kind: ComponentKind, id: string): string[] {
+  const ids: string[] = [];
   for (const activations of snapshot.activations.values()) {
     const list = kind === "source" ? activations.sources.map((a) => a.sourceId) : activations.destinations.map((a) => a.destinationId);
-    if (list.includes(id)) users.push({ path: `collectors/${activations.collectorId}`, message: `active on collector ${activations.collectorId}` });
+    if (list.includes(id)) ids.push(activations.collectorId);
+  }
+  if (kind === "source") for (const route of snapshot.routes.values()) if (route.sourceId === id) ids.push(route.collectorId);
+  return ids;
+}
+
+/**
+ * Everything in a snapshot that names this source or destination, as error
+ * details (path as before, message naming records by name) and a short label
+ * for the summary message.
+ */
+export function usersOf(
+  snapshot: Snapshot,
+  kind: ComponentKind,
+  id: string,
+  collectors: ReadonlyMap<string, string | null> = new Map(),
+): { path: string; message: string; label: string }[] {
+  const users: { path: string; message: string; label: string }[] = [];
+  for (const activations of snapshot.activations.values()) {
+    const list = kind === "source" ? activations.sources.map((a) => a.sourceId) : activations.destinations.map((a) => a.destinationId);
+    if (list.includes(id)) {
+      const collector = collectorLabel(activations.collectorId, collectors);
+      users.push({ path: `collectors/${activations.collectorId}`, message: `active on ${collector}`, label: collector });
+    }
   }
   if (kind === "source") {
     for (const route of snapshot.routes.values()) {
-      if (route.sourceId === id) users.push({ path: `routes/${route.id}`, message: `route ${route.id} reads it` });
+      if (route.sourceId !== id) continue;
+      const label = routeLabel(route, snapshot, collectors);
+      users.push({ path: `routes/${route.id}`, message: `${label} reads it`, label });
     }
   }
   for (const pipeline of snapshot.pipelines.values()) {
     for (const node of pipeline.topology.nodes) {
       if (node.kind === kind && node.ref === id) {
-        users.push({ path: `pipelines/${pipeline.id}`, message: `node ${node.id} of pipeline ${pipeline.id}` });
+        users.push({ path: `pipelines/${pipeline.id}`, message: `node ${node.id} of pipeline "${pipeline.name}"`, label: `pipeline "${pipeline.name}"` });
       }
     }
   }

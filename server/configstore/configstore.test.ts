@@ -40,8 +40,9 @@ describe("config store", () => {
     await config.edit([{ path: "collectors/c1/activations.yaml", text: "collectorId: c1\n" }], []);
     const pending = await config.changes();
     expect(pending.items).toEqual([
-      { path: "collectors/c1/activations.yaml", change: "added" },
-      { path: "sources/a.yaml", change: "added" },
+      // Collector names come from the registry the caller passes; without one they are unknown.
+      { path: "collectors/c1/activations.yaml", change: "added", record: { kind: "collector", id: "c1", name: null } },
+      { path: "sources/a.yaml", change: "added", record: { kind: "source", id: "a", name: "A" } },
     ]);
     expect(pending.diff).toContain("+++ b/sources/a.yaml");
     expect(pending.diff).toContain("+name: A");
@@ -66,7 +67,7 @@ describe("config store", () => {
     const first = await config.commit(who, "two sources");
     await config.edit([{ path: "sources/a.yaml", text: "name: A2\n" }, { path: "sources/b.yaml", text: null }], []);
     const { items, diff } = await config.changes();
-    expect(items).toEqual([
+    expect(items.map(({ path, change }) => ({ path, change }))).toEqual([
       { path: "sources/a.yaml", change: "modified" },
       { path: "sources/b.yaml", change: "deleted" },
     ]);
@@ -77,6 +78,30 @@ describe("config store", () => {
     expect(second.parent).toBe(first.commit);
     expect(git(gitdir, "ls-tree", "-r", "--name-only", "main").trim()).toBe("sources/a.yaml");
     await expect(config.commit(who, "again")).rejects.toMatchObject({ status: 409, code: "nothing_to_commit" });
+  });
+
+  test("a commit's diff is against its parent, naming records as of that commit (a deleted one as of its parent)", async () => {
+    const { config } = await open();
+    await config.edit([{ path: "sources/a.yaml", text: "id: a\nname: A\n" }, { path: "sources/b.yaml", text: "id: b\nname: B\n" }], []);
+    const first = await config.commit(who, "two sources");
+    await config.edit([{ path: "sources/a.yaml", text: "id: a\nname: A2\n" }, { path: "sources/b.yaml", text: null }], []);
+    const second = await config.commit(who, "edit");
+    const names = async (commit: string) => (await config.commitDiff(commit, async (id) => `collector ${id}`)).items;
+    expect(await names(first.commit)).toEqual([
+      { path: "sources/a.yaml", change: "added", record: { kind: "source", id: "a", name: "A" } },
+      { path: "sources/b.yaml", change: "added", record: { kind: "source", id: "b", name: "B" } },
+    ]);
+    const diff = await config.commitDiff(second.commit);
+    expect(diff).toMatchObject({ commit: second.commit, parent: first.commit, message: "edit", author: "sa:tester" });
+    expect(diff.items).toEqual([
+      { path: "sources/a.yaml", change: "modified", record: { kind: "source", id: "a", name: "A2" } },
+      { path: "sources/b.yaml", change: "deleted", record: { kind: "source", id: "b", name: "B" } },
+    ]);
+    expect(diff.diff).toContain("-name: A\n+name: A2");
+    expect(diff.diff).toContain("--- a/sources/b.yaml\n+++ /dev/null");
+    for (const unknown of ["0".repeat(40), "main", first.commit.slice(0, 7)]) {
+      await expect(config.commitDiff(unknown)).rejects.toMatchObject({ status: 404, code: "not_found" });
+    }
   });
 
   test("an edit back to the committed text is not a change", async () => {

@@ -6,11 +6,13 @@
  * only, so an edit never reaches a collector before someone commits it.
  */
 import { createTwoFilesPatch } from "diff";
+import type { FileChange } from "../../shared/changes.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { ConflictError, ValidationError } from "../errors.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import type { AuditEntry, Store, WriteOp } from "../store/store.ts";
 import { addToSnapshot, blobId, copySnapshot, emptySnapshot, removeFromSnapshot, type Snapshot } from "./layout.ts";
 import { gitBundle } from "./bundle.ts";
+import { nameFiles, type CollectorNames } from "./names.ts";
 import type { CommitInfo, ConfigRepo } from "./repo.ts";
 
 const WORKTREE = "worktree";
@@ -23,10 +25,7 @@ interface WorktreeFile {
 
 export type ChangeKind = "added" | "modified" | "deleted";
 
-export interface FileChange {
-  path: string;
-  change: ChangeKind;
-}
+export type { FileChange };
 
 /** One file edit: new text, or null to delete; `expect` guards it like a Store write. */
 export interface Edit {
@@ -72,6 +71,21 @@ export class Worktree {
     if (!file) throw new Error(`keep(${path}): the file is not in this read`);
     return { path, text: file.text, expect: file.version };
   }
+}
+
+const noCollectorNames: CollectorNames = async () => null;
+
+/** One file's unified diff as `git diff` writes it (a/ and b/ names, /dev/null for a side that is absent). */
+function filePatch(path: string, change: ChangeKind, oldText: string, newText: string): string {
+  return createTwoFilesPatch(
+    change === "added" ? "/dev/null" : `a/${path}`,
+    change === "deleted" ? "/dev/null" : `b/${path}`,
+    oldText,
+    newText,
+    undefined,
+    undefined,
+    { context: 3 },
+  ).replace(/^=+\n/, "");
 }
 
 /** How many times a guarded read-modify-write runs when other writers keep winning. */
@@ -244,25 +258,47 @@ export class ConfigStore {
     return { head, changes, items, versions };
   }
 
-  /** Pending changes with a unified diff of all of them. */
-  async changes(): Promise<{ items: FileChange[]; diff: string }> {
+  /**
+   * Pending changes with a unified diff of all of them; each item names its
+   * record from the working tree, or from the head for a deleted one.
+   */
+  async changes(collectors: CollectorNames = noCollectorNames): Promise<{ items: FileChange[]; diff: string }> {
     const { head, changes, items } = await this.pending();
     const committed = await this.repo.tree(head);
     let diff = "";
     for (const { path, change } of items) {
       const oldText = change === "added" ? "" : await this.repo.read(committed.get(path)!);
-      const newText = changes.get(path) ?? "";
-      diff += createTwoFilesPatch(
-        change === "added" ? "/dev/null" : `a/${path}`,
-        change === "deleted" ? "/dev/null" : `b/${path}`,
-        oldText,
-        newText,
-        undefined,
-        undefined,
-        { context: 3 },
-      ).replace(/^=+\n/, "");
+      diff += filePatch(path, change, oldText, changes.get(path) ?? "");
     }
-    return { items, diff };
+    const snapshots = [await this.worktree(), head === null ? emptySnapshot() : await this.snapshotAt(head)];
+    return { items: await nameFiles(items, snapshots, collectors), diff };
+  }
+
+  /**
+   * One commit of this repository: the files it changed against its parent
+   * (all of them for the first), their unified diff, and each file's record
+   * named as of that commit (a deleted one as of its parent). 404 for an id
+   * that is not a commit here.
+   */
+  async commitDiff(commit: string, collectors: CollectorNames = noCollectorNames): Promise<CommitInfo & { items: FileChange[]; diff: string }> {
+    const info = /^[0-9a-f]{40}$/.test(commit) ? (await this.repo.log(commit, 1).catch(() => []))[0] : undefined;
+    if (!info || info.commit !== commit) throw new NotFoundError("Commit", commit);
+    const [before, after] = [await this.repo.tree(info.parent), await this.repo.tree(commit)];
+    const items: FileChange[] = [];
+    for (const [path, oid] of after) {
+      const old = before.get(path);
+      if (old !== oid) items.push({ path, change: old === undefined ? "added" : "modified" });
+    }
+    for (const path of before.keys()) if (!after.has(path)) items.push({ path, change: "deleted" });
+    items.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    let diff = "";
+    for (const { path, change } of items) {
+      const oldText = change === "added" ? "" : await this.repo.read(before.get(path)!);
+      const newText = change === "deleted" ? "" : await this.repo.read(after.get(path)!);
+      diff += filePatch(path, change, oldText, newText);
+    }
+    const snapshots = [await this.snapshotAt(commit), info.parent === null ? emptySnapshot() : await this.snapshotAt(info.parent)];
+    return { ...info, items: await nameFiles(items, snapshots, collectors), diff };
   }
 
   /** Commits every pending change; 409 nothing_to_commit when there is none. */

@@ -12,6 +12,7 @@ import { MatcherListError, parseMatcherList } from "../../shared/matchers.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
+import { collectorNameMap, collectorNamesFrom, routeLabel } from "./names.ts";
 import type { PipelineRecord, Signal, TopologyInput } from "../../shared/config-records.ts";
 import { routeProblems } from "./routes.ts";
 import { topologyTag } from "../../shared/topology-tag.ts";
@@ -177,7 +178,7 @@ export class Pipelines {
         const collector = collectors.get(route.collectorId);
         const source = snapshot.sources.get(route.sourceId);
         return [
-          ...routeProblems(route, saved, snapshot, collector?.runtime),
+          ...routeProblems(route, saved, snapshot, collector?.runtime, collector?.name),
           // Alloy must see what the OpenTelemetry Collector sees for this source (render/parity.ts).
           ...(collector?.runtime === "alloy" && source
             ? routeRuntimeRProblems(source, saved).map((p) => ({ ...p, message: `on Alloy collector ${collector.name}, ${p.message}` }))
@@ -202,10 +203,14 @@ export class Pipelines {
       if (!pipeline) throw new NotFoundError("Pipeline", id);
       const routes = [...tree.snapshot.routes.values()].filter((r) => r.pipelineId === id);
       if (routes.length > 0) {
+        const collectors = await collectorNameMap(
+          routes.map((r) => r.collectorId),
+          collectorNamesFrom(this.collectors),
+        );
         throw new ConflictError(
-          `Pipeline '${id}' is still used by ${routes.length} route(s); delete them first.`,
+          `Pipeline "${pipeline.name}" is still used by ${routes.length} route(s); delete them first.`,
           "still_referenced",
-          routes.map((r) => ({ path: `routes/${r.id}`, message: `route ${r.id} on collector ${r.collectorId}` })),
+          routes.map((r) => ({ path: `routes/${r.id}`, message: routeLabel(r, tree.snapshot, collectors) })),
         );
       }
       await this.config.edit(

@@ -14,6 +14,7 @@ import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from 
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
+import { routeTitle } from "./names.ts";
 import type { PipelineRecord, RouteRecord } from "../../shared/config-records.ts";
 
 export interface RouteInput {
@@ -27,13 +28,14 @@ export interface RouteInput {
  * it can). With the collector's `runtime`, destinations the pipeline would
  * send to that the runtime cannot run are problems too.
  */
-export function routeProblems(route: RouteInput, pipeline: PipelineRecord, snapshot: Snapshot, runtime?: Runtime): ErrorDetail[] {
+export function routeProblems(route: RouteInput, pipeline: PipelineRecord, snapshot: Snapshot, runtime?: Runtime, collectorName?: string): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   const source = snapshot.sources.get(route.sourceId);
   if (!source) return [{ path: "sourceId", message: `source "${route.sourceId}" does not exist` }];
   const activations = snapshot.activations.get(route.collectorId);
   if (!activations?.sources.some((a) => a.sourceId === route.sourceId)) {
-    problems.push({ path: "sourceId", message: `source "${source.name}" is not active on collector ${route.collectorId}; activate it first` });
+    const collector = collectorName === undefined ? route.collectorId : `"${collectorName}"`;
+    problems.push({ path: "sourceId", message: `source "${source.name}" is not active on collector ${collector}; activate it first` });
   }
   if (!findType("source", source.type)?.signals.includes(pipeline.signal)) {
     problems.push({ path: "pipelineId", message: `pipeline "${pipeline.name}" carries ${pipeline.signal}, which source "${source.name}" (${source.type}) does not produce` });
@@ -127,7 +129,7 @@ export class Routes {
       const source = snapshot.sources.get(route.sourceId);
       if (route.collectorId !== collectorId || !pipeline || !source) continue;
       const found = [...routeProblems(route, pipeline, snapshot, runtime), ...(runtime === "alloy" ? routeRuntimeRProblems(source, pipeline) : [])];
-      problems.push(...found.map((p) => ({ path: "managementMode", message: `route ${route.id}: ${p.message}` })));
+      problems.push(...found.map((p) => ({ path: "managementMode", message: `${routeTitle(route, snapshot)}: ${p.message}` })));
     }
     return problems;
   }
@@ -145,13 +147,13 @@ export class Routes {
     const pipeline = snapshot.pipelines.get(input.pipelineId);
     if (!pipeline) throw new NotFoundError("Pipeline", input.pipelineId);
     const runtime = RUNTIME_OF[collector.managementMode];
-    const problems = routeProblems(input, pipeline, snapshot, runtime);
+    const problems = routeProblems(input, pipeline, snapshot, runtime, collector.name);
     if (runtime === "alloy") problems.push(...routeRuntimeRProblems(source, pipeline));
     if (problems.length > 0) throw new ValidationError(`The route cannot run: ${problems[0]!.message}.`, problems);
     const duplicate = [...snapshot.routes.values()].find(
       (r) => r.id !== self && r.collectorId === input.collectorId && r.sourceId === input.sourceId && r.pipelineId === input.pipelineId,
     );
-    if (duplicate) throw new ConflictError(`This route already exists as '${duplicate.id}'.`, "already_exists");
+    if (duplicate) throw new ConflictError(`This route already exists: ${routeTitle(duplicate, snapshot)} ('${duplicate.id}').`, "already_exists");
     return [tree.keep(paths.source(source.id)), tree.keep(paths.pipeline(pipeline.id)), tree.keep(paths.activations(input.collectorId))];
   }
 

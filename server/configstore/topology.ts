@@ -98,7 +98,7 @@ function checkNode(node: TopologyInput["nodes"][number], at: string, signal: Sig
     clean.ref = node.ref;
     const record = node.kind === "source" ? snapshot.sources.get(node.ref) : snapshot.destinations.get(node.ref);
     if (!record) {
-      problems.push({ path: `${at}.ref`, message: `node "${node.id}": ${node.kind} "${node.ref}" does not exist` });
+      problems.push({ path: `${at}.ref`, message: `node "${node.id}": ${node.kind} ${node.ref} does not exist (no ${node.kind} has this id)` });
     } else if (!findType(node.kind, record.type)?.signals.includes(signal)) {
       problems.push({ path: `${at}.ref`, message: `node "${node.id}": ${node.kind} "${record.name}" (${record.type}) does not carry ${signal}` });
     }

@@ -3,16 +3,23 @@
  * the API's own filters (action, actor, time range [from, to)). The filters
  * live in the URL query, so a reload, a shared link or Back keeps them;
  * "Load more" follows the API's nextCursor. The time inputs are local
- * times in the URL and sent to the API as ISO 8601 instants.
+ * times in the URL and sent to the API as ISO 8601 instants. Each entry's
+ * resource shows by name, linked (the API names it), a deleted one by its id
+ * with "(deleted)", and so are the records its details name by id; a commit
+ * links to its diff in the history.
  */
 import type { AuditEntry } from "../../../shared/audit.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { isNamedKind, RecordName } from "../components/RecordName.tsx";
+import { shortCommit } from "../format.ts";
+import { Link } from "../router.tsx";
 import { FilterActions } from "../components/FilterActions.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { ListSummary } from "../components/ListSummary.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useFilteredList } from "../list.ts";
+import "./Audit.css";
 
 const PAGE_SIZE = 50;
 const FILTERS = ["action", "actor", "from", "to"] as const;
@@ -50,6 +57,20 @@ function Outcome({ outcome }: { outcome: string }) {
   );
 }
 
+/** The other records an entry's details name by id (the API names them), above the raw details. */
+function Refs({ refs }: { refs: AuditEntry["refs"] }) {
+  if (!refs || refs.length === 0) return null;
+  return (
+    <ul className="plain audit-refs" aria-label="Records named in the details">
+      {refs.map((ref) => (
+        <li key={ref.key}>
+          <RecordName kind={ref.kind} id={ref.id} name={ref.name} deleted={ref.name === null} />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function Details({ details }: { details: Record<string, unknown> }) {
   if (Object.keys(details).length === 0) return <span className="muted">—</span>;
   const compact = JSON.stringify(details);
@@ -61,6 +82,28 @@ function Details({ details }: { details: Record<string, unknown> }) {
       </summary>
       <pre className="audit-json-full">{JSON.stringify(details, null, 2)}</pre>
     </details>
+  );
+}
+
+/** The record an entry is about: by name where the API named it, a commit as a link to its diff. */
+function Resource({ entry }: { entry: AuditEntry }) {
+  const { resource, resourceId: id, target } = entry;
+  if (id !== null && target && isNamedKind(resource)) return <RecordName kind={resource} id={id} name={target.name} deleted={target.deleted} />;
+  if (id !== null && resource === "commit" && /^[0-9a-f]{40}$/.test(id)) {
+    return (
+      <span className="record-name">
+        Commit{" "}
+        <Link href={`/ui/changes?commit=${id}`} title={id}>
+          <code>{shortCommit(id)}</code>
+        </Link>
+      </span>
+    );
+  }
+  return (
+    <>
+      <span className="name">{resource}</span>
+      {id && <code className="id muted">{id}</code>}
+    </>
   );
 }
 
@@ -127,13 +170,13 @@ export function AuditPage() {
                 <code>{entry.action}</code>
               </th>
               <td>
-                <span className="name">{entry.resource}</span>
-                {entry.resourceId && <code className="id muted">{entry.resourceId}</code>}
+                <Resource entry={entry} />
               </td>
               <td>
                 <Outcome outcome={entry.outcome} />
               </td>
               <td>
+                <Refs refs={entry.refs} />
                 <Details details={entry.details} />
               </td>
             </tr>

@@ -9,23 +9,18 @@
  * collector). Viewers see everything without the write buttons.
  */
 import { useEffect, useRef, useState, type FormEvent } from "react";
-import { parsePatch } from "diff";
 import type { Commit, FileChange } from "../../../shared/changes.ts";
 import { api, ApiError } from "../api.ts";
 import { shortCommit } from "../format.ts";
-import { Diff, type StructuredPatch } from "../components/Diff.tsx";
+import { ChangedFiles, parseDiff } from "../components/ChangedFiles.tsx";
+import type { StructuredPatch } from "../components/Diff.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
-import { LastSeen } from "../components/LastSeen.tsx";
-import { LoadMore } from "../components/LoadMore.tsx";
-import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
-import { usePages } from "../list.ts";
+import { CommitHistory } from "./CommitHistory.tsx";
 import { Publish } from "../publish/Publish.tsx";
 import { RolloutProgress } from "../publish/RolloutProgress.tsx";
 import { useSession } from "../session.tsx";
 import "./Changes.css";
-
-const COMMITS_PAGE = 50;
 
 /** A counter bumped at most once per `ms` however often `bump` is called (trailing). */
 function useThrottledCounter(ms: number): [number, () => void] {
@@ -67,8 +62,6 @@ export function ChangesPage() {
   );
 }
 
-const CHANGE_WORDS: Record<FileChange["change"], string> = { added: "added", modified: "modified", deleted: "deleted" };
-
 function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; reload: number; onCommitted: () => void }) {
   const [items, setItems] = useState<FileChange[] | null>(null);
   const [patches, setPatches] = useState<StructuredPatch[]>([]);
@@ -84,7 +77,7 @@ function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; 
       (answer) => {
         if (!current) return;
         setItems(answer.items);
-        setPatches(answer.diff === "" ? [] : parsePatch(answer.diff));
+        setPatches(parseDiff(answer.diff));
         setError(null);
       },
       (caught: ApiError) => current && setError(caught),
@@ -93,10 +86,6 @@ function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; 
       current = false;
     };
   }, [reload, changed]);
-
-  /** The patch of one file: the server writes one per item, in order, named a/<path> or b/<path>. */
-  const patchOf = (item: FileChange, index: number) =>
-    patches.find((p) => p.oldFileName === `a/${item.path}` || p.newFileName === `b/${item.path}`) ?? patches[index];
 
   function commit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -138,23 +127,7 @@ function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; 
       <p className="muted" aria-live="polite">
         {items === null ? (error ? "" : "Loading…") : count === 0 ? "No pending changes." : `${count} changed file${count === 1 ? "" : "s"}.`} {result}
       </p>
-      {items !== null && count > 0 && (
-        <ul className="plain pending-files" aria-label="Changed files">
-          {items.map((item, i) => {
-            const patch = patchOf(item, i);
-            return (
-              <li key={item.path}>
-                <details open={count <= 5}>
-                  <summary>
-                    <code>{item.path}</code> <span className={`change change-${item.change}`}>{CHANGE_WORDS[item.change]}</span>
-                  </summary>
-                  {patch ? <Diff patch={patch} label={`Diff of ${item.path}`} /> : <p className="muted">No diff.</p>}
-                </details>
-              </li>
-            );
-          })}
-        </ul>
-      )}
+      {items !== null && count > 0 && <ChangedFiles items={items} patches={patches} label="Changed files" />}
       {canWrite && count > 0 && (
         <form className="commit-form" aria-label="Commit pending changes" onSubmit={commit}>
           <label htmlFor="commit-message">Commit message</label>
@@ -178,42 +151,6 @@ function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; 
           </div>
         </form>
       )}
-    </section>
-  );
-}
-
-function CommitHistory({ reload }: { reload: number }) {
-  const { items, nextCursor, error, loading, loadMore } = usePages<Commit>(
-    (cursor) => `/commits?limit=${COMMITS_PAGE}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
-    String(reload),
-  );
-
-  return (
-    <section className="detail-block" aria-labelledby="commits-title">
-      <h2 id="commits-title">Commit history</h2>
-      <ErrorMessage error={error} />
-      <p className="muted" aria-live="polite">
-        {loading && items.length === 0 ? "Loading…" : items.length === 0 && !error ? "No commits yet." : ""}
-      </p>
-      {items.length > 0 && (
-        <ListTable caption={{ id: "commits-caption", text: "Commits, newest first" }} className="commit-list" columns={["Message", "Author", "Time", "Commit"]}>
-          {items.map((c) => (
-            <tr key={c.commit}>
-              <th scope="row" className="commit-message">
-                {c.message}
-              </th>
-              <td>{c.author}</td>
-              <td>
-                <LastSeen at={c.time} />
-              </td>
-              <td>
-                <code title={c.commit}>{shortCommit(c.commit)}</code>
-              </td>
-            </tr>
-          ))}
-        </ListTable>
-      )}
-      <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>
   );
 }
