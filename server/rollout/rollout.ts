@@ -112,7 +112,8 @@ export class Rollouts {
   private readonly targets = new Map<string, CollectorConfig | null>();
   /** Bumped whenever cached targets are dropped: a read that started before must not fill the cache. */
   private targetsEpoch = 0;
-  private readonly renderedByHash = new Map<string, RenderedConfig>();
+  /** Reads in flight count as cached: a fleet's sessions asking for one new config at once cause one read. */
+  private readonly renderedByHash = new Map<string, Promise<RenderedConfig | null>>();
   /** Bodies with their secrets in, per rendered hash: memory only, never stored or logged. */
   private readonly deliveredByHash = new Map<string, Promise<string>>();
   /** Rendered hashes whose failed delivery was logged, so a fleet on one config logs it once. */
@@ -514,13 +515,16 @@ export class Rollouts {
     return target;
   }
 
-  private async rendered(hash: string): Promise<RenderedConfig | null> {
+  private rendered(hash: string): Promise<RenderedConfig | null> {
     let rendered = this.renderedByHash.get(hash);
     if (!rendered) {
-      rendered = (await this.store.get<RenderedConfig>(RENDERED, hash))?.data;
-      if (!rendered) return null;
+      const read = this.store.get<RenderedConfig>(RENDERED, hash).then((doc) => doc?.data ?? null);
+      rendered = read;
       if (this.renderedByHash.size >= RENDERED_CACHE) this.renderedByHash.delete(this.renderedByHash.keys().next().value!);
-      this.renderedByHash.set(hash, rendered);
+      this.renderedByHash.set(hash, read);
+      // Nothing stored (yet) or a failed read is not kept: the next ask reads again.
+      const forget = () => void (this.renderedByHash.get(hash) === read && this.renderedByHash.delete(hash));
+      read.then((found) => found === null && forget(), forget);
     }
     return rendered;
   }

@@ -129,6 +129,7 @@ async function pathIds(): Promise<Record<string, string>> {
     "/agents": AGENT_ID,
     "/publish": x.id,
     "/rollouts": await first("/rollouts"),
+    commit: (await call<{ items: { commit: string }[] }>("/commits")).items[0]!.commit,
     sourceId,
     destinationId,
     seq: "1",
