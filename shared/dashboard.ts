@@ -5,10 +5,10 @@
  * lists stay short (SAMPLE) so the answer is small at any fleet size.
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { COLLECTOR_STATUSES } from "./collector-status.ts";
+import { COLLECTOR_STATUSES, type CollectorStatus } from "./collector-status.ts";
 import { RolloutStatusSchema } from "./rollouts.ts";
 import { DateTime, Nullable } from "./schema.ts";
-import { MANAGEMENT_MODES } from "./vocabulary.ts";
+import { MANAGEMENT_MODES, type ManagementMode } from "./vocabulary.ts";
 
 /** Names listed beside a count (failures, drifted, reporting only). */
 export const DASHBOARD_SAMPLE = 10;
@@ -26,8 +26,9 @@ export const DashboardSchema = Type.Object(
     generatedAt: DateTime,
     collectors: Type.Object({
       total: Type.Integer(),
-      byStatus: Type.Record(Type.Union(COLLECTOR_STATUSES.map((s) => Type.Literal(s))), Type.Integer()),
-      byMode: Type.Record(Type.Union(MANAGEMENT_MODES.map((m) => Type.Literal(m))), Type.Integer()),
+      // Unsafe only to name the keys in the static type (a Record over a mapped union types them as {}).
+      byStatus: Type.Unsafe<Record<CollectorStatus, number>>(Type.Record(Type.Union(COLLECTOR_STATUSES.map((s) => Type.Literal(s))), Type.Integer())),
+      byMode: Type.Unsafe<Record<ManagementMode, number>>(Type.Record(Type.Union(MANAGEMENT_MODES.map((m) => Type.Literal(m))), Type.Integer())),
     }),
     reportingOnly: Listed(Named, "Connected (online or degraded) without the AcceptsRemoteConfig capability: no config reaches them. The first few by id."),
     drifted: Listed(

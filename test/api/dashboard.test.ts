@@ -151,7 +151,9 @@ test("every count follows what the collectors did", async () => {
 
   const d = await until(async () => {
     const answer = await dashboard();
-    return answer.drifted.count === 1 && answer.rollout.counts.failed === 1 && answer.rollout.state !== "running" && answer;
+    // Status changes are stored within a second (coalesced), so the failed collector turns degraded a little later.
+    const settled = answer.drifted.count === 1 && answer.rollout.counts.failed === 1 && answer.rollout.state !== "running";
+    return settled && answer.collectors.byStatus.degraded === 1 && answer;
   });
   expect(d.collectors).toEqual({
     total: 7,
