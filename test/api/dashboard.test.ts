@@ -198,6 +198,22 @@ test("every count follows what the collectors did", async () => {
   expect(d.fleetRate.history).toEqual([]);
 });
 
+test("a staged rollout shows as staged, with its batches, running then paused", async () => {
+  const { items } = await call<{ items: { id: string; name: string }[] }>("/sources");
+  const source = items.find((s) => s.name === "app")!;
+  await call(`/sources/${source.id}`, "PUT", { name: "app", type: "filelog", config: { include: ["/var/log/two/*.log"] } });
+  await call("/commit", "POST", { message: "two" });
+  // One collector per batch and an hour between them: it stays on its first batch.
+  const rollout = await call<{ id: string; batchEnds: number[] }>("/publish", "POST", { strategy: { batchSize: 1, pauseSeconds: 3600, failureThreshold: 100 } });
+  const running = await dashboard();
+  expect(running.rollout).toMatchObject({ rolloutId: rollout.id, staged: true, state: "running", batches: { total: rollout.batchEnds.length, released: 1 } });
+  expect(running.rollout.counts.queued).toBe(rollout.batchEnds.length - 1);
+  await call(`/rollouts/${rollout.id}/pause`, "POST");
+  const paused = await dashboard();
+  expect(paused.rollout).toMatchObject({ staged: true, state: "paused", pausedReason: expect.any(String) });
+  await call(`/rollouts/${rollout.id}/abort`, "POST");
+});
+
 test("a credential with collectors:read reads it; one with only health:read does not", async () => {
   const reader = await tokenWithScopes(server, ["collectors:read"]);
   expect((await server.api("/dashboard", { token: reader })).status).toBe(200);
