@@ -101,14 +101,14 @@ function Facts({ caption, rows }: { caption: string; rows: [string, ReactNode][]
 }
 
 /** A state word with the shape and colour the collector statuses use (ok/up read as online, down as offline). */
-function State({ state }: { state: string }) {
+function State({ state, label = state }: { state: string; label?: string }) {
   const look: Record<string, string> = { ok: "online", up: "online", degraded: "degraded", down: "offline" };
   return (
     <span className={`status status-${look[state] ?? "pending"}`}>
       <span aria-hidden="true" className="status-symbol">
         {state === "degraded" ? "▲" : state === "down" ? "■" : "●"}
       </span>
-      {state}
+      {label}
     </span>
   );
 }
@@ -138,10 +138,10 @@ function Storage({ storage }: { storage: Health["storage"] }) {
 
 /** Ready, or not with a pointer to the warning above, which says why and how to fix it (not repeated here). */
 function ReadinessText({ readiness }: { readiness: Readiness }) {
-  if (readiness.ready) return <State state="ok" />;
+  if (readiness.ready) return <State state="ok" label="ready" />;
   return (
     <>
-      <State state="degraded" /> <span className="muted">not ready: see the warning above</span>
+      <State state="degraded" label="not ready" /> <span className="muted">· the warning above says how to fix it</span>
     </>
   );
 }
