@@ -158,6 +158,9 @@ test("the fleet's collectors, rollout, drift-free failures, reporting only and r
   expect(await rate.textContent()).toContain("210/s");
   expect(await rate.textContent()).toContain("summed over 3 reporting collectors");
   await browser.screenshot("dashboard-1440");
+  await page.emulateMedia({ colorScheme: "dark" });
+  await browser.screenshot("dashboard-dark-1440");
+  await page.emulateMedia({ colorScheme: "light" });
   await page.setViewportSize({ width: 390, height: 844 });
   expect(await noOverflow()).toBe(0);
   await browser.screenshot("dashboard-390");
