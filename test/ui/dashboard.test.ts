@@ -83,7 +83,7 @@ test("signing in lands on the dashboard; an empty fleet says what to do next", a
   await browser.screenshot("dashboard-empty-1440");
 }, SLOW);
 
-test("the fleet's collectors, rollout, drift-free failures, reporting only and rates show up live", async () => {
+test("the fleet's collectors, the rollout and its failure, reporting only and rates show up live", async () => {
   const { page } = browser;
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
   const destination = await call<{ id: string }>("/destinations", "POST", { name: "gateway", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
