@@ -7,6 +7,7 @@ import { auditRoutes, type AuditApiDeps } from "./audit.ts";
 import { catalogRoutes } from "./catalog.ts";
 import { changeRoutes, type ChangesApiDeps } from "./changes.ts";
 import { collectorRoutes, type CollectorsApiDeps } from "./collectors.ts";
+import { dashboardRoutes, type DashboardApiDeps } from "./dashboard.ts";
 import { componentRoutes } from "./components.ts";
 import { eventRoutes, type EventsApiDeps } from "./events.ts";
 import { enrollmentRoutes, type EnrollmentApiDeps } from "./enrollment.ts";
@@ -25,6 +26,7 @@ export type ApiDeps = ActivationsApiDeps &
   AuditApiDeps &
   ChangesApiDeps &
   CollectorsApiDeps &
+  DashboardApiDeps &
   EnrollmentApiDeps &
   EventsApiDeps &
   PipelinesApiDeps &
@@ -53,6 +55,7 @@ export function apiRoutes(deps: ApiDeps): Route[] {
     ...userRoutes(deps),
     ...auditRoutes(deps),
     ...systemRoutes(deps),
+    ...dashboardRoutes(deps),
     ...throughputRoutes(deps),
     ...eventRoutes(deps),
     ...agentRoutes(deps),

@@ -283,6 +283,16 @@ export class Collectors {
     return this.view.page(() => true, Number.POSITIVE_INFINITY).items;
   }
 
+  /**
+   * Calls `visit` with every collector in the in-memory view, unordered and
+   * uncopied (do not keep or change them): one pass for fleet summaries such
+   * as the dashboard, with no store reads.
+   */
+  async each(visit: (collector: Collector) => void): Promise<void> {
+    await this.view.ready();
+    for (const collector of this.view.all()) visit(collector);
+  }
+
   /** Counts by status, for health. */
   async countByStatus(): Promise<Record<CollectorStatus, number>> {
     const counts = Object.fromEntries(COLLECTOR_STATUSES.map((s) => [s, 0])) as Record<CollectorStatus, number>;

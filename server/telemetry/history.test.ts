@@ -71,6 +71,21 @@ describe("throughput history", () => {
     expect(h.process.memoryRss.slice(-8)).toEqual([...Array<number>(4).fill(1060e6), ...Array<number>(4).fill(1120e6)]);
   });
 
+  test("the fleet's records/s over the hour is every collector's in, bucket by bucket; only measured buckets", () => {
+    const { clock, win } = clocked();
+    for (let i = 0; i <= 2; i++) {
+      clock.now = NOON + i * 60 * S;
+      push(win, "c1", 1000 + i * 60);
+      if (i > 0) push(win, "c2", 1000 + i * 60);
+    }
+    // 15 s on, the bucket the last pushes ended in is complete; c2 started a minute after c1.
+    clock.now = NOON + 135 * S;
+    const fleet = win.fleetHistory();
+    expect(fleet.map((p) => p.time)).toEqual(Array.from({ length: 8 }, (_, i) => NOON + (i + 1) * 15 * S));
+    expect(fleet.map((p) => p.value)).toEqual([...Array<number>(4).fill(11), ...Array<number>(4).fill(22)]);
+    expect(new ThroughputWindow({ now: () => NOON }).fleetHistory()).toEqual([]);
+  });
+
   test("a restart counts from its start time; the silence before it is a gap, not zero", () => {
     const { clock, win } = clocked();
     for (const i of [0, 1]) {

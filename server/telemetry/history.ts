@@ -114,6 +114,27 @@ export class History {
     return values;
   }
 
+  /**
+   * Adds the records/s its receivers took in (every signal) in each of the
+   * `BUCKETS` buckets ending at `endMs` into `into`, marking the buckets that
+   * had anything measured in `measured`: the fleet's chart sums collectors.
+   */
+  addRecordsIn(endMs: number, into: Float64Array, measured: Uint8Array): void {
+    const first = Math.floor(endMs / STEP_MS) - BUCKETS;
+    for (let g = 0; g < PROCESS; g++) {
+      const values = this.groups[g];
+      if (values === undefined) continue;
+      for (let i = 0; i < BUCKETS; i++) {
+        const b = first + i;
+        if (b > this.newest || b <= this.newest - SLOTS) continue;
+        const v = values[(b % SLOTS) * WIDTH[g]! + IN]!;
+        if (Number.isNaN(v)) continue;
+        into[i]! += v / (STEP_MS / 1000);
+        measured[i] = 1;
+      }
+    }
+  }
+
   /** The `BUCKETS` complete buckets ending at `endMs` (rounded down to a bucket boundary), as rates. */
   read(endMs: number): HistoryAnswer {
     const end = Math.floor(endMs / STEP_MS);

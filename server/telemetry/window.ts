@@ -17,7 +17,7 @@
  */
 import type { Signal } from "../../shared/config-records.ts";
 import type { ComponentKind, Meaning } from "./names.ts";
-import { History, historyFields, type HistoryAnswer } from "./history.ts";
+import { BUCKETS, History, historyFields, STEP_MS, type HistoryAnswer } from "./history.ts";
 
 export const DEFAULT_WINDOW_MS = 5 * 60_000;
 /** Samples kept per counter series; the newest one is overwritten until the spacing allows a new one. */
@@ -255,6 +255,22 @@ export class ThroughputWindow {
   history(collectorId: string): HistoryAnswer | null {
     const w = this.collectors.get(collectorId);
     return w ? w.history.read(w.lastReportAt) : null;
+  }
+
+  /**
+   * Fleet-wide records/s in over the last hour, 15 s buckets ending now on the
+   * server's clock, summed over every collector it keeps: only buckets where
+   * some collector measured anything, so a silence is a gap, not a zero.
+   */
+  fleetHistory(): { time: number; value: number }[] {
+    const end = this.now();
+    const sums = new Float64Array(BUCKETS);
+    const measured = new Uint8Array(BUCKETS);
+    for (const w of this.collectors.values()) w.history.addRecordsIn(end, sums, measured);
+    const first = Math.floor(end / STEP_MS) - BUCKETS;
+    const points: { time: number; value: number }[] = [];
+    for (let i = 0; i < BUCKETS; i++) if (measured[i]) points.push({ time: (first + i + 1) * STEP_MS, value: sums[i]! });
+    return points;
   }
 
   forget(collectorId: string): void {

@@ -12,6 +12,7 @@ import { lazy, Suspense, type ReactNode } from "react";
 import { Layout } from "./components/Layout.tsx";
 import { AuditPage } from "./pages/Audit.tsx";
 import { ComponentsPage } from "./pages/Components.tsx";
+import { DashboardPage } from "./pages/Dashboard.tsx";
 import { HostsPage } from "./pages/Hosts.tsx";
 import { LoginPage } from "./pages/Login.tsx";
 import { NotFoundPage } from "./pages/NotFound.tsx";
@@ -60,7 +61,9 @@ function detailId(path: string, prefix: string): string | null {
 
 function page(pathname: string) {
   const path = pathname.replace(/\/+$/, "");
-  if (path === "/ui") return <Redirect to="/ui/system" />;
+  // The landing page after sign-in (the login page sends to /ui/ unless ?next= says otherwise).
+  if (path === "/ui") return <Redirect to="/ui/dashboard" />;
+  if (path === "/ui/dashboard") return <DashboardPage />;
   if (path === "/ui/system") return <SystemPage />;
   if (path === "/ui/collectors") return <CollectorsPage />;
   const collectorId = detailId(path, "/ui/collectors/");

@@ -141,9 +141,9 @@ test("signing in opens the shell on the page asked for; the System page shows th
     await expect(nav.getByRole("link", { name: label }).isVisible()).resolves.toBe(true);
   }
   expect(await nav.getByRole("link", { name: "System" }).getAttribute("aria-current")).toBe("page");
-  const health = page.getByRole("table", { name: "Health" });
+  const health = page.getByRole("table", { name: "Control plane" });
   await health.waitFor();
-  expect(await health.getByRole("row", { name: /status/ }).first().textContent()).toContain("ok");
+  expect(await health.getByRole("row", { name: /^Status/ }).textContent()).toContain("ok");
   await browser.screenshot("system-1280");
   await page.setViewportSize({ width: 390, height: 844 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

@@ -9,6 +9,7 @@ import { useSession } from "../session.tsx";
 import { ThemeToggle } from "./ThemeToggle.tsx";
 
 export const NAV = [
+  { href: "/ui/dashboard", label: "Dashboard" },
   { href: "/ui/collectors", label: "Collectors" },
   { href: "/ui/pipelines", label: "Pipelines" },
   { href: "/ui/sources", label: "Sources" },

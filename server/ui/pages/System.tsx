@@ -1,15 +1,46 @@
 /**
- * System health: what GET /api/v1/system/health says, as a table of its
- * top-level fields, under a warning for each onboarding precondition that
- * fails (externalUrl, svc-agent packages) with its fix. Until the session is
- * valid the API answers 401 and the page shows that error as it came.
+ * System health: what GET /api/v1/system/health says, as labelled rows in a
+ * few tables (control plane, storage, onboarding, collectors, channels), under
+ * a warning for each onboarding precondition that fails (externalUrl,
+ * svc-agent packages) with its fix. Until the session is valid the API
+ * answers 401 and the page shows that error as it came.
  */
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useState, type ReactNode } from "react";
+import { COLLECTOR_STATUSES } from "../../../shared/collector-status.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
-import { SetupWarnings, type OnboardingReadiness } from "../components/SetupWarnings.tsx";
+import { SetupWarnings, type OnboardingReadiness, type Readiness } from "../components/SetupWarnings.tsx";
+import { formatDuration } from "../format.ts";
+import { Link } from "../router.tsx";
+import "./System.css";
 
-type Health = Record<string, unknown>;
+/** The answer of GET /system/health (server/api/system.ts). */
+interface Health {
+  status: "ok" | "degraded";
+  version: string;
+  uptimeSeconds: number;
+  startedAt: string;
+  externalUrl: string | null;
+  onboarding: OnboardingReadiness;
+  storage: { backend: string; status: "up" | "down"; error?: string };
+  collectors: Record<string, number>;
+  channels: Record<string, { state: "up" | "degraded" | "down"; connections?: number }>;
+}
+
+const URL_SOURCE: Record<OnboardingReadiness["externalUrlSource"], string> = {
+  config: "externalUrl in the configuration",
+  listen: "the address this server listens on (this host only)",
+  unset: "not set",
+};
+
+const CHANNEL_NAMES: Record<string, string> = {
+  opamp: "OpAMP (OpenTelemetry Collector)",
+  remotecfg: "remotecfg (Alloy)",
+  metrics: "Own metrics intake",
+  agents: "Host agents",
+  bootstrap: "Bootstrap files",
+  downloads: "Downloads",
+};
 
 export function SystemPage() {
   const [health, setHealth] = useState<Health | null>(null);
@@ -29,7 +60,7 @@ export function SystemPage() {
   useEffect(load, [load]);
 
   return (
-    <section aria-labelledby="system-title">
+    <section aria-labelledby="system-title" className="system">
       <div className="page-head">
         <h1 id="system-title">System</h1>
         <button type="button" className="button" onClick={load} disabled={loading}>
@@ -37,23 +68,128 @@ export function SystemPage() {
         </button>
       </div>
       <ErrorMessage error={error} />
-      {loading && <p aria-live="polite">Loading…</p>}
-      {health && !error && health.onboarding !== undefined && (
-        <SetupWarnings readiness={health.onboarding as OnboardingReadiness} externalUrl={(health.externalUrl as string | null) ?? null} />
-      )}
+      {loading && !health && <p aria-live="polite">Loading…</p>}
       {health && !error && (
-        <table className="kv">
-          <caption>Health</caption>
-          <tbody>
-            {Object.entries(health).map(([key, value]) => (
-              <tr key={key}>
-                <th scope="row">{key}</th>
-                <td>{typeof value === "object" ? <pre>{JSON.stringify(value, null, 2)}</pre> : String(value)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <>
+          <SetupWarnings readiness={health.onboarding} externalUrl={health.externalUrl} />
+          <ControlPlane health={health} />
+          <Storage storage={health.storage} />
+          <Onboarding onboarding={health.onboarding} externalUrl={health.externalUrl} />
+          <Collectors counts={health.collectors} />
+          <Channels channels={health.channels} />
+        </>
       )}
     </section>
+  );
+}
+
+/** A captioned table of label → value rows. */
+function Facts({ caption, rows }: { caption: string; rows: [string, ReactNode][] }) {
+  return (
+    <table className="kv">
+      <caption>{caption}</caption>
+      <tbody>
+        {rows.map(([label, value]) => (
+          <tr key={label}>
+            <th scope="row">{label}</th>
+            <td>{value}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** A state word with the shape and colour the collector statuses use (ok/up read as online, down as offline). */
+function State({ state, label = state }: { state: string; label?: string }) {
+  const look: Record<string, string> = { ok: "online", up: "online", degraded: "degraded", down: "offline" };
+  return (
+    <span className={`status status-${look[state] ?? "pending"}`}>
+      <span aria-hidden="true" className="status-symbol">
+        {state === "degraded" ? "▲" : state === "down" ? "■" : "●"}
+      </span>
+      {label}
+    </span>
+  );
+}
+
+function ControlPlane({ health }: { health: Health }) {
+  return (
+    <Facts
+      caption="Control plane"
+      rows={[
+        ["Status", <State state={health.status} />],
+        ["Version", health.version],
+        ["Up for", formatDuration(health.uptimeSeconds)],
+        ["Started", <time dateTime={health.startedAt}>{new Date(health.startedAt).toLocaleString()}</time>],
+      ]}
+    />
+  );
+}
+
+function Storage({ storage }: { storage: Health["storage"] }) {
+  const rows: [string, ReactNode][] = [
+    ["Backend", storage.backend],
+    ["Status", <State state={storage.status} />],
+  ];
+  if (storage.error) rows.push(["Problem", <span className="system-problem">{storage.error}</span>]);
+  return <Facts caption="Storage" rows={rows} />;
+}
+
+/** Ready, or not with a pointer to the warning above, which says why and how to fix it (not repeated here). */
+function ReadinessText({ readiness }: { readiness: Readiness }) {
+  if (readiness.ready) return <State state="ok" label="ready" />;
+  return (
+    <>
+      <State state="degraded" label="not ready" /> <span className="muted">· the warning above says how to fix it</span>
+    </>
+  );
+}
+
+function Onboarding({ onboarding, externalUrl }: { onboarding: OnboardingReadiness; externalUrl: string | null }) {
+  return (
+    <Facts
+      caption="Onboarding"
+      rows={[
+        ["URL given to collectors", externalUrl ?? <span className="muted">none</span>],
+        ["Taken from", URL_SOURCE[onboarding.externalUrlSource]],
+        ["Collector install snippets", <ReadinessText readiness={onboarding.collectorSnippet} />],
+        ["svc-agent packages", <ReadinessText readiness={onboarding.agentPackages} />],
+      ]}
+    />
+  );
+}
+
+function Collectors({ counts }: { counts: Health["collectors"] }) {
+  return (
+    <Facts
+      caption="Collectors"
+      rows={COLLECTOR_STATUSES.map((status) => [
+        status[0]!.toUpperCase() + status.slice(1),
+        <Link href={`/ui/collectors?status=${status}`} aria-label={`${counts[status] ?? 0} ${status}`}>
+          {counts[status] ?? 0}
+        </Link>,
+      ])}
+    />
+  );
+}
+
+function Channels({ channels }: { channels: Health["channels"] }) {
+  return (
+    <Facts
+      caption="Channels"
+      rows={Object.entries(channels).map(([name, channel]) => [
+        CHANNEL_NAMES[name] ?? name,
+        <>
+          <State state={channel.state} />
+          {channel.connections !== undefined && (
+            <span className="muted">
+              {" "}
+              · {channel.connections} connection{channel.connections === 1 ? "" : "s"}
+            </span>
+          )}
+        </>,
+      ])}
+    />
   );
 }

@@ -1,0 +1,117 @@
+/**
+ * REST: /dashboard — the fleet at a glance for the UI's landing page, in one
+ * call: collectors by status and mode, reporting-only collectors, the latest
+ * rollout, drifted collectors, the top collectors by throughput and errors,
+ * and the fleet's records/s. Scope `collectors:read`: it names collectors.
+ *
+ * Cost at fleet scale: one pass over the in-memory collector view (counts,
+ * reporting only, and each collector offered to the throughput window, which
+ * keeps only its top few); the rollout status and drift lists are the same
+ * reads GET /rollouts/status and GET /collectors/drifted make.
+ */
+import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector-status.ts";
+import type { Collector } from "../../shared/collectors.ts";
+import { DASHBOARD_SAMPLE, DASHBOARD_TOP, DashboardSchema, type Dashboard } from "../../shared/dashboard.ts";
+import type { RolloutStatus } from "../../shared/rollouts.ts";
+import { MANAGEMENT_MODES, type ManagementMode } from "../../shared/vocabulary.ts";
+import type { Collectors } from "../collectors/collectors.ts";
+import { route, type Route } from "../http/route.ts";
+import type { Rollouts } from "../rollout/rollout.ts";
+import type { StagedRollouts } from "../rollout/staged.ts";
+import type { Telemetry } from "../telemetry/index.ts";
+import { FleetThroughput } from "../telemetry/top.ts";
+
+/** What the /dashboard route uses. */
+export interface DashboardApiDeps {
+  collectors: Collectors;
+  rollouts: Rollouts;
+  staged: StagedRollouts;
+  telemetry: Telemetry;
+}
+
+const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+
+/** Connected without the means to take remote config (as a rollout counts it). */
+const reportingOnly = (c: Collector) => c.health?.acceptsRemoteConfig === false && (c.status === "online" || c.status === "degraded");
+
+/** The one pass over the fleet: counts, the reporting-only sample, and throughput offers. */
+async function fleet(deps: DashboardApiDeps) {
+  const byStatus = zeros<CollectorStatus>(COLLECTOR_STATUSES);
+  const byMode = zeros<ManagementMode>(MANAGEMENT_MODES);
+  const reporting: { id: string; name: string }[] = [];
+  let reportingCount = 0;
+  let total = 0;
+  const throughput = new FleetThroughput(deps.telemetry.window, DASHBOARD_TOP);
+  await deps.collectors.each((c) => {
+    total++;
+    byStatus[c.status]++;
+    byMode[c.managementMode]++;
+    if (reportingOnly(c)) {
+      reportingCount++;
+      reporting.push({ id: c.id, name: c.name });
+    }
+    throughput.offer(c.id, c.name);
+  });
+  // The view is unordered: the sample is the first ids, so it is stable between calls.
+  reporting.sort((a, b) => (a.id < b.id ? -1 : 1));
+  return {
+    collectors: { total, byStatus, byMode },
+    reportingOnly: { count: reportingCount, sample: reporting.slice(0, DASHBOARD_SAMPLE) },
+    throughput: throughput.result(),
+  };
+}
+
+/** The latest rollout without its per-collector list, and the first failures by name. */
+async function latestRollout(deps: DashboardApiDeps): Promise<Dashboard["rollout"]> {
+  const status: RolloutStatus = await deps.staged.status();
+  const failed = status.collectors.filter((c) => c.state === "failed").slice(0, DASHBOARD_SAMPLE);
+  const failures = await Promise.all(
+    failed.map(async (c) => ({ id: c.id, name: (await deps.collectors.get(c.id).catch(() => null))?.name ?? c.id, error: c.error ?? null })),
+  );
+  return {
+    rolloutId: status.rolloutId,
+    commit: status.commit,
+    state: status.state,
+    staged: status.batches !== undefined,
+    pausedReason: status.pausedReason ?? null,
+    total: status.total,
+    counts: status.counts,
+    batches: status.batches ? { total: status.batches.length, released: status.batches.filter((b) => b.released).length } : null,
+    failures,
+  };
+}
+
+export async function dashboard(deps: DashboardApiDeps): Promise<Dashboard> {
+  const [summary, rollout, drifted] = await Promise.all([fleet(deps), latestRollout(deps), deps.rollouts.drifted()]);
+  const { reporting, byRecords, byErrors, current } = summary.throughput;
+  return {
+    generatedAt: new Date().toISOString(),
+    collectors: summary.collectors,
+    reportingOnly: summary.reportingOnly,
+    drifted: {
+      count: drifted.length,
+      sample: drifted.slice(0, DASHBOARD_SAMPLE).map((d) => ({ id: d.collectorId, name: d.name, reason: d.reason })),
+    },
+    rollout,
+    throughput: { reporting, byRecords, byErrors },
+    fleetRate: {
+      current,
+      history: deps.telemetry.window.fleetHistory().map((p) => ({ time: new Date(p.time).toISOString(), value: p.value })),
+    },
+  };
+}
+
+export function dashboardRoutes(deps: DashboardApiDeps): Route[] {
+  return [
+    route({
+      method: "GET",
+      path: "/dashboard",
+      scope: "collectors:read",
+      tag: "system",
+      summary:
+        "The fleet at a glance: collectors by status and mode, reporting-only and drifted collectors, the latest rollout's progress and failures, the top collectors by records/s and errors/s, and fleet-wide records/s now and over the last hour in 15 s buckets (`fleetRate`).",
+      response: DashboardSchema,
+      handler: () => dashboard(deps),
+    }),
+  ];
+}
