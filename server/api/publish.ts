@@ -80,6 +80,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
         "Render the head commit for every affected collector (or those of collectorIds or match) and deliver what changed, all at once or staged by a strategy; 409 before the first commit, while a staged rollout is running or paused, and while a config cannot be rendered (unless skipErrors).",
       body: PublishBody,
       bodyOptional: true,
+      slow: true,
       response: RolloutSchema,
       status: 202,
       handler: ({ principal, body }) => {
@@ -103,6 +104,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       summary:
         "Send {} for the whole fleet. What publishing the head commit would change, changing nothing: each collector's change with the diff of its rendered config (grouped by identical diff), how many are unchanged, and every collector whose config cannot be rendered.",
       body: PlanBody,
+      slow: true,
       response: PublishPlanSchema,
       handler: ({ body }) => deps.rollouts.plan(scopeOf(body)),
     }),

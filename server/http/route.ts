@@ -42,6 +42,8 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
   body?: B;
   /** The body may be left out (no bytes at all); the handler then gets undefined. */
   bodyOptional?: boolean;
+  /** May run longer than `http.idleTimeoutSeconds` (rendering a whole fleet): the idle timeout is lifted for it. */
+  slow?: boolean;
   query?: Q;
   response?: TSchema;
   /** Success status; 204 sends no body. */
@@ -76,6 +78,7 @@ export interface Route {
   tag: string;
   body?: TSchema;
   bodyOptional?: boolean;
+  slow?: boolean;
   query?: TSchema;
   response?: TSchema;
   status: number;

@@ -102,7 +102,7 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
     return principal;
   }
 
-  async function handleApi(req: Request, url: URL, remoteAddr: string | null, secure: boolean, requestId: string, log: Logger) {
+  async function handleApi(req: Request, server: Server<SocketData>, url: URL, remoteAddr: string | null, secure: boolean, requestId: string, log: Logger) {
     const path = url.pathname.slice(API_PREFIX.length) || "/";
     if (req.method === "GET" && path === "/openapi.json") {
       return new Response(openapi, { headers: { "Content-Type": "application/json; charset=utf-8" } });
@@ -148,6 +148,8 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
       await readBytes(req, route.maxBodyBytes ?? config.http.maxBodyBytes);
     }
     const ctx: RequestContext = { req, url, params, query, body, principal, secure, requestId, log };
+    // A fleet's publish may take longer than the idle timeout, which would drop the caller's connection mid-answer.
+    if (route.slow) server.timeout(req, 0);
     const result = await route.handler(ctx);
     // A handler that streams (server-sent events) builds its own answer.
     if (result instanceof Response) return result;
@@ -206,7 +208,7 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
           }
           response = new Response(null, { status: 204, headers: cors.preflightHeaders(origin) });
         } else {
-          response = await handleApi(req, url, remoteAddr, secure, requestId, log());
+          response = await handleApi(req, server, url, remoteAddr, secure, requestId, log());
         }
         api = true;
       } else {
