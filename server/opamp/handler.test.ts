@@ -95,6 +95,7 @@ function world(externalUrl = "") {
     },
     rollouts: {
       target: async () => (target && { target: { targetHash: target.hash } as never, rendered: target }),
+      targetOf: async () => (target && ({ targetHash: target.hash } as never)),
       delivered: async (_id, rendered) => rendered.body,
       fetched: async (_id, hash) => void fetched.push(hash),
       report: async (id, report) => void reports.push([id, report]),

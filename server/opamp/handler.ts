@@ -42,7 +42,7 @@ const REPORT_FULL_STATE = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportFul
 export type HandlerDeps = IdentityDeps &
   SettingsDeps & {
     collectors: Pick<Collectors, "reportVersion" | "report">;
-    rollouts: Pick<Rollouts, "target" | "delivered" | "fetched" | "report" | "setEffective" | "redact">;
+    rollouts: Pick<Rollouts, "target" | "targetOf" | "delivered" | "fetched" | "report" | "setEffective" | "redact">;
     presence: Pick<Presence, "seen" | "gone">;
   };
 
@@ -215,12 +215,17 @@ export class MessageHandler {
    */
   private async remoteConfigFor(instance: Instance, log: Logger): Promise<Uint8Array | undefined> {
     if (instance.awaitingReport || !has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig)) return undefined;
-    const target = await this.deps.rollouts.target(instance.collectorId);
+    // Decided on the target alone, from memory: most messages come from collectors that run it.
+    const state = await this.deps.rollouts.targetOf(instance.collectorId);
     // A target the collector rolled back from on its own is not offered again until a retry or a new one.
-    if (!target || target.target.collectorRollback) return undefined;
-    const hash = target.rendered.hash;
+    if (!state || state.collectorRollback) return undefined;
     // A retry offers the same hash again: the offer is the hash and how often it was retried.
-    const offer = target.target.retries ? `${hash}#${target.target.retries}` : hash;
+    const offerOf = (hash: string) => (state.retries ? `${hash}#${state.retries}` : hash);
+    if (state.targetHash === instance.reportedHash || offerOf(state.targetHash) === instance.sentHash) return undefined;
+    const target = await this.deps.rollouts.target(instance.collectorId);
+    if (!target) return undefined;
+    const hash = target.rendered.hash;
+    const offer = offerOf(hash);
     if (hash === instance.reportedHash || offer === instance.sentHash) return undefined;
     // Claimed before the vault is read, so a push and a reply in between do not both send it.
     instance.sentHash = offer;

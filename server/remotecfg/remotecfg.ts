@@ -107,10 +107,12 @@ function answer(init: { content: string; hash: string; notModified: boolean }): 
   return { message, bytes: toBinary(GetConfigResponseSchema, message) as Uint8Array<ArrayBuffer> };
 }
 
+/** Encoded `not_modified` answers kept, one per hash (about 100 bytes each): with attribute references, one per collector. */
+const NOT_MODIFIED_KEPT = 100_000;
+
 interface Answers {
   /** Built at the first poll that needs the content: it carries the secrets. */
   full: Answer | null;
-  notModified: Answer;
 }
 
 const UNDELIVERABLE =
@@ -182,6 +184,7 @@ export interface RemoteConfigDeps {
 export class RemoteConfigService {
   private readonly memo = new Map<string, PollMemo>();
   private readonly answers = new WeakMap<RenderedConfig, Answers>();
+  private readonly unchanged = new Map<string, Answer>();
   private readonly router: UnaryFetchRouter;
 
   constructor(
@@ -311,13 +314,18 @@ export class RemoteConfigService {
       if (digest !== memo.effective && (await this.bookkeeping(id, () => this.deps.rollouts.setEffective(id, files)))) memo.effective = digest;
     }
 
+    const target = await this.deps.rollouts.targetOf(id);
+    if (target === null) return req.hash === "" ? NOTHING_PUBLISHED : EMPTY_CONFIG;
+    if (known !== null && (moves(known, target) || wentBack(known, target))) await this.bookkeeping(id, () => this.deps.rollouts.report(id, known));
+    // Most polls end here, from memory: the collector runs its target (with attribute references every
+    // collector's bytes are its own, too many to keep), or went back from it on its own and is not sent
+    // it again until a retry or a new one.
+    if (req.hash === target.targetHash || target.collectorRollback) return this.notModified(target.targetHash);
     const current = await this.deps.rollouts.target(id);
     if (current === null) return req.hash === "" ? NOTHING_PUBLISHED : EMPTY_CONFIG;
-    const { target, rendered } = current;
-    if (known !== null && (moves(known, target) || wentBack(known, target))) await this.bookkeeping(id, () => this.deps.rollouts.report(id, known));
+    const { rendered } = current;
+    if (req.hash === rendered.hash) return this.notModified(rendered.hash);
     const answers = this.answersFor(rendered);
-    // A target the collector went back from on its own is not sent again until a retry or a new one.
-    if (req.hash === rendered.hash || target.collectorRollback) return answers.notModified;
     if (answers.full === null) {
       const content = await this.deps.rollouts.delivered(id, rendered);
       if (content === null) throw new ConnectError(UNDELIVERABLE, Code.Unavailable);
@@ -386,10 +394,21 @@ export class RemoteConfigService {
   private answersFor(rendered: RenderedConfig): Answers {
     let answers = this.answers.get(rendered);
     if (!answers) {
-      answers = { full: null, notModified: answer({ content: "", hash: rendered.hash, notModified: true }) };
+      answers = { full: null };
       this.answers.set(rendered, answers);
     }
     return answers;
+  }
+
+  /** The encoded `not_modified` answer for a hash, kept for the hashes polled most recently. */
+  private notModified(hash: string): Answer {
+    let known = this.unchanged.get(hash);
+    if (!known) {
+      known = answer({ content: "", hash, notModified: true });
+      if (this.unchanged.size >= NOT_MODIFIED_KEPT) this.unchanged.delete(this.unchanged.keys().next().value!);
+      this.unchanged.set(hash, known);
+    }
+    return known;
   }
 }
 

@@ -505,6 +505,14 @@ export class Rollouts {
     return rendered ? { target, rendered } : null;
   }
 
+  /**
+   * Where the collector's target stands, without its rendered bytes: a poll
+   * from a collector that already runs it needs no more (from memory).
+   */
+  targetOf(collectorId: string): Promise<CollectorConfig | null> {
+    return this.targetDoc(collectorId);
+  }
+
   private async targetDoc(collectorId: string): Promise<CollectorConfig | null> {
     let target = this.targets.get(collectorId);
     if (target === undefined) {
