@@ -1,7 +1,7 @@
 /**
  * The publish plan: what a publish of the head commit would change, before it
  * does. Each affected collector is rendered exactly as publish renders it
- * (renderer.ts) and compared with its current target; a change carries the
+ * (fleet-render.ts) and compared with its current target; a change carries the
  * unified diff of the two rendered configs (secrets stay their markers, see
  * render/secrets.ts), and equal diffs are grouped, so a fleet that changes in
  * a few ways reads as a few groups however many collectors it holds.
@@ -9,9 +9,9 @@
 import { createTwoFilesPatch } from "diff";
 import type { Collector } from "../../shared/collectors.ts";
 import type { PublishPlan } from "../../shared/rollouts.ts";
-import { AppError } from "../errors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
-import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
+import type { RenderedConfig } from "./renderer.ts";
+import { renderFleet } from "./fleet-render.ts";
 
 /** A collector's current target, as the plan compares it. */
 export interface PlannedTarget {
@@ -38,26 +38,19 @@ function configDiff(from: string, to: string): string {
 }
 
 export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
-  const render = fleetRenderer(input.snapshot);
-  const plan: PublishPlan = { commit: input.commit, changes: [], groups: [], unchanged: 0, pinned: [], errors: [] };
+  const fleet = await renderFleet(input.snapshot, input.affected, (id) => input.targets.get(id)?.pinned !== undefined, input.named);
+  const plan: PublishPlan = {
+    commit: input.commit,
+    changes: [],
+    groups: [],
+    unchanged: 0,
+    pinned: fleet.pinned.map((c) => ({ collectorId: c.id, name: c.name, since: input.targets.get(c.id)!.pinned!.at, by: input.targets.get(c.id)!.pinned!.actor })),
+    errors: fleet.failed.map(({ collector, path, message }) => ({ collectorId: collector.id, name: collector.name, path, message })),
+  };
   /** One diff per (from, to) pair of hashes, then one group per distinct diff text. */
   const diffOf = new Map<string, string>();
   const groupOf = new Map<string, number>();
-  for (const collector of input.affected) {
-    const pin = input.targets.get(collector.id)?.pinned;
-    if (pin && !input.named.has(collector.id)) {
-      plan.pinned.push({ collectorId: collector.id, name: collector.name, since: pin.at, by: pin.actor });
-      continue;
-    }
-    let next: RenderedConfig;
-    try {
-      next = render(collector);
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      const detail = error.details[0];
-      plan.errors.push({ collectorId: collector.id, name: collector.name, path: detail?.path ?? null, message: detail?.message ?? error.message });
-      continue;
-    }
+  for (const { collector, config: next } of fleet.rendered) {
     const current = input.targets.get(collector.id);
     if (current?.targetHash === next.hash) {
       plan.unchanged++;

@@ -18,7 +18,7 @@ import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
-import { AppError, ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
+import { ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
 import type { Logger } from "pino";
 import { deliverable } from "../render/secrets.ts";
 import { MissingSecretError, type SecretVault } from "../secrets/vault.ts";
@@ -26,7 +26,8 @@ import { plaintextRedactor } from "../secrets/redact.ts";
 import { markedSecrets } from "../secrets/values.ts";
 import { Coalescer } from "../store/coalesce.ts";
 import type { AuditEntry, Store, WriteOp } from "../store/store.ts";
-import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
+import type { RenderedConfig } from "./renderer.ts";
+import { nextTurn, renderFleet } from "./fleet-render.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
@@ -87,13 +88,9 @@ type TargetListener = (collectorId: string | undefined) => void;
  * nearly every collector has its own, a few KiB each.
  */
 const RENDERED_CACHE = 20_000;
-/** Collectors rendered between turns of the event loop in a publish. */
-const RENDER_SLICE = 1000;
 /** Store operations per write when a publish's writes are sliced. */
 const WRITE_SLICE = 5000;
 
-/** Lets the event loop run what is waiting (requests, deliveries) before going on. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A target's fields with the "could not be delivered" mark dropped: it was delivered, or the collector reports on it. */
 function deliveredTarget(target: CollectorConfig): Omit<CollectorConfig, "undelivered"> {
@@ -204,37 +201,22 @@ export class Rollouts {
     const renderFailures = (await this.store.list<RenderFailure>(RENDER_FAILURES)).map((d) => d.id);
     const affected = await this.affected(snapshot, targets, options);
 
-    const render = fleetRenderer(snapshot);
     const now = new Date().toISOString();
-    let turn = 0;
+    const named = new Set(options.collectorIds ?? []);
+    const fleet = await renderFleet(snapshot, affected, (id) => targets.get(id)?.pinned !== undefined, named);
+    const pinned = fleet.pinned.map((c) => c.id);
+    const failures: ErrorDetail[] = fleet.failed.map(({ collector, message }) => ({ path: `collectors/${collector.id}`, message: `${collector.name}: ${message}` }));
     const renderedOps: WriteOp[] = [];
     /** Collectors with equal configs share one rendered document. */
     const renderedPuts = new Set<string>();
     const next = new Map<string, string>();
-    const failures: ErrorDetail[] = [];
-    const pinned: string[] = [];
-    const named = new Set(options.collectorIds ?? []);
-    for (const collector of affected) {
-      // Rendering a fleet takes seconds: other requests get a turn between slices.
-      if (++turn % RENDER_SLICE === 0) await nextTurn();
-      if (targets.get(collector.id)?.pinned && !named.has(collector.id)) {
-        pinned.push(collector.id);
-        continue;
+    for (const { collector, config } of fleet.rendered) {
+      if (targets.get(collector.id)?.targetHash === config.hash) continue;
+      if (!renderedPuts.has(config.hash)) {
+        renderedPuts.add(config.hash);
+        renderedOps.push({ op: "put", collection: RENDERED, id: config.hash, data: config });
       }
-      let rendered: RenderedConfig;
-      try {
-        rendered = render(collector);
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        failures.push({ path: `collectors/${collector.id}`, message: `${collector.name}: ${error.details[0]?.message ?? error.message}` });
-        continue;
-      }
-      if (targets.get(collector.id)?.targetHash === rendered.hash) continue;
-      if (!renderedPuts.has(rendered.hash)) {
-        renderedPuts.add(rendered.hash);
-        renderedOps.push({ op: "put", collection: RENDERED, id: rendered.hash, data: rendered });
-      }
-      next.set(collector.id, rendered.hash);
+      next.set(collector.id, config.hash);
     }
     if (failures.length > 0 && !options.skipErrors) {
       throw new ConflictError(`The configuration of ${failures.length} collector(s) cannot be rendered: ${failures[0]!.message}.`, "render_failed", failures);

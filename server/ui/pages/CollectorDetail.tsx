@@ -27,6 +27,7 @@ import { useLiveEvents } from "../events.ts";
 import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import "../collector/collector.css";
+import { Facts } from "../components/Facts.tsx";
 
 /** Longer than the server's history write batching (50 ms), with room for a busy store. */
 const HISTORY_SETTLE_MS = 400;
@@ -146,17 +147,7 @@ function CollectorFacts({ collector }: { collector: Collector }) {
   ];
   return (
     <div className="detail-block">
-      <table className="kv">
-        <caption>Collector facts</caption>
-        <tbody>
-          {rows.map(([label, value]) => (
-            <tr key={label}>
-              <th scope="row">{label}</th>
-              <td>{value}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Facts caption="Collector facts" rows={rows} />
     </div>
   );
 }

@@ -22,6 +22,7 @@ import { Link, navigate, useLocation } from "../router.tsx";
 import { useCanWrite } from "../schema/editing.tsx";
 import { newSourceHref } from "./Components.tsx";
 import { formatBytes } from "../format.ts";
+import { Facts } from "../components/Facts.tsx";
 
 /** Exactly what the UI says when the agent's config turns browsing off. */
 export const BROWSE_DISABLED = "log browsing is disabled by agent configuration";
@@ -198,17 +199,7 @@ function HostFactsTable({ agent }: { agent: Agent }) {
   ];
   return (
     <div className="detail-block">
-      <table className="kv">
-        <caption>Host facts</caption>
-        <tbody>
-          {rows.map(([label, value]) => (
-            <tr key={label}>
-              <th scope="row">{label}</th>
-              <td>{value}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Facts caption="Host facts" rows={rows} />
     </div>
   );
 }

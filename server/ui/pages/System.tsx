@@ -9,6 +9,7 @@ import { useCallback, useEffect, useState, type ReactNode } from "react";
 import { COLLECTOR_STATUSES } from "../../../shared/collector-status.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { Facts } from "../components/Facts.tsx";
 import { SetupWarnings, type OnboardingReadiness, type Readiness } from "../components/SetupWarnings.tsx";
 import { formatDuration } from "../format.ts";
 import { Link } from "../router.tsx";
@@ -80,23 +81,6 @@ export function SystemPage() {
         </>
       )}
     </section>
-  );
-}
-
-/** A captioned table of label → value rows. */
-function Facts({ caption, rows }: { caption: string; rows: [string, ReactNode][] }) {
-  return (
-    <table className="kv">
-      <caption>{caption}</caption>
-      <tbody>
-        {rows.map(([label, value]) => (
-          <tr key={label}>
-            <th scope="row">{label}</th>
-            <td>{value}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
   );
 }
 
