@@ -62,7 +62,7 @@ test("an invite link sets the password client-side checked, signs the user in, a
   await browser.screenshot("invite-error-1280");
 
   await setPassword("a-long-enough-password");
-  await page.waitForURL(/\/ui\/system$/);
+  await page.waitForURL(/\/ui\/dashboard$/);
   await page.getByText("inka", { exact: true }).waitFor();
   expect(redeemCalls).toBe(1);
 
@@ -87,7 +87,7 @@ test("an invite link sets the password client-side checked, signs the user in, a
   expect(overflow).toBe(0);
   await browser.screenshot("reset-password-390");
   await setPassword("a-brand-new-password");
-  await page.waitForURL(/\/ui\/system$/);
+  await page.waitForURL(/\/ui\/dashboard$/);
   await page.setViewportSize({ width: 1280, height: 800 });
   const old = await server.api("/session", { method: "POST", token: null, json: { username: "inka", password: "a-long-enough-password" } });
   expect(old.status).toBe(401);

@@ -295,7 +295,7 @@ test("a viewer sees the editor read-only", async () => {
   await page.getByLabel("New password", { exact: true }).fill("a-long-enough-password");
   await page.getByLabel("Confirm new password").fill("a-long-enough-password");
   await page.getByRole("button", { name: /^Set .*password and sign in$/ }).click();
-  await page.waitForURL(/\/ui\/system$/);
+  await page.waitForURL(/\/ui\/dashboard$/);
   await page.goto(pipelineUrl);
   await page.getByText(/^Read-only/).waitFor();
   await canvasNode(/^Processor Filter \(drop-health-check-logs\)/).waitFor();

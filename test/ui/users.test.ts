@@ -78,7 +78,7 @@ test("an admin invites a user and sees the link; the user sets a password throug
   await guest.getByLabel("New password", { exact: true }).fill(PASSWORD);
   await guest.getByLabel("Confirm new password").fill(PASSWORD);
   await guest.getByRole("button", { name: "Set password and sign in" }).click();
-  await guest.waitForURL(/\/ui\/system$/);
+  await guest.waitForURL(/\/ui\/dashboard$/);
 
   // Signed out, the new password signs in.
   await other.context.clearCookies();
