@@ -24,6 +24,16 @@ export interface MetricsSources {
   rolloutStatus(): Promise<RolloutStatus>;
 }
 
+/**
+ * How long a scrape waits for a scrape-time source (the collectors view before the store is open, a
+ * rollout status read during an outage): past it the source's families are left out and the rest is
+ * answered, well inside Prometheus' default 10 s scrape timeout.
+ */
+export const SOURCE_DEADLINE_MS = 3000;
+
+const STATUS_INDEX = new Map<string, number>(COLLECTOR_STATUSES.map((status, i) => [status, i]));
+const MODE_INDEX = new Map<string, number>(MANAGEMENT_MODES.map((mode, i) => [mode, i]));
+
 /** The rollout states a scrape reports, whatever the latest rollout is. */
 const ROLLOUT_STATES = ["idle", "running", "paused", "aborted", "completed", "completed_with_errors"];
 
@@ -96,6 +106,13 @@ export class ServerMetrics {
   readonly enrollmentFailures = this.registry.register(
     new Counter("svc_enrollment_failures_total", "Requests carrying an enrollment token answered 4xx (refused, expired, exhausted or rate-limited).", []),
   );
+  readonly sourceErrors = this.registry.register(
+    new Counter(
+      "svc_metrics_source_errors_total",
+      "Scrapes that left out a source's families because it failed or took longer than 3 s (collectors: the collectors view; rollout: the latest rollout's status).",
+      ["source"],
+    ),
+  );
   readonly buildInfo = this.registry.register(new Gauge("svc_build_info", "Always 1; the server's version in a label.", ["version"]));
   readonly startTime = this.registry.register(new Gauge("process_start_time_seconds", "When the server process started, in Unix seconds.", []));
 
@@ -110,6 +127,8 @@ export class ServerMetrics {
     this.startTime.labels().set(Math.floor(Date.now() / 1000 - process.uptime()));
     this.storeChanges.labels();
     this.storeResyncs.labels();
+    this.sourceErrors.labels("collectors");
+    this.sourceErrors.labels("rollout");
     if (sources) this.registry.onCollect(() => this.collect(sources));
   }
 
@@ -145,17 +164,43 @@ export class ServerMetrics {
   }
 
   private async collect(sources: MetricsSources): Promise<void> {
-    const counts = new Map<string, number>();
-    for (const status of COLLECTOR_STATUSES) for (const mode of MANAGEMENT_MODES) counts.set(`${status}\u0000${mode}`, 0);
-    await sources.eachCollector((collector) => {
-      const key = `${collector.status}\u0000${collector.managementMode}`;
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-    });
-    for (const [key, count] of counts) {
-      const [status, mode] = key.split("\u0000") as [string, string];
-      this.collectors.labels(status, mode).set(count);
+    await Promise.all([
+      this.bounded("collectors", [this.collectors], () => this.collectCollectors(sources)),
+      this.bounded("rollout", [this.rolloutCollectors, this.rolloutState], () => this.collectRollout(sources)),
+    ]);
+  }
+
+  /** Runs one source under the deadline; when it fails or is late its families are emptied and the failure counted. */
+  private async bounded(source: string, families: Gauge[], collect: () => Promise<void>): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), SOURCE_DEADLINE_MS)));
+    try {
+      if ((await Promise.race([collect(), late])) === "late") throw new Error("late");
+    } catch {
+      for (const family of families) family.reset();
+      this.sourceErrors.labels(source).inc();
+    } finally {
+      clearTimeout(timer);
     }
-    // One status read per scrape, shared by scrapes that arrive while it runs.
+  }
+
+  /** One pass over the view, counting into a status × mode array: no allocation per collector. */
+  private async collectCollectors(sources: MetricsSources): Promise<void> {
+    const counts = new Array<number>(STATUS_INDEX.size * MODE_INDEX.size).fill(0);
+    const others = new Map<string, number>();
+    await sources.eachCollector((collector) => {
+      const s = STATUS_INDEX.get(collector.status);
+      const m = MODE_INDEX.get(collector.managementMode);
+      if (s !== undefined && m !== undefined) counts[s * MODE_INDEX.size + m]!++;
+      else others.set(`${collector.status}\u0000${collector.managementMode}`, (others.get(`${collector.status}\u0000${collector.managementMode}`) ?? 0) + 1);
+    });
+    this.collectors.reset();
+    for (const [status, s] of STATUS_INDEX) for (const [mode, m] of MODE_INDEX) this.collectors.labels(status, mode).set(counts[s * MODE_INDEX.size + m]!);
+    for (const [key, count] of others) this.collectors.labels(...(key.split("\u0000") as [string, string])).set(count);
+  }
+
+  private async collectRollout(sources: MetricsSources): Promise<void> {
+    // One status read at a time, shared by scrapes that arrive while it runs.
     const inFlight = (this.rolloutInFlight ??= sources.rolloutStatus().finally(() => (this.rolloutInFlight = undefined)));
     const status = await inFlight;
     this.rolloutCollectors.reset();

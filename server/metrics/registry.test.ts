@@ -47,3 +47,22 @@ describe("the registry's exposition", () => {
     expect(formatFor("application/openmetrics-text;version=1.0.0,text/plain;q=0.5")).toBe("openmetrics");
   });
 });
+
+describe("scrape-time sources", () => {
+  test("a failing or slow source leaves its families out and the rest is answered", async () => {
+    const { ServerMetrics, SOURCE_DEADLINE_MS } = await import("./metrics.ts");
+    const metrics = new ServerMetrics({
+      eachCollector: () => new Promise(() => {}),
+      rolloutStatus: () => Promise.reject(new Error("storage down")),
+    });
+    const started = performance.now();
+    const parsed = parsePromText(await metrics.expose("text"));
+    expect(performance.now() - started).toBeLessThan(SOURCE_DEADLINE_MS + 1000);
+    const names = parsed.map((f) => f.name);
+    expect(names).not.toContain("svc_collectors");
+    expect(names).not.toContain("svc_rollout_state");
+    expect(names).toContain("svc_build_info");
+    const errors = parsed.find((f) => f.name === "svc_metrics_source_errors_total")!;
+    expect(Object.fromEntries(errors.metrics.map((m) => [m.labels.source, m.value]))).toEqual({ collectors: 1, rollout: 1 });
+  });
+});
