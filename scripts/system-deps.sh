@@ -47,6 +47,7 @@ install_kubectl() {
 declare -A NEEDED_DIRS=(
   [/usr/share/gocode/src/gopkg.in/yaml.v3]=golang-gopkg-yaml.v3-dev # test/yamlv3, built offline from this GOPATH
   [/usr/share/gocode/src/github.com/prometheus/common/model]=golang-github-prometheus-common-dev # test/upstream/durations: Prometheus' own duration parser
+  [/usr/share/gocode/src/github.com/prometheus/common/expfmt]=golang-github-prometheus-common-dev # test/promtext: Prometheus' own text-format parser reads GET /metrics
 )
 
 # A cluster this script created answers the tests' user on loopback without a

@@ -47,6 +47,9 @@ import type { Secrets } from "./secrets/secrets.ts";
 import { upgradeSecrets } from "./secrets/upgrade.ts";
 import { SecretVault } from "./secrets/vault.ts";
 import { Telemetry } from "./telemetry/index.ts";
+import { startMetricsListener } from "./metrics/exposition.ts";
+import { ServerMetrics } from "./metrics/metrics.ts";
+import { CountedStore } from "./metrics/store.ts";
 import type { Store } from "./store/store.ts";
 
 /**
@@ -102,6 +105,8 @@ export interface App {
   channels: Channel[];
   /** Counts 401 answers and audits them in bursts. */
   authFailures: AuthFailureBursts;
+  /** The server's own Prometheus metrics, exposed at GET /metrics (server/metrics/). */
+  metrics: ServerMetrics;
   /**
    * Serves the REST API, the channels, the UI and the probes; throws when the
    * address cannot be bound. The store need not be open yet: /readyz says so.
@@ -136,11 +141,19 @@ export async function openConfigStore(store: Store, gitdir: string): Promise<Con
 
 export async function createApp(
   config: ServerConfig,
-  store: Store,
+  givenStore: Store,
   logger: Logger,
   gitdir = gitDirFor(config),
   secrets = secretsFor(config, logger),
 ): Promise<App> {
+  // Every part uses the store through the counting wrapper: svc_store_operations_total and friends (server/metrics/store.ts).
+  // The scrape-time sources are set below, once the collectors and rollouts exist.
+  let metricsSources: { collectors: Collectors; staged: StagedRollouts } | undefined;
+  const metrics = new ServerMetrics({
+    eachCollector: (visit) => metricsSources!.collectors.each(visit),
+    rolloutStatus: () => metricsSources!.staged.status(),
+  });
+  const store: Store = new CountedStore(givenStore, metrics);
   const collectors = new Collectors(store);
   const collectorTokens = new CollectorTokens(store, collectors, secrets);
   const configStore = await openConfigStore(store, gitdir);
@@ -155,6 +168,7 @@ export async function createApp(
   const live = new LiveCredentials(store, logger);
   const events = new EventHub(store, logger);
   const users = new Users(store, new Sessions(store), { loginFailures: config.rateLimit.loginFailures });
+  metricsSources = { collectors, staged };
   const channels: Channel[] = [];
   let stopRetention: (() => Promise<void>) | undefined;
   // Background work, in start order; listen() adds the edge, which stops first.
@@ -218,9 +232,19 @@ export async function createApp(
     agentChannel: new AgentChannel(agents, live, logger),
     channels,
     authFailures: new AuthFailureBursts(store, logger),
+    metrics,
     listen() {
       const http = startHttpServer(app, apiRoutes(app), () => storageStatus(app));
+      // metrics.listen: GET /metrics without credentials on its own address; throws like listen when it cannot bind.
+      let metricsListener: ReturnType<typeof startMetricsListener> | undefined;
+      try {
+        if (config.metrics.listen) metricsListener = startMetricsListener(config.metrics.listen, metrics, logger);
+      } catch (error) {
+        void http.stop();
+        throw error;
+      }
       edge = [
+        { stop: () => metricsListener?.stop() },
         app.authFailures,
         http,
         // Sessions and streams end before the server stops: they would hold a graceful stop forever.

@@ -170,6 +170,8 @@ export const KEYS = {
   "rateLimit.loginFailures.perMinute": { type: "int", default: 6, check: atLeast(1) },
   "rateLimit.loginFailures.burst": { type: "int", default: 10, check: atLeast(1) },
   "downloads.dir": { type: "string", default: "/usr/share/svc-server/downloads" },
+  // GET /metrics without credentials on a second address (server/metrics/); unset: only on the main listener, behind health:read.
+  "metrics.listen": { type: "string", default: "", check: (value: string) => (value === "" ? undefined : checkListen(value)) },
   "opamp.maxConnections": { type: "int", default: 50000, check: atLeast(1) },
   "opamp.maxConcurrentRequests": { type: "int", default: 1000, check: atLeast(1) },
   "opamp.heartbeatSeconds": { type: "int", default: 0, check: checkHeartbeat },

@@ -95,6 +95,7 @@ const DEFAULTS: Omit<ServerConfig, "file"> = {
   },
   downloads: { dir: "/usr/share/svc-server/downloads" },
   opamp: { maxConnections: 50000, maxConcurrentRequests: 1000, heartbeatSeconds: null },
+  metrics: { listen: null },
   secrets: { key: "", keyFile: "" },
   logging: { level: "info" },
   smtp: null,
@@ -172,6 +173,7 @@ describe("the file", () => {
       },
       downloads: { dir: "/srv/svc/downloads" },
       opamp: { maxConnections: 20000, maxConcurrentRequests: 200, heartbeatSeconds: 60 },
+      metrics: { listen: { host: "127.0.0.1", port: 9464 } },
       secrets: { key: SECRETS_KEY, keyFile: "server/config/testdata/secrets.key" },
       logging: { level: "debug" },
       smtp: { host: "mail.example.com", port: 465, secure: true, user: "svc", password: "smtp-p@ss", from: "svc <svc@example.com>" },
@@ -316,6 +318,7 @@ describe("environment variables", () => {
       "opamp.maxConnections": "SVC_OPAMP_MAXCONNECTIONS",
       "opamp.maxConcurrentRequests": "SVC_OPAMP_MAXCONCURRENTREQUESTS",
       "opamp.heartbeatSeconds": "SVC_OPAMP_HEARTBEATSECONDS",
+      "metrics.listen": "SVC_METRICS_LISTEN",
       "secrets.keyFile": "SVC_SECRETS_KEYFILE",
       "secrets.key": "SVC_SECRETS_KEY",
       "logging.level": "SVC_LOGGING_LEVEL",
@@ -366,6 +369,7 @@ describe("environment variables", () => {
         SVC_OPAMP_MAXCONNECTIONS: "10",
         SVC_OPAMP_MAXCONCURRENTREQUESTS: "5",
         SVC_OPAMP_HEARTBEATSECONDS: "15",
+        SVC_METRICS_LISTEN: "[::1]:9100",
         SVC_SECRETS_KEY: SECRETS_KEY,
         SVC_LOGGING_LEVEL: "warn",
         SVC_SMTP_HOST: "127.0.0.1",
@@ -390,6 +394,7 @@ describe("environment variables", () => {
       rateLimit: DEFAULTS.rateLimit,
       downloads: { dir: "/opt/svc/downloads" },
       opamp: { maxConnections: 10, maxConcurrentRequests: 5, heartbeatSeconds: 15 },
+      metrics: { listen: { host: "::1", port: 9100 } },
       secrets: { key: SECRETS_KEY, keyFile: "" },
       logging: { level: "warn" },
       smtp: { host: "127.0.0.1", port: 2525, secure: false, user: "mailer", password: "mail-pw", from: "svc@example.com" },
@@ -618,6 +623,25 @@ describe("listen", () => {
       expect(problem.message).toContain(JSON.stringify(value));
     },
   );
+});
+
+describe("metrics.listen", () => {
+  test("unset by default: /metrics only on the main listener", () => {
+    expect(KEYS["metrics.listen"].default).toBe("");
+    expect(load().metrics.listen).toBeNull();
+  });
+
+  test.each([
+    ["127.0.0.1:9464", "127.0.0.1", 9464],
+    ["[::]:9100", "::", 9100],
+  ])("%p is host %p port %p", (value, host, port) => {
+    expect(load({ env: { SVC_METRICS_LISTEN: value } }).metrics.listen).toEqual({ host, port });
+  });
+
+  test.each(["9464", "host:", "host:70000"])("%p is an error naming metrics.listen", (value) => {
+    const problem = problemFor(problemsOf(() => load({ env: { SVC_METRICS_LISTEN: value } })), "metrics.listen");
+    expect(problem.source).toBe("environment variable SVC_METRICS_LISTEN");
+  });
 });
 
 describe("tls", () => {

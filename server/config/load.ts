@@ -35,6 +35,8 @@ export interface ServerConfig {
    * heartbeatSeconds: the interval offered to collectors; null leaves each its own.
    */
   opamp: { maxConnections: number; maxConcurrentRequests: number; heartbeatSeconds: number | null };
+  /** metrics.listen: a second address serving GET /metrics without credentials; null when unset (server/metrics/). */
+  metrics: { listen: { host: string; port: number } | null };
   /** The key that seals secrets at rest: given (key), in a file (keyFile), or neither (embedded: generated beside the state file). */
   secrets: { key: string; keyFile: string };
   logging: { level: string };
@@ -223,6 +225,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
       maxConcurrentRequests: get("opamp.maxConcurrentRequests"),
       heartbeatSeconds: get<number>("opamp.heartbeatSeconds") === 0 ? null : get<number>("opamp.heartbeatSeconds"),
     },
+    metrics: { listen: hostPort(get<string>("metrics.listen")) },
     secrets: { key: get("secrets.key"), keyFile: secretsKeyFile ?? "" },
     logging: { level: get("logging.level") },
     smtp:
@@ -241,6 +244,13 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     },
     file,
   };
+}
+
+/** A checked host:port (listen's form), or null for "" (unset). */
+function hostPort(value: string): { host: string; port: number } | null {
+  if (value === "") return null;
+  const [, host, port] = /^\[?(.*?)\]?:(\d+)$/.exec(value)!;
+  return { host: host!, port: Number(port) };
 }
 
 /** Far larger than any real config.yaml; bounds what a wrong --config (a log file, a disk image) costs to read and parse. */

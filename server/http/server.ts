@@ -17,6 +17,8 @@ import type { ServerConfig } from "../config/load.ts";
 import { AppError, ForbiddenError, StorageUnavailableError, UnauthenticatedError, ValidationError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import { UiServer } from "../ui/serve.ts";
+import { METRICS_PATH, metricsResponse } from "../metrics/exposition.ts";
+import type { RouteSeries, ServerMetrics } from "../metrics/metrics.ts";
 import { channelFor, type Channel, type ChannelSocket, type SocketData } from "../channel/channel.ts";
 import { readBytes, readJson } from "../lib/body.ts";
 import { errorResponse, json } from "../lib/respond.ts";
@@ -27,6 +29,7 @@ import { EdgeLimits } from "./limits.ts";
 import { applySecurityHeaders } from "./headers.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { RequestContext, Route } from "./route.ts";
+import type { Match as RouteMatch } from "./router.ts";
 import { Router } from "./router.ts";
 
 const API_PREFIX = "/api/v1";
@@ -61,6 +64,8 @@ export interface HttpDeps {
   channels: Channel[];
   /** Counts 401 answers; started and stopped by its owner, so the edge only records. */
   authFailures: AuthFailureBursts;
+  /** The server's own metrics (server/metrics/): the edge times requests and counts sessions, messages and auth failures. */
+  metrics: ServerMetrics;
 }
 
 /**
@@ -76,6 +81,31 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
   const ui = new UiServer();
   const limits = new EdgeLimits(deps);
   let started = false;
+  // Metrics: every label's series looked up here, once, so a request costs a map lookup (server/metrics/).
+  const { metrics } = deps;
+  const apiSeries = new Map(routes.map((route) => [route, metrics.route(API_PREFIX + route.path)]));
+  const series = {
+    healthz: metrics.route("/healthz"),
+    readyz: metrics.route("/readyz"),
+    metrics: metrics.route(METRICS_PATH),
+    openapi: metrics.route(API_PREFIX + "/openapi.json"),
+    preflight: metrics.route(API_PREFIX + " (CORS preflight)"),
+    ui: metrics.route("/ui/"),
+    unmatched: metrics.route("unmatched"),
+  };
+  const channelSeries = new Map(channels.map((channel) => [channel, { ...metrics.channel(channel.name), duration: metrics.route(channel.path) }]));
+
+  /** GET /metrics on this listener: a Bearer token with health:read (the unauthenticated one is metrics.listen). */
+  async function scrape(req: Request, remoteAddr: string | null): Promise<Response> {
+    limits.checkAddress(req, remoteAddr);
+    const token = bearerToken(req.headers.get("authorization"));
+    if (token === null) throw new UnauthenticatedError("GET /metrics needs a Bearer token with the health:read scope (or scrape the metrics.listen address).");
+    const principal = await deps.accounts.authenticate(token, remoteAddr);
+    if (!principal) throw new UnauthenticatedError("The Bearer token is not valid, or has been revoked.");
+    limits.takeCall(principal);
+    if (!principal.scopes.has("health:read")) throw new ForbiddenError("health:read");
+    return metricsResponse(metrics, req);
+  }
 
   /**
    * A Bearer token first (service accounts; no CSRF, browsers never send one
@@ -102,12 +132,17 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
     return principal;
   }
 
-  async function handleApi(req: Request, server: Server<SocketData>, url: URL, remoteAddr: string | null, secure: boolean, requestId: string, log: Logger) {
-    const path = url.pathname.slice(API_PREFIX.length) || "/";
-    if (req.method === "GET" && path === "/openapi.json") {
-      return new Response(openapi, { headers: { "Content-Type": "application/json; charset=utf-8" } });
-    }
-    const { route, params } = router.match(req.method, path);
+  // The match is made by the caller, which labels the request's metrics with the route.
+  async function handleApi(
+    req: Request,
+    server: Server<SocketData>,
+    url: URL,
+    remoteAddr: string | null,
+    secure: boolean,
+    requestId: string,
+    log: Logger,
+    { route, params }: RouteMatch,
+  ) {
     let principal: Principal;
     const anonymous: Principal = { kind: "anonymous", id: "", name: "anonymous", scopes: new Set(), actor: "anonymous", remoteAddr };
     // An address that failed to authenticate too often waits, on the public log-in calls too.
@@ -174,14 +209,24 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
     // WebSocket admission for collectors and the cookie's Secure attribute.
     const forwarded = remoteAddr !== null && trustedProxies.has(remoteAddr) && req.headers.get("x-forwarded-proto") === "https";
     const secure = config.tls !== null || forwarded;
+    // Which svc_http_request_duration_seconds series the answer goes to; a WebSocket upgrade goes to none.
+    let timed: RouteSeries = series.unmatched;
     try {
       if (!PROBES.has(url.pathname)) limits.admit(server);
       if (url.pathname === "/healthz") {
+        timed = series.healthz;
         response = new Response("ok\n", { headers: { "Content-Type": "text/plain" } });
       } else if (url.pathname === "/readyz") {
+        timed = series.readyz;
         const ready = started && (await storageStatus()).status === "up";
         response = new Response(ready ? "ready\n" : "not ready\n", { status: ready ? 200 : 503 });
+      } else if (url.pathname === METRICS_PATH) {
+        timed = series.metrics;
+        response = await scrape(req, remoteAddr);
       } else if ((channel = channelFor(channels, url.pathname))) {
+        const counted = channelSeries.get(channel)!;
+        timed = counted.duration;
+        counted.requests.inc();
         limits.checkAddress(req, remoteAddr);
         const bearer = bearerToken(req.headers.get("authorization"));
         if (bearer !== null && tokenKind(bearer) === "enrollment") limits.takeEnrollment(bearer, req, remoteAddr);
@@ -206,13 +251,23 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
           if (!cors.allows(origin)) {
             throw new AppError(403, "cors_origin_denied", `The origin ${origin} may not call this API; see security.cors.allowedOrigins.`);
           }
+          timed = series.preflight;
           response = new Response(null, { status: 204, headers: cors.preflightHeaders(origin) });
         } else {
-          response = await handleApi(req, server, url, remoteAddr, secure, requestId, log());
+          const path = url.pathname.slice(API_PREFIX.length) || "/";
+          if (req.method === "GET" && path === "/openapi.json") {
+            timed = series.openapi;
+            response = new Response(openapi, { headers: { "Content-Type": "application/json; charset=utf-8" } });
+          } else {
+            const match = router.match(req.method, path);
+            timed = apiSeries.get(match.route) ?? series.unmatched;
+            response = await handleApi(req, server, url, remoteAddr, secure, requestId, log(), match);
+          }
         }
         api = true;
       } else {
         const page = await ui.handle(req, url);
+        if (page !== null) timed = series.ui;
         if (page === null) throw new AppError(404, "not_found", `Nothing is served at ${url.pathname}.`);
         response = page;
       }
@@ -223,10 +278,15 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
     if (origin !== null) for (const [name, value] of Object.entries(cors.headers(origin))) response.headers.set(name, value);
     applySecurityHeaders(response, { api, secure });
     response.headers.set("X-Request-Id", requestId);
+    timed.observe(req.method, response.status, (performance.now() - arrived) / 1000);
     if (response.status === 401) {
       limits.authFailed(req, remoteAddr);
-      authFailures.record(remoteAddr, credentialKind(req), url.pathname);
+      const kind = credentialKind(req);
+      authFailures.record(remoteAddr, kind, url.pathname);
+      metrics.authFailed(kind);
     }
+    // Only refusals look at the credential again: enrollment failures (refused, expired, used up, rate-limited).
+    if (response.status >= 400 && response.status < 500 && channel !== undefined && credentialKind(req) === "enrollment") metrics.enrollmentFailed();
     if (logger.isLevelEnabled("info")) {
       log().info(
         { method: req.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - arrived), remoteAddr },
@@ -253,9 +313,19 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
       // permessage-deflate when the client offers it (opamp-go with EnableCompression, browsers): one
       // shared compressor and decompressor, no context kept per socket, so a session costs no zlib memory.
       perMessageDeflate: { compress: "shared", decompress: "shared" },
-      open: (ws: ChannelSocket) => ws.data.channel.open?.(ws),
-      message: (ws: ChannelSocket, message: string | Buffer) => ws.data.channel.message?.(ws, message),
-      close: (ws: ChannelSocket, code: number, reason: string) => ws.data.channel.close?.(ws, code, reason),
+      // Sessions open and messages received, by channel (server/metrics/).
+      open: (ws: ChannelSocket) => {
+        channelSeries.get(ws.data.channel)?.sessions.inc();
+        return ws.data.channel.open?.(ws);
+      },
+      message: (ws: ChannelSocket, message: string | Buffer) => {
+        channelSeries.get(ws.data.channel)?.messages.inc();
+        return ws.data.channel.message?.(ws, message);
+      },
+      close: (ws: ChannelSocket, code: number, reason: string) => {
+        channelSeries.get(ws.data.channel)?.sessions.dec();
+        return ws.data.channel.close?.(ws, code, reason);
+      },
     },
     error(error) {
       return errorResponse(error, logger);
