@@ -16,7 +16,6 @@ import "./Topology.css";
 interface Named {
   id: string;
   name: string;
-  type?: string;
 }
 interface PipelineItem extends Named {
   signal: string;
@@ -92,26 +91,25 @@ function FlowNodes(props: { pipeline?: PipelineItem; source?: Named; records: Re
   const { pipeline, source, records, throughput, rising } = props;
   if (!pipeline) return null;
   const signal = pipeline.signal;
-  const find = (kind: "receiver" | "processor" | "exporter", type: string | undefined, name: string) =>
-    type ? matchComponent(throughput.components, kind, signal, type, name) : undefined;
+  const find = (kind: "receiver" | "processor" | "exporter", name: string) => matchComponent(throughput.components, kind, signal, name);
 
   const destinations = pipeline.topology.nodes
     .filter((n) => n.kind === "destination")
     .flatMap((n) => (n.ref ? [records.destinations.get(n.ref)].filter((d): d is Named => d !== undefined) : [{ id: n.id, name: "active destinations" }]));
   return (
     <ol className="topology-nodes">
-      <Node kind="source" label={source?.name ?? "source"} rates={source ? find("receiver", source.type, ident(source.name)) : undefined} rising={rising} />
+      <Node kind="source" label={source?.name ?? "source"} rates={source ? find("receiver", ident(source.name)) : undefined} rising={rising} />
       {processorChain(pipeline.topology).map((node: TopologyNode) => (
         <Node
           key={node.id}
           kind="processor"
           label={node.processor?.type ?? node.id}
-          rates={source && find("processor", node.processor?.type, processorName(pipeline.name, source.name, node.id))}
+          rates={source && find("processor", processorName(pipeline.name, source.name, node.id))}
           rising={rising}
         />
       ))}
       {destinations.map((d) => (
-        <Node key={d.id} kind="destination" label={d.name} rates={find("exporter", d.type, ident(d.name))} rising={rising} />
+        <Node key={d.id} kind="destination" label={d.name} rates={find("exporter", ident(d.name))} rising={rising} />
       ))}
     </ol>
   );

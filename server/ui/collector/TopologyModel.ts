@@ -3,7 +3,7 @@
  * (server/render/plan.ts, names.ts) names receivers `<type>/<source>`,
  * exporters `<type>/<destination>` and each flow's processors
  * `<type>/<pipeline>_<source>_<node>`, from identifiers of the records' names,
- * with `_2`, `_3`, … on a clash.
+ * with `_2`, `_3`, … on a clash. Also the processor chain in flow order.
  */
 import type { Topology, TopologyNode } from "../../../shared/config-records.ts";
 import type { Throughput } from "./types.ts";
@@ -30,18 +30,21 @@ export function ident(text: string): string {
 /** A processor node's rendered name in the flow of `pipeline` and `source`. */
 export const processorName = (pipeline: string, source: string, nodeId: string) => ident(`${ident(`${pipeline} ${ident(source)}`)} ${nodeId}`);
 
-/** The component `<type>/<name>` (or a clash-suffixed `<name>_N`) of this kind and signal. */
+/**
+ * The component of this kind and signal named `name` (or a clash-suffixed `name_N`)
+ * after its `<type>/`, as the server's per-flow rates match them (server/telemetry/routes.ts).
+ */
 export function matchComponent(
   components: Throughput["components"],
   kind: "receiver" | "processor" | "exporter",
   signal: string,
-  type: string,
   name: string,
 ): Rates | undefined {
-  const exact = `${type}/${name}`;
+  const candidates = components.filter((x) => x.kind === kind && x.signal === signal);
+  const nameOf = (id: string) => id.slice(id.indexOf("/") + 1);
   const c =
-    components.find((x) => x.kind === kind && x.signal === signal && x.id === exact) ??
-    components.find((x) => x.kind === kind && x.signal === signal && x.id.startsWith(`${exact}_`) && /^\d+$/.test(x.id.slice(exact.length + 1)));
+    candidates.find((x) => nameOf(x.id) === name) ??
+    candidates.find((x) => nameOf(x.id).startsWith(`${name}_`) && /^\d+$/.test(nameOf(x.id).slice(name.length + 1)));
   return c && { key: `${c.kind}:${c.id}:${c.signal}`, in: c.in, out: c.out, errors: c.errors };
 }
 
