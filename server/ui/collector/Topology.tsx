@@ -2,10 +2,10 @@
  * The collector's own rendered topology: one row per flow it runs (a pipeline
  * joined to a source, by a route or by matchers), drawn source → processors →
  * destinations from the pipeline's graph, with the live rates of the latest
- * /throughput answer on each node and on the flow. A node whose errors/s rose
- * since the previous answer is marked.
+ * /throughput answer on each node and on the flow. A node whose error count
+ * rose within the rates' window (errors/s above zero) is marked.
  */
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import { api } from "../api.ts";
 import { formatRate } from "../format.ts";
 import type { Topology as Graph, TopologyNode } from "../../../shared/config-records.ts";
@@ -31,10 +31,6 @@ const byId = <T extends Named>(items: T[]) => new Map(items.map((x) => [x.id, x]
 
 export function Topology({ throughput, reload }: { throughput: Throughput; reload: number }) {
   const [records, setRecords] = useState<Records | null>(null);
-  // Errors/s per component from the previous answer, to tell a rise.
-  const previous = useRef(new Map<string, number>());
-  const [rising, setRising] = useState(new Set<string>());
-
   useEffect(() => {
     Promise.all([
       api.get<{ items: PipelineItem[] }>("/pipelines"),
@@ -45,19 +41,6 @@ export function Topology({ throughput, reload }: { throughput: Throughput; reloa
       () => setRecords(null),
     );
   }, [reload]);
-
-  useEffect(() => {
-    const now = new Map<string, number>();
-    const up = new Set<string>();
-    for (const c of throughput.components) {
-      const key = `${c.kind}:${c.id}:${c.signal}`;
-      if (c.errors === null) continue;
-      now.set(key, c.errors);
-      if (c.errors > 0 && c.errors > (previous.current.get(key) ?? 0)) up.add(key);
-    }
-    previous.current = now;
-    setRising(up);
-  }, [throughput]);
 
   if (throughput.pipelines.length === 0 || records === null) return null;
   return (
@@ -76,7 +59,7 @@ export function Topology({ throughput, reload }: { throughput: Throughput; reloa
                   {rate(flow.in)} in → {rate(flow.out)} out
                 </span>
               </div>
-              <FlowNodes pipeline={pipeline} source={source} records={records} throughput={throughput} rising={rising} />
+              <FlowNodes pipeline={pipeline} source={source} records={records} throughput={throughput} />
             </li>
           );
         })}
@@ -87,8 +70,8 @@ export function Topology({ throughput, reload }: { throughput: Throughput; reloa
 
 const rate = (v: number | null | undefined) => (v === null || v === undefined ? "—" : formatRate(v));
 
-function FlowNodes(props: { pipeline?: PipelineItem; source?: Named; records: Records; throughput: Throughput; rising: Set<string> }) {
-  const { pipeline, source, records, throughput, rising } = props;
+function FlowNodes(props: { pipeline?: PipelineItem; source?: Named; records: Records; throughput: Throughput }) {
+  const { pipeline, source, records, throughput } = props;
   if (!pipeline) return null;
   const signal = pipeline.signal;
   const find = (kind: "receiver" | "processor" | "exporter", name: string) => matchComponent(throughput.components, kind, signal, name);
@@ -98,32 +81,32 @@ function FlowNodes(props: { pipeline?: PipelineItem; source?: Named; records: Re
     .flatMap((n) => (n.ref ? [records.destinations.get(n.ref)].filter((d): d is Named => d !== undefined) : [{ id: n.id, name: "active destinations" }]));
   return (
     <ol className="topology-nodes">
-      <Node kind="source" label={source?.name ?? "source"} rates={source ? find("receiver", ident(source.name)) : undefined} rising={rising} />
+      <Node kind="source" label={source?.name ?? "source"} rates={source ? find("receiver", ident(source.name)) : undefined} />
       {processorChain(pipeline.topology).map((node: TopologyNode) => (
         <Node
           key={node.id}
           kind="processor"
           label={node.processor?.type ?? node.id}
           rates={source && find("processor", processorName(pipeline.name, source.name, node.id))}
-          rising={rising}
+         
         />
       ))}
       {destinations.map((d) => (
-        <Node key={d.id} kind="destination" label={d.name} rates={find("exporter", ident(d.name))} rising={rising} />
+        <Node key={d.id} kind="destination" label={d.name} rates={find("exporter", ident(d.name))} />
       ))}
     </ol>
   );
 }
 
-function Node({ kind, label, rates, rising }: { kind: string; label: string; rates?: Rates; rising: Set<string> }) {
-  const marked = rates !== undefined && rising.has(rates.key);
+function Node({ kind, label, rates }: { kind: string; label: string; rates?: Rates }) {
+  const marked = rates !== undefined && rates.errors !== null && rates.errors > 0;
   return (
     <li className={`topology-node topology-${kind}${marked ? " topology-alert" : ""}`}>
       <span className="muted topology-kind">{kind}</span> <span className="topology-label">{label}</span>
       {rates && (
         <span className="topology-rate">
           {rate(rates.in)} → {rate(rates.out)}
-          {rates.errors !== null && rates.errors > 0 && <> · {rate(rates.errors)} errors</>}
+          {marked && <> · {rate(rates.errors)} errors</>}
         </span>
       )}
       {marked && <span className="topology-mark">errors rising</span>}

@@ -9,7 +9,7 @@ import type { Topology, TopologyNode } from "../../../shared/config-records.ts";
 import type { Throughput } from "./types.ts";
 
 export interface Rates {
-  /** The component's key in the rising-errors set: kind:id:signal. */
+  /** The component as kind:id:signal. */
   key: string;
   in: number | null;
   out: number | null;
