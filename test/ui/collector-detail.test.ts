@@ -134,11 +134,12 @@ test("the Pipelines section says which pipelines apply and why: a route, or matc
 
 test("throughput charts and figures appear once metrics were posted", async () => {
   const { page } = browser;
-  const records = page.getByRole("figure", { name: "Records per second by component" });
+  // The charts come from the history (test/ui/throughput.test.ts checks their values); the tables give the live rates.
+  const records = page.getByRole("figure", { name: "Records per second in and out" });
   await records.waitFor();
   expect(await records.locator("canvas").count()).toBeGreaterThan(0);
-  expect(await records.getByRole("list").textContent()).toContain("filelog/app (receiver) 100/s");
-  expect(await page.getByRole("figure", { name: "Errors per second by component" }).getByRole("list").textContent()).toContain("otlphttp/backend (exporter) 1.00/s");
+  expect(await records.getByRole("list").textContent()).toContain("logs in");
+  await page.getByRole("figure", { name: "Errors per second" }).waitFor();
   const row = page.getByRole("region", { name: "Components" }).getByRole("row", { name: /otlphttp\/backend/ });
   expect(await row.getByRole("cell").allTextContents()).toEqual(["exporter", "logs", "101/s", "100/s", "1.00/s"]);
   await page.getByText("Uptime").waitFor();
@@ -249,7 +250,7 @@ test("the page fits a 390 px phone", async () => {
   const { page } = browser;
   await page.setViewportSize({ width: 390, height: 844 });
   await page.reload();
-  await page.getByRole("figure", { name: "Records per second by component" }).waitFor();
+  await page.getByRole("figure", { name: "Records per second in and out" }).waitFor();
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   expect(overflow).toBe(0);
   await browser.screenshot("collector-detail-390");

@@ -1,36 +1,31 @@
 /**
- * Live throughput of one collector. The API answers rates averaged over its
- * recent reports, not a history, so the page polls every few seconds while
- * it is visible and keeps the last few minutes of answers as the charts'
- * time axis. Tables under the charts give the latest figures as text.
+ * Throughput of one collector. The charts come from the server's history (the
+ * last hour in 15 s buckets, so they open filled) and refresh every 15 s; the
+ * tables under them give the latest rates (polled every 5 s) as text, and the
+ * topology shows the same rates on each flow. Both poll only while visible.
  */
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useState } from "react";
 import { api, ApiError } from "../api.ts";
 import { Chart, type ChartSeries } from "../components/Chart.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { formatBytes, formatDuration, formatRate } from "../format.ts";
-import type { Component, RouteRecord, Throughput } from "./types.ts";
+import { Topology } from "./Topology.tsx";
+import type { RouteRecord, Throughput } from "./types.ts";
+import type { ThroughputHistory } from "../../../shared/throughput.ts";
 
 const POLL_MS = 5000;
-/** Five minutes of samples. */
-const KEEP = 60;
-const SPAN = (KEEP * POLL_MS) / 1000;
+const HISTORY_MS = 15_000;
 
-interface Sample {
-  t: number;
-  data: Throughput;
-}
-
-/** Fetches `load` now and every POLL_MS while the tab is visible; `reload` forces an immediate fetch. */
-function useVisiblePolling(load: () => void, reload: number) {
+/** Calls `load` now and every `every` ms while the tab is visible; a new `reload` restarts it. */
+function useVisiblePolling(load: () => void, reload: unknown, every = POLL_MS) {
   useEffect(() => {
     let timer: ReturnType<typeof setInterval> | null = null;
     const start = () => {
       if (timer !== null || document.visibilityState !== "visible") return;
       load();
-      timer = setInterval(load, POLL_MS);
+      timer = setInterval(load, every);
     };
     const stop = () => {
       if (timer !== null) clearInterval(timer);
@@ -47,36 +42,52 @@ function useVisiblePolling(load: () => void, reload: number) {
   }, [reload]);
 }
 
-/** One chart series per key, aligned on the samples' times. */
-function seriesOf(samples: Sample[], pick: (data: Throughput) => Map<string, number | null>): ChartSeries[] {
-  const perSample = samples.map((s) => pick(s.data));
-  const labels = [...new Set(perSample.flatMap((m) => [...m.keys()]))];
-  return labels.map((label) => ({ label, values: perSample.map((m) => m.get(label) ?? null) }));
+const measuredAny = (series: ChartSeries[]) => series.some((s) => s.values.some((v) => v !== null));
+
+/** The history's charts: records/s in and out per signal, errors/s per signal, CPU and memory. */
+function HistoryCharts({ history }: { history: ThroughputHistory }) {
+  const span = history.times.length * history.step;
+  const records: ChartSeries[] = history.signals.flatMap((s) => [
+    { label: `${s.signal} in`, values: s.in },
+    { label: `${s.signal} out`, values: s.out },
+  ]);
+  const errors: ChartSeries[] = history.signals.map((s) => ({ label: s.signal, values: s.errors }));
+  const cpu = [{ label: "CPU", values: history.process.cpu.map((v) => (v === null ? null : v * 100)) }];
+  const memory = [{ label: "Memory (RSS)", values: history.process.memoryRss }];
+  const percent = (v: number) => `${v.toFixed(v < 10 ? 1 : 0)} %`;
+  return (
+    <div className="chart-grid">
+      {records.length > 0 && <Chart title="Records per second in and out" times={history.times} series={records} format={formatRate} span={span} />}
+      {errors.length > 0 && <Chart title="Errors per second" times={history.times} series={errors} format={formatRate} span={span} />}
+      {measuredAny(cpu) && <Chart title="CPU" times={history.times} series={cpu} format={percent} span={span} />}
+      {measuredAny(memory) && <Chart title="Memory" times={history.times} series={memory} format={formatBytes} span={span} />}
+    </div>
+  );
 }
 
 const rate = (value: number | null) => (value === null ? <span className="muted">—</span> : formatRate(value));
 
 export function ThroughputSection({ collectorId, reload }: { collectorId: string; reload: number }) {
-  const [samples, setSamples] = useState<Sample[]>([]);
+  const [latest, setLatest] = useState<Throughput | null>(null);
+  const [history, setHistory] = useState<ThroughputHistory | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [routes, setRoutes] = useState<Map<string, string>>(new Map());
+  const path = `/collectors/${encodeURIComponent(collectorId)}/throughput`;
 
   useVisiblePolling(() => {
-    api.get<Throughput>(`/collectors/${encodeURIComponent(collectorId)}/throughput`).then(
-      (data) => {
-        setError(null);
-        setSamples((before) => [...before, { t: Date.now() / 1000, data }].slice(-KEEP));
-      },
-      setError,
-    );
+    api.get<Throughput>(path).then((data) => {
+      setError(null);
+      setLatest(data);
+    }, setError);
   }, reload);
+  useVisiblePolling(() => api.get<ThroughputHistory>(`${path}/history`).then(setHistory, setError), reload, HISTORY_MS);
 
-  // Routes by id, named "source → pipeline", for the per-route chart.
+  // Routes by id, named "source → pipeline", for the routes table.
   useEffect(() => {
     const id = encodeURIComponent(collectorId);
     Promise.all([
       api.get<{ items: RouteRecord[] }>(`/routes?collectorId=${id}`),
-      api.get<{ items: Component[] }>("/sources"),
+      api.get<{ items: { id: string; name: string }[] }>("/sources"),
       api.get<{ items: { id: string; name: string }[] }>("/pipelines"),
     ]).then(([r, sources, pipelines]) => {
       const name = (list: { id: string; name: string }[], key: string) => list.find((x) => x.id === key)?.name ?? key;
@@ -84,29 +95,7 @@ export function ThroughputSection({ collectorId, reload }: { collectorId: string
     }, setError);
   }, [collectorId, reload]);
 
-  const latest = samples[samples.length - 1]?.data ?? null;
-  const times = useMemo(() => samples.map((s) => s.t), [samples]);
-  const records = useMemo(
-    () => seriesOf(samples, (d) => new Map(d.components.map((c) => [`${c.id} (${c.kind})`, c.out ?? c.in]))),
-    [samples],
-  );
-  const errors = useMemo(
-    () => seriesOf(samples, (d) => new Map(d.components.filter((c) => c.errors !== null).map((c) => [`${c.id} (${c.kind})`, c.errors]))),
-    [samples],
-  );
-  const routeRates = useMemo(
-    () =>
-      seriesOf(samples, (d) => {
-        const m = new Map<string, number | null>();
-        for (const r of d.routes) {
-          const name = routes.get(r.routeId) ?? r.routeId;
-          m.set(`${name} in`, r.in);
-          m.set(`${name} out`, r.out);
-        }
-        return m;
-      }),
-    [samples, routes],
-  );
+  const measured = history !== null && history.times.length > 0;
 
   return (
     <section className="detail-block" aria-labelledby="throughput-title">
@@ -121,7 +110,7 @@ export function ThroughputSection({ collectorId, reload }: { collectorId: string
             ? "No metrics received from this collector yet."
             : latest.window === 0
               ? "One report received; rates appear after the next."
-              : `Rates over the last ${Math.round(latest.window)} s; updated every ${POLL_MS / 1000} s.`}
+              : `Charts: the last hour in ${history?.step ?? 15} s buckets. Tables: rates over the last ${Math.round(latest.window)} s, updated every ${POLL_MS / 1000} s.`}
         {latest?.lastReportAt && (
           <>
             {" "}
@@ -132,11 +121,8 @@ export function ThroughputSection({ collectorId, reload }: { collectorId: string
       {latest && latest.lastReportAt !== null && (
         <>
           <ProcessFacts process={latest.process} />
-          <div className="chart-grid">
-            {records.length > 0 && <Chart title="Records per second by component" times={times} series={records} format={formatRate} span={SPAN} />}
-            {errors.length > 0 && <Chart title="Errors per second by component" times={times} series={errors} format={formatRate} span={SPAN} />}
-            {routeRates.length > 0 && <Chart title="Input and output per route" times={times} series={routeRates} format={formatRate} span={SPAN} />}
-          </div>
+          {measured && <HistoryCharts history={history} />}
+          <Topology throughput={latest} reload={reload} />
           {latest.components.length > 0 && (
             <ListTable caption={{ id: "components-caption", text: "Components", visible: true }} columns={["Component", "Kind", "Signal", "In", "Out", "Errors"]}>
               {latest.components.map((c) => (

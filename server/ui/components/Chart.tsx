@@ -31,6 +31,12 @@ const HEIGHT = 180;
 /** Swatch classes in Chart.css; series beyond these reuse them in turn. */
 const PALETTE = 6;
 
+/** Indices of values with no measured neighbour. */
+function isolated(values: (number | null | undefined)[]): number[] {
+  const missing = (i: number) => values[i] === null || values[i] === undefined;
+  return values.flatMap((_, i) => (!missing(i) && missing(i - 1) && missing(i + 1) ? [i] : []));
+}
+
 export function Chart({ title, times, series, format, span }: ChartProps) {
   const titleId = useId();
   const plotRef = useRef<HTMLDivElement>(null);
@@ -61,7 +67,17 @@ export function Chart({ title, times, series, format, span }: ChartProps) {
           y: { range: (_u, min, max) => [0, Math.max(max, min, 1) * 1.1] },
         },
         axes: [axis, { ...axis, size: 60, values: (_u, ticks) => ticks.map((t) => format(t)) }],
-        series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: () => colour(i), width: 2, spanGaps: false }))],
+        series: [
+          {},
+          ...series.map((s, i) => ({
+            label: s.label,
+            stroke: () => colour(i),
+            width: 2,
+            spanGaps: false,
+            // A value between gaps has no line to draw: it shows as a dot.
+            points: { show: true, size: 5, fill: () => colour(i), filter: (u: uPlot, index: number) => isolated(u.data[index] as (number | null)[]) },
+          })),
+        ],
       },
       [times, ...series.map((s) => s.values)],
       host,
@@ -89,7 +105,8 @@ export function Chart({ title, times, series, format, span }: ChartProps) {
       <div ref={plotRef} className="chart-plot" aria-hidden="true" />
       <ul ref={legendRef} className="chart-legend" aria-label={`${title}: latest values`}>
         {series.map((s, i) => {
-          const latest = s.values[s.values.length - 1];
+          // The newest measured value: the last bucket may not be measured yet.
+          const latest = s.values.findLast((v) => v !== null);
           return (
             <li key={s.label}>
               <span className={`chart-swatch chart-swatch-${i % PALETTE}`} aria-hidden="true">
