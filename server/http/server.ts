@@ -93,7 +93,13 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
     ui: metrics.route("/ui/"),
     unmatched: metrics.route("unmatched"),
   };
-  const channelSeries = new Map(channels.map((channel) => [channel, { ...metrics.channel(channel.name), duration: metrics.route(channel.path) }]));
+  // By name: a channel may be replaced in the list while serving (tests swap one for a stricter copy).
+  const channelSeries = new Map(channels.map((channel) => [channel.name, { ...metrics.channel(channel.name), duration: metrics.route(channel.path) }]));
+  const seriesOf = (channel: Channel) => {
+    let counted = channelSeries.get(channel.name);
+    if (!counted) channelSeries.set(channel.name, (counted = { ...metrics.channel(channel.name), duration: metrics.route(channel.path) }));
+    return counted;
+  };
 
   /** GET /metrics on this listener: a Bearer token with health:read (the unauthenticated one is metrics.listen). */
   async function scrape(req: Request, remoteAddr: string | null): Promise<Response> {
@@ -224,7 +230,7 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
         timed = series.metrics;
         response = await scrape(req, remoteAddr);
       } else if ((channel = channelFor(channels, url.pathname))) {
-        const counted = channelSeries.get(channel)!;
+        const counted = seriesOf(channel);
         timed = counted.duration;
         counted.requests.inc();
         limits.checkAddress(req, remoteAddr);
@@ -315,15 +321,15 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
       perMessageDeflate: { compress: "shared", decompress: "shared" },
       // Sessions open and messages received, by channel (server/metrics/).
       open: (ws: ChannelSocket) => {
-        channelSeries.get(ws.data.channel)?.sessions.inc();
+        seriesOf(ws.data.channel).sessions.inc();
         return ws.data.channel.open?.(ws);
       },
       message: (ws: ChannelSocket, message: string | Buffer) => {
-        channelSeries.get(ws.data.channel)?.messages.inc();
+        seriesOf(ws.data.channel).messages.inc();
         return ws.data.channel.message?.(ws, message);
       },
       close: (ws: ChannelSocket, code: number, reason: string) => {
-        channelSeries.get(ws.data.channel)?.sessions.dec();
+        seriesOf(ws.data.channel).sessions.dec();
         return ws.data.channel.close?.(ws, code, reason);
       },
     },
