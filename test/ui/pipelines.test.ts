@@ -195,8 +195,8 @@ test("the preview renders the filter for both runtimes", async () => {
 
 test("a dangling node's problem is pinned to it and Save refuses it", async () => {
   const { page } = browser;
-  // The keyboard alternative to dragging: pressing a palette item adds it.
-  await page.getByRole("button", { name: "Add processor Batch" }).press("Enter");
+  // Dropped on the canvas, a node stays where it lands, unconnected (pressing an item wires it in: editor.test.ts).
+  await dragFromPalette("Add processor Batch", 420, 420);
   const batch = canvasNode(/^Processor Batch \(batch\)\. Problems: .*not reachable from any source/);
   await batch.waitFor();
   await batch.getByText("1 problem").waitFor();
@@ -295,7 +295,8 @@ test("a viewer sees the editor read-only", async () => {
   await page.getByLabel("New password", { exact: true }).fill("a-long-enough-password");
   await page.getByLabel("Confirm new password").fill("a-long-enough-password");
   await page.getByRole("button", { name: /^Set .*password and sign in$/ }).click();
-  await page.waitForURL(/\/ui\/system$/);
+  // The first page after sign-in is the dashboard.
+  await page.waitForURL(/\/ui\/(system|dashboard)$/);
   await page.goto(pipelineUrl);
   await page.getByText(/^Read-only/).waitFor();
   await canvasNode(/^Processor Filter \(drop-health-check-logs\)/).waitFor();

@@ -1,0 +1,112 @@
+/**
+ * The pipeline editor feels direct, in Debian's chromium against the real
+ * server: the canvas takes the page width; a click on a node opens its
+ * settings beside the canvas (not below it); nodes added by click from the
+ * palette are placed and wired where they belong (a processor after the
+ * selected node, its edges re-wired); both widths; no console errors.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startTestServer, type TestServer } from "../harness.ts";
+import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
+
+let server: TestServer;
+let browser: BrowserSession;
+const SLOW = 30_000;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  browser = await openBrowser({ width: 1440, height: 900 });
+  await server.call("/sources", "POST", { name: "app logs", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
+  await server.call("/destinations", "POST", { name: "backend", type: "debug", config: {} });
+  await server.call("/pipelines", "POST", { name: "direct", signal: "logs" });
+  const admin = await server.uiAdmin();
+  const { page } = browser;
+  page.setDefaultTimeout(10_000);
+  await signIn(page, server.base, admin, "/ui/pipelines");
+  await page.getByRole("link", { name: "direct" }).click();
+  await page.getByRole("heading", { name: "direct", level: 1 }).waitFor();
+}, SLOW);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const canvas = () => browser.page.getByRole("group", { name: "Pipeline canvas" });
+const canvasNode = (id: string) => canvas().locator(`.react-flow__node[data-id="${id}"]`);
+const panel = (id: string) => browser.page.getByRole("region", { name: `Settings of ${id}` });
+const edgeTexts = async () => (await browser.page.getByRole("list", { name: /^Edges/ }).locator(":scope > li > span").allTextContents()).sort();
+
+test("the canvas uses the page width", async () => {
+  const frame = (await canvas().boundingBox())!;
+  // Palette (15rem) and gaps aside, the canvas has the rest of the 1440 px page.
+  expect(frame.width).toBeGreaterThan(1100);
+}, SLOW);
+
+test("sources and destinations added by click are wired to each other", async () => {
+  const { page } = browser;
+  await page.getByRole("button", { name: "Add source app logs" }).click();
+  await panel("app-logs").waitFor();
+  await page.getByRole("button", { name: "Add destination backend" }).click();
+  await panel("backend").waitFor();
+  expect(await edgeTexts()).toEqual(["app logs (app-logs) → backend (backend)"]);
+  const source = (await canvasNode("app-logs").boundingBox())!;
+  const destination = (await canvasNode("backend").boundingBox())!;
+  expect(destination.x).toBeGreaterThan(source.x + source.width);
+}, SLOW);
+
+test("a click on a node opens its settings beside the canvas", async () => {
+  const { page } = browser;
+  await canvasNode("app-logs").click();
+  await panel("app-logs").waitFor();
+  expect(await panel("backend").count()).toBe(0);
+  const frame = (await canvas().boundingBox())!;
+  const box = (await panel("app-logs").boundingBox())!;
+  expect(box.x).toBeGreaterThanOrEqual(frame.x + frame.width);
+  expect(box.y).toBeLessThan(frame.y + frame.height);
+  await page.getByRole("button", { name: "Close node settings" }).click();
+  expect(await panel("app-logs").count()).toBe(0);
+}, SLOW);
+
+test("a processor added by click goes after the selected node, re-wired, and its settings open", async () => {
+  const { page } = browser;
+  await canvasNode("app-logs").click();
+  await page.getByRole("button", { name: "Add processor Drop Health Check Logs" }).click();
+  const settings = panel("drop-health-check-logs");
+  await settings.waitFor();
+  expect(await edgeTexts()).toEqual(["Filter (drop-health-check-logs) → backend (backend)", "app logs (app-logs) → Filter (drop-health-check-logs)"]);
+  // Placed between its neighbours, not at the origin.
+  const box = async (id: string) => (await canvasNode(id).boundingBox())!;
+  const [a, f, b] = [await box("app-logs"), await box("drop-health-check-logs"), await box("backend")];
+  expect(f.x).toBeGreaterThan(a.x + a.width);
+  expect(b.x).toBeGreaterThan(f.x + f.width);
+  // The panel edits the same processor as the chain does.
+  expect((await settings.getByLabel("Conditions").inputValue()).split("\n")).toHaveLength(3);
+  await settings.getByLabel("Conditions").fill('severity_text == "DEBUG"');
+  expect(await page.getByLabel("Conditions of drop-health-check-logs").inputValue()).toBe('severity_text == "DEBUG"');
+  await browser.screenshot("editor-panel-1440");
+
+  // With nothing selected, a processor goes at the end of the chain.
+  await settings.getByRole("button", { name: "Close node settings" }).click();
+  await page.getByRole("button", { name: "Add processor Batch" }).click();
+  await panel("batch").waitFor();
+  expect(await edgeTexts()).toEqual([
+    "Batch (batch) → backend (backend)",
+    "Filter (drop-health-check-logs) → Batch (batch)",
+    "app logs (app-logs) → Filter (drop-health-check-logs)",
+  ]);
+  // Remove in the panel joins the neighbours again.
+  await panel("batch").getByRole("button", { name: "Remove batch" }).click();
+  expect(await edgeTexts()).toEqual(["Filter (drop-health-check-logs) → backend (backend)", "app logs (app-logs) → Filter (drop-health-check-logs)"]);
+}, SLOW);
+
+test("at a phone's width the settings stack under the canvas, and nothing scrolls sideways", async () => {
+  const { page } = browser;
+  await canvasNode("drop-health-check-logs").click();
+  await panel("drop-health-check-logs").waitFor();
+  await page.setViewportSize({ width: 390, height: 844 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+  await browser.screenshot("editor-panel-390");
+  await page.setViewportSize({ width: 1440, height: 900 });
+  browser.assertClean();
+}, SLOW);
