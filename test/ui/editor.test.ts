@@ -3,7 +3,9 @@
  * server: the canvas takes the page width; a click on a node opens its
  * settings beside the canvas (not below it); nodes added by click from the
  * palette are placed and wired where they belong (a processor after the
- * selected node, its edges re-wired); both widths; no console errors.
+ * selected node, its edges re-wired); moving a box and saving makes no
+ * pending change (positions are layout, kept outside the git tree) while a
+ * real edit does; both widths; no console errors.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -98,6 +100,41 @@ test("a processor added by click goes after the selected node, re-wired, and its
   // Remove in the panel joins the neighbours again.
   await panel("batch").getByRole("button", { name: "Remove batch" }).click();
   expect(await edgeTexts()).toEqual(["Filter (drop-health-check-logs) → backend (backend)", "app logs (app-logs) → Filter (drop-health-check-logs)"]);
+}, SLOW);
+
+test("moving a box is layout, not a pending change; a real edit still is one", async () => {
+  const { page } = browser;
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await page.getByRole("status").getByText("Saved", { exact: true }).waitFor();
+  await server.call("/commit", "POST", { message: "the direct pipeline" });
+  const pending = async () => (await server.call<{ items: { path: string }[] }>("/changes")).items.map((i) => i.path);
+  expect(await pending()).toEqual([]);
+
+  // Drag the destination's card down, away from the row, and save.
+  const before = (await canvasNode("backend").boundingBox())!;
+  await page.mouse.move(before.x + before.width / 2, before.y + 10);
+  await page.mouse.down();
+  await page.mouse.move(before.x + before.width / 2, before.y + 60, { steps: 5 });
+  await page.mouse.move(before.x + before.width / 2, before.y + 130, { steps: 5 });
+  await page.mouse.up();
+  await page.getByRole("status").getByText("Unsaved changes").waitFor();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await page.getByRole("status").getByText("Saved", { exact: true }).waitFor();
+  expect(await pending()).toEqual([]);
+
+  // The position was kept (outside the git tree): a reload shows the card where it was dropped.
+  await page.reload();
+  await canvasNode("backend").waitFor();
+  const source = (await canvasNode("app-logs").boundingBox())!;
+  const moved = (await canvasNode("backend").boundingBox())!;
+  expect(moved.y - source.y).toBeGreaterThan(40);
+
+  // A real edit is still a pending change.
+  await canvasNode("drop-health-check-logs").click();
+  await panel("drop-health-check-logs").getByLabel("Conditions").fill('severity_text == "TRACE"');
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await page.getByRole("status").getByText("Saved", { exact: true }).waitFor();
+  expect((await pending()).filter((path) => path.startsWith("pipelines/"))).toHaveLength(1);
 }, SLOW);
 
 test("at a phone's width the settings stack under the canvas, and nothing scrolls sideways", async () => {
