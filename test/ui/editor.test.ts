@@ -5,7 +5,8 @@
  * palette are placed and wired where they belong (a processor after the
  * selected node, its edges re-wired); moving a box and saving makes no
  * pending change (positions are layout, kept outside the git tree) while a
- * real edit does; both widths; no console errors.
+ * real edit does; the dry-run shows each record's attributes and resource
+ * and the step that dropped it; both widths; no console errors.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -135,6 +136,24 @@ test("moving a box is layout, not a pending change; a real edit still is one", a
   await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByRole("status").getByText("Saved", { exact: true }).waitFor();
   expect((await pending()).filter((path) => path.startsWith("pipelines/"))).toHaveLength(1);
+}, SLOW);
+
+test("the dry-run shows each record's attributes and resource, and which step dropped it", async () => {
+  const { page } = browser;
+  await canvasNode("drop-health-check-logs").click();
+  await panel("drop-health-check-logs").getByLabel("Conditions").fill('IsMatch(body, "/healthz") or attributes["http.target"] == "/live"');
+  await page.getByRole("button", { name: "Load mixed sample" }).click();
+  await page.getByRole("button", { name: "Run" }).click();
+  const table = page.getByRole("region", { name: "Records" });
+  const row = (body: string) => table.getByRole("row", { name: body });
+  await row("GET /healthz HTTP/1.1 200").waitFor();
+  expect(await row("GET /healthz HTTP/1.1 200").getByRole("cell").allTextContents()).toEqual(["1", "none", "service.name=checkout", "Dropped by drop-health-check-logs"]);
+  expect(await row("request served").getByRole("cell").allTextContents()).toEqual(["5", "http.target=/live", "service.name=checkout", "Dropped by drop-health-check-logs"]);
+  expect(await row("GET /readyz HTTP/1.1 200").getByRole("cell").last().textContent()).toBe("Kept");
+  await page.getByText("5 records survive 1 step.").waitFor();
+  await page.getByRole("region", { name: "Final output" }).getByText("resource service.name=checkout").first().waitFor();
+  await table.scrollIntoViewIfNeeded();
+  await browser.screenshot("editor-dry-run-1440");
 }, SLOW);
 
 test("at a phone's width the settings stack under the canvas, and nothing scrolls sideways", async () => {
