@@ -6,9 +6,11 @@
  * selected node, its edges re-wired); moving a box and saving makes no
  * pending change (positions are layout, kept outside the git tree) while a
  * real edit does; the dry-run shows each record's attributes and resource
- * and the step that dropped it; both widths; no console errors.
+ * and the step that dropped it; live rates from a collector's own metrics
+ * on nodes and edges, errors marked; both widths; no console errors.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { parse } from "yaml";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
 
@@ -154,6 +156,60 @@ test("the dry-run shows each record's attributes and resource, and which step dr
   await page.getByRole("region", { name: "Final output" }).getByText("resource service.name=checkout").first().waitFor();
   await table.scrollIntoViewIfNeeded();
   await browser.screenshot("editor-dry-run-1440");
+}, SLOW);
+
+/** OTLP JSON of cumulative counters named like a collector's own metrics, at `seconds`. */
+function ownMetrics(seconds: number, series: [name: string, value: number, attributes: Record<string, string>][]) {
+  const point = (value: number, attributes: Record<string, string>) => ({
+    attributes: Object.entries(attributes).map(([key, v]) => ({ key, value: { stringValue: v } })),
+    startTimeUnixNano: "1000000000",
+    timeUnixNano: String(BigInt(seconds) * 1_000_000_000n),
+    asDouble: value,
+  });
+  const metrics = series.map(([name, value, attributes]) => ({ name, sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints: [point(value, attributes)] } }));
+  return { resourceMetrics: [{ scopeMetrics: [{ metrics }] }] };
+}
+
+test("the canvas shows live rates on nodes and edges, summed over the collectors, and marks rising errors", async () => {
+  const { page } = browser;
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await page.getByRole("status").getByText("Saved", { exact: true }).waitFor();
+  const pipeline = (await server.call<{ items: { id: string; name: string }[] }>("/pipelines")).items.find((p) => p.name === "direct")!;
+  const source = (await server.call<{ items: { id: string }[] }>("/sources")).items[0]!;
+  const destination = (await server.call<{ items: { id: string }[] }>("/destinations")).items[0]!;
+  const collector = await server.call<{ id: string }>("/collectors", "POST", { name: "web-1", environment: "prod" });
+  await server.call(`/collectors/${collector.id}/sources`, "POST", { sourceId: source.id, configOverrides: {} });
+  await server.call(`/collectors/${collector.id}/destinations`, "POST", { destinationId: destination.id, configOverrides: {} });
+  await server.call("/routes", "POST", { collectorId: collector.id, sourceId: source.id, pipelineId: pipeline.id });
+  await server.call("/commit", "POST", { message: "route" });
+  await server.call(`/publish/${collector.id}`, "POST");
+  const rendered = parse((await server.app.rollouts.target(collector.id))!.rendered.body) as { processors: Record<string, unknown>; receivers: Record<string, unknown> };
+  const filter = Object.keys(rendered.processors).find((name) => name.startsWith("filter/"))!;
+  const receiver = Object.keys(rendered.receivers)[0]!;
+  const token = (await server.call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;
+  for (const [seconds, n] of [[1000, 0], [1010, 1]] as const) {
+    const body = ownMetrics(seconds, [
+      ["otelcol_receiver_accepted_log_records", 1000 * n, { receiver }],
+      ["otelcol_processor_incoming_items", 1000 * n, { processor: filter, "otel.signal": "logs" }],
+      ["otelcol_processor_outgoing_items", 600 * n, { processor: filter, "otel.signal": "logs" }],
+      ["otelcol_processor_refused_log_records", 50 * n, { processor: filter }],
+    ]);
+    const res = await fetch(`${server.base}/v1/metrics`, { method: "POST", headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+  }
+  await page.reload();
+  await page.getByText("Summed over 1 of 1 collector.").waitFor();
+  const rates = (id: string) => canvasNode(id).locator(".pipeline-node-rates");
+  await rates("drop-health-check-logs").getByText("in 100/s · out 60/s").waitFor();
+  await rates("drop-health-check-logs").getByText("⚠ errors 5/s").waitFor();
+  expect(await canvasNode("drop-health-check-logs").locator(".pipeline-node.errors-rising").count()).toBe(1);
+  await rates("app-logs").getByText("out 100/s").waitFor();
+  expect(await rates("backend").textContent()).toBe("in 60/s · out –");
+  await canvas().getByRole("group", { name: /: 60\/s$/ }).first().waitFor({ state: "attached" });
+  // One collector picked instead of the sum.
+  await page.getByLabel("Live rates").selectOption({ label: "web-1" });
+  await rates("drop-health-check-logs").getByText("in 100/s · out 60/s").waitFor();
+  await browser.screenshot("editor-live-rates-1440");
 }, SLOW);
 
 test("at a phone's width the settings stack under the canvas, and nothing scrolls sideways", async () => {

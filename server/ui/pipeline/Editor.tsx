@@ -22,6 +22,7 @@ import { DryRun } from "./DryRun.tsx";
 import { addNode, connect, insertNode, pinProblems, processorChain, removeEdges, removeNodes } from "./graph.ts";
 import { GraphList } from "./GraphList.tsx";
 import { autoLayout } from "./layout.ts";
+import { LiveRatesPicker, useLiveRates } from "./LiveRates.tsx";
 import { NodePanel } from "./NodePanel.tsx";
 import { Palette } from "./Palette.tsx";
 import { Preview } from "./Preview.tsx";
@@ -57,6 +58,8 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
   const [saveError, setSaveError] = useState<ApiError | null>(null);
   const [saving, setSaving] = useState(false);
   const [saved, setSaved] = useState(false);
+  const [rateChoice, setRateChoice] = useState("all");
+  const live = useLiveRates(pipeline.id, rateChoice);
   const problems = useMemo(() => pinProblems(check.error, check.sent), [check]);
   const items = useMemo(() => paletteItems(ctx), [ctx]);
   const itemsByKey = useMemo(() => new Map(Object.values(items).flatMap((list) => list.map((i) => [i.key, i] as const))), [items]);
@@ -161,6 +164,7 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
         </div>
       )}
       <ErrorMessage error={saveError} />
+      <LiveRatesPicker choice={rateChoice} onChoice={setRateChoice} answer={live.answer} />
       <div className={`editor-workspace${canEdit ? "" : " read-only"}${open ? " with-panel" : ""}`}>
         {canEdit && <Palette items={items} onAdd={add} />}
         <Canvas
@@ -174,6 +178,7 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
           onEdgesChange={draft.onEdgesChange}
           onConnect={onConnect}
           onDropItem={drop}
+          rates={live.rates}
         />
         {open && <NodePanel node={open} ctx={ctx} problems={problems} canEdit={canEdit} update={update} onClose={() => draft.select(null)} />}
       </div>
