@@ -13,6 +13,9 @@ export const DryRunAnswerSchema = Type.Object({
       in: Type.Integer({ description: "Records that reached this step." }),
       out: Type.Integer({ description: "Records it passed on." }),
       error: Type.Optional(Type.String({ description: "Why the step dropped the whole batch (a filter with error_mode propagate)." })),
+      dropped: Type.Array(Type.Integer(), {
+        description: "The input records this step dropped, by their place in the input: resources, scopes and records in order, counted from 0.",
+      }),
     }),
   ),
   runtimes: Type.Array(

@@ -11,6 +11,8 @@ import { MAX_CHAIN_PROCESSORS } from "../ottl/processors.ts";
 import { chainRuntimeParity, logSourceTypesFeeding } from "../render/parity.ts";
 import { renderPipelinePreview } from "../render/preview.ts";
 import { ConfigObject, Pipeline, PipelineBody, Topology } from "./config-schemas.ts";
+import { pipelineRates, PipelineRatesSchema } from "./pipeline-rates.ts";
+import type { ThroughputApiDeps } from "./throughput.ts";
 
 /** Dry-run inputs are pasted log samples; they may be larger than ordinary API bodies. */
 const DRY_RUN_LIMIT = 10 * 1024 * 1024;
@@ -38,7 +40,7 @@ const DryRunBody = Type.Object(
 const Runtime = Type.Union(RUNTIMES.map((r) => Type.Literal(r)), { default: "otelcol" });
 
 /** What the /pipelines routes use. */
-export interface PipelinesApiDeps {
+export interface PipelinesApiDeps extends ThroughputApiDeps {
   pipelines: Pipelines;
   configStore: ConfigStore;
 }
@@ -145,6 +147,20 @@ export function pipelineRoutes(deps: PipelinesApiDeps): Route[] {
         const topology = validateTopology(body, pipeline.signal, snapshot);
         const config = renderPipelinePreview({ ...pipeline, topology }, snapshot.sources, snapshot.destinations, query.runtime ?? "otelcol");
         return { config };
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/pipelines/{id}/rates",
+      scope: "health:read",
+      tag: "pipelines",
+      summary:
+        "Live records/s in and out and errors/s per node of the pipeline, from the collectors' own metrics: for `collector`, or summed over the first 50 collectors the pipeline applies to.",
+      query: Type.Object({ collector: Type.Optional(Type.String()) }),
+      response: PipelineRatesSchema,
+      handler: async ({ params, query }) => {
+        await deps.pipelines.get(params.id!);
+        return pipelineRates(deps, params.id!, query.collector);
       },
     }),
     route({

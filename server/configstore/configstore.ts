@@ -5,6 +5,7 @@
  * head commit; `commit` turns them into a git commit. Publishing reads commits
  * only, so an edit never reaches a collector before someone commits it.
  */
+import { LAYOUTS, type PipelineLayout } from "./pipeline-layout.ts";
 import { createTwoFilesPatch } from "diff";
 import type { FileChange } from "../../shared/changes.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
@@ -117,6 +118,15 @@ export class ConfigStore {
 
   close(): void {
     this.unwatch();
+  }
+
+  /** One pipeline's canvas positions (pipeline-layout.ts), kept outside the git tree. */
+  async layout(pipelineId: string): Promise<PipelineLayout | undefined> {
+    return (await this.store.get<PipelineLayout>(LAYOUTS, pipelineId))?.data;
+  }
+
+  async layouts(): Promise<Map<string, PipelineLayout>> {
+    return new Map((await this.store.list<PipelineLayout>(LAYOUTS)).map((doc) => [doc.id, doc.data]));
   }
 
   head(): Promise<string | null> {

@@ -17,6 +17,7 @@ import type { PipelineRecord, Signal, TopologyInput } from "../../shared/config-
 import { routeProblems } from "./routes.ts";
 import { topologyTag } from "../../shared/topology-tag.ts";
 import { validateTopology } from "./topology.ts";
+import { putLayout, splitLayout, withLayout, type PipelineLayout } from "./pipeline-layout.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import { alloyUnrunnable } from "../collectors/alloy-matches.ts";
 import type { AppliedPipeline } from "../../shared/pipelines.ts";
@@ -46,13 +47,15 @@ export class Pipelines {
   ) {}
 
   async list(): Promise<PipelineRecord[]> {
-    return [...(await this.config.worktree()).pipelines.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const layouts = await this.config.layouts();
+    return [...(await this.config.worktree()).pipelines.values()].map((p) => withLayout(p, layouts.get(p.id))).sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
+  /** With its canvas positions (pipeline-layout.ts). */
   async get(id: string): Promise<PipelineRecord> {
     const pipeline = (await this.config.worktree()).pipelines.get(id);
     if (!pipeline) throw new NotFoundError("Pipeline", id);
-    return pipeline;
+    return withLayout(pipeline, await this.config.layout(id));
   }
 
   /**
@@ -102,9 +105,11 @@ export class Pipelines {
         ...checkMatchers(input.matchers ?? []),
       };
       await this.checkMatchedAlloy(pipeline, tree.snapshot);
+      const { topology, layout } = splitLayout(pipeline.topology, undefined);
       await this.config.edit(
-        [{ path: paths.pipeline(pipeline.id), text: toYaml(pipeline), expect: "absent" }, ...keepRefs(tree, pipeline)],
+        [{ path: paths.pipeline(pipeline.id), text: toYaml({ ...pipeline, topology }), expect: "absent" }, ...keepRefs(tree, pipeline)],
         [auditEntry(who, "pipeline.create", "pipeline", pipeline.id, { name: pipeline.name, signal: pipeline.signal, matchers: pipeline.matchers ?? [] })],
+        [putLayout(pipeline.id, layout)],
       );
       return pipeline;
     });
@@ -115,11 +120,11 @@ export class Pipelines {
     return this.save(
       who,
       id,
-      (current) => ({
+      (current, layout) => ({
         id,
         name: input.name.trim(),
         signal: input.signal,
-        topology: input.topology ?? current.topology,
+        topology: input.topology ?? withLayout(current, layout).topology,
         ...(matchers ?? (current.matchers ? { matchers: current.matchers } : {})),
       }),
       "pipeline.update",
@@ -131,8 +136,9 @@ export class Pipelines {
     return this.save(
       who,
       id,
-      (current) => {
-        if (base !== undefined && topologyTag(current.topology) !== base) {
+      (current, layout) => {
+        // The editor's base is the graph it was shown, positions included.
+        if (base !== undefined && topologyTag(withLayout(current, layout).topology) !== base) {
           throw new ConflictError(
             `Pipeline "${current.name}" was changed by someone else since this edit started; reload it and apply the edit again.`,
             "stale_version",
@@ -154,14 +160,15 @@ export class Pipelines {
   private async save(
     who: Actor,
     id: string,
-    change: (current: PipelineRecord) => Omit<PipelineRecord, "topology"> & { topology: TopologyInput },
+    change: (current: PipelineRecord, layout: PipelineLayout | undefined) => Omit<PipelineRecord, "topology"> & { topology: TopologyInput },
     action: string,
   ): Promise<PipelineRecord> {
     return this.config.guarded(async (tree) => {
       const snapshot = tree.snapshot;
       const current = snapshot.pipelines.get(id);
       if (!current) throw new NotFoundError("Pipeline", id);
-      const pipeline = change(current);
+      const before = await this.config.layout(id);
+      const pipeline = change(current, before);
       const saved: PipelineRecord = { ...pipeline, topology: validateTopology(pipeline.topology, pipeline.signal, snapshot) };
       await this.checkMatchedAlloy(saved, snapshot);
       const routes = [...snapshot.routes.values()].filter((r) => r.pipelineId === id);
@@ -188,11 +195,14 @@ export class Pipelines {
       if (problems.length > 0) {
         throw new ConflictError(`This change would break routes that use the pipeline: ${problems[0]!.message}.`, "breaks_routes", problems);
       }
+      // Positions go to the layout document; git keeps the graph (a move alone writes the same file).
+      const { topology, layout } = splitLayout(saved.topology, current.topology);
       await this.config.edit(
-        [{ path: paths.pipeline(id), text: toYaml(saved), expect: tree.version(paths.pipeline(id)) ?? "present" }, ...keepRefs(tree, saved)],
+        [{ path: paths.pipeline(id), text: toYaml({ ...saved, topology }), expect: tree.version(paths.pipeline(id)) ?? "present" }, ...keepRefs(tree, saved)],
         [auditEntry(who, action, "pipeline", id, { name: saved.name, nodes: saved.topology.nodes.length, routes: routes.length, matchers: saved.matchers ?? [] })],
+        [putLayout(id, layout)],
       );
-      return saved;
+      return withLayout({ ...saved, topology }, layout);
     }, true);
   }
 

@@ -65,6 +65,6 @@ describe("dryRunIsolated", () => {
     expect(codes.filter((c) => c === "503 dry_run_busy")).toHaveLength(2);
     expect(codes.filter((c) => c === "422 dry_run_too_slow")).toHaveLength(MAX_RUNNING_DRY_RUNS + MAX_QUEUED_DRY_RUNS);
     // The slots are given back: the next run is served.
-    expect((await dryRunIsolated(input(record("ok")), [health])).steps).toEqual([{ nodeId: "health", type: "filter", in: 1, out: 1 }]);
+    expect((await dryRunIsolated(input(record("ok")), [health])).steps).toEqual([{ nodeId: "health", type: "filter", in: 1, out: 1, dropped: [] }]);
   }, 30_000);
 });

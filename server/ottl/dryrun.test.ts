@@ -60,7 +60,8 @@ test("the health-check template keeps exactly the records that are not health ch
     "/healthcheck-report",
   ]);
   expect(output.resourceLogs[1]!.scopeLogs![0]!.logRecords![1]!.attributes![0]!.key).toBe("url.path");
-  expect(steps).toEqual([{ nodeId: "health", type: "filter", in: 12, out: 6 }]);
+  // The dropped records by their place in the input: the health checks.
+  expect(steps).toEqual([{ nodeId: "health", type: "filter", in: 12, out: 6, dropped: [0, 2, 4, 6, 7, 9] }]);
   // The probes scope lost every record, so it is gone, as in the collector.
   expect(output.resourceLogs[0]!.scopeLogs!.map((s) => s.scope!.name)).toEqual(["access"]);
   expect(JSON.stringify(input)).toBe(before);
@@ -77,11 +78,11 @@ test("a chain runs in order and counts records in and out per step", () => {
     { nodeId: "batch", type: "batch", config: { send_batch_size: 512, timeout: "200ms" } },
   ]);
   expect(steps).toEqual([
-    { nodeId: "tag", type: "resource", in: 12, out: 12 },
-    { nodeId: "health", type: "filter", in: 12, out: 6 },
-    { nodeId: "debug", type: "filter", in: 6, out: 3 },
-    { nodeId: "mark", type: "attributes", in: 3, out: 3 },
-    { nodeId: "batch", type: "batch", in: 3, out: 3 },
+    { nodeId: "tag", type: "resource", in: 12, out: 12, dropped: [] },
+    { nodeId: "health", type: "filter", in: 12, out: 6, dropped: [0, 2, 4, 6, 7, 9] },
+    { nodeId: "debug", type: "filter", in: 6, out: 3, dropped: [8, 10, 11] },
+    { nodeId: "mark", type: "attributes", in: 3, out: 3, dropped: [] },
+    { nodeId: "batch", type: "batch", in: 3, out: 3, dropped: [] },
   ]);
   expect(bodies(output)).toEqual(["GET /api/orders HTTP/1.1", "GET /readyz HTTP/1.1", "GET /already HTTP/1.1"]);
   expect(output.resourceLogs).toHaveLength(1);
@@ -97,7 +98,7 @@ test("no processors, or a filter with no log conditions: the output is the input
   expect(dryRun(input, [])).toEqual({ output: input, steps: [] });
   const spans: ChainProcessor = { nodeId: "spans", type: "filter", config: { traces: { span: ['name == "ping"'] } } };
   expect(dryRun(input, [spans]).output.resourceLogs).toBe(input.resourceLogs);
-  expect(dryRun({ resourceLogs: [] }, [healthCheck])).toEqual({ output: { resourceLogs: [] }, steps: [{ nodeId: "health", type: "filter", in: 0, out: 0 }] });
+  expect(dryRun({ resourceLogs: [] }, [healthCheck])).toEqual({ output: { resourceLogs: [] }, steps: [{ nodeId: "health", type: "filter", in: 0, out: 0, dropped: [] }] });
 });
 
 test("under error_mode propagate, a record the filter cannot evaluate fails the batch at that step", () => {
@@ -109,11 +110,12 @@ test("under error_mode propagate, a record the filter cannot evaluate fails the 
     type: "filter",
     in: 6,
     out: 0,
+    dropped: [1, 3, 5, 8, 10, 11],
     error: "a condition failed on a record, so the batch is dropped (error_mode propagate): a string value cannot be indexed",
   });
-  expect(steps[2]).toEqual({ nodeId: "b", type: "batch", in: 0, out: 0 });
+  expect(steps[2]).toEqual({ nodeId: "b", type: "batch", in: 0, out: 0, dropped: [] });
   const lenient = { ...strict, config: { logs: { log_record: ['body["level"] == "debug"'] } } };
-  expect(dryRun(mixedInput(), [lenient]).steps[0]).toEqual({ nodeId: "strict", type: "filter", in: 12, out: 12 });
+  expect(dryRun(mixedInput(), [lenient]).steps[0]).toEqual({ nodeId: "strict", type: "filter", in: 12, out: 12, dropped: [] });
 });
 
 test("bad chains and bad inputs are ValidationErrors that name the path", () => {
@@ -151,6 +153,6 @@ test("a dry-run stops at its time budget with 422 dry_run_too_slow instead of ba
   expect((caught as Error).message).toContain("'greedy'");
   // The same chain on ordinary input finishes within the default budget.
   expect(dryRun({ resourceLogs: [{ scopeLogs: [{ logRecords: [line("bbb")] }] }] }, [catastrophic]).steps).toEqual([
-    { nodeId: "greedy", type: "filter", in: 1, out: 1 },
+    { nodeId: "greedy", type: "filter", in: 1, out: 1, dropped: [] },
   ]);
 });

@@ -35,6 +35,8 @@ export interface DryRunStep {
   out: number;
   /** Set when the step failed the batch (filter, error_mode propagate). */
   error?: string;
+  /** The input records this step dropped, by their place in the input (resources, scopes, records in order, from 0). */
+  dropped: number[];
 }
 
 export interface DryRunResult {
@@ -78,22 +80,42 @@ export function dryRun(
   let batch = logs.resourceLogs;
   let records = total;
   let failed = false;
+  tagRecords(batch);
+  let alive = places(batch);
   const steps: DryRunStep[] = processors.map(({ nodeId, type }, i) => {
-    if (failed) return { nodeId, type, in: 0, out: 0 };
+    if (failed) return { nodeId, type, in: 0, out: 0, dropped: [] };
     const before = records;
     onStep?.(i);
     try {
       ({ batch, records } = runs[i]!(batch, records));
-      return { nodeId, type, in: before, out: records };
+      const now = places(batch);
+      const dropped = [...alive].filter((at) => !now.has(at));
+      alive = now;
+      return { nodeId, type, in: before, out: records, dropped };
     } catch (error) {
       if (!(error instanceof OttlEvalError)) throw error;
       failed = true;
       batch = [];
       records = 0;
-      return { nodeId, type, in: before, out: 0, error: `a condition failed on a record, so the batch is dropped (error_mode propagate): ${error.message}` };
+      return { nodeId, type, in: before, out: 0, dropped: [...alive], error: `a condition failed on a record, so the batch is dropped (error_mode propagate): ${error.message}` };
     }
   });
   return { output: { resourceLogs: batch }, steps };
+}
+
+/** Each record's place in the input, under a symbol key: spread copies (a processor changing a record) keep it, JSON leaves it out. */
+const PLACE = Symbol("dry-run place");
+type Placed = { [PLACE]?: number };
+
+function tagRecords(batch: ResourceLogs[]): void {
+  let at = 0;
+  for (const rl of batch) for (const sl of rl.scopeLogs ?? []) for (const record of sl.logRecords ?? []) (record as Placed)[PLACE] = at++;
+}
+
+function places(batch: ResourceLogs[]): Set<number> {
+  const found = new Set<number>();
+  for (const rl of batch) for (const sl of rl.scopeLogs ?? []) for (const record of sl.logRecords ?? []) found.add((record as Placed)[PLACE]!);
+  return found;
 }
 
 function prepare(processor: ChainProcessor, root: string, overdue: () => void): Run {

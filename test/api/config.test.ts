@@ -212,7 +212,7 @@ describe("dry-run", () => {
     );
     const kept = result.output.resourceLogs.flatMap((r) => r.scopeLogs.flatMap((s) => s.logRecords.map((l) => l.body.stringValue)));
     expect(kept).toEqual(["order 42 shipped", "request done"]);
-    expect(result.steps).toEqual([{ nodeId: "health", type: "filter", in: 5, out: 2 }]);
+    expect(result.steps).toEqual([{ nodeId: "health", type: "filter", in: 5, out: 2, dropped: [0, 2, 4] }]);
   });
 
   test("the result says whether it holds on both runtimes for each source type that may feed the pipeline", async () => {
@@ -225,7 +225,7 @@ describe("dry-run", () => {
     const records = [{ severityNumber: 13, body: { stringValue: "<12>1 - h a - - - disk low" } }, { severityNumber: 9, body: { stringValue: "<14>1 - h a - - - ok" } }];
 
     const own = await ok<{ steps: unknown[]; runtimes: unknown[] }>(`/pipelines/${pipeline.id}/dry-run`, "POST", { input: input(records) });
-    expect(own.steps).toEqual([{ nodeId: "sev", type: "filter", in: 2, out: 1 }]);
+    expect(own.steps).toEqual([{ nodeId: "sev", type: "filter", in: 2, out: 1, dropped: [1] }]);
     expect(own.runtimes).toEqual([{ sourceType: "syslog", holds: true, problems: [] }]);
 
     const body = { type: "filter", config: { logs: { log_record: ['IsMatch(body, "disk")'] } } };

@@ -125,7 +125,7 @@ describe("a slow dry-run", () => {
       json: { input: oneRecord("order 42 shipped"), processors: [{ id: "slow", ...filter(Array.from({ length: 30 }, () => CATASTROPHIC)) }] },
     });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { steps: unknown[] }).steps).toEqual([{ nodeId: "slow", type: "filter", in: 1, out: 1 }]);
+    expect(((await res.json()) as { steps: unknown[] }).steps).toEqual([{ nodeId: "slow", type: "filter", in: 1, out: 1, dropped: [] }]);
   });
 
   test(`more than ${MAX_FILTER_CONDITIONS} conditions in a filter, ${MAX_CHAIN_PROCESSORS} processors or ${MAX_CHAIN_CONDITIONS} conditions in a chain, is a 400 naming the key`, async () => {

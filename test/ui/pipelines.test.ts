@@ -195,8 +195,8 @@ test("the preview renders the filter for both runtimes", async () => {
 
 test("a dangling node's problem is pinned to it and Save refuses it", async () => {
   const { page } = browser;
-  // The keyboard alternative to dragging: pressing a palette item adds it.
-  await page.getByRole("button", { name: "Add processor Batch" }).press("Enter");
+  // Dropped on the canvas, a node stays where it lands, unconnected (pressing an item wires it in: editor.test.ts).
+  await dragFromPalette("Add processor Batch", 420, 420);
   const batch = canvasNode(/^Processor Batch \(batch\)\. Problems: .*not reachable from any source/);
   await batch.waitFor();
   await batch.getByText("1 problem").waitFor();

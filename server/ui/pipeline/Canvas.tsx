@@ -27,19 +27,21 @@ import { useState, type DragEvent } from "react";
 import { KIND_LABELS, nodeDetail, nodeName, nodeTitle } from "./describe.ts";
 import type { Flow, FlowNode, NodeSpec } from "./draft.ts";
 import { PALETTE_MIME } from "./Palette.tsx";
+import { NodeRates, perSecond, type NodeRate } from "./LiveRates.tsx";
 import type { EditorContext, PaletteItem, Problems } from "./types.ts";
 
-type ShownNode = Node<NodeSpec & { title: string; detail: string; problems: string[] }, "pipeline">;
+type ShownNode = Node<NodeSpec & { title: string; detail: string; problems: string[]; rate?: NodeRate }, "pipeline">;
 
 function PipelineNode({ id, data }: NodeProps<ShownNode>) {
   const count = data.problems.length;
   return (
-    <div className={`pipeline-node kind-${data.kind}${count > 0 ? " has-problems" : ""}`}>
+    <div className={`pipeline-node kind-${data.kind}${count > 0 ? " has-problems" : ""}${data.rate?.rising ? " errors-rising" : ""}`}>
       {data.kind !== "source" && <Handle type="target" position={Position.Left} />}
       <span className="pipeline-node-kind">{KIND_LABELS[data.kind]}</span>
       <strong className="pipeline-node-title">{data.title}</strong>
       <span className="pipeline-node-detail">{data.detail}</span>
       <code className="pipeline-node-id">{id}</code>
+      <NodeRates rate={data.rate} />
       {count > 0 && (
         <span className="pipeline-node-badge" title={data.problems.join("\n")}>
           <span aria-hidden="true">⚠ </span>
@@ -67,24 +69,38 @@ interface CanvasProps {
   onEdgesChange: (changes: EdgeChange[]) => void;
   onConnect: (source: string, target: string) => void;
   onDropItem: (item: PaletteItem, position: { x: number; y: number }) => void;
+  /** Live rates per node id, when shown. */
+  rates?: ReadonlyMap<string, NodeRate>;
 }
 
-export function Canvas({ flow, ctx, problems, canEdit, matched, items, onNodesChange, onEdgesChange, onConnect, onDropItem }: CanvasProps) {
+export function Canvas({ flow, ctx, problems, canEdit, matched, items, onNodesChange, onEdgesChange, onConnect, onDropItem, rates }: CanvasProps) {
   const { screenToFlowPosition } = useReactFlow();
   // Fit a saved graph into view once; an empty canvas keeps its viewport, so drops land where they are aimed.
   const [fitOnStart] = useState(flow.nodes.length > 0);
+  const rateOf = (id: string): NodeRate | undefined => {
+    if (!rates) return undefined;
+    const own = rates.get(id);
+    if (own) return own;
+    // A destination has no rate of its own here: what its incoming edges carry.
+    const incoming = flow.edges.filter((e) => e.target === id).map((e) => rates.get(e.source)?.out);
+    if (incoming.length === 0 || incoming.every((v) => v === null || v === undefined)) return undefined;
+    return { in: incoming.reduce<number>((a, b) => a + (b ?? 0), 0), out: null, errors: null, rising: false };
+  };
   const nodes: ShownNode[] = flow.nodes.map((n) => {
     const node = { id: n.id, ...n.data };
     const pinned = problems.nodes.get(n.id) ?? [];
+    const rate = rateOf(n.id);
     return {
       ...n,
-      data: { ...n.data, title: nodeTitle(node, ctx), detail: nodeDetail(node, ctx), problems: pinned },
+      data: { ...n.data, title: nodeTitle(node, ctx), detail: nodeDetail(node, ctx), problems: pinned, ...(rate ? { rate } : {}) },
       ariaLabel: `${KIND_LABELS[n.data.kind]} ${nodeName(node, ctx)}${pinned.length > 0 ? `. Problems: ${pinned.join("; ")}` : ""}`,
     };
   });
   const edges: Edge[] = flow.edges.map((e) => {
     const pinned = problems.edges.get(e.id) ?? [];
-    return pinned.length > 0 ? { ...e, label: `⚠ ${pinned.join("; ")}`, className: "has-problems", ariaLabel: `Edge ${e.id}. Problems: ${pinned.join("; ")}` } : { ...e, ariaLabel: `Edge ${e.id}` };
+    if (pinned.length > 0) return { ...e, label: `⚠ ${pinned.join("; ")}`, className: "has-problems", ariaLabel: `Edge ${e.id}. Problems: ${pinned.join("; ")}` };
+    const carried = rates?.get(e.source)?.out;
+    return carried === undefined ? { ...e, ariaLabel: `Edge ${e.id}` } : { ...e, label: perSecond(carried), className: "live", ariaLabel: `Edge ${e.id}: ${perSecond(carried)}` };
   });
 
   function onDragOver(event: DragEvent) {

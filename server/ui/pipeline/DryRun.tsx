@@ -2,7 +2,9 @@
  * Dry-run: OTLP JSON logs (pasted, or the built-in mixed sample) through
  * the draft's processor chain on the server (POST /pipelines/{id}/dry-run
  * with the chain as shown, so unsaved edits are tried before saving). Shows
- * records in and out per step, the Final Output (the records that survive),
+ * records in and out per step, each input record with its attributes and
+ * resource and the step that dropped it (DryRunRecords.tsx), the Final
+ * Output (the records that survive, resource attributes too),
  * and for which source types that result holds on Alloy collectors as well.
  */
 import { useState, type FormEvent } from "react";
@@ -11,29 +13,14 @@ import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { SAMPLE_TEXT } from "./sample.ts";
 import type { DryRunAnswer } from "../../../shared/pipelines.ts";
+import { DryRunRecords, flatRecords, valueText } from "./DryRunRecords.tsx";
 import type { TopologyNode } from "./types.ts";
 
-interface OutputRecord {
-  body?: unknown;
-  severityText?: string;
-  attributes?: { key: string; value: unknown }[];
-}
-
-/** The surviving records, flattened out of their resources and scopes. */
-function outputRecords(output: unknown): OutputRecord[] {
-  const logs = output as { resourceLogs?: { scopeLogs?: { logRecords?: OutputRecord[] }[] }[] };
-  return (logs.resourceLogs ?? []).flatMap((r) => (r.scopeLogs ?? []).flatMap((s) => s.logRecords ?? []));
-}
-
-/** OTLP AnyValue as text: a string as itself, anything else as JSON. */
-function valueText(value: unknown): string {
-  const any = value as { stringValue?: unknown } | undefined;
-  return typeof any?.stringValue === "string" ? any.stringValue : JSON.stringify(value ?? null);
-}
-
+/** The surviving records with their resource's attributes. */
+const outputRecords = flatRecords;
 export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: TopologyNode[] | null }) {
   const [input, setInput] = useState("");
-  const [result, setResult] = useState<DryRunAnswer | null>(null);
+  const [result, setResult] = useState<{ input: unknown; answer: DryRunAnswer } | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -52,14 +39,14 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
     setError(null);
     api
       .post<DryRunAnswer>(`/pipelines/${encodeURIComponent(pipelineId)}/dry-run`, processors ? { input: parsed, processors } : { input: parsed })
-      .then(setResult, (caught: ApiError) => {
+      .then((answer) => setResult({ input: parsed, answer }), (caught: ApiError) => {
         setResult(null);
         setError(caught);
       })
       .finally(() => setBusy(false));
   }
 
-  const records = result ? outputRecords(result.output) : [];
+  const records = result ? outputRecords(result.answer.output) : [];
   return (
     <section className="detail-block dry-run" aria-labelledby="dry-run-title">
       <h2 id="dry-run-title">Dry-run</h2>
@@ -91,12 +78,12 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
       </form>
       <ErrorMessage error={error} />
       <p className="muted" aria-live="polite">
-        {busy ? "Running…" : result ? `${records.length} record${records.length === 1 ? "" : "s"} survive ${result.steps.length} step${result.steps.length === 1 ? "" : "s"}.` : ""}
+        {busy ? "Running…" : result ? `${records.length} record${records.length === 1 ? "" : "s"} survive ${result.answer.steps.length} step${result.answer.steps.length === 1 ? "" : "s"}.` : ""}
       </p>
       {result && (
         <>
           <ListTable caption={{ id: "dry-run-steps-caption", text: "Steps", visible: true }} columns={["Processor", "Type", "In", "Out"]}>
-            {result.steps.map((step) => (
+            {result.answer.steps.map((step) => (
               <tr key={step.nodeId}>
                 <th scope="row">
                   <code>{step.nodeId}</code>
@@ -108,20 +95,26 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
               </tr>
             ))}
           </ListTable>
-          <RuntimeNote runtimes={result.runtimes} />
+          <RuntimeNote runtimes={result.answer.runtimes} />
+          <DryRunRecords input={result.input} answer={result.answer} />
           <section className="final-output" role="region" aria-labelledby="final-output-title">
             <h3 id="final-output-title">Final output</h3>
             {records.length === 0 ? (
               <p className="muted">No records survive.</p>
             ) : (
               <ol className="output-records">
-                {records.map((r, i) => (
+                {records.map(({ record: r, resource }, i) => (
                   <li key={i}>
                     {r.severityText && <span className="muted">{r.severityText} </span>}
                     <code>{valueText(r.body)}</code>
                     {(r.attributes ?? []).map((a) => (
                       <span key={a.key} className="tag">
                         {a.key}={valueText(a.value)}
+                      </span>
+                    ))}
+                    {resource.map((a) => (
+                      <span key={`resource-${a.key}`} className="tag resource-tag">
+                        resource {a.key}={valueText(a.value)}
                       </span>
                     ))}
                   </li>

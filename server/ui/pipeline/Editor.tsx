@@ -7,7 +7,9 @@
  * the graph, or asks first when there are unsaved edits (live.ts). Viewers
  * get the same page without anything that writes. Under the problems, the
  * matchers that choose which collectors run the pipeline (Targeting.tsx,
- * saved on their own).
+ * saved on their own). A click on a node opens its settings beside the
+ * canvas (NodePanel.tsx); a palette item pressed is added after the
+ * selected node, or where its kind belongs, and wired in (graph.ts insertNode).
  */
 import { ReactFlowProvider, useReactFlow } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useState } from "react";
@@ -17,9 +19,11 @@ import { Canvas } from "./Canvas.tsx";
 import { paletteItems } from "./describe.ts";
 import { useDraft } from "./draft.ts";
 import { DryRun } from "./DryRun.tsx";
-import { addNode, connect, placeNew, pinProblems, processorChain, removeEdges, removeNodes } from "./graph.ts";
+import { addNode, connect, insertNode, pinProblems, processorChain, removeEdges, removeNodes } from "./graph.ts";
 import { GraphList } from "./GraphList.tsx";
 import { autoLayout } from "./layout.ts";
+import { LiveRatesPicker, useLiveRates } from "./LiveRates.tsx";
+import { NodePanel } from "./NodePanel.tsx";
 import { Palette } from "./Palette.tsx";
 import { Preview } from "./Preview.tsx";
 import { ProblemList } from "./ProblemList.tsx";
@@ -54,6 +58,8 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
   const [saveError, setSaveError] = useState<ApiError | null>(null);
   const [saving, setSaving] = useState(false);
   const [saved, setSaved] = useState(false);
+  const [rateChoice, setRateChoice] = useState("all");
+  const live = useLiveRates(pipeline.id, rateChoice);
   const problems = useMemo(() => pinProblems(check.error, check.sent), [check]);
   const items = useMemo(() => paletteItems(ctx), [ctx]);
   const itemsByKey = useMemo(() => new Map(Object.values(items).flatMap((list) => list.map((i) => [i.key, i] as const))), [items]);
@@ -68,8 +74,16 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
     return () => window.removeEventListener("beforeunload", warn);
   }, [draft.dirty]);
 
-  const add = (item: PaletteItem, position?: { x: number; y: number }) =>
-    update((t) => addNode(t, { ...item.node, position: position ?? placeNew(t, item.node.kind) }, item.idBase).topology);
+  const drop = (item: PaletteItem, position: { x: number; y: number }) => update((t) => addNode(t, { ...item.node, position }, item.idBase).topology);
+  // A click adds after the one selected node (or where its kind belongs), wired in, and opens its settings.
+  const add = (item: PaletteItem) => {
+    const added = insertNode(topology, item.node, item.idBase, draft.selectedNodes.length === 1 ? draft.selectedNodes[0] : undefined);
+    update(() => added.topology);
+    draft.select(added.id);
+    // Nodes to its right may have moved on: keep the whole graph in view once the new card is measured.
+    requestAnimationFrame(() => requestAnimationFrame(() => void fitView({ maxZoom: 1, duration: 150 })));
+  };
+  const open = draft.selectedNodes.length === 1 && draft.selectedEdges.length === 0 ? topology.nodes.find((n) => n.id === draft.selectedNodes[0]) : undefined;
   const onConnect = (source: string, target: string) => update((t) => connect(t, source, target));
 
   function save() {
@@ -150,8 +164,9 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
         </div>
       )}
       <ErrorMessage error={saveError} />
-      <div className={canEdit ? "editor-workspace" : "editor-workspace read-only"}>
-        {canEdit && <Palette items={items} onAdd={(item) => add(item)} />}
+      <LiveRatesPicker choice={rateChoice} onChoice={setRateChoice} answer={live.answer} />
+      <div className={`editor-workspace${canEdit ? "" : " read-only"}${open ? " with-panel" : ""}`}>
+        {canEdit && <Palette items={items} onAdd={add} />}
         <Canvas
           flow={draft.flow}
           ctx={ctx}
@@ -162,8 +177,10 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
           onNodesChange={draft.onNodesChange}
           onEdgesChange={draft.onEdgesChange}
           onConnect={onConnect}
-          onDropItem={add}
+          onDropItem={drop}
+          rates={live.rates}
         />
+        {open && <NodePanel node={open} ctx={ctx} problems={problems} canEdit={canEdit} update={update} onClose={() => draft.select(null)} />}
       </div>
       <ProblemList problems={problems} topology={topology} ctx={ctx} />
       <TargetingSection pipeline={pipeline} canEdit={canEdit} onSaved={onLatest} />

@@ -92,7 +92,22 @@ export function ProcessorChain({ topology, ctx, problems, canEdit, update }: Cha
  * and types the catalog does not know, get the JSON. Problems the form shows
  * beside a field are not repeated under the processor.
  */
-function ProcessorSettings({ node, ctx, canEdit, problems, onChange }: { node: TopologyNode; ctx: EditorContext; canEdit: boolean; problems: Problems; onChange: (p: ProcessorSpec) => void }) {
+export function ProcessorSettings({
+  node,
+  ctx,
+  canEdit,
+  problems,
+  onChange,
+  inPanel = false,
+}: {
+  node: TopologyNode;
+  ctx: EditorContext;
+  canEdit: boolean;
+  problems: Problems;
+  onChange: (p: ProcessorSpec) => void;
+  /** In the node panel beside the canvas: its own ids, and labels without the node's id (the panel names it). */
+  inPanel?: boolean;
+}) {
   const processor = node.processor ?? { type: "processor", config: {} };
   const schema = ctx.catalog.processors.find((p) => p.type === processor.type)?.schema as Schema | undefined;
   const [asJson, setAsJson] = useState(false);
@@ -100,7 +115,7 @@ function ProcessorSettings({ node, ctx, canEdit, problems, onChange }: { node: T
   if (processor.type === "filter") {
     return (
       <>
-        <FilterConditions node={node} processor={processor} ctx={ctx} canEdit={canEdit} onChange={onChange} />
+        <FilterConditions node={node} processor={processor} ctx={ctx} canEdit={canEdit} onChange={onChange} inPanel={inPanel} />
         <PinnedProblems messages={messages} />
       </>
     );
@@ -111,7 +126,7 @@ function ProcessorSettings({ node, ctx, canEdit, problems, onChange }: { node: T
     <>
       {canEdit && schema !== undefined && (
         <label className="chain-json-toggle">
-          <input type="checkbox" checked={asJson} onChange={(e) => setAsJson(e.target.checked)} /> Edit {node.id} as JSON
+          <input type="checkbox" checked={asJson} onChange={(e) => setAsJson(e.target.checked)} /> {inPanel ? "Edit as JSON" : `Edit ${node.id} as JSON`}
         </label>
       )}
       {form ? (
@@ -121,12 +136,12 @@ function ProcessorSettings({ node, ctx, canEdit, problems, onChange }: { node: T
             value={processor.config ?? {}}
             onChange={(config) => onChange({ ...processor, config })}
             errors={errors}
-            idPrefix={`processor-${node.id}`}
+            idPrefix={`${inPanel ? "panel" : "processor"}-${node.id}`}
             root="config"
           />
         </div>
       ) : (
-        <JsonConfig node={node} processor={processor} canEdit={canEdit} onChange={onChange} />
+        <JsonConfig node={node} processor={processor} canEdit={canEdit} onChange={onChange} inPanel={inPanel} />
       )}
       <PinnedProblems messages={messages.filter((m) => !shown.has(m))} />
     </>
@@ -150,6 +165,7 @@ interface TextProps {
   processor: ProcessorSpec;
   canEdit: boolean;
   onChange: (p: ProcessorSpec) => void;
+  inPanel?: boolean;
 }
 
 /** Local text, so typing is never rewritten; it follows changes made elsewhere (a template, a reorder) unless it already says the same. */
@@ -161,13 +177,13 @@ function useSyncedText(shown: string, normalise: (text: string) => string | null
   return [text, setText] as const;
 }
 
-function FilterConditions({ node, processor, ctx, canEdit, onChange }: TextProps & { ctx: EditorContext }) {
+function FilterConditions({ node, processor, ctx, canEdit, onChange, inPanel }: TextProps & { ctx: EditorContext }) {
   const config = processor.config ?? {};
   const [text, setText] = useSyncedText(filterConditions(config, ctx.signal).join("\n"), (value) => lines(value).join("\n"));
-  const id = `settings-${node.id}`;
+  const id = `${inPanel ? "panel-" : ""}settings-${node.id}`;
   return (
     <div className="chain-settings">
-      <label htmlFor={id}>{`Conditions of ${node.id}`}</label>
+      <label htmlFor={id}>{inPanel ? "Conditions" : `Conditions of ${node.id}`}</label>
       <textarea
         id={id}
         className="code-input"
@@ -188,7 +204,7 @@ function FilterConditions({ node, processor, ctx, canEdit, onChange }: TextProps
   );
 }
 
-function JsonConfig({ node, processor, canEdit, onChange }: TextProps) {
+function JsonConfig({ node, processor, canEdit, onChange, inPanel }: TextProps) {
   const [text, setText] = useSyncedText(JSON.stringify(processor.config ?? {}, null, 2), (value) => {
     try {
       return JSON.stringify(JSON.parse(value), null, 2);
@@ -208,10 +224,10 @@ function JsonConfig({ node, processor, canEdit, onChange }: TextProps) {
       setInvalid((error as Error).message);
     }
   }
-  const id = `settings-${node.id}`;
+  const id = `${inPanel ? "panel-" : ""}settings-${node.id}`;
   return (
     <div className="chain-settings">
-      <label htmlFor={id}>{`Config of ${node.id} (JSON)`}</label>
+      <label htmlFor={id}>{inPanel ? "Config (JSON)" : `Config of ${node.id} (JSON)`}</label>
       <textarea
         id={id}
         className="code-input"

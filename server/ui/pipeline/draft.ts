@@ -87,8 +87,15 @@ export function useDraft(initial: Topology) {
     setSavedKey(topologyKey(toTopology(toFlow(next, EMPTY))));
   }, []);
 
+  /** Selects just the node `id` (none with null), as a click on it would. */
+  const select = useCallback(
+    (id: string | null) =>
+      setFlow((f) => ({ nodes: f.nodes.map((n) => (n.selected === (n.id === id) ? n : { ...n, selected: n.id === id })), edges: f.edges.map((e) => (e.selected ? { ...e, selected: false } : e)) })),
+    [],
+  );
+
   const selectedNodes = flow.nodes.filter((n) => n.selected).map((n) => n.id);
   const selectedEdges = flow.edges.filter((e) => e.selected).map((e) => e.id);
   const dirty = topologyKey(topology) !== savedKey;
-  return { flow, topology, dirty, selectedNodes, selectedEdges, update, onNodesChange, onEdgesChange, saved, reset };
+  return { flow, topology, dirty, selectedNodes, selectedEdges, update, select, onNodesChange, onEdgesChange, saved, reset };
 }

@@ -1,7 +1,7 @@
 /** The editor's graph edits and auto-layout, without a browser. */
 import { describe, expect, test } from "bun:test";
 import { ApiError } from "../api.ts";
-import { appendProcessor, bypassNode, connect, pinProblems, placeNew, processorChain, swapNodes, uniqueId } from "./graph.ts";
+import { appendProcessor, bypassNode, connect, insertNode, pinProblems, placeNew, processorChain, swapNodes, uniqueId } from "./graph.ts";
 import { autoLayout } from "./layout.ts";
 import type { Topology } from "./types.ts";
 
@@ -140,5 +140,27 @@ describe("auto-layout", () => {
       dest: { x: 720, y: 0 },
       sink: { x: 720, y: 110 },
     });
+  });
+});
+
+describe("adding by click", () => {
+  test("a processor goes right after the selected node, taking over its edges; what stood right of it moves on", () => {
+    const { topology, id } = insertNode(chainOfTwo(), { kind: "processor", processor: filter("c") }, "filter", "a");
+    expect(id).toBe("filter");
+    expect(flow(topology)).toEqual(["a>filter", "b>dest", "filter>b", "src>a"]);
+    const at = new Map(topology.nodes.map((n) => [n.id, n.position]));
+    expect(at.get("filter")).toEqual({ x: 480, y: 0 });
+    expect(at.get("b")).toEqual({ x: 720, y: 0 });
+  });
+
+  test("without a selection a processor ends the chain; a source feeds the first processor; a destination is fed by the last", () => {
+    expect(flow(insertNode(chainOfTwo(), { kind: "processor", processor: filter("c") }, "filter").topology)).toEqual(["a>b", "b>filter", "filter>dest", "src>a"]);
+    expect(flow(insertNode(chainOfTwo(), { kind: "source" }, "more").topology)).toContain("more>a");
+    expect(flow(insertNode(chainOfTwo(), { kind: "destination" }, "sink").topology)).toContain("b>sink");
+  });
+
+  test("with no processors, sources and destinations are wired to each other", () => {
+    const lone: Topology = { nodes: [{ id: "src", kind: "source", position: { x: 0, y: 0 } }], edges: [] };
+    expect(flow(insertNode(lone, { kind: "destination" }, "dest").topology)).toEqual(["src>dest"]);
   });
 });

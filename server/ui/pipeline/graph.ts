@@ -209,3 +209,50 @@ export function pinProblems(error: ApiError | null, sent: Topology): Problems {
   }
   return problems;
 }
+
+/**
+ * Adds a node by click, placed and wired where it belongs: a processor goes
+ * right after `after` (a selected source or processor, taking over its
+ * outgoing edges) or at the end of the chain; a source feeds the first
+ * processors (or the destinations when there are none); a destination is
+ * fed by the last processors (or the sources).
+ */
+export function insertNode(topology: Topology, node: Omit<TopologyNode, "id">, idBase: string, after?: string): { topology: Topology; id: string } {
+  const anchor = topology.nodes.find((n) => n.id === after && n.kind !== "destination");
+  const before = new Set(topology.nodes.map((n) => n.id));
+  const added = (t: Topology) => ({ topology: t, id: t.nodes.find((n) => !before.has(n.id))!.id });
+  if (node.kind === "processor" && anchor) return added(insertAfter(topology, node, idBase, anchor));
+  if (node.kind === "processor") {
+    const order = processorChain(topology);
+    return added(appendProcessor(topology, node, idBase, "chain" in order ? order.chain.at(-1) : undefined));
+  }
+  const kind = (id: string) => topology.nodes.find((n) => n.id === id)?.kind;
+  const processors = topology.nodes.filter((n) => n.kind === "processor");
+  const ofKind = (k: NodeKind) => topology.nodes.filter((n) => n.kind === k).map((n) => n.id);
+  const result = addNode(topology, { ...node, position: placeNew(topology, node.kind) }, idBase);
+  let t = result.topology;
+  if (node.kind === "source") {
+    const heads = processors.filter((p) => !topology.edges.some((e) => e.target === p.id && kind(e.source) === "processor")).map((p) => p.id);
+    for (const target of processors.length > 0 ? heads : ofKind("destination")) t = connect(t, result.id, target);
+  } else {
+    const tails = processors.filter((p) => !topology.edges.some((e) => e.source === p.id && kind(e.target) === "processor")).map((p) => p.id);
+    for (const source of processors.length > 0 ? tails : ofKind("source")) t = connect(t, source, result.id);
+  }
+  return { topology: t, id: result.id };
+}
+
+/** A processor right after `anchor`: one column to its right (what stood there moves on), taking over its outgoing edges. */
+function insertAfter(topology: Topology, node: Omit<TopologyNode, "id">, idBase: string, anchor: TopologyNode): Topology {
+  const from = anchor.position ?? { x: 0, y: 0 };
+  const position = { x: from.x + COLUMN, y: from.y };
+  const roomy = {
+    ...topology,
+    nodes: topology.nodes.map((n) => (n.position && n.position.x > from.x + COLUMN / 2 ? { ...n, position: { x: n.position.x + COLUMN, y: n.position.y } } : n)),
+  };
+  const added = addNode(roomy, { ...node, position }, idBase);
+  const moved = added.topology.edges.filter((e) => e.source === anchor.id);
+  let result = removeEdges(added.topology, new Set(moved.map((e) => e.id)));
+  result = connect(result, anchor.id, added.id);
+  for (const e of moved) result = connect(result, added.id, e.target);
+  return result;
+}

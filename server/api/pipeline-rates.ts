@@ -1,0 +1,70 @@
+/**
+ * Live rates of one pipeline's nodes, for the editor's canvas: per node,
+ * records/s in and out and errors/s from the collectors' own metrics, for
+ * one collector or summed over the first RATES_COLLECTOR_LIMIT collectors
+ * the pipeline applies to (by its matchers or a route). Each collector's
+ * published target is planned again (server/telemetry/routes.ts), which
+ * names the components that run each node: processors by their planned
+ * name, a source node by its receiver (shared with other flows of the same
+ * source, so it counts them too).
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import type { Collector } from "../../shared/collectors.ts";
+import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
+import type { Snapshot } from "../configstore/layout.ts";
+import { collectorFlows } from "../telemetry/routes.ts";
+import type { ThroughputApiDeps } from "./throughput.ts";
+
+export const RATES_COLLECTOR_LIMIT = 50;
+
+const Rate = Type.Union([Type.Number(), Type.Null()]);
+export const PipelineRatesSchema = Type.Object({
+  collectors: Type.Integer({ description: "How many collectors were summed." }),
+  applied: Type.Integer({ description: "How many collectors the pipeline applies to (only the first 50 are summed)." }),
+  nodes: Type.Array(Type.Object({ nodeId: Type.String(), in: Rate, out: Rate, errors: Rate })),
+  choices: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }), { description: "The first 50 collectors the pipeline applies to, to pick one." }),
+});
+export type PipelineRates = Static<typeof PipelineRatesSchema>;
+
+type Sum = { in: number | null; out: number | null; errors: number | null };
+const add = (a: number | null, b: number | null | undefined) => (b === null || b === undefined ? a : (a ?? 0) + b);
+
+/** The collectors a pipeline applies to in `snapshot`, by its matchers or a route naming it. */
+export function appliedCollectors(snapshot: Snapshot, pipelineId: string, collectors: readonly Collector[]): Collector[] {
+  const routed = new Set([...snapshot.routes.values()].filter((r) => r.pipelineId === pipelineId).map((r) => r.collectorId));
+  const matchers = matcherPipelines(snapshot.pipelines);
+  return collectors.filter((c) => routed.has(c.id) || matchedPipelineIds(c, matchers).includes(pipelineId));
+}
+
+export async function pipelineRates(deps: ThroughputApiDeps, pipelineId: string, collectorId?: string): Promise<PipelineRates> {
+  const worktree = await deps.configStore.worktree();
+  const applied = appliedCollectors(worktree, pipelineId, await deps.collectors.all());
+  const all = collectorId ? [await deps.collectors.get(collectorId)] : applied;
+  const chosen = all.slice(0, RATES_COLLECTOR_LIMIT);
+  const sums = new Map<string, Sum>();
+  const bump = (nodeId: string, rate: Partial<Sum>) => {
+    const s = sums.get(nodeId) ?? { in: null, out: null, errors: null };
+    sums.set(nodeId, { in: add(s.in, rate.in), out: add(s.out, rate.out), errors: add(s.errors, rate.errors) });
+  };
+  for (const collector of chosen) {
+    const target = await deps.rollouts.target(collector.id);
+    if (!target) continue;
+    const { components } = await deps.telemetry.throughput(deps, collector.id);
+    const snapshot = await deps.configStore.snapshotAt(target.target.targetCommit);
+    const byName = new Map(components.map((c) => [`${c.kind} ${c.signal} ${c.id.slice(c.id.indexOf("/") + 1)}`, c]));
+    const pipeline = snapshot.pipelines.get(pipelineId);
+    for (const { flow } of collectorFlows(snapshot, collector).flows) {
+      if (flow.pipelineId !== pipelineId) continue;
+      for (const p of flow.processors) {
+        const c = byName.get(`processor ${flow.signal} ${p.name}`);
+        if (c) bump(p.nodeId, c);
+      }
+      const receiver = byName.get(`receiver ${flow.signal} ${flow.source}`);
+      for (const node of pipeline?.topology.nodes ?? []) {
+        if (receiver && node.kind === "source" && (node.ref === undefined || node.ref === flow.sourceId)) bump(node.id, { in: receiver.in, out: receiver.out, errors: receiver.errors });
+      }
+    }
+  }
+  const choices = applied.slice(0, RATES_COLLECTOR_LIMIT).map((c) => ({ id: c.id, name: c.name }));
+  return { collectors: chosen.length, applied: applied.length, choices, nodes: [...sums].map(([nodeId, s]) => ({ nodeId, ...s })) };
+}
