@@ -14,21 +14,33 @@ import { COLLECTORS } from "../collectors/collectors.ts";
 import { CONFIGS, ROLLOUTS, type CollectorConfig, type Rollout } from "../rollout/records.ts";
 import type { Change, Store } from "../store/store.ts";
 import type { Collector } from "../../shared/collectors.ts";
-import type { Webhooks } from "./webhooks.ts";
+import type { WebhookEvent } from "../../shared/webhooks.ts";
+import { HOOKS, type Webhooks } from "./webhooks.ts";
 
 export interface WebhookEventsOptions {
   offlineMinutes?: number;
   now?: () => number;
 }
 
-const WATCHED = new Set([ROLLOUTS, COLLECTORS, CONFIGS]);
+/** The events each watched collection can yield: a collection no hook wants is not read. */
+const YIELDS: Record<string, WebhookEvent[]> = {
+  [ROLLOUTS]: ["rollout.paused", "rollout.completed", "rollout.failed"],
+  [CONFIGS]: ["collector.drifted"],
+  [COLLECTORS]: ["collector.offline"],
+};
 
 export class WebhookEvents {
   private unwatch: (() => void) | undefined;
-  /** Last seen per document, so only a transition emits (the first sight sets the baseline). */
+  /**
+   * Last seen per document, to skip re-reads of a state already emitted. The
+   * document is read when handled, so quick writes coalesce: the event key
+   * (the offline episode's lastSeen, the drift check's time) dedupes instead.
+   */
   private readonly lastStatus = new Map<string, string>();
   private readonly lastDrifted = new Map<string, boolean>();
   private chain: Promise<void> = Promise.resolve();
+  /** The events some hook subscribes to, read again when the hooks change. */
+  private wanted = new Set<WebhookEvent>();
   private readonly offlineMs: number;
   private readonly now: () => number;
 
@@ -43,12 +55,18 @@ export class WebhookEvents {
   }
 
   start(): void {
-    this.unwatch = this.store.watch((changes) => {
-      const relevant = changes.filter((c) => c.op === "put" && WATCHED.has(c.collection));
-      if (relevant.length === 0) return;
+    const then = (work: () => Promise<void>) => {
       // One at a time and in order, off the writer's path.
-      this.chain = this.chain.then(() => this.handle(relevant)).catch((error) => this.logger.warn({ err: error }, "webhook events failed"));
-    });
+      this.chain = this.chain.then(work).catch((error) => this.logger.warn({ err: error }, "webhook events failed"));
+    };
+    const reload = () => then(() => this.loadWanted());
+    reload();
+    this.unwatch = this.store.watch((changes) => {
+      if (changes.some((c) => c.collection === HOOKS)) reload();
+      const puts = changes.filter((c) => c.op === "put" && c.collection in YIELDS);
+      // Filtered when handled, after any reload queued before it.
+      if (puts.length > 0) then(() => this.handle(puts.filter((c) => YIELDS[c.collection]!.some((e) => this.wanted.has(e)))));
+    }, reload);
   }
 
   async stop(): Promise<void> {
@@ -59,6 +77,10 @@ export class WebhookEvents {
   /** Resolves once the changes seen so far are handled (tests). */
   settled(): Promise<void> {
     return this.chain;
+  }
+
+  private async loadWanted(): Promise<void> {
+    this.wanted = new Set((await this.hooks.list()).flatMap((hook) => hook.events));
   }
 
   private async handle(changes: Change[]): Promise<void> {
@@ -83,7 +105,7 @@ export class WebhookEvents {
     const drifted = target?.state === "current" && target.drift?.drifted === true;
     const before = this.lastDrifted.get(collectorId);
     this.lastDrifted.set(collectorId, drifted);
-    if (!drifted || before !== false || !target?.drift) return;
+    if (!drifted || before === true || !target?.drift) return;
     await this.hooks.emit("collector.drifted", `${collectorId}/${target.drift.targetHash}/${target.drift.checkedAt}`, {
       collectorId,
       reason: target.drift.reason ?? null,
@@ -96,7 +118,7 @@ export class WebhookEvents {
     if (!collector) return;
     const before = this.lastStatus.get(collectorId);
     this.lastStatus.set(collectorId, collector.status);
-    if (collector.status !== "offline" || before === undefined || before === "offline") return;
+    if (collector.status !== "offline" || before === "offline") return;
     const lastSeen = collector.lastSeen ?? null;
     await this.hooks.emit(
       "collector.offline",

@@ -3,7 +3,7 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import pino from "pino";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
 import { COLLECTORS } from "../collectors/collectors.ts";
-import { ROLLOUTS } from "../rollout/records.ts";
+import { CONFIGS, ROLLOUTS } from "../rollout/records.ts";
 import { Secrets } from "../secrets/secrets.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import { ValidationError } from "../errors.ts";
@@ -183,5 +183,27 @@ describe("webhook events from the change feed", () => {
     const got = rx.got.map((g) => JSON.parse(g.body));
     expect(got.map((g) => g.event)).toEqual(["rollout.paused", "rollout.completed", "rollout.failed"]);
     expect(got[0].data).toMatchObject({ rolloutId: "r1", reason: "failures", released: 1, batches: 2 });
+  });
+
+  test("collector.drifted when a current target's drift turns true, once per drift check", async () => {
+    const rx = receiver();
+    stops.push(rx.stop);
+    const events = new WebhookEvents(store, hooks, logger);
+    events.start();
+    stops.push(() => events.stop());
+    await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["collector.drifted"], secret: SECRET });
+    const target = (drifted: boolean, checkedAt: string) => ({ collectorId: "c1", state: "current", drift: { drifted, reason: drifted ? "a processor differs" : null, targetHash: "h1", checkedAt } });
+    const put = async (data: unknown) => {
+      await store.write([{ op: "put", collection: CONFIGS, id: "c1", data }]);
+      await events.settled();
+    };
+    await put(target(false, "2026-01-01T00:00:00Z"));
+    await put(target(true, "2026-01-01T00:01:00Z"));
+    await put(target(true, "2026-01-01T00:01:00Z")); // rewritten, same check: nothing new
+    await sender.tick();
+    await sender.tick();
+    expect(rx.got.map((g) => JSON.parse(g.body))).toEqual([
+      expect.objectContaining({ event: "collector.drifted", data: { collectorId: "c1", reason: "a processor differs", checkedAt: "2026-01-01T00:01:00Z" } }),
+    ]);
   });
 });
