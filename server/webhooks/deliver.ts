@@ -36,8 +36,10 @@ export function retryDelay(attempts: number, base: number, max: number, random =
 export class WebhookSender {
   private readonly o: typeof DEFAULTS & { now: () => number };
   private timer: ReturnType<typeof setInterval> | undefined;
+  /** Hooks with an attempt in flight here, and those attempts (stop waits for them). */
   private readonly inFlight = new Set<string>();
-  private running: Promise<void> | undefined;
+  private readonly attempts = new Set<Promise<void>>();
+  private scanning = false;
 
   constructor(
     private readonly store: Store,
@@ -54,19 +56,25 @@ export class WebhookSender {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    await this.running;
+    await Promise.all(this.attempts);
   }
 
-  /** One pass over the queue; attempts run in the background, one per hook. */
-  tick(): Promise<void> {
-    if (this.running) return this.running;
-    this.running = this.pass()
-      .catch((error) => this.logger.warn({ err: error }, "webhook queue pass failed"))
-      .finally(() => (this.running = undefined));
-    return this.running;
+  /** One pass over the queue; resolves when the attempts it started end. A slow receiver holds only its own hook. */
+  async tick(): Promise<void> {
+    if (this.scanning) return;
+    this.scanning = true;
+    let started: Promise<void>[] = [];
+    try {
+      started = await this.scan();
+    } catch (error) {
+      this.logger.warn({ err: error }, "webhook queue pass failed");
+    } finally {
+      this.scanning = false;
+    }
+    await Promise.all(started);
   }
 
-  private async pass(): Promise<void> {
+  private async scan(): Promise<Promise<void>[]> {
     const now = this.o.now();
     const due = new Map<string, Doc<QueuedDelivery>>();
     for (const doc of await this.store.list<QueuedDelivery>(QUEUE)) {
@@ -79,12 +87,19 @@ export class WebhookSender {
       const held = due.get(item.hookId);
       if (!held || held.data.nextAt > item.nextAt) due.set(item.hookId, doc);
     }
-    await Promise.all([...due.values()].map((doc) => this.attempt(doc)));
+    return [...due.values()].map((doc) => {
+      this.inFlight.add(doc.data.hookId);
+      const attempt = this.attempt(doc).finally(() => {
+        this.inFlight.delete(doc.data.hookId);
+        this.attempts.delete(attempt);
+      });
+      this.attempts.add(attempt);
+      return attempt;
+    });
   }
 
   private async attempt(doc: Doc<QueuedDelivery>): Promise<void> {
     const item = doc.data;
-    this.inFlight.add(item.hookId);
     try {
       // The claim: only the replica whose put lands sends this attempt.
       let version: number;
@@ -142,8 +157,6 @@ export class WebhookSender {
       if (error) this.logger.info({ hookId: item.hookId, event: item.event, attempt: attempts, status, error }, "webhook delivery failed");
     } catch (error) {
       this.logger.warn({ err: error, hookId: item.hookId }, "webhook delivery attempt failed");
-    } finally {
-      this.inFlight.delete(item.hookId);
     }
   }
 
