@@ -51,6 +51,9 @@ import { startMetricsListener } from "./metrics/exposition.ts";
 import { ServerMetrics } from "./metrics/metrics.ts";
 import { CountedStore } from "./metrics/store.ts";
 import type { Store } from "./store/store.ts";
+import { WebhookSender } from "./webhooks/deliver.ts";
+import { WebhookEvents } from "./webhooks/events.ts";
+import { Webhooks } from "./webhooks/webhooks.ts";
 
 /**
  * A part with background work. The assembly lists them once, starts them in
@@ -107,6 +110,8 @@ export interface App {
   authFailures: AuthFailureBursts;
   /** The server's own Prometheus metrics, exposed at GET /metrics (server/metrics/). */
   metrics: ServerMetrics;
+  /** Event subscriptions and their persisted delivery queue (server/webhooks/). */
+  webhooks: Webhooks;
   /**
    * Serves the REST API, the channels, the UI and the probes; throws when the
    * address cannot be bound. The store need not be open yet: /readyz says so.
@@ -168,6 +173,7 @@ export async function createApp(
   const live = new LiveCredentials(store, logger);
   const events = new EventHub(store, logger);
   const users = new Users(store, new Sessions(store), { loginFailures: config.rateLimit.loginFailures });
+  const webhooks = new Webhooks(store, secrets);
   metricsSources = { collectors, staged };
   const channels: Channel[] = [];
   let stopRetention: (() => Promise<void>) | undefined;
@@ -183,6 +189,9 @@ export async function createApp(
     presence,
     new Stager(staged, rollouts, logger),
     { stop: () => agents.close() },
+    // Events from the change feed into the queue, and the queue out to the receivers.
+    new WebhookEvents(store, webhooks, logger),
+    new WebhookSender(store, webhooks, logger),
     {
       start: () => {
         stopRetention = startAuditRetention(store, {
@@ -233,6 +242,7 @@ export async function createApp(
     channels,
     authFailures: new AuthFailureBursts(store, logger),
     metrics,
+    webhooks,
     listen() {
       const http = startHttpServer(app, apiRoutes(app), () => storageStatus(app));
       // metrics.listen: GET /metrics without credentials on its own address; throws like listen when it cannot bind.

@@ -19,6 +19,7 @@ import { sessionRoutes, type SessionApiDeps } from "./session.ts";
 import { systemRoutes, type SystemApiDeps } from "./system.ts";
 import { throughputRoutes, type ThroughputApiDeps } from "./throughput.ts";
 import { userRoutes, type UsersApiDeps } from "./users.ts";
+import { webhookRoutes, type WebhooksApiDeps } from "./webhooks.ts";
 
 /** Everything the route table uses: each resource module declares its own part. */
 export type ApiDeps = ActivationsApiDeps &
@@ -36,7 +37,8 @@ export type ApiDeps = ActivationsApiDeps &
   SessionApiDeps &
   SystemApiDeps &
   ThroughputApiDeps &
-  UsersApiDeps & { sources: Components; destinations: Components };
+  UsersApiDeps &
+  WebhooksApiDeps & { sources: Components; destinations: Components };
 
 export function apiRoutes(deps: ApiDeps): Route[] {
   return [
@@ -59,5 +61,6 @@ export function apiRoutes(deps: ApiDeps): Route[] {
     ...throughputRoutes(deps),
     ...eventRoutes(deps),
     ...agentRoutes(deps),
+    ...webhookRoutes(deps),
   ];
 }

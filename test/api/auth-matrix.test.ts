@@ -129,6 +129,7 @@ async function pathIds(): Promise<Record<string, string>> {
     "/agents": AGENT_ID,
     "/publish": x.id,
     "/rollouts": await first("/rollouts"),
+    "/webhooks": (await call<{ id: string }>("/webhooks", "POST", { url: "https://hooks.example.com/matrix", events: ["rollout.failed"], secret: "matrix-secret-0123456" })).id,
     commit: (await call<{ items: { commit: string }[] }>("/commits")).items[0]!.commit,
     sourceId,
     destinationId,

@@ -70,6 +70,14 @@ test("a staged rollout pauses on failures, resumes, refuses a publish meanwhile,
     },
   });
   await call("/commit", "POST", { message: "one" });
+  // A webhook hears the staged rollout's phases (server/webhooks/events.ts).
+  const heard: string[] = [];
+  const receiver = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: async (req) => (heard.push(((await req.json()) as { event: string }).event), new Response("")),
+  });
+  await call("/webhooks", "POST", { url: `http://127.0.0.1:${receiver.port}/`, events: ["rollout.paused", "rollout.failed", "rollout.completed"], secret: "staged-rollout-secret" });
   // All at once, as before: every agent applies it.
   const first = await call<Rollout>("/publish", "POST");
   expect(first.strategy).toBeUndefined();
@@ -134,4 +142,8 @@ test("a staged rollout pauses on failures, resumes, refuses a publish meanwhile,
   for (const action of ["rollout.pause", "rollout.resume", "rollout.batch", "rollout.abort", "config.rollback"]) expect(actions).toContain(action);
   // Once aborted, publishing works again.
   expect((await server.api("/publish", { method: "POST" })).status).toBe(202);
+  // Paused after batch 1 and after batch 2, then aborted; the unstaged publishes send nothing.
+  await until(async () => heard.length >= 3, 10_000, 100);
+  expect(heard).toEqual(["rollout.paused", "rollout.paused", "rollout.failed"]);
+  receiver.stop(true);
 }, 180_000);

@@ -1,0 +1,209 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import pino from "pino";
+import { SYSTEM_ACTOR } from "../audit/audit.ts";
+import { COLLECTORS } from "../collectors/collectors.ts";
+import { CONFIGS, ROLLOUTS } from "../rollout/records.ts";
+import { Secrets } from "../secrets/secrets.ts";
+import { SqliteStore } from "../store/sqlite.ts";
+import { ValidationError } from "../errors.ts";
+import { retryDelay, WebhookSender } from "./deliver.ts";
+import { WebhookEvents } from "./events.ts";
+import { QUEUE, Webhooks } from "./webhooks.ts";
+
+const SECRET = "s3cret-s3cret-s3cret";
+const logger = pino({ level: "silent" });
+
+/** A receiver on loopback answering with the statuses given, in turn (then 200). */
+function receiver(statuses: number[] = []) {
+  const got: { body: string; signature: string }[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      got.push({ body: await req.text(), signature: req.headers.get("x-svc-signature") ?? "" });
+      return new Response("", { status: statuses.shift() ?? 200 });
+    },
+  });
+  return { got, url: `http://127.0.0.1:${server.port}/hook`, stop: () => server.stop(true) };
+}
+
+/** What a receiver does: recompute the HMAC over "<t>.<body>" and compare in constant time. */
+function verify(secret: string, header: string, body: string): boolean {
+  const parts = Object.fromEntries(header.split(",").map((p) => p.split("=") as [string, string]));
+  const expected = createHmac("sha256", secret).update(`${parts.t}.${body}`).digest();
+  const given = Buffer.from(parts.v1 ?? "", "hex");
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+let store: SqliteStore;
+let now: number;
+let hooks: Webhooks;
+let sender: WebhookSender;
+const stops: (() => unknown)[] = [];
+
+beforeEach(() => {
+  store = new SqliteStore(":memory:");
+  now = Date.parse("2026-01-01T00:00:00Z");
+  hooks = new Webhooks(store, new Secrets([randomBytes(32)]), () => now);
+  sender = new WebhookSender(store, hooks, logger, { now: () => now, baseDelayMs: 1000, maxDelayMs: 60_000, giveUpMs: 86_400_000 });
+});
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+  await store.close();
+});
+
+describe("webhooks", () => {
+  test("a delivery is signed; a 500 is retried after the backoff and the log shows both attempts", async () => {
+    const rx = receiver([500]);
+    stops.push(rx.stop);
+    const hook = await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["rollout.completed"], secret: SECRET });
+    expect(await hooks.emit("rollout.completed", "r1", { rolloutId: "r1" })).toBe(1);
+    expect(await hooks.emit("rollout.completed", "r1", { rolloutId: "r1" })).toBe(0); // the same event again: queued once
+    await sender.tick();
+    expect(rx.got).toHaveLength(1);
+    await sender.tick(); // not due yet
+    expect(rx.got).toHaveLength(1);
+    now += 1000;
+    await sender.tick();
+    expect(rx.got).toHaveLength(2);
+    const [first, second] = rx.got;
+    expect(second!.body).toBe(first!.body);
+    expect(verify(SECRET, second!.signature, second!.body)).toBe(true);
+    expect(verify("wrong-secret-wrong", second!.signature, second!.body)).toBe(false);
+    const payload = JSON.parse(second!.body);
+    expect(payload).toEqual({ id: expect.any(String), event: "rollout.completed", time: "2026-01-01T00:00:00.000Z", data: { rolloutId: "r1" } });
+    const log = await hooks.deliveries(hook.id);
+    expect(log.map((d) => [d.attempt, d.status, d.httpStatus])).toEqual([
+      [2, "delivered", 200],
+      [1, "failed", 500],
+    ]);
+    expect(log[1]!.error).toBe("HTTP 500");
+    expect(log[1]!.nextAttemptAt).not.toBeNull();
+    now += 10 * 86_400_000;
+    await sender.tick();
+    expect(rx.got).toHaveLength(2);
+  });
+
+  test("retries stop a day after the first attempt (abandoned)", async () => {
+    const hook = await hooks.create(SYSTEM_ACTOR, { url: "http://127.0.0.1:1/closed", events: ["collector.drifted"], secret: SECRET });
+    await hooks.emit("collector.drifted", "c1/x", {});
+    await sender.tick();
+    now += 86_400_000;
+    await sender.tick();
+    const log = await hooks.deliveries(hook.id);
+    expect(log.map((d) => d.status)).toEqual(["abandoned", "failed"]);
+    expect((await store.list(QUEUE))[0]!.data).toMatchObject({ doneAt: now });
+  });
+
+  test("backoff doubles up to its cap, with jitter between half and all of it", () => {
+    expect(retryDelay(1, 1000, 60_000, 1)).toBe(1000);
+    expect(retryDelay(3, 1000, 60_000, 1)).toBe(4000);
+    expect(retryDelay(3, 1000, 60_000, 0)).toBe(2000);
+    expect(retryDelay(30, 1000, 60_000, 1)).toBe(60_000);
+  });
+
+  test("the secret is never listed; plain http only to loopback; create and delete are audited", async () => {
+    const hook = await hooks.create(SYSTEM_ACTOR, { url: "https://example.com/x", events: ["rollout.paused"], secret: SECRET });
+    expect(JSON.stringify(await hooks.list())).not.toContain(SECRET);
+    expect(JSON.stringify(await store.list("webhooks"))).not.toContain(SECRET);
+    await expect(hooks.create(SYSTEM_ACTOR, { url: "http://example.com/x", events: ["rollout.paused"], secret: SECRET })).rejects.toBeInstanceOf(ValidationError);
+    await expect(hooks.create(SYSTEM_ACTOR, { url: "ftp://127.0.0.1/x", events: ["rollout.paused"], secret: SECRET })).rejects.toThrow();
+    await hooks.delete(SYSTEM_ACTOR, hook.id);
+    const actions = (await store.queryAudit({ limit: 10 })).map((e) => e.action);
+    expect(actions).toEqual(["webhook.delete", "webhook.create"]);
+  });
+
+  test("the delivery log is bounded per hook", async () => {
+    const hook = await hooks.create(SYSTEM_ACTOR, { url: "https://example.com/x", events: ["rollout.paused"], secret: SECRET });
+    for (let i = 0; i < 105; i++) {
+      await hooks.log(hook.id, { eventId: `e${i}`, event: "rollout.paused", attempt: 1, status: "delivered", httpStatus: 200, error: null, time: new Date(now).toISOString(), durationMs: 1, nextAttemptAt: null });
+      now += 1;
+    }
+    const log = await hooks.deliveries(hook.id);
+    expect(log).toHaveLength(100);
+    expect(log[0]!.eventId).toBe("e104");
+  });
+});
+
+describe("webhook events from the change feed", () => {
+  const collector = (status: string, lastSeen: string | null) => ({ id: "c1", name: "edge-1", status, lastSeen });
+  const putCollector = (data: unknown) => store.write([{ op: "put", collection: COLLECTORS, id: "c1", data }]);
+
+  test("collector.offline is sent after N minutes, only if still offline", async () => {
+    const rx = receiver();
+    stops.push(rx.stop);
+    const events = new WebhookEvents(store, hooks, logger, { offlineMinutes: 5, now: () => now });
+    events.start();
+    stops.push(() => events.stop());
+    await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["collector.offline"], secret: SECRET });
+    await putCollector(collector("online", "2026-01-01T00:00:00Z"));
+    await putCollector(collector("offline", "2026-01-01T00:00:00Z"));
+    await events.settled();
+    await sender.tick();
+    expect(rx.got).toHaveLength(0);
+    now += 5 * 60_000;
+    await sender.tick();
+    expect(rx.got).toHaveLength(1);
+    expect(JSON.parse(rx.got[0]!.body)).toMatchObject({ event: "collector.offline", data: { collectorId: "c1", name: "edge-1", offlineMinutes: 5 } });
+
+    // Back online before the N minutes: nothing is sent.
+    await putCollector(collector("online", "2026-01-01T00:06:00Z"));
+    await putCollector(collector("offline", "2026-01-01T00:06:00Z"));
+    await events.settled();
+    await putCollector(collector("online", "2026-01-01T00:07:00Z"));
+    now += 5 * 60_000;
+    await sender.tick();
+    expect(rx.got).toHaveLength(1);
+  });
+
+  test("a staged rollout's phase becomes rollout.paused, rollout.completed and rollout.failed, each once", async () => {
+    const rx = receiver();
+    stops.push(rx.stop);
+    const events = new WebhookEvents(store, hooks, logger);
+    events.start();
+    stops.push(() => events.stop());
+    await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["rollout.paused", "rollout.completed", "rollout.failed"], secret: SECRET });
+    const rollout = (id: string, phase: string) => ({ id, commit: "abc", batchEnds: [1, 2], released: 1, phase, pausedReason: phase === "paused" ? "failures" : null });
+    // The feed handler reads the document as it is then, so each write settles before the next.
+    const put = async (id: string, phase: string) => {
+      await store.write([{ op: "put", collection: ROLLOUTS, id, data: rollout(id, phase) }]);
+      await events.settled();
+    };
+    await put("r1", "running");
+    await put("r1", "paused");
+    await put("r1", "done");
+    await put("r1", "done"); // written again: no second event
+    await put("r2", "aborted");
+    await events.settled();
+    await sender.tick(); // one in flight per hook: one each pass
+    await sender.tick();
+    await sender.tick();
+    await sender.tick();
+    const got = rx.got.map((g) => JSON.parse(g.body));
+    expect(got.map((g) => g.event)).toEqual(["rollout.paused", "rollout.completed", "rollout.failed"]);
+    expect(got[0].data).toMatchObject({ rolloutId: "r1", reason: "failures", released: 1, batches: 2 });
+  });
+
+  test("collector.drifted when a current target's drift turns true, once per drift check", async () => {
+    const rx = receiver();
+    stops.push(rx.stop);
+    const events = new WebhookEvents(store, hooks, logger);
+    events.start();
+    stops.push(() => events.stop());
+    await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["collector.drifted"], secret: SECRET });
+    const target = (drifted: boolean, checkedAt: string) => ({ collectorId: "c1", state: "current", drift: { drifted, reason: drifted ? "a processor differs" : null, targetHash: "h1", checkedAt } });
+    const put = async (data: unknown) => {
+      await store.write([{ op: "put", collection: CONFIGS, id: "c1", data }]);
+      await events.settled();
+    };
+    await put(target(false, "2026-01-01T00:00:00Z"));
+    await put(target(true, "2026-01-01T00:01:00Z"));
+    await put(target(true, "2026-01-01T00:01:00Z")); // rewritten, same check: nothing new
+    await sender.tick();
+    await sender.tick();
+    expect(rx.got.map((g) => JSON.parse(g.body))).toEqual([
+      expect.objectContaining({ event: "collector.drifted", data: { collectorId: "c1", reason: "a processor differs", checkedAt: "2026-01-01T00:01:00Z" } }),
+    ]);
+  });
+});
