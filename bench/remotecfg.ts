@@ -11,6 +11,15 @@
  * hello-world gets the very same request (it ignores it).
  *
  * Usage: bun bench/remotecfg.ts [requests=100000] [concurrency=64] [rounds=3] [logLevel=warn]
+ *
+ * wrk mode (the issue-25 measurement; needs Debian's wrk: `apt-get install -y wrk`, and taskset from util-linux):
+ *   bun bench/remotecfg.ts --wrk [seconds=10] [connections=64] [rounds=1] [threads=1] [logLevel=warn]
+ * wrk drives the same binary-codec not_modified GetConfig (body and headers from a Lua
+ * script written to a temp file) against the hello-world and the real server, then the
+ * same poll in the JSON codec against both. Core split: both servers are single-threaded
+ * Bun processes pinned to CPU 0, wrk is pinned to CPU 1 (`taskset`), so the load tool
+ * never competes with the server it measures; one wrk thread on a core of its own does
+ * well over 100,000 req/s, far more than either server answers.
  * Load-process mode (internal): bun bench/remotecfg.ts --load <url> <token> <bodyBase64> <requests> <concurrency>
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -38,8 +47,12 @@ if (process.argv[2] === "--load") {
   process.exit(0);
 }
 
-const [total = 100_000, concurrency = 64, rounds = 3] = process.argv.slice(2, 5).map(Number);
-const logLevel = process.argv[5] ?? "warn";
+const wrkMode = process.argv[2] === "--wrk";
+const args = process.argv.slice(wrkMode ? 3 : 2);
+const [total = wrkMode ? 10 : 100_000, concurrency = 64, rounds = wrkMode ? 1 : 3, wrkThreads = 1] = args.slice(0, wrkMode ? 4 : 3).map(Number);
+const logLevel = args[wrkMode ? 4 : 3] ?? "warn";
+/** In wrk mode the servers run on CPU 0 and wrk on CPU 1 (2 cores here); elsewhere, unpinned. */
+const SERVER_CPUS = wrkMode ? ["taskset", "-c", "0"] : [];
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-rcfg-"));
 const adminToken = "svcsa_" + "R".repeat(40);
 const port = () => 20000 + Math.floor(Math.random() * 20000);
@@ -54,11 +67,18 @@ async function waitUp(url: string): Promise<void> {
 
 const helloPort = port();
 const hello = Bun.spawn(
-  [process.execPath, "-e", `Bun.serve({ hostname: "127.0.0.1", port: ${helloPort}, fetch: () => new Response("hello") })`],
+  [...SERVER_CPUS, process.execPath, "-e", `Bun.serve({ hostname: "127.0.0.1", port: ${helloPort}, fetch: () => new Response("hello") })`],
   { stdout: "ignore", stderr: "inherit" },
 );
 const svcPort = port();
-const svc = Bun.spawn([process.execPath, join(import.meta.dir, "../server/main.ts")], {
+// SVC_BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops (where a poll's time goes).
+const profileDir = process.env.SVC_BENCH_CPU_PROF;
+// SVC_BENCH_CODECS=binary (or json): only that codec's runs, e.g. for a profile of one path.
+const codecs = process.env.SVC_BENCH_CODECS?.toLowerCase().split(",");
+delete process.env.SVC_BENCH_CPU_PROF; // the server refuses unknown SVC_ variables
+delete process.env.SVC_BENCH_CODECS;
+const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+const svc = Bun.spawn([...SERVER_CPUS, process.execPath, ...profile, join(import.meta.dir, "../server/main.ts")], {
   env: {
     ...process.env,
     SVC_LISTEN: `127.0.0.1:${svcPort}`,
@@ -96,6 +116,64 @@ async function load(url: string, token: string, body: Uint8Array | null, serverP
   return { ...(JSON.parse(out) as LoadResult), cpuMicros: (used * 1e6) / (total + Math.min(5000, total)) };
 }
 
+interface WrkResult {
+  perSecond: number;
+  requests: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** Non-2xx answers plus socket errors: must be 0. */
+  errors: number;
+  cpuMicros: number;
+}
+
+/** One wrk run (pinned to CPU 1) with a Lua script for the POST; the server's CPU per answered request from /proc. */
+async function wrk(url: string, headers: Record<string, string>, body: Uint8Array | string, serverPid: number): Promise<WrkResult> {
+  const bytes = typeof body === "string" ? Buffer.from(body) : Buffer.from(body);
+  const luaString = (b: Buffer) => '"' + [...b].map((c) => "\\" + String(c).padStart(3, "0")).join("") + '"';
+  const script = join(dir, `wrk-${Math.random().toString(36).slice(2)}.lua`);
+  await Bun.write(
+    script,
+    [
+      `wrk.method = "POST"`,
+      `wrk.body = ${luaString(bytes)}`,
+      ...Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`),
+      `done = function(summary, latency, requests)`,
+      `  local e = summary.errors`,
+      `  io.write(string.format('WRKJSON {"requests":%d,"micros":%d,"errors":%d,"p50":%d,"p99":%d,"max":%d}\\n',`,
+      `    summary.requests, summary.duration, e.connect + e.read + e.write + e.status + e.timeout,`,
+      `    latency:percentile(50), latency:percentile(99), latency.max))`,
+      `end`,
+    ].join("\n"),
+  );
+  const run = async (seconds: number) => {
+    const proc = Bun.spawn(
+      ["taskset", "-c", "1", "wrk", "-t", String(wrkThreads), "-c", String(concurrency), "-d", `${seconds}s`, "-s", script, url],
+      { stdout: "pipe", stderr: "inherit" },
+    );
+    const out = await new Response(proc.stdout).text();
+    if ((await proc.exited) !== 0) throw new Error(`wrk failed: ${out}`);
+    const line = out.split("\n").find((l) => l.startsWith("WRKJSON "));
+    if (!line) throw new Error(`no wrk summary in: ${out}`);
+    return JSON.parse(line.slice(8)) as { requests: number; micros: number; errors: number; p50: number; p99: number; max: number };
+  };
+  await run(2); // warm-up (JIT, connections)
+  const before = await cpuSeconds(serverPid);
+  const r = await run(total);
+  const used = (await cpuSeconds(serverPid)) - before;
+  return {
+    requests: r.requests,
+    seconds: r.micros / 1e6,
+    perSecond: r.requests / (r.micros / 1e6),
+    p50: r.p50 / 1000,
+    p99: r.p99 / 1000,
+    max: r.max / 1000,
+    errors: r.errors,
+    cpuMicros: (used * 1e6) / r.requests,
+  };
+}
+
 try {
   const svcBase = `http://127.0.0.1:${svcPort}`;
   await Promise.all([waitUp(`http://127.0.0.1:${helloPort}/`), waitUp(`${svcBase}/healthz`)]);
@@ -131,6 +209,38 @@ try {
   );
   if (!check.notModified) throw new Error("the second poll was not not_modified");
 
+  if (wrkMode) {
+    const loadavg = (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ");
+    console.log(
+      `wrk mode: ${total} s per run after 2 s warm-up, ${concurrency} connections, ${wrkThreads} wrk thread(s) on CPU 1, servers on CPU 0, ` +
+        `${rounds} round(s), server log level ${logLevel}, load average before ${loadavg}`,
+    );
+    const headers = { "Content-Type": "application/proto", "Connect-Protocol-Version": "1", Authorization: `Bearer ${token}` };
+    const jsonBody = JSON.stringify({ id: collector.id, hash });
+    const jsonHeaders = { ...headers, "Content-Type": "application/json" };
+    const jsonCheck = (await (await fetch(svcBase + PATH, { method: "POST", headers: jsonHeaders, body: jsonBody })).json()) as { notModified?: boolean };
+    if (!jsonCheck.notModified) throw new Error(`the JSON poll was not not_modified: ${JSON.stringify(jsonCheck)}`);
+    const wline = (label: string, r: WrkResult) =>
+      `${label} ${r.perSecond.toFixed(0).padStart(6)} req/s (p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, max ${r.max.toFixed(1)} ms, ` +
+      `server CPU ${r.cpuMicros.toFixed(1)} µs/req, errors ${r.errors})`;
+    for (let round = 1; round <= rounds; round++) {
+      for (const [codec, h, b] of [
+        ["binary", headers, body],
+        ["JSON", jsonHeaders, jsonBody],
+      ] as const) {
+        if (codecs !== undefined && !codecs.includes(codec.toLowerCase())) continue;
+        const bare = await wrk(`http://127.0.0.1:${helloPort}${PATH}`, h, b, hello.pid);
+        const polls = await wrk(svcBase + PATH, h, b, svc.pid);
+        if (polls.errors > 0 || bare.errors > 0) console.log(`  WARNING: errors (non-2xx or socket) in the ${codec} runs`);
+        console.log(
+          `round ${round} ${codec}: req/s ratio ${(polls.perSecond / bare.perSecond).toFixed(3)}, CPU-per-request ratio (hello ÷ poll) ${(bare.cpuMicros / polls.cpuMicros).toFixed(3)}`,
+        );
+        console.log(`  ${wline("hello-world           ", bare)}`);
+        console.log(`  ${wline(`GetConfig ${codec.padEnd(6)} nm   `, polls)}`);
+      }
+    }
+    process.exitCode = 0;
+  } else {
   console.log(
     `remote config not_modified polls vs bare Bun.serve; ${total} requests per run, ${concurrency} in flight, ${rounds} rounds, ` +
       `server log level ${logLevel}, request ${body.byteLength} B, config ${content.length} B`,
@@ -154,6 +264,7 @@ try {
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   console.log(`median req/s ratio ${(median(ratios) * 100).toFixed(1)} % (target ≥ 50 %); median CPU-per-request ratio (hello ÷ poll) ${(median(cpuRatios) * 100).toFixed(1)} %`);
+  }
 } finally {
   hello.kill();
   svc.kill();

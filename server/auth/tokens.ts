@@ -3,7 +3,7 @@
  * of randomness in base62, stored only as a SHA-256 digest and compared in
  * constant time. The plain token exists once, in the response that mints it.
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 
 export const TOKEN_PREFIXES = {
   serviceAccount: "svcsa_",
@@ -42,7 +42,9 @@ export function mintToken(kind: TokenKind): string {
 }
 
 export function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
+  // Every authenticated request hashes its token (collector polls by the ten thousand per second):
+  // Bun's one-shot SHA-256 gives node:crypto's digest at a third of the cost.
+  return Bun.SHA256.hash(token, "hex");
 }
 
 /** Constant-time comparison of two hex digests of equal length. */
@@ -71,9 +73,12 @@ export function redactTokens(text: string): string {
   return text.replace(ANY_TOKEN, "$1[REDACTED]");
 }
 
+const PREFIX_KINDS = Object.entries(TOKEN_PREFIXES) as [TokenKind, string][];
+
+/** Asked on every channel request (the edge, then the channel): the prefixes are listed once. */
 export function tokenKind(token: string): TokenKind | null {
-  for (const [kind, prefix] of Object.entries(TOKEN_PREFIXES)) {
-    if (token.startsWith(prefix)) return kind as TokenKind;
+  for (const [kind, prefix] of PREFIX_KINDS) {
+    if (token.startsWith(prefix)) return kind;
   }
   return null;
 }

@@ -32,9 +32,14 @@ export const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
  * Adds the headers every answer carries, and with `api` the API's set. A
  * common header the handler chose already (the UI's Referrer-Policy) is kept.
  */
+// Listed once: the edge adds these to every answer, collector polls by the ten thousand per second.
+const COMMON_ENTRIES = Object.entries(COMMON);
+const API_ENTRIES = Object.entries(API_HEADERS);
+
 export function applySecurityHeaders(response: Response, { api, secure }: { api: boolean; secure: boolean }): Response {
-  for (const [name, value] of Object.entries(COMMON)) if (!response.headers.has(name)) response.headers.set(name, value);
-  if (api) for (const [name, value] of Object.entries(API_HEADERS)) response.headers.set(name, value);
+  const headers = response.headers;
+  for (const [name, value] of COMMON_ENTRIES) if (!headers.has(name)) headers.set(name, value);
+  if (api) for (const [name, value] of API_ENTRIES) headers.set(name, value);
   if (secure) response.headers.set("Strict-Transport-Security", STRICT_TRANSPORT_SECURITY);
   return response;
 }
