@@ -102,7 +102,10 @@ test("a pipeline created in the UI gets matchers: a syntax error shows its colum
   expect(await reach().textContent()).toStartWith("Runs as drawn on every collector the matchers select");
   // The pipelines list shows them too.
   await page.getByRole("link", { name: "← Pipelines" }).click();
-  expect(await page.getByRole("list", { name: "Matchers of payments logs" }).getByRole("listitem").allTextContents()).toEqual(["team=payments", 'region=~"eu-.*"']);
+  const listed = page.getByRole("list", { name: "Matchers of payments logs" }).getByRole("listitem");
+  // The list page loads its pipelines after it shows: wait for them before reading.
+  await listed.nth(1).waitFor();
+  expect(await listed.allTextContents()).toEqual(["team=payments", 'region=~"eu-.*"']);
 }, SLOW);
 
 test("committed and published from the Changes page, the matched collector receives the pipeline with no activation or route", async () => {
