@@ -13,6 +13,7 @@ import { BUCKETS } from "./history.ts";
 import { meaningOf } from "./names.ts";
 import { ThroughputWindow, type CollectorWindow } from "./window.ts";
 import { Telemetry } from "./index.ts";
+import { at } from "../../test/telemetry/points.ts";
 
 const S = 1000;
 const NOON = Date.parse("2026-11-24T12:00:00Z");
@@ -142,17 +143,6 @@ describe("throughput history from the OTLP protobuf exporter", () => {
     const provider = new MeterProvider({ readers: [reader] });
     const spans = provider.getMeter("otelcol").createCounter("otelcol_receiver_accepted_spans");
     const exporter = new OTLPMetricExporter({ url: `http://127.0.0.1:${server.port}/v1/metrics`, headers: { Authorization: "Bearer t-1" } });
-    const at = (rm: ResourceMetrics, seconds: number) => {
-      for (const sm of rm.scopeMetrics) {
-        for (const m of sm.metrics) {
-          for (const p of m.dataPoints as { startTime: [number, number]; endTime: [number, number] }[]) {
-            p.startTime = [1, 0];
-            p.endTime = [seconds, 0];
-          }
-        }
-      }
-      return rm;
-    };
     const send = (rm: ResourceMetrics) => new Promise<ExportResult>((resolve) => exporter.export(rm, resolve));
     spans.add(100, { receiver: "otlp/apm" });
     expect((await send(at((await reader.collect()).resourceMetrics, 5000))).code).toBe(ExportResultCode.SUCCESS);

@@ -16,6 +16,7 @@ import {
   ExportMetricsServiceResponseSchema,
 } from "../../server/gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
+import { at } from "./points.ts";
 
 class ManualReader extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}
@@ -42,18 +43,6 @@ async function otlpToken(id: string): Promise<string> {
   return ((await res.json()) as { token: string }).token;
 }
 
-/** Sets every point's time (seconds) so rates do not depend on the test's timing. */
-function at(rm: ResourceMetrics, seconds: number): ResourceMetrics {
-  for (const sm of rm.scopeMetrics) {
-    for (const m of sm.metrics) {
-      for (const p of m.dataPoints as { startTime: [number, number]; endTime: [number, number] }[]) {
-        p.startTime = [1, 0];
-        p.endTime = [seconds, 0];
-      }
-    }
-  }
-  return rm;
-}
 
 function exportWith(exporter: OTLPMetricExporter, rm: ResourceMetrics): Promise<ExportResult> {
   return new Promise((resolve) => exporter.export(rm, resolve));
