@@ -17,6 +17,7 @@ import {
 import type { Dashboard } from "../../shared/dashboard.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
+import { cumulativeSum, pushMetrics } from "../telemetry/points.ts";
 
 let server: TestServer;
 const agents: RawAgent[] = [];
@@ -38,38 +39,14 @@ function effective(body: string) {
   return create(EffectiveConfigSchema, { configMap: create(AgentConfigMapSchema, { configMap: { "": file } }) });
 }
 
-/** One OTLP JSON export of a collector's own counters at `seconds`: records accepted by its receiver, items its exporter failed to send. */
-function ownMetrics(seconds: number, accepted: number, failed: number) {
-  const sum = (name: string, value: number, attributes: Record<string, string>) => ({
-    name,
-    sum: {
-      aggregationTemporality: 2,
-      isMonotonic: true,
-      dataPoints: [
-        {
-          attributes: Object.entries(attributes).map(([key, v]) => ({ key, value: { stringValue: v } })),
-          startTimeUnixNano: "1000000000",
-          timeUnixNano: String(BigInt(seconds) * 1_000_000_000n),
-          asDouble: value,
-        },
-      ],
-    },
-  });
-  const metrics = [
-    sum("otelcol_receiver_accepted_log_records", accepted, { receiver: "filelog/app" }),
-    sum("otelcol_exporter_sent_log_records", accepted - failed, { exporter: "otlphttp/backend" }),
-    sum("otelcol_exporter_send_failed_log_records", failed, { exporter: "otlphttp/backend" }),
-  ];
-  return { resourceMetrics: [{ scopeMetrics: [{ metrics }] }] };
-}
-
+/** A collector's own counters at `seconds`: records accepted by its receiver, items its exporter sent and failed to send. */
 async function push(collectorId: string, seconds: number, accepted: number, failed: number) {
   const { token } = await call<{ token: string }>(`/collectors/${collectorId}/otlp-token`, "POST");
-  const res = await fetch(`${server.base}/v1/metrics`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
-    body: JSON.stringify(ownMetrics(seconds, accepted, failed)),
-  });
+  const res = await pushMetrics(server.base, token, [
+    cumulativeSum("otelcol_receiver_accepted_log_records", accepted, seconds, { receiver: "filelog/app" }),
+    cumulativeSum("otelcol_exporter_sent_log_records", accepted - failed, seconds, { exporter: "otlphttp/backend" }),
+    cumulativeSum("otelcol_exporter_send_failed_log_records", failed, seconds, { exporter: "otlphttp/backend" }),
+  ]);
   expect(res.status).toBe(200);
 }
 

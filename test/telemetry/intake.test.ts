@@ -16,7 +16,7 @@ import {
   ExportMetricsServiceResponseSchema,
 } from "../../server/gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
-import { at } from "./points.ts";
+import { at, cumulativeSum, metricsRequest } from "./points.ts";
 
 class ManualReader extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}
@@ -82,37 +82,6 @@ function metricsPost(token: string | null, body: Bun.BodyInit, headers: Record<s
     headers: { "Content-Type": "application/x-protobuf", ...(token === null ? {} : { Authorization: `Bearer ${token}` }), ...headers },
     body,
   });
-}
-
-/** One cumulative sum point as OTLP JSON. */
-function jsonRequest(name: string, value: number, seconds: number, attributes: Record<string, string>) {
-  return {
-    resourceMetrics: [
-      {
-        scopeMetrics: [
-          {
-            metrics: [
-              {
-                name,
-                sum: {
-                  aggregationTemporality: 2,
-                  isMonotonic: true,
-                  dataPoints: [
-                    {
-                      attributes: Object.entries(attributes).map(([key, v]) => ({ key, value: { stringValue: v } })),
-                      startTimeUnixNano: "1000000000",
-                      timeUnixNano: String(BigInt(seconds) * 1_000_000_000n),
-                      asDouble: value,
-                    },
-                  ],
-                },
-              },
-            ],
-          },
-        ],
-      },
-    ],
-  };
 }
 
 describe("/v1/metrics with the OTLP protobuf exporter", () => {
@@ -311,14 +280,14 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
 
     const attrs = { exporter: "otlp/gateway" };
     for (const [value, seconds] of [[0, 700], [400, 710]] as const) {
-      const res = await metricsPost(token, JSON.stringify(jsonRequest("otelcol_exporter_sent_spans", value, seconds, attrs)), {
+      const res = await metricsPost(token, JSON.stringify(metricsRequest([cumulativeSum("otelcol_exporter_sent_spans", value, seconds, attrs)])), {
         "Content-Type": "application/json",
       });
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toBe("application/json");
       expect(await res.json()).toEqual({});
     }
-    const gz = gzipSync(JSON.stringify(jsonRequest("otelcol_exporter_sent_spans", 800, 720, attrs)));
+    const gz = gzipSync(JSON.stringify(metricsRequest([cumulativeSum("otelcol_exporter_sent_spans", 800, 720, attrs)])));
     const res = await metricsPost(token, gz, { "Content-Type": "application/json", "Content-Encoding": "gzip" });
     expect(res.status).toBe(200);
 
@@ -331,7 +300,7 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
 
   test("rejected points come back as partial_success in the request's encoding", async () => {
     const { token } = await newCollector("metrics-partial");
-    const bad = jsonRequest("otelcol_receiver_accepted_spans", 1, 10, { receiver: "otlp/x" });
+    const bad = metricsRequest([cumulativeSum("otelcol_receiver_accepted_spans", 1, 10, { receiver: "otlp/x" })]);
     const point = bad.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]!.sum.dataPoints[0]!;
     (point as Record<string, unknown>).asDouble = "NaN";
     const asJson = await metricsPost(token, JSON.stringify(bad), { "Content-Type": "application/json" });
@@ -347,7 +316,7 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
     expect(decoded.partialSuccess?.rejectedDataPoints).toBe(1n);
 
     // Metrics the server does not read are accepted and ignored.
-    const other = await metricsPost(token, JSON.stringify(jsonRequest("http.server.requests", 1, 10, {})), { "Content-Type": "application/json" });
+    const other = await metricsPost(token, JSON.stringify(metricsRequest([cumulativeSum("http.server.requests", 1, 10)])), { "Content-Type": "application/json" });
     expect(await other.json()).toEqual({});
   });
 });

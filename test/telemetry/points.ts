@@ -13,3 +13,36 @@ export function at(rm: ResourceMetrics, seconds: number): ResourceMetrics {
   }
   return rm;
 }
+
+/** One cumulative, monotonic sum as OTLP JSON: a collector's own counter `name` at `value`, its point at `seconds` (started at 1 s). */
+export function cumulativeSum(name: string, value: number, seconds: number, attributes: Record<string, string> = {}) {
+  return {
+    name,
+    sum: {
+      aggregationTemporality: 2,
+      isMonotonic: true,
+      dataPoints: [
+        {
+          attributes: Object.entries(attributes).map(([key, v]) => ({ key, value: { stringValue: v } })),
+          startTimeUnixNano: "1000000000",
+          timeUnixNano: String(BigInt(seconds) * 1_000_000_000n),
+          asDouble: value,
+        },
+      ],
+    },
+  };
+}
+
+/** An OTLP JSON export request holding `metrics` under one resource and scope. */
+export function metricsRequest<M>(metrics: M[]) {
+  return { resourceMetrics: [{ scopeMetrics: [{ metrics }] }] };
+}
+
+/** POSTs `metrics` as OTLP JSON to the server's /v1/metrics with the collector's token; answers the response. */
+export function pushMetrics(base: string, token: string, metrics: unknown[]): Promise<Response> {
+  return fetch(`${base}/v1/metrics`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+    body: JSON.stringify(metricsRequest(metrics)),
+  });
+}

@@ -11,6 +11,7 @@ import { AgentCapabilities, RemoteConfigStatuses } from "../../server/gen/opamp/
 import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import { openBrowser, type BrowserSession } from "./browser.ts";
+import { cumulativeSum, pushMetrics } from "../telemetry/points.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -33,31 +34,11 @@ afterAll(async () => {
 
 /** Own metrics of one collector at `seconds`: records its receiver accepted, items its exporter failed to send. */
 async function push(collectorId: string, seconds: number, accepted: number, failed: number) {
-  const sum = (name: string, value: number, attributes: Record<string, string>) => ({
-    name,
-    sum: {
-      aggregationTemporality: 2,
-      isMonotonic: true,
-      dataPoints: [
-        {
-          attributes: Object.entries(attributes).map(([key, v]) => ({ key, value: { stringValue: v } })),
-          startTimeUnixNano: "1000000000",
-          timeUnixNano: String(BigInt(seconds) * 1_000_000_000n),
-          asDouble: value,
-        },
-      ],
-    },
-  });
-  const metrics = [
-    sum("otelcol_receiver_accepted_log_records", accepted, { receiver: "filelog/app" }),
-    sum("otelcol_exporter_send_failed_log_records", failed, { exporter: "otlphttp/backend" }),
-  ];
   const { token } = await call<{ token: string }>(`/collectors/${collectorId}/otlp-token`, "POST");
-  const res = await fetch(`${server.base}/v1/metrics`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
-    body: JSON.stringify({ resourceMetrics: [{ scopeMetrics: [{ metrics }] }] }),
-  });
+  const res = await pushMetrics(server.base, token, [
+    cumulativeSum("otelcol_receiver_accepted_log_records", accepted, seconds, { receiver: "filelog/app" }),
+    cumulativeSum("otelcol_exporter_send_failed_log_records", failed, seconds, { exporter: "otlphttp/backend" }),
+  ]);
   expect(res.status).toBe(200);
 }
 

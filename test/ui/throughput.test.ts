@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { openBrowser, signIn, type BrowserSession } from "./browser.ts";
+import { cumulativeSum, pushMetrics } from "../telemetry/points.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -19,41 +20,17 @@ const SLOW = 30_000;
 const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
 
 /** A collector's own cumulative counters at `seconds`, named as the renderer names the deployment kit's components. */
-function ownMetrics(seconds: number, accepted: number, failed: number) {
-  const sum = (name: string, value: number, attributes: Record<string, string>) => ({
-    name,
-    sum: {
-      aggregationTemporality: 2,
-      isMonotonic: true,
-      dataPoints: [
-        {
-          attributes: Object.entries(attributes).map(([key, v]) => ({ key, value: { stringValue: v } })),
-          startTimeUnixNano: "1000000000",
-          timeUnixNano: String(BigInt(seconds) * 1_000_000_000n),
-          asDouble: value,
-        },
-      ],
-    },
-  });
-  const processor = { "otelcol.component.id": "batch/logs_app_logs_batch", "otelcol.pipeline.id": "logs/logs_app_logs" };
-  const metrics = [
-    sum("otelcol_receiver_accepted_log_records", accepted, { receiver: "filelog/app_logs" }),
-    sum("otelcol_processor_incoming_items", accepted, processor),
-    sum("otelcol_processor_outgoing_items", accepted, processor),
-    sum("otelcol_exporter_sent_log_records", accepted - failed, { exporter: "otlphttp/backend" }),
-    sum("otelcol_exporter_send_failed_log_records", failed, { exporter: "otlphttp/backend" }),
-    sum("otelcol_process_cpu_seconds", seconds / 10, {}),
-    { name: "otelcol_process_memory_rss", gauge: { dataPoints: [{ timeUnixNano: String(BigInt(seconds) * 1_000_000_000n), asDouble: 80 * 2 ** 20 }] } },
-  ];
-  return { resourceMetrics: [{ scopeMetrics: [{ metrics }] }] };
-}
-
 async function push(seconds: number, accepted: number, failed: number) {
-  const res = await fetch(`${server.base}/v1/metrics`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
-    body: JSON.stringify(ownMetrics(seconds, accepted, failed)),
-  });
+  const processor = { "otelcol.component.id": "batch/logs_app_logs_batch", "otelcol.pipeline.id": "logs/logs_app_logs" };
+  const res = await pushMetrics(server.base, token, [
+    cumulativeSum("otelcol_receiver_accepted_log_records", accepted, seconds, { receiver: "filelog/app_logs" }),
+    cumulativeSum("otelcol_processor_incoming_items", accepted, seconds, processor),
+    cumulativeSum("otelcol_processor_outgoing_items", accepted, seconds, processor),
+    cumulativeSum("otelcol_exporter_sent_log_records", accepted - failed, seconds, { exporter: "otlphttp/backend" }),
+    cumulativeSum("otelcol_exporter_send_failed_log_records", failed, seconds, { exporter: "otlphttp/backend" }),
+    cumulativeSum("otelcol_process_cpu_seconds", seconds / 10, seconds),
+    { name: "otelcol_process_memory_rss", gauge: { dataPoints: [{ timeUnixNano: String(BigInt(seconds) * 1_000_000_000n), asDouble: 80 * 2 ** 20 }] } },
+  ]);
   expect(res.status).toBe(200);
 }
 
