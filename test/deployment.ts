@@ -26,3 +26,19 @@ export async function deploymentKit(call: Call) {
     await call("/routes", "POST", { collectorId, sourceId: source.id, pipelineId: pipeline.id });
   };
 }
+
+/** A logs pipeline from one source straight to one destination that every collector `matchers` select runs (no route or activation). */
+export function matchedPipeline(call: Call, name: string, sourceId: string, destinationId: string, matchers: string[]): Promise<{ id: string }> {
+  return call<{ id: string }>("/pipelines", "POST", {
+    name,
+    signal: "logs",
+    matchers,
+    topology: {
+      nodes: [
+        { id: "in", kind: "source", ref: sourceId },
+        { id: "out", kind: "destination", ref: destinationId },
+      ],
+      edges: [{ id: "e1", source: "in", target: "out" }],
+    },
+  });
+}

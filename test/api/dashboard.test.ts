@@ -18,6 +18,7 @@ import type { Dashboard } from "../../shared/dashboard.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import { cumulativeSum, pushMetrics } from "../telemetry/points.ts";
+import { matchedPipeline } from "../deployment.ts";
 
 let server: TestServer;
 const agents: RawAgent[] = [];
@@ -63,18 +64,7 @@ test("an empty fleet answers zeros, an idle rollout and no rates", async () => {
 test("every count follows what the collectors did", async () => {
   const destination = await call<{ id: string }>("/destinations", "POST", { name: "gateway", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
-  await call("/pipelines", "POST", {
-    name: "fleet",
-    signal: "logs",
-    matchers: ["fleet=yes"],
-    topology: {
-      nodes: [
-        { id: "in", kind: "source", ref: source.id },
-        { id: "out", kind: "destination", ref: destination.id },
-      ],
-      edges: [{ id: "e1", source: "in", target: "out" }],
-    },
-  });
+  await matchedPipeline(call, "fleet", source.id, destination.id, ["fleet=yes"]);
   await call("/commit", "POST", { message: "fleet" });
 
   for (const name of ["good", "drifting", "failing", "standalone", "gone", "waiting"]) {

@@ -13,6 +13,7 @@ import { parse, stringify } from "yaml";
 import { AgentConfigMapSchema, AgentConfigObjectSchema, EffectiveConfigSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
+import { matchedPipeline } from "../deployment.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -44,18 +45,7 @@ interface Shown {
 test("drift is told from formatting, listed, shown with its diff, and cleared", async () => {
   const destination = await call<{ id: string }>("/destinations", "POST", { name: "gateway", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
-  await call("/pipelines", "POST", {
-    name: "fleet",
-    signal: "logs",
-    matchers: ["drift=yes"],
-    topology: {
-      nodes: [
-        { id: "in", kind: "source", ref: source.id },
-        { id: "out", kind: "destination", ref: destination.id },
-      ],
-      edges: [{ id: "e1", source: "in", target: "out" }],
-    },
-  });
+  await matchedPipeline(call, "fleet", source.id, destination.id, ["drift=yes"]);
   const collector = await call<{ id: string }>("/collectors", "POST", { name: "drifting", tags: { drift: "yes" } });
   const token = (await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;
   const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, token);

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
 import type { PublishPlan } from "../../shared/rollouts.ts";
+import { matchedPipeline } from "../deployment.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -25,18 +26,7 @@ test("a fleet of 2,000 with three distinct changes plans as three groups", async
   for (const group of GROUPS) {
     const source = await call<{ id: string }>("/sources", "POST", { name: `logs ${group}`, type: "filelog", config: { include: [`/var/log/${group}/one.log`] } });
     sources[group] = source.id;
-    await call("/pipelines", "POST", {
-      name: `fleet ${group}`,
-      signal: "logs",
-      matchers: [`group=${group}`],
-      topology: {
-        nodes: [
-          { id: "in", kind: "source", ref: source.id },
-          { id: "out", kind: "destination", ref: destination.id },
-        ],
-        edges: [{ id: "e1", source: "in", target: "out" }],
-      },
-    });
+    await matchedPipeline(call, `fleet ${group}`, source.id, destination.id, [`group=${group}`]);
   }
   // Collectors are written through the domain (the API would take 2,000 round trips); every one is in a group, half Alloy.
   const ids: string[] = [];

@@ -14,6 +14,7 @@ import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import { remoteConfigClient } from "../remotecfg/client.ts";
 import { RemoteConfigStatuses as PollStatus } from "../../server/gen/collector/v1/collector_pb.ts";
 import type { HistoryEntry, PublishPlan, Rollout, RolloutStatus } from "../../shared/rollouts.ts";
+import { matchedPipeline } from "../deployment.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -27,18 +28,7 @@ const call = <T = Record<string, unknown>>(path: string, method?: string, json?:
 async function fleetPipeline() {
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/v1/*.log"] } });
   const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
-  await call("/pipelines", "POST", {
-    name: "fleet",
-    signal: "logs",
-    matchers: ["fleet=yes"],
-    topology: {
-      nodes: [
-        { id: "in", kind: "source", ref: source.id },
-        { id: "out", kind: "destination", ref: destination.id },
-      ],
-      edges: [{ id: "e1", source: "in", target: "out" }],
-    },
-  });
+  await matchedPipeline(call, "fleet", source.id, destination.id, ["fleet=yes"]);
   return async (version: string) => {
     await call(`/sources/${source.id}`, "PUT", { name: "app", type: "filelog", config: { include: [`/var/log/${version}/*.log`] } });
     await call("/commit", "POST", { message: version });

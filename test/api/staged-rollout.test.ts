@@ -12,6 +12,7 @@ import { startTestServer, type TestServer } from "../harness.ts";
 import { seedOpampFleet } from "../faults/storm.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import type { Rollout, RolloutStatus } from "../../shared/rollouts.ts";
+import { matchedPipeline } from "../deployment.ts";
 
 const FLEET = 1000;
 /** Every 20th agent fails a config that reads the new path: 5 % of each batch of 100. */
@@ -57,18 +58,7 @@ test("a staged rollout pauses on failures, resumes, refuses a publish meanwhile,
 
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/one/*.log"] } });
   const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
-  await call("/pipelines", "POST", {
-    name: "fleet",
-    signal: "logs",
-    matchers: ["collector.mode=opamp"],
-    topology: {
-      nodes: [
-        { id: "in", kind: "source", ref: source.id },
-        { id: "out", kind: "destination", ref: destination.id },
-      ],
-      edges: [{ id: "e1", source: "in", target: "out" }],
-    },
-  });
+  await matchedPipeline(call, "fleet", source.id, destination.id, ["collector.mode=opamp"]);
   await call("/commit", "POST", { message: "one" });
   // A webhook hears the staged rollout's phases (server/webhooks/events.ts).
   const heard: string[] = [];

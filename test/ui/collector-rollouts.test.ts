@@ -17,6 +17,7 @@ import { AgentConfigMapSchema, AgentConfigObjectSchema, EffectiveConfigSchema, R
 import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import { openBrowser, phone, signIn, type BrowserSession } from "./browser.ts";
+import { matchedPipeline } from "../deployment.ts";
 
 const SLOW = 30_000;
 let server: TestServer;
@@ -60,18 +61,7 @@ beforeAll(async () => {
   });
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/v1/*.log"] } });
   const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
-  await call("/pipelines", "POST", {
-    name: "fleet",
-    signal: "logs",
-    matchers: ["fleet=yes"],
-    topology: {
-      nodes: [
-        { id: "in", kind: "source", ref: source.id },
-        { id: "out", kind: "destination", ref: destination.id },
-      ],
-      edges: [{ id: "e1", source: "in", target: "out" }],
-    },
-  });
+  await matchedPipeline(call, "fleet", source.id, destination.id, ["fleet=yes"]);
   release = async (version) => {
     await call(`/sources/${source.id}`, "PUT", { name: "app", type: "filelog", config: { include: [`/var/log/${version}/*.log`] } });
     await call("/commit", "POST", { message: version });

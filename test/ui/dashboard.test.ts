@@ -12,6 +12,7 @@ import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import { openBrowser, type BrowserSession } from "./browser.ts";
 import { cumulativeSum, pushMetrics } from "../telemetry/points.ts";
+import { matchedPipeline } from "../deployment.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -68,18 +69,7 @@ test("the fleet's collectors, the rollout and its failure, reporting only and ra
   const { page } = browser;
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
   const destination = await call<{ id: string }>("/destinations", "POST", { name: "gateway", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
-  await call("/pipelines", "POST", {
-    name: "fleet",
-    signal: "logs",
-    matchers: ["fleet=yes"],
-    topology: {
-      nodes: [
-        { id: "in", kind: "source", ref: source.id },
-        { id: "out", kind: "destination", ref: destination.id },
-      ],
-      edges: [{ id: "e1", source: "in", target: "out" }],
-    },
-  });
+  await matchedPipeline(call, "fleet", source.id, destination.id, ["fleet=yes"]);
   await call("/commit", "POST", { message: "fleet" });
   for (const name of ["edge-1", "edge-2", "standalone", "gone", "waiting"]) {
     ids[name] = (await call<{ id: string }>("/collectors", "POST", { name, tags: ["edge-1", "edge-2"].includes(name) ? { fleet: "yes" } : {} })).id;

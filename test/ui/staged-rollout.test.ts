@@ -17,6 +17,7 @@ import { RemoteConfigStatuses, type ServerToAgent } from "../../server/gen/opamp
 import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import { openBrowser, phone, type BrowserSession, signIn } from "./browser.ts";
+import { matchedPipeline } from "../deployment.ts";
 
 const FLEET = 20;
 /** edge-02 and edge-04, both in the first batch, refuse the second config; edge-01 and edge-03 the third. */
@@ -80,18 +81,7 @@ beforeAll(async () => {
   for (const env of ["prod", "staging"] as const) {
     const source = await call<{ id: string }>("/sources", "POST", { name: `${env} logs`, type: "filelog", config: { include: [`/var/log/${env}/one/*.log`] } });
     made[env] = source.id;
-    await call("/pipelines", "POST", {
-      name: `${env} logs`,
-      signal: "logs",
-      matchers: [`environment=${env}`],
-      topology: {
-        nodes: [
-          { id: "in", kind: "source", ref: source.id },
-          { id: "out", kind: "destination", ref: destination.id },
-        ],
-        edges: [{ id: "e1", source: "in", target: "out" }],
-      },
-    });
+    await matchedPipeline(call, `${env} logs`, source.id, destination.id, [`environment=${env}`]);
   }
   sources = { prod: made.prod!, staging: made.staging! };
   // The first config goes to everyone at once, through the API; the browser stages the change after it.
