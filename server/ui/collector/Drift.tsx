@@ -9,6 +9,7 @@ import { parsePatch } from "diff";
 import { Diff } from "../components/Diff.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import type { EffectiveConfig } from "./types.ts";
+import { StatusBadge } from "../components/StatusBadge.tsx";
 
 type Target = NonNullable<EffectiveConfig["target"]>;
 
@@ -34,12 +35,7 @@ export function DriftNote({ target }: { target: Target }) {
   return (
     <div className="target-note target-note-failed" role="group" aria-label="Drift status">
       <p>
-        <span className="status status-drifted">
-          <span aria-hidden="true" className="status-symbol">
-            ▲
-          </span>
-          Drifted
-        </span>
+        <StatusBadge status="drifted" label="Drifted" symbol="▲" />
         : the collector runs something other than its target{drift.reason ? <> ({drift.reason})</> : null}.{checked}
       </p>
       {patch && <Diff patch={patch} label="Drift: target against what the collector runs" />}

@@ -7,6 +7,7 @@ import { api } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { useAction } from "./action.ts";
+import { StatusBadge } from "../components/StatusBadge.tsx";
 
 export function PinnedNote({
   collectorId,
@@ -28,12 +29,7 @@ export function PinnedNote({
   return (
     <div className="target-note" role="group" aria-label="Pinned">
       <p>
-        <span className="status status-pinned">
-          <span aria-hidden="true" className="status-symbol">
-            ◆
-          </span>
-          Pinned
-        </span>{" "}
+        <StatusBadge status="pinned" label="Pinned" symbol="◆" />{" "}
         by {pinned.actor}, <LastSeen at={pinned.at} />. Fleet publishes skip this collector until it is unpinned or a publish names it.
       </p>
       {canWrite && (

@@ -1,16 +1,21 @@
 /**
- * A collector's status as a word with a shape and colour beside it: the
+ * A status as a word with a shape and colour beside it (a collector's, or any
+ * state that borrows one of their looks): the
  * text carries the meaning, so it does not depend on telling colours apart.
  */
 const SYMBOLS: Record<string, string> = { online: "●", degraded: "▲", offline: "■", pending: "○" };
 
-export function StatusBadge({ status }: { status: string }) {
+/**
+ * `status` picks the look (`status-<status>`) and, unless `symbol` is given,
+ * the shape; `label` is the word shown (the status itself by default).
+ */
+export function StatusBadge({ status, label = status, symbol }: { status: string; label?: string; symbol?: string }) {
   return (
     <span className={`status status-${status}`}>
       <span aria-hidden="true" className="status-symbol">
-        {SYMBOLS[status] ?? "●"}
+        {symbol ?? SYMBOLS[status] ?? "●"}
       </span>
-      {status}
+      {label}
     </span>
   );
 }

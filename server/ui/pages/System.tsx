@@ -14,6 +14,7 @@ import { SetupWarnings, type OnboardingReadiness, type Readiness } from "../comp
 import { formatDuration } from "../format.ts";
 import { Link } from "../router.tsx";
 import "./System.css";
+import { StatusBadge } from "../components/StatusBadge.tsx";
 
 /** The answer of GET /system/health (server/api/system.ts). */
 interface Health {
@@ -87,14 +88,7 @@ export function SystemPage() {
 /** A state word with the shape and colour the collector statuses use (ok/up read as online, down as offline). */
 function State({ state, label = state }: { state: string; label?: string }) {
   const look: Record<string, string> = { ok: "online", up: "online", degraded: "degraded", down: "offline" };
-  return (
-    <span className={`status status-${look[state] ?? "pending"}`}>
-      <span aria-hidden="true" className="status-symbol">
-        {state === "degraded" ? "▲" : state === "down" ? "■" : "●"}
-      </span>
-      {label}
-    </span>
-  );
+  return <StatusBadge status={look[state] ?? "pending"} label={label} symbol={state === "degraded" ? "▲" : state === "down" ? "■" : "●"} />;
 }
 
 function ControlPlane({ health }: { health: Health }) {
