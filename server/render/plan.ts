@@ -45,6 +45,8 @@ export type PlannedDestination = Planned<DestinationType>;
 export interface Target {
   kind: "processor" | "destination";
   name: string;
+  /** A destination target's pipeline node (a node without ref stands for several), for per-node throughput. */
+  nodeId?: string;
 }
 
 export interface PlannedProcessor extends Planned<ProcessorType> {
@@ -204,7 +206,7 @@ function buildFlow(spec: FlowSpec, processorNames: NameTable): Flow {
       const node = nodes.get(next)!;
       if (node.kind === "source") fail(`${at}.nodes[${id}]`, `has an edge into source node '${next}'`);
       if (node.kind === "processor") return [{ kind: "processor", name: names.get(next)! }];
-      return spec.destinations(node, `${at}.nodes[${next}]`).map((key) => ({ kind: "destination", name: key }));
+      return spec.destinations(node, `${at}.nodes[${next}]`).map((key) => ({ kind: "destination", name: key, nodeId: next }));
     });
 
   const processors = order.map((id): PlannedProcessor => {
@@ -263,7 +265,7 @@ function topologicalOrder(ids: ReadonlySet<string>, outgoing: ReadonlyMap<string
 
 /** Gives destination targets their names, once every used destination is known. */
 function nameDestinations(flows: Flow[], names: ReadonlyMap<string, string>): Flow[] {
-  const rename = (t: Target): Target => (t.kind === "destination" ? { kind: t.kind, name: names.get(t.name)! } : t);
+  const rename = (t: Target): Target => (t.kind === "destination" ? { ...t, name: names.get(t.name)! } : t);
   return flows.map((f) => ({
     ...f,
     entry: f.entry.map(rename),
