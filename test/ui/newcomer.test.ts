@@ -8,10 +8,13 @@
  * catalog forms; build a pipeline on the canvas whose matcher selects the
  * collector by the tag set when adding it; review the plan and publish all
  * at once; the dashboard shows the rollout completed and the collector
- * current. The collector then pushes its own metrics; after a reload its
- * page shows the throughput charts filled, and the pipeline canvas shows
- * live rates on its nodes. Every step is the operator's, in the browser; the
- * path's wall time is logged. No console errors.
+ * current. The collector then pushes its own metrics as OTLP (with the
+ * collector token the operator mints on its page: the stand-in cannot take
+ * the own-metrics offer a supervisor gets); after a reload its page shows the
+ * throughput charts filled, the pipeline canvas shows live rates on its
+ * nodes, and the dashboard the fleet's rate. Every step is the operator's,
+ * in the browser; the path's wall time is logged. No console errors, no 4xx,
+ * no error in the server's log.
  */
 import { afterAll, beforeAll, expect, mock, test } from "bun:test";
 import { parse } from "yaml";
