@@ -16,18 +16,13 @@
  * in the browser; the path's wall time is logged. No console errors, no 4xx,
  * no error in the server's log.
  */
-import { afterAll, beforeAll, expect, mock, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { parse } from "yaml";
-import { AgentCapabilities, RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import { applyingClient, type OpAMPClient } from "../opamp/elastic.ts";
 import { killAll, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 import { cumulativeSum, pushMetrics } from "../telemetry/points.ts";
 import { openBrowser, type BrowserSession } from "./browser.ts";
 
-// Bun's built-in "undici" has no working Client; the OpAMP client needs the real one.
-mock.module("undici", () => require("../../node_modules/undici/index.js"));
-const { createOpAMPClient } = await import("@elastic/opamp-client-node");
-
-type OpAMPClient = ReturnType<typeof createOpAMPClient>;
 
 let server: ServerProcess;
 let browser: BrowserSession;
@@ -97,19 +92,14 @@ test("a collector is added from the UI and onboarded by a real OpAMP client with
   // supervisor file's header. It applies what it is sent and reports APPLIED with the config's hash, as the
   // supervisor does; it has no effective-config, health or own-metrics capabilities (the client supports only
   // these), so it is never offered own-metrics settings: the metrics step below takes the token from the UI.
-  client = createOpAMPClient({
+  client = applyingClient({
     endpoint: supervisor.server.endpoint.replace(/^ws/, "http"),
-    headers: { Authorization: supervisor.server.headers.Authorization },
+    authorization: supervisor.server.headers.Authorization,
     heartbeatIntervalSeconds: 0.5,
-    capabilities: BigInt(AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig | AgentCapabilities.AgentCapabilities_ReportsRemoteConfig),
-    onMessage: ({ remoteConfig }) => {
-      if (!remoteConfig) return;
-      applied.push(new TextDecoder().decode(remoteConfig.config!.configMap[""]!.body));
-      client!.setRemoteConfigStatus({ status: RemoteConfigStatuses.RemoteConfigStatuses_APPLIED, lastRemoteConfigHash: remoteConfig.configHash } as never);
-    },
+    identifying: { "service.name": "otelcol-contrib", "host.name": "web-1" },
+    nonIdentifying: { "os.type": "linux" },
+    onApplied: ({ body }) => applied.push(body),
   });
-  client.setAgentDescription({ identifyingAttributes: { "service.name": "otelcol-contrib", "host.name": "web-1" }, nonIdentifyingAttributes: { "os.type": "linux" } });
-  client.start();
   const row = page.getByRole("table", { name: "Collectors" }).getByRole("row").filter({ has: page.getByRole("link", { name: "web-1", exact: true }) });
   await row.getByText("online").waitFor();
   await browser.screenshot("newcomer-collector-online-1440");
