@@ -39,7 +39,7 @@ export class WebhookSweep {
     private readonly logger: Logger,
     options: SweepOptions = {},
   ) {
-    this.tickMs = options.tickMs ?? 30_000;
+    this.tickMs = options.tickMs ?? 15_000;
     this.now = options.now ?? Date.now;
   }
 
