@@ -102,6 +102,26 @@ describe("webhooks", () => {
     expect((await store.list(QUEUE))[0]!.data).toMatchObject({ doneAt: now });
   });
 
+  test("a receiver that never answers holds only its own hook, until the timeout fails the attempt", async () => {
+    const hanging = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Promise<Response>(() => {}) });
+    stops.push(() => hanging.stop(true));
+    const rx = receiver();
+    stops.push(rx.stop);
+    const quick = new WebhookSender(store, hooks, logger, { now: () => now, timeoutMs: 300, baseDelayMs: 1000 });
+    const stuck = await hooks.create(SYSTEM_ACTOR, { url: `http://127.0.0.1:${hanging.port}/x`, events: ["rollout.completed"], secret: SECRET });
+    await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["rollout.completed"], secret: SECRET });
+    await hooks.emit("rollout.completed", "r1", { rolloutId: "r1" });
+    const pass = quick.tick();
+    // The other hook is delivered while the first one's attempt is still waiting.
+    for (let i = 0; i < 100 && rx.got.length === 0; i++) await Bun.sleep(10);
+    expect(rx.got).toHaveLength(1);
+    expect(await hooks.deliveries(stuck.id)).toEqual([]);
+    await pass;
+    const [failed] = await hooks.deliveries(stuck.id);
+    expect(failed).toMatchObject({ status: "failed", httpStatus: null, attempt: 1 });
+    expect(failed!.error).toMatch(/time|abort/i);
+  });
+
   test("backoff doubles up to its cap, with jitter between half and all of it", () => {
     expect(retryDelay(1, 1000, 60_000, 1)).toBe(1000);
     expect(retryDelay(3, 1000, 60_000, 1)).toBe(4000);
