@@ -192,7 +192,7 @@ export async function createApp(
     presence,
     new Stager(staged, rollouts, logger),
     { stop: () => agents.close() },
-    // Events from the change feed into the queue, and the queue out to the receivers.
+    // Events from the change feed and from time passing (stalled, expiring) into the queue, and the queue out to the receivers.
     new WebhookEvents(store, webhooks, logger, { offlineMinutes: config.webhooks.offlineMinutes }),
     new WebhookSweep(webhooks, {
       stalls: new StallDetector(telemetry.window, config.webhooks.stalledMinutes * 60_000),
