@@ -25,8 +25,8 @@ export interface RouteInput {
 
 /**
  * Why this route cannot run with this pipeline, as error details (empty when
- * it can). With the collector's `runtime`, destinations the pipeline would
- * send to that the runtime cannot run are problems too.
+ * it can). With the collector's `runtime`, a source type or destinations the
+ * pipeline would send to that the runtime cannot run are problems too.
  */
 export function routeProblems(route: RouteInput, pipeline: PipelineRecord, snapshot: Snapshot, runtime?: Runtime, collectorName?: string): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
@@ -37,7 +37,12 @@ export function routeProblems(route: RouteInput, pipeline: PipelineRecord, snaps
     const collector = collectorName === undefined ? route.collectorId : `"${collectorName}"`;
     problems.push({ path: "sourceId", message: `source "${source.name}" is not active on collector ${collector}; activate it first` });
   }
-  if (!findType("source", source.type)?.signals.includes(pipeline.signal)) {
+  const type = findType("source", source.type);
+  const unrunnable = runtime === undefined || type === undefined ? undefined : runtimeProblem(type, runtime);
+  if (unrunnable !== undefined) {
+    problems.push({ path: "sourceId", message: `source "${source.name}" (${source.type}) cannot run on this Runtime R (Alloy) collector: ${unrunnable}` });
+  }
+  if (!type?.signals.includes(pipeline.signal)) {
     problems.push({ path: "pipelineId", message: `pipeline "${pipeline.name}" carries ${pipeline.signal}, which source "${source.name}" (${source.type}) does not produce` });
   }
   const entries = pipeline.topology.nodes.filter((n) => n.kind === "source" && (n.ref === undefined || n.ref === route.sourceId));
