@@ -117,12 +117,18 @@ export class Routes {
 
   /**
    * What would stop a collector's activations and routes from running on
-   * `runtime`, for a change of its management mode: a destination that runtime
-   * cannot run, or a route it would render differently (render/parity.ts).
+   * `runtime`, for a change of its management mode: a source or destination
+   * that runtime cannot run, or a route it would render differently (render/parity.ts).
    */
   async problemsOnRuntime(collectorId: string, runtime: Runtime): Promise<ErrorDetail[]> {
     const snapshot = await this.config.worktree();
     const problems: ErrorDetail[] = [];
+    for (const activation of snapshot.activations.get(collectorId)?.sources ?? []) {
+      const record = snapshot.sources.get(activation.sourceId);
+      const type = record && findType("source", record.type);
+      const problem = type && runtimeProblem(type, runtime);
+      if (problem) problems.push({ path: "managementMode", message: `active source "${record.name}" (${record.type}) cannot run there: ${problem}` });
+    }
     for (const activation of snapshot.activations.get(collectorId)?.destinations ?? []) {
       const record = snapshot.destinations.get(activation.destinationId);
       const type = record && findType("destination", record.type);

@@ -92,6 +92,13 @@ describe("every golden case's log filters decide the same on both runtimes", () 
           expect(refusal(() => renderAlloy(c.input!)).details.map((d) => d.path)).toEqual(problemsOf(plan, flow).map((d) => d.path));
           continue;
         }
+        // Sources without modelled records: one receiver on both runtimes (kafka), or records that differ as a
+        // whole (k8s_events), whose reads problemsOf refuses; what remains reads nothing of the record.
+        const type = plan.sources.find((s) => s.name === flow.source)!.type.type;
+        if (!(type in SAMPLE_EVENTS)) {
+          expect(LOG_SOURCE_TYPES as readonly string[]).not.toContain(type);
+          continue;
+        }
         const verdict = decisions(plan, flow);
         expect(verdict.alloy).toEqual(verdict.otelcol);
       }

@@ -3,7 +3,8 @@ import { block, encodeAlloy } from "../../render/alloy-syntax.ts";
 import { renderOtelcol } from "../../render/otelcol.ts";
 import type { CollectorConfigInput } from "../../render/input.ts";
 import { ValidationError } from "../../errors.ts";
-import { findType } from "../registry.ts";
+import { fieldKind, type Schema } from "../../ui/schema/schema.ts";
+import { catalogView, findType } from "../registry.ts";
 import type { OtelcolTarget } from "../types.ts";
 import { validateComponentConfig } from "../validate.ts";
 import { parseCollectorVersion } from "../versions.ts";
@@ -102,5 +103,18 @@ describe("kafka source", () => {
     expect(() => renderOtelcol(input)).toThrow("source 'queue': the kafka component needs collector v0.124.0 or later, and the collector reports v0.120.0");
     expect(renderOtelcol({ ...input, collector: { ...input.collector, version: "0.124.0" } })).toContain("kafka/queue:");
     expect(renderOtelcol({ ...input, collector: { ...input.collector, version: null } })).toContain('topic: "otlp_logs"');
+  });
+
+  test("the form shows each field as its kind: signal groups, encoding choices, a stored-secret password", () => {
+    const schema = catalogView().sources.find((e) => e.type === "kafka")!.schema as Schema;
+    const props = schema.properties!;
+    expect(schema.required).toEqual(["brokers"]);
+    expect(fieldKind(props.brokers!)).toBe("stringList");
+    expect(fieldKind(props.initial_offset!)).toBe("choice");
+    expect(fieldKind(props.logs!)).toBe("object");
+    expect(fieldKind(props.logs!.properties!.encoding!)).toBe("choice");
+    expect(fieldKind(props.tls!)).toBe("object");
+    expect(fieldKind(props.sasl!)).toBe("object");
+    expect(fieldKind(props.sasl!.properties!.password!)).toBe("secret");
   });
 });
