@@ -57,7 +57,7 @@ describe("kafka source", () => {
     expect(rendered.auth).toEqual({ sasl: { mechanism: "SCRAM-SHA-512", username: "svc", password: SECRET } });
     const alloy = encodeAlloy(kafkaSource.alloy!(config, "k", OUTPUT));
     expect(alloy).toContain('protocol_version = "2.1.0"');
-    expect(alloy).toContain('topics   = ["otlp_logs"]');
+    expect(alloy).toContain('topic    = "otlp_logs"');
     expect(alloy).toContain("tls {");
     expect(alloy).toContain('mechanism = "SCRAM-SHA-512"');
   });

@@ -9,7 +9,10 @@
  *
  * Runtime O takes the per-signal blocks from v0.124.0 (upstream/otelcol.ts);
  * `topic` is written until the collector is known to run v0.142.0, which
- * takes the list `topics` and deprecates `topic`.
+ * takes the list `topics` and deprecates `topic`. Alloy has no version
+ * targeting: it gets `topic`, which it takes in the per-signal blocks since
+ * v1.9.0 (075cd0c0) and still accepts, deprecated, since v1.13.0 added
+ * `topics` (f1f457fa).
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { Sensitive } from "../../../shared/sensitive.ts";
@@ -154,7 +157,7 @@ export const kafkaSource = defineSource({
         attr("client_id", config.client_id),
         attr("group_id", config.group_id),
         attr("initial_offset", config.initial_offset),
-        ...KAFKA_SIGNALS.map((s) => block(s, undefined, [attr("topics", [config[s].topic]), attr("encoding", config[s].encoding)])),
+        ...KAFKA_SIGNALS.map((s) => block(s, undefined, [attr("topic", config[s].topic), attr("encoding", config[s].encoding)])),
         config.tls.enabled && block("tls", undefined, Object.entries(tls).map(([k, v]) => attr(k, v as string | boolean))),
         config.sasl !== undefined &&
           block("authentication", undefined, [

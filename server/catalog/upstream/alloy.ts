@@ -44,10 +44,10 @@ const SOURCE_COMPONENTS_KAFKA_K8S: Readonly<Record<string, AlloyComponent>> = {
       client_id: attr("string"),
       group_id: attr("string"),
       initial_offset: attr({ oneOf: ["latest", "earliest"] }),
-      // KafkaReceiverTopicEncodingConfig (`topic` deprecated for `topics`).
-      logs: block({ topics: attr(strings), encoding: attr("string") }),
-      metrics: block({ topics: attr(strings), encoding: attr("string") }),
-      traces: block({ topics: attr(strings), encoding: attr("string") }),
+      // KafkaReceiverTopicEncodingConfig: `topic` since v1.9.0 (075cd0c0), deprecated for `topics` in v1.13.0 (f1f457fa).
+      logs: block({ topic: attr("string"), topics: attr(strings), encoding: attr("string") }),
+      metrics: block({ topic: attr("string"), topics: attr(strings), encoding: attr("string") }),
+      traces: block({ topic: attr("string"), topics: attr(strings), encoding: attr("string") }),
       // otelcol.TLSClientArguments (config_tls.go).
       tls: block({ insecure_skip_verify: attr("bool"), ca_file: attr("string") }),
       // otelcol.KafkaAuthenticationArguments, KafkaSASLArguments (config_kafka.go); password is an alloytypes.Secret, which takes a string.
