@@ -10,7 +10,7 @@ describe("kubeletstats source", () => {
     expect(kubeletstatsSource.otelcol(validateComponentConfig("source", "kubeletstats", {})).config).toEqual({
       auth_type: "serviceAccount",
       collection_interval: "10s",
-      metric_groups: ["container", "node", "pod"],
+      metric_groups: ["container", "pod", "node"],
     });
     const set = validateComponentConfig("source", "kubeletstats", {
       endpoint: "https://node-1:10250",
@@ -22,7 +22,7 @@ describe("kubeletstats source", () => {
       endpoint: "https://node-1:10250",
       insecure_skip_verify: true,
       collection_interval: "10s",
-      metric_groups: ["node", "volume"],
+      metric_groups: ["volume", "node"],
     });
   });
 

@@ -48,7 +48,7 @@ export const kubeletstatsSource = defineOtelcolOnlySource({
         ...(config.endpoint !== undefined ? { endpoint: config.endpoint } : {}),
         ...(config.insecure_skip_verify ? { insecure_skip_verify: true } : {}),
         collection_interval: config.collection_interval,
-        metric_groups: [...config.metric_groups].sort(),
+        metric_groups: config.metric_groups,
       },
     };
   },

@@ -60,8 +60,8 @@ const attributeActions = { list: { object: { key: "string", action: ACTION, valu
  * Kafka and Kubernetes receivers (issue 24, catalog growth), contrib files at
  * the commits given. Stability from each metadata.yaml: kafka beta for logs,
  * metrics and traces (a06eecf1); k8s_cluster beta for metrics (7f80b7b6);
- * kubeletstats beta for metrics (52a2d83a); k8sobjects logs (59506098 says
- * alpha; later releases beta).
+ * kubeletstats beta for metrics (52a2d83a); k8sobjects alpha for logs at
+ * 59506098, the revision the index holds.
  */
 const KAFKA_CONFIG = contrib("receiver/kafkareceiver/config.go", "00168f3c6fa1c9b0440ac86aee112d1e27771cf6");
 /** TopicEncodingConfig: `topic` deprecated in v0.142.0 for the list `topics`. */
