@@ -155,10 +155,10 @@ function destinationType(record: DestinationRecord, path: string, signal: Signal
   return type;
 }
 
-/** A destination type Runtime R cannot run is refused for an Alloy render, saying why. */
-function checkRuntime(type: DestinationType, record: DestinationRecord, path: string, runtime: Runtime | undefined): void {
+/** A source or destination type Runtime R cannot run is refused for an Alloy render, saying why. */
+function checkRuntime(type: SourceType | DestinationType, record: SourceRecord | DestinationRecord, path: string, runtime: Runtime | undefined): void {
   const problem = runtime === undefined ? undefined : runtimeProblem(type, runtime);
-  if (problem !== undefined) fail(path, `destination '${record.id}' (${record.type}) cannot run on Runtime R (Alloy): ${problem}`);
+  if (problem !== undefined) fail(path, `${type.kind} '${record.id}' (${record.type}) cannot run on Runtime R (Alloy): ${problem}`);
 }
 
 /** How one flow reads the pipeline graph: which source nodes feed it, and what a destination node stands for. */
@@ -301,6 +301,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
       activations.sources.find((a) => a.sourceId === record.id) ??
       fail(`${at}.sourceId`, `source '${record.id}' is not active on collector '${input.collector.id}'`);
     const type = sourceType(record, `${at}.sourceId`, pipeline.signal, `pipeline '${pipeline.id}'`);
+    checkRuntime(type, record, `${at}.sourceId`, runtime);
     return { key: joinKey(route), pipeline, record, overrides: activation.configOverrides, type, routed: true, matched: matchedIds.has(pipeline.id) };
   });
   // A matched pipeline joins each source its topology names (a route of the same join is that one, explicit).
@@ -316,6 +317,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
         const path = `pipelines[${pipeline.id}].topology.nodes[${node.id}].ref`;
         const record = input.sources.get(ref) ?? fail(path, `source '${ref}' does not exist`);
         const type = sourceType(record, path, pipeline.signal, `pipeline '${pipeline.id}'`);
+        checkRuntime(type, record, path, runtime);
         const overrides = activations.sources.find((a) => a.sourceId === record.id)?.configOverrides ?? {};
         return { key: `${ref} ${pipeline.id}`, pipeline, record, overrides, type, routed: false, matched: true };
       });
@@ -455,6 +457,7 @@ export function planPreview(
     const path = `${at}.nodes[${node.id}].ref`;
     const record = sourceRecords.get(ref) ?? fail(path, `source '${ref}' does not exist`);
     const type = sourceType(record, path, pipeline.signal, what);
+    checkRuntime(type, record, path, runtime);
     const root = `sources[${record.id}].config`;
     const config = renderable(type, validateComponentConfig("source", record.type, record.config, root), (p) => pathText(root, p));
     sources.set(ref, { name: sourceNames.claim(record.name, record.id), type, config, comments: [] });

@@ -9,7 +9,7 @@ const filelogSource = findType("source", "filelog")!;
 describe("filelog source", () => {
   test("several excludes become one doublestar alternation per include", () => {
     const config = validateComponentConfig("source", "filelog", { include: ["/a/*.log"], exclude: ["/a/x.log", "/a/*.gz"] });
-    expect(encodeAlloy([filelogSource.alloy(config, "f", block("output", undefined, []))[0]!])).toContain('"__path_exclude__" = "{/a/x.log,/a/*.gz}"');
+    expect(encodeAlloy([filelogSource.alloy!(config, "f", block("output", undefined, []))[0]!])).toContain('"__path_exclude__" = "{/a/x.log,/a/*.gz}"');
     expect(filelogSource.otelcol(config).config).toEqual({ include: ["/a/*.log"], exclude: ["/a/x.log", "/a/*.gz"], start_at: "end" });
   });
 });
