@@ -164,7 +164,7 @@ describe("the direct poll path answers as the Connect router does", () => {
     const answers = [];
     for (const direct of [true, false]) {
       const req = new Request(`http://svc${GET_CONFIG}`, { method: "POST", headers: { "Content-Type": contentType }, body });
-      const res = await service.handle(req, GET_CONFIG, credential, direct);
+      const res = await service.handle(req, GET_CONFIG, credential, { direct });
       answers.push({ status: res.status, type: res.headers.get("content-type"), body: Buffer.from(await res.arrayBuffer()).toString() });
     }
     expect(answers[0]).toEqual(answers[1]!);

@@ -4,10 +4,10 @@
  * back as not_modified, auth refuses Basic, other collectors' ids and rotated
  * tokens, and a reported APPLIED makes the rollout current.
  */
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { EffectiveConfigSchema, RemoteConfigStatuses } from "../../server/gen/collector/v1/collector_pb.ts";
+import { EffectiveConfigSchema, GetConfigRequestSchema, RemoteConfigStatuses } from "../../server/gen/collector/v1/collector_pb.ts";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { connectError, remoteConfigClient } from "./client.ts";
@@ -264,10 +264,24 @@ describe("published config", () => {
       expect(res.headers.get("content-type")).toBe("application/json");
       expect(await res.json()).toMatchObject({ code: "invalid_argument" });
     }
-    // The edge's headers are on the direct path's answers too.
-    const polled = await post("application/json", JSON.stringify({ id: collectorId }));
-    expect(polled.headers.get("x-content-type-options")).toBe("nosniff");
-    expect(polled.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    // The direct path's answers carry the edge's headers (made in one go, server/http/headers.ts channelAnswer), on both codecs.
+    for (const [type, body] of [
+      ["application/json", JSON.stringify({ id: collectorId })],
+      ["application/proto", toBinary(GetConfigRequestSchema, create(GetConfigRequestSchema, { id: collectorId }))],
+    ] as const) {
+      const polled = await post(type, body);
+      expect(polled.status).toBe(200);
+      expect(polled.headers.get("content-type")).toBe(type);
+      expect(polled.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(polled.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(polled.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+      const named = await fetch(`${server.base}/collector.v1.CollectorService/GetConfig`, {
+        method: "POST",
+        headers: { "Content-Type": type, Authorization: `Bearer ${token}`, "X-Request-Id": "poll-42" },
+        body,
+      });
+      expect(named.headers.get("x-request-id")).toBe("poll-42");
+    }
   });
 
   test("RegisterCollector records the collector's name and attributes; UnregisterCollector marks it offline", async () => {
