@@ -36,28 +36,6 @@ export const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
 const COMMON_ENTRIES = Object.entries(COMMON);
 const API_ENTRIES = Object.entries(API_HEADERS);
 
-/** Answers made by channelAnswer: they carry every header the edge adds. */
-const complete = new WeakSet<Response>();
-
-/**
- * A channel's answer made with every header the edge would add already in
- * its init (the common ones, HSTS over TLS, X-Request-Id), so the edge adds
- * none: one Headers built in one go instead of a Response's headers read and
- * set one by one, on the hottest path (remote-config polls).
- */
-export function channelAnswer(body: Uint8Array<ArrayBuffer>, contentType: string, edge: { requestId: string; secure: boolean }): Response {
-  const headers: Record<string, string> = { "Content-Type": contentType, ...COMMON, "X-Request-Id": edge.requestId };
-  if (edge.secure) headers["Strict-Transport-Security"] = STRICT_TRANSPORT_SECURITY;
-  const response = new Response(body, { headers });
-  complete.add(response);
-  return response;
-}
-
-/** Whether the answer came from channelAnswer, with the edge's headers in already. */
-export function hasEdgeHeaders(response: Response): boolean {
-  return complete.has(response);
-}
-
 export function applySecurityHeaders(response: Response, { api, secure }: { api: boolean; secure: boolean }): Response {
   const headers = response.headers;
   for (const [name, value] of COMMON_ENTRIES) if (!headers.has(name)) headers.set(name, value);

@@ -26,7 +26,7 @@ import { validate, validateQuery } from "../lib/validate.ts";
 import { VERSION } from "../version.ts";
 import { Cors } from "./cors.ts";
 import { EdgeLimits } from "./limits.ts";
-import { applySecurityHeaders, hasEdgeHeaders } from "./headers.ts";
+import { applySecurityHeaders } from "./headers.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { RequestContext, Route } from "./route.ts";
 import type { Match as RouteMatch } from "./router.ts";
@@ -282,10 +282,8 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
       api = true;
     }
     if (origin !== null) for (const [name, value] of Object.entries(cors.headers(origin))) response.headers.set(name, value);
-    if (!hasEdgeHeaders(response)) {
-      applySecurityHeaders(response, { api, secure });
-      response.headers.set("X-Request-Id", requestId);
-    }
+    applySecurityHeaders(response, { api, secure });
+    response.headers.set("X-Request-Id", requestId);
     timed.observe(req.method, response.status, (performance.now() - arrived) / 1000);
     if (response.status === 401) {
       limits.authFailed(req, remoteAddr);

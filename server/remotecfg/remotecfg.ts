@@ -51,7 +51,6 @@ import type { Rollouts } from "../rollout/rollout.ts";
 import type { ConfigReport, ConfigState, EffectiveConfig } from "../rollout/records.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Store } from "../store/store.ts";
-import { channelAnswer } from "../http/headers.ts";
 import { compressionGzip, connectErrorResponse, readConnectBody, retryableRefusals, UnaryFetchRouter } from "./fetch-adapter.ts";
 
 export const SERVICE_PATH = `/${CollectorService.typeName}/`;
@@ -87,9 +86,6 @@ const AUTHENTICATED = createContextKey<string | null>(null, { description: "coll
 function unauthenticated(message: string): ConnectError {
   return new ConnectError(message, Code.Unauthenticated);
 }
-
-/** What the direct path's answers take from the edge (channelAnswer). */
-type EdgeRequest = Pick<ChannelRequest, "requestId" | "secure">;
 
 /** Per collector, what this process remembers between polls. */
 interface PollMemo {
@@ -259,31 +255,26 @@ export class RemoteConfigService {
    * status, the token checked before the body is read. Answers on that path
    * are never compressed (allowed by the protocol; a not_modified answer is a
    * few dozen bytes). Any other form (gzip, `charset` parameters, Connect
-   * GET, gRPC-web) goes through the router.
+   * GET, gRPC-web) goes through the router. `direct: false` sends the poll
+   * through the router too: the tests hold the two answers side by side.
    */
-  /**
-   * `edge`: the request as the HTTP edge knows it, for answers made with the edge's headers in
-   * (channelAnswer). `direct: false` sends the poll through the router too: the tests hold the two
-   * answers side by side.
-   */
-  handle(req: Request, pathname: string, credential: ChannelCredential, options: { edge?: EdgeRequest; direct?: boolean } = {}): Promise<Response> {
+  handle(req: Request, pathname: string, credential: ChannelCredential, options: { direct?: boolean } = {}): Promise<Response> {
     if (options.direct !== false && pathname === GET_CONFIG_PATH && req.method === "POST") {
       const headers = req.headers;
       const encoding = headers.get("content-encoding");
       if (encoding === null || encoding === "identity") {
         const type = headers.get("content-type");
-        if (type === PROTO || type === JSON_CODEC) return this.poll(req, credential, type === PROTO, options.edge);
+        if (type === PROTO || type === JSON_CODEC) return this.poll(req, credential, type === PROTO);
       }
     }
     return this.router.handle(req, pathname, createContextValues().set(CREDENTIAL, credential));
   }
 
-  private async poll(req: Request, credential: ChannelCredential, binary: boolean, edge: EdgeRequest | undefined): Promise<Response> {
+  private async poll(req: Request, credential: ChannelCredential, binary: boolean): Promise<Response> {
     try {
       const owner = await this.authenticate(credential);
       const bytes = await readConnectBody(req, MAX_BODY_BYTES);
       const answer = await this.getConfig(this.decodePoll(owner, bytes, binary), owner);
-      if (edge !== undefined) return channelAnswer(binary ? answer.bytes : jsonOf(answer), binary ? PROTO : JSON_CODEC, edge);
       return binary ? new Response(answer.bytes, PROTO_ANSWER) : new Response(jsonOf(answer), JSON_ANSWER);
     } catch (error) {
       if (!(error instanceof ConnectError)) this.deps.logger.error({ err: error }, "remotecfg: GetConfig failed");
@@ -499,7 +490,7 @@ export function remoteConfigChannel(deps: RemoteConfigDeps): Channel & { service
       // Tokens never cross a network in the clear. A missing or unknown token is refused once the call is routed (an unknown procedure is a 404 first).
       const credential = channelCredential(ctx, "tls");
       if (!credential.ok && credential.refused === "plaintext") return connectErrorResponse(new ConnectError(PLAINTEXT_REFUSED, Code.PermissionDenied));
-      return service.handle(ctx.req, ctx.url.pathname, credential, { edge: ctx });
+      return service.handle(ctx.req, ctx.url.pathname, credential);
     },
     health: (): ChannelHealth => ({ state: "up" }),
   };

@@ -264,7 +264,7 @@ describe("published config", () => {
       expect(res.headers.get("content-type")).toBe("application/json");
       expect(await res.json()).toMatchObject({ code: "invalid_argument" });
     }
-    // The direct path's answers carry the edge's headers (made in one go, server/http/headers.ts channelAnswer), on both codecs.
+    // The direct path's answers carry the edge's headers, on both codecs.
     for (const [type, body] of [
       ["application/json", JSON.stringify({ id: collectorId })],
       ["application/proto", toBinary(GetConfigRequestSchema, create(GetConfigRequestSchema, { id: collectorId }))],
