@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { refusal } from "../testutil.ts";
-import { dryRun, type ChainProcessor } from "./dryrun.ts";
+import { dryRun, TRANSFORM_NOT_SIMULATED, type ChainProcessor } from "./dryrun.ts";
 import { OttlError } from "./errors.ts";
 import type { LogRecord, LogsData } from "./otlp.ts";
 import { PROCESSOR_TEMPLATES } from "./templates.ts";
@@ -119,9 +119,14 @@ test("under error_mode propagate, a record the filter cannot evaluate fails the 
 });
 
 test("bad chains and bad inputs are ValidationErrors that name the path", () => {
-  const unknown = refusal(() => dryRun(mixedInput(), [healthCheck, { nodeId: "x", type: "transform", config: {} }]));
-  expect(unknown.details[0]).toEqual({ path: "processors[1].type", message: "unknown processor type 'transform'; the dry-run runs filter, batch, attributes, resource" });
-  expect(unknown.message).toContain("'transform'");
+  const unknown = refusal(() => dryRun(mixedInput(), [healthCheck, { nodeId: "x", type: "routing", config: {} }]));
+  expect(unknown.details[0]).toEqual({ path: "processors[1].type", message: "unknown processor type 'routing'; the dry-run runs filter, batch, attributes, resource, transform" });
+  expect(unknown.message).toContain("'routing'");
+
+  const statement = refusal(() =>
+    dryRun(mixedInput(), [{ nodeId: "t", type: "transform", config: { log_statements: [{ context: "log", statements: ['set(attributes["a"], "b") where'] }] } }]),
+  );
+  expect(statement.details[0]).toEqual({ path: "processors[0].config.log_statements[0].statements[0]", message: "column 32: 'where' needs a condition after it" });
 
   const condition = refusal(() => dryRun(mixedInput(), [{ nodeId: "f", type: "filter", config: { logs: { log_record: ["true", "IsMatch(body)"] } } }]));
   expect(condition).toBeInstanceOf(OttlError);
@@ -155,4 +160,20 @@ test("a dry-run stops at its time budget with 422 dry_run_too_slow instead of ba
   expect(dryRun({ resourceLogs: [{ scopeLogs: [{ logRecords: [line("bbb")] }] }] }, [catastrophic]).steps).toEqual([
     { nodeId: "greedy", type: "filter", in: 1, out: 1, dropped: [] },
   ]);
+});
+
+test("a transform step is checked but not simulated, and says so: records pass it unchanged, the filter after it still runs", () => {
+  const transform: ChainProcessor = {
+    nodeId: "reshape",
+    type: "transform",
+    config: { log_statements: [{ context: "log", statements: ['set(attributes["env"], "prod")', 'delete_key(attributes, "user")'] }] },
+  };
+  const input = mixedInput();
+  const { output, steps } = dryRun(input, [transform, healthCheck]);
+  expect(steps[0]).toEqual({ nodeId: "reshape", type: "transform", in: 12, out: 12, dropped: [], notSimulated: TRANSFORM_NOT_SIMULATED });
+  expect(TRANSFORM_NOT_SIMULATED).toStartWith("the transform step was not simulated");
+  expect(steps[1]).toEqual(dryRun(mixedInput(), [healthCheck]).steps[0]!);
+  expect(steps[1]!.notSimulated).toBeUndefined();
+  // Unchanged: no record gained the attribute the statement sets.
+  expect(JSON.stringify(output)).not.toContain('"env"');
 });

@@ -14,6 +14,10 @@
  * event loop: dryrun-isolated.ts runs it in a worker it terminates at the
  * deadline. The budget is also checked here before each record a filter
  * judges, which ends the common slow run early with the processor named.
+ *
+ * A transform's statements are checked as the catalog checks them but not run:
+ * its step passes the records on unchanged and says so in `notSimulated`, so the
+ * output is never taken for what the collector would produce.
  */
 import { AppError } from "../errors.ts";
 import { updateRecordAttributes, updateResourceAttributes } from "./attributes.ts";
@@ -37,7 +41,13 @@ export interface DryRunStep {
   error?: string;
   /** The input records this step dropped, by their place in the input (resources, scopes, records in order, from 0). */
   dropped: number[];
+  /** Set when the dry-run does not run this step: why, and that the records passed it unchanged. */
+  notSimulated?: string;
 }
+
+/** What a transform step says: the output after it is not what the collector produces. */
+export const TRANSFORM_NOT_SIMULATED =
+  "the transform step was not simulated: its statements were checked, but the dry-run does not run OTTL statements, so records passed it unchanged here; on the collector they are changed";
 
 export interface DryRunResult {
   output: LogsData;
@@ -76,6 +86,7 @@ export function dryRun(
   };
   checkChainSize(processors, "processors");
   const runs = processors.map((p, i) => prepare(p, `processors[${i}]`, () => overdue(p.nodeId)));
+  const simulated = processors.map((p) => p.type !== "transform");
   const { logs, records: total } = validateLogs(input);
   let batch = logs.resourceLogs;
   let records = total;
@@ -91,7 +102,7 @@ export function dryRun(
       const now = places(batch);
       const dropped = [...alive].filter((at) => !now.has(at));
       alive = now;
-      return { nodeId, type, in: before, out: records, dropped };
+      return simulated[i] ? { nodeId, type, in: before, out: records, dropped } : { nodeId, type, in: before, out: records, dropped, notSimulated: TRANSFORM_NOT_SIMULATED };
     } catch (error) {
       if (!(error instanceof OttlEvalError)) throw error;
       failed = true;
@@ -142,5 +153,7 @@ function prepare(processor: ChainProcessor, root: string, overdue: () => void): 
       const actions = valid.config.attributes;
       return (batch, records) => ({ batch: updateResourceAttributes(batch, actions), records });
     }
+    case "transform":
+      return passThrough;
   }
 }
