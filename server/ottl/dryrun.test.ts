@@ -1,9 +1,10 @@
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { refusal } from "../testutil.ts";
-import { dryRun, TRANSFORM_NOT_SIMULATED, type ChainProcessor } from "./dryrun.ts";
+import { dryRun, transformNotSimulated, type ChainProcessor } from "./dryrun.ts";
 import { OttlError } from "./errors.ts";
 import type { LogRecord, LogsData } from "./otlp.ts";
 import { PROCESSOR_TEMPLATES } from "./templates.ts";
+import { SIMULATED_EDITORS } from "./transform.ts";
 
 const healthCheck: ChainProcessor = { nodeId: "health", ...PROCESSOR_TEMPLATES[0]!.processor };
 const line = (s: string): LogRecord => ({ body: { stringValue: s }, severityText: "INFO" });
@@ -162,18 +163,95 @@ test("a dry-run stops at its time budget with 422 dry_run_too_slow instead of ba
   ]);
 });
 
-test("a transform step is checked but not simulated, and says so: records pass it unchanged, the filter after it still runs", () => {
-  const transform: ChainProcessor = {
+describe("transform", () => {
+  const text = (value: string) => ({ stringValue: value });
+  const input = (): LogsData => ({
+    resourceLogs: [
+      {
+        resource: { attributes: [{ key: "host.name", value: text("web-1") }] },
+        scopeLogs: [
+          {
+            scope: { name: "app" },
+            logRecords: [
+              { body: text("GET /healthz"), severityNumber: 9, attributes: [{ key: "user", value: text("ann") }, { key: "path", value: text("/healthz") }] },
+              { body: text("disk full"), severityNumber: 17, attributes: [{ key: "user", value: text("bob") }] },
+            ],
+          },
+        ],
+      },
+    ],
+  });
+  const transform = (statements: string[], config: Record<string, unknown> = {}): ChainProcessor => ({
     nodeId: "reshape",
     type: "transform",
-    config: { log_statements: [{ context: "log", statements: ['set(attributes["env"], "prod")', 'delete_key(attributes, "user")'] }] },
-  };
-  const input = mixedInput();
-  const { output, steps } = dryRun(input, [transform, healthCheck]);
-  expect(steps[0]).toEqual({ nodeId: "reshape", type: "transform", in: 12, out: 12, dropped: [], notSimulated: TRANSFORM_NOT_SIMULATED });
-  expect(TRANSFORM_NOT_SIMULATED).toStartWith("the transform step was not simulated");
-  expect(steps[1]).toEqual(dryRun(mixedInput(), [healthCheck]).steps[0]!);
-  expect(steps[1]!.notSimulated).toBeUndefined();
-  // Unchanged: no record gained the attribute the statement sets.
-  expect(JSON.stringify(output)).not.toContain('"env"');
+    config: { ...config, log_statements: [{ context: "log", statements }] },
+  });
+
+  test("set, delete_key and keep_keys run in order under their where conditions, and a filter after them sees the result", () => {
+    const original = input();
+    const before = JSON.stringify(original);
+    const drop: ChainProcessor = { nodeId: "drop", type: "filter", config: { logs: { log_record: ['attributes["level"] == "error"'] } } };
+    const { output, steps } = dryRun(original, [
+      transform([
+        'set(attributes["level"], "error") where severity_number >= SEVERITY_NUMBER_ERROR',
+        'set(resource.attributes["env"], "prod")',
+        'set(severity_text, "WARN") where attributes["path"] == "/healthz"',
+        'delete_key(attributes, "user")',
+        'keep_keys(resource.attributes, ["env"])',
+      ]),
+      drop,
+    ]);
+    expect(steps).toEqual([
+      { nodeId: "reshape", type: "transform", in: 2, out: 2, dropped: [] },
+      { nodeId: "drop", type: "filter", in: 2, out: 1, dropped: [1] },
+    ]);
+    // As JSON, which leaves out the dry-run's own record tags.
+    expect(JSON.parse(JSON.stringify(output.resourceLogs))).toEqual([
+      {
+        resource: { attributes: [{ key: "env", value: text("prod") }] },
+        scopeLogs: [{ scope: { name: "app" }, logRecords: [{ body: text("GET /healthz"), severityNumber: 9, severityText: "WARN", attributes: [{ key: "path", value: text("/healthz") }] }] }],
+      },
+    ]);
+    expect(JSON.stringify(original)).toBe(before); // the input is never modified
+  });
+
+  test("a nil value leaves the target alone; delete_matching_keys and keep_matching_keys take RE2 patterns", () => {
+    const { output } = dryRun(input(), [transform(['set(attributes["user"], attributes["missing"])', 'delete_matching_keys(attributes, "^pa")'])]);
+    const records = output.resourceLogs[0]!.scopeLogs![0]!.logRecords!;
+    expect(records.map((r) => r.attributes)).toEqual([[{ key: "user", value: text("ann") }], [{ key: "user", value: text("bob") }]]);
+    const kept = dryRun(input(), [transform(['keep_matching_keys(attributes, "^p")'])]).output.resourceLogs[0]!.scopeLogs![0]!.logRecords!;
+    expect(kept.map((r) => r.attributes)).toEqual([[{ key: "path", value: text("/healthz") }], []]);
+  });
+
+  test("a record a statement cannot be evaluated on skips it, or fails the batch under error_mode propagate", () => {
+    const statements = ['set(attributes["x"], "y") where body["k"] == "v"'];
+    expect(dryRun(input(), [transform(statements)]).steps[0]).toEqual({ nodeId: "reshape", type: "transform", in: 2, out: 2, dropped: [] });
+    expect(dryRun(input(), [transform(statements, { error_mode: "propagate" })]).steps[0]).toEqual({
+      nodeId: "reshape",
+      type: "transform",
+      in: 2,
+      out: 0,
+      dropped: [0, 1],
+      error: "a statement failed on a record, so the batch is dropped (error_mode propagate): a string value cannot be indexed",
+    });
+  });
+
+  test("a statement the dry-run does not run makes the step not simulated, saying which and why; records pass unchanged", () => {
+    const original = input();
+    const { output, steps } = dryRun(original, [transform(['set(attributes["a"], "b")', 'replace_pattern(body, "GET", "PUT")'])]);
+    expect(steps[0]).toEqual({
+      nodeId: "reshape",
+      type: "transform",
+      in: 2,
+      out: 2,
+      dropped: [],
+      notSimulated: transformNotSimulated(`log_statements[0].statements[1] calls replace_pattern; the dry-run runs ${SIMULATED_EDITORS.join(", ")}`),
+    });
+    expect(steps[0]!.notSimulated).toStartWith("the transform step was not simulated: ");
+    expect(output.resourceLogs).toBe(original.resourceLogs);
+    const resource: ChainProcessor = { nodeId: "r", type: "transform", config: { log_statements: [{ context: "resource", statements: ['set(attributes["a"], "b")'] }] } };
+    expect(dryRun(input(), [resource]).steps[0]!.notSimulated).toBe(
+      transformNotSimulated("log_statements[0] runs in the resource context; the dry-run runs statements in the log context only"),
+    );
+  });
 });

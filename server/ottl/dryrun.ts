@@ -15,9 +15,10 @@
  * deadline. The budget is also checked here before each record a filter
  * judges, which ends the common slow run early with the processor named.
  *
- * A transform's statements are checked as the catalog checks them but not run:
- * its step passes the records on unchanged and says so in `notSimulated`, so the
- * output is never taken for what the collector would produce.
+ * A transform runs when every statement is one transform.ts simulates (log context,
+ * the common editors); otherwise its statements are still checked but not run: its
+ * step passes the records on unchanged and says why in `notSimulated`, so the output
+ * is never taken for what the collector would produce.
  */
 import { AppError } from "../errors.ts";
 import { updateRecordAttributes, updateResourceAttributes } from "./attributes.ts";
@@ -25,6 +26,7 @@ import { OttlEvalError } from "./errors.ts";
 import { compileLogFilter, filterLogs } from "./filter.ts";
 import { validateLogs, type LogsData, type ResourceLogs } from "./otlp.ts";
 import { checkChainSize, validateProcessor } from "./processors.ts";
+import { compileTransform } from "./transform.ts";
 
 export interface ChainProcessor {
   nodeId: string;
@@ -45,9 +47,10 @@ export interface DryRunStep {
   notSimulated?: string;
 }
 
-/** What a transform step says: the output after it is not what the collector produces. */
-export const TRANSFORM_NOT_SIMULATED =
-  "the transform step was not simulated: its statements were checked, but the dry-run does not run OTTL statements, so records passed it unchanged here; on the collector they are changed";
+/** What a transform step the dry-run cannot run says: the output after it is not what the collector produces. */
+export function transformNotSimulated(reason: string): string {
+  return `the transform step was not simulated: ${reason}. Its statements were checked, but records passed it unchanged here; on the collector they are changed`;
+}
 
 export interface DryRunResult {
   output: LogsData;
@@ -85,8 +88,8 @@ export function dryRun(
     if (performance.now() > deadline) throw new DryRunTooSlowError(budgetMs, nodeId);
   };
   checkChainSize(processors, "processors");
-  const runs = processors.map((p, i) => prepare(p, `processors[${i}]`, () => overdue(p.nodeId)));
-  const simulated = processors.map((p) => p.type !== "transform");
+  const notes: (string | undefined)[] = [];
+  const runs = processors.map((p, i) => prepare(p, `processors[${i}]`, () => overdue(p.nodeId), (note) => (notes[i] = note)));
   const { logs, records: total } = validateLogs(input);
   let batch = logs.resourceLogs;
   let records = total;
@@ -102,13 +105,15 @@ export function dryRun(
       const now = places(batch);
       const dropped = [...alive].filter((at) => !now.has(at));
       alive = now;
-      return simulated[i] ? { nodeId, type, in: before, out: records, dropped } : { nodeId, type, in: before, out: records, dropped, notSimulated: TRANSFORM_NOT_SIMULATED };
+      const note = notes[i];
+      return note === undefined ? { nodeId, type, in: before, out: records, dropped } : { nodeId, type, in: before, out: records, dropped, notSimulated: note };
     } catch (error) {
       if (!(error instanceof OttlEvalError)) throw error;
       failed = true;
       batch = [];
       records = 0;
-      return { nodeId, type, in: before, out: 0, dropped: [...alive], error: `a condition failed on a record, so the batch is dropped (error_mode propagate): ${error.message}` };
+      const what = type === "transform" ? "a statement" : "a condition";
+      return { nodeId, type, in: before, out: 0, dropped: [...alive], error: `${what} failed on a record, so the batch is dropped (error_mode propagate): ${error.message}` };
     }
   });
   return { output: { resourceLogs: batch }, steps };
@@ -129,7 +134,8 @@ function places(batch: ResourceLogs[]): Set<number> {
   return found;
 }
 
-function prepare(processor: ChainProcessor, root: string, overdue: () => void): Run {
+/** The step's run; `notSimulated` receives the note of a step that passes records on unchanged instead of running. */
+function prepare(processor: ChainProcessor, root: string, overdue: () => void, notSimulated: (note: string) => void): Run {
   const valid = validateProcessor({ type: processor.type, config: processor.config }, root);
   const passThrough: Run = (batch, records) => ({ batch, records });
   switch (valid.type) {
@@ -153,7 +159,16 @@ function prepare(processor: ChainProcessor, root: string, overdue: () => void): 
       const actions = valid.config.attributes;
       return (batch, records) => ({ batch: updateResourceAttributes(batch, actions), records });
     }
-    case "transform":
-      return passThrough;
+    case "transform": {
+      const compiled = compileTransform(valid.config);
+      if ("notSimulated" in compiled) {
+        notSimulated(transformNotSimulated(compiled.notSimulated));
+        return passThrough;
+      }
+      return (batch, records) => {
+        overdue();
+        return { batch: compiled.run(batch), records };
+      };
+    }
   }
 }
