@@ -250,6 +250,12 @@ describe("transform", () => {
     expect(steps[0]!.notSimulated).toStartWith("the transform step was not simulated: ");
     expect(output.resourceLogs).toBe(original.resourceLogs);
     const resource: ChainProcessor = { nodeId: "r", type: "transform", config: { log_statements: [{ context: "resource", statements: ['set(attributes["a"], "b")'] }] } };
+    expect(dryRun(input(), [transform(['set(attributes["copy"], resource.attributes)'])]).steps[0]!.notSimulated).toBe(
+      transformNotSimulated("log_statements[0].statements[0] reads a whole map; the dry-run reads map entries only"),
+    );
+    expect(dryRun(input(), [transform(['set(body["k"], "v")'])]).steps[0]!.notSimulated).toStartWith(
+      "the transform step was not simulated: log_statements[0].statements[0] sets body[…]",
+    );
     expect(dryRun(input(), [resource]).steps[0]!.notSimulated).toBe(
       transformNotSimulated("log_statements[0] runs in the resource context; the dry-run runs statements in the log context only"),
     );

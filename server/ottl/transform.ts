@@ -16,6 +16,7 @@
  */
 import type { Statement, StringList, Value } from "./ast.ts";
 import { compileConditionTree, compileValue, type LogPredicate, type LogView } from "./compile.ts";
+import { PATHS } from "./contexts.ts";
 import { OttlEvalError } from "./errors.ts";
 import type { AnyValue, KeyValue, LogRecord, Resource, ResourceLogs } from "./otlp.ts";
 import { parseStatement } from "./parser.ts";
@@ -96,6 +97,8 @@ function compileEffect(statement: Statement): Step | string {
   const field = target.fields.join(".");
   const key = target.keys[0];
   if (statement.editor === "set") {
+    // The condition compiler reads map entries, not whole maps (`set(attributes["copy"], attributes)`).
+    if (readsWholeMap(rest[0] as Value)) return "reads a whole map; the dry-run reads map entries only";
     const value = compileValue(rest[0] as Value);
     const write = scalarWriter(field, target.keys.length, key);
     if (!write) return `sets ${field}${target.keys.length > 0 ? "[…]" : ""}; the dry-run sets attributes["k"], resource.attributes["k"], body, severity_text and severity_number`;
@@ -109,6 +112,11 @@ function compileEffect(statement: Statement): Step | string {
   }
   const keep = keyFilter(statement.editor, rest[0]!);
   return (w) => updateMap(w, field, keep);
+}
+
+function readsWholeMap(value: Value): boolean {
+  if (value.kind === "call") return value.args.some(readsWholeMap);
+  return value.kind === "path" && value.keys.length === 0 && PATHS.log[value.fields.join(".")] === "map";
 }
 
 /** The key test of a map editor: true for the entries it keeps. */
