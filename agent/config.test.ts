@@ -8,6 +8,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rerunUnprivileged, RERUN_TIMEOUT_MS } from "../test/unprivileged.ts";
+import { readFileSync } from "node:fs";
+import { foreignSections } from "../shared/host-config.ts";
 import { AgentConfigError, ALWAYS_DENIED, loadAgentConfig, parseAgentConfig, type ParsedAgentConfig } from "./config.ts";
 import type { AgentConfig, ConfigProblem } from "./types.ts";
 
@@ -86,6 +88,30 @@ describe("defaults", () => {
     const problems = problemsOf(() => parseAgentConfig(""));
     expect(problems.map((p) => p.key)).toEqual(["server.url", "server.token"]);
     expect(problems[0]!.message).toContain("is required");
+  });
+});
+
+describe("one /etc/svc/config.yaml shared with the server", () => {
+  // server/config/load.test.ts loads the same file in the server.
+  const SHARED = join(import.meta.dir, "../server/config/testdata/shared-host.yaml");
+
+  test("a file holding both programs' sections loads in the agent", () => {
+    const { config } = loadAgentConfig(SHARED);
+    expect(config.server).toEqual({ url: "wss://svc.example.com/v1/agent", token: "svcen_A1b2C3d4A1b2C3d4A1b2C3d4A1b2C3d4A1b2C3d4xyz" });
+    expect(config.agent.environment).toBe("staging");
+    expect(config.logging).toEqual({ level: "warn", file: "/var/log/svc-agent/agent.log" });
+    expect(config.browse.maxDirEntries).toBe(50);
+    expect(readFileSync(SHARED, "utf8")).toMatch(/^listen: 0\.0\.0\.0:443$/m);
+  });
+
+  test("the server's sections are not checked here; the agent's own keys and keys neither documents still are", () => {
+    expect(foreignSections("agent")).toEqual(expect.arrayContaining(["listen", "storage", "tls"]));
+    const text = ["listen: 5", "storage: not a mapping", "tls:\n  certFile: [1, 2]", "browse:\n  maxDirEntries: lots", "metricz: {}", "logging:\n  format: json"].join("\n");
+    expect(keysOf(text).sort()).toEqual(["browse.maxDirEntries", "logging.format", "metricz"]);
+  });
+
+  test("logging.level is read by both, so a level only the server knows is refused here", () => {
+    expect(onlyProblem("logging:\n  level: trace\n", "logging.level").message).toContain('"debug"');
   });
 });
 

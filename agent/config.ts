@@ -16,6 +16,8 @@
  * - `agent.stateDir` (default /var/lib/svc-agent) holds the credential the
  *   server issues at the first enrollment (credential.ts).
  * - `browse.denyPatterns` adds to the built-in patterns, never replaces them.
+ * - The server's sections (shared/host-config.ts) are accepted and not read: on a
+ *   host running both, /etc/svc/config.yaml is one file.
  */
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { posix } from "node:path";
@@ -23,6 +25,7 @@ import { ALWAYS_DENIED, DEFAULT_ALLOWED_ROOTS } from "./deny.ts";
 import { validateFingerprint } from "./fingerprints.ts";
 import type { AgentConfig, BrowseConfig, CollectorConfig, CollectorType, ConfigProblem, Fingerprint } from "./types.ts";
 import { child, isMapping, isUnset, KeyReader, MAX_YAML_BYTES, parseYaml, type Check, type Mapping } from "./yaml-keys.ts";
+import { foreignKeys, foreignSections, HOST_CONFIG_SECTIONS } from "../shared/host-config.ts";
 import { RUNTIMES } from "../shared/vocabulary.ts";
 
 export class AgentConfigError extends Error {
@@ -50,13 +53,18 @@ const BROWSE_MAX = { maxDirEntries: 100_000, maxSampleLines: 100_000, maxSampleB
 const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 const COLLECTOR_TYPES: readonly CollectorType[] = RUNTIMES;
 
+/** The server's keys under a section both read: known here, never read. */
+function serverKeysIn(section: string): string[] {
+  return foreignKeys("agent").flatMap((key) => (key.startsWith(`${section}.`) ? [key.slice(section.length + 1)] : []));
+}
+
 const KEYS = {
-  root: ["server", "agent", "certificates", "collector", "collectors", "logging", "customFingerprints", "browse"],
+  root: [...HOST_CONFIG_SECTIONS.agent, ...foreignSections("agent")],
   server: ["url", "token"],
   agent: ["id", "environment", "stateDir"],
   certificates: ["caCertPath", "insecureSkipVerify"],
   collector: ["name", "binaryPath", "configPath", "serviceName", "collectorType", "nativeRemoteConfig", "metricsUrl"],
-  logging: ["level", "file"],
+  logging: ["level", "file", ...serverKeysIn("logging")],
   browse: ["enabled", "allowedRoots", "denyPatterns", "maxDirEntries", "maxSampleLines", "maxSampleBytes"],
 } as const;
 

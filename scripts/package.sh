@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the svc packages (`bun run package`) from binaries compiled here:
 #   svc-agent_<version>_<arch>.deb, svc-agent-<version>.<rpmarch>.rpm and their SHA256SUMS,
-#   svc-server_<version>_<arch>.deb, which carries those agent packages and SHA256SUMS in
-#   /usr/share/svc-server/downloads/ so the server can hand them out under /downloads/.
+#   svc-server_<version>_<arch>.deb and svc-server-<version>.<rpmarch>.rpm, which carry those
+#   agent packages and SHA256SUMS in /usr/share/svc-server/downloads/ so the server can hand
+#   them out under /downloads/.
 # Options:
 #   --arch amd64|arm64|all   the architectures to build (default all)
 #   --out DIR                where the packages go (default dist/packages)
@@ -100,18 +101,19 @@ stage_agent() {
   install -D -m 0644 packaging/copyright "$tree/usr/share/doc/svc-agent/copyright"
 }
 
+# rpm from a staged tree and packaging/rpm/<name>.spec.
 build_rpm() {
-  local arch=$1 tree=$2 start
+  local name=$1 arch=$2 tree=$3 start
   start=$(date +%s%3N)
-  local rpm="$outdir/svc-agent-$version.$(rpm_arch "$arch").rpm"
+  local rpm="$outdir/$name-$version.$(rpm_arch "$arch").rpm"
   rpmbuild -bb --quiet --target "$(rpm_arch "$arch")" \
     --define "_topdir $work/rpmbuild" --define "_sourcedir $REPO/packaging" \
     --define "_rpmdir $outdir" --define "_build_name_fmt %%{NAME}-%%{VERSION}.%%{ARCH}.rpm" \
     --define "_binary_payload $RPM_PAYLOAD" \
     --define "pkgversion $version" --define "stage $tree" \
-    packaging/rpm/svc-agent.spec >"$work/rpmbuild-$arch.log" 2>&1 ||
-    die "rpmbuild failed for $arch:
-$(cat "$work/rpmbuild-$arch.log")"
+    "packaging/rpm/$name.spec" >"$work/rpmbuild-$name-$arch.log" 2>&1 ||
+    die "rpmbuild failed for $name $arch:
+$(cat "$work/rpmbuild-$name-$arch.log")"
   built "$rpm" "$start"
 }
 
@@ -126,7 +128,7 @@ for arch in "${arches[@]}"; do
   # Compression is single-threaded: the deb and the rpm pack side by side.
   build_deb svc-agent "$arch" "$work/deb-agent-$arch" &
   deb_job=$!
-  build_rpm "$arch" "$work/rpm-agent-$arch"
+  build_rpm svc-agent "$arch" "$work/rpm-agent-$arch"
   wait "$deb_job"
   agent_packages+=("svc-agent_${version}_$arch.deb" "svc-agent-$version.$(rpm_arch "$arch").rpm")
 done
@@ -134,20 +136,30 @@ done
 echo "package.sh: wrote ${outdir#"$REPO"/}/SHA256SUMS"
 
 $server || exit 0
-for arch in "${arches[@]}"; do
-  start=$(date +%s%3N)
-  tree="$work/deb-server-$arch"
-  # The flags of package.json's "build" script, for this architecture.
-  "$BUN" build --compile --minify --sourcemap --target "$(bun_target "$arch")" server/main.ts server/ottl/dryrun-worker.ts \
-    --outfile "$work/svc-server-$arch" >/dev/null
-  built "$work/svc-server-$arch" "$start" "svc-server binary for $arch"
-  install -D -m 0755 "$work/svc-server-$arch" "$tree/usr/local/bin/svc-server"
-  install -D -m 0644 systemd/svc-server.service "$tree/lib/systemd/system/svc-server.service"
-  install -D -m 0644 packaging/deb/svc-server/sysusers.conf "$tree/usr/lib/sysusers.d/svc-server.conf"
+
+# The files both server packages ship; $2 is the systemd unit directory of the format.
+stage_server() {
+  local tree=$1 unitdir=$2 binary=$3 file
+  install -D -m 0755 "$binary" "$tree/usr/local/bin/svc-server"
+  install -D -m 0644 systemd/svc-server.service "$tree$unitdir/svc-server.service"
+  install -D -m 0644 packaging/svc-server.sysusers.conf "$tree/usr/lib/sysusers.d/svc-server.conf"
   install -D -m 0644 packaging/copyright "$tree/usr/share/doc/svc-server/copyright"
   mkdir -p "$tree/usr/share/svc-server/downloads"
   for file in "${agent_packages[@]}" SHA256SUMS; do
     install -m 0644 "$outdir/$file" "$tree/usr/share/svc-server/downloads/"
   done
-  build_deb svc-server "$arch" "$tree"
+}
+
+for arch in "${arches[@]}"; do
+  start=$(date +%s%3N)
+  # The flags of package.json's "build" script, for this architecture.
+  "$BUN" build --compile --minify --sourcemap --target "$(bun_target "$arch")" server/main.ts server/ottl/dryrun-worker.ts \
+    --outfile "$work/svc-server-$arch" >/dev/null
+  built "$work/svc-server-$arch" "$start" "svc-server binary for $arch"
+  stage_server "$work/deb-server-$arch" /lib/systemd/system "$work/svc-server-$arch"
+  stage_server "$work/rpm-server-$arch" /usr/lib/systemd/system "$work/svc-server-$arch"
+  build_deb svc-server "$arch" "$work/deb-server-$arch" &
+  deb_job=$!
+  build_rpm svc-server "$arch" "$work/rpm-server-$arch"
+  wait "$deb_job"
 done

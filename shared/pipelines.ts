@@ -16,6 +16,9 @@ export const DryRunAnswerSchema = Type.Object({
       dropped: Type.Array(Type.Integer(), {
         description: "The input records this step dropped, by their place in the input: resources, scopes and records in order, counted from 0.",
       }),
+      notSimulated: Type.Optional(
+        Type.String({ description: "Set when the dry-run did not run this step (a transform): records passed it unchanged, unlike on the collector." }),
+      ),
     }),
   ),
   runtimes: Type.Array(

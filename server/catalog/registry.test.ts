@@ -10,7 +10,7 @@ describe("catalog", () => {
     const ids = (kind: string) => COMPONENT_TYPES.filter((t) => t.kind === kind).map((t) => t.type);
     expect(ids("source")).toEqual(["otlp", "filelog", "journald", "hostmetrics", "syslog", "prometheus", "kafka", "k8s_cluster", "kubeletstats", "k8s_events"]);
     expect(ids("destination")).toEqual(["otlp", "otlphttp", "debug", "prometheusremotewrite", "loki"]);
-    expect(ids("processor")).toEqual(["filter", "batch", "attributes", "resource"]);
+    expect(ids("processor")).toEqual(["filter", "batch", "attributes", "resource", "transform"]);
   });
 
   test("findType looks up by kind and type id", () => {

@@ -12,6 +12,7 @@ import { attributesProcessor } from "./processors/attributes.ts";
 import { batchProcessor } from "./processors/batch.ts";
 import { filterProcessor } from "./processors/filter.ts";
 import { resourceProcessor } from "./processors/resource.ts";
+import { transformProcessor } from "./processors/transform.ts";
 import { filelogSource } from "./sources/filelog.ts";
 import { hostmetricsSource } from "./sources/hostmetrics.ts";
 import { journaldSource } from "./sources/journald.ts";
@@ -46,7 +47,7 @@ export const DESTINATION_TYPES: readonly DestinationType[] = [
   lokiDestination,
 ];
 
-export const PROCESSOR_TYPES: readonly ProcessorType[] = [filterProcessor, batchProcessor, attributesProcessor, resourceProcessor];
+export const PROCESSOR_TYPES: readonly ProcessorType[] = [filterProcessor, batchProcessor, attributesProcessor, resourceProcessor, transformProcessor];
 
 export const COMPONENT_TYPES: readonly ComponentType[] = [...SOURCE_TYPES, ...DESTINATION_TYPES, ...PROCESSOR_TYPES];
 

@@ -36,6 +36,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   "processor/batch": {},
   "processor/attributes": { actions: [{ key: "a", action: "delete" }] },
   "processor/resource": { attributes: [{ key: "a", action: "delete" }] },
+  "processor/transform": { log_statements: [{ context: "log", statements: ['set(attributes["a"], "b")'] }] },
 };
 
 const OUTPUT = block("output", undefined, []);

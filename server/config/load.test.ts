@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
+import { foreignSections, HOST_CONFIG_SECTIONS } from "../../shared/host-config.ts";
 import { envName, KEYS } from "./keys.ts";
 import { ConfigError, DEFAULT_CONFIG_PATH, loadConfig, type ConfigProblem, type LoadOptions, type ServerConfig } from "./load.ts";
 
@@ -282,6 +283,33 @@ describe("the file", () => {
     const config = load({ path: fixture("anchors.yaml") });
     expect(config.externalUrl).toBe("https://svc.example.com");
     expect(config.security.cors.allowedOrigins).toEqual(["https://svc.example.com", "http://localhost:3000"]);
+  });
+});
+
+describe("one /etc/svc/config.yaml shared with the agent", () => {
+  test("the server's top-level sections in shared/host-config.ts are exactly those of its keys", () => {
+    const sections = [...new Set(Object.keys(KEYS).map((key) => key.split(".")[0]!))];
+    expect([...HOST_CONFIG_SECTIONS.server].sort()).toEqual(sections.sort());
+  });
+
+  // agent/config.test.ts loads the same file in the agent.
+  test("a file holding both programs' sections loads in the server", () => {
+    const config = load({ path: fixture("shared-host.yaml") });
+    expect(config.externalUrl).toBe("https://svc.example.com");
+    expect(config.listen).toEqual({ host: "0.0.0.0", port: 443 });
+    expect(config.storage.auditLogRetentionDays).toBe(30);
+    expect(config.http.trustedProxies).toEqual(["10.0.0.1"]);
+    expect(config.logging.level).toBe("warn");
+  });
+
+  test("the agent's sections are not checked here; the server's own keys and keys neither documents still are", () => {
+    const name = "shared-host-bad.yaml";
+    expect(foreignSections("server")).toEqual(expect.arrayContaining(["server", "collectors", "browse"]));
+    expect(problemsOf(() => load({ path: fixture(name) }))).toEqual([
+      { key: "metricz", source: at(name, "metricz:"), message: "unknown key" },
+      { key: "logging.format", source: at(name, "format: json"), message: "unknown key" },
+      { key: "listen", source: at(name, "listen: nowhere"), message: "must be host:port, for example 0.0.0.0:443 or 127.0.0.1:8080 (got \"nowhere\")" },
+    ]);
   });
 });
 

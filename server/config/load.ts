@@ -1,11 +1,13 @@
 /**
  * Server configuration: defaults, then the YAML file, then environment
  * variables (alias below canonical SVC_ name), then validation. Every problem
- * names its key and where the value came from (file line or variable).
+ * names its key and where the value came from (file line or variable). The
+ * agent's sections of a file both read (shared/host-config.ts) are passed by.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAlias, isMap, isScalar, LineCounter, parseDocument, type Node, type YAMLMap } from "yaml";
 import { KeyFileError, readKeyFile } from "../secrets/key.ts";
+import { foreignKeys, foreignSections } from "../../shared/host-config.ts";
 import { buildDatabaseUri } from "./database-uri.ts";
 import { envName, KEYS, type ConfigKey, type KeySpec, type RawValue } from "./keys.ts";
 
@@ -92,6 +94,8 @@ interface Setting {
 }
 
 const KEY_NAMES = Object.keys(KEYS) as ConfigKey[];
+/** The agent's part of a config file both read (shared/host-config.ts): accepted, never read or checked here. */
+const AGENT_ONLY = new Set([...foreignSections("server"), ...foreignKeys("server")]);
 
 export function loadConfig(options: LoadOptions = {}): ServerConfig {
   const env = options.env ?? process.env;
@@ -305,6 +309,7 @@ function readFile(path: string, settings: Map<ConfigKey, Setting>, problems: Con
       const path = prefix + name;
       // An alias stands for its anchored node (the alias count was capped above, so this cannot blow up).
       const valueNode = (isAlias(pair.value) ? pair.value.resolve(doc) ?? null : pair.value) as Node | null;
+      if (AGENT_ONLY.has(path)) continue;
       if (path in KEYS) {
         const value = valueNode === null ? null : valueNode.toJS(doc);
         if (value !== null) settings.set(path as ConfigKey, { value, source: where(keyNode) });

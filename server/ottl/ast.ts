@@ -42,3 +42,16 @@ export interface Call {
 }
 
 export type Value = Path | Literal | Enum | Call;
+
+/** A list literal of strings, as editors take (`keep_keys(attributes, ["a", "b"])`). */
+export interface StringList {
+  kind: "list";
+  items: string[];
+}
+
+/** A transform statement: `editor(args) where condition`. */
+export interface Statement {
+  editor: string;
+  args: (Value | StringList)[];
+  where?: Condition;
+}

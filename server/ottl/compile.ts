@@ -31,6 +31,35 @@ export function compileCondition(source: string, context: "log" = "log"): LogPre
   return compileParsed(parseCondition(source, context));
 }
 
+/** Compiles a parsed log-context condition (a transform statement's `where`). */
+export function compileConditionTree(condition: Condition): LogPredicate {
+  return compileParsed(condition);
+}
+
+/**
+ * A log-context value as the AnyValue an editor writes (`set`'s value); undefined for
+ * nil, which `set` leaves alone. Throws OttlEvalError where reading it does.
+ */
+export function compileValue(value: Value): (v: LogView) => AnyValue | undefined {
+  const op = operand(value);
+  if (op.any) return op.any;
+  return (v) => {
+    const got = op.get(v);
+    switch (op.kind(v)) {
+      case "string":
+        return { stringValue: got as string };
+      case "int":
+        return { intValue: String(got) };
+      case "double":
+        return { doubleValue: got as number };
+      case "bool":
+        return { boolValue: got as boolean };
+      default:
+        return undefined;
+    }
+  };
+}
+
 function compileParsed(condition: Condition): LogPredicate {
   switch (condition.kind) {
     case "or": {

@@ -9,6 +9,13 @@ export const OTTL_CONTEXTS = ["log", "metric", "datapoint", "span", "spanevent"]
 export type OttlContext = (typeof OTTL_CONTEXTS)[number];
 
 /**
+ * The contexts a transform processor's statement group may name: the filter's and the
+ * `resource` and `scope` ones (common.ContextID, processor/transformprocessor/internal/common/config.go).
+ */
+export const STATEMENT_CONTEXTS = ["resource", "scope", ...OTTL_CONTEXTS] as const;
+export type StatementContext = (typeof STATEMENT_CONTEXTS)[number];
+
+/**
  * How a path takes `[...]` keys: `none`; `map`, a string key first and then
  * any keys into nested values (`attributes["a"]["b"]`, `attributes["l"][0]`);
  * `any`, keys of either kind from the start (`body[0]`, `body["k"]`).
@@ -24,7 +31,9 @@ const SCOPE: Record<string, KeyRule> = {
 
 const METRIC_FIELDS = ["name", "description", "unit", "type", "aggregation_temporality", "is_monotonic"];
 
-export const PATHS: Record<OttlContext, Readonly<Record<string, KeyRule>>> = {
+export const PATHS: Record<StatementContext, Readonly<Record<string, KeyRule>>> = {
+  resource: { attributes: "map", dropped_attributes_count: "none" },
+  scope: { name: "none", version: "none", attributes: "map", dropped_attributes_count: "none", "resource.attributes": "map" },
   log: {
     body: "any",
     attributes: "map",
@@ -97,7 +106,9 @@ const SPAN_ENUMS = [
   ...symbols("STATUS_CODE_", ["UNSET", "OK", "ERROR"]),
 ];
 
-export const ENUMS: Record<OttlContext, ReadonlyMap<string, number>> = {
+export const ENUMS: Record<StatementContext, ReadonlyMap<string, number>> = {
+  resource: new Map(),
+  scope: new Map(),
   log: SEVERITY_NUMBERS,
   metric: new Map(METRIC_ENUMS),
   datapoint: new Map([...METRIC_ENUMS, ...symbols("FLAG_", ["NONE", "NO_RECORDED_VALUE"])]),

@@ -1,9 +1,10 @@
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { refusal } from "../testutil.ts";
-import { dryRun, type ChainProcessor } from "./dryrun.ts";
+import { dryRun, transformNotSimulated, type ChainProcessor } from "./dryrun.ts";
 import { OttlError } from "./errors.ts";
 import type { LogRecord, LogsData } from "./otlp.ts";
 import { PROCESSOR_TEMPLATES } from "./templates.ts";
+import { SIMULATED_EDITORS } from "./transform.ts";
 
 const healthCheck: ChainProcessor = { nodeId: "health", ...PROCESSOR_TEMPLATES[0]!.processor };
 const line = (s: string): LogRecord => ({ body: { stringValue: s }, severityText: "INFO" });
@@ -119,9 +120,14 @@ test("under error_mode propagate, a record the filter cannot evaluate fails the 
 });
 
 test("bad chains and bad inputs are ValidationErrors that name the path", () => {
-  const unknown = refusal(() => dryRun(mixedInput(), [healthCheck, { nodeId: "x", type: "transform", config: {} }]));
-  expect(unknown.details[0]).toEqual({ path: "processors[1].type", message: "unknown processor type 'transform'; the dry-run runs filter, batch, attributes, resource" });
-  expect(unknown.message).toContain("'transform'");
+  const unknown = refusal(() => dryRun(mixedInput(), [healthCheck, { nodeId: "x", type: "routing", config: {} }]));
+  expect(unknown.details[0]).toEqual({ path: "processors[1].type", message: "unknown processor type 'routing'; the dry-run runs filter, batch, attributes, resource, transform" });
+  expect(unknown.message).toContain("'routing'");
+
+  const statement = refusal(() =>
+    dryRun(mixedInput(), [{ nodeId: "t", type: "transform", config: { log_statements: [{ context: "log", statements: ['set(attributes["a"], "b") where'] }] } }]),
+  );
+  expect(statement.details[0]).toEqual({ path: "processors[0].config.log_statements[0].statements[0]", message: "column 32: 'where' needs a condition after it" });
 
   const condition = refusal(() => dryRun(mixedInput(), [{ nodeId: "f", type: "filter", config: { logs: { log_record: ["true", "IsMatch(body)"] } } }]));
   expect(condition).toBeInstanceOf(OttlError);
@@ -155,4 +161,103 @@ test("a dry-run stops at its time budget with 422 dry_run_too_slow instead of ba
   expect(dryRun({ resourceLogs: [{ scopeLogs: [{ logRecords: [line("bbb")] }] }] }, [catastrophic]).steps).toEqual([
     { nodeId: "greedy", type: "filter", in: 1, out: 1, dropped: [] },
   ]);
+});
+
+describe("transform", () => {
+  const text = (value: string) => ({ stringValue: value });
+  const input = (): LogsData => ({
+    resourceLogs: [
+      {
+        resource: { attributes: [{ key: "host.name", value: text("web-1") }] },
+        scopeLogs: [
+          {
+            scope: { name: "app" },
+            logRecords: [
+              { body: text("GET /healthz"), severityNumber: 9, attributes: [{ key: "user", value: text("ann") }, { key: "path", value: text("/healthz") }] },
+              { body: text("disk full"), severityNumber: 17, attributes: [{ key: "user", value: text("bob") }] },
+            ],
+          },
+        ],
+      },
+    ],
+  });
+  const transform = (statements: string[], config: Record<string, unknown> = {}): ChainProcessor => ({
+    nodeId: "reshape",
+    type: "transform",
+    config: { ...config, log_statements: [{ context: "log", statements }] },
+  });
+
+  test("set, delete_key and keep_keys run in order under their where conditions, and a filter after them sees the result", () => {
+    const original = input();
+    const before = JSON.stringify(original);
+    const drop: ChainProcessor = { nodeId: "drop", type: "filter", config: { logs: { log_record: ['attributes["level"] == "error"'] } } };
+    const { output, steps } = dryRun(original, [
+      transform([
+        'set(attributes["level"], "error") where severity_number >= SEVERITY_NUMBER_ERROR',
+        'set(resource.attributes["env"], "prod")',
+        'set(severity_text, "WARN") where attributes["path"] == "/healthz"',
+        'delete_key(attributes, "user")',
+        'keep_keys(resource.attributes, ["env"])',
+      ]),
+      drop,
+    ]);
+    expect(steps).toEqual([
+      { nodeId: "reshape", type: "transform", in: 2, out: 2, dropped: [] },
+      { nodeId: "drop", type: "filter", in: 2, out: 1, dropped: [1] },
+    ]);
+    // As JSON, which leaves out the dry-run's own record tags.
+    expect(JSON.parse(JSON.stringify(output.resourceLogs))).toEqual([
+      {
+        resource: { attributes: [{ key: "env", value: text("prod") }] },
+        scopeLogs: [{ scope: { name: "app" }, logRecords: [{ body: text("GET /healthz"), severityNumber: 9, severityText: "WARN", attributes: [{ key: "path", value: text("/healthz") }] }] }],
+      },
+    ]);
+    expect(JSON.stringify(original)).toBe(before); // the input is never modified
+  });
+
+  test("a nil value leaves the target alone; delete_matching_keys and keep_matching_keys take RE2 patterns", () => {
+    const { output } = dryRun(input(), [transform(['set(attributes["user"], attributes["missing"])', 'delete_matching_keys(attributes, "^pa")'])]);
+    const records = output.resourceLogs[0]!.scopeLogs![0]!.logRecords!;
+    expect(records.map((r) => r.attributes)).toEqual([[{ key: "user", value: text("ann") }], [{ key: "user", value: text("bob") }]]);
+    const kept = dryRun(input(), [transform(['keep_matching_keys(attributes, "^p")'])]).output.resourceLogs[0]!.scopeLogs![0]!.logRecords!;
+    expect(kept.map((r) => r.attributes)).toEqual([[{ key: "path", value: text("/healthz") }], []]);
+  });
+
+  test("a record a statement cannot be evaluated on skips it, or fails the batch under error_mode propagate", () => {
+    const statements = ['set(attributes["x"], "y") where body["k"] == "v"'];
+    expect(dryRun(input(), [transform(statements)]).steps[0]).toEqual({ nodeId: "reshape", type: "transform", in: 2, out: 2, dropped: [] });
+    expect(dryRun(input(), [transform(statements, { error_mode: "propagate" })]).steps[0]).toEqual({
+      nodeId: "reshape",
+      type: "transform",
+      in: 2,
+      out: 0,
+      dropped: [0, 1],
+      error: "a statement failed on a record, so the batch is dropped (error_mode propagate): a string value cannot be indexed",
+    });
+  });
+
+  test("a statement the dry-run does not run makes the step not simulated, saying which and why; records pass unchanged", () => {
+    const original = input();
+    const { output, steps } = dryRun(original, [transform(['set(attributes["a"], "b")', 'replace_pattern(body, "GET", "PUT")'])]);
+    expect(steps[0]).toEqual({
+      nodeId: "reshape",
+      type: "transform",
+      in: 2,
+      out: 2,
+      dropped: [],
+      notSimulated: transformNotSimulated(`log_statements[0].statements[1] calls replace_pattern; the dry-run runs ${SIMULATED_EDITORS.join(", ")}`),
+    });
+    expect(steps[0]!.notSimulated).toStartWith("the transform step was not simulated: ");
+    expect(output.resourceLogs).toBe(original.resourceLogs);
+    const resource: ChainProcessor = { nodeId: "r", type: "transform", config: { log_statements: [{ context: "resource", statements: ['set(attributes["a"], "b")'] }] } };
+    expect(dryRun(input(), [transform(['set(attributes["copy"], resource.attributes)'])]).steps[0]!.notSimulated).toBe(
+      transformNotSimulated("log_statements[0].statements[0] reads a whole map; the dry-run reads map entries only"),
+    );
+    expect(dryRun(input(), [transform(['set(body["k"], "v")'])]).steps[0]!.notSimulated).toStartWith(
+      "the transform step was not simulated: log_statements[0].statements[0] sets body[…]",
+    );
+    expect(dryRun(input(), [resource]).steps[0]!.notSimulated).toBe(
+      transformNotSimulated("log_statements[0] runs in the resource context; the dry-run runs statements in the log context only"),
+    );
+  });
 });

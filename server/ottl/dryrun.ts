@@ -14,6 +14,11 @@
  * event loop: dryrun-isolated.ts runs it in a worker it terminates at the
  * deadline. The budget is also checked here before each record a filter
  * judges, which ends the common slow run early with the processor named.
+ *
+ * A transform runs when every statement is one transform.ts simulates (log context,
+ * the common editors); otherwise its statements are still checked but not run: its
+ * step passes the records on unchanged and says why in `notSimulated`, so the output
+ * is never taken for what the collector would produce.
  */
 import { AppError } from "../errors.ts";
 import { updateRecordAttributes, updateResourceAttributes } from "./attributes.ts";
@@ -21,6 +26,7 @@ import { OttlEvalError } from "./errors.ts";
 import { compileLogFilter, filterLogs } from "./filter.ts";
 import { validateLogs, type LogsData, type ResourceLogs } from "./otlp.ts";
 import { checkChainSize, validateProcessor } from "./processors.ts";
+import { compileTransform } from "./transform.ts";
 
 export interface ChainProcessor {
   nodeId: string;
@@ -37,6 +43,13 @@ export interface DryRunStep {
   error?: string;
   /** The input records this step dropped, by their place in the input (resources, scopes, records in order, from 0). */
   dropped: number[];
+  /** Set when the dry-run does not run this step: why, and that the records passed it unchanged. */
+  notSimulated?: string;
+}
+
+/** What a transform step the dry-run cannot run says: the output after it is not what the collector produces. */
+export function transformNotSimulated(reason: string): string {
+  return `the transform step was not simulated: ${reason}. Its statements were checked, but records passed it unchanged here; on the collector they are changed`;
 }
 
 export interface DryRunResult {
@@ -75,7 +88,8 @@ export function dryRun(
     if (performance.now() > deadline) throw new DryRunTooSlowError(budgetMs, nodeId);
   };
   checkChainSize(processors, "processors");
-  const runs = processors.map((p, i) => prepare(p, `processors[${i}]`, () => overdue(p.nodeId)));
+  const notes: (string | undefined)[] = [];
+  const runs = processors.map((p, i) => prepare(p, `processors[${i}]`, () => overdue(p.nodeId), (note) => (notes[i] = note)));
   const { logs, records: total } = validateLogs(input);
   let batch = logs.resourceLogs;
   let records = total;
@@ -91,13 +105,15 @@ export function dryRun(
       const now = places(batch);
       const dropped = [...alive].filter((at) => !now.has(at));
       alive = now;
-      return { nodeId, type, in: before, out: records, dropped };
+      const note = notes[i];
+      return note === undefined ? { nodeId, type, in: before, out: records, dropped } : { nodeId, type, in: before, out: records, dropped, notSimulated: note };
     } catch (error) {
       if (!(error instanceof OttlEvalError)) throw error;
       failed = true;
       batch = [];
       records = 0;
-      return { nodeId, type, in: before, out: 0, dropped: [...alive], error: `a condition failed on a record, so the batch is dropped (error_mode propagate): ${error.message}` };
+      const what = type === "transform" ? "a statement" : "a condition";
+      return { nodeId, type, in: before, out: 0, dropped: [...alive], error: `${what} failed on a record, so the batch is dropped (error_mode propagate): ${error.message}` };
     }
   });
   return { output: { resourceLogs: batch }, steps };
@@ -118,7 +134,8 @@ function places(batch: ResourceLogs[]): Set<number> {
   return found;
 }
 
-function prepare(processor: ChainProcessor, root: string, overdue: () => void): Run {
+/** The step's run; `notSimulated` receives the note of a step that passes records on unchanged instead of running. */
+function prepare(processor: ChainProcessor, root: string, overdue: () => void, notSimulated: (note: string) => void): Run {
   const valid = validateProcessor({ type: processor.type, config: processor.config }, root);
   const passThrough: Run = (batch, records) => ({ batch, records });
   switch (valid.type) {
@@ -141,6 +158,17 @@ function prepare(processor: ChainProcessor, root: string, overdue: () => void): 
     case "resource": {
       const actions = valid.config.attributes;
       return (batch, records) => ({ batch: updateResourceAttributes(batch, actions), records });
+    }
+    case "transform": {
+      const compiled = compileTransform(valid.config);
+      if ("notSimulated" in compiled) {
+        notSimulated(transformNotSimulated(compiled.notSimulated));
+        return passThrough;
+      }
+      return (batch, records) => {
+        overdue();
+        return { batch: compiled.run(batch), records };
+      };
     }
   }
 }

@@ -6,8 +6,9 @@
  * condition that parses here also loads in the collector. Anything else is
  * an OttlError with the 1-based column; no other exception escapes.
  */
-import type { Call, CompareOp, Condition, Key, Value } from "./ast.ts";
-import { ENUMS, FUNCTIONS, PATHS, type OttlContext } from "./contexts.ts";
+import type { Call, CompareOp, Condition, Key, Statement, StringList, Value } from "./ast.ts";
+import { ENUMS, FUNCTIONS, PATHS, type OttlContext, type StatementContext } from "./contexts.ts";
+import { EDITORS, type EditorArg } from "./editors.ts";
 import { OttlError } from "./errors.ts";
 import { formatValue } from "./format.ts";
 import { sourceIndex, tokenize, type Token } from "./lexer.ts";
@@ -17,6 +18,7 @@ import { compileRe2, Re2Error } from "./regex.ts";
 const MAX_NESTING = 100;
 const KEYWORDS = new Set(["and", "or", "not", "true", "false", "nil"]);
 const FUNCTION_LIST = Object.keys(FUNCTIONS).join(", ");
+const EDITOR_LIST = Object.keys(EDITORS).join(", ");
 
 export function parseCondition(source: string, context: OttlContext = "log"): Condition {
   return new Parser(source, context).parse();
@@ -36,16 +38,38 @@ export function checkCondition(source: string, context: OttlContext): string | n
   }
 }
 
+/**
+ * A transform statement, `editor(arguments) where condition`, in one of the statement
+ * contexts: the editor and each argument checked against editors.ts, the condition as
+ * parseCondition checks it.
+ */
+export function parseStatement(source: string, context: StatementContext): Statement {
+  return new Parser(source, context).statement();
+}
+
+/** The problem with a statement as "column N: what is wrong", or null when it parses. */
+export function checkStatement(source: string, context: StatementContext): string | null {
+  try {
+    parseStatement(source, context);
+    return null;
+  } catch (error) {
+    if (error instanceof OttlError) return error.details[0]!.message;
+    throw error;
+  }
+}
+
 class Parser {
   private readonly tokens: Token[];
   private pos = 0;
   private depth = 0;
   /** Inside call arguments, where `name = value` would be a named argument. */
   private inArguments = 0;
+  /** An editor's argument, where a whole map (`attributes`) is a value. */
+  private wholeMaps = false;
 
   constructor(
     private readonly source: string,
-    private readonly context: OttlContext,
+    private readonly context: StatementContext,
   ) {
     this.tokens = tokenize(source);
   }
@@ -58,6 +82,109 @@ class Parser {
       this.unexpected("'and', 'or' or the end of the condition");
     }
     return condition;
+  }
+
+  statement(): Statement {
+    const name = this.peek();
+    if (name.kind === "eof") this.fail("the statement is empty", name);
+    if (name.kind !== "ident" || this.peekNext()?.kind !== "punct" || this.peekNext()!.text !== "(") {
+      this.unexpected("an editor call such as set(...)");
+    }
+    const params = EDITORS[name.text];
+    if (!params) this.fail(`'${name.text}' is not an editor svc checks; statements can call ${EDITOR_LIST}`, name);
+    this.advance();
+    this.nest(name);
+    this.advance();
+    const args: (Value | StringList)[] = [];
+    this.inArguments++;
+    if (!this.isPunct(")")) {
+      while (true) {
+        const param = params[args.length];
+        if (!param) this.fail(`${name.text} takes ${params.length} arguments (${params.map(([n]) => n).join(", ")}); optional ones are not supported`);
+        args.push(this.editorArg(name.text, param[0], param[1]));
+        if (!this.isPunct(",")) break;
+        this.advance();
+      }
+    }
+    this.inArguments--;
+    this.expectPunct(")");
+    this.depth--;
+    if (args.length !== params.length) {
+      this.fail(`${name.text} takes ${params.length} arguments (${params.map(([n]) => n).join(", ")}), got ${args.length}`, name);
+    }
+    let where: Condition | undefined;
+    if (this.isKeyword("where")) {
+      this.advance();
+      if (this.peek().kind === "eof") this.fail("'where' needs a condition after it");
+      where = this.parseOr();
+    }
+    if (this.peek().kind !== "eof") {
+      if (this.isPunct(")")) this.fail("')' has no matching '('");
+      this.unexpected(where ? "'and', 'or' or the end of the statement" : "'where' or the end of the statement");
+    }
+    return where ? { editor: name.text, args, where } : { editor: name.text, args };
+  }
+
+  private editorArg(editor: string, param: string, kind: EditorArg): Value | StringList {
+    const t = this.peek();
+    // A lexing problem (a bad escape, an unclosed string) is what is wrong here.
+    if (t.kind === "error") this.fail(t.reason);
+    const literal = (want: "string" | "int", what: string) => {
+      if (t.kind !== want) this.fail(`the ${param} of ${editor} must be ${what}`, t);
+      this.advance();
+      return { kind: "literal" as const, value: t.value };
+    };
+    if (typeof kind === "object") {
+      const value = literal("string", `one of ${kind.oneOf.map((v) => `"${v}"`).join(", ")}`);
+      if (!kind.oneOf.includes(value.value as string)) this.fail(`the ${param} of ${editor} must be one of ${kind.oneOf.map((v) => `"${v}"`).join(", ")}`, t);
+      return value;
+    }
+    switch (kind) {
+      case "string":
+        return literal("string", "a string");
+      case "regex":
+        this.checkPattern(t, `the ${param} of ${editor} must be a string literal`, "invalid pattern");
+        return literal("string", "a string");
+      case "int":
+        return literal("int", "an integer");
+      case "strings":
+        return this.stringList(editor, param);
+      case "value":
+        return this.withWholeMaps(() => this.parseValue());
+      case "target":
+      case "map": {
+        if (t.kind !== "ident" || KEYWORDS.has(t.text) || (t.text[0]! >= "A" && t.text[0]! <= "Z")) this.fail(`the ${param} of ${editor} must be a path`, t);
+        const path = this.withWholeMaps(() => this.parsePath()) as Extract<Value, { kind: "path" }>;
+        const rule = PATHS[this.context][path.fields.join(".")];
+        if (kind === "map" && rule === "none") this.fail(`the ${param} of ${editor} must be a map, such as attributes; ${path.fields.join(".")} is not one`, t);
+        return path;
+      }
+    }
+  }
+
+  private withWholeMaps<T>(fn: () => T): T {
+    this.wholeMaps = true;
+    try {
+      return fn();
+    } finally {
+      this.wholeMaps = false;
+    }
+  }
+
+  private stringList(editor: string, param: string): StringList {
+    if (!this.isPunct("[")) this.fail(`the ${param} of ${editor} must be a list of strings, e.g. ["a", "b"]`);
+    this.advance();
+    const items: string[] = [];
+    while (!this.isPunct("]")) {
+      const t = this.peek();
+      if (t.kind !== "string") this.unexpected("a string");
+      items.push(t.value);
+      this.advance();
+      if (this.isPunct(",")) this.advance();
+      else if (!this.isPunct("]")) this.unexpected("',' or ']'");
+    }
+    this.advance();
+    return { kind: "list", items };
   }
 
   private peek(): Token {
@@ -241,8 +368,8 @@ class Parser {
       this.fail(`unknown path '${name}' in the ${this.context} context${hint}`, start);
     }
     if (rule === "none" && firstKey) this.fail(`${name} takes no [key]`, firstKey);
-    if (rule === "map" && keys.length === 0) this.fail(`${name} needs a key, e.g. ${name}["key"]`, start);
-    if (rule === "map" && typeof keys[0] !== "string") this.fail(`${name} is indexed by a string key`, firstKey);
+    if (rule === "map" && keys.length === 0 && !this.wholeMaps) this.fail(`${name} needs a key, e.g. ${name}["key"]`, start);
+    if (rule === "map" && keys.length > 0 && typeof keys[0] !== "string") this.fail(`${name} is indexed by a string key`, firstKey);
     return { kind: "path", fields, keys };
   }
 
@@ -277,18 +404,18 @@ class Parser {
       const s = params.length === 1 ? "" : "s";
       this.fail(`${name} takes ${params.length} argument${s} (${params.join(", ")}), got ${args.length}`, nameToken);
     }
-    if (name === "IsMatch") this.checkPattern(starts[1]!);
+    if (name === "IsMatch") this.checkPattern(starts[1]!, "the pattern of IsMatch must be a string literal", "invalid IsMatch pattern");
     if (this.isPunct("[")) this.fail("indexing the result of a function is not supported");
     return { kind: "call", name, args };
   }
 
-  private checkPattern(token: Token): void {
-    if (token.kind !== "string") this.fail("the pattern of IsMatch must be a string literal", token);
+  private checkPattern(token: Token, notLiteral: string, invalid: string): void {
+    if (token.kind !== "string") this.fail(notLiteral, token);
     try {
       compileRe2(token.value);
     } catch (error) {
       if (!(error instanceof Re2Error)) throw error;
-      throw new OttlError(`invalid IsMatch pattern: ${error.reason}`, sourceIndex(this.source, token.start, error.offset) + 1);
+      throw new OttlError(`${invalid}: ${error.reason}`, sourceIndex(this.source, token.start, error.offset) + 1);
     }
   }
 }

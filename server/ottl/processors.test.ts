@@ -27,7 +27,11 @@ test("valid configs come back typed", () => {
 });
 
 test.each([
-  ["transform", {}, "processors[3].type", "unknown processor type 'transform'; the dry-run runs filter, batch, attributes, resource"],
+  ["routing", {}, "processors[3].type", "unknown processor type 'routing'; the dry-run runs filter, batch, attributes, resource, transform"],
+  ["transform", {}, "processors[3].config", "a transform needs at least one statement"],
+  ["transform", { log_statements: [{ context: "span", statements: ["true"] }] }, "processors[3].config.log_statements[0].context", "must be one of 'resource', 'scope', 'log'"],
+  ["transform", { log_statements: [{ context: "log", statements: [] }] }, "processors[3].config.log_statements[0].statements", "must be a list of 1 to 100 statements, each 1 to 4096 characters"],
+  ["transform", { trace_statements: [{ context: "span", statements: ['set(attributes["a"], 1)', "drop()"] }] }, "processors[3].config.trace_statements[0].statements[1]", "column 1: 'drop' is not an editor svc checks; statements can call set, delete_key, delete_matching_keys, keep_keys, keep_matching_keys, limit, truncate_all, merge_maps, replace_pattern, replace_all_patterns, replace_match, replace_all_matches"],
   ["filter", { error_mode: "loud", logs: { log_record: ["true"] } }, "processors[3].config.error_mode", "must be one of 'ignore', 'propagate', 'silent'"],
   ["filter", { logs: { log_records: ["true"] } }, "processors[3].config.logs.log_records", "unexpected property"],
   ["filter", { logs: { log_record: ["true", 5] } }, "processors[3].config.logs.log_record[1]", "expected string"],

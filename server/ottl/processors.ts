@@ -1,16 +1,16 @@
 /**
  * The processor configs the dry-run runs, in the upstream collector's shapes
- * (the catalog renders the same ones): filter, batch, attributes, resource.
- * Validation names the key path of the first problem, and parses every
- * filter condition in its own OTTL context.
+ * (the catalog renders the same ones): filter, batch, attributes, resource,
+ * transform. Validation names the key path of the first problem, and parses every
+ * filter condition and transform statement in its own OTTL context.
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import type { ProcessorSpec } from "../../shared/config-records.ts";
-import { ValidationError } from "../errors.ts";
-import type { OttlContext } from "./contexts.ts";
+import { ValidationError, type ErrorDetail } from "../errors.ts";
+import type { OttlContext, StatementContext } from "./contexts.ts";
 import { OttlError } from "./errors.ts";
-import { parseCondition } from "./parser.ts";
+import { checkStatement, parseCondition } from "./parser.ts";
 
 const closed = { additionalProperties: false } as const;
 
@@ -77,6 +77,79 @@ export const AttributeAction = Type.Object(
 export const AttributesConfig = Type.Object({ actions: Type.Array(AttributeAction, { minItems: 1 }) }, closed);
 export const ResourceConfig = Type.Object({ attributes: Type.Array(AttributeAction, { minItems: 1 }) }, closed);
 
+/**
+ * The transform processor's statement groups, one list per signal, each group in the
+ * structured form every collector version and Alloy take: an explicit context and its
+ * statements (common.ContextStatements). A group holds at most MAX_FILTER_CONDITIONS
+ * statements of MAX_CONDITION_LENGTH characters, a list at most MAX_STATEMENT_GROUPS groups.
+ */
+export const MAX_STATEMENT_GROUPS = 20;
+
+/** The groups of each signal's list and the contexts they may name (resource and scope hold every signal). */
+export const STATEMENT_LISTS = [
+  ["log_statements", ["resource", "scope", "log"]],
+  ["metric_statements", ["resource", "scope", "metric", "datapoint"]],
+  ["trace_statements", ["resource", "scope", "span", "spanevent"]],
+] as const satisfies readonly (readonly [string, readonly StatementContext[]])[];
+
+export type StatementList = (typeof STATEMENT_LISTS)[number][0];
+
+const statementBounds = {
+  maxItems: MAX_FILTER_CONDITIONS,
+  minItems: 1,
+  errorMessage: `must be a list of 1 to ${MAX_FILTER_CONDITIONS} statements, each 1 to ${MAX_CONDITION_LENGTH} characters`,
+} as const;
+
+/** One list of statement groups whose contexts are `contexts`; the catalog's transform schema uses it too. */
+export function statementGroups(contexts: readonly StatementContext[], description?: string) {
+  return Type.Array(
+    Type.Object(
+      {
+        context: literals(contexts),
+        statements: Type.Array(Type.String(conditionBounds), { ...statementBounds, description: "OTTL statements, `editor(arguments) where condition`, run in order." }),
+      },
+      closed,
+    ),
+    { maxItems: MAX_STATEMENT_GROUPS, errorMessage: `must be a list of at most ${MAX_STATEMENT_GROUPS} groups of {context, statements}`, description },
+  );
+}
+
+export const TransformConfig = Type.Object(
+  {
+    error_mode: Type.Optional(literals(["ignore", "propagate", "silent"])),
+    ...Object.fromEntries(STATEMENT_LISTS.map(([list, contexts]) => [list, Type.Optional(statementGroups(contexts))])),
+  },
+  closed,
+);
+
+export interface TransformConfig {
+  error_mode?: "ignore" | "propagate" | "silent";
+  log_statements?: { context: StatementContext; statements: string[] }[];
+  metric_statements?: { context: StatementContext; statements: string[] }[];
+  trace_statements?: { context: StatementContext; statements: string[] }[];
+}
+
+/**
+ * Every statement that does not parse in its group's context, named by its path from
+ * `root` (`config.log_statements[0].statements[2]`), and a transform without any
+ * statement. The catalog reports them all; the dry-run throws the first.
+ */
+export function statementProblems(config: TransformConfig, root: string): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  let total = 0;
+  for (const [list] of STATEMENT_LISTS) {
+    (config[list] ?? []).forEach((group, g) => {
+      total += group.statements.length;
+      group.statements.forEach((statement, i) => {
+        const message = checkStatement(statement, group.context);
+        if (message) problems.push({ path: `${root}.${list}[${g}].statements[${i}]`, message });
+      });
+    });
+  }
+  if (total === 0) problems.unshift({ path: root, message: "a transform needs at least one statement" });
+  return problems;
+}
+
 export type FilterConfig = Static<typeof FilterConfig>;
 export type BatchConfig = Static<typeof BatchConfig>;
 export type AttributeAction = Static<typeof AttributeAction>;
@@ -88,11 +161,12 @@ export type ValidProcessor =
   | { type: "filter"; config: FilterConfig }
   | { type: "batch"; config: BatchConfig }
   | { type: "attributes"; config: AttributesConfig }
-  | { type: "resource"; config: ResourceConfig };
+  | { type: "resource"; config: ResourceConfig }
+  | { type: "transform"; config: TransformConfig };
 
-export const PROCESSOR_TYPES = ["filter", "batch", "attributes", "resource"] as const;
+export const PROCESSOR_TYPES = ["filter", "batch", "attributes", "resource", "transform"] as const;
 
-const SCHEMAS = { filter: FilterConfig, batch: BatchConfig, attributes: AttributesConfig, resource: ResourceConfig };
+const SCHEMAS = { filter: FilterConfig, batch: BatchConfig, attributes: AttributesConfig, resource: ResourceConfig, transform: TransformConfig };
 const CHECKS = Object.fromEntries(Object.entries(SCHEMAS).map(([type, schema]) => [type, TypeCompiler.Compile(schema)])) as {
   [K in keyof typeof SCHEMAS]: TypeCheck<(typeof SCHEMAS)[K]>;
 };
@@ -138,6 +212,12 @@ export function validateProcessor(spec: ProcessorSpec, root = "processor"): Vali
       checkValues(config.attributes, `${at}.attributes`, what);
       return { type, config };
     }
+    case "transform": {
+      const config = check(CHECKS.transform, spec.config, what, at) as TransformConfig;
+      const problem = statementProblems(config, at)[0];
+      if (problem) throw new ValidationError(`The ${what} is not valid: ${problem.path}: ${problem.message}.`, [problem]);
+      return { type, config };
+    }
   }
 }
 
@@ -158,16 +238,27 @@ function fail(what: string, path: string, message: string): ValidationError {
   return new ValidationError(`The ${what} is not valid: ${path}: ${message}.`, [{ path, message }]);
 }
 
-/** The conditions a processor holds and their length, read from a config not yet checked (zero for other types or shapes). */
+/** The filter conditions or transform statements a processor holds and their length, read from a config not yet checked (zero for other types or shapes). */
 function conditionSize(type: string, config: unknown): { count: number; text: number } {
   const size = { count: 0, text: 0 };
-  if (type !== "filter" || typeof config !== "object" || config === null) return size;
+  if (typeof config !== "object" || config === null) return size;
+  const count = (items: unknown) => {
+    if (!Array.isArray(items)) return;
+    size.count += items.length;
+    for (const item of items) if (typeof item === "string") size.text += item.length;
+  };
+  if (type === "transform") {
+    for (const [list] of STATEMENT_LISTS) {
+      const groups = (config as Record<string, unknown>)[list];
+      if (Array.isArray(groups)) for (const group of groups) if (typeof group === "object" && group !== null) count((group as Record<string, unknown>).statements);
+    }
+    return size;
+  }
+  if (type !== "filter") return size;
   for (const [group, list] of FILTER_LISTS) {
     const lists = (config as Record<string, unknown>)[group];
     const items = typeof lists === "object" && lists !== null ? (lists as Record<string, unknown>)[list] : undefined;
-    if (!Array.isArray(items)) continue;
-    size.count += items.length;
-    for (const item of items) if (typeof item === "string") size.text += item.length;
+    count(items);
   }
   return size;
 }
@@ -187,9 +278,9 @@ export function checkChainSize(processors: readonly { type: string; config: unkn
   }
   const message =
     count > MAX_CHAIN_CONDITIONS
-      ? `holds ${count} filter conditions in all; a chain may have at most ${MAX_CHAIN_CONDITIONS}`
+      ? `holds ${count} filter conditions and transform statements in all; a chain may have at most ${MAX_CHAIN_CONDITIONS}`
       : text > MAX_CHAIN_CONDITION_TEXT
-        ? `holds ${text} characters of filter conditions in all; a chain may have at most ${MAX_CHAIN_CONDITION_TEXT}`
+        ? `holds ${text} characters of filter conditions and transform statements in all; a chain may have at most ${MAX_CHAIN_CONDITION_TEXT}`
         : null;
   if (message !== null) throw new ValidationError(`${path}: ${message}.`, [{ path, message }]);
 }

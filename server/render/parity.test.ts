@@ -276,6 +276,22 @@ describe("what a processor reads", () => {
     expect(runtimeRProblems("syslog", at("resource", { attributes: actions }))).toEqual([]);
     expect(runtimeRProblems("syslog", at("batch", {}))).toEqual([]);
   });
+
+  test("a transform's log statements read their paths, targets included; its metric statements the metric as a whole", () => {
+    const transform = {
+      log_statements: [
+        { context: "resource", statements: ['set(attributes["env"], "prod")'] },
+        { context: "log", statements: ['set(attributes["hostname"], "h")', 'replace_pattern(body, "a", "b")'] },
+      ],
+    };
+    expect(runtimeRProblems("syslog", at("transform", transform))).toEqual([
+      { path: "p.log_statements[1].statements[1]", message: expect.stringContaining('statement "replace_pattern(body, \\"a\\", \\"b\\")" reads body, and a syslog record\'s body is') },
+    ]);
+    expect(runtimeRProblems("otlp", at("transform", transform))).toEqual([]);
+    const metrics = { metric_statements: [{ context: "datapoint", statements: ['set(attributes["x"], "y")'] }] };
+    expect(runtimeRProblems("hostmetrics", at("transform", metrics)).map((p) => p.path)).toEqual(["p.metric_statements[0].statements[0]"]);
+    expect(runtimeRProblems("prometheus", at("transform", metrics))).toEqual([]);
+  });
 });
 
 // ---- The table itself ------------------------------------------------------------------------

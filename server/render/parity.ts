@@ -10,13 +10,16 @@
  *
  * What a processor reads: every path of its log filter conditions (walked in
  * the OTTL syntax tree), the metric as a whole for a metric condition (host
- * metrics differ as a whole), and the attribute key of each attributes/resource action
- * (insert, update, hash and delete all depend on the key's presence).
+ * metrics differ as a whole), the attribute key of each attributes/resource action
+ * (insert, update, hash and delete all depend on the key's presence), and every path
+ * of a transform's log statements, its targets included, and the metric as a whole
+ * for its metric statements.
  */
 import { LOG_RECORD_SHAPES, LOG_SOURCE_TYPES, type LogSourceType, type RecordPart } from "../catalog/sources/log-records.ts";
 import type { PipelineRecord, SourceRecord } from "../../shared/config-records.ts";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
-import { logFieldsRead, type FieldRead } from "../ottl/reads.ts";
+import type { StatementContext } from "../ottl/contexts.ts";
+import { logFieldsRead, statementFieldsRead, type FieldRead } from "../ottl/reads.ts";
 import type { Plan } from "./plan.ts";
 
 /** A processor as configured, and the path of its config for messages. */
@@ -92,6 +95,30 @@ function readsOf(processor: ConfiguredProcessor): Read[] {
         path: `${path}.${key}[${i}].key`,
         what: `the ${a.action} action on ${JSON.stringify(a.key)}`,
       }));
+    }
+    case "transform": {
+      const groups = (list: string) =>
+        (Array.isArray(config[list]) ? (config[list] as unknown[]) : []).filter(
+          (g): g is { context: StatementContext; statements: unknown } => typeof (g as { context?: unknown })?.context === "string",
+        );
+      return [
+        ...groups("log_statements").flatMap((group, g) =>
+          stringList(group.statements).flatMap((statement, i) =>
+            statementFieldsRead(statement, group.context).map((read) => ({
+              read,
+              path: `${path}.log_statements[${g}].statements[${i}]`,
+              what: `statement ${JSON.stringify(statement)}`,
+            })),
+          ),
+        ),
+        ...groups("metric_statements").flatMap((group, g) =>
+          stringList(group.statements).map((statement, i) => ({
+            read: { field: "metric", text: "the metric" },
+            path: `${path}.metric_statements[${g}].statements[${i}]`,
+            what: `statement ${JSON.stringify(statement)}`,
+          })),
+        ),
+      ];
     }
     default:
       return [];

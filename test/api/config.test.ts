@@ -238,6 +238,27 @@ describe("dry-run", () => {
     expect(other.runtimes[0]!.problems[0]!.message).toContain("the message part only on Runtime R (Alloy)");
   });
 
+  test("a transform is checked (a bad statement is a 400 naming its key path), run where the dry-run can, and marked not simulated where not", async () => {
+    const destination = await ok<{ id: string }>("/destinations", "POST", { name: "dry-transform-gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } });
+    const reshape = (statements: string[]) => ({ id: "reshape", processor: { type: "transform", config: { log_statements: [{ context: "log", statements }] } } });
+    const bad = await refused("/pipelines", "POST", { name: "dry-transform-bad", signal: "logs", topology: linear(destination.id, [reshape(['set(attributes["a"] "b")'])]) }, 400, "validation_failed");
+    expect(paths(bad)).toEqual(["topology.nodes[1].processor.config.log_statements[0].statements[0]"]);
+    const pipeline = await ok<{ id: string }>("/pipelines", "POST", {
+      name: "dry-transform",
+      signal: "logs",
+      topology: linear(destination.id, [reshape(['set(attributes["env"], "prod")'])]),
+    });
+    const result = await ok<{ output: unknown; steps: unknown[] }>(`/pipelines/${pipeline.id}/dry-run`, "POST", { input: input([log("a")]) });
+    expect(result.steps).toEqual([{ nodeId: "reshape", type: "transform", in: 1, out: 1, dropped: [] }]);
+    expect(result.output).toEqual(input([log("a", { env: "prod" })]));
+    const unrun = await ok<{ output: unknown; steps: unknown[] }>(`/pipelines/${pipeline.id}/dry-run`, "POST", {
+      input: input([log("a")]),
+      processors: [{ id: "mask", ...reshape(['replace_pattern(body, "a", "b")']).processor }],
+    });
+    expect(unrun.steps).toEqual([{ nodeId: "mask", type: "transform", in: 1, out: 1, dropped: [], notSimulated: expect.stringMatching(/^the transform step was not simulated: log_statements\[0\]\.statements\[0\] calls replace_pattern/) }]);
+    expect(unrun.output).toEqual(input([log("a")]));
+  });
+
   test("malformed input names the JSON path; over 10 MiB is 413", async () => {
     const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "dry-bad", signal: "logs" });
     const error = await refused(

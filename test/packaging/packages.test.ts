@@ -1,16 +1,19 @@
 /**
  * scripts/package.sh (`bun run package`) for this machine's architecture: the agent
- * deb and rpm and the server deb hold the files the spec places, with their modes and
+ * and server debs and rpms hold the files the spec places, with their modes and
  * maintainer scripts, and never /etc/svc/config.yaml. In a mount namespace where
  * systemd seems to run (systemctl a stub that records its calls), the deb and rpm
  * scripts reload, enable, start, try-restart and stop as they should, and never call
  * systemctl with DPKG_ROOT set. Installed with dpkg into a throwaway root, an upgrade
  * to a newer build replaces the binary and leaves the operator's config byte for byte;
- * remove keeps it, only purge deletes it.
+ * remove and purge keep it, so purging the agent on a host where the server reads the
+ * same file leaves the server its config. rpm into a throwaway root installs and erases
+ * the server rpm's files and keeps the config.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { loadConfig } from "../../server/config/load.ts";
 import { removeTempDirs, REPO, tempDir } from "../process/spawn.ts";
 import { HOST_ARCH, IS_ROOT, ok, RPM_ARCH, run, sha256 } from "./tools.ts";
 
@@ -19,6 +22,7 @@ const V2 = "1.2.4";
 const AGENT_DEB = `svc-agent_${V1}_${HOST_ARCH}.deb`;
 const AGENT_RPM = `svc-agent-${V1}.${RPM_ARCH}.rpm`;
 const SERVER_DEB = `svc-server_${V1}_${HOST_ARCH}.deb`;
+const SERVER_RPM = `svc-server-${V1}.${RPM_ARCH}.rpm`;
 const TEMPLATES: Record<string, string> = {
   "config.yaml.example": "installer/templates/agent-config.yaml",
   "otelcol-bootstrap.yaml": "installer/templates/otelcol-bootstrap.yaml",
@@ -68,9 +72,9 @@ function rpmFiles(rpm: string): Map<string, { sha256: string; mode: string }> {
 /**
  * What is wrong with a maintainer script: it must be POSIX sh (dash parses it), stop on
  * errors, have its helpers spliced in, and never touch /etc/svc beyond testing that the
- * config exists (deb postrm's purge branch aside, which the dpkg test below runs).
+ * config exists: the config is the operator's, and may be both programs' (shared/host-config.ts).
  */
-function scriptProblems(text: string, purgeMayDelete = false): string[] {
+function scriptProblems(text: string): string[] {
   const problems: string[] = [];
   if (!/^(#!\/bin\/sh\n)?(#[^\n]*\n)*set -e\n/.test(text)) problems.push("does not start with set -e");
   if (/^#UNIT_HELPERS#$/m.test(text)) problems.push("helpers not spliced in");
@@ -81,8 +85,7 @@ function scriptProblems(text: string, purgeMayDelete = false): string[] {
     .split("\n")
     .filter((line) => line.includes("/etc/svc") && !line.trim().startsWith("#") && !line.includes("[ -f /etc/svc/config.yaml ]"))
     .map((line) => line.trim());
-  const allowed = purgeMayDelete ? ['rm -f "${DPKG_ROOT:-}/etc/svc/config.yaml"', 'rmdir "${DPKG_ROOT:-}/etc/svc" 2>/dev/null || true'] : [];
-  if (JSON.stringify(touching) !== JSON.stringify(allowed)) problems.push(`touches /etc/svc: ${touching.join("; ")}`);
+  if (touching.length > 0) problems.push(`touches /etc/svc: ${touching.join("; ")}`);
   return problems;
 }
 
@@ -104,7 +107,7 @@ describe("package.sh", () => {
   });
 
   test("writes SHA256SUMS for exactly the agent packages it built", () => {
-    expect(readdirSync(v1).sort()).toEqual([AGENT_RPM, "SHA256SUMS", AGENT_DEB, SERVER_DEB].sort());
+    expect(readdirSync(v1).sort()).toEqual([AGENT_RPM, "SHA256SUMS", AGENT_DEB, SERVER_DEB, SERVER_RPM].sort());
     expect(ok(["sha256sum", "--check", "--strict", "SHA256SUMS"], { cwd: v1 })).toBe(`${AGENT_DEB}: OK\n${AGENT_RPM}: OK\n`);
   });
 });
@@ -119,7 +122,7 @@ describe("svc-agent deb", () => {
     const scripts = debScripts(deb);
     for (const [name, text] of Object.entries(scripts)) {
       expect(info).toMatch(new RegExp(`\\*\\s+${name}\\s+#!/bin/sh`)); // listed as executable
-      expect({ name, problems: scriptProblems(text, name === "postrm") }).toEqual({ name, problems: [] });
+      expect({ name, problems: scriptProblems(text) }).toEqual({ name, problems: [] });
     }
     expect(scripts.postinst).toContain("systemctl try-restart svc-agent.service");
     expect(scripts.prerm).toContain("systemctl stop svc-agent.service");
@@ -198,6 +201,48 @@ describe("svc-server deb", () => {
   });
 });
 
+describe("svc-server rpm", () => {
+  const rpm = () => join(v1, SERVER_RPM);
+  const tag = (name: string) => ok(["rpm", "-qp", "--qf", `%{${name}}`, rpm()]);
+
+  test("name, version and arch; no generated dependencies; no config files, nothing under /etc", () => {
+    expect(ok(["rpm", "-qp", "--qf", "%{NAME} %{VERSION} %{ARCH}", rpm()])).toBe(`svc-server ${V1} ${RPM_ARCH}`);
+    for (const requirement of ok(["rpm", "-qpR", rpm()]).trim().split("\n")) expect(requirement).toMatch(/^(rpmlib\(|\/bin\/sh$)/);
+    expect(ok(["rpm", "-qpc", rpm()]).trim()).toBe("");
+    expect(ok(["rpm", "-qlp", rpm()]).trim().split("\n").filter((path) => path.startsWith("/etc"))).toEqual([]);
+  });
+
+  test("the deb's binary, the unit in /usr/lib/systemd/system, the sysusers entry, and the same downloads", () => {
+    const fromDeb = (path: string) => {
+      const tar = Bun.spawnSync(["dpkg-deb", "--fsys-tarfile", join(v1, SERVER_DEB)]).stdout;
+      const file = Bun.spawnSync(["tar", "-xO", `.${path}`], { stdin: tar }).stdout;
+      return new Bun.CryptoHasher("sha256").update(file).digest("hex");
+    };
+    const file = (path: string) => ({ sha256: sha256(join(REPO, path)), mode: "0644 root/root" });
+    const download = (name: string) => ({ sha256: sha256(join(v1, name)), mode: "0644 root/root" });
+    expect(Object.fromEntries(rpmFiles(rpm()))).toEqual({
+      "/usr/local/bin/svc-server": { sha256: fromDeb("/usr/local/bin/svc-server"), mode: "0755 root/root" },
+      "/usr/lib/systemd/system/svc-server.service": file("systemd/svc-server.service"),
+      "/usr/lib/sysusers.d/svc-server.conf": file("packaging/svc-server.sysusers.conf"),
+      "/usr/share/doc/svc-server/copyright": file("packaging/copyright"),
+      [`/usr/share/svc-server/downloads/${AGENT_DEB}`]: download(AGENT_DEB),
+      [`/usr/share/svc-server/downloads/${AGENT_RPM}`]: download(AGENT_RPM),
+      "/usr/share/svc-server/downloads/SHA256SUMS": download("SHA256SUMS"),
+    });
+  });
+
+  test("%pre makes the user svc; %post, %preun and %postun are POSIX sh that reload, enable, try-restart and stop only under systemd", () => {
+    const scripts = ok(["rpm", "-qp", "--scripts", rpm()]);
+    for (const when of ["preinstall", "postinstall", "preuninstall", "postuninstall"]) expect(scripts).toContain(`${when} scriptlet (using /bin/sh):`);
+    for (const name of ["PREIN", "POSTIN", "PREUN", "POSTUN"]) expect({ name, problems: scriptProblems(tag(name)) }).toEqual({ name, problems: [] });
+    expect(tag("PREIN")).toMatch(/if ! getent passwd svc >\/dev\/null; then\n\s+useradd --system --user-group --home-dir \/var\/lib\/svc .* svc\n/);
+    expect(tag("POSTIN")).toContain("unit_enable /usr/lib/systemd/system/svc-server.service");
+    expect(tag("POSTIN")).toContain("systemctl try-restart svc-server.service");
+    expect(tag("PREUN")).toContain("systemctl stop svc-server.service");
+    expect(tag("POSTUN")).toContain("unit_disable svc-server.service");
+  });
+});
+
 describe.skipIf(!IS_ROOT)("maintainer scripts where systemd runs", () => {
   interface Outcome {
     calls: string[];
@@ -206,37 +251,50 @@ describe.skipIf(!IS_ROOT)("maintainer scripts where systemd runs", () => {
   }
   let deb: Record<string, string>;
   let rpm: Record<string, string>;
+  let serverRpm: Record<string, string>;
   let scratch: string;
+  const rpmScripts = (file: string) =>
+    Object.fromEntries(["PREIN", "POSTIN", "PREUN", "POSTUN"].map((tag) => [tag, ok(["rpm", "-qp", "--qf", `%{${tag}}`, join(v1, file)])]));
 
   beforeAll(() => {
     deb = debScripts(join(v1, AGENT_DEB));
-    rpm = Object.fromEntries(["POSTIN", "PREUN", "POSTUN"].map((tag) => [tag, ok(["rpm", "-qp", "--qf", `%{${tag}}`, join(v1, AGENT_RPM)])]));
+    rpm = rpmScripts(AGENT_RPM);
+    serverRpm = rpmScripts(SERVER_RPM);
     scratch = tempDir("svc-packages-systemd-");
   });
 
   /**
    * Runs scripts in order, each with its arguments, in a private mount namespace where
    * systemd seems to run: tmpfs over /run (with /run/systemd/system) and over /etc
-   * (holding only the config and the enable link when `given` says so). systemctl is a
-   * stub that records its calls; the host's /etc and /run are never touched.
+   * (holding only the config and the enable link of `unit` when `given` says so).
+   * systemctl and useradd are stubs that record their calls; getent finds the user svc
+   * only when `given.user`. The host's /etc and /run are never touched.
    */
-  function underSystemd(steps: [script: string, ...args: string[]][], given: { config?: boolean; enabled?: boolean } = {}, env: Record<string, string> = {}): Outcome {
+  function underSystemd(
+    steps: [script: string, ...args: string[]][],
+    given: { config?: boolean; enabled?: boolean; user?: boolean } = {},
+    env: Record<string, string> = {},
+    unit = "svc-agent.service",
+  ): Outcome {
     const log = join(scratch, "systemctl.log");
     writeFileSync(log, "");
-    writeFileSync(join(scratch, "systemctl"), `#!/bin/sh\necho "$*" >> "${log}"\n`);
-    chmodSync(join(scratch, "systemctl"), 0o755);
+    const stubs: Record<string, string> = { systemctl: `echo "$*" >> "${log}"`, useradd: `echo "useradd $*" >> "${log}"`, getent: given.user ? "exit 0" : "exit 2" };
+    for (const [name, body] of Object.entries(stubs)) {
+      writeFileSync(join(scratch, name), `#!/bin/sh\n${body}\n`);
+      chmodSync(join(scratch, name), 0o755);
+    }
     const wants = "/etc/systemd/system/multi-user.target.wants";
     const driver = [
       "set -e",
       "mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/system",
       `mount -t tmpfs tmpfs /etc && mkdir -p ${wants}`,
       given.config ? "mkdir /etc/svc && echo 'server: {}' > /etc/svc/config.yaml" : "",
-      given.enabled ? `ln -s /lib/systemd/system/svc-agent.service ${wants}/` : "",
+      given.enabled ? `ln -s /lib/systemd/system/${unit} ${wants}/` : "",
       ...steps.map(([script, ...args], i) => {
         writeFileSync(join(scratch, `step${i}`), script);
         return `sh ${join(scratch, `step${i}`)} ${args.join(" ")}`;
       }),
-      `if [ -L ${wants}/svc-agent.service ]; then echo enabled; fi`,
+      `if [ -L ${wants}/${unit} ]; then echo enabled; fi`,
       "if [ -f /etc/svc/config.yaml ]; then echo config; fi",
     ];
     const state = ok(["unshare", "--mount", "--propagation", "private", "sh", "-c", driver.join("\n")], { env: { PATH: `${scratch}:${process.env.PATH}`, ...env } });
@@ -265,13 +323,13 @@ describe.skipIf(!IS_ROOT)("maintainer scripts where systemd runs", () => {
     expect(underSystemd(upgrade, { config: true })).toEqual({ calls, enabled: false, config: true });
   });
 
-  test("deb: remove stops and disables and keeps the config; purge deletes it", () => {
+  test("deb: remove stops and disables and keeps the config; so does purge", () => {
     expect(underSystemd([[deb.prerm!, "remove"], [deb.postrm!, "remove"]], { config: true, enabled: true })).toEqual({
       calls: ["stop svc-agent.service", "daemon-reload"],
       enabled: false,
       config: true,
     });
-    expect(underSystemd([[deb.postrm!, "purge"]], { config: true })).toEqual({ calls: [], enabled: false, config: false });
+    expect(underSystemd([[deb.postrm!, "purge"]], { config: true })).toEqual({ calls: ["daemon-reload"], enabled: false, config: true });
   });
 
   test("deb: with DPKG_ROOT set (dpkg --root) no script calls systemctl, even where systemd runs", () => {
@@ -294,6 +352,24 @@ describe.skipIf(!IS_ROOT)("maintainer scripts where systemd runs", () => {
     });
     expect(underSystemd([[rpm.PREUN!, "0"], [rpm.POSTUN!, "0"]], { config: true, enabled: true })).toEqual({
       calls: ["stop svc-agent.service", "daemon-reload"],
+      enabled: false,
+      config: true,
+    });
+  });
+
+  test("server rpm: install makes the user and enables, upgrade try-restarts, erase keeps the config", () => {
+    const useradd = "useradd --system --user-group --home-dir /var/lib/svc --no-create-home --shell /sbin/nologin svc";
+    const unit = "svc-server.service";
+    expect(underSystemd([[serverRpm.PREIN!, "1"], [serverRpm.POSTIN!, "1"]], { config: true }, {}, unit)).toEqual({
+      calls: [useradd, "daemon-reload", "start svc-server.service"],
+      enabled: true,
+      config: true,
+    });
+    expect(underSystemd([[serverRpm.PREIN!, "1"], [serverRpm.POSTIN!, "1"]], {}, {}, unit)).toEqual({ calls: [useradd, "daemon-reload"], enabled: true, config: false });
+    const upgrade: [string, ...string[]][] = [[serverRpm.PREIN!, "2"], [serverRpm.POSTIN!, "2"], [serverRpm.PREUN!, "1"], [serverRpm.POSTUN!, "1"]];
+    expect(underSystemd(upgrade, { config: true, user: true }, {}, unit)).toEqual({ calls: ["daemon-reload", "try-restart svc-server.service"], enabled: false, config: true });
+    expect(underSystemd([[serverRpm.PREUN!, "0"], [serverRpm.POSTUN!, "0"]], { config: true, enabled: true }, {}, unit)).toEqual({
+      calls: ["stop svc-server.service", "daemon-reload"],
       enabled: false,
       config: true,
     });
@@ -322,16 +398,21 @@ describe.skipIf(!IS_ROOT)("dpkg into a throwaway root", () => {
   }
   const status = (name: string) => run(["dpkg-query", `--admindir=${root}/var/lib/dpkg`, "-W", "-f", "${Status} ${Version}", name]).out;
 
-  beforeAll(() => {
+  /** An empty dpkg database in a new throwaway root, which dpkg() then works on. */
+  function newRoot(): void {
     root = tempDir("svc-packages-root-");
     for (const path of ["var/lib/dpkg/info", "var/lib/dpkg/updates", "var/log"]) mkdirSync(join(root, path), { recursive: true });
     for (const path of ["var/lib/dpkg/status", "var/lib/dpkg/available"]) writeFileSync(join(root, path), "");
+  }
+
+  beforeAll(() => {
+    newRoot();
     stubs = tempDir("svc-packages-stubs-");
     writeFileSync(join(stubs, "systemctl"), `#!/bin/sh\necho "$*" >> "${stubs}/systemctl.log"\n`);
     chmodSync(join(stubs, "systemctl"), 0o755);
   });
 
-  test("install, upgrade to a newer build, remove, reinstall, purge: the config survives all but purge", () => {
+  test("install, upgrade to a newer build, remove, reinstall, purge: the config survives them all", () => {
     dpkg("-i", join(v1, AGENT_DEB));
     expect(status("svc-agent")).toBe(`install ok installed ${V1}`);
     expect(statSync(join(root, "usr/local/bin/svc-agent")).mode & 0o7777).toBe(0o755);
@@ -366,8 +447,9 @@ describe.skipIf(!IS_ROOT)("dpkg into a throwaway root", () => {
 
     dpkg("--purge", "svc-agent");
     expect(status("svc-agent")).toBe("");
-    expect(existsSync(config())).toBe(false);
-    expect(existsSync(join(root, "etc/svc"))).toBe(false);
+    expect(existsSync(join(root, "usr/local/bin/svc-agent"))).toBe(false);
+    expect(readFileSync(config(), "utf8")).toBe(CONFIG_TEXT);
+    expect(lstatSync(config()).mode).toBe(before.mode);
     expect(enabled("svc-agent.service")).toBeNull();
     expect(existsSync(join(stubs, "systemctl.log"))).toBe(false);
   }, 60_000);
@@ -395,5 +477,53 @@ describe.skipIf(!IS_ROOT)("dpkg into a throwaway root", () => {
     expect(enabled("svc-server.service")).toBeNull();
     expect(readFileSync(config(), "utf8")).toBe("listen: 0.0.0.0:443\n");
     expect(existsSync(join(stubs, "systemctl.log"))).toBe(false);
+  }, 60_000);
+
+  test("purging svc-agent where svc-server is installed leaves the server its config, and the server still starts from it", () => {
+    newRoot();
+    dpkg("-i", join(v1, SERVER_DEB));
+    dpkg("-i", join(v1, AGENT_DEB));
+    // One file with both programs' sections (shared/host-config.ts), as on such a host.
+    const shared = readFileSync(join(REPO, "server/config/testdata/shared-host.yaml"), "utf8");
+    mkdirSync(join(root, "etc/svc"), { mode: 0o750 });
+    writeFileSync(config(), shared, { mode: 0o640 });
+    // The installed agent binary accepts the file too.
+    expect(run([join(root, "usr/local/bin/svc-agent"), "validate", "--config", config()]).code).toBe(0);
+    dpkg("--purge", "svc-agent");
+    expect(status("svc-agent")).toBe("");
+    expect(status("svc-server")).toBe(`install ok installed ${V1}`);
+    expect(readFileSync(config(), "utf8")).toBe(shared);
+    expect(lstatSync(config()).mode & 0o777).toBe(0o640);
+    expect(enabled("svc-server.service")).toBe("/lib/systemd/system/svc-server.service");
+    // What the server reads from the file the agent's purge left.
+    expect(loadConfig({ path: config(), env: {} }).listen).toEqual({ host: "0.0.0.0", port: 443 });
+  }, 60_000);
+});
+
+describe.skipIf(!IS_ROOT)("rpm into a throwaway root", () => {
+  test("the server and agent rpms install their files; erasing either keeps the shared config", () => {
+    const root = tempDir("svc-packages-rpmroot-");
+    // The root has no /bin/sh: --nodeps for the scriptlets' requirement of it, and
+    // --noscripts since rpm runs them chrooted into the root ("where systemd runs" runs them).
+    const rpm = (...args: string[]) => ok(["rpm", `--root=${root}`, "--nodeps", "--noscripts", ...args]);
+    ok(["rpm", `--root=${root}`, "--initdb"]);
+    rpm("-i", join(v1, SERVER_RPM), join(v1, AGENT_RPM));
+    expect(ok(["rpm", `--root=${root}`, "-q", "svc-server", "svc-agent"])).toBe(`svc-server-${V1}-1.${RPM_ARCH}\nsvc-agent-${V1}-1.${RPM_ARCH}\n`);
+    expect(statSync(join(root, "usr/local/bin/svc-server")).mode & 0o7777).toBe(0o755);
+    expect(ok(["sha256sum", "--check", "--strict", "SHA256SUMS"], { cwd: join(root, "usr/share/svc-server/downloads") })).toBe(`${AGENT_DEB}: OK\n${AGENT_RPM}: OK\n`);
+    expect(rpm("-V", "svc-server")).toBe(""); // every file as packaged: digest, mode, owner
+
+    const config = join(root, "etc/svc/config.yaml");
+    const shared = readFileSync(join(REPO, "server/config/testdata/shared-host.yaml"), "utf8");
+    mkdirSync(join(root, "etc/svc"), { recursive: true, mode: 0o750 });
+    writeFileSync(config, shared, { mode: 0o640 });
+    rpm("-e", "svc-agent");
+    expect(existsSync(join(root, "usr/local/bin/svc-agent"))).toBe(false);
+    expect(readFileSync(config, "utf8")).toBe(shared);
+    rpm("-e", "svc-server");
+    expect(run(["rpm", `--root=${root}`, "-q", "svc-server"]).code).not.toBe(0);
+    expect(existsSync(join(root, "usr/local/bin/svc-server"))).toBe(false);
+    expect(existsSync(join(root, "usr/share/svc-server"))).toBe(false);
+    expect(readFileSync(config, "utf8")).toBe(shared);
   }, 60_000);
 });

@@ -93,6 +93,18 @@ const FILTERS: Record<Signal, Record<string, unknown>> = {
   traces: { error_mode: "propagate", traces: { span: ['name == "ping"'], spanevent: ['name == "e"'] } },
 };
 
+const TRANSFORMS: Record<Signal, Record<string, unknown>> = {
+  logs: {
+    log_statements: [
+      { context: "resource", statements: ['set(attributes["env"], "prod") where attributes["env"] == nil'] },
+      // Fields every log source delivers alike on both runtimes (render/parity.ts refuses the others on Alloy).
+      { context: "log", statements: ['replace_pattern(attributes["path"], "token=\\\\S+", "token=***") where attributes["path"] != nil'] },
+    ],
+  },
+  metrics: { error_mode: "silent", metric_statements: [{ context: "datapoint", statements: ["limit(attributes, 10, [])"] }] },
+  traces: { error_mode: "propagate", trace_statements: [{ context: "span", statements: ['delete_key(attributes, "secret")'] }] },
+};
+
 function processorNodes(signal: Signal): TopologyNode[] {
   const specs = [
     { type: "filter", config: FILTERS[signal] },
@@ -100,6 +112,7 @@ function processorNodes(signal: Signal): TopologyNode[] {
     { type: "batch", config: { send_batch_size: 4294967295, timeout: "1.5s" } },
     { type: "attributes", config: { actions: ACTIONS } },
     { type: "resource", config: { attributes: ACTIONS } },
+    { type: "transform", config: TRANSFORMS[signal] },
   ];
   return specs.map((processor, i) => ({ id: `p${i}`, kind: "processor", processor }));
 }

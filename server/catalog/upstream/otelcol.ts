@@ -52,6 +52,10 @@ const CONTEXT = { oneOf: ["resource", "scope", "span", "spanevent", "metric", "d
 const contextConditions = { list: { object: { context: CONTEXT, conditions } } } as const;
 const FILTER_CONFIG = contrib("processor/filterprocessor/config.go", "038321994114ea01dd48bdefa38a836387038b1f");
 
+/** common.ContextID.UnmarshalText, processor/transformprocessor/internal/common/config.go @ba96fac1. */
+const TRANSFORM_CONTEXT = { oneOf: ["resource", "scope", "span", "spanevent", "metric", "datapoint", "log"] } as const;
+const TRANSFORM_STATEMENTS = { list: { object: { context: TRANSFORM_CONTEXT, statements: { list: "string" } } } } as const;
+
 /** attraction.Action (internal/coreinternal/attraction/attraction.go). */
 const ACTION = { oneOf: ["insert", "update", "upsert", "delete", "hash", "extract", "convert"] } as const;
 const attributeActions = { list: { object: { key: "string", action: ACTION, value: "scalar" } } } as const;
@@ -251,6 +255,22 @@ export const OTELCOL_COMPONENTS: Readonly<Record<string, OtelcolComponent>> = {
     kind: "processor",
     source: contrib("processor/resourceprocessor/config.go", "1ca0305c83b4aef4193c6322f8b60b2a4a9135b0"),
     config: { attributes: attributeActions },
+  },
+  // The transform processor (its own block: other entries land beside it).
+  // Config{ErrorMode, TraceStatements, MetricStatements, LogStatements []common.ContextStatements, FlattenData}
+  // in config.go; ContextStatements{Context ContextID, Statements []string} and ContextID.UnmarshalText
+  // in internal/common/config.go. Config.Unmarshal also takes a flat list of strings per key (the
+  // context then inferred); the catalog renders the structured form, which every version takes.
+  // Newer common/config.go adds per-group `conditions` and `error_mode`, which we do not emit.
+  transform: {
+    kind: "processor",
+    source: contrib("processor/transformprocessor/config.go", "a06eecf1ed29fe263a0de977886bdd0a062bb16a"),
+    config: {
+      error_mode: ERROR_MODE,
+      log_statements: TRANSFORM_STATEMENTS,
+      metric_statements: TRANSFORM_STATEMENTS,
+      trace_statements: TRANSFORM_STATEMENTS,
+    },
   },
   // exporters
   otlp_grpc: otlpGrpcExporter,

@@ -88,6 +88,7 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
                 <th scope="row">
                   <code>{step.nodeId}</code>
                   {step.error && <span className="step-error">{step.error}</span>}
+                  {step.notSimulated && <span className="muted">{step.notSimulated}</span>}
                 </th>
                 <td>{step.type}</td>
                 <td>{step.in}</td>
