@@ -60,6 +60,8 @@ export interface SourceType<S extends TObject = TObject> extends TypeBase<S> {
    * renderer wires to the pipeline.
    */
   alloy(config: Static<S>, label: string, output: AlloyBlock): AlloyBlock[];
+  /** Why Runtime R cannot run this config as Runtime O does (an option Alloy cannot express), or undefined. */
+  alloyProblem?(config: Static<S>): string | undefined;
 }
 
 interface AlloyDestination<S extends TObject> {
