@@ -85,10 +85,24 @@ function re2Problem(pattern: string): string | undefined {
   }
 }
 
-/** Whether the pattern has a named group: an empty alternative makes any pattern match "", and then `groups` is set exactly when it has one. */
-function hasNamedGroup(pattern: string): boolean {
-  const regex = compileRe2(pattern);
-  return new RegExp(`(?:${regex.source})|`, regex.flags).exec("")?.groups !== undefined;
+/**
+ * Whether a (valid RE2) pattern has a named group, `(?P<name>…)` or
+ * `(?<name>…)`, outside escapes and character classes: both parsers take the
+ * named groups as the fields and refuse a pattern without one.
+ */
+export function hasNamedGroup(pattern: string): boolean {
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "\\") i++;
+    else if (inClass) inClass = c !== "]";
+    else if (c === "[") {
+      inClass = true;
+      if (pattern[i + 1] === "^") i++;
+      if (pattern[i + 1] === "]") i++; // a leading ] is a literal
+    } else if (c === "(" && /^\(\?P?<\w/.test(pattern.slice(i, i + 5))) return true;
+  }
+  return false;
 }
 
 /** The cross-field rules of parsing and multiline. */
