@@ -52,6 +52,35 @@ const CLIENT_SETTINGS = { tls: CLIENT_TLS, compression: COMPRESSION, retry_on_fa
 export const OTLP_CLIENT_SOURCES: readonly UpstreamSource[] = [CLIENT_TLS_SOURCE, COMPRESSION_SOURCE, RETRY_SOURCE, QUEUE_SOURCE];
 // ---- end OTLP exporter client settings ----
 
+// ---- filelog parsing and multiline (issue 24 part 10) ----
+/**
+ * `operators` (pkg/stanza/adapter/config.go BaseConfig) holding one stanza parser: helper.ParserConfig
+ * (helper/parser.go at 1ba49ba8: timestamp, severity), regex_parser's `regex` (parser/regex/config.go at
+ * 2d585794), helper.TimeParser (helper/time.go at 00e6dd7c: parse_from, layout_type strptime|gotime|epoch,
+ * layout) and helper.SeverityConfig (helper/severity_builder.go at 00e6dd7c: parse_from). `multiline` is
+ * split.Config (split/split.go at 2bcbb372), squashed into the filelog config under that key.
+ */
+const FILELOG_OPERATORS = {
+  list: {
+    object: {
+      type: { oneOf: ["json_parser", "regex_parser"] },
+      regex: "string",
+      timestamp: { object: { parse_from: "string", layout_type: { oneOf: ["strptime", "gotime", "epoch"] }, layout: "string" } },
+      severity: { object: { parse_from: "string" } },
+    },
+  },
+} as const;
+const FILELOG_MULTILINE = { object: { line_start_pattern: "string", line_end_pattern: "string" } } as const;
+export const FILELOG_PARSE_SOURCES: readonly UpstreamSource[] = [
+  contrib("pkg/stanza/adapter/config.go", "1a1a3e1ac6855509b18279fba6843f12af9195a0"),
+  contrib("pkg/stanza/operator/helper/parser.go", "1ba49ba839c739d6bf0a264a26c7b2a959ffd71c"),
+  contrib("pkg/stanza/operator/parser/regex/config.go", "2d58579477a62b2d4d08ca5640ae74a192c51e41"),
+  contrib("pkg/stanza/operator/helper/time.go", "00e6dd7ca2b3ebbb581bb495a5a89c3f72dbdb01"),
+  contrib("pkg/stanza/operator/helper/severity_builder.go", "00e6dd7ca2b3ebbb581bb495a5a89c3f72dbdb01"),
+  contrib("pkg/stanza/split/split.go", "2bcbb372ccc02c45de2b8d2aa43ebb3be9774f9a"),
+];
+// ---- end filelog parsing and multiline ----
+
 const otlpGrpcExporter: OtelcolComponent = {
   kind: "exporter",
   source: core("exporter/otlpexporter/config.go"),
@@ -98,7 +127,13 @@ export const OTELCOL_COMPONENTS: Readonly<Record<string, OtelcolComponent>> = {
   filelog: {
     kind: "receiver",
     source: contrib("pkg/stanza/fileconsumer/config.go", "bb12e47671a7a0809f95060dd0716d7e40641ff2"),
-    config: { include: { list: "string" }, exclude: { list: "string" }, start_at: { oneOf: ["beginning", "end"] } },
+    config: {
+      include: { list: "string" },
+      exclude: { list: "string" },
+      start_at: { oneOf: ["beginning", "end"] },
+      operators: FILELOG_OPERATORS,
+      multiline: FILELOG_MULTILINE,
+    },
   },
   journald: {
     kind: "receiver",
