@@ -15,10 +15,10 @@ import { Closed, Duration, HOST_PATH_REFERENCE, NoReferences, StringEnum } from 
 import type { ErrorDetail } from "../../errors.ts";
 
 /** A file the collector reads on its host (hostpaths.ts judges it as a source path is judged). */
-const HostFile = (description: string) =>
+const HostFile = (title: string, description: string) =>
   Type.Optional(
     NoReferences(
-      Type.String({ minLength: 1, pattern: "^/\\S*$", errorMessage: "must be an absolute path on the collector's host", description }),
+      Type.String({ minLength: 1, pattern: "^/\\S*$", errorMessage: "must be an absolute path on the collector's host", title, description }),
       HOST_PATH_REFERENCE,
     ),
   );
@@ -28,9 +28,9 @@ export const TLS_FILE_KEYS = ["ca_file", "cert_file", "key_file"] as const;
 
 const tlsFields = {
   insecure_skip_verify: Type.Optional(Type.Boolean({ description: "Use TLS but do not verify the server's certificate." })),
-  ca_file: HostFile("CA certificate (PEM) that verifies the server, instead of the system roots."),
-  cert_file: HostFile("Client certificate (PEM) for mutual TLS; needs key_file."),
-  key_file: HostFile("Client private key (PEM) for mutual TLS; needs cert_file."),
+  ca_file: HostFile("CA file", "CA certificate (PEM) that verifies the server, instead of the system roots."),
+  cert_file: HostFile("Client certificate file", "Client certificate (PEM) for mutual TLS; needs key_file."),
+  key_file: HostFile("Client key file", "Client private key (PEM) for mutual TLS; needs cert_file."),
   server_name_override: Type.Optional(
     Type.String({ minLength: 1, pattern: "^\\S+$", description: "Server name to verify the certificate against, when it differs from the endpoint's host." }),
   ),
@@ -65,7 +65,7 @@ function optionalDuration(description: string): TOptional<TUnsafe<string>> {
 const RetryOnFailure = () =>
   Closed(
     {
-      enabled: Type.Optional(Type.Boolean({ description: "Retry a failed export (default on)." })),
+      enabled: Type.Boolean({ default: true, description: "Retry a failed export." }),
       initial_interval: optionalDuration("Wait after the first failure (default 5s)."),
       max_interval: optionalDuration("Longest wait between retries (default 30s)."),
       max_elapsed_time: optionalDuration("Give up on a batch after this long; 0 retries forever (default 5m)."),
@@ -77,7 +77,7 @@ const RetryOnFailure = () =>
 const SendingQueue = () =>
   Closed(
     {
-      enabled: Type.Optional(Type.Boolean({ description: "Buffer batches in memory before sending (default on)." })),
+      enabled: Type.Boolean({ default: true, description: "Buffer batches in memory before sending." }),
       num_consumers: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, description: "Concurrent senders (default 10)." })),
       queue_size: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Requests the queue holds (default 1000)." })),
     },
@@ -98,7 +98,7 @@ export interface ClientSettings {
 }
 
 /** No settings: the Loki destination, which has none of its own. */
-export const NO_CLIENT_SETTINGS: ClientSettings = { tls: {}, retry_on_failure: {}, sending_queue: {} };
+export const NO_CLIENT_SETTINGS: ClientSettings = { tls: {}, retry_on_failure: { enabled: true }, sending_queue: { enabled: true } };
 
 /**
  * Rules upstream's Validate() applies that the schema cannot: a client
@@ -134,13 +134,19 @@ function defined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+/** A retry or queue section as rendered: `enabled` only when off (on is both runtimes' default, and the form shows it checked). */
+function section<T extends { enabled: boolean }>(value: T): Partial<T> {
+  const { enabled, ...rest } = defined(value);
+  return (enabled === false ? { enabled, ...rest } : rest) as Partial<T>;
+}
+
 const nonEmpty = (map: object) => Object.keys(map).length > 0;
 
 /** The otelcol exporter keys: `tls`, `compression`, `retry_on_failure`, `sending_queue`, each only when set. */
 export function otelcolClient(config: ClientSettings): Record<string, unknown> {
   const tls = defined({ ...config.tls, insecure: config.tls.insecure === true ? true : undefined });
-  const retry = defined(config.retry_on_failure);
-  const queue = defined(config.sending_queue);
+  const retry = section(config.retry_on_failure);
+  const queue = section(config.sending_queue);
   return {
     ...(nonEmpty(tls) ? { tls } : {}),
     ...(config.compression !== undefined ? { compression: config.compression } : {}),
@@ -166,8 +172,8 @@ export function alloyClientMembers(config: ClientSettings): AlloyStatement[] {
 
 /** Alloy's `retry_on_failure` and `sending_queue` blocks, each only when set. */
 export function alloyExporterBlocks(config: ClientSettings): AlloyStatement[] {
-  const retry = defined(config.retry_on_failure);
-  const queue = defined(config.sending_queue);
+  const retry = section(config.retry_on_failure);
+  const queue = section(config.sending_queue);
   return [
     ...(nonEmpty(retry) ? [block("retry_on_failure", undefined, attrs(retry))] : []),
     ...(nonEmpty(queue) ? [block("sending_queue", undefined, attrs(queue))] : []),

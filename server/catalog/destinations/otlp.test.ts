@@ -35,7 +35,12 @@ describe("otlp destination client settings", () => {
 
   test("render under the collector's keys on Runtime O and Alloy's on Runtime R (server_name)", () => {
     const config = validateComponentConfig("destination", "otlp", full);
-    expect(otlpDestination.otelcol(config, UNKNOWN_TARGET).config).toEqual({ ...full, tls: full.tls });
+    // `enabled: true` is both runtimes' default (the form shows it checked): only `enabled: false` is written.
+    expect(otlpDestination.otelcol(config, UNKNOWN_TARGET).config).toEqual({
+      ...full,
+      retry_on_failure: { initial_interval: "1s", max_interval: "10s", max_elapsed_time: "2m" },
+      sending_queue: { num_consumers: 4, queue_size: 5000 },
+    });
     const alloy = encodeAlloy(otlpDestination.alloy!(config, "o"));
     expect(alloy).toContain('compression = "zstd"');
     expect(alloy).toContain('server_name          = "gw.internal"');
