@@ -8,6 +8,10 @@
  * one, and when its config is rendered (publish, preview). The dry-run
  * reports the same verdict.
  *
+ * A source's own config may also hold an option Runtime R cannot express
+ * (SourceType.alloyProblem, e.g. filelog's multiline.line_end_pattern): the
+ * route is refused on Runtime R for that as well, naming `sourceId`.
+ *
  * What a processor reads: every path of its log filter conditions (walked in
  * the OTTL syntax tree), the metric as a whole for a metric condition (host
  * metrics differ as a whole), and the attribute key of each attributes/resource action

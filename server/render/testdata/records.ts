@@ -13,6 +13,11 @@
  *
  * So a mapping the renderer gets wrong (a missing severity, a stray label)
  * shows up as a record that differs, and a filter that decides differently.
+ *
+ * A filelog parser is modelled on both sides (stanza's parser and severity
+ * preset; the rendered ParseJSON/ExtractPatterns and severity statements);
+ * timestamps and multiline joining are not (each event is one line, and no
+ * filter here reads the time).
  */
 import { posix } from "node:path";
 import type { AlloyBlock, AlloyStatement } from "../alloy-syntax.ts";
