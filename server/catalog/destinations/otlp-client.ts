@@ -142,9 +142,12 @@ function section<T extends { enabled: boolean }>(value: T): Partial<T> {
 
 const nonEmpty = (map: object) => Object.keys(map).length > 0;
 
+/** The TLS keys that are set; `insecure` only when on (off is the default, and otlphttp has no such key). */
+const tlsSet = (tls: Tls) => defined({ ...tls, insecure: tls.insecure === true ? true : undefined });
+
 /** The otelcol exporter keys: `tls`, `compression`, `retry_on_failure`, `sending_queue`, each only when set. */
 export function otelcolClient(config: ClientSettings): Record<string, unknown> {
-  const tls = defined({ ...config.tls, insecure: config.tls.insecure === true ? true : undefined });
+  const tls = tlsSet(config.tls);
   const retry = section(config.retry_on_failure);
   const queue = section(config.sending_queue);
   return {
@@ -162,7 +165,7 @@ function attrs(values: Record<string, unknown>, rename: Record<string, string> =
 
 /** What goes in Alloy's `client { … }` besides endpoint and headers: `compression` and a `tls` block. */
 export function alloyClientMembers(config: ClientSettings): AlloyStatement[] {
-  const tls = defined({ ...config.tls, insecure: config.tls.insecure === true ? true : undefined });
+  const tls = tlsSet(config.tls);
   return [
     ...(config.compression !== undefined ? [attr("compression", config.compression)] : []),
     // Alloy's TLSClientArguments calls configtls' server_name_override `server_name`.
