@@ -112,7 +112,7 @@ export const UPSTREAM: readonly Upstream[] = [
     repo: "open-telemetry/opentelemetry-collector-contrib",
     path: "pkg/ottl/ottlfuncs/func_{parse_json,extract_patterns,time,convert_case,string}.go",
     version: "read via code search, 2026-11 (ExtractPatterns 10443128, Time 453364964)",
-    fact: "ParseJSON: object to map, numbers as doubles, else an error; ExtractPatterns: map of every named group as a string, empty map on no match; Time: strptime format through timeutils.StrptimeToGotime (the same directives as stanza's), location Local unless the format ends in Z. With error_mode ignore a failing statement is skipped and the record kept, as stanza's on_error send does.",
+    fact: "ParseJSON: object to map, numbers as doubles, else an error; ExtractPatterns: map of every named group as a string, empty map on no match; Time: strptime format through timeutils.StrptimeToGotime (the same directives as stanza's), location Local unless the format ends in Z, parsed by timeutils.ParseGotime, which fills in a missing year as stanza does (SetTimestampYear; internal/coreinternal/timeutils, code search id 583346488). With error_mode ignore a failing statement is skipped and the record kept, as stanza's on_error send does.",
   },
   {
     repo: "open-telemetry/opentelemetry-collector-contrib",
