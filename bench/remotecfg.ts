@@ -15,11 +15,15 @@
  * wrk mode (the issue-25 measurement; needs Debian's wrk: `apt-get install -y wrk`, and taskset from util-linux):
  *   bun bench/remotecfg.ts --wrk [seconds=10] [connections=64] [rounds=1] [threads=1] [logLevel=warn]
  * wrk drives the same binary-codec not_modified GetConfig (body and headers from a Lua
- * script written to a temp file) against the hello-world and the real server, then the
- * same poll in the JSON codec against both. Core split: both servers are single-threaded
- * Bun processes pinned to CPU 0, wrk is pinned to CPU 1 (`taskset`), so the load tool
- * never competes with the server it measures; one wrk thread on a core of its own does
- * well over 100,000 req/s, far more than either server answers.
+ * script written to a temp file) against the hello-world, a "floor" server and the real
+ * server, then the same poll in the JSON codec against the three. The floor is a bare
+ * `Bun.serve` that does what any answer to the poll must: reads the body and answers a
+ * small body with the headers the server's answer carries (Content-Type, the two common
+ * security headers, X-Request-Id): it tells Bun's own cost from svc's. Core split: the
+ * servers are single-threaded Bun processes pinned to CPU 0, wrk is pinned to CPU 1
+ * (`taskset`), so the load tool never competes with the server it measures; wrk's own CPU
+ * use is printed for every run (one thread at 100 % of its core would be the bottleneck).
+ * Each round measures the three servers back to back; the summary gives medians over rounds.
  * Load-process mode (internal): bun bench/remotecfg.ts --load <url> <token> <bodyBase64> <requests> <concurrency>
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -70,6 +74,21 @@ const hello = Bun.spawn(
   [...SERVER_CPUS, process.execPath, "-e", `Bun.serve({ hostname: "127.0.0.1", port: ${helloPort}, fetch: () => new Response("hello") })`],
   { stdout: "ignore", stderr: "inherit" },
 );
+// What any answer to the poll costs in Bun: read the body, answer the poll's header set.
+const floorPort = port();
+const floor = Bun.spawn(
+  [
+    ...SERVER_CPUS,
+    process.execPath,
+    "-e",
+    `const answer = new Uint8Array(40);
+     Bun.serve({ hostname: "127.0.0.1", port: ${floorPort}, fetch: async (req) => {
+       await req.bytes();
+       return new Response(answer, { headers: { "Content-Type": req.headers.get("content-type"), "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Request-Id": Bun.randomUUIDv7() } });
+     } })`,
+  ],
+  { stdout: "ignore", stderr: "inherit" },
+);
 const svcPort = port();
 // SVC_BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops (where a poll's time goes).
 const profileDir = process.env.SVC_BENCH_CPU_PROF;
@@ -77,7 +96,7 @@ const profileDir = process.env.SVC_BENCH_CPU_PROF;
 const codecs = process.env.SVC_BENCH_CODECS?.toLowerCase().split(",");
 delete process.env.SVC_BENCH_CPU_PROF; // the server refuses unknown SVC_ variables
 delete process.env.SVC_BENCH_CODECS;
-const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+const profile = profileDir ? ["--cpu-prof", "--cpu-prof-interval=250", `--cpu-prof-dir=${profileDir}`] : [];
 const svc = Bun.spawn([...SERVER_CPUS, process.execPath, ...profile, join(import.meta.dir, "../server/main.ts")], {
   env: {
     ...process.env,
@@ -126,6 +145,8 @@ interface WrkResult {
   /** Non-2xx answers plus socket errors: must be 0. */
   errors: number;
   cpuMicros: number;
+  /** wrk's own CPU over the measured run, % of one core. */
+  wrkCpu: number;
 }
 
 /** One wrk run (pinned to CPU 1) with a Lua script for the POST; the server's CPU per answered request from /proc. */
@@ -156,7 +177,9 @@ async function wrk(url: string, headers: Record<string, string>, body: Uint8Arra
     if ((await proc.exited) !== 0) throw new Error(`wrk failed: ${out}`);
     const line = out.split("\n").find((l) => l.startsWith("WRKJSON "));
     if (!line) throw new Error(`no wrk summary in: ${out}`);
-    return JSON.parse(line.slice(8)) as { requests: number; micros: number; errors: number; p50: number; p99: number; max: number };
+    const summary = JSON.parse(line.slice(8)) as { requests: number; micros: number; errors: number; p50: number; p99: number; max: number };
+    const usage = proc.resourceUsage();
+    return { ...summary, cpuMicros: usage ? Number(usage.cpuTime.total) : Number.NaN };
   };
   await run(2); // warm-up (JIT, connections)
   const before = await cpuSeconds(serverPid);
@@ -171,12 +194,13 @@ async function wrk(url: string, headers: Record<string, string>, body: Uint8Arra
     max: r.max / 1000,
     errors: r.errors,
     cpuMicros: (used * 1e6) / r.requests,
+    wrkCpu: (100 * r.cpuMicros) / r.micros,
   };
 }
 
 try {
   const svcBase = `http://127.0.0.1:${svcPort}`;
-  await Promise.all([waitUp(`http://127.0.0.1:${helloPort}/`), waitUp(`${svcBase}/healthz`)]);
+  await Promise.all([waitUp(`http://127.0.0.1:${helloPort}/`), waitUp(`http://127.0.0.1:${floorPort}/`), waitUp(`${svcBase}/healthz`)]);
 
   // Seed: a Runtime R collector with one route, committed and published, and its token.
   const rest = async <T>(path: string, method = "GET", json?: unknown): Promise<T> => {
@@ -222,7 +246,8 @@ try {
     if (!jsonCheck.notModified) throw new Error(`the JSON poll was not not_modified: ${JSON.stringify(jsonCheck)}`);
     const wline = (label: string, r: WrkResult) =>
       `${label} ${r.perSecond.toFixed(0).padStart(6)} req/s (p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, max ${r.max.toFixed(1)} ms, ` +
-      `server CPU ${r.cpuMicros.toFixed(1)} µs/req, errors ${r.errors})`;
+      `server CPU ${r.cpuMicros.toFixed(1)} µs/req, wrk CPU ${r.wrkCpu.toFixed(0)} %, errors ${r.errors})`;
+    const ratios: Record<string, { perSecond: number[]; cpu: number[]; floorCpu: number[]; micros: number[]; wrkCpu: number[] }> = {};
     for (let round = 1; round <= rounds; round++) {
       for (const [codec, h, b] of [
         ["binary", headers, body],
@@ -230,14 +255,30 @@ try {
       ] as const) {
         if (codecs !== undefined && !codecs.includes(codec.toLowerCase())) continue;
         const bare = await wrk(`http://127.0.0.1:${helloPort}${PATH}`, h, b, hello.pid);
+        const least = await wrk(`http://127.0.0.1:${floorPort}${PATH}`, h, b, floor.pid);
         const polls = await wrk(svcBase + PATH, h, b, svc.pid);
-        if (polls.errors > 0 || bare.errors > 0) console.log(`  WARNING: errors (non-2xx or socket) in the ${codec} runs`);
+        if (polls.errors > 0 || bare.errors > 0 || least.errors > 0) console.log(`  WARNING: errors (non-2xx or socket) in the ${codec} runs`);
+        const r = (ratios[codec] ??= { perSecond: [], cpu: [], floorCpu: [], micros: [], wrkCpu: [] });
+        r.perSecond.push(polls.perSecond / bare.perSecond);
+        r.cpu.push(bare.cpuMicros / polls.cpuMicros);
+        r.floorCpu.push(bare.cpuMicros / least.cpuMicros);
+        r.micros.push(polls.cpuMicros);
+        r.wrkCpu.push(Math.max(bare.wrkCpu, least.wrkCpu, polls.wrkCpu));
         console.log(
-          `round ${round} ${codec}: req/s ratio ${(polls.perSecond / bare.perSecond).toFixed(3)}, CPU-per-request ratio (hello ÷ poll) ${(bare.cpuMicros / polls.cpuMicros).toFixed(3)}`,
+          `round ${round} ${codec}: req/s ratio ${(polls.perSecond / bare.perSecond).toFixed(3)}, CPU-per-request ratio (hello ÷ poll) ${(bare.cpuMicros / polls.cpuMicros).toFixed(3)}` +
+            ` (hello ÷ floor ${(bare.cpuMicros / least.cpuMicros).toFixed(3)})`,
         );
         console.log(`  ${wline("hello-world           ", bare)}`);
+        console.log(`  ${wline("floor (body + headers)", least)}`);
         console.log(`  ${wline(`GetConfig ${codec.padEnd(6)} nm   `, polls)}`);
       }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    for (const [codec, r] of Object.entries(ratios)) {
+      console.log(
+        `${codec}: median over ${r.cpu.length} round(s): req/s ratio ${median(r.perSecond).toFixed(3)}, CPU ratio (hello ÷ poll) ${median(r.cpu).toFixed(3)}, ` +
+          `hello ÷ floor ${median(r.floorCpu).toFixed(3)}, poll ${median(r.micros).toFixed(1)} µs/req; wrk at most ${Math.max(...r.wrkCpu).toFixed(0)} % of its core`,
+      );
     }
     process.exitCode = 0;
   } else {
@@ -267,7 +308,8 @@ try {
   }
 } finally {
   hello.kill();
+  floor.kill();
   svc.kill();
-  await Promise.all([hello.exited, svc.exited]);
+  await Promise.all([hello.exited, floor.exited, svc.exited]);
   rmSync(dir, { recursive: true, force: true });
 }

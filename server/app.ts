@@ -53,6 +53,8 @@ import { CountedStore } from "./metrics/store.ts";
 import type { Store } from "./store/store.ts";
 import { WebhookSender } from "./webhooks/deliver.ts";
 import { WebhookEvents } from "./webhooks/events.ts";
+import { WebhookSweep } from "./webhooks/sweep.ts";
+import { StallDetector } from "./telemetry/stall.ts";
 import { Webhooks } from "./webhooks/webhooks.ts";
 
 /**
@@ -174,6 +176,7 @@ export async function createApp(
   const events = new EventHub(store, logger);
   const users = new Users(store, new Sessions(store), { loginFailures: config.rateLimit.loginFailures });
   const webhooks = new Webhooks(store, secrets);
+  const telemetry = new Telemetry();
   metricsSources = { collectors, staged };
   const channels: Channel[] = [];
   let stopRetention: (() => Promise<void>) | undefined;
@@ -189,8 +192,14 @@ export async function createApp(
     presence,
     new Stager(staged, rollouts, logger),
     { stop: () => agents.close() },
-    // Events from the change feed into the queue, and the queue out to the receivers.
-    new WebhookEvents(store, webhooks, logger),
+    // Events from the change feed and from time passing (stalled, expiring) into the queue, and the queue out to the receivers.
+    new WebhookEvents(store, webhooks, logger, { offlineMinutes: config.webhooks.offlineMinutes }),
+    new WebhookSweep(webhooks, {
+      stalls: new StallDetector(telemetry.window, config.webhooks.stalledMinutes * 60_000),
+      eachCollector: (visit) => collectors.each(visit),
+      expiring: (now, withinMs) => enrollment.expiring(now, withinMs),
+      tokenExpiringHours: config.webhooks.tokenExpiringHours,
+    }, logger),
     new WebhookSender(store, webhooks, logger),
     {
       start: () => {
@@ -236,7 +245,7 @@ export async function createApp(
     presence,
     events,
     live,
-    telemetry: new Telemetry(),
+    telemetry,
     agents,
     agentChannel: new AgentChannel(agents, live, logger),
     channels,

@@ -3,9 +3,9 @@
  * events, and the delivery log of each. The secret is write-only.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { WEBHOOK_EVENTS } from "./webhook-events.ts";
 
-export const WEBHOOK_EVENTS = ["rollout.paused", "rollout.completed", "rollout.failed", "collector.offline", "collector.drifted"] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+export { WEBHOOK_EVENTS, type WebhookEvent } from "./webhook-events.ts";
 
 export const WebhookEventSchema = Type.Union(WEBHOOK_EVENTS.map((e) => Type.Literal(e)), { errorMessage: `must be one of ${WEBHOOK_EVENTS.join(", ")}` });
 

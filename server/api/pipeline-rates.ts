@@ -6,7 +6,8 @@
  * published target is planned again (server/telemetry/routes.ts), which
  * names the components that run each node: processors by their planned
  * name, a source node by its receiver (shared with other flows of the same
- * source, so it counts them too).
+ * source, so it counts them too), a destination node by the exporters it
+ * stands for (shared likewise with every flow sending there).
  */
 import { Type, type Static } from "@sinclair/typebox";
 import type { Collector } from "../../shared/collectors.ts";
@@ -53,8 +54,13 @@ export async function pipelineRates(deps: ThroughputApiDeps, pipelineId: string,
     const snapshot = await deps.configStore.snapshotAt(target.target.targetCommit);
     const byName = new Map(components.map((c) => [`${c.kind} ${c.signal} ${c.id.slice(c.id.indexOf("/") + 1)}`, c]));
     const pipeline = snapshot.pipelines.get(pipelineId);
+    /** Each destination node's exporters, once per collector however many of its flows send there. */
+    const exporters = new Map<string, Set<string>>();
     for (const { flow } of collectorFlows(snapshot, collector).flows) {
       if (flow.pipelineId !== pipelineId) continue;
+      for (const t of [...flow.entry, ...flow.processors.flatMap((p) => p.next)]) {
+        if (t.kind === "destination" && t.nodeId !== undefined) exporters.set(t.nodeId, (exporters.get(t.nodeId) ?? new Set()).add(`exporter ${flow.signal} ${t.name}`));
+      }
       for (const p of flow.processors) {
         const c = byName.get(`processor ${flow.signal} ${p.name}`);
         if (c) bump(p.nodeId, c);
@@ -62,6 +68,12 @@ export async function pipelineRates(deps: ThroughputApiDeps, pipelineId: string,
       const receiver = byName.get(`receiver ${flow.signal} ${flow.source}`);
       for (const node of pipeline?.topology.nodes ?? []) {
         if (receiver && node.kind === "source" && (node.ref === undefined || node.ref === flow.sourceId)) bump(node.id, { in: receiver.in, out: receiver.out, errors: receiver.errors });
+      }
+    }
+    for (const [nodeId, names] of exporters) {
+      for (const name of names) {
+        const exporter = byName.get(name);
+        if (exporter) bump(nodeId, { in: exporter.in, out: exporter.out, errors: exporter.errors });
       }
     }
   }

@@ -8,7 +8,7 @@ import { COMPONENT_KINDS } from "./types.ts";
 describe("catalog", () => {
   test("has the required types of each kind", () => {
     const ids = (kind: string) => COMPONENT_TYPES.filter((t) => t.kind === kind).map((t) => t.type);
-    expect(ids("source")).toEqual(["otlp", "filelog", "journald", "hostmetrics", "syslog", "prometheus"]);
+    expect(ids("source")).toEqual(["otlp", "filelog", "journald", "hostmetrics", "syslog", "prometheus", "kafka", "k8s_cluster", "kubeletstats", "k8s_events"]);
     expect(ids("destination")).toEqual(["otlp", "otlphttp", "debug", "prometheusremotewrite", "loki"]);
     expect(ids("processor")).toEqual(["filter", "batch", "attributes", "resource"]);
   });
@@ -89,12 +89,15 @@ describe("catalogView", () => {
 });
 
 describe("runtimes in the catalog view", () => {
-  test("debug runs on Runtime O only, and says why; every other type runs on both", () => {
+  test("debug, k8s_cluster and kubeletstats run on Runtime O only, and say why; every other type runs on both", () => {
     const view = catalogView();
     for (const e of [...view.sources, ...view.destinations, ...view.processors]) {
       if (e.type === "debug") {
         expect(e.runtimes).toEqual(["otelcol"]);
         expect(e.unavailable?.alloy).toContain("otelcol.exporter.debug) is experimental");
+      } else if (e.type === "k8s_cluster" || e.type === "kubeletstats") {
+        expect(e.runtimes).toEqual(["otelcol"]);
+        expect(e.unavailable?.alloy).toContain(`grafana/alloy has no otelcol.receiver.${e.type}`);
       } else {
         expect(e.runtimes).toEqual(["otelcol", "alloy"]);
         expect(e.unavailable).toBeUndefined();

@@ -15,6 +15,10 @@ import { resourceProcessor } from "./processors/resource.ts";
 import { filelogSource } from "./sources/filelog.ts";
 import { hostmetricsSource } from "./sources/hostmetrics.ts";
 import { journaldSource } from "./sources/journald.ts";
+import { k8sClusterSource } from "./sources/k8s_cluster.ts";
+import { k8sEventsSource } from "./sources/k8s_events.ts";
+import { kafkaSource } from "./sources/kafka.ts";
+import { kubeletstatsSource } from "./sources/kubeletstats.ts";
 import { otlpSource } from "./sources/otlp.ts";
 import { prometheusSource } from "./sources/prometheus.ts";
 import { syslogSource } from "./sources/syslog.ts";
@@ -28,6 +32,10 @@ export const SOURCE_TYPES: readonly SourceType[] = [
   hostmetricsSource,
   syslogSource,
   prometheusSource,
+  kafkaSource,
+  k8sClusterSource,
+  kubeletstatsSource,
+  k8sEventsSource,
 ];
 
 export const DESTINATION_TYPES: readonly DestinationType[] = [
@@ -55,8 +63,8 @@ export function findType<K extends ComponentKind>(kind: K, type: string): ByKind
   return index.get(`${kind}/${type}`) as ByKind[K] | undefined;
 }
 
-/** Why a destination type cannot run on `runtime`, or undefined when it can. */
-export function runtimeProblem(type: DestinationType, runtime: Runtime): string | undefined {
+/** Why a source or destination type cannot run on `runtime`, or undefined when it can. */
+export function runtimeProblem(type: SourceType | DestinationType, runtime: Runtime): string | undefined {
   return runtime === "alloy" ? type.alloyUnavailable : undefined;
 }
 
@@ -79,7 +87,7 @@ function entry(t: ComponentType): CatalogEntry {
     description: t.description,
     signals: [...t.signals],
     runtimes: runtimesOf(t),
-    ...(t.kind === "destination" && t.alloyUnavailable !== undefined ? { unavailable: { alloy: t.alloyUnavailable } } : {}),
+    ...(t.kind !== "processor" && t.alloyUnavailable !== undefined ? { unavailable: { alloy: t.alloyUnavailable } } : {}),
     schema: formSchema(JSON.parse(JSON.stringify(t.schema)) as JsonSchema),
   };
 }

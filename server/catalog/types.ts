@@ -49,10 +49,13 @@ interface TypeBase<S extends TObject> {
   check?(config: Static<S>, root: string): ErrorDetail[];
 }
 
-export interface SourceType<S extends TObject = TObject> extends TypeBase<S> {
+interface SourceBase<S extends TObject> extends TypeBase<S> {
   readonly kind: "source";
-  /** The receiver. */
-  otelcol(config: Static<S>): OtelcolComponent;
+  /** The receiver, in the keys the collector's reported version accepts (`target` unset: unknown). */
+  otelcol(config: Static<S>, target?: OtelcolTarget): OtelcolComponent;
+}
+
+interface AlloySource<S extends TObject> {
   /**
    * The blocks that read this source, through an otelcol receiver, ending in
    * the otelcol component (the receiver, or a transform that shapes records
@@ -62,7 +65,17 @@ export interface SourceType<S extends TObject = TObject> extends TypeBase<S> {
   alloy(config: Static<S>, label: string, output: AlloyBlock): AlloyBlock[];
   /** Why Runtime R cannot run this config as Runtime O does (an option Alloy cannot express), or undefined. */
   alloyProblem?(config: Static<S>): string | undefined;
+  readonly alloyUnavailable?: undefined;
 }
+
+interface OtelcolOnlySource {
+  readonly alloy?: undefined;
+  readonly alloyProblem?: undefined;
+  /** Why Runtime R cannot run it, e.g. Alloy has no component that reads it. */
+  readonly alloyUnavailable: string;
+}
+
+export type SourceType<S extends TObject = TObject> = SourceBase<S> & (AlloySource<S> | OtelcolOnlySource);
 
 interface AlloyDestination<S extends TObject> {
   /** Block name of the component whose `input` accepts otelcol data, e.g. `otelcol.exporter.otlp`. */
@@ -100,13 +113,18 @@ export interface ProcessorType<S extends TObject = TObject> extends TypeBase<S> 
 
 export type ComponentType = SourceType | DestinationType | ProcessorType;
 
-/** The runtimes that can run a type: every type runs on Runtime O; a destination may lack a Runtime R form. */
+/** The runtimes that can run a type: every type runs on Runtime O; a source or destination may lack a Runtime R form. */
 export function runtimesOf(type: ComponentType): Runtime[] {
-  return type.kind === "destination" && type.alloy === undefined ? ["otelcol"] : ["otelcol", "alloy"];
+  return type.kind !== "processor" && type.alloy === undefined ? ["otelcol"] : ["otelcol", "alloy"];
 }
 
 /** Identity helpers that keep each module's config type inferred from its schema. */
-export function defineSource<S extends TObject>(type: SourceType<S>): SourceType<S> {
+export function defineSource<S extends TObject>(type: SourceBase<S> & AlloySource<S>): SourceBase<S> & AlloySource<S> {
+  return type;
+}
+
+/** A source Runtime R cannot run; `alloyUnavailable` says why. */
+export function defineOtelcolOnlySource<S extends TObject>(type: SourceBase<S> & OtelcolOnlySource): SourceBase<S> & OtelcolOnlySource {
   return type;
 }
 

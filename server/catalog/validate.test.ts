@@ -107,7 +107,7 @@ describe("bad configs name the key path", () => {
   });
 
   test("an unknown type names `type`", () => {
-    expect(problems("source", "kafka", {})).toEqual([{ path: "type", message: "is not a source type of the catalog" }]);
+    expect(problems("source", "kinesis", {})).toEqual([{ path: "type", message: "is not a source type of the catalog" }]);
   });
 
   test("the message of the error names the first problem", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { otelcolType, parseCollectorVersion, runsAtLeast, UNKNOWN_TARGET, usesNewKeys } from "./versions.ts";
+import { otelcolType, parseCollectorVersion, runsAtLeast, UNKNOWN_TARGET, usesNewKeys, versionProblem } from "./versions.ts";
 
 const at = (version: string) => ({ version: parseCollectorVersion(version) });
 
@@ -19,5 +19,14 @@ describe("collector versions", () => {
     expect(usesNewKeys("filter", at("0.145.0"))).toBe(false);
     expect(usesNewKeys("filter", at("0.146.0"))).toBe(true);
     expect(runsAtLeast(UNKNOWN_TARGET, "0.1.0")).toBe(false);
+  });
+
+  test("a component's minimum version refuses only collectors known to be older", () => {
+    expect(versionProblem("kafka", at("0.123.9"))).toBe("the kafka component needs collector v0.124.0 or later, and the collector reports v0.123.9");
+    expect(versionProblem("kafka", at("0.124.0"))).toBeUndefined();
+    expect(versionProblem("kafka", UNKNOWN_TARGET)).toBeUndefined();
+    expect(versionProblem("filelog", at("0.100.0"))).toBeUndefined();
+    expect(usesNewKeys("kafka", at("0.141.0"))).toBe(false);
+    expect(usesNewKeys("kafka", at("0.142.0"))).toBe(true);
   });
 });

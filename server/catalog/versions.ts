@@ -49,3 +49,15 @@ export function usesNewKeys(type: keyof typeof OTELCOL_COMPONENTS, target: Otelc
   const change = OTELCOL_COMPONENTS[type]?.keyChange;
   return change !== undefined && runsAtLeast(target, change.since);
 }
+
+/**
+ * Why a collector known to run an older version than `type` needs cannot run
+ * the keys the catalog writes for it, or undefined when it can (or its
+ * version is unknown: it gets the current form).
+ */
+export function versionProblem(type: string, target: OtelcolTarget): string | undefined {
+  const minimum = OTELCOL_COMPONENTS[type]?.minimumVersion;
+  if (minimum === undefined || target.version === null || runsAtLeast(target, minimum.since)) return undefined;
+  const { major, minor, patch } = target.version;
+  return `the ${type} component needs collector v${minimum.since} or later, and the collector reports v${major}.${minor}.${patch}`;
+}

@@ -1,8 +1,8 @@
 /**
  * Pipelines with matchers that an Alloy collector cannot run: a referenced
  * source whose data it would filter or transform differently than the
- * OpenTelemetry Collector does (render/parity.ts), or a referenced destination
- * Alloy has no component for. A pipeline write that would select an Alloy
+ * OpenTelemetry Collector does (render/parity.ts), or a referenced source or
+ * destination Alloy has no component for. A pipeline write that would select an Alloy
  * collector is refused (configstore/pipelines.ts); so is a collector edit
  * (tags, environment, mode, name) that would make an Alloy collector match one.
  */
@@ -28,7 +28,11 @@ export function alloyUnrunnable(snapshot: Pick<Snapshot, "pipelines" | "sources"
     const problems = [
       ...refs("source").flatMap((id) => {
         const source = snapshot.sources.get(id);
-        return source ? routeRuntimeRProblems(source, pipeline).map((p) => p.message) : [];
+        if (!source) return [];
+        const type = findType("source", source.type);
+        const problem = type && runtimeProblem(type, "alloy");
+        if (problem) return [`pipeline "${pipeline.name}" reads source "${source.name}" (${source.type}), which Alloy cannot run: ${problem}`];
+        return routeRuntimeRProblems(source, pipeline).map((p) => p.message);
       }),
       ...refs("destination").flatMap((id) => {
         const record = snapshot.destinations.get(id);

@@ -172,6 +172,10 @@ export const KEYS = {
   "downloads.dir": { type: "string", default: "/usr/share/svc-server/downloads" },
   // GET /metrics without credentials on a second address (server/metrics/); unset: only on the main listener, behind health:read.
   "metrics.listen": { type: "string", default: "", check: (value: string) => (value === "" ? undefined : checkListen(value)) },
+  // Webhook events that wait (server/webhooks/): offline and stalled for N minutes, tokens N hours before they expire.
+  "webhooks.offlineMinutes": { type: "int", default: 5, check: between(1, 10080) },
+  "webhooks.stalledMinutes": { type: "int", default: 10, check: between(1, 10080) },
+  "webhooks.tokenExpiringHours": { type: "int", default: 24, check: between(1, 8760) },
   "opamp.maxConnections": { type: "int", default: 50000, check: atLeast(1) },
   "opamp.maxConcurrentRequests": { type: "int", default: 1000, check: atLeast(1) },
   "opamp.heartbeatSeconds": { type: "int", default: 0, check: checkHeartbeat },

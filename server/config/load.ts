@@ -37,6 +37,8 @@ export interface ServerConfig {
   opamp: { maxConnections: number; maxConcurrentRequests: number; heartbeatSeconds: number | null };
   /** metrics.listen: a second address serving GET /metrics without credentials; null when unset (server/metrics/). */
   metrics: { listen: { host: string; port: number } | null };
+  /** How long collector.offline and collector.stalled wait, and how early token.expiring is sent (server/webhooks/). */
+  webhooks: { offlineMinutes: number; stalledMinutes: number; tokenExpiringHours: number };
   /** The key that seals secrets at rest: given (key), in a file (keyFile), or neither (embedded: generated beside the state file). */
   secrets: { key: string; keyFile: string };
   logging: { level: string };
@@ -226,6 +228,11 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
       heartbeatSeconds: get<number>("opamp.heartbeatSeconds") === 0 ? null : get<number>("opamp.heartbeatSeconds"),
     },
     metrics: { listen: hostPort(get<string>("metrics.listen")) },
+    webhooks: {
+      offlineMinutes: get("webhooks.offlineMinutes"),
+      stalledMinutes: get("webhooks.stalledMinutes"),
+      tokenExpiringHours: get("webhooks.tokenExpiringHours"),
+    },
     secrets: { key: get("secrets.key"), keyFile: secretsKeyFile ?? "" },
     logging: { level: get("logging.level") },
     smtp:

@@ -94,11 +94,17 @@ export class Activations {
   }
 
   async activateSource(who: Editor, collectorId: string, input: { sourceId: string; configOverrides?: Record<string, unknown> }): Promise<SourceActivation> {
-    await this.collectors.get(collectorId);
+    const collector = await this.collectors.get(collectorId);
     return this.config.guarded(async (tree) => {
       const current = activationsOf(tree.snapshot, collectorId);
       const source = tree.snapshot.sources.get(input.sourceId);
       if (!source) throw new NotFoundError("Source", input.sourceId);
+      const type = findType("source", source.type);
+      const unavailable = type && runtimeProblem(type, RUNTIME_OF[collector.managementMode]);
+      if (unavailable) {
+        const message = `source "${source.name}" (${source.type}) cannot run on collector ${collectorId}, a Runtime R (Alloy) collector: ${unavailable}`;
+        throw new ValidationError(`The source cannot be activated: ${message}.`, [{ path: "sourceId", message }]);
+      }
       const before = current.sources.find((a) => a.sourceId === source.id);
       const stored = await this.toStored(who, "source", source, collectorId, input.configOverrides ?? {}, before?.configOverrides);
       const activation: SourceActivation = { sourceId: source.id, configOverrides: stored.overrides };

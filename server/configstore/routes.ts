@@ -25,8 +25,8 @@ export interface RouteInput {
 
 /**
  * Why this route cannot run with this pipeline, as error details (empty when
- * it can). With the collector's `runtime`, destinations the pipeline would
- * send to that the runtime cannot run are problems too.
+ * it can). With the collector's `runtime`, a source type or destinations the
+ * pipeline would send to that the runtime cannot run are problems too.
  */
 export function routeProblems(route: RouteInput, pipeline: PipelineRecord, snapshot: Snapshot, runtime?: Runtime, collectorName?: string): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
@@ -37,7 +37,12 @@ export function routeProblems(route: RouteInput, pipeline: PipelineRecord, snaps
     const collector = collectorName === undefined ? route.collectorId : `"${collectorName}"`;
     problems.push({ path: "sourceId", message: `source "${source.name}" is not active on collector ${collector}; activate it first` });
   }
-  if (!findType("source", source.type)?.signals.includes(pipeline.signal)) {
+  const type = findType("source", source.type);
+  const unrunnable = runtime === undefined || type === undefined ? undefined : runtimeProblem(type, runtime);
+  if (unrunnable !== undefined) {
+    problems.push({ path: "sourceId", message: `source "${source.name}" (${source.type}) cannot run on this Runtime R (Alloy) collector: ${unrunnable}` });
+  }
+  if (!type?.signals.includes(pipeline.signal)) {
     problems.push({ path: "pipelineId", message: `pipeline "${pipeline.name}" carries ${pipeline.signal}, which source "${source.name}" (${source.type}) does not produce` });
   }
   const entries = pipeline.topology.nodes.filter((n) => n.kind === "source" && (n.ref === undefined || n.ref === route.sourceId));
@@ -112,12 +117,18 @@ export class Routes {
 
   /**
    * What would stop a collector's activations and routes from running on
-   * `runtime`, for a change of its management mode: a destination that runtime
-   * cannot run, or a route it would render differently (render/parity.ts).
+   * `runtime`, for a change of its management mode: a source or destination
+   * that runtime cannot run, or a route it would render differently (render/parity.ts).
    */
   async problemsOnRuntime(collectorId: string, runtime: Runtime): Promise<ErrorDetail[]> {
     const snapshot = await this.config.worktree();
     const problems: ErrorDetail[] = [];
+    for (const activation of snapshot.activations.get(collectorId)?.sources ?? []) {
+      const record = snapshot.sources.get(activation.sourceId);
+      const type = record && findType("source", record.type);
+      const problem = type && runtimeProblem(type, runtime);
+      if (problem) problems.push({ path: "managementMode", message: `active source "${record.name}" (${record.type}) cannot run there: ${problem}` });
+    }
     for (const activation of snapshot.activations.get(collectorId)?.destinations ?? []) {
       const record = snapshot.destinations.get(activation.destinationId);
       const type = record && findType("destination", record.type);

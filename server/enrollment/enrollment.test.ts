@@ -151,3 +151,21 @@ describe("enrollment tokens", () => {
     expect(await store.queryAudit({ action: "enrollment.prune", limit: 10 })).toHaveLength(2);
   });
 });
+
+describe("expiring tokens", () => {
+  test("each usable token is claimed once, by one of two replicas sweeping at the same time; an unbound opamp token counts", async () => {
+    const { store, collectors, enrollment } = open();
+    const replicaB = new Enrollment(store, collectors);
+    const week = await enrollment.create(who, { kind: "opamp", expiresIn: 7 * 86_400 });
+    const bound = await enrollment.create(who, { kind: "opamp", expiresIn: 7 * 86_400 });
+    expect(await enrollment.redeemOpamp(bound.token, "instance-1")).not.toBeNull();
+    const later = new Date(Date.now() + 6.5 * 86_400_000);
+    const [a, b] = await Promise.all([enrollment.expiring(later, 86_400_000), replicaB.expiring(later, 86_400_000)]);
+    expect([...a, ...b].map((t) => t.id)).toEqual([week.enrollmentToken.id]);
+    expect(await enrollment.expiring(later, 86_400_000)).toEqual([]);
+    // Too early: more than the threshold left.
+    const other = await enrollment.create(who, { kind: "agent", expiresIn: 7 * 86_400 });
+    expect(await enrollment.expiring(new Date(Date.now() + 5 * 86_400_000), 86_400_000)).toEqual([]);
+    expect((await enrollment.expiring(later, 86_400_000)).map((t) => t.id)).toEqual([other.enrollmentToken.id]);
+  });
+});

@@ -51,6 +51,8 @@ export interface EnrollmentTokenView {
 /** As stored: the view plus the digest, so revoking needs no scan. */
 interface StoredEnrollmentToken extends EnrollmentTokenView {
   tokenDigest: string;
+  /** When `token.expiring` was claimed for it (expiring()), so it is sent once whichever replica sweeps. */
+  expiringNoticeAt?: string;
 }
 
 export interface NewEnrollmentToken {
@@ -64,7 +66,7 @@ export interface NewEnrollmentToken {
 
 const COLLECTION = "enrollment_tokens";
 
-function view({ tokenDigest: _, ...token }: StoredEnrollmentToken): EnrollmentTokenView {
+function view({ tokenDigest: _, expiringNoticeAt: __, ...token }: StoredEnrollmentToken): EnrollmentTokenView {
   return token;
 }
 
@@ -139,6 +141,33 @@ export class Enrollment {
       }
     }
     return removed;
+  }
+
+  /**
+   * Tokens that could still enroll (not revoked, not expired, a use left) and
+   * expire within `withinMs` of `now`, each returned once: the first sweep to
+   * mark it (a versioned write) gets it, on any replica. A token made to live
+   * no longer than `withinMs` was about to expire from the start and is
+   * passed over.
+   */
+  async expiring(now: Date, withinMs: number): Promise<EnrollmentTokenView[]> {
+    const found: EnrollmentTokenView[] = [];
+    for await (const doc of scan<StoredEnrollmentToken>(this.store, COLLECTION)) {
+      const t = doc.data;
+      const expiresAt = Date.parse(t.expiresAt);
+      if (t.expiringNoticeAt !== undefined || t.revokedAt !== null || expiresAt <= now.getTime() || expiresAt - now.getTime() > withinMs) continue;
+      if (expiresAt - Date.parse(t.createdAt) <= withinMs) continue;
+      const spent = t.kind === "opamp" ? t.boundInstanceUid !== null : t.maxUses !== null && t.uses >= t.maxUses;
+      if (spent) continue;
+      try {
+        await this.store.write([{ op: "put", collection: COLLECTION, id: doc.id, data: { ...t, expiringNoticeAt: now.toISOString() }, expect: doc.version }]);
+        found.push(view(t));
+      } catch (error) {
+        // Marked by another replica, or changed (redeemed, revoked): the next sweep looks again.
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    }
+    return found;
   }
 
   /** The token stops working at once. Revoking a revoked token changes nothing. */

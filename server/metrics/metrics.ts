@@ -15,6 +15,8 @@ import { Counter, Gauge, Histogram, Registry, type CounterChild, type Format, ty
 
 /** Seconds: 1 ms to 10 s, the span of a poll answered from memory to a fleet's publish. */
 export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Seconds: a NOTIFY heard within a millisecond to a feed that fell half a minute behind. */
+export const FEED_LAG_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** What the scrape-time gauges read; the assembly hands in the app's parts. */
 export interface MetricsSources {
@@ -97,6 +99,14 @@ export class ServerMetrics {
   readonly storeChanges = this.registry.register(
     new Counter("svc_store_changes_total", "Documents announced on the store's change feed (every replica's writes on an external store).", []),
   );
+  readonly feedLag = this.registry.register(
+    new Histogram(
+      "svc_change_feed_lag_seconds",
+      "Time from a write's commit on the replica that made it (its clock) to this replica's watchers hearing it on the change feed, per announced write, this replica's own included.",
+      [],
+      FEED_LAG_BUCKETS,
+    ),
+  );
   readonly storeResyncs = this.registry.register(
     new Counter("svc_store_feed_resyncs_total", "Times the external store's change feed reconnected and the caches read everything again.", []),
   );
@@ -127,6 +137,7 @@ export class ServerMetrics {
     this.startTime.labels().set(Math.floor(Date.now() / 1000 - process.uptime()));
     this.storeChanges.labels();
     this.storeResyncs.labels();
+    this.feedLag.labels();
     this.sourceErrors.labels("collectors");
     this.sourceErrors.labels("rollout");
     if (sources) this.registry.onCollect(() => this.collect(sources));

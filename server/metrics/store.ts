@@ -2,7 +2,8 @@
  * The Store given to createApp, counted: every call of the contract adds one
  * to svc_store_operations_total{op}, every rejected one to
  * svc_store_errors_total{op}, and the change feed's documents and resyncs are
- * counted by one watcher of its own. The children are looked up once here, so
+ * counted by one watcher of its own, which also times each announced write
+ * from its commit (svc_change_feed_lag_seconds). The children are looked up once here, so
  * a call costs an addition and, for the async ones, one extra promise.
  */
 import type { AuditEntry, AuditQuery, ChangeListener, Doc, ListOptions, Store, WriteOp } from "../store/store.ts";
@@ -23,8 +24,13 @@ export class CountedStore implements Store {
     for (const op of OPS) this.ops[op] = { calls: metrics.storeOperations.labels(op), errors: metrics.storeErrors.labels(op) };
     const changes = metrics.storeChanges.labels();
     const resyncs = metrics.storeResyncs.labels();
+    const lag = metrics.feedLag.labels();
     this.unwatch = inner.watch(
-      (batch) => changes.inc(batch.length),
+      (batch, committedAt) => {
+        changes.inc(batch.length);
+        // Replicas' clocks differ a little: a write heard "before" it was made is no lag, not a negative one.
+        if (committedAt !== undefined) lag.observe(Math.max(0, Date.now() - committedAt) / 1000);
+      },
       () => resyncs.inc(),
     );
   }

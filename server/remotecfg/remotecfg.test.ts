@@ -94,7 +94,7 @@ async function config(init: MessageInitShape<typeof GetConfigRequestSchema>): Pr
   return answer.message;
 }
 
-/** Another unary call, through the Connect router with the JSON codec. */
+/** Another unary call with the JSON codec (GetConfig's takes the direct path, the others the Connect router). */
 async function rpc(method: string, json: unknown, credential: ChannelCredential = { ok: true, token }): Promise<{ status: number; body: any }> {
   const path = `${SERVICE_PATH}${method}`;
   const req = new Request(`http://svc${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(json) });
@@ -155,6 +155,57 @@ describe("GetConfig answers", () => {
     expect(answer).toMatchObject({ status: 503, code: "unavailable" });
     await Bun.sleep(250); // the rollout records an undelivered target in a coalesced write
     expect(await target()).toMatchObject({ state: "failed", undelivered: true });
+  });
+});
+
+describe("the direct poll path answers as the Connect router does", () => {
+  /** The same call both ways: status, Content-Type and body bytes. */
+  async function both(contentType: string, body: Uint8Array | string, credential: ChannelCredential = { ok: true, token }) {
+    const answers = [];
+    for (const direct of [true, false]) {
+      const req = new Request(`http://svc${GET_CONFIG}`, { method: "POST", headers: { "Content-Type": contentType }, body });
+      const res = await service.handle(req, GET_CONFIG, credential, { direct });
+      answers.push({ status: res.status, type: res.headers.get("content-type"), body: Buffer.from(await res.arrayBuffer()).toString() });
+    }
+    expect(answers[0]).toEqual(answers[1]!);
+    return answers[0]!;
+  }
+  const binary = (init: MessageInitShape<typeof GetConfigRequestSchema>) => toBinary(GetConfigRequestSchema, create(GetConfigRequestSchema, init));
+
+  test("binary and JSON: content, not_modified, unknown JSON fields ignored, the JSON codec's own names", async () => {
+    const rendered = await publish(CONFIG);
+    const full = await both("application/json", JSON.stringify({ id: alloy.id }));
+    expect(full).toMatchObject({ status: 200, type: "application/json" });
+    expect(JSON.parse(full.body)).toEqual({ content: CONFIG, hash: rendered.hash });
+    const unchanged = await both("application/json", JSON.stringify({ id: alloy.id, hash: rendered.hash, notYetAField: 1 }));
+    expect(JSON.parse(unchanged.body)).toEqual({ hash: rendered.hash, notModified: true });
+    const statusReport = JSON.stringify({ id: alloy.id, hash: rendered.hash, remoteConfigStatus: { status: "RemoteConfigStatuses_APPLIED" } });
+    expect(JSON.parse((await both("application/json", statusReport)).body)).toEqual({ hash: rendered.hash, notModified: true });
+    expect((await target()).state).toBe("current");
+    const proto = await both("application/proto", binary({ id: alloy.id, hash: rendered.hash }));
+    expect(proto).toMatchObject({ status: 200, type: "application/proto" });
+  });
+
+  test("refusals: no token, a dead token, another collector's id, an empty id, JSON that does not parse or has a wrong type", async () => {
+    const other = await collectors.create(SYSTEM_ACTOR, { name: "alloy-2", managementMode: "rcfg-remotecfg" });
+    for (const [type, body] of [["application/json", JSON.stringify({ id: alloy.id })], ["application/proto", binary({ id: alloy.id })]] as const) {
+      expect(await both(type, body, { ok: false, refused: "missing" })).toMatchObject({ status: 401, type: "application/json" });
+      expect(await both(type, body, { ok: true, token: "svcct_" + "x".repeat(43) })).toMatchObject({ status: 401 });
+    }
+    expect(JSON.parse((await both("application/json", JSON.stringify({ id: other.id }))).body)).toMatchObject({ code: "permission_denied" });
+    expect(JSON.parse((await both("application/proto", binary({ id: "" }))).body)).toMatchObject({ code: "invalid_argument" });
+    for (const body of ["{", JSON.stringify({ id: 7 }), JSON.stringify([alloy.id])]) {
+      const refused = await both("application/json", body);
+      expect(refused).toMatchObject({ status: 400, type: "application/json" });
+      expect(JSON.parse(refused.body)).toMatchObject({ code: "invalid_argument" });
+    }
+  });
+
+  test("a binary body that does not parse is invalid_argument, as connect-go servers answer (connect-es's router says internal)", async () => {
+    const req = new Request(`http://svc${GET_CONFIG}`, { method: "POST", headers: { "Content-Type": "application/proto" }, body: new Uint8Array([0x0a, 0xff, 0xff]) });
+    const res = await service.handle(req, GET_CONFIG, { ok: true, token });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: "invalid_argument" });
   });
 });
 

@@ -26,6 +26,7 @@
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createConnectRouter, createContextKey, createContextValues } from "@connectrpc/connect";
+import { createMethodSerializationLookup } from "@connectrpc/connect/protocol";
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { CHANNEL_OF } from "../../shared/vocabulary.ts";
@@ -55,7 +56,9 @@ import { compressionGzip, connectErrorResponse, readConnectBody, retryableRefusa
 export const SERVICE_PATH = `/${CollectorService.typeName}/`;
 const GET_CONFIG_PATH = `${SERVICE_PATH}GetConfig`;
 const PROTO = "application/proto";
+const JSON_CODEC = "application/json";
 const PROTO_ANSWER: ResponseInit = { headers: { "Content-Type": PROTO } };
+const JSON_ANSWER: ResponseInit = { headers: { "Content-Type": JSON_CODEC } };
 
 /** Poll interval assumed until a collector's polls show its own (Alloy's default poll_frequency). */
 export const DEFAULT_INTERVAL_SECONDS = 60;
@@ -105,15 +108,29 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-/** A GetConfig answer, and its binary encoding made once and reused for every poll. */
+/**
+ * GetConfig's JSON codec exactly as the Connect router runs it (its options: unknown fields ignored;
+ * its errors: invalid_argument for a body that does not parse), so the direct path answers the same.
+ */
+const GET_CONFIG_JSON = createMethodSerializationLookup(CollectorService.method.getConfig, undefined, undefined, {
+  readMaxBytes: MAX_BODY_BYTES,
+  writeMaxBytes: 0xffffffff,
+});
+
+/** A GetConfig answer, and its encodings made once (JSON at the first JSON poll) and reused for every poll. */
 interface Answer {
   message: GetConfigResponse;
   bytes: Uint8Array<ArrayBuffer>;
+  json: Uint8Array<ArrayBuffer> | null;
 }
 
 function answer(init: { content: string; hash: string; notModified: boolean }): Answer {
   const message = create(GetConfigResponseSchema, init);
-  return { message, bytes: toBinary(GetConfigResponseSchema, message) as Uint8Array<ArrayBuffer> };
+  return { message, bytes: toBinary(GetConfigResponseSchema, message) as Uint8Array<ArrayBuffer>, json: null };
+}
+
+function jsonOf(answer: Answer): Uint8Array<ArrayBuffer> {
+  return (answer.json ??= GET_CONFIG_JSON.getO(false).serialize(answer.message) as Uint8Array<ArrayBuffer>);
 }
 
 /** Encoded `not_modified` answers kept, one per hash (about 100 bytes each): with attribute references, one per collector. */
@@ -194,8 +211,8 @@ export class RemoteConfigService {
   private readonly memo = new Map<string, PollMemo>();
   private readonly answers = new WeakMap<RenderedConfig, Answers>();
   private readonly unchanged = new Map<string, Answer>();
-  /** Per collector, its last poll's body (when small) and that body decoded: see decodePoll. */
-  private readonly lastPoll = new Map<string, { bytes: Uint8Array; input: GetConfigRequest }>();
+  /** Per collector, its last poll's body (when small), its codec and that body decoded: see decodePoll. */
+  private readonly lastPoll = new Map<string, { bytes: Uint8Array; binary: boolean; input: GetConfigRequest }>();
   private readonly router: UnaryFetchRouter;
 
   constructor(
@@ -229,28 +246,36 @@ export class RemoteConfigService {
 
   /**
    * Every call goes through the Connect router, except the poll itself in its
-   * usual form — a binary-codec, uncompressed unary GetConfig POST — which
-   * takes a direct path to the same implementation: Connect's generic
-   * machinery (handler context, abort signals, async iterables) costs several
-   * times what the poll does. The wire is the same either way: the message
-   * as the body, `application/proto`, errors as Connect JSON with their HTTP
-   * status. Answers on that path are never compressed (allowed by the protocol;
-   * a not_modified answer is a few dozen bytes).
+   * usual forms — an uncompressed Connect unary GetConfig POST in the binary
+   * (`application/proto`) or JSON (`application/json`) codec — which takes a
+   * direct path to the same implementation: Connect's generic machinery
+   * (handler context, abort signals, async iterables) costs several times
+   * what the poll does. The wire is the same either way: the message as the
+   * body in the request's codec, errors as Connect JSON with their HTTP
+   * status, the token checked before the body is read. Answers on that path
+   * are never compressed (allowed by the protocol; a not_modified answer is a
+   * few dozen bytes). Any other form (gzip, `charset` parameters, Connect
+   * GET, gRPC-web) goes through the router. `direct: false` sends the poll
+   * through the router too: the tests hold the two answers side by side.
    */
-  handle(req: Request, pathname: string, credential: ChannelCredential): Promise<Response> {
-    if (pathname === GET_CONFIG_PATH && req.method === "POST") {
+  handle(req: Request, pathname: string, credential: ChannelCredential, options: { direct?: boolean } = {}): Promise<Response> {
+    if (options.direct !== false && pathname === GET_CONFIG_PATH && req.method === "POST") {
       const headers = req.headers;
       const encoding = headers.get("content-encoding");
-      if (headers.get("content-type") === PROTO && (encoding === null || encoding === "identity")) return this.poll(req, credential);
+      if (encoding === null || encoding === "identity") {
+        const type = headers.get("content-type");
+        if (type === PROTO || type === JSON_CODEC) return this.poll(req, credential, type === PROTO);
+      }
     }
     return this.router.handle(req, pathname, createContextValues().set(CREDENTIAL, credential));
   }
 
-  private async poll(req: Request, credential: ChannelCredential): Promise<Response> {
+  private async poll(req: Request, credential: ChannelCredential, binary: boolean): Promise<Response> {
     try {
       const owner = await this.authenticate(credential);
       const bytes = await readConnectBody(req, MAX_BODY_BYTES);
-      return new Response((await this.getConfig(this.decodePoll(owner, bytes), owner)).bytes, PROTO_ANSWER);
+      const answer = await this.getConfig(this.decodePoll(owner, bytes, binary), owner);
+      return binary ? new Response(answer.bytes, PROTO_ANSWER) : new Response(jsonOf(answer), JSON_ANSWER);
     } catch (error) {
       if (!(error instanceof ConnectError)) this.deps.logger.error({ err: error }, "remotecfg: GetConfig failed");
       return connectErrorResponse(error);
@@ -263,16 +288,20 @@ export class RemoteConfigService {
    * small body of each collector (keyed by its token's collector) is kept with its decoded message,
    * and reused when the bytes are equal. The message is only read, never changed, by getConfig.
    */
-  private decodePoll(owner: string, bytes: Uint8Array): GetConfigRequest {
+  private decodePoll(owner: string, bytes: Uint8Array, binary: boolean): GetConfigRequest {
     const last = this.lastPoll.get(owner);
-    if (last !== undefined && sameBytes(last.bytes, bytes)) return last.input;
+    if (last !== undefined && last.binary === binary && sameBytes(last.bytes, bytes)) return last.input;
     let input: GetConfigRequest;
-    try {
-      input = fromBinary(GetConfigRequestSchema, bytes);
-    } catch (error) {
-      throw new ConnectError(`cannot decode the GetConfigRequest: ${(error as Error).message}`, Code.InvalidArgument);
+    if (binary) {
+      try {
+        input = fromBinary(GetConfigRequestSchema, bytes);
+      } catch (error) {
+        throw new ConnectError(`cannot decode the GetConfigRequest: ${(error as Error).message}`, Code.InvalidArgument);
+      }
+    } else {
+      input = GET_CONFIG_JSON.getI(false).parse(bytes) as GetConfigRequest;
     }
-    if (bytes.byteLength <= LAST_POLL_MAX_BYTES) this.lastPoll.set(owner, { bytes, input });
+    if (bytes.byteLength <= LAST_POLL_MAX_BYTES) this.lastPoll.set(owner, { bytes, binary, input });
     else this.lastPoll.delete(owner);
     return input;
   }

@@ -12,7 +12,7 @@ import { attr, block, encodeAlloy, ref, withComments, type AlloyBlock, type Allo
 import { assertRuntimeRParity } from "./parity.ts";
 import { planCollector, type Plan, type Target } from "./plan.ts";
 
-/** The collector's full configuration; a destination Alloy cannot run is refused by the plan; `plan`: the input's, when already made. */
+/** The collector's full configuration; a source or destination Alloy cannot run is refused by the plan; `plan`: the input's, when already made. */
 export function renderAlloy(input: CollectorConfigInput, plan: Plan = planCollector(input, "alloy")): string {
   return renderAlloyPlan(plan, [
     "Rendered by svc; delivered by remote configuration, local edits are replaced.",
@@ -55,6 +55,8 @@ export function alloyDocument(plan: Plan, header: readonly string[]): AlloyDocum
     for (const f of plan.flows) {
       if (f.source === s.name) outputs.set(f.signal, [...(outputs.get(f.signal) ?? []), ...refs(f.entry)]);
     }
+    // The plan refuses a source without a Runtime R form for an Alloy render.
+    if (s.type.alloy === undefined) throw new Error(`source type '${s.type.type}' has no Runtime R form`);
     const chain = s.type.alloy(s.config as never, s.name, output(outputs));
     blocks.push(withComments(chain[0]!, s.comments), ...chain.slice(1));
   }

@@ -29,7 +29,8 @@
  */
 import { Document, isMap, isScalar, Scalar, visit } from "yaml";
 import type { OtelcolTarget } from "../catalog/index.ts";
-import { parseCollectorVersion, UNKNOWN_TARGET } from "../catalog/versions.ts";
+import { parseCollectorVersion, UNKNOWN_TARGET, versionProblem } from "../catalog/versions.ts";
+import { ValidationError } from "../errors.ts";
 import type { CollectorConfigInput } from "./input.ts";
 import { HostEnvValue } from "./host-env.ts";
 import { planCollector, type Flow, type Plan } from "./plan.ts";
@@ -54,7 +55,11 @@ export function renderOtelcolPlan(plan: Plan, header: readonly string[], target:
   const receivers: Record<string, unknown> = {};
   const receiverIds = new Map<string, string>();
   for (const s of plan.sources) {
-    const component = s.type.otelcol(s.config as never);
+    const component = s.type.otelcol(s.config as never, target);
+    const tooOld = versionProblem(component.type, target);
+    if (tooOld !== undefined) {
+      throw new ValidationError(`The configuration cannot be rendered: source '${s.name}': ${tooOld}.`, [{ path: "collector.version", message: `source '${s.name}': ${tooOld}` }]);
+    }
     const key = id(component.type, s.name);
     receivers[key] = component.config;
     receiverIds.set(s.name, key);

@@ -53,7 +53,7 @@ interface Verdict {
 /** Runs a logs flow's sample events through both runtimes' records. */
 function decisions(plan: Plan, flow: Flow): Verdict {
   const source = plan.sources.find((s) => s.name === flow.source)!;
-  const blocks = source.type.alloy(source.config as never, source.name, block("output", undefined, []));
+  const blocks = source.type.alloy!(source.config as never, source.name, block("output", undefined, []));
   const events = eventsFor(source.type.type as keyof typeof SAMPLE_EVENTS, source.config);
   const chains = paths(flow);
   const kept = (record: LogRecord | null) => chains.map((chain) => record !== null && run(record, chain) !== null);
@@ -90,6 +90,13 @@ describe("every golden case's log filters decide the same on both runtimes", () 
       for (const flow of plan.flows.filter((f) => f.signal === "logs")) {
         if (problemsOf(plan, flow).length > 0) {
           expect(refusal(() => renderAlloy(c.input!)).details.map((d) => d.path)).toEqual(problemsOf(plan, flow).map((d) => d.path));
+          continue;
+        }
+        // Sources without modelled records: one receiver on both runtimes (kafka), or records that differ as a
+        // whole (k8s_events), whose reads problemsOf refuses; what remains reads nothing of the record.
+        const type = plan.sources.find((s) => s.name === flow.source)!.type.type;
+        if (!(type in SAMPLE_EVENTS)) {
+          expect(LOG_SOURCE_TYPES as readonly string[]).not.toContain(type);
           continue;
         }
         const verdict = decisions(plan, flow);
@@ -297,7 +304,7 @@ describe("the parity table says what the modelled records show", () => {
       const sourceType = findType("source", type)!;
       for (const config of SOURCE_CONFIGS[type]) {
         const valid = validateComponentConfig("source", type, config);
-        const blocks = sourceType.alloy(valid as never, "in", block("output", undefined, []));
+        const blocks = sourceType.alloy!(valid as never, "in", block("output", undefined, []));
         for (const event of eventsFor(type, valid)) {
           const o = otelcolRecord(event, valid);
           const r = alloyRecord(event, "in", blocks);
@@ -332,7 +339,7 @@ describe("filelog parsing builds the same record on both runtimes", () => {
   for (const parser of parsers) {
     test(JSON.stringify(parser), () => {
       const config = validateComponentConfig("source", "filelog", { include: ["/var/log/*"], parser });
-      const blocks = findType("source", "filelog")!.alloy(config, "f", block("output", undefined, []));
+      const blocks = findType("source", "filelog")!.alloy!(config, "f", block("output", undefined, []));
       const records = SAMPLE_EVENTS.filelog.map((e) => [normal(otelcolRecord(e, config)), normal(alloyRecord(e, "f", blocks))]);
       for (const [otelcol, alloy] of records) expect(alloy).toEqual(otelcol);
       // The samples exercise the mapping: mapped, unmapped and numeric levels, and lines the parser refuses.

@@ -117,10 +117,21 @@ const METRIC_DIFFERENCES: Readonly<Record<string, string>> = {
     "host metrics are the hostmetrics receiver's (semantic-convention names such as system.cpu.time with attribute state) on Runtime O (OpenTelemetry Collector) but node_exporter's (node_cpu_seconds_total with label mode) on Runtime R (Alloy)",
 };
 
+/**
+ * Log sources whose records differ as a whole between the runtimes, so that
+ * any read of them does. Kubernetes events: the k8sobjects receiver's watch
+ * event map on Runtime O, Alloy's logfmt line with Loki labels on Runtime R
+ * (catalog/sources/k8s-events.ts).
+ */
+const RECORD_DIFFERENCES: Readonly<Record<string, string>> = {
+  k8s_events:
+    "a Kubernetes event record is the watch event as a map (type and the Event object) with attributes k8s.resource.name, event.domain and event.name on Runtime O (OpenTelemetry Collector) but a logfmt line (name, kind, action, reason, type, msg) with attributes namespace, job, instance and loki.attribute.labels on Runtime R (Alloy)",
+};
+
 /** How a read differs between the runtimes for a source type, or undefined when both give the same value. */
 export function runtimeDifference(sourceType: string, read: FieldRead): string | undefined {
-  const metrics = METRIC_DIFFERENCES[sourceType];
-  if (metrics !== undefined) return metrics;
+  const whole = METRIC_DIFFERENCES[sourceType] ?? RECORD_DIFFERENCES[sourceType];
+  if (whole !== undefined) return whole;
   if (!(LOG_SOURCE_TYPES as readonly string[]).includes(sourceType)) return undefined;
   const part = PART_OF_FIELD[read.field];
   if (part === undefined) return undefined;
@@ -227,11 +238,14 @@ export interface RuntimeParity {
   problems: ErrorDetail[];
 }
 
+/** Log source types with a parity verdict: those modelled part by part, and those that differ as a whole. */
+const PARITY_LOG_TYPES: readonly string[] = [...LOG_SOURCE_TYPES, ...Object.keys(RECORD_DIFFERENCES)];
+
 /** The log source types that may feed a pipeline: its source nodes' sources, or every log source type when a node has no ref. */
 export function logSourceTypesFeeding(pipeline: PipelineRecord, sources: ReadonlyMap<string, SourceRecord>): string[] {
   const nodes = pipeline.topology.nodes.filter((n) => n.kind === "source");
-  const types = nodes.some((n) => n.ref === undefined) ? [...LOG_SOURCE_TYPES] : nodes.map((n) => sources.get(n.ref!)?.type ?? "");
-  return [...new Set(types)].filter((t) => (LOG_SOURCE_TYPES as readonly string[]).includes(t)).sort();
+  const types = nodes.some((n) => n.ref === undefined) ? [...PARITY_LOG_TYPES] : nodes.map((n) => sources.get(n.ref!)?.type ?? "");
+  return [...new Set(types)].filter((t) => PARITY_LOG_TYPES.includes(t)).sort();
 }
 
 /** The parity verdict of a processor chain for each source type. */

@@ -45,6 +45,8 @@ export type PlannedDestination = Planned<DestinationType>;
 export interface Target {
   kind: "processor" | "destination";
   name: string;
+  /** A destination target's pipeline node (a node without ref stands for several), for per-node throughput. */
+  nodeId?: string;
 }
 
 export interface PlannedProcessor extends Planned<ProcessorType> {
@@ -153,10 +155,10 @@ function destinationType(record: DestinationRecord, path: string, signal: Signal
   return type;
 }
 
-/** A destination type Runtime R cannot run is refused for an Alloy render, saying why. */
-function checkRuntime(type: DestinationType, record: DestinationRecord, path: string, runtime: Runtime | undefined): void {
+/** A source or destination type Runtime R cannot run is refused for an Alloy render, saying why. */
+function checkRuntime(type: SourceType | DestinationType, record: SourceRecord | DestinationRecord, path: string, runtime: Runtime | undefined): void {
   const problem = runtime === undefined ? undefined : runtimeProblem(type, runtime);
-  if (problem !== undefined) fail(path, `destination '${record.id}' (${record.type}) cannot run on Runtime R (Alloy): ${problem}`);
+  if (problem !== undefined) fail(path, `${type.kind} '${record.id}' (${record.type}) cannot run on Runtime R (Alloy): ${problem}`);
 }
 
 /** A source config Runtime R cannot run as Runtime O does (an option Alloy cannot express) is refused for an Alloy render. */
@@ -210,7 +212,7 @@ function buildFlow(spec: FlowSpec, processorNames: NameTable): Flow {
       const node = nodes.get(next)!;
       if (node.kind === "source") fail(`${at}.nodes[${id}]`, `has an edge into source node '${next}'`);
       if (node.kind === "processor") return [{ kind: "processor", name: names.get(next)! }];
-      return spec.destinations(node, `${at}.nodes[${next}]`).map((key) => ({ kind: "destination", name: key }));
+      return spec.destinations(node, `${at}.nodes[${next}]`).map((key) => ({ kind: "destination", name: key, nodeId: next }));
     });
 
   const processors = order.map((id): PlannedProcessor => {
@@ -269,7 +271,7 @@ function topologicalOrder(ids: ReadonlySet<string>, outgoing: ReadonlyMap<string
 
 /** Gives destination targets their names, once every used destination is known. */
 function nameDestinations(flows: Flow[], names: ReadonlyMap<string, string>): Flow[] {
-  const rename = (t: Target): Target => (t.kind === "destination" ? { kind: t.kind, name: names.get(t.name)! } : t);
+  const rename = (t: Target): Target => (t.kind === "destination" ? { ...t, name: names.get(t.name)! } : t);
   return flows.map((f) => ({
     ...f,
     entry: f.entry.map(rename),
@@ -305,6 +307,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
       activations.sources.find((a) => a.sourceId === record.id) ??
       fail(`${at}.sourceId`, `source '${record.id}' is not active on collector '${input.collector.id}'`);
     const type = sourceType(record, `${at}.sourceId`, pipeline.signal, `pipeline '${pipeline.id}'`);
+    checkRuntime(type, record, `${at}.sourceId`, runtime);
     return { key: joinKey(route), pipeline, record, overrides: activation.configOverrides, type, routed: true, matched: matchedIds.has(pipeline.id) };
   });
   // A matched pipeline joins each source its topology names (a route of the same join is that one, explicit).
@@ -320,6 +323,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
         const path = `pipelines[${pipeline.id}].topology.nodes[${node.id}].ref`;
         const record = input.sources.get(ref) ?? fail(path, `source '${ref}' does not exist`);
         const type = sourceType(record, path, pipeline.signal, `pipeline '${pipeline.id}'`);
+        checkRuntime(type, record, path, runtime);
         const overrides = activations.sources.find((a) => a.sourceId === record.id)?.configOverrides ?? {};
         return { key: `${ref} ${pipeline.id}`, pipeline, record, overrides, type, routed: false, matched: true };
       });
@@ -460,6 +464,7 @@ export function planPreview(
     const path = `${at}.nodes[${node.id}].ref`;
     const record = sourceRecords.get(ref) ?? fail(path, `source '${ref}' does not exist`);
     const type = sourceType(record, path, pipeline.signal, what);
+    checkRuntime(type, record, path, runtime);
     const root = `sources[${record.id}].config`;
     const config = renderable(type, validateComponentConfig("source", record.type, record.config, root), (p) => pathText(root, p));
     checkSourceRuntime(type, record, config, root, runtime);

@@ -24,11 +24,11 @@ export class Watchers {
     return () => this.set.delete(watcher);
   }
 
-  emit(changes: Change[]): void {
+  emit(changes: Change[], committedAt?: number): void {
     for (const watcher of [...this.set]) {
       if (!this.set.has(watcher)) continue;
       try {
-        watcher.changes(changes);
+        watcher.changes(changes, committedAt);
       } catch (error) {
         console.error("svc store: a change listener failed", error);
       }

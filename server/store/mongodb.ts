@@ -427,7 +427,7 @@ export class MongoStore extends ExternalStore implements Store {
   private deliver(record: ChangeRecord | undefined): void {
     const changes = changesOf(record);
     if (changes === null) return;
-    if (changes.length > 0) this.watchers.emit(changes);
+    if (changes.length > 0) this.watchers.emit(changes, record!.at instanceof Date ? record!.at.getTime() : undefined);
     this.echoes.arrived(record!._id);
   }
 

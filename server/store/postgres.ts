@@ -113,9 +113,13 @@ interface DocRow {
   updated_at: Date;
 }
 
-/** One part of a write's announcement: w = write token, i/n = part i of n, c = [collection, id, version (0 = delete)], o = some change did not fit. */
+/**
+ * One part of a write's announcement: w = write token, i/n = part i of n, c = [collection, id, version (0 = delete)],
+ * o = some change did not fit, t = the writer's clock (ms) just before COMMIT (absent from older servers).
+ */
 interface NotifyPart {
   w: string;
+  t?: number;
   i: number;
   n: number;
   c: [string, string, number][];
@@ -136,8 +140,8 @@ function lockKey(key: string): bigint {
 }
 
 /** The announcement parts of one write, each under `limit` bytes. */
-export function notifyParts(token: string, changes: Change[], limit = NOTIFY_LIMIT): string[] {
-  const header = Buffer.byteLength(JSON.stringify({ w: token, i: 99999, n: 99999, c: [], o: 1 }));
+export function notifyParts(token: string, changes: Change[], limit = NOTIFY_LIMIT, time = Date.now()): string[] {
+  const header = Buffer.byteLength(JSON.stringify({ w: token, t: time, i: 99999, n: 99999, c: [], o: 1 }));
   const groups: { c: [string, string, number][]; o?: 1 }[] = [{ c: [] }];
   let size = header;
   for (const change of changes) {
@@ -155,7 +159,7 @@ export function notifyParts(token: string, changes: Change[], limit = NOTIFY_LIM
     groups[groups.length - 1]!.c.push(entry);
     size += bytes;
   }
-  return groups.map((g, i) => JSON.stringify({ w: token, i, n: groups.length, c: g.c, ...(g.o ? { o: 1 } : {}) }));
+  return groups.map((g, i) => JSON.stringify({ w: token, t: time, i, n: groups.length, c: g.c, ...(g.o ? { o: 1 } : {}) }));
 }
 
 export class PostgresStore extends ExternalStore implements Store {
@@ -273,7 +277,7 @@ export class PostgresStore extends ExternalStore implements Store {
     entry.overflow ||= part.o === 1;
     if (++entry.got < part.n) return;
     this.partial.delete(part.w);
-    if (entry.changes.length > 0) this.watchers.emit(entry.changes);
+    if (entry.changes.length > 0) this.watchers.emit(entry.changes, typeof part.t === "number" ? part.t : undefined);
     if (entry.overflow) this.resync();
     this.echoes.arrived(part.w);
   }

@@ -153,7 +153,7 @@ export class SqliteStore implements Store {
         this.auditStmt.run(entry.id, entry.time, entry.actor, entry.action, JSON.stringify(entry));
       }
     })());
-    if (changes.length > 0) this.emit(changes);
+    if (changes.length > 0) this.emit(changes, Date.now());
     return written;
   }
 
@@ -174,8 +174,8 @@ export class SqliteStore implements Store {
     }
   }
 
-  private emit(changes: Change[]): void {
-    for (const listener of this.listeners) listener(changes);
+  private emit(changes: Change[], committedAt: number): void {
+    for (const listener of this.listeners) listener(changes, committedAt);
   }
 
   async queryAudit(query: AuditQuery): Promise<AuditEntry[]> {

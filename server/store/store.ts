@@ -66,7 +66,11 @@ export interface Change {
   op: "put" | "delete";
 }
 
-export type ChangeListener = (changes: Change[]) => void;
+/**
+ * `committedAt`: when the write was committed, in ms on the clock of the
+ * replica that wrote it, where the feed carries it (svc_change_feed_lag_seconds).
+ */
+export type ChangeListener = (changes: Change[], committedAt?: number) => void;
 
 export interface Store {
   /** `embedded`, `postgres` or `mongodb`; shown in health. */

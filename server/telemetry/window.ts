@@ -141,6 +141,13 @@ export class CollectorWindow {
   lastReportAt = 0;
   /** Newest data-point time seen, in ms. */
   newest = 0;
+  /**
+   * For stall detection (stall.ts), on the server's clock: when a receiver's
+   * accepted counter last grew (0: never seen to), and when one was last
+   * reported at all, grown or not.
+   */
+  acceptedAt = 0;
+  acceptedReportedAt = 0;
 }
 
 export interface ComponentRate {
@@ -220,6 +227,10 @@ export class ThroughputWindow {
   addPoint(w: CollectorWindow, s: Series, value: number, t: number, start: number, temporality: Temporality): Added {
     if (!s.add(value, t, start, temporality, this.windowMs)) return "stale";
     if (t > w.newest) w.newest = t;
+    if (s.meaning.kind === "receiver" && s.meaning.field === "inout" && temporality !== "gauge") {
+      w.acceptedReportedAt = w.lastReportAt;
+      if (s.increment > 0) w.acceptedAt = w.lastReportAt;
+    }
     if (s.fields !== 0 && !Number.isNaN(s.since)) {
       // The point's interval, moved to end at its arrival (history.ts).
       const gauge = temporality === "gauge";
@@ -271,6 +282,11 @@ export class ThroughputWindow {
     const points: { time: number; value: number }[] = [];
     for (let i = 0; i < BUCKETS; i++) if (measured[i]) points.push({ time: (first + i + 1) * STEP_MS, value: sums[i]! });
     return points;
+  }
+
+  /** Every collector's window, least recently reporting first (do not change them). */
+  entries(): IterableIterator<[string, CollectorWindow]> {
+    return this.collectors.entries();
   }
 
   forget(collectorId: string): void {

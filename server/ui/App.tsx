@@ -23,6 +23,7 @@ import { RoutesPage } from "./pages/Routes.tsx";
 import { ServiceAccountsPage } from "./pages/ServiceAccounts.tsx";
 import { SystemPage } from "./pages/System.tsx";
 import { UsersPage } from "./pages/Users.tsx";
+import { WebhooksPage } from "./pages/Webhooks.tsx";
 import { Redirect, useLocation } from "./router.tsx";
 import { useSession } from "./session.tsx";
 import { useDocumentTitle } from "./title.ts";
@@ -78,6 +79,7 @@ function page(pathname: string) {
   if (path === "/ui/hosts" || path.startsWith("/ui/hosts/")) return <HostsPage />;
   if (path === "/ui/onboarding") return <OnboardingPage />;
   if (path === "/ui/users") return <UsersPage />;
+  if (path === "/ui/webhooks") return <WebhooksPage />;
   if (path === "/ui/service-accounts") return <ServiceAccountsPage />;
   if (path === "/ui/audit") return <AuditPage />;
   return <NotFoundPage path={pathname} />;

@@ -2,13 +2,19 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import pino from "pino";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
-import { COLLECTORS } from "../collectors/collectors.ts";
+import { Collectors, COLLECTORS } from "../collectors/collectors.ts";
+import { Enrollment } from "../enrollment/enrollment.ts";
+import { decodeJson, ingestMessage } from "../telemetry/intake.ts";
+import { StallDetector } from "../telemetry/stall.ts";
+import { ThroughputWindow } from "../telemetry/window.ts";
+import { cumulativeSum, metricsRequest } from "../../test/telemetry/points.ts";
 import { CONFIGS, ROLLOUTS } from "../rollout/records.ts";
 import { Secrets } from "../secrets/secrets.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import { ValidationError } from "../errors.ts";
 import { retryDelay, WebhookSender } from "./deliver.ts";
 import { WebhookEvents } from "./events.ts";
+import { WebhookSweep } from "./sweep.ts";
 import { QUEUE, Webhooks } from "./webhooks.ts";
 
 const SECRET = "s3cret-s3cret-s3cret";
@@ -94,6 +100,26 @@ describe("webhooks", () => {
     const log = await hooks.deliveries(hook.id);
     expect(log.map((d) => d.status)).toEqual(["abandoned", "failed"]);
     expect((await store.list(QUEUE))[0]!.data).toMatchObject({ doneAt: now });
+  });
+
+  test("a receiver that never answers holds only its own hook, until the timeout fails the attempt", async () => {
+    const hanging = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Promise<Response>(() => {}) });
+    stops.push(() => hanging.stop(true));
+    const rx = receiver();
+    stops.push(rx.stop);
+    const quick = new WebhookSender(store, hooks, logger, { now: () => now, timeoutMs: 300, baseDelayMs: 1000 });
+    const stuck = await hooks.create(SYSTEM_ACTOR, { url: `http://127.0.0.1:${hanging.port}/x`, events: ["rollout.completed"], secret: SECRET });
+    await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["rollout.completed"], secret: SECRET });
+    await hooks.emit("rollout.completed", "r1", { rolloutId: "r1" });
+    const pass = quick.tick();
+    // The other hook is delivered while the first one's attempt is still waiting.
+    for (let i = 0; i < 100 && rx.got.length === 0; i++) await Bun.sleep(10);
+    expect(rx.got).toHaveLength(1);
+    expect(await hooks.deliveries(stuck.id)).toEqual([]);
+    await pass;
+    const [failed] = await hooks.deliveries(stuck.id);
+    expect(failed).toMatchObject({ status: "failed", httpStatus: null, attempt: 1 });
+    expect(failed!.error).toMatch(/time|abort/i);
   });
 
   test("backoff doubles up to its cap, with jitter between half and all of it", () => {
@@ -205,5 +231,157 @@ describe("webhook events from the change feed", () => {
     expect(rx.got.map((g) => JSON.parse(g.body))).toEqual([
       expect.objectContaining({ event: "collector.drifted", data: { collectorId: "c1", reason: "a processor differs", checkedAt: "2026-01-01T00:01:00Z" } }),
     ]);
+  });
+});
+
+describe("detectors that wait, on an injected clock", () => {
+  const MINUTE = 60_000;
+
+  /** A real collector record in the registry, with `status`. */
+  async function collectorWith(collectors: Collectors, status: string) {
+    const created = await collectors.create(SYSTEM_ACTOR, { name: "edge-1" });
+    await setStatus(created.id, status);
+    return created;
+  }
+  async function setStatus(id: string, status: string) {
+    const doc = (await store.get<Record<string, unknown>>(COLLECTORS, id))!;
+    await store.write([{ op: "put", collection: COLLECTORS, id, data: { ...doc.data, status }, expect: doc.version }]);
+  }
+
+  test("collector.stalled: online, zero accepted for N minutes after traffic; once per stall, again after traffic returns", async () => {
+    const rx = receiver();
+    stops.push(rx.stop);
+    const collectors = new Collectors(store);
+    stops.push(() => collectors.close());
+    const window = new ThroughputWindow({ now: () => now });
+    const sweep = new WebhookSweep(
+      hooks,
+      {
+        stalls: new StallDetector(window, 5 * MINUTE),
+        eachCollector: (visit) => collectors.each(visit),
+        expiring: async () => [],
+        tokenExpiringHours: 24,
+      },
+      logger,
+      { now: () => now },
+    );
+    await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["collector.stalled"], secret: SECRET });
+    const c = await collectorWith(collectors, "online");
+    let pointSeconds = 1_000;
+    /** One push a minute on both clocks: the receiver's accepted counter at `value`. */
+    const minute = async (value: number) => {
+      now += MINUTE;
+      pointSeconds += 60;
+      const body = JSON.stringify(metricsRequest([cumulativeSum("otelcol_receiver_accepted_log_records", value, pointSeconds, { receiver: "otlp" })]));
+      expect(ingestMessage(window, c.id, decodeJson(new TextEncoder().encode(body))).rejected).toBe(0);
+      await sweep.tick();
+      await sender.tick();
+    };
+
+    // Counters that never grew are no traffic: a collector idle from the start never stalls.
+    for (let i = 0; i < 7; i++) await minute(100);
+    expect(rx.got).toHaveLength(0);
+    await minute(150); // traffic
+    const acceptedAt = new Date(now).toISOString();
+    for (let i = 0; i < 4; i++) await minute(150);
+    expect(rx.got).toHaveLength(0); // four quiet minutes
+    await minute(150); // the fifth
+    expect(rx.got).toHaveLength(1);
+    expect(verify(SECRET, rx.got[0]!.signature, rx.got[0]!.body)).toBe(true);
+    expect(JSON.parse(rx.got[0]!.body)).toMatchObject({
+      event: "collector.stalled",
+      data: { collectorId: c.id, name: "edge-1", lastAcceptedAt: acceptedAt, stalledMinutes: 5 },
+    });
+    for (let i = 0; i < 10; i++) await minute(150);
+    expect(rx.got).toHaveLength(1); // the same stall: once
+
+    // Traffic returns, then stops again while the collector is offline: announced when it is back online.
+    await minute(160);
+    await setStatus(c.id, "offline");
+    for (let i = 0; i < 6; i++) await minute(160);
+    expect(rx.got).toHaveLength(1);
+    await setStatus(c.id, "online");
+    await minute(160);
+    expect(rx.got).toHaveLength(2);
+    expect(JSON.parse(rx.got[1]!.body).data.lastAcceptedAt).toBe(new Date(now - 7 * MINUTE).toISOString());
+  });
+
+  test("token.expiring: a usable token N hours before it expires, once; spent, revoked and short-lived ones never", async () => {
+    const rx = receiver();
+    stops.push(rx.stop);
+    const collectors = new Collectors(store);
+    stops.push(() => collectors.close());
+    const enrollment = new Enrollment(store, collectors);
+    const DAY = 86_400;
+    // Tokens are minted on the wall clock; the sweep's clock starts there and moves on.
+    now = Date.now();
+    const start = now;
+    const window = new ThroughputWindow({ now: () => now });
+    const sweep = new WebhookSweep(
+      hooks,
+      {
+        stalls: new StallDetector(window, 5 * MINUTE),
+        eachCollector: (visit) => collectors.each(visit),
+        expiring: (at, withinMs) => enrollment.expiring(at, withinMs),
+        tokenExpiringHours: 24,
+      },
+      logger,
+      { now: () => now },
+    );
+    const usable = await enrollment.create(SYSTEM_ACTOR, { kind: "agent", expiresIn: 3 * DAY, maxUses: null, environment: "prod" });
+    const revoked = await enrollment.create(SYSTEM_ACTOR, { kind: "agent", expiresIn: 3 * DAY });
+    await enrollment.revoke(SYSTEM_ACTOR, revoked.enrollmentToken.id);
+    const usedUp = await enrollment.create(SYSTEM_ACTOR, { kind: "agent", expiresIn: 3 * DAY, maxUses: 1 });
+    expect(await enrollment.redeemAgent(usedUp.token)).not.toBeNull();
+    await enrollment.create(SYSTEM_ACTOR, { kind: "opamp" }); // lives a day: about to expire from the start
+    const hook = await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["token.expiring"], secret: SECRET });
+
+    const at = async (ms: number) => {
+      now = start + ms;
+      await sweep.tick();
+      await sender.tick();
+    };
+    await at(47 * 3_600_000); // 25 hours left
+    expect(rx.got).toHaveLength(0);
+    await at(49 * 3_600_000); // 23 hours left
+    await at(50 * 3_600_000);
+    await at(71 * 3_600_000);
+    expect(rx.got).toHaveLength(1);
+    expect(verify(SECRET, rx.got[0]!.signature, rx.got[0]!.body)).toBe(true);
+    expect(JSON.parse(rx.got[0]!.body)).toMatchObject({
+      event: "token.expiring",
+      data: { tokenId: usable.enrollmentToken.id, kind: "agent", environment: "prod", expiresAt: usable.enrollmentToken.expiresAt },
+    });
+    expect((await hooks.deliveries(hook.id)).map((d) => d.status)).toEqual(["delivered"]);
+    // The mark stays out of the API's view of the token.
+    expect((await enrollment.list(10)).items.find((t) => t.id === usable.enrollmentToken.id)).not.toHaveProperty("expiringNoticeAt");
+  });
+
+  test("nothing is swept, and no token marked, while no hook wants the event", async () => {
+    const collectors = new Collectors(store);
+    stops.push(() => collectors.close());
+    const enrollment = new Enrollment(store, collectors);
+    now = Date.now();
+    let asked = 0;
+    const sweep = new WebhookSweep(
+      hooks,
+      {
+        stalls: new StallDetector(new ThroughputWindow({ now: () => now }), 5 * MINUTE),
+        eachCollector: (visit) => collectors.each(visit),
+        expiring: (at, withinMs) => (asked++, enrollment.expiring(at, withinMs)),
+        tokenExpiringHours: 24,
+      },
+      logger,
+      { now: () => now },
+    );
+    await enrollment.create(SYSTEM_ACTOR, { kind: "agent", expiresIn: 2 * 86_400 });
+    await hooks.create(SYSTEM_ACTOR, { url: "https://example.com/x", events: ["rollout.paused"], secret: SECRET });
+    now += 30 * 3_600_000;
+    await sweep.tick();
+    expect(asked).toBe(0);
+    await hooks.create(SYSTEM_ACTOR, { url: "https://example.com/y", events: ["token.expiring"], secret: SECRET });
+    await sweep.tick();
+    expect(asked).toBe(1);
+    expect(await store.count(QUEUE)).toBe(1);
   });
 });

@@ -145,3 +145,27 @@ test("a pipeline whose filter reads what Alloy delivers differently is refused w
   const widen = await server.api(`/pipelines/${saved.id}`, { method: "PUT", json: { name: "by body", signal: "logs", matchers: ["net=edge"] } });
   expect(widen.status).toBe(409);
 });
+
+test("a pipeline reading a source Alloy cannot run (kubeletstats) is refused while its matchers select an Alloy collector", async () => {
+  const destination = await call<{ id: string }>("/destinations", "POST", { name: "mimir", type: "prometheusremotewrite", config: { endpoint: "http://mimir:9009/api/v1/push" } });
+  const kubelet = await call<{ id: string }>("/sources", "POST", { name: "kubelet", type: "kubeletstats", config: {} });
+  await call("/collectors", "POST", { name: "alloy-node", managementMode: "rcfg-remotecfg", tags: { role: "node" } });
+  const body = (matchers: string[]) => ({
+    name: "node metrics",
+    signal: "metrics",
+    matchers,
+    topology: {
+      nodes: [
+        { id: "in", kind: "source", ref: kubelet.id },
+        { id: "out", kind: "destination", ref: destination.id },
+      ],
+      edges: [{ id: "e1", source: "in", target: "out" }],
+    },
+  });
+  const res = await server.api("/pipelines", { method: "POST", json: body(["role=node"]) });
+  const { error } = (await res.json()) as { error: { code: string; details: { path: string; message: string }[] } };
+  expect({ status: res.status, code: error.code }).toEqual({ status: 409, code: "breaks_matched_collectors" });
+  expect(error.details[0]!.message).toContain('reads source "kubelet" (kubeletstats), which Alloy cannot run');
+  // Selecting only OpenTelemetry Collectors, it is saved.
+  await call("/pipelines", "POST", body(["role=node", 'collector.mode="opamp"']));
+});

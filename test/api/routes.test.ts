@@ -182,3 +182,30 @@ test("on an Alloy collector, a route whose filter reads a field Alloy delivers d
   expect(refused.details[0]!.message).toContain('condition "IsMatch(body, \\"healthz\\")" reads body');
   expect((await ok<{ managementMode: string }>(`/collectors/${otelcol.id}`)).managementMode).toBe("opamp");
 });
+
+test("a Runtime R (Alloy) collector refuses a source Alloy cannot run (k8s_cluster), at activation and at a change of management mode", async () => {
+  const cluster = await ok<{ id: string }>("/sources", "POST", { name: "cluster-r", type: "k8s_cluster", config: {} });
+  const alloy = await ok<{ id: string }>("/collectors", "POST", { name: "alloy-k8s", managementMode: "rcfg-remotecfg" });
+  const activation = await server.api(`/collectors/${alloy.id}/sources`, { method: "POST", json: { sourceId: cluster.id, configOverrides: {} } });
+  const activationError = ((await activation.json()) as ErrorBody).error;
+  expect({ status: activation.status, paths: activationError.details.map((d) => d.path) }).toEqual({ status: 400, paths: ["sourceId"] });
+  expect(activationError.details[0]!.message).toContain('source "cluster-r" (k8s_cluster) cannot run on collector');
+  expect(activationError.details[0]!.message).toContain("grafana/alloy has no otelcol.receiver.k8s_cluster");
+  expect((await ok<{ items: unknown[] }>(`/collectors/${alloy.id}/sources`)).items).toEqual([]);
+
+  // The catalog says so, for the UI.
+  const catalog = await ok<{ sources: { type: string; runtimes: string[]; unavailable?: { alloy?: string } }[] }>("/catalog");
+  expect(catalog.sources.find((s) => s.type === "k8s_cluster")!.runtimes).toEqual(["otelcol"]);
+  expect(catalog.sources.find((s) => s.type === "kafka")!.runtimes).toEqual(["otelcol", "alloy"]);
+
+  // Active on a Runtime O collector, it keeps that collector from becoming an Alloy one.
+  const otelcol = await ok<{ id: string }>("/collectors", "POST", { name: "otelcol-k8s" });
+  await ok(`/collectors/${otelcol.id}/sources`, "POST", { sourceId: cluster.id, configOverrides: {} });
+  const patch = await server.api(`/collectors/${otelcol.id}`, { method: "PATCH", json: { managementMode: "rcfg-remotecfg" } });
+  const patchError = ((await patch.json()) as ErrorBody).error;
+  expect({ status: patch.status, details: patchError.details }).toEqual({
+    status: 400,
+    details: [{ path: "managementMode", message: expect.stringContaining('active source "cluster-r" (k8s_cluster) cannot run there') }],
+  });
+  expect((await ok<{ managementMode: string }>(`/collectors/${otelcol.id}`)).managementMode).toBe("opamp");
+});

@@ -4,7 +4,7 @@
  * applying a published config, a raw WebSocket agent receiving a pushed
  * config, sequence gaps, auth and body limits, and the transport rule.
  */
-import { afterAll, beforeAll, describe, expect, mock, spyOn, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import diagnostics from "node:diagnostics_channel";
 import { randomBytes } from "node:crypto";
@@ -19,11 +19,9 @@ import type { Sessions } from "../../server/opamp/sessions.ts";
 import { KEY_BYTES, Secrets } from "../../server/secrets/secrets.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { deploymentKit } from "../deployment.ts";
+import { applyingClient, createOpAMPClient, DIAG_CH_SEND_FAIL, type AppliedConfig } from "./elastic.ts";
 import { applied, CAPS, description, RawAgent, until, uuidBytes } from "./helpers.ts";
 
-// Bun's built-in "undici" has no working Client; the OpAMP client needs the real one.
-mock.module("undici", () => require("../../node_modules/undici/index.js"));
-const { createOpAMPClient, DIAG_CH_SEND_FAIL } = await import("@elastic/opamp-client-node");
 
 const EXTERNAL = "https://svc.example.com";
 let server: TestServer;
@@ -62,20 +60,15 @@ afterAll(() => server.stop());
 describe("Elastic OpAMP client over HTTP", () => {
   test("enrolls with a single-use token, gets the published config, reports APPLIED; another instance gets 401", async () => {
     const token = await enrollmentToken({ environment: "prod" });
-    const configs: { hash: Uint8Array; body: string }[] = [];
-    const client = createOpAMPClient({
+    const configs: AppliedConfig[] = [];
+    const client = applyingClient({
       endpoint: opampUrl,
-      headers: { Authorization: `Bearer ${token}` },
+      authorization: `Bearer ${token}`,
       heartbeatIntervalSeconds: 0.1,
-      capabilities: BigInt(AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig | AgentCapabilities.AgentCapabilities_ReportsRemoteConfig),
-      onMessage: ({ remoteConfig }) => {
-        if (!remoteConfig) return;
-        configs.push({ hash: remoteConfig.configHash, body: new TextDecoder().decode(remoteConfig.config!.configMap[""]!.body) });
-        client.setRemoteConfigStatus({ status: RemoteConfigStatuses.RemoteConfigStatuses_APPLIED, lastRemoteConfigHash: remoteConfig.configHash } as never);
-      },
+      identifying: { "service.name": "checkout", "host.name": "web-7" },
+      nonIdentifying: { "os.type": "linux" },
+      onApplied: (config) => configs.push(config),
     });
-    client.setAgentDescription({ identifyingAttributes: { "service.name": "checkout", "host.name": "web-7" }, nonIdentifyingAttributes: { "os.type": "linux" } });
-    client.start();
     try {
       const collector = await until(async () => {
         const { items } = await call<{ items: { id: string; name: string; environment: string; managementMode: string; status: string; tags: Record<string, string> }[] }>("/collectors");

@@ -4,10 +4,10 @@
  * back as not_modified, auth refuses Basic, other collectors' ids and rotated
  * tokens, and a reported APPLIED makes the rollout current.
  */
-import { create } from "@bufbuild/protobuf";
-import { Code } from "@connectrpc/connect";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { EffectiveConfigSchema, RemoteConfigStatuses } from "../../server/gen/collector/v1/collector_pb.ts";
+import { EffectiveConfigSchema, GetConfigRequestSchema, RemoteConfigStatuses } from "../../server/gen/collector/v1/collector_pb.ts";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { connectError, remoteConfigClient } from "./client.ts";
@@ -201,6 +201,87 @@ describe("published config", () => {
     const after = await client(rotated).getConfig({ id: collectorId, hash: before.hash });
     expect(after.notModified).toBe(true);
     token = rotated;
+  });
+
+  test("a Connect client on the JSON codec (the direct path too) gets what the binary one gets", async () => {
+    const binary = await client(token).getConfig({ id: collectorId });
+    const json = remoteConfigClient(server.base, token, { json: true });
+    const first = await json.getConfig({ id: collectorId });
+    expect(first).toMatchObject({ content: binary.content, hash: binary.hash, notModified: false });
+    expect(await json.getConfig({ id: collectorId, hash: first.hash })).toMatchObject({ content: "", hash: first.hash, notModified: true });
+    expect((await connectError(json.getConfig({ id: otherId }))).code).toBe(Code.PermissionDenied);
+    expect((await connectError(json.getConfig({ id: "" }))).code).toBe(Code.InvalidArgument);
+    expect((await connectError(remoteConfigClient(server.base, "svcct_" + "x".repeat(43), { json: true }).getConfig({ id: collectorId }))).code).toBe(
+      Code.Unauthenticated,
+    );
+  });
+
+  test("a token revoked while both codecs poll non-stop is refused from the next poll on; so is one whose collector is deleted", async () => {
+    const { hash } = await client(token).getConfig({ id: collectorId });
+    const old = token;
+    let revoked = false;
+    const outcomes: { afterRevocation: boolean; code: Code | "ok" }[] = [];
+    const poller = async (json: boolean) => {
+      const rcfg = remoteConfigClient(server.base, old, { json });
+      while (outcomes.filter((o) => o.afterRevocation).length < 20) {
+        const afterRevocation = revoked;
+        const code = await rcfg.getConfig({ id: collectorId, hash }).then(() => "ok" as const, (error) => ConnectError.from(error).code);
+        outcomes.push({ afterRevocation, code });
+      }
+    };
+    const polling = [poller(false), poller(true), poller(false), poller(true)];
+    while (outcomes.filter((o) => o.code === "ok").length < 20) await Bun.sleep(5);
+    token = await mint(collectorId);
+    revoked = true;
+    await Promise.all(polling);
+    expect(outcomes.filter((o) => !o.afterRevocation && o.code === "ok").length).toBeGreaterThanOrEqual(20);
+    expect(new Set(outcomes.filter((o) => o.afterRevocation).map((o) => o.code))).toEqual(new Set([Code.Unauthenticated]));
+    expect((await client(token).getConfig({ id: collectorId, hash })).notModified).toBe(true);
+
+    const doomed = (await call<{ id: string }>("/collectors", "POST", { name: "alloy-doomed", managementMode: "rcfg-remotecfg" })).id;
+    const doomedToken = await mint(doomed);
+    for (const json of [false, true]) await remoteConfigClient(server.base, doomedToken, { json }).getConfig({ id: doomed });
+    await call(`/collectors/${doomed}`, "DELETE");
+    for (const json of [false, true]) {
+      expect((await connectError(remoteConfigClient(server.base, doomedToken, { json }).getConfig({ id: doomed }))).code).toBe(Code.Unauthenticated);
+    }
+  });
+
+  test("forms the direct path leaves to the Connect router answer as Connect does: a wrong Content-Type, a charset, bodies that do not parse", async () => {
+    const post = (contentType: string, body: string | Uint8Array) =>
+      fetch(`${server.base}/collector.v1.CollectorService/GetConfig`, {
+        method: "POST",
+        headers: { "Content-Type": contentType, Authorization: `Bearer ${token}` },
+        body,
+      });
+    expect((await post("text/plain", JSON.stringify({ id: collectorId }))).status).toBe(415);
+    const charset = await post("application/json; charset=utf-8", JSON.stringify({ id: collectorId }));
+    expect(charset.status).toBe(200);
+    expect(((await charset.json()) as { content: string }).content).toContain("otelcol.exporter.otlphttp");
+    for (const body of ["{", JSON.stringify({ id: collectorId, hash: 5 })]) {
+      const res = await post("application/json", body);
+      expect(res.status).toBe(400);
+      expect(res.headers.get("content-type")).toBe("application/json");
+      expect(await res.json()).toMatchObject({ code: "invalid_argument" });
+    }
+    // The direct path's answers carry the edge's headers, on both codecs.
+    for (const [type, body] of [
+      ["application/json", JSON.stringify({ id: collectorId })],
+      ["application/proto", toBinary(GetConfigRequestSchema, create(GetConfigRequestSchema, { id: collectorId }))],
+    ] as const) {
+      const polled = await post(type, body);
+      expect(polled.status).toBe(200);
+      expect(polled.headers.get("content-type")).toBe(type);
+      expect(polled.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(polled.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(polled.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+      const named = await fetch(`${server.base}/collector.v1.CollectorService/GetConfig`, {
+        method: "POST",
+        headers: { "Content-Type": type, Authorization: `Bearer ${token}`, "X-Request-Id": "poll-42" },
+        body,
+      });
+      expect(named.headers.get("x-request-id")).toBe("poll-42");
+    }
   });
 
   test("RegisterCollector records the collector's name and attributes; UnregisterCollector marks it offline", async () => {

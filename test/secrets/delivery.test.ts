@@ -15,7 +15,7 @@
  * render writes them (the marker, quoted), stored as publish stores it. One
  * test publishes for real from a tree holding `{secret: id}`.
  */
-import { afterAll, beforeAll, describe, expect, mock, spyOn, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { Code } from "@connectrpc/connect";
 import { createHash, randomBytes } from "node:crypto";
@@ -24,7 +24,7 @@ import { parse } from "yaml";
 import { SYSTEM_ACTOR } from "../../server/audit/audit.ts";
 import { DIRS, toYaml } from "../../server/configstore/layout.ts";
 import { RemoteConfigStatuses as RcfgStatuses } from "../../server/gen/collector/v1/collector_pb.ts";
-import { AgentCapabilities, RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import { RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { quotedSecret } from "../../server/render/secrets.ts";
 import type { RenderedConfig } from "../../server/rollout/renderer.ts";
 import type { CollectorConfig, HistoryEntry } from "../../server/rollout/records.ts";
@@ -35,13 +35,11 @@ import { PostgresStore } from "../../server/store/postgres.ts";
 import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { applyingClient } from "../opamp/elastic.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import { connectError, remoteConfigClient } from "../remotecfg/client.ts";
 import { bootstrapToken } from "../process/spawn.ts";
 
-// Bun's built-in "undici" has no working Client; the OpAMP client needs the real one.
-mock.module("undici", () => require("../../node_modules/undici/index.js"));
-const { createOpAMPClient } = await import("@elastic/opamp-client-node");
 
 type Runtime = RenderedConfig["runtime"];
 
@@ -149,19 +147,13 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
       expect(rendered.body).not.toContain(core);
       const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", collectorId: ids.http });
       const configs: { hash: string; body: string }[] = [];
-      const client = createOpAMPClient({
+      const client = applyingClient({
         endpoint: `${r.b.base}/v1/opamp`,
-        headers: { Authorization: `Bearer ${token}` },
+        authorization: `Bearer ${token}`,
         heartbeatIntervalSeconds: 0.1,
-        capabilities: BigInt(AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig | AgentCapabilities.AgentCapabilities_ReportsRemoteConfig),
-        onMessage: ({ remoteConfig }) => {
-          if (!remoteConfig) return;
-          configs.push({ hash: Buffer.from(remoteConfig.configHash).toString("hex"), body: new TextDecoder().decode(remoteConfig.config!.configMap[""]!.body) });
-          client.setRemoteConfigStatus({ status: RemoteConfigStatuses.RemoteConfigStatuses_APPLIED, lastRemoteConfigHash: remoteConfig.configHash } as never);
-        },
+        identifying: { "service.name": "otel-http" },
+        onApplied: ({ hash, body }) => configs.push({ hash: Buffer.from(hash).toString("hex"), body }),
       });
-      client.setAgentDescription({ identifyingAttributes: { "service.name": "otel-http" } });
-      client.start();
       try {
         await until(async () => (await targetOf(ids.http)).state === "current");
         expect(configs).toHaveLength(1);

@@ -9,7 +9,7 @@ import { validateComponentConfig } from "../validate.ts";
 /** Looked up as the API does, so the test also fails when the type is not registered. */
 const filelogSource = findType("source", "filelog")!;
 
-const alloyBlocks = (config: Record<string, unknown>): AlloyBlock[] => filelogSource.alloy(config, "f", block("output", undefined, []));
+const alloyBlocks = (config: Record<string, unknown>): AlloyBlock[] => filelogSource.alloy!(config, "f", block("output", undefined, []));
 const statementsOf = (blocks: AlloyBlock[]): string[] => {
   const transform = blocks.find((b) => b.name === "otelcol.processor.transform")!;
   const statements = transform.body.find((s) => s.kind === "block" && s.name === "log_statements") as AlloyBlock;

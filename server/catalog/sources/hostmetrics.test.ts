@@ -10,7 +10,7 @@ describe("hostmetrics source", () => {
   test("scrapers map to node_exporter collectors in Runtime R", () => {
     const config = validateComponentConfig("source", "hostmetrics", { scrapers: ["system", "paging", "disk"] });
     expect(hostmetricsSource.otelcol(config).config).toEqual({ collection_interval: "60s", scrapers: { disk: {}, paging: {}, system: {} } });
-    expect(encodeAlloy([hostmetricsSource.alloy(config, "h", block("output", undefined, []))[0]!])).toContain(
+    expect(encodeAlloy([hostmetricsSource.alloy!(config, "h", block("output", undefined, []))[0]!])).toContain(
       'set_collectors = ["diskstats", "vmstat", "stat", "time"]',
     );
   });

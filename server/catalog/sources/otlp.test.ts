@@ -13,7 +13,7 @@ describe("otlp source", () => {
       type: "otlp",
       config: { protocols: { grpc: { endpoint: "localhost:4317" }, http: { endpoint: "localhost:4318" } } },
     });
-    expect(otlpSource.alloy(config, "o", block("output", undefined, [])).map((b) => b.name)).toEqual(["otelcol.receiver.otlp"]);
+    expect(otlpSource.alloy!(config, "o", block("output", undefined, [])).map((b) => b.name)).toEqual(["otelcol.receiver.otlp"]);
   });
 
   test("must listen on something", () => {

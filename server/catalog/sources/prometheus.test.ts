@@ -13,7 +13,7 @@ describe("prometheus source", () => {
       type: "prometheus",
       config: { config: { scrape_configs: [{ job_name: "prometheus", scrape_interval: "60s", static_configs: [{ targets: ["localhost:9100"] }] }] } },
     });
-    expect(prometheusSource.alloy(config, "p", block("output", undefined, [])).map((b) => b.name)).toEqual([
+    expect(prometheusSource.alloy!(config, "p", block("output", undefined, [])).map((b) => b.name)).toEqual([
       "prometheus.scrape",
       "otelcol.receiver.prometheus",
     ]);

@@ -70,6 +70,36 @@ const LOKI_PROCESS: AlloyComponent = {
 };
 // ---- end ----
 
+/** Kafka and Kubernetes event sources (issue 24, catalog growth), at the same commit. */
+const SOURCE_COMPONENTS_KAFKA_K8S: Readonly<Record<string, AlloyComponent>> = {
+  "otelcol.receiver.kafka": {
+    stability: "generally-available",
+    source: at("internal/component/otelcol/receiver/kafka/kafka.go"),
+    arguments: {
+      brokers: attr(strings),
+      // `alloy:"protocol_version,attr"` without optional: required.
+      protocol_version: attr("string"),
+      client_id: attr("string"),
+      group_id: attr("string"),
+      initial_offset: attr({ oneOf: ["latest", "earliest"] }),
+      // KafkaReceiverTopicEncodingConfig: `topic` since v1.9.0 (075cd0c0), deprecated for `topics` in v1.13.0 (f1f457fa).
+      logs: block({ topic: attr("string"), topics: attr(strings), encoding: attr("string") }),
+      metrics: block({ topic: attr("string"), topics: attr(strings), encoding: attr("string") }),
+      traces: block({ topic: attr("string"), topics: attr(strings), encoding: attr("string") }),
+      // otelcol.TLSClientArguments (config_tls.go).
+      tls: block({ insecure_skip_verify: attr("bool"), ca_file: attr("string") }),
+      // otelcol.KafkaAuthenticationArguments, KafkaSASLArguments (config_kafka.go); password is an alloytypes.Secret, which takes a string.
+      authentication: block({ sasl: block({ mechanism: attr("string"), username: attr("string"), password: attr("string") }) }),
+      output: OUTPUT,
+    },
+  },
+  "loki.source.kubernetes_events": {
+    stability: "generally-available",
+    source: at("internal/component/loki/source/kubernetes_events/kubernetes_events.go"),
+    arguments: { forward_to: attr(receivers), namespaces: attr(strings) },
+  },
+};
+
 export const ALLOY_COMPONENTS: Readonly<Record<string, AlloyComponent>> = {
   "otelcol.receiver.otlp": {
     stability: "generally-available",
@@ -211,6 +241,7 @@ export const ALLOY_COMPONENTS: Readonly<Record<string, AlloyComponent>> = {
     source: at("internal/component/prometheus/exporter/unix/config.go"),
     arguments: { set_collectors: attr(strings) },
   },
+  ...SOURCE_COMPONENTS_KAFKA_K8S,
   "prometheus.remote_write": {
     stability: "generally-available",
     source: at("internal/component/prometheus/remotewrite/types.go"),

@@ -18,6 +18,7 @@ import { renderPipelinePreview } from "../../render/preview.ts";
 import { loadCase, TESTDATA } from "../../render/testdata/load.ts";
 import { DESTINATION_TYPES, findType, PROCESSOR_TYPES, SOURCE_TYPES } from "../registry.ts";
 import { validateComponentConfig } from "../validate.ts";
+import { parseCollectorVersion, versionProblem } from "../versions.ts";
 import { ALLOY_COMPONENTS } from "./alloy.ts";
 import { alloyProblems, otelcolProblems } from "./conform.ts";
 import { FILELOG_PARSE_SOURCES, OTELCOL_COMPONENTS, OTLP_CLIENT_SOURCES } from "./otelcol.ts";
@@ -45,6 +46,25 @@ const SOURCES: Record<string, Record<string, unknown>[]> = {
     { targets: ["a:9100"], scrape_interval: "500ms" },
     { targets: ["a:9100"], scrape_interval: "9s999ms" },
   ],
+  kafka: [
+    { brokers: ["kafka:9092"] },
+    {
+      brokers: ["a:9093", "b:9093"],
+      protocol_version: "3.6.0",
+      group_id: "g",
+      client_id: "c",
+      initial_offset: "earliest",
+      logs: { topic: "^app-.*", encoding: "text" },
+      metrics: { topic: "m", encoding: "otlp_json" },
+      traces: { topic: "t", encoding: "zipkin_json" },
+      tls: { enabled: true, insecure_skip_verify: true, ca_file: "/etc/ssl/ca.pem" },
+      sasl: { mechanism: "PLAIN", username: "u", password: { secret: "0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d01" } },
+    },
+    { brokers: ["kafka:9092"], tls: { enabled: true }, sasl: { username: "u", password: { env: "KAFKA_PASSWORD" } } },
+  ],
+  k8s_cluster: [{}, { auth_type: "kubeConfig", collection_interval: "30s", node_conditions_to_report: ["Ready", "DiskPressure"], distribution: "openshift" }],
+  kubeletstats: [{}, { auth_type: "none", endpoint: "http://node-1:10255", insecure_skip_verify: true, collection_interval: "1m", metric_groups: ["volume"] }],
+  k8s_events: [{}, { namespaces: ["default", "kube-system"] }],
 };
 
 /** Header values in each stored form: a secret (rendered as its marker), one from the host's environment, one not secret. */
@@ -107,7 +127,14 @@ function processorNodes(signal: Signal): TopologyNode[] {
  * processors that read them: their Alloy renderings run through the batch
  * processors only.
  */
-const READS_REFUSED_ON_ALLOY = new Set(["hostmetrics"]);
+const READS_REFUSED_ON_ALLOY = new Set(["hostmetrics", "k8s_events"]);
+
+/** Whether the tables say the collector version can run the source's receiver (unknown versions get the current form). */
+function runsSource(sourceType: string, config: Record<string, unknown>, version: string | null): boolean {
+  const target = { version: parseCollectorVersion(version) };
+  const type = findType("source", sourceType)!;
+  return versionProblem(type.otelcol(validateComponentConfig("source", sourceType, config), target).type, target) === undefined;
+}
 
 /** One collector: the source variant through every processor (or, with `batchOnly`, the batch ones) into the destination variant. */
 function corpusInput(
@@ -141,12 +168,13 @@ function* corpus(): Generator<{ name: string; signal: Signal; input: CollectorCo
         for (const [i, sourceConfig] of sourceConfigs.entries()) {
           for (const [j, destinationConfig] of destinationConfigs.entries()) {
             for (const version of VERSIONS) {
+              if (!runsSource(sourceType, sourceConfig, version)) continue;
               yield {
                 name: `${signal} ${sourceType}#${i} → ${destinationType}#${j} @${version}`,
                 signal,
                 input: corpusInput(signal, [sourceType, sourceConfig], [destinationType, destinationConfig], version),
                 alloy:
-                  type.alloy !== undefined && version === null
+                  type.alloy !== undefined && findType("source", sourceType)!.alloy !== undefined && version === null
                     ? corpusInput(signal, [sourceType, sourceConfig], [destinationType, destinationConfig], version, READS_REFUSED_ON_ALLOY.has(sourceType))
                     : null,
               };
@@ -190,7 +218,16 @@ describe("rendered configs conform to upstream", () => {
         expect(alloyProblems(alloyDocument(planPreview(pipeline, sources, destinations, "alloy"), []).blocks)).toEqual([]);
         return;
       }
-      for (const version of VERSIONS) expect(otelcolProblems(renderOtelcol({ ...c.input!, collector: { ...c.input!.collector, version } }))).toEqual([]);
+      const sources = [...c.input!.sources.values()];
+      for (const version of VERSIONS) {
+        if (!sources.every((s) => runsSource(s.type, s.config, version))) continue;
+        expect(otelcolProblems(renderOtelcol({ ...c.input!, collector: { ...c.input!.collector, version } }))).toEqual([]);
+      }
+      // A source Alloy cannot run refuses the whole Runtime R render (its golden is the refusal).
+      if (sources.some((s) => findType("source", s.type)?.alloy === undefined)) {
+        expect(() => planCollector(c.input!, "alloy")).toThrow("cannot run on Runtime R (Alloy)");
+        return;
+      }
       expect(alloyProblems(alloyDocument(planCollector(c.input!, "alloy"), []).blocks)).toEqual([]);
     });
   }
@@ -259,7 +296,12 @@ describe("the tables", () => {
 
   test("every fact names its upstream file and revision", () => {
     const sources = [
-      ...Object.values(OTELCOL_COMPONENTS).flatMap((c) => [c.source, ...(c.renamed ? [c.renamed.source] : []), ...(c.keyChange ? [c.keyChange.source] : [])]),
+      ...Object.values(OTELCOL_COMPONENTS).flatMap((c) => [
+        c.source,
+        ...(c.renamed ? [c.renamed.source] : []),
+        ...(c.keyChange ? [c.keyChange.source] : []),
+        ...(c.minimumVersion ? [c.minimumVersion.source] : []),
+      ]),
       ...Object.values(ALLOY_COMPONENTS).flatMap((c) => [c.source, ...(c.rules ?? []).map((r) => r.source)]),
       ...OTLP_CLIENT_SOURCES,
       ...FILELOG_PARSE_SOURCES,

@@ -117,6 +117,113 @@ const FILTER_CONFIG = contrib("processor/filterprocessor/config.go", "0383219941
 const ACTION = { oneOf: ["insert", "update", "upsert", "delete", "hash", "extract", "convert"] } as const;
 const attributeActions = { list: { object: { key: "string", action: ACTION, value: "scalar" } } } as const;
 
+/**
+ * Kafka and Kubernetes receivers (issue 24, catalog growth), contrib files at
+ * the commits given. Stability from each metadata.yaml: kafka beta for logs,
+ * metrics and traces (a06eecf1); k8s_cluster beta for metrics (7f80b7b6);
+ * kubeletstats beta for metrics (52a2d83a); k8sobjects alpha for logs at
+ * 59506098, the revision the index holds.
+ */
+const KAFKA_CONFIG = contrib("receiver/kafkareceiver/config.go", "00168f3c6fa1c9b0440ac86aee112d1e27771cf6");
+/** TopicEncodingConfig: `topic` deprecated in v0.142.0 for the list `topics`. */
+const kafkaSignal = { object: { topic: "string", topics: { list: "string" }, encoding: "string" } } as const;
+/** k8sconfig.APIConfig auth_type (internal/k8sconfig/config.go at f17fbd00). */
+const K8S_AUTH_TYPE = { oneOf: ["none", "serviceAccount", "kubeConfig", "tls"] } as const;
+
+const SOURCE_RECEIVERS_KAFKA_K8S: Readonly<Record<string, OtelcolComponent>> = {
+  kafka: {
+    kind: "receiver",
+    source: KAFKA_CONFIG,
+    config: {
+      // configkafka.ClientConfig and ConsumerConfig (pkg/kafka/configkafka/config.go at 06a7fdba), squashed.
+      brokers: { list: "string" },
+      protocol_version: "string",
+      client_id: "string",
+      group_id: "string",
+      // ConsumerConfig.Validate.
+      initial_offset: { oneOf: ["latest", "earliest"] },
+      logs: kafkaSignal,
+      metrics: kafkaSignal,
+      traces: kafkaSignal,
+      // ClientConfig.TLS, a *configtls.ClientConfig (present: TLS on).
+      tls: { object: { insecure_skip_verify: "bool", ca_file: "string" } },
+      // AuthenticationConfig.SASL; SASLConfig.Validate takes these mechanisms with a username and password.
+      auth: {
+        object: {
+          sasl: {
+            object: {
+              mechanism: { oneOf: ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "AWS_MSK_IAM_OAUTHBEARER", "OIDCFILE"] },
+              username: "string",
+              password: "string",
+            },
+          },
+        },
+      },
+    },
+    minimumVersion: {
+      // logs/metrics/traces TopicEncodingConfig: PR #38985 (merged 2025-03-26), released in v0.124.0, which
+      // deprecated the top-level topic and encoding (removed by PR #44568).
+      since: "0.124.0",
+      source: KAFKA_CONFIG,
+    },
+    keyChange: {
+      deprecated: ["logs.topic", "metrics.topic", "traces.topic"],
+      replacements: ["logs.topics", "metrics.topics", "traces.topics"],
+      // config.go: `Deprecated [v0.142.0]: Use Topics` (PR #44575).
+      since: "0.142.0",
+      source: KAFKA_CONFIG,
+    },
+  },
+  k8s_cluster: {
+    kind: "receiver",
+    source: contrib("receiver/k8sclusterreceiver/config.go", "b548215aa950653aa28636dffb7d0b7e87f104e1"),
+    config: {
+      auth_type: K8S_AUTH_TYPE,
+      collection_interval: "go-duration",
+      node_conditions_to_report: { list: "string" },
+      allocatable_types_to_report: { list: "string" },
+      // Config.Validate.
+      distribution: { oneOf: ["kubernetes", "openshift"] },
+    },
+  },
+  kubeletstats: {
+    kind: "receiver",
+    source: contrib("receiver/kubeletstatsreceiver/config.go", "e9872306491762f624c1db225112f2f51892a0a5"),
+    config: {
+      // scraperhelper.ControllerConfig; kubelet.ClientConfig (internal/kubelet/client_config.go at f17fbd00) squashes
+      // k8sconfig.APIConfig and adds insecure_skip_verify; confignet.TCPAddrConfig gives endpoint.
+      collection_interval: "go-duration",
+      auth_type: K8S_AUTH_TYPE,
+      endpoint: "string",
+      insecure_skip_verify: "bool",
+      // kubelet.ValidMetricGroups.
+      metric_groups: { list: { oneOf: ["container", "pod", "node", "volume"] } },
+      node: "string",
+    },
+  },
+  k8sobjects: {
+    kind: "receiver",
+    source: contrib("receiver/k8sobjectsreceiver/config.go", "f85f10de482f57ce9dbeeb376ae2b00b9417eed2"),
+    config: {
+      auth_type: K8S_AUTH_TYPE,
+      // Config.Validate: error_mode and each object's mode.
+      error_mode: { oneOf: ["propagate", "ignore", "silent"] },
+      objects: {
+        list: {
+          object: {
+            name: "string",
+            group: "string",
+            namespaces: { list: "string" },
+            mode: { oneOf: ["pull", "watch"] },
+            field_selector: "string",
+            label_selector: "string",
+          },
+        },
+      },
+    },
+  },
+};
+
 export const OTELCOL_COMPONENTS: Readonly<Record<string, OtelcolComponent>> = {
   // receivers
   otlp: {
@@ -173,6 +280,7 @@ export const OTELCOL_COMPONENTS: Readonly<Record<string, OtelcolComponent>> = {
       },
     },
   },
+  ...SOURCE_RECEIVERS_KAFKA_K8S,
   // processors
   batch: {
     kind: "processor",

@@ -80,10 +80,17 @@ export interface KeyChange {
   source: UpstreamSource;
 }
 
+/** The first collector version whose component takes the config keys the catalog writes. */
+export interface MinimumVersion {
+  since: string;
+  source: UpstreamSource;
+}
+
 export interface OtelcolComponent {
   kind: OtelcolKind;
   source: UpstreamSource;
   config: Readonly<Record<string, ValueType>>;
   renamed?: Rename;
   keyChange?: KeyChange;
+  minimumVersion?: MinimumVersion;
 }

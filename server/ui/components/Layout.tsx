@@ -21,6 +21,7 @@ export const NAV = [
   { href: "/ui/users", label: "Users" },
   { href: "/ui/service-accounts", label: "Service accounts" },
   { href: "/ui/audit", label: "Audit" },
+  { href: "/ui/webhooks", label: "Webhooks" },
   { href: "/ui/system", label: "System" },
 ] as const;
 

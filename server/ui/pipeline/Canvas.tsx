@@ -81,7 +81,7 @@ export function Canvas({ flow, ctx, problems, canEdit, matched, items, onNodesCh
     if (!rates) return undefined;
     const own = rates.get(id);
     if (own) return own;
-    // A destination has no rate of its own here: what its incoming edges carry.
+    // A destination whose exporter reported nothing: what its incoming edges carry.
     const incoming = flow.edges.filter((e) => e.target === id).map((e) => rates.get(e.source)?.out);
     if (incoming.length === 0 || incoming.every((v) => v === null || v === undefined)) return undefined;
     return { in: incoming.reduce<number>((a, b) => a + (b ?? 0), 0), out: null, errors: null, rising: false };
