@@ -235,7 +235,7 @@ export async function createApp(
     vault,
     configStore,
     sources: new Components(configStore, "source", vault, hostPaths, collectorNamesFrom(collectors)),
-    destinations: new Components(configStore, "destination", vault, null, collectorNamesFrom(collectors)),
+    destinations: new Components(configStore, "destination", vault, hostPaths, collectorNamesFrom(collectors)),
     activations: new Activations(configStore, collectors, vault, hostPaths),
     pipelines: new Pipelines(configStore, collectors),
     routes: new Routes(configStore, collectors),

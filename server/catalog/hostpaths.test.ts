@@ -100,3 +100,23 @@ describe("other source types", () => {
     expect(keysOf(policy, "otlp", { include: ["/etc/shadow"] })).toEqual([]);
   });
 });
+
+describe("OTLP destinations' TLS files", () => {
+  test("ca_file, cert_file and key_file are judged as source paths are: prefixes, deny patterns, '..'", () => {
+    const tls = (files: Record<string, string>) => ({ endpoint: "gw:4317", tls: files });
+    expect(keysOf(policy, "otlp", tls({ ca_file: "/opt/certs/ca.crt", cert_file: "/opt/certs/client.crt", key_file: "/opt/certs/client.der" }))).toEqual([]);
+    expect(keysOf(policy, "otlp", tls({ ca_file: "/etc/ssl/ca.crt", cert_file: "/opt/certs/client.crt", key_file: "/opt/certs/client.key" }))).toEqual([
+      "config.tls.ca_file",
+      "config.tls.key_file",
+    ]);
+    expect(keysOf(policy, "otlphttp", tls({ ca_file: "/opt/../etc/ca.crt" }))).toEqual(["config.tls.ca_file"]);
+    // Stored paths stay savable; whoever holds sources:hostpaths set them.
+    expect(keysOf(policy, "otlphttp", tls({ ca_file: "/etc/ssl/ca.crt" }), tls({ ca_file: "/etc/ssl/ca.crt" }))).toEqual([]);
+  });
+
+  test("only the scope lifts the policy for a destination", () => {
+    const config = { endpoint: "gw:4317", tls: { ca_file: "/etc/ssl/ca.crt" } };
+    expect(() => policy.enforce({}, "otlp", config, [])).toThrow("sources:hostpaths");
+    expect(() => policy.enforce({ scopes: new Set(["sources:hostpaths"]) }, "otlp", config, [])).not.toThrow();
+  });
+});

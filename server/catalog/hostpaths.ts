@@ -19,11 +19,14 @@
  * is matched against the deny patterns, so `/var/log/*.key` and
  * `/var/log/{app.log,server.key}` are refused; a wildcard that may also match
  * a denied name (`/var/log/*`) is not, as the prefix is what bounds it.
- * Excludes only narrow what is read and are not checked.
+ * Excludes only narrow what is read and are not checked. The OTLP
+ * destinations' TLS files (ca_file, cert_file, key_file) are held to the same
+ * policy, on destinations and their activations' overrides.
  */
 import { posix } from "node:path";
 import { ALWAYS_DENIED, DenyList } from "../../agent/deny.ts";
 import type { Scope } from "../auth/scopes.ts";
+import { TLS_FILE_KEYS } from "./destinations/otlp-client.ts";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
 
 export const HOST_PATHS_SCOPE: Scope = "sources:hostpaths";
@@ -40,12 +43,22 @@ const GLOB_CHARS = /[*?[\]{}\\]/;
 /** Alternatives one glob may expand to before it is refused as too broad to judge. */
 export const MAX_ALTERNATIVES = 256;
 
-/** The host paths a source of `type` reads, each with the key that holds it. */
+/**
+ * The host paths a source or destination of `type` reads, each with the key
+ * that holds it. The OTLP destinations' TLS files (otlp-client.ts) are read
+ * by the collector as credentials rather than shipped, but a path is still a
+ * file on someone else's host, so the same policy bounds it; the source type
+ * `otlp` has no `tls`, so sharing the type name is harmless.
+ */
 function hostPathsOf(type: string, config: Record<string, unknown>): { key: string; value: string }[] {
   if (type === "filelog" && Array.isArray(config.include)) {
     return config.include.flatMap((value, i) => (typeof value === "string" ? [{ key: `config.include[${i}]`, value }] : []));
   }
   if (type === "journald" && typeof config.directory === "string") return [{ key: "config.directory", value: config.directory }];
+  if ((type === "otlp" || type === "otlphttp") && typeof config.tls === "object" && config.tls !== null) {
+    const tls = config.tls as Record<string, unknown>;
+    return TLS_FILE_KEYS.flatMap((key) => (typeof tls[key] === "string" ? [{ key: `config.tls.${key}`, value: tls[key] }] : []));
+  }
   return [];
 }
 
@@ -83,7 +96,7 @@ export class HostPaths {
     const problems = this.problems(type, config, kept, root);
     if (problems.length > 0) {
       throw new ValidationError(
-        `This source would make collectors read host paths outside what sources may read (sources.hostPaths); only a caller with the ${HOST_PATHS_SCOPE} scope may widen that.`,
+        `This configuration would make collectors read host paths outside what sources and destinations may read (sources.hostPaths); only a caller with the ${HOST_PATHS_SCOPE} scope may widen that.`,
         problems,
       );
     }

@@ -65,7 +65,7 @@ describe("a sensitive field's value in object form is one value", () => {
 describe("mergeOverrides", () => {
   test("validates the merged config and applies defaults", () => {
     const merged = mergeOverrides("destination", "otlp", { endpoint: "gw:4317" }, { tls: { insecure: true } });
-    expect(merged).toEqual({ endpoint: "gw:4317", tls: { insecure: true }, headers: {} });
+    expect(merged).toEqual({ endpoint: "gw:4317", tls: { insecure: true }, headers: {}, retry_on_failure: { enabled: true }, sending_queue: { enabled: true } });
   });
 
   test("names problems from configOverrides", () => {

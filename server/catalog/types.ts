@@ -63,11 +63,14 @@ interface AlloySource<S extends TObject> {
    * renderer wires to the pipeline.
    */
   alloy(config: Static<S>, label: string, output: AlloyBlock): AlloyBlock[];
+  /** Why Runtime R cannot run this config as Runtime O does (an option Alloy cannot express), or undefined. */
+  alloyProblem?(config: Static<S>): string | undefined;
   readonly alloyUnavailable?: undefined;
 }
 
 interface OtelcolOnlySource {
   readonly alloy?: undefined;
+  readonly alloyProblem?: undefined;
   /** Why Runtime R cannot run it, e.g. Alloy has no component that reads it. */
   readonly alloyUnavailable: string;
 }

@@ -28,6 +28,8 @@ describe("defaults", () => {
       endpoint: "gw:4317",
       tls: { insecure: false },
       headers: {},
+      retry_on_failure: { enabled: true },
+      sending_queue: { enabled: true },
     });
     expect(validateComponentConfig("processor", "batch", {})).toEqual({ send_batch_size: 8192, timeout: "200ms" });
     expect(validateComponentConfig("processor", "filter", { logs: { log_record: ["true"] } })).toEqual({
@@ -39,7 +41,7 @@ describe("defaults", () => {
   test("keep given values and leave the input untouched", () => {
     const input = { include: ["/a.log"], start_at: "beginning" };
     const out = validateComponentConfig("source", "filelog", input);
-    expect(out).toEqual({ include: ["/a.log"], exclude: [], start_at: "beginning" });
+    expect(out).toEqual({ include: ["/a.log"], exclude: [], start_at: "beginning", parser: { format: "none", timestamp: {}, severity: {} }, multiline: {} });
     expect(input).toEqual({ include: ["/a.log"], start_at: "beginning" });
   });
 

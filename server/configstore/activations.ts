@@ -138,7 +138,7 @@ export class Activations {
   }
 
   async activateDestination(
-    who: Actor,
+    who: Editor,
     collectorId: string,
     input: { destinationId: string; configOverrides?: Record<string, unknown>; tags?: Record<string, string> },
   ): Promise<DestinationActivation> {
@@ -155,6 +155,9 @@ export class Activations {
       }
       const before = current.destinations.find((a) => a.destinationId === destination.id);
       const stored = await this.toStored(who, "destination", destination, collectorId, input.configOverrides ?? {}, before?.configOverrides);
+      // TLS files are host paths too (hostpaths.ts); the destination's own and this collector's current ones were approved.
+      const kept = [destination.config, ...(before ? [mergeOverrides("destination", destination.type, destination.config, before.configOverrides) as Record<string, unknown>] : [])];
+      this.hostPaths?.enforce(who, destination.type, stored.merged, kept, "configOverrides");
       const activation: DestinationActivation = { destinationId: destination.id, configOverrides: stored.overrides, tags: input.tags ?? {} };
       const destinations = current.destinations.filter((a) => a.destinationId !== destination.id).concat(activation);
       await this.save(

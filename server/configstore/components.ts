@@ -92,7 +92,7 @@ export class Components {
   async create(who: Editor, input: ComponentInput): Promise<ComponentRecord> {
     const sealed = await this.toStored(who, input.type, input.config ?? {}, undefined);
     const record: ComponentRecord = { id: Bun.randomUUIDv7(), name: input.name.trim(), type: input.type, config: sealed.config };
-    if (this.kind === "source") this.hostPaths?.enforce(who, record.type, record.config, []);
+    this.hostPaths?.enforce(who, record.type, record.config, []);
     await this.write(who, record, undefined, "absent", `${this.kind}.create`, { name: record.name, type: record.type }, sealed.ops);
     return this.shown(record);
   }
@@ -108,7 +108,7 @@ export class Components {
       }
       const sealed = await this.toStored(who, current.type, input.config ?? {}, current.config);
       const record: ComponentRecord = { id, name: input.name.trim(), type: current.type, config: sealed.config };
-      if (this.kind === "source") this.hostPaths?.enforce(who, record.type, record.config, [current.config]);
+      this.hostPaths?.enforce(who, record.type, record.config, [current.config]);
       await this.write(who, record, current, tree.version(this.path(id)) ?? "absent", `${this.kind}.update`, { name: record.name }, sealed.ops);
       return this.shown(record);
     });

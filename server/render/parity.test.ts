@@ -342,3 +342,25 @@ describe("the parity table says what the modelled records show", () => {
     });
   }
 });
+
+describe("filelog parsing builds the same record on both runtimes", () => {
+  /** Attributes in key order, so the comparison does not depend on the order each runtime sets them. */
+  const normal = (r: LogRecord | null) =>
+    r && { body: r.body, severityNumber: r.severityNumber ?? 0, severityText: r.severityText, attributes: [...(r.attributes ?? [])].sort((a, b) => (a.key < b.key ? -1 : 1)) };
+  const parsers: Record<string, unknown>[] = [
+    { format: "json", severity: { field: "log.level" } },
+    { format: "json", severity: { field: "level" } },
+    { format: "regex", regex: "^(?P<time>\\S+ \\S+) (?P<level>[A-Z]+) \\[(?P<thread>[^\\]]+)\\] (?P<message>.*)$", severity: { field: "level" } },
+  ];
+  for (const parser of parsers) {
+    test(JSON.stringify(parser), () => {
+      const config = validateComponentConfig("source", "filelog", { include: ["/var/log/*"], parser });
+      const blocks = findType("source", "filelog")!.alloy!(config, "f", block("output", undefined, []));
+      const records = SAMPLE_EVENTS.filelog.map((e) => [normal(otelcolRecord(e, config)), normal(alloyRecord(e, "f", blocks))]);
+      for (const [otelcol, alloy] of records) expect(alloy).toEqual(otelcol);
+      // The samples exercise the mapping: mapped, unmapped and numeric levels, and lines the parser refuses.
+      const severities = new Set(records.map(([r]) => `${r!.severityNumber}/${r!.severityText}`));
+      expect(severities.size).toBeGreaterThan(1);
+    });
+  }
+});

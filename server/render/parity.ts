@@ -8,6 +8,10 @@
  * one, and when its config is rendered (publish, preview). The dry-run
  * reports the same verdict.
  *
+ * A source's own config may also hold an option Runtime R cannot express
+ * (SourceType.alloyProblem, e.g. filelog's multiline.line_end_pattern): the
+ * route is refused on Runtime R for that as well, naming `sourceId`.
+ *
  * What a processor reads: every path of its log filter conditions (walked in
  * the OTTL syntax tree), the metric as a whole for a metric condition (host
  * metrics differ as a whole), the attribute key of each attributes/resource action
@@ -15,6 +19,8 @@
  * of a transform's log statements, its targets included, and the metric as a whole
  * for its metric statements.
  */
+import { findType } from "../catalog/registry.ts";
+import { validateComponentConfig } from "../catalog/validate.ts";
 import { LOG_RECORD_SHAPES, LOG_SOURCE_TYPES, type LogSourceType, type RecordPart } from "../catalog/sources/log-records.ts";
 import type { PipelineRecord, SourceRecord } from "../../shared/config-records.ts";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
@@ -227,12 +233,29 @@ export function processorsFor(pipeline: PipelineRecord, sourceId: string): Confi
     .map((n) => ({ type: n.processor!.type, config: n.processor!.config, path: `topology.nodes[${n.id}].processor.config` }));
 }
 
+/** Why a source's own config cannot run the same on an Alloy collector (an option Alloy cannot express), or undefined. */
+export function sourceRuntimeRProblem(source: SourceRecord): string | undefined {
+  const type = findType("source", source.type);
+  if (type?.alloyProblem === undefined) return undefined;
+  let config: Record<string, unknown>;
+  try {
+    config = validateComponentConfig("source", source.type, source.config);
+  } catch {
+    return undefined; // an invalid stored config is reported where it is rendered
+  }
+  return type.alloyProblem(config);
+}
+
 /** Why a route of this source through this pipeline cannot run the same on an Alloy collector (empty when it can). */
 export function routeRuntimeRProblems(source: SourceRecord, pipeline: PipelineRecord): ErrorDetail[] {
-  return runtimeRProblems(source.type, processorsFor(pipeline, source.id)).map((p) => ({
-    path: "pipelineId",
-    message: `pipeline "${pipeline.name}" at ${p.path}: ${p.message}`,
-  }));
+  const own = sourceRuntimeRProblem(source);
+  return [
+    ...(own === undefined ? [] : [{ path: "sourceId", message: `source "${source.name}" (${source.type}): ${own}` }]),
+    ...runtimeRProblems(source.type, processorsFor(pipeline, source.id)).map((p) => ({
+      path: "pipelineId",
+      message: `pipeline "${pipeline.name}" at ${p.path}: ${p.message}`,
+    })),
+  ];
 }
 
 export interface RuntimeParity {

@@ -161,6 +161,12 @@ function checkRuntime(type: SourceType | DestinationType, record: SourceRecord |
   if (problem !== undefined) fail(path, `${type.kind} '${record.id}' (${record.type}) cannot run on Runtime R (Alloy): ${problem}`);
 }
 
+/** A source config Runtime R cannot run as Runtime O does (an option Alloy cannot express) is refused for an Alloy render. */
+function checkSourceRuntime(type: SourceType, record: SourceRecord, config: Record<string, unknown>, path: string, runtime: Runtime | undefined): void {
+  const problem = runtime === "alloy" ? type.alloyProblem?.(config) : undefined;
+  if (problem !== undefined) fail(path, `source '${record.id}' (${record.type}) cannot run on Runtime R (Alloy): ${problem}`);
+}
+
 /** How one flow reads the pipeline graph: which source nodes feed it, and what a destination node stands for. */
 interface FlowSpec {
   name: string;
@@ -331,6 +337,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
     if (sources.has(j.record.id)) continue;
     const merged = mergeOverrides("source", j.record.type, j.record.config, j.overrides, `activations.sources[${j.record.id}].configOverrides`);
     const config = renderable(j.type, merged, mergedPath("sources", j.record.id, j.overrides));
+    checkSourceRuntime(j.type, j.record, config, `sources[${j.record.id}].config`, runtime);
     sources.set(j.record.id, { name: sourceNames.claim(j.record.name, j.record.id), type: j.type, config, comments: [] });
     references.push(...referencedFields(j.type, config, mergedPath("sources", j.record.id, j.overrides)));
   }
@@ -460,6 +467,7 @@ export function planPreview(
     checkRuntime(type, record, path, runtime);
     const root = `sources[${record.id}].config`;
     const config = renderable(type, validateComponentConfig("source", record.type, record.config, root), (p) => pathText(root, p));
+    checkSourceRuntime(type, record, config, root, runtime);
     sources.set(ref, { name: sourceNames.claim(record.name, record.id), type, config, comments: [] });
   }
   const openSources = unreferenced("source");

@@ -92,3 +92,26 @@ describe("an admin (sources:hostpaths)", () => {
     expect(await state()).toEqual(before);
   });
 });
+
+describe("OTLP destinations' TLS files", () => {
+  test("an editor cannot point ca_file/cert_file/key_file outside the policy, by the destination or a collector's overrides; an admin may", async () => {
+    const tls = { ca_file: "/opt/certs/ca.crt", cert_file: "/opt/certs/app.crt", key_file: "/opt/certs/app.der" };
+    const create = await server.api("/destinations", { method: "POST", token: editor, json: { name: "mtls", type: "otlp", config: { endpoint: "gw:4317", tls } } });
+    expect(create.status).toBe(201);
+    const destination = (await create.json()) as { id: string };
+
+    const outside = await refusal("/destinations", "POST", { name: "host-key", type: "otlphttp", config: { endpoint: "https://gw.example", tls: { ...tls, key_file: "/etc/ssl/private/host.key" } } });
+    expect(outside.details.map((d) => d.path)).toEqual(["config.tls.key_file"]);
+    expect(outside.details[0]!.message).toContain("sources.hostPaths.allowedPrefixes");
+    const denied = await refusal(`/destinations/${destination.id}`, "PUT", { name: "mtls", type: "otlp", config: { endpoint: "gw:4317", tls: { ...tls, key_file: "/opt/certs/app.key" } } });
+    expect(denied.details[0]!.message).toContain("deny pattern");
+
+    const collector = await server.call<{ id: string }>("/collectors", "POST", { name: "hostpaths-tls" });
+    const override = await refusal(`/collectors/${collector.id}/destinations`, "POST", { destinationId: destination.id, configOverrides: { tls: { ca_file: "/etc/ssl/certs/ca.crt" } } });
+    expect(override.details.map((d) => d.path)).toEqual(["configOverrides.tls.ca_file"]);
+
+    // The admin (the harness's token) holds sources:hostpaths.
+    const admin = await server.api("/destinations", { method: "POST", json: { name: "host-key", type: "otlp", config: { endpoint: "gw:4317", tls: { ...tls, key_file: "/etc/ssl/private/host.key" } } } });
+    expect(admin.status).toBe(201);
+  });
+});

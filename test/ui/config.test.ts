@@ -162,9 +162,14 @@ test("a destination: the API's validation error sits beside the field it names, 
   await page.getByRole("button", { name: "Remove Headers 1" }).click();
   await page.getByRole("button", { name: "Save" }).click();
   await page.getByText('Saved destination "gateway-eu".', { exact: false }).waitFor();
-  expect(await row("Destinations", "gateway-eu").locator("td").nth(1).textContent()).toBe("endpoint=https://gw.example:4318");
+  // The form sends the schema's defaults: retries and the queue stay on.
+  expect(await row("Destinations", "gateway-eu").locator("td").nth(1).textContent()).toBe(
+    "retry_on_failure.enabled=true · sending_queue.enabled=true · endpoint=https://gw.example:4318",
+  );
   const stored = await server.call<{ items: { name: string; config: Record<string, unknown> }[] }>("/destinations");
-  expect(stored.items.map((d) => [d.name, d.config])).toEqual([["gateway-eu", { endpoint: "https://gw.example:4318", headers: {} }]]);
+  expect(stored.items.map((d) => [d.name, d.config])).toEqual([
+    ["gateway-eu", { endpoint: "https://gw.example:4318", headers: {}, tls: {}, retry_on_failure: { enabled: true }, sending_queue: { enabled: true } }],
+  ]);
   await browser.screenshot("destinations-1280");
 }, SLOW);
 

@@ -4,6 +4,7 @@ import { attr, block } from "../../render/alloy-syntax.ts";
 import { Closed, Headers, sortedHeaders } from "../schemas.ts";
 import { defineDestination } from "../types.ts";
 import { otelcolType } from "../versions.ts";
+import { alloyClientMembers, alloyExporterBlocks, clientFields, clientProblems, GrpcTls, otelcolClient } from "./otlp-client.ts";
 
 export const otlpDestination = defineDestination({
   kind: "destination",
@@ -17,18 +18,18 @@ export const otlpDestination = defineDestination({
       errorMessage: "must be host:port, optionally with an https:// scheme",
       description: "host:port of the gRPC server, e.g. otel-gateway:4317.",
     }),
-    tls: Closed(
-      { insecure: Type.Boolean({ default: false, description: "Send without TLS (plaintext gRPC)." }) },
-      { default: {}, title: "TLS" },
-    ),
     headers: Headers({ protocol: "grpc" }),
+    ...clientFields(GrpcTls()),
   }),
+  check(config, root) {
+    return clientProblems(config, root);
+  },
   otelcol(config, target) {
     return {
       type: otelcolType("otlp_grpc", target),
       config: {
         endpoint: config.endpoint,
-        ...(config.tls.insecure ? { tls: { insecure: true } } : {}),
+        ...otelcolClient(config),
         ...(Object.keys(config.headers).length > 0 ? { headers: sortedHeaders(config.headers) } : {}),
       },
     };
@@ -40,8 +41,9 @@ export const otlpDestination = defineDestination({
         block("client", undefined, [
           attr("endpoint", config.endpoint),
           Object.keys(config.headers).length > 0 && attr("headers", config.headers),
-          config.tls.insecure && block("tls", undefined, [attr("insecure", true)]),
+          ...alloyClientMembers(config),
         ]),
+        ...alloyExporterBlocks(config),
       ]),
     ];
   },

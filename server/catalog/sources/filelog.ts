@@ -5,10 +5,12 @@
  * and would not load on a collector run at the default stability level. The
  * shaping transform trims the line and leaves only `log.file.name`, as the
  * filelog receiver's defaults do, so records match (log-records.ts).
+ * Parsing and multiline: filelog-parse.ts.
  */
 import { Type } from "@sinclair/typebox";
 import { attr, block, ref } from "../../render/alloy-syntax.ts";
 import { lokiToOtelcol } from "./loki-chain.ts";
+import { alloyMultiline, multilineSchema, otelcolParse, parseAlloyProblem, parseProblems, parserSchema, parseStatements } from "./filelog-parse.ts";
 import { Closed, HOST_PATH_REFERENCE, NoReferences, StringEnum } from "../schemas.ts";
 import { defineSource } from "../types.ts";
 
@@ -30,7 +32,15 @@ export const filelogSource = defineSource({
       }),
       "svc reads it to build Runtime R's configuration",
     ),
+    parser: parserSchema(),
+    multiline: multilineSchema(),
   }),
+  check(config, root) {
+    return parseProblems(config.parser, config.multiline, root);
+  },
+  alloyProblem(config) {
+    return parseAlloyProblem(config.multiline);
+  },
   otelcol(config) {
     return {
       type: "filelog",
@@ -38,11 +48,14 @@ export const filelogSource = defineSource({
         include: config.include,
         ...(config.exclude.length > 0 ? { exclude: config.exclude } : {}),
         start_at: config.start_at,
+        ...otelcolParse(config.parser, config.multiline),
       },
     };
   },
   alloy(config, label, output) {
     const exclude = alloyExclude(config.exclude);
+    const receiver = attr("forward_to", [ref(`otelcol.receiver.loki.${label}.receiver`)]);
+    const multiline = alloyMultiline(config.multiline, label, receiver);
     return [
       block("local.file_match", label, [
         attr(
@@ -54,10 +67,11 @@ export const filelogSource = defineSource({
       ]),
       block("loki.source.file", label, [
         attr("targets", ref(`local.file_match.${label}.targets`)),
-        attr("forward_to", [ref(`otelcol.receiver.loki.${label}.receiver`)]),
+        multiline === undefined ? receiver : attr("forward_to", [ref(`loki.process.${label}.receiver`)]),
         attr("tail_from_end", config.start_at === "end"),
       ]),
-      ...lokiToOtelcol("filelog", label, output),
+      ...(multiline === undefined ? [] : [multiline]),
+      ...lokiToOtelcol("filelog", label, output, parseStatements(config.parser)),
     ];
   },
 });

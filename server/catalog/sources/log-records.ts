@@ -97,6 +97,36 @@ export const UPSTREAM: readonly Upstream[] = [
     fact: "line with one trailing \\n and \\r removed, no other trimming; label filename = the file's path.",
   },
   {
+    repo: "open-telemetry/opentelemetry-collector-contrib",
+    path: "pkg/stanza/operator/helper/parser.go, pkg/stanza/operator/parser/{json,regex}/parser.go, pkg/stanza/operator/helper/regexp.go",
+    version: "1ba49ba839c739d6bf0a264a26c7b2a959ffd71c, 06b8e502e9cb47943f42f280058d9e94d8523a9f, 1d376147ae77d2350780a7b36981fe6767b0ead1, 9c3b4b52552c95b4332e00035694c6cd5c39a2f5",
+    fact: "a parser parses the body into a map merged into attributes (parse_to default), then its timestamp and severity sub-parsers read parsed fields; any error sends the record on unchanged past that point (on_error send). json_parser: JSON object, numbers as doubles (parse_ints off), a non-object is an error. regex_parser: every named group of the first match as a string (empty when unmatched), no match is an error.",
+  },
+  {
+    repo: "open-telemetry/opentelemetry-collector-contrib",
+    path: "pkg/stanza/operator/helper/time.go, severity.go, severity_builder.go",
+    version: "00e6dd7ca2b3ebbb581bb495a5a89c3f72dbdb01, 04ed0fb65609fe6e0b000506859659fd4e7790eb",
+    fact: "timestamp: layout_type strptime (default) converted to a Go layout, location Local unless the layout ends in Z (UTC); a non-string value is an error. severity: the default preset maps trace…fatal4, 1…24, warning*, err* (lower-cased) to stanza severities; the text is the value as found (a whole double as its integer); an unmapped value sets severity 0 with that text; a non-whole double or another type is an error and sets neither.",
+  },
+  {
+    repo: "open-telemetry/opentelemetry-collector-contrib",
+    path: "pkg/ottl/ottlfuncs/func_{parse_json,extract_patterns,time,convert_case,string}.go",
+    version: "read via code search, 2026-11 (ExtractPatterns 10443128, Time 453364964)",
+    fact: "ParseJSON: object to map, numbers as doubles, else an error; ExtractPatterns: map of every named group as a string, empty map on no match; Time: strptime format through timeutils.StrptimeToGotime (the same directives as stanza's), location Local unless the format ends in Z, parsed by timeutils.ParseGotime, which fills in a missing year as stanza does (SetTimestampYear; internal/coreinternal/timeutils, code search id 583346488). With error_mode ignore a failing statement is skipped and the record kept, as stanza's on_error send does.",
+  },
+  {
+    repo: "open-telemetry/opentelemetry-collector-contrib",
+    path: "pkg/stanza/split/split.go",
+    version: "2bcbb372ccc02c45de2b8d2aa43ebb3be9774f9a",
+    fact: "multiline line_start_pattern / line_end_pattern (only one) compiled with (?m) and matched over the stream: a record starts (ends) at each match; text before the first start match is one record.",
+  },
+  {
+    repo: "grafana/alloy",
+    path: "internal/component/loki/process/stages/multiline.go",
+    version: "66ebea856dffb242f921775e9552a133f60dc5c1",
+    fact: "stage.multiline: firstline matched against each line; a matching line starts a block, lines are joined with \n; lines before the first match pass through one by one; a block is flushed after max_wait_time (svc sets 500ms, the filelog receiver's force_flush_period default) or at max_lines (default 128). No end-of-record pattern.",
+  },
+  {
     repo: "grafana/alloy",
     path: "internal/component/{otelcol/processor/transform,loki/relabel,loki/source/{file,journal,syslog},otelcol/receiver/loki}/*.go",
     version: "66ebea856dffb242f921775e9552a133f60dc5c1",
@@ -136,10 +166,14 @@ export const LOG_RECORD_SHAPES: Readonly<Record<LogSourceType, Readonly<Record<R
       alloy: "the line, trimmed by svc's transform the same way",
       differs: false,
     },
-    severity: SAME_EMPTY("severity"),
+    severity: {
+      otelcol: "none, or from a parsed field when the parser's severity is set (stanza's default mapping)",
+      alloy: "the same, set by svc's transform with that mapping",
+      differs: false,
+    },
     attributes: {
-      otelcol: "log.file.name",
-      alloy: "log.file.name (filename, log.file.path and loki.attribute.labels removed by svc's transform)",
+      otelcol: "log.file.name, plus the parsed fields when a parser is set",
+      alloy: "the same: filename, log.file.path and loki.attribute.labels removed and the line parsed by svc's transform",
       differs: false,
     },
     resource: SAME_EMPTY("resource attributes"),
@@ -216,3 +250,20 @@ export const LOKI_ONLY_ATTRIBUTES: Readonly<Record<"filelog" | "journald" | "sys
 
 /** stanza's default trim (pkg/stanza/trim Whitespace) as an RE2 pattern over the body. */
 export const FILELOG_TRIM_PATTERN = "^[\\r\\n\\t ]+|[\\r\\n\\t ]+$";
+
+/**
+ * stanza's default severity preset (pkg/stanza/operator/helper/severity_builder.go getBuiltinMapping, read at
+ * 00e6dd7c): the lower-cased values that map to each plog severity number. Trace…Fatal4 are 1…24, one-to-one
+ * with plog's numbers (pkg/stanza/adapter/converter.go).
+ */
+export const STANZA_DEFAULT_SEVERITIES: readonly { number: string; values: readonly string[] }[] = ["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"].flatMap(
+  (level, i) =>
+    ["", "2", "3", "4"].map((suffix, j) => ({
+      number: `SEVERITY_NUMBER_${level}${suffix}`,
+      values: [
+        `${level.toLowerCase()}${suffix}`,
+        String(i * 4 + j + 1),
+        ...(level === "WARN" ? [`warning${suffix}`] : level === "ERROR" ? [`err${suffix}`] : []),
+      ],
+    })),
+);

@@ -14,7 +14,6 @@ import {
   SYSLOG_SEVERITY_LABEL,
 } from "./log-records.ts";
 
-
 const removeLokiOnly = (source: keyof typeof LOKI_ONLY_ATTRIBUTES) =>
   LOKI_ONLY_ATTRIBUTES[source].map((key) => `delete_key(attributes, ${ottlLiteral(key)})`);
 
@@ -39,15 +38,15 @@ export function syslogRelabelRules(): AlloyBlock[] {
   );
 }
 
-/** `otelcol.receiver.loki` and the source's shaping transform, which carries `output`. */
-export function lokiToOtelcol(source: keyof typeof SHAPING_STATEMENTS, label: string, output: AlloyBlock): AlloyBlock[] {
+/** `otelcol.receiver.loki` and the source's shaping transform, which carries `output`; `more` statements run after the shaping ones. */
+export function lokiToOtelcol(source: keyof typeof SHAPING_STATEMENTS, label: string, output: AlloyBlock, more: readonly string[] = []): AlloyBlock[] {
   return [
     block("otelcol.receiver.loki", label, [
       block("output", undefined, [attr("logs", [ref(`otelcol.processor.transform.${label}.input`)])]),
     ]),
     block("otelcol.processor.transform", label, [
       attr("error_mode", "ignore"),
-      block("log_statements", undefined, [attr("context", "log"), attr("statements", SHAPING_STATEMENTS[source].map(raw))]),
+      block("log_statements", undefined, [attr("context", "log"), attr("statements", [...SHAPING_STATEMENTS[source], ...more].map(raw))]),
       output,
     ]),
   ];

@@ -32,6 +32,44 @@ const ERROR_MODE = { oneOf: ["ignore", "silent", "propagate"] } as const;
 const TRANSFORM_CONTEXT = { oneOf: ["resource", "scope", "span", "spanevent", "metric", "datapoint", "log"] } as const;
 const ACTION = { oneOf: ["insert", "update", "upsert", "delete", "hash", "extract", "convert"] } as const;
 
+// ---- OTLP exporter client settings and file parsing (issue 24 part 10) ----
+/**
+ * otelcol.TLSClientArguments with TLSSetting squashed (internal/component/otelcol/config_tls.go): note
+ * `server_name`, which the collector calls server_name_override.
+ */
+const CLIENT_TLS: AlloyMember = block({
+  insecure: attr("bool"),
+  insecure_skip_verify: attr("bool"),
+  ca_file: attr("string"),
+  cert_file: attr("string"),
+  key_file: attr("string"),
+  server_name: attr("string"),
+});
+/** otelcol.CompressionType.UnmarshalText (config_compression.go): gzip, zlib, deflate, snappy, zstd, none; svc renders four. */
+const COMPRESSION = attr({ oneOf: ["gzip", "zstd", "snappy", "none"] });
+/** otelcol.RetryArguments (config_retry.go); SetToDefault 5s / 30s / 5m, multiplier 1.5 (Validate wants > 1). */
+const RETRY_ON_FAILURE: AlloyMember = block({
+  enabled: attr("bool"),
+  initial_interval: attr("go-duration"),
+  max_interval: attr("go-duration"),
+  max_elapsed_time: attr("go-duration"),
+});
+/** otelcol.QueueArguments (config_queue.go): num_consumers int, queue_size int64 (Validate: > 0 when enabled). */
+const SENDING_QUEUE: AlloyMember = block({ enabled: attr("bool"), num_consumers: attr("int"), queue_size: attr("int") });
+/**
+ * loki.process (internal/component/loki/process/process.go, GA) with its `stage.multiline` block
+ * (stages/multiline.go MultilineConfig: firstline, matched against each line; max_wait_time, which Validate wants > 0).
+ */
+const LOKI_PROCESS: AlloyComponent = {
+  stability: "generally-available",
+  source: at("internal/component/loki/process/process.go"),
+  arguments: {
+    forward_to: attr(receivers),
+    "stage.multiline": blocks({ firstline: attr("string"), max_wait_time: attr("go-duration") }),
+  },
+};
+// ---- end ----
+
 /** Kafka and Kubernetes event sources (issue 24, catalog growth), at the same commit. */
 const SOURCE_COMPONENTS_KAFKA_K8S: Readonly<Record<string, AlloyComponent>> = {
   "otelcol.receiver.kafka": {
@@ -120,14 +158,20 @@ export const ALLOY_COMPONENTS: Readonly<Record<string, AlloyComponent>> = {
     source: at("internal/component/otelcol/exporter/otlp/otlp.go"),
     arguments: {
       // otelcol.GRPCClientArguments (config_grpc.go), TLSClientArguments (config_tls.go)
-      client: block({ endpoint: attr("string"), headers: attr({ map: "string" }), tls: block({ insecure: attr("bool") }) }),
+      client: block({ endpoint: attr("string"), headers: attr({ map: "string" }), compression: COMPRESSION, tls: CLIENT_TLS }),
+      retry_on_failure: RETRY_ON_FAILURE,
+      sending_queue: SENDING_QUEUE,
     },
   },
   "otelcol.exporter.otlphttp": {
     stability: "generally-available",
     source: at("internal/component/otelcol/exporter/otlphttp/otlphttp.go"),
     // otelcol.HTTPClientArguments, config_http.go
-    arguments: { client: block({ endpoint: attr("string"), headers: attr({ map: "string" }) }) },
+    arguments: {
+      client: block({ endpoint: attr("string"), headers: attr({ map: "string" }), compression: COMPRESSION, tls: CLIENT_TLS }),
+      retry_on_failure: RETRY_ON_FAILURE,
+      sending_queue: SENDING_QUEUE,
+    },
   },
   "otelcol.exporter.prometheus": {
     stability: "generally-available",
@@ -171,6 +215,7 @@ export const ALLOY_COMPONENTS: Readonly<Record<string, AlloyComponent>> = {
       rule: blocks({ source_labels: attr(strings), regex: attr("string"), action: attr("string"), target_label: attr("string") }),
     },
   },
+  "loki.process": LOKI_PROCESS,
   "local.file_match": {
     stability: "generally-available",
     source: at("internal/component/local/file_match/file.go"),

@@ -21,7 +21,7 @@ import { validateComponentConfig } from "../validate.ts";
 import { parseCollectorVersion, versionProblem } from "../versions.ts";
 import { ALLOY_COMPONENTS } from "./alloy.ts";
 import { alloyProblems, otelcolProblems } from "./conform.ts";
-import { OTELCOL_COMPONENTS } from "./otelcol.ts";
+import { FILELOG_PARSE_SOURCES, OTELCOL_COMPONENTS, OTLP_CLIENT_SOURCES } from "./otelcol.ts";
 
 /** Unknown, just before and at each rename, and the newest the tables were read at. */
 const VERSIONS = [null, "0.120.0", "0.143.0", "0.144.0", "0.146.0", "0.159.0", "9.3.1"];
@@ -32,6 +32,9 @@ const SOURCES: Record<string, Record<string, unknown>[]> = {
     { include: ["/var/log/*.log"] },
     { include: ["/var/log/a.log", "/srv/**/*.log"], exclude: ["/var/log/x.log"], start_at: "beginning" },
     { include: ["/var/log/*.log"], exclude: ["/var/log/x.log", "/var/log/*.gz"] },
+    // Parsing and multiline (filelog-parse.ts); line_end_pattern, which Alloy refuses, is checked on its own below.
+    { include: ["/var/log/*.json"], parser: { format: "json", timestamp: { field: "ts", layout: "%Y-%m-%dT%H:%M:%S%z" }, severity: { field: "log.level" } } },
+    { include: ["/var/log/*.log"], parser: { format: "regex", regex: "^(?P<ts>\\S+) (?P<level>\\w+) (?P<msg>.*)$", severity: { field: "level" } }, multiline: { line_start_pattern: "^\\S" } },
   ],
   journald: [{}, { units: ["sshd", "nginx.service"], directory: "/var/log/journal" }],
   hostmetrics: [{}, { collection_interval: "5s", scrapers: ["cpu", "disk", "filesystem", "load", "memory", "network", "paging", "processes", "system"] }, { collection_interval: "1.5s" }, { collection_interval: "10s" }],
@@ -69,9 +72,24 @@ const SECRET = { secret: "0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d01" };
 const FROM_HOST = { env: "TOKEN" };
 const plain = (value: string) => ({ value, secret: false });
 
+/** Every OTLP client setting (otlp-client.ts). */
+const CLIENT_SETTINGS = {
+  tls: { insecure_skip_verify: true, ca_file: "/opt/certs/ca.crt", cert_file: "/opt/certs/c.crt", key_file: "/opt/certs/c.key", server_name_override: "gw.internal" },
+  compression: "zstd",
+  retry_on_failure: { enabled: true, initial_interval: "1.5s", max_interval: "1m", max_elapsed_time: "0" },
+  sending_queue: { enabled: true, num_consumers: 3, queue_size: 9007199254740991 },
+};
+
 const DESTINATIONS: Record<string, Record<string, unknown>[]> = {
-  otlp: [{ endpoint: "gw:4317" }, { endpoint: "gw:4317", tls: { insecure: true }, headers: { Authorization: SECRET, "X-A": plain("1"), "X-B": FROM_HOST } }],
-  otlphttp: [{ endpoint: "https://otlp.example.com", headers: { "X-Key": FROM_HOST, Authorization: SECRET } }],
+  otlp: [
+    { endpoint: "gw:4317" },
+    { endpoint: "gw:4317", tls: { insecure: true }, headers: { Authorization: SECRET, "X-A": plain("1"), "X-B": FROM_HOST } },
+    { endpoint: "gw:4317", ...CLIENT_SETTINGS, compression: "snappy" },
+  ],
+  otlphttp: [
+    { endpoint: "https://otlp.example.com", headers: { "X-Key": FROM_HOST, Authorization: SECRET } },
+    { endpoint: "https://otlp.example.com", ...CLIENT_SETTINGS, sending_queue: { enabled: false } },
+  ],
   debug: [{ verbosity: "detailed" }],
   prometheusremotewrite: [{ endpoint: "http://mimir:9009/api/v1/push", headers: { "X-Scope-OrgID": plain("t"), Authorization: FROM_HOST, "X-Key": SECRET } }],
   loki: [{ endpoint: "http://loki:3100", tenant_id: "t1", headers: { A: plain("b"), Authorization: SECRET, "X-Key": FROM_HOST } }],
@@ -228,6 +246,13 @@ describe("rendered configs conform to upstream", () => {
   }
 });
 
+describe("options one runtime refuses", () => {
+  test("filelog line_end_pattern conforms on Runtime O (Runtime R refuses it: filelog.test.ts)", () => {
+    const source: [string, Record<string, unknown>] = ["filelog", { include: ["/var/log/*.log"], multiline: { line_end_pattern: "\\}$" } }];
+    for (const version of VERSIONS) expect(otelcolProblems(renderOtelcol(corpusInput("logs", source, ["otlp", { endpoint: "gw:4317" }], version)))).toEqual([]);
+  });
+});
+
 describe("the checks can fail", () => {
   test("an unknown key, a wrong type and a bad duration are reported", () => {
     const yaml = [
@@ -291,6 +316,8 @@ describe("the tables", () => {
         ...(c.minimumVersion ? [c.minimumVersion.source] : []),
       ]),
       ...Object.values(ALLOY_COMPONENTS).flatMap((c) => [c.source, ...(c.rules ?? []).map((r) => r.source)]),
+      ...OTLP_CLIENT_SOURCES,
+      ...FILELOG_PARSE_SOURCES,
     ];
     for (const s of sources) {
       expect(s.repo).toMatch(/^[\w.-]+\/[\w.-]+$/);

@@ -20,10 +20,71 @@ const contrib = (path: string, ref: string): UpstreamSource => ({ repo: CONTRIB,
 /** configgrpc.ClientConfig / confighttp.ClientConfig headers: configopaque.MapList, which still unmarshals from a map. */
 const HEADERS = { map: "string" } as const;
 
+// ---- OTLP exporter client settings (issue 24 part 10) ----
+/**
+ * configtls.ClientConfig (config/configtls/configtls.go, squashing Config),
+ * read at 0027d37b: the keys svc renders.
+ */
+const CLIENT_TLS_SOURCE: UpstreamSource = { repo: CORE, path: "config/configtls/configtls.go", ref: "0027d37b231696e05678134146afd1582f54f835" };
+const CLIENT_TLS = {
+  object: { insecure: "bool", insecure_skip_verify: "bool", ca_file: "string", cert_file: "string", key_file: "string", server_name_override: "string" },
+} as const;
+/**
+ * configcompression.TypeWithLevel.UnmarshalText (config/configcompression/compressiontype.go at 0c53ee28) takes
+ * gzip, zlib, deflate, snappy, zstd, lz4, none; configgrpc's getGRPCCompressionName only gzip, snappy and zstd
+ * (none is not compressed), so svc offers the four both exporters and Alloy take.
+ */
+const COMPRESSION_SOURCE: UpstreamSource = { repo: CORE, path: "config/configcompression/compressiontype.go", ref: "0c53ee2845bae367b4b6a646f5064e7f16dafd3e" };
+const COMPRESSION = { oneOf: ["gzip", "zstd", "snappy", "none"] } as const;
+/** configretry.BackOffConfig (config/configretry/backoff.go at 0dfa7863); Validate: max_elapsed_time ≥ initial_interval and max_interval unless 0. */
+const RETRY_SOURCE: UpstreamSource = { repo: CORE, path: "config/configretry/backoff.go", ref: "0dfa78636bcb97c9ed5b37fe9829fe32be805911" };
+const RETRY_ON_FAILURE = {
+  object: { enabled: "bool", initial_interval: "go-duration", max_interval: "go-duration", max_elapsed_time: "go-duration" },
+} as const;
+/**
+ * exporterhelper's queue (exporter/exporterhelper/internal/queuebatch/config.go at 0008bd9f: num_consumers int,
+ * queue_size int64, both must be positive), a configoptional whose `enabled` turns it off.
+ */
+const QUEUE_SOURCE: UpstreamSource = { repo: CORE, path: "exporter/exporterhelper/internal/queuebatch/config.go", ref: "0008bd9fb8b1584a0fbb5107a62d0cc0268aa63c" };
+const SENDING_QUEUE = { object: { enabled: "bool", num_consumers: "int", queue_size: "int" } } as const;
+const CLIENT_SETTINGS = { tls: CLIENT_TLS, compression: COMPRESSION, retry_on_failure: RETRY_ON_FAILURE, sending_queue: SENDING_QUEUE } as const;
+/** Where the client settings' keys were read, for the tests that check every fact names its source. */
+export const OTLP_CLIENT_SOURCES: readonly UpstreamSource[] = [CLIENT_TLS_SOURCE, COMPRESSION_SOURCE, RETRY_SOURCE, QUEUE_SOURCE];
+// ---- end OTLP exporter client settings ----
+
+// ---- filelog parsing and multiline (issue 24 part 10) ----
+/**
+ * `operators` (pkg/stanza/adapter/config.go BaseConfig) holding one stanza parser: helper.ParserConfig
+ * (helper/parser.go at 1ba49ba8: timestamp, severity), regex_parser's `regex` (parser/regex/config.go at
+ * 2d585794), helper.TimeParser (helper/time.go at 00e6dd7c: parse_from, layout_type strptime|gotime|epoch,
+ * layout) and helper.SeverityConfig (helper/severity_builder.go at 00e6dd7c: parse_from). `multiline` is
+ * split.Config (split/split.go at 2bcbb372), squashed into the filelog config under that key.
+ */
+const FILELOG_OPERATORS = {
+  list: {
+    object: {
+      type: { oneOf: ["json_parser", "regex_parser"] },
+      regex: "string",
+      timestamp: { object: { parse_from: "string", layout_type: { oneOf: ["strptime", "gotime", "epoch"] }, layout: "string" } },
+      severity: { object: { parse_from: "string" } },
+    },
+  },
+} as const;
+const FILELOG_MULTILINE = { object: { line_start_pattern: "string", line_end_pattern: "string" } } as const;
+export const FILELOG_PARSE_SOURCES: readonly UpstreamSource[] = [
+  contrib("pkg/stanza/adapter/config.go", "1a1a3e1ac6855509b18279fba6843f12af9195a0"),
+  contrib("pkg/stanza/operator/helper/parser.go", "1ba49ba839c739d6bf0a264a26c7b2a959ffd71c"),
+  contrib("pkg/stanza/operator/parser/regex/config.go", "2d58579477a62b2d4d08ca5640ae74a192c51e41"),
+  contrib("pkg/stanza/operator/helper/time.go", "00e6dd7ca2b3ebbb581bb495a5a89c3f72dbdb01"),
+  contrib("pkg/stanza/operator/helper/severity_builder.go", "00e6dd7ca2b3ebbb581bb495a5a89c3f72dbdb01"),
+  contrib("pkg/stanza/split/split.go", "2bcbb372ccc02c45de2b8d2aa43ebb3be9774f9a"),
+];
+// ---- end filelog parsing and multiline ----
+
 const otlpGrpcExporter: OtelcolComponent = {
   kind: "exporter",
   source: core("exporter/otlpexporter/config.go"),
-  config: { endpoint: "string", headers: HEADERS, tls: { object: { insecure: "bool" } } },
+  config: { endpoint: "string", headers: HEADERS, ...CLIENT_SETTINGS },
   renamed: {
     deprecated: "otlp",
     since: "0.144.0",
@@ -35,7 +96,7 @@ const otlpGrpcExporter: OtelcolComponent = {
 const otlpHttpExporter: OtelcolComponent = {
   kind: "exporter",
   source: core("exporter/otlphttpexporter/config.go"),
-  config: { endpoint: "string", headers: HEADERS },
+  config: { endpoint: "string", headers: HEADERS, ...CLIENT_SETTINGS },
   renamed: {
     deprecated: "otlphttp",
     since: "0.144.0",
@@ -177,7 +238,13 @@ export const OTELCOL_COMPONENTS: Readonly<Record<string, OtelcolComponent>> = {
   filelog: {
     kind: "receiver",
     source: contrib("pkg/stanza/fileconsumer/config.go", "bb12e47671a7a0809f95060dd0716d7e40641ff2"),
-    config: { include: { list: "string" }, exclude: { list: "string" }, start_at: { oneOf: ["beginning", "end"] } },
+    config: {
+      include: { list: "string" },
+      exclude: { list: "string" },
+      start_at: { oneOf: ["beginning", "end"] },
+      operators: FILELOG_OPERATORS,
+      multiline: FILELOG_MULTILINE,
+    },
   },
   journald: {
     kind: "receiver",

@@ -13,6 +13,11 @@
  *
  * So a mapping the renderer gets wrong (a missing severity, a stray label)
  * shows up as a record that differs, and a filter that decides differently.
+ *
+ * A filelog parser is modelled on both sides (stanza's parser and severity
+ * preset; the rendered ParseJSON/ExtractPatterns and severity statements);
+ * timestamps and multiline joining are not (each event is one line, and no
+ * filter here reads the time).
  */
 import { posix } from "node:path";
 import type { AlloyBlock, AlloyStatement } from "../alloy-syntax.ts";
@@ -20,6 +25,8 @@ import { compileCondition, type LogView } from "../../ottl/compile.ts";
 import { SEVERITY_NUMBERS } from "../../ottl/contexts.ts";
 import type { AnyValue, KeyValue, LogRecord } from "../../ottl/otlp.ts";
 import { compileRe2 } from "../../ottl/regex.ts";
+import type { ParserConfig } from "../../catalog/sources/filelog-parse.ts";
+import { STANZA_DEFAULT_SEVERITIES } from "../../catalog/sources/log-records.ts";
 
 export interface SyslogEvent {
   kind: "syslog";
@@ -91,6 +98,13 @@ export const SAMPLE_EVENTS: Readonly<Record<"syslog" | "journald" | "filelog" | 
     { kind: "filelog", path: "/var/log/nginx/access.log", line: '  10.0.0.2 - - "GET /index.html HTTP/1.1" 200 \r' },
     { kind: "filelog", path: "/var/log/nginx/api.access.log", line: "\tliveness probe" },
     { kind: "filelog", path: "/var/log/app/app.log", line: "ERROR something failed   " },
+    // For parsing sources (filelog-parse.ts): JSON lines with levels of each kind stanza maps, and a Java log line.
+    { kind: "filelog", path: "/var/log/app/app.json", line: '{"time":"2026-11-24T07:00:00.000+0000","log":{"level":"DEBUG"},"msg":"cache hit"}' },
+    { kind: "filelog", path: "/var/log/app/app.json", line: ' {"time":"2026-11-24T07:00:01.000+0000","log":{"level":"Warning"},"msg":"slow"}' },
+    { kind: "filelog", path: "/var/log/app/app.json", line: '{"log":{"level":17},"msg":"numeric error"}' },
+    { kind: "filelog", path: "/var/log/app/app.json", line: '{"log":{"level":"verbose"},"level":"trace","filename":"kept"}' },
+    { kind: "filelog", path: "/opt/service/logs/service.log", line: "2026-11-24 07:00:02 TRACE [main] starting" },
+    { kind: "filelog", path: "/opt/service/logs/service.log", line: "2026-11-24 07:00:03 ERROR [pool-1] failed" },
   ],
   otlp: [
     { kind: "otlp", record: { severityNumber: 9, severityText: "INFO", body: { stringValue: "GET /healthz probe" } } },
@@ -123,11 +137,14 @@ export function otelcolRecord(event: LogEvent, config: Record<string, unknown>):
   switch (event.kind) {
     case "otlp":
       return event.record;
-    case "filelog":
-      return {
+    case "filelog": {
+      const record: LogRecord = {
         body: str(event.line.replace(/^[\r\n\t ]+|[\r\n\t ]+$/g, "")),
         attributes: [{ key: "log.file.name", value: str(posix.basename(event.path)) }],
       };
+      stanzaParse(record, config.parser as ParserConfig | undefined);
+      return record;
+    }
     case "journald": {
       const priority = event.fields.PRIORITY;
       if (priority === undefined || !/^[0-6]$/.test(priority)) return null; // journalctl --priority info
@@ -164,6 +181,77 @@ export function otelcolRecord(event: LogEvent, config: Record<string, unknown>):
       };
     }
   }
+}
+
+/** A JSON value as pcommon holds it after stanza's json_parser or OTTL's ParseJSON (numbers as doubles). */
+function fromJson(value: unknown): AnyValue {
+  if (typeof value === "string") return str(value);
+  if (typeof value === "number") return { doubleValue: value };
+  if (typeof value === "boolean") return { boolValue: value };
+  if (Array.isArray(value)) return { arrayValue: { values: value.map(fromJson) } };
+  if (value !== null && typeof value === "object") return { kvlistValue: { values: Object.entries(value).map(([key, v]) => ({ key, value: fromJson(v) })) } };
+  return {};
+}
+
+/** An RE2 pattern's named groups matched as JS does; the test patterns are written in the syntax both share. */
+function namedGroups(pattern: string, text: string): Record<string, string> | null {
+  const match = new RegExp(pattern.replaceAll("(?P<", "(?<"), "u").exec(text);
+  return match ? Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, v ?? ""])) : null;
+}
+
+/** The parsed map, or null when the parser fails (stanza sends the record on unchanged; OTTL skips the statement). */
+function parsedFields(format: string, pattern: string | undefined, body: string): KeyValue[] | null {
+  if (format === "json") {
+    try {
+      const value = JSON.parse(body) as unknown;
+      return value !== null && typeof value === "object" && !Array.isArray(value) ? (fromJson(value).kvlistValue!.values ?? []) : null;
+    } catch {
+      return null;
+    }
+  }
+  const groups = namedGroups(pattern!, body);
+  return groups === null ? null : Object.entries(groups).map(([key, v]) => ({ key, value: str(v) }));
+}
+
+/** The value at a parsed field's path (`log.level` is nested), or undefined. */
+function fieldValue(record: LogRecord, path: readonly string[]): AnyValue | undefined {
+  let values = record.attributes;
+  let found: AnyValue | undefined;
+  for (const key of path) {
+    found = values?.find((kv) => kv.key === key)?.value;
+    values = found?.kvlistValue?.values;
+  }
+  return found;
+}
+
+/** OTTL's String() of a scalar, as pcommon's AsString prints it; undefined for what svc's model does not need. */
+function ottlString(value: AnyValue | undefined): string | undefined {
+  if (value?.stringValue !== undefined) return value.stringValue;
+  if (value?.intValue !== undefined) return String(value.intValue);
+  if (value?.doubleValue !== undefined) return String(Number(value.doubleValue));
+  if (value?.boolValue !== undefined) return String(value.boolValue);
+  return undefined;
+}
+
+/** stanza's severity parser with the default preset (helper/severity.go): the value lower-cased, a whole double as its integer. */
+function stanzaSeverity(record: LogRecord, value: AnyValue | undefined): void {
+  if (value === undefined) return;
+  let text: string;
+  if (value.stringValue !== undefined) text = value.stringValue;
+  else if (value.doubleValue !== undefined && Number.isInteger(Number(value.doubleValue))) text = String(Number(value.doubleValue));
+  else return; // another type, or a fraction: an error, neither is set
+  const mapped = STANZA_DEFAULT_SEVERITIES.find((s) => s.values.includes(text.toLowerCase()));
+  record.severityNumber = mapped ? SEVERITY_NUMBERS.get(mapped.number)! : 0;
+  record.severityText = text;
+}
+
+/** Runtime O's parser operator over a filelog record (timestamps are not modelled: no filter here reads time). */
+function stanzaParse(record: LogRecord, parser: ParserConfig | undefined): void {
+  if (parser === undefined || parser.format === "none") return;
+  const fields = parsedFields(parser.format, parser.regex, record.body!.stringValue!);
+  if (fields === null) return;
+  for (const kv of fields) setAttribute(record, kv.key, kv.value!);
+  if (parser.severity.field !== undefined) stanzaSeverity(record, fieldValue(record, parser.severity.field.split(".")));
 }
 
 // ---- Runtime R: loki.source.*, then svc's Alloy blocks ----------------------------------------
@@ -281,8 +369,45 @@ function setAttribute(record: LogRecord, key: string, value: AnyValue): void {
   else list.push({ key, value });
 }
 
+/** `attributes["a"]["b"]` → ["a", "b"]. */
+function pathOf(text: string): string[] {
+  return [...text.matchAll(/\["((?:[^"\\]|\\.)*)"\]/g)].map((m) => JSON.parse(`"${m[1]}"`) as string);
+}
+
+/**
+ * The parsing statements of filelog-parse.ts, interpreted: merge_maps of
+ * ParseJSON / ExtractPatterns, Time (not modelled, as on Runtime O), and the
+ * severity mapping, whose converters the OTTL condition module does not have.
+ * True when the statement was one of them.
+ */
+function runParseStatement(statement: string, record: LogRecord): boolean {
+  const merge = /^merge_maps\(attributes, (?:ParseJSON\(body\)|ExtractPatterns\(body, ("(?:[^"\\]|\\.)*")\)), "upsert"\)$/.exec(statement);
+  if (merge) {
+    const fields = parsedFields(merge[1] === undefined ? "json" : "regex", merge[1] && (JSON.parse(merge[1]) as string), record.body?.stringValue ?? "");
+    for (const kv of fields ?? []) setAttribute(record, kv.key, kv.value!);
+    return true;
+  }
+  if (statement.startsWith("set(time, Time(")) return true;
+  const number = /^set\(severity_number, (SEVERITY_NUMBER_\w+)\) where ConvertCase\(String\((attributes\[.*?\])\), "lower"\) == /.exec(statement);
+  if (number) {
+    const text = ottlString(fieldValue(record, pathOf(number[2]!)))?.toLowerCase();
+    const values = [...statement.matchAll(/== ("(?:[^"\\]|\\.)*")/g)].map((m) => JSON.parse(m[1]!) as string);
+    if (text !== undefined && values.includes(text)) record.severityNumber = SEVERITY_NUMBERS.get(number[1]!)!;
+    return true;
+  }
+  const text = /^set\(severity_text, String\((attributes\[.*?\])\)\) where IsString\(/.exec(statement);
+  if (text) {
+    const value = fieldValue(record, pathOf(text[1]!));
+    const whole = value?.doubleValue !== undefined && Number.isInteger(Number(value.doubleValue));
+    if (value?.stringValue !== undefined || value?.intValue !== undefined || whole) record.severityText = ottlString(value);
+    return true;
+  }
+  return false;
+}
+
 /** The few OTTL editors the shaping transforms use, run as the transform processor runs a log statement. */
 function runStatement(statement: string, record: LogRecord): void {
+  if (runParseStatement(statement, record)) return;
   const [call, where] = statement.split(" where ") as [string, string | undefined];
   const view: LogView = { log: record, scope: undefined, resource: undefined };
   if (where !== undefined && !compileCondition(where)(view)) return;

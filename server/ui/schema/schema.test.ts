@@ -39,11 +39,19 @@ test("a new form starts from the schema's defaults, nested ones too, and keeps w
     grpc: { enabled: true, endpoint: "localhost:4317" },
     http: { enabled: true, endpoint: "localhost:4318" },
   });
-  expect(initialValue(schemaOf("sources", "filelog"))).toEqual({ include: [""], exclude: [], start_at: "end" });
+  expect(initialValue(schemaOf("sources", "filelog"))).toEqual({
+    include: [""],
+    exclude: [],
+    start_at: "end",
+    parser: { format: "none", timestamp: {}, severity: {} },
+    multiline: {},
+  });
   expect(initialValue(schemaOf("sources", "filelog"), { include: ["/a/*.log"], start_at: "beginning" })).toEqual({
     include: ["/a/*.log"],
     exclude: [],
     start_at: "beginning",
+    parser: { format: "none", timestamp: {}, severity: {} },
+    multiline: {},
   });
   // A required list of objects starts with one item to fill in.
   expect(initialValue(schemaOf("processors", "attributes"))).toEqual({ actions: [{}] });
