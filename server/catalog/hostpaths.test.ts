@@ -101,7 +101,7 @@ describe("other source types", () => {
   });
 });
 
-describe("OTLP destinations' TLS files", () => {
+describe("TLS files: OTLP destinations' and the Kafka source's", () => {
   test("ca_file, cert_file and key_file are judged as source paths are: prefixes, deny patterns, '..'", () => {
     const tls = (files: Record<string, string>) => ({ endpoint: "gw:4317", tls: files });
     expect(keysOf(policy, "otlp", tls({ ca_file: "/opt/certs/ca.crt", cert_file: "/opt/certs/client.crt", key_file: "/opt/certs/client.der" }))).toEqual([]);
@@ -112,6 +112,13 @@ describe("OTLP destinations' TLS files", () => {
     expect(keysOf(policy, "otlphttp", tls({ ca_file: "/opt/../etc/ca.crt" }))).toEqual(["config.tls.ca_file"]);
     // Stored paths stay savable; whoever holds sources:hostpaths set them.
     expect(keysOf(policy, "otlphttp", tls({ ca_file: "/etc/ssl/ca.crt" }), tls({ ca_file: "/etc/ssl/ca.crt" }))).toEqual([]);
+  });
+
+  test("a Kafka source's CA file is judged the same way", () => {
+    const kafka = (ca_file: string) => ({ brokers: ["kafka:9092"], tls: { enabled: true, ca_file } });
+    expect(keysOf(policy, "kafka", kafka("/opt/certs/kafka-ca.crt"))).toEqual([]);
+    expect(keysOf(policy, "kafka", kafka("/etc/shadow"))).toEqual(["config.tls.ca_file"]);
+    expect(keysOf(policy, "kafka", kafka("/var/log/../../root/ca.pem"))).toEqual(["config.tls.ca_file"]);
   });
 
   test("only the scope lifts the policy for a destination", () => {

@@ -55,7 +55,8 @@ function hostPathsOf(type: string, config: Record<string, unknown>): { key: stri
     return config.include.flatMap((value, i) => (typeof value === "string" ? [{ key: `config.include[${i}]`, value }] : []));
   }
   if (type === "journald" && typeof config.directory === "string") return [{ key: "config.directory", value: config.directory }];
-  if ((type === "otlp" || type === "otlphttp") && typeof config.tls === "object" && config.tls !== null) {
+  // TLS files a collector reads: an OTLP exporter's CA, certificate and key, a Kafka source's CA.
+  if ((type === "otlp" || type === "otlphttp" || type === "kafka") && typeof config.tls === "object" && config.tls !== null) {
     const tls = config.tls as Record<string, unknown>;
     return TLS_FILE_KEYS.flatMap((key) => (typeof tls[key] === "string" ? [{ key: `config.tls.${key}`, value: tls[key] }] : []));
   }

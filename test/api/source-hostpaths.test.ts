@@ -115,3 +115,13 @@ describe("OTLP destinations' TLS files", () => {
     expect(admin.status).toBe(201);
   });
 });
+
+describe("the Kafka source's TLS CA file", () => {
+  test("an editor cannot point ca_file outside the policy (400 naming it, nothing stored); inside it, saves", async () => {
+    const kafka = (ca_file: string) => ({ name: `kafka ${ca_file}`, type: "kafka", config: { brokers: ["kafka:9093"], tls: { enabled: true, ca_file } } });
+    const before = await state();
+    expect((await refusal("/sources", "POST", kafka("/etc/shadow"))).details.map((d) => d.path)).toEqual(["config.tls.ca_file"]);
+    expect(await state()).toEqual(before);
+    expect((await server.api("/sources", { method: "POST", token: editor, json: kafka("/opt/certs/kafka-ca.crt") })).status).toBe(201);
+  });
+});
