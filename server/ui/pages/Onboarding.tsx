@@ -22,6 +22,7 @@ import { useCanWrite } from "../schema/editing.tsx";
 import { SetupWarning, useOnboardingReadiness, type OnboardingReadiness } from "../components/SetupWarnings.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { ListTable } from "../components/ListTable.tsx";
+import { StatusBadge, type Tone } from "../components/StatusBadge.tsx";
 import { usePages } from "../list.ts";
 import "./Onboarding.css";
 
@@ -302,7 +303,12 @@ function tokenState(token: EnrollmentToken): "revoked" | "expired" | "used up" |
   return "active";
 }
 
-const STATE_SYMBOLS: Record<string, string> = { active: "●", revoked: "⊘", expired: "■", "used up": "○" };
+const STATE_LOOKS: Record<string, { symbol: string; tone: Tone }> = {
+  active: { symbol: "●", tone: "ok" },
+  revoked: { symbol: "⊘", tone: "error" },
+  expired: { symbol: "■", tone: "neutral" },
+  "used up": { symbol: "○", tone: "neutral" },
+};
 
 function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }) {
   const [reload, setReload] = useState(0);
@@ -349,12 +355,7 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
                   <LastSeen at={token.expiresAt} />
                 </td>
                 <td>
-                  <span className={`status token-${state.replace(" ", "-")}`}>
-                    <span aria-hidden="true" className="status-symbol">
-                      {STATE_SYMBOLS[state]}
-                    </span>
-                    {state}
-                  </span>
+                  <StatusBadge status={`token-${state}`} label={state} symbol={STATE_LOOKS[state]?.symbol} tone={STATE_LOOKS[state]?.tone} />
                 </td>
                 <td>
                   {canWrite && token.revokedAt === null && (
