@@ -12,7 +12,7 @@
  */
 import type { Subprocess } from "bun";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
@@ -182,7 +182,11 @@ test("a small fleet is seeded through the API and real clients", async () => {
   await call("/service-accounts", "POST", { name: "ci-deployer", scopes: ["config:read", "config:write"] });
   await call("/enrollment-tokens", "POST", { kind: "opamp" });
   const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "agent", maxUses: 1 });
-  hostAgents.push(startAgent(server, dir, "web-01", token, `  allowedRoots: [${dir}]`));
+  // The log browser opens on a directory of logs, not on the agent's own config beside them.
+  const logs = join(dir, "logs");
+  mkdirSync(logs);
+  writeFileSync(join(logs, "app.log"), "GET /healthz 200\nGET /api/orders 201\n");
+  hostAgents.push(startAgent(server, dir, "web-01", token, `  allowedRoots: [${realpathSync(logs)}]`));
   await untilConnected(server, "web-01");
   ids.commit = (await call<{ items: { commit: string }[] }>("/commits?limit=1")).items[0]!.commit;
 }, 60_000);
