@@ -23,11 +23,12 @@ const TONES: Record<string, Tone> = {
 /**
  * `status` picks the look (`status-<status>`), the tone unless `tone` is
  * given and the shape unless `symbol` is; `label` is the word shown (the
- * status itself by default).
+ * status itself by default); `className` adds a page's own hook.
  */
-export function StatusBadge({ status, label = status, symbol, tone }: { status: string; label?: string; symbol?: string; tone?: Tone }) {
+export function StatusBadge({ status, label = status, symbol, tone, className }: { status: string; label?: string; symbol?: string; tone?: Tone; className?: string }) {
+  const classes = ["status", `status-${status.replace(/\s+/g, "-")}`, `tone-${tone ?? TONES[status] ?? "neutral"}`, className];
   return (
-    <span className={`status status-${status.replace(/\s+/g, "-")} tone-${tone ?? TONES[status] ?? "neutral"}`}>
+    <span className={classes.filter(Boolean).join(" ")}>
       <span aria-hidden="true" className="status-symbol">
         {symbol ?? SYMBOLS[status] ?? "●"}
       </span>

@@ -355,7 +355,7 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
                   <LastSeen at={token.expiresAt} />
                 </td>
                 <td>
-                  <StatusBadge status={`token-${state}`} label={state} symbol={STATE_LOOKS[state]?.symbol} tone={STATE_LOOKS[state]?.tone} />
+                  <StatusBadge status={`token-${state}`} className={`token-${state.replace(" ", "-")}`} label={state} symbol={STATE_LOOKS[state]?.symbol} tone={STATE_LOOKS[state]?.tone} />
                 </td>
                 <td>
                   {canWrite && token.revokedAt === null && (
