@@ -50,7 +50,7 @@ export function ChangesPage() {
   });
 
   return (
-    <section aria-labelledby="changes-title">
+    <section className="changes-page" aria-labelledby="changes-title">
       <div className="page-head">
         <h1 id="changes-title">Changes</h1>
       </div>
