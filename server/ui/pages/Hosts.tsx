@@ -502,7 +502,7 @@ function LogBrowser({ agent }: { agent: Agent }) {
             </p>
           )}
           {listing && listing.entries.length > 0 && (
-            <ListTable caption={{ id: "listing-caption", text: "Directory listing" }} columns={["Name", "Type", "Size", "Modified"]}>
+            <ListTable caption={{ id: "listing-caption", text: "Directory listing" }} columns={["Name", "Type", "Size", "Modified"]} numeric={[2]}>
               {listing.path !== "/" && !roots.includes(listing.path) && (
                 <tr>
                   <th scope="row">
@@ -533,7 +533,7 @@ function LogBrowser({ agent }: { agent: Agent }) {
                       )}
                     </th>
                     <td>{entry.type}</td>
-                    <td>{entry.type === "directory" ? "" : formatBytes(entry.size)}</td>
+                    <td className="num">{entry.type === "directory" ? "" : formatBytes(entry.size)}</td>
                     <td>
                       <LastSeen at={entry.modifiedAt} />
                     </td>

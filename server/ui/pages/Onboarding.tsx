@@ -337,7 +337,7 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
             : `Showing ${items.length}${nextCursor !== null ? "+" : ""} token${items.length === 1 ? "" : "s"}, oldest first.`}
       </p>
       {items.length > 0 && (
-        <ListTable caption={{ id: "tokens-caption", text: "Enrollment tokens" }} columns={["Token", "Kind", "Environment", "Uses", "Expires", "State"]} actions>
+        <ListTable caption={{ id: "tokens-caption", text: "Enrollment tokens" }} columns={["Token", "Kind", "Environment", "Uses", "Expires", "State"]} numeric={[3]} actions>
           {items.map((token) => {
             const state = tokenState(token);
             return (
@@ -348,7 +348,7 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
                 </th>
                 <td>{token.kind}</td>
                 <td>{token.environment ?? <span className="muted">—</span>}</td>
-                <td>
+                <td className="num">
                   {token.uses} / {token.maxUses ?? "unlimited"}
                 </td>
                 <td>
