@@ -68,6 +68,9 @@ async function shoot(screen: Screen): Promise<void> {
     expect(await page.title()).toBe(screen.title);
     expect(await page.locator("h1").count()).toBe(1);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    // The whole page inside the viewport: Chromium paints a scrolling box only near the viewport, so a tall one shot below it came out blank.
+    const height = await page.evaluate(() => document.documentElement.scrollHeight);
+    await page.setViewportSize({ width: size.width, height: Math.max(size.height, height) });
     await page.screenshot({ path: join(SCREENS, `${screen.name}-${size.width}.png`), fullPage: true });
     if (overflow > 0) throw new Error(`${screen.name} at ${size.width} px scrolls sideways by ${overflow} px`);
   }
