@@ -226,6 +226,32 @@ test("every page of the seeded install", async () => {
   expect(failures).toEqual([]);
 }, 240_000);
 
+test("on a phone the navigation folds behind Menu and unfolds as a column", async () => {
+  const { page: tab } = browser;
+  await tab.setViewportSize({ width: 390, height: 844 });
+  await tab.goto(`${server.base}/ui/collectors`);
+  const nav = tab.getByRole("navigation", { name: "Main" });
+  const menu = tab.getByRole("button", { name: "Menu" });
+  await menu.waitFor();
+  expect(await nav.isVisible()).toBe(false);
+  expect(await menu.getAttribute("aria-expanded")).toBe("false");
+  await menu.click();
+  expect(await menu.getAttribute("aria-expanded")).toBe("true");
+  expect(await nav.getByRole("link", { name: "Collectors" }).getAttribute("aria-current")).toBe("page");
+  await tab.screenshot({ path: join(SCREENS, "menu-open-390.png") });
+  // Following a link folds it again.
+  await nav.getByRole("link", { name: "Audit" }).click();
+  await tab.getByRole("heading", { level: 1, name: "Audit" }).waitFor();
+  expect(await nav.isVisible()).toBe(false);
+  // At a laptop's width there is no Menu button and every link is in view.
+  await tab.setViewportSize({ width: 1440, height: 900 });
+  expect(await menu.isVisible()).toBe(false);
+  // …on one line inside the page.
+  const boxes = await Promise.all((await nav.getByRole("link").all()).map(async (link) => (await link.boundingBox())!));
+  expect(new Set(boxes.map((box) => Math.round(box.y))).size).toBe(1);
+  expect(Math.max(...boxes.map((box) => box.x + box.width))).toBeLessThanOrEqual(1440);
+}, 30_000);
+
 test("the dark theme on the dashboard and a collector", async () => {
   const { page: tab } = browser;
   await tab.emulateMedia({ colorScheme: "dark" });
