@@ -181,7 +181,7 @@ test("a small fleet is seeded through the API and real clients", async () => {
 
   // A pending change beside the published commit, so Changes shows both.
   await call("/destinations", "POST", { name: "archive", type: "otlphttp", config: { endpoint: "https://archive.example.com" } });
-  await call("/users", "POST", { username: "nora", email: "nora@example.com", role: "editor" });
+  ids.invite = new URL((await call<{ inviteUrl: string }>("/users", "POST", { username: "nora", email: "nora@example.com", role: "editor" })).inviteUrl).search;
   await call("/service-accounts", "POST", { name: "ci-deployer", scopes: ["config:read", "config:write"] });
   await call("/enrollment-tokens", "POST", { kind: "opamp" });
   const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "agent", maxUses: 1 });
@@ -214,6 +214,8 @@ test("every page of the seeded install", async () => {
     page("host-detail", "/ui/hosts/web-01", "Hosts", hostname(), "web-01"),
     page("onboarding", "/ui/onboarding", "Onboarding", "Onboarding"),
     page("system", "/ui/system", "System", "System", "Control plane"),
+    // The invite link stands alone, outside the shell.
+    { ...page("invite", "", "Accept invite", "Welcome to svc"), path: () => `/ui/invite${ids.invite}` },
   ];
   const failures: string[] = [];
   for (const screen of screens) {
