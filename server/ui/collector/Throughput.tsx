@@ -124,7 +124,7 @@ export function ThroughputSection({ collectorId, reload }: { collectorId: string
           {measured && <HistoryCharts history={history} />}
           <Topology throughput={latest} reload={reload} />
           {latest.components.length > 0 && (
-            <ListTable caption={{ id: "components-caption", text: "Components", visible: true }} columns={["Component", "Kind", "Signal", "In", "Out", "Errors"]}>
+            <ListTable caption={{ id: "components-caption", text: "Components", visible: true }} columns={["Component", "Kind", "Signal", "In", "Out", "Errors"]} numeric={[3, 4, 5]}>
               {latest.components.map((c) => (
                 <tr key={`${c.kind}:${c.id}:${c.signal}`}>
                   <th scope="row">
@@ -132,20 +132,20 @@ export function ThroughputSection({ collectorId, reload }: { collectorId: string
                   </th>
                   <td>{c.kind}</td>
                   <td>{c.signal}</td>
-                  <td>{rate(c.in)}</td>
-                  <td>{rate(c.out)}</td>
-                  <td>{rate(c.errors)}</td>
+                  <td className="num">{rate(c.in)}</td>
+                  <td className="num">{rate(c.out)}</td>
+                  <td className="num">{rate(c.errors)}</td>
                 </tr>
               ))}
             </ListTable>
           )}
           {latest.routes.length > 0 && (
-            <ListTable caption={{ id: "route-rates-caption", text: "Routes", visible: true }} columns={["Route", "Input", "Output"]}>
+            <ListTable caption={{ id: "route-rates-caption", text: "Routes", visible: true }} columns={["Route", "Input", "Output"]} numeric={[1, 2]}>
               {latest.routes.map((r) => (
                 <tr key={r.routeId}>
                   <th scope="row">{routes.get(r.routeId) ?? <code>{r.routeId}</code>}</th>
-                  <td>{rate(r.in)}</td>
-                  <td>{rate(r.out)}</td>
+                  <td className="num">{rate(r.in)}</td>
+                  <td className="num">{rate(r.out)}</td>
                 </tr>
               ))}
             </ListTable>

@@ -1,9 +1,11 @@
 /**
- * The app shell around every signed-in page: a skip link, the main
- * navigation (a plain list of links, current page marked with
- * aria-current), the theme toggle and sign-out.
+ * The app shell around every signed-in page: a skip link, a top bar (brand,
+ * theme toggle, who is signed in, sign-out) and under it the main navigation,
+ * a plain list of links with the current page marked by aria-current. The
+ * links are grouped by what an operator is doing; on a phone the list folds
+ * behind a Menu button and unfolds as a column.
  */
-import type { ReactNode } from "react";
+import { useEffect, useState, type ReactNode } from "react";
 import { Link, navigate, useLocation } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import { ThemeToggle } from "./ThemeToggle.tsx";
@@ -25,22 +27,55 @@ export const NAV = [
   { href: "/ui/system", label: "System" },
 ] as const;
 
+/** Where a new group of links starts (a divider before it); later entries belong to the group above them. */
+const GROUP_STARTS = new Set<string>(["/ui/pipelines", "/ui/hosts", "/ui/users"]);
+
 export function Layout({ children }: { children: ReactNode }) {
   const { pathname } = useLocation();
   const { state, signOut } = useSession();
+  const [menuOpen, setMenuOpen] = useState(false);
+  // A link followed from the unfolded menu closes it.
+  useEffect(() => setMenuOpen(false), [pathname]);
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
         Skip to content
       </a>
       <header className="topbar">
-        <Link href="/ui/" className="brand">
-          svc
-        </Link>
-        <nav aria-label="Main" className="mainnav">
+        <div className="topbar-row">
+          <Link href="/ui/" className="brand">
+            <span className="brand-mark" aria-hidden="true" />
+            svc
+          </Link>
+          <button
+            type="button"
+            className="button ghost menu-button"
+            aria-expanded={menuOpen}
+            aria-controls="main-nav"
+            onClick={() => setMenuOpen((open) => !open)}
+          >
+            Menu
+          </button>
+          <div className="topbar-actions">
+            <ThemeToggle />
+            {state.status === "signedIn" ? (
+              <>
+                <span className="whoami">{state.user.username}</span>
+                <button type="button" className="button" onClick={() => signOut().finally(() => navigate("/ui/login"))}>
+                  Sign out
+                </button>
+              </>
+            ) : (
+              <Link href="/ui/login" className="button">
+                Sign in
+              </Link>
+            )}
+          </div>
+        </div>
+        <nav aria-label="Main" id="main-nav" className="mainnav" data-open={menuOpen || undefined}>
           <ul>
             {NAV.map((item) => (
-              <li key={item.href}>
+              <li key={item.href} className={GROUP_STARTS.has(item.href) ? "group-start" : undefined}>
                 <Link href={item.href} aria-current={pathname.startsWith(item.href) ? "page" : undefined}>
                   {item.label}
                 </Link>
@@ -48,21 +83,6 @@ export function Layout({ children }: { children: ReactNode }) {
             ))}
           </ul>
         </nav>
-        <div className="topbar-actions">
-          <ThemeToggle />
-          {state.status === "signedIn" ? (
-            <>
-              <span className="whoami">{state.user.username}</span>
-              <button type="button" className="button" onClick={() => signOut().finally(() => navigate("/ui/login"))}>
-                Sign out
-              </button>
-            </>
-          ) : (
-            <Link href="/ui/login" className="button">
-              Sign in
-            </Link>
-          )}
-        </div>
       </header>
       <main id="main" className="content" tabIndex={-1}>
         {children}

@@ -3,6 +3,7 @@
  * scrolls on a phone, not the page) named like the table, by its caption
  * (visually hidden unless asked) or by a heading elsewhere, a plain header
  * row and an optional row-actions column whose header only screen readers see.
+ * Columns of numbers are right-aligned (their cells carry the `num` class).
  */
 import type { ReactNode } from "react";
 
@@ -14,12 +15,14 @@ interface ListTableProps {
   /** Extra classes beside `list`. */
   className?: string;
   columns: readonly ReactNode[];
+  /** Indices of the columns that hold numbers: their headers align right, over cells with className="num". */
+  numeric?: readonly number[];
   /** Adds the row-actions column (its header is for screen readers only). */
   actions?: boolean;
   children: ReactNode;
 }
 
-export function ListTable({ caption, labelledBy, className, columns, actions = false, children }: ListTableProps) {
+export function ListTable({ caption, labelledBy, className, columns, numeric = [], actions = false, children }: ListTableProps) {
   return (
     <div className="table-scroll" role="region" aria-labelledby={caption?.id ?? labelledBy} tabIndex={0}>
       <table className={className ? `list ${className}` : "list"}>
@@ -31,7 +34,7 @@ export function ListTable({ caption, labelledBy, className, columns, actions = f
         <thead>
           <tr>
             {columns.map((column, i) => (
-              <th key={i} scope="col">
+              <th key={i} scope="col" className={numeric.includes(i) ? "num" : undefined}>
                 {column}
               </th>
             ))}

@@ -18,12 +18,17 @@ import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { ListSummary } from "../components/ListSummary.tsx";
 import { ListTable } from "../components/ListTable.tsx";
+import { StatusBadge, type Tone } from "../components/StatusBadge.tsx";
 import { useFilteredList } from "../list.ts";
 import "./Audit.css";
 
 const PAGE_SIZE = 50;
 const FILTERS = ["action", "actor", "from", "to"] as const;
-const OUTCOME_SYMBOLS: Record<string, string> = { success: "✓", failure: "✕", denied: "⊘" };
+const OUTCOME_LOOKS: Record<string, { symbol: string; tone: Tone }> = {
+  success: { symbol: "✓", tone: "ok" },
+  failure: { symbol: "✕", tone: "error" },
+  denied: { symbol: "⊘", tone: "warn" },
+};
 
 /** A datetime-local value (local time) as an ISO instant; null when it is not a time. */
 function toInstant(value: string): string | null {
@@ -48,12 +53,7 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
 
 function Outcome({ outcome }: { outcome: string }) {
   return (
-    <span className={`status outcome-${outcome}`}>
-      <span aria-hidden="true" className="status-symbol">
-        {OUTCOME_SYMBOLS[outcome] ?? "●"}
-      </span>
-      {outcome}
-    </span>
+    <StatusBadge status={`outcome-${outcome}`} label={outcome} symbol={OUTCOME_LOOKS[outcome]?.symbol} tone={OUTCOME_LOOKS[outcome]?.tone} />
   );
 }
 

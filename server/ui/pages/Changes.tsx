@@ -19,6 +19,7 @@ import { useLiveEvents } from "../events.ts";
 import { CommitHistory } from "./CommitHistory.tsx";
 import { Publish } from "../publish/Publish.tsx";
 import { RolloutProgress } from "../publish/RolloutProgress.tsx";
+import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import "./Changes.css";
 
@@ -50,7 +51,7 @@ export function ChangesPage() {
   });
 
   return (
-    <section aria-labelledby="changes-title">
+    <section className="changes-page" aria-labelledby="changes-title">
       <div className="page-head">
         <h1 id="changes-title">Changes</h1>
       </div>
@@ -127,6 +128,12 @@ function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; 
       <p className="muted" aria-live="polite">
         {items === null ? (error ? "" : "Loading…") : count === 0 ? "No pending changes." : `${count} changed file${count === 1 ? "" : "s"}.`} {result}
       </p>
+      {items !== null && count === 0 && !error && (
+        <p className="hint">
+          Edits on <Link href="/ui/pipelines">Pipelines</Link>, <Link href="/ui/sources">Sources</Link>,{" "}
+          <Link href="/ui/destinations">Destinations</Link> and <Link href="/ui/routes">Routes</Link> collect here until you commit them.
+        </p>
+      )}
       {items !== null && count > 0 && <ChangedFiles items={items} patches={patches} label="Changed files" />}
       {canWrite && count > 0 && (
         <form className="commit-form" aria-label="Commit pending changes" onSubmit={commit}>

@@ -30,6 +30,7 @@ import { useFilteredList } from "../list.ts";
 import { Link, useLocation } from "../router.tsx";
 import { useLiveEvents, type LiveEvent } from "../events.ts";
 import { AddCollector } from "../collector/AddCollector.tsx";
+import { EmptyState } from "../components/EmptyState.tsx";
 import { BulkActions, type BulkTarget } from "../collector/BulkActions.tsx";
 import { DriftedCollectors, DriftedLink } from "../collector/DriftedCollectors.tsx";
 import { MatcherFields } from "../components/MatcherFields.tsx";
@@ -360,6 +361,26 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
             } else setSelected((before) => new Set([...before].filter((id) => !succeeded.includes(id))));
           }}
         />
+      )}
+      {!loading && !error && !filtered && rows.length === 0 && (
+        <EmptyState
+          title="Your fleet is empty"
+          actions={
+            <>
+              {canWrite && (
+                <button type="button" className="button primary" onClick={() => setAdding(true)}>
+                  Add your first collector
+                </button>
+              )}
+              <Link href="/ui/onboarding" className="button">
+                Enroll hosts in bulk
+              </Link>
+            </>
+          }
+        >
+          A collector is one OpenTelemetry Collector or Alloy process on a host. Add one here to get its install command, or mint an
+          enrollment token for many hosts on Onboarding; each shows up in this list as soon as it connects.
+        </EmptyState>
       )}
       {rows.length > 0 && (
         <CollectorTable rows={rows} total={total} selection={selection} onNearEnd={more && !loading && !error ? loadMore : undefined} />

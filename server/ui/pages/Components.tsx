@@ -15,6 +15,7 @@ import type { SourceRecord } from "../../../shared/config-records.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { SchemaForm } from "../components/SchemaForm.tsx";
+import { EmptyState } from "../components/EmptyState.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
 import { useLoad } from "../load.ts";
@@ -29,9 +30,18 @@ type Kind = "sources" | "destinations";
 /** Sources and destinations have the same shape. */
 type ComponentRecord = SourceRecord;
 
-const WORDS: Record<Kind, { one: string; title: string }> = {
-  sources: { one: "source", title: "Sources" },
-  destinations: { one: "destination", title: "Destinations" },
+/** `empty` says what the kind is for, under an empty list. */
+const WORDS: Record<Kind, { one: string; title: string; empty: string }> = {
+  sources: {
+    one: "source",
+    title: "Sources",
+    empty: "A source is what collectors read: log files, OTLP, host metrics and more. Pick its type, then use it in a pipeline.",
+  },
+  destinations: {
+    one: "destination",
+    title: "Destinations",
+    empty: "A destination is where collectors send what they read: an OTLP endpoint, a log store, a metrics backend. Pick its type, then use it in a pipeline.",
+  },
 };
 
 /** The page a link builds to open the create form of a source type prefilled (the Hosts page's suggestion). */
@@ -125,6 +135,20 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
       </p>
       <ErrorMessage error={error} />
       <ErrorMessage error={readableError(deleteError)} />
+      {!loading && !error && items.length === 0 && creating === null && (
+        <EmptyState
+          title={`Add your first ${words.one}`}
+          actions={
+            canWrite && (
+              <button type="button" className="button primary" onClick={() => navigate(`${base}?new=`)}>
+                Pick a {words.one} type
+              </button>
+            )
+          }
+        >
+          {words.empty}
+        </EmptyState>
+      )}
       {items.length > 0 && (
         <ListTable caption={{ id: "components-caption", text: words.title }} className="components-list" columns={["Name", "Type", "Settings"]} actions={canWrite}>
           {items.map((record) => (

@@ -12,6 +12,7 @@
 import { lazy, Suspense, useCallback, useEffect, useRef, useState, type ReactNode } from "react";
 import type { Dashboard } from "../../../shared/dashboard.ts";
 import { api, ApiError } from "../api.ts";
+import { EmptyState } from "../components/EmptyState.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLiveEvents } from "../events.ts";
 import { formatRate, shortCommit } from "../format.ts";
@@ -139,13 +140,22 @@ function Stat({ label, value, href, tone, plain }: { label: string; value: numbe
 
 function NoCollectors() {
   return (
-    <div className="dash-empty-state">
-      <h2>No collectors yet</h2>
-      <p>
-        Add your first collector on <Link href="/ui/onboarding">Onboarding</Link>: pick OpenTelemetry Collector or Alloy, run the one-line install on
-        the host, and it appears here as soon as it connects.
-      </p>
-    </div>
+    <EmptyState
+      title="No collectors yet"
+      actions={
+        <>
+          <Link href="/ui/collectors" className="button primary">
+            Add a collector
+          </Link>
+          <Link href="/ui/pipelines" className="button">
+            Build a pipeline
+          </Link>
+        </>
+      }
+    >
+      Add your first collector on Collectors, or many at once on <Link href="/ui/onboarding">Onboarding</Link>: pick OpenTelemetry Collector or
+      Alloy, run the one-line install on the host, and it appears here as soon as it connects.
+    </EmptyState>
   );
 }
 

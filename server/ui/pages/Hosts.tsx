@@ -16,6 +16,7 @@ import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import { ListSummary } from "../components/ListSummary.tsx";
+import { EmptyState } from "../components/EmptyState.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useFilteredList } from "../list.ts";
 import { Link, navigate, useLocation } from "../router.tsx";
@@ -94,6 +95,19 @@ function HostList() {
         empty="No hosts yet: install svc-agent on a host to see it here."
         noMatch="No hosts match these filters."
       />
+      {!loading && !error && !filtered && items.length === 0 && (
+        <EmptyState
+          title="Bring in your first host"
+          actions={
+            <Link href="/ui/onboarding" className="button primary">
+              Get an agent token
+            </Link>
+          }
+        >
+          svc-agent reports a host's facts, finds its collectors and log files and lets you browse its logs. Mint an agent enrollment token on
+          Onboarding and install the agent with it.
+        </EmptyState>
+      )}
       {items.length > 0 && (
         <ListTable caption={{ id: "hosts-caption", text: "Hosts" }} columns={["Hostname", "Status", "OS", "Environment", "Last seen", "Connected"]}>
           {items.map((a) => (
@@ -488,7 +502,7 @@ function LogBrowser({ agent }: { agent: Agent }) {
             </p>
           )}
           {listing && listing.entries.length > 0 && (
-            <ListTable caption={{ id: "listing-caption", text: "Directory listing" }} columns={["Name", "Type", "Size", "Modified"]}>
+            <ListTable caption={{ id: "listing-caption", text: "Directory listing" }} columns={["Name", "Type", "Size", "Modified"]} numeric={[2]}>
               {listing.path !== "/" && !roots.includes(listing.path) && (
                 <tr>
                   <th scope="row">
@@ -519,7 +533,7 @@ function LogBrowser({ agent }: { agent: Agent }) {
                       )}
                     </th>
                     <td>{entry.type}</td>
-                    <td>{entry.type === "directory" ? "" : formatBytes(entry.size)}</td>
+                    <td className="num">{entry.type === "directory" ? "" : formatBytes(entry.size)}</td>
                     <td>
                       <LastSeen at={entry.modifiedAt} />
                     </td>

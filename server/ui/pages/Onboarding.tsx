@@ -22,6 +22,7 @@ import { useCanWrite } from "../schema/editing.tsx";
 import { SetupWarning, useOnboardingReadiness, type OnboardingReadiness } from "../components/SetupWarnings.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { ListTable } from "../components/ListTable.tsx";
+import { StatusBadge, type Tone } from "../components/StatusBadge.tsx";
 import { usePages } from "../list.ts";
 import "./Onboarding.css";
 
@@ -302,7 +303,12 @@ function tokenState(token: EnrollmentToken): "revoked" | "expired" | "used up" |
   return "active";
 }
 
-const STATE_SYMBOLS: Record<string, string> = { active: "●", revoked: "⊘", expired: "■", "used up": "○" };
+const STATE_LOOKS: Record<string, { symbol: string; tone: Tone }> = {
+  active: { symbol: "●", tone: "ok" },
+  revoked: { symbol: "⊘", tone: "error" },
+  expired: { symbol: "■", tone: "neutral" },
+  "used up": { symbol: "○", tone: "neutral" },
+};
 
 function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }) {
   const [reload, setReload] = useState(0);
@@ -331,7 +337,7 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
             : `Showing ${items.length}${nextCursor !== null ? "+" : ""} token${items.length === 1 ? "" : "s"}, oldest first.`}
       </p>
       {items.length > 0 && (
-        <ListTable caption={{ id: "tokens-caption", text: "Enrollment tokens" }} columns={["Token", "Kind", "Environment", "Uses", "Expires", "State"]} actions>
+        <ListTable caption={{ id: "tokens-caption", text: "Enrollment tokens" }} columns={["Token", "Kind", "Environment", "Uses", "Expires", "State"]} numeric={[3]} actions>
           {items.map((token) => {
             const state = tokenState(token);
             return (
@@ -342,19 +348,14 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
                 </th>
                 <td>{token.kind}</td>
                 <td>{token.environment ?? <span className="muted">—</span>}</td>
-                <td>
+                <td className="num">
                   {token.uses} / {token.maxUses ?? "unlimited"}
                 </td>
                 <td>
                   <LastSeen at={token.expiresAt} />
                 </td>
                 <td>
-                  <span className={`status token-${state.replace(" ", "-")}`}>
-                    <span aria-hidden="true" className="status-symbol">
-                      {STATE_SYMBOLS[state]}
-                    </span>
-                    {state}
-                  </span>
+                  <StatusBadge status={`token-${state}`} className={`token-${state.replace(" ", "-")}`} label={state} symbol={STATE_LOOKS[state]?.symbol} tone={STATE_LOOKS[state]?.tone} />
                 </td>
                 <td>
                   {canWrite && token.revokedAt === null && (

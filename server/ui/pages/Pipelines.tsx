@@ -10,6 +10,7 @@ import { useCallback, useState, type FormEvent } from "react";
 import { SIGNALS, type PipelineRecord } from "../../../shared/config-records.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { EmptyState } from "../components/EmptyState.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
 import { useLoad } from "../load.ts";
@@ -89,8 +90,26 @@ export function PipelinesPage() {
       <p className="muted" aria-live="polite">
         {loading ? "Loading…" : items.length === 0 ? "No pipelines yet." : `${items.length} pipeline${items.length === 1 ? "" : "s"}.`}
       </p>
+      {!loading && !error && items.length === 0 && (
+        <EmptyState
+          title="Build your first pipeline"
+          actions={
+            <>
+              <Link href="/ui/sources?new=" className="button">
+                Add a source
+              </Link>
+              <Link href="/ui/destinations?new=" className="button">
+                Add a destination
+              </Link>
+            </>
+          }
+        >
+          A pipeline carries one signal from sources through processors to destinations.
+          {canEdit && " Name one above to open its editor;"} collectors run it when its matchers select them or a route assigns it.
+        </EmptyState>
+      )}
       {items.length > 0 && (
-        <ListTable caption={{ id: "pipelines-caption", text: "Pipelines" }} columns={["Name", "Signal", "Collectors", "Sources", "Processors", "Destinations"]} actions={canEdit}>
+        <ListTable caption={{ id: "pipelines-caption", text: "Pipelines" }} columns={["Name", "Signal", "Collectors", "Sources", "Processors", "Destinations"]} numeric={[3, 4, 5]} actions={canEdit}>
           {items.map((p) => (
             <tr key={p.id}>
               <th scope="row">
@@ -113,9 +132,9 @@ export function PipelinesPage() {
                   </ul>
                 )}
               </td>
-              <td>{count(p, "source")}</td>
-              <td>{count(p, "processor")}</td>
-              <td>{count(p, "destination")}</td>
+              <td className="num">{count(p, "source")}</td>
+              <td className="num">{count(p, "processor")}</td>
+              <td className="num">{count(p, "destination")}</td>
               {canEdit && (
                 <td>
                   <button type="button" className="button" aria-label={`Delete ${p.name}`} onClick={() => remove(p)}>

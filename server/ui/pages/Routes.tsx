@@ -15,6 +15,7 @@ import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLoad } from "../load.ts";
 import { SchemaForm } from "../components/SchemaForm.tsx";
+import { EmptyState } from "../components/EmptyState.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
 import { Link, navigate, useLocation } from "../router.tsx";
@@ -127,6 +128,26 @@ export function RoutesPage() {
         {said !== "" && ` ${said}`}
       </p>
       <ErrorMessage error={readableError(deleteError)} />
+      {!loading && !error && routes.length === 0 && !creating && (
+        <EmptyState
+          title="Routes are optional"
+          actions={
+            <>
+              {canWrite && (
+                <button type="button" className="button primary" onClick={() => navigate(`${BASE}?new`)}>
+                  Create a route
+                </button>
+              )}
+              <Link href="/ui/pipelines" className="button">
+                Open pipelines
+              </Link>
+            </>
+          }
+        >
+          A route runs one pipeline on one collector, fed by one source. A pipeline with matchers needs none: it runs on every collector its
+          matchers select.
+        </EmptyState>
+      )}
       {routes.length > 0 && (
         <ListTable caption={{ id: "routes-caption", text: "Routes" }} className="components-list" columns={["Collector", "Source", "Pipeline"]} actions={canWrite}>
           {routes.map((route) => {

@@ -14,7 +14,7 @@ import { SetupWarnings, type OnboardingReadiness, type Readiness } from "../comp
 import { formatDuration } from "../format.ts";
 import { Link } from "../router.tsx";
 import "./System.css";
-import { StatusBadge } from "../components/StatusBadge.tsx";
+import { StatusBadge, type Tone } from "../components/StatusBadge.tsx";
 
 /** The answer of GET /system/health (server/api/system.ts). */
 interface Health {
@@ -85,10 +85,15 @@ export function SystemPage() {
   );
 }
 
-/** A state word with the shape and colour the collector statuses use (ok/up read as online, down as offline). */
+/** A health state word with the shape and tone of its collector counterpart (ok/up as online, down as offline). */
 function State({ state, label = state }: { state: string; label?: string }) {
-  const look: Record<string, string> = { ok: "online", up: "online", degraded: "degraded", down: "offline" };
-  return <StatusBadge status={look[state] ?? "pending"} label={label} symbol={state === "degraded" ? "▲" : state === "down" ? "■" : "●"} />;
+  const look: Record<string, { symbol: string; tone: Tone }> = {
+    ok: { symbol: "●", tone: "ok" },
+    up: { symbol: "●", tone: "ok" },
+    degraded: { symbol: "▲", tone: "warn" },
+    down: { symbol: "■", tone: "error" },
+  };
+  return <StatusBadge status={`health-${state}`} label={label} symbol={look[state]?.symbol ?? "○"} tone={look[state]?.tone ?? "neutral"} />;
 }
 
 function ControlPlane({ health }: { health: Health }) {

@@ -18,6 +18,7 @@ import { useSession } from "../session.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { ShownOnce } from "../components/ShownOnce.tsx";
 import { ListTable } from "../components/ListTable.tsx";
+import { StatusBadge } from "../components/StatusBadge.tsx";
 import "./Accounts.css";
 
 interface InviteAnswer {
@@ -157,12 +158,7 @@ function UserRow({ user, self, busy, actions }: { user: User; self: boolean; bus
         </div>
       </td>
       <td>
-        <span className={`status ${disabled ? "user-disabled" : "user-enabled"}`}>
-          <span aria-hidden="true" className="status-symbol">
-            {disabled ? "⊘" : "●"}
-          </span>
-          {disabled ? "disabled" : "enabled"}
-        </span>
+        {disabled ? <StatusBadge status="disabled" symbol="⊘" tone="neutral" /> : <StatusBadge status="enabled" tone="ok" />}
       </td>
       <td>
         <LastSeen at={user.createdAt} />
