@@ -121,6 +121,7 @@ test("an empty install: each list says what to do next", async () => {
     page("empty-routes", "/ui/routes", "Routes", "Routes"),
     page("empty-changes", "/ui/changes", "Changes", "Changes"),
     page("empty-hosts", "/ui/hosts", "Hosts", "Hosts"),
+    page("empty-webhooks", "/ui/webhooks", "Webhooks", "Webhooks", "0 webhooks."),
   ]) {
     await shoot(screen);
   }
@@ -183,6 +184,7 @@ test("a small fleet is seeded through the API and real clients", async () => {
   await call("/destinations", "POST", { name: "archive", type: "otlphttp", config: { endpoint: "https://archive.example.com" } });
   ids.invite = new URL((await call<{ inviteUrl: string }>("/users", "POST", { username: "nora", email: "nora@example.com", role: "editor" })).inviteUrl).search;
   await call("/service-accounts", "POST", { name: "ci-deployer", scopes: ["config:read", "config:write"] });
+  await call("/webhooks", "POST", { url: "https://hooks.example.com/svc", events: ["rollout.failed", "collector.offline"], secret: "screens-signing-secret-0123" });
   await call("/enrollment-tokens", "POST", { kind: "opamp" });
   const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "agent", maxUses: 1 });
   // The log browser opens on a directory of logs, not on the agent's own config beside them.
@@ -214,6 +216,7 @@ test("every page of the seeded install", async () => {
     page("host-detail", "/ui/hosts/web-01", "Hosts", hostname(), "web-01"),
     page("onboarding", "/ui/onboarding", "Onboarding", "Onboarding"),
     page("system", "/ui/system", "System", "System", "Control plane"),
+    page("webhooks", "/ui/webhooks", "Webhooks", "Webhooks", "hooks.example.com"),
     // The invite link stands alone, outside the shell.
     { ...page("invite", "", "Accept invite", "Welcome to svc"), path: () => `/ui/invite${ids.invite}` },
   ];
