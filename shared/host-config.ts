@@ -30,6 +30,7 @@ export const HOST_CONFIG_SECTIONS: Readonly<Record<HostProgram, readonly string[
     "logging",
     "smtp",
     "sources",
+    "webhooks",
   ],
 };
 
