@@ -175,7 +175,7 @@ export async function createApp(
   const live = new LiveCredentials(store, logger);
   const events = new EventHub(store, logger);
   const users = new Users(store, new Sessions(store), { loginFailures: config.rateLimit.loginFailures });
-  const webhooks = new Webhooks(store, secrets);
+  const webhooks = new Webhooks(store, secrets, Date.now, config.webhooks.allowPrivateTargets);
   const telemetry = new Telemetry();
   metricsSources = { collectors, staged };
   const channels: Channel[] = [];

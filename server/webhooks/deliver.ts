@@ -11,6 +11,7 @@ import { COLLECTORS } from "../collectors/collectors.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Doc, Store } from "../store/store.ts";
 import { SIGNATURE_HEADER, signature } from "./signature.ts";
+import { refusedTarget } from "./url.ts";
 import { QUEUE, type QueuedDelivery, type Webhooks } from "./webhooks.ts";
 
 export interface DeliveryOptions {
@@ -120,16 +121,23 @@ export class WebhookSender {
       let httpStatus: number | null = null;
       let error: string | null = null;
       try {
-        const response = await fetch(target.hook.url, {
-          method: "POST",
-          headers: { "Content-Type": "application/json", [SIGNATURE_HEADER]: signature(target.secret, Math.floor(started / 1000), body), "User-Agent": "svc-webhooks" },
-          body,
-          redirect: "manual",
-          signal: AbortSignal.timeout(this.o.timeoutMs),
-        });
-        httpStatus = response.status;
-        await response.body?.cancel();
-        if (httpStatus < 200 || httpStatus > 299) error = `HTTP ${httpStatus}`;
+        // Checked at every attempt: what the name resolves to may have changed since it was saved (url.ts).
+        error = await refusedTarget(target.hook.url, this.hooks.allowPrivateTargets);
+        const response =
+          error === null
+            ? await fetch(target.hook.url, {
+                method: "POST",
+                headers: { "Content-Type": "application/json", [SIGNATURE_HEADER]: signature(target.secret, Math.floor(started / 1000), body), "User-Agent": "svc-webhooks" },
+                body,
+                redirect: "manual",
+                signal: AbortSignal.timeout(this.o.timeoutMs),
+              })
+            : null;
+        if (response) {
+          httpStatus = response.status;
+          await response.body?.cancel();
+          if (httpStatus < 200 || httpStatus > 299) error = `HTTP ${httpStatus}`;
+        }
       } catch (e) {
         error = e instanceof Error ? e.message : String(e);
       }

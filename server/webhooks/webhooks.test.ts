@@ -51,7 +51,7 @@ const stops: (() => unknown)[] = [];
 beforeEach(() => {
   store = new SqliteStore(":memory:");
   now = Date.parse("2026-01-01T00:00:00Z");
-  hooks = new Webhooks(store, new Secrets([randomBytes(32)]), () => now);
+  hooks = new Webhooks(store, new Secrets([randomBytes(32)]), () => now, true); // the receivers are on loopback
   sender = new WebhookSender(store, hooks, logger, { now: () => now, baseDelayMs: 1000, maxDelayMs: 60_000, giveUpMs: 86_400_000 });
 });
 afterEach(async () => {

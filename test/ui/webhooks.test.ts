@@ -33,7 +33,7 @@ beforeAll(async () => {
   });
   const port = freePort();
   // token.expiring an hour ahead: a token made to live an hour and a second is within it a second later.
-  server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}`, SVC_WEBHOOKS_TOKENEXPIRINGHOURS: "1" });
+  server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}`, SVC_WEBHOOKS_TOKENEXPIRINGHOURS: "1", SVC_WEBHOOKS_ALLOWPRIVATETARGETS: "true" });
   admin = await openBrowser({ width: 1280, height: 800 });
   const { username, password } = await server.uiAdmin();
   await signIn(admin.page, server.base, { username, password }, "/ui/webhooks");
