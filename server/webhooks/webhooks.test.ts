@@ -306,6 +306,43 @@ describe("detectors that wait, on an injected clock", () => {
     expect(JSON.parse(rx.got[1]!.body).data.lastAcceptedAt).toBe(new Date(now - 7 * MINUTE).toISOString());
   });
 
+  test("collector.stalled behind a load balancer: two replicas on one store, pushes alternating, one delivery per stall", async () => {
+    const rx = receiver();
+    stops.push(rx.stop);
+    const collectors = new Collectors(store);
+    stops.push(() => collectors.close());
+    await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["collector.stalled"], secret: SECRET });
+    const c = await collectorWith(collectors, "online");
+    const replicas = [0, 1].map(() => {
+      const window = new ThroughputWindow({ now: () => now });
+      const sweep = new WebhookSweep(
+        hooks,
+        { stalls: new StallDetector(window, 5 * MINUTE), eachCollector: (visit) => collectors.each(visit), expiring: async () => [], tokenExpiringHours: 24 },
+        logger,
+        { now: () => now },
+      );
+      return { window, sweep };
+    });
+    let pointSeconds = 1_000;
+    let turn = 0;
+    /** A push every 30 s, to each replica in turn; both sweep and the queue is sent after each. */
+    const push = async (value: number) => {
+      now += 30_000;
+      pointSeconds += 30;
+      const body = JSON.stringify(metricsRequest([cumulativeSum("otelcol_receiver_accepted_log_records", value, pointSeconds, { receiver: "otlp" })]));
+      ingestMessage(replicas[turn++ % 2]!.window, c.id, decodeJson(new TextEncoder().encode(body)));
+      for (const r of replicas) await r.sweep.tick();
+      await sender.tick();
+    };
+    for (let v = 100; v <= 200; v += 10) await push(v); // traffic
+    for (let i = 0; i < 30; i++) await push(200); // quiet for 15 minutes
+    expect(rx.got).toHaveLength(1);
+    for (let v = 210; v <= 260; v += 10) await push(v); // traffic returns
+    for (let i = 0; i < 30; i++) await push(260); // and stops again
+    expect(rx.got).toHaveLength(2);
+    expect(rx.got.map((g) => JSON.parse(g.body).data.collectorId)).toEqual([c.id, c.id]);
+  });
+
   test("token.expiring: a usable token N hours before it expires, once; spent, revoked and short-lived ones never", async () => {
     const rx = receiver();
     stops.push(rx.stop);
