@@ -197,7 +197,7 @@ export async function createApp(
     new WebhookSweep(webhooks, {
       stalls: new StallDetector(telemetry.window, config.webhooks.stalledMinutes * 60_000),
       eachCollector: (visit) => collectors.each(visit),
-      expiring: (now, withinMs) => enrollment.expiring(now, withinMs),
+      expiring: (now, withinMs, announce) => enrollment.expiring(now, withinMs, announce),
       tokenExpiringHours: config.webhooks.tokenExpiringHours,
     }, logger),
     new WebhookSender(store, webhooks, logger),

@@ -259,7 +259,7 @@ describe("detectors that wait, on an injected clock", () => {
       {
         stalls: new StallDetector(window, 5 * MINUTE),
         eachCollector: (visit) => collectors.each(visit),
-        expiring: async () => [],
+        expiring: async () => 0,
         tokenExpiringHours: 24,
       },
       logger,
@@ -317,7 +317,7 @@ describe("detectors that wait, on an injected clock", () => {
       const window = new ThroughputWindow({ now: () => now });
       const sweep = new WebhookSweep(
         hooks,
-        { stalls: new StallDetector(window, 5 * MINUTE), eachCollector: (visit) => collectors.each(visit), expiring: async () => [], tokenExpiringHours: 24 },
+        { stalls: new StallDetector(window, 5 * MINUTE), eachCollector: (visit) => collectors.each(visit), expiring: async () => 0, tokenExpiringHours: 24 },
         logger,
         { now: () => now },
       );
@@ -343,7 +343,7 @@ describe("detectors that wait, on an injected clock", () => {
     expect(rx.got.map((g) => JSON.parse(g.body).data.collectorId)).toEqual([c.id, c.id]);
   });
 
-  test("token.expiring: a usable token N hours before it expires, once; spent, revoked and short-lived ones never", async () => {
+  test("token.expiring: a usable token N hours (or a quarter of its life) before it expires, once; spent and revoked ones never", async () => {
     const rx = receiver();
     stops.push(rx.stop);
     const collectors = new Collectors(store);
@@ -359,7 +359,7 @@ describe("detectors that wait, on an injected clock", () => {
       {
         stalls: new StallDetector(window, 5 * MINUTE),
         eachCollector: (visit) => collectors.each(visit),
-        expiring: (at, withinMs) => enrollment.expiring(at, withinMs),
+        expiring: (at, withinMs, announce) => enrollment.expiring(at, withinMs, announce),
         tokenExpiringHours: 24,
       },
       logger,
@@ -370,7 +370,8 @@ describe("detectors that wait, on an injected clock", () => {
     await enrollment.revoke(SYSTEM_ACTOR, revoked.enrollmentToken.id);
     const usedUp = await enrollment.create(SYSTEM_ACTOR, { kind: "agent", expiresIn: 3 * DAY, maxUses: 1 });
     expect(await enrollment.redeemAgent(usedUp.token)).not.toBeNull();
-    await enrollment.create(SYSTEM_ACTOR, { kind: "opamp" }); // lives a day: about to expire from the start
+    // The default OpAMP token lives a day, as long as the default notice: announced when a quarter of its life is left.
+    const opamp = await enrollment.create(SYSTEM_ACTOR, { kind: "opamp" });
     const hook = await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["token.expiring"], secret: SECRET });
 
     const at = async (ms: number) => {
@@ -378,18 +379,24 @@ describe("detectors that wait, on an injected clock", () => {
       await sweep.tick();
       await sender.tick();
     };
-    await at(47 * 3_600_000); // 25 hours left
+    await at(17.9 * 3_600_000); // the OpAMP token: 6.1 hours left
     expect(rx.got).toHaveLength(0);
+    await at(18.1 * 3_600_000); // 5.9 hours left
+    await at(20 * 3_600_000);
+    expect(rx.got).toHaveLength(1);
+    expect(JSON.parse(rx.got[0]!.body)).toMatchObject({ event: "token.expiring", data: { tokenId: opamp.enrollmentToken.id, kind: "opamp", expiresAt: opamp.enrollmentToken.expiresAt } });
+    await at(47 * 3_600_000); // the agent token: 25 hours left
+    expect(rx.got).toHaveLength(1);
     await at(49 * 3_600_000); // 23 hours left
     await at(50 * 3_600_000);
     await at(71 * 3_600_000);
-    expect(rx.got).toHaveLength(1);
-    expect(verify(SECRET, rx.got[0]!.signature, rx.got[0]!.body)).toBe(true);
-    expect(JSON.parse(rx.got[0]!.body)).toMatchObject({
+    expect(rx.got).toHaveLength(2);
+    expect(verify(SECRET, rx.got[1]!.signature, rx.got[1]!.body)).toBe(true);
+    expect(JSON.parse(rx.got[1]!.body)).toMatchObject({
       event: "token.expiring",
       data: { tokenId: usable.enrollmentToken.id, kind: "agent", environment: "prod", expiresAt: usable.enrollmentToken.expiresAt },
     });
-    expect((await hooks.deliveries(hook.id)).map((d) => d.status)).toEqual(["delivered"]);
+    expect((await hooks.deliveries(hook.id)).map((d) => d.status)).toEqual(["delivered", "delivered"]);
     // The mark stays out of the API's view of the token.
     expect((await enrollment.list(10)).items.find((t) => t.id === usable.enrollmentToken.id)).not.toHaveProperty("expiringNoticeAt");
   });
@@ -405,7 +412,7 @@ describe("detectors that wait, on an injected clock", () => {
       {
         stalls: new StallDetector(new ThroughputWindow({ now: () => now }), 5 * MINUTE),
         eachCollector: (visit) => collectors.each(visit),
-        expiring: (at, withinMs) => (asked++, enrollment.expiring(at, withinMs)),
+        expiring: (at, withinMs, announce) => (asked++, enrollment.expiring(at, withinMs, announce)),
         tokenExpiringHours: 24,
       },
       logger,
@@ -413,7 +420,7 @@ describe("detectors that wait, on an injected clock", () => {
     );
     await enrollment.create(SYSTEM_ACTOR, { kind: "agent", expiresIn: 2 * 86_400 });
     await hooks.create(SYSTEM_ACTOR, { url: "https://example.com/x", events: ["rollout.paused"], secret: SECRET });
-    now += 30 * 3_600_000;
+    now += 37 * 3_600_000; // 11 h left of a 2-day token: within a quarter of its life
     await sweep.tick();
     expect(asked).toBe(0);
     await hooks.create(SYSTEM_ACTOR, { url: "https://example.com/y", events: ["token.expiring"], secret: SECRET });
