@@ -1,5 +1,8 @@
 import { afterEach, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import pino from "pino";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
 import { ValidationError } from "../errors.ts";
@@ -7,7 +10,7 @@ import { Secrets } from "../secrets/secrets.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import { classifyAddress } from "./address.ts";
 import { WebhookSender } from "./deliver.ts";
-import { checkWebhookUrl, REFUSED_PRIVATE, refusedTarget } from "./url.ts";
+import { checkWebhookUrl, pinTarget, REFUSED_PRIVATE } from "./url.ts";
 import { Webhooks } from "./webhooks.ts";
 
 const SECRET = "s3cret-s3cret-s3cret";
@@ -96,14 +99,65 @@ test("address classes, including the IPv6 forms that carry an IPv4 address", () 
   for (const [address, cls] of cases) expect([address, classifyAddress(address)]).toEqual([address, cls]);
 });
 
-test("at delivery, a name is refused when any address it resolves to is not allowed", async () => {
+test("at delivery, a name is refused when any address it resolves to is not allowed, else pinned to the address checked", async () => {
   const resolving = (addresses: string[]) => async () => addresses;
-  expect(await refusedTarget("https://hooks.example.com/", false, resolving(["93.184.215.14"]))).toBeNull();
-  expect(await refusedTarget("https://hooks.example.com/", false, resolving(["93.184.215.14", "10.1.2.3"]))).toBe(REFUSED_PRIVATE);
-  expect(await refusedTarget("https://rebind.example.com/", false, resolving(["::ffff:169.254.169.254"]))).toBe(REFUSED_PRIVATE);
-  expect(await refusedTarget("https://rebind.example.com/", true, resolving(["169.254.169.254"]))).toBe(REFUSED_PRIVATE);
-  expect(await refusedTarget("https://relay.internal/", true, resolving(["10.1.2.3"]))).toBeNull();
-  expect(await refusedTarget("https://nothing.example.com/", false, resolving([]))).toBe(REFUSED_PRIVATE);
+  const refused = { refused: REFUSED_PRIVATE };
+  expect(await pinTarget("https://hooks.example.com/svc?x=1", false, resolving(["93.184.215.14"]))).toEqual({
+    url: "https://93.184.215.14/svc?x=1",
+    host: "hooks.example.com",
+    serverName: "hooks.example.com",
+  });
+  expect(await pinTarget("https://hooks.example.com:8443/", false, resolving(["2606:2800::1", "93.184.215.14"]))).toEqual({
+    url: "https://[2606:2800::1]:8443/",
+    host: "hooks.example.com:8443",
+    serverName: "hooks.example.com",
+  });
+  expect(await pinTarget("https://hooks.example.com/", false, resolving(["93.184.215.14", "10.1.2.3"]))).toEqual(refused);
+  expect(await pinTarget("https://rebind.example.com/", false, resolving(["::ffff:169.254.169.254"]))).toEqual(refused);
+  expect(await pinTarget("https://rebind.example.com/", true, resolving(["169.254.169.254"]))).toEqual(refused);
+  expect(await pinTarget("https://relay.internal/", true, resolving(["10.1.2.3"]))).toMatchObject({ url: "https://10.1.2.3/" });
+  expect(await pinTarget("https://nothing.example.com/", false, resolving([]))).toEqual(refused);
+  // A literal address needs no lookup and no pin.
+  expect(await pinTarget("https://8.8.8.8/x", false, resolving(["10.0.0.1"]))).toEqual({ url: "https://8.8.8.8/x" });
+  expect(await pinTarget("https://127.0.0.1/x", false, resolving([]))).toEqual(refused);
+});
+
+test("the delivery connects to the address that was checked, not to what the name resolves to when fetch connects", async () => {
+  const store = new SqliteStore(":memory:");
+  stops.push(() => store.close());
+  const hosts: string[] = [];
+  // Listening on 127.0.0.2 only: the system's answer for localhost (127.0.0.1, ::1) does not reach it.
+  const rx = Bun.serve({ hostname: "127.0.0.2", port: 0, fetch: (req) => (hosts.push(req.headers.get("host") ?? ""), new Response("")) });
+  stops.push(() => rx.stop(true));
+  const hooks = new Webhooks(store, new Secrets([randomBytes(32)]), Date.now, true);
+  const hook = await hooks.create(SYSTEM_ACTOR, { url: `http://localhost:${rx.port}/hook`, events: ["rollout.completed"], secret: SECRET });
+  await hooks.emit("rollout.completed", "r1", {});
+  await new WebhookSender(store, hooks, pino({ level: "silent" }), { lookup: async () => ["127.0.0.2"] }).tick();
+  expect((await hooks.deliveries(hook.id))[0]).toMatchObject({ status: "delivered", httpStatus: 200 });
+  expect(hosts).toEqual([`localhost:${rx.port}`]);
+});
+
+test("https to a pinned address: SNI and the certificate check are the name's", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-hook-tls-"));
+  stops.push(() => rmSync(dir, { recursive: true, force: true }));
+  const openssl = Bun.spawn(
+    ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=hooks.test", "-addext", "subjectAltName=DNS:hooks.test", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
+    { stdout: "ignore", stderr: "ignore" },
+  );
+  expect(await openssl.exited).toBe(0);
+  const child = Bun.spawn([process.execPath, join(import.meta.dir, "testdata/pinned-tls-delivery.ts"), dir], {
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, "cert.pem") },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const out = await new Response(child.stdout).text();
+  expect(await child.exited).toBe(0);
+  const { results, hosts, port } = JSON.parse(out) as { results: Record<string, { status: string; error: string | null }>; hosts: string[]; port: number };
+  // Connected to 127.0.0.1, verified as hooks.test; a certificate for another name is refused.
+  expect(results["hooks.test"]).toEqual({ status: "delivered", error: null });
+  expect(results["wrong.test"]!.status).toBe("failed");
+  expect(results["wrong.test"]!.error).toContain("ERR_TLS_CERT_ALTNAME_INVALID");
+  expect(hosts).toEqual([`hooks.test:${port}`]);
 });
 
 test("a hook whose host resolves to loopback is logged as refused and never reached unless allowPrivateTargets", async () => {

@@ -3,13 +3,15 @@
  * - on save (`checkWebhookUrl`): https, no credentials; a literal IP address
  *   or a well-known internal name (cloud metadata, localhost) must be allowed;
  *   plain http only to a loopback host and only with `allowPrivateTargets`;
- * - before every delivery (`refusedTarget`): the host is resolved and every
+ * - before every delivery (`pinTarget`): the host is resolved and every
  *   address it resolves to must be allowed, so a public-looking name that
- *   points inside is refused too.
- * Residue: Bun's fetch resolves the name again when it connects and cannot be
- * pinned to the address checked, so a name whose DNS answer changes between
- * the check and the connect (DNS rebinding, a TTL of 0) can still reach an
- * internal address once. Redirects are never followed (deliver.ts).
+ *   points inside is refused too. The delivery then connects to the address
+ *   that was checked, not to the name (which fetch would resolve again, and a
+ *   DNS answer that changes in between, DNS rebinding, could point inside):
+ *   the URL carries the address, the Host header the name, and for https the
+ *   TLS server name is the name, so SNI and the certificate check are the
+ *   name's (Bun's fetch verifies against `tls.serverName`). Redirects are
+ *   never followed (deliver.ts).
  */
 import { lookup } from "node:dns/promises";
 import { ValidationError } from "../errors.ts";
@@ -19,7 +21,7 @@ const LOOPBACK = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 /** Names of cloud metadata services that answer inside a VM without an IP literal in the URL. */
 const METADATA_NAMES = new Set(["metadata", "metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal"]);
 
-/** The message of a delivery refused by `refusedTarget`; says no more than that (the log is read by admins, not the network). */
+/** The message of a delivery refused by `pinTarget`; says no more than that (the log is read by admins, not the network). */
 export const REFUSED_PRIVATE = "refused: resolves to a private address";
 
 const refuse = (message: string) => new ValidationError(`The webhook URL is refused: ${message}.`, [{ path: "url", message }]);
@@ -48,11 +50,26 @@ export type Lookup = (host: string) => Promise<string[]>;
 
 const lookupAll: Lookup = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
-/** Null when every address `url`'s host resolves to may be reached; else the message for the delivery log. A failed lookup throws. */
-export async function refusedTarget(url: string, allowPrivateTargets: boolean, resolve: Lookup = lookupAll): Promise<string | null> {
-  const host = new URL(url).hostname.replace(/\.$/, "").toLowerCase();
-  if (METADATA_NAMES.has(host)) return REFUSED_PRIVATE;
+/** Where a delivery connects: `url` with the checked address in place of the name, and the name for Host and TLS. */
+export interface PinnedTarget {
+  url: string;
+  /** The original host[:port], for the Host header; absent when the URL already held an IP address. */
+  host?: string;
+  serverName?: string;
+}
+
+/** The delivery's pinned target, or `refused` when the host is (or resolves to any address) not allowed. A failed lookup throws. */
+export async function pinTarget(url: string, allowPrivateTargets: boolean, resolve: Lookup = lookupAll): Promise<PinnedTarget | { refused: string }> {
+  const parsed = new URL(url);
+  const host = parsed.hostname.replace(/\.$/, "").toLowerCase();
+  if (METADATA_NAMES.has(host)) return { refused: REFUSED_PRIVATE };
   const literal = classifyAddress(host);
-  const classes = literal !== null ? [literal] : (await resolve(host)).map((address) => classifyAddress(address) ?? "forbidden");
-  return classes.length > 0 && classes.every((cls) => allowedClass(cls, allowPrivateTargets)) ? null : REFUSED_PRIVATE;
+  if (literal !== null) return allowedClass(literal, allowPrivateTargets) ? { url } : { refused: REFUSED_PRIVATE };
+  const addresses = await resolve(host);
+  const allowed = addresses.length > 0 && addresses.every((address) => allowedClass(classifyAddress(address) ?? "forbidden", allowPrivateTargets));
+  if (!allowed) return { refused: REFUSED_PRIVATE };
+  const pinned = new URL(url);
+  const address = addresses[0]!;
+  pinned.hostname = address.includes(":") ? `[${address}]` : address;
+  return { url: pinned.toString(), host: parsed.host, serverName: host };
 }
