@@ -84,14 +84,18 @@ export class WebhookSweep {
   }
 
   private async expiring(): Promise<void> {
-    await this.sources.expiring(new Date(this.now()), this.sources.tokenExpiringHours * 3_600_000, (token) =>
-      this.hooks.emit("token.expiring", `${token.id}/${token.expiresAt}`, {
-        tokenId: token.id,
-        kind: token.kind,
-        environment: token.environment,
-        collectorId: token.collectorId,
-        expiresAt: token.expiresAt,
-      }),
-    );
+    await this.sources.expiring(new Date(this.now()), this.sources.tokenExpiringHours * 3_600_000, announceExpiring(this.hooks));
   }
+}
+
+/** Queues `token.expiring` for a token, keyed by the token and its expiry (so a repeat is one delivery). */
+export function announceExpiring(hooks: Webhooks): (token: EnrollmentTokenView) => Promise<number> {
+  return (token) =>
+    hooks.emit("token.expiring", `${token.id}/${token.expiresAt}`, {
+      tokenId: token.id,
+      kind: token.kind,
+      environment: token.environment,
+      collectorId: token.collectorId,
+      expiresAt: token.expiresAt,
+    });
 }
