@@ -175,7 +175,7 @@ export async function createApp(
   const live = new LiveCredentials(store, logger);
   const events = new EventHub(store, logger);
   const users = new Users(store, new Sessions(store), { loginFailures: config.rateLimit.loginFailures });
-  const webhooks = new Webhooks(store, secrets);
+  const webhooks = new Webhooks(store, secrets, Date.now, config.webhooks.allowPrivateTargets);
   const telemetry = new Telemetry();
   metricsSources = { collectors, staged };
   const channels: Channel[] = [];
@@ -197,7 +197,7 @@ export async function createApp(
     new WebhookSweep(webhooks, {
       stalls: new StallDetector(telemetry.window, config.webhooks.stalledMinutes * 60_000),
       eachCollector: (visit) => collectors.each(visit),
-      expiring: (now, withinMs) => enrollment.expiring(now, withinMs),
+      expiring: (now, withinMs, announce) => enrollment.expiring(now, withinMs, announce),
       tokenExpiringHours: config.webhooks.tokenExpiringHours,
     }, logger),
     new WebhookSender(store, webhooks, logger),

@@ -176,6 +176,8 @@ export const KEYS = {
   "webhooks.offlineMinutes": { type: "int", default: 5, check: between(1, 10080) },
   "webhooks.stalledMinutes": { type: "int", default: 10, check: between(1, 10080) },
   "webhooks.tokenExpiringHours": { type: "int", default: 24, check: between(1, 8760) },
+  // Webhook URLs may reach loopback and private addresses (server/webhooks/address.ts); off: only public ones.
+  "webhooks.allowPrivateTargets": { type: "bool", default: false },
   "opamp.maxConnections": { type: "int", default: 50000, check: atLeast(1) },
   "opamp.maxConcurrentRequests": { type: "int", default: 1000, check: atLeast(1) },
   "opamp.heartbeatSeconds": { type: "int", default: 0, check: checkHeartbeat },

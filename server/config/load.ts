@@ -40,7 +40,7 @@ export interface ServerConfig {
   /** metrics.listen: a second address serving GET /metrics without credentials; null when unset (server/metrics/). */
   metrics: { listen: { host: string; port: number } | null };
   /** How long collector.offline and collector.stalled wait, and how early token.expiring is sent (server/webhooks/). */
-  webhooks: { offlineMinutes: number; stalledMinutes: number; tokenExpiringHours: number };
+  webhooks: { offlineMinutes: number; stalledMinutes: number; tokenExpiringHours: number; allowPrivateTargets: boolean };
   /** The key that seals secrets at rest: given (key), in a file (keyFile), or neither (embedded: generated beside the state file). */
   secrets: { key: string; keyFile: string };
   logging: { level: string };
@@ -236,6 +236,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
       offlineMinutes: get("webhooks.offlineMinutes"),
       stalledMinutes: get("webhooks.stalledMinutes"),
       tokenExpiringHours: get("webhooks.tokenExpiringHours"),
+      allowPrivateTargets: get("webhooks.allowPrivateTargets"),
     },
     secrets: { key: get("secrets.key"), keyFile: secretsKeyFile ?? "" },
     logging: { level: get("logging.level") },

@@ -153,19 +153,46 @@ describe("enrollment tokens", () => {
 });
 
 describe("expiring tokens", () => {
-  test("each usable token is claimed once, by one of two replicas sweeping at the same time; an unbound opamp token counts", async () => {
+  const due = async (enrollment: Enrollment, at: Date, withinMs = 86_400_000) => {
+    const ids: string[] = [];
+    await enrollment.expiring(at, withinMs, async (t) => void ids.push(t.id));
+    return ids;
+  };
+
+  test("each usable token is announced until one replica's mark lands; an unbound opamp token counts", async () => {
     const { store, collectors, enrollment } = open();
     const replicaB = new Enrollment(store, collectors);
     const week = await enrollment.create(who, { kind: "opamp", expiresIn: 7 * 86_400 });
     const bound = await enrollment.create(who, { kind: "opamp", expiresIn: 7 * 86_400 });
     expect(await enrollment.redeemOpamp(bound.token, "instance-1")).not.toBeNull();
     const later = new Date(Date.now() + 6.5 * 86_400_000);
-    const [a, b] = await Promise.all([enrollment.expiring(later, 86_400_000), replicaB.expiring(later, 86_400_000)]);
-    expect([...a, ...b].map((t) => t.id)).toEqual([week.enrollmentToken.id]);
-    expect(await enrollment.expiring(later, 86_400_000)).toEqual([]);
+    const [a, b] = await Promise.all([due(enrollment, later), due(replicaB, later)]);
+    // Both may announce it (the event key dedupes); after that it is marked.
+    expect([...new Set([...a, ...b])]).toEqual([week.enrollmentToken.id]);
+    expect(await due(enrollment, later)).toEqual([]);
     // Too early: more than the threshold left.
     const other = await enrollment.create(who, { kind: "agent", expiresIn: 7 * 86_400 });
-    expect(await enrollment.expiring(new Date(Date.now() + 5 * 86_400_000), 86_400_000)).toEqual([]);
-    expect((await enrollment.expiring(later, 86_400_000)).map((t) => t.id)).toEqual([other.enrollmentToken.id]);
+    expect(await due(enrollment, new Date(Date.now() + 5 * 86_400_000))).toEqual([]);
+    expect(await due(enrollment, later)).toEqual([other.enrollmentToken.id]);
+  });
+
+  test("a token living no longer than the notice is announced when a quarter of its life is left: the default OpAMP token, 6 h before", async () => {
+    const { enrollment } = open();
+    const token = await enrollment.create(who, { kind: "opamp" }); // DEFAULT_EXPIRES_IN: a day
+    const start = Date.parse(token.enrollmentToken.createdAt);
+    expect(await due(enrollment, new Date(start + 17.9 * 3_600_000))).toEqual([]);
+    expect(await due(enrollment, new Date(start + 18.1 * 3_600_000))).toEqual([token.enrollmentToken.id]);
+  });
+
+  test("a token is marked only after its announcement is queued: a failure in between announces it again", async () => {
+    const { enrollment } = open();
+    const token = await enrollment.create(who, { kind: "agent", expiresIn: 7 * 86_400 });
+    const later = new Date(Date.now() + 6.5 * 86_400_000);
+    const crash = enrollment.expiring(later, 86_400_000, async () => {
+      throw new Error("the queue write failed");
+    });
+    await expect(crash).rejects.toThrow("the queue write failed");
+    expect(await due(enrollment, later)).toEqual([token.enrollmentToken.id]);
+    expect(await due(enrollment, later)).toEqual([]);
   });
 });

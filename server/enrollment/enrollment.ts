@@ -51,7 +51,7 @@ export interface EnrollmentTokenView {
 /** As stored: the view plus the digest, so revoking needs no scan. */
 interface StoredEnrollmentToken extends EnrollmentTokenView {
   tokenDigest: string;
-  /** When `token.expiring` was claimed for it (expiring()), so it is sent once whichever replica sweeps. */
+  /** When `token.expiring` was announced for it (expiring()), so it is not looked at again. */
   expiringNoticeAt?: string;
 }
 
@@ -144,30 +144,34 @@ export class Enrollment {
   }
 
   /**
-   * Tokens that could still enroll (not revoked, not expired, a use left) and
-   * expire within `withinMs` of `now`, each returned once: the first sweep to
-   * mark it (a versioned write) gets it, on any replica. A token made to live
-   * no longer than `withinMs` was about to expire from the start and is
-   * passed over.
+   * Announces each token that could still enroll (not revoked, not expired, a
+   * use left) once it is within its notice of expiry: `withinMs`, or a quarter
+   * of its lifetime when that is shorter (a token made to live a day is
+   * announced 6 h before its end with the default 24 h). `announce` runs
+   * first and the token is marked after (a versioned write), so a crash in
+   * between announces it again rather than never: the announcement must be
+   * idempotent (Webhooks.emit keys it by token and expiry). Two replicas may
+   * both announce it; one mark lands. Resolves to the number announced here.
    */
-  async expiring(now: Date, withinMs: number): Promise<EnrollmentTokenView[]> {
-    const found: EnrollmentTokenView[] = [];
+  async expiring(now: Date, withinMs: number, announce: (token: EnrollmentTokenView) => Promise<unknown>): Promise<number> {
+    let announced = 0;
     for await (const doc of scan<StoredEnrollmentToken>(this.store, COLLECTION)) {
       const t = doc.data;
       const expiresAt = Date.parse(t.expiresAt);
-      if (t.expiringNoticeAt !== undefined || t.revokedAt !== null || expiresAt <= now.getTime() || expiresAt - now.getTime() > withinMs) continue;
-      if (expiresAt - Date.parse(t.createdAt) <= withinMs) continue;
+      const notice = Math.min(withinMs, (expiresAt - Date.parse(t.createdAt)) / 4);
+      if (t.expiringNoticeAt !== undefined || t.revokedAt !== null || expiresAt <= now.getTime() || expiresAt - now.getTime() > notice) continue;
       const spent = t.kind === "opamp" ? t.boundInstanceUid !== null : t.maxUses !== null && t.uses >= t.maxUses;
       if (spent) continue;
+      await announce(view(t));
+      announced++;
       try {
         await this.store.write([{ op: "put", collection: COLLECTION, id: doc.id, data: { ...t, expiringNoticeAt: now.toISOString() }, expect: doc.version }]);
-        found.push(view(t));
       } catch (error) {
-        // Marked by another replica, or changed (redeemed, revoked): the next sweep looks again.
+        // Marked by another replica, or changed (redeemed, revoked): the next sweep looks again, and a repeat is deduped.
         if (!(error instanceof ConflictError)) throw error;
       }
     }
-    return found;
+    return announced;
   }
 
   /** The token stops working at once. Revoking a revoked token changes nothing. */

@@ -7,9 +7,16 @@
  *
  * Each stall is announced once; it re-arms when the counters grow again.
  * In memory and per replica, like the window it reads: a replica judges the
- * pushes it received.
+ * pushes it received. With a load balancer spreading one collector's pushes
+ * over several replicas, each sees the stall at its own time, so the stall's
+ * key (Webhooks.emit dedupes by it) is not a replica's clock but the values
+ * the cumulative accepted counters stopped at, with their start times: the
+ * same on every replica once they are flat, and new after any growth or
+ * restart. A delta counter carries no such shared value; a stall of one is
+ * keyed by this replica's acceptedAt, so behind such a balancer it can be
+ * announced once per replica.
  */
-import type { ThroughputWindow } from "./window.ts";
+import type { CollectorWindow, ThroughputWindow } from "./window.ts";
 
 export interface Stall {
   collectorId: string;
@@ -37,10 +44,21 @@ export class StallDetector {
       if (w.acceptedAt === 0 || w.acceptedReportedAt - w.acceptedAt < this.stalledMs) continue;
       if (this.announced.get(collectorId) === w.acceptedAt || !connected(collectorId)) continue;
       this.announced.set(collectorId, w.acceptedAt);
-      stalls.push({ collectorId, lastAcceptedAt: new Date(w.acceptedAt).toISOString(), key: `${collectorId}/${w.acceptedAt}` });
+      stalls.push({ collectorId, lastAcceptedAt: new Date(w.acceptedAt).toISOString(), key: `${collectorId}/${this.flatAt(w)}` });
     }
     // Collectors the window let go of are forgotten here too.
     for (const id of this.announced.keys()) if (!seen.has(id)) this.announced.delete(id);
     return stalls;
+  }
+
+  /** The stall's identity from what every replica sees alike: each accepted counter reported lately, at its start time and value. */
+  private flatAt(w: CollectorWindow): string {
+    const marks: string[] = [];
+    for (const [key, s] of w.series) {
+      if (s.meaning.kind !== "receiver" || s.meaning.field !== "inout" || s.temporality === "gauge") continue;
+      if (s.newestTime() < w.newest - this.window.windowMs) continue; // no longer reported (a receiver configured away)
+      marks.push(s.temporality === "cumulative" ? `${key}@${s.lastStart}=${s.lastRaw}` : `${key}@delta:${w.acceptedAt}`);
+    }
+    return marks.sort().join(";");
   }
 }

@@ -33,6 +33,8 @@ export class Series {
   total = 0;
   lastRaw = NaN;
   lastStart = 0;
+  /** The last point's temporality (null before any): stall.ts names a stall by cumulative values only. */
+  temporality: Temporality | null = null;
   /** Gauges: the newest value. */
   value = NaN;
   /** The last point's increment and the point time it accrued since (NaN: unknown), for the history. */
@@ -89,6 +91,7 @@ export class Series {
   add(value: number, t: number, start: number, temporality: Temporality, windowMs: number): boolean {
     const previous = this.newestTime();
     if (t <= previous) return false;
+    this.temporality = temporality;
     // A start time after the previous point is a restart (or a delta's interval): the increment accrued since then.
     const since = start > 0 && start < t ? Math.max(previous, start) : previous;
     if (temporality === "gauge") {

@@ -11,6 +11,7 @@ import { COLLECTORS } from "../collectors/collectors.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Doc, Store } from "../store/store.ts";
 import { SIGNATURE_HEADER, signature } from "./signature.ts";
+import { pinTarget, type Lookup } from "./url.ts";
 import { QUEUE, type QueuedDelivery, type Webhooks } from "./webhooks.ts";
 
 export interface DeliveryOptions {
@@ -22,6 +23,8 @@ export interface DeliveryOptions {
   /** Attempts stop this long after the first one. */
   giveUpMs?: number;
   timeoutMs?: number;
+  /** Resolves a hook's host to its addresses (default: the system resolver). */
+  lookup?: Lookup;
 }
 
 /** How long a finished queue entry stays, as the marker that dedupes its event. */
@@ -34,7 +37,7 @@ export function retryDelay(attempts: number, base: number, max: number, random =
 }
 
 export class WebhookSender {
-  private readonly o: typeof DEFAULTS & { now: () => number };
+  private readonly o: typeof DEFAULTS & { now: () => number; lookup?: Lookup };
   private timer: ReturnType<typeof setInterval> | undefined;
   /** Hooks with an attempt in flight here, and those attempts (stop waits for them). */
   private readonly inFlight = new Set<string>();
@@ -120,16 +123,30 @@ export class WebhookSender {
       let httpStatus: number | null = null;
       let error: string | null = null;
       try {
-        const response = await fetch(target.hook.url, {
-          method: "POST",
-          headers: { "Content-Type": "application/json", [SIGNATURE_HEADER]: signature(target.secret, Math.floor(started / 1000), body), "User-Agent": "svc-webhooks" },
-          body,
-          redirect: "manual",
-          signal: AbortSignal.timeout(this.o.timeoutMs),
-        });
-        httpStatus = response.status;
-        await response.body?.cancel();
-        if (httpStatus < 200 || httpStatus > 299) error = `HTTP ${httpStatus}`;
+        // Checked at every attempt (what the name resolves to may have changed since it was saved), and connected to as checked (url.ts).
+        const pinned = await pinTarget(target.hook.url, this.hooks.allowPrivateTargets, this.o.lookup);
+        if ("refused" in pinned) error = pinned.refused;
+        const response =
+          "refused" in pinned
+            ? null
+            : await fetch(pinned.url, {
+                method: "POST",
+                headers: {
+                  "Content-Type": "application/json",
+                  [SIGNATURE_HEADER]: signature(target.secret, Math.floor(started / 1000), body),
+                  "User-Agent": "svc-webhooks",
+                  ...(pinned.host ? { Host: pinned.host } : {}),
+                },
+                body,
+                redirect: "manual",
+                signal: AbortSignal.timeout(this.o.timeoutMs),
+                ...(pinned.serverName && pinned.url.startsWith("https:") ? { tls: { serverName: pinned.serverName } } : {}),
+              });
+        if (response) {
+          httpStatus = response.status;
+          await response.body?.cancel();
+          if (httpStatus < 200 || httpStatus > 299) error = `HTTP ${httpStatus}`;
+        }
       } catch (e) {
         error = e instanceof Error ? e.message : String(e);
       }

@@ -4,7 +4,9 @@
  * - `collector.stalled`: a connected collector's own metrics show no accepted
  *   records for N minutes after they showed some (telemetry/stall.ts);
  * - `token.expiring`: an enrollment token that could still enroll expires
- *   within N hours (Enrollment.expiring marks each once).
+ *   within N hours, or a quarter of its lifetime if shorter (Enrollment.expiring
+ *   queues it, then marks it, so a crash between the two repeats it, deduped
+ *   by its key, rather than losing it).
  * Every tick sweeps only for the events some hook wants, so a token is not
  * marked as announced before anyone listens.
  */
@@ -18,7 +20,8 @@ export interface SweepSources {
   stalls: StallDetector;
   /** Visits every collector (Collectors.each). */
   eachCollector: (visit: (collector: Collector) => void) => Promise<void>;
-  expiring: (now: Date, withinMs: number) => Promise<EnrollmentTokenView[]>;
+  /** Enrollment.expiring: calls `announce` for each token due, then marks it. */
+  expiring: (now: Date, withinMs: number, announce: (token: EnrollmentTokenView) => Promise<unknown>) => Promise<number>;
   tokenExpiringHours: number;
 }
 
@@ -81,15 +84,18 @@ export class WebhookSweep {
   }
 
   private async expiring(): Promise<void> {
-    const tokens = await this.sources.expiring(new Date(this.now()), this.sources.tokenExpiringHours * 3_600_000);
-    for (const token of tokens) {
-      await this.hooks.emit("token.expiring", `${token.id}/${token.expiresAt}`, {
-        tokenId: token.id,
-        kind: token.kind,
-        environment: token.environment,
-        collectorId: token.collectorId,
-        expiresAt: token.expiresAt,
-      });
-    }
+    await this.sources.expiring(new Date(this.now()), this.sources.tokenExpiringHours * 3_600_000, announceExpiring(this.hooks));
   }
+}
+
+/** Queues `token.expiring` for a token, keyed by the token and its expiry (so a repeat is one delivery). */
+export function announceExpiring(hooks: Webhooks): (token: EnrollmentTokenView) => Promise<number> {
+  return (token) =>
+    hooks.emit("token.expiring", `${token.id}/${token.expiresAt}`, {
+      tokenId: token.id,
+      kind: token.kind,
+      environment: token.environment,
+      collectorId: token.collectorId,
+      expiresAt: token.expiresAt,
+    });
 }

@@ -51,7 +51,7 @@ const stops: (() => unknown)[] = [];
 beforeEach(() => {
   store = new SqliteStore(":memory:");
   now = Date.parse("2026-01-01T00:00:00Z");
-  hooks = new Webhooks(store, new Secrets([randomBytes(32)]), () => now);
+  hooks = new Webhooks(store, new Secrets([randomBytes(32)]), () => now, true); // the receivers are on loopback
   sender = new WebhookSender(store, hooks, logger, { now: () => now, baseDelayMs: 1000, maxDelayMs: 60_000, giveUpMs: 86_400_000 });
 });
 afterEach(async () => {
@@ -259,7 +259,7 @@ describe("detectors that wait, on an injected clock", () => {
       {
         stalls: new StallDetector(window, 5 * MINUTE),
         eachCollector: (visit) => collectors.each(visit),
-        expiring: async () => [],
+        expiring: async () => 0,
         tokenExpiringHours: 24,
       },
       logger,
@@ -306,7 +306,44 @@ describe("detectors that wait, on an injected clock", () => {
     expect(JSON.parse(rx.got[1]!.body).data.lastAcceptedAt).toBe(new Date(now - 7 * MINUTE).toISOString());
   });
 
-  test("token.expiring: a usable token N hours before it expires, once; spent, revoked and short-lived ones never", async () => {
+  test("collector.stalled behind a load balancer: two replicas on one store, pushes alternating, one delivery per stall", async () => {
+    const rx = receiver();
+    stops.push(rx.stop);
+    const collectors = new Collectors(store);
+    stops.push(() => collectors.close());
+    await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["collector.stalled"], secret: SECRET });
+    const c = await collectorWith(collectors, "online");
+    const replicas = [0, 1].map(() => {
+      const window = new ThroughputWindow({ now: () => now });
+      const sweep = new WebhookSweep(
+        hooks,
+        { stalls: new StallDetector(window, 5 * MINUTE), eachCollector: (visit) => collectors.each(visit), expiring: async () => 0, tokenExpiringHours: 24 },
+        logger,
+        { now: () => now },
+      );
+      return { window, sweep };
+    });
+    let pointSeconds = 1_000;
+    let turn = 0;
+    /** A push every 30 s, to each replica in turn; both sweep and the queue is sent after each. */
+    const push = async (value: number) => {
+      now += 30_000;
+      pointSeconds += 30;
+      const body = JSON.stringify(metricsRequest([cumulativeSum("otelcol_receiver_accepted_log_records", value, pointSeconds, { receiver: "otlp" })]));
+      ingestMessage(replicas[turn++ % 2]!.window, c.id, decodeJson(new TextEncoder().encode(body)));
+      for (const r of replicas) await r.sweep.tick();
+      await sender.tick();
+    };
+    for (let v = 100; v <= 200; v += 10) await push(v); // traffic
+    for (let i = 0; i < 30; i++) await push(200); // quiet for 15 minutes
+    expect(rx.got).toHaveLength(1);
+    for (let v = 210; v <= 260; v += 10) await push(v); // traffic returns
+    for (let i = 0; i < 30; i++) await push(260); // and stops again
+    expect(rx.got).toHaveLength(2);
+    expect(rx.got.map((g) => JSON.parse(g.body).data.collectorId)).toEqual([c.id, c.id]);
+  });
+
+  test("token.expiring: a usable token N hours (or a quarter of its life) before it expires, once; spent and revoked ones never", async () => {
     const rx = receiver();
     stops.push(rx.stop);
     const collectors = new Collectors(store);
@@ -322,7 +359,7 @@ describe("detectors that wait, on an injected clock", () => {
       {
         stalls: new StallDetector(window, 5 * MINUTE),
         eachCollector: (visit) => collectors.each(visit),
-        expiring: (at, withinMs) => enrollment.expiring(at, withinMs),
+        expiring: (at, withinMs, announce) => enrollment.expiring(at, withinMs, announce),
         tokenExpiringHours: 24,
       },
       logger,
@@ -333,7 +370,8 @@ describe("detectors that wait, on an injected clock", () => {
     await enrollment.revoke(SYSTEM_ACTOR, revoked.enrollmentToken.id);
     const usedUp = await enrollment.create(SYSTEM_ACTOR, { kind: "agent", expiresIn: 3 * DAY, maxUses: 1 });
     expect(await enrollment.redeemAgent(usedUp.token)).not.toBeNull();
-    await enrollment.create(SYSTEM_ACTOR, { kind: "opamp" }); // lives a day: about to expire from the start
+    // The default OpAMP token lives a day, as long as the default notice: announced when a quarter of its life is left.
+    const opamp = await enrollment.create(SYSTEM_ACTOR, { kind: "opamp" });
     const hook = await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["token.expiring"], secret: SECRET });
 
     const at = async (ms: number) => {
@@ -341,18 +379,24 @@ describe("detectors that wait, on an injected clock", () => {
       await sweep.tick();
       await sender.tick();
     };
-    await at(47 * 3_600_000); // 25 hours left
+    await at(17.9 * 3_600_000); // the OpAMP token: 6.1 hours left
     expect(rx.got).toHaveLength(0);
+    await at(18.1 * 3_600_000); // 5.9 hours left
+    await at(20 * 3_600_000);
+    expect(rx.got).toHaveLength(1);
+    expect(JSON.parse(rx.got[0]!.body)).toMatchObject({ event: "token.expiring", data: { tokenId: opamp.enrollmentToken.id, kind: "opamp", expiresAt: opamp.enrollmentToken.expiresAt } });
+    await at(47 * 3_600_000); // the agent token: 25 hours left
+    expect(rx.got).toHaveLength(1);
     await at(49 * 3_600_000); // 23 hours left
     await at(50 * 3_600_000);
     await at(71 * 3_600_000);
-    expect(rx.got).toHaveLength(1);
-    expect(verify(SECRET, rx.got[0]!.signature, rx.got[0]!.body)).toBe(true);
-    expect(JSON.parse(rx.got[0]!.body)).toMatchObject({
+    expect(rx.got).toHaveLength(2);
+    expect(verify(SECRET, rx.got[1]!.signature, rx.got[1]!.body)).toBe(true);
+    expect(JSON.parse(rx.got[1]!.body)).toMatchObject({
       event: "token.expiring",
       data: { tokenId: usable.enrollmentToken.id, kind: "agent", environment: "prod", expiresAt: usable.enrollmentToken.expiresAt },
     });
-    expect((await hooks.deliveries(hook.id)).map((d) => d.status)).toEqual(["delivered"]);
+    expect((await hooks.deliveries(hook.id)).map((d) => d.status)).toEqual(["delivered", "delivered"]);
     // The mark stays out of the API's view of the token.
     expect((await enrollment.list(10)).items.find((t) => t.id === usable.enrollmentToken.id)).not.toHaveProperty("expiringNoticeAt");
   });
@@ -368,7 +412,7 @@ describe("detectors that wait, on an injected clock", () => {
       {
         stalls: new StallDetector(new ThroughputWindow({ now: () => now }), 5 * MINUTE),
         eachCollector: (visit) => collectors.each(visit),
-        expiring: (at, withinMs) => (asked++, enrollment.expiring(at, withinMs)),
+        expiring: (at, withinMs, announce) => (asked++, enrollment.expiring(at, withinMs, announce)),
         tokenExpiringHours: 24,
       },
       logger,
@@ -376,7 +420,7 @@ describe("detectors that wait, on an injected clock", () => {
     );
     await enrollment.create(SYSTEM_ACTOR, { kind: "agent", expiresIn: 2 * 86_400 });
     await hooks.create(SYSTEM_ACTOR, { url: "https://example.com/x", events: ["rollout.paused"], secret: SECRET });
-    now += 30 * 3_600_000;
+    now += 37 * 3_600_000; // 11 h left of a 2-day token: within a quarter of its life
     await sweep.tick();
     expect(asked).toBe(0);
     await hooks.create(SYSTEM_ACTOR, { url: "https://example.com/y", events: ["token.expiring"], secret: SECRET });

@@ -58,10 +58,12 @@ export class Webhooks {
     private readonly store: Store,
     private readonly secrets: Secrets,
     private readonly now: () => number = Date.now,
+    /** `webhooks.allowPrivateTargets`: loopback and private addresses may be targets (url.ts). */
+    readonly allowPrivateTargets = false,
   ) {}
 
   async create(who: Actor, input: { url: string; events: WebhookEvent[]; secret: string }): Promise<Webhook> {
-    const url = checkWebhookUrl(input.url);
+    const url = checkWebhookUrl(input.url, this.allowPrivateTargets);
     const id = Bun.randomUUIDv7();
     const hook: Webhook = { id, url, events: [...new Set(input.events)].sort(), createdAt: new Date(this.now()).toISOString(), createdBy: who.actor };
     const stored: StoredHook = { ...hook, secretSealed: this.secrets.seal(input.secret, sealContext(id)) };

@@ -65,7 +65,7 @@ test("create, list without the secret, refuse plain http to a remote host, delet
 test("a pending delivery survives a restart over the same state file", async () => {
   const dir = mkdtempSync(join(tmpdir(), "svc-hooks-"));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const env = { SVC_SECRETS_KEY: randomBytes(32).toString("base64") };
+  const env = { SVC_SECRETS_KEY: randomBytes(32).toString("base64"), SVC_WEBHOOKS_ALLOWPRIVATETARGETS: "true" };
   const open = () => new SqliteStore(join(dir, "state.db"));
   let up = false;
   const rx = receiver(() => (up ? 200 : 500));
@@ -92,3 +92,45 @@ test("a pending delivery survives a restart over the same state file", async () 
     [1, "failed"],
   ]);
 }, 60_000);
+
+test("an admin cannot aim a hook inside: metadata, link-local, private and loopback forms are each a 400 naming url", async () => {
+  const server = await startTestServer();
+  cleanups.push(() => server.stop());
+  const own = `http://127.0.0.1:${new URL(server.base).port}/api/v1/collectors`;
+  const inside = [
+    "https://169.254.169.254/latest/meta-data/",
+    "https://metadata.google.internal/computeMetadata/v1/",
+    "https://[fd00:ec2::254]/",
+    "https://[fe80::1]/",
+    "https://10.0.0.1:6443/api",
+    "https://192.168.0.1/",
+    "https://172.16.0.1/",
+    "https://100.64.0.1/",
+    "https://127.0.0.1:2379/v2/keys",
+    "https://[::1]/",
+    "https://[::ffff:169.254.169.254]/",
+    "https://[::ffff:127.0.0.1]/",
+    "https://0.0.0.0/",
+    "https://[ff02::1]/",
+    own,
+  ];
+  for (const url of inside) {
+    const res = await server.api("/webhooks", { method: "POST", json: { url, events: ["rollout.failed"], secret: SECRET } });
+    const body = (await res.json()) as { error: { details: { path: string }[] } };
+    expect([url, res.status, body.error.details.map((d) => d.path)]).toEqual([url, 400, ["url"]]);
+  }
+  expect((await server.call<{ items: unknown[] }>("/webhooks")).items).toEqual([]);
+});
+
+test("with webhooks.allowPrivateTargets a receiver on loopback gets its delivery", async () => {
+  const server = await startTestServer({ SVC_WEBHOOKS_ALLOWPRIVATETARGETS: "true" });
+  cleanups.push(() => server.stop());
+  const rx = receiver(() => 200);
+  await server.call("/webhooks", "POST", { url: rx.url, events: ["rollout.completed"], secret: SECRET });
+  await server.app.webhooks.emit("rollout.completed", "r-local", { rolloutId: "r-local" });
+  await until(() => rx.got.length === 1);
+  expect(JSON.parse(rx.got[0]!.body).data).toEqual({ rolloutId: "r-local" });
+  // The metadata service stays out of reach even so.
+  const res = await server.api("/webhooks", { method: "POST", json: { url: "https://169.254.169.254/", events: ["rollout.failed"], secret: SECRET } });
+  expect(res.status).toBe(400);
+});

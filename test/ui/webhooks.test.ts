@@ -2,7 +2,7 @@
  * The Webhooks page in Debian's chromium against the real server: an admin
  * adds a hook pointing at a receiver on loopback (events ticked, the secret
  * generated and shown once), an enrollment token about to expire causes a
- * `token.expiring` event, the receiver's first answer is a 500 and its second
+ * `token.expiring` event (found by Enrollment.expiring on a clock moved on), the receiver's first answer is a 500 and its second
  * a 200, and the delivery log shows the failed attempt with its next retry
  * and error, then the delivered one. The receiver verifies every signature
  * with the secret the page showed. The hook is deleted; both are audited
@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { announceExpiring } from "../../server/webhooks/sweep.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { freePort } from "../process/spawn.ts";
 import { openBrowser, phone, signIn, type BrowserSession } from "./browser.ts";
@@ -32,8 +33,8 @@ beforeAll(async () => {
     },
   });
   const port = freePort();
-  // token.expiring an hour ahead: a token made to live an hour and a second is within it a second later.
-  server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}`, SVC_WEBHOOKS_TOKENEXPIRINGHOURS: "1" });
+  // The receiver is on loopback.
+  server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}`, SVC_WEBHOOKS_ALLOWPRIVATETARGETS: "true" });
   admin = await openBrowser({ width: 1280, height: 800 });
   const { username, password } = await server.uiAdmin();
   await signIn(admin.page, server.base, { username, password }, "/ui/webhooks");
@@ -91,8 +92,10 @@ test(
     expect(JSON.stringify(listed)).not.toContain(secret);
     await admin.screenshot("webhooks-1280");
 
-    // The event: an agent token with an hour and a second to live is within the hour's warning at once.
-    const token = await server.call<{ id: string }>("/enrollment-tokens", "POST", { kind: "agent", expiresIn: 3601, maxUses: null });
+    // The event: an agent token made to live an hour is due when a quarter of that is left; the sweep's check, run as it would
+    // 50 minutes on, queues it, and the server's sender delivers it.
+    const token = await server.call<{ id: string }>("/enrollment-tokens", "POST", { kind: "agent", expiresIn: 3600, maxUses: null });
+    expect(await server.app.enrollment.expiring(new Date(Date.now() + 50 * 60_000), 24 * 3_600_000, announceExpiring(server.app.webhooks))).toBe(1);
     await row.getByRole("button", { name: `Delivery log of ${hookUrl()}` }).click();
     expect(await row.getByRole("button", { name: `Delivery log of ${hookUrl()}` }).getAttribute("aria-pressed")).toBe("true");
     const log = page.getByRole("region", { name: "Delivery log" });
