@@ -124,7 +124,9 @@ export class WebhookSender {
       let error: string | null = null;
       try {
         // Checked at every attempt (what the name resolves to may have changed since it was saved), and connected to as checked (url.ts).
-        const pinned = await pinTarget(target.hook.url, this.hooks.allowPrivateTargets, this.o.lookup);
+        // One deadline for the lookup and the request: a resolver that never answers holds this delivery no longer than a receiver could.
+        const deadline = AbortSignal.timeout(this.o.timeoutMs);
+        const pinned = await abortable(pinTarget(target.hook.url, this.hooks.allowPrivateTargets, this.o.lookup), deadline);
         if ("refused" in pinned) error = pinned.refused;
         const response =
           "refused" in pinned
@@ -139,7 +141,7 @@ export class WebhookSender {
                 },
                 body,
                 redirect: "manual",
-                signal: AbortSignal.timeout(this.o.timeoutMs),
+                signal: deadline,
                 ...(pinned.serverName && pinned.url.startsWith("https:") ? { tls: { serverName: pinned.serverName } } : {}),
               });
         if (response) {
@@ -181,4 +183,14 @@ export class WebhookSender {
     const collector = (await this.store.get<Collector>(COLLECTORS, check.collectorId))?.data;
     return collector?.status === "offline" && (collector.lastSeen ?? null) === check.lastSeen;
   }
+}
+
+/** `promise`, or the signal's reason once it aborts first. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }

@@ -10,7 +10,7 @@ import { Secrets } from "../secrets/secrets.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import { classifyAddress } from "./address.ts";
 import { WebhookSender } from "./deliver.ts";
-import { checkWebhookUrl, pinTarget, REFUSED_PRIVATE } from "./url.ts";
+import { checkWebhookUrl, pinTarget, REFUSED_PRIVATE, type Lookup } from "./url.ts";
 import { Webhooks } from "./webhooks.ts";
 
 const SECRET = "s3cret-s3cret-s3cret";
@@ -182,4 +182,15 @@ test("a hook whose host resolves to loopback is logged as refused and never reac
   await new WebhookSender(store, permissive, logger).tick();
   expect(hits).toBe(1);
   expect((await permissive.deliveries(hook.id))[0]).toMatchObject({ status: "delivered", httpStatus: 200 });
+});
+
+test("a resolver that never answers fails the attempt at the delivery timeout, logged, and the sender goes on", async () => {
+  const store = new SqliteStore(":memory:");
+  stops.push(() => store.close());
+  const hooks = new Webhooks(store, new Secrets([randomBytes(32)]), Date.now, true);
+  const hook = await hooks.create(SYSTEM_ACTOR, { url: "https://hooks.example.test/svc", events: ["rollout.completed"], secret: SECRET });
+  await hooks.emit("rollout.completed", "r1", {});
+  const never: Lookup = () => new Promise(() => undefined);
+  await new WebhookSender(store, hooks, pino({ level: "silent" }), { lookup: never, timeoutMs: 200 }).tick();
+  expect((await hooks.deliveries(hook.id))[0]).toMatchObject({ status: "failed", httpStatus: null });
 });
