@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent } from "../opamp/helpers.ts";
 import { startAgent, stopAgents, untilConnected } from "./agents.ts";
-import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
+import { createLogSourceAndBackend, goTo, openBrowser, signIn, type BrowserSession } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -62,9 +62,7 @@ afterAll(async () => {
 });
 
 /** Moves by the main navigation, as a user would (the page keeps its one live-events stream). */
-async function go(label: string) {
-  await browser.page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label, exact: true }).click();
-}
+const go = (label: string) => goTo(browser.page, label);
 
 test("sign in", async () => {
   const admin = await server.uiAdmin();
@@ -73,22 +71,7 @@ test("sign in", async () => {
 }, SLOW);
 
 test("a source and a destination are created from the catalog forms", async () => {
-  const { page } = browser;
-  await go("Sources");
-  await page.getByRole("button", { name: "New source" }).click();
-  await page.getByRole("button", { name: "Log files" }).click();
-  await page.getByLabel(/^Name/).fill("app-logs");
-  await page.getByLabel("Include 1", { exact: true }).fill("/var/log/app/*.log");
-  await page.getByRole("button", { name: "Save", exact: true }).click();
-  await page.getByText('Created source "app-logs".', { exact: false }).waitFor();
-
-  await go("Destinations");
-  await page.getByRole("button", { name: "New destination" }).click();
-  await page.getByRole("button", { name: "OTLP/HTTP" }).click();
-  await page.getByLabel(/^Name/).fill("backend");
-  await page.getByLabel("Endpoint").fill("https://otlp.example.com:4318");
-  await page.getByRole("button", { name: "Save", exact: true }).click();
-  await page.getByText('Created destination "backend".', { exact: false }).waitFor();
+  await createLogSourceAndBackend(browser.page, "app-logs");
 }, SLOW);
 
 test("a pipeline is built on the canvas with the health-check filter", async () => {

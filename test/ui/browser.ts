@@ -105,3 +105,27 @@ export async function phone(browser: BrowserSession, name: string): Promise<void
   await browser.screenshot(name);
   await page.setViewportSize({ width: 1280, height: 800 });
 }
+
+/** Follows the main navigation's link `label` (a desktop viewport, where the links are not folded behind Menu). */
+export async function goTo(page: Page, label: string): Promise<void> {
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label, exact: true }).click();
+}
+
+/** The newcomer's first two records, made in the catalog forms: a "Log files" source reading /var/log/app/*.log and an OTLP/HTTP destination "backend". */
+export async function createLogSourceAndBackend(page: Page, sourceName: string): Promise<void> {
+  await goTo(page, "Sources");
+  await page.getByRole("button", { name: "New source" }).click();
+  await page.getByRole("button", { name: "Log files" }).click();
+  await page.getByLabel(/^Name/).fill(sourceName);
+  await page.getByLabel("Include 1", { exact: true }).fill("/var/log/app/*.log");
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await page.getByText(`Created source "${sourceName}".`, { exact: false }).waitFor();
+
+  await goTo(page, "Destinations");
+  await page.getByRole("button", { name: "New destination" }).click();
+  await page.getByRole("button", { name: "OTLP/HTTP" }).click();
+  await page.getByLabel(/^Name/).fill("backend");
+  await page.getByLabel("Endpoint").fill("https://otlp.example.com:4318");
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await page.getByText('Created destination "backend".', { exact: false }).waitFor();
+}

@@ -21,7 +21,7 @@ import { parse } from "yaml";
 import { applyingClient, type OpAMPClient } from "../opamp/elastic.ts";
 import { killAll, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 import { cumulativeSum, pushMetrics } from "../telemetry/points.ts";
-import { openBrowser, type BrowserSession } from "./browser.ts";
+import { createLogSourceAndBackend, goTo, openBrowser, type BrowserSession } from "./browser.ts";
 
 
 let server: ServerProcess;
@@ -51,9 +51,7 @@ afterAll(async () => {
 });
 
 /** Moves by the main navigation, as a user would. */
-async function go(label: string) {
-  await browser.page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label, exact: true }).click();
-}
+const go = (label: string) => goTo(browser.page, label);
 
 test("the banner's Web UI and first credentials sign the operator in, onto the dashboard", async () => {
   const out = server.stdout();
@@ -106,22 +104,7 @@ test("a collector is added from the UI and onboarded by a real OpAMP client with
 }, SLOW);
 
 test("a source and a destination are created from the catalog forms", async () => {
-  const { page } = browser;
-  await go("Sources");
-  await page.getByRole("button", { name: "New source" }).click();
-  await page.getByRole("button", { name: "Log files" }).click();
-  await page.getByLabel(/^Name/).fill("app logs");
-  await page.getByLabel("Include 1", { exact: true }).fill("/var/log/app/*.log");
-  await page.getByRole("button", { name: "Save", exact: true }).click();
-  await page.getByText('Created source "app logs".', { exact: false }).waitFor();
-
-  await go("Destinations");
-  await page.getByRole("button", { name: "New destination" }).click();
-  await page.getByRole("button", { name: "OTLP/HTTP" }).click();
-  await page.getByLabel(/^Name/).fill("backend");
-  await page.getByLabel("Endpoint").fill("https://otlp.example.com:4318");
-  await page.getByRole("button", { name: "Save", exact: true }).click();
-  await page.getByText('Created destination "backend".', { exact: false }).waitFor();
+  await createLogSourceAndBackend(browser.page, "app logs");
 }, SLOW);
 
 test("a pipeline is built on the canvas, with a matcher that selects the new collector by its tag", async () => {
