@@ -46,3 +46,23 @@ export function pushMetrics(base: string, token: string, metrics: unknown[]): Pr
     body: JSON.stringify(metricsRequest(metrics)),
   });
 }
+
+/**
+ * One collector's own metrics at `seconds`, sent with a token minted for it: the
+ * records its `filelog/app` receiver accepted and the items its
+ * `otlphttp/backend` exporter failed to send (the dashboard tests' fleet).
+ */
+export async function pushLogFlow(
+  server: { base: string; call<T>(path: string, method?: string): Promise<T> },
+  collectorId: string,
+  seconds: number,
+  accepted: number,
+  failed: number,
+): Promise<void> {
+  const { token } = await server.call<{ token: string }>(`/collectors/${collectorId}/otlp-token`, "POST");
+  const res = await pushMetrics(server.base, token, [
+    cumulativeSum("otelcol_receiver_accepted_log_records", accepted, seconds, { receiver: "filelog/app" }),
+    cumulativeSum("otelcol_exporter_send_failed_log_records", failed, seconds, { exporter: "otlphttp/backend" }),
+  ]);
+  if (res.status !== 200) throw new Error(`pushing own metrics: ${res.status} ${await res.text()}`);
+}

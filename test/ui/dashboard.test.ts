@@ -11,7 +11,7 @@ import { AgentCapabilities, RemoteConfigStatuses } from "../../server/gen/opamp/
 import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import { openBrowser, type BrowserSession } from "./browser.ts";
-import { cumulativeSum, pushMetrics } from "../telemetry/points.ts";
+import { pushLogFlow } from "../telemetry/points.ts";
 import { matchedPipeline } from "../deployment.ts";
 
 let server: TestServer;
@@ -33,15 +33,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** Own metrics of one collector at `seconds`: records its receiver accepted, items its exporter failed to send. */
-async function push(collectorId: string, seconds: number, accepted: number, failed: number) {
-  const { token } = await call<{ token: string }>(`/collectors/${collectorId}/otlp-token`, "POST");
-  const res = await pushMetrics(server.base, token, [
-    cumulativeSum("otelcol_receiver_accepted_log_records", accepted, seconds, { receiver: "filelog/app" }),
-    cumulativeSum("otelcol_exporter_send_failed_log_records", failed, seconds, { exporter: "otlphttp/backend" }),
-  ]);
-  expect(res.status).toBe(200);
-}
+const push = (collectorId: string, seconds: number, accepted: number, failed: number) => pushLogFlow(server, collectorId, seconds, accepted, failed);
 
 const region = (name: string) => browser.page.getByRole("region", { name, exact: true });
 const noOverflow = () => browser.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

@@ -19,7 +19,7 @@ import { RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { deploymentKit, matchedPipeline } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
-import { cumulativeSum, pushMetrics } from "../telemetry/points.ts";
+import { pushLogFlow } from "../telemetry/points.ts";
 import { startAgent, stopAgents, untilConnected } from "./agents.ts";
 import { openBrowser, signIn, type BrowserSession } from "./browser.ts";
 
@@ -127,15 +127,7 @@ test("an empty install: each list says what to do next", async () => {
   }
 }, 120_000);
 
-/** Own metrics of one collector: `accepted` records by `seconds`, `failed` of them not sent. */
-async function push(collectorId: string, seconds: number, accepted: number, failed: number) {
-  const { token } = await call<{ token: string }>(`/collectors/${collectorId}/otlp-token`, "POST");
-  const res = await pushMetrics(server.base, token, [
-    cumulativeSum("otelcol_receiver_accepted_log_records", accepted, seconds, { receiver: "filelog/app" }),
-    cumulativeSum("otelcol_exporter_send_failed_log_records", failed, seconds, { exporter: "otlphttp/backend" }),
-  ]);
-  expect(res.status).toBe(200);
-}
+const push = (collectorId: string, seconds: number, accepted: number, failed: number) => pushLogFlow(server, collectorId, seconds, accepted, failed);
 
 test("a small fleet is seeded through the API and real clients", async () => {
   const source = await call<{ id: string }>("/sources", "POST", { name: "nginx-access", type: "filelog", config: { include: ["/var/log/nginx/access.log"] } });
