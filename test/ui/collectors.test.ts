@@ -67,6 +67,9 @@ test("the list shows every column and its total, and loads the rest as it scroll
   await scrollTable("end");
   await summary(`Showing ${BULK + 3} collectors.`);
   expect(await page.getByRole("button", { name: "Load more" }).count()).toBe(0);
+  // The rows that loaded grew the table below the first scroll's end: scroll there again and wait for the last row to render.
+  await scrollTable("end");
+  await rows().and(page.locator(`[aria-rowindex="${BULK + 4}"]`)).waitFor();
   const last = rows().last();
   expect(await last.getAttribute("aria-rowindex")).toBe(String(BULK + 4));
   expect(await last.getByRole("rowheader").getByRole("link").innerText()).toBe(`bulk-${BULK - 1}`);
