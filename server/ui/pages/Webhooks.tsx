@@ -102,7 +102,7 @@ function CreateForm({ onCreated }: { onCreated: (hook: Created) => void }) {
             {...fieldProps(error, "url", "webhook-url-error")}
           />
           <FieldError id="webhook-url-error" error={error} field="url" />
-          <span className="muted">https, or plain http to this host (localhost) only.</span>
+          <span className="muted">https to a public address; private and loopback targets (and plain http to localhost) only when the server allows them (webhooks.allowPrivateTargets).</span>
         </div>
         <fieldset className="scope-picker" {...fieldProps(error, "events", "webhook-events-error")}>
           <legend>Events</legend>
