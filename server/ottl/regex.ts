@@ -549,6 +549,17 @@ export function re2GroupNames(pattern: string): string[] {
   return [...parser.names];
 }
 
+/** Why RE2 refuses a pattern, as a sentence for an API error, or undefined. */
+export function re2Problem(pattern: string): string | undefined {
+  try {
+    compileRe2(pattern);
+    return undefined;
+  } catch (error) {
+    if (error instanceof Re2Error) return `is not an RE2 pattern: ${error.reason} (at ${error.offset})`;
+    throw error;
+  }
+}
+
 const cache = new Map<string, RegExp>();
 const CACHE_LIMIT = 1000;
 

@@ -19,7 +19,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { ottlLiteral } from "../processors/actions.ts";
 import { attr, block, type AlloyBlock } from "../../render/alloy-syntax.ts";
-import { compileRe2, re2GroupNames, Re2Error } from "../../ottl/regex.ts";
+import { compileRe2, re2GroupNames, re2Problem } from "../../ottl/regex.ts";
 import type { ErrorDetail } from "../../errors.ts";
 import { Closed, NoReferences, StringEnum } from "../schemas.ts";
 import { STANZA_DEFAULT_SEVERITIES } from "./log-records.ts";
@@ -73,17 +73,6 @@ export const multilineSchema = () =>
 
 export type ParserConfig = Static<ReturnType<typeof parserSchema>>;
 export type MultilineConfig = Static<ReturnType<typeof multilineSchema>>;
-
-/** Why an RE2 pattern is refused, or undefined. */
-function re2Problem(pattern: string): string | undefined {
-  try {
-    compileRe2(pattern);
-    return undefined;
-  } catch (error) {
-    if (error instanceof Re2Error) return `is not an RE2 pattern: ${error.reason} (at ${error.offset})`;
-    throw error;
-  }
-}
 
 /**
  * The strptime directives stanza's TimeParser.Validate (pkg/stanza/operator/helper/time.go,
