@@ -34,6 +34,8 @@ describe("statements that load in the collector parse", () => {
     ['replace_match(body, "a\\x5c", "x")', "log"],
     ['replace_match(body, "[!a-z][\\\\]]x", "x")', "log"],
     ['set(version, "2") where name == "app"', "scope"],
+    ["set(time_unix_nano, observed_time_unix_nano) where time_unix_nano == 0", "log"],
+    ['set(attributes["trace"], trace_id.string) where flags == 1 and dropped_attributes_count == 0 and span_id.string != ""', "log"],
   ] as const)("%s (%s)", (source, context) => {
     expect(check(source, context)).toBeNull();
   });
