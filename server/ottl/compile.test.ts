@@ -7,6 +7,12 @@ const record: LogRecord = {
   body: { stringValue: "GET /api/users HTTP/1.1" },
   severityText: "WARN",
   severityNumber: 13,
+  timeUnixNano: "1700000000123456789",
+  observedTimeUnixNano: 5,
+  flags: 1,
+  droppedAttributesCount: 2,
+  traceId: "5B8EFFF798038103D269B633813FC60C",
+  spanId: "eee19b7ec3c1b174",
   attributes: [
     { key: "http.status_code", value: { intValue: "503" } },
     { key: "http.method", value: { stringValue: "GET" } },
@@ -52,6 +58,10 @@ describe("paths read the OTLP JSON in place", () => {
     ['resource.attributes["service.name"] == "checkout"', true],
     ['instrumentation_scope.name == "my.lib" and instrumentation_scope.version == "1.2.0"', true],
     ['instrumentation_scope.attributes["s"] == "v"', true],
+    ["time_unix_nano == 1700000000123456789 and time_unix_nano > 1700000000123456788", true],
+    ["observed_time_unix_nano == 5", true],
+    ["flags == 1 and dropped_attributes_count == 2", true],
+    ['trace_id.string == "5b8efff798038103d269b633813fc60c" and span_id.string == "eee19b7ec3c1b174"', true],
   ] as const)("%s", (source, expected) => {
     expect(run(source)).toBe(expected);
   });
@@ -64,6 +74,8 @@ describe("paths read the OTLP JSON in place", () => {
     expect(run('attributes["x"] == nil', bare)).toBe(true);
     expect(run('resource.attributes["x"] == nil', bare)).toBe(true);
     expect(run('instrumentation_scope.name == ""', bare)).toBe(true);
+    expect(run("time_unix_nano == 0 and observed_time_unix_nano == 0 and flags == 0 and dropped_attributes_count == 0", bare)).toBe(true);
+    expect(run('trace_id.string == "00000000000000000000000000000000" and span_id.string == "0000000000000000"', bare)).toBe(true);
   });
 
   test("severityNumber may be the enum name", () => {

@@ -200,6 +200,13 @@ type Keys = (string | number)[];
 const LOG_PATHS: Record<string, (keys: Keys) => Operand> = {
   severity_text: () => ({ get: (v) => v.log.severityText ?? "", kind: () => "string" }),
   severity_number: () => ({ get: (v) => severityNumber(v.log.severityNumber), kind: () => "int" }),
+  time_unix_nano: () => ({ get: (v) => int64(v.log.timeUnixNano), kind: () => "int" }),
+  observed_time_unix_nano: () => ({ get: (v) => int64(v.log.observedTimeUnixNano), kind: () => "int" }),
+  flags: () => ({ get: (v) => v.log.flags ?? 0, kind: () => "int" }),
+  dropped_attributes_count: () => ({ get: (v) => v.log.droppedAttributesCount ?? 0, kind: () => "int" }),
+  // hex.EncodeToString of the id: lower case, all zeros when unset.
+  "trace_id.string": () => ({ get: (v) => (v.log.traceId || "0".repeat(32)).toLowerCase(), kind: () => "string" }),
+  "span_id.string": () => ({ get: (v) => (v.log.spanId || "0".repeat(16)).toLowerCase(), kind: () => "string" }),
   "instrumentation_scope.name": () => ({ get: (v) => v.scope?.name ?? "", kind: () => "string" }),
   "instrumentation_scope.version": () => ({ get: (v) => v.scope?.version ?? "", kind: () => "string" }),
   // An absent body is pdata's empty value: nil to read, an error to index.
@@ -222,6 +229,12 @@ function walk(base: (v: LogView) => AnyValue | undefined, keys: Keys): (v: LogVi
     for (let i = 0; i < keys.length && value !== undefined; i++) value = index(value, keys[i]!);
     return value;
   };
+}
+
+/** An OTLP fixed64 (a decimal string in JSON) as the int64 OTTL reads; 0 when unset. */
+function int64(value: string | number | undefined): number | bigint {
+  const n = BigInt(value ?? 0);
+  return Number.isSafeInteger(Number(n)) ? Number(n) : n;
 }
 
 function severityNumber(value: number | string | undefined): number {

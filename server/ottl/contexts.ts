@@ -34,11 +34,20 @@ const METRIC_FIELDS = ["name", "description", "unit", "type", "aggregation_tempo
 export const PATHS: Record<StatementContext, Readonly<Record<string, KeyRule>>> = {
   resource: { attributes: "map", dropped_attributes_count: "none" },
   scope: { name: "none", version: "none", attributes: "map", dropped_attributes_count: "none", "resource.attributes": "map" },
+  // ottllog's paths (pkg/ottl/contexts/internal/ctxlog/log.go, code search id 291785263), less
+  // `time`/`observed_time` (Go time values) and bare `trace_id`/`span_id` (byte ids), which
+  // the dry-run has no value kind for.
   log: {
     body: "any",
     attributes: "map",
     severity_text: "none",
     severity_number: "none",
+    time_unix_nano: "none",
+    observed_time_unix_nano: "none",
+    flags: "none",
+    dropped_attributes_count: "none",
+    "trace_id.string": "none",
+    "span_id.string": "none",
     ...SCOPE,
   },
   metric: {

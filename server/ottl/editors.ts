@@ -10,10 +10,13 @@
  *
  * Argument kinds: `target`, a path to write (a whole map too); `map`, a path holding
  * a map (`attributes`, `resource.attributes`); `value`, any value a condition may hold;
- * `string`, `regex` (RE2, checked), `int`, literals; `strings`, a list of string
- * literals; `oneOf`, a string literal from the set.
+ * `string`, `regex` (RE2, checked), `glob` (gobwas/glob, checked, glob.ts), literals;
+ * `count`, an integer literal of at least 0 (limit and truncate_all refuse a negative
+ * limit when the statement is built: func_limit.go @dbb03bce, func_truncate_all.go
+ * @0e04f1f3); `strings`, a list of string literals; `oneOf`, a string literal from the set.
+ * limit also refuses a limit below its number of priority keys (parser.ts checks it).
  */
-export type EditorArg = "target" | "map" | "value" | "string" | "regex" | "int" | "strings" | { oneOf: readonly string[] };
+export type EditorArg = "target" | "map" | "value" | "string" | "regex" | "glob" | "count" | "strings" | { oneOf: readonly string[] };
 
 export const EDITORS: Readonly<Record<string, readonly (readonly [name: string, kind: EditorArg])[]>> = {
   set: [
@@ -38,12 +41,12 @@ export const EDITORS: Readonly<Record<string, readonly (readonly [name: string, 
   ],
   limit: [
     ["target", "map"],
-    ["limit", "int"],
+    ["limit", "count"],
     ["priority_keys", "strings"],
   ],
   truncate_all: [
     ["target", "map"],
-    ["limit", "int"],
+    ["limit", "count"],
   ],
   merge_maps: [
     ["target", "map"],
@@ -63,12 +66,12 @@ export const EDITORS: Readonly<Record<string, readonly (readonly [name: string, 
   ],
   replace_match: [
     ["target", "target"],
-    ["pattern", "string"],
+    ["pattern", "glob"],
     ["replacement", "string"],
   ],
   replace_all_matches: [
     ["target", "map"],
-    ["pattern", "string"],
+    ["pattern", "glob"],
     ["replacement", "string"],
   ],
 };

@@ -11,6 +11,7 @@ import { ENUMS, FUNCTIONS, PATHS, type OttlContext, type StatementContext } from
 import { EDITORS, type EditorArg } from "./editors.ts";
 import { OttlError } from "./errors.ts";
 import { formatValue } from "./format.ts";
+import { globProblem } from "./glob.ts";
 import { sourceIndex, tokenize, type Token } from "./lexer.ts";
 import { compileRe2, Re2Error } from "./regex.ts";
 
@@ -96,11 +97,13 @@ class Parser {
     this.nest(name);
     this.advance();
     const args: (Value | StringList)[] = [];
+    const starts: Token[] = [];
     this.inArguments++;
     if (!this.isPunct(")")) {
       while (true) {
         const param = params[args.length];
         if (!param) this.fail(`${name.text} takes ${params.length} arguments (${params.map(([n]) => n).join(", ")}); optional ones are not supported`);
+        starts.push(this.peek());
         args.push(this.editorArg(name.text, param[0], param[1]));
         if (!this.isPunct(",")) break;
         this.advance();
@@ -111,6 +114,12 @@ class Parser {
     this.depth--;
     if (args.length !== params.length) {
       this.fail(`${name.text} takes ${params.length} arguments (${params.map(([n]) => n).join(", ")}), got ${args.length}`, name);
+    }
+    if (name.text === "limit") {
+      // func_limit.go refuses a limit below the number of priority keys when the statement is built.
+      const limit = (args[1] as { value: bigint }).value;
+      const keys = (args[2] as StringList).items.length;
+      if (limit < BigInt(keys)) this.fail(`the limit of limit must be at least the number of priority_keys (${keys}), got ${limit}`, starts[1]);
     }
     let where: Condition | undefined;
     if (this.isKeyword("where")) {
@@ -145,8 +154,17 @@ class Parser {
       case "regex":
         this.checkPattern(t, `the ${param} of ${editor} must be a string literal`, "invalid pattern");
         return literal("string", "a string");
-      case "int":
-        return literal("int", "an integer");
+      case "glob": {
+        const value = literal("string", "a string");
+        const bad = globProblem(value.value as string);
+        if (bad) throw new OttlError(`invalid glob pattern: ${bad.reason}`, sourceIndex(this.source, t.start, bad.offset) + 1);
+        return value;
+      }
+      case "count": {
+        const value = literal("int", "an integer");
+        if ((value.value as bigint) < 0n) this.fail(`the ${param} of ${editor} must not be negative`, t);
+        return value;
+      }
       case "strings":
         return this.stringList(editor, param);
       case "value":

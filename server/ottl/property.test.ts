@@ -253,6 +253,18 @@ function evaluate(value: Value, v: LogView): { value: OttlValue; kind: Kind } {
       if (name === "severity_number") return { value: (v.log.severityNumber as number | undefined) ?? 0, kind: "int" };
       if (name === "instrumentation_scope.name") return { value: v.scope?.name ?? "", kind: "string" };
       if (name === "instrumentation_scope.version") return { value: v.scope?.version ?? "", kind: "string" };
+      const ints: Record<string, string | number | undefined> = {
+        time_unix_nano: v.log.timeUnixNano,
+        observed_time_unix_nano: v.log.observedTimeUnixNano,
+        flags: v.log.flags,
+        dropped_attributes_count: v.log.droppedAttributesCount,
+      };
+      if (name in ints) {
+        const n = BigInt(ints[name] ?? 0);
+        return { value: Number.isSafeInteger(Number(n)) ? Number(n) : n, kind: "int" };
+      }
+      if (name === "trace_id.string") return { value: (v.log.traceId || "0".repeat(32)).toLowerCase(), kind: "string" };
+      if (name === "span_id.string") return { value: (v.log.spanId || "0".repeat(16)).toLowerCase(), kind: "string" };
       let any: AnyValue | undefined;
       if (name === "body") {
         any = keys.length === 0 ? v.log.body : (v.log.body ?? EMPTY);

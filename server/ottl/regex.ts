@@ -129,7 +129,8 @@ function classSource(negated: boolean, items: ClassItem[]): string {
 class Parser {
   private i = 0;
   private depth = 0;
-  private readonly names = new Set<string>();
+  /** The named groups seen, in order: what Go's SubexpNames lists. */
+  readonly names = new Set<string>();
   private flags: Flags = { i: false, m: false, s: false, U: false };
 
   constructor(private readonly p: string) {}
@@ -535,6 +536,28 @@ export function translateRe2(pattern: string): { source: string; flags: string }
   const fold = /^\(\?[msU]*i[msU]*\)/.test(pattern);
   const source = emit(root, fold);
   return { source: source === "" ? "(?:)" : source, flags: fold ? "iu" : "u" };
+}
+
+/**
+ * The names of an RE2 pattern's named groups, in order, from a real parse (a
+ * `(?P<x>…)` inside `\Q…\E` or a character class is no group). Throws
+ * Re2Error as compileRe2 does.
+ */
+export function re2GroupNames(pattern: string): string[] {
+  const parser = new Parser(pattern);
+  parser.parse();
+  return [...parser.names];
+}
+
+/** Why RE2 refuses a pattern, as a sentence for an API error, or undefined. */
+export function re2Problem(pattern: string): string | undefined {
+  try {
+    compileRe2(pattern);
+    return undefined;
+  } catch (error) {
+    if (error instanceof Re2Error) return `is not an RE2 pattern: ${error.reason} (at ${error.offset})`;
+    throw error;
+  }
 }
 
 const cache = new Map<string, RegExp>();

@@ -20,13 +20,22 @@ describe("statements that load in the collector parse", () => {
     ['keep_keys(attributes, ["service.name", "host.name"])', "resource"],
     ["keep_keys(attributes, [])", "resource"],
     ['limit(attributes, 10, ["http.route"])', "datapoint"],
+    ['limit(attributes, 2, ["a", "b"])', "log"],
+    ["limit(attributes, 0, [])", "log"],
+    ["truncate_all(attributes, 0)", "log"],
     ["truncate_all(attributes, 256)", "spanevent"],
     ['merge_maps(attributes, resource.attributes, "insert")', "log"],
     ['replace_pattern(body, "password=\\\\S+", "password=***")', "log"],
     ['replace_all_patterns(attributes, "value", "\\\\d{4}", "****")', "log"],
     ['replace_match(name, "GET /user/*", "GET /user/{id}")', "span"],
     ['replace_all_matches(attributes, "*/secret", "redacted")', "datapoint"],
+    // gobwas/glob v0.2.3 compiles these: braces and a trailing backslash never fail.
+    ['replace_match(body, "{a,b", "x")', "log"],
+    ['replace_match(body, "a\\x5c", "x")', "log"],
+    ['replace_match(body, "[!a-z][\\\\]]x", "x")', "log"],
     ['set(version, "2") where name == "app"', "scope"],
+    ["set(time_unix_nano, observed_time_unix_nano) where time_unix_nano == 0", "log"],
+    ['set(attributes["trace"], trace_id.string) where flags == 1 and dropped_attributes_count == 0 and span_id.string != ""', "log"],
   ] as const)("%s (%s)", (source, context) => {
     expect(check(source, context)).toBeNull();
   });
@@ -61,6 +70,18 @@ describe("what is refused, with the column", () => {
     ['keep_keys(attributes, ["a", 1])', "log", "column 29: expected a string, found '1'"],
     ['limit(attributes, "10", [])', "log", "column 19: the limit of limit must be an integer"],
     ['replace_pattern(body, "(", "x")', "log", "column 24: invalid pattern: missing closing ')'"],
+    ['replace_all_patterns(attributes, "value", "(?<=a)", "x")', "log", "column 44: invalid pattern: lookbehind (?<= and (?<! is not supported by RE2"],
+    // Refused by upstream when the statement is built (func_limit.go, func_truncate_all.go).
+    ["limit(attributes, -1, [])", "log", "column 19: the limit of limit must not be negative"],
+    ['limit(attributes, 1, ["a", "b"])', "log", "column 19: the limit of limit must be at least the number of priority_keys (2), got 1"],
+    ["truncate_all(attributes, -1)", "log", "column 26: the limit of truncate_all must not be negative"],
+    // gobwas/glob Compile's errors, at the offending character.
+    ['replace_match(body, "[", "x")', "log", "column 23: invalid glob pattern: unexpected end of input: a '[' range is not closed with ']'"],
+    ['replace_all_matches(attributes, "a[", "x")', "log", "column 36: invalid glob pattern: unexpected end of input: a '[' range is not closed with ']'"],
+    ['replace_match(body, "x[z-a]", "x")', "log", "column 24: invalid glob pattern: hi character 'a' should be greater than lo 'z'"],
+    ['replace_match(body, "[a-bc]", "x")', "log", "column 26: invalid glob pattern: expected close range character: a range [a-z] holds one lo-hi pair"],
+    ['replace_match(body, "[]", "x")', "log", "column 22: invalid glob pattern: could not parse range: a range needs characters or lo-hi"],
+    ['replace_match(body, "a\\x00b", "x")', "log", "column 23: invalid glob pattern: a NUL character would end the pattern there (gobwas/glob reads it as the end of input)"],
     ['replace_pattern(body, "\\q", "x")', "log", "column 24: '\\q' is not a valid escape in a string"],
     ['replace_all_patterns(attributes, "values", "a", "b")', "log", 'column 34: the mode of replace_all_patterns must be one of "key", "value"'],
     ['merge_maps(attributes, resource.attributes, "replace")', "log", 'column 45: the strategy of merge_maps must be one of "insert", "update", "upsert"'],

@@ -19,7 +19,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { ottlLiteral } from "../processors/actions.ts";
 import { attr, block, type AlloyBlock } from "../../render/alloy-syntax.ts";
-import { compileRe2, Re2Error } from "../../ottl/regex.ts";
+import { compileRe2, re2GroupNames, re2Problem } from "../../ottl/regex.ts";
 import type { ErrorDetail } from "../../errors.ts";
 import { Closed, NoReferences, StringEnum } from "../schemas.ts";
 import { STANZA_DEFAULT_SEVERITIES } from "./log-records.ts";
@@ -74,35 +74,36 @@ export const multilineSchema = () =>
 export type ParserConfig = Static<ReturnType<typeof parserSchema>>;
 export type MultilineConfig = Static<ReturnType<typeof multilineSchema>>;
 
-/** Why an RE2 pattern is refused, or undefined. */
-function re2Problem(pattern: string): string | undefined {
-  try {
-    compileRe2(pattern);
-    return undefined;
-  } catch (error) {
-    if (error instanceof Re2Error) return `is not an RE2 pattern: ${error.reason} (at ${error.offset})`;
-    throw error;
+/**
+ * The strptime directives stanza's TimeParser.Validate (pkg/stanza/operator/helper/time.go,
+ * open-telemetry/opentelemetry-collector-contrib@00e6dd7c, github.com/observiq/ctimefmt) and
+ * OTTL's Time (timeutils.StrptimeToGotime) accept: ctimefmt.ToNative's ctimeSubstitutes
+ * (internal/coreinternal/timeutils/internal/ctimefmt/ctimefmt.go @c1b6ca9d25f1). ToNative
+ * refuses any other `%x` and any digit in the layout, so the collector does not start.
+ */
+const STRPTIME_DIRECTIVES = new Set("YymoqbhBdegaAHlIpPMSLfsZzwijkDxFTXrRnt%c");
+
+/** Why ctimefmt.ToNative refuses a strptime layout, or undefined. */
+export function strptimeProblem(layout: string): string | undefined {
+  const digit = /[0-9]/.exec(layout);
+  if (digit) return `must not contain digits (the collector's strptime refuses them), found '${digit[0]}' at ${digit.index}`;
+  // ToNative replaces each `%.` left to right; `.` does not match a newline, a trailing `%` stays literal.
+  for (const m of layout.matchAll(/%./g)) {
+    if (!STRPTIME_DIRECTIVES.has(m[0][1]!)) {
+      return `has the directive ${m[0]} (at ${m.index}) the collector's strptime does not support; use %Y %m %d %H %M %S %L %f %z %Z %b %a …`;
+    }
   }
+  return undefined;
 }
 
 /**
- * Whether a (valid RE2) pattern has a named group, `(?P<name>…)` or
- * `(?<name>…)`, outside escapes and character classes: both parsers take the
- * named groups as the fields and refuse a pattern without one.
+ * A multiline pattern that matches the empty string splits nothing: the receiver
+ * compiles "(?m)" + pattern (split.Config.Func, pkg/stanza/split/split.go @2bcbb372),
+ * and an empty match makes LineEndSplitFunc return empty tokens without advancing
+ * and LineStartSplitFunc cut a record per byte.
  */
-export function hasNamedGroup(pattern: string): boolean {
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === "\\") i++;
-    else if (inClass) inClass = c !== "]";
-    else if (c === "[") {
-      inClass = true;
-      if (pattern[i + 1] === "^") i++;
-      if (pattern[i + 1] === "]") i++; // a leading ] is a literal
-    } else if (c === "(" && /^\(\?P?<\w/.test(pattern.slice(i, i + 5))) return true;
-  }
-  return false;
+function emptyMatchProblem(pattern: string): string | undefined {
+  return compileRe2(`(?m)${pattern}`).test("") ? "matches the empty string, so the collector cannot split records on it; match at least one character" : undefined;
 }
 
 /** The cross-field rules of parsing and multiline. */
@@ -113,8 +114,9 @@ export function parseProblems(parser: ParserConfig, multiline: MultilineConfig, 
     if (parser.regex === undefined) at("parser.regex", "is required when format is regex");
     else {
       const bad = re2Problem(parser.regex);
+      // The group names from a real RE2 parse: a (?P<x>…) inside \Q…\E or a class is no group.
       if (bad !== undefined) at("parser.regex", bad);
-      else if (!hasNamedGroup(parser.regex)) at("parser.regex", "needs at least one named group, e.g. (?P<level>\\w+): the groups become the attributes");
+      else if (re2GroupNames(parser.regex).length === 0) at("parser.regex", "needs at least one named group, e.g. (?P<level>\\w+): the groups become the attributes");
     }
   } else if (parser.regex !== undefined) {
     at("parser.regex", "is only read when format is regex");
@@ -126,17 +128,19 @@ export function parseProblems(parser: ParserConfig, multiline: MultilineConfig, 
   if ((timestamp.field === undefined) !== (timestamp.layout === undefined)) {
     at(`parser.timestamp.${timestamp.field === undefined ? "field" : "layout"}`, "timestamp needs both field and layout");
   }
+  const badLayout = timestamp.layout === undefined ? undefined : strptimeProblem(timestamp.layout);
+  if (badLayout !== undefined) at("parser.timestamp.layout", badLayout);
   const { line_start_pattern: start, line_end_pattern: end } = multiline;
   if (start !== undefined && end !== undefined) at("multiline.line_end_pattern", "set line_start_pattern or line_end_pattern, not both");
   if (start !== undefined) {
-    const bad = re2Problem(start);
+    const bad = re2Problem(start) ?? emptyMatchProblem(start);
     if (bad !== undefined) at("multiline.line_start_pattern", bad);
     else if (!start.startsWith("^")) {
       at("multiline.line_start_pattern", "must start with ^: a record starts at a line that matches (the collector would also split mid-line, Alloy would not)");
     }
   }
   if (end !== undefined) {
-    const bad = re2Problem(end);
+    const bad = re2Problem(end) ?? emptyMatchProblem(end);
     if (bad !== undefined) at("multiline.line_end_pattern", bad);
   }
   return problems;

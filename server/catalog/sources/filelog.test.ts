@@ -85,11 +85,22 @@ describe("filelog parsing", () => {
     expect(pathsOf({ parser: { format: "regex", regex: "\\(\\?P<a>x" } })).toEqual(["config.parser.regex"]);
     expect(pathsOf({ parser: { format: "regex", regex: "[](?P<a>]x" } })).toEqual(["config.parser.regex"]);
     expect(pathsOf({ parser: { format: "regex", regex: "(?<a>x)" } })).toEqual([]);
+    // Quoted by \Q…\E or inside a class (after a POSIX class), (?P<x>…) is literal text to RE2: no group.
+    expect(pathsOf({ parser: { format: "regex", regex: "\\Q(?P<x>a)\\E" } })).toEqual(["config.parser.regex"]);
+    expect(pathsOf({ parser: { format: "regex", regex: "[[:alpha:](?P<x>a)]" } })).toEqual(["config.parser.regex"]);
+    expect(pathsOf({ parser: { format: "regex", regex: "[[:alpha:]](?P<x>a)" } })).toEqual([]);
     expect(pathsOf({ parser: { format: "json", regex: "(?P<a>.)" } })).toEqual(["config.parser.regex"]);
     expect(pathsOf({ parser: { severity: { field: "level" } } })).toEqual(["config.parser.severity"]);
     expect(pathsOf({ parser: { format: "json", timestamp: { field: "ts" } } })).toEqual(["config.parser.timestamp.layout"]);
     expect(pathsOf({ parser: { format: "json", timestamp: { field: "ts", layout: "2006-01-02" } } })).toEqual(["config.parser.timestamp.layout"]);
     expect(pathsOf({ parser: { format: "json", severity: { field: 'a"]) or true' } } })).toEqual(["config.parser.severity.field"]);
+    // ctimefmt.ToNative refuses a directive it does not know and any digit.
+    for (const layout of ["%Q", "%Ey", "%Y %C", "%Y-%m-%d 00:00", "%Y-%m-%dT%H:%M:%S+0100"]) {
+      expect(pathsOf({ parser: { format: "json", timestamp: { field: "ts", layout } } })).toEqual(["config.parser.timestamp.layout"]);
+    }
+    for (const layout of ["%Y-%m-%dT%H:%M:%S.%L%z", "%b %e %H:%M:%S", "%d/%b/%Y:%T %z", "%c", "%s%%"]) {
+      expect(pathsOf({ parser: { format: "json", timestamp: { field: "ts", layout } } })).toEqual([]);
+    }
     expect(pathsOf({ parser: { format: "xml" } })).toEqual(["config.parser.format"]);
   });
 });
@@ -108,6 +119,14 @@ describe("filelog multiline", () => {
     expect(pathsOf({ multiline: { line_start_pattern: "ERROR" } })).toEqual(["config.multiline.line_start_pattern"]);
     expect(pathsOf({ multiline: { line_start_pattern: "^[" } })).toEqual(["config.multiline.line_start_pattern"]);
     expect(pathsOf({ multiline: { line_start_pattern: "^a", line_end_pattern: "b$" } })).toEqual(["config.multiline.line_end_pattern"]);
+    expect(pathsOf({ multiline: { line_start_pattern: "^(?=a)" } })).toEqual(["config.multiline.line_start_pattern"]);
+  });
+
+  test("a pattern that matches the empty string is refused: the collector's split func would not advance", () => {
+    for (const line_start_pattern of ["^", "^x*", "^(a|)"]) expect(pathsOf({ multiline: { line_start_pattern } })).toEqual(["config.multiline.line_start_pattern"]);
+    for (const line_end_pattern of ["x*", "$", "^", "(?:)"]) expect(pathsOf({ multiline: { line_end_pattern } })).toEqual(["config.multiline.line_end_pattern"]);
+    expect(pathsOf({ multiline: { line_start_pattern: "^\\S" } })).toEqual([]);
+    expect(pathsOf({ multiline: { line_end_pattern: "\\}$" } })).toEqual([]);
   });
 
   test("line_end_pattern renders on Runtime O and is refused on Runtime R, at render and when routing to an Alloy collector", () => {

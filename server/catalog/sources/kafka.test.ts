@@ -75,6 +75,19 @@ describe("kafka source", () => {
     expect(problems({ brokers: ["k:9092"], protocol_version: "0.10.2.0", traces: { encoding: "zipkin_thrift" } })).toEqual([]);
   });
 
+  test("what the collector would refuse at start: a ^ topic that is no RE2 regex, a port above 65535; and two signals on one topic", () => {
+    expect(problems({ brokers: ["k:9092"], logs: { topic: "^(" } })).toEqual(["config.logs.topic: is not an RE2 pattern: missing closing ')' (at 1)"]);
+    expect(problems({ brokers: ["k:9092"], traces: { topic: "^(?=x)" } })).toEqual([
+      "config.traces.topic: is not an RE2 pattern: lookahead (?= and (?! is not supported by RE2 (at 1)",
+    ]);
+    expect(problems({ brokers: ["k:9092", "x:99999", "y:0"] })).toEqual(["config.brokers[1]: has port 99999; a port is 1 to 65535", "config.brokers[2]: has port 0; a port is 1 to 65535"]);
+    expect(problems({ brokers: ["k:9092"], logs: { topic: "t" }, metrics: { topic: "t" }, traces: { topic: "t" } })).toEqual([
+      "config.metrics.topic: is also the logs topic; each signal reads its own topic",
+      "config.traces.topic: is also the logs topic; each signal reads its own topic",
+    ]);
+    expect(problems({ brokers: ["k:65535"], logs: { topic: "^app-(a|b)\\..*" }, metrics: { topic: "m" } })).toEqual([]);
+  });
+
   test("a collector known to predate the per-signal keys (v0.124.0) is refused, naming its version", () => {
     const input: CollectorConfigInput = {
       collector: { id: "c", name: "c", version: "0.120.0" },

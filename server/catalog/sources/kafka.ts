@@ -16,6 +16,8 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { Sensitive } from "../../../shared/sensitive.ts";
+import type { ErrorDetail } from "../../errors.ts";
+import { re2Problem } from "../../ottl/regex.ts";
 import { attr, block } from "../../render/alloy-syntax.ts";
 import { Closed, StringEnum } from "../schemas.ts";
 import { defineSource, type OtelcolTarget } from "../types.ts";
@@ -122,10 +124,25 @@ export const kafkaSource = defineSource({
   signals: ["logs", "metrics", "traces"],
   schema,
   check(config, root) {
+    const problems: ErrorDetail[] = [];
     if (!config.tls.enabled && (config.tls.insecure_skip_verify || config.tls.ca_file !== undefined)) {
-      return [{ path: `${root}.tls.enabled`, message: "must be true when insecure_skip_verify or ca_file is set" }];
+      problems.push({ path: `${root}.tls.enabled`, message: "must be true when insecure_skip_verify or ca_file is set" });
     }
-    return [];
+    for (const [i, broker] of config.brokers.entries()) {
+      const port = Number(broker.slice(broker.lastIndexOf(":") + 1));
+      if (port < 1 || port > 65535) problems.push({ path: `${root}.brokers[${i}]`, message: `has port ${port}; a port is 1 to 65535` });
+    }
+    const seen = new Map<string, KafkaSignal>();
+    for (const signal of KAFKA_SIGNALS) {
+      const { topic } = config[signal];
+      // A ^ topic is a regex the client compiles (Go regexp) when the receiver starts.
+      const bad = topic.startsWith("^") ? re2Problem(topic) : undefined;
+      if (bad !== undefined) problems.push({ path: `${root}.${signal}.topic`, message: bad });
+      const other = seen.get(topic);
+      if (other !== undefined) problems.push({ path: `${root}.${signal}.topic`, message: `is also the ${other} topic; each signal reads its own topic` });
+      else seen.set(topic, signal);
+    }
+    return problems;
   },
   otelcol(config, target: OtelcolTarget = UNKNOWN_TARGET) {
     const topics = usesNewKeys("kafka", target);
