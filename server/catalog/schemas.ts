@@ -60,6 +60,14 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
   });
 }
 
+/** The error_mode of an OTTL processor (filter, transform): what one `what` failing on a record does. */
+export function OttlErrorMode(what: string) {
+  return StringEnum(["ignore", "propagate", "silent"], {
+    default: "ignore",
+    description: `What ${what} that fails on a record does: ignore (log it), silent, or propagate (drop the batch).`,
+  });
+}
+
 /** `host:port` to listen on; an empty host means every interface. */
 export function ListenAddress(options: SchemaOptions = {}) {
   return Type.String({

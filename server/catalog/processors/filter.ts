@@ -21,7 +21,7 @@ import type { OttlContext } from "../../ottl/contexts.ts";
 import { checkCondition } from "../../ottl/parser.ts";
 import { conditionBounds, conditionListBounds } from "../../ottl/processors.ts";
 import { attr, block, raw } from "../../render/alloy-syntax.ts";
-import { Closed, NoReferences, StringEnum } from "../schemas.ts";
+import { Closed, NoReferences, OttlErrorMode } from "../schemas.ts";
 import { defineProcessor } from "../types.ts";
 import { usesNewKeys } from "../versions.ts";
 
@@ -61,10 +61,7 @@ export const filterProcessor = defineProcessor({
   description: "Drops records that match any of its OTTL conditions, e.g. health-check requests.",
   signals: ["logs", "metrics", "traces"],
   schema: Closed({
-    error_mode: StringEnum(["ignore", "propagate", "silent"], {
-      default: "ignore",
-      description: "What a condition that fails to evaluate does: ignore (log it), silent, or propagate (drop the batch).",
-    }),
+    error_mode: OttlErrorMode("a condition"),
     logs: Type.Optional(Closed({ log_record: conditions("log") }, { title: "Logs" })),
     metrics: Type.Optional(Closed({ metric: conditions("metric"), datapoint: conditions("datapoint") }, { title: "Metrics" })),
     traces: Type.Optional(Closed({ span: conditions("span"), spanevent: conditions("spanevent") }, { title: "Traces" })),

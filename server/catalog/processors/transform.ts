@@ -16,7 +16,7 @@ import type { Signal } from "../../../shared/config-records.ts";
 import type { StatementContext } from "../../ottl/contexts.ts";
 import { conditionBounds, MAX_CONDITION_LENGTH, MAX_FILTER_CONDITIONS, MAX_STATEMENT_GROUPS, STATEMENT_LISTS, statementProblems, type StatementList } from "../../ottl/processors.ts";
 import { attr, block, raw } from "../../render/alloy-syntax.ts";
-import { Closed, NoReferences, StringEnum } from "../schemas.ts";
+import { Closed, NoReferences, OttlErrorMode, StringEnum } from "../schemas.ts";
 import { defineProcessor } from "../types.ts";
 
 const LIST: Record<Signal, StatementList> = { logs: "log_statements", metrics: "metric_statements", traces: "trace_statements" };
@@ -55,10 +55,7 @@ export const transformProcessor = defineProcessor({
   description: "Changes records with OTTL statements: set, delete or keep attributes, rewrite the body with a pattern, limit or truncate.",
   signals: ["logs", "metrics", "traces"],
   schema: Closed({
-    error_mode: StringEnum(["ignore", "propagate", "silent"], {
-      default: "ignore",
-      description: "What a statement that fails on a record does: ignore (log it), silent, or propagate (drop the batch).",
-    }),
+    error_mode: OttlErrorMode("a statement"),
     log_statements: groups("logs", logs[1]),
     metric_statements: groups("metrics", metrics[1]),
     trace_statements: groups("traces", traces[1]),
