@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent } from "../opamp/helpers.ts";
 import { startAgent, stopAgents, untilConnected } from "./agents.ts";
-import { createLogSourceAndBackend, goTo, openBrowser, signIn, type BrowserSession } from "./browser.ts";
+import { createLogSourceAndBackend, createLogsPipeline, goTo, openBrowser, signIn, type BrowserSession } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -77,10 +77,7 @@ test("a source and a destination are created from the catalog forms", async () =
 test("a pipeline is built on the canvas with the health-check filter", async () => {
   const { page } = browser;
   await go("Pipelines");
-  await page.getByLabel("Name").fill("web logs");
-  await page.getByLabel("Signal").selectOption("logs");
-  await page.getByRole("button", { name: "Create pipeline" }).click();
-  await page.waitForURL(/\/ui\/pipelines\/[^/]+$/);
+  await createLogsPipeline(page, "web logs");
   const canvas = page.getByRole("group", { name: "Pipeline canvas" });
   await page.getByRole("button", { name: "Add source app-logs" }).dragTo(canvas, { targetPosition: { x: 120, y: 200 } });
   await page.getByRole("button", { name: "Add processor Drop Health Check Logs" }).dragTo(canvas, { targetPosition: { x: 420, y: 200 } });

@@ -129,3 +129,12 @@ export async function createLogSourceAndBackend(page: Page, sourceName: string):
   await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByText('Created destination "backend".', { exact: false }).waitFor();
 }
+
+/** On the Pipelines page: creates a logs pipeline `name` with the form and answers its id once its editor is open. */
+export async function createLogsPipeline(page: Page, name: string): Promise<string> {
+  await page.getByLabel("Name").fill(name);
+  await page.getByLabel("Signal").selectOption("logs");
+  await page.getByRole("button", { name: "Create pipeline" }).click();
+  await page.waitForURL(/\/ui\/pipelines\/[^/]+$/);
+  return decodeURIComponent(new URL(page.url()).pathname.split("/").at(-1)!);
+}

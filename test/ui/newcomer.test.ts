@@ -21,7 +21,7 @@ import { parse } from "yaml";
 import { applyingClient, type OpAMPClient } from "../opamp/elastic.ts";
 import { killAll, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 import { cumulativeSum, pushMetrics } from "../telemetry/points.ts";
-import { createLogSourceAndBackend, goTo, openBrowser, type BrowserSession } from "./browser.ts";
+import { createLogSourceAndBackend, createLogsPipeline, goTo, openBrowser, type BrowserSession } from "./browser.ts";
 
 
 let server: ServerProcess;
@@ -110,11 +110,7 @@ test("a source and a destination are created from the catalog forms", async () =
 test("a pipeline is built on the canvas, with a matcher that selects the new collector by its tag", async () => {
   const { page } = browser;
   await go("Pipelines");
-  await page.getByLabel("Name").fill("web logs");
-  await page.getByLabel("Signal").selectOption("logs");
-  await page.getByRole("button", { name: "Create pipeline" }).click();
-  await page.waitForURL(/\/ui\/pipelines\/[^/]+$/);
-  pipelineId = decodeURIComponent(new URL(page.url()).pathname.split("/").at(-1)!);
+  pipelineId = await createLogsPipeline(page, "web logs");
   // Added by click: each is placed and wired where it belongs.
   await page.getByRole("button", { name: "Add source app logs" }).click();
   await page.getByRole("button", { name: "Add destination backend" }).click();

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Locator } from "playwright-core";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { freePort } from "../process/spawn.ts";
-import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
+import { createLogsPipeline, openBrowser, signIn, type BrowserSession } from "./browser.ts";
 
 let server: TestServer;
 let browser: BrowserSession;
@@ -65,10 +65,7 @@ async function dragFromPalette(item: string, x: number, y: number) {
 test("a pipeline created in the UI opens in the editor", async () => {
   const { page } = browser;
   await page.getByText("No pipelines yet.").waitFor();
-  await page.getByLabel("Name").fill("web logs");
-  await page.getByLabel("Signal").selectOption("logs");
-  await page.getByRole("button", { name: "Create pipeline" }).click();
-  await page.waitForURL(/\/ui\/pipelines\/[^/]+$/);
+  await createLogsPipeline(page, "web logs");
   pipelineUrl = page.url();
   await page.getByRole("heading", { name: "web logs", level: 1 }).waitFor();
   await page.getByText("No nodes yet.").waitFor();
