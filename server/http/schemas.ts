@@ -1,5 +1,5 @@
 /** Schemas shared by many routes: the error shape, pagination, and ids (schemas that are not about HTTP are in shared/schema.ts). */
-import { Type } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
 
 export const ErrorBody = Type.Object(
   {
@@ -11,6 +11,8 @@ export const ErrorBody = Type.Object(
   },
   { title: "Error" },
 );
+/** The error shape as a client reads it. */
+export type ErrorBody = Static<typeof ErrorBody>;
 
 export const IdParam = Type.String({ minLength: 1, maxLength: 200 });
 

@@ -6,6 +6,7 @@ import { hashToken } from "../../server/auth/tokens.ts";
 import { AgentToServerSchema, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 import { CAPS, description, uuidBytes } from "../opamp/helpers.ts";
+import type { ErrorBody } from "../../server/http/schemas.ts";
 
 let server: TestServer;
 let bare: TestServer;
@@ -15,10 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([server.stop(), bare.stop()]);
 });
-
-interface ErrorBody {
-  error: { code: string; message: string; details: { path: string }[] };
-}
 
 async function ok<T>(res: Response | Promise<Response>, status = 200): Promise<T> {
   const answer = await res;

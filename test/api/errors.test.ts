@@ -1,16 +1,13 @@
 /** The one error shape, every status the foundation promises, request ids and CORS. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
+import type { ErrorBody } from "../../server/http/schemas.ts";
 
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({ SVC_EXTERNALURL: "https://svc.example.com", SVC_HTTP_MAXBODYBYTES: "2048" });
 });
 afterAll(() => server.stop());
-
-interface ErrorBody {
-  error: { code: string; message: string; details: { path: string; message: string }[] };
-}
 
 async function expectError(res: Response, status: number, code: string): Promise<ErrorBody> {
   expect(res.status).toBe(status);

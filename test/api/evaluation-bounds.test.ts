@@ -15,6 +15,7 @@ import {
   MAX_FILTER_CONDITIONS,
 } from "../../server/ottl/processors.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
+import type { ErrorBody } from "../../server/http/schemas.ts";
 
 let server: TestServer;
 let viewer: string;
@@ -33,10 +34,6 @@ beforeAll(async () => {
   for (const runtime of ["otelcol", "alloy"]) await server.call(`/pipelines/${warm}/topology/preview?runtime=${runtime}`, "POST", small);
 });
 afterAll(() => server.stop());
-
-interface ErrorBody {
-  error: { code: string; message: string; details: { path: string; message: string }[] };
-}
 
 /** ~3 s of backtracking per test on one 28-character body in JavaScript; linear in RE2. */
 const CATASTROPHIC = 'IsMatch(body, "(a+)+$")';

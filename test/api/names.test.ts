@@ -10,16 +10,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
 import type { CommitDiff, FileChange } from "../../shared/changes.ts";
 import type { AuditEntry } from "../../shared/audit.ts";
+import type { ErrorBody } from "../../server/http/schemas.ts";
 
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(() => server.stop());
-
-interface ErrorBody {
-  error: { code: string; message: string; details: { path: string; message: string }[] };
-}
 
 const ok = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
 

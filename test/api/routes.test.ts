@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
+import type { ErrorBody } from "../../server/http/schemas.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -16,9 +17,6 @@ interface RouteRecord {
   collectorId: string;
   sourceId: string;
   pipelineId: string;
-}
-interface ErrorBody {
-  error: { code: string; message: string; details: { path: string; message: string }[] };
 }
 
 const ok = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);

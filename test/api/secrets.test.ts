@@ -14,6 +14,7 @@ import { paths, toYaml } from "../../server/configstore/layout.ts";
 import { PostgresStore } from "../../server/store/postgres.ts";
 import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
+import type { ErrorBody } from "../../server/http/schemas.ts";
 
 let pg: TestDatabases;
 beforeAll(async () => {
@@ -80,10 +81,6 @@ const backends: [string, () => Promise<Deployment>][] = [
     },
   ],
 ];
-
-interface ErrorBody {
-  error: { code: string; message: string; details: { path: string; message: string }[] };
-}
 
 type Headers = Record<string, unknown>;
 interface Destination {

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ROLES } from "../../server/auth/scopes.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
+import type { ErrorBody } from "../../server/http/schemas.ts";
 
 let server: TestServer;
 let editor: string;
@@ -18,10 +19,6 @@ beforeAll(async () => {
   editor = await tokenWithScopes(server, [...ROLES.editor], "hostpaths-editor");
 });
 afterAll(() => server.stop());
-
-interface ErrorBody {
-  error: { code: string; message: string; details: { path: string; message: string }[] };
-}
 
 /** Everything an edit could have changed: the working tree's sources, activations and pending changes, and the config audit trail. */
 async function state(collectorId?: string) {

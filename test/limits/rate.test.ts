@@ -8,10 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
-
-interface ErrorBody {
-  error: { code: string; message: string; details: unknown[] };
-}
+import type { ErrorBody } from "../../server/http/schemas.ts";
 
 async function expectRateLimited(res: Response, message: string) {
   expect(res.status).toBe(429);

@@ -18,6 +18,7 @@ import { type TestDatabases, testDatabases } from "../../server/store/testdb.ts"
 import { startTestServer } from "../harness.ts";
 import { until } from "../opamp/helpers.ts";
 import { api, bootstrapToken, killAll, removeTempDirs, startServer, tempDir } from "../process/spawn.ts";
+import type { ErrorBody } from "../../server/http/schemas.ts";
 
 let dbs: TestDatabases;
 
@@ -30,10 +31,6 @@ afterAll(async () => {
   removeTempDirs();
   await dbs?.dropAll();
 }, 30_000);
-
-interface ErrorBody {
-  error: { code: string; message: string; details: unknown[] };
-}
 
 interface Health {
   status: string;
