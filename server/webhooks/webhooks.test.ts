@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import pino from "pino";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
 import { Collectors, COLLECTORS } from "../collectors/collectors.ts";
@@ -8,6 +8,7 @@ import { decodeJson, ingestMessage } from "../telemetry/intake.ts";
 import { StallDetector } from "../telemetry/stall.ts";
 import { ThroughputWindow } from "../telemetry/window.ts";
 import { cumulativeSum, metricsRequest } from "../../test/telemetry/points.ts";
+import { verifySignature as verify, webhookReceiver } from "../../test/webhooks/receiver.ts";
 import { CONFIGS, ROLLOUTS } from "../rollout/records.ts";
 import { Secrets } from "../secrets/secrets.ts";
 import { SqliteStore } from "../store/sqlite.ts";
@@ -20,27 +21,8 @@ import { QUEUE, Webhooks } from "./webhooks.ts";
 const SECRET = "s3cret-s3cret-s3cret";
 const logger = pino({ level: "silent" });
 
-/** A receiver on loopback answering with the statuses given, in turn (then 200). */
-function receiver(statuses: number[] = []) {
-  const got: { body: string; signature: string }[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      got.push({ body: await req.text(), signature: req.headers.get("x-svc-signature") ?? "" });
-      return new Response("", { status: statuses.shift() ?? 200 });
-    },
-  });
-  return { got, url: `http://127.0.0.1:${server.port}/hook`, stop: () => server.stop(true) };
-}
-
-/** What a receiver does: recompute the HMAC over "<t>.<body>" and compare in constant time. */
-function verify(secret: string, header: string, body: string): boolean {
-  const parts = Object.fromEntries(header.split(",").map((p) => p.split("=") as [string, string]));
-  const expected = createHmac("sha256", secret).update(`${parts.t}.${body}`).digest();
-  const given = Buffer.from(parts.v1 ?? "", "hex");
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
+/** A receiver answering with the statuses given, in turn (then 200). */
+const receiver = (statuses: number[] = []) => webhookReceiver(() => statuses.shift() ?? 200);
 
 let store: SqliteStore;
 let now: number;

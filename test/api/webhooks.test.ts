@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "../../server/store/sqlite.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { webhookReceiver } from "../webhooks/receiver.ts";
 
 const SECRET = "receiver-secret-0123";
 const cleanups: (() => unknown)[] = [];
@@ -17,17 +18,9 @@ afterEach(async () => {
 });
 
 function receiver(status: () => number) {
-  const got: { body: string; signature: string }[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      got.push({ body: await req.text(), signature: req.headers.get("x-svc-signature") ?? "" });
-      return new Response("", { status: status() });
-    },
-  });
-  cleanups.push(() => server.stop(true));
-  return { got, url: `http://127.0.0.1:${server.port}/hook` };
+  const rx = webhookReceiver(status);
+  cleanups.push(rx.stop);
+  return rx;
 }
 
 async function until(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {

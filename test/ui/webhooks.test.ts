@@ -9,29 +9,21 @@
  * under the admin's name. Screenshots at 1280 and 390 px; no console errors.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { announceExpiring } from "../../server/webhooks/sweep.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { freePort } from "../process/spawn.ts";
+import { verifySignature as verify, webhookReceiver } from "../webhooks/receiver.ts";
 import { openBrowser, phone, signIn, type BrowserSession } from "./browser.ts";
 
 let server: TestServer;
 let admin: BrowserSession;
-let receiver: ReturnType<typeof Bun.serve>;
+let receiver: ReturnType<typeof webhookReceiver>;
 const SLOW = 40_000;
 /** Answers in turn: a 500, then 200s. */
 const statuses = [500];
-const got: { body: string; signature: string }[] = [];
 
 beforeAll(async () => {
-  receiver = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      got.push({ body: await req.text(), signature: req.headers.get("x-svc-signature") ?? "" });
-      return new Response("", { status: statuses.shift() ?? 200 });
-    },
-  });
+  receiver = webhookReceiver(() => statuses.shift() ?? 200);
   const port = freePort();
   // The receiver is on loopback.
   server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}`, SVC_WEBHOOKS_ALLOWPRIVATETARGETS: "true" });
@@ -43,18 +35,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await admin?.close();
   await server?.stop();
-  receiver?.stop(true);
+  receiver?.stop();
 }, SLOW);
 
-/** What a receiver does: the HMAC of "<t>.<body>" under the secret, compared in constant time. */
-function verify(secret: string, header: string, body: string): boolean {
-  const parts = Object.fromEntries(header.split(",").map((p) => p.split("=") as [string, string]));
-  const expected = createHmac("sha256", secret).update(`${parts.t}.${body}`).digest();
-  const given = Buffer.from(parts.v1 ?? "", "hex");
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
-const hookUrl = () => `http://127.0.0.1:${receiver.port}/svc-hook`;
+const hookUrl = () => receiver.url;
 
 test(
   "an admin adds a hook, an event is delivered after a retry, and the log shows both attempts",
@@ -112,9 +96,9 @@ test(
     await admin.screenshot("webhooks-log-1280");
     await phone(admin, "webhooks-log-390");
 
-    expect(got).toHaveLength(2);
-    for (const delivery of got) expect(verify(secret, delivery.signature, delivery.body)).toBe(true);
-    expect(JSON.parse(got[1]!.body)).toMatchObject({ event: "token.expiring", data: { tokenId: token.id, kind: "agent" } });
+    expect(receiver.got).toHaveLength(2);
+    for (const delivery of receiver.got) expect(verify(secret, delivery.signature, delivery.body)).toBe(true);
+    expect(JSON.parse(receiver.got[1]!.body)).toMatchObject({ event: "token.expiring", data: { tokenId: token.id, kind: "agent" } });
   },
   90_000,
 );
