@@ -16,6 +16,8 @@
  * is pushed once; the push reads the target current at its turn. The push
  * handles its own failures (pushConfig logs them per session).
  */
+import { nextTurn } from "../lib/next-turn.ts";
+
 export class PushQueue {
   private readonly queued = new Set<string>();
   private draining = false;
@@ -50,7 +52,7 @@ export class PushQueue {
         this.queued.delete(id);
         await this.push(id);
         if (performance.now() - sliceStart >= this.sliceMs) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
+          await nextTurn();
           sliceStart = performance.now();
         }
       }

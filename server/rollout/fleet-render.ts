@@ -9,12 +9,11 @@ import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { AppError } from "../errors.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
+import { nextTurn } from "../lib/next-turn.ts";
 
 /** Collectors rendered between turns of the event loop. */
 const RENDER_SLICE = 1000;
 
-/** Lets the event loop run what is waiting (requests, deliveries) before going on. */
-export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface FleetRender {
   rendered: { collector: Collector; config: RenderedConfig }[];
