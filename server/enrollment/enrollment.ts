@@ -66,6 +66,12 @@ export interface NewEnrollmentToken {
 
 const COLLECTION = "enrollment_tokens";
 
+/** Neither revoked nor expired at `nowMs`. */
+const liveAt = (t: StoredEnrollmentToken, nowMs: number) => t.revokedAt === null && Date.parse(t.expiresAt) > nowMs;
+
+/** An agent token with no use left. */
+const usedUp = (t: StoredEnrollmentToken) => t.maxUses !== null && t.uses >= t.maxUses;
+
 function view({ tokenDigest: _, expiringNoticeAt: __, ...token }: StoredEnrollmentToken): EnrollmentTokenView {
   return token;
 }
@@ -159,8 +165,8 @@ export class Enrollment {
       const t = doc.data;
       const expiresAt = Date.parse(t.expiresAt);
       const notice = Math.min(withinMs, (expiresAt - Date.parse(t.createdAt)) / 4);
-      if (t.expiringNoticeAt !== undefined || t.revokedAt !== null || expiresAt <= now.getTime() || expiresAt - now.getTime() > notice) continue;
-      const spent = t.kind === "opamp" ? t.boundInstanceUid !== null : t.maxUses !== null && t.uses >= t.maxUses;
+      if (t.expiringNoticeAt !== undefined || !liveAt(t, now.getTime()) || expiresAt - now.getTime() > notice) continue;
+      const spent = t.kind === "opamp" ? t.boundInstanceUid !== null : usedUp(t);
       if (spent) continue;
       await announce(view(t));
       announced++;
@@ -270,7 +276,7 @@ export class Enrollment {
   async usableForAgent(token: string): Promise<{ environment: string | null } | null> {
     const id = await this.lookup(token);
     const doc = id === null ? null : await this.live(id, "agent");
-    if (!doc || (doc.data.maxUses !== null && doc.data.uses >= doc.data.maxUses)) return null;
+    if (!doc || usedUp(doc.data)) return null;
     return { environment: doc.data.environment };
   }
 
@@ -281,8 +287,8 @@ export class Enrollment {
     for (;;) {
       const doc = await this.live(id, "agent");
       if (!doc) return null;
-      const { maxUses, uses, environment } = doc.data;
-      if (maxUses !== null && uses >= maxUses) return null;
+      if (usedUp(doc.data)) return null;
+      const { uses, environment } = doc.data;
       const audit = auditEntry(SYSTEM_ACTOR, "enrollment.redeem", "enrollment_token", id, { uses: uses + 1 });
       if (await this.replace(doc, { ...doc.data, uses: uses + 1 }, audit)) return { tokenId: id, environment };
     }
@@ -300,8 +306,7 @@ export class Enrollment {
   /** The token's state when it is of `kind`, not revoked and not expired. */
   private async live(id: string, kind: EnrollmentKind): Promise<Doc<StoredEnrollmentToken> | null> {
     const doc = await this.store.get<StoredEnrollmentToken>(COLLECTION, id);
-    if (!doc || doc.data.kind !== kind || doc.data.revokedAt !== null) return null;
-    return Date.parse(doc.data.expiresAt) > Date.now() ? doc : null;
+    return doc && doc.data.kind === kind && liveAt(doc.data, Date.now()) ? doc : null;
   }
 
   /** Writes `data` over `doc` if nobody changed it meanwhile; false when the race was lost (the caller re-reads). */
