@@ -13,6 +13,7 @@ import { LastSeen } from "../components/LastSeen.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
 import { Link } from "../router.tsx";
+import { plural } from "../publish/plan.ts";
 
 export interface DriftedItem {
   collectorId: string;
@@ -53,8 +54,6 @@ function useDrifted() {
   return { items, error };
 }
 
-const plural = (n: number) => `${n} drifted collector${n === 1 ? "" : "s"}`;
-
 /** The list page's way in: a chip with the count (nothing while it is not known). */
 export function DriftedLink() {
   const { items } = useDrifted();
@@ -83,7 +82,7 @@ export function DriftedCollectors() {
             : "Loading…"
           : items.length === 0
             ? "No collector runs anything other than its target."
-            : `${plural(items.length)}: each applied its target but runs something else. Open one for the diff.`}
+            : `${plural(items.length, "drifted collector")}: each applied its target but runs something else. Open one for the diff.`}
       </p>
       {items && items.length > 0 && (
         <ListTable labelledBy="drifted-title" columns={["Name", "What differs", "Checked"]}>

@@ -18,6 +18,7 @@ import { useLiveEvents } from "../events.ts";
 import { formatRate, shortCommit } from "../format.ts";
 import { Link } from "../router.tsx";
 import "./Dashboard.css";
+import { recordHref } from "../components/RecordName.tsx";
 
 /** uPlot is a separate chunk: only fetched once there is a history to draw. */
 const Chart = lazy(() => import("../components/Chart.tsx").then((m) => ({ default: m.Chart })));
@@ -28,7 +29,6 @@ const EVENT_THROTTLE_MS = 2000;
 const POLL_MS = 15_000;
 
 const collectorsWhere = (query: Record<string, string>) => `/ui/collectors?${new URLSearchParams(query)}`;
-const collectorHref = (id: string) => `/ui/collectors/${encodeURIComponent(id)}`;
 
 /** The dashboard's answer, refetched on live events (throttled) and on a slow poll; the last answer stays shown while refetching. */
 function useDashboard(): { data: Dashboard | null; error: ApiError | null } {
@@ -245,7 +245,7 @@ function Failures({ failures, count }: { failures: Dashboard["rollout"]["failure
       <ul>
         {failures.map((f) => (
           <li key={f.id}>
-            <Link href={collectorHref(f.id)}>{f.name}</Link>
+            <Link href={recordHref("collector", f.id)}>{f.name}</Link>
             {f.error && <span className="dash-error">{f.error}</span>}
           </li>
         ))}
@@ -296,7 +296,7 @@ function NamedList({ id, title, items, count, fix }: { id: string; title: string
       <ul>
         {items.map((item) => (
           <li key={item.id}>
-            <Link href={collectorHref(item.id)}>{item.name}</Link>
+            <Link href={recordHref("collector", item.id)}>{item.name}</Link>
             {item.note && <span className="muted">{item.note}</span>}
           </li>
         ))}
@@ -357,7 +357,7 @@ function TopPanel({ title, id, items, empty }: { title: string; id: string; item
         <ol className="top-list">
           {items.map((item) => (
             <li key={item.id}>
-              <Link href={collectorHref(item.id)}>{item.name}</Link>
+              <Link href={recordHref("collector", item.id)}>{item.name}</Link>
               <span className="top-rate">{formatRate(item.rate)}</span>
             </li>
           ))}

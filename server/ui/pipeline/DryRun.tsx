@@ -16,8 +16,6 @@ import type { DryRunAnswer } from "../../../shared/pipelines.ts";
 import { DryRunRecords, flatRecords, valueText } from "./DryRunRecords.tsx";
 import type { TopologyNode } from "./types.ts";
 
-/** The surviving records with their resource's attributes. */
-const outputRecords = flatRecords;
 export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: TopologyNode[] | null }) {
   const [input, setInput] = useState("");
   const [result, setResult] = useState<{ input: unknown; answer: DryRunAnswer } | null>(null);
@@ -46,7 +44,8 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
       .finally(() => setBusy(false));
   }
 
-  const records = result ? outputRecords(result.answer.output) : [];
+  // The surviving records with their resource's attributes.
+  const records = result ? flatRecords(result.answer.output) : [];
   return (
     <section className="detail-block dry-run" aria-labelledby="dry-run-title">
       <h2 id="dry-run-title">Dry-run</h2>
