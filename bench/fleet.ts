@@ -45,6 +45,7 @@ import { SqliteStore } from "../server/store/sqlite.ts";
 import type { Collector } from "../shared/collectors.ts";
 import { freePort } from "../test/process/spawn.ts";
 import type { ClientProgress, FleetAgent } from "./fleet-clients.ts";
+import { cpuSeconds, rssKiB } from "./lib.ts";
 
 const argv = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -94,15 +95,6 @@ const MATCHERS: string[][] = [
   ['zone=~"us-east-.*"', "tier=db"],
 ];
 
-function rssKiB(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
-}
-/** CPU seconds (user + system) of a process so far (USER_HZ = 100). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 

@@ -33,6 +33,7 @@ import type { Store } from "../server/store/store.ts";
 import { applied, description } from "../test/opamp/helpers.ts";
 import { seedOpampFleet } from "../test/faults/storm.ts";
 import { freePort } from "../test/process/spawn.ts";
+import { rssKiB } from "./lib.ts";
 
 interface Agent {
   token: string;
@@ -100,11 +101,6 @@ async function client(url: string, file: string): Promise<void> {
     clearInterval(timer);
     process.exit(0);
   });
-}
-
-function rssKiB(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return Number(match![1]);
 }
 
 async function main(): Promise<void> {

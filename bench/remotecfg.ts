@@ -31,7 +31,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetConfigRequestSchema, GetConfigResponseSchema } from "../server/gen/collector/v1/collector_pb.ts";
-import { closedLoop, type LoadResult } from "./lib.ts";
+import { closedLoop, cpuSeconds, type LoadResult } from "./lib.ts";
 import { deploymentKit } from "../test/deployment.ts";
 
 const PATH = "/collector.v1.CollectorService/GetConfig";
@@ -109,13 +109,6 @@ const svc = Bun.spawn([...SERVER_CPUS, process.execPath, ...profile, join(import
   stderr: "inherit",
 });
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await Bun.file(`/proc/${pid}/stat`).text();
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
-
 interface Measured extends LoadResult {
   /** Server CPU time per answered request, µs. */
   cpuMicros: number;
@@ -127,10 +120,10 @@ async function load(url: string, token: string, body: Uint8Array | null, serverP
     [process.execPath, import.meta.path, "--load", url, token, body === null ? "-" : Buffer.from(body).toString("base64"), String(total), String(concurrency)],
     { stdout: "pipe", stderr: "inherit" },
   );
-  const before = await cpuSeconds(serverPid);
+  const before = cpuSeconds(serverPid);
   const out = await new Response(proc.stdout).text();
   if ((await proc.exited) !== 0) throw new Error("the load process failed");
-  const used = (await cpuSeconds(serverPid)) - before;
+  const used = cpuSeconds(serverPid) - before;
   // The load process also makes Math.min(5000, total) warm-up calls.
   return { ...(JSON.parse(out) as LoadResult), cpuMicros: (used * 1e6) / (total + Math.min(5000, total)) };
 }
@@ -182,9 +175,9 @@ async function wrk(url: string, headers: Record<string, string>, body: Uint8Arra
     return { ...summary, cpuMicros: usage ? Number(usage.cpuTime.total) : Number.NaN };
   };
   await run(2); // warm-up (JIT, connections)
-  const before = await cpuSeconds(serverPid);
+  const before = cpuSeconds(serverPid);
   const r = await run(total);
-  const used = (await cpuSeconds(serverPid)) - before;
+  const used = cpuSeconds(serverPid) - before;
   return {
     requests: r.requests,
     seconds: r.micros / 1e6,
