@@ -3,6 +3,7 @@
  * events, and the delivery log of each. The secret is write-only.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { DateTime, Nullable } from "./schema.ts";
 import { WEBHOOK_EVENTS } from "./webhook-events.ts";
 
 export { WEBHOOK_EVENTS, type WebhookEvent } from "./webhook-events.ts";
@@ -14,7 +15,7 @@ export const WebhookSchema = Type.Object(
     id: Type.String(),
     url: Type.String(),
     events: Type.Array(WebhookEventSchema),
-    createdAt: Type.String({ format: "date-time" }),
+    createdAt: DateTime,
     createdBy: Type.String(),
   },
   { title: "Webhook" },
@@ -40,11 +41,11 @@ export const WebhookDeliverySchema = Type.Object(
     status: Type.Union([Type.Literal("delivered"), Type.Literal("failed"), Type.Literal("abandoned")], {
       description: "failed: retried later; abandoned: the last attempt, a day after the first.",
     }),
-    httpStatus: Type.Union([Type.Integer(), Type.Null()]),
-    error: Type.Union([Type.String(), Type.Null()]),
-    time: Type.String({ format: "date-time" }),
+    httpStatus: Nullable(Type.Integer()),
+    error: Nullable(Type.String()),
+    time: DateTime,
     durationMs: Type.Integer({ minimum: 0 }),
-    nextAttemptAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+    nextAttemptAt: Nullable(DateTime),
   },
   { title: "WebhookDelivery" },
 );

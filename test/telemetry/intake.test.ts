@@ -17,6 +17,7 @@ import {
 } from "../../server/gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 import { at, cumulativeSum, metricsRequest } from "./points.ts";
+import type { ThroughputHistory } from "../../shared/throughput.ts";
 
 class ManualReader extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}
@@ -57,17 +58,10 @@ interface Throughput {
   process: { cpu: number | null; memoryRss: number | null; uptime: number | null };
 }
 
-interface History {
-  step: number;
-  times: number[];
-  signals: { signal: string; in: (number | null)[]; out: (number | null)[]; errors: (number | null)[] }[];
-  process: { cpu: (number | null)[]; memoryRss: (number | null)[] };
-}
-
-async function history(id: string): Promise<History> {
+async function history(id: string): Promise<ThroughputHistory> {
   const res = await server.api(`/collectors/${id}/throughput/history`);
   expect(res.status).toBe(200);
-  return (await res.json()) as History;
+  return (await res.json()) as ThroughputHistory;
 }
 
 async function throughput(id: string): Promise<Throughput> {
