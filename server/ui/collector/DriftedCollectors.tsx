@@ -6,7 +6,7 @@
  * collector's page. Drift moves with config_target events, so both refetch
  * on them, at most once a second however busy the fleet.
  */
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
@@ -14,6 +14,7 @@ import { ListTable } from "../components/ListTable.tsx";
 import { useLiveEvents } from "../events.ts";
 import { Link } from "../router.tsx";
 import { plural } from "../publish/plan.ts";
+import { useThrottledCounter } from "../refresh.ts";
 
 export interface DriftedItem {
   collectorId: string;
@@ -27,8 +28,7 @@ const REFETCH_MS = 1000;
 function useDrifted() {
   const [items, setItems] = useState<DriftedItem[] | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
-  const [version, setVersion] = useState(0);
-  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const [version, bump] = useThrottledCounter(REFETCH_MS);
 
   useEffect(() => {
     let current = true;
@@ -44,13 +44,7 @@ function useDrifted() {
       current = false;
     };
   }, [version]);
-  useEffect(() => () => void (timer.current && clearTimeout(timer.current)), []);
-  useLiveEvents(["config_target", "collector"], () => {
-    timer.current ??= setTimeout(() => {
-      timer.current = null;
-      setVersion((n) => n + 1);
-    }, REFETCH_MS);
-  });
+  useLiveEvents(["config_target", "collector"], bump);
   return { items, error };
 }
 

@@ -14,33 +14,10 @@ import { formatBytes, formatDuration, formatRate } from "../format.ts";
 import { Topology } from "./Topology.tsx";
 import type { RouteRecord, Throughput } from "./types.ts";
 import type { ThroughputHistory } from "../../../shared/throughput.ts";
+import { useVisiblePolling } from "../refresh.ts";
 
 const POLL_MS = 5000;
 const HISTORY_MS = 15_000;
-
-/** Calls `load` now and every `every` ms while the tab is visible; a new `reload` restarts it. */
-function useVisiblePolling(load: () => void, reload: unknown, every = POLL_MS) {
-  useEffect(() => {
-    let timer: ReturnType<typeof setInterval> | null = null;
-    const start = () => {
-      if (timer !== null || document.visibilityState !== "visible") return;
-      load();
-      timer = setInterval(load, every);
-    };
-    const stop = () => {
-      if (timer !== null) clearInterval(timer);
-      timer = null;
-    };
-    const onVisibility = () => (document.visibilityState === "visible" ? start() : stop());
-    start();
-    document.addEventListener("visibilitychange", onVisibility);
-    return () => {
-      stop();
-      document.removeEventListener("visibilitychange", onVisibility);
-    };
-    // load is rebuilt each render but only reads stable setters and the id.
-  }, [reload]);
-}
 
 const measuredAny = (series: ChartSeries[]) => series.some((s) => s.values.some((v) => v !== null));
 
@@ -79,7 +56,7 @@ export function ThroughputSection({ collectorId, reload }: { collectorId: string
       setError(null);
       setLatest(data);
     }, setError);
-  }, reload);
+  }, reload, POLL_MS);
   useVisiblePolling(() => api.get<ThroughputHistory>(`${path}/history`).then(setHistory, setError), reload, HISTORY_MS);
 
   // Routes by id, named "source → pipeline", for the routes table.

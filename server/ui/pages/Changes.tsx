@@ -8,7 +8,7 @@
  * progress (at most once a second, as a fleet publish sends one per
  * collector). Viewers see everything without the write buttons.
  */
-import { useEffect, useRef, useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import type { Commit, FileChange } from "../../../shared/changes.ts";
 import { api, ApiError } from "../api.ts";
 import { shortCommit } from "../format.ts";
@@ -22,21 +22,7 @@ import { RolloutProgress } from "../publish/RolloutProgress.tsx";
 import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import "./Changes.css";
-
-/** A counter bumped at most once per `ms` however often `bump` is called (trailing). */
-function useThrottledCounter(ms: number): [number, () => void] {
-  const [count, setCount] = useState(0);
-  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  useEffect(() => () => void (timer.current && clearTimeout(timer.current)), []);
-  const bump = () => {
-    if (timer.current !== null) return;
-    timer.current = setTimeout(() => {
-      timer.current = null;
-      setCount((n) => n + 1);
-    }, ms);
-  };
-  return [count, bump];
-}
+import { useThrottledCounter } from "../refresh.ts";
 
 export function ChangesPage() {
   const { state } = useSession();

@@ -9,7 +9,7 @@
  * fleet's heartbeats would otherwise refetch many times a second); rates are
  * not evented, so a slow poll refreshes them too.
  */
-import { lazy, Suspense, useCallback, useEffect, useRef, useState, type ReactNode } from "react";
+import { lazy, Suspense, useState, type ReactNode } from "react";
 import type { Dashboard } from "../../../shared/dashboard.ts";
 import { api, ApiError } from "../api.ts";
 import { EmptyState } from "../components/EmptyState.tsx";
@@ -19,6 +19,7 @@ import { formatRate, shortCommit } from "../format.ts";
 import { Link } from "../router.tsx";
 import "./Dashboard.css";
 import { recordHref } from "../components/RecordName.tsx";
+import { useThrottledCounter, useVisiblePolling } from "../refresh.ts";
 
 /** uPlot is a separate chunk: only fetched once there is a history to draw. */
 const Chart = lazy(() => import("../components/Chart.tsx").then((m) => ({ default: m.Chart })));
@@ -34,8 +35,8 @@ const collectorsWhere = (query: Record<string, string>) => `/ui/collectors?${new
 function useDashboard(): { data: Dashboard | null; error: ApiError | null } {
   const [data, setData] = useState<Dashboard | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
-  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  const load = useCallback(() => {
+  const [events, bump] = useThrottledCounter(EVENT_THROTTLE_MS);
+  const load = () =>
     api.get<Dashboard>("/dashboard").then(
       (answer) => {
         setData(answer);
@@ -43,22 +44,9 @@ function useDashboard(): { data: Dashboard | null; error: ApiError | null } {
       },
       (e: ApiError) => setError(e),
     );
-  }, []);
-  useEffect(() => {
-    load();
-    const poll = setInterval(load, POLL_MS);
-    return () => {
-      clearInterval(poll);
-      if (timer.current) clearTimeout(timer.current);
-    };
-  }, [load]);
-  useLiveEvents(["collector", "config_target", "rollout"], () => {
-    if (timer.current !== null) return;
-    timer.current = setTimeout(() => {
-      timer.current = null;
-      load();
-    }, EVENT_THROTTLE_MS);
-  });
+  // Each throttled burst of events loads it again and restarts the poll.
+  useVisiblePolling(load, events, POLL_MS);
+  useLiveEvents(["collector", "config_target", "rollout"], bump);
   return { data, error };
 }
 
