@@ -3,7 +3,7 @@
  * records/s in and out and errors/s from the collectors' own metrics, for
  * one collector or summed over the first RATES_COLLECTOR_LIMIT collectors
  * the pipeline applies to (by its matchers or a route). Each collector's
- * published target is planned again (server/telemetry/routes.ts), which
+ * published target is planned (Telemetry.flowsOf, cached per target, as the collector's throughput is), which
  * names the components that run each node: processors by their planned
  * name, a source node by its receiver (shared with other flows of the same
  * source, so it counts them too), a destination node by the exporters it
@@ -13,7 +13,6 @@ import { Type, type Static } from "@sinclair/typebox";
 import type { Collector } from "../../shared/collectors.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import type { Snapshot } from "../configstore/layout.ts";
-import { collectorFlows } from "../telemetry/routes.ts";
 import type { ThroughputApiDeps } from "./throughput.ts";
 
 export const RATES_COLLECTOR_LIMIT = 50;
@@ -48,15 +47,15 @@ export async function pipelineRates(deps: ThroughputApiDeps, pipelineId: string,
     sums.set(nodeId, { in: add(s.in, rate.in), out: add(s.out, rate.out), errors: add(s.errors, rate.errors) });
   };
   for (const collector of chosen) {
-    const target = await deps.rollouts.target(collector.id);
-    if (!target) continue;
-    const { components } = await deps.telemetry.throughput(deps, collector.id);
-    const snapshot = await deps.configStore.snapshotAt(target.target.targetCommit);
+    const planned = await deps.telemetry.flowsOf(deps, collector);
+    if (!planned) continue;
+    const components = deps.telemetry.window.rates(collector.id)?.components ?? [];
+    const snapshot = await deps.configStore.snapshotAt(planned.commit);
     const byName = new Map(components.map((c) => [`${c.kind} ${c.signal} ${c.id.slice(c.id.indexOf("/") + 1)}`, c]));
     const pipeline = snapshot.pipelines.get(pipelineId);
     /** Each destination node's exporters, once per collector however many of its flows send there. */
     const exporters = new Map<string, Set<string>>();
-    for (const { flow } of collectorFlows(snapshot, collector).flows) {
+    for (const { flow } of planned.flows.flows) {
       if (flow.pipelineId !== pipelineId) continue;
       for (const t of [...flow.entry, ...flow.processors.flatMap((p) => p.next)]) {
         if (t.kind === "destination" && t.nodeId !== undefined) exporters.set(t.nodeId, (exporters.get(t.nodeId) ?? new Set()).add(`exporter ${flow.signal} ${t.name}`));

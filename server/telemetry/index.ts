@@ -4,6 +4,7 @@
  * and over the last hour. All in memory and per process; after a restart
  * rates return with the collectors' next pushes.
  */
+import type { Collector } from "../../shared/collectors.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
@@ -46,17 +47,25 @@ export class Telemetry {
       process: { cpu: null, memoryRss: null, uptime: null },
       lastReportAt: null,
     };
-    const target = await deps.rollouts.target(collectorId);
-    if (!target) return { ...rates, routes: [], pipelines: [] };
+    const planned = await this.flowsOf(deps, collector);
+    if (!planned) return { ...rates, routes: [], pipelines: [] };
+    return { ...rates, ...flowRates(planned.flows, rates.components) };
+  }
+
+  /** The collector's flows as planned at its published target, and that target's commit; null when nothing is published for it. */
+  async flowsOf(deps: Pick<Deps, "rollouts" | "configStore">, collector: Collector): Promise<{ flows: CollectorFlows; commit: string } | null> {
+    const target = await deps.rollouts.target(collector.id);
+    if (!target) return null;
+    const commit = target.target.targetCommit;
     // The rendered hash changes with the attributes that pick matched pipelines, so it keys the plan too.
-    const key = `${collectorId} ${target.target.targetCommit} ${target.rendered.hash}`;
-    let mapped = this.flowCache.get(key);
-    if (!mapped) {
-      mapped = collectorFlows(await deps.configStore.snapshotAt(target.target.targetCommit), collector);
+    const key = `${collector.id} ${commit} ${target.rendered.hash}`;
+    let flows = this.flowCache.get(key);
+    if (!flows) {
+      flows = collectorFlows(await deps.configStore.snapshotAt(commit), collector);
       if (this.flowCache.size >= FLOW_CACHE_LIMIT) this.flowCache.delete(this.flowCache.keys().next().value!);
-      this.flowCache.set(key, mapped);
+      this.flowCache.set(key, flows);
     }
-    return { ...rates, ...flowRates(mapped, rates.components) };
+    return { flows, commit };
   }
 
   /** The collector's last hour in 15 s buckets; throws NotFoundError for an unknown collector. */
