@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { parse, stringify } from "yaml";
+import type { RecordKind } from "../../shared/changes.ts";
 import type {
   CollectorActivations,
   DestinationRecord,
@@ -62,16 +63,35 @@ export function copySnapshot(snapshot: Snapshot): Snapshot {
   };
 }
 
-/** Removes the record a file holds, found by its path alone (ids are file names). */
-export function removeFromSnapshot(snapshot: Snapshot, path: string): void {
-  const id = (dir: string) => path.slice(dir.length, -".yaml".length);
-  if (path.startsWith(DIRS.sources)) snapshot.sources.delete(id(DIRS.sources));
-  else if (path.startsWith(DIRS.destinations)) snapshot.destinations.delete(id(DIRS.destinations));
-  else if (path.startsWith(DIRS.pipelines)) snapshot.pipelines.delete(id(DIRS.pipelines));
-  else if (path.startsWith(DIRS.routes)) snapshot.routes.delete(id(DIRS.routes));
-  else if (path.startsWith(DIRS.collectors) && path.endsWith("/activations.yaml")) {
-    snapshot.activations.delete(path.slice(DIRS.collectors.length, -"/activations.yaml".length));
+/** The record kind and id a repository path holds (ids are file names); null for a path outside the layout. */
+export function recordAt(path: string): { kind: RecordKind; id: string } | null {
+  const yaml = (dir: string) => (path.startsWith(dir) && path.endsWith(".yaml") && !path.slice(dir.length).includes("/") ? path.slice(dir.length, -".yaml".length) : null);
+  const pairs: [RecordKind, string][] = [
+    ["source", DIRS.sources],
+    ["destination", DIRS.destinations],
+    ["pipeline", DIRS.pipelines],
+    ["route", DIRS.routes],
+  ];
+  for (const [kind, dir] of pairs) {
+    const id = yaml(dir);
+    if (id) return { kind, id };
   }
+  const activations = path.startsWith(DIRS.collectors) && path.endsWith("/activations.yaml") ? path.slice(DIRS.collectors.length, -"/activations.yaml".length) : null;
+  return activations && !activations.includes("/") ? { kind: "collector", id: activations } : null;
+}
+
+/** Removes the record a file holds, found by its path alone. */
+export function removeFromSnapshot(snapshot: Snapshot, path: string): void {
+  const at = recordAt(path);
+  if (!at) return;
+  const held: Record<RecordKind, Map<string, unknown>> = {
+    source: snapshot.sources,
+    destination: snapshot.destinations,
+    pipeline: snapshot.pipelines,
+    route: snapshot.routes,
+    collector: snapshot.activations,
+  };
+  held[at.kind].delete(at.id);
 }
 
 /** Adds one file to a snapshot by its path; files outside the layout are ignored. */

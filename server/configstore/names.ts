@@ -10,27 +10,10 @@ import type { FileChange, FileRecord, RecordKind } from "../../shared/changes.ts
 import type { RouteRecord } from "../../shared/config-records.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { NotFoundError } from "../errors.ts";
-import { DIRS, type Snapshot } from "./layout.ts";
+import { recordAt, type Snapshot } from "./layout.ts";
 
 /** A collector's name by id; null when it is gone. */
 export type CollectorNames = (id: string) => Promise<string | null>;
-
-/** The record kind and id a repository path holds; null for a path outside the layout. */
-export function recordAt(path: string): { kind: RecordKind; id: string } | null {
-  const yaml = (dir: string) => (path.startsWith(dir) && path.endsWith(".yaml") && !path.slice(dir.length).includes("/") ? path.slice(dir.length, -".yaml".length) : null);
-  const pairs: [RecordKind, string][] = [
-    ["source", DIRS.sources],
-    ["destination", DIRS.destinations],
-    ["pipeline", DIRS.pipelines],
-    ["route", DIRS.routes],
-  ];
-  for (const [kind, dir] of pairs) {
-    const id = yaml(dir);
-    if (id) return { kind, id };
-  }
-  const activations = /^collectors\/([^/]+)\/activations\.yaml$/.exec(path);
-  return activations ? { kind: "collector", id: activations[1]! } : null;
-}
 
 /** The name of a config record in the first snapshot holding it (a route: "source → pipeline"). */
 export function recordName(kind: Exclude<RecordKind, "collector">, id: string, snapshots: readonly Snapshot[]): string | null {
