@@ -16,7 +16,7 @@ export function parseDiff(diff: string): StructuredPatch[] {
 }
 
 /** What a file holds, in words: its record by name, else its path. */
-export function FileTitle({ item }: { item: FileChange }) {
+function FileTitle({ item }: { item: FileChange }) {
   const record = item.record;
   if (!record) return <code>{item.path}</code>;
   return (

@@ -85,15 +85,17 @@ export function SystemPage() {
   );
 }
 
-/** A health state word with the shape and tone of its collector counterpart (ok/up as online, down as offline). */
+/** Each health state's shape and tone, those of its collector counterpart (ok/up as online, down as offline). */
+const HEALTH_LOOK: Record<string, { symbol: string; tone: Tone }> = {
+  ok: { symbol: "●", tone: "ok" },
+  up: { symbol: "●", tone: "ok" },
+  degraded: { symbol: "▲", tone: "warn" },
+  down: { symbol: "■", tone: "error" },
+};
+
+/** A health state word with its shape and tone. */
 function State({ state, label = state }: { state: string; label?: string }) {
-  const look: Record<string, { symbol: string; tone: Tone }> = {
-    ok: { symbol: "●", tone: "ok" },
-    up: { symbol: "●", tone: "ok" },
-    degraded: { symbol: "▲", tone: "warn" },
-    down: { symbol: "■", tone: "error" },
-  };
-  return <StatusBadge status={`health-${state}`} label={label} symbol={look[state]?.symbol ?? "○"} tone={look[state]?.tone ?? "neutral"} />;
+  return <StatusBadge status={`health-${state}`} label={label} symbol={HEALTH_LOOK[state]?.symbol ?? "○"} tone={HEALTH_LOOK[state]?.tone ?? "neutral"} />;
 }
 
 function ControlPlane({ health }: { health: Health }) {
