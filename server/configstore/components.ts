@@ -8,6 +8,7 @@
  * on every answer (secrets/fields.ts); a new secret's sealed version lands in
  * the same write as the record naming it.
  */
+import type { RouteRecord } from "../../shared/config-records.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import type { HostPaths } from "../catalog/hostpaths.ts";
 import { findType, validateComponentConfig } from "../catalog/index.ts";
@@ -142,15 +143,21 @@ export class Components {
   }
 }
 
-/** The collectors whose activations or routes name this source or destination. */
-function referringCollectors(snapshot: Snapshot, kind: ComponentKind, id: string): string[] {
-  const ids: string[] = [];
+/** The collectors that activate this source or destination, and (a source) the routes that read it. */
+function activationsAndRoutes(snapshot: Snapshot, kind: ComponentKind, id: string): { activeOn: string[]; routes: RouteRecord[] } {
+  const activeOn: string[] = [];
   for (const activations of snapshot.activations.values()) {
     const list = kind === "source" ? activations.sources.map((a) => a.sourceId) : activations.destinations.map((a) => a.destinationId);
-    if (list.includes(id)) ids.push(activations.collectorId);
+    if (list.includes(id)) activeOn.push(activations.collectorId);
   }
-  if (kind === "source") for (const route of snapshot.routes.values()) if (route.sourceId === id) ids.push(route.collectorId);
-  return ids;
+  const routes = kind === "source" ? [...snapshot.routes.values()].filter((route) => route.sourceId === id) : [];
+  return { activeOn, routes };
+}
+
+/** The collectors whose activations or routes name this source or destination. */
+function referringCollectors(snapshot: Snapshot, kind: ComponentKind, id: string): string[] {
+  const { activeOn, routes } = activationsAndRoutes(snapshot, kind, id);
+  return [...activeOn, ...routes.map((route) => route.collectorId)];
 }
 
 /**
@@ -165,19 +172,14 @@ export function usersOf(
   collectors: ReadonlyMap<string, string | null> = new Map(),
 ): { path: string; message: string; label: string }[] {
   const users: { path: string; message: string; label: string }[] = [];
-  for (const activations of snapshot.activations.values()) {
-    const list = kind === "source" ? activations.sources.map((a) => a.sourceId) : activations.destinations.map((a) => a.destinationId);
-    if (list.includes(id)) {
-      const collector = collectorLabel(activations.collectorId, collectors);
-      users.push({ path: `collectors/${activations.collectorId}`, message: `active on ${collector}`, label: collector });
-    }
+  const { activeOn, routes } = activationsAndRoutes(snapshot, kind, id);
+  for (const collectorId of activeOn) {
+    const collector = collectorLabel(collectorId, collectors);
+    users.push({ path: `collectors/${collectorId}`, message: `active on ${collector}`, label: collector });
   }
-  if (kind === "source") {
-    for (const route of snapshot.routes.values()) {
-      if (route.sourceId !== id) continue;
-      const label = routeLabel(route, snapshot, collectors);
-      users.push({ path: `routes/${route.id}`, message: `${label} reads it`, label });
-    }
+  for (const route of routes) {
+    const label = routeLabel(route, snapshot, collectors);
+    users.push({ path: `routes/${route.id}`, message: `${label} reads it`, label });
   }
   for (const pipeline of snapshot.pipelines.values()) {
     for (const node of pipeline.topology.nodes) {
