@@ -8,6 +8,7 @@
 import type { Server } from "bun";
 import type { Logger } from "pino";
 import { credentialKind, type AuthFailureBursts } from "../auth/failure-bursts.ts";
+import type { Scope } from "../auth/scopes.ts";
 import type { Principal, ServiceAccounts } from "../auth/service-accounts.ts";
 import { sessionCookie } from "../auth/sessions.ts";
 import { bearerToken, stringsEqual, tokenKind } from "../auth/tokens.ts";
@@ -109,8 +110,15 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
     const principal = await deps.accounts.authenticate(token, remoteAddr);
     if (!principal) throw new UnauthenticatedError("The Bearer token is not valid, or has been revoked.");
     limits.takeCall(principal);
-    if (!principal.scopes.has("health:read")) throw new ForbiddenError("health:read");
+    await requireScope(principal, "health:read", `GET ${METRICS_PATH}`);
     return metricsResponse(metrics, req);
+  }
+
+  /** Throws 403 when the principal lacks `scope`, after auditing the refusal (`what`: the call refused). */
+  async function requireScope(principal: Principal, scope: Scope, what: string): Promise<void> {
+    if (principal.scopes.has(scope)) return;
+    await deps.store.write([], [auditEntry(principal, "auth.denied", "route", what, { scope }, "denied")]);
+    throw new ForbiddenError(scope);
   }
 
   /**
@@ -168,11 +176,8 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
         // Storage is down and the route answers anyway: nothing to check the principal against.
       } else if (route.scope === null) {
         if (principal.kind !== "user") throw new UnauthenticatedError("This call needs a web UI session (the svc_session cookie).");
-      } else if (!principal.scopes.has(route.scope)) {
-        await deps.store.write([], [
-          auditEntry(principal, "auth.denied", "route", `${route.method} ${route.path}`, { scope: route.scope }, "denied"),
-        ]);
-        throw new ForbiddenError(route.scope);
+      } else {
+        await requireScope(principal, route.scope, `${route.method} ${route.path}`);
       }
     }
     const query = route.query ? validateQuery(route.query, url.searchParams) : {};

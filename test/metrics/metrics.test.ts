@@ -68,6 +68,9 @@ describe("the main listener", () => {
     const without = await tokenWithScopes(server, ["collectors:read"]);
     const denied = await fetch(url, { headers: { Authorization: `Bearer ${without}` } });
     expect(denied.status).toBe(403);
+    // Refused as an API route's call is: audited as auth.denied, naming the call and the scope.
+    const audit = await server.call<{ items: { resourceId: string; outcome: string; details: Record<string, unknown> }[] }>("/audit?action=auth.denied");
+    expect(audit.items.find((e) => e.resourceId === "GET /metrics")).toMatchObject({ outcome: "denied", details: { scope: "health:read" } });
     const reader = await tokenWithScopes(server, ["health:read"]);
     const ok = await fetch(url, { headers: { Authorization: `Bearer ${reader}` } });
     expect(ok.status).toBe(200);
