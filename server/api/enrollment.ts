@@ -2,8 +2,12 @@
  * REST: enrolling collectors. /enrollment-tokens manages the tokens a new
  * collector or agent first presents; the /collectors/... routes hand out what
  * goes on a collector host (install snippet, bootstrap files, its own token).
- * Every route here that answers a credential needs a write scope: a read-only
- * viewer must not be able to enroll collectors or rotate a live one's token.
+ * Every route here that answers a collector's credential (its own token, or an
+ * opamp enrollment token, which enrolls as or creates a collector) needs
+ * collectors:enroll: the holder of such a credential receives that
+ * collector's config with its secrets filled in, so minting one is for those
+ * trusted with secrets, not for every collectors:write caller. Agent tokens
+ * and POST /bootstrap-files, which mints nothing, need less.
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { ManagementModeSchema } from "../../shared/collectors.ts";
@@ -178,11 +182,14 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       path: "/enrollment-tokens",
       scope: "tokens:write",
       tag: "enrollment",
-      summary: "Mint an enrollment token (opamp: single-use, binds to the first instance; agent: up to maxUses); the token is in this answer only.",
+      summary:
+        "Mint an enrollment token (opamp: single-use, binds to the first instance, and needs collectors:enroll too; agent: up to maxUses); the token is in this answer only.",
       body: CreateBody,
       response: Type.Composite([EnrollmentToken, Type.Object({ token: Type.String({ description: "Shown once." }) })]),
       status: 201,
-      handler: async ({ body, principal }) => {
+      handler: async ({ body, principal, requireScope }) => {
+        // An opamp token is a collector's credential: its holder is sent that collector's config, secrets and all.
+        if (body.kind === "opamp") await requireScope("collectors:enroll");
         const { token, enrollmentToken } = await deps.enrollment.create(principal, body);
         return { ...enrollmentToken, token };
       },
@@ -215,7 +222,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
     route({
       method: "POST",
       path: "/collectors/{id}/otlp-token",
-      scope: "collectors:write",
+      scope: "collectors:enroll",
       tag: "enrollment",
       summary:
         "Mint the collector's own token (Bearer for remote config and /v1/metrics). The previous token stops working in the same write: put the new one in the collector's config straight away. OpAMP collectors are sent it as connection settings.",
@@ -226,7 +233,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
     route({
       method: "POST",
       path: "/collectors/snippet",
-      scope: "collectors:write",
+      scope: "collectors:enroll",
       tag: "enrollment",
       summary:
         "Mints and answers a shell one-liner (curl {externalUrl}/downloads/install.sh | sudo sh) that enrolls a collector, and with ?agent=true installs svc-agent too. opamp (default): mints a single-use enrollment token, pre-bound to ?collectorId= when given. rcfg-remotecfg: needs ?collectorId= and mints that collector's own token, which revokes its previous one.",
@@ -238,7 +245,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
     route({
       method: "GET",
       path: "/collectors/snippet",
-      scope: "collectors:write",
+      scope: "collectors:enroll",
       tag: "enrollment",
       summary:
         "As POST /collectors/snippet (it mints the same tokens), kept for existing clients: with the session cookie it needs X-CSRF-Token like a write.",
@@ -270,7 +277,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
     route({
       method: "POST",
       path: "/collectors/bootstrap",
-      scope: "collectors:write",
+      scope: "collectors:enroll",
       tag: "enrollment",
       summary:
         "The otelcol (Runtime O) bootstrap files for a new collector, with a fresh single-use opamp enrollment token (?environment= labels the collector it creates). The public URL is checked first: a refused call (409 external_url_missing or external_url_insecure) mints nothing.",
@@ -291,7 +298,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
     route({
       method: "POST",
       path: "/collectors/{id}/bootstrap",
-      scope: "collectors:write",
+      scope: "collectors:enroll",
       tag: "enrollment",
       summary:
         "The collector's bootstrap files (a POST: it mints a token). otelcol (opamp collectors): collector and OpAMP supervisor config with a fresh single-use enrollment token bound to this collector. alloy (rcfg-remotecfg): the remotecfg file with a freshly minted collector token, which revokes its previous one.",

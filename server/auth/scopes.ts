@@ -2,18 +2,10 @@
  * Scopes are `<resource>:<action>`; roles are named sets of them. A route
  * declares the one scope it needs; a credential carries a set.
  */
-import { SCOPES, type Role, type Scope } from "../../shared/access.ts";
+import { ROLES, SCOPES, type Scope } from "../../shared/access.ts";
 
-// The list is declared with the roles in shared/, where the UI reads it too.
-export { SCOPES, type Scope };
-
-const READ_SCOPES: Scope[] = SCOPES.filter((s) => s.endsWith(":read"));
-
-export const ROLES = {
-  admin: [...SCOPES],
-  editor: SCOPES.filter((s) => s !== "users:admin" && s !== "agents:browse" && s !== "sources:hostpaths"),
-  viewer: READ_SCOPES,
-} satisfies Record<Role, Scope[]>;
+// The list and the roles are declared in shared/, where the UI reads them too.
+export { ROLES, SCOPES, type Scope };
 
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);

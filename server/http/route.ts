@@ -24,6 +24,12 @@ export interface RequestContext<B = unknown, Q = unknown> {
   secure: boolean;
   requestId: string;
   log: Logger;
+  /**
+   * A further scope this call's input needs beyond the route's (an opamp
+   * token from POST /enrollment-tokens needs collectors:enroll): 403, audited
+   * as auth.denied like the route's own scope, when the principal lacks it.
+   */
+  requireScope(scope: Scope): Promise<void>;
 }
 
 export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | undefined> {

@@ -193,7 +193,8 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
       // A route that takes no body still bounds one sent anyway.
       await readBytes(req, route.maxBodyBytes ?? config.http.maxBodyBytes);
     }
-    const ctx: RequestContext = { req, url, params, query, body, principal, secure, requestId, log };
+    const further = (scope: Scope) => requireScope(principal, scope, `${route.method} ${route.path}`);
+    const ctx: RequestContext = { req, url, params, query, body, principal, secure, requestId, log, requireScope: further };
     // A fleet's publish may take longer than the idle timeout, which would drop the caller's connection mid-answer.
     if (route.slow) server.timeout(req, 0);
     const result = await route.handler(ctx);

@@ -6,7 +6,9 @@
  * /collectors/{id}/bootstrap mints its token (an enrollment token bound to it
  * for OpAMP, its own token for remotecfg) and answers the material, shown
  * once. Should that second call fail, the collector exists: the error says
- * so and "Try again" asks only for the material.
+ * so and "Try again" asks only for the material. The material carries the
+ * collector's credential, so it needs collectors:enroll: without it the
+ * record is made and the page says who can make the material.
  */
 import { useState, type FormEvent } from "react";
 import type { BootstrapFile } from "../../../shared/enrollment.ts";
@@ -16,6 +18,7 @@ import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
 import { SetupWarning, useOnboardingReadiness } from "../components/SetupWarnings.tsx";
 import { Link } from "../router.tsx";
+import { useHasScope } from "../schema/editing.tsx";
 import { readCollectorForm } from "./tags.ts";
 import type { Collector } from "../../../shared/collectors.ts";
 
@@ -37,6 +40,7 @@ function material(collector: Collector, delivery: Delivery): Promise<Material> {
 
 export function AddCollector({ onClose }: { onClose: (added: boolean) => void }) {
   const readiness = useOnboardingReadiness(true);
+  const canEnroll = useHasScope("collectors:enroll");
   const blocked = readiness && !readiness.collectorSnippet.ready ? readiness.collectorSnippet.problem : null;
   const [mode, setMode] = useState<Mode>("opamp");
   const [delivery, setDelivery] = useState<Delivery>("snippet");
@@ -65,7 +69,8 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
       .then(
         (collector) => {
           setCreated(collector);
-          fetchMaterial(collector);
+          if (canEnroll) fetchMaterial(collector);
+          else setBusy(false);
         },
         (caught: ApiError) => {
           setError(caught);
@@ -105,15 +110,21 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
             ))}
             <FieldError id="add-mode-error" error={error} field="managementMode" />
           </fieldset>
-          <fieldset className="choice">
-            <legend>Then show</legend>
-            <label>
-              <input type="radio" name="delivery" value="snippet" checked={delivery === "snippet"} onChange={() => setDelivery("snippet")} /> The install command
-            </label>
-            <label>
-              <input type="radio" name="delivery" value="files" checked={delivery === "files"} onChange={() => setDelivery("files")} /> The bootstrap files
-            </label>
-          </fieldset>
+          {canEnroll ? (
+            <fieldset className="choice">
+              <legend>Then show</legend>
+              <label>
+                <input type="radio" name="delivery" value="snippet" checked={delivery === "snippet"} onChange={() => setDelivery("snippet")} /> The install command
+              </label>
+              <label>
+                <input type="radio" name="delivery" value="files" checked={delivery === "files"} onChange={() => setDelivery("files")} /> The bootstrap files
+              </label>
+            </fieldset>
+          ) : (
+            <p className="note" role="note">
+              Its install command and bootstrap files carry its credential, so an admin makes them (collectors:enroll); this adds the record only.
+            </p>
+          )}
           <div className="filter-actions">
             <button type="submit" className="button primary" disabled={busy || blocked !== null} aria-describedby={blocked ? "add-blocked" : undefined}>
               Add collector
@@ -126,7 +137,7 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
       ) : (
         <p role="status">
           Added <Link href={`/ui/collectors/${encodeURIComponent(created.id)}`}>{created.name}</Link> ({runtime}).{" "}
-          {answer === null && !error && "Minting its token…"}
+          {canEnroll ? answer === null && !error && "Minting its token…" : "An admin makes its install command (collectors:enroll)."}
         </p>
       )}
       {blocked && <SetupWarning id="add-blocked" title="Unavailable" problem={blocked} />}

@@ -25,6 +25,7 @@ import { isReportingOnly, ReportingOnlyNote } from "../components/ReportingOnly.
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import { useLiveEvents } from "../events.ts";
 import { Link } from "../router.tsx";
+import { useHasScope } from "../schema/editing.tsx";
 import { useSession } from "../session.tsx";
 import "../collector/collector.css";
 import { Facts } from "../components/Facts.tsx";
@@ -35,6 +36,8 @@ const HISTORY_SETTLE_MS = 400;
 export function CollectorDetailPage({ id }: { id: string }) {
   const { state } = useSession();
   const canWrite = state.status === "signedIn" && state.user.role !== "viewer";
+  // The collector's token reveals its config with secrets filled in: minting it is for collectors:enroll holders.
+  const canEnroll = useHasScope("collectors:enroll");
   const [collector, setCollector] = useState<Collector | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [collectorVersion, setCollectorVersion] = useState(0);
@@ -93,7 +96,7 @@ export function CollectorDetailPage({ id }: { id: string }) {
           <AppliedPipelinesSection collector={collector} reload={collectorVersion + configVersion} />
           <EffectiveConfigSection collectorId={id} reload={configVersion} canWrite={canWrite} onChanged={() => setConfigVersion((n) => n + 1)} />
           <ConfigHistorySection collectorId={id} reload={configVersion + historyVersion} canWrite={canWrite} onRolledBack={() => setConfigVersion((n) => n + 1)} />
-          {canWrite && <TokenRotationSection collector={collector} />}
+          {canEnroll && <TokenRotationSection collector={collector} />}
           {canWrite && <EditCollectorSection collector={collector} onSaved={setCollector} />}
           <ActivationsSection collectorId={id} canWrite={canWrite} reload={configVersion} />
         </>

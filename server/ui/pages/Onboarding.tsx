@@ -18,7 +18,7 @@ import { BootstrapFileList, SnippetBox, type Snippet } from "../components/Insta
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
-import { useCanWrite } from "../schema/editing.tsx";
+import { useCanWrite, useHasScope } from "../schema/editing.tsx";
 import { SetupWarning, useOnboardingReadiness, type OnboardingReadiness } from "../components/SetupWarnings.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { ListTable } from "../components/ListTable.tsx";
@@ -186,10 +186,11 @@ const RUNTIME_CHOICES: { value: Runtime; label: string; hint: string }[] = [
  * in a URL) or a fresh one: a single-use opamp enrollment token for Runtime
  * O; for Runtime R the collector's own token, which replaces its previous one.
  */
-function BootstrapFiles({ onMinted, readiness }: { onMinted: () => void; readiness: OnboardingReadiness | null }) {
+function BootstrapFiles({ onMinted, readiness, canMint }: { onMinted: () => void; readiness: OnboardingReadiness | null; canMint: boolean }) {
   const blocked = blocker(readiness?.collectorSnippet);
   const [runtime, setRuntime] = useState<Runtime>("otelcol");
-  const [source, setSource] = useState<"mint" | "held">("mint");
+  // Minting needs collectors:enroll; without it only a token the user holds renders files.
+  const [source, setSource] = useState<"mint" | "held">(canMint ? "mint" : "held");
   const [answer, setAnswer] = useState<(BootstrapAnswer & { minted: boolean }) | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
@@ -242,8 +243,9 @@ function BootstrapFiles({ onMinted, readiness }: { onMinted: () => void; readine
         <fieldset className="choice">
           <legend>Token</legend>
           <label>
-            <input type="radio" name="source" value="mint" checked={source === "mint"} onChange={() => setSource("mint")} />{" "}
+            <input type="radio" name="source" value="mint" checked={source === "mint"} disabled={!canMint} onChange={() => setSource("mint")} />{" "}
             {runtime === "otelcol" ? "Mint a single-use enrollment token" : "Mint the collector's token"}
+            {!canMint && <span className="muted"> (needs collectors:enroll, held by admins)</span>}
           </label>
           <label>
             <input type="radio" name="source" value="held" checked={source === "held"} onChange={() => setSource("held")} /> Use a token I have
@@ -374,8 +376,22 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
   );
 }
 
+/** What an editor sees instead of the collector install command: who may mint one, and why. */
+function EnrollNote() {
+  return (
+    <section className="detail-block onboarding-card" aria-labelledby="collector-title">
+      <h2 id="collector-title">Enroll a collector</h2>
+      <p className="note" role="note">
+        A collector's install command and bootstrap files carry its credential, which receives its config with every secret filled in, so
+        making them needs the collectors:enroll scope (admins). Ask an admin, or use a token you were given under Bootstrap files.
+      </p>
+    </section>
+  );
+}
+
 export function OnboardingPage() {
   const canWrite = useCanWrite();
+  const canEnroll = useHasScope("collectors:enroll");
   const [minted, setMinted] = useState(0);
   const onMinted = () => setMinted((n) => n + 1);
   const readiness = useOnboardingReadiness(canWrite);
@@ -387,8 +403,8 @@ export function OnboardingPage() {
       {canWrite && (
         <>
           <AgentSnippet onMinted={onMinted} readiness={readiness} />
-          <CollectorSnippet onMinted={onMinted} readiness={readiness} />
-          <BootstrapFiles onMinted={onMinted} readiness={readiness} />
+          {canEnroll ? <CollectorSnippet onMinted={onMinted} readiness={readiness} /> : <EnrollNote />}
+          <BootstrapFiles onMinted={onMinted} readiness={readiness} canMint={canEnroll} />
         </>
       )}
       <TokenList refresh={minted} canWrite={canWrite} />

@@ -3,6 +3,7 @@
  * their forms: whether the signed-in user may write (viewers get read-only
  * pages), and the note that an edit is pending until committed.
  */
+import { ROLES, type Scope } from "../../../shared/access.ts";
 import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
 
@@ -10,6 +11,15 @@ import { useSession } from "../session.tsx";
 export function useCanWrite(): boolean {
   const { state } = useSession();
   return state.status === "signedIn" && state.user.role !== "viewer";
+}
+
+/**
+ * Whether the signed-in user's role holds `scope`: minting a collector's credential
+ * (collectors:enroll) is for admins, so editors are not offered buttons that answer 403.
+ */
+export function useHasScope(scope: Scope): boolean {
+  const { state } = useSession();
+  return state.status === "signedIn" && (ROLES[state.user.role] as readonly Scope[]).includes(scope);
 }
 
 export function PendingChangesNote() {
