@@ -72,6 +72,20 @@ describe("sealPlaintext", () => {
     expect(await vault.open(ref.Authorization!.secret)).toBe(PLAINTEXT);
   });
 
+  test("two plaintexts in one write are both sealed, each into a version of its own", async () => {
+    const second = "key-5d2a-second-plaintext";
+    const sealed = await sealPlaintext(vault, who, schema, { headers: { Authorization: PLAINTEXT, "X-Api-Key": second } }, undefined);
+    const refs = sealed.config.headers as Record<string, { secret: string }>;
+    expect(refs).toEqual({ Authorization: { secret: expect.any(String) }, "X-Api-Key": { secret: expect.any(String) } });
+    expect(refs.Authorization!.secret).not.toBe(refs["X-Api-Key"]!.secret);
+    expect(sealed.ops).toHaveLength(2);
+    const written = JSON.stringify([sealed.config, sealed.ops]);
+    expect(written).not.toContain("fields-7c1e");
+    expect(written).not.toContain("5d2a");
+    await store.write(sealed.ops);
+    expect([await vault.open(refs.Authorization!.secret), await vault.open(refs["X-Api-Key"]!.secret)]).toEqual([PLAINTEXT, second]);
+  });
+
   test("the value stored at the same path keeps its version: no new id, no write", async () => {
     const ref = await stored(PLAINTEXT);
     const again = await sealPlaintext(vault, who, schema, { headers: { Authorization: PLAINTEXT } }, { headers: { Authorization: ref } });

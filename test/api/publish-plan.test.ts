@@ -92,3 +92,34 @@ test("a fleet of 2,000 with three distinct changes plans as three groups", async
   expect(badMatcher.status).toBe(400);
   expect(((await badMatcher.json()) as { error: { details: { path: string }[] } }).error.details[0]!.path).toBe("match[0]");
 });
+
+test("the plan's diff holds secrets as markers, never filled in, though the collector's current config has one", async () => {
+  const [before, after] = ["Bearer plan-4e1b-current", "Bearer plan-9c7d-next"];
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "secret backend",
+    type: "otlphttp",
+    config: { endpoint: "https://one.example.com", headers: { Authorization: before } },
+  });
+  const source = await call<{ id: string }>("/sources", "POST", { name: "secret logs", type: "filelog", config: { include: ["/var/log/secret/*.log"] } });
+  await matchedPipeline(call, "secret pipeline", source.id, destination.id, ["group=secret"]);
+  const collector = await call<{ id: string }>("/collectors", "POST", { name: "holds-a-secret", tags: { group: "secret" } });
+  await call("/commit", "POST", { message: "a secret header" });
+  await call(`/publish/${collector.id}`, "POST");
+  // What the collector is sent has the plaintext: the current config has a secret filled in somewhere.
+  const target = (await server.app.rollouts.target(collector.id))!;
+  expect(await server.app.rollouts.delivered(collector.id, target.rendered)).toContain("plan-4e1b-current");
+
+  await call(`/destinations/${destination.id}`, "PUT", {
+    name: "secret backend",
+    type: "otlphttp",
+    config: { endpoint: "https://two.example.com", headers: { Authorization: after } },
+  });
+  await call("/commit", "POST", { message: "another endpoint and secret" });
+  const plan = await call<PublishPlan>("/publish/plan", "POST", { collectorIds: [collector.id] });
+  expect(plan.changes.map((c) => c.collectorId)).toEqual([collector.id]);
+  const [{ diff }] = plan.groups as [{ diff: string }];
+  expect(diff).toMatch(/^-.*one\.example\.com/m);
+  expect(diff).toMatch(/^\+.*two\.example\.com/m);
+  expect(diff).toContain("<secret:");
+  for (const plaintext of ["plan-4e1b", "plan-9c7d"]) expect(diff).not.toContain(plaintext);
+});
