@@ -83,6 +83,15 @@ describe("otelcol", () => {
     expect(drift.diff).toStartWith("--- target\n+++ effective\n");
   });
 
+  test("an endpoint the target's is a prefix of is drift: gateway:4317 → gateway:43170", () => {
+    const longer = collector.replace("endpoint: gateway:4317", "endpoint: gateway:43170");
+    expect(longer).not.toBe(collector);
+    const drift = configDrift("otelcol", target, reported(longer));
+    expect(drift.drifted).toBe(true);
+    expect(drift.reason).toBe("exporters.otlp/gateway.endpoint differs");
+    expect(changes(drift.diff)).toEqual(["-    endpoint: gateway:4317", "+    endpoint: gateway:43170"]);
+  });
+
   test("a removed pipeline is drift, and the diff shows it gone", () => {
     const removed = collector.replace(/ {8}traces\/apps:\n(?: {12}.*\n)+/, "");
     expect(removed).not.toContain("traces/apps");

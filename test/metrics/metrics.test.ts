@@ -60,6 +60,20 @@ describe("the separate metrics.listen address", () => {
   });
 });
 
+describe("the /metrics request series", () => {
+  test("keeps each scrape's method label, on either listener", async () => {
+    const head = await fetch(`${metricsBase}/metrics`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect((await fetch(`${server.base}/metrics`)).status).toBe(401);
+    const duration = (await families()).get("svc_http_request_duration_seconds")!;
+    const scrapes = duration.metrics.filter((m) => m.labels.route === "/metrics");
+    // The separate listener's HEAD, and the main listener's refused GET (only it asks for a token).
+    expect(series(duration, { route: "/metrics", method: "HEAD", status: "200" })?.count).toBeGreaterThanOrEqual(1);
+    expect(series(duration, { route: "/metrics", method: "GET", status: "401" })?.count).toBeGreaterThanOrEqual(1);
+    expect(scrapes.every((m) => m.labels.method === "GET" || m.labels.method === "HEAD")).toBe(true);
+  });
+});
+
 describe("the main listener", () => {
   test("needs a Bearer token with health:read", async () => {
     const url = `${server.base}/metrics`;
