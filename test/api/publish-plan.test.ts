@@ -117,7 +117,8 @@ test("the plan's diff holds secrets as markers, never filled in, though the coll
   await call("/commit", "POST", { message: "another endpoint and secret" });
   const plan = await call<PublishPlan>("/publish/plan", "POST", { collectorIds: [collector.id] });
   expect(plan.changes.map((c) => c.collectorId)).toEqual([collector.id]);
-  const [{ diff }] = plan.groups as [{ diff: string }];
+  expect(plan.groups).toHaveLength(1);
+  const diff = plan.groups[0]!.diff;
   expect(diff).toMatch(/^-.*one\.example\.com/m);
   expect(diff).toMatch(/^\+.*two\.example\.com/m);
   expect(diff).toContain("<secret:");
