@@ -110,10 +110,13 @@ describe("log in", () => {
     expect(failures.every((e) => e.actor === "anonymous" && e.remoteAddr === "10.0.0.2")).toBe(true);
   }, SLOW);
 
-  test("a name past its failed log-ins is refused (429) even with the right password, known or not; other names are not", async () => {
+  test("a name past its failed log-ins from an address is refused (429) there even with the right password, known or not; other names are not", async () => {
     await member("vera");
-    for (let i = 0; i < LOGIN_FAILURES.burst; i++) await users.login("Vera", "not-the-password", null).catch(() => {});
-    expect(await codeOf(users.login("vera", PASSWORD, null))).toBe("rate_limited");
+    for (let i = 0; i < LOGIN_FAILURES.burst; i++) await users.login("Vera", "not-the-password", "203.0.113.9").catch(() => {});
+    expect(await codeOf(users.login("vera", PASSWORD, "203.0.113.9"))).toBe("rate_limited");
+    // The user's own address is not the guesser's: the right password still logs in there.
+    expect((await users.login("vera", PASSWORD, "10.0.0.7")).user.username).toBe("vera");
+    expect(await codeOf(users.login("vera", PASSWORD, "203.0.113.9"))).toBe("rate_limited");
     for (let i = 0; i < LOGIN_FAILURES.burst; i++) await users.login("ghost", "not-the-password", null).catch(() => {});
     expect(await codeOf(users.login("ghost", "not-the-password", null))).toBe("rate_limited");
     await users.create(SYSTEM_ACTOR, { username: "mona", email: "", role: "viewer" }, PASSWORD);

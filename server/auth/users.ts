@@ -137,7 +137,10 @@ function requireWithin(who: Actor, role: Role, what: string): void {
 }
 
 export interface PasswordLimits {
-  /** Failed log-ins per username (known or not, so the limit tells nothing about which exist). */
+  /**
+   * Failed log-ins per username and client address (known names or not, so the limit tells
+   * nothing about which exist). Per pair, so a guesser elsewhere does not lock the user out.
+   */
   loginFailures: RateLimit;
   gate?: PasswordGate;
 }
@@ -409,19 +412,21 @@ export class Users {
    * Checks a username and password and opens a session. Unknown users, users
    * without a password yet and disabled users all take the same time and get
    * the same answer as a wrong password. A username past its failed log-ins
-   * is refused (429) before any hash, whether it exists or not.
+   * from this address is refused (429) before any hash, whether it exists or
+   * not; from another address the same name still logs in with its password.
    */
   async login(username: string, password: string, remoteAddr: string | null): Promise<LoggedIn> {
     const name = username.toLowerCase();
-    const wait = this.loginFailures.check(name);
-    if (wait > 0) throw new RateLimitedError(`Too many failed log-ins for this username; retry after ${wait} s.`, wait);
+    const throttled = `${name}\0${remoteAddr ?? ""}`;
+    const wait = this.loginFailures.check(throttled);
+    if (wait > 0) throw new RateLimitedError(`Too many failed log-ins for this username from this address; retry after ${wait} s.`, wait);
     // The dummy hash is awaited on every path, so the first call is no faster for unknown users either.
     const dummy = await this.dummy();
     const doc = await this.byName(username);
     const hash = doc?.data.passwordHash ?? dummy;
     const ok = (await this.gate.run(() => Bun.password.verify(password, hash)).catch(rethrowOverload)) && doc !== null && doc.data.passwordHash !== null;
     if (!ok || doc.data.disabledAt !== null) {
-      this.loginFailures.take(name);
+      this.loginFailures.take(throttled);
       const reason = !doc ? "unknown_user" : doc.data.passwordHash === null ? "no_password" : !ok ? "wrong_password" : "disabled";
       await this.store.write([], [
         auditEntry({ actor: "anonymous", remoteAddr }, "session.login", "session", doc?.id ?? null, { username: name, reason }, "failure"),

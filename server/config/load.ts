@@ -28,7 +28,7 @@ export interface ServerConfig {
   /** trustedProxies: peers whose X-Forwarded-Proto is believed (TLS terminated in front). */
   http: { maxBodyBytes: number; trustedProxies: string[]; maxConnections: number; idleTimeoutSeconds: number };
   /** Token buckets: per credential on the REST API, per address for failed auth, per token and address for enrollment. */
-  /** passwords: attempts per client address (log in, redeem a link); loginFailures: failed log-ins per username. */
+  /** passwords: attempts per client address (log in, redeem a link); loginFailures: failed log-ins per username and address. */
   rateLimit: { api: RateLimit; authFailures: RateLimit; enrollment: RateLimit; passwords: RateLimit; loginFailures: RateLimit };
   /** Where the agent packages and their SHA256SUMS are, served under /downloads/. */
   downloads: { dir: string };
