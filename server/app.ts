@@ -127,9 +127,12 @@ export interface App {
   stop(): Promise<void>;
 }
 
-/** The server's secrets key, as the configuration names it (main.ts loads it first, to fail before opening the store). */
-export function secretsFor(config: ServerConfig, logger: Logger): Secrets {
-  return loadSecrets(keySource(config), logger);
+/**
+ * The server's secrets key, as the configuration names it (main.ts loads it first, to fail before
+ * opening the store); `created` hears of an embedded key file made at this start.
+ */
+export function secretsFor(config: ServerConfig, logger: Logger, created?: (path: string) => void): Secrets {
+  return loadSecrets(keySource(config), logger, created);
 }
 
 /** The embedded config repository sits beside the state file (docs/architecture.md "The store"). */

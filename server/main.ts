@@ -8,7 +8,8 @@
  * durable, so even kill -9 loses nothing that was answered.
  */
 import { Command } from "commander";
-import { existsSync } from "node:fs";
+import { existsSync, unlinkSync } from "node:fs";
+import { dirname } from "node:path";
 import { userInfo } from "node:os";
 import pino from "pino";
 import { createApp, gitDirFor, openConfigStore, secretsFor } from "./app.ts";
@@ -20,7 +21,8 @@ import type { Actor } from "./audit/audit.ts";
 import { dropKeptRef, PlaintextInWorktreeError, purgeSecrets } from "./configstore/purge.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
 import { migrate, sealedKeys } from "./migrate.ts";
-import { defaultKeyFile, keySource } from "./secrets/key.ts";
+import { defaultKeyFile, keySource, syncDir } from "./secrets/key.ts";
+import type { Secrets } from "./secrets/secrets.ts";
 import { finishRotation, planRotation, resealAll } from "./secrets/rotate.ts";
 import { SecretVault } from "./secrets/vault.ts";
 import { type ExternalAdapter, externalAdapter } from "./store/factory.ts";
@@ -128,16 +130,40 @@ function banner(url: URL, config: ServerConfig, adminToken: string | null, uiPas
 
 const say = (line: string) => process.stdout.write(line + "\n");
 
+/**
+ * The embedded key file was missing and this start made a new one, yet the
+ * store holds values sealed with another key: the file was lost, and with a
+ * new key the server would look ready while every delivery of those secrets
+ * failed. Removes the new file (so the next start says the same) and exits
+ * naming the file to restore.
+ */
+async function refuseLostKey(store: Store, keyFile: string, secrets: Secrets, statePath: string): Promise<void> {
+  const foreign = [...(await sealedKeys(store)).entries()].filter(([id]) => id !== secrets.keyId);
+  if (foreign.length === 0) return;
+  await store.close();
+  unlinkSync(keyFile);
+  syncDir(dirname(keyFile));
+  const count = foreign.reduce((sum, [, n]) => sum + n, 0);
+  fail(
+    `the secrets key file ${keyFile} is missing, but the state file ${statePath} holds ${count} values sealed with key ${foreign.map(([id]) => id).join(", ")}. ` +
+      `Restore ${keyFile} from the backup taken with the state file (or set secrets.keyFile or SVC_SECRETS_KEY to that key) and start again; ` +
+      "svc-server does not start with a new key, which would leave those secrets unreadable.",
+    1,
+  );
+}
+
 async function run(options: { config?: string; quickstart?: boolean }): Promise<void> {
   const config = readConfig(options.config, options.quickstart ? QUICKSTART_DEFAULTS : undefined);
   const logger = pino({ level: config.logging.level, base: { service: "svc-server" }, timestamp: pino.stdTimeFunctions.isoTime });
   let secrets;
+  let createdKeyFile: string | null = null;
   try {
-    secrets = secretsFor(config, logger);
+    secrets = secretsFor(config, logger, (path) => (createdKeyFile = path));
   } catch (error) {
     fail(`${(error as Error).message} (secrets.keyFile, secrets.key)`, 1);
   }
   const { store, ready } = openStore(config, logger);
+  if (createdKeyFile !== null) await refuseLostKey(store, createdKeyFile, secrets, config.storage.boltPath);
   let app;
   try {
     app = await createApp(config, store, logger, gitDirFor(config), secrets);

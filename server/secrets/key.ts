@@ -74,9 +74,11 @@ export function sealingKeyFile(source: KeySource): string | null {
 /**
  * The server's keys, the sealing one first, then the `.next` and `.previous`
  * files beside its key file when present. Creates the embedded default key
- * file when there is none yet (0600, logged).
+ * file when there is none yet (0600, logged), and tells `created` its path:
+ * on a store that already holds sealed values the file was lost, not never
+ * made, and the caller must not go on with the new key (main.ts).
  */
-export function keyringKeys(source: KeySource, logger: Pick<Logger, "info" | "warn">): Buffer[] {
+export function keyringKeys(source: KeySource, logger: Pick<Logger, "info" | "warn">, created?: (path: string) => void): Buffer[] {
   const file = sealingKeyFile(source);
   if (file === null) {
     const key = parseKey(source.key);
@@ -89,6 +91,7 @@ export function keyringKeys(source: KeySource, logger: Pick<Logger, "info" | "wa
     // Two servers starting on one directory must not each write a key: the one that loses reads the other's.
     if (createKeyFile(file, sealing)) {
       logger.info({ path: file }, "created the secrets key (keep it with the state file's backups; without it sealed secrets cannot be read)");
+      created?.(file);
     } else {
       sealing = checked(file, logger);
     }
@@ -106,8 +109,8 @@ export function keyringKeys(source: KeySource, logger: Pick<Logger, "info" | "wa
 }
 
 /** The server's keyring: seals with the sealing key, opens with every key of `keyringKeys`. */
-export function loadSecrets(source: KeySource, logger: Pick<Logger, "info" | "warn">): Secrets {
-  return new Secrets(keyringKeys(source, logger));
+export function loadSecrets(source: KeySource, logger: Pick<Logger, "info" | "warn">, created?: (path: string) => void): Secrets {
+  return new Secrets(keyringKeys(source, logger, created));
 }
 
 /**
