@@ -43,6 +43,11 @@ const INTERNAL = [
   "https://[::ffff:10.0.0.1]/",
   "https://[fd12:3456::1]/",
   "https://100.64.0.1/",
+  "https://198.18.0.1/",
+  "https://198.19.255.254/",
+  "https://[::ffff:0:10.0.0.1]/", // SIIT
+  "https://[64:ff9b:1::8.8.8.8]/", // local-use NAT64
+  "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", // Teredo (client 192.0.2.45, RFC 4380's example)
   "https://localhost/",
   "https://svc.localhost/",
 ];
@@ -63,6 +68,11 @@ const FORBIDDEN = [
   "https://224.0.0.1/",
   "https://[ff02::1]/",
   "https://255.255.255.255/",
+  "https://192.0.0.170/", // NAT64 discovery (RFC 7050)
+  "https://192.0.0.1/",
+  "https://[::ffff:0:169.254.169.254]/", // SIIT
+  "https://[64:ff9b:1::a9fe:a9fe]/", // local-use NAT64 of 169.254.169.254
+  "https://[2001:0:4136:e378:8000:63bf:5601:5601]/", // Teredo, client 169.254.169.254
 ];
 
 test("every internal and metadata address form is refused by default, naming url", () => {
@@ -90,6 +100,20 @@ test("address classes, including the IPv6 forms that carry an IPv4 address", () 
     ["172.32.0.1", "public"],
     ["100.128.0.1", "public"],
     ["::ffff:8.8.8.8", "public"],
+    ["192.0.1.1", "public"],
+    ["198.17.255.255", "public"],
+    ["198.20.0.1", "public"],
+    ["2001:db8::1", "public"], // documentation, but not Teredo: 2001:0::/32 only
+    ["::ffff:0:8.8.8.8", "public"], // SIIT of a public address
+    ["::ffff:0:127.0.0.1", "internal"],
+    ["192.0.0.9", "forbidden"],
+    ["198.18.0.0", "internal"],
+    ["64:ff9b:1::8.8.8.8", "internal"], // local-use NAT64: never public, whatever it carries
+    ["64:ff9b:1:ffff::808:808", "internal"],
+    ["64:ff9b:1::a9fe:a9fe", "forbidden"],
+    ["2001:0:4136:e378:8000:63bf:f7f7:f7f7", "internal"], // Teredo, client 8.8.8.8: never public
+    ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "internal"],
+    ["2001:0:4136:e378:8000:63bf:5601:5601", "forbidden"],
     ["2002:a9fe:a9fe::1", "forbidden"], // 6to4 of 169.254.169.254
     ["::127.0.0.1", "internal"],
     ["fe80::1%eth0", "forbidden"],
