@@ -9,7 +9,7 @@
  * scrolling to the end (every page fetched), and the JS heap.
  * Usage: bun bench/ui-collectors.ts [collectors=10000] [concurrency=32]
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openBrowser } from "../test/ui/browser.ts";
@@ -37,7 +37,7 @@ const server = Bun.spawn([process.execPath, join(import.meta.dir, "../server/mai
   stderr: "inherit",
 });
 
-/** The UI admin's password, from the banner the server prints once it is ready. */
+/** The UI admin's password, from the file the banner names once the server is ready. */
 async function uiPassword(): Promise<string> {
   const decoder = new TextDecoder();
   const reader = server.stdout.getReader();
@@ -46,8 +46,8 @@ async function uiPassword(): Promise<string> {
     const { value, done } = await reader.read();
     if (done) break;
     text += decoder.decode(value);
-    const match = /UI login: admin \/ (\S+)/.exec(text);
-    if (match) return match[1]!;
+    const match = /UI login: admin, password in (\S+)\n/.exec(text);
+    if (match) return readFileSync(match[1]!, "utf8").trim();
   }
   throw new Error(`the server exited without printing the UI login:\n${text}`);
 }

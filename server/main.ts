@@ -8,11 +8,12 @@
  * durable, so even kill -9 loses nothing that was answered.
  */
 import { Command } from "commander";
-import { existsSync, unlinkSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, renameSync, rmSync, unlinkSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { userInfo } from "node:os";
 import pino from "pino";
-import { createApp, gitDirFor, openConfigStore, secretsFor } from "./app.ts";
+import { type App, createApp, gitDirFor, openConfigStore, secretsFor } from "./app.ts";
+import { randomPassword } from "./auth/users.ts";
 import { redactUri } from "./config/database-uri.ts";
 import type { ConfigKey } from "./config/keys.ts";
 import { listenFallbackUrl } from "./config/external-url.ts";
@@ -21,7 +22,8 @@ import type { Actor } from "./audit/audit.ts";
 import { dropKeptRef, PlaintextInWorktreeError, purgeSecrets } from "./configstore/purge.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
 import { migrate, sealedKeys } from "./migrate.ts";
-import { defaultKeyFile, keySource, syncDir } from "./secrets/key.ts";
+import { createPrivateFile, syncDir } from "./lib/private-file.ts";
+import { defaultKeyFile, keySource } from "./secrets/key.ts";
 import type { Secrets } from "./secrets/secrets.ts";
 import { finishRotation, planRotation, resealAll } from "./secrets/rotate.ts";
 import { SecretVault } from "./secrets/vault.ts";
@@ -103,7 +105,7 @@ function readConfig(path: string | undefined, defaults?: Partial<Record<ConfigKe
   }
 }
 
-function banner(url: URL, config: ServerConfig, adminToken: string | null, uiPassword: string | null): string {
+function banner(url: URL, config: ServerConfig, adminToken: string | null, uiPasswordFile: string | null): string {
   const lines = [`svc ${VERSION} is serving at ${url.origin}`, `Web UI: ${url.origin}/ui/`];
   if (config.externalUrlFromListen) {
     lines.push(
@@ -121,14 +123,51 @@ function banner(url: URL, config: ServerConfig, adminToken: string | null, uiPas
       `  curl -H "Authorization: Bearer ${adminToken}" ${url.origin}/api/v1/system/health`,
     );
   }
-  if (uiPassword !== null) {
-    if (adminToken === null) lines.push("", "First web UI admin (shown this once; keep it somewhere safe):");
-    lines.push("", `UI login: admin / ${uiPassword}`);
+  if (uiPasswordFile !== null) {
+    lines.push(
+      "",
+      `UI login: admin, password in ${uiPasswordFile}`,
+      "  (readable only by this server's user; sign in, keep the password somewhere safe, then delete the file)",
+    );
   }
   return lines.join("\n") + "\n";
 }
 
 const say = (line: string) => process.stdout.write(line + "\n");
+
+/** The file beside the state that holds the first web UI admin's password. */
+const FIRST_PASSWORD_FILE = "ui-admin-password";
+
+/**
+ * Creates the web UI's first admin with its password in a 0600 file beside
+ * the state, never on stdout (journald and container logs keep stdout).
+ * The file is written under a temporary name before the account exists and
+ * renamed once it does, so there is never an admin whose password is
+ * nowhere, nor a file naming the password of an admin another replica made
+ * first. The file's path, or null when no admin was made (one exists, or the
+ * file cannot be written: logged, and the next start tries again).
+ */
+async function firstAdmin(app: App, config: ServerConfig, logger: pino.Logger): Promise<string | null> {
+  if (!(await app.users.needsFirstAdmin())) return null;
+  const path = resolve(dirname(config.storage.boltPath), FIRST_PASSWORD_FILE);
+  const staged = `${path}.${process.pid}`;
+  const password = randomPassword(20);
+  try {
+    rmSync(staged, { force: true });
+    createPrivateFile(staged, password + "\n");
+  } catch (error) {
+    logger.error({ err: error, path }, "the web UI's first admin is not created: its password file cannot be written (the next start tries again)");
+    return null;
+  }
+  try {
+    if ((await app.users.bootstrapAdmin(password)) === null) return null;
+    renameSync(staged, path);
+    syncDir(dirname(path));
+    return path;
+  } finally {
+    rmSync(staged, { force: true });
+  }
+}
 
 /**
  * The embedded key file was missing and this start made a new one, yet the
@@ -208,8 +247,8 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   if (adminToken !== null && config.bootstrap.adminToken !== "") {
     logger.info("created the admin service account with bootstrap.adminToken");
   }
-  // The web UI's first admin: the password is printed once and stored only hashed.
-  const uiPassword = await app.users.bootstrapAdmin();
+  // The web UI's first admin: its password goes to a file only this user reads, and is stored only hashed.
+  const uiPasswordFile = await firstAdmin(app, config, logger);
   // Quick-start only: a production server without externalUrl keeps refusing to hand collectors a guessed URL.
   if (options.quickstart && config.externalUrl === "") {
     config.externalUrl = listenFallbackUrl(http.url);
@@ -217,7 +256,7 @@ async function run(options: { config?: string; quickstart?: boolean }): Promise<
   }
   http.markStarted();
   logger.info({ url: http.url.origin, store: store.backend, configFile: config.file }, "svc-server ready");
-  process.stdout.write(banner(http.url, config, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken, uiPassword));
+  process.stdout.write(banner(http.url, config, adminToken === null || config.bootstrap.adminToken !== "" ? null : adminToken, uiPasswordFile));
 }
 
 /**

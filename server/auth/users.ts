@@ -476,14 +476,18 @@ export class Users {
     };
   }
 
+  /** Whether the web UI's first admin is still to be made: there is no user, and none was ever made. */
+  async needsFirstAdmin(): Promise<boolean> {
+    return (await this.store.get(BOOTSTRAP.collection, BOOTSTRAP.id)) === null && (await this.count()) === 0;
+  }
+
   /**
-   * On the first start with no users, creates `admin` (role admin) with a
-   * random 20-character password and returns it to show once; null otherwise.
+   * On the first start with no users, creates `admin` (role admin) with
+   * `password` (by default a random 20-character one) and returns it;
+   * null otherwise, and when another replica made it first.
    */
-  async bootstrapAdmin(): Promise<string | null> {
-    if (await this.store.get(BOOTSTRAP.collection, BOOTSTRAP.id)) return null;
-    if ((await this.count()) > 0) return null;
-    const password = randomPassword(20);
+  async bootstrapAdmin(password = randomPassword(20)): Promise<string | null> {
+    if (!(await this.needsFirstAdmin())) return null;
     const marker: WriteOp = { op: "put", ...BOOTSTRAP, data: { at: new Date().toISOString() }, expect: "absent" };
     try {
       await this.create(SYSTEM_ACTOR, { username: "admin", email: "", role: "admin" }, password, [marker]);

@@ -5,10 +5,11 @@
  * start. Replicas of an external store must share one key, so there the
  * server never makes one up (config validation refuses to start without it).
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import type { Logger } from "pino";
+import { createPrivateFile } from "../lib/private-file.ts";
 import { KEY_BYTES, keyId, parseKey, Secrets } from "./secrets.ts";
 
 export interface KeySource {
@@ -118,31 +119,10 @@ export function loadSecrets(source: KeySource, logger: Pick<Logger, "info" | "wa
  * before anything can be sealed with it. False when the file exists already.
  */
 export function createKeyFile(path: string, key: Uint8Array): boolean {
-  mkdirSync(dirname(path), { recursive: true });
-  let fd: number;
   try {
-    fd = openSync(path, "wx", 0o600);
+    return createPrivateFile(path, Buffer.from(key).toString("base64") + "\n");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw new KeyFileError(`cannot create the secrets key file ${path}: ${(error as Error).message}`);
-  }
-  try {
-    writeSync(fd, Buffer.from(key).toString("base64") + "\n");
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  syncDir(dirname(path));
-  return true;
-}
-
-/** Makes a file created or renamed in `dir` survive a power cut. */
-export function syncDir(dir: string): void {
-  const fd = openSync(dir, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }
 

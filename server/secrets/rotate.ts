@@ -25,7 +25,8 @@ import { ConflictError } from "../errors.ts";
 import { sealedKeys } from "../migrate.ts";
 import { scan } from "../store/scan.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
-import { createKeyFile, keyringKeys, NEXT_KEY_SUFFIX, readKeyFile, sealingKeyFile, syncDir, type KeySource } from "./key.ts";
+import { syncDir } from "../lib/private-file.ts";
+import { createKeyFile, keyringKeys, NEXT_KEY_SUFFIX, readKeyFile, sealingKeyFile, type KeySource } from "./key.ts";
 import { isSealed, KEY_BYTES, keyId, SEALED_FIELD, sealedKeyId, Secrets, SecretsError } from "./secrets.ts";
 
 /** A rotation that cannot start or finish; the message says why and what to do. */

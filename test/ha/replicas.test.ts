@@ -145,7 +145,7 @@ describe("two replicas on one PostgreSQL database", () => {
   test("publish reaches both replicas' collectors; they survive losing a replica; history is shared", async () => {
     // Both start at once on the empty database: one creates the first UI admin and prints it, the other starts without.
     const started = await Promise.all([replica(), replica()]);
-    expect(started.filter((r) => r.stdout().includes("UI login: admin / ")).length).toBe(1);
+    expect(started.filter((r) => r.stdout().includes("UI login: admin, password in ")).length).toBe(1);
     let a = started[0]!;
     const b = started[1]!;
     const onA = caller(a.base);

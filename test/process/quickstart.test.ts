@@ -5,7 +5,7 @@
  * directory. Without externalUrl it hands collectors the URL it serves.
  */
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { api, killAll, removeTempDirs, startServer, tempDir } from "./spawn.ts";
 
@@ -43,10 +43,15 @@ describe("--quickstart", () => {
     expect(out.split(token).length - 1).toBe(2);
     expect(out).toContain(`curl -H "Authorization: Bearer ${token}" ${first.base}/api/v1/system/health`);
 
-    // The web UI's admin, also shown once; its password works at POST /session.
-    const ui = /^UI login: admin \/ ([A-Za-z0-9]{20})$/m.exec(out);
-    expect(ui).not.toBeNull();
-    const login = await api(first.base, null, "/session", { method: "POST", json: { username: "admin", password: ui![1] } });
+    // The web UI's admin: its password is in a file beside the state that only the server's user reads, never on stdout; it works at POST /session.
+    const passwordFile = join(cwd, ".data", "ui-admin-password");
+    expect(out).toContain(`UI login: admin, password in ${passwordFile}\n`);
+    expect(statSync(passwordFile).mode & 0o777).toBe(0o600);
+    const password = readFileSync(passwordFile, "utf8").trim();
+    expect(password).toMatch(/^[A-Za-z0-9]{20}$/);
+    expect(out).not.toContain(password);
+    expect(first.stderr()).not.toContain(password);
+    const login = await api(first.base, null, "/session", { method: "POST", json: { username: "admin", password } });
     expect(login.status).toBe(200);
 
     const res = await api(first.base, token, "/system/health");

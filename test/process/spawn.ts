@@ -241,6 +241,15 @@ export async function cli(args: string[], env: Record<string, string> = {}): Pro
   return { code, out, err };
 }
 
+/**
+ * The first web UI admin's password, read from the file the banner names (the
+ * server never prints it); null when the banner names none.
+ */
+export function bannerUiPassword(stdout: string): string | null {
+  const path = /^UI login: admin, password in (\S+)$/m.exec(stdout)?.[1];
+  return path === undefined ? null : readFileSync(path, "utf8").trim();
+}
+
 /** Kills (SIGKILL) every server this helper started that is still running. */
 export async function killAll(): Promise<void> {
   await Promise.all([...live].map((server) => server.stop("SIGKILL")));
