@@ -17,6 +17,7 @@ import { AgentToServerSchema, ServerErrorResponseType } from "../../server/gen/o
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 import { CAPS, description, RawAgent, until, uuidBytes } from "../opamp/helpers.ts";
+import policy from "./access-policy.json" with { type: "json" };
 
 /** How a refusal must look: the API's error JSON, Connect's, OTLP's google.rpc.Status as JSON, or only a status. */
 type Shape = "api" | "connect" | "otlp" | "status";
@@ -360,6 +361,22 @@ describe("REST routes", () => {
         shape: "api",
         code: "forbidden",
       })),
+    );
+  });
+
+  test("a body that needs a further scope (the policy's inputScopes), sent without it: 403 naming the scope, nothing changed", async () => {
+    expect(policy.inputScopes.length).toBeGreaterThan(0);
+    await refuseAll(
+      policy.inputScopes.map(({ route, body, scope }) => {
+        const op = operations.find((o) => `${o.method} ${o.path}` === route)!;
+        return {
+          name: `${route} ${JSON.stringify(body)} without ${scope}`,
+          send: () => rest({ ...op, body: { ...(op.body as object), ...body } }, bearer(allBut.get(scope)!)),
+          status: 403,
+          shape: "api",
+          code: "forbidden",
+        };
+      }),
     );
   });
 
