@@ -74,15 +74,18 @@ export interface HistoryEntry {
 }
 
 /**
- * Why a collector's config could not be rendered again after its attributes
- * changed (retarget.ts): `render_failures/<collectorId>`, kept until a later
- * render of it succeeds or a publish renders the fleet.
+ * Why a collector's config could not be rendered, so it kept the one it runs:
+ * found by a publish that skipped it (rollout.ts) or after its attributes
+ * changed (retarget.ts, attribute-rollout.ts). `render_failures/<collectorId>`,
+ * kept until a later render of it succeeds.
  */
 export interface RenderFailure {
   collectorId: string;
   commit: string;
   error: string;
   at: string;
+  /** The rollout that skipped it, when one did. */
+  rolloutId?: string;
 }
 
 /** The latest publish to the whole fleet: the commit collectors without a later target of their own are on. */
@@ -94,6 +97,8 @@ export interface FleetPublish {
 /** A staged rollout's target for a collector whose batch is not released yet: `rollout_pending/<rolloutId>/<collectorId>`. */
 export interface PendingTarget {
   hash: string;
+  /** The commit it was rendered at, when not the rollout's (an attribute rollout renders each collector at the commit it is on). */
+  commit?: string;
 }
 
 
