@@ -175,14 +175,14 @@ describe("matchers over attributes", () => {
       set: { tier: "gold" },
       remove: ["team"],
     });
-    expect(result).toEqual({ matched: 2, changed: 2 });
+    expect(result).toEqual({ matched: 2, changed: 2, rollout: null });
     const us = await call<Detail>(`/collectors/${fleet["m-prod-us"]}`);
     expect(us.tags).toEqual({ env: "prod", region: "us-east-1", tier: "gold" });
     expect(us.attributes.tier).toEqual({ value: "gold", origin: "set" });
     expect(await version(fleet["m-test-us"]!)).toBe(untouched);
 
     const again = await call<{ matched: number; changed: number }>("/collectors/tags", "POST", { match: ["env=prod", 'collector.name=~"m-.*"'], set: { tier: "gold" } });
-    expect(again).toEqual({ matched: 2, changed: 0 });
+    expect(again).toEqual({ matched: 2, changed: 0, rollout: null });
 
     const [entry] = await server.app.store.queryAudit({ action: "collector.tags", limit: 10 });
     expect(entry!.details).toMatchObject({ match: ["env=prod", 'collector.name=~"m-.*"'], set: { tier: "gold" }, remove: ["team"] });
