@@ -181,12 +181,14 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       path: "/collectors/{id}/config-history",
       scope: "config:read",
       tag: "publish",
-      summary: "Every config pushed to this collector, oldest first, each with what became of it, and why its config could not be rendered after its attributes changed, while that stands.",
+      summary:
+        "Every config pushed to this collector, oldest first, each with what became of it, and why its config could not be rendered (a publish skipped it, or its attributes changed), while that stands.",
       response: Type.Object({ items: Type.Array(HistoryEntrySchema), renderFailure: Type.Union([RenderFailureSchema, Type.Null()]) }),
       handler: async ({ params }) => {
         const items = await deps.rollouts.historyView(params.id!);
         const failure = await deps.rollouts.renderFailure(params.id!);
-        return { items, renderFailure: failure && { commit: failure.commit, error: failure.error, at: failure.at } };
+        const renderFailure = failure && { commit: failure.commit, error: failure.error, at: failure.at, ...(failure.rolloutId ? { rolloutId: failure.rolloutId } : {}) };
+        return { items, renderFailure };
       },
     }),
     route({

@@ -170,7 +170,7 @@ describe("matchers over attributes", () => {
 
   test("POST /collectors/tags sets and removes tags on the selection, audited; collectors it would not change are not written", async () => {
     const untouched = await version(fleet["m-test-us"]!);
-    const result = await call<{ matched: number; changed: number }>("/collectors/tags", "POST", {
+    const result = await call<{ matched: number; changed: number; rollout: unknown }>("/collectors/tags", "POST", {
       match: ["env=prod", 'collector.name=~"m-.*"'],
       set: { tier: "gold" },
       remove: ["team"],
@@ -181,7 +181,7 @@ describe("matchers over attributes", () => {
     expect(us.attributes.tier).toEqual({ value: "gold", origin: "set" });
     expect(await version(fleet["m-test-us"]!)).toBe(untouched);
 
-    const again = await call<{ matched: number; changed: number }>("/collectors/tags", "POST", { match: ["env=prod", 'collector.name=~"m-.*"'], set: { tier: "gold" } });
+    const again = await call<{ matched: number; changed: number; rollout: unknown }>("/collectors/tags", "POST", { match: ["env=prod", 'collector.name=~"m-.*"'], set: { tier: "gold" } });
     expect(again).toEqual({ matched: 2, changed: 0, rollout: null });
 
     const [entry] = await server.app.store.queryAudit({ action: "collector.tags", limit: 10 });

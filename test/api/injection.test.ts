@@ -157,13 +157,13 @@ test("a collector lacking a referenced attribute is skipped by a fleet publish n
   expect(await server.app.rollouts.target(ready.id)).toBeNull();
 
   // The fleet publish skips it with the reason and delivers the rest.
-  const fleet = await call<{ changed: string[]; skipped: { collectorId: string; path: string | null; message: string }[] }>("/publish", "POST");
+  const fleet = await call<{ changed: string[]; skipped: { collectorId: string; name: string; path: string | null; message: string }[] }>("/publish", "POST");
   expect(fleet.changed).toContain(ready.id);
   expect(fleet.skipped).toEqual([{ collectorId: lacking.id, name: "without-gw", path: "attributes.gateway", message: expect.stringContaining("has no attribute 'gateway'") }]);
   expect(await server.app.rollouts.target(lacking.id)).toBeNull();
 
   // Given the attribute, the change is delivered as a rollout of kind attributes; each collector gets its own gateway.
-  const edited = await call<{ kind: string; changed: string[] }>(`/collectors/${lacking.id}`, "PATCH", { tags: { fleet: "gw", gateway: "gw-2.internal" } });
+  const edited = await call<{ id: string }>(`/collectors/${lacking.id}`, "PATCH", { tags: { fleet: "gw", gateway: "gw-2.internal" } });
   expect(edited).toMatchObject({ id: lacking.id });
   const { items } = await call<{ items: { kind: string; changed: number; actor: string }[] }>("/rollouts?limit=1");
   expect(items[0]).toMatchObject({ kind: "attributes", changed: 1, actor: "sa:admin" });
