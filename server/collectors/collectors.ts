@@ -279,6 +279,7 @@ export class Collectors {
     const writes = await vet?.(fresh.map(({ doc, after }) => ({ before: doc.data, after })));
     if (writes) {
       const ids = fresh.map(({ doc }) => doc.id);
+      if (ids.length === 0 && writes.ops.length === 0) return { matched, changed: 0 };
       const written = await this.store.write(
         [...fresh.map(({ doc, after }) => ({ op: "put" as const, collection: COLLECTION, id: doc.id, data: after, expect: doc.version })), ...writes.ops],
         [...(ids.length > 0 ? [audit(ids)] : []), ...writes.audit],

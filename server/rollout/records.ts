@@ -6,7 +6,7 @@
  * lifecycle" and "Status model").
  */
 import type { Collector } from "../../shared/collectors.ts";
-import type { HistoryEntry as HistoryView, Rollout, RolloutCollectorState } from "../../shared/rollouts.ts";
+import type { HistoryEntry as HistoryView, Rollout, RolloutCollectorState, SkippedCollector } from "../../shared/rollouts.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import type { Drift } from "./drift.ts";
 
@@ -171,6 +171,17 @@ export async function latestFleetPublish(store: Store): Promise<FleetPublish | n
   const latest = await store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
   const rollout = latest && (await store.get<Rollout>(ROLLOUTS, latest.data.rolloutId))?.data;
   return rollout?.kind === "publish" && rollout.scope === "fleet" ? { commit: rollout.commit, at: rollout.startedAt } : null;
+}
+
+/**
+ * The collectors a rollout skipped, with their reasons. Rollouts recorded
+ * before reasons were kept (issue 33) hold bare ids: read as skipped for a
+ * reason not recorded.
+ */
+export function rolloutSkipped(rollout: Rollout): SkippedCollector[] {
+  return (rollout.skipped ?? []).map((entry: SkippedCollector | string) =>
+    typeof entry === "string" ? { collectorId: entry, name: entry, path: null, message: "its config could not be rendered (the reason was not recorded)" } : entry,
+  );
 }
 
 /** What a collector says of a config it was given (OpAMP RemoteConfigStatus, remote config's status). */

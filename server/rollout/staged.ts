@@ -19,6 +19,7 @@ import {
   LATEST,
   PENDING,
   ROLLOUTS,
+  rolloutSkipped,
   rolloutState,
   targetWrites,
   type CollectorConfig,
@@ -50,7 +51,7 @@ export class StagedRollouts {
       counts[state]++;
       collectors.push(error ? { id, state, error } : { id, state });
     }
-    const base = { rolloutId: rollout.id, commit: rollout.commit, total: collectors.length, counts, collectors, skipped: rollout.skipped ?? [] };
+    const base = { rolloutId: rollout.id, commit: rollout.commit, total: collectors.length, counts, collectors, skipped: rolloutSkipped(rollout) };
     const settled = counts.applying + counts.outdated === 0;
     const outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
     if (!rollout.batchEnds) return { ...base, state: settled ? outcome : "running" };
