@@ -39,7 +39,7 @@ import {
 } from "./records.ts";
 import type { RenderedConfig } from "./renderer.ts";
 import { collectorsScope, currentCommit, reaches, type Retargeting } from "./retarget.ts";
-import { cutBatches, storedStrategy, type Strategy } from "./strategy.ts";
+import { cutBatches, stagedFields, type Strategy } from "./strategy.ts";
 
 /** How an approved attribute change rolls out: a publish's strategy options. */
 export interface AttributeRolloutOptions {
@@ -151,16 +151,7 @@ export class AttributeRollouts {
       changed,
       ...(skipped.length > 0 ? { skipped } : {}),
       ...(pinned.length > 0 ? { pinned } : {}),
-      ...(strategy && batches.length > 1
-        ? {
-            strategy: storedStrategy(strategy),
-            batchEnds: batches.map((_, i) => batches.slice(0, i + 1).reduce((n, b) => n + b.length, 0)),
-            released: 0,
-            phase: "running" as const,
-            pausedReason: null,
-            settledAt: null,
-          }
-        : {}),
+      ...stagedFields(strategy, batches),
     };
     if (rollout.phase) ops.push({ op: "put", collection: ACTIVE.collection, id: ACTIVE.id, data: { rolloutId: id } });
     ops.push(

@@ -34,7 +34,7 @@ import type { Snapshot } from "../configstore/layout.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
 import type { Matcher } from "../../shared/matchers.ts";
 import type { ConfigState, HistoryEntry as HistoryView, PublishPlan, Rollout } from "../../shared/rollouts.ts";
-import { cutBatches, storedStrategy, type Strategy } from "./strategy.ts";
+import { cutBatches, stagedFields, type Strategy } from "./strategy.ts";
 import {
   ACTIVE,
   activeStagedRollout,
@@ -251,16 +251,7 @@ export class Rollouts {
       changed,
       ...(skipped.length > 0 ? { skipped } : {}),
       ...(pinned.length > 0 ? { pinned } : {}),
-      ...(strategy && batches.length > 1
-        ? {
-            strategy: storedStrategy(strategy),
-            batchEnds: batches.map((_, i) => batches.slice(0, i + 1).reduce((n, b) => n + b.length, 0)),
-            released: 0,
-            phase: "running" as const,
-            pausedReason: null,
-            settledAt: null,
-          }
-        : {}),
+      ...stagedFields(strategy, batches),
     };
     const perCollector: WriteOp[][] = [];
     for (const [index, batch] of batches.entries()) {
