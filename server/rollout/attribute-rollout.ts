@@ -5,7 +5,9 @@
  * collector is rendered as the edit would leave it, at the commit it is on
  * (retarget.ts `currentCommit`), and compared with its target: the same
  * plan a publish answers (publish-plan.ts). An edit that changes no
- * collector's config is written as it is. One that does needs
+ * collector's config is written as it is. One that does (or that puts a
+ * collector into a config it cannot render yet, which it would get once it
+ * reports what the config needs) needs
  * `config:publish` (refused 403 otherwise, audited as auth.denied), is
  * refused while a staged rollout is running or paused, and lands in the
  * same writes as the edit as a rollout of kind "attributes": all at once,
@@ -18,7 +20,7 @@ import { auditEntry, type Actor } from "../audit/audit.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { PublishPlan, Rollout } from "../../shared/rollouts.ts";
 import type { CollectorEdit } from "../collectors/collectors.ts";
-import { ConflictError, ForbiddenError } from "../errors.ts";
+import { AppError, ConflictError, ForbiddenError } from "../errors.ts";
 import type { AuditEntry, Doc, Store, WriteOp } from "../store/store.ts";
 import { mergeRenders, renderFleet, skippedOf, type FleetRender } from "./fleet-render.ts";
 import { publishPlan } from "./publish-plan.ts";
@@ -38,7 +40,7 @@ import {
   type RenderFailure,
 } from "./records.ts";
 import type { RenderedConfig } from "./renderer.ts";
-import { collectorsScope, currentCommit, reaches, type Retargeting } from "./retarget.ts";
+import { collectorsScope, currentCommit, reaches, type AtCommit, type Retargeting } from "./retarget.ts";
 import { cutBatches, stagedFields, type Strategy } from "./strategy.ts";
 
 /** How an approved attribute change rolls out: a publish's strategy options. */
@@ -96,7 +98,8 @@ export class AttributeRollouts {
     const render = await this.render(edits);
     const { fleet, targets, commitOf } = render;
     const changing = fleet.rendered.filter(({ collector, config }) => targets.get(collector.id)?.data.targetHash !== config.hash);
-    if (changing.length > 0) await this.mayDeploy(who, changing.map((c) => c.collector), mayPublish);
+    const deploying = [...changing.map((c) => c.collector), ...(await this.newFailures(render, edits))];
+    if (deploying.length > 0) await this.mayDeploy(who, deploying, mayPublish);
     const failures = await this.store.getMany<RenderFailure>(RENDER_FAILURES, handled);
     const ops: WriteOp[] = [];
     // A collector rendered: what an earlier render could not do is moot.
@@ -171,21 +174,40 @@ export class AttributeRollouts {
     return { ops, audit, handled, rollout };
   }
 
+  /**
+   * Edited collectors whose config cannot be rendered where the record as it
+   * was could be (or was in no config at all): they keep what they run for
+   * now, but the edit has put them in a config they will get as soon as they
+   * report what it needs, so it is a deployment as much as a change is. One
+   * that failed before the edit too is not the edit's doing.
+   */
+  private async newFailures(render: EditRender, edits: readonly CollectorEdit[]): Promise<Collector[]> {
+    const before = new Map(edits.map((e) => [e.after.id, e.before]));
+    const out: Collector[] = [];
+    for (const { collector } of render.fleet.failed) {
+      const was = before.get(collector.id);
+      const at = await this.retargeting.at(render.commitOf.get(collector.id)!);
+      if (was && (render.targets.has(was.id) || reaches(at, was)) && !renders(at, was)) continue;
+      out.push(collector);
+    }
+    return out;
+  }
+
   /** A change of what collectors run needs config:publish and no staged rollout in progress. */
   private async mayDeploy(who: Actor, changing: Collector[], mayPublish: boolean): Promise<void> {
     const names = changing.slice(0, 3).map((c) => c.name).join(", ") + (changing.length > 3 ? ", …" : "");
     if (!mayPublish) {
-      const what = `an edit that changes the config of ${changing.length} collector(s)`;
+      const what = `an edit that changes what ${changing.length} collector(s) run`;
       await this.store.write([], [auditEntry(who, "auth.denied", "collector", null, { scope: "config:publish", reason: what, collectorIds: changing.slice(0, 100).map((c) => c.id) }, "denied")]);
       throw new ForbiddenError(
         "config:publish",
-        `This edit changes the config of ${changing.length} collector(s) (${names}), which is a deployment: it needs the scope 'config:publish', which the credential does not have. Ask for its plan first to see the change.`,
+        `This edit changes what ${changing.length} collector(s) run (${names}), which is a deployment: it needs the scope 'config:publish', which the credential does not have. Ask for its plan first to see the change.`,
       );
     }
     const active = await activeStagedRollout(this.store);
     if (active) {
       throw new ConflictError(
-        `This edit changes the config of ${changing.length} collector(s) (${names}), and rollout ${active.data.id} is ${active.data.phase} with batches left to release; resume or abort it first.`,
+        `This edit changes what ${changing.length} collector(s) run (${names}), and rollout ${active.data.id} is ${active.data.phase} with batches left to release; resume or abort it first.`,
         "rollout_in_progress",
       );
     }
@@ -217,6 +239,17 @@ export class AttributeRollouts {
     }
     const commit = fleetPublish && byCommit.has(fleetPublish.commit) ? fleetPublish.commit : (byCommit.keys().next().value ?? null);
     return { commit, fleet: mergeRenders(renders), commitOf, targets };
+  }
+}
+
+/** Whether the commit's config renders for the collector. */
+function renders(at: AtCommit, collector: Collector): boolean {
+  try {
+    at.render(collector);
+    return true;
+  } catch (error) {
+    if (error instanceof AppError) return false;
+    throw error;
   }
 }
 

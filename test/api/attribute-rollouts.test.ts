@@ -4,7 +4,8 @@
  * WebSocket agents: an edit of tags or environment that would change a
  * collector's config is 403 without config:publish (nothing written, the
  * refusal audited), while one that changes no config needs only
- * collectors:write; its plan is answered without writing; with the scope it
+ * collectors:write (putting a collector into a config it cannot render yet
+ * counts as a change); its plan is answered without writing; with the scope it
  * is delivered as a rollout of kind attributes, all at once or staged by a
  * publish's strategy; a fleet publish skips a collector whose config cannot
  * be rendered and lists it with the reason, on the rollout and on its page.
@@ -231,8 +232,16 @@ test("a fleet publish skips a collector whose config cannot be rendered, listing
   // Named, it refuses: the caller asked for that collector.
   const named = await server.api(`/publish/${bad.id}`, { method: "POST" });
   expect({ status: named.status, code: ((await named.json()) as ApiError).error.code }).toEqual({ status: 409, code: "render_failed" });
+
+  // Putting a collector into a config it cannot render yet is a deployment too: it would get it once it reports the attribute.
+  const writer = await tokenWithScopes(server, ["collectors:read", "collectors:write"]);
+  const later = await call<{ id: string }>("/collectors", "POST", { name: "gw-later" });
+  expect((await server.api(`/collectors/${later.id}`, { method: "PATCH", token: writer, json: { tags: { gw: "yes" } } })).status).toBe(403);
+  expect((await call<{ tags: Record<string, string> }>(`/collectors/${later.id}`)).tags).toEqual({});
+  // A collector that could not be rendered before the edit either is not the edit's doing: an unrelated tag needs no more than collectors:write.
+  expect((await server.api(`/collectors/${bad.id}`, { method: "PATCH", token: writer, json: { tags: { gw: "yes", owner: "ops" } } })).status).toBe(200);
   // Given its attribute, the edit delivers it, and its page no longer shows the failure.
-  await call(`/collectors/${bad.id}`, "PATCH", { tags: { gw: "yes", gateway: "https://gw-2.example.com" } });
+  await call(`/collectors/${bad.id}`, "PATCH", { tags: { gw: "yes", owner: "ops", gateway: "https://gw-2.example.com" } });
   expect((await server.app.rollouts.target(bad.id))!.rendered.body).toContain("gw-2.example.com");
   expect((await history(bad.id)).renderFailure).toBeNull();
 });
