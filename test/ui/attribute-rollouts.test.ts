@@ -5,8 +5,9 @@
  * first show the plan (which collectors change, the diff) and write nothing
  * until confirmed; cancelled, nothing changes; confirmed, the edit is
  * delivered as a rollout of kind attributes under the user's name (staged
- * when asked). An edit that changes no config is saved at once. No console
- * errors.
+ * when asked). An edit that changes no config is saved at once. A fleet
+ * publish skips a collector whose config cannot be rendered, and the
+ * progress and its page say why (part 4). No console errors.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Collector } from "../../shared/collectors.ts";
@@ -94,6 +95,26 @@ test("a settings edit that changes the config is confirmed on the collector's pa
   await form.getByRole("button", { name: "Save" }).click();
   await page.getByRole("heading", { name: "ui-edge-2b", level: 1 }).waitFor();
   expect(await plan.count()).toBe(0);
+}, SLOW);
+
+test("a fleet publish from the Changes page skips a collector whose config cannot be rendered, and the progress names it with the reason", async () => {
+  const { page } = browser;
+  const source = await call<{ id: string }>("/sources", "POST", { name: "gw logs", type: "filelog", config: { include: ["/var/log/gw/*.log"] } });
+  const destination = await call<{ id: string }>("/destinations", "POST", { name: "per-gateway", type: "otlphttp", config: { endpoint: '{{attr "gateway"}}' } });
+  await matchedPipeline(call, "gateways", source.id, destination.id, ["gw=yes"]);
+  ids["gw-bad"] = (await call<{ id: string }>("/collectors", "POST", { name: "gw-bad", tags: { gw: "yes" } })).id;
+  await call("/collectors", "POST", { name: "gw-good", tags: { gw: "yes", gateway: "https://gw-1.example.com" } });
+  await call("/commit", "POST", { message: "Gateway per collector" });
+  await page.goto(`${server.base}/ui/changes`);
+  await page.getByRole("button", { name: "Review and publish" }).click();
+  const plan = page.getByRole("form", { name: "Publish plan" });
+  await plan.getByText("Collectors that cannot be rendered are skipped: they keep the config they run, and the rollout and their pages say why.").waitFor();
+  await plan.getByRole("button", { name: "Confirm and publish" }).click();
+  const skipped = page.getByRole("region", { name: "Skipped" });
+  await skipped.getByRole("row").filter({ hasText: "gw-bad" }).getByText("has no attribute 'gateway'", { exact: false }).waitFor();
+  await browser.screenshot("attribute-skipped-1280");
+  await page.goto(`${server.base}/ui/collectors/${ids["gw-bad"]}`);
+  await page.getByRole("note").getByText("Skipped: the config cannot be rendered").waitFor();
 }, SLOW);
 
 test("no console or page errors", () => {
