@@ -39,6 +39,7 @@ import { smtpMailer, type Mailer } from "./mail/mailer.ts";
 import { OpampChannel } from "./opamp/channel.ts";
 import { remoteConfigChannel } from "./remotecfg/remotecfg.ts";
 import { Retargeting } from "./rollout/retarget.ts";
+import { AttributeRollouts } from "./rollout/attribute-rollout.ts";
 import { Rollouts } from "./rollout/rollout.ts";
 import { Stager } from "./rollout/stager.ts";
 import { StagedRollouts } from "./rollout/staged.ts";
@@ -97,6 +98,8 @@ export interface App {
   staged: StagedRollouts;
   /** Renders a collector again when a write here changes its attributes (rollout/retarget.ts). */
   retargeting: Retargeting;
+  /** Plans and deploys operators' edits of who runs what (rollout/attribute-rollout.ts). */
+  attributeRollouts: AttributeRollouts;
   presence: Presence;
   /** Own-metrics intake state: per-collector throughput, in memory. */
   telemetry: Telemetry;
@@ -172,6 +175,7 @@ export async function createApp(
   const rollouts = new Rollouts(store, configStore, collectors, vault, logger);
   const staged = new StagedRollouts(store, collectors, rollouts);
   const retargeting = new Retargeting(store, configStore, collectors, logger);
+  const attributeRollouts = new AttributeRollouts(store, retargeting, (hash) => rollouts.storedRendered(hash));
   const presence = new Presence(store, collectors, logger);
   const enrollment = new Enrollment(store, collectors);
   const agents = new Agents(store, enrollment, logger, HEARTBEAT_SECONDS);
@@ -245,6 +249,7 @@ export async function createApp(
     rollouts,
     staged,
     retargeting,
+    attributeRollouts,
     presence,
     events,
     live,

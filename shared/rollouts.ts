@@ -57,19 +57,42 @@ const Phase = Type.Union([Type.Literal("running"), Type.Literal("paused"), Type.
   description: "A staged rollout's own phase: running (releasing batches), paused (by an operator or by failures), aborted, or done (every batch released).",
 });
 
+/**
+ * A collector a rollout left on the config it runs, and why: its config
+ * cannot be rendered (a reported attribute its config references is missing
+ * or bad, an Alloy collector matched to a pipeline it cannot run...). One
+ * entry per collector, whatever the reason; the plan lists the same ones.
+ */
+export const SkippedCollectorSchema = Type.Object(
+  {
+    collectorId: Type.String(),
+    name: Type.String(),
+    path: Type.Union([Type.String(), Type.Null()], { description: "What cannot be rendered, as a key path (attributes.<key> for a missing attribute)." }),
+    message: Type.String({ description: "Why it was skipped." }),
+  },
+  { title: "SkippedCollector" },
+);
+
 export const RolloutSchema = Type.Object(
   {
     id: Type.String(),
-    kind: Type.Union([Type.Literal("publish"), Type.Literal("rollback")]),
+    kind: Type.Union([Type.Literal("publish"), Type.Literal("rollback"), Type.Literal("attributes")], {
+      description:
+        "publish; rollback; or attributes: who runs what changed (an edit of tags or environment, a collector joining or reporting a trusted attribute), each affected collector rendered again at the commit it is on.",
+    }),
     commit: Type.String(),
     actor: Type.String(),
     startedAt: Type.String({ format: "date-time" }),
-    scope: Type.String({ description: "\"fleet\" or the collector id." }),
+    scope: Type.String({ description: "\"fleet\", the collector id, or \"collectors\" (several named or edited collectors)." }),
     collectorIds: Type.Array(Type.String()),
     changed: Type.Array(Type.String(), {
       description: "Collectors that get a new config (the others already had this one); in a staged rollout, in release order.",
     }),
-    skipped: Type.Optional(Type.Array(Type.String(), { description: "Collectors left on their config because theirs could not be rendered (publish with skipErrors)." })),
+    skipped: Type.Optional(
+      Type.Array(SkippedCollectorSchema, {
+        description: "Collectors left on their config because theirs could not be rendered, each with the reason (a fleet publish skips them; one naming them refuses unless skipErrors).",
+      }),
+    ),
     pinned: Type.Optional(Type.Array(Type.String(), { description: "Collectors left on the config a rollback pinned them to." })),
     strategy: Type.Optional(StoredStrategySchema),
     batchEnds: Type.Optional(Type.Array(Type.Integer(), { description: "Staged: where each batch ends in `changed` (exclusive)." })),
@@ -126,6 +149,7 @@ export const RolloutStatusSchema = Type.Object(
       ),
     ),
     pausedReason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    skipped: Type.Array(SkippedCollectorSchema, { description: "Collectors the rollout left on their config, with the reason." }),
     eta: Type.Optional(Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Staged: when the last batch should be released, at the pace so far." })),
   },
   { title: "RolloutStatus" },
@@ -163,10 +187,12 @@ export const RenderFailureSchema = Type.Object(
     commit: Type.String(),
     error: Type.String({ description: "What could not be rendered (a missing attribute names its key and the config path that needs it)." }),
     at: Type.String({ format: "date-time" }),
+    rolloutId: Type.Optional(Type.String({ description: "The rollout that skipped the collector for it, when a rollout did (a publish or an attribute change)." })),
   },
   {
     title: "RenderFailure",
-    description: "The collector's attributes changed and its config at the commit it is on cannot be rendered; it keeps its target. Cleared by the next good render or a publish.",
+    description:
+      "The collector's config at the commit it is on (or the commit a publish delivered) cannot be rendered, so it keeps its target: found by a publish, which skipped it, or after its attributes changed. Cleared by the next good render of it.",
   },
 );
 
@@ -237,15 +263,10 @@ export const PublishPlanSchema = Type.Object(
     pinned: Type.Array(Type.Object({ collectorId: Type.String(), name: Type.String(), since: Type.String({ format: "date-time" }), by: Type.String() }), {
       description: "Collectors a rollback pinned: skipped unless named in collectorIds (or unpinned).",
     }),
-    errors: Type.Array(
-      Type.Object({
-        collectorId: Type.String(),
-        name: Type.String(),
-        path: Type.Union([Type.String(), Type.Null()], { description: "What cannot be rendered, as a key path (attributes.<key> for a missing attribute)." }),
-        message: Type.String(),
-      }),
-      { description: "Collectors whose config cannot be rendered; publish refuses while there are any." },
-    ),
+    errors: Type.Array(SkippedCollectorSchema, {
+      description:
+        "Collectors whose config cannot be rendered: a fleet publish (or an attribute change) skips them, each keeping the config it runs; a publish naming them in collectorIds refuses unless skipErrors.",
+    }),
   },
   { title: "PublishPlan" },
 );
@@ -261,3 +282,4 @@ export type RenderFailure = Static<typeof RenderFailureSchema>;
 export type ConfigVersion = Static<typeof ConfigVersionSchema>;
 export type EffectiveConfig = Static<typeof EffectiveConfigSchema>;
 export type PublishPlan = Static<typeof PublishPlanSchema>;
+export type SkippedCollector = Static<typeof SkippedCollectorSchema>;

@@ -1,17 +1,21 @@
 /** REST: /collectors — the registry of managed collectors. */
 import { Type } from "@sinclair/typebox";
 import { CollectorDetailSchema, CollectorSchema, CollectorStatusSchema, EnvironmentSchema, ManagementModeSchema } from "../../shared/collectors.ts";
-import { MatcherListError, parseMatcherList, type Matcher } from "../../shared/matchers.ts";
 import { StringMap } from "../../shared/schema.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
 import { alloyMatchProblems, alloyUnrunnable } from "../collectors/alloy-matches.ts";
 import { collectorAttributes } from "../collectors/attributes.ts";
-import type { CollectorEdit, Collectors } from "../collectors/collectors.ts";
+import type { CollectorEdit, Collectors, VetEdits } from "../collectors/collectors.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Routes } from "../configstore/routes.ts";
 import { ConflictError, ValidationError, type ErrorDetail } from "../errors.ts";
 import type { Retargeting } from "../rollout/retarget.ts";
+import type { AttributeRollouts } from "../rollout/attribute-rollout.ts";
+import type { Principal } from "../auth/service-accounts.ts";
+import { PublishPlanSchema, RolloutSchema, StrategySchema, type Rollout, type Strategy } from "../../shared/rollouts.ts";
+import { requestMatchers } from "./matchers.ts";
+import { strategyOf } from "./rollout-options.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
 
@@ -61,18 +65,34 @@ export const Matchers = Type.Array(Type.String({ maxLength: MATCHER_MAX }), {
   description: 'Alertmanager matchers (env=prod, team!=test, region=~"us-.*"), fully anchored, RE2; all must hold.',
 });
 
+const TagEditFields = {
+  match: Type.Array(Type.String({ maxLength: MATCHER_MAX }), {
+    minItems: 1,
+    maxItems: MATCHERS_MAX,
+    description: "Matchers selecting the collectors to edit; all must hold. At least one.",
+  }),
+  set: Type.Optional(StringMap),
+  remove: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 64 })),
+};
+
+const TagsPlanBody = Type.Object(TagEditFields, { additionalProperties: false });
+
 const TagsBody = Type.Object(
   {
-    match: Type.Array(Type.String({ maxLength: MATCHER_MAX }), {
-      minItems: 1,
-      maxItems: MATCHERS_MAX,
-      description: "Matchers selecting the collectors to edit; all must hold. At least one.",
-    }),
-    set: Type.Optional(StringMap),
-    remove: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 64 })),
+    ...TagEditFields,
+    strategy: Type.Optional(StrategySchema),
   },
   { additionalProperties: false },
 );
+
+const TagEditResultFields = {
+  matched: Type.Integer({ description: "Collectors the matchers selected." }),
+  changed: Type.Integer({ description: "Of those, collectors whose tags change." }),
+};
+
+const EditPlan = Type.Union([PublishPlanSchema, Type.Null()], {
+  description: "What the edit would change, as a publish plan at the commit the collectors are on; null when nothing was published to them (it changes no config).",
+});
 
 const PreviewBody = Type.Object(
   {
@@ -82,15 +102,6 @@ const PreviewBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** Matchers from a request, or a 400 naming each bad one (`matchers[2]`) and its column. */
-export function requestMatchers(inputs: readonly string[], path: string): Matcher[] {
-  try {
-    return parseMatcherList(inputs, path);
-  } catch (error) {
-    if (!(error instanceof MatcherListError)) throw error;
-    throw new ValidationError(`Invalid matcher: ${error.message}`, error.details);
-  }
-}
 
 /** What the /collectors routes use. */
 export interface CollectorsApiDeps {
@@ -98,6 +109,17 @@ export interface CollectorsApiDeps {
   routes: Routes;
   configStore: Pick<ConfigStore, "worktree">;
   retargeting: Pick<Retargeting, "publishedSnapshot">;
+  attributeRollouts: Pick<AttributeRollouts, "plan" | "deployment">;
+}
+
+/** A bulk tag edit from a request: something to set or remove, and the collectors its matchers select. */
+function tagEditOf(body: { match: string[]; set?: Record<string, string>; remove?: string[] }) {
+  const set = body.set ?? {};
+  const remove = body.remove ?? [];
+  if (Object.keys(set).length === 0 && remove.length === 0) {
+    throw new ValidationError("Nothing to do: give set, remove or both.", [{ path: "set", message: "set or remove must name at least one tag" }]);
+  }
+  return { edit: { set, remove }, keep: compileFilter({ match: requestMatchers(body.match, "match") }) };
 }
 
 export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
@@ -118,17 +140,34 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
     if (first) throw new ConflictError(`This edit would make an Alloy collector match a pipeline it cannot run: ${first.message}.`, "breaks_matched_collectors", [...details.values()]);
   };
 
+  /**
+   * Vets an edit and deploys it (rollout/attribute-rollout.ts): refused as
+   * refuseAlloyMatches says; where it changes a collector's config, 403
+   * without config:publish, else written with its rollout (`onRollout`
+   * hears it).
+   */
+  const deploying =
+    (principal: Principal, strategy?: Strategy, onRollout?: (rollout: Rollout | null) => void): VetEdits =>
+    async (edits) => {
+      await refuseAlloyMatches(edits);
+      const options = strategyOf(strategy);
+      const deployment = await deps.attributeRollouts.deployment(principal, edits, principal.scopes.has("config:publish"), options);
+      onRollout?.(deployment.rollout);
+      return deployment;
+    };
+
   return [
     route({
       method: "POST",
       path: "/collectors",
       scope: "collectors:write",
       tag: "collectors",
-      summary: "Create a collector record (status pending until it connects); 409 when an Alloy one would match a pipeline it cannot run.",
+      summary:
+        "Create a collector record (status pending until it connects); 409 when an Alloy one would match a pipeline it cannot run. When its tags or environment give it a published config, that is a deployment: 403 without config:publish, else delivered as a rollout of kind attributes.",
       body: CreateBody,
       response: CollectorSchema,
       status: 201,
-      handler: ({ body, principal }) => deps.collectors.create(principal, body, refuseAlloyMatches),
+      handler: ({ body, principal }) => deps.collectors.create(principal, body, deploying(principal)),
     }),
     route({
       method: "GET",
@@ -163,20 +202,33 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       scope: "collectors:write",
       tag: "collectors",
       summary:
-        "Set and remove tags on every collector the matchers select; audited (collector.tags). 409, nothing written, when an Alloy collector would come to match a pipeline it cannot run.",
+        "Set and remove tags on every collector the matchers select; audited (collector.tags). An edit that changes any collector's config is a deployment: 403 without config:publish; else delivered as a rollout of kind attributes (all at once, or staged by strategy) in the same write. 409, nothing written, when an Alloy collector would come to match a pipeline it cannot run, or a config would change while a staged rollout is running or paused. POST /collectors/tags/plan shows the change first.",
       body: TagsBody,
       response: Type.Object({
-        matched: Type.Integer({ description: "Collectors the matchers selected." }),
-        changed: Type.Integer({ description: "Of those, collectors whose tags changed." }),
+        ...TagEditResultFields,
+        rollout: Type.Union([RolloutSchema, Type.Null()], { description: "The rollout that delivers the change; null when no config changed and no collector was skipped." }),
       }),
       handler: async ({ body, principal }) => {
-        const set = body.set ?? {};
-        const remove = body.remove ?? [];
-        if (Object.keys(set).length === 0 && remove.length === 0) {
-          throw new ValidationError("Nothing to do: give set, remove or both.", [{ path: "set", message: "set or remove must name at least one tag" }]);
-        }
-        const matchers = requestMatchers(body.match, "match");
-        return deps.collectors.editTags(principal, compileFilter({ match: matchers }), { set, remove }, { match: body.match }, refuseAlloyMatches);
+        const { edit, keep } = tagEditOf(body);
+        let rollout: Rollout | null = null;
+        const result = await deps.collectors.editTags(principal, keep, edit, { match: body.match }, deploying(principal, body.strategy, (r) => (rollout = r)));
+        return { ...result, rollout };
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/collectors/tags/plan",
+      scope: "config:read",
+      tag: "collectors",
+      summary:
+        "What POST /collectors/tags with this edit would change, writing nothing: the collectors it selects and changes, and the plan of their configs (each change with its diff, grouped; those that cannot be rendered and would be skipped).",
+      body: TagsPlanBody,
+      slow: true,
+      response: Type.Object({ ...TagEditResultFields, plan: EditPlan }),
+      handler: async ({ body }) => {
+        const { edit, keep } = tagEditOf(body);
+        const { matched, edits } = await deps.collectors.tagEdits(keep, edit);
+        return { matched, changed: edits.length, plan: await deps.attributeRollouts.plan(edits) };
       },
     }),
     route({
@@ -202,7 +254,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       scope: "collectors:write",
       tag: "collectors",
       summary:
-        "Change a collector's name, environment, management mode or tags (tags are replaced whole); 409 when an Alloy collector would come to match a pipeline it cannot run.",
+        "Change a collector's name, environment, management mode or tags (tags are replaced whole); 409 when an Alloy collector would come to match a pipeline it cannot run. An edit that changes its config is a deployment: 403 without config:publish, else delivered as a rollout of kind attributes in the same write (409 while a staged rollout is running or paused). POST /collectors/{id}/edit-plan shows the change first.",
       body: PatchBody,
       response: CollectorSchema,
       handler: async ({ params, body, principal }) => {
@@ -211,7 +263,20 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
           const problems = await deps.routes.problemsOnRuntime(params.id!, RUNTIME_OF[body.managementMode]);
           if (problems.length > 0) throw new ValidationError(`The collector cannot change its management mode: ${problems[0]!.message}.`, problems);
         }
-        return deps.collectors.update(principal, params.id!, body, refuseAlloyMatches);
+        return deps.collectors.update(principal, params.id!, body, deploying(principal));
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/collectors/{id}/edit-plan",
+      scope: "config:read",
+      tag: "collectors",
+      summary: "What PATCH /collectors/{id} with this body would change in the collector's config, writing nothing (the plan a publish answers).",
+      body: PatchBody,
+      response: Type.Object({ plan: EditPlan }),
+      handler: async ({ params, body }) => {
+        const { edit } = await deps.collectors.patchEdit(params.id!, body);
+        return { plan: await deps.attributeRollouts.plan([edit]) };
       },
     }),
     route({

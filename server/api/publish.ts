@@ -10,15 +10,13 @@ import {
   RolloutStatusSchema,
   RolloutSummarySchema,
   StrategySchema,
-  type Strategy,
 } from "../../shared/rollouts.ts";
-import { compileFilter } from "../../shared/collector-filter.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import type { StagedRollouts } from "../rollout/staged.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import { Matchers, requestMatchers } from "./collectors.ts";
-import { ValidationError } from "../errors.ts";
+import { Matchers } from "./collectors.ts";
+import { scopeOf, strategyOf } from "./rollout-options.ts";
 
 const Scope = {
   collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10_000, description: "These collectors only." })),
@@ -32,7 +30,10 @@ const PublishBody = Type.Object(
     ...Scope,
     strategy: Type.Optional(StrategySchema),
     skipErrors: Type.Optional(
-      Type.Boolean({ description: "Publish to every collector whose config renders; the others keep theirs (listed in the rollout's skipped)." }),
+      Type.Boolean({
+        description:
+          "With collectorIds: publish to those whose config renders; the others keep theirs (listed in the rollout's skipped). Without, a publish always does so.",
+      }),
     ),
   },
   { additionalProperties: false },
@@ -42,26 +43,6 @@ const AbortBody = Type.Object(
   { rollbackFailed: Type.Optional(Type.Boolean({ description: "Also roll back every released collector whose new config failed." })) },
   { additionalProperties: false },
 );
-
-/** A request's scope: ids or matchers, not both; matchers parsed (a 400 names `match[i]`). */
-function scopeOf(body: { collectorIds?: string[]; match?: string[] }, path = "") {
-  if (body.collectorIds !== undefined && body.match !== undefined) {
-    throw new ValidationError("Give collectorIds or match, not both.", [{ path: `${path}match`, message: "cannot be combined with collectorIds" }]);
-  }
-  return { collectorIds: body.collectorIds, match: body.match && requestMatchers(body.match, `${path}match`) };
-}
-
-/** The canary batch as a predicate over the changed collectors. */
-function canaryOf(strategy: Strategy | undefined) {
-  if (!strategy?.canary) return undefined;
-  const scope = scopeOf(strategy.canary, "strategy.canary.");
-  if (scope.collectorIds) {
-    const ids = new Set(scope.collectorIds);
-    return (collector: { id: string }) => ids.has(collector.id);
-  }
-  if (!scope.match) throw new ValidationError("A canary names collectorIds or match.", [{ path: "strategy.canary", message: "names neither collectorIds nor match" }]);
-  return compileFilter({ match: scope.match });
-}
 
 /** What the publish, rollout and rollback routes use. */
 export interface PublishApiDeps {
@@ -77,7 +58,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       scope: "config:publish",
       tag: "publish",
       summary:
-        "Render the head commit for every affected collector (or those of collectorIds or match) and deliver what changed, all at once or staged by a strategy; 409 before the first commit, while a staged rollout is running or paused, and while a config cannot be rendered (unless skipErrors).",
+        "Render the head commit for every affected collector (or those of collectorIds or match) and deliver what changed, all at once or staged by a strategy. A collector whose config cannot be rendered keeps its own and is listed in skipped with the reason; a publish naming it in collectorIds is refused instead (409, unless skipErrors). 409 before the first commit and while a staged rollout is running or paused.",
       body: PublishBody,
       bodyOptional: true,
       slow: true,
@@ -85,15 +66,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       status: 202,
       handler: ({ principal, body }) => {
         const options = body ?? {};
-        if (options.strategy && options.strategy.batchSize !== undefined && options.strategy.batchPercent !== undefined) {
-          throw new ValidationError("Give batchSize or batchPercent, not both.", [{ path: "strategy.batchPercent", message: "cannot be combined with batchSize" }]);
-        }
-        return deps.rollouts.publish(principal, {
-          ...scopeOf(options),
-          strategy: options.strategy,
-          canary: canaryOf(options.strategy),
-          skipErrors: options.skipErrors,
-        });
+        return deps.rollouts.publish(principal, { ...scopeOf(options), ...strategyOf(options.strategy), skipErrors: options.skipErrors });
       },
     }),
     route({
@@ -102,7 +75,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       scope: "config:read",
       tag: "publish",
       summary:
-        "Send {} for the whole fleet. What publishing the head commit would change, changing nothing: each collector's change with the diff of its rendered config (grouped by identical diff), how many are unchanged, and every collector whose config cannot be rendered.",
+        "Send {} for the whole fleet. What publishing the head commit would change, changing nothing: each collector's change with the diff of its rendered config (grouped by identical diff), how many are unchanged, and every collector whose config cannot be rendered (a fleet publish skips them).",
       body: PlanBody,
       slow: true,
       response: PublishPlanSchema,
@@ -132,7 +105,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       path: "/rollouts",
       scope: "config:read",
       tag: "publish",
-      summary: "Publishes and rollbacks, newest first, each with its collectors counted; cursor-paginated.",
+      summary: "Publishes, rollbacks and attribute changes (kind attributes), newest first, each with its collectors counted; cursor-paginated.",
       query: Type.Object(
         {
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
@@ -208,12 +181,14 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       path: "/collectors/{id}/config-history",
       scope: "config:read",
       tag: "publish",
-      summary: "Every config pushed to this collector, oldest first, each with what became of it, and why its config could not be rendered after its attributes changed, while that stands.",
+      summary:
+        "Every config pushed to this collector, oldest first, each with what became of it, and why its config could not be rendered (a publish skipped it, or its attributes changed), while that stands.",
       response: Type.Object({ items: Type.Array(HistoryEntrySchema), renderFailure: Type.Union([RenderFailureSchema, Type.Null()]) }),
       handler: async ({ params }) => {
         const items = await deps.rollouts.historyView(params.id!);
         const failure = await deps.rollouts.renderFailure(params.id!);
-        return { items, renderFailure: failure && { commit: failure.commit, error: failure.error, at: failure.at } };
+        const renderFailure = failure && { commit: failure.commit, error: failure.error, at: failure.at, ...(failure.rolloutId ? { rolloutId: failure.rolloutId } : {}) };
+        return { items, renderFailure };
       },
     }),
     route({

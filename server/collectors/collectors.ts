@@ -8,7 +8,7 @@ import type { Collector } from "../../shared/collectors.ts";
 import type { ManagementMode } from "../../shared/vocabulary.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
-import type { Doc, Store } from "../store/store.ts";
+import type { AuditEntry, Doc, Store, WriteOp } from "../store/store.ts";
 import { RecordView } from "../store/view.ts";
 import { sameReported, VIRTUAL_KEYS } from "./attributes.ts";
 import { VERSION_TAG } from "./runtime.ts";
@@ -44,6 +44,15 @@ const MAX_TAGS = 64;
 /** Collectors written per store write (and audit entry) in a bulk edit. */
 const BULK_CHUNK = 500;
 
+/** `tags` after a bulk edit, or null when it would not change them. */
+function applyTagEdit(tags: Record<string, string>, edit: TagEdit): Record<string, string> | null {
+  const next: Record<string, string> = { ...tags, ...edit.set };
+  for (const key of edit.remove) delete next[key];
+  const keys = Object.keys(next);
+  if (keys.length === Object.keys(tags).length && keys.every((key) => tags[key] === next[key])) return null;
+  return next;
+}
+
 export const COLLECTORS = "collectors";
 const COLLECTION = COLLECTORS;
 
@@ -53,8 +62,19 @@ export interface CollectorEdit {
   after: Collector;
 }
 
-/** Checks edits before they are written; throws (an AppError) to refuse them all. */
-export type VetEdits = (edits: CollectorEdit[]) => Promise<void>;
+/**
+ * Writes that land in the same store write as an edit (an attribute rollout,
+ * rollout/attribute-rollout.ts), and the edited collectors they handled:
+ * those are not announced to onAttributesChanged listeners.
+ */
+export interface EditWrites {
+  ops: WriteOp[];
+  audit: AuditEntry[];
+  handled: string[];
+}
+
+/** Checks edits before they are written; throws (an AppError) to refuse them all, or answers what to write with them. */
+export type VetEdits = (edits: CollectorEdit[]) => Promise<EditWrites | void>;
 
 /** Hears the ids of collectors whose attributes (or what else a render reads of the record) were just written here. */
 export type AttributesListener = (ids: string[]) => void;
@@ -84,11 +104,14 @@ export class Collectors {
     return () => this.attributeListeners.delete(listener);
   }
 
-  private attributesChanged(ids: string[]): void {
-    for (const listener of this.attributeListeners) listener(ids);
+  private attributesChanged(ids: string[], handled: readonly string[] = []): void {
+    const skip = new Set(handled);
+    const left = ids.filter((id) => !skip.has(id));
+    if (left.length === 0) return;
+    for (const listener of this.attributeListeners) listener(left);
   }
 
-  /** `vet` may refuse the record before it is written. */
+  /** `vet` may refuse the record before it is written, or answer writes to land with it. */
   async create(who: Actor, input: NewCollector, vet?: VetEdits): Promise<Collector> {
     const now = new Date().toISOString();
     const collector: Collector = {
@@ -103,13 +126,13 @@ export class Collectors {
       createdAt: now,
       updatedAt: now,
     };
-    await vet?.([{ before: null, after: collector }]);
+    const writes = await vet?.([{ before: null, after: collector }]);
     const [doc] = await this.store.write(
-      [{ op: "put", collection: COLLECTION, id: collector.id, data: collector, expect: "absent" }],
-      [auditEntry(who, "collector.create", "collector", collector.id, { name: collector.name })],
+      [{ op: "put", collection: COLLECTION, id: collector.id, data: collector, expect: "absent" }, ...(writes?.ops ?? [])],
+      [auditEntry(who, "collector.create", "collector", collector.id, { name: collector.name }), ...(writes?.audit ?? [])],
     );
     this.view.apply(doc as Doc<Collector>);
-    this.attributesChanged([collector.id]);
+    this.attributesChanged([collector.id], writes?.handled);
     return collector;
   }
 
@@ -120,20 +143,26 @@ export class Collectors {
     return collector;
   }
 
-  /** `vet` may refuse the change before it is written. */
-  async update(who: Actor, id: string, patch: CollectorPatch, vet?: VetEdits): Promise<Collector> {
+  /** The record as a patch would leave it, writing nothing, with the version it was read at and the fields it changes. */
+  async patchEdit(id: string, patch: CollectorPatch): Promise<{ edit: CollectorEdit; version: number; changed: CollectorPatch }> {
     const doc = await this.store.get<Collector>(COLLECTION, id);
     if (!doc) throw new NotFoundError("Collector", id);
     const changed = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as CollectorPatch;
     if (changed.name !== undefined) changed.name = changed.name.trim();
-    const collector: Collector = { ...doc.data, ...changed, updatedAt: new Date().toISOString() };
-    await vet?.([{ before: doc.data, after: collector }]);
+    return { edit: { before: doc.data, after: { ...doc.data, ...changed, updatedAt: new Date().toISOString() } }, version: doc.version, changed };
+  }
+
+  /** `vet` may refuse the change before it is written, or answer writes to land with it. */
+  async update(who: Actor, id: string, patch: CollectorPatch, vet?: VetEdits): Promise<Collector> {
+    const { edit, version, changed } = await this.patchEdit(id, patch);
+    const collector = edit.after;
+    const writes = await vet?.([edit]);
     const [written] = await this.store.write(
-      [{ op: "put", collection: COLLECTION, id, data: collector, expect: doc.version }],
-      [auditEntry(who, "collector.update", "collector", id, { changed: Object.keys(changed) })],
+      [{ op: "put", collection: COLLECTION, id, data: collector, expect: version }, ...(writes?.ops ?? [])],
+      [auditEntry(who, "collector.update", "collector", id, { changed: Object.keys(changed) }), ...(writes?.audit ?? [])],
     );
     this.view.apply(written as Doc<Collector>);
-    this.attributesChanged([id]);
+    this.attributesChanged([id], writes?.handled);
     return collector;
   }
 
@@ -193,21 +222,11 @@ export class Collectors {
   }
 
   /**
-   * Sets and removes tags on every collector `matches` selects, in writes of
-   * BULK_CHUNK collectors, each with one audit entry (`collector.tags`) naming
-   * the matchers, the edit and the collectors it changed. Collectors whose tags
-   * would not change are not written. Refused whole (nothing written) when a
-   * key is virtual, both set and removed, or a collector would hold more than
-   * MAX_TAGS tags, or when `vet` throws on the collectors as they would be.
-   * A chunk that meets a concurrent write is read again and retried once.
+   * What a bulk tag edit would do, writing nothing: how many collectors
+   * `matches` selects, and each one whose tags would change, as it is and as
+   * it would be. Refused as editTags refuses.
    */
-  async editTags(
-    who: Actor,
-    matches: (collector: Collector) => boolean,
-    edit: TagEdit,
-    describe: Record<string, unknown>,
-    vet?: VetEdits,
-  ): Promise<TagEditResult> {
+  async tagEdits(matches: (collector: Collector) => boolean, edit: TagEdit): Promise<{ matched: number; edits: CollectorEdit[] }> {
     const virtual = [...Object.keys(edit.set), ...edit.remove].filter((key) => (VIRTUAL_KEYS as readonly string[]).includes(key));
     if (virtual.length > 0) {
       throw new ValidationError(`${virtual[0]} is a virtual attribute, computed from the record; it cannot be a tag.`, [
@@ -218,34 +237,72 @@ export class Collectors {
     if (both.length > 0) throw new ValidationError(`The tag ${both[0]} is both set and removed.`, [{ path: "remove", message: `${both[0]} is also in set` }]);
     await this.view.ready();
     const selected = this.view.page(matches, Number.POSITIVE_INFINITY).items;
-    const apply = (tags: Record<string, string>): Record<string, string> | null => {
-      const next: Record<string, string> = { ...tags, ...edit.set };
-      for (const key of edit.remove) delete next[key];
-      const keys = Object.keys(next);
-      if (keys.length === Object.keys(tags).length && keys.every((key) => tags[key] === next[key])) return null;
-      return next;
-    };
-    const changing = selected.filter((collector) => apply(collector.tags) !== null);
-    const over = changing.find((collector) => Object.keys(apply(collector.tags)!).length > MAX_TAGS);
-    if (over) throw new ValidationError(`Collector ${over.id} would hold more than ${MAX_TAGS} tags.`, [{ path: "set", message: `collector ${over.id} would hold more than ${MAX_TAGS} tags` }]);
-    await vet?.(changing.map((collector) => ({ before: collector, after: { ...collector, tags: apply(collector.tags)! } })));
+    const edits = selected.flatMap((collector) => {
+      const tags = applyTagEdit(collector.tags, edit);
+      return tags === null ? [] : [{ before: collector, after: { ...collector, tags } }];
+    });
+    const over = edits.find((e) => Object.keys(e.after.tags).length > MAX_TAGS);
+    if (over) {
+      const id = over.after.id;
+      throw new ValidationError(`Collector ${id} would hold more than ${MAX_TAGS} tags.`, [{ path: "set", message: `collector ${id} would hold more than ${MAX_TAGS} tags` }]);
+    }
+    return { matched: selected.length, edits };
+  }
+
+  /**
+   * Sets and removes tags on every collector `matches` selects (tagEdits),
+   * audited (`collector.tags`) naming the matchers, the edit and the
+   * collectors it changed. Collectors whose tags would not change are not
+   * written. `vet` sees the records as read just before the write and may
+   * refuse them all, or answer writes (an attribute rollout) that land in one
+   * store write with every record, which expects the versions it vetted.
+   * Without such writes, records go in writes of BULK_CHUNK collectors, each
+   * with its audit entry, a chunk that meets a concurrent write read again
+   * and retried once.
+   */
+  async editTags(
+    who: Actor,
+    matches: (collector: Collector) => boolean,
+    edit: TagEdit,
+    describe: Record<string, unknown>,
+    vet?: VetEdits,
+  ): Promise<TagEditResult> {
+    const { matched, edits } = await this.tagEdits(matches, edit);
+    const audit = (ids: string[]) => auditEntry(who, "collector.tags", "collector", null, { ...describe, set: edit.set, remove: edit.remove, collectorIds: ids });
+    const now = new Date().toISOString();
+    // Read again, so what is vetted is what is written.
+    const docs = [...(await this.store.getMany<Collector>(COLLECTION, edits.map((e) => e.after.id))).values()];
+    const fresh = docs.flatMap((doc) => {
+      const tags = applyTagEdit(doc.data.tags, edit);
+      return tags === null ? [] : [{ doc, after: { ...doc.data, tags, updatedAt: now } }];
+    });
+    const writes = await vet?.(fresh.map(({ doc, after }) => ({ before: doc.data, after })));
+    if (writes) {
+      const ids = fresh.map(({ doc }) => doc.id);
+      if (ids.length === 0 && writes.ops.length === 0) return { matched, changed: 0 };
+      const written = await this.store.write(
+        [...fresh.map(({ doc, after }) => ({ op: "put" as const, collection: COLLECTION, id: doc.id, data: after, expect: doc.version })), ...writes.ops],
+        [...(ids.length > 0 ? [audit(ids)] : []), ...writes.audit],
+      );
+      for (const doc of written) if (doc.collection === COLLECTION) this.view.apply(doc as Doc<Collector>);
+      this.attributesChanged(ids, writes.handled);
+      return { matched, changed: ids.length };
+    }
     let changed = 0;
-    for (let at = 0; at < changing.length; at += BULK_CHUNK) {
-      const ids = changing.slice(at, at + BULK_CHUNK).map((collector) => collector.id);
+    for (let at = 0; at < fresh.length; at += BULK_CHUNK) {
+      const ids = fresh.slice(at, at + BULK_CHUNK).map(({ doc }) => doc.id);
       for (let attempt = 0; ; attempt++) {
-        const docs = await this.store.getMany<Collector>(COLLECTION, ids);
-        const now = new Date().toISOString();
+        const chunk = await this.store.getMany<Collector>(COLLECTION, ids);
+        const stamp = new Date().toISOString();
         const ops = [];
-        for (const doc of docs.values()) {
-          const tags = apply(doc.data.tags);
+        for (const doc of chunk.values()) {
+          const tags = applyTagEdit(doc.data.tags, edit);
           if (tags === null) continue;
-          ops.push({ op: "put" as const, collection: COLLECTION, id: doc.id, data: { ...doc.data, tags, updatedAt: now }, expect: doc.version });
+          ops.push({ op: "put" as const, collection: COLLECTION, id: doc.id, data: { ...doc.data, tags, updatedAt: stamp }, expect: doc.version });
         }
         if (ops.length === 0) break;
         try {
-          const written = await this.store.write(ops, [
-            auditEntry(who, "collector.tags", "collector", null, { ...describe, set: edit.set, remove: edit.remove, collectorIds: ops.map((op) => op.id) }),
-          ]);
+          const written = await this.store.write(ops, [audit(ops.map((op) => op.id))]);
           for (const doc of written) this.view.apply(doc as Doc<Collector>);
           this.attributesChanged(ops.map((op) => op.id));
           changed += ops.length;
@@ -255,7 +312,7 @@ export class Collectors {
         }
       }
     }
-    return { matched: selected.length, changed };
+    return { matched, changed };
   }
 
   async delete(who: Actor, id: string): Promise<void> {

@@ -1,14 +1,15 @@
 /**
- * The render step publish and its plan share: every affected collector
- * rendered at one snapshot, sorted into those a rollback pinned (left alone
+ * The render step publish, attribute changes and their plans share: every
+ * affected collector rendered at one commit, sorted into those a rollback pinned (left alone
  * unless the publish names them), those whose config cannot be rendered (the
- * render's first detail says why), and the rest with their rendered config.
+ * render's first detail says why: the reason it is skipped), and the rest
+ * with their rendered config.
  * A fleet takes seconds, so other requests get a turn every RENDER_SLICE.
  */
 import type { Collector } from "../../shared/collectors.ts";
-import type { Snapshot } from "../configstore/layout.ts";
+import type { SkippedCollector } from "../../shared/rollouts.ts";
 import { AppError } from "../errors.ts";
-import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
+import type { RenderedConfig } from "./renderer.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 
 /** Collectors rendered between turns of the event loop. */
@@ -21,13 +22,13 @@ export interface FleetRender {
   failed: { collector: Collector; path: string | null; message: string }[];
 }
 
+/** `render`: one commit's renderer (renderer.ts fleetRenderer). */
 export async function renderFleet(
-  snapshot: Snapshot,
+  render: (collector: Collector) => RenderedConfig,
   affected: readonly Collector[],
   isPinned: (collectorId: string) => boolean,
   named: ReadonlySet<string>,
 ): Promise<FleetRender> {
-  const render = fleetRenderer(snapshot);
   const out: FleetRender = { rendered: [], pinned: [], failed: [] };
   for (const [i, collector] of affected.entries()) {
     if (i > 0 && i % RENDER_SLICE === 0) await nextTurn();
@@ -44,4 +45,19 @@ export async function renderFleet(
     }
   }
   return out;
+}
+
+/** The collectors whose config cannot be rendered, each with its reason, as a plan and a rollout list them. */
+export function skippedOf(fleet: Pick<FleetRender, "failed">): SkippedCollector[] {
+  return fleet.failed.map(({ collector, path, message }) => ({ collectorId: collector.id, name: collector.name, path, message }));
+}
+
+/** Several renders (one per commit) as one, each list in collector id order. */
+export function mergeRenders(renders: readonly FleetRender[]): FleetRender {
+  const byId = <T>(items: T[], id: (item: T) => string) => items.sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
+  return {
+    rendered: byId(renders.flatMap((r) => r.rendered), (r) => r.collector.id),
+    pinned: byId(renders.flatMap((r) => r.pinned), (c) => c.id),
+    failed: byId(renders.flatMap((r) => r.failed), (f) => f.collector.id),
+  };
 }

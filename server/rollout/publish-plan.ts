@@ -1,17 +1,16 @@
 /**
- * The publish plan: what a publish of the head commit would change, before it
- * does. Each affected collector is rendered exactly as publish renders it
- * (fleet-render.ts) and compared with its current target; a change carries the
+ * The publish plan: what a publish of the head commit (or an attribute
+ * change, attribute-rollout.ts) would change, before it does. Each affected
+ * collector is rendered exactly as the write renders it (fleet-render.ts) and
+ * compared with its current target; a change carries the
  * unified diff of the two rendered configs (secrets stay their markers, see
  * render/secrets.ts), and equal diffs are grouped, so a fleet that changes in
  * a few ways reads as a few groups however many collectors it holds.
  */
 import { createTwoFilesPatch } from "diff";
-import type { Collector } from "../../shared/collectors.ts";
 import type { PublishPlan } from "../../shared/rollouts.ts";
-import type { Snapshot } from "../configstore/layout.ts";
 import type { RenderedConfig } from "./renderer.ts";
-import { renderFleet } from "./fleet-render.ts";
+import { skippedOf, type FleetRender } from "./fleet-render.ts";
 
 /** A collector's current target, as the plan compares it. */
 export interface PlannedTarget {
@@ -22,12 +21,9 @@ export interface PlannedTarget {
 
 export interface PlanInput {
   commit: string;
-  snapshot: Snapshot;
-  /** The collectors a publish of this scope would render, in id order. */
-  affected: readonly Collector[];
+  /** The affected collectors as the write would render them, in id order. */
+  fleet: FleetRender;
   targets: ReadonlyMap<string, PlannedTarget>;
-  /** Collectors the publish names: a pinned one among them is included. */
-  named: ReadonlySet<string>;
   /** A stored rendered config by hash (the current targets' bodies). */
   rendered: (hash: string) => Promise<RenderedConfig | null>;
 }
@@ -38,14 +34,14 @@ function configDiff(from: string, to: string): string {
 }
 
 export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
-  const fleet = await renderFleet(input.snapshot, input.affected, (id) => input.targets.get(id)?.pinned !== undefined, input.named);
+  const { fleet } = input;
   const plan: PublishPlan = {
     commit: input.commit,
     changes: [],
     groups: [],
     unchanged: 0,
     pinned: fleet.pinned.map((c) => ({ collectorId: c.id, name: c.name, since: input.targets.get(c.id)!.pinned!.at, by: input.targets.get(c.id)!.pinned!.actor })),
-    errors: fleet.failed.map(({ collector, path, message }) => ({ collectorId: collector.id, name: collector.name, path, message })),
+    errors: skippedOf(fleet),
   };
   /** One diff per (from, to) pair of hashes, then one group per distinct diff text. */
   const diffOf = new Map<string, string>();

@@ -6,7 +6,7 @@
  * lifecycle" and "Status model").
  */
 import type { Collector } from "../../shared/collectors.ts";
-import type { HistoryEntry as HistoryView, Rollout, RolloutCollectorState } from "../../shared/rollouts.ts";
+import type { HistoryEntry as HistoryView, Rollout, RolloutCollectorState, SkippedCollector } from "../../shared/rollouts.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import type { Drift } from "./drift.ts";
 
@@ -74,15 +74,18 @@ export interface HistoryEntry {
 }
 
 /**
- * Why a collector's config could not be rendered again after its attributes
- * changed (retarget.ts): `render_failures/<collectorId>`, kept until a later
- * render of it succeeds or a publish renders the fleet.
+ * Why a collector's config could not be rendered, so it kept the one it runs:
+ * found by a publish that skipped it (rollout.ts) or after its attributes
+ * changed (retarget.ts, attribute-rollout.ts). `render_failures/<collectorId>`,
+ * kept until a later render of it succeeds.
  */
 export interface RenderFailure {
   collectorId: string;
   commit: string;
   error: string;
   at: string;
+  /** The rollout that skipped it, when one did. */
+  rolloutId?: string;
 }
 
 /** The latest publish to the whole fleet: the commit collectors without a later target of their own are on. */
@@ -94,6 +97,8 @@ export interface FleetPublish {
 /** A staged rollout's target for a collector whose batch is not released yet: `rollout_pending/<rolloutId>/<collectorId>`. */
 export interface PendingTarget {
   hash: string;
+  /** The commit it was rendered at, when not the rollout's (an attribute rollout renders each collector at the commit it is on). */
+  commit?: string;
 }
 
 
@@ -166,6 +171,17 @@ export async function latestFleetPublish(store: Store): Promise<FleetPublish | n
   const latest = await store.get<{ rolloutId: string }>(LATEST.collection, LATEST.id);
   const rollout = latest && (await store.get<Rollout>(ROLLOUTS, latest.data.rolloutId))?.data;
   return rollout?.kind === "publish" && rollout.scope === "fleet" ? { commit: rollout.commit, at: rollout.startedAt } : null;
+}
+
+/**
+ * The collectors a rollout skipped, with their reasons. Rollouts recorded
+ * before reasons were kept (issue 33) hold bare ids: read as skipped for a
+ * reason not recorded.
+ */
+export function rolloutSkipped(rollout: Rollout): SkippedCollector[] {
+  return (rollout.skipped ?? []).map((entry: SkippedCollector | string) =>
+    typeof entry === "string" ? { collectorId: entry, name: entry, path: null, message: "its config could not be rendered (the reason was not recorded)" } : entry,
+  );
 }
 
 /** What a collector says of a config it was given (OpAMP RemoteConfigStatus, remote config's status). */

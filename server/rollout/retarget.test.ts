@@ -1,8 +1,8 @@
-/** Which commit a collector is re-rendered at, including what servers before issue 22 left in the store. */
+/** Which commit a collector is re-rendered at, and how a rollout's skipped collectors read, including what older servers left in the store. */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { SqliteStore } from "../store/sqlite.ts";
 import { currentCommit } from "./retarget.ts";
-import { latestFleetPublish, type CollectorConfig, type Rollout } from "./records.ts";
+import { latestFleetPublish, rolloutSkipped, type CollectorConfig, type Rollout } from "./records.ts";
 
 let store: SqliteStore;
 beforeEach(() => {
@@ -54,4 +54,13 @@ test("without a recorded fleet publish, the latest rollout stands for it only wh
   expect(await latestFleetPublish(store)).toBeNull();
   await store.write([{ op: "put", collection: "system", id: "fleet_publish", data: fleet }]);
   expect(await latestFleetPublish(store)).toEqual(fleet);
+});
+
+test("a rollout's skipped collectors carry their reason; one recorded before reasons were kept reads as a reason not recorded", () => {
+  const base: Rollout = { id: "r", kind: "publish", commit: "c", actor: "a", startedAt: "2026-11-24T00:00:00.000Z", scope: "fleet", collectorIds: ["x", "y"], changed: [] };
+  const reason = { collectorId: "x", name: "edge-x", path: "attributes.gateway", message: "collector 'x' has no attribute 'gateway'" };
+  expect(rolloutSkipped(base)).toEqual([]);
+  expect(rolloutSkipped({ ...base, skipped: [reason] })).toEqual([reason]);
+  const legacy = { ...base, skipped: ["y"] } as unknown as Rollout;
+  expect(rolloutSkipped(legacy)).toEqual([{ collectorId: "y", name: "y", path: null, message: "its config could not be rendered (the reason was not recorded)" }]);
 });

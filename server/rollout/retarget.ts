@@ -1,12 +1,17 @@
 /**
  * Attribute changes are config changes (docs/architecture.md "The configuration
  * lifecycle"). When a write on this replica changes what a render reads of a
- * collector (Collectors.onAttributesChanged: a tag edit, a reconnect with a new
- * description), the collector is rendered again at the commit it is on and,
- * where the hash differs from its target, gets a new target and history entry
- * (cause "attributes", actor system), delivered as a publish is: the channels
- * follow Rollouts.onTargetChanged. Only the writing replica hears the change,
- * so one replica does the work.
+ * collector and no operator's deployment carried it (Collectors.onAttributesChanged:
+ * a collector joining, a reconnect with a new description; an operator's tag
+ * edit is planned and deployed by attribute-rollout.ts), the collector is
+ * rendered again at the commit it is on and, where the hash differs from its
+ * target, gets a new target and history entry (cause "attributes", actor
+ * system), delivered as a publish is: the channels follow
+ * Rollouts.onTargetChanged. Each batch that changes or skips a collector is
+ * recorded as a rollout of kind "attributes", listed with the others (it does
+ * not become the latest rollout /publish/status follows: that stays the
+ * operators' last). Only the writing replica hears the change, so one
+ * replica does the work.
  *
  * Ids are collected in a set and drained in batches of BATCH, one store write
  * (and one `config.retarget` audit entry) each, so a reconnect storm of new
@@ -17,6 +22,7 @@
  */
 import type { Logger } from "pino";
 import type { Collector } from "../../shared/collectors.ts";
+import type { SkippedCollector } from "../../shared/rollouts.ts";
 import { auditEntry, SYSTEM_ACTOR } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { matchedPipelineIds, matcherPipelines, type MatchedPipeline } from "../collectors/matching.ts";
@@ -37,7 +43,7 @@ const RETRIES = 2;
 const GATHER_MS = 10;
 
 /** One commit, parsed and ready to render. */
-interface AtCommit {
+export interface AtCommit {
   snapshot: Snapshot;
   render: (collector: Collector) => RenderedConfig;
   /** Collectors its activations or routes name. */
@@ -55,6 +61,16 @@ interface AtCommit {
 export function currentCommit(target: CollectorConfig | undefined, fleet: FleetPublish | null): string | null {
   if (target && (fleet === null || (target.targetAt ?? "") > fleet.at)) return target.targetCommit;
   return fleet?.commit ?? null;
+}
+
+/** Whether the commit's config reaches the collector: a record names it or a pipeline's matchers select it. */
+export function reaches(at: AtCommit, collector: Collector): boolean {
+  return at.named.has(collector.id) || matchedPipelineIds(collector, at.withMatchers).length > 0;
+}
+
+/** The scope a rollout of these collectors names: the one collector's id, or "collectors". */
+export function collectorsScope(ids: readonly string[]): string {
+  return ids.length === 1 ? ids[0]! : "collectors";
 }
 
 export class Retargeting {
@@ -136,12 +152,15 @@ export class Retargeting {
       this.store.getMany<RenderFailure>(RENDER_FAILURES, ids),
       active ? this.store.getMany<PendingTarget>(PENDING, ids.map((id) => `${active}/${id}`)) : new Map<string, Doc<PendingTarget>>(),
     ]);
-    const rolloutCommit = active && pending.size > 0 ? (await this.store.get<Rollout>(ROLLOUTS, active))?.data.commit : undefined;
+    const activeRollout = active && pending.size > 0 ? (await this.store.get<Rollout>(ROLLOUTS, active))?.data : undefined;
     const now = new Date().toISOString();
+    const rolloutId = Bun.randomUUIDv7();
     const ops: WriteOp[] = [];
     const rendered = new Map<string, RenderedConfig>();
     const changed: string[] = [];
     const failed: RenderFailure[] = [];
+    const skipped: SkippedCollector[] = [];
+    const commits: string[] = [];
     for (const id of ids) {
       const collector = await this.collectors.get(id).catch((error) => (error instanceof NotFoundError ? null : Promise.reject(error)));
       if (!collector) continue;
@@ -152,23 +171,27 @@ export class Retargeting {
       // Queued in a staged rollout: it stays on the commit it runs until its batch goes out, with the target it will get rendered anew.
       const commit = queued && target ? target.data.targetCommit : currentCommit(target?.data, fleet);
       if (commit === null) continue;
-      if (queued && rolloutCommit !== undefined) {
+      if (queued && activeRollout !== undefined) {
+        const pendingCommit = queued.data.commit ?? activeRollout.commit;
         try {
-          const next = (await this.at(rolloutCommit)).render(collector);
+          const next = (await this.at(pendingCommit)).render(collector);
           if (next.hash !== queued.data.hash) {
             rendered.set(next.hash, next);
-            ops.push({ op: "put", collection: PENDING, id: queued.id, data: { hash: next.hash } satisfies PendingTarget, expect: queued.version });
+            const data: PendingTarget = { ...queued.data, hash: next.hash };
+            ops.push({ op: "put", collection: PENDING, id: queued.id, data, expect: queued.version });
           }
         } catch (error) {
           // Its batch releases what was rendered at publish; the failure is recorded by the render at its own commit below, if it fails there too.
           if (!(error instanceof AppError)) throw error;
         }
+        // Queued by an attribute rollout: what it waits for is this very change, so it stays where it is until its batch goes out.
+        if (activeRollout.kind === "attributes") continue;
       }
       const at = await this.at(commit);
       const known = failures.get(id);
       const cleared: WriteOp[] = known ? [{ op: "delete", collection: RENDER_FAILURES, id, expect: known.version }] : [];
       // Without a target, only a collector the commit's config reaches gets one (publish counts the same ones).
-      if (!target && !at.named.has(id) && matchedPipelineIds(collector, at.withMatchers).length === 0) {
+      if (!target && !reaches(at, collector)) {
         ops.push(...cleared);
         continue;
       }
@@ -179,9 +202,11 @@ export class Retargeting {
         if (!(error instanceof AppError)) throw error;
         const message = error.details[0]?.message ?? error.message;
         if (known?.data.commit !== commit || known.data.error !== message) {
-          const failure: RenderFailure = { collectorId: id, commit, error: message, at: now };
+          const failure: RenderFailure = { collectorId: id, commit, error: message, at: now, rolloutId };
           ops.push({ op: "put", collection: RENDER_FAILURES, id, data: failure, expect: known?.version ?? "absent" });
           failed.push(failure);
+          skipped.push({ collectorId: id, name: collector.name, path: error.details[0]?.path ?? null, message });
+          commits.push(commit);
         }
         continue;
       }
@@ -191,13 +216,30 @@ export class Retargeting {
       const entry = { seq: (target?.data.targetSeq ?? 0) + 1, commit, hash: config.hash, time: now, state: "outdated" as const, actor: SYSTEM_ACTOR.actor, cause: "attributes" as const };
       ops.push(...targetWrites(id, entry, target?.version ?? "absent"));
       changed.push(id);
+      commits.push(commit);
     }
     if (ops.length === 0) return;
+    if (changed.length + skipped.length > 0) {
+      const involved = [...changed, ...skipped.map((s) => s.collectorId)].sort();
+      const rollout: Rollout = {
+        id: rolloutId,
+        kind: "attributes",
+        commit: commits[0]!,
+        actor: SYSTEM_ACTOR.actor,
+        startedAt: now,
+        scope: collectorsScope(involved),
+        collectorIds: involved,
+        changed,
+        ...(skipped.length > 0 ? { skipped } : {}),
+      };
+      ops.push({ op: "put", collection: ROLLOUTS, id: rolloutId, data: rollout, expect: "absent" });
+    }
     // Only bytes not stored yet: rewriting a stored one would make every replica drop it from memory.
     const stored = await this.store.getMany<RenderedConfig>(RENDERED, [...rendered.keys()]);
     for (const [hash, config] of rendered) if (!stored.has(hash)) ops.push({ op: "put", collection: RENDERED, id: hash, data: config });
     await this.store.write(ops, [
       auditEntry(SYSTEM_ACTOR, "config.retarget", "collector", null, {
+        ...(changed.length + skipped.length > 0 ? { rollout: rolloutId } : {}),
         collectorIds: changed,
         changed: changed.length,
         failed: failed.map((f) => f.collectorId),
@@ -212,7 +254,7 @@ export class Retargeting {
   }
 
   /** A commit's renderer, kept for the last KEPT_COMMITS commits asked for (a snapshot read and its renders are the cost). */
-  private at(commit: string): Promise<AtCommit> {
+  at(commit: string): Promise<AtCommit> {
     let entry = this.commits.get(commit);
     if (entry) {
       this.commits.delete(commit);

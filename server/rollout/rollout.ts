@@ -26,15 +26,15 @@ import { plaintextRedactor } from "../secrets/redact.ts";
 import { markedSecrets } from "../secrets/values.ts";
 import { Coalescer } from "../store/coalesce.ts";
 import type { AuditEntry, Store, WriteOp } from "../store/store.ts";
-import type { RenderedConfig } from "./renderer.ts";
+import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
 import { nextTurn } from "../lib/next-turn.ts";
-import { renderFleet } from "./fleet-render.ts";
+import { renderFleet, skippedOf } from "./fleet-render.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
 import type { Matcher } from "../../shared/matchers.ts";
 import type { ConfigState, HistoryEntry as HistoryView, PublishPlan, Rollout } from "../../shared/rollouts.ts";
-import { cutBatches, storedStrategy, type Strategy } from "./strategy.ts";
+import { cutBatches, stagedFields, type Strategy } from "./strategy.ts";
 import {
   ACTIVE,
   activeStagedRollout,
@@ -67,7 +67,11 @@ import { redactTokens } from "../auth/tokens.ts";
 
 /** What a publish covers and how it rolls out. */
 export interface PublishOptions extends PublishScope {
-  /** Publish to the collectors whose config renders and leave the others as they are. */
+  /**
+   * With collectorIds: publish to the named collectors whose config renders
+   * and leave the others as they are. A publish that names none (the fleet,
+   * or matchers) always does so.
+   */
   skipErrors?: boolean;
   /** Release the changed collectors batch by batch (strategy.ts); absent: all at once. */
   strategy?: Strategy;
@@ -183,9 +187,14 @@ export class Rollouts {
    * Publishes the head commit to the fleet's affected collectors (or those of
    * the scope): renders each, and gives a new target to every one whose
    * config changes, all at once or, with a strategy, batch by batch
-   * (`advance` releases the later ones). Refused while a collector's config
-   * cannot be rendered, unless `skipErrors` (those keep what they run), and
-   * while a staged rollout is running or paused.
+   * (`advance` releases the later ones). A collector whose config cannot be
+   * rendered keeps what it runs and is listed in the rollout's `skipped` with
+   * the reason (and kept as its RenderFailure, shown on its page): one
+   * collector's bad attribute never holds back the fleet. A publish that
+   * names collectors (collectorIds) is refused instead, unless `skipErrors`:
+   * the caller asked for those very collectors, and answering 202 while the
+   * one they named gets nothing would hide it. Refused while a staged
+   * rollout is running or paused.
    */
   async publish(who: Actor, options: PublishOptions = {}): Promise<Rollout> {
     const commit = await this.config.head();
@@ -204,9 +213,9 @@ export class Rollouts {
 
     const now = new Date().toISOString();
     const named = new Set(options.collectorIds ?? []);
-    const fleet = await renderFleet(snapshot, affected, (id) => targets.get(id)?.pinned !== undefined, named);
+    const fleet = await renderFleet(fleetRenderer(snapshot), affected, (id) => targets.get(id)?.pinned !== undefined, named);
     const pinned = fleet.pinned.map((c) => c.id);
-    const failures: ErrorDetail[] = fleet.failed.map(({ collector, message }) => ({ path: `collectors/${collector.id}`, message: `${collector.name}: ${message}` }));
+    const skipped = skippedOf(fleet);
     const renderedOps: WriteOp[] = [];
     /** Collectors with equal configs share one rendered document. */
     const renderedPuts = new Set<string>();
@@ -219,8 +228,13 @@ export class Rollouts {
       }
       next.set(collector.id, config.hash);
     }
-    if (failures.length > 0 && !options.skipErrors) {
-      throw new ConflictError(`The configuration of ${failures.length} collector(s) cannot be rendered: ${failures[0]!.message}.`, "render_failed", failures);
+    if (skipped.length > 0 && options.collectorIds !== undefined && !options.skipErrors) {
+      const details: ErrorDetail[] = skipped.map((f) => ({ path: `collectors/${f.collectorId}`, message: `${f.name}: ${f.message}` }));
+      throw new ConflictError(
+        `The configuration of ${details.length} named collector(s) cannot be rendered: ${details[0]!.message}. Fix it, or publish with skipErrors to leave them as they are.`,
+        "render_failed",
+        details,
+      );
     }
     const { strategy } = options;
     const canary = options.canary ? new Set(affected.filter(options.canary).map((c) => c.id)) : undefined;
@@ -235,18 +249,9 @@ export class Rollouts {
       scope: options.collectorIds?.length === 1 ? options.collectorIds[0]! : "fleet",
       collectorIds: affected.map((c) => c.id),
       changed,
-      ...(failures.length > 0 ? { skipped: failures.map((f) => f.path.slice("collectors/".length)) } : {}),
+      ...(skipped.length > 0 ? { skipped } : {}),
       ...(pinned.length > 0 ? { pinned } : {}),
-      ...(strategy && batches.length > 1
-        ? {
-            strategy: storedStrategy(strategy),
-            batchEnds: batches.map((_, i) => batches.slice(0, i + 1).reduce((n, b) => n + b.length, 0)),
-            released: 0,
-            phase: "running" as const,
-            pausedReason: null,
-            settledAt: null,
-          }
-        : {}),
+      ...stagedFields(strategy, batches),
     };
     const perCollector: WriteOp[][] = [];
     for (const [index, batch] of batches.entries()) {
@@ -257,10 +262,13 @@ export class Rollouts {
         else perCollector.push([{ op: "put", collection: PENDING, id: `${rollout.id}/${id}`, data: { hash } satisfies PendingTarget, expect: "absent" }]);
       }
     }
-    // Every collector rendered (or a failure refused the publish): what a retarget could not render is moot.
-    const rendered = new Set(affected.map((c) => c.id));
-    const failed = new Set(failures.map((f) => f.path.slice("collectors/".length)));
-    const last: WriteOp[] = renderFailures.filter((id) => rendered.has(id) && !failed.has(id)).map((id) => ({ op: "delete", collection: RENDER_FAILURES, id }));
+    // A collector rendered: what an earlier render could not do is moot. One skipped keeps why, shown on its page.
+    const rendered = new Set(fleet.rendered.map((r) => r.collector.id));
+    const last: WriteOp[] = renderFailures.filter((id) => rendered.has(id)).map((id) => ({ op: "delete", collection: RENDER_FAILURES, id }));
+    for (const { collectorId, message } of skipped) {
+      const failure: RenderFailure = { collectorId, commit, error: message, at: now, rolloutId: rollout.id };
+      last.push({ op: "put", collection: RENDER_FAILURES, id: collectorId, data: failure });
+    }
     if (rollout.phase) last.push({ op: "put", collection: ACTIVE.collection, id: ACTIVE.id, data: { rolloutId: rollout.id } });
     if (options.collectorIds === undefined && options.match === undefined) {
       last.push({ op: "put", collection: FLEET.collection, id: FLEET.id, data: { commit, at: now } satisfies FleetPublish });
@@ -318,7 +326,8 @@ export class Rollouts {
     const snapshot = await this.config.snapshotAt(commit);
     const targets = await this.allTargets();
     const affected = await this.affected(snapshot, targets, scope);
-    return publishPlan({ commit, snapshot, affected, targets, named: new Set(scope.collectorIds), rendered: (hash) => this.storedRendered(hash) });
+    const fleet = await renderFleet(fleetRenderer(snapshot), affected, (id) => targets.get(id)?.pinned !== undefined, new Set(scope.collectorIds));
+    return publishPlan({ commit, fleet, targets, rendered: (hash) => this.storedRendered(hash) });
   }
 
   private async allTargets(): Promise<Map<string, CollectorConfig>> {

@@ -19,6 +19,7 @@ import {
   LATEST,
   PENDING,
   ROLLOUTS,
+  rolloutSkipped,
   rolloutState,
   targetWrites,
   type CollectorConfig,
@@ -43,14 +44,14 @@ export class StagedRollouts {
   async status(rolloutId?: string): Promise<RolloutStatus> {
     const counts = countBatch([]);
     const rollout = rolloutId === undefined ? (await this.latest())?.data : await this.rollout(rolloutId);
-    if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts, collectors: [] };
+    if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts, collectors: [], skipped: [] };
     const states = await this.collectorStates(rollout, rollout.collectorIds);
     const collectors: RolloutStatus["collectors"] = [];
     for (const [id, { state, error }] of states) {
       counts[state]++;
       collectors.push(error ? { id, state, error } : { id, state });
     }
-    const base = { rolloutId: rollout.id, commit: rollout.commit, total: collectors.length, counts, collectors };
+    const base = { rolloutId: rollout.id, commit: rollout.commit, total: collectors.length, counts, collectors, skipped: rolloutSkipped(rollout) };
     const settled = counts.applying + counts.outdated === 0;
     const outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
     if (!rollout.batchEnds) return { ...base, state: settled ? outcome : "running" };
@@ -176,7 +177,9 @@ export class StagedRollouts {
         // Rolled back by an operator since the publish: it stays where it was put.
         if (targets.get(id)?.data.pinned) continue;
         const seq = (targets.get(id)?.data.targetSeq ?? 0) + 1;
-        ops.push(...targetWrites(id, { seq, commit: rollout.commit, hash: waiting.data.hash, time, state: "outdated", actor: rollout.actor, cause: "publish" }));
+        const commit = waiting.data.commit ?? rollout.commit;
+        const cause = rollout.kind === "attributes" ? "attributes" : "publish";
+        ops.push(...targetWrites(id, { seq, commit, hash: waiting.data.hash, time, state: "outdated", actor: rollout.actor, cause }));
       }
       await this.store.write(put({ ...rollout, released: step.batch, settledAt: null }, ops), [
         auditEntry(SYSTEM_ACTOR, "rollout.batch", "rollout", rollout.id, { batch: step.batch, collectors: ops.filter((op) => op.collection === CONFIGS).length }),

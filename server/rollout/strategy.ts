@@ -38,6 +38,23 @@ export function cutBatches(changed: readonly string[], strategy: Strategy | Stor
   return batches;
 }
 
+/**
+ * What a rollout records to be staged: its strategy, where each batch ends,
+ * and its first batch released; nothing when it goes out all at once (no
+ * strategy, or one batch).
+ */
+export function stagedFields(strategy: Strategy | undefined, batches: readonly (readonly string[])[]) {
+  if (!strategy || batches.length <= 1) return {};
+  return {
+    strategy: storedStrategy(strategy),
+    batchEnds: batches.map((_, i) => batches.slice(0, i + 1).reduce((n, b) => n + b.length, 0)),
+    released: 0,
+    phase: "running" as const,
+    pausedReason: null,
+    settledAt: null,
+  };
+}
+
 /** How one batch stands: counts by rollout state. */
 export type BatchCounts = Record<RolloutCollectorState, number>;
 

@@ -170,19 +170,19 @@ describe("matchers over attributes", () => {
 
   test("POST /collectors/tags sets and removes tags on the selection, audited; collectors it would not change are not written", async () => {
     const untouched = await version(fleet["m-test-us"]!);
-    const result = await call<{ matched: number; changed: number }>("/collectors/tags", "POST", {
+    const result = await call<{ matched: number; changed: number; rollout: unknown }>("/collectors/tags", "POST", {
       match: ["env=prod", 'collector.name=~"m-.*"'],
       set: { tier: "gold" },
       remove: ["team"],
     });
-    expect(result).toEqual({ matched: 2, changed: 2 });
+    expect(result).toEqual({ matched: 2, changed: 2, rollout: null });
     const us = await call<Detail>(`/collectors/${fleet["m-prod-us"]}`);
     expect(us.tags).toEqual({ env: "prod", region: "us-east-1", tier: "gold" });
     expect(us.attributes.tier).toEqual({ value: "gold", origin: "set" });
     expect(await version(fleet["m-test-us"]!)).toBe(untouched);
 
-    const again = await call<{ matched: number; changed: number }>("/collectors/tags", "POST", { match: ["env=prod", 'collector.name=~"m-.*"'], set: { tier: "gold" } });
-    expect(again).toEqual({ matched: 2, changed: 0 });
+    const again = await call<{ matched: number; changed: number; rollout: unknown }>("/collectors/tags", "POST", { match: ["env=prod", 'collector.name=~"m-.*"'], set: { tier: "gold" } });
+    expect(again).toEqual({ matched: 2, changed: 0, rollout: null });
 
     const [entry] = await server.app.store.queryAudit({ action: "collector.tags", limit: 10 });
     expect(entry!.details).toMatchObject({ match: ["env=prod", 'collector.name=~"m-.*"'], set: { tier: "gold" }, remove: ["team"] });

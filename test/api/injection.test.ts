@@ -7,8 +7,9 @@
  * (test/yamlv3) with the collector's `$$` escape undone, Runtime R's strings
  * unquoted as Go does (JSON's escapes are Go's), the resource processor's
  * value once more inside its OTTL literal. A collector lacking an attribute
- * its config references fails the publish, naming collector and key; a
- * malformed or misplaced reference is a 400 naming the key path.
+ * its config references is skipped by a fleet publish, which names collector
+ * and key and goes on with the rest (issue 33 part 4); a publish naming it is
+ * refused; a malformed or misplaced reference is a 400 naming the key path.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -134,7 +135,7 @@ test("references are filled in per collector and delivered in both runtimes; awk
   expect(JSON.parse(/^set\(attributes\["team"\], (".*")\)$/.exec(statement!)![1]!)).toBe(`${AWKWARD} alloy`);
 });
 
-test("a collector lacking a referenced attribute fails the publish (409) naming collector and key; only records it runs count", async () => {
+test("a collector lacking a referenced attribute is skipped by a fleet publish naming collector and key, and refuses a publish naming it; only records it runs count", async () => {
   const source = await call<{ id: string }>("/sources", "POST", { name: "syslog", type: "filelog", config: { include: ["/var/log/syslog"] } });
   const destination = await call<{ id: string }>("/destinations", "POST", { name: "gw", type: "otlp", config: { endpoint: '{{attr "gateway"}}:4317' } });
   // Nothing runs this one, and its pipeline's matchers select no collector: its reference fails nobody.
@@ -145,21 +146,27 @@ test("a collector lacking a referenced attribute fails the publish (409) naming 
   const lacking = await call<{ id: string }>("/collectors", "POST", { name: "without-gw", tags: { fleet: "gw" } });
   await call("/commit", "POST", { message: "Gateway per collector" });
 
-  const before = await server.app.rollouts.target(ready.id);
-  const { status, body } = await refused("/publish", "POST", undefined);
+  // Named, it is refused: the caller asked for that very collector.
+  const { status, body } = await refused("/publish", "POST", { collectorIds: [ready.id, lacking.id] });
   expect(status).toBe(409);
   expect(body.error.code).toBe("render_failed");
   expect(body.error.details).toHaveLength(1);
   expect(body.error.details[0]!.path).toBe(`collectors/${lacking.id}`);
   expect(body.error.details[0]!.message).toContain("has no attribute 'gateway'");
   expect(body.error.details[0]!.message).toContain(`destinations[${destination.id}].config.endpoint`);
-  // Nothing was published.
-  expect(await server.app.rollouts.target(ready.id)).toEqual(before);
+  expect(await server.app.rollouts.target(ready.id)).toBeNull();
 
-  // Given the attribute, the publish goes through; each collector gets its own gateway.
-  await call(`/collectors/${lacking.id}`, "PATCH", { tags: { fleet: "gw", gateway: "gw-2.internal" } });
-  const rollout = await call<{ changed: string[] }>("/publish", "POST");
-  expect(rollout.changed).toContain(lacking.id);
+  // The fleet publish skips it with the reason and delivers the rest.
+  const fleet = await call<{ changed: string[]; skipped: { collectorId: string; name: string; path: string | null; message: string }[] }>("/publish", "POST");
+  expect(fleet.changed).toContain(ready.id);
+  expect(fleet.skipped).toEqual([{ collectorId: lacking.id, name: "without-gw", path: "attributes.gateway", message: expect.stringContaining("has no attribute 'gateway'") }]);
+  expect(await server.app.rollouts.target(lacking.id)).toBeNull();
+
+  // Given the attribute, the change is delivered as a rollout of kind attributes; each collector gets its own gateway.
+  const edited = await call<{ id: string }>(`/collectors/${lacking.id}`, "PATCH", { tags: { fleet: "gw", gateway: "gw-2.internal" } });
+  expect(edited).toMatchObject({ id: lacking.id });
+  const { items } = await call<{ items: { kind: string; changed: number; actor: string }[] }>("/rollouts?limit=1");
+  expect(items[0]).toMatchObject({ kind: "attributes", changed: 1, actor: "sa:admin" });
   expect((await server.app.rollouts.target(ready.id))!.rendered.body).toContain('endpoint: "gw-1.internal:4317"');
   expect((await server.app.rollouts.target(lacking.id))!.rendered.body).toContain('endpoint: "gw-2.internal:4317"');
 });

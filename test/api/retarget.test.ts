@@ -3,10 +3,12 @@
  * a real OpAMP WebSocket agent and a real remote-config poller: a tag edit or
  * a reconnect with a new description renders the collector again at the
  * commit it is on and delivers what changed without a publish, recorded as
- * "attributes" in its history; an edit that changes nothing adds nothing; a
- * rolled-back collector stays on its commit; an edit that would make an Alloy
- * collector match a pipeline it cannot run is refused, and a report that
- * does so is kept as the collector's render failure.
+ * "attributes" in its history and as a rollout of kind attributes (an
+ * operator's edit under their name, issue 33 part 3; a report under the
+ * system's); an edit that changes nothing adds nothing; a rolled-back
+ * collector stays on its commit; an edit that would make an Alloy collector
+ * match a pipeline it cannot run is refused, and a report that does so is
+ * kept as the collector's render failure.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -71,7 +73,15 @@ test("a tag edit gives newly matching collectors the pipeline without a publish;
   expect(await server.app.rollouts.target(otel.id)).toBeNull();
 
   const pushed = agent.next((m) => m.remoteConfig !== undefined && body(m).includes("/var/log/edge.log"));
-  expect(await call("/collectors/tags", "POST", { match: ['collector.name=~"edge-.*"'], set: { team: "edge" } })).toEqual({ matched: 2, changed: 2 });
+  const edited = await call<{ matched: number; changed: number; rollout: { id: string; kind: string; actor: string; changed: string[] } }>("/collectors/tags", "POST", {
+    match: ['collector.name=~"edge-.*"'],
+    set: { team: "edge" },
+  });
+  expect({ ...edited, rollout: { ...edited.rollout, changed: [...edited.rollout.changed].sort() } }).toMatchObject({
+    matched: 2,
+    changed: 2,
+    rollout: { kind: "attributes", actor: "sa:admin", changed: [otel.id, alloy.id].sort() },
+  });
   const message = await pushed;
   await agent.call({ remoteConfigStatus: applied(message.remoteConfig!.configHash) });
   await until(async () => (await server.app.rollouts.target(otel.id))?.target.state === "current");
@@ -83,16 +93,16 @@ test("a tag edit gives newly matching collectors the pipeline without a publish;
 
   for (const id of [otel.id, alloy.id]) {
     const { items, renderFailure } = await history(id);
-    expect(items.map(({ seq, commit, actor, cause }) => ({ seq, commit, actor, cause }))).toEqual([{ seq: 1, commit: published, actor: "system", cause: "attributes" }]);
+    expect(items.map(({ seq, commit, actor, cause }) => ({ seq, commit, actor, cause }))).toEqual([{ seq: 1, commit: published, actor: "sa:admin", cause: "attributes" }]);
     expect(renderFailure).toBeNull();
   }
-  const audit = await call<{ items: { actor: string; details: { collectorIds: string[]; changed: number } }[] }>("/audit?action=config.retarget&limit=100");
-  const batch = audit.items.find((e) => e.details.collectorIds.includes(otel.id))!;
-  expect(batch.actor).toBe("system");
-  expect({ ids: [...batch.details.collectorIds].sort(), changed: batch.details.changed }).toEqual({ ids: [otel.id, alloy.id].sort(), changed: 2 });
+  // Delivered with the edit by the operator's rollout, not by a system re-target after it.
+  const [audited] = (await call<{ items: { actor: string; resourceId: string; details: { changed: number } }[] }>("/audit?action=config.attributes&limit=1")).items;
+  expect(audited).toMatchObject({ actor: "sa:admin", resourceId: edited.rollout.id, details: { changed: 2 } });
+  expect((await call<{ items: unknown[] }>("/audit?action=config.retarget&limit=100")).items).toEqual([]);
 
   // A tag no matcher reads: rendered again, same hash, nothing recorded.
-  expect(await call("/collectors/tags", "POST", { match: ['collector.name=~"edge-.*"'], set: { note: "unrelated" } })).toEqual({ matched: 2, changed: 2 });
+  expect(await call("/collectors/tags", "POST", { match: ['collector.name=~"edge-.*"'], set: { note: "unrelated" } })).toEqual({ matched: 2, changed: 2, rollout: null });
   await server.app.retargeting.idle();
   for (const id of [otel.id, alloy.id]) expect((await history(id)).items).toHaveLength(1);
   // Not matching any more: the pipeline goes away the same way.
@@ -159,7 +169,7 @@ test("a rolled-back collector is pinned through attribute changes; unpinned, it 
   await call(`/collectors/${rb.id}`, "PATCH", { tags: { tier: "two", rack: "r1" } });
   await server.app.retargeting.idle();
   const { items } = await history(rb.id);
-  expect(items.at(-1)).toMatchObject({ seq: rollback.seq + 1, commit: old, cause: "attributes", actor: "system" });
+  expect(items.at(-1)).toMatchObject({ seq: rollback.seq + 1, commit: old, cause: "attributes", actor: "sa:admin" });
   const rendered = (await server.app.rollouts.target(rb.id))!.rendered.body;
   expect(rendered).toContain("/var/log/one.log");
   expect(rendered).not.toContain("/var/log/one-new.log");
@@ -216,7 +226,7 @@ test("an edit that would make an Alloy collector match a pipeline it cannot run 
   expect((await call<{ managementMode: string; tags: Record<string, string> }>(`/collectors/${otel.id}`))).toMatchObject({ managementMode: "opamp", tags: {} });
   expect((await call<{ items: unknown[] }>("/collectors?q=alloy-new")).items).toEqual([]);
   // An OpenTelemetry Collector may match it.
-  expect(await call("/collectors/tags", "POST", { match: ['collector.name="otel-net"'], set: { net: "edge" } })).toEqual({ matched: 1, changed: 1 });
+  expect(await call("/collectors/tags", "POST", { match: ['collector.name="otel-net"'], set: { net: "edge" } })).toEqual({ matched: 1, changed: 1, rollout: null });
 
   // The Alloy collector reports the attribute itself: nothing refuses a report, so the render fails and is kept.
   const published = await commitAndPublish("Filter by body");
@@ -239,7 +249,7 @@ test("an edit that would make an Alloy collector match a pipeline it cannot run 
   expect((await history(alloy.id)).renderFailure).toBeNull();
 });
 
-test("a storm of attribute changes is drained in batches of at most 500 collectors, one audit entry each", async () => {
+test("a storm of attribute changes no operator deployed is drained in batches of at most 500 collectors, one audit entry and rollout each", async () => {
   await pipeline("/var/log/storm.log", ['storm="yes"']);
   await commitAndPublish("Storm pipeline");
   const ids: string[] = [];
@@ -247,14 +257,21 @@ test("a storm of attribute changes is drained in batches of at most 500 collecto
   await server.app.retargeting.idle();
   const before = (await call<{ items: unknown[] }>("/audit?action=config.retarget&limit=1000")).items.length;
 
-  expect(await call("/collectors/tags", "POST", { match: ['collector.name=~"storm-.*"'], set: { storm: "yes" } })).toEqual({ matched: 1200, changed: 1200 });
+  // Changed through the domain with no deployment attached, as a collector's own reports and first contacts are (the API's edits deploy themselves).
+  const storm = await server.app.collectors.editTags({ actor: "system", remoteAddr: null }, (c) => c.name.startsWith("storm-"), { set: { storm: "yes" }, remove: [] }, {});
+  expect(storm).toEqual({ matched: 1200, changed: 1200 });
   await server.app.retargeting.idle();
   // Newest first: the entries this edit added.
-  const all = (await call<{ items: { details: { collectorIds: string[]; changed: number } }[] }>("/audit?action=config.retarget&limit=1000")).items;
+  const all = (await call<{ items: { details: { rollout: string; collectorIds: string[]; changed: number } }[] }>("/audit?action=config.retarget&limit=1000")).items;
   const entries = all.slice(0, all.length - before);
   expect(entries.length).toBeGreaterThanOrEqual(3);
   expect(entries.every((e) => e.details.collectorIds.length <= 500 && e.details.changed === e.details.collectorIds.length)).toBe(true);
   expect(entries.flatMap((e) => e.details.collectorIds).sort()).toEqual([...ids].sort());
+  // Each batch is a rollout of kind attributes by the system, listed with the others.
+  const rollouts = (await call<{ items: { id: string; kind: string; actor: string; changed: number }[] }>("/rollouts?limit=200")).items;
+  for (const entry of entries) {
+    expect(rollouts.find((r) => r.id === entry.details.rollout)).toMatchObject({ kind: "attributes", actor: "system", changed: entry.details.collectorIds.length });
+  }
   const hashes = new Set(await Promise.all(ids.map(async (id) => (await server.app.rollouts.target(id))!.rendered.hash)));
   expect(hashes.size).toBe(1);
 });

@@ -98,9 +98,9 @@ test("a blank commit message is refused inline, then a commit lands in the histo
   expect(await history.locator("tbody tr").count()).toBe(1);
 }, SLOW);
 
-test("the plan shows each change; a collector that cannot be rendered must be skipped explicitly before publishing", async () => {
+test("the plan shows each change, and that a collector that cannot be rendered is skipped by the publish", async () => {
   const { page } = browser;
-  // The real plan, with one collector that cannot be rendered and one pinned added: the UI must hold the publish back until told to skip.
+  // The real plan, with one collector that cannot be rendered and one pinned added: the UI says the publish skips it (issue 33 part 4).
   await page.route(
     "**/api/v1/publish/plan",
     async (route) => {
@@ -130,18 +130,17 @@ test("the plan shows each change; a collector that cannot be rendered must be sk
   expect(await errors.textContent()).toContain("edge-3: source 'app' is not active on collector");
   expect(await plan.getByRole("region", { name: "Pinned, skipped" }).textContent()).toContain("edge-4 pinned by user:admin");
   expect(await plan.getByLabel("All at once").isChecked()).toBe(true);
+  await plan.getByText("Collectors that cannot be rendered are skipped: they keep the config they run, and the rollout and their pages say why.").waitFor();
   const confirm = plan.getByRole("button", { name: "Confirm and publish" });
-  expect(await confirm.isDisabled()).toBe(true);
+  expect(await confirm.isDisabled()).toBe(false);
   await browser.screenshot("changes-plan-1280");
 
-  await plan.getByLabel(/Skip the 1 collector that cannot be rendered/).check();
-  expect(await confirm.isDisabled()).toBe(false);
   const pushed = agent.next((m) => m.remoteConfig !== undefined, 10_000);
   const refused = refuser.next((m) => m.remoteConfig !== undefined, 10_000);
   const request = page.waitForRequest((r) => r.url().endsWith("/api/v1/publish") && r.method() === "POST");
   await confirm.click();
-  // All at once: no strategy; the skip is asked for explicitly.
-  expect((await request).postDataJSON()).toEqual({ skipErrors: true });
+  // All at once: no strategy, and no skip to ask for: a fleet publish skips what cannot be rendered.
+  expect((await request).postDataJSON()).toEqual({});
   await page.getByRole("status").getByText(/to 2 collectors; 2 get a new config\.$/).waitFor();
   expect(await plan.count()).toBe(0);
 

@@ -10,10 +10,17 @@
  * finish and lists each failure with the API's message. Collectors that
  * succeeded leave the selection, those that failed stay in it for a retry;
  * the list itself updates from live events. With nothing selected the bar
- * shows only the last run's outcome, until dismissed.
+ * shows only the last run's outcome, until dismissed. An edit that would
+ * change what collectors run is a deployment: its plan is asked for first
+ * (POST /collectors/tags/plan, or each collector's edit-plan for the
+ * environment) and shown, and the edit runs only once confirmed, staged if
+ * the operator asks and it is one call.
  */
 import { useState, type FormEvent } from "react";
+import type { PublishPlan, Strategy } from "../../../shared/rollouts.ts";
 import { api, ApiError } from "../api.ts";
+import { mergePlans } from "../publish/plan.ts";
+import { DeployConfirm } from "./DeployConfirm.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { selectionMatchers } from "../matchers.ts";
 import { parseTags } from "./tags.ts";
@@ -59,6 +66,14 @@ interface TagEditResult {
   changed: number;
 }
 
+/** An edit waiting for its plan to be confirmed. */
+interface PendingDeploy {
+  verb: string;
+  plan: PublishPlan;
+  stageable: boolean;
+  apply: (strategy: Strategy | undefined) => void;
+}
+
 /** A tag edit's words for the progress line: "fleet=eu", "-fleet". */
 function describeEdit(edit: TagEdit): string {
   return [...Object.entries(edit.set ?? {}).map(([k, v]) => `${k}=${v}`), ...(edit.remove ?? []).map((k) => `-${k}`)].join(", ");
@@ -74,7 +89,29 @@ function parseKeys(text: string): string[] {
 export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettled: (succeeded: string[]) => void }) {
   const [run, setRun] = useState<Run | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
-  const busy = run !== null && run.done < run.total;
+  const [pending, setPending] = useState<PendingDeploy | null>(null);
+  const [planning, setPlanning] = useState(false);
+  const busy = planning || (run !== null && run.done < run.total);
+
+  /**
+   * Asks for the plans, then runs `apply` at once when no config changes, or
+   * shows the merged plan for confirmation.
+   */
+  async function planFirst(verb: string, plans: () => Promise<(PublishPlan | null)[]>, stageable: boolean, apply: (strategy: Strategy | undefined) => void) {
+    setError(null);
+    setPlanning(true);
+    let plan: PublishPlan | null;
+    try {
+      plan = mergePlans((await plans()).filter((p) => p !== null));
+    } catch (caught) {
+      setError(caught as ApiError);
+      return;
+    } finally {
+      setPlanning(false);
+    }
+    if (plan && plan.changes.length > 0) setPending({ verb, plan, stageable, apply });
+    else apply(undefined);
+  }
   const selected = target.kind === "rows" ? target.collectors : [];
 
   function start(verb: string, call: (c: Collector) => Promise<unknown>) {
@@ -92,15 +129,42 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
 
   function setEnvironment(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const environment = String(new FormData(event.currentTarget).get("environment") ?? "").trim();
-    start(environment === "" ? "Clearing environment" : `Setting environment ${environment}`, (c) =>
-      patch(c, { environment: environment === "" ? null : environment }),
-    );
+    const text = String(new FormData(event.currentTarget).get("environment") ?? "").trim();
+    const environment = text === "" ? null : text;
+    const verb = environment === null ? "Clearing environment" : `Setting environment ${environment}`;
+    const targets = selected;
+    const plans = async () => {
+      const out: (PublishPlan | null)[] = [];
+      let failure: ApiError | null = null;
+      await eachCollector(
+        targets,
+        async (c) => out.push((await api.post<{ plan: PublishPlan | null }>(`/collectors/${encodeURIComponent(c.id)}/edit-plan`, { environment })).plan),
+        (_, caught) => (failure ??= caught),
+      );
+      if (failure) throw failure;
+      return out;
+    };
+    // One PATCH per collector: each that changes a config is its own rollout, so none is staged.
+    void planFirst(verb, plans, false, () => start(verb, (c) => patch(c, { environment })));
+  }
+
+  /** The matchers of each of the tag edit's calls: one for "all matching", one per selection chunk otherwise. */
+  function tagCalls(): string[][] {
+    if (target.kind === "matching") return [target.matchers];
+    return selectionMatchers(selected.map((c) => c.id)).map((chunk) => [chunk.match]);
+  }
+
+  /** Plans the tag edit, then runs it once confirmed (or at once when it changes no config). */
+  function planTags(verb: string, edit: TagEdit) {
+    const calls = tagCalls();
+    const plans = () => Promise.all(calls.map(async (match) => (await api.post<{ plan: PublishPlan | null }>("/collectors/tags/plan", { match, ...edit })).plan));
+    void planFirst(verb, plans, calls.length === 1, (strategy) => void editTags(verb, { ...edit, ...(strategy ? { strategy } : {}) }));
   }
 
   /** The edit on every targeted collector: one call for "all matching", one per selection chunk otherwise. */
-  async function editTags(verb: string, edit: TagEdit) {
+  async function editTags(verb: string, edit: TagEdit & { strategy?: Strategy }) {
     setError(null);
+    setPending(null);
     if (target.kind === "matching") {
       setRun({ verb, done: 0, total: target.count, failures: [] });
       try {
@@ -147,12 +211,12 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
       if (Object.keys(tags).length === 0) throw new ApiError(0, "validation_failed", "Give tags as key=value.", [{ path: "set", message: "is empty" }]);
       return tags;
     });
-    if (set) void editTags(`Setting tags ${describeEdit({ set })}`, { set });
+    if (set) planTags(`Setting tags ${describeEdit({ set })}`, { set });
   }
 
   function removeTags(event: FormEvent<HTMLFormElement>) {
     const remove = readForm(event, "remove", parseKeys);
-    if (remove) void editTags(`Removing tags ${remove.join(", ")}`, { remove });
+    if (remove) planTags(`Removing tags ${remove.join(", ")}`, { remove });
   }
 
   function remove() {
@@ -204,6 +268,19 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
         <button type="button" className="button" disabled={busy} onClick={() => setRun(null)}>
           Dismiss
         </button>
+      )}
+      {pending && (
+        <DeployConfirm
+          label={`${pending.verb}: plan`}
+          plan={pending.plan}
+          stageable={pending.stageable}
+          busy={busy}
+          onApply={(strategy) => {
+            setPending(null);
+            pending.apply(strategy);
+          }}
+          onCancel={() => setPending(null)}
+        />
       )}
       <ErrorMessage error={error} />
       {run && (

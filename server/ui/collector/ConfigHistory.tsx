@@ -123,8 +123,8 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
       </p>
       {renderFailure && (
         <p className="setup-warning" role="note">
-          <strong>Attributes changed, but the config cannot be rendered</strong> at commit <code>{shortCommit(renderFailure.commit)}</code>:{" "}
-          {renderFailure.error.replace(/\.$/, "")}. The collector keeps its target until a render succeeds or the next publish.
+          <strong>Skipped: the config cannot be rendered</strong> at commit <code>{shortCommit(renderFailure.commit)}</code>:{" "}
+          {renderFailure.error.replace(/\.$/, "")}. The collector keeps the config it runs until a render of it succeeds (its attributes change, or a publish).
         </p>
       )}
       {history === null ? (

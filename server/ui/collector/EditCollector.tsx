@@ -2,10 +2,15 @@
  * A collector's settings on its page: name, environment, tags and management
  * mode (PATCH /collectors/{id}, only what changed; the API's errors beside the
  * field they name, e.g. a mode change refused because a destination cannot
- * run on the other runtime), and Delete after a confirmation.
+ * run on the other runtime), and Delete after a confirmation. An edit that
+ * would change the config the collector runs is a deployment: its plan
+ * (POST /collectors/{id}/edit-plan) is shown first, and it is saved only
+ * once confirmed.
  */
 import { useState, type FormEvent } from "react";
+import type { PublishPlan } from "../../../shared/rollouts.ts";
 import { api, ApiError } from "../api.ts";
+import { DeployConfirm } from "./DeployConfirm.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { navigate } from "../router.tsx";
@@ -16,6 +21,24 @@ export function EditCollectorSection({ collector, onSaved }: { collector: Collec
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState(false);
+  /** An edit waiting for its plan to be confirmed. */
+  const [pending, setPending] = useState<{ body: Partial<Collector>; plan: PublishPlan } | null>(null);
+
+  function save(body: Partial<Collector>) {
+    setBusy(true);
+    api
+      .patch<Collector>(`/collectors/${encodeURIComponent(collector.id)}`, body)
+      .then(
+        (updated) => {
+          setError(null);
+          setSaved(true);
+          setPending(null);
+          onSaved(updated);
+        },
+        (caught: ApiError) => setError(caught),
+      )
+      .finally(() => setBusy(false));
+  }
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -35,17 +58,20 @@ export function EditCollectorSection({ collector, onSaved }: { collector: Collec
       return;
     }
     setBusy(true);
+    setError(null);
     api
-      .patch<Collector>(`/collectors/${encodeURIComponent(collector.id)}`, body)
+      .post<{ plan: PublishPlan | null }>(`/collectors/${encodeURIComponent(collector.id)}/edit-plan`, body)
       .then(
-        (updated) => {
-          setError(null);
-          setSaved(true);
-          onSaved(updated);
+        ({ plan }) => {
+          setBusy(false);
+          if (plan && plan.changes.length > 0) setPending({ body, plan });
+          else save(body);
         },
-        (caught: ApiError) => setError(caught),
-      )
-      .finally(() => setBusy(false));
+        (caught: ApiError) => {
+          setBusy(false);
+          setError(caught);
+        },
+      );
   }
 
   function remove() {
@@ -115,6 +141,16 @@ export function EditCollectorSection({ collector, onSaved }: { collector: Collec
           </button>
         </div>
       </form>
+      {pending && (
+        <DeployConfirm
+          label="Settings change plan"
+          plan={pending.plan}
+          stageable={false}
+          busy={busy}
+          onApply={() => save(pending.body)}
+          onCancel={() => setPending(null)}
+        />
+      )}
       <ErrorMessage error={error} />
       <p className="muted" aria-live="polite">
         {saved && !error ? "Saved." : ""}

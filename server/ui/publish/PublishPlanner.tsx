@@ -2,8 +2,8 @@
  * Publish as plan → confirm: "Review and publish" asks the server what a
  * fleet publish of the head commit would change (nothing is delivered), shows
  * it, and publishes only when the operator confirms, all at once or staged.
- * While some collectors' configs cannot be rendered the server refuses a
- * publish, so confirming then needs the explicit choice to skip them.
+ * Collectors whose config cannot be rendered are skipped by the publish (the
+ * server lists them on the rollout and on their pages); the plan says so.
  */
 import { useState, type FormEvent } from "react";
 import type { PublishPlan, Rollout } from "../../../shared/rollouts.ts";
@@ -30,7 +30,6 @@ interface Props {
 export function PublishPlanner({ onPublished, onPlanned }: Props) {
   const [plan, setPlan] = useState<PublishPlan | null>(null);
   const [strategy, setStrategy] = useState<StrategyValues>(DEFAULT_STRATEGY);
-  const [skipErrors, setSkipErrors] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -41,7 +40,6 @@ export function PublishPlanner({ onPublished, onPlanned }: Props) {
       .post<PublishPlan>("/publish/plan", {})
       .then((answer) => {
         setPlan(answer);
-        setSkipErrors(false);
         onPlanned();
       }, setError)
       .finally(() => setBusy(false));
@@ -53,7 +51,7 @@ export function PublishPlanner({ onPublished, onPlanned }: Props) {
     setBusy(true);
     setError(null);
     api
-      .post<Rollout>("/publish", { ...(staged ? { strategy: staged } : {}), ...(skipErrors ? { skipErrors: true } : {}) })
+      .post<Rollout>("/publish", staged ? { strategy: staged } : {})
       .then((rollout) => {
         // Publish delivers the head: say so when a commit landed after the plan was made.
         const newer = plan && rollout.commit !== plan.commit ? ` It is newer than the reviewed plan's ${shortCommit(plan.commit)}.` : "";
@@ -63,7 +61,6 @@ export function PublishPlanner({ onPublished, onPlanned }: Props) {
       .finally(() => setBusy(false));
   }
 
-  const blocked = plan !== null && plan.errors.length > 0 && !skipErrors;
   return (
     <div className="planner">
       {plan === null ? (
@@ -76,14 +73,11 @@ export function PublishPlanner({ onPublished, onPlanned }: Props) {
           <PlanView plan={plan} />
           {plan.changes.length > 0 && <StrategyFields values={strategy} onChange={setStrategy} />}
           {plan.errors.length > 0 && plan.changes.length > 0 && (
-            <label className="skip-errors">
-              <input type="checkbox" checked={skipErrors} onChange={(e) => setSkipErrors(e.currentTarget.checked)} /> Skip the{" "}
-              {plural(plan.errors.length, "collector")} that cannot be rendered (they keep the config they run)
-            </label>
+            <p className="hint">Collectors that cannot be rendered are skipped: they keep the config they run, and the rollout and their pages say why.</p>
           )}
           <div className="plan-actions">
             {plan.changes.length > 0 && (
-              <button type="submit" className="button primary" disabled={busy || blocked} aria-describedby={blocked ? "plan-blocked" : undefined}>
+              <button type="submit" className="button primary" disabled={busy}>
                 Confirm and publish
               </button>
             )}
@@ -94,11 +88,6 @@ export function PublishPlanner({ onPublished, onPlanned }: Props) {
               Cancel
             </button>
           </div>
-          {blocked && (
-            <p id="plan-blocked" className="hint">
-              To publish, skip those collectors, or fix their configuration and commit.
-            </p>
-          )}
         </form>
       )}
       <ErrorMessage error={error} />

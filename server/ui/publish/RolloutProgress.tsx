@@ -13,6 +13,7 @@ import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { BatchList } from "./BatchList.tsx";
 import { Failures } from "./Failures.tsx";
+import { Skipped } from "./Skipped.tsx";
 import { RolloutControls } from "./RolloutControls.tsx";
 import { batchPosition, plural } from "./plan.ts";
 import "./publish.css";
@@ -105,6 +106,7 @@ export function RolloutProgress({ reload, canWrite, onChanged }: Props) {
           </p>
           {status.batches && <BatchList batches={status.batches} />}
           <Failures collectors={status.collectors} />
+          <Skipped skipped={status.skipped} />
         </>
       )}
     </section>

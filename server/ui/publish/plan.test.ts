@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import type { PublishPlan } from "../../../shared/rollouts.ts";
-import { batchCounts, DEFAULT_STRATEGY, planSummary, strategyFrom } from "./plan.ts";
+import { batchCounts, DEFAULT_STRATEGY, mergePlans, planSummary, strategyFrom } from "./plan.ts";
 
 const plan = (over: Partial<PublishPlan>): PublishPlan => ({ commit: "c", changes: [], groups: [], unchanged: 0, pinned: [], errors: [], ...over });
 const change = (id: string) => ({ collectorId: id, name: id, from: null, to: { hash: "h" }, group: 0 });
@@ -34,4 +34,21 @@ test("a batch reads as its non-zero counts", () => {
   expect(batchCounts({ size: 5, released: true, counts: { current: 4, failed: 1, queued: 0 } })).toBe("4 current, 1 failed");
   expect(batchCounts({ size: 5, released: false, counts: { queued: 5 } })).toBe("5 queued");
   expect(batchCounts({ size: 0, released: true, counts: {} })).toBe("no collectors");
+});
+
+test("plans of an edit made in parts read as one: equal diffs are one group, counts add up", () => {
+  expect(mergePlans([])).toBeNull();
+  const first = plan({ changes: [change("a"), { ...change("b"), group: 1 }], groups: [{ diff: "x", collectorIds: ["a"] }, { diff: "y", collectorIds: ["b"] }], unchanged: 1 });
+  const second = plan({ changes: [change("c")], groups: [{ diff: "y", collectorIds: ["c"] }], unchanged: 2, errors: [{ collectorId: "e", name: "e", path: null, message: "m" }] });
+  const merged = mergePlans([first, second])!;
+  expect(merged.groups).toEqual([
+    { diff: "x", collectorIds: ["a"] },
+    { diff: "y", collectorIds: ["b", "c"] },
+  ]);
+  expect(merged.changes.map((c) => [c.collectorId, c.group])).toEqual([
+    ["a", 0],
+    ["b", 1],
+    ["c", 1],
+  ]);
+  expect({ unchanged: merged.unchanged, errors: merged.errors.length }).toEqual({ unchanged: 3, errors: 1 });
 });

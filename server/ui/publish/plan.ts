@@ -16,6 +16,32 @@ export function planSummary(plan: PublishPlan): string {
   return `${parts.join(", ")}.`;
 }
 
+/**
+ * Several plans (one per call of an edit made in parts) read as one: changes
+ * and groups together, equal diffs one group; null when there is none.
+ */
+export function mergePlans(plans: readonly PublishPlan[]): PublishPlan | null {
+  if (plans.length === 0) return null;
+  const merged: PublishPlan = { commit: plans[0]!.commit, changes: [], groups: [], unchanged: 0, pinned: [], errors: [] };
+  const groupOf = new Map<string, number>();
+  for (const plan of plans) {
+    const index = plan.groups.map((group) => {
+      let at = groupOf.get(group.diff);
+      if (at === undefined) {
+        at = merged.groups.push({ diff: group.diff, collectorIds: [] }) - 1;
+        groupOf.set(group.diff, at);
+      }
+      merged.groups[at]!.collectorIds.push(...group.collectorIds);
+      return at;
+    });
+    merged.changes.push(...plan.changes.map((change) => ({ ...change, group: index[change.group]! })));
+    merged.unchanged += plan.unchanged;
+    merged.pinned.push(...plan.pinned);
+    merged.errors.push(...plan.errors);
+  }
+  return merged;
+}
+
 /** The strategy form as typed: strings, because number inputs may be blank while edited. */
 export interface StrategyValues {
   mode: "all" | "staged";
