@@ -92,6 +92,19 @@ export function requestMatchers(inputs: readonly string[], path: string): Matche
   }
 }
 
+/**
+ * Matchers that select collectors, from a request: parsed (400 naming `path[i]` and the column), and none
+ * on a key that only collectors' own, untrusted reports hold (400 naming it: collectors/trust.ts).
+ */
+export async function targetingMatchers(collectors: Pick<Collectors, "refuseUntrusted">, inputs: readonly string[], path: string): Promise<Matcher[]> {
+  const matchers = requestMatchers(inputs, path);
+  await collectors.refuseUntrusted(
+    matchers.map((m) => m.name),
+    path,
+  );
+  return matchers;
+}
+
 /** What the /collectors routes use. */
 export interface CollectorsApiDeps {
   collectors: Collectors;
@@ -112,7 +125,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
     const snapshots = [await deps.configStore.worktree(), await deps.retargeting.publishedSnapshot()];
     const details = new Map<string, ErrorDetail>();
     for (const snapshot of snapshots) {
-      if (snapshot) for (const detail of alloyMatchProblems(alloyUnrunnable(snapshot), edits)) details.set(detail.message, detail);
+      if (snapshot) for (const detail of alloyMatchProblems(alloyUnrunnable(snapshot), edits, deps.collectors.trust.keys())) details.set(detail.message, detail);
     }
     const [first] = details.values();
     if (first) throw new ConflictError(`This edit would make an Alloy collector match a pipeline it cannot run: ${first.message}.`, "breaks_matched_collectors", [...details.values()]);
@@ -140,8 +153,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       response: Type.Object({ items: Type.Array(CollectorSchema), nextCursor: NextCursor }),
       handler: async ({ query }) => {
         const { limit = 100, cursor, tag, match, ...rest } = query;
-        const matchers = match === undefined ? undefined : requestMatchers(match, "match");
-        const page = await deps.collectors.list(compileFilter({ ...rest, tags: tag, match: matchers }), limit, decodeCursor(cursor));
+        const matchers = match === undefined ? undefined : await targetingMatchers(deps.collectors, match, "match");
+        const page = await deps.collectors.list(compileFilter({ ...rest, tags: tag, match: matchers, trusted: deps.collectors.trust.keys() }), limit, decodeCursor(cursor));
         return { items: page.items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
       },
     }),
@@ -150,11 +163,11 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       path: "/collectors/{id}",
       scope: "collectors:read",
       tag: "collectors",
-      summary: "Get one collector, with its attributes and where each comes from (reported, set, virtual).",
+      summary: "Get one collector, with every attribute, where each comes from (reported, set, virtual) and whether matchers read it (`targets`: a reported one only when its key is trusted).",
       response: CollectorDetailSchema,
       handler: async ({ params }) => {
         const collector = await deps.collectors.get(params.id!);
-        return { ...collector, attributes: collectorAttributes(collector) };
+        return { ...collector, attributes: collectorAttributes(collector, deps.collectors.trust.keys()) };
       },
     }),
     route({
@@ -175,8 +188,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
         if (Object.keys(set).length === 0 && remove.length === 0) {
           throw new ValidationError("Nothing to do: give set, remove or both.", [{ path: "set", message: "set or remove must name at least one tag" }]);
         }
-        const matchers = requestMatchers(body.match, "match");
-        return deps.collectors.editTags(principal, compileFilter({ match: matchers }), { set, remove }, { match: body.match }, refuseAlloyMatches);
+        const matchers = await targetingMatchers(deps.collectors, body.match, "match");
+        return deps.collectors.editTags(principal, compileFilter({ match: matchers, trusted: deps.collectors.trust.keys() }), { set, remove }, { match: body.match }, refuseAlloyMatches);
       },
     }),
     route({
@@ -191,7 +204,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
         items: Type.Array(CollectorSchema, { description: "The first of them, in id order." }),
       }),
       handler: async ({ body }) => {
-        const keep = compileFilter({ match: requestMatchers(body.matchers, "matchers") });
+        const keep = compileFilter({ match: await targetingMatchers(deps.collectors, body.matchers, "matchers"), trusted: deps.collectors.trust.keys() });
         const all = await deps.collectors.list(keep, Number.POSITIVE_INFINITY);
         return { count: all.items.length, items: all.items.slice(0, body.limit ?? 20) };
       },

@@ -17,7 +17,8 @@ import type { Rollouts } from "../rollout/rollout.ts";
 import type { StagedRollouts } from "../rollout/staged.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
-import { Matchers, requestMatchers } from "./collectors.ts";
+import { Matchers, targetingMatchers } from "./collectors.ts";
+import type { Collectors } from "../collectors/collectors.ts";
 import { ValidationError } from "../errors.ts";
 
 const Scope = {
@@ -43,28 +44,29 @@ const AbortBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** A request's scope: ids or matchers, not both; matchers parsed (a 400 names `match[i]`). */
-function scopeOf(body: { collectorIds?: string[]; match?: string[] }, path = "") {
+/** A request's scope: ids or matchers, not both; matchers parsed and on trusted keys (a 400 names `match[i]`). */
+async function scopeOf(collectors: Collectors, body: { collectorIds?: string[]; match?: string[] }, path = "") {
   if (body.collectorIds !== undefined && body.match !== undefined) {
     throw new ValidationError("Give collectorIds or match, not both.", [{ path: `${path}match`, message: "cannot be combined with collectorIds" }]);
   }
-  return { collectorIds: body.collectorIds, match: body.match && requestMatchers(body.match, `${path}match`) };
+  return { collectorIds: body.collectorIds, match: body.match && (await targetingMatchers(collectors, body.match, `${path}match`)) };
 }
 
 /** The canary batch as a predicate over the changed collectors. */
-function canaryOf(strategy: Strategy | undefined) {
+async function canaryOf(collectors: Collectors, strategy: Strategy | undefined) {
   if (!strategy?.canary) return undefined;
-  const scope = scopeOf(strategy.canary, "strategy.canary.");
+  const scope = await scopeOf(collectors, strategy.canary, "strategy.canary.");
   if (scope.collectorIds) {
     const ids = new Set(scope.collectorIds);
     return (collector: { id: string }) => ids.has(collector.id);
   }
   if (!scope.match) throw new ValidationError("A canary names collectorIds or match.", [{ path: "strategy.canary", message: "names neither collectorIds nor match" }]);
-  return compileFilter({ match: scope.match });
+  return compileFilter({ match: scope.match, trusted: collectors.trust.keys() });
 }
 
 /** What the publish, rollout and rollback routes use. */
 export interface PublishApiDeps {
+  collectors: Collectors;
   rollouts: Rollouts;
   staged: StagedRollouts;
 }
@@ -83,15 +85,15 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       slow: true,
       response: RolloutSchema,
       status: 202,
-      handler: ({ principal, body }) => {
+      handler: async ({ principal, body }) => {
         const options = body ?? {};
         if (options.strategy && options.strategy.batchSize !== undefined && options.strategy.batchPercent !== undefined) {
           throw new ValidationError("Give batchSize or batchPercent, not both.", [{ path: "strategy.batchPercent", message: "cannot be combined with batchSize" }]);
         }
         return deps.rollouts.publish(principal, {
-          ...scopeOf(options),
+          ...(await scopeOf(deps.collectors, options)),
           strategy: options.strategy,
-          canary: canaryOf(options.strategy),
+          canary: await canaryOf(deps.collectors, options.strategy),
           skipErrors: options.skipErrors,
         });
       },
@@ -106,7 +108,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       body: PlanBody,
       slow: true,
       response: PublishPlanSchema,
-      handler: ({ body }) => deps.rollouts.plan(scopeOf(body)),
+      handler: async ({ body }) => deps.rollouts.plan(await scopeOf(deps.collectors, body)),
     }),
     route({
       method: "GET",

@@ -9,6 +9,7 @@ import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { AppError } from "../errors.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
+import type { TrustedKeys } from "../collectors/attributes.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 
 /** Collectors rendered between turns of the event loop. */
@@ -26,8 +27,9 @@ export async function renderFleet(
   affected: readonly Collector[],
   isPinned: (collectorId: string) => boolean,
   named: ReadonlySet<string>,
+  trusted: () => TrustedKeys,
 ): Promise<FleetRender> {
-  const render = fleetRenderer(snapshot);
+  const render = fleetRenderer(snapshot, trusted);
   const out: FleetRender = { rendered: [], pinned: [], failed: [] };
   for (const [i, collector] of affected.entries()) {
     if (i > 0 && i % RENDER_SLICE === 0) await nextTurn();

@@ -12,6 +12,7 @@ import type { PublishPlan } from "../../shared/rollouts.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import type { RenderedConfig } from "./renderer.ts";
 import { renderFleet } from "./fleet-render.ts";
+import type { TrustedKeys } from "../collectors/attributes.ts";
 
 /** A collector's current target, as the plan compares it. */
 export interface PlannedTarget {
@@ -28,6 +29,8 @@ export interface PlanInput {
   targets: ReadonlyMap<string, PlannedTarget>;
   /** Collectors the publish names: a pinned one among them is included. */
   named: ReadonlySet<string>;
+  /** The reported keys matchers may read (collectors/trust.ts). */
+  trusted: () => TrustedKeys;
   /** A stored rendered config by hash (the current targets' bodies). */
   rendered: (hash: string) => Promise<RenderedConfig | null>;
 }
@@ -38,7 +41,7 @@ function configDiff(from: string, to: string): string {
 }
 
 export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
-  const fleet = await renderFleet(input.snapshot, input.affected, (id) => input.targets.get(id)?.pinned !== undefined, input.named);
+  const fleet = await renderFleet(input.snapshot, input.affected, (id) => input.targets.get(id)?.pinned !== undefined, input.named, input.trusted);
   const plan: PublishPlan = {
     commit: input.commit,
     changes: [],

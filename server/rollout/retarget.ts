@@ -168,7 +168,7 @@ export class Retargeting {
       const known = failures.get(id);
       const cleared: WriteOp[] = known ? [{ op: "delete", collection: RENDER_FAILURES, id, expect: known.version }] : [];
       // Without a target, only a collector the commit's config reaches gets one (publish counts the same ones).
-      if (!target && !at.named.has(id) && matchedPipelineIds(collector, at.withMatchers).length === 0) {
+      if (!target && !at.named.has(id) && matchedPipelineIds(collector, at.withMatchers, this.collectors.trust.keys()).length === 0) {
         ops.push(...cleared);
         continue;
       }
@@ -219,7 +219,7 @@ export class Retargeting {
     } else {
       entry = this.config.snapshotAt(commit).then((snapshot) => ({
         snapshot,
-        render: fleetRenderer(snapshot),
+        render: fleetRenderer(snapshot, () => this.collectors.trust.keys()),
         named: new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]),
         withMatchers: matcherPipelines(snapshot.pipelines),
       }));

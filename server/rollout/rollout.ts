@@ -17,6 +17,7 @@
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
+import type { TrustedKeys } from "../collectors/attributes.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
 import type { Logger } from "pino";
@@ -122,6 +123,8 @@ export class Rollouts {
   private readonly historyWrites: Coalescer<HistoryEntry>;
   private readonly unwatch: () => void;
   private readonly targetListeners = new Set<TargetListener>();
+  /** The reported keys matchers may read now (collectors/trust.ts). */
+  private readonly trusted = (): TrustedKeys => this.collectors.trust.keys();
 
   constructor(
     private readonly store: Store,
@@ -204,7 +207,7 @@ export class Rollouts {
 
     const now = new Date().toISOString();
     const named = new Set(options.collectorIds ?? []);
-    const fleet = await renderFleet(snapshot, affected, (id) => targets.get(id)?.pinned !== undefined, named);
+    const fleet = await renderFleet(snapshot, affected, (id) => targets.get(id)?.pinned !== undefined, named, this.trusted);
     const pinned = fleet.pinned.map((c) => c.id);
     const failures: ErrorDetail[] = fleet.failed.map(({ collector, message }) => ({ path: `collectors/${collector.id}`, message: `${collector.name}: ${message}` }));
     const renderedOps: WriteOp[] = [];
@@ -318,7 +321,7 @@ export class Rollouts {
     const snapshot = await this.config.snapshotAt(commit);
     const targets = await this.allTargets();
     const affected = await this.affected(snapshot, targets, scope);
-    return publishPlan({ commit, snapshot, affected, targets, named: new Set(scope.collectorIds), rendered: (hash) => this.storedRendered(hash) });
+    return publishPlan({ commit, snapshot, affected, targets, named: new Set(scope.collectorIds), trusted: this.trusted, rendered: (hash) => this.storedRendered(hash) });
   }
 
   private async allTargets(): Promise<Map<string, CollectorConfig>> {
@@ -338,9 +341,11 @@ export class Rollouts {
     const inConfig = new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]);
     // A collector some pipeline's matchers select is in the config without a record naming it.
     const withMatchers = matcherPipelines(snapshot.pipelines);
-    const keep = scope.match === undefined ? () => true : compileFilter({ match: scope.match });
-    return (await this.collectors.all()).filter(
-      (c) => keep(c) && (inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers).length > 0),
+    const collectors = await this.collectors.all();
+    const trusted = this.trusted();
+    const keep = scope.match === undefined ? () => true : compileFilter({ match: scope.match, trusted });
+    return collectors.filter(
+      (c) => keep(c) && (inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers, trusted).length > 0),
     );
   }
 
