@@ -104,7 +104,9 @@ test("a tag edit gives newly matching collectors the pipeline without a publish;
   expect((await history(alloy.id)).items.map((e) => e.cause)).toEqual(["attributes", "attributes"]);
 });
 
-test("a reconnect with a new AgentDescription attribute re-targets the collector", async () => {
+test("a reconnect with a new AgentDescription attribute on a trusted key re-targets the collector", async () => {
+  // A reported attribute targets only once an admin trusts its key (test/api/trusted-targeting.test.ts).
+  await call("/system/trusted-attributes", "PUT", { keys: ["region"] });
   await pipeline("/var/log/eu.log", ['region="eu-west"']);
   const roaming = await call<{ id: string }>("/collectors", "POST", { name: "roaming" });
   const uid = uuidBytes();
@@ -218,7 +220,8 @@ test("an edit that would make an Alloy collector match a pipeline it cannot run 
   // An OpenTelemetry Collector may match it.
   expect(await call("/collectors/tags", "POST", { match: ['collector.name="otel-net"'], set: { net: "edge" } })).toEqual({ matched: 1, changed: 1 });
 
-  // The Alloy collector reports the attribute itself: nothing refuses a report, so the render fails and is kept.
+  // The Alloy collector reports the attribute itself, on a key an admin trusts: nothing refuses a report, so the render fails and is kept.
+  await call("/system/trusted-attributes", "PUT", { keys: ["region", "net"] });
   const published = await commitAndPublish("Filter by body");
   const rcfg = remoteConfigClient(server.base, (await call<{ token: string }>(`/collectors/${alloy.id}/otlp-token`, "POST")).token);
   await rcfg.getConfig({ id: alloy.id, localAttributes: { net: "edge" } });
