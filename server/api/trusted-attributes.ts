@@ -2,9 +2,11 @@
  * REST: /system/trusted-attributes — which reported attribute keys matchers may
  * read (collectors/trust.ts, docs/architecture.md "Trust model"). Anyone who
  * reads collectors may see the list; only an admin (users:admin) changes it.
- * Un-trusting a key a pipeline's matchers read is refused (409 naming the
- * pipelines): reading it as absent instead would silently re-target the
- * collectors that pipeline selects, widening `!=` matchers, with no plan.
+ * A trust change never changes what a collector runs: trusting or un-trusting
+ * a key a pipeline's matchers read is refused (409 naming the pipelines).
+ * Reading an un-trusted key as absent instead would silently move collectors
+ * in or out of that pipeline (widening `!=` matchers) with no plan and no
+ * publish; edit the pipeline's matchers first, and publish that.
  */
 import { Type } from "@sinclair/typebox";
 import { parseMatcherList } from "../../shared/matchers.ts";
@@ -65,15 +67,15 @@ export function trustedAttributeRoutes(deps: TrustedAttributesApiDeps): Route[] 
       scope: "users:admin",
       tag: "system",
       summary:
-        "Replace the admin's list of trusted reported keys; audited (attributes.trust). 400 naming a key svc sets itself (environment, collector.*); 409 (attribute_in_use), nothing written, when a key it drops is read by a pipeline's matchers in the working tree or the published commit: edit those pipelines first.",
+        "Replace the admin's list of trusted reported keys; audited (attributes.trust). 400 naming a key svc sets itself (environment, collector.*); 409 (attribute_in_use), nothing written, when a key it adds or drops is read by a pipeline's matchers in the working tree or the published commit (the change would move collectors in or out of it without a publish): edit those pipelines first.",
       body: PutBody,
       response: TrustedList,
       handler: ({ body, principal }) =>
-        deps.collectors.trust.set(principal, body.keys, async (untrusted) => {
-          const details = pipelinesReading(untrusted, [await deps.configStore.worktree(), await deps.retargeting.publishedSnapshot()]);
+        deps.collectors.trust.set(principal, body.keys, async (changed) => {
+          const details = pipelinesReading(changed, [await deps.configStore.worktree(), await deps.retargeting.publishedSnapshot()]);
           if (details.length > 0) {
             throw new ConflictError(
-              `Pipelines match on ${untrusted.map((k) => `"${k}"`).join(", ")}, so it stays trusted: ${details.map((d) => d.message).join("; ")}. Edit their matchers (and publish) first.`,
+              `Changing whether ${changed.map((k) => `"${k}"`).join(", ")} is trusted would move collectors in or out of pipelines without a publish: ${details.map((d) => d.message).join("; ")}. Edit their matchers (and publish) first.`,
               "attribute_in_use",
               details,
             );

@@ -66,10 +66,11 @@ export class TrustedAttributes {
 
   /**
    * Replaces the admin's list, audited (`attributes.trust`: the keys added and
-   * removed). `vet` hears the keys that stop being trusted and may refuse the
-   * change (throw) before anything is written.
+   * removed). `vet` hears the keys whose trust this changes (those the
+   * configuration trusts anyway are left out) and may refuse the change
+   * (throw) before anything is written; a concurrent change is a 409.
    */
-  async set(who: Actor, keys: readonly string[], vet: (untrusted: string[]) => Promise<void>): Promise<TrustedList> {
+  async set(who: Actor, keys: readonly string[], vet: (changed: string[]) => Promise<void>): Promise<TrustedList> {
     await this.ready();
     if (keys.length > MAX_TRUSTED_KEYS) throw new ValidationError(`At most ${MAX_TRUSTED_KEYS} trusted keys.`, [{ path: "keys", message: `must hold at most ${MAX_TRUSTED_KEYS} keys` }]);
     const details: ErrorDetail[] = keys.flatMap((key, i) => {
@@ -78,13 +79,17 @@ export class TrustedAttributes {
     });
     if (details.length > 0) throw new ValidationError(`Invalid trusted attribute: ${details[0]!.path} ${details[0]!.message}.`, details);
     const listed = [...new Set(keys)].sort();
-    const before = new Set(this.listed);
-    const added = listed.filter((key) => !before.has(key));
-    const removed = this.listed.filter((key) => !listed.includes(key));
-    if (added.length === 0 && removed.length === 0) return this.answer();
-    const untrusted = removed.filter((key) => !this.configured.includes(key));
-    if (untrusted.length > 0) await vet(untrusted);
+    // The stored list, not this replica's copy of it: the audit entry says what this write changed.
     const doc = await this.store.get<{ keys: string[] }>(SETTINGS, TRUSTED_ID);
+    const prior = doc?.data.keys ?? [];
+    const added = listed.filter((key) => !prior.includes(key));
+    const removed = prior.filter((key) => !listed.includes(key));
+    if (added.length === 0 && removed.length === 0) {
+      this.take(prior);
+      return this.answer();
+    }
+    const changed = [...added, ...removed].filter((key) => !this.configured.includes(key));
+    if (changed.length > 0) await vet(changed);
     await this.store.write(
       [{ op: "put", collection: SETTINGS, id: TRUSTED_ID, data: { keys: listed }, expect: doc?.version ?? "absent" }],
       [auditEntry(who, "attributes.trust", "settings", TRUSTED_ID, { added, removed, keys: listed })],

@@ -169,6 +169,8 @@ test("a rolled-back collector is pinned through attribute changes; unpinned, it 
 });
 
 test("an edit that would make an Alloy collector match a pipeline it cannot run is refused; a report that does is kept as its render failure", async () => {
+  // Trusted before any pipeline reads it (a trust change may not move collectors; test/api/trusted-targeting.test.ts).
+  await call("/system/trusted-attributes", "PUT", { keys: ["region", "net"] });
   const destination = await call<{ id: string }>("/destinations", "POST", { name: "net-gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } });
   const syslog = await call<{ id: string }>("/sources", "POST", { name: "net-syslog", type: "syslog", config: {} });
   const filtered = await call<{ id: string }>("/pipelines", "POST", {
@@ -221,7 +223,6 @@ test("an edit that would make an Alloy collector match a pipeline it cannot run 
   expect(await call("/collectors/tags", "POST", { match: ['collector.name="otel-net"'], set: { net: "edge" } })).toEqual({ matched: 1, changed: 1 });
 
   // The Alloy collector reports the attribute itself, on a key an admin trusts: nothing refuses a report, so the render fails and is kept.
-  await call("/system/trusted-attributes", "PUT", { keys: ["region", "net"] });
   const published = await commitAndPublish("Filter by body");
   const rcfg = remoteConfigClient(server.base, (await call<{ token: string }>(`/collectors/${alloy.id}/otlp-token`, "POST")).token);
   await rcfg.getConfig({ id: alloy.id, localAttributes: { net: "edge" } });

@@ -5,7 +5,8 @@
  * contact) never selects a pipeline, sets its environment or a tag, nor brings
  * it a destination's secret; a matcher on a reported key no admin trusts is a
  * 400 naming it; once an admin trusts the key (audited) it targets, and it
- * cannot be un-trusted while a pipeline reads it (409 naming the pipeline).
+ * cannot be un-trusted (nor a key trusted) while a pipeline reads it (409
+ * naming the pipeline).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Collector } from "../../shared/collectors.ts";
@@ -178,6 +179,7 @@ describe("matchers on reported keys need an admin's trust", () => {
     expect(conflict.status).toBe(409);
     expect(conflict.code).toBe("attribute_in_use");
     expect(conflict.details).toEqual([{ path: `pipelines/${pipeline.id}`, message: 'pipeline "by-host" matches on "host.name"' }]);
+    expect(conflict.message).toContain("without a publish");
     expect((await call<{ trusted: string[] }>("/system/trusted-attributes")).trusted).toEqual(["host.name"]);
     expect((await call<{ items: unknown[] }>("/audit?action=attributes.trust")).items).toHaveLength(1);
 
@@ -190,6 +192,16 @@ describe("matchers on reported keys need an admin's trust", () => {
       keys: [],
     });
     expect((await refused(`/collectors?match=${encodeURIComponent("host.name=web-trust-1")}`)).status).toBe(400);
+  });
+
+  test("trusting a key a pipeline already reads is 409 too: it would move collectors into the pipeline without a publish", async () => {
+    // rack is reported by no collector yet, so a pipeline may read it (as a tag to come).
+    const pipeline = await call<{ id: string }>("/pipelines", "POST", { name: "by-rack", signal: "logs", matchers: ["rack=r1"] });
+    const conflict = await refused("/system/trusted-attributes", { method: "PUT", json: { keys: ["rack"] } });
+    expect(conflict.status).toBe(409);
+    expect(conflict.details).toEqual([{ path: `pipelines/${pipeline.id}`, message: 'pipeline "by-rack" matches on "rack"' }]);
+    expect((await call<{ trusted: string[] }>("/system/trusted-attributes")).trusted).toEqual([]);
+    expect((await server.api(`/pipelines/${pipeline.id}`, { method: "DELETE" })).status).toBe(204);
   });
 });
 
