@@ -281,7 +281,7 @@ export class Collectors {
    */
   async refuseUntrusted(names: readonly string[], path: string): Promise<void> {
     await this.ready();
-    refuseUntrusted(names, path, this.trust.keys(), this.view.all());
+    await refuseUntrusted(names, path, this.trust.keys(), this.view.all());
   }
 
   /** The records and the trusted keys, read once: matchers read both. */
