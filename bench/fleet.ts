@@ -13,7 +13,8 @@
  * state file; every collector has five attributes (env, region, team, tier,
  * zone) which its agent also reports (AgentDescription non-identifying
  * attributes; GetConfig local_attributes), so the seeded record already holds
- * what the first report says and connecting writes nothing.
+ * what the first report says and connecting writes nothing. The five keys are
+ * trusted (fleet.trustedAttributes), so the matchers read those reports.
  *
  * Config: 20 filelog sources, 4 OTLP/HTTP destinations and 20 pipelines
  * (source → batch → destination) with matchers over the five attributes;
@@ -220,6 +221,8 @@ async function main(): Promise<void> {
         SVC_STORAGE_BOLTPATH: statePath,
         SVC_BOOTSTRAP_ADMINTOKEN: adminToken,
         SVC_LOGGING_LEVEL: "warn",
+        // The matchers read the reported attributes: an admin trusts their keys (docs/architecture.md "Trust model").
+        SVC_FLEET_TRUSTEDATTRIBUTES: "env,region,team,tier,zone",
         // One admin token drives the setup and the query loop: lift its rate limit.
         SVC_RATELIMIT_API_PERSECOND: "1000000",
         SVC_RATELIMIT_API_BURST: "1000000",

@@ -167,7 +167,7 @@ export async function createApp(
     rolloutStatus: () => metricsSources!.staged.status(),
   });
   const store: Store = new CountedStore(givenStore, metrics);
-  const collectors = new Collectors(store);
+  const collectors = new Collectors(store, config.fleet.trustedAttributes);
   const collectorTokens = new CollectorTokens(store, collectors, secrets);
   const configStore = await openConfigStore(store, gitdir);
   const hostPaths = new HostPaths(config.sources.hostPaths);

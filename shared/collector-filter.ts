@@ -3,7 +3,7 @@
  * at run time, because the UI applies the very same predicate to live
  * collector events that the API applies to its pages.
  */
-import { attributeValues } from "./collector-attributes.ts";
+import { attributeValues, type TrustedKeys } from "./collector-attributes.ts";
 import type { CollectorStatus } from "./collector-status.ts";
 import type { Collector } from "./collectors.ts";
 import { matches, type Matcher } from "./matchers.ts";
@@ -19,7 +19,11 @@ export interface CollectorFilter {
   q?: string;
   /** Alertmanager matchers over the collector's attributes (collector-attributes.ts); all must hold. */
   match?: readonly Matcher[];
+  /** Reported keys `match` may read (collector-attributes.ts); absent: none, matchers read set and virtual attributes only. */
+  trusted?: TrustedKeys;
 }
+
+const NONE: TrustedKeys = new Set();
 
 /** Lower-cased text that `q` searches, computed once per record version. */
 const searchText = new WeakMap<Collector, string>();
@@ -39,6 +43,7 @@ export function compileFilter(filter: CollectorFilter): (collector: Collector) =
     const colon = tag.indexOf(":");
     return colon === -1 ? { key: tag, value: undefined } : { key: tag.slice(0, colon), value: tag.slice(colon + 1) };
   });
+  const trusted = filter.trusted ?? NONE;
   const needle = filter.q === undefined || filter.q === "" ? undefined : filter.q.toLowerCase();
   return (collector) => {
     if (filter.status !== undefined && collector.status !== filter.status) return false;
@@ -49,6 +54,6 @@ export function compileFilter(filter: CollectorFilter): (collector: Collector) =
       if (actual === undefined || (value !== undefined && actual !== value)) return false;
     }
     if (needle !== undefined && !textOf(collector).includes(needle)) return false;
-    return filter.match === undefined || filter.match.length === 0 || matches(filter.match, attributeValues(collector));
+    return filter.match === undefined || filter.match.length === 0 || matches(filter.match, attributeValues(collector, trusted));
   };
 }

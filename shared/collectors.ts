@@ -44,8 +44,9 @@ export const CollectorSchema = Type.Object(
     tags: StringMap,
     /**
      * What the collector reports about itself (OpAMP AgentDescription attributes, Alloy remotecfg
-     * attributes and local_attributes), bounded; absent until it reports any. Tags and environment win
-     * over these on the same key (see `attributes` on GET /collectors/{id}).
+     * attributes and local_attributes), bounded; absent until it reports any. Facts, not authority:
+     * matchers read a reported key only when an admin trusts it, and tags and environment win over
+     * these on the same key (see `attributes` on GET /collectors/{id}).
      */
     reported: Type.Optional(
       Type.Record(Type.String(), Type.String(), {
@@ -63,16 +64,20 @@ export const CollectorSchema = Type.Object(
 export type Collector = Static<typeof CollectorSchema>;
 
 export const AttributeOriginSchema = Type.Union([Type.Literal("reported"), Type.Literal("set"), Type.Literal("virtual")]);
-export const CollectorAttributeSchema = Type.Object({ value: Type.String(), origin: AttributeOriginSchema });
+export const CollectorAttributeSchema = Type.Object({
+  value: Type.String(),
+  origin: AttributeOriginSchema,
+  targets: Type.Boolean({ description: "Whether matchers read it: set and virtual ones always, a reported one only when an admin trusts its key (GET /system/trusted-attributes)." }),
+});
 
-/** One collector with every attribute pipeline matchers read, and where each comes from. */
+/** One collector with every attribute, where each comes from, and whether matchers read it. */
 export const CollectorDetailSchema = Type.Composite(
   [
     CollectorSchema,
     Type.Object({
       attributes: Type.Record(Type.String(), CollectorAttributeSchema, {
         description:
-          "What matchers read: reported attributes, overridden by set ones (tags, environment), and the virtual collector.id, collector.name, collector.mode.",
+          "Every attribute: reported ones, overridden by set ones (tags, environment), and the virtual collector.id, collector.name, collector.mode. Matchers read those with `targets` true; attribute references read them all.",
       }),
     }),
   ],

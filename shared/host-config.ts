@@ -24,6 +24,7 @@ export const HOST_CONFIG_SECTIONS: Readonly<Record<HostProgram, readonly string[
     "http",
     "rateLimit",
     "downloads",
+    "fleet",
     "metrics",
     "opamp",
     "secrets",

@@ -14,7 +14,7 @@ import type { Retargeting } from "../rollout/retarget.ts";
 import type { AttributeRollouts } from "../rollout/attribute-rollout.ts";
 import type { Principal } from "../auth/service-accounts.ts";
 import { PublishPlanSchema, RolloutSchema, StrategySchema, type Rollout, type Strategy } from "../../shared/rollouts.ts";
-import { requestMatchers } from "./matchers.ts";
+import { targetingMatchers } from "./matchers.ts";
 import { strategyOf } from "./rollout-options.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
@@ -113,13 +113,13 @@ export interface CollectorsApiDeps {
 }
 
 /** A bulk tag edit from a request: something to set or remove, and the collectors its matchers select. */
-function tagEditOf(body: { match: string[]; set?: Record<string, string>; remove?: string[] }) {
+async function tagEditOf(collectors: Pick<Collectors, "refuseUntrusted" | "trust">, body: { match: string[]; set?: Record<string, string>; remove?: string[] }) {
   const set = body.set ?? {};
   const remove = body.remove ?? [];
   if (Object.keys(set).length === 0 && remove.length === 0) {
     throw new ValidationError("Nothing to do: give set, remove or both.", [{ path: "set", message: "set or remove must name at least one tag" }]);
   }
-  return { edit: { set, remove }, keep: compileFilter({ match: requestMatchers(body.match, "match") }) };
+  return { edit: { set, remove }, keep: compileFilter({ match: await targetingMatchers(collectors, body.match, "match"), trusted: collectors.trust.keys() }) };
 }
 
 export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
@@ -134,7 +134,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
     const snapshots = [await deps.configStore.worktree(), await deps.retargeting.publishedSnapshot()];
     const details = new Map<string, ErrorDetail>();
     for (const snapshot of snapshots) {
-      if (snapshot) for (const detail of alloyMatchProblems(alloyUnrunnable(snapshot), edits)) details.set(detail.message, detail);
+      if (snapshot) for (const detail of alloyMatchProblems(alloyUnrunnable(snapshot), edits, deps.collectors.trust.keys())) details.set(detail.message, detail);
     }
     const [first] = details.values();
     if (first) throw new ConflictError(`This edit would make an Alloy collector match a pipeline it cannot run: ${first.message}.`, "breaks_matched_collectors", [...details.values()]);
@@ -150,7 +150,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
     (principal: Principal, strategy?: Strategy, onRollout?: (rollout: Rollout | null) => void): VetEdits =>
     async (edits) => {
       await refuseAlloyMatches(edits);
-      const options = strategyOf(strategy);
+      const options = await strategyOf(deps.collectors, strategy);
       const deployment = await deps.attributeRollouts.deployment(principal, edits, principal.scopes.has("config:publish"), options);
       onRollout?.(deployment.rollout);
       return deployment;
@@ -179,8 +179,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       response: Type.Object({ items: Type.Array(CollectorSchema), nextCursor: NextCursor }),
       handler: async ({ query }) => {
         const { limit = 100, cursor, tag, match, ...rest } = query;
-        const matchers = match === undefined ? undefined : requestMatchers(match, "match");
-        const page = await deps.collectors.list(compileFilter({ ...rest, tags: tag, match: matchers }), limit, decodeCursor(cursor));
+        const matchers = match === undefined ? undefined : await targetingMatchers(deps.collectors, match, "match");
+        const page = await deps.collectors.list(compileFilter({ ...rest, tags: tag, match: matchers, trusted: deps.collectors.trust.keys() }), limit, decodeCursor(cursor));
         return { items: page.items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
       },
     }),
@@ -189,11 +189,11 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       path: "/collectors/{id}",
       scope: "collectors:read",
       tag: "collectors",
-      summary: "Get one collector, with its attributes and where each comes from (reported, set, virtual).",
+      summary: "Get one collector, with every attribute, where each comes from (reported, set, virtual) and whether matchers read it (`targets`: a reported one only when its key is trusted).",
       response: CollectorDetailSchema,
       handler: async ({ params }) => {
         const collector = await deps.collectors.get(params.id!);
-        return { ...collector, attributes: collectorAttributes(collector) };
+        return { ...collector, attributes: collectorAttributes(collector, deps.collectors.trust.keys()) };
       },
     }),
     route({
@@ -209,7 +209,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
         rollout: Type.Union([RolloutSchema, Type.Null()], { description: "The rollout that delivers the change; null when no config changed and no collector was skipped." }),
       }),
       handler: async ({ body, principal }) => {
-        const { edit, keep } = tagEditOf(body);
+        const { edit, keep } = await tagEditOf(deps.collectors, body);
         let rollout: Rollout | null = null;
         const result = await deps.collectors.editTags(principal, keep, edit, { match: body.match }, deploying(principal, body.strategy, (r) => (rollout = r)));
         return { ...result, rollout };
@@ -226,7 +226,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       slow: true,
       response: Type.Object({ ...TagEditResultFields, plan: EditPlan }),
       handler: async ({ body }) => {
-        const { edit, keep } = tagEditOf(body);
+        const { edit, keep } = await tagEditOf(deps.collectors, body);
         const { matched, edits } = await deps.collectors.tagEdits(keep, edit);
         return { matched, changed: edits.length, plan: await deps.attributeRollouts.plan(edits) };
       },
@@ -243,7 +243,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
         items: Type.Array(CollectorSchema, { description: "The first of them, in id order." }),
       }),
       handler: async ({ body }) => {
-        const keep = compileFilter({ match: requestMatchers(body.matchers, "matchers") });
+        const keep = compileFilter({ match: await targetingMatchers(deps.collectors, body.matchers, "matchers"), trusted: deps.collectors.trust.keys() });
         const all = await deps.collectors.list(keep, Number.POSITIVE_INFINITY);
         return { count: all.items.length, items: all.items.slice(0, body.limit ?? 20) };
       },

@@ -18,6 +18,7 @@ import { serviceAccountRoutes, type ServiceAccountsApiDeps } from "./service-acc
 import { sessionRoutes, type SessionApiDeps } from "./session.ts";
 import { systemRoutes, type SystemApiDeps } from "./system.ts";
 import { throughputRoutes, type ThroughputApiDeps } from "./throughput.ts";
+import { trustedAttributeRoutes, type TrustedAttributesApiDeps } from "./trusted-attributes.ts";
 import { userRoutes, type UsersApiDeps } from "./users.ts";
 import { webhookRoutes, type WebhooksApiDeps } from "./webhooks.ts";
 
@@ -37,6 +38,7 @@ export type ApiDeps = ActivationsApiDeps &
   SessionApiDeps &
   SystemApiDeps &
   ThroughputApiDeps &
+  TrustedAttributesApiDeps &
   UsersApiDeps &
   WebhooksApiDeps & { sources: Components; destinations: Components };
 
@@ -57,6 +59,7 @@ export function apiRoutes(deps: ApiDeps): Route[] {
     ...userRoutes(deps),
     ...auditRoutes(deps),
     ...systemRoutes(deps),
+    ...trustedAttributeRoutes(deps),
     ...dashboardRoutes(deps),
     ...throughputRoutes(deps),
     ...eventRoutes(deps),

@@ -12,6 +12,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import type { Collector } from "../../shared/collectors.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
+import type { TrustedKeys } from "../collectors/attributes.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import type { ThroughputApiDeps } from "./throughput.ts";
 
@@ -30,15 +31,15 @@ type Sum = { in: number | null; out: number | null; errors: number | null };
 const add = (a: number | null, b: number | null | undefined) => (b === null || b === undefined ? a : (a ?? 0) + b);
 
 /** The collectors a pipeline applies to in `snapshot`, by its matchers or a route naming it. */
-export function appliedCollectors(snapshot: Snapshot, pipelineId: string, collectors: readonly Collector[]): Collector[] {
+export function appliedCollectors(snapshot: Snapshot, pipelineId: string, collectors: readonly Collector[], trusted: TrustedKeys): Collector[] {
   const routed = new Set([...snapshot.routes.values()].filter((r) => r.pipelineId === pipelineId).map((r) => r.collectorId));
   const matchers = matcherPipelines(snapshot.pipelines);
-  return collectors.filter((c) => routed.has(c.id) || matchedPipelineIds(c, matchers).includes(pipelineId));
+  return collectors.filter((c) => routed.has(c.id) || matchedPipelineIds(c, matchers, trusted).includes(pipelineId));
 }
 
 export async function pipelineRates(deps: ThroughputApiDeps, pipelineId: string, collectorId?: string): Promise<PipelineRates> {
   const worktree = await deps.configStore.worktree();
-  const applied = appliedCollectors(worktree, pipelineId, await deps.collectors.all());
+  const applied = appliedCollectors(worktree, pipelineId, await deps.collectors.all(), deps.collectors.trust.keys());
   const all = collectorId ? [await deps.collectors.get(collectorId)] : applied;
   const chosen = all.slice(0, RATES_COLLECTOR_LIMIT);
   const sums = new Map<string, Sum>();

@@ -16,6 +16,7 @@ import type { StagedRollouts } from "../rollout/staged.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { Matchers } from "./collectors.ts";
+import type { Collectors } from "../collectors/collectors.ts";
 import { scopeOf, strategyOf } from "./rollout-options.ts";
 
 const Scope = {
@@ -46,6 +47,7 @@ const AbortBody = Type.Object(
 
 /** What the publish, rollout and rollback routes use. */
 export interface PublishApiDeps {
+  collectors: Collectors;
   rollouts: Rollouts;
   staged: StagedRollouts;
 }
@@ -64,9 +66,9 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       slow: true,
       response: RolloutSchema,
       status: 202,
-      handler: ({ principal, body }) => {
+      handler: async ({ principal, body }) => {
         const options = body ?? {};
-        return deps.rollouts.publish(principal, { ...scopeOf(options), ...strategyOf(options.strategy), skipErrors: options.skipErrors });
+        return deps.rollouts.publish(principal, { ...(await scopeOf(deps.collectors, options)), ...(await strategyOf(deps.collectors, options.strategy)), skipErrors: options.skipErrors });
       },
     }),
     route({
@@ -79,7 +81,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       body: PlanBody,
       slow: true,
       response: PublishPlanSchema,
-      handler: ({ body }) => deps.rollouts.plan(scopeOf(body)),
+      handler: async ({ body }) => deps.rollouts.plan(await scopeOf(deps.collectors, body)),
     }),
     route({
       method: "GET",

@@ -13,6 +13,7 @@ import type { Snapshot } from "../configstore/layout.ts";
 import type { ErrorDetail } from "../errors.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import { matchedPipelineIds, matcherPipelines, type MatchedPipeline } from "./matching.ts";
+import type { TrustedKeys } from "./attributes.ts";
 
 /** A pipeline with matchers and why Alloy cannot run it (each problem's message names the pipeline or record). */
 export interface AlloyUnrunnable {
@@ -50,11 +51,15 @@ export function alloyUnrunnable(snapshot: Pick<Snapshot, "pipelines" | "sources"
  * and would then match an unrunnable pipeline it did not match as an Alloy
  * collector before (`before` null: it is new). Path `collectors/<id>`.
  */
-export function alloyMatchProblems(unrunnable: readonly AlloyUnrunnable[], edits: readonly { before: Collector | null; after: Collector }[]): ErrorDetail[] {
+export function alloyMatchProblems(
+  unrunnable: readonly AlloyUnrunnable[],
+  edits: readonly { before: Collector | null; after: Collector }[],
+  trusted: TrustedKeys,
+): ErrorDetail[] {
   if (unrunnable.length === 0) return [];
   const pipelines = unrunnable.map((u) => u.selects);
   const alloyMatches = (collector: Collector | null) =>
-    collector && RUNTIME_OF[collector.managementMode] === "alloy" ? new Set(matchedPipelineIds(collector, pipelines)) : new Set<string>();
+    collector && RUNTIME_OF[collector.managementMode] === "alloy" ? new Set(matchedPipelineIds(collector, pipelines, trusted)) : new Set<string>();
   const details: ErrorDetail[] = [];
   for (const { before, after } of edits) {
     const was = alloyMatches(before);

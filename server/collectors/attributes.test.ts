@@ -1,7 +1,19 @@
 import { describe, expect, test } from "bun:test";
 import type { Collector } from "../../shared/collectors.ts";
 import { matches, parseMatcherList } from "../../shared/matchers.ts";
-import { attributeValues, boundReported, collectorAttributes, MAX_REPORTED_CHARS, MAX_REPORTED_KEYS, MAX_REPORTED_VALUE_LENGTH, sameReported } from "./attributes.ts";
+import {
+  attributeValues,
+  boundReported,
+  collectorAttributes,
+  MAX_REPORTED_CHARS,
+  MAX_REPORTED_KEYS,
+  MAX_REPORTED_VALUE_LENGTH,
+  referenceValues,
+  type CollectorAttribute,
+  sameReported,
+} from "./attributes.ts";
+
+const NONE = new Set<string>();
 
 const base: Collector = {
   id: "c1",
@@ -18,22 +30,36 @@ const base: Collector = {
 };
 
 describe("collector attributes", () => {
-  test("reported < set (tags, environment) < virtual, with their origins", () => {
-    expect(collectorAttributes(base)).toEqual({
-      team: { value: "a", origin: "set" },
-      region: { value: "eu", origin: "reported" },
-      environment: { value: "prod", origin: "set" },
-      "collector.id": { value: "c1", origin: "virtual" },
-      "collector.name": { value: "edge", origin: "virtual" },
-      "collector.mode": { value: "rcfg-remotecfg", origin: "virtual" },
-    });
-    expect(attributeValues(base)).toEqual(Object.fromEntries(Object.entries(collectorAttributes(base)).map(([k, v]) => [k, v.value])));
+  test("reported < set (tags, environment) < virtual, with their origins; a reported one targets only when trusted", () => {
+    const all: Record<string, CollectorAttribute> = {
+      team: { value: "a", origin: "set", targets: true },
+      region: { value: "eu", origin: "reported", targets: false },
+      environment: { value: "prod", origin: "set", targets: true },
+      "collector.id": { value: "c1", origin: "virtual", targets: true },
+      "collector.name": { value: "edge", origin: "virtual", targets: true },
+      "collector.mode": { value: "rcfg-remotecfg", origin: "virtual", targets: true },
+    };
+    expect(collectorAttributes(base, NONE)).toEqual(all);
+    expect(collectorAttributes(base, new Set(["region"]))).toEqual({ ...all, region: { value: "eu", origin: "reported", targets: true } });
+    // References read every value; matchers only those that target.
+    expect(referenceValues(base)).toEqual(Object.fromEntries(Object.entries(all).map(([k, v]) => [k, v.value])));
+    const { region: _, ...own } = referenceValues(base);
+    expect(attributeValues(base, NONE)).toEqual(own);
+    expect(attributeValues(base, new Set(["region"]))).toEqual(referenceValues(base));
+  });
+
+  test("an untrusted reported value never satisfies a matcher; trusting its key (a new set) is read at once", () => {
+    const reporter = { ...base, tags: {}, reported: { team: "payments" } };
+    const wants = parseMatcherList(["team=payments"]);
+    expect(matches(wants, attributeValues(reporter, NONE))).toBe(false);
+    expect(matches(wants, attributeValues(reporter, new Set(["team"])))).toBe(true);
+    expect(matches(wants, attributeValues(reporter, NONE))).toBe(false);
   });
 
   test("a record without reported attributes or environment", () => {
     const plain = { ...base, reported: undefined, environment: null, tags: {} };
-    expect(Object.keys(attributeValues(plain))).toEqual(["collector.id", "collector.name", "collector.mode"]);
-    expect(matches(parseMatcherList(["environment=\"\"", "collector.mode=rcfg-remotecfg"]), attributeValues(plain))).toBe(true);
+    expect(Object.keys(attributeValues(plain, NONE))).toEqual(["collector.id", "collector.name", "collector.mode"]);
+    expect(matches(parseMatcherList(["environment=\"\"", "collector.mode=rcfg-remotecfg"]), attributeValues(plain, NONE))).toBe(true);
   });
 
   test("reports are bounded: sorted, virtual and over-long keys dropped, values cut, at most MAX_REPORTED_KEYS", () => {

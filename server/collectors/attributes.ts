@@ -1,26 +1,31 @@
 /**
- * A collector's attributes, what pipeline matchers read (shared/matchers.ts):
- * reported by the collector itself (OpAMP AgentDescription identifying and
- * non-identifying attributes; Alloy remotecfg `attributes`/`local_attributes`),
- * kept on the record as `reported`; set in svc (tags, and `environment`),
- * which win over reported ones on the same key; and the virtual
- * `collector.id`, `collector.name`, `collector.mode`, which win over both.
+ * A collector's attributes: reported by the collector itself (OpAMP
+ * AgentDescription identifying and non-identifying attributes; Alloy remotecfg
+ * `attributes`/`local_attributes`), kept on the record as `reported`; set in
+ * svc (tags, and `environment`), which win over reported ones on the same key;
+ * and the virtual `collector.id`, `collector.name`, `collector.mode`, which win
+ * over both. Matchers read a reported key only when it is trusted (./trust.ts).
  * The reading side lives in shared/collector-attributes.ts (the UI filters with
  * it too); this module adds the bounds on what a collector may report.
  */
-import { VIRTUAL_KEYS } from "../../shared/collector-attributes.ts";
+import { MAX_REPORTED_KEY_LENGTH, VIRTUAL_KEYS } from "../../shared/collector-attributes.ts";
 
 export {
   attributeValues,
   collectorAttributes,
+  referenceValues,
+  isOwnKey,
+  MAX_REPORTED_KEY_LENGTH,
+  MAX_TRUSTED_KEYS,
+  trustedKeyProblem,
   VIRTUAL_KEYS,
+  type TrustedKeys,
   type AttributeOrigin,
   type CollectorAttribute,
 } from "../../shared/collector-attributes.ts";
 
 /** Bounds on what one collector may report: the rest is dropped (keys in sorted order are kept). */
 export const MAX_REPORTED_KEYS = 64;
-export const MAX_REPORTED_KEY_LENGTH = 128;
 export const MAX_REPORTED_VALUE_LENGTH = 256;
 /** Characters of keys and values together; the fleet target is 15 KiB of server memory per collector. */
 export const MAX_REPORTED_CHARS = 4096;

@@ -11,7 +11,7 @@ import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import type { AuditEntry, Doc, Store, WriteOp } from "../store/store.ts";
 import { RecordView } from "../store/view.ts";
 import { sameReported, VIRTUAL_KEYS } from "./attributes.ts";
-import { VERSION_TAG } from "./runtime.ts";
+import { refuseUntrusted, TrustedAttributes } from "./trust.ts";
 
 export interface NewCollector {
   name: string;
@@ -82,20 +82,27 @@ export type AttributesListener = (ids: string[]) => void;
 export class Collectors {
   private readonly view: RecordView<Collector>;
   private readonly attributeListeners = new Set<AttributesListener>();
+  /** The reported keys matchers may read (trust.ts); `configured` is fleet.trustedAttributes. */
+  readonly trust: TrustedAttributes;
 
-  constructor(private readonly store: Store) {
+  constructor(
+    private readonly store: Store,
+    configured: readonly string[] = [],
+  ) {
     this.view = new RecordView(store, COLLECTION);
+    this.trust = new TrustedAttributes(store, configured);
   }
 
   close(): void {
     this.view.close();
+    this.trust.close();
     this.attributeListeners.clear();
   }
 
   /**
    * Calls `listener` after a write on this replica that may change what a
-   * render reads of a collector (attributeValues, name, mode, reported
-   * version): create, update, report, reportVersion, and each chunk of a bulk
+   * render reads of a collector (attributeValues, referenceValues, name,
+   * mode, reported version): create, update, report, and each chunk of a bulk
    * tag edit; not delete. Only the writing replica hears it, so one replica
    * acts on each change. Returns the unsubscribe.
    */
@@ -137,7 +144,7 @@ export class Collectors {
   }
 
   async get(id: string): Promise<Collector> {
-    await this.view.ready();
+    await this.ready();
     const collector = this.view.get(id);
     if (!collector) throw new NotFoundError("Collector", id);
     return collector;
@@ -167,31 +174,6 @@ export class Collectors {
   }
 
   /**
-   * Keeps the `service.version` tag equal to what the collector reports, so
-   * renders pick upstream's names for the version it runs now (an upgraded
-   * collector reports its new version on its next full description). Only
-   * that tag changes; a concurrent edit of the record wins and is retried once.
-   */
-  async reportVersion(who: Actor, id: string, version: string): Promise<void> {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const doc = await this.store.get<Collector>(COLLECTION, id);
-      if (!doc || doc.data.tags[VERSION_TAG] === version) return;
-      const collector: Collector = { ...doc.data, tags: { ...doc.data.tags, [VERSION_TAG]: version }, updatedAt: new Date().toISOString() };
-      try {
-        const [written] = await this.store.write(
-          [{ op: "put", collection: COLLECTION, id, data: collector, expect: doc.version }],
-          [auditEntry(who, "collector.update", "collector", id, { changed: ["tags"], reported: { [VERSION_TAG]: version } })],
-        );
-        this.view.apply(written as Doc<Collector>);
-        this.attributesChanged([id]);
-        return;
-      } catch (error) {
-        if (!(error instanceof ConflictError) || attempt === 1) throw error;
-      }
-    }
-  }
-
-  /**
    * Keeps what the collector reports about itself (already bounded by
    * attributes.ts `boundReported`). Compared against the in-memory record
    * first, so a report that changes nothing costs no store access: channels
@@ -199,7 +181,7 @@ export class Collectors {
    * the record is retried once. Answers whether it wrote.
    */
   async report(who: Actor, id: string, reported: Record<string, string>): Promise<boolean> {
-    await this.view.ready();
+    await this.ready();
     const cached = this.view.get(id);
     if (cached && sameReported(cached.reported, reported)) return false;
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -235,7 +217,7 @@ export class Collectors {
     }
     const both = edit.remove.filter((key) => key in edit.set);
     if (both.length > 0) throw new ValidationError(`The tag ${both[0]} is both set and removed.`, [{ path: "remove", message: `${both[0]} is also in set` }]);
-    await this.view.ready();
+    await this.ready();
     const selected = this.view.page(matches, Number.POSITIVE_INFINITY).items;
     const edits = selected.flatMap((collector) => {
       const tags = applyTagEdit(collector.tags, edit);
@@ -330,13 +312,13 @@ export class Collectors {
    * compileFilter); `after` is the last id of the previous page.
    */
   async list(matches: (collector: Collector) => boolean, limit: number, after?: string): Promise<Page<Collector>> {
-    await this.view.ready();
+    await this.ready();
     return this.view.page(matches, limit, after);
   }
 
   /** Every collector, in id order. */
   async all(): Promise<Collector[]> {
-    await this.view.ready();
+    await this.ready();
     return this.view.page(() => true, Number.POSITIVE_INFINITY).items;
   }
 
@@ -346,14 +328,28 @@ export class Collectors {
    * as the dashboard, with no store reads.
    */
   async each(visit: (collector: Collector) => void): Promise<void> {
-    await this.view.ready();
+    await this.ready();
     for (const collector of this.view.all()) visit(collector);
+  }
+
+  /**
+   * 400 naming each matcher (`path[i]`) on a key only collectors' reports hold
+   * and no admin trusts (trust.ts refuseUntrusted): such a matcher would read nothing.
+   */
+  async refuseUntrusted(names: readonly string[], path: string): Promise<void> {
+    await this.ready();
+    await refuseUntrusted(names, path, this.trust.keys(), this.view.all());
+  }
+
+  /** The records and the trusted keys, read once: matchers read both. */
+  private ready(): Promise<unknown> {
+    return Promise.all([this.view.ready(), this.trust.ready()]);
   }
 
   /** Counts by status, for health. */
   async countByStatus(): Promise<Record<CollectorStatus, number>> {
     const counts = Object.fromEntries(COLLECTOR_STATUSES.map((s) => [s, 0])) as Record<CollectorStatus, number>;
-    await this.view.ready();
+    await this.ready();
     for (const collector of this.view.all()) counts[collector.status]++;
     return counts;
   }

@@ -1,10 +1,11 @@
 /**
  * Which pipelines a collector's attributes select: a pipeline with matchers
  * (shared/matchers.ts) applies to every collector whose attributes
- * (./attributes.ts) satisfy all of them.
+ * (./attributes.ts: set, virtual, and reported ones whose key is trusted)
+ * satisfy all of them.
  */
 import type { Collector } from "../../shared/collectors.ts";
-import { attributeValues } from "./attributes.ts";
+import { attributeValues, type TrustedKeys } from "./attributes.ts";
 import { MatcherListError, matches, parseMatcherList, type Matcher } from "../../shared/matchers.ts";
 import { ValidationError } from "../errors.ts";
 import type { PipelineRecord } from "../../shared/config-records.ts";
@@ -34,9 +35,9 @@ export function matcherPipelines(pipelines: ReadonlyMap<string, PipelineRecord>)
     });
 }
 
-/** Ids of the pipelines whose matchers all hold for the collector's attributes, in id order. */
-export function matchedPipelineIds(collector: Collector, pipelines: readonly MatchedPipeline[]): string[] {
+/** Ids of the pipelines whose matchers all hold for the collector's targeting attributes, in id order. */
+export function matchedPipelineIds(collector: Collector, pipelines: readonly MatchedPipeline[], trusted: TrustedKeys): string[] {
   if (pipelines.length === 0) return [];
-  const attributes = attributeValues(collector);
+  const attributes = attributeValues(collector, trusted);
   return pipelines.filter((p) => matches(p.matchers, attributes)).map((p) => p.pipeline.id);
 }

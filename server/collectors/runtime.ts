@@ -1,14 +1,15 @@
 /**
  * The version a collector reported, the `service.version` attribute of its
- * OpAMP AgentDescription, which the OpAMP channel keeps among the collector's
- * tags (opamp/identity.ts, collectorTags). The runtime its management mode
- * implies is RUNTIME_OF in shared/vocabulary.ts.
+ * OpAMP AgentDescription, kept among its reported attributes
+ * (collectors.ts report). A fact, not authority: it picks between upstream's
+ * old and new component names, never what the collector is sent. The runtime
+ * its management mode implies is RUNTIME_OF in shared/vocabulary.ts.
  */
 
-export const VERSION_TAG = "service.version";
+const VERSION_KEY = "service.version";
 
 /** The reported version, or null when the collector never said. */
-export function reportedVersion(collector: { tags: Record<string, string> }): string | null {
-  const version = collector.tags[VERSION_TAG]?.trim();
-  return version ? version : null;
+export function reportedVersion(collector: { reported?: Record<string, string> }): string | null {
+  const version = collector.reported?.[VERSION_KEY]?.trim();
+  return version ? version.slice(0, 64) : null;
 }

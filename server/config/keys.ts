@@ -6,6 +6,7 @@
 import { isIP } from "node:net";
 import { DEFAULT_ALLOWED_ROOTS } from "../../agent/deny.ts";
 import { KEY_BYTES, parseKey } from "../secrets/secrets.ts";
+import { MAX_TRUSTED_KEYS, trustedKeyProblem } from "../../shared/collector-attributes.ts";
 
 export type KeyType = "string" | "int" | "bool" | "list";
 export type RawValue = string | number | boolean | string[];
@@ -130,6 +131,15 @@ function checkPrefixes(values: string[]): string | undefined {
   return bad === undefined ? undefined : `"${bad}" is not an absolute directory without '..' (or "*" for the whole filesystem)`;
 }
 
+function checkTrustedAttributes(values: string[]): string | undefined {
+  if (values.length > MAX_TRUSTED_KEYS) return `must hold at most ${MAX_TRUSTED_KEYS} keys`;
+  for (const value of values) {
+    const problem = trustedKeyProblem(value);
+    if (problem !== undefined) return `"${value}": ${problem}`;
+  }
+  return undefined;
+}
+
 function checkPatterns(values: string[]): string | undefined {
   return values.some((value) => value.trim() === "") ? "must not hold an empty pattern" : undefined;
 }
@@ -192,6 +202,8 @@ export const KEYS = {
   "smtp.from": { type: "string", default: "", check: checkMailFrom },
   "sources.hostPaths.allowedPrefixes": { type: "list", default: [...DEFAULT_ALLOWED_ROOTS], check: checkPrefixes },
   "sources.hostPaths.denyPatterns": { type: "list", default: [], check: checkPatterns },
+  // Reported attribute keys matchers may read besides the System page's list (server/collectors/trust.ts).
+  "fleet.trustedAttributes": { type: "list", default: [], check: checkTrustedAttributes },
 } satisfies Record<string, KeySpec>;
 
 export type ConfigKey = keyof typeof KEYS;

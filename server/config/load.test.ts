@@ -101,6 +101,7 @@ const DEFAULTS: Omit<ServerConfig, "file"> = {
   secrets: { key: "", keyFile: "" },
   logging: { level: "info" },
   smtp: null,
+  fleet: { trustedAttributes: [] },
   sources: { hostPaths: { allowedPrefixes: ["/var/log", "/var/lib/docker/containers", "/opt"], denyPatterns: [] } },
 };
 
@@ -180,6 +181,7 @@ describe("the file", () => {
       secrets: { key: SECRETS_KEY, keyFile: "server/config/testdata/secrets.key" },
       logging: { level: "debug" },
       smtp: { host: "mail.example.com", port: 465, secure: true, user: "svc", password: "smtp-p@ss", from: "svc <svc@example.com>" },
+      fleet: { trustedAttributes: ["host.name", "os.type"] },
       sources: { hostPaths: { allowedPrefixes: ["/var/log", "/srv/app/logs"], denyPatterns: ["*.sqlite"] } },
       file: fixture("full.yaml"),
     });
@@ -317,6 +319,7 @@ describe("environment variables", () => {
   test("the canonical name is SVC_, dots to underscores, upper-cased", () => {
     expect(Object.fromEntries(Object.keys(KEYS).map((key) => [key, envName(key)]))).toEqual({
       externalUrl: "SVC_EXTERNALURL",
+      "fleet.trustedAttributes": "SVC_FLEET_TRUSTEDATTRIBUTES",
       listen: "SVC_LISTEN",
       "tls.certFile": "SVC_TLS_CERTFILE",
       "tls.keyFile": "SVC_TLS_KEYFILE",
@@ -418,6 +421,7 @@ describe("environment variables", () => {
         SVC_SMTP_FROM: "svc@example.com",
         SVC_SOURCES_HOSTPATHS_ALLOWEDPREFIXES: "/var/log,/data/logs",
         SVC_SOURCES_HOSTPATHS_DENYPATTERNS: "*.db",
+        SVC_FLEET_TRUSTEDATTRIBUTES: "host.name",
       },
     });
     expect(config).toEqual({
@@ -437,6 +441,7 @@ describe("environment variables", () => {
       secrets: { key: SECRETS_KEY, keyFile: "" },
       logging: { level: "warn" },
       smtp: { host: "127.0.0.1", port: 2525, secure: false, user: "mailer", password: "mail-pw", from: "svc@example.com" },
+      fleet: { trustedAttributes: ["host.name"] },
       sources: { hostPaths: { allowedPrefixes: ["/var/log", "/data/logs"], denyPatterns: ["*.db"] } },
       file: null,
     });
@@ -456,6 +461,14 @@ describe("environment variables", () => {
     const problem = problemFor(problems, "security.cors.allowedOrigins");
     expect(problem.source).toBe("environment variable SVC_SECURITY_CORS_ALLOWEDORIGINS");
     expect(problem.message).toContain("https://b.example.com/app");
+  });
+
+  test("fleet.trustedAttributes may not name svc's own attributes: an error naming the key and the value", () => {
+    const problems = problemsOf(() => load({ env: { SVC_FLEET_TRUSTEDATTRIBUTES: "host.name,environment" } }));
+    const problem = problemFor(problems, "fleet.trustedAttributes");
+    expect(problem.source).toBe("environment variable SVC_FLEET_TRUSTEDATTRIBUTES");
+    expect(problem.message).toContain('"environment"');
+    expect(problemFor(problemsOf(() => load({ env: { SVC_FLEET_TRUSTEDATTRIBUTES: "collector.name" } })), "fleet.trustedAttributes").message).toContain("svc's own");
   });
 
   test("unknown SVC_ variables are problems; SVC_TEST_ ones and other prefixes are not", () => {

@@ -46,6 +46,8 @@ export interface ServerConfig {
   logging: { level: string };
   /** Where invite and reset mails go out; null (links shown to the admin instead) without smtp.host. */
   smtp: SmtpConfig | null;
+  /** trustedAttributes: reported attribute keys matchers may read, besides the System page's list (server/collectors/trust.ts). */
+  fleet: { trustedAttributes: string[] };
   /** Host paths sources may read without the sources:hostpaths scope (server/catalog/hostpaths.ts). */
   sources: { hostPaths: { allowedPrefixes: string[]; denyPatterns: string[] } };
   /** The file that was read, if any. */
@@ -251,6 +253,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
             password: get("smtp.password"),
             from: get("smtp.from"),
           },
+    fleet: { trustedAttributes: get<string[]>("fleet.trustedAttributes") },
     sources: {
       hostPaths: { allowedPrefixes: get<string[]>("sources.hostPaths.allowedPrefixes"), denyPatterns: get<string[]>("sources.hostPaths.denyPatterns") },
     },

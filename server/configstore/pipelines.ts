@@ -71,7 +71,7 @@ export class Pipelines {
       .filter((r) => r.collectorId === collectorId)
       .map((r): AppliedPipeline => ({ pipelineId: r.pipelineId, name: snapshot.pipelines.get(r.pipelineId)?.name ?? r.pipelineId, via: { route: r.id, sourceId: r.sourceId } }))
       .sort(byName);
-    const matched = matchedPipelineIds(collector, matcherPipelines(snapshot.pipelines))
+    const matched = matchedPipelineIds(collector, matcherPipelines(snapshot.pipelines), this.collectors.trust.keys())
       .map((id): AppliedPipeline => {
         const pipeline = snapshot.pipelines.get(id)!;
         return { pipelineId: id, name: pipeline.name, via: { matchers: pipeline.matchers ?? [] } };
@@ -89,10 +89,16 @@ export class Pipelines {
   private async checkMatchedAlloy(pipeline: PipelineRecord, snapshot: Snapshot): Promise<void> {
     const [unrunnable] = alloyUnrunnable({ ...snapshot, pipelines: new Map([[pipeline.id, pipeline]]) });
     if (!unrunnable) return;
-    const alloy = (await this.collectors.all()).find((c) => RUNTIME_OF[c.managementMode] === "alloy" && matchedPipelineIds(c, [unrunnable.selects]).length > 0);
+    const alloy = (await this.collectors.all()).find((c) => RUNTIME_OF[c.managementMode] === "alloy" && matchedPipelineIds(c, [unrunnable.selects], this.collectors.trust.keys()).length > 0);
     if (!alloy) return;
     const details = unrunnable.problems.map((problem) => ({ path: "matchers", message: `on Alloy collector ${alloy.name}, which the matchers select, ${problem}` }));
     throw new ConflictError(`This pipeline would not run the same on Alloy collectors its matchers select: ${details[0]!.message}.`, "breaks_matched_collectors", details);
+  }
+
+  /** 400 naming each matcher (`matchers[i]`) on a key only collectors' untrusted reports hold (collectors/trust.ts). */
+  private async refuseUntrusted(matchers: readonly string[] | undefined): Promise<void> {
+    if (matchers === undefined) return;
+    await this.collectors.refuseUntrusted(parseMatcherList(matchers).map((m) => m.name), "matchers");
   }
 
   async create(who: Actor, input: PipelineInput): Promise<PipelineRecord> {
@@ -104,6 +110,7 @@ export class Pipelines {
         topology: validateTopology(input.topology ?? { nodes: [], edges: [] }, input.signal, tree.snapshot),
         ...checkMatchers(input.matchers ?? []),
       };
+      await this.refuseUntrusted(pipeline.matchers);
       await this.checkMatchedAlloy(pipeline, tree.snapshot);
       const { topology, layout } = splitLayout(pipeline.topology, undefined);
       await this.config.edit(
@@ -117,6 +124,7 @@ export class Pipelines {
 
   async replace(who: Actor, id: string, input: PipelineInput): Promise<PipelineRecord> {
     const matchers = input.matchers === undefined ? undefined : checkMatchers(input.matchers);
+    await this.refuseUntrusted(matchers?.matchers);
     return this.save(
       who,
       id,

@@ -68,7 +68,6 @@ function world(externalUrl = "") {
         collectors.set(collector.id, collector);
         return collector;
       },
-      reportVersion: async () => {},
       report: async () => false,
     },
     enrollment: {
@@ -141,13 +140,13 @@ const enrollmentToken = (token: string): Credential => ({ kind: "enrollment", to
 const exchange = (credential: Credential) => newSession(new HttpConnection(null), credential);
 
 describe("first contact", () => {
-  test("an enrollment token's first full report creates a collector named and tagged from the description, binds the token and remembers the instance", async () => {
+  test("an enrollment token's first full report creates a collector named from the description (no tags, no environment from it), binds the token and remembers the instance", async () => {
     const w = world();
     w.enrollments.set("svcen_a", { instance: null, collectorId: null });
     const answer = decoded(
-      await w.handler.receive(exchange(enrollmentToken("svcen_a")), a2s({ instanceUid: uid(1), agentDescription: description({ "host.name": "web-7", "os.type": "linux", "service.version": "0.120.0" }) }), log),
+      await w.handler.receive(exchange(enrollmentToken("svcen_a")), a2s({ instanceUid: uid(1), agentDescription: description({ "host.name": "web-7", "os.type": "linux", "service.version": "0.120.0", "deployment.environment": "production" }) }), log),
     );
-    expect(w.created).toEqual([{ name: "web-7", managementMode: "opamp", environment: null, tags: { "os.type": "linux", "service.version": "0.120.0" } }]);
+    expect(w.created).toEqual([{ name: "web-7", managementMode: "opamp", environment: null }]);
     expect(w.bound).toEqual([["svcen_a", "c1"]]);
     expect(w.docs.get(`${INSTANCES}/${hex(uid(1))}`)).toMatchObject({ collectorId: "c1" });
     expect(answer.capabilities).toBe(SERVER_CAPABILITIES);

@@ -41,7 +41,7 @@ const REPORT_FULL_STATE = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportFul
 
 export type HandlerDeps = IdentityDeps &
   SettingsDeps & {
-    collectors: Pick<Collectors, "reportVersion" | "report">;
+    collectors: Pick<Collectors, "report">;
     rollouts: Pick<Rollouts, "target" | "targetOf" | "delivered" | "fetched" | "report" | "setEffective" | "redact">;
     presence: Pick<Presence, "seen" | "gone">;
   };
@@ -124,19 +124,8 @@ export class MessageHandler {
       // A full report: the agent may have restarted and lost what it was sent.
       instance.sentHash = null;
       instance.sentSettings = null;
-      const described = attributes(message.agentDescription);
-      const version = described.get("service.version")?.trim().slice(0, 64);
-      const reported = boundReported(described);
-      // The version tag, then what matchers read (collectors/attributes.ts), one after the other so they
-      // do not race on the record; each writes only when it changed.
-      const { collectors } = this.deps;
-      background(
-        log,
-        (async () => {
-          if (version) await collectors.reportVersion(SYSTEM_ACTOR, collectorId, version);
-          await collectors.report(SYSTEM_ACTOR, collectorId, reported);
-        })(),
-      );
+      // Kept as facts (service.version among them, which picks upstream's names); written only when changed.
+      background(log, this.deps.collectors.report(SYSTEM_ACTOR, collectorId, boundReported(attributes(message.agentDescription))));
     }
     instance.awaitingReport = false;
     const status = message.remoteConfigStatus;

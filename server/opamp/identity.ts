@@ -1,9 +1,12 @@
 /**
  * Which collector an OpAMP agent instance is. First contact creates the
- * collector (unless the token was pre-bound), named and tagged from the
- * agent's description, and records `opamp_instances/<uid>` so a reconnect maps
- * to the same one. A credential that does not speak for the instance is
- * refused (InstanceRefused) before anything changes.
+ * collector (unless the token was pre-bound), named from the agent's
+ * description, in the enrollment token's environment, with no tags: what the
+ * agent says about itself is kept as reported attributes (handler.ts), never
+ * as environment or tags, which target (docs/architecture.md "Trust model").
+ * It records `opamp_instances/<uid>` so a reconnect maps to the same one. A
+ * credential that does not speak for the instance is refused
+ * (InstanceRefused) before anything changes.
  */
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
@@ -65,12 +68,10 @@ export class Identity {
     }
     let collectorId = grant.collectorId;
     if (collectorId === null) {
-      const attrs = attributes(description);
       const collector = await this.deps.collectors.create(SYSTEM_ACTOR, {
-        name: collectorName(attrs, uid),
+        name: collectorName(attributes(description), uid),
         managementMode: "opamp",
-        environment: grant.environment ?? attrs.get("deployment.environment.name") ?? attrs.get("deployment.environment") ?? null,
-        tags: collectorTags(attrs),
+        environment: grant.environment,
       });
       collectorId = collector.id;
     }
@@ -110,16 +111,4 @@ export function collectorName(attrs: Map<string, string>, uid: string): string {
     if (value) return value.slice(0, 200);
   }
   return `opamp-${uid.slice(0, 12)}`;
-}
-
-const TAG_KEYS = ["os.type", "host.arch", "service.name", "service.version"];
-
-/** A few descriptive attributes as tags, kept small. */
-export function collectorTags(attrs: Map<string, string>): Record<string, string> {
-  const tags: Record<string, string> = {};
-  for (const key of TAG_KEYS) {
-    const value = attrs.get(key);
-    if (value) tags[key] = value.slice(0, 64);
-  }
-  return tags;
 }

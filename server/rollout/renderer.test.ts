@@ -8,6 +8,10 @@ import { renderOtelcol } from "../render/otelcol.ts";
 import { ValidationError } from "../errors.ts";
 import { fleetRenderer } from "./renderer.ts";
 
+/** No reported key trusted: matchers read set and virtual attributes only. */
+const NO_KEYS: ReadonlySet<string> = new Set();
+const NONE = () => NO_KEYS;
+
 const base = loadCase("branching").raw;
 const at = "2026-01-01T00:00:00.000Z";
 const collector = (id: string, managementMode: Collector["managementMode"] = "opamp"): Collector => ({
@@ -46,7 +50,7 @@ function snapshot(): Snapshot {
 
 test("collectors with equal activations and routes share bytes; an override or another runtime does not", () => {
   const snap = snapshot();
-  const render = fleetRenderer(snap);
+  const render = fleetRenderer(snap, NONE);
   const [a, b, c] = ["a", "b", "c"].map((id) => render(collector(id)));
   expect(b).toBe(a!);
   expect(c!.hash).not.toBe(a!.hash);
@@ -63,14 +67,14 @@ test("a render problem names the collector it belongs to, even when another coll
   const snap = snapshot();
   snap.activations.set("d", { collectorId: "d", sources: [], destinations: [] });
   snap.routes.set("route-d", { id: "route-d", collectorId: "d", sourceId: "src-apps", pipelineId: "p-apps" });
-  const render = fleetRenderer(snap);
+  const render = fleetRenderer(snap, NONE);
   render(collector("a"));
   expect(() => render(collector("d"))).toThrow(/not active on collector 'd'/);
 });
 
 test("a collector's reported service.version picks upstream's names; equal versions share bytes", () => {
-  const render = fleetRenderer(snapshot());
-  const reported = (id: string, version: string) => ({ ...collector(id), tags: { "service.version": version } });
+  const render = fleetRenderer(snapshot(), NONE);
+  const reported = (id: string, version: string) => ({ ...collector(id), reported: { "service.version": version } });
   const old = render(collector("a"));
   expect(old.body).toContain("otlp/gateway:");
   expect(old.body).toContain("otlphttp/loki:");
@@ -97,7 +101,7 @@ function fleetSnapshot(): Snapshot {
 }
 
 test("a collector whose attributes match a pipeline's matchers runs it; one that stops matching loses it", () => {
-  const render = fleetRenderer(fleetSnapshot());
+  const render = fleetRenderer(fleetSnapshot(), NONE);
   const tagged = (id: string, tags: Record<string, string>, mode: Collector["managementMode"] = "opamp") => ({ ...collector(id, mode), tags });
   const prod = render(tagged("a", { env: "prod", region: "eu-west" }));
   expect(prod.body).toContain("filelog/system_logs:");
@@ -118,15 +122,27 @@ test("a collector whose attributes match a pipeline's matchers runs it; one that
   const byEnvironment = fleetRenderer({
     ...fleetSnapshot(),
     pipelines: new Map([["p-fleet", { ...fleetSnapshot().pipelines.get("p-fleet")!, matchers: ["environment=prod", 'collector.id=~"edge-.*"'] }]]),
-  });
+  }, NONE);
   expect(byEnvironment({ ...collector("edge-1"), environment: "prod" }).body).toContain("filelog/system_logs:");
   expect(byEnvironment({ ...collector("core-1"), environment: "prod" }).body).not.toContain("filelog");
+});
+
+test("a reported attribute selects a pipeline only while its key is trusted; the renderer reads the trust of the moment", () => {
+  let trusted: ReadonlySet<string> = NO_KEYS;
+  const render = fleetRenderer(fleetSnapshot(), () => trusted);
+  // Reports env=prod and region=eu-west, as the pipeline's matchers want: facts, not authority.
+  const reporter = { ...collector("r"), reported: { env: "prod", region: "eu-west" } };
+  expect(render(reporter).body).not.toContain("filelog");
+  trusted = new Set(["env", "region"]);
+  expect(render({ ...reporter }).body).toContain("filelog/system_logs:");
+  // A tag wins over the report on the same key.
+  expect(render({ ...reporter, tags: { env: "staging" } }).body).not.toContain("filelog");
 });
 
 test("a stored matcher that does not parse (written around the API) is a ValidationError naming it", () => {
   const snap = fleetSnapshot();
   snap.pipelines.set("p-fleet", { ...snap.pipelines.get("p-fleet")!, matchers: ["env=prod", "region=~("] });
-  expect(() => fleetRenderer(snap)).toThrow(/pipelines\[p-fleet\]\.matchers\[1\]/);
+  expect(() => fleetRenderer(snap, NONE)).toThrow(/pipelines\[p-fleet\]\.matchers\[1\]/);
 });
 
 /**
@@ -185,7 +201,7 @@ function literal(values: Record<string, string>): Snapshot {
 }
 
 test("references are filled in per collector in both runtimes; equal values share bytes, and the hash is of the filled-in body", () => {
-  const render = fleetRenderer(injected());
+  const render = fleetRenderer(injected(), NONE);
   const a = render(withTags("a", attributes));
   expect(a.body).toContain('endpoint: "https://fra.example.com:4318"');
   expect(a.body).toContain('endpoint: "0.0.0.0:4317"');
@@ -199,7 +215,7 @@ test("references are filled in per collector in both runtimes; equal values shar
   // Exactly the bytes the same config with the values written in renders to.
   const raw = literal(attributes) as unknown as { sources: never[]; destinations: never[]; pipelines: never[] };
   const plain = { sources: byId(raw.sources), destinations: byId(raw.destinations), pipelines: byId(raw.pipelines), activations: new Map(), routes: new Map() };
-  expect(a.body).toBe(fleetRenderer(plain)(withTags("a", attributes)).body);
+  expect(a.body).toBe(fleetRenderer(plain, NONE)(withTags("a", attributes)).body);
 
   const alloy = render(withTags("d", attributes, "rcfg-remotecfg"));
   expect(alloy.body).toContain('endpoint = "https://fra.example.com:4318"');
@@ -212,7 +228,7 @@ const AWKWARD = ['a"b', "back\\slash\\", "$HOME $$", "${env:SECRET}", "}}", '{{a
 
 test("awkward values read back exactly: Runtime O's YAML (with the collector's $$ escape) and Alloy strings, OTTL literal included", async () => {
   const { parse } = await import("yaml");
-  const render = fleetRenderer(injected());
+  const render = fleetRenderer(injected(), NONE);
   for (const value of AWKWARD) {
     const tags = { ...attributes, tenant: value.replaceAll("\n", " ").replaceAll("\t", " ").trim(), team: value };
     const otel = parse(render(withTags("o", tags)).body) as Record<string, Record<string, Record<string, unknown>>>;
@@ -233,14 +249,14 @@ test("awkward values read back exactly: Runtime O's YAML (with the collector's $
 });
 
 test("any value the catalog's character rule accepts fills in as the same value written in would render (Runtime O), and reads back (Runtime R)", () => {
-  const render = fleetRenderer(injected());
+  const render = fleetRenderer(injected(), NONE);
   fc.assert(
     fc.property(fc.string({ unit: "binary" }), (value) => {
       if (unwritableCharacter(value) !== undefined || value.includes("<secret:")) return;
       const values = { ...attributes, team: value };
       const raw = literal(values) as unknown as { sources: never[]; destinations: never[]; pipelines: never[] };
       const plain = { sources: byId(raw.sources), destinations: byId(raw.destinations), pipelines: byId(raw.pipelines), activations: new Map(), routes: new Map() };
-      expect(render(withTags("o", values)).body).toBe(fleetRenderer(plain)(withTags("o", values)).body);
+      expect(render(withTags("o", values)).body).toBe(fleetRenderer(plain, NONE)(withTags("o", values)).body);
       const alloy = render(withTags("r", values, "rcfg-remotecfg")).body;
       const [statement] = JSON.parse(/statements = (\[.*\])/.exec(alloy)![1]!) as string[];
       expect(JSON.parse(/^set\(attributes\["team"\], (".*")\)$/.exec(statement!)![1]!)).toBe(`team ${value}`);
@@ -250,7 +266,7 @@ test("any value the catalog's character rule accepts fills in as the same value 
 });
 
 test("a collector lacking a referenced attribute cannot be rendered: the error names the key and the field that references it", () => {
-  const render = fleetRenderer(injected());
+  const render = fleetRenderer(injected(), NONE);
   const { datacenter: _, ...without } = attributes;
   let error: unknown;
   try {
@@ -266,14 +282,16 @@ test("a collector lacking a referenced attribute cannot be rendered: the error n
   // A collector that does not run the pipeline needs none of its attributes.
   expect(render(withTags("staging", { env: "staging" })).body).toContain("No routes");
   // environment and the virtual collector.* attributes are attributes too; set ones win over reported ones.
-  const byName = fleetRenderer(injected({ team: '{{attr "collector.name"}}/{{attr "environment"}}' }));
+  const byName = fleetRenderer(injected({ team: '{{attr "collector.name"}}/{{attr "environment"}}' }), NONE);
   const named = byName({ ...withTags("edge-2", attributes), environment: "live", reported: { team: "x", datacenter: "reported" }, tags: { ...attributes, datacenter: "set" } });
   expect(named.body).toContain('value: "edge-2/live"');
   expect(named.body).toContain("https://set.example.com");
+  // References read reported values too (a value, not authority): a datacenter only reported fills in.
+  expect(render({ ...withTags("edge-4", without), reported: { datacenter: "fra1" } }).body).toContain("https://fra1.example.com");
 });
 
 test("a filled-in value its field's format refuses, an unreadable character or a secret's marker names the collector and the place", () => {
-  const render = fleetRenderer(injected());
+  const render = fleetRenderer(injected(), NONE);
   const failure = (tags: Record<string, string>) => {
     try {
       render(withTags("edge-3", { ...attributes, ...tags }));

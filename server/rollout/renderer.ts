@@ -18,7 +18,7 @@ import { renderAlloy } from "../render/alloy.ts";
 import { renderOtelcol } from "../render/otelcol.ts";
 import { planCollector } from "../render/plan.ts";
 import { attributeTemplate, attributeValue, fillTemplate, type AttributeTemplate } from "../render/attributes.ts";
-import { attributeValues } from "../collectors/attributes.ts";
+import { referenceValues, type TrustedKeys } from "../collectors/attributes.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 
 /** Filled-in configs kept per renderer: a renderer kept across attribute changes (retarget.ts) must not grow with them. */
@@ -32,8 +32,11 @@ export interface RenderedConfig {
   body: string;
 }
 
-/** A renderer over one snapshot; throws the render's ValidationError naming the collector's bad path. */
-export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => RenderedConfig {
+/**
+ * A renderer over one snapshot; throws the render's ValidationError naming the collector's bad path.
+ * `trusted` answers the reported keys matchers may read now (collectors/trust.ts): a renderer may outlive a change of them.
+ */
+export function fleetRenderer(snapshot: Snapshot, trusted: () => TrustedKeys): (collector: Collector) => RenderedConfig {
   const routesOf = new Map<string, RouteRecord[]>();
   for (const route of snapshot.routes.values()) {
     const list = routesOf.get(route.collectorId);
@@ -52,7 +55,7 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
     const activations = snapshot.activations.get(collector.id) ?? { collectorId: collector.id, sources: [], destinations: [] };
     const routes = routesOf.get(collector.id) ?? [];
     const version = alloy ? null : reportedVersion(collector);
-    const matched = matchedPipelineIds(collector, withMatchers);
+    const matched = matchedPipelineIds(collector, withMatchers, trusted());
     const key = JSON.stringify([
       matched,
       alloy,
@@ -79,7 +82,8 @@ export function fleetRenderer(snapshot: Snapshot): (collector: Collector) => Ren
     }
     if (!("pieces" in result)) return result;
     // References are filled in after rendering: one more lookup, and a join and a hash for values not seen yet.
-    const attributes = attributeValues(collector);
+    // They read reported values too: a value the collector gives itself, never what it is sent.
+    const attributes = referenceValues(collector);
     // The render key is JSON, which holds no raw line feed: the two parts cannot run into each other.
     const valuesKey = `${key}\n${JSON.stringify(result.keys.map((k) => attributeValue(attributes, k) ?? null))}`;
     let done = filled.get(valuesKey);

@@ -25,6 +25,7 @@ import type { Collector } from "../../shared/collectors.ts";
 import type { SkippedCollector } from "../../shared/rollouts.ts";
 import { auditEntry, SYSTEM_ACTOR } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
+import type { TrustedKeys } from "../collectors/attributes.ts";
 import { matchedPipelineIds, matcherPipelines, type MatchedPipeline } from "../collectors/matching.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Snapshot } from "../configstore/layout.ts";
@@ -49,6 +50,8 @@ export interface AtCommit {
   /** Collectors its activations or routes name. */
   named: Set<string>;
   withMatchers: MatchedPipeline[];
+  /** The reported keys matchers may read now (collectors/trust.ts). */
+  trusted: () => TrustedKeys;
 }
 
 /**
@@ -65,7 +68,7 @@ export function currentCommit(target: CollectorConfig | undefined, fleet: FleetP
 
 /** Whether the commit's config reaches the collector: a record names it or a pipeline's matchers select it. */
 export function reaches(at: AtCommit, collector: Collector): boolean {
-  return at.named.has(collector.id) || matchedPipelineIds(collector, at.withMatchers).length > 0;
+  return at.named.has(collector.id) || matchedPipelineIds(collector, at.withMatchers, at.trusted()).length > 0;
 }
 
 /** The scope a rollout of these collectors names: the one collector's id, or "collectors". */
@@ -261,9 +264,10 @@ export class Retargeting {
     } else {
       entry = this.config.snapshotAt(commit).then((snapshot) => ({
         snapshot,
-        render: fleetRenderer(snapshot),
+        render: fleetRenderer(snapshot, () => this.collectors.trust.keys()),
         named: new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]),
         withMatchers: matcherPipelines(snapshot.pipelines),
+        trusted: () => this.collectors.trust.keys(),
       }));
       entry.catch(() => this.commits.delete(commit));
       if (this.commits.size >= KEPT_COMMITS) this.commits.delete(this.commits.keys().next().value!);

@@ -17,6 +17,7 @@
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
+import type { TrustedKeys } from "../collectors/attributes.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
 import type { Logger } from "pino";
@@ -126,6 +127,8 @@ export class Rollouts {
   private readonly historyWrites: Coalescer<HistoryEntry>;
   private readonly unwatch: () => void;
   private readonly targetListeners = new Set<TargetListener>();
+  /** The reported keys matchers may read now (collectors/trust.ts). */
+  private readonly trusted = (): TrustedKeys => this.collectors.trust.keys();
 
   constructor(
     private readonly store: Store,
@@ -213,7 +216,7 @@ export class Rollouts {
 
     const now = new Date().toISOString();
     const named = new Set(options.collectorIds ?? []);
-    const fleet = await renderFleet(fleetRenderer(snapshot), affected, (id) => targets.get(id)?.pinned !== undefined, named);
+    const fleet = await renderFleet(fleetRenderer(snapshot, this.trusted), affected, (id) => targets.get(id)?.pinned !== undefined, named);
     const pinned = fleet.pinned.map((c) => c.id);
     const skipped = skippedOf(fleet);
     const renderedOps: WriteOp[] = [];
@@ -326,7 +329,7 @@ export class Rollouts {
     const snapshot = await this.config.snapshotAt(commit);
     const targets = await this.allTargets();
     const affected = await this.affected(snapshot, targets, scope);
-    const fleet = await renderFleet(fleetRenderer(snapshot), affected, (id) => targets.get(id)?.pinned !== undefined, new Set(scope.collectorIds));
+    const fleet = await renderFleet(fleetRenderer(snapshot, this.trusted), affected, (id) => targets.get(id)?.pinned !== undefined, new Set(scope.collectorIds));
     return publishPlan({ commit, fleet, targets, rendered: (hash) => this.storedRendered(hash) });
   }
 
@@ -347,9 +350,11 @@ export class Rollouts {
     const inConfig = new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]);
     // A collector some pipeline's matchers select is in the config without a record naming it.
     const withMatchers = matcherPipelines(snapshot.pipelines);
-    const keep = scope.match === undefined ? () => true : compileFilter({ match: scope.match });
-    return (await this.collectors.all()).filter(
-      (c) => keep(c) && (inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers).length > 0),
+    const collectors = await this.collectors.all();
+    const trusted = this.trusted();
+    const keep = scope.match === undefined ? () => true : compileFilter({ match: scope.match, trusted });
+    return collectors.filter(
+      (c) => keep(c) && (inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers, trusted).length > 0),
     );
   }
 

@@ -53,7 +53,7 @@ export class Telemetry {
   }
 
   /** The collector's flows as planned at its published target, and that target's commit; null when nothing is published for it. */
-  async flowsOf(deps: Pick<Deps, "rollouts" | "configStore">, collector: Collector): Promise<{ flows: CollectorFlows; commit: string } | null> {
+  async flowsOf(deps: Pick<Deps, "collectors" | "rollouts" | "configStore">, collector: Collector): Promise<{ flows: CollectorFlows; commit: string } | null> {
     const target = await deps.rollouts.target(collector.id);
     if (!target) return null;
     const commit = target.target.targetCommit;
@@ -61,7 +61,7 @@ export class Telemetry {
     const key = `${collector.id} ${commit} ${target.rendered.hash}`;
     let flows = this.flowCache.get(key);
     if (!flows) {
-      flows = collectorFlows(await deps.configStore.snapshotAt(commit), collector);
+      flows = collectorFlows(await deps.configStore.snapshotAt(commit), collector, deps.collectors.trust.keys());
       if (this.flowCache.size >= FLOW_CACHE_LIMIT) this.flowCache.delete(this.flowCache.keys().next().value!);
       this.flowCache.set(key, flows);
     }

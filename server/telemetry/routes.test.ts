@@ -48,7 +48,7 @@ const rate = (kind: ComponentRate["kind"], id: string, signal: ComponentRate["si
 describe("route rates", () => {
   test("routes map to their flows: processors by <type>/<flow>_<node>, a processor-less flow by its unshared receiver", () => {
     const { snapshot, collector } = snapshotOf("multi-signal");
-    const flows = collectorFlows(snapshot, collector);
+    const flows = collectorFlows(snapshot, collector, new Set());
     expect(flows.flows.map((f) => [f.routeId, f.flow.name])).toEqual([
       ["r-logs", "logs_otlp"],
       ["r-traces", "traces_otlp"],
@@ -66,7 +66,7 @@ describe("route rates", () => {
 
   test("a branching flow: in is what enters one branch, out is summed over the branches' last processors", () => {
     const { snapshot, collector } = snapshotOf("branching");
-    const { routes, pipelines } = flowRates(collectorFlows(snapshot, collector), [
+    const { routes, pipelines } = flowRates(collectorFlows(snapshot, collector, new Set()), [
       rate("processor", "attributes/app_logs_apps_audit", "logs", 200, 200),
       rate("processor", "filter/app_logs_apps_drop_debug", "logs", 200, 150),
       rate("processor", "batch/app_logs_apps_batch", "logs", 150, 150),
@@ -78,7 +78,7 @@ describe("route rates", () => {
 
   test("no data yet, or a route the plan does not know: null rates", () => {
     const { snapshot, collector } = snapshotOf("multi-signal");
-    const flows = collectorFlows(snapshot, collector);
+    const flows = collectorFlows(snapshot, collector, new Set());
     flows.routeIds.push("r-gone");
     expect(flowRates(flows, []).routes).toEqual([
       { routeId: "r-gone", in: null, out: null },
@@ -114,7 +114,7 @@ describe("flows of matched pipelines", () => {
 
   test("each flow maps by the source and pipeline it joins, and a matched one gets rates too", () => {
     const { snapshot, collector } = fleet({ env: "prod", region: "eu-west" });
-    const flows = collectorFlows(snapshot, collector);
+    const flows = collectorFlows(snapshot, collector, new Set());
     expect(flows.flows.map((f) => [f.flow.pipelineId, f.flow.sourceId, f.routeId, f.flow.processors.map((p) => p.name)])).toEqual([
       ["p-fleet", "src-sys", undefined, ["fleet_system_logs_drop_debug"]],
       ["p-route", "src-z", "r1", ["fleet_system_logs_2_drop_debug"]],
@@ -132,14 +132,14 @@ describe("flows of matched pipelines", () => {
 
   test("a collector whose attributes match no pipeline has only its routes' flows", () => {
     const { snapshot, collector } = fleet({ env: "dev" });
-    const { pipelines } = flowRates(collectorFlows(snapshot, collector), []);
+    const { pipelines } = flowRates(collectorFlows(snapshot, collector, new Set()), []);
     expect(pipelines).toEqual([{ pipelineId: "p-route", sourceId: "src-z", via: "route", routeId: "r1", in: null, out: null }]);
   });
 
   test("a route of the same join as a matched pipeline is one flow, reported as the route", () => {
     const { snapshot, collector } = fleet({ env: "prod", region: "eu-west" });
     snapshot.routes.set("r2", { id: "r2", collectorId: "edge-9", sourceId: "src-sys", pipelineId: "p-fleet" });
-    const { routes, pipelines } = flowRates(collectorFlows(snapshot, collector), []);
+    const { routes, pipelines } = flowRates(collectorFlows(snapshot, collector, new Set()), []);
     expect(routes.map((r) => r.routeId)).toEqual(["r1", "r2"]);
     expect(pipelines.map((p) => [p.pipelineId, p.via, p.routeId])).toEqual([
       ["p-fleet", "route", "r2"],

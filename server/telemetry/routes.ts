@@ -20,6 +20,7 @@
 import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
+import type { TrustedKeys } from "../collectors/attributes.ts";
 import { planCollector, type Flow } from "../render/plan.ts";
 import type { ComponentRate } from "./window.ts";
 
@@ -55,12 +56,12 @@ const joinKey = (sourceId: string, pipelineId: string) => `${sourceId} ${pipelin
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The collector's flows in its plan of `snapshot`, with the pipelines its attributes match. */
-export function collectorFlows(snapshot: Snapshot, collector: Collector): CollectorFlows {
+export function collectorFlows(snapshot: Snapshot, collector: Collector, trusted: TrustedKeys): CollectorFlows {
   const routes = [...snapshot.routes.values()].filter((r) => r.collectorId === collector.id);
   const routeIds = routes.map((r) => r.id);
   let flows: Flow[];
   try {
-    const matched = matchedPipelineIds(collector, matcherPipelines(snapshot.pipelines));
+    const matched = matchedPipelineIds(collector, matcherPipelines(snapshot.pipelines), trusted);
     if (routes.length === 0 && matched.length === 0) return { routeIds, flows: [] };
     flows = planCollector({
       collector,

@@ -3,7 +3,8 @@
  * agent describes (WebSocket) and what an Alloy-style collector registers and
  * polls with (Connect) is kept on the record, written only when it changed,
  * and shown by GET /collectors/{id} with its origin (tags and environment win
- * over reported ones, virtual ones over both). Matchers filter the list,
+ * over reported ones, virtual ones over both) and whether matchers read it (a
+ * reported key only once an admin trusts it). Matchers filter the list,
  * preview a selection and select collectors for bulk tagging (audited); bad
  * matchers are 400s naming the matcher and the column.
  */
@@ -17,7 +18,12 @@ import { remoteConfigClient } from "../remotecfg/client.ts";
 let server: TestServer;
 const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
 
-type Attributes = Record<string, { value: string; origin: string }>;
+type Attributes = Record<string, { value: string; origin: string; targets: boolean }>;
+
+/** Sets the admin's list of trusted reported keys (PUT /system/trusted-attributes). */
+async function trust(...keys: string[]): Promise<void> {
+  await call("/system/trusted-attributes", "PUT", { keys });
+}
 type Detail = Collector & { attributes: Attributes };
 
 async function version(id: string): Promise<number> {
@@ -59,13 +65,13 @@ describe("reported attributes", () => {
         environment: "staging",
       });
       expect(detail.attributes).toMatchObject({
-        datacenter: { value: "fra1", origin: "reported" },
-        "host.name": { value: "web-1", origin: "reported" },
-        team: { value: "payments", origin: "set" },
-        environment: { value: "prod", origin: "set" },
-        "collector.id": { value: collector.id, origin: "virtual" },
-        "collector.name": { value: "ws-attrs", origin: "virtual" },
-        "collector.mode": { value: "opamp", origin: "virtual" },
+        datacenter: { value: "fra1", origin: "reported", targets: false },
+        "host.name": { value: "web-1", origin: "reported", targets: false },
+        team: { value: "payments", origin: "set", targets: true },
+        environment: { value: "prod", origin: "set", targets: true },
+        "collector.id": { value: collector.id, origin: "virtual", targets: true },
+        "collector.name": { value: "ws-attrs", origin: "virtual", targets: true },
+        "collector.mode": { value: "opamp", origin: "virtual", targets: true },
       });
 
       // The same description again (a reconnect's full report): no write.
@@ -81,7 +87,13 @@ describe("reported attributes", () => {
         return got.reported?.datacenter === "ams2" ? got : null;
       });
       expect(changed.reported).toEqual({ "service.name": "otelcol-contrib", datacenter: "ams2" });
-      expect(await ids('match=datacenter="ams2"')).toEqual([collector.id]);
+      // A matcher reads a reported key once an admin trusts it (before: 400, test/api/trusted-targeting.test.ts).
+      await trust("datacenter");
+      try {
+        expect(await ids('match=datacenter="ams2"')).toEqual([collector.id]);
+      } finally {
+        await trust();
+      }
     } finally {
       agent.close();
     }
@@ -100,9 +112,9 @@ describe("reported attributes", () => {
     });
     let detail = await call<Detail>(`/collectors/${collector.id}`);
     expect(detail.reported).toEqual({ "collector.os": "linux", "collector.version": "v1.5.0", cluster: "prod", region: "eu" });
-    expect(detail.attributes["collector.os"]).toEqual({ value: "linux", origin: "reported" });
-    expect(detail.attributes.cluster).toEqual({ value: "prod", origin: "reported" });
-    expect(detail.attributes["collector.mode"]).toEqual({ value: "rcfg-remotecfg", origin: "virtual" });
+    expect(detail.attributes["collector.os"]).toEqual({ value: "linux", origin: "reported", targets: false });
+    expect(detail.attributes.cluster).toEqual({ value: "prod", origin: "reported", targets: false });
+    expect(detail.attributes["collector.mode"]).toEqual({ value: "rcfg-remotecfg", origin: "virtual", targets: true });
 
     // Polls with the same attributes: nothing written (presence coalesces its own).
     const before = await version(collector.id);
@@ -119,7 +131,12 @@ describe("reported attributes", () => {
     await client.getConfig({ id: collector.id, localAttributes: { cluster: "prod", region: "us-east-1" } });
     detail = await call<Detail>(`/collectors/${collector.id}`);
     expect(detail.reported).toEqual({ cluster: "prod", region: "us-east-1" });
-    expect(await ids(`match=region=~"us-.*"&match=collector.name=alloy-attrs`)).toEqual([collector.id]);
+    await trust("region");
+    try {
+      expect(await ids(`match=region=~"us-.*"&match=collector.name=alloy-attrs`)).toEqual([collector.id]);
+    } finally {
+      await trust();
+    }
   });
 });
 
@@ -178,7 +195,7 @@ describe("matchers over attributes", () => {
     expect(result).toEqual({ matched: 2, changed: 2, rollout: null });
     const us = await call<Detail>(`/collectors/${fleet["m-prod-us"]}`);
     expect(us.tags).toEqual({ env: "prod", region: "us-east-1", tier: "gold" });
-    expect(us.attributes.tier).toEqual({ value: "gold", origin: "set" });
+    expect(us.attributes.tier).toEqual({ value: "gold", origin: "set", targets: true });
     expect(await version(fleet["m-test-us"]!)).toBe(untouched);
 
     const again = await call<{ matched: number; changed: number; rollout: unknown }>("/collectors/tags", "POST", { match: ["env=prod", 'collector.name=~"m-.*"'], set: { tier: "gold" } });

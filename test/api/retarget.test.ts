@@ -114,7 +114,9 @@ test("a tag edit gives newly matching collectors the pipeline without a publish;
   expect((await history(alloy.id)).items.map((e) => e.cause)).toEqual(["attributes", "attributes"]);
 });
 
-test("a reconnect with a new AgentDescription attribute re-targets the collector", async () => {
+test("a reconnect with a new AgentDescription attribute on a trusted key re-targets the collector", async () => {
+  // A reported attribute targets only once an admin trusts its key (test/api/trusted-targeting.test.ts).
+  await call("/system/trusted-attributes", "PUT", { keys: ["region"] });
   await pipeline("/var/log/eu.log", ['region="eu-west"']);
   const roaming = await call<{ id: string }>("/collectors", "POST", { name: "roaming" });
   const uid = uuidBytes();
@@ -177,6 +179,8 @@ test("a rolled-back collector is pinned through attribute changes; unpinned, it 
 });
 
 test("an edit that would make an Alloy collector match a pipeline it cannot run is refused; a report that does is kept as its render failure", async () => {
+  // Trusted before any pipeline reads it (a trust change may not move collectors; test/api/trusted-targeting.test.ts).
+  await call("/system/trusted-attributes", "PUT", { keys: ["region", "net"] });
   const destination = await call<{ id: string }>("/destinations", "POST", { name: "net-gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } });
   const syslog = await call<{ id: string }>("/sources", "POST", { name: "net-syslog", type: "syslog", config: {} });
   const filtered = await call<{ id: string }>("/pipelines", "POST", {
@@ -228,7 +232,7 @@ test("an edit that would make an Alloy collector match a pipeline it cannot run 
   // An OpenTelemetry Collector may match it.
   expect(await call("/collectors/tags", "POST", { match: ['collector.name="otel-net"'], set: { net: "edge" } })).toEqual({ matched: 1, changed: 1, rollout: null });
 
-  // The Alloy collector reports the attribute itself: nothing refuses a report, so the render fails and is kept.
+  // The Alloy collector reports the attribute itself, on a key an admin trusts: nothing refuses a report, so the render fails and is kept.
   const published = await commitAndPublish("Filter by body");
   const rcfg = remoteConfigClient(server.base, (await call<{ token: string }>(`/collectors/${alloy.id}/otlp-token`, "POST")).token);
   await rcfg.getConfig({ id: alloy.id, localAttributes: { net: "edge" } });

@@ -195,7 +195,8 @@ describe("an agent that resumes without remote_config_status", () => {
 describe("the version a collector reports", () => {
   test("follows its full descriptions, so an upgraded collector is rendered with its version's names", async () => {
     const { id, token } = await publishedCollector("upgraded");
-    const version = async () => (await call<{ tags: Record<string, string> }>(`/collectors/${id}`)).tags["service.version"];
+    // Kept among its reported attributes (a fact, never a tag: docs/architecture.md "Trust model").
+    const version = async () => (await call<{ reported?: Record<string, string> }>(`/collectors/${id}`)).reported?.["service.version"];
     const agent = await RawAgent.connect(wsUrl, token);
     await agent.call({ agentDescription: description({ "host.name": "upgraded", "service.version": "0.140.0" }) });
     await until(async () => (await version()) === "0.140.0");

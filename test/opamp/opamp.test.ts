@@ -71,10 +71,11 @@ describe("Elastic OpAMP client over HTTP", () => {
     });
     try {
       const collector = await until(async () => {
-        const { items } = await call<{ items: { id: string; name: string; environment: string; managementMode: string; status: string; tags: Record<string, string> }[] }>("/collectors");
-        return items.find((c) => c.name === "web-7" && c.status === "online");
+        const { items } = await call<{ items: { id: string; name: string; environment: string; managementMode: string; status: string; tags: Record<string, string>; reported?: Record<string, string> }[] }>("/collectors");
+        return items.find((c) => c.name === "web-7" && c.status === "online" && c.reported !== undefined);
       });
-      expect(collector).toMatchObject({ environment: "prod", managementMode: "opamp", tags: { "os.type": "linux", "service.name": "checkout" } });
+      // The environment is the token's; what the client describes stays reported, never a tag (docs/architecture.md "Trust model").
+      expect(collector).toMatchObject({ environment: "prod", managementMode: "opamp", tags: {}, reported: { "os.type": "linux", "service.name": "checkout", "host.name": "web-7" } });
       const [bound] = (await call<{ items: { collectorId: string; boundInstanceUid: string }[] }>("/enrollment-tokens")).items;
       expect(bound!.collectorId).toBe(collector.id);
 

@@ -6,7 +6,8 @@
  * matched collector connected over a real OpAMP WebSocket receives the
  * pipeline without any activation or route, and its page says why it
  * matched (each matcher with the attribute it read and where that came
- * from: reported by the collector, or a tag set in svc). The collectors list
+ * from: reported by the collector on a key an admin trusts, or a tag set in
+ * svc; an untrusted reported one is marked so). The collectors list
  * filters by matchers kept in the URL, tags a ticked selection in bulk, and
  * tags every collector the matchers select, beyond the loaded page. No
  * console errors.
@@ -46,6 +47,8 @@ beforeAll(async () => {
   agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, token);
   await agent.call({ agentDescription: description({ "service.name": "pay-1" }, { region: "eu-west" }) });
   expect((await collector(pay1)).reported).toEqual({ region: "eu-west", "service.name": "pay-1" });
+  // Matchers read a reported key only once an admin trusts it (test/api/trusted-targeting.test.ts).
+  await call("/system/trusted-attributes", "PUT", { keys: ["region"] });
 
   const admin = await server.uiAdmin();
   browser.page.setDefaultTimeout(10_000);
@@ -135,10 +138,10 @@ test("the matched collector's page says why: each matcher with the attribute it 
   expect(await section.locator(".applied-pipelines > li > .muted").textContent()).toBe("matches all of its matchers:");
   expect(await section.locator(".matcher-reasons li").allTextContents()).toEqual([
     'team=payments — team is "payments" (set in svc)',
-    'region=~"eu-.*" — region is "eu-west" (reported by the collector)',
+    'region=~"eu-.*" — region is "eu-west" (reported by the collector, trusted)',
   ]);
   const reported = page.getByRole("table", { name: "Collector facts" }).getByRole("row", { name: "Reported attributes" });
-  expect(await reported.getByRole("listitem").allTextContents()).toEqual(["region=eu-west", "service.name=pay-1"]);
+  expect(await reported.getByRole("listitem").allTextContents()).toEqual(["region=eu-west (trusted)", "service.name=pay-1 (reported)"]);
   await browser.screenshot("fleet-collector-why-1280");
 }, SLOW);
 

@@ -12,19 +12,22 @@ import type { AppliedPipelines } from "../../../shared/pipelines.ts";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Link } from "../router.tsx";
+import { useTrustedKeys } from "../trust.ts";
 
-const ORIGINS: Record<AttributeOrigin, string> = { set: "set in svc", reported: "reported by the collector", virtual: "from the record" };
+const ORIGINS: Record<AttributeOrigin, string> = { set: "set in svc", reported: "reported by the collector, trusted", virtual: "from the record" };
 
-/** What a matcher read of the collector: `team is "payments" (set in svc)`, or that the attribute is absent. */
+/** What a matcher read of the collector: `team is "payments" (set in svc)`, or that the attribute is absent (an untrusted reported one reads so). */
 function reading(matcher: string, attributes: ReturnType<typeof collectorAttributes>): string {
   const { name } = parseMatcher(matcher);
   const attribute = Object.hasOwn(attributes, name) ? attributes[name] : undefined;
-  return attribute === undefined ? `${name} is absent (reads as "")` : `${name} is ${JSON.stringify(attribute.value)} (${ORIGINS[attribute.origin]})`;
+  if (attribute === undefined) return `${name} is absent (reads as "")`;
+  if (!attribute.targets) return `${name} is reported as ${JSON.stringify(attribute.value)} but not trusted, so it reads as ""`;
+  return `${name} is ${JSON.stringify(attribute.value)} (${ORIGINS[attribute.origin]})`;
 }
 
 export function AppliedPipelinesSection({ collector, reload }: { collector: Collector; reload: number }) {
   const collectorId = collector.id;
-  const attributes = collectorAttributes(collector);
+  const attributes = collectorAttributes(collector, useTrustedKeys());
   const [answer, setAnswer] = useState<AppliedPipelines | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
 

@@ -27,6 +27,7 @@ import { useLiveEvents } from "../events.ts";
 import { Link } from "../router.tsx";
 import { useHasScope } from "../schema/editing.tsx";
 import { useSession } from "../session.tsx";
+import { useTrustedKeys } from "../trust.ts";
 import "../collector/collector.css";
 import { Facts } from "../components/Facts.tsx";
 
@@ -135,6 +136,22 @@ function pairs(entries: [string, string][], label: string): ReactNode {
   );
 }
 
+/** Each reported attribute, marked trusted (matchers may read it) or not (shown only, and read by attribute references). */
+function ReportedAttributes({ reported }: { reported: Record<string, string> }) {
+  const trusted = useTrustedKeys();
+  const entries = Object.entries(reported).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (entries.length === 0) return <span className="muted">—</span>;
+  return (
+    <ul className="tags" aria-label="Reported attributes">
+      {entries.map(([key, value]) => (
+        <li key={key} className="tag" title={trusted.has(key) ? "Trusted: matchers may read it" : "Not trusted: matchers read it as absent"}>
+          {key}={value} <span className="muted">{trusted.has(key) ? "(trusted)" : "(reported)"}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function CollectorFacts({ collector }: { collector: Collector }) {
   const rows: [string, ReactNode][] = [
     ["Collector id", <code>{collector.id}</code>],
@@ -143,8 +160,8 @@ function CollectorFacts({ collector }: { collector: Collector }) {
     ["Environment", collector.environment ?? <span className="muted">—</span>],
     ["Management", MODE_NAMES[collector.managementMode] ?? collector.managementMode],
     ["Tags", pairs(Object.entries(collector.tags), "Tags")],
-    // What pipeline matchers read besides tags and environment (which win on the same key).
-    ["Reported attributes", pairs(Object.entries(collector.reported ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)), "Reported attributes")],
+    // Facts the collector gives about itself: matchers read only the trusted ones (System page); tags and environment win on the same key.
+    ["Reported attributes", <ReportedAttributes reported={collector.reported ?? {}} />],
     ["Health", health(collector)],
     ["Created", <LastSeen at={collector.createdAt} />],
   ];

@@ -15,6 +15,8 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { compileFilter } from "../../../shared/collector-filter.ts";
+import type { TrustedKeys } from "../../../shared/collector-attributes.ts";
+import { useTrustedKeys } from "../trust.ts";
 import { COLLECTOR_STATUSES, type CollectorStatus } from "../../../shared/collector-status.ts";
 import type { Collector } from "../../../shared/collectors.ts";
 import { MatcherListError, parseMatcherList, type Matcher } from "../../../shared/matchers.ts";
@@ -73,7 +75,7 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
 }
 
 /** The list's filters as a predicate on one collector, the API's own (compileFilter), for live events. */
-function matcher(search: URLSearchParams): (c: Collector) => boolean {
+function matcher(search: URLSearchParams, trusted: TrustedKeys): (c: Collector) => boolean {
   const status = search.get("status");
   const q = search.get("q")?.trim();
   let match: Matcher[];
@@ -89,6 +91,7 @@ function matcher(search: URLSearchParams): (c: Collector) => boolean {
     ...(status ? { status: status as CollectorStatus } : {}),
     ...(q ? { q } : {}),
     match,
+    trusted,
   });
 }
 
@@ -114,6 +117,7 @@ function useLiveCollectors(items: Collector[], search: URLSearchParams, filterKe
   const [added, setAdded] = useState<Collector[]>([]);
   const [waiting, setWaiting] = useState<ReadonlyMap<string, Collector>>(new Map());
   const [interrupted, setInterrupted] = useState(false);
+  const trusted = useTrustedKeys();
   const queue = useRef(new Map<string, LiveEvent>());
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
 
@@ -137,7 +141,7 @@ function useLiveCollectors(items: Collector[], search: URLSearchParams, filterKe
     timer.current = null;
     const events = [...queue.current.values()];
     queue.current.clear();
-    const matches = matcher(search);
+    const matches = matcher(search, trusted);
     const lastId = loaded.at(-1)?.id;
     const nextChanged = new Map(changed);
     const nextWaiting = new Map(waiting);

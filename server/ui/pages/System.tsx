@@ -2,7 +2,8 @@
  * System health: what GET /api/v1/system/health says, as labelled rows in a
  * few tables (control plane, storage, onboarding, collectors, channels), under
  * a warning for each onboarding precondition that fails (externalUrl,
- * svc-agent packages) with its fix. Until the session is valid the API
+ * svc-agent packages) with its fix, and the trusted reported attributes
+ * (TrustedAttributes.tsx). Until the session is valid the API
  * answers 401 and the page shows that error as it came.
  */
 import { useCallback, useEffect, useState, type ReactNode } from "react";
@@ -14,6 +15,7 @@ import { SetupWarnings, type OnboardingReadiness, type Readiness } from "../comp
 import { formatDuration } from "../format.ts";
 import { Link } from "../router.tsx";
 import "./System.css";
+import { TrustedAttributesSection } from "./TrustedAttributes.tsx";
 import { StatusBadge, type Tone } from "../components/StatusBadge.tsx";
 
 /** The answer of GET /system/health (server/api/system.ts). */
@@ -79,6 +81,7 @@ export function SystemPage() {
           <Onboarding onboarding={health.onboarding} externalUrl={health.externalUrl} />
           <Collectors counts={health.collectors} />
           <Channels channels={health.channels} />
+          <TrustedAttributesSection />
         </>
       )}
     </section>

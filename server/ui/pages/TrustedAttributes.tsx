@@ -1,0 +1,83 @@
+/**
+ * The System page's list of trusted reported attributes (GET and PUT
+ * /system/trusted-attributes): which keys collectors report about themselves
+ * that pipeline matchers may read. Everyone sees it; an admin edits it (each
+ * change audited, and refused while a pipeline's matchers read a key it drops).
+ */
+import { useEffect, useState, type FormEvent } from "react";
+import { api, ApiError } from "../api.ts";
+import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { useSession } from "../session.tsx";
+import type { TrustedList } from "../trust.ts";
+
+function keysOf(text: string): string[] {
+  return text
+    .split(/[\s,]+/)
+    .map((key) => key.trim())
+    .filter((key) => key !== "");
+}
+
+export function TrustedAttributesSection() {
+  const { state } = useSession();
+  const isAdmin = state.status === "signedIn" && state.user.role === "admin";
+  const [list, setList] = useState<TrustedList | null>(null);
+  const [text, setText] = useState("");
+  const [error, setError] = useState<ApiError | null>(null);
+  const [saving, setSaving] = useState(false);
+
+  useEffect(() => {
+    let current = true;
+    api.get<TrustedList>("/system/trusted-attributes").then(
+      (answer) => {
+        if (!current) return;
+        setList(answer);
+        setText(answer.listed.join(", "));
+      },
+      (caught: ApiError) => current && setError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, []);
+
+  function onSubmit(event: FormEvent) {
+    event.preventDefault();
+    setSaving(true);
+    api
+      .put<TrustedList>("/system/trusted-attributes", { keys: keysOf(text) })
+      .then((answer) => {
+        setList(answer);
+        setText(answer.listed.join(", "));
+        setError(null);
+      }, setError)
+      .finally(() => setSaving(false));
+  }
+
+  return (
+    <section className="detail-block" aria-labelledby="trusted-attributes-title">
+      <h2 id="trusted-attributes-title">Trusted reported attributes</h2>
+      <p className="muted">
+        What a collector reports about itself is shown on its page but never selects a pipeline, unless its key is trusted here. Tags, environment and
+        collector.id, collector.name, collector.mode always may.
+      </p>
+      {list && (
+        <p>
+          From the server configuration (fleet.trustedAttributes): {list.configured.length > 0 ? list.configured.join(", ") : <span className="muted">none</span>}
+        </p>
+      )}
+      {list && !isAdmin && <p>Trusted here: {list.listed.length > 0 ? list.listed.join(", ") : <span className="muted">none</span>}</p>}
+      {list && isAdmin && (
+        <form className="account-form" onSubmit={onSubmit} aria-label="Trusted reported attributes">
+          <label>
+            Trusted here (comma-separated keys, e.g. host.name, os.type)
+            <input type="text" value={text} onChange={(e) => setText(e.target.value)} />
+          </label>
+          <button type="submit" className="button" disabled={saving}>
+            Save
+          </button>
+        </form>
+      )}
+      <ErrorMessage error={error} />
+    </section>
+  );
+}
