@@ -10,6 +10,7 @@ import { auditEntry, type Actor } from "../audit/audit.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import type { Doc, Store } from "../store/store.ts";
 import { RecordView } from "../store/view.ts";
+import { KeyedLock } from "../lib/keyed-lock.ts";
 import { sameReported, VIRTUAL_KEYS } from "./attributes.ts";
 import { VERSION_TAG } from "./runtime.ts";
 
@@ -62,6 +63,8 @@ export type AttributesListener = (ids: string[]) => void;
 export class Collectors {
   private readonly view: RecordView<Collector>;
   private readonly attributeListeners = new Set<AttributesListener>();
+  /** Fleet walks with a caller's filter, one at a time (`scan`). */
+  private readonly scans = new KeyedLock();
 
   constructor(private readonly store: Store) {
     this.view = new RecordView(store, COLLECTION);
@@ -216,8 +219,7 @@ export class Collectors {
     }
     const both = edit.remove.filter((key) => key in edit.set);
     if (both.length > 0) throw new ValidationError(`The tag ${both[0]} is both set and removed.`, [{ path: "remove", message: `${both[0]} is also in set` }]);
-    await this.view.ready();
-    const selected = this.view.page(matches, Number.POSITIVE_INFINITY).items;
+    const selected = (await this.scan(matches, Number.POSITIVE_INFINITY)).items;
     const apply = (tags: Record<string, string>): Record<string, string> | null => {
       const next: Record<string, string> = { ...tags, ...edit.set };
       for (const key of edit.remove) delete next[key];
@@ -273,8 +275,18 @@ export class Collectors {
    * compileFilter); `after` is the last id of the previous page.
    */
   async list(matches: (collector: Collector) => boolean, limit: number, after?: string): Promise<Page<Collector>> {
+    return this.scan(matches, limit, after);
+  }
+
+  /**
+   * A caller's filter over the fleet may run their regular expressions on
+   * every collector: the walk yields (RecordView.scan), and such walks run
+   * one at a time, so however many are asked for at once the event loop is
+   * held for one slice, not one per walk.
+   */
+  private async scan(matches: (collector: Collector) => boolean, limit: number, after?: string): Promise<Page<Collector>> {
     await this.view.ready();
-    return this.view.page(matches, limit, after);
+    return this.scans.run("fleet", () => this.view.scan(matches, limit, after));
   }
 
   /** Every collector, in id order. */
