@@ -27,9 +27,10 @@
  * Bounds (RE2's `max_mem` in spirit): a regular expression whose program has
  * more than MAX_MATCHER_PROGRAM instructions is refused, and so is a list
  * (one request's, one pipeline's) whose programs add up to more than
- * MAX_MATCHERS_PROGRAM. Matching costs at most about program size × value
- * length, and values are bounded (tags 1,024 characters, reported ones 256),
- * so one matcher on one collector stays within milliseconds; fleet-wide
+ * MAX_MATCHERS_PROGRAM. Matching runs RE2's NFA, whose cost is at most
+ * about program size × value length, and values are bounded (tags 1,024
+ * characters, reported ones 256), so one matcher on one collector stays
+ * within milliseconds; fleet-wide
  * evaluations yield between collectors (server/store/view.ts `scan`). A
  * pattern is measured before it is compiled (`programBound`), as compiling a
  * program of 100,000 instructions alone holds the event loop for seconds.
@@ -111,10 +112,12 @@ export class Matcher {
         return value === this.value;
       case "!=":
         return value !== this.value;
+      // RE2's NFA (or its bit-state backtracker on short inputs), never its lazy DFA: on a pattern that blows the
+      // DFA's state cache (`.*a.{400}x`) the DFA costs several times more per instruction and character.
       case "=~":
-        return this.#re!.test(value);
+        return this.#re!.matcher(value).find();
       case "!~":
-        return !this.#re!.test(value);
+        return !this.#re!.matcher(value).find();
     }
   }
 
