@@ -7,10 +7,10 @@ import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector
 import type { Collector } from "../../shared/collectors.ts";
 import type { ManagementMode } from "../../shared/vocabulary.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from "../errors.ts";
 import type { Doc, Store } from "../store/store.ts";
-import { RecordView } from "../store/view.ts";
-import { KeyedLock } from "../lib/keyed-lock.ts";
+import { RecordView, ScanBudgetError } from "../store/view.ts";
+import { Admission } from "../lib/admission.ts";
 import { sameReported, VIRTUAL_KEYS } from "./attributes.ts";
 import { VERSION_TAG } from "./runtime.ts";
 
@@ -60,11 +60,19 @@ export type VetEdits = (edits: CollectorEdit[]) => Promise<void>;
 /** Hears the ids of collectors whose attributes (or what else a render reads of the record) were just written here. */
 export type AttributesListener = (ids: string[]) => void;
 
+/** Fleet walks (`Collectors.scan`) running at once, and waiting for their turn. */
+export const SCANS = { running: 2, waiting: 16 };
+/** Most of the server's time one walk may take (its slices added up). */
+export const SCAN_BUDGET_MS = 3000;
+
 export class Collectors {
   private readonly view: RecordView<Collector>;
   private readonly attributeListeners = new Set<AttributesListener>();
-  /** Fleet walks with a caller's filter, one at a time (`scan`). */
-  private readonly scans = new KeyedLock();
+  /** Fleet walks with a caller's filter (`scan`). */
+  private readonly scans = new Admission(
+    SCANS,
+    (busy) => new UnavailableError(`${busy} collector lists or matcher evaluations are running or waiting; try again shortly.`, 2, "collector_scans_busy"),
+  );
 
   constructor(private readonly store: Store) {
     this.view = new RecordView(store, COLLECTION);
@@ -280,13 +288,23 @@ export class Collectors {
 
   /**
    * A caller's filter over the fleet may run their regular expressions on
-   * every collector: the walk yields (RecordView.scan), and such walks run
-   * one at a time, so however many are asked for at once the event loop is
-   * held for one slice, not one per walk.
+   * every collector: the walk yields (RecordView.scan), at most SCANS.running
+   * walks run at once (the event loop is held for that many slices at most,
+   * however many are asked for; past SCANS.waiting more, 503), and one that
+   * takes more than SCAN_BUDGET_MS of the server's time is stopped (422).
    */
   private async scan(matches: (collector: Collector) => boolean, limit: number, after?: string): Promise<Page<Collector>> {
     await this.view.ready();
-    return this.scans.run("fleet", () => this.view.scan(matches, limit, after));
+    try {
+      return await this.scans.run(() => this.view.scan(matches, limit, after, SCAN_BUDGET_MS));
+    } catch (error) {
+      if (!(error instanceof ScanBudgetError)) throw error;
+      throw new AppError(
+        422,
+        "matchers_too_costly",
+        `Evaluating these matchers over the fleet took more than ${SCAN_BUDGET_MS / 1000} s of the server's time and was stopped; use fewer or smaller regular expressions, or select with = on tags.`,
+      );
+    }
   }
 
   /** Every collector, in id order. */

@@ -11,6 +11,14 @@ import type { Doc, Store } from "./store.ts";
 /** Longest a scan (`RecordView.scan`) runs before it lets the event loop serve others. */
 const SCAN_SLICE_MS = 8;
 
+/** A scan used up its budget of event-loop time (`RecordView.scan`) and was stopped. */
+export class ScanBudgetError extends Error {
+  constructor(readonly budgetMs: number) {
+    super(`the scan took more than ${budgetMs} ms`);
+    this.name = "ScanBudgetError";
+  }
+}
+
 interface Entry<T> {
   version: number;
   data: T;
@@ -118,14 +126,19 @@ export class RecordView<T extends { id: string }> {
    * the whole fleet): the same answer, but the walk yields to the event loop
    * every SCAN_SLICE_MS, so one call never holds it for longer than that and
    * one `keep`. Records written meanwhile are seen or not, as in a later page.
+   * Past `budgetMs` of its own time (the slices added up) it throws ScanBudgetError.
    */
-  async scan(keep: (record: T) => boolean, limit: number, after?: string): Promise<{ items: T[]; nextCursor: string | null }> {
+  async scan(keep: (record: T) => boolean, limit: number, after?: string, budgetMs = Number.POSITIVE_INFINITY): Promise<{ items: T[]; nextCursor: string | null }> {
     const items: T[] = [];
     let i = after === undefined ? 0 : this.indexOf(after);
     if (after !== undefined && this.ids[i] === after) i++;
     let sliceStart = performance.now();
+    let spent = 0;
     for (; i < this.ids.length; i++) {
-      if (performance.now() - sliceStart > SCAN_SLICE_MS) {
+      const slice = performance.now() - sliceStart;
+      if (slice > SCAN_SLICE_MS) {
+        spent += slice;
+        if (spent > budgetMs) throw new ScanBudgetError(budgetMs);
         const next = this.ids[i]!;
         await nextTurn();
         sliceStart = performance.now();

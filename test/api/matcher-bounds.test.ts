@@ -6,12 +6,14 @@
  * `GET /collectors?match=`, `POST /collectors/tags` and a pipeline's
  * matchers, with nothing stored; the issue's attack (32 matchers of 1,024
  * characters by a viewer) is refused; matchers within the bounds still
- * select, over a fleet large enough that the walk yields part-way.
+ * select, over a fleet large enough that the walk yields part-way, and those
+ * that would cost more than SCAN_BUDGET_MS over the fleet are stopped (422).
  * Behaviour only: the time these take is measured in bench/matchers.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MAX_MATCHER_PROGRAM, MAX_MATCHERS_PROGRAM } from "../../shared/matchers.ts";
 import { SYSTEM_ACTOR } from "../../server/audit/audit.ts";
+import { SCAN_BUDGET_MS } from "../../server/collectors/collectors.ts";
 import type { ErrorBody } from "../../server/http/schemas.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 
@@ -82,7 +84,8 @@ describe("/matchers/preview by a viewer", () => {
     const base = `big-${Math.random().toString(36).slice(2, 8)}`;
     // Written straight through the domain: 3,000 API calls would only measure the API.
     for (let i = 0; i < count; i++) {
-      const zone = i % 3 === 0 ? "a".repeat(MAX_MATCHER_PROGRAM - 4) : "a".repeat(1023) + "b";
+      // Cheap to refuse (the first character differs), so the walk stays well within SCAN_BUDGET_MS on a busy machine.
+      const zone = i % 3 === 0 ? "a".repeat(MAX_MATCHER_PROGRAM - 4) : "b";
       await server.app.collectors.create(SYSTEM_ACTOR, { name: `${base}-${i}`, tags: { fleet: base, zone } });
     }
     const full = MAX_MATCHERS_PROGRAM / MAX_MATCHER_PROGRAM;
@@ -94,6 +97,26 @@ describe("/matchers/preview by a viewer", () => {
     expect(body.items.map((c) => c.name)).toEqual(Array.from({ length: 20 }, (_, i) => `${base}-${i * 3}`));
   }, 120_000);
 });
+
+test("matchers within the caps that would cost more than SCAN_BUDGET_MS over this fleet are stopped: 422, and the server still answers", async () => {
+  const base = `costly-${Math.random().toString(36).slice(2, 8)}`;
+  // 1,024 characters of a/A/x: every position keeps RE2's NFA threads alive in the patterns below.
+  let seed = 7;
+  const adversarial = () =>
+    Array.from({ length: 1024 }, () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return "aAx"[(seed >> 16) % 3];
+    }).join("");
+  for (let i = 0; i < 2_000; i++) await server.app.collectors.create(SYSTEM_ACTOR, { name: `${base}-${i}`, tags: { costly: base, blob: adversarial() } });
+  const heavy = (gap: number) => `blob!~"(?:.*a.{${gap}}x|.*A.{${gap}}A|.*x.{${gap}}a)"`;
+  const res = await server.api("/matchers/preview", { method: "POST", token: viewer, json: { matchers: [heavy(160), heavy(159), `costly="${base}"`] } });
+  const { error } = (await res.json()) as ErrorBody;
+  expect({ status: res.status, code: error.code }).toEqual({ status: 422, code: "matchers_too_costly" });
+  expect(error.message).toContain(`more than ${SCAN_BUDGET_MS / 1000} s`);
+  expect((await fetch(`${server.base}/healthz`)).status).toBe(200);
+  const cheap = await server.api("/matchers/preview", { method: "POST", token: viewer, json: { matchers: [`costly="${base}"`], limit: 1 } });
+  expect(((await cheap.json()) as { count: number }).count).toBe(2_000);
+}, 120_000);
 
 test("GET /collectors?match= and POST /collectors/tags refuse the same, naming match[i]", async () => {
   const list = await refused(await server.api(`/collectors?match=${encodeURIComponent(sized("zone", MAX_MATCHER_PROGRAM + 1))}`, { token: viewer }));
