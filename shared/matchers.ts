@@ -323,9 +323,17 @@ function isSpace(r: string): boolean {
   return c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
 }
 
+/** ASCII runes that end an unquoted name or value (a table: the lexer asks for every rune). */
+const RESERVED_ASCII = (() => {
+  const table = new Uint8Array(128);
+  for (const r of "{}!=~,\\\"'`\t\n\v\f\r ") table[r.charCodeAt(0)] = 1;
+  return table;
+})();
+
 /** lexer.go isReserved: these end an unquoted name or value. */
 function isReserved(r: string): boolean {
-  return isSpace(r) || "{}!=~,\\\"'`".includes(r);
+  const c = r.charCodeAt(0);
+  return c < 128 ? RESERVED_ASCII[c] === 1 : isSpace(r);
 }
 
 class Lexer {
@@ -341,10 +349,15 @@ class Lexer {
     return this.#runes.length;
   }
 
+  /** The token peeked last and where it ends, so the scan that follows a peek does not read it again. */
+  #peeked: { at: number; token: Token; end: number } | null = null;
+
   peek(): Token {
     const pos = this.#pos;
     try {
-      return this.scan();
+      const token = this.scan();
+      this.#peeked = { at: pos, token, end: this.#pos };
+      return token;
     } finally {
       this.#pos = pos;
     }
@@ -353,6 +366,11 @@ class Lexer {
   /** The next token; a lexical error is thrown, and thrown again on every later call. */
   scan(): Token {
     if (this.#error) throw this.#error;
+    const peeked = this.#peeked;
+    if (peeked !== null && peeked.at === this.#pos) {
+      this.#pos = peeked.end;
+      return peeked.token;
+    }
     try {
       return this.#scan();
     } catch (error) {
@@ -418,7 +436,10 @@ const HEX = /^[0-9a-fA-F]+$/;
 
 /** The value of a double-quoted token, Go's escapes decoded; an error text when it has none. */
 function unquote(text: string): string | { error: string } {
-  const body = Array.from(text.slice(1, -1));
+  const inner = text.slice(1, -1);
+  // Without escapes the text is its value (the input holds no lone surrogate: parseWithStarts checks).
+  if (!inner.includes("\\")) return inner.includes("\n") ? { error: "a newline in quotes must be written \\n" } : inner;
+  const body = Array.from(inner);
   const bytes: number[] = [];
   for (let i = 0; i < body.length; i++) {
     const c = body[i]!;
