@@ -134,6 +134,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       method: "GET",
       path: "/collectors",
       scope: "collectors:read",
+      // A walk of the fleet may wait its turn and run up to Collectors SCAN_BUDGET_MS (collectors.ts).
+      slow: true,
       tag: "collectors",
       summary: "List collectors, filtered by tag, status, environment, mode, text or attribute matchers; cursor-paginated.",
       query: ListQuery,
@@ -161,6 +163,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       method: "POST",
       path: "/collectors/tags",
       scope: "collectors:write",
+      // A walk of the fleet may wait its turn and run up to Collectors SCAN_BUDGET_MS (collectors.ts).
+      slow: true,
       tag: "collectors",
       summary:
         "Set and remove tags on every collector the matchers select; audited (collector.tags). 409, nothing written, when an Alloy collector would come to match a pipeline it cannot run.",
@@ -183,6 +187,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       method: "POST",
       path: "/matchers/preview",
       scope: "collectors:read",
+      // A walk of the fleet may wait its turn and run up to Collectors SCAN_BUDGET_MS (collectors.ts).
+      slow: true,
       tag: "collectors",
       summary: "How many collectors the matchers select, and the first of them (no matchers: every collector).",
       body: PreviewBody,
