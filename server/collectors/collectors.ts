@@ -61,7 +61,7 @@ export type VetEdits = (edits: CollectorEdit[]) => Promise<void>;
 export type AttributesListener = (ids: string[]) => void;
 
 /** Fleet walks (`Collectors.scan`) running at once, and waiting for their turn. */
-export const SCANS = { running: 2, waiting: 16 };
+export const SCANS = { running: 1, waiting: 16 };
 /** Most of the server's time one walk may take (its slices added up). */
 export const SCAN_BUDGET_MS = 3000;
 
