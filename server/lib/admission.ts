@@ -5,7 +5,7 @@
  */
 export class Admission {
   private running = 0;
-  private readonly queue: (() => void)[] = [];
+  private readonly waiters: (() => void)[] = [];
 
   constructor(
     private readonly limits: { running: number; waiting: number },
@@ -14,8 +14,8 @@ export class Admission {
 
   async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.running >= this.limits.running) {
-      if (this.queue.length >= this.limits.waiting) throw this.refuse(this.running + this.queue.length);
-      await new Promise<void>((resolve) => this.queue.push(resolve));
+      if (this.waiters.length >= this.limits.waiting) throw this.refuse(this.running + this.waiters.length);
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
     } else {
       this.running++;
     }
@@ -23,7 +23,7 @@ export class Admission {
       return await work();
     } finally {
       // The slot passes straight to the next waiter, so a newcomer cannot jump the queue.
-      const next = this.queue.shift();
+      const next = this.waiters.shift();
       if (next) next();
       else this.running--;
     }
