@@ -95,7 +95,7 @@ describe("over OpAMP", () => {
     } finally {
       for (const { agent } of agents) agent.close();
     }
-  });
+  }, 60_000);
 });
 
 test("over remote config, a report over the cap is refused with its reason; a normal one is kept", async () => {
