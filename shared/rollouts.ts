@@ -232,6 +232,12 @@ export const EffectiveConfigSchema = Type.Object({
     Type.Object({
       reportedAt: Type.String({ format: "date-time" }),
       files: Type.Array(Type.Object({ name: Type.String(), contentType: Type.String(), body: Type.String() })),
+      refused: Type.Optional(
+        Type.Object(
+          { at: Type.String({ format: "date-time" }), reason: Type.String() },
+          { description: "The collector's last report was not kept (over the size svc keeps); files are the last ones kept." },
+        ),
+      ),
     }),
     Type.Null(),
   ]),

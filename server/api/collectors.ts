@@ -173,6 +173,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       method: "GET",
       path: "/collectors",
       scope: "collectors:read",
+      // A walk of the fleet may wait its turn and run up to Collectors SCAN_BUDGET_MS (collectors.ts).
+      slow: true,
       tag: "collectors",
       summary: "List collectors, filtered by tag, status, environment, mode, text or attribute matchers; cursor-paginated.",
       query: ListQuery,
@@ -200,6 +202,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       method: "POST",
       path: "/collectors/tags",
       scope: "collectors:write",
+      // A walk of the fleet may wait its turn and run up to Collectors SCAN_BUDGET_MS (collectors.ts).
+      slow: true,
       tag: "collectors",
       summary:
         "Set and remove tags on every collector the matchers select; audited (collector.tags). An edit that changes any collector's config is a deployment: 403 without config:publish; else delivered as a rollout of kind attributes (all at once, or staged by strategy) in the same write. 409, nothing written, when an Alloy collector would come to match a pipeline it cannot run, or a config would change while a staged rollout is running or paused. POST /collectors/tags/plan shows the change first.",
@@ -235,6 +239,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       method: "POST",
       path: "/matchers/preview",
       scope: "collectors:read",
+      // A walk of the fleet may wait its turn and run up to Collectors SCAN_BUDGET_MS (collectors.ts).
+      slow: true,
       tag: "collectors",
       summary: "How many collectors the matchers select, and the first of them (no matchers: every collector).",
       body: PreviewBody,

@@ -42,7 +42,7 @@ const REPORT_FULL_STATE = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportFul
 export type HandlerDeps = IdentityDeps &
   SettingsDeps & {
     collectors: Pick<Collectors, "report">;
-    rollouts: Pick<Rollouts, "target" | "targetOf" | "delivered" | "fetched" | "report" | "setEffective" | "redact">;
+    rollouts: Pick<Rollouts, "target" | "targetOf" | "delivered" | "fetched" | "report" | "setEffective" | "effectiveWelcome" | "redact">;
     presence: Pick<Presence, "seen" | "gone">;
   };
 
@@ -161,12 +161,26 @@ export class MessageHandler {
       background(log, this.deps.rollouts.report(collectorId, { hash, state, ...(state === "failed" ? { error } : {}) }));
     }
     if (message.effectiveConfig?.configMap) {
-      const files = Object.entries(message.effectiveConfig.configMap.configMap).map(([name, file]) => ({
-        name,
-        contentType: file.contentType,
-        body: new TextDecoder().decode(file.body),
-      }));
-      background(log, this.deps.rollouts.setEffective(collectorId, files));
+      // Over its rate, a report is not even decoded; the agent is asked for its full state (which holds it) once welcome.
+      if (this.deps.rollouts.effectiveWelcome(collectorId)) {
+        const files = Object.entries(message.effectiveConfig.configMap.configMap).map(([name, file]) => ({
+          name,
+          contentType: file.contentType,
+          body: new TextDecoder().decode(file.body),
+        }));
+        instance.effectiveSkipped = false;
+        background(
+          log,
+          this.deps.rollouts.setEffective(collectorId, files).then((intake) => {
+            if (intake === "limited") instance.effectiveSkipped = true;
+          }),
+        );
+      } else {
+        instance.effectiveSkipped = true;
+      }
+    } else if (instance.effectiveSkipped && this.deps.rollouts.effectiveWelcome(collectorId)) {
+      instance.effectiveSkipped = false;
+      fullState = true;
     }
     if (message.agentDisconnect) {
       background(log, this.deps.presence.gone(collectorId));
@@ -301,5 +315,6 @@ export function newInstance(uid: string, collectorId: string, first: Pick<AgentT
     seenAt: 0,
     pollSeconds: DEFAULT_HEARTBEAT_SECONDS,
     awaitingReport: false,
+    effectiveSkipped: false,
   };
 }

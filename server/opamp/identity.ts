@@ -15,7 +15,7 @@ import type { KeyValue } from "../gen/opamp/v1/anyvalue_pb.ts";
 import type { AgentDescription } from "../gen/opamp/v1/opamp_pb.ts";
 import type { Store } from "../store/store.ts";
 import { InstanceRefused, type Credential } from "./credential.ts";
-import { KeyedLock } from "./lock.ts";
+import { KeyedLock } from "../lib/keyed-lock.ts";
 
 /** `opamp_instances/<instance_uid hex>`: which collector an agent instance is. */
 export const INSTANCES = "opamp_instances";

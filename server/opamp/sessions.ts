@@ -56,6 +56,8 @@ export interface Instance {
   pollSeconds: number;
   /** Full state was asked for: the config is sent after that report, not before (it may say the agent has it). */
   awaitingReport: boolean;
+  /** An effective config it sent was not looked at (over its rate, Rollouts.setEffective): asked for again once welcome. */
+  effectiveSkipped: boolean;
 }
 
 /**

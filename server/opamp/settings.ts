@@ -32,7 +32,7 @@ import {
 } from "../gen/opamp/v1/opamp_pb.ts";
 import type { Secrets } from "../secrets/secrets.ts";
 import { Refused, stillValid, type Credential, type CredentialDeps } from "./credential.ts";
-import { KeyedLock } from "./lock.ts";
+import { KeyedLock } from "../lib/keyed-lock.ts";
 import type { Instance } from "./sessions.ts";
 import { OPAMP_PATH } from "./wire.ts";
 

@@ -62,7 +62,8 @@ import {
   type TargetDrift,
 } from "./records.ts";
 import { publishPlan } from "./publish-plan.ts";
-import { configDrift } from "./drift.ts";
+import { configDriftIsolated } from "./drift-isolated.ts";
+import { RateLimiter } from "../lib/ratelimit.ts";
 import { redactTokens } from "../auth/tokens.ts";
 
 
@@ -104,6 +105,19 @@ function deliveredTarget(target: CollectorConfig): Omit<CollectorConfig, "undeli
   return rest;
 }
 
+/**
+ * Most bytes (UTF-8: every file's name, content type and body) one
+ * effective-config report may hold to be kept: a collector's config is tens of
+ * KiB, and reading one for drift costs microseconds a byte. Well below the
+ * channels' 4 MiB message limit.
+ */
+export const MAX_EFFECTIVE_CONFIG_BYTES = 256 * 1024;
+/** Effective-config reports looked at per collector: a few at once (a connect, a config applied), then one a minute. */
+export const EFFECTIVE_CONFIG_RATE = { burst: 5, perSecond: 1 / 60 };
+
+/** What became of an effective-config report: kept, refused (the reason kept beside the last one kept), or not looked at (over the rate). */
+export type EffectiveIntake = "stored" | "refused" | "limited";
+
 /** One collector's secrets as a redactor, built at a target seq: a new target may name other secrets. */
 interface Redaction {
   seq: number;
@@ -129,6 +143,10 @@ export class Rollouts {
   private readonly targetListeners = new Set<TargetListener>();
   /** The reported keys matchers may read now (collectors/trust.ts). */
   private readonly trusted = (): TrustedKeys => this.collectors.trust.keys();
+  private readonly effectiveRate = new RateLimiter(EFFECTIVE_CONFIG_RATE);
+  /** Collectors whose drift is to be judged again (`scheduleDrift`), one at a time, each once however often asked meanwhile. */
+  private readonly driftDue = new Set<string>();
+  private drifting: Promise<void> | null = null;
 
   constructor(
     private readonly store: Store,
@@ -183,6 +201,8 @@ export class Rollouts {
   async close(): Promise<void> {
     this.unwatch();
     this.targetListeners.clear();
+    this.driftDue.clear();
+    await this.drifting;
     await Promise.all([this.configWrites.close(), this.historyWrites.close()]);
   }
 
@@ -628,10 +648,7 @@ export class Rollouts {
       if (current.state === state && current.error === error && !current.undelivered) return null;
       return { ...deliveredTarget(current), state, error, updatedAt: now };
     });
-    if (seq !== null && state === "current") {
-      const effective = (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data;
-      if (effective) await this.checkDrift(collectorId, effective.files);
-    }
+    if (seq !== null && state === "current") this.scheduleDrift(collectorId);
     if (seq !== null) {
       await this.historyWrites.update(historyId(collectorId, seq), (entry) => {
         if (!entry || entry.hash !== report.hash || (entry.state === state && (entry.error ?? null) === error)) return null;
@@ -688,24 +705,72 @@ export class Rollouts {
     });
   }
 
-  /** Stores the config the collector says it runs (shown beside the target), redacted: it holds what was delivered. */
-  async setEffective(collectorId: string, files: EffectiveConfig["files"]): Promise<void> {
+  /**
+   * Stores the config the collector says it runs (shown beside the target),
+   * redacted: it holds what was delivered; its drift is judged afterwards
+   * (`scheduleDrift`). A collector's reports are looked at at most at
+   * EFFECTIVE_CONFIG_RATE ("limited": not read, the channel asks for it again
+   * later). One over MAX_EFFECTIVE_CONFIG_BYTES is not kept ("refused"): the
+   * last one kept stays, with the refusal and its reason beside it, so a
+   * collector cannot grow the state by reporting.
+   */
+  async setEffective(collectorId: string, files: EffectiveConfig["files"]): Promise<EffectiveIntake> {
+    if (this.effectiveRate.take(collectorId) > 0) return "limited";
+    const now = new Date().toISOString();
+    const bytes = files.reduce((sum, f) => sum + Buffer.byteLength(f.name) + Buffer.byteLength(f.contentType) + Buffer.byteLength(f.body), 0);
+    if (bytes > MAX_EFFECTIVE_CONFIG_BYTES) {
+      const kept = (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data;
+      const reason = `The collector reported an effective config of ${bytes} bytes, more than the ${MAX_EFFECTIVE_CONFIG_BYTES} svc keeps; it was not kept.`;
+      const data: EffectiveConfig = { collectorId, files: kept?.files ?? [], reportedAt: kept?.reportedAt ?? now, refused: { at: now, reason } };
+      await this.store.write([{ op: "put", collection: EFFECTIVE, id: collectorId, data }]);
+      this.log.warn({ collectorId, bytes }, "an effective config report was refused: too large");
+      return "refused";
+    }
     const redacted = await Promise.all(files.map(async (file) => ({ ...file, body: await this.redact(collectorId, file.body) })));
-    const data: EffectiveConfig = { collectorId, files: redacted, reportedAt: new Date().toISOString() };
+    const data: EffectiveConfig = { collectorId, files: redacted, reportedAt: now };
     await this.store.write([{ op: "put", collection: EFFECTIVE, id: collectorId, data }]);
-    await this.checkDrift(collectorId, redacted);
+    this.scheduleDrift(collectorId);
+    return "stored";
+  }
+
+  /** Whether the collector's next effective-config report would be looked at: a channel that skipped one asks for it again then. */
+  effectiveWelcome(collectorId: string): boolean {
+    return this.effectiveRate.check(collectorId) === 0;
   }
 
   /**
-   * Compares what the collector says it runs with its target (drift.ts) and
-   * keeps the answer on the target when it changed. Also run when a target
-   * turns current: the effective config and the status may come in either order.
+   * Judges the collector's drift again, soon: asked when it reports an
+   * effective config and when its target turns current (the two may come in
+   * either order). Judged one collector at a time, in a worker
+   * (drift-isolated.ts), so reports never hold the event loop, and a
+   * collector asked for several times meanwhile is judged once, on what is
+   * stored then.
    */
-  private async checkDrift(collectorId: string, files: EffectiveConfig["files"]): Promise<void> {
+  private scheduleDrift(collectorId: string): void {
+    this.driftDue.add(collectorId);
+    this.drifting ??= this.judgeDue();
+  }
+
+  private async judgeDue(): Promise<void> {
+    try {
+      // A Set visits what is added while it is walked.
+      for (const collectorId of this.driftDue) {
+        this.driftDue.delete(collectorId);
+        await this.checkDrift(collectorId).catch((error: unknown) => this.log.error({ err: error, collectorId }, "the drift check failed"));
+      }
+    } finally {
+      this.drifting = null;
+    }
+  }
+
+  /** Compares what the collector says it runs with its target (drift.ts) and keeps the answer on the target when it changed. */
+  private async checkDrift(collectorId: string): Promise<void> {
     const current = await this.target(collectorId);
     if (!current) return;
+    const effective = (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data;
+    if (!effective) return;
     const { targetHash } = current.target;
-    const result = configDrift(current.rendered.runtime, current.rendered.body, files);
+    const result = await configDriftIsolated(current.rendered.runtime, current.rendered.body, effective.files);
     const drift: TargetDrift = { ...result, targetHash, checkedAt: new Date().toISOString() };
     await this.configWrites.update(collectorId, (target) => {
       if (!target || target.targetHash !== targetHash) return null;

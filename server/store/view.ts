@@ -5,7 +5,19 @@
  * Listing and filtering 10,000 collectors from memory takes about a
  * millisecond; from storage it took tens, which broke the p99 target.
  */
+import { nextTurn } from "../lib/next-turn.ts";
 import type { Doc, Store } from "./store.ts";
+
+/** Longest a scan (`RecordView.scan`) runs before it lets the event loop serve others. */
+const SCAN_SLICE_MS = 8;
+
+/** A scan used up its budget of event-loop time (`RecordView.scan`) and was stopped. */
+export class ScanBudgetError extends Error {
+  constructor(readonly budgetMs: number) {
+    super(`the scan took more than ${budgetMs} ms`);
+    this.name = "ScanBudgetError";
+  }
+}
 
 interface Entry<T> {
   version: number;
@@ -101,6 +113,39 @@ export class RecordView<T extends { id: string }> {
     let i = after === undefined ? 0 : this.indexOf(after);
     if (after !== undefined && this.ids[i] === after) i++;
     for (; i < this.ids.length; i++) {
+      const record = this.byId.get(this.ids[i]!)!.data;
+      if (!keep(record)) continue;
+      if (items.length === limit) return { items, nextCursor: items[limit - 1]!.id };
+      items.push(record);
+    }
+    return { items, nextCursor: null };
+  }
+
+  /**
+   * `page` for a `keep` that may be slow (a caller's regular expressions over
+   * the whole fleet): the same answer, but the walk yields to the event loop
+   * every SCAN_SLICE_MS, so one call never holds it for longer than that and
+   * one `keep`. Records written meanwhile are seen or not, as in a later page.
+   * Past `budgetMs` of its own time (the slices added up) it throws ScanBudgetError.
+   */
+  async scan(keep: (record: T) => boolean, limit: number, after?: string, budgetMs = Number.POSITIVE_INFINITY): Promise<{ items: T[]; nextCursor: string | null }> {
+    const items: T[] = [];
+    let i = after === undefined ? 0 : this.indexOf(after);
+    if (after !== undefined && this.ids[i] === after) i++;
+    let sliceStart = performance.now();
+    let spent = 0;
+    for (; i < this.ids.length; i++) {
+      const slice = performance.now() - sliceStart;
+      if (slice > SCAN_SLICE_MS) {
+        spent += slice;
+        if (spent > budgetMs) throw new ScanBudgetError(budgetMs);
+        const next = this.ids[i]!;
+        await nextTurn();
+        sliceStart = performance.now();
+        // Ids may have been inserted or removed meanwhile: go on from the first one not yet looked at.
+        i = this.indexOf(next);
+        if (i === this.ids.length) break;
+      }
       const record = this.byId.get(this.ids[i]!)!.data;
       if (!keep(record)) continue;
       if (items.length === limit) return { items, nextCursor: items[limit - 1]!.id };

@@ -34,7 +34,7 @@ beforeAll(() => {
   agentBinary = join(root, "usr/local/bin/svc-agent");
   serverBinary = join(root, "usr/local/bin/svc-server");
   ok(["bash", join(REPO, "scripts/build-agent.sh"), "--outfile", agentBinary]);
-  ok([BUN, "build", "--compile", "--minify", "--sourcemap", join(REPO, "server/main.ts"), join(REPO, "server/ottl/dryrun-worker.ts"), "--outfile", serverBinary]);
+  ok([BUN, "build", "--compile", "--minify", "--sourcemap", join(REPO, "server/main.ts"), join(REPO, "server/ottl/dryrun-worker.ts"), join(REPO, "server/rollout/drift-worker.ts"), "--outfile", serverBinary]);
   for (const unit of [AGENT_UNIT, SERVER_UNIT]) copyFileSync(unit, join(root, "etc/systemd/system", unit.split("/").at(-1)!));
 }, 60_000);
 
