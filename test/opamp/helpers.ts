@@ -152,6 +152,13 @@ export async function until<T>(probe: () => Promise<T | null | undefined | false
   }
 }
 
+/** `promise`, or past `timeoutMs` a failure naming `what` was awaited. */
+export function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: Timer | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`waited ${timeoutMs} ms in vain for ${what}`)), timeoutMs)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 /**
  * An agent that redials the moment its session ends, as opamp-go's wsClient
  * does (client/wsclient.go runUntilStopped: a new connect sequence starts
