@@ -28,8 +28,13 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-/** Longest any one request may go unanswered: far past a slow machine, far short of the test's limit. */
-const ANSWER_DEADLINE_MS = 20_000;
+/**
+ * Longest any one request may go unanswered. A log-in queued behind the few
+ * hashing slots waits for a handful of hashes; on a machine busy with other
+ * work each can take seconds. An unbounded queue would hold answers for as
+ * long as the flood lasts: that, not speed, is what this tells apart.
+ */
+const ANSWER_DEADLINE_MS = 60_000;
 
 function login(username: string, password: string, from: string): Promise<Response> {
   return fetch(`${server.base}/api/v1/session`, {
@@ -64,12 +69,18 @@ function flood(attackers: number) {
   let sent = 0;
   let stopped = false;
   const loops = Array.from({ length: attackers }, async () => {
-    while (!stopped) {
-      const n = sent++;
-      const from = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
-      answers.push(await answer(`bad log-in ${n} of the flood`, () => login(`nobody-${n}`, "wrong-password-guess", from)));
+    try {
+      while (!stopped) {
+        const n = sent++;
+        const from = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+        answers.push(await answer(`bad log-in ${n} of the flood`, () => login(`nobody-${n}`, "wrong-password-guess", from)));
+      }
+    } catch (error) {
+      stopped = true; // one unanswered log-in ends the flood; stop() reports it
+      throw error;
     }
   });
+  for (const loop of loops) loop.catch(() => {});
   const overloaded = () => answers.filter((a) => a.status === 503).length;
   return {
     answers,
@@ -83,19 +94,24 @@ function flood(attackers: number) {
 
 describe("a flood of bad log-ins from many addresses", () => {
   test("is refused at once past a few hashes, while /healthz, the API and a real log-in are answered", async () => {
-    const attack = flood(32);
-    // Every hashing slot is taken once the flood is being turned away.
-    await until(async () => attack.overloaded() > 0, ANSWER_DEADLINE_MS, 20, "the flood's first 503");
+    // More attackers than the gate has slots and queue places (slots + 4 × slots), so some are always turned away.
+    const attack = flood(16);
     const probes: Answer[] = [];
-    for (let i = 0; i < 5; i++) {
-      probes.push(await answer("/healthz during the flood", () => fetch(`${server.base}/healthz`, { signal: AbortSignal.timeout(ANSWER_DEADLINE_MS) })));
-      probes.push(await answer("GET /collectors during the flood", () => server.api("/collectors", { signal: AbortSignal.timeout(ANSWER_DEADLINE_MS) })));
+    let real: Answer;
+    try {
+      // Every hashing slot is taken once the flood is being turned away.
+      await until(async () => attack.overloaded() > 0, ANSWER_DEADLINE_MS, 20, "the flood's first 503");
+      for (let i = 0; i < 5; i++) {
+        probes.push(await answer("/healthz during the flood", () => fetch(`${server.base}/healthz`, { signal: AbortSignal.timeout(ANSWER_DEADLINE_MS) })));
+        probes.push(await answer("GET /collectors during the flood", () => server.api("/collectors", { signal: AbortSignal.timeout(ANSWER_DEADLINE_MS) })));
+      }
+      real = await answer("the real user's log-in during the flood", () => login(admin.username, admin.password, "192.0.2.10"));
+      // The flood was still being turned away after the probes: they were answered beside it, not after it.
+      const refusedSoFar = attack.overloaded();
+      await until(async () => attack.overloaded() > refusedSoFar, ANSWER_DEADLINE_MS, 20, "a 503 to the flood after the probes");
+    } finally {
+      await attack.stop();
     }
-    const real = await answer("the real user's log-in during the flood", () => login(admin.username, admin.password, "192.0.2.10"));
-    // The flood was still being turned away after the probes: they were answered beside it, not after it.
-    const refusedSoFar = attack.overloaded();
-    await until(async () => attack.overloaded() > refusedSoFar, ANSWER_DEADLINE_MS, 20, "a 503 to the flood after the probes");
-    await attack.stop();
 
     expect(probes.map((p) => p.status)).toEqual(Array(10).fill(200));
     // The real user is answered, not queued behind the flood: logged in, or told to retry (the flood holds every hashing slot).
@@ -110,7 +126,7 @@ describe("a flood of bad log-ins from many addresses", () => {
 
     // Once the flood has drained the real user logs in.
     expect((await login(admin.username, admin.password, "192.0.2.10")).status).toBe(200);
-  }, 60_000);
+  }, 4 * ANSWER_DEADLINE_MS);
 });
 
 describe("throttles", () => {
