@@ -202,7 +202,6 @@ test("every system call of the server and of an agent that enrolls, reports and 
     command: [...asUser, "strace", "-f", "-c", "-o", serverTrace, serverBinary],
     statePath: join(serverDir, "state.db"),
     env: { SVC_BOOTSTRAP_ADMINTOKEN: admin, SVC_LOGGING_LEVEL: "warn" },
-    readyTimeoutMs: 30_000,
   }));
   const api = async <T>(path: string, init: RequestInit = {}) =>
     (await (await fetch(`${server.base}/api/v1${path}`, { ...init, headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" } })).json()) as T;

@@ -22,7 +22,7 @@ test("dist/svc-server from bun run build serves /healthz and the API", async () 
   const dir = tempDir();
   const statePath = join(dir, "state.db");
   // Run from the temp dir, so nothing can be picked up from the repository.
-  const server = await startServer({ command: [binary], cwd: dir, statePath, readyTimeoutMs: 15_000 });
+  const server = await startServer({ command: [binary], cwd: dir, statePath });
   // It is the compiled binary that runs, not bun with the source.
   if (existsSync(`/proc/${server.proc.pid}/exe`)) expect(readlinkSync(`/proc/${server.proc.pid}/exe`)).toBe(binary);
   expect(server.bannerToken).toMatch(/^svcsa_[A-Za-z0-9]{32,}$/);
