@@ -27,6 +27,7 @@ import { afterAll, afterEach, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { deploymentKit } from "../deployment.ts";
+import { within } from "../opamp/helpers.ts";
 import { api, bootstrapToken, killAll, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 
 afterEach(killAll);
@@ -74,7 +75,7 @@ test(`${ROUNDS} kills -9 during commit, publish and token rotation: history inta
   const gitdir = join(dir, "config.git");
   const admin = bootstrapToken();
   const env = { SVC_BOOTSTRAP_ADMINTOKEN: admin, SVC_LOGGING_LEVEL: "warn" };
-  const start = () => startServer({ statePath, env, readyTimeoutMs: 15_000 });
+  const start = () => startServer({ statePath, env });
 
   // Two Runtime R collectors routed through one pipeline, committed, published, each with a token.
   let server: ServerProcess = await start();
@@ -156,7 +157,7 @@ test(`${ROUNDS} kills -9 during commit, publish and token rotation: history inta
       }
     })();
     // Some work first, so that every kill lands inside the loop, at a random point of it.
-    await firstAck;
+    await within(firstAck, 30_000, `an acknowledged write in round ${round}`);
     await Bun.sleep(Math.random() * 300);
     server.proc.kill("SIGKILL");
     await server.exited;

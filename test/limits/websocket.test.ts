@@ -40,8 +40,9 @@ function agentSocket(
       if (message.type === "welcome" && message.credential) welcomed = message.credential;
     };
     ws.onclose = (event) => (closed = { code: event.code });
-    ws.onopen = () => resolve({ ws, closed: () => closed, credential: () => welcomed });
-    ws.onerror = () => reject(new Error("refused"));
+    const timer = setTimeout(() => (ws.close(), reject(new Error(`agent ${agentId}'s session did not open within 10 s`))), 10_000);
+    ws.onopen = () => (clearTimeout(timer), resolve({ ws, closed: () => closed, credential: () => welcomed }));
+    ws.onerror = () => (clearTimeout(timer), reject(new Error(`agent ${agentId}'s session was refused`)));
   });
 }
 
