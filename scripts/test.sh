@@ -20,6 +20,8 @@ echo "== typecheck"
 for project in tsconfig.json server/ui/tsconfig.json test/ui/tsconfig.json; do
   node_modules/.bin/tsc --noEmit -p "$project"
 done
+echo "== build what the tests run (binaries, packages)"
+bash scripts/build-for-tests.sh
 echo "== bun test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
