@@ -23,6 +23,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 type bucket struct {
@@ -59,7 +60,9 @@ func number(v float64) any {
 }
 
 func main() {
-	var parser expfmt.TextParser
+	// Legacy names ([a-zA-Z_:][a-zA-Z0-9_:]*), what format 0.0.4 allows unquoted and
+	// what every Prometheus reads; prometheus/common 0.66+ needs the scheme named.
+	parser := expfmt.NewTextParser(model.LegacyValidation)
 	families, err := parser.TextToMetricFamilies(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
