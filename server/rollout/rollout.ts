@@ -370,7 +370,7 @@ export class Rollouts {
     const inConfig = new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]);
     // A collector some pipeline's matchers select is in the config without a record naming it.
     const withMatchers = matcherPipelines(snapshot.pipelines);
-    const collectors = await this.collectors.all();
+    const collectors = await this.collectors.allAcknowledged();
     const trusted = this.trusted();
     const keep = scope.match === undefined ? () => true : compileFilter({ match: scope.match, trusted });
     return collectors.filter(

@@ -160,6 +160,37 @@ describe("PostgreSQL store", () => {
     }
   }, 60_000);
 
+  test("ping fails within its deadline while a table lock stalls writes, and answers again once the lock is released", async () => {
+    const store = await PostgresStore.open(mainUri);
+    const locker = new SQL(mainUri, { max: 1 });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await store.ping();
+      let locked!: () => void;
+      const holding = new Promise<void>((resolve) => (locked = resolve));
+      const held = locker.begin(async (tx) => {
+        await tx`LOCK TABLE docs IN EXCLUSIVE MODE`;
+        locked();
+        await released;
+      });
+      await holding;
+      // Reads go on; a write waits for the lock, and ping says the store does not take writes.
+      expect(await store.count("stall")).toBe(0);
+      const stalled = store.write([{ op: "put", collection: "stall", id: "a", data: 1 }]);
+      await expect(store.ping()).rejects.toMatchObject({ status: 503, message: expect.stringContaining("not taking writes") });
+      release();
+      await held;
+      await stalled;
+      await until("ping to answer again", async () => store.ping().then(() => true, () => false));
+      expect((await store.get("stall", "a"))!.data).toBe(1);
+    } finally {
+      release();
+      await locker.close();
+      await store.close();
+    }
+  }, 30_000);
+
   test("ping fails while the database is unreachable, and opening an unreachable one fails", async () => {
     const uri = await pg.create("down");
     const store = await PostgresStore.open(uri, { connectionTimeout: 2 });

@@ -52,6 +52,8 @@ const MIGRATION_LOCK = "1937138531, 1";
 const BATCH_LOCK = "1937138531, 2";
 /** A batch locking more documents than this takes the batch lock exclusively instead. */
 const MAX_DOCUMENT_LOCKS = 64;
+/** How long ping waits for what a write needs before the store counts as down (/readyz answers 503). */
+const PING_DEADLINE_MS = 2000;
 
 /** Append-only: a released migration is never edited, only followed by a new one. */
 const MIGRATIONS: string[] = [
@@ -560,13 +562,57 @@ export class PostgresStore extends ExternalStore implements Store {
     }
   }
 
-  /** One query, not retried: health answers promptly with the current state. */
+  /**
+   * A NOTIFY of no changes in a transaction of its own, and the wait for it:
+   * PostgreSQL delivers the notifications of different transactions in the
+   * order they committed, so when this one arrives, every write committed
+   * before it has been announced to this replica's watchers.
+   */
+  async sync(): Promise<void> {
+    this.assertOpen();
+    if (!this.feedUp) {
+      // Announcements are lost until the feed is back: only reading again is sure.
+      this.resync();
+      return;
+    }
+    const token = `${this.instance}:${++this.seq}`;
+    const echo = this.echoes.expect(token);
+    try {
+      const [marker] = notifyParts(token, [], this.notifyLimit);
+      await this.retrying(() => this.sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${marker!})`);
+    } catch (error) {
+      echo.cancel();
+      throw error;
+    }
+    if (!(await echo.wait)) this.resync();
+  }
+
+  /**
+   * One transaction, not retried, bounded by PING_DEADLINE_MS on the server
+   * (statement_timeout) and here (a pool whose connections all wait on a
+   * stalled write has none to lend): it takes the lock every write takes on
+   * docs and audit, so a table lock that stalls writes fails it, and gets a
+   * transaction id, as a write does before it commits.
+   */
   async ping(): Promise<void> {
     this.assertOpen();
+    const stalled = `a write could not take its locks within ${PING_DEADLINE_MS} ms`;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), PING_DEADLINE_MS)));
+    const probe = this.sql.begin(async (tx) => {
+      await tx.unsafe(`SET LOCAL statement_timeout = ${PING_DEADLINE_MS}`);
+      await tx`LOCK TABLE docs, audit IN ROW EXCLUSIVE MODE`;
+      await tx`SELECT pg_current_xact_id()`;
+    });
+    probe.catch(() => {}); // a failure after the deadline was answered already
     try {
-      await this.sql`SELECT 1`;
+      if ((await Promise.race([probe, deadline])) === "late") throw this.stalled(stalled);
     } catch (error) {
+      // 57014: statement_timeout ended the wait for the lock.
+      if ((error as { errno?: string }).errno === "57014") throw this.stalled(stalled);
       throw isConnectionError(error) ? this.unavailable(error) : error;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -233,6 +233,11 @@ export class SqliteStore implements Store {
     return () => this.listeners.delete(listener);
   }
 
+  /** One process writes, and tells its listeners before the write returns: nothing is ever in flight. */
+  async sync(): Promise<void> {
+    if (this.closed) throw new Error("the embedded store is closed");
+  }
+
   async ping(): Promise<void> {
     if (this.closed) throw new Error("the embedded store is closed");
     this.db.query("SELECT 1").get();
