@@ -7,7 +7,7 @@ import { SQL } from "bun";
 import { storeContract } from "./contract.ts";
 import { CHANGES_CHANNEL, notifyParts, PostgresStore } from "./postgres.ts";
 import type { Change } from "./store.ts";
-import { type TestDatabases, testDatabases } from "./testdb.ts";
+import { holdDocsLock, type TestDatabases, testDatabases } from "./testdb.ts";
 
 let pg: TestDatabases;
 /** The run's main database (name and URI), shared by the contract suite (emptied before each test's store). */
@@ -162,31 +162,20 @@ describe("PostgreSQL store", () => {
 
   test("ping fails within its deadline while a table lock stalls writes, and answers again once the lock is released", async () => {
     const store = await PostgresStore.open(mainUri);
-    const locker = new SQL(mainUri, { max: 1 });
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
+    let lock: { release(): Promise<void> } | undefined;
     try {
       await store.ping();
-      let locked!: () => void;
-      const holding = new Promise<void>((resolve) => (locked = resolve));
-      const held = locker.begin(async (tx) => {
-        await tx`LOCK TABLE docs IN EXCLUSIVE MODE`;
-        locked();
-        await released;
-      });
-      await holding;
+      lock = await holdDocsLock(mainUri);
       // Reads go on; a write waits for the lock, and ping says the store does not take writes.
       expect(await store.count("stall")).toBe(0);
       const stalled = store.write([{ op: "put", collection: "stall", id: "a", data: 1 }]);
       await expect(store.ping()).rejects.toMatchObject({ status: 503, message: expect.stringContaining("not taking writes") });
-      release();
-      await held;
+      await lock.release();
       await stalled;
       await until("ping to answer again", async () => store.ping().then(() => true, () => false));
       expect((await store.get("stall", "a"))!.data).toBe(1);
     } finally {
-      release();
-      await locker.close();
+      await lock?.release();
       await store.close();
     }
   }, 30_000);

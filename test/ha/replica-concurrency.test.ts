@@ -10,10 +10,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { SQL } from "bun";
 import { ConfigStore } from "../../server/configstore/configstore.ts";
 import { PostgresStore } from "../../server/store/postgres.ts";
-import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
+import { holdDocsLock, testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { until } from "../opamp/helpers.ts";
 import { bootstrapToken } from "../process/spawn.ts";
@@ -29,12 +28,12 @@ beforeAll(async () => {
   const env = { SVC_SECRETS_KEY: randomBytes(32).toString("base64"), SVC_BOOTSTRAP_ADMINTOKEN: bootstrapToken() };
   a = await startTestServer(env, () => PostgresStore.open(uri));
   b = await startTestServer(env, () => PostgresStore.open(uri));
-});
+}, 60_000);
 afterAll(async () => {
   await b?.stop();
   await a?.stop();
   await pg?.dropAll();
-});
+}, 60_000);
 
 /** An API call as the admin (A bootstrapped it; B shares the account), its status and parsed answer. */
 async function send(server: TestServer, path: string, method = "GET", json?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -130,30 +129,17 @@ describe("two replicas on one PostgreSQL database, under concurrency", () => {
   test("a table lock that stalls writes makes /readyz answer not-ready, and ready again once released", async () => {
     const probe = async (server: TestServer) => (await fetch(`${server.base}/readyz`)).status;
     expect(await probe(a)).toBe(200);
-    const locker = new SQL(uri, { max: 1, connection: { application_name: "svc-test-locker" } });
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const holding = new Promise<void>((resolve) => (locked = resolve));
-    const held = locker.begin(async (tx) => {
-      // Reads still work; every write waits.
-      await tx`LOCK TABLE docs IN EXCLUSIVE MODE`;
-      locked();
-      await released;
-    });
+    // Reads still work; every write waits.
+    const lock = await holdDocsLock(uri);
     try {
-      await holding;
       // A write made now waits for the lock; it lands once the lock goes.
       const stalled = send(b, "/collectors", "POST", { name: "while-locked" });
       await until(async () => (await probe(a)) === 503 && (await probe(b)) === 503, 30_000);
-      release();
-      await held;
+      await lock.release();
       expect((await stalled).status).toBe(201);
       await until(async () => (await probe(a)) === 200 && (await probe(b)) === 200, 30_000);
     } finally {
-      release();
-      await held.catch(() => {});
-      await locker.close();
+      await lock.release();
     }
   }, 120_000);
 });
