@@ -83,7 +83,7 @@ describe("two replicas on one PostgreSQL database, under concurrency", () => {
     for (let round = 0; round < 3; round++) {
       const created = await inFlight(100, 10, (i) => call<{ id: string }>(b, "/collectors", "POST", { name: `bulk-${round}-${i}`, tags: { wave: `w${round}` } }));
       const result = await call<{ matched: number; changed: number }>(a, "/collectors/tags", "POST", { match: [`wave=w${round}`], set: { seen: "yes" } });
-      expect(result).toEqual({ matched: 100, changed: 100 });
+      expect(result).toMatchObject({ matched: 100, changed: 100 });
       const stored = await a.app.store.getMany<{ tags: Record<string, string> }>("collectors", created.map((c) => c.id));
       expect([...stored.values()].filter((doc) => doc.data.tags.seen === "yes")).toHaveLength(100);
     }
