@@ -228,6 +228,8 @@ export class Collectors {
     }
     const both = edit.remove.filter((key) => key in edit.set);
     if (both.length > 0) throw new ValidationError(`The tag ${both[0]} is both set and removed.`, [{ path: "remove", message: `${both[0]} is also in set` }]);
+    // Every collector acknowledged on any replica before the edit, not only what this replica's feed has brought so far.
+    await this.view.current();
     const selected = (await this.scan(matches, Number.POSITIVE_INFINITY)).items;
     const edits = selected.flatMap((collector) => {
       const tags = applyTagEdit(collector.tags, edit);
@@ -349,6 +351,12 @@ export class Collectors {
   /** Every collector, in id order. */
   async all(): Promise<Collector[]> {
     await this.ready();
+    return this.view.page(() => true, Number.POSITIVE_INFINITY).items;
+  }
+
+  /** Every collector acknowledged on any replica before the call, in id order: for a fleet-wide operation such as a publish. */
+  async allAcknowledged(): Promise<Collector[]> {
+    await Promise.all([this.view.current(), this.ready()]);
     return this.view.page(() => true, Number.POSITIVE_INFINITY).items;
   }
 

@@ -97,6 +97,8 @@ type TargetListener = (collectorId: string | undefined) => void;
 const RENDERED_CACHE = 20_000;
 /** Store operations per write when a publish's writes are sliced. */
 const WRITE_SLICE = 5000;
+/** Times a publish runs when another replica keeps giving its collectors targets meanwhile (jittered, doubling pauses between). */
+const PUBLISH_ATTEMPTS = 8;
 
 
 /** A target's fields with the "could not be delivered" mark dropped: it was delivered, or the collector reports on it. */
@@ -220,6 +222,18 @@ export class Rollouts {
    * rollout is running or paused.
    */
   async publish(who: Actor, options: PublishOptions = {}): Promise<Rollout> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.publishOnce(who, options);
+      } catch (error) {
+        // A target written meanwhile (another replica's retarget of a collector just created, a rollback): publish again from what won.
+        if (!(error instanceof ConflictError && error.code === "version_conflict") || attempt >= PUBLISH_ATTEMPTS) throw error;
+        await Bun.sleep(Math.random() * 10 * 2 ** attempt);
+      }
+    }
+  }
+
+  private async publishOnce(who: Actor, options: PublishOptions): Promise<Rollout> {
     const commit = await this.config.head();
     if (commit === null) throw new ConflictError("Nothing has been committed yet; commit the pending changes first.", "no_commit");
     const active = await activeStagedRollout(this.store);
@@ -370,7 +384,7 @@ export class Rollouts {
     const inConfig = new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]);
     // A collector some pipeline's matchers select is in the config without a record naming it.
     const withMatchers = matcherPipelines(snapshot.pipelines);
-    const collectors = await this.collectors.all();
+    const collectors = await this.collectors.allAcknowledged();
     const trusted = this.trusted();
     const keep = scope.match === undefined ? () => true : compileFilter({ match: scope.match, trusted });
     return collectors.filter(

@@ -29,6 +29,8 @@ export class RecordView<T extends { id: string }> {
   /** Ids in ascending order, for cursor pagination. */
   private ids: string[] = [];
   private loading: Promise<void> | null = null;
+  /** Reads of records the feed announced, not done yet. */
+  private readonly refreshing = new Set<Promise<unknown>>();
   private readonly unwatch: () => void;
 
   constructor(
@@ -44,7 +46,7 @@ export class RecordView<T extends { id: string }> {
           else if ((this.byId.get(change.id)?.version ?? 0) < change.version) stale.push(change.id);
         }
         // A record that cannot be read now (storage down) leaves the view behind: the next reader reloads it whole.
-        if (stale.length > 0) this.refresh(stale).catch(() => (this.loading = null));
+        if (stale.length > 0) this.track(this.refresh(stale).catch(() => (this.loading = null)));
       },
       () => this.resync(),
     );
@@ -54,6 +56,24 @@ export class RecordView<T extends { id: string }> {
   ready(): Promise<void> {
     this.loading ??= this.load();
     return this.loading;
+  }
+
+  /**
+   * Ready, and holding every record acknowledged on any replica before the
+   * call: the store's feed caught up (Store.sync) and the reads it set off
+   * done. A round trip and a wait for the feed, so only for what must see
+   * the whole cluster's writes (a bulk edit by matcher), not for every page.
+   */
+  async current(): Promise<void> {
+    await this.store.sync();
+    await Promise.all(this.refreshing);
+    await this.ready();
+  }
+
+  /** A read of changed records in flight, until it settles (it never rejects). */
+  private track(refresh: Promise<unknown>): void {
+    this.refreshing.add(refresh);
+    void refresh.finally(() => this.refreshing.delete(refresh));
   }
 
   /** Reads the whole collection again; readers wait for it. A failed reload is tried again by the next ready(). */
