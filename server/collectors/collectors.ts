@@ -142,11 +142,12 @@ export class Collectors {
    * renders pick upstream's names for the version it runs now (an upgraded
    * collector reports its new version on its next full description). Only
    * that tag changes; a concurrent edit of the record wins and is retried once.
+   * Answers whether it wrote.
    */
-  async reportVersion(who: Actor, id: string, version: string): Promise<void> {
+  async reportVersion(who: Actor, id: string, version: string): Promise<boolean> {
     for (let attempt = 0; attempt < 2; attempt++) {
       const doc = await this.store.get<Collector>(COLLECTION, id);
-      if (!doc || doc.data.tags[VERSION_TAG] === version) return;
+      if (!doc || doc.data.tags[VERSION_TAG] === version) return false;
       const collector: Collector = { ...doc.data, tags: { ...doc.data.tags, [VERSION_TAG]: version }, updatedAt: new Date().toISOString() };
       try {
         const [written] = await this.store.write(
@@ -155,11 +156,12 @@ export class Collectors {
         );
         this.view.apply(written as Doc<Collector>);
         this.attributesChanged([id]);
-        return;
+        return true;
       } catch (error) {
         if (!(error instanceof ConflictError) || attempt === 1) throw error;
       }
     }
+    return false;
   }
 
   /**

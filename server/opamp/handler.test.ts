@@ -68,7 +68,7 @@ function world(externalUrl = "") {
         collectors.set(collector.id, collector);
         return collector;
       },
-      reportVersion: async () => {},
+      reportVersion: async () => false,
       report: async () => false,
     },
     enrollment: {
@@ -103,6 +103,7 @@ function world(externalUrl = "") {
       redact: async (_id, text) => text.replaceAll("s3cret", "${secret:x}"),
     },
     presence: { seen: async (id, contact) => void seen.push([id, contact]), gone: async () => {} },
+    retargeting: { settled: async () => {} },
   };
   const sessions = new Sessions();
   const handler = new MessageHandler(deps, sessions);

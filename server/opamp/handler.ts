@@ -3,7 +3,9 @@
  * answer with out, whatever carried it (opamp-go's Callbacks.OnMessage).
  *
  * - Every message is a contact for presence; health, RemoteConfigStatus and
- *   EffectiveConfig feed presence and the rollout.
+ *   EffectiveConfig feed presence and the rollout. A description that changes
+ *   what matchers read is recorded, with the status, before the reply is
+ *   decided, and the reply carries the config rendered for it.
  * - The AgentRemoteConfig bytes are encoded once per config hash, from the
  *   body with its secrets in (Rollouts.delivered; kept in memory only), under
  *   the hash of the redacted rendering, which the agent reports back.
@@ -28,6 +30,7 @@ import {
   type ConnectionSettingsOffers,
   type ServerToAgent,
 } from "../gen/opamp/v1/opamp_pb.ts";
+import type { Retargeting } from "../rollout/retarget.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import { Refused } from "./credential.ts";
 import { attributes, Identity, type IdentityDeps } from "./identity.ts";
@@ -44,6 +47,7 @@ export type HandlerDeps = IdentityDeps &
     collectors: Pick<Collectors, "reportVersion" | "report">;
     rollouts: Pick<Rollouts, "target" | "targetOf" | "delivered" | "fetched" | "report" | "setEffective" | "redact">;
     presence: Pick<Presence, "seen" | "gone">;
+    retargeting: Pick<Retargeting, "settled">;
   };
 
 export interface HandlerOptions {
@@ -120,6 +124,8 @@ export class MessageHandler {
     if (instance.session === null && instance.seenAt > 0 && gap >= DEFAULT_HEARTBEAT_SECONDS) instance.pollSeconds = Math.min(gap, MAX_POLL_SECONDS);
     instance.seenAt = now;
     const collectorId = instance.collectorId;
+    /** What matchers read changed: the collector is being rendered again (retarget.ts). */
+    let attributesChanged = false;
     if (message.agentDescription) {
       // A full report: the agent may have restarted and lost what it was sent.
       instance.sentHash = null;
@@ -128,15 +134,17 @@ export class MessageHandler {
       const version = described.get("service.version")?.trim().slice(0, 64);
       const reported = boundReported(described);
       // The version tag, then what matchers read (collectors/attributes.ts), one after the other so they
-      // do not race on the record; each writes only when it changed.
+      // do not race on the record; each writes only when it changed. Awaited: when they changed, the
+      // config this reply carries must be the one rendered for them, not the one before (a supervisor
+      // would run the stale one first, restarting its collector twice).
       const { collectors } = this.deps;
-      background(
-        log,
-        (async () => {
-          if (version) await collectors.reportVersion(SYSTEM_ACTOR, collectorId, version);
-          await collectors.report(SYSTEM_ACTOR, collectorId, reported);
-        })(),
-      );
+      attributesChanged = await (async () => {
+        const versioned = version ? await collectors.reportVersion(SYSTEM_ACTOR, collectorId, version) : false;
+        return (await collectors.report(SYSTEM_ACTOR, collectorId, reported)) || versioned;
+      })().catch((error: unknown) => {
+        log.warn({ err: error, collectorId }, "opamp: recording the agent's description failed");
+        return false;
+      });
     }
     instance.awaitingReport = false;
     const status = message.remoteConfigStatus;
@@ -169,8 +177,13 @@ export class MessageHandler {
         : "failed";
       const error = state === "failed" && status.errorMessage ? await this.deps.rollouts.redact(collectorId, status.errorMessage) : "";
       instance.configError = state === "failed" ? error || "the collector could not apply the config" : state === "applied" ? null : instance.configError;
-      background(log, this.deps.rollouts.report(collectorId, { hash, state, ...(state === "failed" ? { error } : {}) }));
+      const recorded = this.deps.rollouts.report(collectorId, { hash, state, ...(state === "failed" ? { error } : {}) });
+      // Before the re-rendered config goes out: reported after it, the config the agent ran until now
+      // would read as the agent going back from the new one ("rolled back by the collector").
+      if (attributesChanged) await recorded.catch((error: unknown) => log.warn({ err: error }, "opamp: background update failed"));
+      else background(log, recorded);
     }
+    if (attributesChanged) await this.deps.retargeting.settled(collectorId);
     if (message.effectiveConfig?.configMap) {
       const files = Object.entries(message.effectiveConfig.configMap.configMap).map(([name, file]) => ({
         name,
