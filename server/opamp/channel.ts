@@ -12,7 +12,9 @@
  *   `opamp.maxConcurrentRequests` requests in flight the answer is 503 with a
  *   jittered Retry-After, before auth touches the store. A session whose
  *   collector stops reading is closed (1013), not buffered for; it is sent its
- *   config again when it reconnects.
+ *   config again when it reconnects. A message over the size limit is
+ *   answered UNAVAILABLE with a retry-after and its session held, then
+ *   closed (sessions.ts hold), so the agent does not redial with it at once.
  * - A session lasts only as long as its credential (server/auth/live.ts):
  *   rotating a collector token, revoking or expiring the enrollment token,
  *   or deleting the collector closes (1008) every session that stands on it,
@@ -39,7 +41,7 @@ import { MessageHandler, type HandlerDeps, type HandlerOptions } from "./handler
 import { HttpConnection, socketConnection } from "./connection.ts";
 import { newSession, Sessions, type Session, type SessionLimits } from "./sessions.ts";
 import { PushQueue } from "./push-queue.ts";
-import { OPAMP_PATH, readProtobufBody, unframe } from "./wire.ts";
+import { instanceUidOf, OPAMP_PATH, readProtobufBody, unframe } from "./wire.ts";
 
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
@@ -192,7 +194,18 @@ export class OpampChannel implements Channel {
       if (session.hold?.ended || !(await stillValid(this.deps, session.credential))) return this.sessions.refuse(session, 1008, ENDED.revoked);
       if (session.closed) return;
       if (typeof data === "string") return this.sessions.refuse(session, 1003, "OpAMP frames are binary");
-      if (data.byteLength > (this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES)) return this.sessions.refuse(session, 1009, "message too large");
+      const limit = this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+      if (data.byteLength > limit) {
+        // Told to come back later, then held and closed: a plain close is redialled at once by opamp-go,
+        // with the same message, for as long as it runs.
+        let uid: Uint8Array = new Uint8Array();
+        try {
+          uid = instanceUidOf(unframe(data));
+        } catch {
+          // No frame header: answered without an instance_uid.
+        }
+        return this.sessions.hold(session, uid, `The message is ${data.byteLength} bytes, over this server's limit of ${limit} (an AgentDescription or effective config too large); retry after the hold, with less.`);
+      }
       let message: AgentToServer;
       try {
         message = fromBinary(AgentToServerSchema, unframe(data));

@@ -190,9 +190,10 @@ export class Sessions {
   }
 
   /**
-   * Tells a session its credential does not speak for its instance
-   * (ServerErrorResponse UNAVAILABLE with RetryInfo, for clients that honour
-   * it), then ignores it until the hold time is up and closes it with 1008.
+   * Tells a session it is refused: its credential does not speak for its
+   * instance, or its message is over the size limit (ServerErrorResponse
+   * UNAVAILABLE with RetryInfo, for clients that honour it), then ignores it
+   * until the hold time is up and closes it with 1008.
    * opamp-go redials at once when a session ends, so this keeps such a client
    * to one session per hold time; a held socket costs one map entry and
    * shares one timer.
