@@ -39,6 +39,7 @@ import { smtpMailer, type Mailer } from "./mail/mailer.ts";
 import { OpampChannel } from "./opamp/channel.ts";
 import { remoteConfigChannel } from "./remotecfg/remotecfg.ts";
 import { Retargeting } from "./rollout/retarget.ts";
+import { Restarts } from "./collectors/restarts.ts";
 import { Rollouts } from "./rollout/rollout.ts";
 import { Stager } from "./rollout/stager.ts";
 import { StagedRollouts } from "./rollout/staged.ts";
@@ -97,6 +98,8 @@ export interface App {
   staged: StagedRollouts;
   /** Renders a collector again when a write here changes its attributes (rollout/retarget.ts). */
   retargeting: Retargeting;
+  /** Operators' restart requests, sent to collectors as the OpAMP restart command. */
+  restarts: Restarts;
   presence: Presence;
   /** Own-metrics intake state: per-collector throughput, in memory. */
   telemetry: Telemetry;
@@ -242,6 +245,7 @@ export async function createApp(
     rollouts,
     staged,
     retargeting,
+    restarts: new Restarts(store, collectors),
     presence,
     events,
     live,

@@ -79,3 +79,12 @@ export const CollectorDetailSchema = Type.Composite(
   { title: "CollectorDetail" },
 );
 export type CollectorDetail = Static<typeof CollectorDetailSchema>;
+
+/** A restart asked for: the collector is sent the OpAMP restart command once. */
+export const RestartRequestSchema = Type.Object(
+  {
+    requestId: Type.String(),
+    requestedAt: Type.String({ format: "date-time" }),
+  },
+  { title: "RestartRequest" },
+);

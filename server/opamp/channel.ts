@@ -35,6 +35,8 @@ import { AppError, UnavailableError } from "../errors.ts";
 import { AgentToServerSchema, type AgentToServer } from "../gen/opamp/v1/opamp_pb.ts";
 import type { Channel, ChannelHealth, ChannelRequest, ChannelSocket } from "../channel/channel.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
+import { RESTART_REQUESTS } from "../collectors/restarts.ts";
+import type { Store } from "../store/store.ts";
 import { channelCredential } from "../channel/credential.ts";
 import { authenticate, InstanceRefused, standsOn, stillValid, type Credential } from "./credential.ts";
 import { MessageHandler, type HandlerDeps, type HandlerOptions } from "./handler.ts";
@@ -47,6 +49,7 @@ export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /** What the OpAMP channel needs of the server. */
 export type OpampDeps = HandlerDeps & {
+  store: Pick<Store, "watch">;
   config: { opamp: Pick<ServerConfig["opamp"], "maxConnections" | "maxConcurrentRequests"> };
   collectorTokens: Pick<CollectorTokens, "onRotate">;
   rollouts: Pick<Rollouts, "onTargetChanged">;
@@ -93,6 +96,12 @@ export class OpampChannel implements Channel {
       this.deps.rollouts.onTargetChanged((collectorId) => {
         if (collectorId === undefined) for (const id of [...this.sessions.collectors()]) this.pushes.add(id);
         else if (this.sessions.hasCollector(collectorId)) this.pushes.add(collectorId);
+      }),
+      // A restart asked for on any replica: sent by the one that holds the collector's session.
+      this.deps.store.watch((changes) => {
+        for (const c of changes) {
+          if (c.collection === RESTART_REQUESTS && c.op === "put") void this.handler.restartRequested(c.id);
+        }
       }),
       // A token rotated here or on another replica (the API's otlp-token, or a mint for an offer): its sessions get the new one.
       this.deps.collectorTokens.onRotate((collectorId) => {

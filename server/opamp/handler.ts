@@ -13,8 +13,9 @@
  *   runs is asked for full state, and the target is re-sent unless that
  *   report says the agent has it.
  * - Pushes: a new target reaches a collector's open sessions at once
- *   (`pushConfig`), a rotated token its enrollment sessions (`pushSettings`);
- *   HTTP agents get both in the reply to their next poll.
+ *   (`pushConfig`), a rotated token its enrollment sessions (`pushSettings`),
+ *   an operator's restart request the command (`restartRequested`, once);
+ *   HTTP agents get them in the reply to their next poll.
  */
 import type { Logger } from "pino";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
@@ -22,14 +23,18 @@ import { boundReported } from "../collectors/attributes.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
 import type { Presence } from "../collectors/presence.ts";
 import { UnauthenticatedError } from "../errors.ts";
+import { create } from "@bufbuild/protobuf";
 import {
   AgentCapabilities,
+  CommandType,
   RemoteConfigStatuses,
+  ServerToAgentCommandSchema,
   ServerToAgentFlags,
   type AgentToServer,
   type ConnectionSettingsOffers,
   type ServerToAgent,
 } from "../gen/opamp/v1/opamp_pb.ts";
+import type { Restarts } from "../collectors/restarts.ts";
 import type { Retargeting } from "../rollout/retarget.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import { Refused } from "./credential.ts";
@@ -48,6 +53,7 @@ export type HandlerDeps = IdentityDeps &
     rollouts: Pick<Rollouts, "target" | "targetOf" | "delivered" | "fetched" | "report" | "setEffective" | "redact">;
     presence: Pick<Presence, "seen" | "gone">;
     retargeting: Pick<Retargeting, "settled">;
+    restarts: Pick<Restarts, "pending" | "claim">;
   };
 
 export interface HandlerOptions {
@@ -65,6 +71,8 @@ export class MessageHandler {
   private readonly identity: Identity;
   readonly settings: ConnectionSettings;
   private readonly configs = new RemoteConfigCache();
+  /** Collectors with a restart request this process heard of (restartRequested) and has not seen delivered. */
+  private readonly restartsDue = new Set<string>();
 
   constructor(
     private readonly deps: HandlerDeps,
@@ -210,6 +218,9 @@ export class MessageHandler {
       );
     }
 
+    // opamp-go acts on a command alone and ignores the rest of its message: the config and settings follow in the next one.
+    const command = await this.restartCommand(instance);
+    if (command) return { reply: serverToAgent({ instanceUid: message.instanceUid, capabilities: SERVER_CAPABILITIES, command }) };
     const reply = serverToAgent({
       instanceUid: message.instanceUid,
       capabilities: SERVER_CAPABILITIES,
@@ -249,6 +260,38 @@ export class MessageHandler {
     }
     background(log, this.deps.rollouts.fetched(instance.collectorId, hash));
     return this.configs.get(hash, body, yamlType(target.rendered.contentType));
+  }
+
+  /**
+   * A restart of the collector was asked for (here or on another replica):
+   * its connected sessions that take the command are sent it, the first
+   * to claim the request only; an HTTP poller gets it in its next reply.
+   */
+  async restartRequested(collectorId: string): Promise<void> {
+    this.restartsDue.add(collectorId);
+    for (const instance of [...this.sessions.connected(collectorId)]) {
+      const session = instance.session;
+      if (!session || session.closed || session.hold?.ended) continue;
+      try {
+        const command = await this.restartCommand(instance);
+        if (command && instance.session === session && !session.closed) {
+          session.connection.send(serverToAgent({ instanceUid: Buffer.from(instance.uid, "hex"), capabilities: SERVER_CAPABILITIES, command }));
+        }
+      } catch (error) {
+        this.deps.logger.warn({ err: error, collectorId }, "opamp: sending the restart command failed");
+      }
+    }
+  }
+
+  /** The restart command, when one is due for this instance's collector and this caller claimed it. */
+  private async restartCommand(instance: Instance): Promise<ServerToAgent["command"]> {
+    const { collectorId } = instance;
+    if (!this.restartsDue.has(collectorId) || !has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRestartCommand)) return undefined;
+    const request = await this.deps.restarts.pending(collectorId);
+    const claimed = request !== null && (await this.deps.restarts.claim(request));
+    // Sent, lapsed, or sent by another replica: nothing is due any more. A new request is heard again.
+    if (!request || claimed || !(await this.deps.restarts.pending(collectorId))) this.restartsDue.delete(collectorId);
+    return claimed ? create(ServerToAgentCommandSchema, { type: CommandType.CommandType_Restart }) : undefined;
   }
 
   /** Sends a collector's connected sessions its new target, if they have not got it. */

@@ -2,7 +2,7 @@
  * One collector at /ui/collectors/{id}: who it is and how it is doing
  * (header, health, live throughput), what it runs (target and reported
  * config, whether it is pinned, rolled back by itself or drifted, push
- * history with diffs and rollback), its own token, and the
+ * history with diffs and rollback), a restart button (OpAMP), its own token, and the
  * sources and destinations active on it. Live collector events keep the
  * header current; config_target events refresh the config parts. Writers
  * also get its settings (rename, environment, tags, mode, delete); viewers
@@ -16,6 +16,7 @@ import { ConfigHistorySection } from "../collector/ConfigHistory.tsx";
 import { EditCollectorSection } from "../collector/EditCollector.tsx";
 import { EffectiveConfigSection } from "../collector/EffectiveConfig.tsx";
 import { AppliedPipelinesSection } from "../collector/Pipelines.tsx";
+import { RestartSection } from "../collector/Restart.tsx";
 import { ThroughputSection } from "../collector/Throughput.tsx";
 import { TokenRotationSection } from "../collector/TokenRotation.tsx";
 import type { Collector } from "../../../shared/collectors.ts";
@@ -93,6 +94,7 @@ export function CollectorDetailPage({ id }: { id: string }) {
           <AppliedPipelinesSection collector={collector} reload={collectorVersion + configVersion} />
           <EffectiveConfigSection collectorId={id} reload={configVersion} canWrite={canWrite} onChanged={() => setConfigVersion((n) => n + 1)} />
           <ConfigHistorySection collectorId={id} reload={configVersion + historyVersion} canWrite={canWrite} onRolledBack={() => setConfigVersion((n) => n + 1)} />
+          {canWrite && collector.managementMode === "opamp" && <RestartSection collector={collector} />}
           {canWrite && <TokenRotationSection collector={collector} />}
           {canWrite && <EditCollectorSection collector={collector} onSaved={setCollector} />}
           <ActivationsSection collectorId={id} canWrite={canWrite} reload={configVersion} />
