@@ -26,6 +26,7 @@ import { UnauthenticatedError } from "../errors.ts";
 import { create } from "@bufbuild/protobuf";
 import {
   AgentCapabilities,
+  AgentIdentificationSchema,
   CommandType,
   RemoteConfigStatuses,
   ServerToAgentCommandSchema,
@@ -95,7 +96,10 @@ export class MessageHandler {
     }
     const uid = Buffer.from(message.instanceUid).toString("hex");
     if (session.instance && session.instance.uid !== uid) {
-      throw new UnauthenticatedError("One OpAMP session speaks for one instance_uid.");
+      if (session.reassignedUid !== uid) throw new UnauthenticatedError("One OpAMP session speaks for one instance_uid.");
+      // The clone took the UID it was given: from now on the session speaks for that instance.
+      session.instance = null;
+      session.reassignedUid = null;
     }
     const { credential } = session;
     let instance = session.instance;
@@ -117,6 +121,10 @@ export class MessageHandler {
         instance = newInstance(uid, collectorId, message);
         this.sessions.remember(instance);
       }
+    } else if (session.connection.persistent && instance.session !== session && instance.session !== null && !instance.session.closed) {
+      // Another live session took this instance over while this one still speaks for it: two agents share
+      // one instance_uid (a cloned VM image), not a reconnect, whose old socket falls silent.
+      return this.splitClone(session, instance, message, log);
     } else {
       fullState = isGap(instance, message);
     }
@@ -260,6 +268,24 @@ export class MessageHandler {
     }
     background(log, this.deps.rollouts.fetched(instance.collectorId, hash));
     return this.configs.get(hash, body, yamlType(target.rendered.contentType));
+  }
+
+  /**
+   * Gives the agent of a displaced session a new instance UID and its own
+   * collector (Identity.splitClone), once per session: it is told again,
+   * and nothing else, until it speaks with the new UID.
+   */
+  private async splitClone(session: Session, instance: Instance, message: AgentToServer, log: Logger): Promise<Answer> {
+    if (session.reassignedUid === null) {
+      const clone = await this.identity.splitClone(instance.uid, instance.collectorId);
+      session.reassignedUid = clone.uid;
+      log.warn(
+        { collectorId: instance.collectorId, cloneId: clone.collectorId, instanceUid: instance.uid },
+        "opamp: two live agents present one instance_uid (a cloned image); one is given a new instance_uid and its own collector",
+      );
+    }
+    const agentIdentification = create(AgentIdentificationSchema, { newInstanceUid: Buffer.from(session.reassignedUid, "hex") });
+    return { reply: serverToAgent({ instanceUid: message.instanceUid, capabilities: SERVER_CAPABILITIES, flags: REPORT_FULL_STATE, agentIdentification }) };
   }
 
   /**

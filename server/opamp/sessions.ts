@@ -71,11 +71,13 @@ export interface Session {
   /** Messages are handled one at a time, in order. */
   queue: Promise<void>;
   closed: boolean;
+  /** The instance UID (hex) this server told the session's agent to take, as a clone of another live one. */
+  reassignedUid: string | null;
 }
 
 /** A session over `connection`, speaking for no instance until its first message. */
 export function newSession(connection: Connection, credential: Credential): Session {
-  return { connection, credential, hold: null, instance: null, queue: Promise.resolve(), closed: false };
+  return { connection, credential, hold: null, instance: null, queue: Promise.resolve(), closed: false, reassignedUid: null };
 }
 
 export interface SessionLimits {

@@ -89,6 +89,7 @@ export function CollectorDetailPage({ id }: { id: string }) {
       {collector && (
         <>
           {isReportingOnly(collector) && <ReportingOnlyNote full />}
+          {collector.cloneOf && <CloneNote cloneOf={collector.cloneOf} />}
           <CollectorFacts collector={collector} />
           <ThroughputSection collectorId={id} reload={configVersion} />
           <AppliedPipelinesSection collector={collector} reload={collectorVersion + configVersion} />
@@ -101,6 +102,20 @@ export function CollectorDetailPage({ id }: { id: string }) {
         </>
       )}
     </section>
+  );
+}
+
+/** The collector came from a cloned image: it presented another live collector's instance UID and was split off. */
+function CloneNote({ cloneOf }: { cloneOf: NonNullable<Collector["cloneOf"]> }) {
+  return (
+    <div className="target-note target-note-failed" role="note" aria-label="Cloned collector">
+      <p>
+        This collector presented the instance UID of <Link href={`/ui/collectors/${encodeURIComponent(cloneOf.collectorId)}`}>{cloneOf.name}</Link>{" "}
+        (<code>{cloneOf.instanceUid}</code>) while that one was connected, as a clone of one VM image does. svc gave it a new instance UID and made it
+        its own collector, with that one's environment and tags, <LastSeen at={cloneOf.at} />. It still holds that collector's credential: give it its
+        own enrollment token (and clear the supervisor's storage directory when cloning images) to keep them apart.
+      </p>
+    </div>
   );
 }
 
