@@ -40,6 +40,7 @@ import { OpampChannel } from "./opamp/channel.ts";
 import { remoteConfigChannel } from "./remotecfg/remotecfg.ts";
 import { Retargeting } from "./rollout/retarget.ts";
 import { Restarts } from "./collectors/restarts.ts";
+import { Builds } from "./collectors/builds.ts";
 import { Rollouts } from "./rollout/rollout.ts";
 import { Stager } from "./rollout/stager.ts";
 import { StagedRollouts } from "./rollout/staged.ts";
@@ -100,6 +101,8 @@ export interface App {
   retargeting: Retargeting;
   /** Operators' restart requests, sent to collectors as the OpAMP restart command. */
   restarts: Restarts;
+  /** The component types each collector's build reports (OpAMP available components). */
+  builds: Builds;
   presence: Presence;
   /** Own-metrics intake state: per-collector throughput, in memory. */
   telemetry: Telemetry;
@@ -246,6 +249,7 @@ export async function createApp(
     staged,
     retargeting,
     restarts: new Restarts(store, collectors),
+    builds: new Builds(store),
     presence,
     events,
     live,

@@ -69,7 +69,11 @@ export const RolloutSchema = Type.Object(
     changed: Type.Array(Type.String(), {
       description: "Collectors that get a new config (the others already had this one); in a staged rollout, in release order.",
     }),
-    skipped: Type.Optional(Type.Array(Type.String(), { description: "Collectors left on their config because theirs could not be rendered (publish with skipErrors)." })),
+    skipped: Type.Optional(
+      Type.Array(Type.String(), {
+        description: "Collectors left on their config because theirs could not be rendered (publish with skipErrors), or because their build lacks a component it uses (the plan's lacking).",
+      }),
+    ),
     pinned: Type.Optional(Type.Array(Type.String(), { description: "Collectors left on the config a rollback pinned them to." })),
     strategy: Type.Optional(StoredStrategySchema),
     batchEnds: Type.Optional(Type.Array(Type.Integer(), { description: "Staged: where each batch ends in `changed` (exclusive)." })),
@@ -245,6 +249,17 @@ export const PublishPlanSchema = Type.Object(
         message: Type.String(),
       }),
       { description: "Collectors whose config cannot be rendered; publish refuses while there are any." },
+    ),
+    lacking: Type.Array(
+      Type.Object({
+        collectorId: Type.String(),
+        name: Type.String(),
+        missing: Type.Array(Type.String(), { description: "Component types the new config uses that the collector's build lacks, as kind/type (receiver/kafka)." }),
+      }),
+      {
+        description:
+          "Collectors whose build (the available components their OpAMP supervisor reports) lacks a component their new config uses: publish skips them (they keep what they run; listed in the rollout's skipped).",
+      },
     ),
   },
   { title: "PublishPlan" },

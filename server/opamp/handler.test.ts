@@ -105,6 +105,7 @@ function world(externalUrl = "") {
     presence: { seen: async (id, contact) => void seen.push([id, contact]), gone: async () => {} },
     retargeting: { settled: async () => {} },
     restarts: { pending: async () => null, claim: async () => false },
+    builds: { report: async () => {}, hash: async () => null },
   };
   const sessions = new Sessions();
   const handler = new MessageHandler(deps, sessions);

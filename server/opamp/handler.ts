@@ -35,6 +35,7 @@ import {
   type ConnectionSettingsOffers,
   type ServerToAgent,
 } from "../gen/opamp/v1/opamp_pb.ts";
+import { buildOf, type Builds } from "../collectors/builds.ts";
 import type { Restarts } from "../collectors/restarts.ts";
 import type { Retargeting } from "../rollout/retarget.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
@@ -47,6 +48,7 @@ import { RemoteConfigCache, SERVER_CAPABILITIES, serverToAgent } from "./wire.ts
 /** The longest observed HTTP polling interval presence waits on (three of them before offline). */
 const MAX_POLL_SECONDS = 3600;
 const REPORT_FULL_STATE = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportFullState);
+const REPORT_AVAILABLE_COMPONENTS = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportAvailableComponents);
 
 export type HandlerDeps = IdentityDeps &
   SettingsDeps & {
@@ -55,6 +57,7 @@ export type HandlerDeps = IdentityDeps &
     presence: Pick<Presence, "seen" | "gone">;
     retargeting: Pick<Retargeting, "settled">;
     restarts: Pick<Restarts, "pending" | "claim">;
+    builds: Pick<Builds, "report" | "hash">;
   };
 
 export interface HandlerOptions {
@@ -208,6 +211,7 @@ export class MessageHandler {
       }));
       background(log, this.deps.rollouts.setEffective(collectorId, files));
     }
+    const askComponents = await this.noteBuild(instance, message, log);
     if (message.agentDisconnect) {
       background(log, this.deps.presence.gone(collectorId));
     } else {
@@ -232,7 +236,7 @@ export class MessageHandler {
     const reply = serverToAgent({
       instanceUid: message.instanceUid,
       capabilities: SERVER_CAPABILITIES,
-      flags: fullState ? REPORT_FULL_STATE : 0n,
+      flags: (fullState ? REPORT_FULL_STATE : 0n) | (askComponents ? REPORT_AVAILABLE_COMPONENTS : 0n),
     });
     const settings = await this.settings.offer(instance, credential);
     if (settings) reply.connectionSettings = settings;
@@ -268,6 +272,28 @@ export class MessageHandler {
     }
     background(log, this.deps.rollouts.fetched(instance.collectorId, hash));
     return this.configs.get(hash, body, yamlType(target.rendered.contentType));
+  }
+
+  /**
+   * Keeps the build the agent reports (its available components) when it is
+   * new. opamp-go sends only the hash unless asked: answers whether to ask
+   * for the full report (a hash that is not the one stored).
+   */
+  private async noteBuild(instance: Instance, message: AgentToServer, log: Logger): Promise<boolean> {
+    const available = message.availableComponents;
+    if (!available || available.hash.length === 0 || !has(instance.capabilities, AgentCapabilities.AgentCapabilities_ReportsAvailableComponents)) return false;
+    const hash = Buffer.from(available.hash).toString("hex");
+    if (instance.componentsHash === hash) return false;
+    if (Object.keys(available.components).length > 0) {
+      instance.componentsHash = hash;
+      background(log, this.deps.builds.report(instance.collectorId, hash, buildOf(available.components)));
+      return false;
+    }
+    if ((await this.deps.builds.hash(instance.collectorId)) === hash) {
+      instance.componentsHash = hash;
+      return false;
+    }
+    return true;
   }
 
   /**
@@ -394,5 +420,6 @@ export function newInstance(uid: string, collectorId: string, first: Pick<AgentT
     seenAt: 0,
     pollSeconds: DEFAULT_HEARTBEAT_SECONDS,
     awaitingReport: false,
+    componentsHash: null,
   };
 }

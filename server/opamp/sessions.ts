@@ -56,6 +56,8 @@ export interface Instance {
   pollSeconds: number;
   /** Full state was asked for: the config is sent after that report, not before (it may say the agent has it). */
   awaitingReport: boolean;
+  /** The hash (hex) of the available components known to be stored for it (collectors/builds.ts). */
+  componentsHash: string | null;
 }
 
 /**

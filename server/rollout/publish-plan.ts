@@ -12,6 +12,7 @@ import type { PublishPlan } from "../../shared/rollouts.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import type { RenderedConfig } from "./renderer.ts";
 import { renderFleet } from "./fleet-render.ts";
+import { lackingComponents, type Build } from "../collectors/builds.ts";
 
 /** A collector's current target, as the plan compares it. */
 export interface PlannedTarget {
@@ -30,6 +31,8 @@ export interface PlanInput {
   named: ReadonlySet<string>;
   /** A stored rendered config by hash (the current targets' bodies). */
   rendered: (hash: string) => Promise<RenderedConfig | null>;
+  /** The builds collectors reported (available components), by collector id. */
+  builds: ReadonlyMap<string, Pick<Build, "components">>;
 }
 
 /** The unified diff from one rendered body to another, named so that equal changes give equal text. */
@@ -46,6 +49,7 @@ export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
     unchanged: 0,
     pinned: fleet.pinned.map((c) => ({ collectorId: c.id, name: c.name, since: input.targets.get(c.id)!.pinned!.at, by: input.targets.get(c.id)!.pinned!.actor })),
     errors: fleet.failed.map(({ collector, path, message }) => ({ collectorId: collector.id, name: collector.name, path, message })),
+    lacking: [],
   };
   /** One diff per (from, to) pair of hashes, then one group per distinct diff text. */
   const diffOf = new Map<string, string>();
@@ -54,6 +58,12 @@ export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
     const current = input.targets.get(collector.id);
     if (current?.targetHash === next.hash) {
       plan.unchanged++;
+      continue;
+    }
+    const build = input.builds.get(collector.id);
+    const missing = build && next.runtime === "otelcol" ? lackingComponents(next.body, build) : [];
+    if (missing.length > 0) {
+      plan.lacking.push({ collectorId: collector.id, name: collector.name, missing });
       continue;
     }
     const pair = `${current?.targetHash ?? ""} ${next.hash}`;

@@ -16,6 +16,7 @@
  */
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Collector } from "../../shared/collectors.ts";
+import { AVAILABLE_COMPONENTS, lackingComponents, type Build } from "../collectors/builds.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
@@ -211,8 +212,16 @@ export class Rollouts {
     /** Collectors with equal configs share one rendered document. */
     const renderedPuts = new Set<string>();
     const next = new Map<string, string>();
+    const builds = await this.builds(affected);
+    /** Collectors whose build lacks a component their new config uses: they keep what they run. */
+    const lacking: string[] = [];
     for (const { collector, config } of fleet.rendered) {
       if (targets.get(collector.id)?.targetHash === config.hash) continue;
+      const build = builds.get(collector.id);
+      if (build && config.runtime === "otelcol" && lackingComponents(config.body, build).length > 0) {
+        lacking.push(collector.id);
+        continue;
+      }
       if (!renderedPuts.has(config.hash)) {
         renderedPuts.add(config.hash);
         renderedOps.push({ op: "put", collection: RENDERED, id: config.hash, data: config });
@@ -235,7 +244,7 @@ export class Rollouts {
       scope: options.collectorIds?.length === 1 ? options.collectorIds[0]! : "fleet",
       collectorIds: affected.map((c) => c.id),
       changed,
-      ...(failures.length > 0 ? { skipped: failures.map((f) => f.path.slice("collectors/".length)) } : {}),
+      ...(failures.length + lacking.length > 0 ? { skipped: [...failures.map((f) => f.path.slice("collectors/".length)), ...lacking] } : {}),
       ...(pinned.length > 0 ? { pinned } : {}),
       ...(strategy && batches.length > 1
         ? {
@@ -318,7 +327,14 @@ export class Rollouts {
     const snapshot = await this.config.snapshotAt(commit);
     const targets = await this.allTargets();
     const affected = await this.affected(snapshot, targets, scope);
-    return publishPlan({ commit, snapshot, affected, targets, named: new Set(scope.collectorIds), rendered: (hash) => this.storedRendered(hash) });
+    const builds = await this.builds(affected);
+    return publishPlan({ commit, snapshot, affected, targets, named: new Set(scope.collectorIds), rendered: (hash) => this.storedRendered(hash), builds });
+  }
+
+  /** The builds the collectors reported (collectors/builds.ts), by collector id; those that reported none are absent. */
+  private async builds(collectors: readonly Collector[]): Promise<Map<string, Build>> {
+    const docs = await this.store.getMany<Build>(AVAILABLE_COMPONENTS, collectors.filter((c) => c.managementMode === "opamp").map((c) => c.id));
+    return new Map([...docs].map(([id, doc]) => [id, doc.data]));
   }
 
   private async allTargets(): Promise<Map<string, CollectorConfig>> {
