@@ -11,9 +11,7 @@
 // for histograms (NaN, +Inf and -Inf as those strings). A parse error exits 1 with the
 // parser's message on stderr.
 //
-// Build offline with Debian's golang-go and golang-github-prometheus-common-dev:
-//
-//	GOPATH=/usr/share/gocode GO111MODULE=off go build -o promtext ./test/promtext
+// Built into test/peers/bin by scripts/peers.sh (module test/peers).
 package main
 
 import (
