@@ -1,7 +1,7 @@
 /**
  * The real OpAMP supervisor running the real OpenTelemetry Collector
  * (test/peers: built before the tests by scripts/peers.sh) against svc over
- * loopback ws://, with the supervisor config svc serves install.sh
+ * loopback ws:// and over HTTP, with the supervisor config svc serves install.sh
  * (`/v1/bootstrap?file=/etc/opampsupervisor/config.yaml`), only its two
  * host paths moved into a temporary root: the collector binary (a wrapper
  * that counts the collector's process starts) and the storage directory.
@@ -13,7 +13,7 @@
  * command restarts the collector process once. Every wait has its own
  * deadline; nothing is timed.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterEach, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
@@ -67,10 +67,12 @@ function logBodies(bytes: Uint8Array): string[] {
   return bodies;
 }
 
-beforeAll(async () => {
+/** A server on a known loopback port (its externalUrl must name it), and the sink. */
+async function start(env: Record<string, string>): Promise<void> {
   root = tempDir("svc-realsup-");
+  received.length = 0;
   const port = freePort();
-  server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}` });
+  server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}`, ...env });
   sink = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -81,20 +83,28 @@ beforeAll(async () => {
       return new Response(new Uint8Array(), { headers: { "Content-Type": "application/x-protobuf" } });
     },
   });
-});
+}
 
-afterAll(async () => {
+afterEach(async () => {
   if (supervisor) {
     supervisor.kill("SIGTERM");
     await supervisor.exited;
+    supervisor = null;
   }
   sink?.stop(true);
   await server?.stop();
 });
 
-test(
-  "install.sh's supervisor config runs the real collector under the real supervisor: a published pipeline delivers what dry-run predicts, the stored effective config holds no token and no drift, and a restart command restarts it once",
-  async () => {
+// Over HTTP the supervisor polls: svc offers a short heartbeat (its polling interval) so the test does not wait on opamp-go's 30 s.
+const TRANSPORTS = [
+  { transport: "ws", env: {} },
+  { transport: "http", env: { SVC_OPAMP_HEARTBEATSECONDS: "1" } },
+] as const;
+
+test.each(TRANSPORTS)(
+  "over $transport, install.sh's supervisor config runs the real collector under the real supervisor: a published pipeline delivers what dry-run predicts, the stored effective config holds no token and no drift, and a restart command restarts it once",
+  async ({ transport, env }) => {
+    await start(env);
     // What install.sh writes: the server's rendering for the token, with this root's paths.
     const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp" });
     const served = await fetch(`${server.base}/v1/bootstrap?file=/etc/opampsupervisor/config.yaml`, { headers: { Authorization: `Bearer ${token}` } });
@@ -105,6 +115,7 @@ test(
     writeFileSync(wrapper, `#!/bin/sh\necho start >> '${starts}'\nexec '${peer("otelcol")}' "$@"\n`);
     chmodSync(wrapper, 0o755);
     config.agent.executable = wrapper;
+    if (transport === "http") config.server.endpoint = config.server.endpoint.replace(/^ws/, "http");
     config.storage.directory = join(root, "var/lib/opampsupervisor");
     mkdirSync(config.storage.directory, { recursive: true });
     const configPath = join(root, "etc/opampsupervisor/config.yaml");
