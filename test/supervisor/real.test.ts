@@ -10,7 +10,9 @@
  * a custom filter → batch → OTLP/HTTP to a sink this test runs; the records
  * sent arrive at the sink exactly as svc's dry-run predicts; the effective
  * config svc stores holds no svc token and drifts from nothing; the restart
- * command restarts the collector process once. Every wait has its own
+ * command restarts the collector process once; a config the collector
+ * refuses at start (a port in use) is recorded failed with the supervisor's
+ * message. Every wait has its own
  * deadline; nothing is timed.
  */
 import { afterEach, expect, test } from "bun:test";
@@ -102,7 +104,7 @@ const TRANSPORTS = [
 ] as const;
 
 test.each(TRANSPORTS)(
-  "over $transport, install.sh's supervisor config runs the real collector under the real supervisor: a published pipeline delivers what dry-run predicts, the stored effective config holds no token and no drift, and a restart command restarts it once",
+  "over $transport, install.sh's supervisor config runs the real collector under the real supervisor: a published pipeline delivers what dry-run predicts, the stored effective config holds no token and no drift, a restart command restarts it once, and a config it refuses at start is recorded failed",
   async ({ transport, env }) => {
     await start(env);
     // What install.sh writes: the server's rendering for the token, with this root's paths.
@@ -212,6 +214,24 @@ test.each(TRANSPORTS)(
     received.length = 0;
     await until(async () => (await send(["after restart"]).catch(() => false)) && received.includes("after restart"), LONG, 200);
     expect((await server.app.rollouts.target(collector.id))?.target.state).toBe("current");
+
+    // A config valid to svc that the collector refuses at start (its receiver's port is taken): the real
+    // supervisor reports FAILED, which svc records on the target with the supervisor's message. (This
+    // supervisor, v0.149.0, says only that the collector exited, and does not go back to the last good
+    // config by itself.)
+    const taken = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    try {
+      await call(`/sources/${source.id}`, "PUT", { name: "apps", type: "otlp", config: { grpc: { enabled: false }, http: { enabled: true, endpoint: `127.0.0.1:${taken.port}` } } });
+      await call("/commit", "POST", { message: "port taken" });
+      await call("/publish", "POST", {});
+      const failed = await until(async () => {
+        const target = (await server.app.rollouts.target(collector.id))?.target;
+        return target?.state === "failed" && target;
+      }, LONG, 200);
+      expect(failed.error).toContain("exit");
+    } finally {
+      taken.stop(true);
+    }
   },
   240_000,
 );
