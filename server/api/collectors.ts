@@ -1,11 +1,12 @@
 /** REST: /collectors — the registry of managed collectors. */
 import { Type } from "@sinclair/typebox";
-import { CollectorDetailSchema, CollectorSchema, CollectorStatusSchema, EnvironmentSchema, ManagementModeSchema } from "../../shared/collectors.ts";
+import { CollectorDetailSchema, CollectorSchema, CollectorStatusSchema, EnvironmentSchema, ManagementModeSchema, RestartRequestSchema } from "../../shared/collectors.ts";
 import { StringMap } from "../../shared/schema.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
 import { alloyMatchProblems, alloyUnrunnable } from "../collectors/alloy-matches.ts";
 import { collectorAttributes } from "../collectors/attributes.ts";
 import type { CollectorEdit, Collectors, VetEdits } from "../collectors/collectors.ts";
+import type { Restarts } from "../collectors/restarts.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Routes } from "../configstore/routes.ts";
@@ -110,6 +111,7 @@ export interface CollectorsApiDeps {
   configStore: Pick<ConfigStore, "worktree">;
   retargeting: Pick<Retargeting, "publishedSnapshot">;
   attributeRollouts: Pick<AttributeRollouts, "plan" | "deployment">;
+  restarts: Pick<Restarts, "request">;
 }
 
 /** A bulk tag edit from a request: something to set or remove, and the collectors its matchers select. */
@@ -293,6 +295,20 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       summary: "Delete a collector record.",
       status: 204,
       handler: ({ params, principal }) => deps.collectors.delete(principal, params.id!),
+    }),
+    route({
+      method: "POST",
+      path: "/collectors/{id}/restart",
+      scope: "config:publish",
+      tag: "collectors",
+      summary:
+        "Restart the collector process: its OpAMP supervisor is sent the restart command (at once when connected, else with its next message within 10 minutes; once). 409 for a remote-config collector. Audited.",
+      response: RestartRequestSchema,
+      status: 202,
+      handler: async ({ params, principal }) => {
+        const { requestId, requestedAt } = await deps.restarts.request(principal, params.id!);
+        return { requestId, requestedAt };
+      },
     }),
   ];
 }

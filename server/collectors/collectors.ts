@@ -19,6 +19,8 @@ export interface NewCollector {
   environment?: string | null;
   managementMode?: ManagementMode;
   tags?: Record<string, string>;
+  /** The collector whose OpAMP instance UID this one presented (a clone), Collector.cloneOf. */
+  cloneOf?: Collector["cloneOf"];
 }
 
 export type CollectorPatch = Partial<Pick<Collector, "name" | "environment" | "managementMode" | "tags">>;
@@ -138,6 +140,7 @@ export class Collectors {
       environment: input.environment ?? null,
       managementMode: input.managementMode ?? "opamp",
       tags: input.tags ?? {},
+      ...(input.cloneOf ? { cloneOf: input.cloneOf } : {}),
       status: "pending",
       lastSeen: null,
       health: null,
@@ -147,7 +150,7 @@ export class Collectors {
     const writes = await vet?.([{ before: null, after: collector }]);
     const [doc] = await this.store.write(
       [{ op: "put", collection: COLLECTION, id: collector.id, data: collector, expect: "absent" }, ...(writes?.ops ?? [])],
-      [auditEntry(who, "collector.create", "collector", collector.id, { name: collector.name }), ...(writes?.audit ?? [])],
+      [auditEntry(who, "collector.create", "collector", collector.id, { name: collector.name, ...(input.cloneOf ? { cloneOf: input.cloneOf.collectorId } : {}) }), ...(writes?.audit ?? [])],
     );
     this.view.apply(doc as Doc<Collector>);
     this.attributesChanged([collector.id], writes?.handled);

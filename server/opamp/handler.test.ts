@@ -103,6 +103,9 @@ function world(externalUrl = "") {
       redact: async (_id, text) => text.replaceAll("s3cret", "${secret:x}"),
     },
     presence: { seen: async (id, contact) => void seen.push([id, contact]), gone: async () => {} },
+    retargeting: { settled: async () => {} },
+    restarts: { pending: async () => null, claim: async () => false },
+    builds: { report: async () => {}, hash: async () => null },
   };
   const sessions = new Sessions();
   const handler = new MessageHandler(deps, sessions);

@@ -133,10 +133,11 @@ export class ConnectionSettings {
    */
   private async tokenToOffer(collectorId: string, credential: Credential, mint: boolean): Promise<string | undefined> {
     if (credential.kind === "enrollment") return this.collectorToken(collectorId, mint);
-    if (credential.collectorId !== collectorId || (await this.deps.collectorTokens.verify(credential.token)) !== collectorId) {
+    if ((await this.deps.collectorTokens.verify(credential.token)) !== credential.collectorId) {
       throw new Refused(401, "unauthenticated", ENDED.revoked);
     }
-    return credential.token;
+    // A clone split off under its own UID (identity.ts splitClone) holds its original's token: that one is not offered to it.
+    return credential.collectorId === collectorId ? credential.token : undefined;
   }
 
   /**

@@ -16,6 +16,7 @@
  */
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Collector } from "../../shared/collectors.ts";
+import { AVAILABLE_COMPONENTS, lackingComponents, lackingReason, type Build } from "../collectors/builds.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
 import type { TrustedKeys } from "../collectors/attributes.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
@@ -257,16 +258,28 @@ export class Rollouts {
     /** Collectors with equal configs share one rendered document. */
     const renderedPuts = new Set<string>();
     const next = new Map<string, string>();
+    const builds = await this.builds(affected);
+    /** Collectors whose build lacks a component their new config uses: they keep what they run, skipped with the reason. */
+    const lacking = new Set<string>();
     for (const { collector, config } of fleet.rendered) {
       if (targets.get(collector.id)?.targetHash === config.hash) continue;
+      const build = builds.get(collector.id);
+      const missing = build && config.runtime === "otelcol" ? lackingComponents(config.body, build) : [];
+      if (missing.length > 0) {
+        lacking.add(collector.id);
+        skipped.push({ collectorId: collector.id, name: collector.name, path: "components", message: lackingReason(missing) });
+        continue;
+      }
       if (!renderedPuts.has(config.hash)) {
         renderedPuts.add(config.hash);
         renderedOps.push({ op: "put", collection: RENDERED, id: config.hash, data: config });
       }
       next.set(collector.id, config.hash);
     }
-    if (skipped.length > 0 && options.collectorIds !== undefined && !options.skipErrors) {
-      const details: ErrorDetail[] = skipped.map((f) => ({ path: `collectors/${f.collectorId}`, message: `${f.name}: ${f.message}` }));
+    // A named collector that cannot be rendered refuses the publish; one whose build lacks a component is only skipped (its plan says so).
+    const unrenderable = skipped.filter((s) => !lacking.has(s.collectorId));
+    if (unrenderable.length > 0 && options.collectorIds !== undefined && !options.skipErrors) {
+      const details: ErrorDetail[] = unrenderable.map((f) => ({ path: `collectors/${f.collectorId}`, message: `${f.name}: ${f.message}` }));
       throw new ConflictError(
         `The configuration of ${details.length} named collector(s) cannot be rendered: ${details[0]!.message}. Fix it, or publish with skipErrors to leave them as they are.`,
         "render_failed",
@@ -300,7 +313,7 @@ export class Rollouts {
       }
     }
     // A collector rendered: what an earlier render could not do is moot. One skipped keeps why, shown on its page.
-    const rendered = new Set(fleet.rendered.map((r) => r.collector.id));
+    const rendered = new Set(fleet.rendered.map((r) => r.collector.id).filter((id) => !lacking.has(id)));
     const last: WriteOp[] = renderFailures.filter((id) => rendered.has(id)).map((id) => ({ op: "delete", collection: RENDER_FAILURES, id }));
     for (const { collectorId, message } of skipped) {
       const failure: RenderFailure = { collectorId, commit, error: message, at: now, rolloutId: rollout.id };
@@ -364,7 +377,13 @@ export class Rollouts {
     const targets = await this.allTargets();
     const affected = await this.affected(snapshot, targets, scope);
     const fleet = await renderFleet(fleetRenderer(snapshot, this.trusted), affected, (id) => targets.get(id)?.pinned !== undefined, new Set(scope.collectorIds));
-    return publishPlan({ commit, fleet, targets, rendered: (hash) => this.storedRendered(hash) });
+    return publishPlan({ commit, fleet, targets, rendered: (hash) => this.storedRendered(hash), builds: await this.builds(affected) });
+  }
+
+  /** The builds the collectors reported (collectors/builds.ts), by collector id; those that reported none are absent. */
+  private async builds(collectors: readonly Collector[]): Promise<Map<string, Build>> {
+    const docs = await this.store.getMany<Build>(AVAILABLE_COMPONENTS, collectors.filter((c) => c.managementMode === "opamp").map((c) => c.id));
+    return new Map([...docs].map(([id, doc]) => [id, doc.data]));
   }
 
   private async allTargets(): Promise<Map<string, CollectorConfig>> {

@@ -55,7 +55,8 @@ export class RawAgent {
 
   private constructor(
     readonly ws: WebSocket,
-    readonly uid: Uint8Array,
+    /** Changes only when the server gives it a new one (AgentIdentification), as opamp-go takes it. */
+    public uid: Uint8Array,
   ) {
     ws.binaryType = "arraybuffer";
     ws.onmessage = (event) => {
