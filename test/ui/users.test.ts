@@ -12,6 +12,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { freePort } from "../process/spawn.ts";
 import { openBrowser, type BrowserSession, signIn } from "./browser.ts";
+import { SCOPES } from "../../shared/access.ts";
 
 let server: TestServer;
 let admin: BrowserSession;
@@ -139,7 +140,7 @@ test("a service account gets two ticked scopes; its token is shown once, works, 
   await page.getByRole("heading", { name: "Service accounts", level: 1 }).waitFor();
   const rows = () => page.getByRole("region", { name: "Service accounts" }).locator("tbody tr");
   await rows().filter({ hasText: "admin" }).waitFor();
-  expect(await page.getByRole("checkbox").count()).toBe(15);
+  expect(await page.getByRole("checkbox").count()).toBe(SCOPES.length);
 
   // No scope ticked: said beside the scopes, nothing is sent.
   await page.getByLabel("Name").fill("ci-deployer");
