@@ -59,6 +59,31 @@ export class StagedRollouts {
     return { ...base, state, batches: this.batchProgress(rollout, states), pausedReason: rollout.pausedReason ?? null, eta: this.eta(rollout) };
   }
 
+  /**
+   * Records that the rollout ended, once, when its status says so: completed
+   * (with or without failures: nothing left applying, outdated or queued)
+   * or aborted; audited as `rollout.end` with its counts. Answers whether it
+   * has ended (now or before); false while it runs, or when another write
+   * came first (looked at again on the next change).
+   */
+  async recordEnd(id: string): Promise<boolean> {
+    const doc = await this.store.get<Rollout>(ROLLOUTS, id);
+    if (!doc) return true;
+    if (doc.data.ended) return true;
+    const status = await this.status(id);
+    if (status.state !== "completed" && status.state !== "completed_with_errors" && status.state !== "aborted") return false;
+    const ended = { at: new Date().toISOString(), outcome: status.state, counts: status.counts };
+    try {
+      await this.store.write([{ op: "put", collection: ROLLOUTS, id, data: { ...doc.data, ended }, expect: doc.version }], [
+        auditEntry(SYSTEM_ACTOR, "rollout.end", "rollout", id, { outcome: ended.outcome, counts: ended.counts }),
+      ]);
+      return true;
+    } catch (error) {
+      if (error instanceof ConflictError) return false;
+      throw error;
+    }
+  }
+
   /** A rollout by id; 404 when there is none. */
   async rollout(id: string): Promise<Rollout> {
     const doc = await this.store.get<Rollout>(ROLLOUTS, id);
