@@ -17,6 +17,7 @@ import {
   activeStagedRollout,
   CONFIGS,
   LATEST,
+  LATEST_FLEET,
   PENDING,
   ROLLOUTS,
   rolloutSkipped,
@@ -38,12 +39,13 @@ export class StagedRollouts {
   ) {}
 
   /**
-   * Progress of a rollout (the latest publish or rollback when no id is
-   * given), computed from the targets so any replica answers the same.
+   * Progress of a rollout (when no id is given, the latest rollout of any
+   * kind, or with `fleet` the latest publish to the fleet), computed from
+   * the targets so any replica answers the same.
    */
-  async status(rolloutId?: string): Promise<RolloutStatus> {
+  async status(rolloutId?: string, which: "any" | "fleet" = "any"): Promise<RolloutStatus> {
     const counts = countBatch([]);
-    const rollout = rolloutId === undefined ? (await this.latest())?.data : await this.rollout(rolloutId);
+    const rollout = rolloutId !== undefined ? await this.rollout(rolloutId) : which === "fleet" ? await this.latestFleet() : (await this.latest())?.data;
     if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts, collectors: [], skipped: [] };
     const states = await this.collectorStates(rollout, rollout.collectorIds);
     const collectors: RolloutStatus["collectors"] = [];
@@ -105,6 +107,14 @@ export class StagedRollouts {
       pinned: pinned?.length ?? 0,
     }));
     return { items, nextCursor: from !== -1 && from + limit < all.length ? page[page.length - 1]!.id : null };
+  }
+
+  /** The latest publish to the fleet; state written before the pointer existed is searched, newest first. */
+  private async latestFleet(): Promise<Rollout | undefined> {
+    const pointer = await this.store.get<{ rolloutId: string }>(LATEST_FLEET.collection, LATEST_FLEET.id);
+    if (pointer) return (await this.store.get<Rollout>(ROLLOUTS, pointer.data.rolloutId))?.data;
+    const all = await this.store.list<Rollout>(ROLLOUTS);
+    return all.map((d) => d.data).findLast((r) => r.kind === "publish" && r.scope === "fleet");
   }
 
   private async latest() {

@@ -272,12 +272,12 @@ export class ThroughputWindow {
   }
 
   /**
-   * Fleet-wide records/s in over the last hour, 15 s buckets ending now on the
-   * server's clock, summed over every collector it keeps: only buckets where
-   * some collector measured anything, so a silence is a gap, not a zero.
+   * Fleet-wide records/s in over the hour before `end` (default now, on the
+   * server's clock), complete 15 s buckets, summed over every collector it
+   * keeps: only buckets where some collector measured anything, so a silence
+   * is a gap, not a zero.
    */
-  fleetHistory(): { time: number; value: number }[] {
-    const end = this.now();
+  fleetHistory(end = this.now()): { time: number; value: number }[] {
     const sums = new Float64Array(BUCKETS);
     const measured = new Uint8Array(BUCKETS);
     for (const w of this.collectors.values()) w.history.addRecordsIn(end, sums, measured);
