@@ -63,7 +63,7 @@ export const DashboardSchema = Type.Object(
           description: "The first few collectors whose config failed, with the error they reported.",
         }),
       },
-      { description: "The latest publish to the fleet (as GET /publish/status?scope=fleet, without the per-collector list): not a later one to one collector, a rollback or an attribute change." },
+      { description: "The staged rollout in progress, else the latest publish to the fleet (as GET /publish/status?scope=fleet, without the per-collector list): not a later one to one collector, a rollback or an attribute change." },
     ),
     throughput: Type.Object(
       {

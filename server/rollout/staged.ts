@@ -40,8 +40,9 @@ export class StagedRollouts {
 
   /**
    * Progress of a rollout (when no id is given, the latest rollout of any
-   * kind, or with `fleet` the latest publish to the fleet), computed from
-   * the targets so any replica answers the same.
+   * kind, or with `fleet` the staged rollout in progress or else the latest
+   * publish to the fleet), computed from the targets so any replica answers
+   * the same.
    */
   async status(rolloutId?: string, which: "any" | "fleet" = "any"): Promise<RolloutStatus> {
     const counts = countBatch([]);
@@ -109,8 +110,14 @@ export class StagedRollouts {
     return { items, nextCursor: from !== -1 && from + limit < all.length ? page[page.length - 1]!.id : null };
   }
 
-  /** The latest publish to the fleet; state written before the pointer existed is searched, newest first. */
+  /**
+   * The staged rollout with batches left (any kind: it holds publishes back
+   * and has the controls), else the latest publish to the fleet; state
+   * written before the pointer existed is searched, newest first.
+   */
   private async latestFleet(): Promise<Rollout | undefined> {
+    const active = await activeStagedRollout(this.store);
+    if (active) return active.data;
     const pointer = await this.store.get<{ rolloutId: string }>(LATEST_FLEET.collection, LATEST_FLEET.id);
     if (pointer) return (await this.store.get<Rollout>(ROLLOUTS, pointer.data.rolloutId))?.data;
     const all = await this.store.list<Rollout>(ROLLOUTS);

@@ -1,8 +1,8 @@
 /**
  * The landing page after sign-in: the fleet at a glance from one call,
  * GET /api/v1/dashboard. Every number links to the list it counts (the
- * collector list filtered by status or mode, the Changes page for the
- * rollout, the named collectors below for drift and reporting only), and
+ * collector list filtered by status or mode, Rollouts for the latest fleet
+ * rollout, the named collectors below for what needs attention), and
  * each empty part says what to do next.
  *
  * Live: collector, config_target and rollout events refetch (throttled, as a
@@ -66,7 +66,7 @@ export function DashboardPage() {
           <FleetPanel collectors={data.collectors} />
           <div className="dash-grid">
             <RolloutPanel rollout={data.rollout} />
-            <AttentionPanel drifted={data.drifted} reportingOnly={data.reportingOnly} />
+            <AttentionPanel attention={data} />
           </div>
           <FleetRatePanel fleetRate={data.fleetRate} reporting={data.throughput.reporting} />
           <div className="dash-grid">
@@ -178,7 +178,7 @@ const ROLLOUT_STATE: Record<Dashboard["rollout"]["state"], { text: string; tone:
 function RolloutPanel({ rollout }: { rollout: Dashboard["rollout"] }) {
   const state = ROLLOUT_STATE[rollout.state];
   return (
-    <Panel title="Latest rollout" id="rollout-title" action={<Link href="/ui/changes">Changes</Link>}>
+    <Panel title="Latest rollout" id="rollout-title" action={<Link href="/ui/rollouts">All rollouts</Link>}>
       {rollout.rolloutId === null ? (
         <p className="dash-empty">
           Nothing published yet. Build a pipeline on <Link href="/ui/pipelines">Pipelines</Link>, then commit and publish it on{" "}
@@ -247,16 +247,56 @@ function Failures({ failures, count }: { failures: Dashboard["rollout"]["failure
   );
 }
 
-function AttentionPanel({ drifted, reportingOnly }: { drifted: Dashboard["drifted"]; reportingOnly: Dashboard["reportingOnly"] }) {
+type Attention = Pick<Dashboard, "failed" | "offline" | "unrenderable" | "pinned" | "drifted" | "reportingOnly">;
+
+/**
+ * Every collector an operator should look at, counted by why: each count
+ * links to its list (offline to the collector list filtered by status, the
+ * others to the names below), and "all is well" only when every count is 0.
+ */
+function AttentionPanel({ attention }: { attention: Attention }) {
+  const { failed, offline, unrenderable, pinned, drifted, reportingOnly } = attention;
+  const quiet = [failed, offline, unrenderable, pinned, drifted, reportingOnly].every((list) => list.count === 0);
   return (
     <Panel title="Needs attention" id="attention-title">
       <div className="stats stats-small">
+        <Stat label="failed" value={failed.count} href="#failed" tone="danger" plain />
+        <Stat label="offline" value={offline.count} href={collectorsWhere({ status: "offline" })} tone="danger" />
+        <Stat label="cannot render" value={unrenderable.count} href="#unrenderable" tone="warn" plain />
+        <Stat label="pinned" value={pinned.count} href="#pinned" tone="warn" plain />
         <Stat label="drifted" value={drifted.count} href="#drifted" tone="warn" plain />
         <Stat label="reporting only" value={reportingOnly.count} href="#reporting-only" tone="warn" plain />
       </div>
-      {drifted.count === 0 && reportingOnly.count === 0 && (
-        <p className="dash-empty">Every connected collector runs the config it was given and can take the next one.</p>
-      )}
+      {quiet && <p className="dash-empty">Every collector is connected, runs the config it was given and can take the next one.</p>}
+      <NamedList
+        id="failed"
+        title="Failed: their config did not apply"
+        items={failed.sample.map((f) => ({ id: f.id, name: f.name, note: f.error }))}
+        count={failed.count}
+        fix="Read the error on the collector's page; fix the pipeline and publish again, or roll the collector back."
+      />
+      <NamedList
+        id="offline"
+        title="Offline: nothing reaches them"
+        items={offline.sample.map((o) => ({ id: o.id, name: o.name, note: null }))}
+        count={offline.count}
+        more={collectorsWhere({ status: "offline" })}
+        fix="They get their config when they connect again."
+      />
+      <NamedList
+        id="unrenderable"
+        title="Cannot render: left on the config they run"
+        items={unrenderable.sample.map((u) => ({ id: u.id, name: u.name, note: u.error }))}
+        count={unrenderable.count}
+        fix="Give them the attribute their config needs, or change what the pipeline reads."
+      />
+      <NamedList
+        id="pinned"
+        title="Pinned by a rollback: fleet publishes skip them"
+        items={pinned.sample.map((p) => ({ id: p.id, name: p.name, note: `by ${p.actor}` }))}
+        count={pinned.count}
+        fix="Unpin them on the collector's page once the fleet's config suits them again."
+      />
       <NamedList
         id="drifted"
         title="Drifted: running something other than their config"
@@ -275,8 +315,22 @@ function AttentionPanel({ drifted, reportingOnly }: { drifted: Dashboard["drifte
   );
 }
 
-/** A few named collectors behind a count, each opening its page, with what to do about them. */
-function NamedList({ id, title, items, count, fix }: { id: string; title: string; items: { id: string; name: string; note: string | null }[]; count: number; fix: string }) {
+/** A few named collectors behind a count, each opening its page, with what to do about them; `more` lists them all. */
+function NamedList({
+  id,
+  title,
+  items,
+  count,
+  fix,
+  more,
+}: {
+  id: string;
+  title: string;
+  items: { id: string; name: string; note: string | null }[];
+  count: number;
+  fix: string;
+  more?: string;
+}) {
   if (count === 0) return null;
   return (
     <div className="dash-list" id={id}>
@@ -289,7 +343,7 @@ function NamedList({ id, title, items, count, fix }: { id: string; title: string
           </li>
         ))}
       </ul>
-      {count > items.length && <p className="hint">and {count - items.length} more</p>}
+      {count > items.length && <p className="hint">{more ? <Link href={more}>and {count - items.length} more</Link> : <>and {count - items.length} more</>}</p>}
       <p className="hint">{fix}</p>
     </div>
   );
@@ -316,7 +370,11 @@ function FleetRatePanel({ fleetRate, reporting }: { fleetRate: Dashboard["fleetR
       <p className="fleet-rate">
         <span className="stat-value">{current === null ? "—" : formatRate(current)}</span>
         <span className="muted">
-          {current === null ? "no collector reports its rates yet" : `received now, summed over ${reporting} reporting collector${reporting === 1 ? "" : "s"}`}
+          {current === null
+            ? reporting === 0
+              ? "no collector reports its rates now"
+              : "waiting for the reporting collectors' next push"
+            : `received now (the chart's last 15 s), over ${reporting} reporting collector${reporting === 1 ? "" : "s"}`}
         </span>
       </p>
       {history.length >= 2 ? (
