@@ -81,6 +81,9 @@ export const DashboardSchema = Type.Object(
               "Records/s received fleet-wide now: the history's newest bucket, the latest 15 s every reporting collector (reported inside the window, not offline) has covered; null when none reports.",
           }),
         ),
+        collectors: Nullable(
+          Type.Integer({ description: "Collectors whose records are in that bucket: a collector that went offline since may still be (it took those records in then)." }),
+        ),
         history: Type.Array(Type.Object({ time: DateTime, value: Type.Number() }), {
           description: "Fleet-wide records/s taken in, the last hour in 15 s buckets (each bucket's end); buckets where no collector measured anything are left out.",
         }),

@@ -86,7 +86,7 @@ async function latestRollout(deps: DashboardApiDeps): Promise<Dashboard["rollout
 
 export async function dashboard(deps: DashboardApiDeps): Promise<Dashboard> {
   const [summary, rollout, attention] = await Promise.all([fleet(deps), latestRollout(deps), deps.rollouts.attention()]);
-  const { reporting, byRecords, byErrors, current, history } = summary.throughput;
+  const { reporting, byRecords, byErrors, current, currentCollectors, history } = summary.throughput;
   return {
     generatedAt: new Date().toISOString(),
     collectors: summary.collectors,
@@ -98,7 +98,7 @@ export async function dashboard(deps: DashboardApiDeps): Promise<Dashboard> {
     drifted: listed(attention.drifted.map((d) => ({ id: d.collectorId, name: d.name, reason: d.reason }))),
     rollout,
     throughput: { reporting, byRecords, byErrors },
-    fleetRate: { current, history: history.map((p) => ({ time: new Date(p.time).toISOString(), value: p.value })) },
+    fleetRate: { current, collectors: currentCollectors, history: history.map((p) => ({ time: new Date(p.time).toISOString(), value: p.value })) },
   };
 }
 

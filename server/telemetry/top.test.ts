@@ -42,7 +42,8 @@ test("the top lists keep the n highest, highest first; collectors without errors
   expect(result.reporting).toBe(7);
   expect(result.current).toBeCloseTo(280, 3);
   // The number is the chart's newest point: the bucket ending at the last reports' bucket boundary.
-  expect(result.history.at(-1)).toEqual({ time: NOON, value: result.current! });
+  expect(result.history.at(-1)).toEqual({ time: NOON, value: result.current!, collectors: 7 });
+  expect(result.currentCollectors).toBe(7);
   expect(result.byRecords.map((r) => [r.name, r.rate])).toEqual([
     ["name 7", 70],
     ["name 6", 60],
@@ -61,7 +62,7 @@ test("a collector svc sees offline, or silent for longer than the window, is not
   for (const [id, rate] of [["a", 10], ["b", 20], ["c", 50]] as const) feed(window, id, [[ACCEPTED, "otlp", rate]], 600);
   const all = new FleetThroughput(window, 5);
   for (const id of ["a", "b", "c"]) all.offer(id, id);
-  expect(all.result()).toMatchObject({ reporting: 3, current: expect.closeTo(80, 3) });
+  expect(all.result()).toMatchObject({ reporting: 3, current: expect.closeTo(80, 3), currentCollectors: 3 });
 
   // c goes offline; a and b report on for a minute, arriving every 15 s.
   for (let step = 1; step <= 4; step++) {
@@ -78,6 +79,7 @@ test("a collector svc sees offline, or silent for longer than the window, is not
   expect(result.reporting).toBe(2);
   expect(result.byRecords.map((r) => r.id)).toEqual(["b", "a"]);
   expect(result.current).toBeCloseTo(30, 3);
+  expect(result.currentCollectors).toBe(2);
   expect(result.history.at(-1)!.value).toBe(result.current!);
   // Before c went offline the series still holds it.
   expect(result.history.find((p) => p.time === NOON)!.value).toBeCloseTo(80, 3);

@@ -87,17 +87,21 @@ export class FleetThroughput {
     byRecords: RankedCollector[];
     byErrors: RankedCollector[];
     current: number | null;
-    history: { time: number; value: number }[];
+    /** Collectors measured in the bucket `current` is (a collector gone since may still be in it). */
+    currentCollectors: number | null;
+    history: { time: number; value: number; collectors: number }[];
   } {
     const history = this.window.fleetHistory(Math.min(this.settled, this.now));
     const newest = history.at(-1);
     // The series' newest bucket, when it is the one every counted collector covered.
     const settledEnd = Math.floor(this.settled / STEP_MS) * STEP_MS;
+    const settledPoint = this.reporting > 0 && newest?.time === settledEnd ? newest : null;
     return {
       reporting: this.reporting,
       byRecords: this.byRecords.items,
       byErrors: this.byErrors.items,
-      current: this.reporting > 0 && newest?.time === settledEnd ? newest.value : null,
+      current: settledPoint?.value ?? null,
+      currentCollectors: settledPoint?.collectors ?? null,
       history,
     };
   }

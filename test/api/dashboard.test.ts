@@ -58,7 +58,7 @@ test("an empty fleet answers zeros, an idle rollout and no rates", async () => {
   expect(d.drifted).toEqual({ count: 0, sample: [] });
   expect(d.reportingOnly).toEqual({ count: 0, sample: [] });
   expect(d.throughput).toEqual({ reporting: 0, byRecords: [], byErrors: [] });
-  expect(d.fleetRate).toEqual({ current: null, history: [] });
+  expect(d.fleetRate).toEqual({ current: null, collectors: null, history: [] });
 });
 
 test("every count follows what the collectors did", async () => {
@@ -173,6 +173,7 @@ test("every count follows what the collectors did", async () => {
   for (const p of history) expect(Date.parse(p.time) % 15_000).toBe(0);
   expect(history.at(-1)!.value).toBe(d.fleetRate.current!);
   expect(d.fleetRate.current).toBeCloseTo(280, 1);
+  expect(d.fleetRate.collectors).toBe(7);
 });
 
 test("a staged rollout shows as staged, with its batches, running then paused", async () => {

@@ -374,7 +374,7 @@ function FleetRatePanel({ fleetRate, reporting }: { fleetRate: Dashboard["fleetR
             ? reporting === 0
               ? "no collector reports its rates now"
               : "waiting for the reporting collectors' next push"
-            : `received now (the chart's last 15 s), over ${reporting} reporting collector${reporting === 1 ? "" : "s"}`}
+            : `received in the latest 15 s (the chart's last point), from ${fleetRate.collectors} collector${fleetRate.collectors === 1 ? "" : "s"}; ${reporting} reporting now`}
         </span>
       </p>
       {history.length >= 2 ? (
