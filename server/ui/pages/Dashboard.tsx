@@ -249,68 +249,103 @@ function Failures({ failures, count }: { failures: Dashboard["rollout"]["failure
 
 type Attention = Pick<Dashboard, "failed" | "offline" | "unrenderable" | "pinned" | "drifted" | "reportingOnly">;
 
+/** One reason a collector needs attention: its count's label and tone, where the count links, and the list under it. */
+interface Reason {
+  id: string;
+  label: string;
+  tone: string;
+  count: number;
+  /** Another page listing them all (else the list below, by anchor). */
+  href?: string;
+  title: string;
+  items: { id: string; name: string; note: string | null }[];
+  fix: string;
+}
+
+function reasons({ failed, offline, unrenderable, pinned, drifted, reportingOnly }: Attention): Reason[] {
+  const named = <T extends { id: string; name: string }>(list: { sample: T[] }, note: (item: T) => string | null = () => null) =>
+    list.sample.map((item) => ({ id: item.id, name: item.name, note: note(item) }));
+  return [
+    {
+      id: "failed",
+      label: "failed",
+      tone: "danger",
+      count: failed.count,
+      title: "Failed: their config did not apply",
+      items: named(failed, (f) => f.error),
+      fix: "Read the error on the collector's page; fix the pipeline and publish again, or roll the collector back.",
+    },
+    {
+      id: "offline",
+      label: "offline",
+      tone: "danger",
+      count: offline.count,
+      href: collectorsWhere({ status: "offline" }),
+      title: "Offline: nothing reaches them",
+      items: named(offline),
+      fix: "They get their config when they connect again.",
+    },
+    {
+      id: "unrenderable",
+      label: "cannot render",
+      tone: "warn",
+      count: unrenderable.count,
+      title: "Cannot render: left on the config they run",
+      items: named(unrenderable, (u) => u.error),
+      fix: "Give them the attribute their config needs, or change what the pipeline reads.",
+    },
+    {
+      id: "pinned",
+      label: "pinned",
+      tone: "warn",
+      count: pinned.count,
+      title: "Pinned by a rollback: fleet publishes skip them",
+      items: named(pinned, (p) => `by ${p.actor}`),
+      fix: "Unpin them on the collector's page once the fleet's config suits them again.",
+    },
+    {
+      id: "drifted",
+      label: "drifted",
+      tone: "warn",
+      count: drifted.count,
+      title: "Drifted: running something other than their config",
+      items: named(drifted, (d) => d.reason),
+      fix: "Publish again or roll back from the collector's page to put the config back.",
+    },
+    {
+      id: "reporting-only",
+      label: "reporting only",
+      tone: "warn",
+      count: reportingOnly.count,
+      title: "Reporting only: cannot accept remote config",
+      items: named(reportingOnly),
+      fix: "Run these under the OpAMP supervisor so published configs reach them.",
+    },
+  ];
+}
+
 /**
  * Every collector an operator should look at, counted by why: each count
  * links to its list (offline to the collector list filtered by status, the
  * others to the names below), and "all is well" only when every count is 0.
  */
 function AttentionPanel({ attention }: { attention: Attention }) {
-  const { failed, offline, unrenderable, pinned, drifted, reportingOnly } = attention;
-  const quiet = [failed, offline, unrenderable, pinned, drifted, reportingOnly].every((list) => list.count === 0);
+  const all = reasons(attention);
   return (
     <Panel title="Needs attention" id="attention-title">
       <div className="stats stats-small">
-        <Stat label="failed" value={failed.count} href="#failed" tone="danger" plain />
-        <Stat label="offline" value={offline.count} href={collectorsWhere({ status: "offline" })} tone="danger" />
-        <Stat label="cannot render" value={unrenderable.count} href="#unrenderable" tone="warn" plain />
-        <Stat label="pinned" value={pinned.count} href="#pinned" tone="warn" plain />
-        <Stat label="drifted" value={drifted.count} href="#drifted" tone="warn" plain />
-        <Stat label="reporting only" value={reportingOnly.count} href="#reporting-only" tone="warn" plain />
+        {all.map((r) =>
+          r.href ? (
+            <Stat key={r.id} label={r.label} value={r.count} href={r.href} tone={r.tone} />
+          ) : (
+            <Stat key={r.id} label={r.label} value={r.count} href={`#${r.id}`} tone={r.tone} plain />
+          ),
+        )}
       </div>
-      {quiet && <p className="dash-empty">Every collector is connected, runs the config it was given and can take the next one.</p>}
-      <NamedList
-        id="failed"
-        title="Failed: their config did not apply"
-        items={failed.sample.map((f) => ({ id: f.id, name: f.name, note: f.error }))}
-        count={failed.count}
-        fix="Read the error on the collector's page; fix the pipeline and publish again, or roll the collector back."
-      />
-      <NamedList
-        id="offline"
-        title="Offline: nothing reaches them"
-        items={offline.sample.map((o) => ({ id: o.id, name: o.name, note: null }))}
-        count={offline.count}
-        more={collectorsWhere({ status: "offline" })}
-        fix="They get their config when they connect again."
-      />
-      <NamedList
-        id="unrenderable"
-        title="Cannot render: left on the config they run"
-        items={unrenderable.sample.map((u) => ({ id: u.id, name: u.name, note: u.error }))}
-        count={unrenderable.count}
-        fix="Give them the attribute their config needs, or change what the pipeline reads."
-      />
-      <NamedList
-        id="pinned"
-        title="Pinned by a rollback: fleet publishes skip them"
-        items={pinned.sample.map((p) => ({ id: p.id, name: p.name, note: `by ${p.actor}` }))}
-        count={pinned.count}
-        fix="Unpin them on the collector's page once the fleet's config suits them again."
-      />
-      <NamedList
-        id="drifted"
-        title="Drifted: running something other than their config"
-        items={drifted.sample.map((d) => ({ id: d.id, name: d.name, note: d.reason }))}
-        count={drifted.count}
-        fix="Publish again or roll back from the collector's page to put the config back."
-      />
-      <NamedList
-        id="reporting-only"
-        title="Reporting only: cannot accept remote config"
-        items={reportingOnly.sample.map((r) => ({ id: r.id, name: r.name, note: null }))}
-        count={reportingOnly.count}
-        fix="Run these under the OpAMP supervisor so published configs reach them."
-      />
+      {all.every((r) => r.count === 0) && <p className="dash-empty">Every collector is connected, runs the config it was given and can take the next one.</p>}
+      {all.map((r) => (
+        <NamedList key={r.id} id={r.id} title={r.title} items={r.items} count={r.count} fix={r.fix} more={r.href} />
+      ))}
     </Panel>
   );
 }
