@@ -118,7 +118,9 @@ export const RolloutSchema = Type.Object(
       Type.Object(
         {
           at: Type.String({ format: "date-time" }),
-          outcome: Type.Union([Type.Literal("completed"), Type.Literal("completed_with_errors"), Type.Literal("aborted")]),
+          outcome: Type.Union([Type.Literal("completed"), Type.Literal("completed_with_errors"), Type.Literal("aborted"), Type.Literal("not_recorded")], {
+            description: "not_recorded: it ended before this server recorded ends (state from an older version); its counts are zero.",
+          }),
           counts: RolloutCountsSchema,
         },
         {

@@ -8,14 +8,30 @@
  * did so, or when aborted (staged.ts `recordEnd` decides from `status`).
  *
  * Reads the change feed: a rollout written, or a target or collector of an
- * open rollout changed, looks at that rollout again. Every replica runs one;
- * the versioned write in `recordEnd` makes the end recorded once.
+ * open rollout changed, looks at that rollout again, at most once a second
+ * (a fleet's heartbeats change collectors many times a second, and a look
+ * reads every collector of the rollout). Every replica runs one; the
+ * versioned write in `recordEnd` makes the end recorded once.
+ *
+ * State from before ends were recorded (an upgrade) holds rollouts that
+ * ended long ago without a record: on the first start, every one of them but
+ * the latest ones (`/publish/status` with and without scope=fleet, and a
+ * staged one in progress) is marked ended with outcome `not_recorded`, which
+ * sends no event, in one write with the marker that it was done.
  */
 import type { Logger } from "pino";
 import { COLLECTORS } from "../collectors/collectors.ts";
-import type { Change, Store } from "../store/store.ts";
-import { CONFIGS, ROLLOUTS, type Rollout } from "./records.ts";
+import { auditEntry, SYSTEM_ACTOR } from "../audit/audit.ts";
+import { ConflictError } from "../errors.ts";
+import type { Change, Store, WriteOp } from "../store/store.ts";
+import { ACTIVE, CONFIGS, LATEST, LATEST_FLEET, ROLLOUTS, type Rollout } from "./records.ts";
+import { countBatch } from "./strategy.ts";
 import type { StagedRollouts } from "./staged.ts";
+
+/** At most one look at the open rollouts per this long. */
+const LOOK_MS = 1000;
+/** Written once ends are recorded: rollouts without an end before it are marked not_recorded. */
+export const ENDS_SINCE = { collection: "system", id: "rollout_ends_since" };
 
 export class RolloutEnds {
   /** Rollouts not ended yet, each with the collectors it targets. */
@@ -23,6 +39,8 @@ export class RolloutEnds {
   private readonly dirty = new Set<string>();
   private chain: Promise<void> = Promise.resolve();
   private unwatch: (() => void) | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private lastLook = 0;
 
   constructor(
     private readonly store: Store,
@@ -38,6 +56,8 @@ export class RolloutEnds {
 
   async stop(): Promise<void> {
     this.unwatch?.();
+    clearTimeout(this.timer);
+    this.timer = undefined;
     await this.chain;
   }
 
@@ -52,13 +72,33 @@ export class RolloutEnds {
   }
 
   private async load(): Promise<void> {
+    if (!(await this.store.get(ENDS_SINCE.collection, ENDS_SINCE.id))) await this.markUnrecorded();
     this.open.clear();
     for (const { data } of await this.store.list<Rollout>(ROLLOUTS)) {
       if (data.ended) continue;
       this.open.set(data.id, new Set(data.collectorIds));
       this.dirty.add(data.id);
     }
-    await this.look();
+    this.soon();
+  }
+
+  /** The first start over older state: rollouts that are not the latest are marked not_recorded, once (another replica may do it first). */
+  private async markUnrecorded(): Promise<void> {
+    const pointers = await this.store.getMany<{ rolloutId: string }>("system", [LATEST.id, LATEST_FLEET.id, ACTIVE.id]);
+    const keep = new Set([...pointers.values()].map((doc) => doc.data.rolloutId));
+    const at = new Date().toISOString();
+    const none = countBatch([]);
+    const ops: WriteOp[] = [];
+    for (const { id, version, data } of await this.store.list<Rollout>(ROLLOUTS)) {
+      if (data.ended || keep.has(id)) continue;
+      ops.push({ op: "put", collection: ROLLOUTS, id, data: { ...data, ended: { at, outcome: "not_recorded", counts: none } }, expect: version });
+    }
+    ops.push({ op: "put", collection: ENDS_SINCE.collection, id: ENDS_SINCE.id, data: { at }, expect: "absent" });
+    try {
+      await this.store.write(ops, ops.length > 1 ? [auditEntry(SYSTEM_ACTOR, "rollout.end", "rollout", null, { outcome: "not_recorded", rollouts: ops.length - 1 })] : []);
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+    }
   }
 
   private async changed(changes: Change[]): Promise<void> {
@@ -76,10 +116,23 @@ export class RolloutEnds {
         for (const [id, collectorIds] of this.open) if (collectorIds.has(change.id)) this.dirty.add(id);
       }
     }
-    await this.look();
+    if (this.dirty.size > 0) this.soon();
+  }
+
+  /** A look at the dirty rollouts, now or a second after the last one. */
+  private soon(): void {
+    if (this.timer !== undefined || !this.unwatch) return;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.then(() => this.look());
+      },
+      Math.max(0, this.lastLook + LOOK_MS - Date.now()),
+    );
   }
 
   private async look(): Promise<void> {
+    this.lastLook = Date.now();
     const ids = [...this.dirty];
     this.dirty.clear();
     for (const id of ids) if (this.open.has(id) && (await this.staged.recordEnd(id))) this.open.delete(id);

@@ -101,7 +101,7 @@ export class WebhookEvents {
       await this.hooks.emit("rollout.paused", `${id}/${rollout.released ?? 0}/${rollout.pausedReason ?? ""}`, { ...data, reason: rollout.pausedReason ?? null });
     }
     const ended = rollout.ended;
-    if (!ended) return;
+    if (!ended || ended.outcome === "not_recorded") return;
     const outcome = { ...data, outcome: ended.outcome, counts: ended.counts, endedAt: ended.at };
     await this.hooks.emit("rollout.completed", id, outcome);
     if (ended.outcome === "aborted" || ended.counts.failed > 0) await this.hooks.emit("rollout.failed", id, outcome);

@@ -176,7 +176,7 @@ describe("webhook events from the change feed", () => {
     const ended = (outcome: string, failed: number) => ({ ended: { at: "2026-01-01T00:00:00Z", outcome, counts: counts(failed) } });
     const staged = (id: string, phase: string, end = {}) => ({ id, kind: "publish", commit: "abc", batchEnds: [1, 2], released: 1, phase, pausedReason: phase === "paused" ? "failures" : null, ...end });
     // The feed handler reads the document as it is then, so each write settles before the next.
-    const put = async (data: { id: string }) => {
+    const put = async (data: { id: string; [key: string]: unknown }) => {
       await store.write([{ op: "put", collection: ROLLOUTS, id: data.id, data }]);
       await events.settled();
     };

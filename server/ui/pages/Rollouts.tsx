@@ -30,6 +30,7 @@ const OUTCOMES: Record<string, { text: string; tone: Tone }> = {
   completed: { text: "completed", tone: "ok" },
   completed_with_errors: { text: "completed with failures", tone: "error" },
   aborted: { text: "aborted", tone: "error" },
+  not_recorded: { text: "ended, not recorded", tone: "neutral" },
   paused: { text: "paused", tone: "warn" },
   running: { text: "in progress", tone: "info" },
 };
@@ -51,18 +52,19 @@ function Scope({ rollout }: { rollout: RolloutSummary }) {
   );
 }
 
-/** The counts kept at its end, else what it covers so far. */
+/** The counts kept at its end, else what it covers (so far, or when its end was not recorded). */
 function Counts({ rollout }: { rollout: RolloutSummary }) {
   const { ended } = rollout;
-  const parts = ended
-    ? [
-        `${ended.counts.current} current`,
-        `${ended.counts.failed} failed`,
-        ...(ended.counts.offline > 0 ? [`${ended.counts.offline} offline`] : []),
-        ...(ended.counts.reporting_only > 0 ? [`${ended.counts.reporting_only} reporting only`] : []),
-        ...(ended.counts.queued > 0 ? [`${ended.counts.queued} never released`] : []),
-      ]
-    : [plural(rollout.collectors, "collector"), `${rollout.changed} changed`];
+  const parts: string[] = [];
+  if (ended && ended.outcome !== "not_recorded") {
+    const { current, failed, offline, reporting_only, queued } = ended.counts;
+    parts.push(`${current} current`, `${failed} failed`);
+    if (offline > 0) parts.push(`${offline} offline`);
+    if (reporting_only > 0) parts.push(`${reporting_only} reporting only`);
+    if (queued > 0) parts.push(`${queued} never released`);
+  } else {
+    parts.push(plural(rollout.collectors, "collector"), `${rollout.changed} changed`);
+  }
   if (rollout.skipped > 0) parts.push(`${rollout.skipped} skipped`);
   if (rollout.pinned > 0) parts.push(`${rollout.pinned} pinned`);
   return <>{parts.join(" · ")}</>;
