@@ -12,7 +12,6 @@ declare -A NEEDED=(
   [systemd-analyze]=systemd
   [strace]=strace # test/packaging: the units' system-call filters against the binaries
   [chromium]=chromium # test/ui: playwright-core drives Debian's chromium, no browser download
-  [go]=golang-go # test/yamlv3: rendered otelcol YAML decoded by Go's yaml.v3, as the collector does
   [setpriv]=util-linux # agent permission tests re-run themselves as nobody (test/unprivileged.ts)
   [pg_ctlcluster]=postgresql # the PostgreSQL tests (server/store/testdb.ts): a local cluster on 127.0.0.1:5432
 )
@@ -43,13 +42,6 @@ install_kubectl() {
   rm -rf "$dir"
 }
 
-# source directory → Debian package that provides it (libraries have no command)
-declare -A NEEDED_DIRS=(
-  [/usr/share/gocode/src/gopkg.in/yaml.v3]=golang-gopkg-yaml.v3-dev # test/yamlv3, built offline from this GOPATH
-  [/usr/share/gocode/src/github.com/prometheus/common/model]=golang-github-prometheus-common-dev # test/upstream/durations: Prometheus' own duration parser
-  [/usr/share/gocode/src/github.com/prometheus/common/expfmt]=golang-github-prometheus-common-dev # test/promtext: Prometheus' own text-format parser reads GET /metrics
-)
-
 # A cluster this script created answers the tests' user on loopback without a
 # password (Debian's default asks for one); clusters set up by hand are left alone.
 trust_loopback() {
@@ -69,9 +61,6 @@ install_kubectl
 missing=()
 for cmd in "${!NEEDED[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEEDED[$cmd]}")
-done
-for dir in "${!NEEDED_DIRS[@]}"; do
-  [ -d "$dir" ] || missing+=("${NEEDED_DIRS[$dir]}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 installs_postgres=false

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole suite, as README's test command runs it: system packages,
-# typecheck, then every bun test. Ends with one "N passed, N failed" line.
+# The whole suite, as README's test command runs it: system packages, the Go
+# peers (scripts/peers.sh), typecheck, then every bun test. Ends with one
+# "N passed, N failed" line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,11 +16,16 @@ if [ -z "${SVC_TEST_POSTGRES_URI:-}" ] && command -v pg_lsclusters >/dev/null 2>
       echo "postgres: could not start cluster $version/$cluster (as root: pg_ctlcluster --skip-systemctl-redirect $version $cluster start)" >&2
   done
 fi
+echo "== peers"
+# The real collector, supervisor and Go checkers the tests run (test/peers), built before any test.
+bash scripts/peers.sh
 echo "== typecheck"
 # The server and agent without DOM types, the browser UI with them, and the browser tests.
 for project in tsconfig.json server/ui/tsconfig.json test/ui/tsconfig.json; do
   node_modules/.bin/tsc --noEmit -p "$project"
 done
+echo "== build what the tests run (binaries, packages)"
+bash scripts/build-for-tests.sh
 echo "== bun test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

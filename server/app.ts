@@ -40,6 +40,8 @@ import { OpampChannel } from "./opamp/channel.ts";
 import { remoteConfigChannel } from "./remotecfg/remotecfg.ts";
 import { Retargeting } from "./rollout/retarget.ts";
 import { AttributeRollouts } from "./rollout/attribute-rollout.ts";
+import { Restarts } from "./collectors/restarts.ts";
+import { Builds } from "./collectors/builds.ts";
 import { Rollouts } from "./rollout/rollout.ts";
 import { Stager } from "./rollout/stager.ts";
 import { StagedRollouts } from "./rollout/staged.ts";
@@ -101,6 +103,10 @@ export interface App {
   retargeting: Retargeting;
   /** Plans and deploys operators' edits of who runs what (rollout/attribute-rollout.ts). */
   attributeRollouts: AttributeRollouts;
+  /** Operators' restart requests, sent to collectors as the OpAMP restart command. */
+  restarts: Restarts;
+  /** The component types each collector's build reports (OpAMP available components). */
+  builds: Builds;
   presence: Presence;
   /** Own-metrics intake state: per-collector throughput, in memory. */
   telemetry: Telemetry;
@@ -252,6 +258,8 @@ export async function createApp(
     staged,
     retargeting,
     attributeRollouts,
+    restarts: new Restarts(store, collectors),
+    builds: new Builds(store),
     presence,
     events,
     live,

@@ -53,6 +53,20 @@ export const CollectorSchema = Type.Object(
         description: "Attributes the collector reports (OpAMP AgentDescription; Alloy remotecfg attributes and local_attributes), at most 64 keys and 4,096 characters.",
       }),
     ),
+    cloneOf: Type.Optional(
+      Type.Object(
+        {
+          collectorId: Type.String(),
+          name: Type.String(),
+          instanceUid: Type.String({ description: "The instance UID both presented (hex)." }),
+          at: Type.String({ format: "date-time" }),
+        },
+        {
+          description:
+            "Set when this collector presented another live collector's OpAMP instance UID (a cloned VM image): svc gave it a new instance UID (AgentIdentification.new_instance_uid) and made it its own collector, with that one's environment and tags.",
+        },
+      ),
+    ),
     status: CollectorStatusSchema,
     lastSeen: Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Last contact, to within 15 s." }),
     health: Type.Union([CollectorHealthSchema, Type.Null()]),
@@ -84,3 +98,12 @@ export const CollectorDetailSchema = Type.Composite(
   { title: "CollectorDetail" },
 );
 export type CollectorDetail = Static<typeof CollectorDetailSchema>;
+
+/** A restart asked for: the collector is sent the OpAMP restart command once. */
+export const RestartRequestSchema = Type.Object(
+  {
+    requestId: Type.String(),
+    requestedAt: Type.String({ format: "date-time" }),
+  },
+  { title: "RestartRequest" },
+);

@@ -191,10 +191,11 @@ describe("RE2, not JavaScript's RegExp", () => {
     expect(m("\\Qa.b\\E").matches("axb")).toBe(false);
   });
   test("a pattern that backtracks catastrophically in RegExp runs in linear time", () => {
+    // A backtracking engine takes 2^50,000 steps here (it would never finish); RE2 answers at once.
+    // How fast is not this test's to say: it asserts the answer, and a backtracking matcher fails it by never returning.
     const m = parseMatcher('x=~"(a+)+b"');
-    const started = performance.now();
     expect(m.matches("a".repeat(50_000))).toBe(false);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(m.matches(`${"a".repeat(50_000)}b`)).toBe(true);
   });
 });
 

@@ -23,10 +23,26 @@
  * - printing: pkg/labels/matcher.go `Matcher.String` (a name with a reserved rune
  *   is quoted; the value is always quoted, escaping `\`, newline and `"`).
  * Error messages and their columns are ours (1-based), not upstream's text.
+ *
+ * Bounds (RE2's `max_mem` in spirit): a regular expression whose program has
+ * more than MAX_MATCHER_PROGRAM instructions is refused, and so is a list
+ * (one request's, one pipeline's) whose programs add up to more than
+ * MAX_MATCHERS_PROGRAM. Matching runs RE2's NFA, whose cost is at most
+ * about program size × value length, and values are bounded (tags 1,024
+ * characters, reported ones 256), so one matcher on one collector stays
+ * within milliseconds; fleet-wide
+ * evaluations yield between collectors (server/store/view.ts `scan`). A
+ * pattern is measured before it is compiled (`programBound`), as compiling a
+ * program of 100,000 instructions alone holds the event loop for seconds.
  */
 import { RE2JS } from "re2js";
 
 export type MatchOperator = "=" | "!=" | "=~" | "!~";
+
+/** Most instructions one matcher's regular expression may compile to. */
+export const MAX_MATCHER_PROGRAM = 500;
+/** Most instructions the regular expressions of one list (a request's, a pipeline's) may compile to together. */
+export const MAX_MATCHERS_PROGRAM = 1000;
 
 /** One problem with one field of an input, named by its path: the shape of a 400's `details`. */
 export interface MatcherErrorDetail {
@@ -54,17 +70,39 @@ export class MatcherListError extends Error {
   }
 }
 
+/** A regular expression whose program is over MAX_MATCHER_PROGRAM instructions. */
+export class MatcherProgramError extends Error {
+  constructor(readonly size: number) {
+    super(
+      `the regular expression compiles to ${size > MAX_MATCHER_PROGRAM * 2 ? `more than ${MAX_MATCHER_PROGRAM * 2}` : size} RE2 instructions, more than the ${MAX_MATCHER_PROGRAM} a matcher may use; write a smaller pattern (fewer or smaller {n} counts) or select with tags`,
+    );
+    this.name = "MatcherProgramError";
+  }
+}
+
 /** A parsed matcher: its name, operator and (unquoted) value; a regex one holds its compiled RE2 program. */
 export class Matcher {
   readonly #re: RE2JS | null;
+  /** Instructions of the compiled program (RE2's program size); 0 for = and !=. */
+  readonly program: number;
 
   constructor(
     readonly name: string,
     readonly op: MatchOperator,
     readonly value: string,
   ) {
-    // pkg/labels/matcher.go NewMatcher: the value is anchored by concatenation, exactly so.
-    this.#re = op === "=~" || op === "!~" ? RE2JS.compile(`^(?:${value})$`) : null;
+    if (op === "=~" || op === "!~") {
+      // pkg/labels/matcher.go NewMatcher: the value is anchored by concatenation, exactly so.
+      const pattern = `^(?:${value})$`;
+      const bound = programBound(pattern);
+      if (bound > MAX_MATCHER_PROGRAM * 2) throw new MatcherProgramError(bound);
+      this.#re = RE2JS.compile(pattern);
+      this.program = this.#re.programSize();
+      if (this.program > MAX_MATCHER_PROGRAM) throw new MatcherProgramError(this.program);
+    } else {
+      this.#re = null;
+      this.program = 0;
+    }
   }
 
   /** Whether `value` (an attribute's value, "" when absent) satisfies this matcher. */
@@ -74,10 +112,12 @@ export class Matcher {
         return value === this.value;
       case "!=":
         return value !== this.value;
+      // RE2's NFA (or its bit-state backtracker on short inputs), never its lazy DFA: on a pattern that blows the
+      // DFA's state cache (`.*a.{400}x`) the DFA costs several times more per instruction and character.
       case "=~":
-        return this.#re!.test(value);
+        return this.#re!.matcher(value).find();
       case "!~":
-        return !this.#re!.test(value);
+        return !this.#re!.matcher(value).find();
     }
   }
 
@@ -123,6 +163,12 @@ export function parseMatchers(input: string): Matcher[] {
 export function parseMatcherList(inputs: readonly string[], path = "matchers"): Matcher[] {
   const out: Matcher[] = [];
   const details: MatcherErrorDetail[] = [];
+  // Measured before any is compiled (only text with a regex operator can hold one): a list far over the total compiles
+  // nothing. One far over the cap on its own is refused by its Matcher, uncompiled, and named.
+  const bound = inputs
+    .map((input) => (input.includes("~") ? programBound(input) : 0))
+    .reduce((sum, size) => sum + (size > MAX_MATCHER_PROGRAM * 2 ? 0 : size), 0);
+  if (bound > MAX_MATCHERS_PROGRAM * 2) throw new MatcherListError([{ path, message: overTotal(`more than ${MAX_MATCHERS_PROGRAM * 2}`) }]);
   inputs.forEach((input, i) => {
     try {
       out.push(parseMatcher(input));
@@ -132,7 +178,120 @@ export function parseMatcherList(inputs: readonly string[], path = "matchers"): 
     }
   });
   if (details.length > 0) throw new MatcherListError(details);
+  const total = out.reduce((sum, m) => sum + m.program, 0);
+  if (total > MAX_MATCHERS_PROGRAM) throw new MatcherListError([{ path, message: overTotal(String(total)) }]);
   return out;
+}
+
+const overTotal = (size: string) =>
+  `the regular expressions compile to ${size} RE2 instructions together, more than the ${MAX_MATCHERS_PROGRAM} one list of matchers may use`;
+
+/** Sticky: a valid repetition count, `{n}`, `{n,}` or `{n,m}` (otherwise a brace is a literal, as in Go). */
+const COUNT = /\{([0-9]+)(,([0-9]*))?\}/y;
+/** Sticky: what opens a group: `(`, `(?:`, `(?i:`, `(?i)`'s first part, `(?P<name>`. */
+const GROUP_HEADER = /\((?:\?(?:P?<[^>]*>|[imsU-]*:?))?/y;
+/** Sticky: the rest of a `\p{…}`, `\x{…}` escape's braces. */
+const BRACED = /\{[^}]*\}/y;
+/** Instructions a Unicode class stands for here: compiling one costs as much as about that many plain ones. */
+const UNICODE_CLASS_WEIGHT = 16;
+
+/**
+ * An upper bound on the instructions `text` compiles to, read from the text
+ * alone (no parse, linear in its length): literals and classes count 1
+ * (Unicode classes UNICODE_CLASS_WEIGHT), `*`, `+`, `?` and `|` 1 more, a
+ * capturing group 2, and `x{n,m}` max(n,m) copies of x plus one per optional
+ * copy, as RE2's simplifier expands it. Any text may be given (a whole
+ * matcher, a pattern); what is not RE2 syntax only makes the bound larger.
+ */
+export function programBound(text: string): number {
+  // One frame per open group: `alts` are the finished alternatives, `cur` the one being read, `last` its last item.
+  const stack: { alts: number; cur: number; last: number; capture: boolean }[] = [];
+  let frame = { alts: 0, cur: 0, last: 0, capture: false };
+  const item = (size: number) => {
+    frame.cur += size;
+    frame.last = size;
+  };
+  for (let i = 0; i < text.length; ) {
+    const c = text[i]!;
+    if (c === "\\") {
+      const e = text[i + 1];
+      if (e === "Q") {
+        const end = text.indexOf("\\E", i + 2);
+        const literal = end < 0 ? text.length - i - 2 : end - i - 2;
+        frame.cur += literal;
+        frame.last = 1;
+        i = end < 0 ? text.length : end + 2;
+        continue;
+      }
+      i += 2;
+      if (e === "p" || e === "P" || e === "x") {
+        BRACED.lastIndex = i;
+        if (BRACED.test(text)) i = BRACED.lastIndex;
+        else if (e !== "x") i++;
+      }
+      item(e === "p" || e === "P" ? UNICODE_CLASS_WEIGHT : 1);
+    } else if (c === "[") {
+      // A class is one instruction; its Unicode classes weigh as above.
+      let j = i + 1;
+      if (text[j] === "^") j++;
+      if (text[j] === "]") j++;
+      let size = 1;
+      while (j < text.length && text[j] !== "]") {
+        if (text[j] === "\\") {
+          if (text[j + 1] === "p" || text[j + 1] === "P") size += UNICODE_CLASS_WEIGHT;
+          j += 2;
+          BRACED.lastIndex = j;
+          if (BRACED.test(text)) j = BRACED.lastIndex;
+        } else if (text.startsWith("[:", j)) {
+          const close = text.indexOf(":]", j + 2);
+          j = close < 0 ? j + 1 : close + 2;
+        } else {
+          j++;
+        }
+      }
+      i = j + 1;
+      item(size);
+    } else if (c === "(") {
+      stack.push(frame);
+      GROUP_HEADER.lastIndex = i;
+      const header = GROUP_HEADER.exec(text)![0];
+      frame = { alts: 0, cur: 0, last: 0, capture: header === "(" || header.includes("<") };
+      i += header.length;
+    } else if (c === ")" && stack.length > 0) {
+      const inner = frame.alts + frame.cur + (frame.capture ? 2 : 0);
+      frame = stack.pop()!;
+      item(inner);
+      i++;
+    } else if (c === "|") {
+      frame.alts += frame.cur + 1;
+      frame.cur = 0;
+      frame.last = 0;
+      i++;
+    } else if (c === "*" || c === "+" || c === "?") {
+      frame.cur += 1;
+      frame.last += 1;
+      i++;
+    } else {
+      COUNT.lastIndex = i;
+      const count = c === "{" ? COUNT.exec(text) : null;
+      if (count) {
+        const min = Number(count[1]);
+        const max = count[2] === undefined ? min : count[3] === "" ? min + 1 : Math.max(min, Number(count[3]));
+        // A count over RE2's 1,000 is its syntax error: left for the compiler to name.
+        const repeated = max > 1000 ? frame.last : frame.last * max + (max - min);
+        frame.cur += repeated - frame.last;
+        frame.last = repeated;
+        i = COUNT.lastIndex;
+      } else {
+        item(1);
+        i += (text.codePointAt(i) ?? 0) > 0xffff ? 2 : 1;
+      }
+    }
+  }
+  // Every program also has its fail and match instructions; groups left open (not RE2 syntax) count what they hold.
+  let size = 2 + frame.alts + frame.cur;
+  for (const open of stack) size += open.alts + open.cur;
+  return size;
 }
 
 // ---- lexer: matcher/parse/lexer.go ---------------------------------------------------------
@@ -164,9 +323,17 @@ function isSpace(r: string): boolean {
   return c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
 }
 
+/** ASCII runes that end an unquoted name or value (a table: the lexer asks for every rune). */
+const RESERVED_ASCII = (() => {
+  const table = new Uint8Array(128);
+  for (const r of "{}!=~,\\\"'`\t\n\v\f\r ") table[r.charCodeAt(0)] = 1;
+  return table;
+})();
+
 /** lexer.go isReserved: these end an unquoted name or value. */
 function isReserved(r: string): boolean {
-  return isSpace(r) || "{}!=~,\\\"'`".includes(r);
+  const c = r.charCodeAt(0);
+  return c < 128 ? RESERVED_ASCII[c] === 1 : isSpace(r);
 }
 
 class Lexer {
@@ -182,10 +349,15 @@ class Lexer {
     return this.#runes.length;
   }
 
+  /** The token peeked last and where it ends, so the scan that follows a peek does not read it again. */
+  #peeked: { at: number; token: Token; end: number } | null = null;
+
   peek(): Token {
     const pos = this.#pos;
     try {
-      return this.scan();
+      const token = this.scan();
+      this.#peeked = { at: pos, token, end: this.#pos };
+      return token;
     } finally {
       this.#pos = pos;
     }
@@ -194,6 +366,11 @@ class Lexer {
   /** The next token; a lexical error is thrown, and thrown again on every later call. */
   scan(): Token {
     if (this.#error) throw this.#error;
+    const peeked = this.#peeked;
+    if (peeked !== null && peeked.at === this.#pos) {
+      this.#pos = peeked.end;
+      return peeked.token;
+    }
     try {
       return this.#scan();
     } catch (error) {
@@ -259,7 +436,10 @@ const HEX = /^[0-9a-fA-F]+$/;
 
 /** The value of a double-quoted token, Go's escapes decoded; an error text when it has none. */
 function unquote(text: string): string | { error: string } {
-  const body = Array.from(text.slice(1, -1));
+  const inner = text.slice(1, -1);
+  // Without escapes the text is its value (the input holds no lone surrogate: parseWithStarts checks).
+  if (!inner.includes("\\")) return inner.includes("\n") ? { error: "a newline in quotes must be written \\n" } : inner;
+  const body = Array.from(inner);
   const bytes: number[] = [];
   for (let i = 0; i < body.length; i++) {
     const c = body[i]!;
@@ -355,7 +535,7 @@ function parseWithStarts(input: string): { matcher: Matcher; column: number }[] 
       try {
         matcher = new Matcher(name as string, opToken.kind as MatchOperator, value as string);
       } catch (error) {
-        fail(valueToken.column, `invalid regular expression (RE2 syntax): ${(error as Error).message}`);
+        fail(valueToken.column, error instanceof MatcherProgramError ? error.message : `invalid regular expression (RE2 syntax): ${(error as Error).message}`);
       }
       out.push({ matcher: matcher!, column: nameToken.column });
 

@@ -103,7 +103,7 @@ export const RolloutSchema = Type.Object(
     }),
     skipped: Type.Optional(
       Type.Array(SkippedCollectorSchema, {
-        description: "Collectors left on their config because theirs could not be rendered, each with the reason (a fleet publish skips them; one naming them refuses unless skipErrors).",
+        description: "Collectors left on their config because theirs could not be rendered, each with the reason (a fleet publish skips them; one naming them refuses unless skipErrors), or because their build lacks a component it uses (path `components`; the plan's lacking).",
       }),
     ),
     pinned: Type.Optional(Type.Array(Type.String(), { description: "Collectors left on the config a rollback pinned them to." })),
@@ -250,6 +250,12 @@ export const EffectiveConfigSchema = Type.Object({
     Type.Object({
       reportedAt: Type.String({ format: "date-time" }),
       files: Type.Array(Type.Object({ name: Type.String(), contentType: Type.String(), body: Type.String() })),
+      refused: Type.Optional(
+        Type.Object(
+          { at: Type.String({ format: "date-time" }), reason: Type.String() },
+          { description: "The collector's last report was not kept (over the size svc keeps); files are the last ones kept." },
+        ),
+      ),
     }),
     Type.Null(),
   ]),
@@ -285,6 +291,17 @@ export const PublishPlanSchema = Type.Object(
       description:
         "Collectors whose config cannot be rendered: a fleet publish (or an attribute change) skips them, each keeping the config it runs; a publish naming them in collectorIds refuses unless skipErrors.",
     }),
+    lacking: Type.Array(
+      Type.Object({
+        collectorId: Type.String(),
+        name: Type.String(),
+        missing: Type.Array(Type.String(), { description: "Component types the new config uses that the collector's build lacks, as kind/type (receiver/kafka)." }),
+      }),
+      {
+        description:
+          "Collectors whose build (the available components their OpAMP supervisor reports) lacks a component their new config uses: publish skips them (they keep what they run; listed in the rollout's skipped).",
+      },
+    ),
   },
   { title: "PublishPlan" },
 );

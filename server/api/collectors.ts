@@ -1,11 +1,12 @@
 /** REST: /collectors — the registry of managed collectors. */
 import { Type } from "@sinclair/typebox";
-import { CollectorDetailSchema, CollectorSchema, CollectorStatusSchema, EnvironmentSchema, ManagementModeSchema } from "../../shared/collectors.ts";
+import { CollectorDetailSchema, CollectorSchema, CollectorStatusSchema, EnvironmentSchema, ManagementModeSchema, RestartRequestSchema } from "../../shared/collectors.ts";
 import { StringMap } from "../../shared/schema.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
 import { alloyMatchProblems, alloyUnrunnable } from "../collectors/alloy-matches.ts";
 import { collectorAttributes } from "../collectors/attributes.ts";
 import type { CollectorEdit, Collectors, VetEdits } from "../collectors/collectors.ts";
+import type { Restarts } from "../collectors/restarts.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Routes } from "../configstore/routes.ts";
@@ -110,6 +111,7 @@ export interface CollectorsApiDeps {
   configStore: Pick<ConfigStore, "worktree">;
   retargeting: Pick<Retargeting, "publishedSnapshot">;
   attributeRollouts: Pick<AttributeRollouts, "plan" | "deployment">;
+  restarts: Pick<Restarts, "request">;
 }
 
 /** A bulk tag edit from a request: something to set or remove, and the collectors its matchers select. */
@@ -173,6 +175,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       method: "GET",
       path: "/collectors",
       scope: "collectors:read",
+      // A walk of the fleet may wait its turn and run up to Collectors SCAN_BUDGET_MS (collectors.ts).
+      slow: true,
       tag: "collectors",
       summary: "List collectors, filtered by tag, status, environment, mode, text or attribute matchers; cursor-paginated.",
       query: ListQuery,
@@ -200,6 +204,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       method: "POST",
       path: "/collectors/tags",
       scope: "collectors:write",
+      // A walk of the fleet may wait its turn and run up to Collectors SCAN_BUDGET_MS (collectors.ts).
+      slow: true,
       tag: "collectors",
       summary:
         "Set and remove tags on every collector the matchers select; audited (collector.tags). An edit that changes any collector's config is a deployment: 403 without config:publish; else delivered as a rollout of kind attributes (all at once, or staged by strategy) in the same write. 409, nothing written, when an Alloy collector would come to match a pipeline it cannot run, or a config would change while a staged rollout is running or paused. POST /collectors/tags/plan shows the change first.",
@@ -235,6 +241,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       method: "POST",
       path: "/matchers/preview",
       scope: "collectors:read",
+      // A walk of the fleet may wait its turn and run up to Collectors SCAN_BUDGET_MS (collectors.ts).
+      slow: true,
       tag: "collectors",
       summary: "How many collectors the matchers select, and the first of them (no matchers: every collector).",
       body: PreviewBody,
@@ -287,6 +295,20 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       summary: "Delete a collector record.",
       status: 204,
       handler: ({ params, principal }) => deps.collectors.delete(principal, params.id!),
+    }),
+    route({
+      method: "POST",
+      path: "/collectors/{id}/restart",
+      scope: "config:publish",
+      tag: "collectors",
+      summary:
+        "Restart the collector process: its OpAMP supervisor is sent the restart command (at once when connected, else with its next message within 10 minutes; once). 409 for a remote-config collector. Audited.",
+      response: RestartRequestSchema,
+      status: 202,
+      handler: async ({ params, principal }) => {
+        const { requestId, requestedAt } = await deps.restarts.request(principal, params.id!);
+        return { requestId, requestedAt };
+      },
     }),
   ];
 }

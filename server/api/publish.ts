@@ -234,7 +234,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
             ...(current.target.collectorRollback ? { collectorRollback: current.target.collectorRollback } : {}),
             ...(current.target.drift ? { drift: current.target.drift } : {}),
           },
-          effective: effective && { reportedAt: effective.reportedAt, files: effective.files },
+          effective: effective && { reportedAt: effective.reportedAt, files: effective.files, ...(effective.refused ? { refused: effective.refused } : {}) },
         };
       },
     }),

@@ -7,32 +7,13 @@
  */
 import { availableParallelism } from "node:os";
 import { UnavailableError } from "../errors.ts";
+import { Admission } from "../lib/admission.ts";
 
-export class PasswordGate {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
-
+export class PasswordGate extends Admission {
   constructor(
     readonly slots = Math.max(1, availableParallelism() - 1),
     readonly queue = 4 * slots,
-  ) {}
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running < this.slots) {
-      this.running++;
-    } else {
-      if (this.waiting.length >= this.queue) {
-        throw new UnavailableError("The server is checking as many passwords as it can at once; retry shortly.", 1, "overloaded");
-      }
-      // The finishing check hands its slot straight to the next waiter.
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    }
-    try {
-      return await work();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running--;
-    }
+  ) {
+    super({ running: slots, waiting: queue }, () => new UnavailableError("The server is checking as many passwords as it can at once; retry shortly.", 1, "overloaded"));
   }
 }

@@ -44,10 +44,15 @@ export function otelcolType(type: keyof typeof OTELCOL_COMPONENTS, target: Otelc
   return runsAtLeast(target, renamed.since) ? type : renamed.deprecated;
 }
 
-/** Whether to write a component's replacement keys rather than its deprecated ones. */
+/**
+ * Whether to write a component's replacement keys rather than its deprecated
+ * ones: from the version that takes them, and for an unknown version once
+ * current releases refuse the deprecated keys.
+ */
 export function usesNewKeys(type: keyof typeof OTELCOL_COMPONENTS, target: OtelcolTarget): boolean {
   const change = OTELCOL_COMPONENTS[type]?.keyChange;
-  return change !== undefined && runsAtLeast(target, change.since);
+  if (change === undefined) return false;
+  return target.version === null ? change.refusedBy !== undefined : runsAtLeast(target, change.since);
 }
 
 /**

@@ -7,9 +7,10 @@ import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector
 import type { Collector } from "../../shared/collectors.ts";
 import type { ManagementMode } from "../../shared/vocabulary.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
-import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from "../errors.ts";
 import type { AuditEntry, Doc, Store, WriteOp } from "../store/store.ts";
-import { RecordView } from "../store/view.ts";
+import { RecordView, ScanBudgetError } from "../store/view.ts";
+import { Admission } from "../lib/admission.ts";
 import { sameReported, VIRTUAL_KEYS } from "./attributes.ts";
 import { refuseUntrusted, TrustedAttributes } from "./trust.ts";
 
@@ -18,6 +19,8 @@ export interface NewCollector {
   environment?: string | null;
   managementMode?: ManagementMode;
   tags?: Record<string, string>;
+  /** The collector whose OpAMP instance UID this one presented (a clone), Collector.cloneOf. */
+  cloneOf?: Collector["cloneOf"];
 }
 
 export type CollectorPatch = Partial<Pick<Collector, "name" | "environment" | "managementMode" | "tags">>;
@@ -79,11 +82,21 @@ export type VetEdits = (edits: CollectorEdit[]) => Promise<EditWrites | void>;
 /** Hears the ids of collectors whose attributes (or what else a render reads of the record) were just written here. */
 export type AttributesListener = (ids: string[]) => void;
 
+/** Fleet walks (`Collectors.scan`) running at once, and waiting for their turn. */
+export const SCANS = { running: 1, waiting: 16 };
+/** Most of the server's time one walk may take (its slices added up). */
+export const SCAN_BUDGET_MS = 3000;
+
 export class Collectors {
   private readonly view: RecordView<Collector>;
   private readonly attributeListeners = new Set<AttributesListener>();
   /** The reported keys matchers may read (trust.ts); `configured` is fleet.trustedAttributes. */
   readonly trust: TrustedAttributes;
+  /** Fleet walks with a caller's filter (`scan`). */
+  private readonly scans = new Admission(
+    SCANS,
+    (busy) => new UnavailableError(`${busy} collector lists or matcher evaluations are running or waiting; try again shortly.`, 2, "collector_scans_busy"),
+  );
 
   constructor(
     private readonly store: Store,
@@ -127,6 +140,7 @@ export class Collectors {
       environment: input.environment ?? null,
       managementMode: input.managementMode ?? "opamp",
       tags: input.tags ?? {},
+      ...(input.cloneOf ? { cloneOf: input.cloneOf } : {}),
       status: "pending",
       lastSeen: null,
       health: null,
@@ -136,7 +150,7 @@ export class Collectors {
     const writes = await vet?.([{ before: null, after: collector }]);
     const [doc] = await this.store.write(
       [{ op: "put", collection: COLLECTION, id: collector.id, data: collector, expect: "absent" }, ...(writes?.ops ?? [])],
-      [auditEntry(who, "collector.create", "collector", collector.id, { name: collector.name }), ...(writes?.audit ?? [])],
+      [auditEntry(who, "collector.create", "collector", collector.id, { name: collector.name, ...(input.cloneOf ? { cloneOf: input.cloneOf.collectorId } : {}) }), ...(writes?.audit ?? [])],
     );
     this.view.apply(doc as Doc<Collector>);
     this.attributesChanged([collector.id], writes?.handled);
@@ -217,8 +231,9 @@ export class Collectors {
     }
     const both = edit.remove.filter((key) => key in edit.set);
     if (both.length > 0) throw new ValidationError(`The tag ${both[0]} is both set and removed.`, [{ path: "remove", message: `${both[0]} is also in set` }]);
-    await this.ready();
-    const selected = this.view.page(matches, Number.POSITIVE_INFINITY).items;
+    // Every collector acknowledged on any replica before the edit, not only what this replica's feed has brought so far.
+    await this.view.current();
+    const selected = (await this.scan(matches, Number.POSITIVE_INFINITY)).items;
     const edits = selected.flatMap((collector) => {
       const tags = applyTagEdit(collector.tags, edit);
       return tags === null ? [] : [{ before: collector, after: { ...collector, tags } }];
@@ -312,13 +327,39 @@ export class Collectors {
    * compileFilter); `after` is the last id of the previous page.
    */
   async list(matches: (collector: Collector) => boolean, limit: number, after?: string): Promise<Page<Collector>> {
+    return this.scan(matches, limit, after);
+  }
+
+  /**
+   * A caller's filter over the fleet may run their regular expressions on
+   * every collector: the walk yields (RecordView.scan), at most SCANS.running
+   * walks run at once (the event loop is held for that many slices at most,
+   * however many are asked for; past SCANS.waiting more, 503), and one that
+   * takes more than SCAN_BUDGET_MS of the server's time is stopped (422).
+   */
+  private async scan(matches: (collector: Collector) => boolean, limit: number, after?: string): Promise<Page<Collector>> {
     await this.ready();
-    return this.view.page(matches, limit, after);
+    try {
+      return await this.scans.run(() => this.view.scan(matches, limit, after, SCAN_BUDGET_MS));
+    } catch (error) {
+      if (!(error instanceof ScanBudgetError)) throw error;
+      throw new AppError(
+        422,
+        "matchers_too_costly",
+        `Evaluating these matchers over the fleet took more than ${SCAN_BUDGET_MS / 1000} s of the server's time and was stopped; use fewer or smaller regular expressions, or select with = on tags.`,
+      );
+    }
   }
 
   /** Every collector, in id order. */
   async all(): Promise<Collector[]> {
     await this.ready();
+    return this.view.page(() => true, Number.POSITIVE_INFINITY).items;
+  }
+
+  /** Every collector acknowledged on any replica before the call, in id order: for a fleet-wide operation such as a publish. */
+  async allAcknowledged(): Promise<Collector[]> {
+    await Promise.all([this.view.current(), this.ready()]);
     return this.view.page(() => true, Number.POSITIVE_INFINITY).items;
   }
 

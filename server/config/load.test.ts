@@ -273,12 +273,10 @@ describe("the file", () => {
   });
 
   test("an alias bomb is refused, not expanded", () => {
-    const started = performance.now();
+    // Refused by the alias count while resolving: expanding 9^9 strings would instead run out of memory or time.
     const problem = problemFor(problemsOf(() => load({ path: fixture("alias-bomb.yaml") })), "(yaml)");
     expect(problem.source).toContain(fixture("alias-bomb.yaml"));
     expect(problem.message).toContain("alias");
-    // 9^9 strings would take far longer (and far more memory) than this.
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 
   test("ordinary anchors and aliases are followed", () => {

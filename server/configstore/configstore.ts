@@ -13,6 +13,7 @@ import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import type { AuditEntry, Store, WriteOp } from "../store/store.ts";
 import { addToSnapshot, blobId, copySnapshot, emptySnapshot, removeFromSnapshot, type Snapshot } from "./layout.ts";
 import { gitBundle } from "./bundle.ts";
+import { KeyedLock } from "../lib/keyed-lock.ts";
 import { nameFiles, type CollectorNames } from "./names.ts";
 import type { CommitInfo, ConfigRepo } from "./repo.ts";
 
@@ -102,6 +103,8 @@ export class ConfigStore {
   /** Set when edits may have been missed (the change feed resynced): the next read rebuilds the whole tree. */
   private allDirty = false;
   private refreshing: Promise<void> | null = null;
+  /** Guarded read-modify-writes, one at a time (see `guarded`). */
+  private readonly editing = new KeyedLock();
   private readonly unwatch: () => void;
 
   constructor(
@@ -166,17 +169,26 @@ export class ConfigStore {
    * with the versions it read; when another writer won, it runs again on a
    * fresh read, so its checks see what won. A write that keeps losing is a
    * 409 version_conflict; nothing unacknowledged is ever reported stored.
+   *
+   * On this replica they run one at a time. Run together, N edits of one
+   * file (20 activations on one collector) each lost to every winner before
+   * them: about N²/2 attempts, each losing one queued behind the others on
+   * the document's lock on PostgreSQL (17–22 s for 20), and the last ones
+   * ran out of attempts (409). One at a time, each reads what the one before
+   * wrote, and only another replica's edit can make one run again.
    */
   async guarded<T>(change: (tree: Worktree) => Promise<T>, fresh = false): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await change(await this.read(fresh || attempt > 1));
-      } catch (error) {
-        if (!(error instanceof ConflictError && error.code === "version_conflict") || attempt >= GUARDED_ATTEMPTS) throw error;
-        this.allDirty = true; // the cache missed what won
-        await Bun.sleep(Math.random() * 5 * attempt);
+    return this.editing.run("worktree", async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await change(await this.read(fresh || attempt > 1));
+        } catch (error) {
+          if (!(error instanceof ConflictError && error.code === "version_conflict") || attempt >= GUARDED_ATTEMPTS) throw error;
+          this.allDirty = true; // the cache missed what won
+          await Bun.sleep(Math.random() * 5 * attempt);
+        }
       }
-    }
+    });
   }
 
   private async refresh(): Promise<void> {
@@ -208,8 +220,10 @@ export class ConfigStore {
     if (this.worktreeSnapshot === null) return this.readAll();
     const next = copySnapshot(this.worktreeSnapshot);
     const files = new Map(this.worktreeFiles);
+    // One read for all of them: an edit writes a record and keeps those it depends on.
+    const docs = await this.store.getMany<WorktreeFile>(WORKTREE, dirty);
     for (const path of dirty) {
-      const doc = await this.store.get<WorktreeFile>(WORKTREE, path);
+      const doc = docs.get(path);
       removeFromSnapshot(next, path);
       files.delete(path);
       if (doc) {

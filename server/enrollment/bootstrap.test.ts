@@ -85,8 +85,12 @@ describe("bootstrap files", () => {
       reports_own_metrics: true,
       reports_health: true,
       reports_remote_config: true,
+      reports_available_components: true,
+      accepts_restart_command: true,
     });
     expect(supervisor.agent.executable).toBeString();
+    // Only the supervisor's own parts: the collector file's OpAMP extension would carry the token into the merged config.
+    expect(supervisor.agent.config_files).toEqual(["$OWN_TELEMETRY_CONFIG", "$OPAMP_EXTENSION_CONFIG", "$REMOTE_CONFIG"]);
     expect(supervisor.storage.directory).toBeString();
   });
 

@@ -10,7 +10,7 @@ import type { AuditEntry, AuditQuery, ChangeListener, Doc, ListOptions, Store, W
 import type { CounterChild } from "./registry.ts";
 import type { ServerMetrics } from "./metrics.ts";
 
-const OPS = ["get", "getMany", "list", "count", "write", "queryAudit", "pruneAudit", "collections", "restore", "ping"] as const;
+const OPS = ["get", "getMany", "list", "count", "write", "queryAudit", "pruneAudit", "collections", "restore", "sync", "ping"] as const;
 type Op = (typeof OPS)[number];
 
 export class CountedStore implements Store {
@@ -74,6 +74,9 @@ export class CountedStore implements Store {
   }
   restore(docs: Doc[], audit: AuditEntry[]): Promise<void> {
     return this.counted("restore", this.inner.restore(docs, audit));
+  }
+  sync(): Promise<void> {
+    return this.counted("sync", this.inner.sync());
   }
   watch(listener: ChangeListener, onResync?: () => void): () => void {
     return this.inner.watch(listener, onResync);

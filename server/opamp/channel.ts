@@ -12,7 +12,9 @@
  *   `opamp.maxConcurrentRequests` requests in flight the answer is 503 with a
  *   jittered Retry-After, before auth touches the store. A session whose
  *   collector stops reading is closed (1013), not buffered for; it is sent its
- *   config again when it reconnects.
+ *   config again when it reconnects. A message over the size limit is
+ *   answered UNAVAILABLE with a retry-after and its session held, then
+ *   closed (sessions.ts hold), so the agent does not redial with it at once.
  * - A session lasts only as long as its credential (server/auth/live.ts):
  *   rotating a collector token, revoking or expiring the enrollment token,
  *   or deleting the collector closes (1008) every session that stands on it,
@@ -33,18 +35,21 @@ import { AppError, UnavailableError } from "../errors.ts";
 import { AgentToServerSchema, type AgentToServer } from "../gen/opamp/v1/opamp_pb.ts";
 import type { Channel, ChannelHealth, ChannelRequest, ChannelSocket } from "../channel/channel.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
+import { RESTART_REQUESTS } from "../collectors/restarts.ts";
+import type { Store } from "../store/store.ts";
 import { channelCredential } from "../channel/credential.ts";
 import { authenticate, InstanceRefused, standsOn, stillValid, type Credential } from "./credential.ts";
 import { MessageHandler, type HandlerDeps, type HandlerOptions } from "./handler.ts";
 import { HttpConnection, socketConnection } from "./connection.ts";
 import { newSession, Sessions, type Session, type SessionLimits } from "./sessions.ts";
 import { PushQueue } from "./push-queue.ts";
-import { OPAMP_PATH, readProtobufBody, unframe } from "./wire.ts";
+import { instanceUidOf, OPAMP_PATH, readProtobufBody, unframe } from "./wire.ts";
 
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /** What the OpAMP channel needs of the server. */
 export type OpampDeps = HandlerDeps & {
+  store: Pick<Store, "watch">;
   config: { opamp: Pick<ServerConfig["opamp"], "maxConnections" | "maxConcurrentRequests"> };
   collectorTokens: Pick<CollectorTokens, "onRotate">;
   rollouts: Pick<Rollouts, "onTargetChanged">;
@@ -91,6 +96,12 @@ export class OpampChannel implements Channel {
       this.deps.rollouts.onTargetChanged((collectorId) => {
         if (collectorId === undefined) for (const id of [...this.sessions.collectors()]) this.pushes.add(id);
         else if (this.sessions.hasCollector(collectorId)) this.pushes.add(collectorId);
+      }),
+      // A restart asked for on any replica: sent by the one that holds the collector's session.
+      this.deps.store.watch((changes) => {
+        for (const c of changes) {
+          if (c.collection === RESTART_REQUESTS && c.op === "put") void this.handler.restartRequested(c.id);
+        }
       }),
       // A token rotated here or on another replica (the API's otlp-token, or a mint for an offer): its sessions get the new one.
       this.deps.collectorTokens.onRotate((collectorId) => {
@@ -192,7 +203,18 @@ export class OpampChannel implements Channel {
       if (session.hold?.ended || !(await stillValid(this.deps, session.credential))) return this.sessions.refuse(session, 1008, ENDED.revoked);
       if (session.closed) return;
       if (typeof data === "string") return this.sessions.refuse(session, 1003, "OpAMP frames are binary");
-      if (data.byteLength > (this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES)) return this.sessions.refuse(session, 1009, "message too large");
+      const limit = this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+      if (data.byteLength > limit) {
+        // Told to come back later, then held and closed: a plain close is redialled at once by opamp-go,
+        // with the same message, for as long as it runs.
+        let uid: Uint8Array = new Uint8Array();
+        try {
+          uid = instanceUidOf(unframe(data));
+        } catch {
+          // No frame header: answered without an instance_uid.
+        }
+        return this.sessions.hold(session, uid, `The message is ${data.byteLength} bytes, over this server's limit of ${limit} (an AgentDescription or effective config too large); retry after the hold, with less.`);
+      }
       let message: AgentToServer;
       try {
         message = fromBinary(AgentToServerSchema, unframe(data));

@@ -98,10 +98,14 @@ function world(externalUrl = "") {
       delivered: async (_id, rendered) => rendered.body,
       fetched: async (_id, hash) => void fetched.push(hash),
       report: async (id, report) => void reports.push([id, report]),
-      setEffective: async () => {},
+      setEffective: async () => "stored",
+      effectiveWelcome: () => true,
       redact: async (_id, text) => text.replaceAll("s3cret", "${secret:x}"),
     },
     presence: { seen: async (id, contact) => void seen.push([id, contact]), gone: async () => {} },
+    retargeting: { settled: async () => {} },
+    restarts: { pending: async () => null, claim: async () => false },
+    builds: { report: async () => {}, hash: async () => null },
   };
   const sessions = new Sessions();
   const handler = new MessageHandler(deps, sessions);

@@ -3,7 +3,9 @@
  * answer with out, whatever carried it (opamp-go's Callbacks.OnMessage).
  *
  * - Every message is a contact for presence; health, RemoteConfigStatus and
- *   EffectiveConfig feed presence and the rollout.
+ *   EffectiveConfig feed presence and the rollout. A description that changes
+ *   what matchers read is recorded, with the status, before the reply is
+ *   decided, and the reply carries the config rendered for it.
  * - The AgentRemoteConfig bytes are encoded once per config hash, from the
  *   body with its secrets in (Rollouts.delivered; kept in memory only), under
  *   the hash of the redacted rendering, which the agent reports back.
@@ -11,8 +13,9 @@
  *   runs is asked for full state, and the target is re-sent unless that
  *   report says the agent has it.
  * - Pushes: a new target reaches a collector's open sessions at once
- *   (`pushConfig`), a rotated token its enrollment sessions (`pushSettings`);
- *   HTTP agents get both in the reply to their next poll.
+ *   (`pushConfig`), a rotated token its enrollment sessions (`pushSettings`),
+ *   an operator's restart request the command (`restartRequested`, once);
+ *   HTTP agents get them in the reply to their next poll.
  */
 import type { Logger } from "pino";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
@@ -20,14 +23,21 @@ import { boundReported } from "../collectors/attributes.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
 import type { Presence } from "../collectors/presence.ts";
 import { UnauthenticatedError } from "../errors.ts";
+import { create } from "@bufbuild/protobuf";
 import {
   AgentCapabilities,
+  AgentIdentificationSchema,
+  CommandType,
   RemoteConfigStatuses,
+  ServerToAgentCommandSchema,
   ServerToAgentFlags,
   type AgentToServer,
   type ConnectionSettingsOffers,
   type ServerToAgent,
 } from "../gen/opamp/v1/opamp_pb.ts";
+import { buildOf, type Builds } from "../collectors/builds.ts";
+import type { Restarts } from "../collectors/restarts.ts";
+import type { Retargeting } from "../rollout/retarget.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import { Refused } from "./credential.ts";
 import { attributes, Identity, type IdentityDeps } from "./identity.ts";
@@ -38,12 +48,16 @@ import { RemoteConfigCache, SERVER_CAPABILITIES, serverToAgent } from "./wire.ts
 /** The longest observed HTTP polling interval presence waits on (three of them before offline). */
 const MAX_POLL_SECONDS = 3600;
 const REPORT_FULL_STATE = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportFullState);
+const REPORT_AVAILABLE_COMPONENTS = BigInt(ServerToAgentFlags.ServerToAgentFlags_ReportAvailableComponents);
 
 export type HandlerDeps = IdentityDeps &
   SettingsDeps & {
     collectors: Pick<Collectors, "report">;
-    rollouts: Pick<Rollouts, "target" | "targetOf" | "delivered" | "fetched" | "report" | "setEffective" | "redact">;
+    rollouts: Pick<Rollouts, "target" | "targetOf" | "delivered" | "fetched" | "report" | "setEffective" | "effectiveWelcome" | "redact">;
     presence: Pick<Presence, "seen" | "gone">;
+    retargeting: Pick<Retargeting, "settled">;
+    restarts: Pick<Restarts, "pending" | "claim">;
+    builds: Pick<Builds, "report" | "hash">;
   };
 
 export interface HandlerOptions {
@@ -61,6 +75,8 @@ export class MessageHandler {
   private readonly identity: Identity;
   readonly settings: ConnectionSettings;
   private readonly configs = new RemoteConfigCache();
+  /** Collectors with a restart request this process heard of (restartRequested) and has not seen delivered. */
+  private readonly restartsDue = new Set<string>();
 
   constructor(
     private readonly deps: HandlerDeps,
@@ -83,7 +99,10 @@ export class MessageHandler {
     }
     const uid = Buffer.from(message.instanceUid).toString("hex");
     if (session.instance && session.instance.uid !== uid) {
-      throw new UnauthenticatedError("One OpAMP session speaks for one instance_uid.");
+      if (session.reassignedUid !== uid) throw new UnauthenticatedError("One OpAMP session speaks for one instance_uid.");
+      // The clone took the UID it was given: from now on the session speaks for that instance.
+      session.instance = null;
+      session.reassignedUid = null;
     }
     const { credential } = session;
     let instance = session.instance;
@@ -105,6 +124,10 @@ export class MessageHandler {
         instance = newInstance(uid, collectorId, message);
         this.sessions.remember(instance);
       }
+    } else if (session.connection.persistent && instance.session !== session && instance.session !== null && !instance.session.closed) {
+      // Another live session took this instance over while this one still speaks for it: two agents share
+      // one instance_uid (a cloned VM image), not a reconnect, whose old socket falls silent.
+      return this.splitClone(session, instance, message, log);
     } else {
       fullState = isGap(instance, message);
     }
@@ -120,12 +143,19 @@ export class MessageHandler {
     if (instance.session === null && instance.seenAt > 0 && gap >= DEFAULT_HEARTBEAT_SECONDS) instance.pollSeconds = Math.min(gap, MAX_POLL_SECONDS);
     instance.seenAt = now;
     const collectorId = instance.collectorId;
+    /** What matchers read changed: the collector is being rendered again (retarget.ts). */
+    let attributesChanged = false;
     if (message.agentDescription) {
       // A full report: the agent may have restarted and lost what it was sent.
       instance.sentHash = null;
       instance.sentSettings = null;
       // Kept as facts (service.version among them, which picks upstream's names); written only when changed.
-      background(log, this.deps.collectors.report(SYSTEM_ACTOR, collectorId, boundReported(attributes(message.agentDescription))));
+      // Awaited: when what matchers read changed, the config this reply carries must be the one rendered
+      // for it, not the one before (a supervisor would run the stale one first, restarting its collector twice).
+      attributesChanged = await this.deps.collectors.report(SYSTEM_ACTOR, collectorId, boundReported(attributes(message.agentDescription))).catch((error: unknown) => {
+        log.warn({ err: error, collectorId }, "opamp: recording the agent's description failed");
+        return false;
+      });
     }
     instance.awaitingReport = false;
     const status = message.remoteConfigStatus;
@@ -158,16 +188,36 @@ export class MessageHandler {
         : "failed";
       const error = state === "failed" && status.errorMessage ? await this.deps.rollouts.redact(collectorId, status.errorMessage) : "";
       instance.configError = state === "failed" ? error || "the collector could not apply the config" : state === "applied" ? null : instance.configError;
-      background(log, this.deps.rollouts.report(collectorId, { hash, state, ...(state === "failed" ? { error } : {}) }));
+      const recorded = this.deps.rollouts.report(collectorId, { hash, state, ...(state === "failed" ? { error } : {}) });
+      // Before the re-rendered config goes out: reported after it, the config the agent ran until now
+      // would read as the agent going back from the new one ("rolled back by the collector").
+      if (attributesChanged) await recorded.catch((error: unknown) => log.warn({ err: error }, "opamp: background update failed"));
+      else background(log, recorded);
     }
+    if (attributesChanged) await this.deps.retargeting.settled(collectorId);
     if (message.effectiveConfig?.configMap) {
-      const files = Object.entries(message.effectiveConfig.configMap.configMap).map(([name, file]) => ({
-        name,
-        contentType: file.contentType,
-        body: new TextDecoder().decode(file.body),
-      }));
-      background(log, this.deps.rollouts.setEffective(collectorId, files));
+      // Over its rate, a report is not even decoded; the agent is asked for its full state (which holds it) once welcome.
+      if (this.deps.rollouts.effectiveWelcome(collectorId)) {
+        const files = Object.entries(message.effectiveConfig.configMap.configMap).map(([name, file]) => ({
+          name,
+          contentType: file.contentType,
+          body: new TextDecoder().decode(file.body),
+        }));
+        instance.effectiveSkipped = false;
+        background(
+          log,
+          this.deps.rollouts.setEffective(collectorId, files).then((intake) => {
+            if (intake === "limited") instance.effectiveSkipped = true;
+          }),
+        );
+      } else {
+        instance.effectiveSkipped = true;
+      }
+    } else if (instance.effectiveSkipped && this.deps.rollouts.effectiveWelcome(collectorId)) {
+      instance.effectiveSkipped = false;
+      fullState = true;
     }
+    const askComponents = await this.noteBuild(instance, message, log);
     if (message.agentDisconnect) {
       background(log, this.deps.presence.gone(collectorId));
     } else {
@@ -186,10 +236,13 @@ export class MessageHandler {
       );
     }
 
+    // opamp-go acts on a command alone and ignores the rest of its message: the config and settings follow in the next one.
+    const command = await this.restartCommand(instance);
+    if (command) return { reply: serverToAgent({ instanceUid: message.instanceUid, capabilities: SERVER_CAPABILITIES, command }) };
     const reply = serverToAgent({
       instanceUid: message.instanceUid,
       capabilities: SERVER_CAPABILITIES,
-      flags: fullState ? REPORT_FULL_STATE : 0n,
+      flags: (fullState ? REPORT_FULL_STATE : 0n) | (askComponents ? REPORT_AVAILABLE_COMPONENTS : 0n),
     });
     const settings = await this.settings.offer(instance, credential);
     if (settings) reply.connectionSettings = settings;
@@ -225,6 +278,78 @@ export class MessageHandler {
     }
     background(log, this.deps.rollouts.fetched(instance.collectorId, hash));
     return this.configs.get(hash, body, yamlType(target.rendered.contentType));
+  }
+
+  /**
+   * Keeps the build the agent reports (its available components) when it is
+   * new. opamp-go sends only the hash unless asked: answers whether to ask
+   * for the full report (a hash that is not the one stored).
+   */
+  private async noteBuild(instance: Instance, message: AgentToServer, log: Logger): Promise<boolean> {
+    const available = message.availableComponents;
+    if (!available || available.hash.length === 0 || !has(instance.capabilities, AgentCapabilities.AgentCapabilities_ReportsAvailableComponents)) return false;
+    const hash = Buffer.from(available.hash).toString("hex");
+    if (instance.componentsHash === hash) return false;
+    if (Object.keys(available.components).length > 0) {
+      instance.componentsHash = hash;
+      background(log, this.deps.builds.report(instance.collectorId, hash, buildOf(available.components)));
+      return false;
+    }
+    if ((await this.deps.builds.hash(instance.collectorId)) === hash) {
+      instance.componentsHash = hash;
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Gives the agent of a displaced session a new instance UID and its own
+   * collector (Identity.splitClone), once per session: it is told again,
+   * and nothing else, until it speaks with the new UID.
+   */
+  private async splitClone(session: Session, instance: Instance, message: AgentToServer, log: Logger): Promise<Answer> {
+    if (session.reassignedUid === null) {
+      const clone = await this.identity.splitClone(instance.uid, instance.collectorId);
+      session.reassignedUid = clone.uid;
+      log.warn(
+        { collectorId: instance.collectorId, cloneId: clone.collectorId, instanceUid: instance.uid },
+        "opamp: two live agents present one instance_uid (a cloned image); one is given a new instance_uid and its own collector",
+      );
+    }
+    const agentIdentification = create(AgentIdentificationSchema, { newInstanceUid: Buffer.from(session.reassignedUid, "hex") });
+    return { reply: serverToAgent({ instanceUid: message.instanceUid, capabilities: SERVER_CAPABILITIES, flags: REPORT_FULL_STATE, agentIdentification }) };
+  }
+
+  /**
+   * A restart of the collector was asked for (here or on another replica):
+   * its connected sessions that take the command are sent it, the first
+   * to claim the request only; an HTTP poller gets it in its next reply.
+   */
+  async restartRequested(collectorId: string): Promise<void> {
+    this.restartsDue.add(collectorId);
+    for (const instance of [...this.sessions.connected(collectorId)]) {
+      const session = instance.session;
+      if (!session || session.closed || session.hold?.ended) continue;
+      try {
+        const command = await this.restartCommand(instance);
+        if (command && instance.session === session && !session.closed) {
+          session.connection.send(serverToAgent({ instanceUid: Buffer.from(instance.uid, "hex"), capabilities: SERVER_CAPABILITIES, command }));
+        }
+      } catch (error) {
+        this.deps.logger.warn({ err: error, collectorId }, "opamp: sending the restart command failed");
+      }
+    }
+  }
+
+  /** The restart command, when one is due for this instance's collector and this caller claimed it. */
+  private async restartCommand(instance: Instance): Promise<ServerToAgent["command"]> {
+    const { collectorId } = instance;
+    if (!this.restartsDue.has(collectorId) || !has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRestartCommand)) return undefined;
+    const request = await this.deps.restarts.pending(collectorId);
+    const claimed = request !== null && (await this.deps.restarts.claim(request));
+    // Sent, lapsed, or sent by another replica: nothing is due any more. A new request is heard again.
+    if (!request || claimed || !(await this.deps.restarts.pending(collectorId))) this.restartsDue.delete(collectorId);
+    return claimed ? create(ServerToAgentCommandSchema, { type: CommandType.CommandType_Restart }) : undefined;
   }
 
   /** Sends a collector's connected sessions its new target, if they have not got it. */
@@ -301,5 +426,7 @@ export function newInstance(uid: string, collectorId: string, first: Pick<AgentT
     seenAt: 0,
     pollSeconds: DEFAULT_HEARTBEAT_SECONDS,
     awaitingReport: false,
+    effectiveSkipped: false,
+    componentsHash: null,
   };
 }

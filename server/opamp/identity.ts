@@ -7,6 +7,8 @@
  * It records `opamp_instances/<uid>` so a reconnect maps to the same one. A
  * credential that does not speak for the instance is refused
  * (InstanceRefused) before anything changes.
+ * A clone (a second live agent with one instance UID) is split off as its own
+ * collector under a new UID (splitClone).
  */
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
@@ -15,10 +17,17 @@ import type { KeyValue } from "../gen/opamp/v1/anyvalue_pb.ts";
 import type { AgentDescription } from "../gen/opamp/v1/opamp_pb.ts";
 import type { Store } from "../store/store.ts";
 import { InstanceRefused, type Credential } from "./credential.ts";
-import { KeyedLock } from "./lock.ts";
+import { KeyedLock } from "../lib/keyed-lock.ts";
 
 /** `opamp_instances/<instance_uid hex>`: which collector an agent instance is. */
 export const INSTANCES = "opamp_instances";
+
+interface InstanceRecord {
+  collectorId: string;
+  since: string;
+  /** Set on a UID this server gave a clone: the collector whose credential the clone holds. */
+  cloneOf?: string;
+}
 
 export interface IdentityDeps {
   store: Pick<Store, "get" | "write">;
@@ -37,8 +46,36 @@ export class Identity {
     return this.lock.run(uid, () => this.resolveCollector(credential, uid, description));
   }
 
+  /**
+   * A second live agent presented `uid` (a clone of a VM image, supervisor
+   * state and all): a new collector with the original's environment and tags
+   * is made for it under a fresh instance UID, which the agent is told to
+   * take (AgentIdentification.new_instance_uid). The credential it holds, the
+   * original's, speaks for that UID from now on (a clone, see resolve).
+   */
+  async splitClone(uid: string, collectorId: string): Promise<{ uid: string; collectorId: string }> {
+    const original = await this.deps.collectors.get(collectorId);
+    const newUid = Bun.randomUUIDv7().replaceAll("-", "");
+    const at = new Date().toISOString();
+    const clone = await this.deps.collectors.create(SYSTEM_ACTOR, {
+      name: `${original.name.slice(0, 180)} (clone ${newUid.slice(-8)})`,
+      managementMode: "opamp",
+      environment: original.environment,
+      tags: original.tags,
+      cloneOf: { collectorId, name: original.name, instanceUid: uid, at },
+    });
+    await this.deps.store.write([
+      { op: "put", collection: INSTANCES, id: newUid, data: { collectorId: clone.id, since: at, cloneOf: collectorId } satisfies InstanceRecord },
+    ]);
+    return { uid: newUid, collectorId: clone.id };
+  }
+
   private async resolveCollector(credential: Credential, uid: string, description: AgentDescription | undefined): Promise<string> {
-    const known = await this.deps.store.get<{ collectorId: string }>(INSTANCES, uid);
+    const known = await this.deps.store.get<InstanceRecord>(INSTANCES, uid);
+    // A UID this server gave a clone: the original's credential speaks for it.
+    if (known?.data.cloneOf !== undefined && (await this.exists(known.data.collectorId)) && (await this.speaksFor(credential, known.data.cloneOf))) {
+      return known.data.collectorId;
+    }
     if (credential.kind === "collector") {
       // One collector's token must not take over another's instance (it would
       // decide what that host becomes when it next enrolls); a deleted
@@ -78,6 +115,12 @@ export class Identity {
     if (grant.collectorId === null) await this.deps.enrollment.bindCollector(grant.tokenId, collectorId);
     if (known?.data.collectorId !== collectorId) await this.remember(uid, collectorId);
     return collectorId;
+  }
+
+  /** Whether the credential is the collector's own token, or an enrollment token that enrolls it. */
+  private async speaksFor(credential: Credential, collectorId: string): Promise<boolean> {
+    if (credential.kind === "collector") return credential.collectorId === collectorId;
+    return (await this.deps.enrollment.opampCollector(credential.token)) === collectorId;
   }
 
   private async remember(uid: string, collectorId: string): Promise<void> {

@@ -56,6 +56,10 @@ export interface Instance {
   pollSeconds: number;
   /** Full state was asked for: the config is sent after that report, not before (it may say the agent has it). */
   awaitingReport: boolean;
+  /** An effective config it sent was not looked at (over its rate, Rollouts.setEffective): asked for again once welcome. */
+  effectiveSkipped: boolean;
+  /** The hash (hex) of the available components known to be stored for it (collectors/builds.ts). */
+  componentsHash: string | null;
 }
 
 /**
@@ -71,11 +75,13 @@ export interface Session {
   /** Messages are handled one at a time, in order. */
   queue: Promise<void>;
   closed: boolean;
+  /** The instance UID (hex) this server told the session's agent to take, as a clone of another live one. */
+  reassignedUid: string | null;
 }
 
 /** A session over `connection`, speaking for no instance until its first message. */
 export function newSession(connection: Connection, credential: Credential): Session {
-  return { connection, credential, hold: null, instance: null, queue: Promise.resolve(), closed: false };
+  return { connection, credential, hold: null, instance: null, queue: Promise.resolve(), closed: false, reassignedUid: null };
 }
 
 export interface SessionLimits {
@@ -190,9 +196,10 @@ export class Sessions {
   }
 
   /**
-   * Tells a session its credential does not speak for its instance
-   * (ServerErrorResponse UNAVAILABLE with RetryInfo, for clients that honour
-   * it), then ignores it until the hold time is up and closes it with 1008.
+   * Tells a session it is refused: its credential does not speak for its
+   * instance, or its message is over the size limit (ServerErrorResponse
+   * UNAVAILABLE with RetryInfo, for clients that honour it), then ignores it
+   * until the hold time is up and closes it with 1008.
    * opamp-go redials at once when a session ends, so this keeps such a client
    * to one session per hold time; a held socket costs one map entry and
    * shares one timer.

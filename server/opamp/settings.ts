@@ -32,7 +32,7 @@ import {
 } from "../gen/opamp/v1/opamp_pb.ts";
 import type { Secrets } from "../secrets/secrets.ts";
 import { Refused, stillValid, type Credential, type CredentialDeps } from "./credential.ts";
-import { KeyedLock } from "./lock.ts";
+import { KeyedLock } from "../lib/keyed-lock.ts";
 import type { Instance } from "./sessions.ts";
 import { OPAMP_PATH } from "./wire.ts";
 
@@ -133,10 +133,11 @@ export class ConnectionSettings {
    */
   private async tokenToOffer(collectorId: string, credential: Credential, mint: boolean): Promise<string | undefined> {
     if (credential.kind === "enrollment") return this.collectorToken(collectorId, mint);
-    if (credential.collectorId !== collectorId || (await this.deps.collectorTokens.verify(credential.token)) !== collectorId) {
+    if ((await this.deps.collectorTokens.verify(credential.token)) !== credential.collectorId) {
       throw new Refused(401, "unauthenticated", ENDED.revoked);
     }
-    return credential.token;
+    // A clone split off under its own UID (identity.ts splitClone) holds its original's token: that one is not offered to it.
+    return credential.collectorId === collectorId ? credential.token : undefined;
   }
 
   /**

@@ -59,6 +59,37 @@ export function unframe(frame: Uint8Array): Uint8Array {
   return frame.subarray(header.next);
 }
 
+/**
+ * AgentToServer.instance_uid (field 1) read from encoded bytes without
+ * decoding the rest: a message over the size limit is answered by its
+ * instance, not parsed. Empty when the bytes do not hold one at the top level.
+ */
+export function instanceUidOf(message: Uint8Array): Uint8Array {
+  let offset = 0;
+  while (offset < message.length) {
+    const tag = readVarint(message, offset);
+    if (tag === null) break;
+    const field = tag.value >> 3n;
+    const wire = Number(tag.value & 7n);
+    offset = tag.next;
+    if (wire === 0) {
+      const skipped = readVarint(message, offset);
+      if (skipped === null) break;
+      offset = skipped.next;
+    } else if (wire === 1 || wire === 5) {
+      offset += wire === 1 ? 8 : 4;
+    } else if (wire === 2) {
+      const length = readVarint(message, offset);
+      if (length === null || length.next + Number(length.value) > message.length) break;
+      if (field === 1n) return message.subarray(length.next, length.next + Number(length.value));
+      offset = length.next + Number(length.value);
+    } else {
+      break;
+    }
+  }
+  return new Uint8Array();
+}
+
 /** Prefixes the header 0x00. */
 export function frame(message: Uint8Array): Uint8Array {
   const out = new Uint8Array(message.length + 1);

@@ -34,6 +34,7 @@ import { Secrets } from "../secrets/secrets.ts";
 import { SecretVault } from "../secrets/vault.ts";
 import { secretMarker } from "../secrets/values.ts";
 import { SqliteStore } from "../store/sqlite.ts";
+import { until } from "../../test/opamp/helpers.ts";
 import { DEFAULT_INTERVAL_SECONDS, RemoteConfigService, SERVICE_PATH } from "./remotecfg.ts";
 
 const log = pino({ level: "silent" });
@@ -295,6 +296,7 @@ describe("bookkeeping", () => {
     const poll = { id: alloy.id, hash, remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_APPLIED }, effectiveConfig: effective(CONFIG) };
     await config(poll);
     expect((await rollouts.effective(alloy.id))?.files).toEqual([{ name: "", contentType: "text/plain", body: CONFIG }]);
+    await until(async () => (await rollouts.target(alloy.id))?.target.drift);
 
     const written: string[] = [];
     const unwatch = store.watch((changes) => void written.push(...changes.map((c) => `${c.collection}/${c.id}`)));
@@ -303,9 +305,9 @@ describe("bookkeeping", () => {
       await Bun.sleep(250); // past the coalesced writes' delay
       expect(written).toEqual([]);
       await config({ ...poll, effectiveConfig: effective("// changed\n") });
-      // The new content and the drift check's new answer (it now differs from the target).
+      // The new content, then the drift check's new answer (it now differs from the target), judged in a worker.
+      await until(async () => (await rollouts.target(alloy.id))?.target.drift?.drifted);
       expect(written).toEqual([`effective_configs/${alloy.id}`, `collector_config/${alloy.id}`]);
-      expect((await rollouts.target(alloy.id))?.target.drift?.drifted).toBe(true);
     } finally {
       unwatch();
     }

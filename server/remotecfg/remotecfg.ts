@@ -47,7 +47,7 @@ import {
 } from "../gen/collector/v1/collector_pb.ts";
 import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
 import { channelCredential, type ChannelCredential } from "../channel/credential.ts";
-import type { Rollouts } from "../rollout/rollout.ts";
+import type { EffectiveIntake, Rollouts } from "../rollout/rollout.ts";
 import type { ConfigReport, ConfigState, EffectiveConfig } from "../rollout/records.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Store } from "../store/store.ts";
@@ -366,7 +366,11 @@ export class RemoteConfigService {
     const files = effectiveFiles(req);
     if (files !== null) {
       const digest = digestOf(files);
-      if (digest !== memo.effective && (await this.bookkeeping(id, () => this.deps.rollouts.setEffective(id, files)))) memo.effective = digest;
+      // Alloy sends it with every poll: one not looked at (over the collector's rate) is taken from a later poll.
+      if (digest !== memo.effective) {
+        let intake: EffectiveIntake = "limited";
+        if ((await this.bookkeeping(id, async () => (intake = await this.deps.rollouts.setEffective(id, files)))) && intake !== "limited") memo.effective = digest;
+      }
     }
 
     const target = await this.deps.rollouts.targetOf(id);

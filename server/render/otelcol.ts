@@ -20,7 +20,7 @@
  * the collector decodes its config with `yaml.Unmarshal` into `any` and then
  * with mapstructure, `WeaklyTypedInput: false` (opentelemetry-collector
  * confmap/provider/internal/provider.go, confmap/internal/decoder.go; see
- * test/yamlv3/main.go), so a plain `2023-06-01`, `0b101` or `1_000` would
+ * test/peers/yamlv3/main.go), so a plain `2023-06-01`, `0b101` or `1_000` would
  * arrive as a time or an int where a string is wanted. Every string value is
  * therefore double-quoted (as a JSON string, which is valid YAML), numbers
  * and booleans stay plain, and a key stays plain only when it is an

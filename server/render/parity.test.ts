@@ -8,6 +8,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
+import { parse } from "yaml";
 import { findType, validateComponentConfig } from "../catalog/index.ts";
 import { LOG_RECORD_SHAPES, LOG_SOURCE_TYPES, type LogSourceType, type RecordPart } from "../catalog/sources/log-records.ts";
 import type { PipelineRecord, SourceRecord } from "../../shared/config-records.ts";
@@ -234,11 +235,24 @@ describe("metric sources", () => {
       "pipelines[p].topology.nodes[f].processor.config.metrics.metric[0]",
     );
     // A processor that reads nothing (batch) renders on both.
-    renderAlloy(metricsCollector("hostmetrics", {}, { type: "batch", config: {} }));
+    const batch = metricsCollector("hostmetrics", {}, { type: "batch", config: {} });
+    expect(renderOtelcol(batch)).toContain("batch/p_in_f:");
+    expect(renderAlloy(batch)).toContain('otelcol.processor.batch "p_in_f" {');
   });
 
   test("Prometheus scrapes go through the same receiver translation on both runtimes: a metric filter renders for Alloy", () => {
-    renderAlloy(metricsCollector("prometheus", { targets: ["localhost:9100"] }, byName));
+    const input = metricsCollector("prometheus", { targets: ["localhost:9100"] }, byName);
+    // Runtime O: the prometheus receiver feeds the filter.
+    const otelcol = parse(renderOtelcol(input)) as { processors: Record<string, unknown>; service: { pipelines: Record<string, unknown> } };
+    expect(otelcol.service.pipelines["metrics/p_in"]).toEqual({ receivers: ["prometheus/in"], processors: ["filter/p_in_f"], exporters: ["otlphttp/backend"] });
+    expect(otelcol.processors["filter/p_in_f"]).toMatchObject({ metrics: { metric: ['name == "system.cpu.time"'] } });
+    // Runtime R: the scrape goes through otelcol.receiver.prometheus, the same translation, into the same condition.
+    const alloy = renderAlloy(input);
+    /** A top-level block's text: from its header to its closing brace at the start of a line. */
+    const blockOf = (header: string) => alloy.slice(alloy.indexOf(`${header} {`), alloy.indexOf("\n}\n", alloy.indexOf(`${header} {`)));
+    expect(blockOf('prometheus.scrape "in"')).toMatch(/forward_to\s*=\s*\[otelcol\.receiver\.prometheus\.in\.receiver\]/);
+    expect(blockOf('otelcol.receiver.prometheus "in"')).toMatch(/metrics = \[otelcol\.processor\.filter\.p_in_f\.input\]/);
+    expect(blockOf('otelcol.processor.filter "p_in_f"')).toContain('metric = [`name == "system.cpu.time"`]');
   });
 });
 

@@ -11,6 +11,7 @@ import { createTwoFilesPatch } from "diff";
 import type { PublishPlan } from "../../shared/rollouts.ts";
 import type { RenderedConfig } from "./renderer.ts";
 import { skippedOf, type FleetRender } from "./fleet-render.ts";
+import { lackingComponents, type Build } from "../collectors/builds.ts";
 
 /** A collector's current target, as the plan compares it. */
 export interface PlannedTarget {
@@ -26,6 +27,8 @@ export interface PlanInput {
   targets: ReadonlyMap<string, PlannedTarget>;
   /** A stored rendered config by hash (the current targets' bodies). */
   rendered: (hash: string) => Promise<RenderedConfig | null>;
+  /** The builds collectors reported (available components), by collector id; absent, none is checked (an attribute rollout's plan). */
+  builds?: ReadonlyMap<string, Pick<Build, "components">>;
 }
 
 /** The unified diff from one rendered body to another, named so that equal changes give equal text. */
@@ -42,6 +45,7 @@ export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
     unchanged: 0,
     pinned: fleet.pinned.map((c) => ({ collectorId: c.id, name: c.name, since: input.targets.get(c.id)!.pinned!.at, by: input.targets.get(c.id)!.pinned!.actor })),
     errors: skippedOf(fleet),
+    lacking: [],
   };
   /** One diff per (from, to) pair of hashes, then one group per distinct diff text. */
   const diffOf = new Map<string, string>();
@@ -50,6 +54,12 @@ export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
     const current = input.targets.get(collector.id);
     if (current?.targetHash === next.hash) {
       plan.unchanged++;
+      continue;
+    }
+    const build = input.builds?.get(collector.id);
+    const missing = build && next.runtime === "otelcol" ? lackingComponents(next.body, build) : [];
+    if (missing.length > 0) {
+      plan.lacking.push({ collectorId: collector.id, name: collector.name, missing });
       continue;
     }
     const pair = `${current?.targetHash ?? ""} ${next.hash}`;

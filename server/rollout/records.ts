@@ -198,6 +198,8 @@ export interface EffectiveConfig {
   collectorId: string;
   files: { name: string; contentType: string; body: string }[];
   reportedAt: string;
+  /** The last report was not kept (too large): when and why; `files` are the last ones kept. */
+  refused?: { at: string; reason: string };
 }
 
 

@@ -78,6 +78,8 @@ export function collectorsScope(ids: readonly string[]): string {
 
 export class Retargeting {
   private readonly pending = new Set<string>();
+  /** The ids of the batch being rendered. */
+  private batching: ReadonlySet<string> = new Set();
   private draining: Promise<void> | null = null;
   private readonly commits = new Map<string, Promise<AtCommit>>();
   private closed = false;
@@ -104,6 +106,11 @@ export class Retargeting {
     while (this.draining) await this.draining;
   }
 
+  /** Resolves once a change queued for this collector was handled (at once when none is). */
+  async settled(id: string): Promise<void> {
+    while (this.draining && (this.pending.has(id) || this.batching.has(id))) await this.draining;
+  }
+
   /** The snapshot of the latest fleet publish, or null before the first (read through the renderers' cache). */
   async publishedSnapshot(): Promise<Snapshot | null> {
     const fleet = await latestFleetPublish(this.store);
@@ -125,6 +132,7 @@ export class Retargeting {
         ids.push(id);
         if (ids.length === BATCH) break;
       }
+      this.batching = new Set(ids);
       try {
         await this.batch(ids);
       } catch (error) {
@@ -133,6 +141,7 @@ export class Retargeting {
       }
     }
     // In the same tick as the last size check, so a change queued from now on starts a new drain.
+    this.batching = new Set();
     this.draining = null;
   }
 

@@ -16,6 +16,7 @@
  */
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Collector } from "../../shared/collectors.ts";
+import { AVAILABLE_COMPONENTS, lackingComponents, lackingReason, type Build } from "../collectors/builds.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
 import type { TrustedKeys } from "../collectors/attributes.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
@@ -63,7 +64,8 @@ import {
   type TargetDrift,
 } from "./records.ts";
 import { publishPlan } from "./publish-plan.ts";
-import { configDrift } from "./drift.ts";
+import { configDriftIsolated } from "./drift-isolated.ts";
+import { RateLimiter } from "../lib/ratelimit.ts";
 import { redactTokens } from "../auth/tokens.ts";
 
 
@@ -97,6 +99,8 @@ type TargetListener = (collectorId: string | undefined) => void;
 const RENDERED_CACHE = 20_000;
 /** Store operations per write when a publish's writes are sliced. */
 const WRITE_SLICE = 5000;
+/** Times a publish runs when another replica keeps giving its collectors targets meanwhile (jittered, doubling pauses between). */
+const PUBLISH_ATTEMPTS = 8;
 
 
 /** A target's fields with the "could not be delivered" mark dropped: it was delivered, or the collector reports on it. */
@@ -104,6 +108,19 @@ function deliveredTarget(target: CollectorConfig): Omit<CollectorConfig, "undeli
   const { undelivered: _, ...rest } = target;
   return rest;
 }
+
+/**
+ * Most bytes (UTF-8: every file's name, content type and body) one
+ * effective-config report may hold to be kept: a collector's config is tens of
+ * KiB, and reading one for drift costs microseconds a byte. Well below the
+ * channels' 4 MiB message limit.
+ */
+export const MAX_EFFECTIVE_CONFIG_BYTES = 256 * 1024;
+/** Effective-config reports looked at per collector: a few at once (a connect, a config applied), then one a minute. */
+export const EFFECTIVE_CONFIG_RATE = { burst: 5, perSecond: 1 / 60 };
+
+/** What became of an effective-config report: kept, refused (the reason kept beside the last one kept), or not looked at (over the rate). */
+export type EffectiveIntake = "stored" | "refused" | "limited";
 
 /** One collector's secrets as a redactor, built at a target seq: a new target may name other secrets. */
 interface Redaction {
@@ -130,6 +147,10 @@ export class Rollouts {
   private readonly targetListeners = new Set<TargetListener>();
   /** The reported keys matchers may read now (collectors/trust.ts). */
   private readonly trusted = (): TrustedKeys => this.collectors.trust.keys();
+  private readonly effectiveRate = new RateLimiter(EFFECTIVE_CONFIG_RATE);
+  /** Collectors whose drift is to be judged again (`scheduleDrift`), one at a time, each once however often asked meanwhile. */
+  private readonly driftDue = new Set<string>();
+  private drifting: Promise<void> | null = null;
 
   constructor(
     private readonly store: Store,
@@ -184,6 +205,8 @@ export class Rollouts {
   async close(): Promise<void> {
     this.unwatch();
     this.targetListeners.clear();
+    this.driftDue.clear();
+    await this.drifting;
     await Promise.all([this.configWrites.close(), this.historyWrites.close()]);
   }
 
@@ -201,6 +224,18 @@ export class Rollouts {
    * rollout is running or paused.
    */
   async publish(who: Actor, options: PublishOptions = {}): Promise<Rollout> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.publishOnce(who, options);
+      } catch (error) {
+        // A target written meanwhile (another replica's retarget of a collector just created, a rollback): publish again from what won.
+        if (!(error instanceof ConflictError && error.code === "version_conflict") || attempt >= PUBLISH_ATTEMPTS) throw error;
+        await Bun.sleep(Math.random() * 10 * 2 ** attempt);
+      }
+    }
+  }
+
+  private async publishOnce(who: Actor, options: PublishOptions): Promise<Rollout> {
     const commit = await this.config.head();
     if (commit === null) throw new ConflictError("Nothing has been committed yet; commit the pending changes first.", "no_commit");
     const active = await activeStagedRollout(this.store);
@@ -224,16 +259,28 @@ export class Rollouts {
     /** Collectors with equal configs share one rendered document. */
     const renderedPuts = new Set<string>();
     const next = new Map<string, string>();
+    const builds = await this.builds(affected);
+    /** Collectors whose build lacks a component their new config uses: they keep what they run, skipped with the reason. */
+    const lacking = new Set<string>();
     for (const { collector, config } of fleet.rendered) {
       if (targets.get(collector.id)?.targetHash === config.hash) continue;
+      const build = builds.get(collector.id);
+      const missing = build && config.runtime === "otelcol" ? lackingComponents(config.body, build) : [];
+      if (missing.length > 0) {
+        lacking.add(collector.id);
+        skipped.push({ collectorId: collector.id, name: collector.name, path: "components", message: lackingReason(missing) });
+        continue;
+      }
       if (!renderedPuts.has(config.hash)) {
         renderedPuts.add(config.hash);
         renderedOps.push({ op: "put", collection: RENDERED, id: config.hash, data: config });
       }
       next.set(collector.id, config.hash);
     }
-    if (skipped.length > 0 && options.collectorIds !== undefined && !options.skipErrors) {
-      const details: ErrorDetail[] = skipped.map((f) => ({ path: `collectors/${f.collectorId}`, message: `${f.name}: ${f.message}` }));
+    // A named collector that cannot be rendered refuses the publish; one whose build lacks a component is only skipped (its plan says so).
+    const unrenderable = skipped.filter((s) => !lacking.has(s.collectorId));
+    if (unrenderable.length > 0 && options.collectorIds !== undefined && !options.skipErrors) {
+      const details: ErrorDetail[] = unrenderable.map((f) => ({ path: `collectors/${f.collectorId}`, message: `${f.name}: ${f.message}` }));
       throw new ConflictError(
         `The configuration of ${details.length} named collector(s) cannot be rendered: ${details[0]!.message}. Fix it, or publish with skipErrors to leave them as they are.`,
         "render_failed",
@@ -267,7 +314,7 @@ export class Rollouts {
       }
     }
     // A collector rendered: what an earlier render could not do is moot. One skipped keeps why, shown on its page.
-    const rendered = new Set(fleet.rendered.map((r) => r.collector.id));
+    const rendered = new Set(fleet.rendered.map((r) => r.collector.id).filter((id) => !lacking.has(id)));
     const last: WriteOp[] = renderFailures.filter((id) => rendered.has(id)).map((id) => ({ op: "delete", collection: RENDER_FAILURES, id }));
     for (const { collectorId, message } of skipped) {
       const failure: RenderFailure = { collectorId, commit, error: message, at: now, rolloutId: rollout.id };
@@ -331,7 +378,13 @@ export class Rollouts {
     const targets = await this.allTargets();
     const affected = await this.affected(snapshot, targets, scope);
     const fleet = await renderFleet(fleetRenderer(snapshot, this.trusted), affected, (id) => targets.get(id)?.pinned !== undefined, new Set(scope.collectorIds));
-    return publishPlan({ commit, fleet, targets, rendered: (hash) => this.storedRendered(hash) });
+    return publishPlan({ commit, fleet, targets, rendered: (hash) => this.storedRendered(hash), builds: await this.builds(affected) });
+  }
+
+  /** The builds the collectors reported (collectors/builds.ts), by collector id; those that reported none are absent. */
+  private async builds(collectors: readonly Collector[]): Promise<Map<string, Build>> {
+    const docs = await this.store.getMany<Build>(AVAILABLE_COMPONENTS, collectors.filter((c) => c.managementMode === "opamp").map((c) => c.id));
+    return new Map([...docs].map(([id, doc]) => [id, doc.data]));
   }
 
   private async allTargets(): Promise<Map<string, CollectorConfig>> {
@@ -351,7 +404,7 @@ export class Rollouts {
     const inConfig = new Set([...snapshot.activations.keys(), ...[...snapshot.routes.values()].map((r) => r.collectorId)]);
     // A collector some pipeline's matchers select is in the config without a record naming it.
     const withMatchers = matcherPipelines(snapshot.pipelines);
-    const collectors = await this.collectors.all();
+    const collectors = await this.collectors.allAcknowledged();
     const trusted = this.trusted();
     const keep = scope.match === undefined ? () => true : compileFilter({ match: scope.match, trusted });
     return collectors.filter(
@@ -632,10 +685,7 @@ export class Rollouts {
       if (current.state === state && current.error === error && !current.undelivered) return null;
       return { ...deliveredTarget(current), state, error, updatedAt: now };
     });
-    if (seq !== null && state === "current") {
-      const effective = (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data;
-      if (effective) await this.checkDrift(collectorId, effective.files);
-    }
+    if (seq !== null && state === "current") this.scheduleDrift(collectorId);
     if (seq !== null) {
       await this.historyWrites.update(historyId(collectorId, seq), (entry) => {
         if (!entry || entry.hash !== report.hash || (entry.state === state && (entry.error ?? null) === error)) return null;
@@ -692,24 +742,72 @@ export class Rollouts {
     });
   }
 
-  /** Stores the config the collector says it runs (shown beside the target), redacted: it holds what was delivered. */
-  async setEffective(collectorId: string, files: EffectiveConfig["files"]): Promise<void> {
+  /**
+   * Stores the config the collector says it runs (shown beside the target),
+   * redacted: it holds what was delivered; its drift is judged afterwards
+   * (`scheduleDrift`). A collector's reports are looked at at most at
+   * EFFECTIVE_CONFIG_RATE ("limited": not read, the channel asks for it again
+   * later). One over MAX_EFFECTIVE_CONFIG_BYTES is not kept ("refused"): the
+   * last one kept stays, with the refusal and its reason beside it, so a
+   * collector cannot grow the state by reporting.
+   */
+  async setEffective(collectorId: string, files: EffectiveConfig["files"]): Promise<EffectiveIntake> {
+    if (this.effectiveRate.take(collectorId) > 0) return "limited";
+    const now = new Date().toISOString();
+    const bytes = files.reduce((sum, f) => sum + Buffer.byteLength(f.name) + Buffer.byteLength(f.contentType) + Buffer.byteLength(f.body), 0);
+    if (bytes > MAX_EFFECTIVE_CONFIG_BYTES) {
+      const kept = (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data;
+      const reason = `The collector reported an effective config of ${bytes} bytes, more than the ${MAX_EFFECTIVE_CONFIG_BYTES} svc keeps; it was not kept.`;
+      const data: EffectiveConfig = { collectorId, files: kept?.files ?? [], reportedAt: kept?.reportedAt ?? now, refused: { at: now, reason } };
+      await this.store.write([{ op: "put", collection: EFFECTIVE, id: collectorId, data }]);
+      this.log.warn({ collectorId, bytes }, "an effective config report was refused: too large");
+      return "refused";
+    }
     const redacted = await Promise.all(files.map(async (file) => ({ ...file, body: await this.redact(collectorId, file.body) })));
-    const data: EffectiveConfig = { collectorId, files: redacted, reportedAt: new Date().toISOString() };
+    const data: EffectiveConfig = { collectorId, files: redacted, reportedAt: now };
     await this.store.write([{ op: "put", collection: EFFECTIVE, id: collectorId, data }]);
-    await this.checkDrift(collectorId, redacted);
+    this.scheduleDrift(collectorId);
+    return "stored";
+  }
+
+  /** Whether the collector's next effective-config report would be looked at: a channel that skipped one asks for it again then. */
+  effectiveWelcome(collectorId: string): boolean {
+    return this.effectiveRate.check(collectorId) === 0;
   }
 
   /**
-   * Compares what the collector says it runs with its target (drift.ts) and
-   * keeps the answer on the target when it changed. Also run when a target
-   * turns current: the effective config and the status may come in either order.
+   * Judges the collector's drift again, soon: asked when it reports an
+   * effective config and when its target turns current (the two may come in
+   * either order). Judged one collector at a time, in a worker
+   * (drift-isolated.ts), so reports never hold the event loop, and a
+   * collector asked for several times meanwhile is judged once, on what is
+   * stored then.
    */
-  private async checkDrift(collectorId: string, files: EffectiveConfig["files"]): Promise<void> {
+  private scheduleDrift(collectorId: string): void {
+    this.driftDue.add(collectorId);
+    this.drifting ??= this.judgeDue();
+  }
+
+  private async judgeDue(): Promise<void> {
+    try {
+      // A Set visits what is added while it is walked.
+      for (const collectorId of this.driftDue) {
+        this.driftDue.delete(collectorId);
+        await this.checkDrift(collectorId).catch((error: unknown) => this.log.error({ err: error, collectorId }, "the drift check failed"));
+      }
+    } finally {
+      this.drifting = null;
+    }
+  }
+
+  /** Compares what the collector says it runs with its target (drift.ts) and keeps the answer on the target when it changed. */
+  private async checkDrift(collectorId: string): Promise<void> {
     const current = await this.target(collectorId);
     if (!current) return;
+    const effective = (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data;
+    if (!effective) return;
     const { targetHash } = current.target;
-    const result = configDrift(current.rendered.runtime, current.rendered.body, files);
+    const result = await configDriftIsolated(current.rendered.runtime, current.rendered.body, effective.files);
     const drift: TargetDrift = { ...result, targetHash, checkedAt: new Date().toISOString() };
     await this.configWrites.update(collectorId, (target) => {
       if (!target || target.targetHash !== targetHash) return null;

@@ -138,6 +138,7 @@ describe("secretAudit", () => {
 
 describe("readForm", () => {
   test("a stored secret reads as its summary with the time it was set; env and plain values as stored", async () => {
+    const storedAt = Date.now();
     const ref = await stored(PLAINTEXT);
     const config = { endpoint: "http://gw:4318", headers: { Authorization: ref, "X-Env": { env: "TEAM" }, "X-Plain": { value: "ops", secret: false } } };
     const shown = readForm(schema, config);
@@ -145,7 +146,10 @@ describe("readForm", () => {
       endpoint: "http://gw:4318",
       headers: { Authorization: { secret: true, set: true, updatedAt: secretUpdatedAt(ref.secret) }, "X-Env": { env: "TEAM" }, "X-Plain": { value: "ops", secret: false } },
     });
-    expect(Date.now() - Date.parse((shown.headers as { Authorization: { updatedAt: string } }).Authorization.updatedAt)).toBeLessThan(60_000);
+    // Set when it was stored: between the call and now.
+    const updatedAt = Date.parse((shown.headers as { Authorization: { updatedAt: string } }).Authorization.updatedAt);
+    expect(updatedAt).toBeGreaterThanOrEqual(storedAt - (storedAt % 1000));
+    expect(updatedAt).toBeLessThanOrEqual(Date.now());
     expect(JSON.stringify(shown)).not.toContain(ref.secret);
     expect(config.headers.Authorization).toBe(ref);
   });

@@ -238,6 +238,11 @@ export abstract class ExternalStore {
     return failure;
   }
 
+  /** The error of a database that answers but whose writes stall (`reason`: what could not be done in time). */
+  protected stalled(reason: string): StorageUnavailableError {
+    return new StorageUnavailableError(`The database (${this.database}) is not taking writes: ${reason}. Retry later.`, RETRY_AFTER_SECONDS);
+  }
+
   /** The error of a write whose COMMIT got no answer and whose outcome cannot be learned: never reported as success. */
   protected commitUnknown(error: unknown): StorageUnavailableError {
     const failure = new StorageUnavailableError(

@@ -591,19 +591,42 @@ export class MongoStore extends ExternalStore implements Store {
       if (models.length > 0) await this.docs.bulkWrite(models, { session, ordered: true });
     }
     if (audit.length > 0) await this.audit.insertMany(audit.map(auditRecord), { session });
-    if (changes.length > 0) {
-      const record: ChangeRecord = { _id: token, c: changes.map((c) => [c.collection, c.id, c.version]), at: new Date() };
-      if (this.mode === "poll") {
-        const counter = await this.meta.findOneAndUpdate(
-          { _id: "seq" },
-          { $inc: { n: 1 } },
-          { session, upsert: true, returnDocument: "after" },
-        );
-        record.seq = counter!.n!;
-      }
-      await this.changes.insertOne(record, { session });
-    }
+    if (changes.length > 0) await this.announce(session, token, changes);
     return { written, changes };
+  }
+
+  /** Logs `changes` in `changes` under the write's token, numbered when replicas poll. */
+  private async announce(session: ClientSession, token: string, changes: Change[]): Promise<void> {
+    const record: ChangeRecord = { _id: token, c: changes.map((c) => [c.collection, c.id, c.version]), at: new Date() };
+    if (this.mode === "poll") {
+      const counter = await this.meta.findOneAndUpdate({ _id: "seq" }, { $inc: { n: 1 } }, { session, upsert: true, returnDocument: "after" });
+      record.seq = counter!.n!;
+    }
+    await this.changes.insertOne(record, { session });
+  }
+
+  /**
+   * Logs a record of no changes and waits for it: the change stream (and a
+   * poll, by number) delivers the log in commit order, so when it arrives,
+   * every write committed before it has reached this replica's watchers.
+   */
+  async sync(): Promise<void> {
+    this.assertOpen();
+    if (!this.feedUp) {
+      // Records may be missed until the feed is back: only reading again is sure.
+      this.watchers.resync();
+      return;
+    }
+    const token = Bun.randomUUIDv7();
+    const echo = this.echoes.expect(token);
+    try {
+      await this.transaction((session) => this.announce(session, token, []));
+    } catch (error) {
+      echo.cancel();
+      throw isConnectionError(error) ? this.unavailable(error) : error;
+    }
+    if (this.mode === "poll") void this.poll();
+    if (!(await echo.wait)) this.watchers.resync();
   }
 
   async queryAudit(query: AuditQuery): Promise<AuditEntry[]> {

@@ -7,7 +7,7 @@ import { SQL } from "bun";
 import { storeContract } from "./contract.ts";
 import { CHANGES_CHANNEL, notifyParts, PostgresStore } from "./postgres.ts";
 import type { Change } from "./store.ts";
-import { type TestDatabases, testDatabases } from "./testdb.ts";
+import { holdDocsLock, type TestDatabases, testDatabases } from "./testdb.ts";
 
 let pg: TestDatabases;
 /** The run's main database (name and URI), shared by the contract suite (emptied before each test's store). */
@@ -159,6 +159,26 @@ describe("PostgreSQL store", () => {
       await Promise.all([one.close(), two.close()]);
     }
   }, 60_000);
+
+  test("ping fails within its deadline while a table lock stalls writes, and answers again once the lock is released", async () => {
+    const store = await PostgresStore.open(mainUri);
+    let lock: { release(): Promise<void> } | undefined;
+    try {
+      await store.ping();
+      lock = await holdDocsLock(mainUri);
+      // Reads go on; a write waits for the lock, and ping says the store does not take writes.
+      expect(await store.count("stall")).toBe(0);
+      const stalled = store.write([{ op: "put", collection: "stall", id: "a", data: 1 }]);
+      await expect(store.ping()).rejects.toMatchObject({ status: 503, message: expect.stringContaining("not taking writes") });
+      await lock.release();
+      await stalled;
+      await until("ping to answer again", async () => store.ping().then(() => true, () => false));
+      expect((await store.get("stall", "a"))!.data).toBe(1);
+    } finally {
+      await lock?.release();
+      await store.close();
+    }
+  }, 30_000);
 
   test("ping fails while the database is unreachable, and opening an unreachable one fails", async () => {
     const uri = await pg.create("down");

@@ -49,9 +49,12 @@ const NOTIFY_LIMIT = 7900;
 /** pg_advisory_xact_lock(int4, int4) key of the migration lock ("svc", 1); document locks use the int8 form, a separate key space. */
 const MIGRATION_LOCK = "1937138531, 1";
 /** pg_advisory_xact_lock(int4, int4) key ("svc", 2) every write holds: shared by small batches, exclusive by large ones. */
-const BATCH_LOCK = "1937138531, 2";
+const BATCH_KEY = [1937138531, 2] as const;
+const BATCH_LOCK = BATCH_KEY.join(", ");
 /** A batch locking more documents than this takes the batch lock exclusively instead. */
 const MAX_DOCUMENT_LOCKS = 64;
+/** How long ping waits for what a write needs before the store counts as down (/readyz answers 503). */
+const PING_DEADLINE_MS = 2000;
 
 /** Append-only: a released migration is never edited, only followed by a new one. */
 const MIGRATIONS: string[] = [
@@ -368,10 +371,9 @@ export class PostgresStore extends ExternalStore implements Store {
         try {
           await this.sql.begin(async (tx) => {
             const result = await this.applyInTransaction(tx, ops, audit, token, now, updatedAt);
-            const [row] = await tx<{ x: string }[]>`SELECT pg_current_xact_id()::text AS x`;
             written = result.written;
             changes = result.changes;
-            xid = row!.x;
+            xid = result.xid;
           });
           break;
         } catch (error) {
@@ -419,7 +421,13 @@ export class PostgresStore extends ExternalStore implements Store {
     return "unknown";
   }
 
-  /** Waits for the announcement of this replica's write `token`: true when it came, false after ECHO_TIMEOUT_MS. */
+  /**
+   * The write's statements: the locks, the versions, then one statement that
+   * deletes, puts, logs the audit entries, announces and takes the
+   * transaction id (its data-modifying parts always run; an empty one does
+   * nothing). Few round trips, so documents stay locked briefly: writers of
+   * one document queue on its lock, one transaction after another.
+   */
   private async applyInTransaction(
     tx: SQL,
     ops: WriteOp[],
@@ -427,9 +435,11 @@ export class PostgresStore extends ExternalStore implements Store {
     token: string,
     now: Date,
     updatedAt: string,
-  ): Promise<{ written: Doc[]; changes: Change[] }> {
+  ): Promise<{ written: Doc[]; changes: Change[]; xid: string }> {
     const written: Doc[] = [];
     const changes: Change[] = [];
+    const deletes: { collection: string; id: string }[] = [];
+    const puts: { collection: string; id: string; version: number; data: unknown }[] = [];
     if (ops.length > 0) {
       const keys = [...new Set(ops.map((op) => keyOf(op.collection, op.id)))];
       // Sorted, so two batches over the same documents cannot deadlock.
@@ -437,8 +447,9 @@ export class PostgresStore extends ExternalStore implements Store {
       if (locks.length > MAX_DOCUMENT_LOCKS) {
         await tx.unsafe(`SELECT pg_advisory_xact_lock(${BATCH_LOCK})`);
       } else {
-        await tx.unsafe(`SELECT pg_advisory_xact_lock_shared(${BATCH_LOCK})`);
-        await tx`SELECT pg_advisory_xact_lock(k) FROM unnest(${locks.map(String)}::text[]::int8[]) WITH ORDINALITY AS l(k, n) ORDER BY n`;
+        // The batch lock shared first (an uncorrelated condition, run once before any row), then each document's in order.
+        await tx`SELECT pg_advisory_xact_lock(k) FROM unnest(${locks.map(String)}::text[]::int8[]) WITH ORDINALITY AS l(k, n)
+          WHERE (SELECT pg_advisory_xact_lock_shared(${BATCH_KEY[0]}::int4, ${BATCH_KEY[1]}::int4)::text) IS NOT NULL ORDER BY n`;
       }
       const collections = ops.map((op) => op.collection);
       const ids = ops.map((op) => op.id);
@@ -465,8 +476,6 @@ export class PostgresStore extends ExternalStore implements Store {
           changes.push({ collection: op.collection, id: op.id, version: 0, op: "delete" });
         }
       }
-      const deletes: { collection: string; id: string }[] = [];
-      const puts: { collection: string; id: string; version: number; data: unknown }[] = [];
       for (const [key, state] of final) {
         if (state) puts.push(state);
         else {
@@ -474,36 +483,34 @@ export class PostgresStore extends ExternalStore implements Store {
           deletes.push({ collection: key.slice(0, at), id: key.slice(at + 1) });
         }
       }
-      if (deletes.length > 0) {
-        await tx`DELETE FROM docs d USING unnest(${deletes.map((d) => d.collection)}::text[], ${deletes.map((d) => d.id)}::text[]) AS k(c, i)
-          WHERE d.collection = k.c AND d.id = k.i`;
-      }
-      if (puts.length > 0) {
-        const texts = puts.map((p) => {
-          const text = JSON.stringify(p.data);
-          if (text === undefined) throw new TypeError(`${p.collection}/${p.id}: the document is not JSON`);
-          return text;
-        });
-        await tx`INSERT INTO docs (collection, id, version, data, updated_at)
-          SELECT c, i, v, d::json, ${now}::timestamptz
-          FROM unnest(${puts.map((p) => p.collection)}::text[], ${puts.map((p) => p.id)}::text[],
-                      ${puts.map((p) => String(p.version))}::text[]::int8[], ${texts}::text[]) AS k(c, i, v, d)
-          ON CONFLICT (collection, id) DO UPDATE
-            SET version = EXCLUDED.version, data = EXCLUDED.data, updated_at = EXCLUDED.updated_at`;
-      }
     }
-    if (audit.length > 0) {
-      await tx`INSERT INTO audit (id, time, actor, action, entry)
+    const texts = puts.map((p) => {
+      const text = JSON.stringify(p.data);
+      if (text === undefined) throw new TypeError(`${p.collection}/${p.id}: the document is not JSON`);
+      return text;
+    });
+    // Delivered on COMMIT only, in order, and dropped on ROLLBACK.
+    const parts = changes.length > 0 ? notifyParts(token, changes, this.notifyLimit) : [];
+    const [row] = await tx<{ x: string }[]>`
+      WITH removed AS (
+        DELETE FROM docs d USING unnest(${deletes.map((d) => d.collection)}::text[], ${deletes.map((d) => d.id)}::text[]) AS k(c, i)
+        WHERE d.collection = k.c AND d.id = k.i
+      ), stored AS (
+        INSERT INTO docs (collection, id, version, data, updated_at)
+        SELECT c, i, v, d::json, ${now}::timestamptz
+        FROM unnest(${puts.map((p) => p.collection)}::text[], ${puts.map((p) => p.id)}::text[],
+                    ${puts.map((p) => String(p.version))}::text[]::int8[], ${texts}::text[]) AS k(c, i, v, d)
+        ON CONFLICT (collection, id) DO UPDATE
+          SET version = EXCLUDED.version, data = EXCLUDED.data, updated_at = EXCLUDED.updated_at
+      ), logged AS (
+        INSERT INTO audit (id, time, actor, action, entry)
         SELECT i, t, a, x, e::json
         FROM unnest(${audit.map((e) => e.id)}::text[], ${audit.map((e) => e.time)}::text[], ${audit.map((e) => e.actor)}::text[],
-                    ${audit.map((e) => e.action)}::text[], ${audit.map((e) => JSON.stringify(e))}::text[]) AS k(i, t, a, x, e)`;
-    }
-    if (changes.length > 0) {
-      const parts = notifyParts(token, changes, this.notifyLimit);
-      // Delivered on COMMIT only, in order, and dropped on ROLLBACK.
-      await tx`SELECT pg_notify(${CHANGES_CHANNEL}, p) FROM unnest(${parts}::text[]) WITH ORDINALITY AS n(p, o) ORDER BY o`;
-    }
-    return { written, changes };
+                    ${audit.map((e) => e.action)}::text[], ${audit.map((e) => JSON.stringify(e))}::text[]) AS k(i, t, a, x, e)
+      )
+      SELECT pg_current_xact_id()::text AS x,
+        (SELECT count(*) FROM (SELECT pg_notify(${CHANGES_CHANNEL}, p) FROM unnest(${parts}::text[]) WITH ORDINALITY AS n(p, o) ORDER BY o) s) AS n`;
+    return { written, changes, xid: row!.x };
   }
 
   async queryAudit(query: AuditQuery): Promise<AuditEntry[]> {
@@ -560,13 +567,57 @@ export class PostgresStore extends ExternalStore implements Store {
     }
   }
 
-  /** One query, not retried: health answers promptly with the current state. */
+  /**
+   * A NOTIFY of no changes in a transaction of its own, and the wait for it:
+   * PostgreSQL delivers the notifications of different transactions in the
+   * order they committed, so when this one arrives, every write committed
+   * before it has been announced to this replica's watchers.
+   */
+  async sync(): Promise<void> {
+    this.assertOpen();
+    if (!this.feedUp) {
+      // Announcements are lost until the feed is back: only reading again is sure.
+      this.resync();
+      return;
+    }
+    const token = `${this.instance}:${++this.seq}`;
+    const echo = this.echoes.expect(token);
+    try {
+      const [marker] = notifyParts(token, [], this.notifyLimit);
+      await this.retrying(() => this.sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${marker!})`);
+    } catch (error) {
+      echo.cancel();
+      throw error;
+    }
+    if (!(await echo.wait)) this.resync();
+  }
+
+  /**
+   * One transaction, not retried, bounded by PING_DEADLINE_MS on the server
+   * (statement_timeout) and here (a pool whose connections all wait on a
+   * stalled write has none to lend): it takes the lock every write takes on
+   * docs and audit, so a table lock that stalls writes fails it, and gets a
+   * transaction id, as a write does before it commits.
+   */
   async ping(): Promise<void> {
     this.assertOpen();
+    const stalled = `a write could not take its locks within ${PING_DEADLINE_MS} ms`;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), PING_DEADLINE_MS)));
+    const probe = this.sql.begin(async (tx) => {
+      await tx.unsafe(`SET LOCAL statement_timeout = ${PING_DEADLINE_MS}`);
+      await tx`LOCK TABLE docs, audit IN ROW EXCLUSIVE MODE`;
+      await tx`SELECT pg_current_xact_id()`;
+    });
+    probe.catch(() => {}); // a failure after the deadline was answered already
     try {
-      await this.sql`SELECT 1`;
+      if ((await Promise.race([probe, deadline])) === "late") throw this.stalled(stalled);
     } catch (error) {
+      // 57014: statement_timeout ended the wait for the lock.
+      if ((error as { errno?: string }).errno === "57014") throw this.stalled(stalled);
       throw isConnectionError(error) ? this.unavailable(error) : error;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -233,6 +233,11 @@ export class SqliteStore implements Store {
     return () => this.listeners.delete(listener);
   }
 
+  /** One process writes, and tells its listeners before the write returns: nothing is ever in flight. */
+  async sync(): Promise<void> {
+    if (this.closed) throw new Error("the embedded store is closed");
+  }
+
   async ping(): Promise<void> {
     if (this.closed) throw new Error("the embedded store is closed");
     this.db.query("SELECT 1").get();
@@ -246,16 +251,20 @@ export class SqliteStore implements Store {
   }
 }
 
-/** Throws ConflictError when `op.expect` does not hold for the current version (null = absent). */
+/**
+ * Throws ConflictError("version_conflict") when `op.expect` does not hold for
+ * the current version (null = absent). The message may reach an API answer
+ * when the domain does not retry, so it names no stored document (a
+ * collection and id are internal); the domain says which record it was.
+ */
 export function checkGuard(op: WriteOp, current: number | null): void {
   const expect = op.expect;
   if (expect === undefined) return;
   const ok =
     expect === "absent" ? current === null : expect === "present" ? current !== null : current === expect;
   if (!ok) {
-    const found = current === null ? "absent" : `at version ${current}`;
     throw new ConflictError(
-      `${op.collection}/${op.id} changed meanwhile: expected ${typeof expect === "number" ? `version ${expect}` : expect}, found ${found}.`,
+      "A record this change depends on was changed meanwhile by another write, so nothing of this change was stored. Read it again and retry.",
       "version_conflict",
     );
   }

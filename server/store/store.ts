@@ -113,7 +113,19 @@ export interface Store {
    * store never calls it.
    */
   watch(listener: ChangeListener, onResync?: () => void): () => void;
-  /** Throws when the backing storage cannot serve. */
+  /**
+   * Resolves once this store's watchers have heard every write committed,
+   * on any replica, before the call, or have been told to resync (when the
+   * feed cannot show that in time): read-your-cluster's-writes for a cache
+   * the feed keeps (view.ts), before an operation that must see every record
+   * acknowledged anywhere, such as a bulk edit by matcher.
+   */
+  sync(): Promise<void>;
+  /**
+   * Throws when the backing storage cannot serve, within a bounded time: an
+   * external store also proves that a write could take its locks now, so a
+   * database whose writes stall (a table lock held) is not ready.
+   */
   ping(): Promise<void>;
   close(): Promise<void>;
 }

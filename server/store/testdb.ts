@@ -55,3 +55,36 @@ export async function testDatabases(): Promise<TestDatabases> {
     },
   };
 }
+
+/**
+ * Holds `LOCK TABLE docs IN EXCLUSIVE MODE` on the database at `uri` in a
+ * connection of its own until `release`: reads go on, every write waits.
+ * Resolves once the lock is held; `release` (once or more) ends the transaction and the connection.
+ */
+export async function holdDocsLock(uri: string): Promise<{ release(): Promise<void> }> {
+  const locker = new SQL(uri, { max: 1, connection: { application_name: "svc-test-locker" } });
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const holding = new Promise<void>((resolve) => (locked = resolve));
+  const held = locker.begin(async (tx) => {
+    await tx`LOCK TABLE docs IN EXCLUSIVE MODE`;
+    locked();
+    await released;
+  });
+  try {
+    await Promise.race([holding, held]);
+  } catch (error) {
+    await locker.close();
+    throw error;
+  }
+  let ended: Promise<void> | undefined;
+  return {
+    release: () =>
+      (ended ??= (async () => {
+        release();
+        await held.catch(() => {});
+        await locker.close();
+      })()),
+  };
+}

@@ -5,7 +5,19 @@
  * Listing and filtering 10,000 collectors from memory takes about a
  * millisecond; from storage it took tens, which broke the p99 target.
  */
+import { nextTurn } from "../lib/next-turn.ts";
 import type { Doc, Store } from "./store.ts";
+
+/** Longest a scan (`RecordView.scan`) runs before it lets the event loop serve others. */
+const SCAN_SLICE_MS = 8;
+
+/** A scan used up its budget of event-loop time (`RecordView.scan`) and was stopped. */
+export class ScanBudgetError extends Error {
+  constructor(readonly budgetMs: number) {
+    super(`the scan took more than ${budgetMs} ms`);
+    this.name = "ScanBudgetError";
+  }
+}
 
 interface Entry<T> {
   version: number;
@@ -17,6 +29,8 @@ export class RecordView<T extends { id: string }> {
   /** Ids in ascending order, for cursor pagination. */
   private ids: string[] = [];
   private loading: Promise<void> | null = null;
+  /** Reads of records the feed announced, not done yet. */
+  private readonly refreshing = new Set<Promise<unknown>>();
   private readonly unwatch: () => void;
 
   constructor(
@@ -32,7 +46,7 @@ export class RecordView<T extends { id: string }> {
           else if ((this.byId.get(change.id)?.version ?? 0) < change.version) stale.push(change.id);
         }
         // A record that cannot be read now (storage down) leaves the view behind: the next reader reloads it whole.
-        if (stale.length > 0) this.refresh(stale).catch(() => (this.loading = null));
+        if (stale.length > 0) this.track(this.refresh(stale).catch(() => (this.loading = null)));
       },
       () => this.resync(),
     );
@@ -42,6 +56,24 @@ export class RecordView<T extends { id: string }> {
   ready(): Promise<void> {
     this.loading ??= this.load();
     return this.loading;
+  }
+
+  /**
+   * Ready, and holding every record acknowledged on any replica before the
+   * call: the store's feed caught up (Store.sync) and the reads it set off
+   * done. A round trip and a wait for the feed, so only for what must see
+   * the whole cluster's writes (a bulk edit by matcher), not for every page.
+   */
+  async current(): Promise<void> {
+    await this.store.sync();
+    await Promise.all(this.refreshing);
+    await this.ready();
+  }
+
+  /** A read of changed records in flight, until it settles (it never rejects). */
+  private track(refresh: Promise<unknown>): void {
+    this.refreshing.add(refresh);
+    void refresh.finally(() => this.refreshing.delete(refresh));
   }
 
   /** Reads the whole collection again; readers wait for it. A failed reload is tried again by the next ready(). */
@@ -101,6 +133,39 @@ export class RecordView<T extends { id: string }> {
     let i = after === undefined ? 0 : this.indexOf(after);
     if (after !== undefined && this.ids[i] === after) i++;
     for (; i < this.ids.length; i++) {
+      const record = this.byId.get(this.ids[i]!)!.data;
+      if (!keep(record)) continue;
+      if (items.length === limit) return { items, nextCursor: items[limit - 1]!.id };
+      items.push(record);
+    }
+    return { items, nextCursor: null };
+  }
+
+  /**
+   * `page` for a `keep` that may be slow (a caller's regular expressions over
+   * the whole fleet): the same answer, but the walk yields to the event loop
+   * every SCAN_SLICE_MS, so one call never holds it for longer than that and
+   * one `keep`. Records written meanwhile are seen or not, as in a later page.
+   * Past `budgetMs` of its own time (the slices added up) it throws ScanBudgetError.
+   */
+  async scan(keep: (record: T) => boolean, limit: number, after?: string, budgetMs = Number.POSITIVE_INFINITY): Promise<{ items: T[]; nextCursor: string | null }> {
+    const items: T[] = [];
+    let i = after === undefined ? 0 : this.indexOf(after);
+    if (after !== undefined && this.ids[i] === after) i++;
+    let sliceStart = performance.now();
+    let spent = 0;
+    for (; i < this.ids.length; i++) {
+      const slice = performance.now() - sliceStart;
+      if (slice > SCAN_SLICE_MS) {
+        spent += slice;
+        if (spent > budgetMs) throw new ScanBudgetError(budgetMs);
+        const next = this.ids[i]!;
+        await nextTurn();
+        sliceStart = performance.now();
+        // Ids may have been inserted or removed meanwhile: go on from the first one not yet looked at.
+        i = this.indexOf(next);
+        if (i === this.ids.length) break;
+      }
       const record = this.byId.get(this.ids[i]!)!.data;
       if (!keep(record)) continue;
       if (items.length === limit) return { items, nextCursor: items[limit - 1]!.id };

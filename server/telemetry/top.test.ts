@@ -91,14 +91,14 @@ test("a collector svc sees offline, or silent for longer than the window, is not
   expect(silent.result()).toMatchObject({ reporting: 0, current: null });
 });
 
-test("one pass over 100,000 collectors, 10,000 of them reporting, stays well under a second", () => {
+// How long this pass takes is bench/fleet-top.ts's to measure (BENCHMARKS.md), not a test's.
+test("one pass over 100,000 collectors, 10,000 of them reporting, counts the reporting ones and keeps only the top n", () => {
   const window = new ThroughputWindow();
   for (let i = 0; i < 10_000; i++) feed(window, `c${i}`, [[ACCEPTED, "otlp", i % 977], [SENT, "out", i % 977], [FAILED, "out", i % 13]]);
   const top = new FleetThroughput(window, 5);
-  const started = performance.now();
   for (let i = 0; i < 100_000; i++) top.offer(`c${i}`, `c${i}`);
-  const ms = performance.now() - started;
-  expect(top.result().reporting).toBe(10_000);
-  expect(top.result().byRecords[0]!.rate).toBe(976);
-  expect(ms).toBeLessThan(1000);
+  const result = top.result();
+  expect(result.reporting).toBe(10_000);
+  expect(result.byRecords.map((r) => r.rate)).toEqual([976, 976, 976, 976, 976]);
+  expect(result.byErrors.map((r) => r.rate)).toEqual([12, 12, 12, 12, 12]);
 });

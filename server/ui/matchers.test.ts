@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { matches, parseMatcher } from "../../shared/matchers.ts";
+import { MAX_MATCHER_PROGRAM, matches, parseMatcher } from "../../shared/matchers.ts";
 import { matcherProblem, selectionMatchers } from "./matchers.ts";
 
 test("a matcher's problem names its column; a good one has none", () => {
@@ -23,4 +23,11 @@ test("selection matchers stay under the API's length and select exactly the ids,
   for (const other of ["ab", "a-b", "x", "y", "quote", "0193a0c4-7d2e-7000-8000-00000000030", "0193a0c4-7d2e-7000-8000-000000000001x", ""]) expect(selects(other)).toBe(false);
   expect(selectionMatchers([])).toEqual([]);
   expect(() => selectionMatchers(["x".repeat(300)], 200)).toThrow(RangeError);
+});
+
+test("selection matchers of UUIDs at the API's length stay within its RE2 program cap, so none is refused", () => {
+  const ids = Array.from({ length: 500 }, () => crypto.randomUUID());
+  const out = selectionMatchers(ids);
+  expect(out.flatMap((c) => c.ids)).toEqual(ids);
+  for (const { match } of out) expect(parseMatcher(match).program).toBeLessThanOrEqual(MAX_MATCHER_PROGRAM);
 });

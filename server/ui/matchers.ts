@@ -3,7 +3,7 @@
  * does): what is wrong with one as it is typed, and matchers that select an
  * explicit set of collectors by id, for the bulk tag edit of a selection.
  */
-import { Matcher, MatcherSyntaxError, parseMatcher } from "../../shared/matchers.ts";
+import { MAX_MATCHER_PROGRAM, Matcher, MatcherSyntaxError, parseMatcher, programBound } from "../../shared/matchers.ts";
 
 /** The API's longest matcher (server/api/collectors.ts MATCHER_MAX). */
 export const MATCHER_MAX = 1024;
@@ -40,28 +40,36 @@ export interface SelectionChunk {
 }
 
 /**
- * Matchers `collector.id=~"id1|id2|…"`, each at most `max` characters, that
- * together select exactly `ids`: the API edits tags by matchers, and one
- * call per matcher edits a selection of any size.
+ * Matchers `collector.id=~"id1|id2|…"`, each at most `max` characters and
+ * within the API's RE2 program cap (MAX_MATCHER_PROGRAM), that together
+ * select exactly `ids`: the API edits tags by matchers, and one call per
+ * matcher edits a selection of any size.
  */
 export function selectionMatchers(ids: readonly string[], max = MATCHER_MAX): SelectionChunk[] {
   const empty = PREFIX.length + 2;
+  // The anchors' ^(?:…)$ and the program's own instructions.
+  const emptyProgram = programBound("^(?:)$");
   const out: SelectionChunk[] = [];
   let chunk: string[] = [];
   let patterns: string[] = [];
   let length = empty;
+  let program = emptyProgram;
   const flush = () => {
     out.push({ match: String(new Matcher("collector.id", "=~", patterns.join("|"))), ids: chunk });
     chunk = [];
     patterns = [];
     length = empty;
+    program = emptyProgram;
   };
   for (const id of ids) {
     const pattern = quoteMeta(id);
     const cost = quotedLength(pattern) - 2;
-    if (empty + cost > max) throw new RangeError(`collector id ${JSON.stringify(id)} is too long for a matcher`);
-    if (chunk.length > 0 && length + 1 + cost > max) flush();
+    // Its instructions and the alternation's one: programBound of the pattern alone, less the program's own two.
+    const size = programBound(pattern) - 2 + 1;
+    if (empty + cost > max || emptyProgram + size > MAX_MATCHER_PROGRAM) throw new RangeError(`collector id ${JSON.stringify(id)} is too long for a matcher`);
+    if (chunk.length > 0 && (length + 1 + cost > max || program + size > MAX_MATCHER_PROGRAM)) flush();
     length += (chunk.length > 0 ? 1 : 0) + cost;
+    program += size;
     chunk.push(id);
     patterns.push(pattern);
   }

@@ -22,6 +22,8 @@ import { until } from "../opamp/helpers.ts";
 
 let server: TestServer;
 let wsUrl: string;
+/** Longest a session waits for its welcome, or a refused upgrade for its answer. */
+const WAIT_MS = 10_000;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -86,13 +88,20 @@ class FakeAgent {
     };
   }
 
-  /** Resolves on the welcome. `credential` undefined: the one this id was issued, if any; null: none. */
+  /**
+   * Resolves on the welcome; fails naming the agent when the session is refused, closed
+   * before a welcome, or not welcomed within WAIT_MS. `credential` undefined: the one this
+   * id was issued, if any; null: none.
+   */
   static connect(token: string, agentId: string, credential: string | null = credentials.get(agentId) ?? null): Promise<FakeAgent> {
     return new Promise((resolve, reject) => {
       const headers = { Authorization: `Bearer ${token}`, "X-Svc-Agent-Id": agentId, ...(credential !== null ? { "X-Svc-Agent-Credential": credential } : {}) };
       const ws = new WebSocket(wsUrl, { headers } as unknown as string[]);
-      new FakeAgent(ws, agentId, resolve);
-      ws.onerror = () => reject(new Error("refused"));
+      const fail = (why: string) => (clearTimeout(timer), ws.close(), reject(new Error(`agent ${agentId}: ${why}`)));
+      const timer = setTimeout(() => fail(`no welcome within ${WAIT_MS} ms`), WAIT_MS);
+      const agent = new FakeAgent(ws, agentId, (welcomed) => (clearTimeout(timer), resolve(welcomed)));
+      ws.onerror = () => fail("the session was refused");
+      ws.addEventListener("close", () => agent.received.some((m) => m.type === "welcome") || fail(`closed ${agent.closed?.code} before a welcome`));
     });
   }
 
@@ -109,10 +118,19 @@ async function agentToken(extra: Record<string, unknown> = {}): Promise<{ token:
   return server.call<{ token: string; id: string }>("/enrollment-tokens", "POST", { kind: "agent", ...extra });
 }
 
-function upgrade(headers: Record<string, string>): Promise<Response> {
-  return fetch(`${server.base}/v1/agent`, {
-    headers: { Upgrade: "websocket", Connection: "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13", ...headers },
-  });
+/**
+ * An upgrade request the server should refuse. One it accepts never answers a plain
+ * fetch (the socket becomes a WebSocket), so past WAIT_MS this fails saying so.
+ */
+async function upgrade(headers: Record<string, string>): Promise<Response> {
+  try {
+    return await fetch(`${server.base}/v1/agent`, {
+      headers: { Upgrade: "websocket", Connection: "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13", ...headers },
+      signal: AbortSignal.timeout(WAIT_MS),
+    });
+  } catch (error) {
+    throw new Error(`the upgrade as agent ${headers["X-Svc-Agent-Id"] ?? "(no id)"} was not refused within ${WAIT_MS} ms (accepted?): ${(error as Error).message}`);
+  }
 }
 
 describe("admission", () => {

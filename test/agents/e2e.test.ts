@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
 import { linkSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, bootstrapToken, isListening, processMemory, REPO, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
+import { BUN, bootstrapToken, isListening, processMemory, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
+import { built } from "../built.ts";
 import { until } from "../opamp/helpers.ts";
 
 const ADMIN = bootstrapToken();
@@ -58,9 +59,7 @@ interface AgentView {
 
 beforeAll(async () => {
   dir = tempDir("svc-agent-e2e-");
-  binary = join(dir, "svc-agent");
-  const build = Bun.spawnSync(["bash", join(REPO, "scripts/build-agent.sh"), "--outfile", binary], { stdout: "pipe", stderr: "pipe" });
-  if (build.exitCode !== 0) throw new Error(`building the agent failed: ${build.stderr}`);
+  binary = built("dist/svc-agent"); // compiled before the tests by scripts/build-for-tests.sh
   statePath = join(dir, "state.db");
   server = await startServer({ statePath, env: { SVC_BOOTSTRAP_ADMINTOKEN: ADMIN, SVC_LOGGING_LEVEL: "warn" } });
 }, 60_000);

@@ -16,7 +16,7 @@ import { GetConfigRequestSchema } from "../../server/gen/collector/v1/collector_
 import { AgentToServerSchema, ServerErrorResponseType } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
-import { CAPS, description, RawAgent, until, uuidBytes } from "../opamp/helpers.ts";
+import { CAPS, description, RawAgent, until, uuidBytes, within } from "../opamp/helpers.ts";
 import policy from "./access-policy.json" with { type: "json" };
 
 /** How a refusal must look: the API's error JSON, Connect's, OTLP's google.rpc.Status as JSON, or only a status. */
@@ -182,7 +182,7 @@ beforeAll(async () => {
   const ws = new WebSocket(`${server.base.replace("http", "ws")}/v1/agent`, {
     headers: { Authorization: `Bearer ${enrollment.agent}`, "X-Svc-Agent-Id": AGENT_ID },
   } as unknown as string[]);
-  await new Promise((resolve, reject) => ((ws.onopen = resolve), (ws.onerror = reject)));
+  await within(new Promise((resolve, reject) => ((ws.onopen = resolve), (ws.onerror = reject))), 10_000, `agent ${AGENT_ID}'s session to open`);
   ws.close();
   await until(async () => (await server.app.agents.flush(), (await server.app.agents.get(AGENT_ID)).status === "offline"), 5000);
 

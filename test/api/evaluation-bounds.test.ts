@@ -1,10 +1,13 @@
 /**
  * Work a caller hands the server to evaluate (a dry-run's conditions and
  * patterns, a topology's filters to validate) never holds the event loop:
- * while each slow request runs, another client polls /healthz every 20 ms
- * over a real socket and no poll waits as long as one of these patterns would
- * hold it if it ran on the loop. Oversized filters and chains are refused up
- * front, naming the key, with nothing stored.
+ * while each slow request runs, another client on the same loop polls
+ * /healthz over a real socket, and a poll is answered while the dry-run
+ * runs (one run on the loop would let none through until it ended); the
+ * largest topology is checked, not run, so it is answered within a deadline
+ * that running its patterns would exceed by minutes. Nothing is timed: a busy
+ * machine makes it slower, not failed. Oversized filters and chains are
+ * refused up front, naming the key, with nothing stored.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
@@ -15,6 +18,7 @@ import {
   MAX_FILTER_CONDITIONS,
 } from "../../server/ottl/processors.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
+import { within } from "../opamp/helpers.ts";
 import type { ErrorBody } from "../../server/http/schemas.ts";
 
 let server: TestServer;
@@ -27,7 +31,7 @@ beforeAll(async () => {
   editor = await tokenWithScopes(server, ["config:read", "config:write"]);
   destinationId = (await server.call<{ id: string }>("/destinations", "POST", { name: "gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } })).id;
   // A fresh process compiles the validators and renderers on first use, whatever the graph's
-  // size; one small save and preview first, so the timings below are of the graphs themselves.
+  // size; one small save and preview first, so the deadlines below are spent on the graphs themselves.
   const warm = (await server.call<{ id: string }>("/pipelines", "POST", { name: "warm", signal: "logs" })).id;
   const small = linear([filter(['IsMatch(body, "^GET /healthz")'])]);
   await server.call(`/pipelines/${warm}/topology`, "PUT", small);
@@ -39,11 +43,11 @@ afterAll(() => server.stop());
 const CATASTROPHIC = 'IsMatch(body, "(a+)+$")';
 const EVIL_BODY = "a".repeat(28) + "!";
 /**
- * Longest a /healthz poll may wait. A backtracking engine takes 2^28 steps on
- * EVIL_BODY, seconds per pattern, so one pattern run on the event loop fails
- * this; the margin is for a machine busy with other work, not a speed target.
+ * Deadline for saving or previewing the largest topology. A backtracking engine takes
+ * 2^28 steps on EVIL_BODY, seconds per pattern; running its hundreds of patterns
+ * would take minutes, while checking them is quick even on a busy machine.
  */
-const STALL_MS = 1000;
+const CHECKED_DEADLINE_MS = 20_000;
 
 /** `count` different backtracking patterns, so nothing can be answered from a cache. */
 const pathological = (count: number, salt = 0) =>
@@ -68,49 +72,46 @@ function linear(processors: { type: string; config: unknown }[]) {
 }
 
 /**
- * Runs `request` while polling /healthz every ~20 ms; the request's answer
- * and the longest wait. The poller shares the server's event loop, so a
- * held loop shows either as a slow answer or as a poll that starts late.
+ * Runs `request` while polling /healthz every ~20 ms (each answered 200); the
+ * request's answer and how many polls were answered before it. The poller
+ * shares the server's event loop, so while the loop is held none is answered.
  */
-async function whilePolling(request: () => Promise<Response>): Promise<{ res: Response; body: unknown; worstPollMs: number; polls: number }> {
+async function whilePolling(request: () => Promise<Response>, what: string): Promise<{ res: Response; body: unknown; pollsDuring: number }> {
   let done = false;
-  let worstPollMs = 0;
-  let polls = 0;
+  let pollsDuring = 0;
   const poller = (async () => {
     while (!done) {
-      const started = performance.now();
-      const res = await fetch(`${server.base}/healthz`);
+      const res = await within(fetch(`${server.base}/healthz`), CHECKED_DEADLINE_MS, `/healthz during ${what}`);
       await res.text();
-      const answered = performance.now();
-      polls++;
       expect(res.status).toBe(200);
+      if (!done) pollsDuring++;
       await Bun.sleep(20);
-      worstPollMs = Math.max(worstPollMs, answered - started, performance.now() - answered - 20);
     }
   })();
-  const res = await request();
+  const res = await within(request(), CHECKED_DEADLINE_MS, what);
   const body = await res.json();
   done = true;
   await poller;
-  return { res, body, worstPollMs, polls };
+  return { res, body, pollsDuring };
 }
 
 describe("a slow dry-run", () => {
   test("30 × IsMatch(body, \"(a+)+$\") on one record: /healthz is never held, the run is stopped with 422 naming the processor", async () => {
     const pipeline = await server.call<{ id: string; topology: unknown }>("/pipelines", "POST", { name: "slow-dry", signal: "logs" });
-    const { res, body, worstPollMs, polls } = await whilePolling(() =>
-      server.api(`/pipelines/${pipeline.id}/dry-run`, {
-        method: "POST",
-        token: viewer,
-        json: { input: oneRecord(EVIL_BODY), processors: [{ id: "slow", ...filter(Array.from({ length: 30 }, () => CATASTROPHIC)) }] },
-      }),
+    const { res, body, pollsDuring } = await whilePolling(
+      () =>
+        server.api(`/pipelines/${pipeline.id}/dry-run`, {
+          method: "POST",
+          token: viewer,
+          json: { input: oneRecord(EVIL_BODY), processors: [{ id: "slow", ...filter(Array.from({ length: 30 }, () => CATASTROPHIC)) }] },
+        }),
+      "the slow dry-run",
     );
     expect(res.status).toBe(422);
     expect((body as ErrorBody).error.code).toBe("dry_run_too_slow");
     expect((body as ErrorBody).error.message).toContain("processor 'slow'");
-    // The run lasted the 5 s budget, so the poller had that long to notice a held loop.
-    expect(polls).toBeGreaterThan(50);
-    expect(worstPollMs).toBeLessThan(STALL_MS);
+    // The run lasted its 5 s budget; on the loop it would have let no poll through until it ended.
+    expect(pollsDuring).toBeGreaterThan(0);
     expect(await server.call<{ topology: unknown }>(`/pipelines/${pipeline.id}`)).toMatchObject({ topology: pipeline.topology });
   }, 30_000);
 
@@ -170,17 +171,16 @@ describe("validating a topology", () => {
   ] as const) {
     test(`the most a pipeline may hold (${shape}) is checked, not run, on save and preview: /healthz is never held`, async () => {
       const pipeline = await server.call<{ id: string }>("/pipelines", "POST", { name: `big-graph-${shape.length}`, signal: "logs" });
-      const saved = await whilePolling(() => server.api(`/pipelines/${pipeline.id}/topology`, { method: "PUT", token: editor, json: topology() }));
+      const saved = await whilePolling(() => server.api(`/pipelines/${pipeline.id}/topology`, { method: "PUT", token: editor, json: topology() }), `saving ${shape}`);
       expect(saved.res.status).toBe(200);
-      expect(saved.worstPollMs).toBeLessThan(STALL_MS);
       for (const runtime of ["otelcol", "alloy"]) {
-        const previewed = await whilePolling(() =>
-          server.api(`/pipelines/${pipeline.id}/topology/preview?runtime=${runtime}`, { method: "POST", token: viewer, json: topology() }),
+        const previewed = await whilePolling(
+          () => server.api(`/pipelines/${pipeline.id}/topology/preview?runtime=${runtime}`, { method: "POST", token: viewer, json: topology() }),
+          `the ${runtime} preview of ${shape}`,
         );
         expect(previewed.res.status).toBe(200);
-        expect(previewed.worstPollMs).toBeLessThan(STALL_MS);
       }
-    }, 30_000);
+    }, 4 * CHECKED_DEADLINE_MS);
   }
 
   test("one processor, condition or character too many is a 400 naming the key, and the stored graph is unchanged", async () => {

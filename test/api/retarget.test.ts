@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { remoteConfigClient } from "../remotecfg/client.ts";
 import { applied, description, RawAgent, until, uuidBytes } from "../opamp/helpers.ts";
-import type { ServerToAgent } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import { RemoteConfigStatuses, type ServerToAgent } from "../../server/gen/opamp/v1/opamp_pb.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -133,6 +133,45 @@ test("a reconnect with a new AgentDescription attribute on a trusted key re-targ
   agent.close();
   const { items } = await history(roaming.id);
   expect(items.map(({ commit, cause }) => ({ commit, cause }))).toEqual([{ commit: published, cause: "attributes" }]);
+});
+
+test("a reconnect with changed attributes is answered with the config rendered for them alone: no stale config first, no rollback recorded", async () => {
+  await pipeline("/var/log/zone-a.log", ['zone="a"']);
+  await pipeline("/var/log/zone-b.log", ['zone="b"']);
+  const mover = await call<{ id: string }>("/collectors", "POST", { name: "mover" });
+  const uid = uuidBytes();
+  const first = await connect(mover.id, { "service.name": "mover" }, { zone: "a" }, uid);
+  await server.app.retargeting.idle();
+  const pushedA = first.agent.next((m) => m.remoteConfig !== undefined);
+  await commitAndPublish("Zones");
+  const configA = await pushedA;
+  expect(body(configA)).toContain("/var/log/zone-a.log");
+  await first.agent.call({ remoteConfigStatus: applied(configA.remoteConfig!.configHash) });
+  await until(async () => (await server.app.rollouts.target(mover.id))?.target.state === "current");
+  first.agent.close();
+  await first.agent.waitClosed();
+
+  // As a restarted supervisor: everything in its first message, the config it runs (zone a) and its new zone.
+  const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, first.token, uid);
+  const reply = await agent.call({ agentDescription: description({ "service.name": "mover" }, { zone: "b" }), remoteConfigStatus: applied(configA.remoteConfig!.configHash) });
+  expect(reply.remoteConfig).toBeDefined();
+  expect(body(reply)).toContain("/var/log/zone-b.log");
+  expect(body(reply)).not.toContain("/var/log/zone-a.log");
+  await agent.call({ remoteConfigStatus: applied(reply.remoteConfig!.configHash, RemoteConfigStatuses.RemoteConfigStatuses_APPLYING) });
+  await agent.call({ remoteConfigStatus: applied(reply.remoteConfig!.configHash) });
+  await until(async () => (await server.app.rollouts.target(mover.id))?.target.state === "current");
+  // Everything the session was sent: one config, the new one.
+  expect(agent.received.filter((m) => m.remoteConfig !== undefined)).toHaveLength(1);
+  agent.close();
+  const items = await until(async () => {
+    const { items } = await call<{ items: (Entry & { state: string; collectorRolledBackTo?: number })[] }>(`/collectors/${mover.id}/config-history`);
+    return items.at(-1)?.state === "current" && items;
+  });
+  expect(items.map(({ cause, state, collectorRolledBackTo }) => ({ cause, state, collectorRolledBackTo }))).toEqual([
+    { cause: "publish", state: "superseded", collectorRolledBackTo: undefined },
+    { cause: "attributes", state: "current", collectorRolledBackTo: undefined },
+  ]);
+  expect((await server.app.rollouts.target(mover.id))!.target.collectorRollback).toBeUndefined();
 });
 
 test("the collector is rendered at the latest fleet publish even when that publish left its older target as it was", async () => {

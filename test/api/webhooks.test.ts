@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "../../server/store/sqlite.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { until } from "../opamp/helpers.ts";
 import { webhookReceiver } from "../webhooks/receiver.ts";
 
 const SECRET = "receiver-secret-0123";
@@ -21,14 +22,6 @@ function receiver(status: () => number) {
   const rx = webhookReceiver(status);
   cleanups.push(rx.stop);
   return rx;
-}
-
-async function until(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error("timed out");
-    await Bun.sleep(100);
-  }
 }
 
 test("create, list without the secret, refuse plain http to a remote host, delete (audited)", async () => {
@@ -66,13 +59,13 @@ test("a pending delivery survives a restart over the same state file", async () 
   const first: TestServer = await startTestServer(env, open);
   const hook = await first.call<{ id: string }>("/webhooks", "POST", { url: rx.url, events: ["rollout.completed"], secret: SECRET });
   await first.app.webhooks.emit("rollout.completed", "r-restart", { rolloutId: "r-restart" });
-  await until(() => rx.got.length === 1); // the first attempt answers 500: a retry is queued
+  await until(async () => rx.got.length === 1, 20_000, 100, "the first delivery"); // the first attempt answers 500: a retry is queued
   await first.stop();
 
   up = true;
   const second = await startTestServer(env, open);
   cleanups.push(() => second.stop());
-  await until(() => rx.got.length === 2, 30_000);
+  await until(async () => rx.got.length === 2, 30_000, 100, "the retried delivery");
   const { body, signature } = rx.got[1]!;
   expect(body).toBe(rx.got[0]!.body);
   const [t, v1] = signature.split(",").map((p) => p.split("=")[1]!);
@@ -121,7 +114,7 @@ test("with webhooks.allowPrivateTargets a receiver on loopback gets its delivery
   const rx = receiver(() => 200);
   await server.call("/webhooks", "POST", { url: rx.url, events: ["rollout.completed"], secret: SECRET });
   await server.app.webhooks.emit("rollout.completed", "r-local", { rolloutId: "r-local" });
-  await until(() => rx.got.length === 1);
+  await until(async () => rx.got.length === 1, 20_000, 100, "the delivery");
   expect(JSON.parse(rx.got[0]!.body).data).toEqual({ rolloutId: "r-local" });
   // The metadata service stays out of reach even so.
   const res = await server.api("/webhooks", { method: "POST", json: { url: "https://169.254.169.254/", events: ["rollout.failed"], secret: SECRET } });

@@ -68,7 +68,7 @@ test("disk full on the embedded store: writes refused with 507, reads served, no
   const gitdir = join(mountDir, "config.git");
   const filler = join(mountDir, "filler");
   const admin = bootstrapToken();
-  const start = () => startServer({ statePath, env: { SVC_BOOTSTRAP_ADMINTOKEN: admin, SVC_LOGGING_LEVEL: "error" }, readyTimeoutMs: 15_000 });
+  const start = () => startServer({ statePath, env: { SVC_BOOTSTRAP_ADMINTOKEN: admin, SVC_LOGGING_LEVEL: "error" } });
   let server: ServerProcess = await start();
   const req = (path: string, method = "GET", json?: unknown) => api(server.base, admin, path, { method, json });
   const call = async <T = Record<string, unknown>>(path: string, method = "GET", json?: unknown): Promise<T> => {

@@ -28,7 +28,7 @@ test(`a reconnect storm of ${COLLECTORS} OpAMP agents after kill -9: every one b
   const agents = await seedCollectors(statePath, COLLECTORS);
   const admin = bootstrapToken();
   const env = { SVC_BOOTSTRAP_ADMINTOKEN: admin, SVC_LOGGING_LEVEL: "error" };
-  let server: ServerProcess = await startServer({ statePath, env, readyTimeoutMs: 20_000 });
+  let server: ServerProcess = await startServer({ statePath, env });
   const port = server.port;
   const call = async <T = Record<string, unknown>>(path: string, method = "GET", json?: unknown): Promise<T> => {
     const res = await api(server.base, admin, path, { method, json });
@@ -47,7 +47,7 @@ test(`a reconnect storm of ${COLLECTORS} OpAMP agents after kill -9: every one b
   const rollout = await call<{ commit: string }>("/publish", "POST");
   server.proc.kill("SIGKILL");
   await server.exited;
-  server = await startServer({ statePath, env, port, readyTimeoutMs: 20_000 });
+  server = await startServer({ statePath, env, port });
   const restarted = performance.now();
 
   const end = await until("every agent back and running one config", 45_000, (p) => p.connected === COLLECTORS && p.withConfig === COLLECTORS && Object.values(p.hashes).filter((n) => n > 0).length === 1);

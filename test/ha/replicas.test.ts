@@ -12,7 +12,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { AgentToServerSchema, ServerToAgentSchema, type ServerToAgent } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
 import { deploymentKit } from "../deployment.ts";
-import { applied, CAPS, description, until, uuidBytes } from "../opamp/helpers.ts";
+import { applied, CAPS, description, until, uuidBytes, within } from "../opamp/helpers.ts";
 import { jsonCaller } from "../client.ts";
 import { bootstrapToken, killAll, removeTempDirs, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 
@@ -43,7 +43,6 @@ function replica(port?: number): Promise<ServerProcess> {
       SVC_BOOTSTRAP_ADMINTOKEN: ADMIN,
       SVC_LOGGING_LEVEL: "warn",
     },
-    readyTimeoutMs: 20_000,
   });
 }
 
@@ -166,7 +165,7 @@ describe("two replicas on one PostgreSQL database", () => {
       clients.push(client);
     }
     try {
-      await Promise.all(clients.map((c) => c.connect()));
+      await within(Promise.all(clients.map((c) => c.connect())), 30_000, "every collector's first session");
       expect(clients.filter((c) => c.connectedTo === urls[1]).length).toBe(3);
       await until(async () => (await onB<{ items: { status: string }[] }>("/collectors")).items.every((c) => c.status === "online"));
 

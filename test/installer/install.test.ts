@@ -1,6 +1,6 @@
 /**
  * installer/install.sh against a running server on loopback, installing the real
- * agent .deb into a throwaway root (dpkg --root), and stand-ins for the upstream
+ * agent .deb (scripts/build-for-tests.sh builds it before the tests) into a throwaway root (dpkg --root), and stand-ins for the upstream
  * collector packages (built here with dpkg-deb, named and laid out like the
  * releases') from the server's collector mirror, downloads.dir/collectors. Only
  * systemctl is a stub, which records its calls. Checks the files written and their
@@ -8,9 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { parse } from "yaml";
+import { builtPackages, PACKAGED } from "../built.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { BUN, freePort, REPO, removeTempDirs, tempDir } from "../process/spawn.ts";
 
@@ -28,11 +29,9 @@ const ALLOY_VERSION = "1.18.1";
 beforeAll(async () => {
   if (!isRoot) return;
   downloads = tempDir("svc-install-downloads-");
-  const build = Bun.spawnSync(["bash", join(REPO, "scripts/package.sh"), "--arch", hostArch(), "--no-server", "--out", downloads], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (build.exitCode !== 0) throw new Error(`building the agent package failed: ${build.stderr}`);
+  // The agent packages scripts/build-for-tests.sh built; copied, since the tests below rewrite SHA256SUMS.
+  const packages = builtPackages(PACKAGED.v2);
+  for (const file of readdirSync(packages)) copyFileSync(join(packages, file), join(downloads, file));
   sums = readFileSync(join(downloads, "SHA256SUMS"), "utf8");
   mirror = join(downloads, "collectors");
   mirrorSums = buildStandIns(mirror);
@@ -41,7 +40,7 @@ beforeAll(async () => {
   chmodSync(join(stubs, "systemctl"), 0o755);
   const port = freePort();
   server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}`, SVC_DOWNLOADS_DIR: downloads });
-}, 240_000);
+});
 
 afterAll(async () => {
   await server?.stop();

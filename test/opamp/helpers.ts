@@ -55,7 +55,8 @@ export class RawAgent {
 
   private constructor(
     readonly ws: WebSocket,
-    readonly uid: Uint8Array,
+    /** Changes only when the server gives it a new one (AgentIdentification), as opamp-go takes it. */
+    public uid: Uint8Array,
   ) {
     ws.binaryType = "arraybuffer";
     ws.onmessage = (event) => {
@@ -72,12 +73,13 @@ export class RawAgent {
   }
 
   /** A new session; `uid` makes it a reconnect of an earlier agent's instance. */
-  static connect(url: string, token: string, uid: Uint8Array = uuidBytes()): Promise<RawAgent> {
+  static connect(url: string, token: string, uid: Uint8Array = uuidBytes(), timeoutMs = 10_000): Promise<RawAgent> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url, { headers: { Authorization: `Bearer ${token}` } } as unknown as string[]);
       const agent = new RawAgent(ws, uid);
-      ws.onopen = () => resolve(agent);
-      ws.onerror = () => reject(new Error("WebSocket failed to open"));
+      const timer = setTimeout(() => (ws.close(), reject(new Error(`the WebSocket to ${url} did not open within ${timeoutMs} ms`))), timeoutMs);
+      ws.onopen = () => (clearTimeout(timer), resolve(agent));
+      ws.onerror = () => (clearTimeout(timer), reject(new Error(`the WebSocket to ${url} failed to open`)));
     });
   }
 
@@ -92,7 +94,7 @@ export class RawAgent {
 
   next(match: (m: ServerToAgent) => boolean = () => true, timeoutMs = 5000): Promise<ServerToAgent> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("no matching ServerToAgent in time")), timeoutMs);
+      const timer = setTimeout(() => reject(new Error(`no ServerToAgent within ${timeoutMs} ms matching ${waitedFor(undefined, match)}`)), timeoutMs);
       this.waiters.push({ match, resolve: (m) => (clearTimeout(timer), resolve(m)) });
     });
   }
@@ -107,7 +109,7 @@ export class RawAgent {
   waitClosed(timeoutMs = 5000): Promise<{ code: number; reason: string }> {
     if (this.closed) return Promise.resolve(this.closed);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("socket not closed in time")), timeoutMs);
+      const timer = setTimeout(() => reject(new Error(`the server did not close the agent's socket within ${timeoutMs} ms`)), timeoutMs);
       this.closedWaiters.push((c) => (clearTimeout(timer), resolve(c)));
     });
   }
@@ -134,14 +136,28 @@ export function recordedSession(credential: Credential) {
   return { session: newSession(connection, credential), sent, closes };
 }
 
-export async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000, stepMs = 20): Promise<T> {
+/** What a wait was for, for its failure: `what` when given, else the probe's own source text. */
+function waitedFor(what: string | undefined, probe: (...args: never[]) => unknown): string {
+  const text = what ?? probe.toString().replace(/\s+/g, " ");
+  return text.length > 240 ? `${text.slice(0, 240)}…` : text;
+}
+
+/** Polls `probe` until it answers something truthy; past `timeoutMs`, fails naming what it waited for. */
+export async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000, stepMs = 20, what?: string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
+    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms in vain for ${waitedFor(what, probe)}`);
     await Bun.sleep(stepMs);
   }
+}
+
+/** `promise`, or past `timeoutMs` a failure naming `what` was awaited. */
+export function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: Timer | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`waited ${timeoutMs} ms in vain for ${what}`)), timeoutMs)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -212,6 +228,7 @@ export async function deflateExchange(
   url: string,
   token: string,
   message: Uint8Array,
+  timeoutMs = 10_000,
 ): Promise<{ extensions: string | null; compressed: boolean; reply: ServerToAgent }> {
   const { port, hostname, pathname } = new URL(url);
   const socket = await Bun.connect({
@@ -223,19 +240,28 @@ export async function deflateExchange(
         wake?.();
       },
       close() {
+        closed = true;
         wake?.();
       },
     },
   });
   let received = Buffer.alloc(0);
   let wake: (() => void) | undefined;
-  const more = () => new Promise<void>((resolve) => (wake = resolve));
+  let closed = false;
+  const deadline = Date.now() + timeoutMs;
+  /** Resolves on the next bytes; fails naming `what` once the socket is closed or the exchange's deadline has passed. */
+  const more = (what: string) =>
+    new Promise<void>((resolve, reject) => {
+      if (closed) return reject(new Error(`the server closed the socket before ${what}`));
+      const timer = setTimeout(() => (socket.end(), reject(new Error(`no ${what} within ${timeoutMs} ms`))), Math.max(0, deadline - Date.now()));
+      wake = () => (clearTimeout(timer), resolve());
+    });
   socket.write(
     `GET ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
       `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${token}\r\n` +
       `Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; client_no_context_takeover\r\n\r\n`,
   );
-  while (received.indexOf("\r\n\r\n") < 0) await more();
+  while (received.indexOf("\r\n\r\n") < 0) await more("answer to the upgrade");
   const end = received.indexOf("\r\n\r\n");
   const head = received.subarray(0, end).toString();
   received = received.subarray(end + 4);
@@ -263,6 +289,6 @@ export async function deflateExchange(
         return { extensions, compressed: rsv1, reply: fromBinary(ServerToAgentSchema, data.subarray(1)) };
       }
     }
-    await more();
+    await more("whole ServerToAgent frame");
   }
 }

@@ -73,14 +73,14 @@ describe("a bound enrollment token presented by another instance (a cloned VM im
     const owner = await RawAgent.connect(wsUrl, token);
     await owner.call({ agentDescription: description({ "host.name": "original" }) });
 
+    const started = Date.now();
     const imposter = new RedialingAgent(wsUrl, token).start();
-    const watchMs = 2.5 * HOLD_SECONDS * 1000;
-    await Bun.sleep(watchMs);
-    const sessions = imposter.sessions;
+    await until(async () => imposter.sessions >= 3, 30_000, 20, "the imposter's third session");
     // Before the fix: closed after its first message and redialled, ~1,000 sessions within a second.
-    expect(sessions).toBeGreaterThanOrEqual(2);
-    // Sessions at 0, 1 and 2 hold times: three at most in 2.5 hold times (a shorter hold gives a fourth).
-    expect(sessions).toBeLessThanOrEqual(Math.floor(watchMs / (HOLD_SECONDS * 1000)) + 1);
+    // Now each session is held for the hold time before its close, so the third opens two holds
+    // after the first at the earliest. A lower bound the server's own timer sets: a busy machine
+    // only makes it later (how soon after the hold the client redials is not asserted).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2 * HOLD_SECONDS * 1000);
     expect(imposter.closeCodes.every((code) => code === 1008)).toBe(true);
     const error = imposter.errors[0]!.errorResponse!;
     expect(error.type).toBe(ServerErrorResponseType.ServerErrorResponseType_Unavailable);
@@ -110,10 +110,11 @@ describe("a bound enrollment token presented by another instance (a cloned VM im
     server.app.channels[index] = strict;
     try {
       const imposter = await RawAgent.connect(wsUrl, token);
-      const started = performance.now();
       imposter.send();
-      expect((await imposter.waitClosed(1000)).code).toBe(1008);
-      expect(performance.now() - started).toBeLessThan(1000);
+      expect((await imposter.waitClosed(20_000)).code).toBe(1008);
+      // Closed at once, not held: a held session is first told UNAVAILABLE with RetryInfo, and is counted as held.
+      expect(imposter.received).toEqual([]);
+      expect(strict.heldCount).toBe(0);
     } finally {
       server.app.channels[index] = channel;
       strict.stop();

@@ -126,7 +126,6 @@ describe("an opamp-go-like supervisor across a server restart", () => {
           SVC_BOOTSTRAP_ADMINTOKEN: ADMIN,
           SVC_LOGGING_LEVEL: "warn",
         },
-        readyTimeoutMs: 20_000,
       });
     let a = await replica();
     const b = await replica();

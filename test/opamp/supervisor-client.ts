@@ -21,7 +21,7 @@ import {
   type ServerToAgent,
 } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { supervisorCapabilities } from "../supervisor/config.ts";
-import { applied, description, uuidBytes } from "./helpers.ts";
+import { applied, description, uuidBytes, within } from "./helpers.ts";
 
 /** What the supervisor reports for the supervisor.yaml svc renders. */
 export const SUPERVISOR_CAPS = supervisorCapabilities(
@@ -52,9 +52,9 @@ export class SupervisorLikeClient {
     private readonly token: string,
   ) {}
 
-  /** Connects, and from then on redials whenever the connection closes, until stopped. */
+  /** Connects (failing, named, when no first session opens within 30 s), and from then on redials whenever the connection closes, until stopped. */
   async start(): Promise<void> {
-    await this.dial();
+    await within(this.dial(), 30_000, `a first session on ${this.urls.join(" or ")}`);
   }
 
   private async dial(): Promise<void> {

@@ -1,5 +1,6 @@
 /**
- * scripts/package.sh (`bun run package`) for this machine's architecture: the agent
+ * scripts/package.sh (`bun run package`) for this machine's architecture, built before the
+ * tests by scripts/build-for-tests.sh (test/built.ts): the agent
  * and server debs and rpms hold the files the spec places, with their modes and
  * maintainer scripts, and never /etc/svc/config.yaml. In a mount namespace where
  * systemd seems to run (systemctl a stub that records its calls), the deb and rpm
@@ -14,11 +15,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../server/config/load.ts";
+import { builtPackages, PACKAGED } from "../built.ts";
 import { removeTempDirs, REPO, tempDir } from "../process/spawn.ts";
 import { HOST_ARCH, IS_ROOT, ok, RPM_ARCH, run, sha256 } from "./tools.ts";
 
-const V1 = "1.2.3";
-const V2 = "1.2.4";
+const V1 = PACKAGED.v1;
+const V2 = PACKAGED.v2;
 const AGENT_DEB = `svc-agent_${V1}_${HOST_ARCH}.deb`;
 const AGENT_RPM = `svc-agent-${V1}.${RPM_ARCH}.rpm`;
 const SERVER_DEB = `svc-server_${V1}_${HOST_ARCH}.deb`;
@@ -34,18 +36,12 @@ let v2: string;
 /** The agent deb of V1, unpacked with dpkg-deb -x. */
 let agentTree: string;
 
-function packageSh(version: string, out: string, ...args: string[]): string {
-  return ok(["bash", join(REPO, "scripts/package.sh"), "--arch", HOST_ARCH, "--out", out, ...args], { env: { SVC_PACKAGE_VERSION: version } });
-}
-
 beforeAll(() => {
-  v1 = tempDir("svc-packages-v1-");
-  v2 = tempDir("svc-packages-v2-");
-  packageSh(V1, v1);
-  packageSh(V2, v2, "--no-server");
+  v1 = builtPackages(V1);
+  v2 = builtPackages(V2);
   agentTree = tempDir("svc-packages-tree-");
   ok(["dpkg-deb", "-x", join(v1, AGENT_DEB), agentTree]);
-}, 240_000);
+});
 
 afterAll(removeTempDirs);
 
@@ -98,7 +94,7 @@ function debScripts(deb: string): Record<string, string> {
 
 describe("package.sh", () => {
   test("refuses a version dpkg and rpm would read differently, and an unknown --arch, naming the problem", () => {
-    const version = run(["bash", join(REPO, "scripts/package.sh"), "--out", v2], { env: { SVC_PACKAGE_VERSION: "1.0-rc1" } });
+    const version = run(["bash", join(REPO, "scripts/package.sh"), "--out", tempDir("svc-packages-refused-")], { env: { SVC_PACKAGE_VERSION: "1.0-rc1" } });
     expect(version.code).toBe(1);
     expect(version.err).toContain("package.sh: version '1.0-rc1' must start with a digit");
     const arch = run(["bash", join(REPO, "scripts/package.sh"), "--arch", "sparc"]);

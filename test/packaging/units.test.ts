@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { built } from "../built.ts";
 import { until } from "../opamp/helpers.ts";
 import { BUN, bootstrapToken, removeTempDirs, REPO, startServer, tempDir, type ServerProcess } from "../process/spawn.ts";
 import { directive, IS_ROOT, ok, parseUnit, run, type UnitFile } from "./tools.ts";
@@ -33,10 +34,13 @@ beforeAll(() => {
   mkdirSync(join(root, "etc/systemd/system"), { recursive: true });
   agentBinary = join(root, "usr/local/bin/svc-agent");
   serverBinary = join(root, "usr/local/bin/svc-server");
-  ok(["bash", join(REPO, "scripts/build-agent.sh"), "--outfile", agentBinary]);
-  ok([BUN, "build", "--compile", "--minify", "--sourcemap", join(REPO, "server/main.ts"), join(REPO, "server/ottl/dryrun-worker.ts"), "--outfile", serverBinary]);
+  // Compiled before the tests by scripts/build-for-tests.sh, as the packages ship them.
+  copyFileSync(built("dist/svc-agent"), agentBinary);
+  copyFileSync(built("dist/svc-server"), serverBinary);
+  chmodSync(agentBinary, 0o755);
+  chmodSync(serverBinary, 0o755);
   for (const unit of [AGENT_UNIT, SERVER_UNIT]) copyFileSync(unit, join(root, "etc/systemd/system", unit.split("/").at(-1)!));
-}, 60_000);
+});
 
 afterAll(async () => {
   if (tracedServer) {
@@ -198,7 +202,6 @@ test("every system call of the server and of an agent that enrolls, reports and 
     command: [...asUser, "strace", "-f", "-c", "-o", serverTrace, serverBinary],
     statePath: join(serverDir, "state.db"),
     env: { SVC_BOOTSTRAP_ADMINTOKEN: admin, SVC_LOGGING_LEVEL: "warn" },
-    readyTimeoutMs: 30_000,
   }));
   const api = async <T>(path: string, init: RequestInit = {}) =>
     (await (await fetch(`${server.base}/api/v1${path}`, { ...init, headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" } })).json()) as T;

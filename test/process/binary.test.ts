@@ -1,12 +1,13 @@
 /**
- * The shipped artifact: `bun run build` compiles dist/svc-server, and that
- * binary (not the source) starts, serves the probes, the API (a dry-run, whose
+ * The shipped artifact: `bun run build` compiles dist/svc-server (scripts/build-for-tests.sh
+ * runs it before the tests), and that binary (not the source) starts, serves the probes, the API (a dry-run, whose
  * worker is compiled in too) and the embedded web UI, and stops cleanly on SIGTERM.
  */
 import { afterAll, afterEach, expect, test } from "bun:test";
-import { existsSync, readlinkSync, statSync } from "node:fs";
+import { existsSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { api, BUN, killAll, removeTempDirs, REPO, startServer, tempDir } from "./spawn.ts";
+import { built } from "../built.ts";
+import { api, killAll, removeTempDirs, REPO, startServer, tempDir } from "./spawn.ts";
 
 afterEach(killAll);
 afterAll(async () => {
@@ -14,23 +15,16 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-const BINARY = join(REPO, "dist", "svc-server");
-
-test("bun run build produces dist/svc-server, which serves /healthz and the API", async () => {
-  const started = Date.now();
-  const build = Bun.spawn([BUN, "run", "build"], { cwd: REPO, stdout: "pipe", stderr: "pipe" });
-  const [code, out, err] = await Promise.all([build.exited, new Response(build.stdout).text(), new Response(build.stderr).text()]);
-  if (code !== 0) throw new Error(`bun run build exited ${code}\n${out}\n${err}`);
-  expect(existsSync(BINARY)).toBe(true);
-  // Freshly written by this build, not one left from earlier.
-  expect(statSync(BINARY).mtimeMs).toBeGreaterThanOrEqual(started - 2000);
+test("dist/svc-server from bun run build serves /healthz and the API", async () => {
+  // Built before the tests (scripts/build-for-tests.sh); built() fails if it is older than its sources.
+  const binary = built("dist/svc-server");
 
   const dir = tempDir();
   const statePath = join(dir, "state.db");
   // Run from the temp dir, so nothing can be picked up from the repository.
-  const server = await startServer({ command: [BINARY], cwd: dir, statePath, readyTimeoutMs: 15_000 });
+  const server = await startServer({ command: [binary], cwd: dir, statePath });
   // It is the compiled binary that runs, not bun with the source.
-  if (existsSync(`/proc/${server.proc.pid}/exe`)) expect(readlinkSync(`/proc/${server.proc.pid}/exe`)).toBe(BINARY);
+  if (existsSync(`/proc/${server.proc.pid}/exe`)) expect(readlinkSync(`/proc/${server.proc.pid}/exe`)).toBe(binary);
   expect(server.bannerToken).toMatch(/^svcsa_[A-Za-z0-9]{32,}$/);
 
   const healthz = await fetch(`${server.base}/healthz`);

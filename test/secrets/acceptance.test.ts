@@ -227,7 +227,6 @@ describe("a destination's Authorization header", () => {
         port,
         statePath: join(tempDir(), "state.db"),
         env: { ...env, SVC_BOOTSTRAP_ADMINTOKEN: ADMIN, SVC_LOGGING_LEVEL: "trace", SVC_EXTERNALURL: `http://127.0.0.1:${port}` },
-        readyTimeoutMs: 20_000,
       });
     const start = async () => ({ a: await replica(ports[0]!), b: await replica(ports[1]!) });
     /** One replica at a time, so the collectors always have one to reach. */

@@ -1,9 +1,9 @@
 /**
  * The supervisor.yaml svc renders, checked against the upstream supervisor's
  * config keys, types and Validate() rules (upstream-config.json), and wired
- * to the collector file svc renders so that the spec's flow holds: the
- * collector starts on the file's no-op pipeline and svc's remote config and
- * the supervisor's OpAMP extension win over it.
+ * so that only the supervisor holds the token: the collector file, whose
+ * OpAMP extension carries it, is not among the files merged into the
+ * collector's config.
  */
 import { describe, expect, test } from "bun:test";
 import { parse } from "yaml";
@@ -37,11 +37,12 @@ describe("the rendered supervisor.yaml against upstream's config.go", () => {
     expect(broken((d) => (d.agent.bootstrap_timeout = "3 seconds"))).toEqual(["agent.bootstrap_timeout: must be a Go duration such as 5s"]);
   });
 
-  test("the collector file the spec names is merged first: the supervisor's OpAMP extension and svc's remote config win over it", () => {
+  test("no file that carries the token is merged: the supervisor's OpAMP extension and svc's remote config make the collector's config", () => {
     const order = configFileOrder(supervisor);
-    expect(order[0]).toBe(COLLECTOR_FILE);
-    expect(order.indexOf("$OPAMP_EXTENSION_CONFIG")).toBeGreaterThan(order.indexOf(COLLECTOR_FILE));
-    expect(order.at(-1)).toBe("$REMOTE_CONFIG");
+    expect(order).toEqual(["$OWN_TELEMETRY_CONFIG", "$OPAMP_EXTENSION_CONFIG", "$REMOTE_CONFIG"]);
+    // The collector file holds the token in its OpAMP extension headers, which the supervisor's extension settings do not replace.
+    expect(collector.extensions.opamp.server.ws.headers.Authorization).toBe("Bearer svcen_abc");
+    expect(order).not.toContain(COLLECTOR_FILE);
     // Upstream's own placement, for a file given alone, agrees.
     expect(configFileOrder({ agent: { config_files: [COLLECTOR_FILE] } })).toEqual(["$OWN_TELEMETRY_CONFIG", COLLECTOR_FILE, "$OPAMP_EXTENSION_CONFIG", "$REMOTE_CONFIG"]);
   });
@@ -56,6 +57,8 @@ describe("the rendered supervisor.yaml against upstream's config.go", () => {
       AgentCapabilities.AgentCapabilities_ReportsOwnMetrics,
       AgentCapabilities.AgentCapabilities_ReportsHealth,
       AgentCapabilities.AgentCapabilities_ReportsHeartbeat,
+      AgentCapabilities.AgentCapabilities_ReportsAvailableComponents,
+      AgentCapabilities.AgentCapabilities_AcceptsRestartCommand,
     ]) {
       expect(caps & BigInt(cap), AgentCapabilities[cap]).toBe(BigInt(cap));
     }

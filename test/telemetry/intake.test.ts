@@ -118,13 +118,16 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
     push(10); // over 20 s: 10,000 accepted → 500/s
     rss.record(60_000_000);
     uptime.add(20);
+    const sentAt = Date.now();
     expect((await exportWith(exporter, at((await reader.collect()).resourceMetrics, 1020))).code).toBe(ExportResultCode.SUCCESS);
     await exporter.shutdown();
     await provider.shutdown();
 
     const t = await throughput(id);
     expect(t.window).toBe(20);
-    expect(Date.now() - Date.parse(t.lastReportAt!)).toBeLessThan(10_000);
+    // On the server's clock, when the second push arrived (its points say 1970).
+    expect(Date.parse(t.lastReportAt!)).toBeGreaterThanOrEqual(sentAt - (sentAt % 1000));
+    expect(Date.parse(t.lastReportAt!)).toBeLessThanOrEqual(Date.now());
     expect(t.components).toEqual([
       { id: "otlp/app", kind: "receiver", signal: "logs", in: 505, out: 500, errors: 5 },
       { id: "filter/logs_app_drop", kind: "processor", signal: "logs", in: 500, out: 300, errors: null },
@@ -136,7 +139,9 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
     // The history is on the server's clock: the second push's 20 s end at its arrival, so the last bucket answered has some of them.
     const h = await history(id);
     expect(h.times).toHaveLength(240);
-    expect(Date.now() / 1000 - h.times.at(-1)!).toBeLessThan(30);
+    // The last 15 s bucket is the one holding that arrival or a later one, never the points' own 1970 time.
+    expect(h.times.at(-1)! * 1000).toBeGreaterThan(sentAt - 15_000);
+    expect(h.times.at(-1)! * 1000).toBeLessThanOrEqual(Date.now());
     expect(h.signals.map((s) => s.signal)).toEqual(["logs"]);
     expect(h.signals[0]!.in.at(-1)).toBeGreaterThan(0);
     expect(h.signals[0]!.in.at(-1)).toBeLessThanOrEqual(505 * (20 / 15) + 1e-3);

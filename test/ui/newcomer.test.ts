@@ -36,7 +36,7 @@ const SLOW = 45_000;
 
 beforeAll(async () => {
   started = performance.now();
-  server = await startServer({ cwd: tempDir("svc-newcomer-"), args: ["--quickstart"], readyTimeoutMs: 20_000 });
+  server = await startServer({ cwd: tempDir("svc-newcomer-"), args: ["--quickstart"] });
   browser = await openBrowser({ width: 1440, height: 900 });
   browser.page.setDefaultTimeout(15_000);
   // Rotating the collector token asks first; the operator says yes.

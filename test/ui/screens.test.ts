@@ -250,12 +250,36 @@ test("on a phone the navigation folds behind Menu and unfolds as a column", asyn
   expect(Math.max(...boxes.map((box) => box.x + box.width))).toBeLessThanOrEqual(1440);
 }, 30_000);
 
+/** Relative luminance (WCAG: 0 black, 1 white) of a computed CSS colour, rgb() or rgba(). */
+function luminance(color: string): number {
+  const [r, g, b] = (color.match(/[\d.]+/g) ?? []).slice(0, 3).map((c) => {
+    const v = Number(c) / 255;
+    return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  });
+  if (b === undefined) throw new Error(`not an rgb() colour: ${color}`);
+  return 0.2126 * r! + 0.7152 * g! + 0.0722 * b;
+}
+
 test("the dark theme on the dashboard and a collector", async () => {
   const { page: tab } = browser;
+  /** The body's background and text as the browser computed them, by luminance. */
+  const shades = async () => {
+    const [background, text] = await tab.evaluate(() => [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]);
+    return { background: luminance(background!), text: luminance(text!) };
+  };
   await tab.emulateMedia({ colorScheme: "dark" });
   await shoot(page("dark-dashboard", "/ui/dashboard", "Dashboard", "Dashboard", "completed with failures"));
   await shoot({ ...page("dark-collector-detail", "", "Collectors", "edge-fra-2"), path: () => `/ui/collectors/${ids["edge-fra-2"]}` });
+  // The screenshots above are only worth something if the theme applied: light text on a dark page, and back.
+  await tab.goto(`${server.base}/ui/dashboard`);
+  await tab.getByRole("heading", { level: 1, name: "Dashboard" }).waitFor();
+  const dark = await shades();
   await tab.emulateMedia({ colorScheme: "light" });
+  const light = await shades();
+  expect(dark.background).toBeLessThan(0.1);
+  expect(dark.text).toBeGreaterThan(0.5);
+  expect(light.background).toBeGreaterThan(0.8);
+  expect(light.text).toBeLessThan(0.1);
 }, 60_000);
 
 test("no console or page errors during the run", () => {

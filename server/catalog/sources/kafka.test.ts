@@ -34,9 +34,9 @@ describe("kafka source", () => {
       client_id: "otel-collector",
       group_id: "otel-collector",
       initial_offset: "latest",
-      logs: { topic: "otlp_logs", encoding: "otlp_proto" },
-      metrics: { topic: "otlp_metrics", encoding: "otlp_proto" },
-      traces: { topic: "otlp_spans", encoding: "otlp_proto" },
+      logs: { topics: ["otlp_logs"], encoding: "otlp_proto" },
+      metrics: { topics: ["otlp_metrics"], encoding: "otlp_proto" },
+      traces: { topics: ["otlp_spans"], encoding: "otlp_proto" },
     });
   });
 
@@ -115,7 +115,8 @@ describe("kafka source", () => {
     };
     expect(() => renderOtelcol(input)).toThrow("source 'queue': the kafka component needs collector v0.124.0 or later, and the collector reports v0.120.0");
     expect(renderOtelcol({ ...input, collector: { ...input.collector, version: "0.124.0" } })).toContain("kafka/queue:");
-    expect(renderOtelcol({ ...input, collector: { ...input.collector, version: null } })).toContain('topic: "otlp_logs"');
+    // v0.149.0 refuses the per-signal `topic`, so an unknown version gets `topics`.
+    expect(renderOtelcol({ ...input, collector: { ...input.collector, version: null } })).toContain('topics:\n        - "otlp_logs"');
   });
 
   test("the form shows each field as its kind: signal groups, encoding choices, a stored-secret password", () => {

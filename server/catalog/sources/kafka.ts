@@ -8,8 +8,9 @@
  * one topic.
  *
  * Runtime O takes the per-signal blocks from v0.124.0 (upstream/otelcol.ts);
- * `topic` is written until the collector is known to run v0.142.0, which
- * takes the list `topics` and deprecates `topic`. Alloy has no version
+ * `topic` is written while the collector is known to run a version before
+ * v0.142.0, which takes the list `topics` and deprecates `topic`; an unknown
+ * version gets `topics`, since v0.149.0 refuses `topic`. Alloy has no version
  * targeting: it gets `topic`, which it takes in the per-signal blocks since
  * v1.9.0 (075cd0c0) and still accepts, deprecated, since v1.13.0 added
  * `topics` (f1f457fa).

@@ -176,6 +176,8 @@ const SOURCE_RECEIVERS_KAFKA_K8S: Readonly<Record<string, OtelcolComponent>> = {
       // config.go: `Deprecated [v0.142.0]: Use Topics` (PR #44575).
       since: "0.142.0",
       source: KAFKA_CONFIG,
+      // otelcol validate at v0.149.0: "'logs' has invalid keys: topic".
+      refusedBy: "0.149.0",
     },
   },
   k8s_cluster: {

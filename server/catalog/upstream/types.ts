@@ -78,6 +78,12 @@ export interface KeyChange {
   replacements: readonly string[];
   since: string;
   source: UpstreamSource;
+  /**
+   * A release known to refuse the deprecated keys (the real collector's
+   * `validate`, test/upstream/otelcol-validate.test.ts): a collector whose
+   * version is unknown then gets the replacements, which current releases take.
+   */
+  refusedBy?: string;
 }
 
 /** The first collector version whose component takes the config keys the catalog writes. */

@@ -3,11 +3,12 @@
  * or remove tags, or delete them (after a confirmation). Tags go through
  * POST /collectors/tags, which edits every collector its matchers select
  * (audited as one edit per call): an explicit selection becomes matchers on
- * `collector.id` (../matchers.ts selectionMatchers, a few hundred ids a call),
- * and "all matching" sends the list's own matchers, so collectors not loaded
- * yet are tagged too. Environment and delete have no bulk API: each collector
- * is one PATCH or DELETE, a few at a time. The bar counts collectors as they
- * finish and lists each failure with the API's message. Collectors that
+ * `collector.id` (../matchers.ts selectionMatchers, about a dozen ids a call:
+ * the API caps a matcher's RE2 program), and "all matching" sends the list's
+ * own matchers, so collectors not loaded yet are tagged too. Environment and
+ * delete have no bulk API: each collector is one PATCH or DELETE, a few at a
+ * time. The bar counts collectors as they finish and lists each failure with
+ * the API's message. Collectors that
  * succeeded leave the selection, those that failed stay in it for a retry;
  * the list itself updates from live events. With nothing selected the bar
  * shows only the last run's outcome, until dismissed. An edit that would

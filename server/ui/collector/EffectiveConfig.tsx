@@ -91,6 +91,11 @@ export function EffectiveConfigSection({
             <p className="muted">The collector has not reported the config it runs.</p>
           ) : (
             <>
+              {effective.refused && (
+                <p className="setup-warning" role="note">
+                  Its last report (<LastSeen at={effective.refused.at} />) was not kept: {effective.refused.reason}
+                </p>
+              )}
               <p className="muted">
                 Reported <LastSeen at={effective.reportedAt} />.
               </p>

@@ -2,7 +2,7 @@
  * One collector at /ui/collectors/{id}: who it is and how it is doing
  * (header, health, live throughput), what it runs (target and reported
  * config, whether it is pinned, rolled back by itself or drifted, push
- * history with diffs and rollback), its own token, and the
+ * history with diffs and rollback), a restart button (OpAMP), its own token, and the
  * sources and destinations active on it. Live collector events keep the
  * header current; config_target events refresh the config parts. Writers
  * also get its settings (rename, environment, tags, mode, delete); viewers
@@ -16,6 +16,7 @@ import { ConfigHistorySection } from "../collector/ConfigHistory.tsx";
 import { EditCollectorSection } from "../collector/EditCollector.tsx";
 import { EffectiveConfigSection } from "../collector/EffectiveConfig.tsx";
 import { AppliedPipelinesSection } from "../collector/Pipelines.tsx";
+import { RestartSection } from "../collector/Restart.tsx";
 import { ThroughputSection } from "../collector/Throughput.tsx";
 import { TokenRotationSection } from "../collector/TokenRotation.tsx";
 import type { Collector } from "../../../shared/collectors.ts";
@@ -39,6 +40,7 @@ export function CollectorDetailPage({ id }: { id: string }) {
   const canWrite = state.status === "signedIn" && state.user.role !== "viewer";
   // The collector's token reveals its config with secrets filled in: minting it is for collectors:enroll holders.
   const canEnroll = useHasScope("collectors:enroll");
+  const canPublish = useHasScope("config:publish");
   const [collector, setCollector] = useState<Collector | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [collectorVersion, setCollectorVersion] = useState(0);
@@ -92,17 +94,33 @@ export function CollectorDetailPage({ id }: { id: string }) {
       {collector && (
         <>
           {isReportingOnly(collector) && <ReportingOnlyNote full />}
+          {collector.cloneOf && <CloneNote cloneOf={collector.cloneOf} />}
           <CollectorFacts collector={collector} />
           <ThroughputSection collectorId={id} reload={configVersion} />
           <AppliedPipelinesSection collector={collector} reload={collectorVersion + configVersion} />
           <EffectiveConfigSection collectorId={id} reload={configVersion} canWrite={canWrite} onChanged={() => setConfigVersion((n) => n + 1)} />
           <ConfigHistorySection collectorId={id} reload={configVersion + historyVersion} canWrite={canWrite} onRolledBack={() => setConfigVersion((n) => n + 1)} />
+          {canPublish && collector.managementMode === "opamp" && <RestartSection collector={collector} />}
           {canEnroll && <TokenRotationSection collector={collector} />}
           {canWrite && <EditCollectorSection collector={collector} onSaved={setCollector} />}
           <ActivationsSection collectorId={id} canWrite={canWrite} reload={configVersion} />
         </>
       )}
     </section>
+  );
+}
+
+/** The collector came from a cloned image: it presented another live collector's instance UID and was split off. */
+function CloneNote({ cloneOf }: { cloneOf: NonNullable<Collector["cloneOf"]> }) {
+  return (
+    <div className="target-note target-note-failed" role="note" aria-label="Cloned collector">
+      <p>
+        This collector presented the instance UID of <Link href={`/ui/collectors/${encodeURIComponent(cloneOf.collectorId)}`}>{cloneOf.name}</Link>{" "}
+        (<code>{cloneOf.instanceUid}</code>) while that one was connected, as a clone of one VM image does. svc gave it a new instance UID and made it
+        its own collector, with that one's environment and tags, <LastSeen at={cloneOf.at} />. It still holds that collector's credential: give it its
+        own enrollment token (and clear the supervisor's storage directory when cloning images) to keep them apart.
+      </p>
+    </div>
   );
 }
 

@@ -1,7 +1,8 @@
 /**
  * What a publish would do, as the plan says it: a summary sentence, each
  * distinct change with its collectors and diff, the collectors whose config
- * cannot be rendered (with why), and those a rollback pinned.
+ * cannot be rendered (with why), those whose build lacks a component, and
+ * those a rollback pinned.
  */
 import type { PublishPlan } from "../../../shared/rollouts.ts";
 import { shortCommit } from "../format.ts";
@@ -37,6 +38,24 @@ export function PlanView({ plan }: { plan: PublishPlan }) {
                     <code className="muted">{e.path}</code>
                   </>
                 )}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      {plan.lacking.length > 0 && (
+        <section className="plan-errors" aria-labelledby="plan-lacking-title">
+          <h4 id="plan-lacking-title">Build lacks components, skipped</h4>
+          <p className="hint">Their supervisor reports a collector build without these component types: they keep the config they run.</p>
+          <ul>
+            {plan.lacking.map((l) => (
+              <li key={l.collectorId}>
+                <CollectorLink id={l.collectorId} name={l.name} />: no {l.missing.map((m, i) => (
+                  <span key={m}>
+                    {i > 0 && ", "}
+                    <code>{m}</code>
+                  </span>
+                ))}
               </li>
             ))}
           </ul>

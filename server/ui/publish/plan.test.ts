@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import type { PublishPlan } from "../../../shared/rollouts.ts";
 import { batchCounts, DEFAULT_STRATEGY, mergePlans, planSummary, strategyFrom } from "./plan.ts";
 
-const plan = (over: Partial<PublishPlan>): PublishPlan => ({ commit: "c", changes: [], groups: [], unchanged: 0, pinned: [], errors: [], ...over });
+const plan = (over: Partial<PublishPlan>): PublishPlan => ({ commit: "c", changes: [], groups: [], unchanged: 0, pinned: [], errors: [], lacking: [], ...over });
 const change = (id: string) => ({ collectorId: id, name: id, from: null, to: { hash: "h" }, group: 0 });
 
 test("the plan's summary counts changes, ways, unchanged, and pinned and errors only when there are any", () => {

@@ -13,6 +13,7 @@ export function planSummary(plan: PublishPlan): string {
   parts.push(`${plan.unchanged} unchanged`);
   if (plan.pinned.length > 0) parts.push(`${plan.pinned.length} pinned and skipped`);
   if (plan.errors.length > 0) parts.push(`${plan.errors.length} cannot be rendered`);
+  if (plan.lacking.length > 0) parts.push(`${plan.lacking.length} lack a component and are skipped`);
   return `${parts.join(", ")}.`;
 }
 
@@ -22,7 +23,7 @@ export function planSummary(plan: PublishPlan): string {
  */
 export function mergePlans(plans: readonly PublishPlan[]): PublishPlan | null {
   if (plans.length === 0) return null;
-  const merged: PublishPlan = { commit: plans[0]!.commit, changes: [], groups: [], unchanged: 0, pinned: [], errors: [] };
+  const merged: PublishPlan = { commit: plans[0]!.commit, changes: [], groups: [], unchanged: 0, pinned: [], errors: [], lacking: [] };
   const groupOf = new Map<string, number>();
   for (const plan of plans) {
     const index = plan.groups.map((group) => {
@@ -38,6 +39,7 @@ export function mergePlans(plans: readonly PublishPlan[]): PublishPlan | null {
     merged.unchanged += plan.unchanged;
     merged.pinned.push(...plan.pinned);
     merged.errors.push(...plan.errors);
+    merged.lacking.push(...plan.lacking);
   }
   return merged;
 }

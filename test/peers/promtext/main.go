@@ -11,9 +11,7 @@
 // for histograms (NaN, +Inf and -Inf as those strings). A parse error exits 1 with the
 // parser's message on stderr.
 //
-// Build offline with Debian's golang-go and golang-github-prometheus-common-dev:
-//
-//	GOPATH=/usr/share/gocode GO111MODULE=off go build -o promtext ./test/promtext
+// Built into test/peers/bin by scripts/peers.sh (module test/peers).
 package main
 
 import (
@@ -25,6 +23,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 type bucket struct {
@@ -61,7 +60,9 @@ func number(v float64) any {
 }
 
 func main() {
-	var parser expfmt.TextParser
+	// Legacy names ([a-zA-Z_:][a-zA-Z0-9_:]*), what format 0.0.4 allows unquoted and
+	// what every Prometheus reads; prometheus/common 0.66+ needs the scheme named.
+	parser := expfmt.NewTextParser(model.LegacyValidation)
 	families, err := parser.TextToMetricFamilies(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

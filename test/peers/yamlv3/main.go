@@ -18,9 +18,7 @@
 // {"key": V, "value": V} sorted by key, lists as a list of V, scalars as
 // text (ints, floats, times) or as JSON (strings, bools, null).
 //
-// Build offline with Debian's golang-go and golang-gopkg-yaml.v3-dev:
-//
-//	GOPATH=/usr/share/gocode GO111MODULE=off go build -o yamlv3 ./test/yamlv3
+// Built into test/peers/bin by scripts/peers.sh (module test/peers).
 package main
 
 import (

@@ -1,7 +1,7 @@
 // Reads JSON-quoted strings, one a line, and prints for each what Go's
 // time.ParseDuration and Prometheus' model.ParseDuration make of it:
-// nanoseconds, or "null" when it does not parse. Built against the Debian
-// packages golang-go and golang-github-prometheus-common-dev.
+// nanoseconds, or "null" when it does not parse. Built into test/peers/bin
+// by scripts/peers.sh (module test/peers).
 package main
 
 import (
