@@ -122,6 +122,9 @@ export const RolloutSchema = Type.Object(
             description: "not_recorded: it ended before this server recorded ends (state from an older version); its counts are zero.",
           }),
           counts: RolloutCountsSchema,
+          handedOn: Type.Optional(
+            Type.Integer({ description: "Collectors given a later rollout's config before this one ended: their state says nothing of this one, so they are not in counts." }),
+          ),
         },
         {
           description:

@@ -79,6 +79,19 @@ test("the first start over older state marks every rollout but the latest not_re
   expect((await store.get<Rollout>(ROLLOUTS, "r3"))!.data.ended).toBeUndefined();
 });
 
+test("a later rollout takes the collectors it changes out of an older open rollout's counts, and looks at it again", async () => {
+  await store.write([{ op: "put", collection: ENDS_SINCE.collection, id: ENDS_SINCE.id, data: { at: "2026-01-01T00:00:00.000Z" } }]);
+  const handed: (string[] | undefined)[] = [];
+  ends = new RolloutEnds(store, { recordEnd: async (id, handedOn) => (asked.push(id), handed.push(handedOn && [...handedOn].sort()), false) }, pino({ level: "silent" }));
+  ends.start();
+  await store.write([{ op: "put", collection: ROLLOUTS, id: "r1", data: rollout("r1", ["a", "b", "c"]) }]);
+  await until(() => asked.length >= 1);
+  await store.write([{ op: "put", collection: ROLLOUTS, id: "r2", data: { ...rollout("r2", ["b", "c", "d"]), changed: ["b", "d"] } }]);
+  await until(() => asked.length >= 3);
+  expect(asked.slice(1).sort()).toEqual(["r1", "r2"]);
+  expect(handed[asked.lastIndexOf("r1")]).toEqual(["b"]);
+});
+
 test("a change to a target of an open rollout looks at it again until it has ended; other targets and ended rollouts are left alone", async () => {
   await store.write([{ op: "put", collection: ENDS_SINCE.collection, id: ENDS_SINCE.id, data: { at: "2026-01-01T00:00:00.000Z" } }]);
   start();

@@ -11,7 +11,10 @@
  * open rollout changed, looks at that rollout again, at most once a second
  * (a fleet's heartbeats change collectors many times a second, and a look
  * reads every collector of the rollout). Every replica runs one; the
- * versioned write in `recordEnd` makes the end recorded once.
+ * versioned write in `recordEnd` makes the end recorded once. A later
+ * rollout that changes some of an open rollout's collectors takes them out
+ * of its counts (their state is the later one's now); a rollout whose own
+ * collectors have all settled then ends with the rest.
  *
  * State from before ends were recorded (an upgrade) holds rollouts that
  * ended long ago without a record: on the first start, every one of them but
@@ -36,6 +39,8 @@ export const ENDS_SINCE = { collection: "system", id: "rollout_ends_since" };
 export class RolloutEnds {
   /** Rollouts not ended yet, each with the collectors it targets. */
   private readonly open = new Map<string, Set<string>>();
+  /** Per open rollout, its collectors a later rollout has given another config since (left out of its counts). */
+  private readonly handedOn = new Map<string, Set<string>>();
   private readonly dirty = new Set<string>();
   private chain: Promise<void> = Promise.resolve();
   private unwatch: (() => void) | undefined;
@@ -74,6 +79,7 @@ export class RolloutEnds {
   private async load(): Promise<void> {
     if (!(await this.store.get(ENDS_SINCE.collection, ENDS_SINCE.id))) await this.markUnrecorded();
     this.open.clear();
+    this.handedOn.clear();
     for (const { data } of await this.store.list<Rollout>(ROLLOUTS)) {
       if (data.ended) continue;
       this.open.set(data.id, new Set(data.collectorIds));
@@ -106,9 +112,9 @@ export class RolloutEnds {
       if (change.collection === ROLLOUTS) {
         const rollout = change.op === "put" ? (await this.store.get<Rollout>(ROLLOUTS, change.id))?.data : undefined;
         if (!rollout || rollout.ended) {
-          this.open.delete(change.id);
-          this.dirty.delete(change.id);
+          this.forget(change.id);
         } else {
+          if (!this.open.has(rollout.id)) this.handOn(rollout);
           this.open.set(rollout.id, new Set(rollout.collectorIds));
           this.dirty.add(rollout.id);
         }
@@ -117,6 +123,26 @@ export class RolloutEnds {
       }
     }
     if (this.dirty.size > 0) this.soon();
+  }
+
+  /** A new rollout: the collectors it changes are no longer any older open rollout's to count. */
+  private handOn(rollout: Rollout): void {
+    for (const [id, collectorIds] of this.open) {
+      if (id >= rollout.id) continue;
+      let passed = this.handedOn.get(id);
+      for (const collectorId of rollout.changed) {
+        if (!collectorIds.has(collectorId)) continue;
+        if (!passed) this.handedOn.set(id, (passed = new Set()));
+        passed.add(collectorId);
+      }
+      if (passed) this.dirty.add(id);
+    }
+  }
+
+  private forget(id: string): void {
+    this.open.delete(id);
+    this.handedOn.delete(id);
+    this.dirty.delete(id);
   }
 
   /** A look at the dirty rollouts, now or a second after the last one. */
@@ -135,6 +161,6 @@ export class RolloutEnds {
     this.lastLook = Date.now();
     const ids = [...this.dirty];
     this.dirty.clear();
-    for (const id of ids) if (this.open.has(id) && (await this.staged.recordEnd(id))) this.open.delete(id);
+    for (const id of ids) if (this.open.has(id) && (await this.staged.recordEnd(id, this.handedOn.get(id)))) this.forget(id);
   }
 }

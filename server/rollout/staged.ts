@@ -10,7 +10,7 @@ import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import type { Store, WriteOp } from "../store/store.ts";
-import type { RolloutSummary } from "../../shared/rollouts.ts";
+import type { RolloutEnd, RolloutSummary } from "../../shared/rollouts.ts";
 import { countBatch, nextStep } from "./strategy.ts";
 import {
   ACTIVE,
@@ -63,22 +63,32 @@ export class StagedRollouts {
   }
 
   /**
-   * Records that the rollout ended, once, when its status says so: completed
-   * (with or without failures: nothing left applying, outdated or queued)
-   * or aborted; audited as `rollout.end` with its counts. Answers whether it
+   * Records that the rollout ended, once: aborted, or nothing of it left
+   * applying, outdated or queued (a staged one: after its last batch), each
+   * collector current or failed, or offline or reporting only. Collectors in
+   * `handedOn` were given a later rollout's config before this one ended:
+   * their state says nothing of this one, so they are left out of its counts
+   * (and counted as `handedOn`). Audited as `rollout.end`. Answers whether it
    * has ended (now or before); false while it runs, or when another write
    * came first (looked at again on the next change).
    */
-  async recordEnd(id: string): Promise<boolean> {
+  async recordEnd(id: string, handedOn: ReadonlySet<string> = new Set()): Promise<boolean> {
     const doc = await this.store.get<Rollout>(ROLLOUTS, id);
-    if (!doc) return true;
-    if (doc.data.ended) return true;
+    if (!doc || doc.data.ended) return true;
+    const rollout = doc.data;
     const status = await this.status(id);
-    if (status.state !== "completed" && status.state !== "completed_with_errors" && status.state !== "aborted") return false;
-    const ended = { at: new Date().toISOString(), outcome: status.state, counts: status.counts };
+    const own = status.collectors.filter((c) => !handedOn.has(c.id));
+    const counts = countBatch(own.map((c) => c.state));
+    const batchesLeft = rollout.batchEnds !== undefined && rollout.phase !== "done" && rollout.phase !== "aborted";
+    let outcome: RolloutEnd["outcome"];
+    if (rollout.phase === "aborted") outcome = "aborted";
+    else if (batchesLeft || counts.applying + counts.outdated + counts.queued > 0) return false;
+    else outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
+    const passed = status.collectors.length - own.length;
+    const ended: RolloutEnd = { at: new Date().toISOString(), outcome, counts, ...(passed > 0 ? { handedOn: passed } : {}) };
     try {
-      await this.store.write([{ op: "put", collection: ROLLOUTS, id, data: { ...doc.data, ended }, expect: doc.version }], [
-        auditEntry(SYSTEM_ACTOR, "rollout.end", "rollout", id, { outcome: ended.outcome, counts: ended.counts }),
+      await this.store.write([{ op: "put", collection: ROLLOUTS, id, data: { ...rollout, ended }, expect: doc.version }], [
+        auditEntry(SYSTEM_ACTOR, "rollout.end", "rollout", id, { outcome, counts, ...(passed > 0 ? { handedOn: passed } : {}) }),
       ]);
       return true;
     } catch (error) {

@@ -102,7 +102,7 @@ export class WebhookEvents {
     }
     const ended = rollout.ended;
     if (!ended || ended.outcome === "not_recorded") return;
-    const outcome = { ...data, outcome: ended.outcome, counts: ended.counts, endedAt: ended.at };
+    const outcome = { ...data, outcome: ended.outcome, counts: ended.counts, handedOn: ended.handedOn ?? 0, endedAt: ended.at };
     await this.hooks.emit("rollout.completed", id, outcome);
     if (ended.outcome === "aborted" || ended.counts.failed > 0) await this.hooks.emit("rollout.failed", id, outcome);
   }

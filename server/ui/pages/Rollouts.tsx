@@ -62,6 +62,7 @@ function Counts({ rollout }: { rollout: RolloutSummary }) {
     if (offline > 0) parts.push(`${offline} offline`);
     if (reporting_only > 0) parts.push(`${reporting_only} reporting only`);
     if (queued > 0) parts.push(`${queued} never released`);
+    if (ended.handedOn) parts.push(`${ended.handedOn} given a later rollout's config first`);
   } else {
     parts.push(plural(rollout.collectors, "collector"), `${rollout.changed} changed`);
   }
