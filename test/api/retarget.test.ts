@@ -136,6 +136,9 @@ test("a reconnect with a new AgentDescription attribute on a trusted key re-targ
 });
 
 test("a reconnect with changed attributes is answered with the config rendered for them alone: no stale config first, no rollback recorded", async () => {
+  // The zone the collector reports targets only once trusted, and a key is trusted before any pipeline reads it.
+  const { listed } = await call<{ listed: string[] }>("/system/trusted-attributes");
+  await call("/system/trusted-attributes", "PUT", { keys: [...listed, "zone"] });
   await pipeline("/var/log/zone-a.log", ['zone="a"']);
   await pipeline("/var/log/zone-b.log", ['zone="b"']);
   const mover = await call<{ id: string }>("/collectors", "POST", { name: "mover" });
@@ -219,7 +222,8 @@ test("a rolled-back collector is pinned through attribute changes; unpinned, it 
 
 test("an edit that would make an Alloy collector match a pipeline it cannot run is refused; a report that does is kept as its render failure", async () => {
   // Trusted before any pipeline reads it (a trust change may not move collectors; test/api/trusted-targeting.test.ts).
-  await call("/system/trusted-attributes", "PUT", { keys: ["region", "net"] });
+  const trusted = await call<{ listed: string[] }>("/system/trusted-attributes");
+  await call("/system/trusted-attributes", "PUT", { keys: [...new Set([...trusted.listed, "region", "net"])] });
   const destination = await call<{ id: string }>("/destinations", "POST", { name: "net-gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } });
   const syslog = await call<{ id: string }>("/sources", "POST", { name: "net-syslog", type: "syslog", config: {} });
   const filtered = await call<{ id: string }>("/pipelines", "POST", {
