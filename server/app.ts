@@ -45,6 +45,7 @@ import { Builds } from "./collectors/builds.ts";
 import { Rollouts } from "./rollout/rollout.ts";
 import { Stager } from "./rollout/stager.ts";
 import { StagedRollouts } from "./rollout/staged.ts";
+import { RolloutEnds } from "./rollout/ends.ts";
 import { keySource, loadSecrets } from "./secrets/key.ts";
 import type { Secrets } from "./secrets/secrets.ts";
 import { upgradeSecrets } from "./secrets/upgrade.ts";
@@ -204,6 +205,7 @@ export async function createApp(
     { stop: () => retargeting.close() },
     presence,
     new Stager(staged, rollouts, logger),
+    new RolloutEnds(store, staged, logger),
     { stop: () => agents.close() },
     // Events from the change feed and from time passing (stalled, expiring) into the queue, and the queue out to the receivers.
     new WebhookEvents(store, webhooks, logger, { offlineMinutes: config.webhooks.offlineMinutes }),

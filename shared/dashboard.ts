@@ -31,6 +31,19 @@ export const DashboardSchema = Type.Object(
       byMode: Type.Unsafe<Record<ManagementMode, number>>(Type.Record(Type.Union(MANAGEMENT_MODES.map((m) => Type.Literal(m))), Type.Integer())),
     }),
     reportingOnly: Listed(Named, "Connected (online or degraded) without the AcceptsRemoteConfig capability: no config reaches them. The first few by id."),
+    failed: Listed(
+      Type.Composite([Named, Type.Object({ error: Nullable(Type.String()) })]),
+      "Their config failed: the target they were given reported failed (whichever rollout gave it). The first few by id.",
+    ),
+    offline: Listed(Named, "Offline: nothing reaches them. The first few by id (the collector list filtered by status=offline has them all)."),
+    unrenderable: Listed(
+      Type.Composite([Named, Type.Object({ error: Type.String() })]),
+      "Their config cannot be rendered, so a publish or an attribute change left them on the one they run (their render failure). The first few by id.",
+    ),
+    pinned: Listed(
+      Type.Composite([Named, Type.Object({ actor: Type.String(), at: DateTime })]),
+      "Pinned by a rollback: fleet publishes leave them on that config until unpinned. The first few by id.",
+    ),
     drifted: Listed(
       Type.Composite([Named, Type.Object({ reason: Nullable(Type.String()) })]),
       "Online, current, and running something other than their applied target (as GET /collectors/drifted). The first few by id.",
@@ -50,11 +63,11 @@ export const DashboardSchema = Type.Object(
           description: "The first few collectors whose config failed, with the error they reported.",
         }),
       },
-      { description: "The latest publish or rollback (as GET /rollouts/status, without the per-collector list)." },
+      { description: "The staged rollout in progress, else the latest publish to the fleet (as GET /publish/status?scope=fleet, without the per-collector list): not a later one to one collector, a rollback or an attribute change." },
     ),
     throughput: Type.Object(
       {
-        reporting: Type.Integer({ description: "Collectors whose own metrics this server holds rates for." }),
+        reporting: Type.Integer({ description: "Collectors counted now: they reported their own metrics inside the window and are not offline." }),
         byRecords: Type.Array(Ranked, { maxItems: DASHBOARD_TOP, description: "Highest records/s received (sum over receivers)." }),
         byErrors: Type.Array(Ranked, { maxItems: DASHBOARD_TOP, description: "Highest errors/s (refused or failed items, every component); only collectors with errors." }),
       },
@@ -62,7 +75,15 @@ export const DashboardSchema = Type.Object(
     ),
     fleetRate: Type.Object(
       {
-        current: Nullable(Type.Number({ description: "Records/s received fleet-wide now: the sum over reporting collectors; null when none reports." })),
+        current: Nullable(
+          Type.Number({
+            description:
+              "Records/s received fleet-wide now: the history's newest bucket, the latest 15 s every reporting collector (reported inside the window, not offline) has covered; null when none reports.",
+          }),
+        ),
+        collectors: Nullable(
+          Type.Integer({ description: "Collectors whose records are in that bucket: a collector that went offline since may still be (it took those records in then)." }),
+        ),
         history: Type.Array(Type.Object({ time: DateTime, value: Type.Number() }), {
           description: "Fleet-wide records/s taken in, the last hour in 15 s buckets (each bucket's end); buckets where no collector measured anything are left out.",
         }),

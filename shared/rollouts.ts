@@ -73,6 +73,19 @@ export const SkippedCollectorSchema = Type.Object(
   { title: "SkippedCollector" },
 );
 
+/** A rollout's collectors counted by where they stand. */
+const RolloutCountsSchema = Type.Object({
+  current: Type.Integer(),
+  applying: Type.Integer(),
+  failed: Type.Integer(),
+  outdated: Type.Integer(),
+  offline: Type.Integer({ description: "Counted apart; offline collectors do not block completion." }),
+  reporting_only: Type.Integer({
+    description: "Counted apart, never blocking completion: connected without the AcceptsRemoteConfig capability, so no config can reach them (run them under the OpAMP supervisor).",
+  }),
+  queued: Type.Integer({ description: "In a staged rollout's batches not released yet." }),
+});
+
 export const RolloutSchema = Type.Object(
   {
     id: Type.String(),
@@ -101,6 +114,24 @@ export const RolloutSchema = Type.Object(
     pausedReason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     settledAt: Type.Optional(Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Staged: when the released batch stopped applying." })),
     acceptedThrough: Type.Optional(Type.Integer({ description: "Staged: failures in batches up to this index were accepted by a resume." })),
+    ended: Type.Optional(
+      Type.Object(
+        {
+          at: Type.String({ format: "date-time" }),
+          outcome: Type.Union([Type.Literal("completed"), Type.Literal("completed_with_errors"), Type.Literal("aborted"), Type.Literal("not_recorded")], {
+            description: "not_recorded: it ended before this server recorded ends (state from an older version); its counts are zero.",
+          }),
+          counts: RolloutCountsSchema,
+          handedOn: Type.Optional(
+            Type.Integer({ description: "Collectors given a later rollout's config before this one ended: their state says nothing of this one, so they are not in counts." }),
+          ),
+        },
+        {
+          description:
+            "Set once, when the rollout ended: every collector it targets applied or failed its config, or is offline or reporting only (a staged rollout: after its last batch), or it was aborted; with the counts then.",
+        },
+      ),
+    ),
   },
   { title: "Rollout" },
 );
@@ -126,17 +157,7 @@ export const RolloutStatusSchema = Type.Object(
       Type.Literal("completed_with_errors"),
     ]),
     total: Type.Integer(),
-    counts: Type.Object({
-      current: Type.Integer(),
-      applying: Type.Integer(),
-      failed: Type.Integer(),
-      outdated: Type.Integer(),
-      offline: Type.Integer({ description: "Counted apart; offline collectors do not block completion." }),
-      reporting_only: Type.Integer({
-        description: "Counted apart, never blocking completion: connected without the AcceptsRemoteConfig capability, so no config can reach them (run them under the OpAMP supervisor).",
-      }),
-      queued: Type.Integer({ description: "In a staged rollout's batches not released yet." }),
-    }),
+    counts: RolloutCountsSchema,
     collectors: Type.Array(Type.Object({ id: Type.String(), state: RolloutCollectorState, error: Type.Optional(Type.String()) })),
     batches: Type.Optional(
       Type.Array(
@@ -290,6 +311,7 @@ export const PublishPlanSchema = Type.Object(
 
 export type Rollout = Static<typeof RolloutSchema>;
 export type RolloutStatus = Static<typeof RolloutStatusSchema>;
+export type RolloutEnd = NonNullable<Rollout["ended"]>;
 export type RolloutSummary = Static<typeof RolloutSummarySchema>;
 export type Strategy = Static<typeof StrategySchema>;
 export type StoredStrategy = Static<typeof StoredStrategySchema>;

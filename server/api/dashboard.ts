@@ -1,13 +1,14 @@
 /**
  * REST: /dashboard — the fleet at a glance for the UI's landing page, in one
- * call: collectors by status and mode, reporting-only collectors, the latest
- * rollout, drifted collectors, the top collectors by throughput and errors,
- * and the fleet's records/s. Scope `collectors:read`: it names collectors.
+ * call: collectors by status and mode, what needs attention (failed, offline,
+ * unrenderable, pinned, drifted, reporting only), the latest fleet rollout,
+ * the top collectors by throughput and errors, and the fleet's records/s.
+ * Scope `collectors:read`: it names collectors.
  *
  * Cost at fleet scale: one pass over the in-memory collector view (counts,
- * reporting only, and each collector offered to the throughput window, which
- * keeps only its top few); the rollout status and drift lists are the same
- * reads GET /rollouts/status and GET /collectors/drifted make.
+ * reporting only, offline, and each collector offered to the throughput
+ * window, which keeps only its top few); one read of the targets and render
+ * failures (Rollouts.attention); the rollout status is GET /publish/status?scope=fleet.
  */
 import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector-status.ts";
 import type { Collector } from "../../shared/collectors.ts";
@@ -34,36 +35,38 @@ const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.
 /** Connected without the means to take remote config (as a rollout counts it). */
 const reportingOnly = (c: Collector) => c.health?.acceptsRemoteConfig === false && (c.status === "online" || c.status === "degraded");
 
-/** The one pass over the fleet: counts, the reporting-only sample, and throughput offers. */
+/** The first `DASHBOARD_SAMPLE` by id of a list already in id order, with its count. */
+const listed = <T>(items: T[]) => ({ count: items.length, sample: items.slice(0, DASHBOARD_SAMPLE) });
+
+/** The one pass over the fleet: counts, the reporting-only and offline samples, and throughput offers. */
 async function fleet(deps: DashboardApiDeps) {
   const byStatus = zeros<CollectorStatus>(COLLECTOR_STATUSES);
   const byMode = zeros<ManagementMode>(MANAGEMENT_MODES);
   const reporting: { id: string; name: string }[] = [];
-  let reportingCount = 0;
+  const offline: { id: string; name: string }[] = [];
   let total = 0;
   const throughput = new FleetThroughput(deps.telemetry.window, DASHBOARD_TOP);
   await deps.collectors.each((c) => {
     total++;
     byStatus[c.status]++;
     byMode[c.managementMode]++;
-    if (reportingOnly(c)) {
-      reportingCount++;
-      reporting.push({ id: c.id, name: c.name });
-    }
-    throughput.offer(c.id, c.name);
+    if (reportingOnly(c)) reporting.push({ id: c.id, name: c.name });
+    if (c.status === "offline") offline.push({ id: c.id, name: c.name });
+    throughput.offer(c.id, c.name, c.status === "offline");
   });
-  // The view is unordered: the sample is the first ids, so it is stable between calls.
-  reporting.sort((a, b) => (a.id < b.id ? -1 : 1));
+  // The view is unordered: the samples are the first ids, so they are stable between calls.
+  const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
   return {
     collectors: { total, byStatus, byMode },
-    reportingOnly: { count: reportingCount, sample: reporting.slice(0, DASHBOARD_SAMPLE) },
+    reportingOnly: listed(reporting.sort(byId)),
+    offline: listed(offline.sort(byId)),
     throughput: throughput.result(),
   };
 }
 
 /** The latest rollout without its per-collector list, and the first failures by name. */
 async function latestRollout(deps: DashboardApiDeps): Promise<Dashboard["rollout"]> {
-  const status: RolloutStatus = await deps.staged.status();
+  const status: RolloutStatus = await deps.staged.status(undefined, "fleet");
   const failed = status.collectors.filter((c) => c.state === "failed").slice(0, DASHBOARD_SAMPLE);
   const failures = await Promise.all(
     failed.map(async (c) => ({ id: c.id, name: (await deps.collectors.get(c.id).catch(() => null))?.name ?? c.id, error: c.error ?? null })),
@@ -82,22 +85,20 @@ async function latestRollout(deps: DashboardApiDeps): Promise<Dashboard["rollout
 }
 
 export async function dashboard(deps: DashboardApiDeps): Promise<Dashboard> {
-  const [summary, rollout, drifted] = await Promise.all([fleet(deps), latestRollout(deps), deps.rollouts.drifted()]);
-  const { reporting, byRecords, byErrors, current } = summary.throughput;
+  const [summary, rollout, attention] = await Promise.all([fleet(deps), latestRollout(deps), deps.rollouts.attention()]);
+  const { reporting, byRecords, byErrors, current, currentCollectors, history } = summary.throughput;
   return {
     generatedAt: new Date().toISOString(),
     collectors: summary.collectors,
     reportingOnly: summary.reportingOnly,
-    drifted: {
-      count: drifted.length,
-      sample: drifted.slice(0, DASHBOARD_SAMPLE).map((d) => ({ id: d.collectorId, name: d.name, reason: d.reason })),
-    },
+    offline: summary.offline,
+    failed: listed(attention.failed.map((f) => ({ id: f.collectorId, name: f.name, error: f.error }))),
+    unrenderable: listed(attention.unrenderable.map((f) => ({ id: f.collectorId, name: f.name, error: f.error }))),
+    pinned: listed(attention.pinned.map((p) => ({ id: p.collectorId, name: p.name, actor: p.actor, at: p.at }))),
+    drifted: listed(attention.drifted.map((d) => ({ id: d.collectorId, name: d.name, reason: d.reason }))),
     rollout,
     throughput: { reporting, byRecords, byErrors },
-    fleetRate: {
-      current,
-      history: deps.telemetry.window.fleetHistory().map((p) => ({ time: new Date(p.time).toISOString(), value: p.value })),
-    },
+    fleetRate: { current, collectors: currentCollectors, history: history.map((p) => ({ time: new Date(p.time).toISOString(), value: p.value })) },
   };
 }
 
@@ -109,7 +110,7 @@ export function dashboardRoutes(deps: DashboardApiDeps): Route[] {
       scope: "collectors:read",
       tag: "system",
       summary:
-        "The fleet at a glance: collectors by status and mode, reporting-only and drifted collectors, the latest rollout's progress and failures, the top collectors by records/s and errors/s, and fleet-wide records/s now and over the last hour in 15 s buckets (`fleetRate`).",
+        "The fleet at a glance: collectors by status and mode; what needs attention (failed, offline, unrenderable, pinned, drifted and reporting-only collectors, each counted with the first few by id); the latest fleet rollout's progress and failures; the top collectors by records/s and errors/s; and fleet-wide records/s now and over the last hour in 15 s buckets (`fleetRate`), one series: `current` is its newest bucket.",
       response: DashboardSchema,
       handler: () => dashboard(deps),
     }),

@@ -88,9 +88,14 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       path: "/publish/status",
       scope: "config:read",
       tag: "publish",
-      summary: "Progress of the latest publish or rollback: counts by config state and each collector's state.",
+      summary:
+        "Progress of the latest rollout (a publish, a rollback or an attribute change), or with scope=fleet of the staged rollout in progress or else the latest publish to the fleet: counts by config state and each collector's state.",
+      query: Type.Object(
+        { scope: Type.Optional(Type.Literal("fleet", { description: "The staged rollout in progress, else the latest publish to the fleet: not a later one to one collector, a rollback or an attribute change." })) },
+        { additionalProperties: false },
+      ),
       response: RolloutStatusSchema,
-      handler: () => deps.staged.status(),
+      handler: ({ query }) => deps.staged.status(undefined, query.scope === "fleet" ? "fleet" : "any"),
     }),
     route({
       method: "POST",

@@ -130,6 +130,8 @@ export const PENDING = "rollout_pending";
 export const EFFECTIVE = "effective_configs";
 export const LATEST = { collection: "system", id: "latest_rollout" };
 export const FLEET = { collection: "system", id: "fleet_publish" };
+/** The latest publish to the fleet (not to one collector, nor a rollback or an attribute change): what the dashboard and Changes show. */
+export const LATEST_FLEET = { collection: "system", id: "latest_fleet_rollout" };
 /** The staged rollout with batches left to release, while there is one (a rollback of one collector meanwhile does not end it). */
 export const ACTIVE = { collection: "system", id: "active_rollout" };
 

@@ -47,6 +47,7 @@ import {
   historyId,
   historyState,
   LATEST,
+  LATEST_FLEET,
   PENDING,
   RENDER_FAILURES,
   RENDERED,
@@ -415,6 +416,9 @@ export class Rollouts {
     return [
       { op: "put", collection: ROLLOUTS, id: rollout.id, data: rollout, expect: "absent" },
       { op: "put", collection: LATEST.collection, id: LATEST.id, data: { rolloutId: rollout.id } },
+      ...(rollout.kind === "publish" && rollout.scope === "fleet"
+        ? [{ op: "put" as const, collection: LATEST_FLEET.collection, id: LATEST_FLEET.id, data: { rolloutId: rollout.id } }]
+        : []),
     ];
   }
 
@@ -815,12 +819,38 @@ export class Rollouts {
 
   /** The collectors that run something other than their applied target, in id order: online, current, drifted. */
   async drifted(): Promise<{ collectorId: string; name: string; reason: string | null; checkedAt: string }[]> {
-    const out = [];
-    for (const { data } of await this.store.list<CollectorConfig>(CONFIGS)) {
-      if (data.state !== "current" || !data.drift?.drifted) continue;
+    return (await this.attention()).drifted;
+  }
+
+  /**
+   * The collectors an operator should look at, each list in id order: their
+   * config failed, a rollback pinned them, they drifted (as `drifted`), or
+   * their config cannot be rendered (a publish or an attribute change skipped
+   * them). One read of the targets and one of the render failures.
+   */
+  async attention(): Promise<{
+    failed: { collectorId: string; name: string; error: string | null }[];
+    pinned: { collectorId: string; name: string; at: string; actor: string }[];
+    drifted: { collectorId: string; name: string; reason: string | null; checkedAt: string }[];
+    unrenderable: { collectorId: string; name: string; error: string }[];
+  }> {
+    const out: Awaited<ReturnType<Rollouts["attention"]>> = { failed: [], pinned: [], drifted: [], unrenderable: [] };
+    const [targets, failures] = await Promise.all([this.store.list<CollectorConfig>(CONFIGS), this.store.list<RenderFailure>(RENDER_FAILURES)]);
+    for (const { data } of targets) {
+      const drifted = data.state === "current" && data.drift?.drifted === true;
+      if (data.state !== "failed" && !data.pinned && !drifted) continue;
       const collector = await this.collectors.get(data.collectorId).catch(() => null);
-      if (!collector || rolloutState(collector, data) !== "current") continue;
-      out.push({ collectorId: data.collectorId, name: collector.name, reason: data.drift.reason ?? null, checkedAt: data.drift.checkedAt });
+      if (!collector) continue;
+      const { collectorId } = data;
+      if (data.state === "failed") out.failed.push({ collectorId, name: collector.name, error: data.error });
+      if (data.pinned) out.pinned.push({ collectorId, name: collector.name, ...data.pinned });
+      if (drifted && rolloutState(collector, data) === "current") {
+        out.drifted.push({ collectorId, name: collector.name, reason: data.drift!.reason ?? null, checkedAt: data.drift!.checkedAt });
+      }
+    }
+    for (const { data } of failures) {
+      const collector = await this.collectors.get(data.collectorId).catch(() => null);
+      if (collector) out.unrenderable.push({ collectorId: data.collectorId, name: collector.name, error: data.error });
     }
     return out;
   }

@@ -10,13 +10,14 @@ import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import type { Store, WriteOp } from "../store/store.ts";
-import type { RolloutSummary } from "../../shared/rollouts.ts";
+import type { RolloutEnd, RolloutSummary } from "../../shared/rollouts.ts";
 import { countBatch, nextStep } from "./strategy.ts";
 import {
   ACTIVE,
   activeStagedRollout,
   CONFIGS,
   LATEST,
+  LATEST_FLEET,
   PENDING,
   ROLLOUTS,
   rolloutSkipped,
@@ -38,12 +39,14 @@ export class StagedRollouts {
   ) {}
 
   /**
-   * Progress of a rollout (the latest publish or rollback when no id is
-   * given), computed from the targets so any replica answers the same.
+   * Progress of a rollout (when no id is given, the latest rollout of any
+   * kind, or with `fleet` the staged rollout in progress or else the latest
+   * publish to the fleet), computed from the targets so any replica answers
+   * the same.
    */
-  async status(rolloutId?: string): Promise<RolloutStatus> {
+  async status(rolloutId?: string, which: "any" | "fleet" = "any"): Promise<RolloutStatus> {
     const counts = countBatch([]);
-    const rollout = rolloutId === undefined ? (await this.latest())?.data : await this.rollout(rolloutId);
+    const rollout = rolloutId !== undefined ? await this.rollout(rolloutId) : which === "fleet" ? await this.latestFleet() : (await this.latest())?.data;
     if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts, collectors: [], skipped: [] };
     const states = await this.collectorStates(rollout, rollout.collectorIds);
     const collectors: RolloutStatus["collectors"] = [];
@@ -57,6 +60,41 @@ export class StagedRollouts {
     if (!rollout.batchEnds) return { ...base, state: settled ? outcome : "running" };
     const state = rollout.phase === "paused" || rollout.phase === "aborted" ? rollout.phase : rollout.phase === "done" && settled ? outcome : "running";
     return { ...base, state, batches: this.batchProgress(rollout, states), pausedReason: rollout.pausedReason ?? null, eta: this.eta(rollout) };
+  }
+
+  /**
+   * Records that the rollout ended, once: aborted, or nothing of it left
+   * applying, outdated or queued (a staged one: after its last batch), each
+   * collector current or failed, or offline or reporting only. Collectors in
+   * `handedOn` were given a later rollout's config before this one ended:
+   * their state says nothing of this one, so they are left out of its counts
+   * (and counted as `handedOn`). Audited as `rollout.end`. Answers whether it
+   * has ended (now or before); false while it runs, or when another write
+   * came first (looked at again on the next change).
+   */
+  async recordEnd(id: string, handedOn: ReadonlySet<string> = new Set()): Promise<boolean> {
+    const doc = await this.store.get<Rollout>(ROLLOUTS, id);
+    if (!doc || doc.data.ended) return true;
+    const rollout = doc.data;
+    const status = await this.status(id);
+    const own = status.collectors.filter((c) => !handedOn.has(c.id));
+    const counts = countBatch(own.map((c) => c.state));
+    const batchesLeft = rollout.batchEnds !== undefined && rollout.phase !== "done" && rollout.phase !== "aborted";
+    let outcome: RolloutEnd["outcome"];
+    if (rollout.phase === "aborted") outcome = "aborted";
+    else if (batchesLeft || counts.applying + counts.outdated + counts.queued > 0) return false;
+    else outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
+    const passed = status.collectors.length - own.length;
+    const ended: RolloutEnd = { at: new Date().toISOString(), outcome, counts, ...(passed > 0 ? { handedOn: passed } : {}) };
+    try {
+      await this.store.write([{ op: "put", collection: ROLLOUTS, id, data: { ...rollout, ended }, expect: doc.version }], [
+        auditEntry(SYSTEM_ACTOR, "rollout.end", "rollout", id, { outcome, counts, ...(passed > 0 ? { handedOn: passed } : {}) }),
+      ]);
+      return true;
+    } catch (error) {
+      if (error instanceof ConflictError) return false;
+      throw error;
+    }
   }
 
   /** A rollout by id; 404 when there is none. */
@@ -80,6 +118,20 @@ export class StagedRollouts {
       pinned: pinned?.length ?? 0,
     }));
     return { items, nextCursor: from !== -1 && from + limit < all.length ? page[page.length - 1]!.id : null };
+  }
+
+  /**
+   * The staged rollout with batches left (any kind: it holds publishes back
+   * and has the controls), else the latest publish to the fleet; state
+   * written before the pointer existed is searched, newest first.
+   */
+  private async latestFleet(): Promise<Rollout | undefined> {
+    const active = await activeStagedRollout(this.store);
+    if (active) return active.data;
+    const pointer = await this.store.get<{ rolloutId: string }>(LATEST_FLEET.collection, LATEST_FLEET.id);
+    if (pointer) return (await this.store.get<Rollout>(ROLLOUTS, pointer.data.rolloutId))?.data;
+    const all = await this.store.list<Rollout>(ROLLOUTS);
+    return all.map((d) => d.data).findLast((r) => r.kind === "publish" && r.scope === "fleet");
   }
 
   private async latest() {

@@ -272,18 +272,23 @@ export class ThroughputWindow {
   }
 
   /**
-   * Fleet-wide records/s in over the last hour, 15 s buckets ending now on the
-   * server's clock, summed over every collector it keeps: only buckets where
-   * some collector measured anything, so a silence is a gap, not a zero.
+   * Fleet-wide records/s in over the hour before `end` (default now, on the
+   * server's clock), complete 15 s buckets, summed over every collector it
+   * keeps, each with how many collectors measured something in it: only
+   * buckets where some collector did, so a silence is a gap, not a zero.
    */
-  fleetHistory(): { time: number; value: number }[] {
-    const end = this.now();
+  fleetHistory(end = this.now()): { time: number; value: number; collectors: number }[] {
     const sums = new Float64Array(BUCKETS);
-    const measured = new Uint8Array(BUCKETS);
-    for (const w of this.collectors.values()) w.history.addRecordsIn(end, sums, measured);
+    const counts = new Uint32Array(BUCKETS);
+    const mine = new Uint8Array(BUCKETS);
+    for (const w of this.collectors.values()) {
+      mine.fill(0);
+      w.history.addRecordsIn(end, sums, mine);
+      for (let i = 0; i < BUCKETS; i++) counts[i]! += mine[i]!;
+    }
     const first = Math.floor(end / STEP_MS) - BUCKETS;
-    const points: { time: number; value: number }[] = [];
-    for (let i = 0; i < BUCKETS; i++) if (measured[i]) points.push({ time: (first + i + 1) * STEP_MS, value: sums[i]! });
+    const points: { time: number; value: number; collectors: number }[] = [];
+    for (let i = 0; i < BUCKETS; i++) if (counts[i]! > 0) points.push({ time: (first + i + 1) * STEP_MS, value: sums[i]!, collectors: counts[i]! });
     return points;
   }
 

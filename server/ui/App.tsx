@@ -19,6 +19,7 @@ import { NotFoundPage } from "./pages/NotFound.tsx";
 import { OnboardingPage } from "./pages/Onboarding.tsx";
 import { PasswordLinkPage } from "./pages/PasswordLink.tsx";
 import { PipelinesPage } from "./pages/Pipelines.tsx";
+import { RolloutsPage } from "./pages/Rollouts.tsx";
 import { RoutesPage } from "./pages/Routes.tsx";
 import { ServiceAccountsPage } from "./pages/ServiceAccounts.tsx";
 import { SystemPage } from "./pages/System.tsx";
@@ -76,6 +77,7 @@ function page(pathname: string) {
   if (path === "/ui/destinations") return <ComponentsPage key="destinations" kind="destinations" />;
   if (path === "/ui/routes") return <RoutesPage />;
   if (path === "/ui/changes") return <ChangesPage />;
+  if (path === "/ui/rollouts") return <RolloutsPage />;
   if (path === "/ui/hosts" || path.startsWith("/ui/hosts/")) return <HostsPage />;
   if (path === "/ui/onboarding") return <OnboardingPage />;
   if (path === "/ui/users") return <UsersPage />;

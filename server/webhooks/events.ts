@@ -1,8 +1,9 @@
 /**
  * Webhook events, read from the store's change feed in one place rather than
  * emitted by each domain module:
- * - `rollout.paused|completed|failed`: a staged rollout's phase turns paused,
- *   done or aborted (server/rollout/staged.ts writes it);
+ * - `rollout.paused`: a staged rollout's phase turns paused (server/rollout/staged.ts);
+ * - `rollout.completed`: any rollout ended (its `ended`, server/rollout/ends.ts),
+ *   and `rollout.failed` too when it ended with a collector failed or aborted;
  * - `collector.drifted`: a target's `drift.drifted` turns true (rollout.ts checkDrift);
  * - `collector.offline`: a collector's status turns offline; sent after
  *   `offlineMinutes` only if it is still offline with the same lastSeen.
@@ -93,11 +94,17 @@ export class WebhookEvents {
 
   private async rollout(id: string): Promise<void> {
     const rollout = (await this.store.get<Rollout>(ROLLOUTS, id))?.data;
-    if (!rollout?.batchEnds) return;
-    const data = { rolloutId: id, commit: rollout.commit, released: rollout.released ?? 0, batches: rollout.batchEnds.length };
-    if (rollout.phase === "paused") await this.hooks.emit("rollout.paused", `${id}/${rollout.released ?? 0}/${rollout.pausedReason ?? ""}`, { ...data, reason: rollout.pausedReason ?? null });
-    else if (rollout.phase === "done") await this.hooks.emit("rollout.completed", id, data);
-    else if (rollout.phase === "aborted") await this.hooks.emit("rollout.failed", id, data);
+    if (!rollout) return;
+    const staged = rollout.batchEnds ? { released: rollout.released ?? 0, batches: rollout.batchEnds.length } : {};
+    const data = { rolloutId: id, kind: rollout.kind, scope: rollout.scope, commit: rollout.commit, actor: rollout.actor, ...staged };
+    if (rollout.phase === "paused" && !rollout.ended) {
+      await this.hooks.emit("rollout.paused", `${id}/${rollout.released ?? 0}/${rollout.pausedReason ?? ""}`, { ...data, reason: rollout.pausedReason ?? null });
+    }
+    const ended = rollout.ended;
+    if (!ended || ended.outcome === "not_recorded") return;
+    const outcome = { ...data, outcome: ended.outcome, counts: ended.counts, handedOn: ended.handedOn ?? 0, endedAt: ended.at };
+    await this.hooks.emit("rollout.completed", id, outcome);
+    if (ended.outcome === "aborted" || ended.counts.failed > 0) await this.hooks.emit("rollout.failed", id, outcome);
   }
 
   private async drift(collectorId: string): Promise<void> {

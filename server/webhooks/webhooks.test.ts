@@ -165,32 +165,43 @@ describe("webhook events from the change feed", () => {
     expect(rx.got).toHaveLength(1);
   });
 
-  test("a staged rollout's phase becomes rollout.paused, rollout.completed and rollout.failed, each once", async () => {
+  test("a staged rollout's pause is rollout.paused; any rollout's end is rollout.completed, and rollout.failed too with a failure or an abort; each once", async () => {
     const rx = receiver();
     stops.push(rx.stop);
     const events = new WebhookEvents(store, hooks, logger);
     events.start();
     stops.push(() => events.stop());
     await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["rollout.paused", "rollout.completed", "rollout.failed"], secret: SECRET });
-    const rollout = (id: string, phase: string) => ({ id, commit: "abc", batchEnds: [1, 2], released: 1, phase, pausedReason: phase === "paused" ? "failures" : null });
+    const counts = (failed: number) => ({ current: 2, applying: 0, failed, outdated: 0, offline: 1, reporting_only: 0, queued: 0 });
+    const ended = (outcome: string, failed: number) => ({ ended: { at: "2026-01-01T00:00:00Z", outcome, counts: counts(failed) } });
+    const staged = (id: string, phase: string, end = {}) => ({ id, kind: "publish", commit: "abc", batchEnds: [1, 2], released: 1, phase, pausedReason: phase === "paused" ? "failures" : null, ...end });
     // The feed handler reads the document as it is then, so each write settles before the next.
-    const put = async (id: string, phase: string) => {
-      await store.write([{ op: "put", collection: ROLLOUTS, id, data: rollout(id, phase) }]);
+    const put = async (data: { id: string; [key: string]: unknown }) => {
+      await store.write([{ op: "put", collection: ROLLOUTS, id: data.id, data }]);
       await events.settled();
     };
-    await put("r1", "running");
-    await put("r1", "paused");
-    await put("r1", "done");
-    await put("r1", "done"); // written again: no second event
-    await put("r2", "aborted");
+    await put(staged("r1", "running"));
+    await put(staged("r1", "paused"));
+    await put(staged("r1", "done"));
+    await put(staged("r1", "done", ended("completed", 0)));
+    await put(staged("r1", "done", ended("completed", 0))); // written again: no second event
+    await put({ id: "r2", kind: "rollback", commit: "abc", ...ended("completed_with_errors", 1) });
+    await put(staged("r3", "aborted", ended("aborted", 0)));
     await events.settled();
-    await sender.tick(); // one in flight per hook: one each pass
-    await sender.tick();
-    await sender.tick();
-    await sender.tick();
+    for (let i = 0; i < 8; i++) await sender.tick(); // one in flight per hook: one each pass
     const got = rx.got.map((g) => JSON.parse(g.body));
-    expect(got.map((g) => g.event)).toEqual(["rollout.paused", "rollout.completed", "rollout.failed"]);
-    expect(got[0].data).toMatchObject({ rolloutId: "r1", reason: "failures", released: 1, batches: 2 });
+    // The queue does not promise an order across events.
+    expect(got.map((g) => `${g.data.rolloutId} ${g.event}`).sort()).toEqual([
+      "r1 rollout.completed",
+      "r1 rollout.paused",
+      "r2 rollout.completed",
+      "r2 rollout.failed",
+      "r3 rollout.completed",
+      "r3 rollout.failed",
+    ]);
+    const find = (key: string) => got.find((g) => `${g.data.rolloutId} ${g.event}` === key).data;
+    expect(find("r1 rollout.paused")).toMatchObject({ rolloutId: "r1", reason: "failures", released: 1, batches: 2 });
+    expect(find("r2 rollout.failed")).toMatchObject({ rolloutId: "r2", kind: "rollback", outcome: "completed_with_errors", counts: counts(1) });
   });
 
   test("collector.drifted when a current target's drift turns true, once per drift check", async () => {

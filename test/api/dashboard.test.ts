@@ -58,7 +58,7 @@ test("an empty fleet answers zeros, an idle rollout and no rates", async () => {
   expect(d.drifted).toEqual({ count: 0, sample: [] });
   expect(d.reportingOnly).toEqual({ count: 0, sample: [] });
   expect(d.throughput).toEqual({ reporting: 0, byRecords: [], byErrors: [] });
-  expect(d.fleetRate).toEqual({ current: null, history: [] });
+  expect(d.fleetRate).toEqual({ current: null, collectors: null, history: [] });
 });
 
 test("every count follows what the collectors did", async () => {
@@ -108,12 +108,12 @@ test("every count follows what the collectors did", async () => {
     remoteConfigStatus: applied(toFailing!.configHash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "receiver filelog: permission denied"),
   });
 
-  // Own metrics: collector k of these seven receives k×10 records/s; the odd ones fail k/10 items/s.
+  // Own metrics: collector k of these seven receives k×10 records/s for ten minutes; the odd ones fail k/10 items/s.
   const order = ["good", "drifting", "failing", "standalone", "gone", "waiting", "alloy"];
   for (const [index, name] of order.entries()) {
     const k = index + 1;
     await push(ids[name]!, 1000, 0, 0);
-    await push(ids[name]!, 1010, k * 100, k % 2 === 1 ? k : 0);
+    await push(ids[name]!, 1600, k * 6000, k % 2 === 1 ? k * 60 : 0);
   }
 
   const d = await until(async () => {
@@ -146,27 +146,34 @@ test("every count follows what the collectors did", async () => {
   expect(d.rollout.counts).toMatchObject({ current: 2, failed: 1, reporting_only: 1, applying: 0, outdated: 0, queued: 0 });
   expect(d.rollout.failures).toEqual([{ id: ids.failing!, name: "failing", error: "receiver filelog: permission denied" }]);
 
-  expect(d.throughput.reporting).toBe(7);
+  // What needs attention: each count with its names.
+  expect(d.failed).toEqual({ count: 1, sample: [{ id: ids.failing!, name: "failing", error: "receiver filelog: permission denied" }] });
+  expect(d.offline).toEqual({ count: 1, sample: [{ id: ids.gone!, name: "gone" }] });
+  expect(d.unrenderable).toEqual({ count: 0, sample: [] });
+  expect(d.pinned).toEqual({ count: 0, sample: [] });
+
+  // "gone" still pushed its own metrics, but svc sees it offline: it is not counted now.
+  expect(d.throughput.reporting).toBe(6);
   const ranked = (list: { id: string; name: string; rate: number }[]) => list.map((r) => [r.name, Math.round(r.rate * 10) / 10]);
   expect(ranked(d.throughput.byRecords)).toEqual([
     ["alloy-1", 70],
     ["waiting", 60],
-    ["gone", 50],
     ["standalone", 40],
     ["failing", 30],
+    ["drifting", 20],
   ]);
   expect(ranked(d.throughput.byErrors)).toEqual([
     ["alloy-1", 0.7],
-    ["gone", 0.5],
     ["failing", 0.3],
     ["good", 0.1],
   ]);
-  expect(d.fleetRate.current).toBeCloseTo(280, 6);
-  // The history holds complete 15 s buckets only (server/telemetry/history.test.ts sums them on a moved clock):
-  // of the 2,800 records taken in over the 10 s before the pushes, at most all are in it, on 15 s boundaries.
+  // The number is the chart's newest point: a complete 15 s bucket on a 15 s boundary, inside which every counted
+  // collector's ten minutes lie (the offline one's too: it took those records in then).
   const history = d.fleetRate.history;
-  expect(history.reduce((sum, p) => sum + p.value * 15, 0)).toBeLessThanOrEqual(2800 + 1e-6);
   for (const p of history) expect(Date.parse(p.time) % 15_000).toBe(0);
+  expect(history.at(-1)!.value).toBe(d.fleetRate.current!);
+  expect(d.fleetRate.current).toBeCloseTo(280, 1);
+  expect(d.fleetRate.collectors).toBe(7);
 });
 
 test("a staged rollout shows as staged, with its batches, running then paused", async () => {

@@ -200,6 +200,7 @@ test("every page of the seeded install", async () => {
     page("routes", "/ui/routes", "Routes", "Routes", "batch-worker"),
     page("changes", "/ui/changes", "Changes", "Changes", "Ship nginx access logs from the edge to the gateway"),
     { ...page("commit", "", "Changes", "Changes", "Ship nginx access logs from the edge to the gateway"), path: () => `/ui/changes?commit=${ids.commit}` },
+    page("rollouts", "/ui/rollouts", "Rollouts", "Rollouts", "completed with failures"),
     page("audit", "/ui/audit", "Audit", "Audit", "config.commit"),
     page("users", "/ui/users", "Users", "Users", "nora"),
     page("service-accounts", "/ui/service-accounts", "Service accounts", "Service accounts", "ci-deployer"),

@@ -18,6 +18,7 @@ export const NAV = [
   { href: "/ui/destinations", label: "Destinations" },
   { href: "/ui/routes", label: "Routes" },
   { href: "/ui/changes", label: "Changes" },
+  { href: "/ui/rollouts", label: "Rollouts" },
   { href: "/ui/hosts", label: "Hosts" },
   { href: "/ui/onboarding", label: "Onboarding" },
   { href: "/ui/users", label: "Users" },

@@ -1,8 +1,8 @@
 /**
  * The landing page after sign-in: the fleet at a glance from one call,
  * GET /api/v1/dashboard. Every number links to the list it counts (the
- * collector list filtered by status or mode, the Changes page for the
- * rollout, the named collectors below for drift and reporting only), and
+ * collector list filtered by status or mode, Rollouts for the latest fleet
+ * rollout, the named collectors below for what needs attention), and
  * each empty part says what to do next.
  *
  * Live: collector, config_target and rollout events refetch (throttled, as a
@@ -66,7 +66,7 @@ export function DashboardPage() {
           <FleetPanel collectors={data.collectors} />
           <div className="dash-grid">
             <RolloutPanel rollout={data.rollout} />
-            <AttentionPanel drifted={data.drifted} reportingOnly={data.reportingOnly} />
+            <AttentionPanel attention={data} />
           </div>
           <FleetRatePanel fleetRate={data.fleetRate} reporting={data.throughput.reporting} />
           <div className="dash-grid">
@@ -178,7 +178,7 @@ const ROLLOUT_STATE: Record<Dashboard["rollout"]["state"], { text: string; tone:
 function RolloutPanel({ rollout }: { rollout: Dashboard["rollout"] }) {
   const state = ROLLOUT_STATE[rollout.state];
   return (
-    <Panel title="Latest rollout" id="rollout-title" action={<Link href="/ui/changes">Changes</Link>}>
+    <Panel title="Latest rollout" id="rollout-title" action={<Link href="/ui/rollouts">All rollouts</Link>}>
       {rollout.rolloutId === null ? (
         <p className="dash-empty">
           Nothing published yet. Build a pipeline on <Link href="/ui/pipelines">Pipelines</Link>, then commit and publish it on{" "}
@@ -247,36 +247,125 @@ function Failures({ failures, count }: { failures: Dashboard["rollout"]["failure
   );
 }
 
-function AttentionPanel({ drifted, reportingOnly }: { drifted: Dashboard["drifted"]; reportingOnly: Dashboard["reportingOnly"] }) {
+type Attention = Pick<Dashboard, "failed" | "offline" | "unrenderable" | "pinned" | "drifted" | "reportingOnly">;
+
+/** One reason a collector needs attention: its count's label and tone, where the count links, and the list under it. */
+interface Reason {
+  id: string;
+  label: string;
+  tone: string;
+  count: number;
+  /** Another page listing them all (else the list below, by anchor). */
+  href?: string;
+  title: string;
+  items: { id: string; name: string; note: string | null }[];
+  fix: string;
+}
+
+function reasons({ failed, offline, unrenderable, pinned, drifted, reportingOnly }: Attention): Reason[] {
+  const named = <T extends { id: string; name: string }>(list: { sample: T[] }, note: (item: T) => string | null = () => null) =>
+    list.sample.map((item) => ({ id: item.id, name: item.name, note: note(item) }));
+  return [
+    {
+      id: "failed",
+      label: "failed",
+      tone: "danger",
+      count: failed.count,
+      title: "Failed: their config did not apply",
+      items: named(failed, (f) => f.error),
+      fix: "Read the error on the collector's page; fix the pipeline and publish again, or roll the collector back.",
+    },
+    {
+      id: "offline",
+      label: "offline",
+      tone: "danger",
+      count: offline.count,
+      href: collectorsWhere({ status: "offline" }),
+      title: "Offline: nothing reaches them",
+      items: named(offline),
+      fix: "They get their config when they connect again.",
+    },
+    {
+      id: "unrenderable",
+      label: "cannot render",
+      tone: "warn",
+      count: unrenderable.count,
+      title: "Cannot render: left on the config they run",
+      items: named(unrenderable, (u) => u.error),
+      fix: "Give them the attribute their config needs, or change what the pipeline reads.",
+    },
+    {
+      id: "pinned",
+      label: "pinned",
+      tone: "warn",
+      count: pinned.count,
+      title: "Pinned by a rollback: fleet publishes skip them",
+      items: named(pinned, (p) => `by ${p.actor}`),
+      fix: "Unpin them on the collector's page once the fleet's config suits them again.",
+    },
+    {
+      id: "drifted",
+      label: "drifted",
+      tone: "warn",
+      count: drifted.count,
+      title: "Drifted: running something other than their config",
+      items: named(drifted, (d) => d.reason),
+      fix: "Publish again or roll back from the collector's page to put the config back.",
+    },
+    {
+      id: "reporting-only",
+      label: "reporting only",
+      tone: "warn",
+      count: reportingOnly.count,
+      title: "Reporting only: cannot accept remote config",
+      items: named(reportingOnly),
+      fix: "Run these under the OpAMP supervisor so published configs reach them.",
+    },
+  ];
+}
+
+/**
+ * Every collector an operator should look at, counted by why: each count
+ * links to its list (offline to the collector list filtered by status, the
+ * others to the names below), and "all is well" only when every count is 0.
+ */
+function AttentionPanel({ attention }: { attention: Attention }) {
+  const all = reasons(attention);
   return (
     <Panel title="Needs attention" id="attention-title">
       <div className="stats stats-small">
-        <Stat label="drifted" value={drifted.count} href="#drifted" tone="warn" plain />
-        <Stat label="reporting only" value={reportingOnly.count} href="#reporting-only" tone="warn" plain />
+        {all.map((r) =>
+          r.href ? (
+            <Stat key={r.id} label={r.label} value={r.count} href={r.href} tone={r.tone} />
+          ) : (
+            <Stat key={r.id} label={r.label} value={r.count} href={`#${r.id}`} tone={r.tone} plain />
+          ),
+        )}
       </div>
-      {drifted.count === 0 && reportingOnly.count === 0 && (
-        <p className="dash-empty">Every connected collector runs the config it was given and can take the next one.</p>
-      )}
-      <NamedList
-        id="drifted"
-        title="Drifted: running something other than their config"
-        items={drifted.sample.map((d) => ({ id: d.id, name: d.name, note: d.reason }))}
-        count={drifted.count}
-        fix="Publish again or roll back from the collector's page to put the config back."
-      />
-      <NamedList
-        id="reporting-only"
-        title="Reporting only: cannot accept remote config"
-        items={reportingOnly.sample.map((r) => ({ id: r.id, name: r.name, note: null }))}
-        count={reportingOnly.count}
-        fix="Run these under the OpAMP supervisor so published configs reach them."
-      />
+      {all.every((r) => r.count === 0) && <p className="dash-empty">Every collector is connected, runs the config it was given and can take the next one.</p>}
+      {all.map((r) => (
+        <NamedList key={r.id} id={r.id} title={r.title} items={r.items} count={r.count} fix={r.fix} more={r.href} />
+      ))}
     </Panel>
   );
 }
 
-/** A few named collectors behind a count, each opening its page, with what to do about them. */
-function NamedList({ id, title, items, count, fix }: { id: string; title: string; items: { id: string; name: string; note: string | null }[]; count: number; fix: string }) {
+/** A few named collectors behind a count, each opening its page, with what to do about them; `more` lists them all. */
+function NamedList({
+  id,
+  title,
+  items,
+  count,
+  fix,
+  more,
+}: {
+  id: string;
+  title: string;
+  items: { id: string; name: string; note: string | null }[];
+  count: number;
+  fix: string;
+  more?: string;
+}) {
   if (count === 0) return null;
   return (
     <div className="dash-list" id={id}>
@@ -289,7 +378,7 @@ function NamedList({ id, title, items, count, fix }: { id: string; title: string
           </li>
         ))}
       </ul>
-      {count > items.length && <p className="hint">and {count - items.length} more</p>}
+      {count > items.length && <p className="hint">{more ? <Link href={more}>and {count - items.length} more</Link> : <>and {count - items.length} more</>}</p>}
       <p className="hint">{fix}</p>
     </div>
   );
@@ -316,7 +405,11 @@ function FleetRatePanel({ fleetRate, reporting }: { fleetRate: Dashboard["fleetR
       <p className="fleet-rate">
         <span className="stat-value">{current === null ? "—" : formatRate(current)}</span>
         <span className="muted">
-          {current === null ? "no collector reports its rates yet" : `received now, summed over ${reporting} reporting collector${reporting === 1 ? "" : "s"}`}
+          {current === null
+            ? reporting === 0
+              ? "no collector reports its rates now"
+              : "waiting for the reporting collectors' next push"
+            : `received in the latest 15 s (the chart's last point), from ${fleetRate.collectors} collector${fleetRate.collectors === 1 ? "" : "s"}; ${reporting} reporting now`}
         </span>
       </p>
       {history.length >= 2 ? (

@@ -25,8 +25,8 @@ import "./Webhooks.css";
 /** What each event means, beside its checkbox (README "Webhooks"). */
 const EVENT_HELP: Record<WebhookEvent, string> = {
   "rollout.paused": "a staged rollout paused",
-  "rollout.completed": "a staged rollout finished",
-  "rollout.failed": "a staged rollout was aborted",
+  "rollout.completed": "any rollout ended (publish, staged, attributes, rollback)",
+  "rollout.failed": "a rollout ended with failed collectors, or was aborted",
   "collector.offline": "a collector stayed offline",
   "collector.stalled": "a connected collector stopped accepting records",
   "collector.drifted": "a collector runs something other than its target",

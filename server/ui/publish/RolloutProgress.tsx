@@ -1,5 +1,7 @@
 /**
- * Progress of the latest rollout (GET /publish/status), refetched whenever
+ * Progress of the latest fleet rollout (GET /publish/status?scope=fleet: the
+ * staged one in progress, else the latest publish to the fleet; one to a
+ * single collector or a rollback is on Rollouts), refetched whenever
  * `reload` changes (the page bumps it on live rollout and config_target
  * events): its state in words, counts by config state, and for a staged
  * rollout which batch is out, each batch's bar, the ETA, why it paused, and
@@ -10,6 +12,7 @@ import type { RolloutStatus } from "../../../shared/rollouts.ts";
 import { api, ApiError } from "../api.ts";
 import { shortCommit } from "../format.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
+import { Link } from "../router.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { BatchList } from "./BatchList.tsx";
 import { Failures } from "./Failures.tsx";
@@ -43,7 +46,7 @@ export function RolloutProgress({ reload, canWrite, onChanged }: Props) {
 
   useEffect(() => {
     let current = true;
-    api.get<RolloutStatus>("/publish/status").then(
+    api.get<RolloutStatus>("/publish/status?scope=fleet").then(
       (answer) => {
         if (!current) return;
         setStatus(answer);
@@ -61,6 +64,9 @@ export function RolloutProgress({ reload, canWrite, onChanged }: Props) {
   return (
     <section className="detail-block" role="region" aria-labelledby="rollout-title">
       <h2 id="rollout-title">Rollout progress</h2>
+      <p className="hint">
+        The latest rollout to the fleet. Every rollout, one collector's and rollbacks too, is on <Link href="/ui/rollouts">Rollouts</Link>.
+      </p>
       <ErrorMessage error={error} />
       {!status && !error && <p className="muted">Loading…</p>}
       {status && (
