@@ -32,9 +32,9 @@ describe("collectors API", () => {
     expect(await got.json()).toEqual({
       ...collector,
       attributes: {
-        "collector.id": { value: collector.id, origin: "virtual" },
-        "collector.name": { value: "edge-1", origin: "virtual" },
-        "collector.mode": { value: "opamp", origin: "virtual" },
+        "collector.id": { value: collector.id, origin: "virtual", targets: true },
+        "collector.name": { value: "edge-1", origin: "virtual", targets: true },
+        "collector.mode": { value: "opamp", origin: "virtual", targets: true },
       },
     });
   });
