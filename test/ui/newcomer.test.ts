@@ -242,7 +242,7 @@ test("the pipeline canvas shows live rates on its nodes", async () => {
   await go("Dashboard");
   await page.getByRole("region", { name: "Top collectors by records/s" }).getByRole("link", { name: "web-1" }).waitFor();
   const fleet = page.getByRole("region", { name: "Fleet records/s" });
-  expect(await fleet.textContent()).toContain("summed over 1 reporting collector");
+  expect(await fleet.textContent()).toContain("from 1 collector; 1 reporting now");
   await fleet.getByRole("figure", { name: "Fleet records per second" }).locator("canvas").first().waitFor();
   await browser.screenshot("newcomer-dashboard-rates-1440");
   const seconds = (performance.now() - started) / 1000;
