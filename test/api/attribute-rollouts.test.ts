@@ -15,6 +15,7 @@ import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts
 import { applied, description, RawAgent, until, uuidBytes } from "../opamp/helpers.ts";
 import { matchedPipeline } from "../deployment.ts";
 import type { PublishPlan, Rollout, RolloutStatus } from "../../shared/rollouts.ts";
+import type { ErrorBody } from "../../server/http/schemas.ts";
 
 let server: TestServer;
 const agents: RawAgent[] = [];
@@ -28,9 +29,6 @@ afterAll(async () => {
 
 const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
 
-interface ApiError {
-  error: { code: string; message: string; details: { path: string; message: string }[] };
-}
 interface Entry {
   seq: number;
   commit: string;
@@ -87,7 +85,7 @@ test("a tag edit that would change a config is 403 without config:publish and wr
   const before = await rolloutCount();
 
   const res = await server.api("/collectors/tags", { method: "POST", token: writer, json: { match: ["rack=r1"], set: { team: "payments" } } });
-  const body = (await res.json()) as ApiError;
+  const body = (await res.json()) as ErrorBody;
   expect({ status: res.status, code: body.error.code }).toEqual({ status: 403, code: "forbidden" });
   expect(body.error.message).toContain("config:publish");
   expect(body.error.message).toContain("2 collector(s)");
@@ -192,7 +190,7 @@ test("a staged attribute rollout releases batch by batch with a publish's strate
   expect((await server.api("/publish", { method: "POST" })).status).toBe(409);
   const other = await call<{ id: string }>("/collectors", "POST", { name: "stage-other" });
   const blocked = await server.api(`/collectors/${other.id}`, { method: "PATCH", json: { tags: { stage: "on" } } });
-  expect({ status: blocked.status, code: ((await blocked.json()) as ApiError).error.code }).toEqual({ status: 409, code: "rollout_in_progress" });
+  expect({ status: blocked.status, code: ((await blocked.json()) as ErrorBody).error.code }).toEqual({ status: 409, code: "rollout_in_progress" });
 
   // The canary applies: the next batch goes out, each collector rendered at the commit it is on.
   canary.release();
@@ -231,7 +229,7 @@ test("a fleet publish skips a collector whose config cannot be rendered, listing
 
   // Named, it refuses: the caller asked for that collector.
   const named = await server.api(`/publish/${bad.id}`, { method: "POST" });
-  expect({ status: named.status, code: ((await named.json()) as ApiError).error.code }).toEqual({ status: 409, code: "render_failed" });
+  expect({ status: named.status, code: ((await named.json()) as ErrorBody).error.code }).toEqual({ status: 409, code: "render_failed" });
 
   // Putting a collector into a config it cannot render yet is a deployment too: it would get it once it reports the attribute.
   const writer = await tokenWithScopes(server, ["collectors:read", "collectors:write"]);
