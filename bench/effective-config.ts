@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AgentToServerSchema, ServerToAgentSchema } from "../server/gen/opamp/v1/opamp_pb.ts";
 import { MAX_MESSAGE_BYTES } from "../server/opamp/channel.ts";
-import { MAX_EFFECTIVE_CONFIG_BYTES } from "../server/rollout/rollout.ts";
+import { MAX_EFFECTIVE_CONFIG_BYTES } from "../server/rollout/effective-intake.ts";
 import { SqliteStore } from "../server/store/sqlite.ts";
 import { CAPS, description } from "../test/opamp/helpers.ts";
 import { seedOpampFleet, type StormAgent } from "../test/faults/storm.ts";

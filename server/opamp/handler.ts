@@ -196,23 +196,19 @@ export class MessageHandler {
     }
     if (attributesChanged) await this.deps.retargeting.settled(collectorId);
     if (message.effectiveConfig?.configMap) {
-      // Over its rate, a report is not even decoded; the agent is asked for its full state (which holds it) once welcome.
-      if (this.deps.rollouts.effectiveWelcome(collectorId)) {
-        const files = Object.entries(message.effectiveConfig.configMap.configMap).map(([name, file]) => ({
-          name,
-          contentType: file.contentType,
-          body: new TextDecoder().decode(file.body),
-        }));
-        instance.effectiveSkipped = false;
-        background(
-          log,
-          this.deps.rollouts.setEffective(collectorId, files).then((intake) => {
-            if (intake === "limited") instance.effectiveSkipped = true;
-          }),
-        );
-      } else {
-        instance.effectiveSkipped = true;
-      }
+      // One equal to the last kept costs nothing; one over its rate is not read, and the agent is asked
+      // for its full state (which holds it) once welcome (effective-intake.ts).
+      const map = message.effectiveConfig.configMap.configMap;
+      const decoder = new TextDecoder();
+      const files = Object.keys(map)
+        .sort()
+        .map((name) => ({ name, contentType: map[name]!.contentType, body: decoder.decode(map[name]!.body) }));
+      background(
+        log,
+        this.deps.rollouts.setEffective(collectorId, files).then((intake) => {
+          instance.effectiveSkipped = intake === "limited";
+        }),
+      );
     } else if (instance.effectiveSkipped && this.deps.rollouts.effectiveWelcome(collectorId)) {
       instance.effectiveSkipped = false;
       fullState = true;

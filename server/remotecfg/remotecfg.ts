@@ -22,12 +22,11 @@
  * hot path: the token check, the target and its rendered bytes all come from
  * memory, and a poll that changes nothing writes nothing — presence coalesces
  * contacts, status reports are passed on only when they differ from the
- * stored config state, and an effective config only when its digest changed.
+ * stored config state, and an effective config only when it changed.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createConnectRouter, createContextKey, createContextValues } from "@connectrpc/connect";
 import { createMethodSerializationLookup } from "@connectrpc/connect/protocol";
-import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { CHANNEL_OF } from "../../shared/vocabulary.ts";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
@@ -47,7 +46,7 @@ import {
 } from "../gen/collector/v1/collector_pb.ts";
 import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
 import { channelCredential, type ChannelCredential } from "../channel/credential.ts";
-import type { EffectiveIntake, Rollouts } from "../rollout/rollout.ts";
+import type { Rollouts } from "../rollout/rollout.ts";
 import type { ConfigReport, ConfigState, EffectiveConfig } from "../rollout/records.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Store } from "../store/store.ts";
@@ -93,8 +92,6 @@ interface PollMemo {
   intervalSeconds: number;
   /** The last status the collector reported (it may omit it while unchanged). */
   report: ConfigReport | null;
-  /** Digest of the last effective config stored. */
-  effective: string | null;
   /** The attributes the last poll carried (raw, before bounding), so an unchanged poll skips the work. */
   attributes: { attributes: Record<string, string>; localAttributes: Record<string, string> } | null;
 }
@@ -189,12 +186,6 @@ function effectiveFiles(request: GetConfigRequest): EffectiveConfig["files"] | n
   return Object.keys(map)
     .sort()
     .map((name) => ({ name, contentType: map[name]!.contentType, body: decoder.decode(map[name]!.body) }));
-}
-
-function digestOf(files: EffectiveConfig["files"]): string {
-  const hash = createHash("sha256");
-  for (const f of files) hash.update(`${f.name.length}:${f.name}${f.contentType.length}:${f.contentType}${f.body.length}:`).update(f.body);
-  return hash.digest("hex");
 }
 
 /** What the remote config channel uses. */
@@ -363,15 +354,10 @@ export class RemoteConfigService {
       }
     }
 
+    // Alloy sends it with every poll: one equal to the last kept costs nothing (effective-intake.ts), and
+    // one not looked at (over the collector's rate) is taken from a later poll.
     const files = effectiveFiles(req);
-    if (files !== null) {
-      const digest = digestOf(files);
-      // Alloy sends it with every poll: one not looked at (over the collector's rate) is taken from a later poll.
-      if (digest !== memo.effective) {
-        let intake: EffectiveIntake = "limited";
-        if ((await this.bookkeeping(id, async () => (intake = await this.deps.rollouts.setEffective(id, files)))) && intake !== "limited") memo.effective = digest;
-      }
-    }
+    if (files !== null) await this.bookkeeping(id, () => this.deps.rollouts.setEffective(id, files));
 
     const target = await this.deps.rollouts.targetOf(id);
     if (target === null) return req.hash === "" ? NOTHING_PUBLISHED : EMPTY_CONFIG;
@@ -440,7 +426,7 @@ export class RemoteConfigService {
     const now = this.now();
     let memo = this.memo.get(id);
     if (!memo) {
-      memo = { lastPollMs: now, intervalSeconds: DEFAULT_INTERVAL_SECONDS, report: null, effective: null, attributes: null };
+      memo = { lastPollMs: now, intervalSeconds: DEFAULT_INTERVAL_SECONDS, report: null, attributes: null };
       this.memo.set(id, memo);
       return memo;
     }

@@ -65,7 +65,8 @@ import {
 } from "./records.ts";
 import { publishPlan } from "./publish-plan.ts";
 import { configDriftIsolated } from "./drift-isolated.ts";
-import { RateLimiter } from "../lib/ratelimit.ts";
+import { EffectiveIntakeGate, MAX_EFFECTIVE_CONFIG_BYTES, type EffectiveIntake } from "./effective-intake.ts";
+import type { Drift } from "./drift.ts";
 import { redactTokens } from "../auth/tokens.ts";
 
 
@@ -109,18 +110,6 @@ function deliveredTarget(target: CollectorConfig): Omit<CollectorConfig, "undeli
   return rest;
 }
 
-/**
- * Most bytes (UTF-8: every file's name, content type and body) one
- * effective-config report may hold to be kept: a collector's config is tens of
- * KiB, and reading one for drift costs microseconds a byte. Well below the
- * channels' 4 MiB message limit.
- */
-export const MAX_EFFECTIVE_CONFIG_BYTES = 256 * 1024;
-/** Effective-config reports looked at per collector: a few at once (a connect, a config applied), then one a minute. */
-export const EFFECTIVE_CONFIG_RATE = { burst: 5, perSecond: 1 / 60 };
-
-/** What became of an effective-config report: kept, refused (the reason kept beside the last one kept), or not looked at (over the rate). */
-export type EffectiveIntake = "stored" | "refused" | "limited";
 
 /** One collector's secrets as a redactor, built at a target seq: a new target may name other secrets. */
 interface Redaction {
@@ -147,7 +136,7 @@ export class Rollouts {
   private readonly targetListeners = new Set<TargetListener>();
   /** The reported keys matchers may read now (collectors/trust.ts). */
   private readonly trusted = (): TrustedKeys => this.collectors.trust.keys();
-  private readonly effectiveRate = new RateLimiter(EFFECTIVE_CONFIG_RATE);
+  private readonly effectiveIntake = new EffectiveIntakeGate();
   /** Collectors whose drift is to be judged again (`scheduleDrift`), one at a time, each once however often asked meanwhile. */
   private readonly driftDue = new Set<string>();
   private drifting: Promise<void> | null = null;
@@ -745,34 +734,37 @@ export class Rollouts {
   /**
    * Stores the config the collector says it runs (shown beside the target),
    * redacted: it holds what was delivered; its drift is judged afterwards
-   * (`scheduleDrift`). A collector's reports are looked at at most at
-   * EFFECTIVE_CONFIG_RATE ("limited": not read, the channel asks for it again
-   * later). One over MAX_EFFECTIVE_CONFIG_BYTES is not kept ("refused"): the
-   * last one kept stays, with the refusal and its reason beside it, so a
-   * collector cannot grow the state by reporting.
+   * (`scheduleDrift`). Which reports are looked at is effective-intake.ts's:
+   * one equal to the last kept is "unchanged"; a changed one past the
+   * collector's rate is "limited" (not read; the channel asks for it again
+   * later, and drift waits for it); one over MAX_EFFECTIVE_CONFIG_BYTES is
+   * "refused": the last one kept stays, with the refusal and its reason
+   * beside it, so a collector cannot grow the state by reporting.
    */
   async setEffective(collectorId: string, files: EffectiveConfig["files"]): Promise<EffectiveIntake> {
-    if (this.effectiveRate.take(collectorId) > 0) return "limited";
+    const admission = this.effectiveIntake.admit(collectorId, files, () => this.scheduleDrift(collectorId));
+    if (admission.kind === "unchanged" || admission.kind === "limited") return admission.kind;
     const now = new Date().toISOString();
-    const bytes = files.reduce((sum, f) => sum + Buffer.byteLength(f.name) + Buffer.byteLength(f.contentType) + Buffer.byteLength(f.body), 0);
-    if (bytes > MAX_EFFECTIVE_CONFIG_BYTES) {
+    if (admission.kind === "refused") {
       const kept = (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data;
-      const reason = `The collector reported an effective config of ${bytes} bytes, more than the ${MAX_EFFECTIVE_CONFIG_BYTES} svc keeps; it was not kept.`;
+      const reason = `The collector reported an effective config of ${admission.bytes} bytes, more than the ${MAX_EFFECTIVE_CONFIG_BYTES} svc keeps; it was not kept.`;
       const data: EffectiveConfig = { collectorId, files: kept?.files ?? [], reportedAt: kept?.reportedAt ?? now, refused: { at: now, reason } };
       await this.store.write([{ op: "put", collection: EFFECTIVE, id: collectorId, data }]);
-      this.log.warn({ collectorId, bytes }, "an effective config report was refused: too large");
+      this.log.warn({ collectorId, bytes: admission.bytes }, "an effective config report was refused: too large");
+      this.scheduleDrift(collectorId);
       return "refused";
     }
     const redacted = await Promise.all(files.map(async (file) => ({ ...file, body: await this.redact(collectorId, file.body) })));
     const data: EffectiveConfig = { collectorId, files: redacted, reportedAt: now };
     await this.store.write([{ op: "put", collection: EFFECTIVE, id: collectorId, data }]);
+    this.effectiveIntake.stored(collectorId, admission.digest);
     this.scheduleDrift(collectorId);
     return "stored";
   }
 
   /** Whether the collector's next effective-config report would be looked at: a channel that skipped one asks for it again then. */
   effectiveWelcome(collectorId: string): boolean {
-    return this.effectiveRate.check(collectorId) === 0;
+    return this.effectiveIntake.welcome(collectorId);
   }
 
   /**
@@ -806,8 +798,11 @@ export class Rollouts {
     if (!current) return;
     const effective = (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data;
     if (!effective) return;
+    const unknown = this.unknownDrift(collectorId, effective);
+    // Reported before this target was recorded, it cannot be what the collector runs of it: its next report says.
+    if (!unknown && current.target.targetAt !== undefined && effective.reportedAt < current.target.targetAt) return;
     const { targetHash } = current.target;
-    const result = await configDriftIsolated(current.rendered.runtime, current.rendered.body, effective.files);
+    const result = unknown ?? (await configDriftIsolated(current.rendered.runtime, current.rendered.body, effective.files));
     const drift: TargetDrift = { ...result, targetHash, checkedAt: new Date().toISOString() };
     await this.configWrites.update(collectorId, (target) => {
       if (!target || target.targetHash !== targetHash) return null;
@@ -815,6 +810,17 @@ export class Rollouts {
       if (known && known.drifted === drift.drifted && known.diff === drift.diff && known.reason === drift.reason) return null;
       return { ...target, drift };
     });
+  }
+
+  /** Why the kept effective config cannot tell drift: the collector reported a newer one that was not read or not kept. */
+  private unknownDrift(collectorId: string, effective: EffectiveConfig): Drift | null {
+    if (this.effectiveIntake.pending(collectorId)) {
+      return { drifted: false, diff: null, reason: "the collector reported a newer effective config, not read yet (over its report rate); drift is judged when it is" };
+    }
+    if (effective.refused && effective.refused.at >= effective.reportedAt) {
+      return { drifted: false, diff: null, reason: "the collector's last effective config was too large to keep; drift is not known" };
+    }
+    return null;
   }
 
   /** The collectors that run something other than their applied target, in id order: online, current, drifted. */

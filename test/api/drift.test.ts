@@ -14,6 +14,7 @@ import { AgentConfigMapSchema, AgentConfigObjectSchema, EffectiveConfigSchema } 
 import { startTestServer, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import { matchedPipeline } from "../deployment.ts";
+import { EFFECTIVE_CONFIG_RATE, MAX_EFFECTIVE_CONFIG_BYTES } from "../../server/rollout/effective-intake.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -38,7 +39,7 @@ function sorted(value: unknown): unknown {
 }
 
 interface Shown {
-  target: { drift?: { drifted: boolean; diff: string | null; reason?: string } };
+  target: { state: string; drift?: { drifted: boolean; diff: string | null; reason?: string } };
   effective: { files: { body: string }[] } | null;
 }
 
@@ -85,4 +86,57 @@ test("drift is told from formatting, listed, shown with its diff, and cleared", 
   await until(async () => (await shown()).target.drift?.drifted === false);
   expect((await call<{ items: unknown[] }>("/collectors/drifted")).items).toEqual([]);
   agent.close();
+});
+
+test("drift is judged only on what the collector reported since its target: an older report is not, one too large or one past the rate makes it not known", async () => {
+  const destination = await call<{ id: string }>("/destinations", "POST", { name: "gateway-2", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const source = await call<{ id: string }>("/sources", "POST", { name: "app-2", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
+  await matchedPipeline(call, "fleet-2", source.id, destination.id, ["order=yes"]);
+  const collector = await call<{ id: string }>("/collectors", "POST", { name: "reporting-in-order", tags: { order: "yes" } });
+  const token = (await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;
+  const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, token);
+  const shown = () => call<Shown & { effective: { refused?: unknown } | null }>(`/collectors/${collector.id}/effective-config`);
+  try {
+    // What it ran before anything was published: kept, but it is not the target's.
+    const before = "receivers: {}\nexporters: {}\nservice:\n  pipelines: {}\n";
+    await agent.call({ agentDescription: description({ "service.name": "reporting-in-order" }), effectiveConfig: effective(before) });
+    await until(async () => (await shown()).effective?.files[0]?.body === before);
+    const offered = agent.next((m) => m.remoteConfig !== undefined);
+    await call("/commit", "POST", { message: "fleet-2" });
+    await call("/publish", "POST");
+    const remote = (await offered).remoteConfig!;
+    const body = new TextDecoder().decode(remote.config!.configMap[""]!.body);
+
+    // Applied, with no new report yet (the supervisor may send its effective config after the status): the
+    // old report is not judged against the target. A report too large to keep is the next drift check, and
+    // the first one written for this target: drift is not known.
+    await agent.call({ remoteConfigStatus: applied(remote.configHash) });
+    await until(async () => (await shown()).target.state === "current");
+    await agent.call({ effectiveConfig: effective(`# ${"x".repeat(MAX_EFFECTIVE_CONFIG_BYTES)}\n${body}`) });
+    const refused = await until(async () => (await shown()).target.drift);
+    expect(refused).toMatchObject({ drifted: false, diff: null, reason: "the collector's last effective config was too large to keep; drift is not known" });
+
+    // What it runs now: judged, no drift.
+    await agent.call({ effectiveConfig: effective(body) });
+    await until(async () => (await shown()).effective?.files[0]?.body === body);
+    expect(await until(async () => ((await shown()).target.drift?.reason === undefined ? (await shown()).target.drift : null))).toMatchObject({ drifted: false, diff: null });
+
+    // The same report again costs nothing; changed ones past the rate are not read, and drift is not known
+    // until one is: here the collector repeats the one kept.
+    for (let i = 0; i < EFFECTIVE_CONFIG_RATE.burst * 2; i++) await agent.call({ effectiveConfig: effective(body) });
+    let reports = 0;
+    while ((await shown()).target.drift?.reason === undefined) {
+      expect(reports++).toBeLessThan(EFFECTIVE_CONFIG_RATE.burst);
+      const changed = `${body}# change ${reports}\n`;
+      await agent.call({ effectiveConfig: effective(changed) });
+      await until(async () => (await shown()).effective?.files[0]?.body === changed || (await shown()).target.drift?.reason !== undefined);
+    }
+    expect((await shown()).target.drift!.reason).toBe("the collector reported a newer effective config, not read yet (over its report rate); drift is judged when it is");
+    const kept = (await shown()).effective!.files[0]!.body;
+    await agent.call({ effectiveConfig: effective(kept) });
+    await until(async () => (await shown()).target.drift?.reason === undefined);
+    expect((await shown()).target.drift).toMatchObject({ drifted: false, diff: null });
+  } finally {
+    agent.close();
+  }
 });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { MAX_MESSAGE_BYTES } from "../../server/opamp/channel.ts";
-import { EFFECTIVE_CONFIG_RATE, MAX_EFFECTIVE_CONFIG_BYTES } from "../../server/rollout/rollout.ts";
+import { EFFECTIVE_CONFIG_RATE, MAX_EFFECTIVE_CONFIG_BYTES } from "../../server/rollout/effective-intake.ts";
 import type { EffectiveConfig } from "../../shared/rollouts.ts";
 import { description, RawAgent, until } from "../opamp/helpers.ts";
 import { remoteConfigClient } from "../remotecfg/client.ts";
