@@ -1,8 +1,10 @@
 /**
- * A pipeline dry-run's answer (POST /pipelines/{id}/dry-run), declared once for
- * the server's route, the OpenAPI document and the UI's pipeline editor.
+ * A pipeline dry-run's answer (POST /pipelines/{id}/dry-run) and its preview's
+ * (POST /pipelines/{id}/topology/preview), declared once for the server's
+ * route, the OpenAPI document and the UI's pipeline editor.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { RUNTIMES } from "./vocabulary.ts";
 
 export const DryRunAnswerSchema = Type.Object({
   output: Type.Unknown({ description: "The records that survive the chain, as OTLP JSON logs (the Final Output)." }),
@@ -51,3 +53,35 @@ export const AppliedPipelineSchema = Type.Object(
 export type AppliedPipeline = Static<typeof AppliedPipelineSchema>;
 export const AppliedPipelinesSchema = Type.Object({ items: Type.Array(AppliedPipelineSchema) });
 export type AppliedPipelines = Static<typeof AppliedPipelinesSchema>;
+
+/** What a preview was rendered for: a collector as publish renders it, or a runtime at a named version. */
+export const PreviewTargetSchema = Type.Object(
+  {
+    runtime: Type.Union(RUNTIMES.map((r) => Type.Literal(r))),
+    version: Type.Union([Type.String(), Type.Null()], {
+      description: "The collector version rendered for; null: the collector never reported one, so the form every supported version accepts.",
+    }),
+    versionFrom: Type.Union([Type.Literal("reported"), Type.Literal("requested"), Type.Literal("installer")], {
+      description: "reported: the collector's own service.version (null when it reported none); requested: the caller's ?version; installer: what installer/install.sh installs.",
+    }),
+    collector: Type.Union([
+      Type.Object({
+        id: Type.String(),
+        name: Type.String(),
+        routed: Type.Boolean({ description: "A route of this collector names the pipeline." }),
+        matched: Type.Boolean({ description: "The pipeline's matchers hold for the collector's attributes." }),
+      }),
+      Type.Null(),
+    ]),
+  },
+  { title: "PreviewTarget" },
+);
+export type PreviewTarget = Static<typeof PreviewTargetSchema>;
+export const PipelinePreviewSchema = Type.Object({
+  config: Type.String({
+    description:
+      "With a collector: its whole config exactly as a publish of the working tree with this graph would deliver it, secrets as their markers; without: the pipeline on its own.",
+  }),
+  renderedFor: PreviewTargetSchema,
+});
+export type PipelinePreview = Static<typeof PipelinePreviewSchema>;

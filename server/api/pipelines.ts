@@ -1,6 +1,6 @@
 /** REST: /pipelines — graphs of sources, processors and destinations, their preview and dry-run. */
 import { Type } from "@sinclair/typebox";
-import { AppliedPipelinesSchema, DryRunAnswerSchema } from "../../shared/pipelines.ts";
+import { AppliedPipelinesSchema, DryRunAnswerSchema, PipelinePreviewSchema, type PipelinePreview } from "../../shared/pipelines.ts";
 import { RUNTIMES } from "../../shared/vocabulary.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Pipelines } from "../configstore/pipelines.ts";
@@ -10,6 +10,10 @@ import { dryRunIsolated } from "../ottl/dryrun-isolated.ts";
 import { MAX_CHAIN_PROCESSORS } from "../ottl/processors.ts";
 import { chainRuntimeParity, logSourceTypesFeeding } from "../render/parity.ts";
 import { renderPipelinePreview } from "../render/preview.ts";
+import { previewForCollector } from "../rollout/preview.ts";
+import { INSTALLED_VERSIONS } from "../collectors/installed-versions.ts";
+import { parseCollectorVersion } from "../catalog/versions.ts";
+import { ValidationError } from "../errors.ts";
 import { ConfigObject, Pipeline, PipelineBody, Topology } from "./config-schemas.ts";
 import { pipelineRates, PipelineRatesSchema } from "./pipeline-rates.ts";
 import type { ThroughputApiDeps } from "./throughput.ts";
@@ -137,16 +141,44 @@ export function pipelineRoutes(deps: PipelinesApiDeps): Route[] {
       path: "/pipelines/{id}/topology/preview",
       scope: "config:read",
       tag: "pipelines",
-      summary: "Render a graph (as returned by GET topology) to collector config without saving anything.",
+      summary:
+        "Render a graph (as returned by GET topology) without saving anything. With collectorId: that collector's whole config as publish renders it (its runtime, reported version and attributes), byte for byte what it is delivered once the graph is committed and published, secrets as markers. Without: the pipeline on its own for runtime at version (default: what install.sh installs). renderedFor says which.",
       body: Topology,
-      query: Type.Object({ runtime: Type.Optional(Runtime) }, { additionalProperties: false }),
-      response: Type.Object({ config: Type.String() }),
-      handler: async ({ params, body, query }) => {
+      query: Type.Object(
+        {
+          collectorId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "Render as publish would for this collector." })),
+          runtime: Type.Optional(Runtime),
+          version: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 64, description: "Without collectorId: the collector release to render for, e.g. 0.143.0." }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      response: PipelinePreviewSchema,
+      handler: async ({ params, body, query }): Promise<PipelinePreview> => {
         const pipeline = await deps.pipelines.get(params.id!);
         const snapshot = await deps.configStore.worktree();
-        const topology = validateTopology(body, pipeline.signal, snapshot);
-        const config = renderPipelinePreview({ ...pipeline, topology }, snapshot.sources, snapshot.destinations, query.runtime ?? "otelcol");
-        return { config };
+        const edited = { ...pipeline, topology: validateTopology(body, pipeline.signal, snapshot) };
+        if (query.collectorId !== undefined) {
+          for (const key of ["runtime", "version"] as const) {
+            if (query[key] !== undefined) {
+              throw new ValidationError(`A collector's preview uses its own ${key}; leave ${key} out or leave collectorId out.`, [
+                { path: key, message: `cannot be given with collectorId` },
+              ]);
+            }
+          }
+          const collector = await deps.collectors.get(query.collectorId);
+          return previewForCollector(snapshot, edited, collector, deps.collectors.trust.keys());
+        }
+        const runtime = query.runtime ?? "otelcol";
+        if (query.version !== undefined && runtime === "otelcol" && parseCollectorVersion(query.version) === null) {
+          throw new ValidationError(`'${query.version}' is not a collector release such as 0.144.0.`, [{ path: "version", message: "must be a collector release such as 0.144.0" }]);
+        }
+        const version = query.version ?? INSTALLED_VERSIONS[runtime];
+        return {
+          config: renderPipelinePreview(edited, snapshot.sources, snapshot.destinations, runtime, version),
+          renderedFor: { runtime, version, versionFrom: query.version === undefined ? "installer" : "requested", collector: null },
+        };
       },
     }),
     route({

@@ -198,7 +198,7 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
       </div>
       <div className="editor-panels">
         <DryRun pipelineId={pipeline.id} chain={"chain" in order ? order.chain : null} />
-        <Preview pipelineId={pipeline.id} topology={topology} onChecked={onChecked} />
+        <Preview pipelineId={pipeline.id} matchers={pipeline.matchers ?? []} topology={topology} onChecked={onChecked} />
       </div>
     </>
   );

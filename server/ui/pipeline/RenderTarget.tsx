@@ -1,0 +1,109 @@
+/**
+ * Who the config preview renders for: no collector (a runtime at the version
+ * install.sh installs), or one collector, those the pipeline applies to (its
+ * matchers, its routes) listed first, the rest narrowed by a search.
+ */
+import { useEffect, useState } from "react";
+import type { Collector } from "../../../shared/collectors.ts";
+import type { PreviewTarget } from "../../../shared/pipelines.ts";
+import { api } from "../api.ts";
+
+/** Collectors listed per group: a picker, not a fleet browser; the search finds the rest. */
+const LISTED = 50;
+const SEARCH_DEBOUNCE_MS = 300;
+
+interface Choice {
+  id: string;
+  name: string;
+}
+
+/** The collectors the pipeline applies to, then the others matching `q`. */
+function useChoices(pipelineId: string, matchers: readonly string[], q: string) {
+  const [applies, setApplies] = useState<Choice[]>([]);
+  const [others, setOthers] = useState<Choice[]>([]);
+  const key = JSON.stringify(matchers);
+  useEffect(() => {
+    let current = true;
+    const timer = setTimeout(() => {
+      const search = new URLSearchParams({ limit: String(LISTED), ...(q.trim() ? { q: q.trim() } : {}) });
+      const matched =
+        matchers.length === 0
+          ? Promise.resolve([] as Choice[])
+          : api.get<{ items: Collector[] }>(`/collectors?${new URLSearchParams([["limit", String(LISTED)], ...matchers.map((m) => ["match", m])])}`).then((p) => p.items);
+      const routed = api.get<{ items: { collectorId: string }[] }>(`/routes?pipelineId=${encodeURIComponent(pipelineId)}`).then((p) => new Set(p.items.map((r) => r.collectorId)));
+      Promise.all([matched, routed, api.get<{ items: Collector[] }>(`/collectors?${search}`).then((p) => p.items)]).then(
+        ([byMatchers, routedIds, listed]) => {
+          if (!current) return;
+          const first = new Map(byMatchers.map((c) => [c.id, { id: c.id, name: c.name }]));
+          for (const c of listed) if (routedIds.has(c.id)) first.set(c.id, { id: c.id, name: c.name });
+          setApplies([...first.values()].sort((a, b) => a.name.localeCompare(b.name)));
+          setOthers(listed.filter((c) => !first.has(c.id)).map((c) => ({ id: c.id, name: c.name })));
+        },
+        () => current && (setApplies([]), setOthers([])),
+      );
+    }, SEARCH_DEBOUNCE_MS);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [pipelineId, key, q]);
+  return { applies, others };
+}
+
+interface RenderTargetProps {
+  pipelineId: string;
+  matchers: readonly string[];
+  collectorId: string;
+  onCollector: (id: string) => void;
+}
+
+export function RenderTargetPicker({ pipelineId, matchers, collectorId, onCollector }: RenderTargetProps) {
+  const [q, setQ] = useState("");
+  const { applies, others } = useChoices(pipelineId, matchers, q);
+  return (
+    <div className="render-target">
+      <label htmlFor="preview-collector">Render for</label>
+      <select id="preview-collector" value={collectorId} onChange={(event) => onCollector(event.currentTarget.value)}>
+        <option value="">No collector: a runtime at the installed version</option>
+        {applies.length > 0 && (
+          <optgroup label="Collectors this pipeline applies to">
+            {applies.map((c) => (
+              <option key={c.id} value={c.id}>
+                {c.name}
+              </option>
+            ))}
+          </optgroup>
+        )}
+        {others.length > 0 && (
+          <optgroup label="Other collectors">
+            {others.map((c) => (
+              <option key={c.id} value={c.id}>
+                {c.name}
+              </option>
+            ))}
+          </optgroup>
+        )}
+      </select>
+      <input type="search" aria-label="Find a collector" placeholder="Find a collector by name" value={q} onChange={(event) => setQ(event.currentTarget.value)} />
+    </div>
+  );
+}
+
+const RUNTIME_LABELS = { otelcol: "OpenTelemetry Collector", alloy: "Alloy" } as const;
+
+/** One sentence saying what the preview was rendered for. */
+export function renderedForText(target: PreviewTarget): string {
+  const runtime = RUNTIME_LABELS[target.runtime];
+  if (target.collector === null) {
+    const why = target.versionFrom === "installer" ? "the version install.sh installs" : "the version asked for";
+    return `Rendered for ${runtime} ${target.version} (${why}), not for a collector; not saved or delivered.`;
+  }
+  const { name, routed, matched } = target.collector;
+  const version = target.version === null ? "which reported no version, so in the form every supported version accepts" : `reporting ${target.version}`;
+  const joins = [matched ? "its attributes match the pipeline" : null, routed ? "a route names the pipeline" : null].filter((s) => s !== null);
+  const applies =
+    joins.length > 0
+      ? `This pipeline applies to it: ${joins.join(" and ")}.`
+      : "This pipeline does not apply to it (no route, matchers do not hold), so its config does not contain it.";
+  return `Rendered for collector ${name} (${runtime}, ${version}) as a publish of this graph would deliver it, secrets as markers. ${applies}`;
+}
