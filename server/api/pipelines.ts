@@ -13,7 +13,7 @@ import { renderPipelinePreview } from "../render/preview.ts";
 import { previewForCollector } from "../rollout/preview.ts";
 import { INSTALLED_VERSIONS } from "../collectors/installed-versions.ts";
 import { parseCollectorVersion } from "../catalog/versions.ts";
-import { ValidationError } from "../errors.ts";
+import { ForbiddenError, ValidationError } from "../errors.ts";
 import { ConfigObject, Pipeline, PipelineBody, Topology } from "./config-schemas.ts";
 import { pipelineRates, PipelineRatesSchema } from "./pipeline-rates.ts";
 import type { ThroughputApiDeps } from "./throughput.ts";
@@ -142,7 +142,7 @@ export function pipelineRoutes(deps: PipelinesApiDeps): Route[] {
       scope: "config:read",
       tag: "pipelines",
       summary:
-        "Render a graph (as returned by GET topology) without saving anything. With collectorId: that collector's whole config as publish renders it (its runtime, reported version and attributes), byte for byte what it is delivered once the graph is committed and published, secrets as markers. Without: the pipeline on its own for runtime at version (default: what install.sh installs). renderedFor says which.",
+        "Render a graph (as returned by GET topology) without saving anything. With collectorId: that collector's whole config as publish renders it (its runtime, reported version and attributes), byte for byte what it is delivered once the graph is committed and published, secrets as markers. Needs collectors:read too. Without: the pipeline on its own for runtime at version (default: what install.sh installs). renderedFor says which.",
       body: Topology,
       query: Type.Object(
         {
@@ -155,7 +155,7 @@ export function pipelineRoutes(deps: PipelinesApiDeps): Route[] {
         { additionalProperties: false },
       ),
       response: PipelinePreviewSchema,
-      handler: async ({ params, body, query }): Promise<PipelinePreview> => {
+      handler: async ({ params, body, query, principal }): Promise<PipelinePreview> => {
         const pipeline = await deps.pipelines.get(params.id!);
         const snapshot = await deps.configStore.worktree();
         const edited = { ...pipeline, topology: validateTopology(body, pipeline.signal, snapshot) };
@@ -167,6 +167,8 @@ export function pipelineRoutes(deps: PipelinesApiDeps): Route[] {
               ]);
             }
           }
+          // The answer shows the collector's name and its attribute values as its config holds them.
+          if (!principal.scopes.has("collectors:read")) throw new ForbiddenError("collectors:read");
           const collector = await deps.collectors.get(query.collectorId);
           return previewForCollector(snapshot, edited, collector, deps.collectors.trust.keys());
         }

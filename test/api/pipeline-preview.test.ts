@@ -5,12 +5,12 @@
  * once the graph is committed and published — an old and a new OpenTelemetry
  * Collector (whose renderings differ: exporter name, filter keys) and an Alloy
  * collector — with secrets as markers; without a collector it names the
- * version it assumed.
+ * version it assumed. A collector's preview needs collectors:read besides config:read.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { PipelinePreview } from "../../shared/pipelines.ts";
 import type { ErrorBody } from "../../server/http/schemas.ts";
-import { startTestServer, type TestServer } from "../harness.ts";
+import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import { remoteConfigClient } from "../remotecfg/client.ts";
 
@@ -156,5 +156,10 @@ describe("the preview for a collector is what it is delivered", () => {
       details: [{ path: "version" }],
     });
     expect((await refused(`/pipelines/${pipelineId}/topology/preview?collectorId=no-such-collector`, topology)).status).toBe(404);
+    // A collector's preview shows its name and attribute values: config:read alone is not enough for it.
+    const token = await tokenWithScopes(server, ["config:read"]);
+    const asReader = (query: string) => server.api(`/pipelines/${pipelineId}/topology/preview?${query}`, { method: "POST", json: topology, token });
+    expect((await asReader(`collectorId=${collector.id}`)).status).toBe(403);
+    expect((await asReader("")).status).toBe(200);
   });
 });
