@@ -8,11 +8,15 @@
  * version it assumed. A collector's preview needs collectors:read besides config:read.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { PipelinePreview } from "../../shared/pipelines.ts";
 import type { ErrorBody } from "../../server/http/schemas.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
 import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import { remoteConfigClient } from "../remotecfg/client.ts";
+import { peer } from "../peers/peers.ts";
 
 let server: TestServer;
 const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
@@ -21,10 +25,24 @@ const call = <T = Record<string, unknown>>(path: string, method?: string, json?:
 const SECRET = "Bearer preview-secret-91c2";
 const INSTALLED = /^COLLECTOR_VERSION=(\S+)$/m.exec(await Bun.file(`${import.meta.dir}/../../installer/install.sh`).text())![1]!;
 
+let dir: string;
 beforeAll(async () => {
   server = await startTestServer();
+  dir = mkdtempSync(join(tmpdir(), "pipeline-preview-"));
 });
-afterAll(() => server.stop());
+afterAll(async () => {
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** What the real collector (test/peers, 0.149.0: it takes both the old and the new names) says of a config: "" when it loads. */
+async function collectorRefusal(name: string, yaml: string): Promise<string> {
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, yaml);
+  const child = Bun.spawn([peer("otelcol"), "validate", `--config=file:${file}`], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir }, stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+  const [code, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
+  return code === 0 ? "" : `${name}: exit ${code} ${child.signalCode ?? ""}: ${stderr.trim()}`;
+}
 
 async function refused(path: string, json: unknown): Promise<ErrorBody["error"] & { status: number }> {
   const res = await server.api(path, { method: "POST", json });
@@ -44,6 +62,8 @@ async function opampCollector(name: string, version: string) {
 describe("the preview for a collector is what it is delivered", () => {
   let pipelineId: string;
   let topology: unknown;
+  let sourceId: string;
+  let destinationId: string;
   const preview = (query: string) => call<PipelinePreview>(`/pipelines/${pipelineId}/topology/preview?${query}`, "POST", topology);
 
   beforeAll(async () => {
@@ -70,6 +90,8 @@ describe("the preview for a collector is what it is delivered", () => {
       },
     });
     pipelineId = pipeline.id;
+    sourceId = source.id;
+    destinationId = destination.id;
     topology = await call(`/pipelines/${pipelineId}/topology`);
   });
 
@@ -120,6 +142,7 @@ describe("the preview for a collector is what it is delivered", () => {
         // Delivery alone puts the plaintext in, where the preview shows the marker.
         expect(delivered).toContain(SECRET);
         expect(delivered).toBe(shown.config.replace(/"<secret:[0-9a-f-]{36}>"/g, JSON.stringify(SECRET)));
+        expect(await collectorRefusal(collector.id, delivered)).toBe("");
         await collector.agent.call({ remoteConfigStatus: applied(message.remoteConfig!.configHash) });
       }
       expect((await server.app.rollouts.target(alloy.id))!.rendered.body).toBe(alloyPreview.config);
@@ -142,6 +165,17 @@ describe("the preview for a collector is what it is delivered", () => {
     expect(older.config).toContain("otlp/gateway:");
     expect(older.config).not.toContain(SECRET);
     expect((await preview("runtime=alloy")).renderedFor).toMatchObject({ runtime: "alloy", versionFrom: "installer", collector: null });
+  });
+
+  test("a collector the pipeline is routed onto is told so", async () => {
+    const { id } = await call<{ id: string }>("/collectors", "POST", { name: "routed-1" });
+    await call(`/collectors/${id}/sources`, "POST", { sourceId, configOverrides: {} });
+    await call(`/collectors/${id}/destinations`, "POST", { destinationId, configOverrides: {} });
+    await call("/routes", "POST", { collectorId: id, sourceId, pipelineId });
+    const routed = await preview(`collectorId=${id}`);
+    expect(routed.renderedFor).toEqual({ runtime: "otelcol", version: null, versionFrom: "reported", collector: { id, name: "routed-1", routed: true, matched: false } });
+    // No version reported: the names every supported version accepts, as publish writes for it.
+    expect(routed.config).toContain("otlp/gateway:");
   });
 
   test("bad parameters are refused, each named", async () => {
