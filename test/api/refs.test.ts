@@ -152,6 +152,12 @@ describe("publish", () => {
     expect(candidates(canary)).toEqual(sorted(f.twins).map((id) => ["strategy.canary.collectorIds[0]", id, "twin"]));
     await refused("/publish", "POST", { collectorIds: ["nobody"] }, 404, "not_found");
   });
+
+  test("a collector named like a /publish route is reached by name through collectorIds", async () => {
+    const status = await created("/collectors", { name: "status" });
+    const rollout = await call<Rollout>("/publish", "POST", { collectorIds: ["status"] });
+    expect(rollout.collectorIds).toEqual([status]);
+  });
 });
 
 describe("enrollment", () => {

@@ -32,10 +32,13 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** Clicks "Publish to collector" and answers the status of the publish call it makes for `sent` (the path's last segment). */
+/** Clicks "Publish to collector" and answers the status of the publish call it makes, which must send `sent` as it was typed. */
 async function publishAs(sent: string): Promise<number> {
   const { page } = browser;
-  const answer = page.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith(`/api/v1/publish/${encodeURIComponent(sent)}`), { timeout: 20_000 });
+  const answer = page.waitForResponse(
+    (r) => r.request().method() === "POST" && r.url().endsWith("/api/v1/publish") && JSON.stringify(r.request().postDataJSON()) === JSON.stringify({ collectorIds: [sent] }),
+    { timeout: 20_000 },
+  );
   await page.getByRole("form", { name: "Publish to one collector" }).getByRole("button", { name: "Publish to collector" }).click();
   return (await answer).status();
 }
@@ -63,7 +66,7 @@ test("a shared name is refused with both collectors as choices; the one picked i
   await form.getByLabel("Collector", { exact: true }).fill("twin");
   expect(await publishAs("twin")).toBe(409);
   await page.getByRole("alert").getByText(/HTTP 409 · ambiguous_name/).waitFor();
-  expect(await page.getByRole("alert").locator("li").allTextContents()).toEqual(twins.map((id) => `collectorId: collector "twin" (id ${id})`));
+  expect(await page.getByRole("alert").locator("li").allTextContents()).toEqual(twins.map((id) => `collectorIds[0]: collector "twin" (id ${id})`));
   const choices = form.getByRole("group", { name: "Collectors with this name" }).getByRole("button");
   expect(await choices.allTextContents()).toEqual(twins.map((id) => `twin ${id}`));
   await browser.screenshot("publish-one-ambiguous");

@@ -21,8 +21,9 @@ export function PublishOne({ onPublished }: { onPublished: (result: string) => v
     if (collector === "") return;
     setBusy(true);
     setError(null);
+    // The body's collectorIds, not /publish/{collectorId}: a collector may be named "plan" or "status".
     api
-      .post<Rollout>(`/publish/${encodeURIComponent(collector)}`)
+      .post<Rollout>("/publish", { collectorIds: [collector] })
       .then((rollout) => onPublished(publishedText(rollout)), setError)
       .finally(() => setBusy(false));
   }
