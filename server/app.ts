@@ -34,6 +34,7 @@ import { collectorNamesFrom } from "./configstore/names.ts";
 import { Pipelines } from "./configstore/pipelines.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
 import { Routes } from "./configstore/routes.ts";
+import { Refs } from "./refs/refs.ts";
 import { Enrollment } from "./enrollment/enrollment.ts";
 import { smtpMailer, type Mailer } from "./mail/mailer.ts";
 import { OpampChannel } from "./opamp/channel.ts";
@@ -97,6 +98,8 @@ export interface App {
   activations: Activations;
   pipelines: Pipelines;
   routes: Routes;
+  /** Collectors, sources, destinations and pipelines by what a person types: id or name (refs/refs.ts). */
+  refs: Refs;
   rollouts: Rollouts;
   staged: StagedRollouts;
   /** Renders a collector again when a write here changes its attributes (rollout/retarget.ts). */
@@ -254,6 +257,7 @@ export async function createApp(
     activations: new Activations(configStore, collectors, vault, hostPaths),
     pipelines: new Pipelines(configStore, collectors),
     routes: new Routes(configStore, collectors),
+    refs: new Refs(collectors, configStore),
     rollouts,
     staged,
     retargeting,

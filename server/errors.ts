@@ -3,10 +3,15 @@
  * JSON error shape and an HTTP status; everything else just throws.
  */
 
-/** One problem with one field of an input, named by its dotted path. */
+/**
+ * One problem with one field of an input, named by its dotted path; `id` and
+ * `name` when it names a record, such as each candidate for an ambiguous name.
+ */
 export interface ErrorDetail {
   path: string;
   message: string;
+  id?: string;
+  name?: string;
 }
 
 export class AppError extends Error {

@@ -35,7 +35,7 @@ export const StrategySchema = Type.Object(
     canary: Type.Optional(
       Type.Object(
         {
-          collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10_000 })),
+          collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 10_000, description: "Each a collector's id or name." })),
           match: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { minItems: 1, maxItems: 32, description: "Alertmanager matchers." })),
         },
         { additionalProperties: false, description: "The first batch: these collectors (those of them the publish changes)." },

@@ -3,12 +3,13 @@ import { Type } from "@sinclair/typebox";
 import { DestinationActivationSchema, SourceActivationSchema } from "../../shared/config-answers.ts";
 import type { Activations } from "../configstore/activations.ts";
 import { route, type Route } from "../http/route.ts";
+import type { Refs } from "../refs/refs.ts";
 import { DestinationActivationBody, SourceActivationBody } from "./config-schemas.ts";
-
 
 /** What the /activations routes use. */
 export interface ActivationsApiDeps {
   activations: Activations;
+  refs: Pick<Refs, "resolve">;
 }
 
 export function activationRoutes(deps: ActivationsApiDeps): Route[] {
@@ -18,11 +19,13 @@ export function activationRoutes(deps: ActivationsApiDeps): Route[] {
       path: "/collectors/{id}/sources",
       scope: "config:write",
       tag: "activations",
-      summary: "Activate a source on the collector with per-collector overrides (activating again replaces them).",
+      summary:
+        "Activate a source on the collector with per-collector overrides (activating again replaces them). sourceId takes an id or an exact name (an id wins; 409 ambiguous_name lists the candidates in details).",
       body: SourceActivationBody,
       response: SourceActivationSchema,
       status: 201,
-      handler: ({ params, body, principal }) => deps.activations.activateSource(principal, params.id!, body),
+      handler: async ({ params, body, principal }) =>
+        deps.activations.activateSource(principal, params.id!, { ...body, sourceId: await deps.refs.resolve("source", body.sourceId, "sourceId") }),
     }),
     route({
       method: "GET",
@@ -47,11 +50,13 @@ export function activationRoutes(deps: ActivationsApiDeps): Route[] {
       path: "/collectors/{id}/destinations",
       scope: "config:write",
       tag: "activations",
-      summary: "Activate a destination on the collector with per-collector overrides and tags (activating again replaces them).",
+      summary:
+        "Activate a destination on the collector with per-collector overrides and tags (activating again replaces them). destinationId takes an id or an exact name (an id wins; 409 ambiguous_name lists the candidates in details).",
       body: DestinationActivationBody,
       response: DestinationActivationSchema,
       status: 201,
-      handler: ({ params, body, principal }) => deps.activations.activateDestination(principal, params.id!, body),
+      handler: async ({ params, body, principal }) =>
+        deps.activations.activateDestination(principal, params.id!, { ...body, destinationId: await deps.refs.resolve("destination", body.destinationId, "destinationId") }),
     }),
     route({
       method: "GET",

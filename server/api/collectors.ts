@@ -17,6 +17,7 @@ import type { Principal } from "../auth/service-accounts.ts";
 import { PublishPlanSchema, RolloutSchema, StrategySchema, type Rollout, type Strategy } from "../../shared/rollouts.ts";
 import { targetingMatchers } from "./matchers.ts";
 import { strategyOf } from "./rollout-options.ts";
+import type { Refs } from "../refs/refs.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
 
@@ -112,6 +113,7 @@ export interface CollectorsApiDeps {
   retargeting: Pick<Retargeting, "publishedSnapshot">;
   attributeRollouts: Pick<AttributeRollouts, "plan" | "deployment">;
   restarts: Pick<Restarts, "request">;
+  refs: Pick<Refs, "resolveAll">;
 }
 
 /** A bulk tag edit from a request: something to set or remove, and the collectors its matchers select. */
@@ -152,7 +154,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
     (principal: Principal, strategy?: Strategy, onRollout?: (rollout: Rollout | null) => void): VetEdits =>
     async (edits) => {
       await refuseAlloyMatches(edits);
-      const options = await strategyOf(deps.collectors, strategy);
+      const options = await strategyOf(deps, strategy);
       const deployment = await deps.attributeRollouts.deployment(principal, edits, principal.scopes.has("config:publish"), options);
       onRollout?.(deployment.rollout);
       return deployment;

@@ -24,6 +24,7 @@ import { type Enrollment, ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment
 import { COLLECTORS_DIR, hasCollectorMirror } from "../enrollment/downloads.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
+import type { Refs } from "../refs/refs.ts";
 import { decodeCursor, encodeCursor, IdParam, NextCursor, PageQuery } from "../http/schemas.ts";
 import { DateTime, Nullable } from "../../shared/schema.ts";
 
@@ -52,7 +53,7 @@ const EnrollmentToken = Type.Object(
 const CreateBody = Type.Object(
   {
     kind: Kind,
-    collectorId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "opamp only: enroll as this existing collector." })),
+    collectorId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "opamp only: enroll as this existing collector, by id or name." })),
     environment: Type.Optional(Type.String({ maxLength: 200 })),
     expiresIn: Type.Optional(
       Type.Integer({ minimum: 1, maximum: MAX_EXPIRES_IN, description: "Seconds; default 86400 (opamp) or 604800 (agent); at most 365 days." }),
@@ -73,7 +74,7 @@ const SnippetQuery = Type.Object(
   {
     managementMode: Type.Optional(ManagementModeSchema),
     environment: Type.Optional(Type.String({ maxLength: 200, description: "Label for the collector an opamp token creates; not with collectorId." })),
-    collectorId: Type.Optional(IdParam),
+    collectorId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "An existing collector, by id or name." })),
     agent: Type.Optional(
       Type.Boolean({ default: false, description: "Also install svc-agent on the host, enrolled with a fresh single-use agent token." }),
     ),
@@ -105,6 +106,7 @@ export interface EnrollmentApiDeps {
   collectors: Collectors;
   collectorTokens: CollectorTokens;
   config: ServerConfig;
+  refs: Pick<Refs, "resolve">;
 }
 
 /**
@@ -140,7 +142,7 @@ async function collectorSnippet(deps: EnrollmentApiDeps, query: Static<typeof Sn
   // The agent's own token, when the snippet installs the agent too.
   const agentToken = (environment: string | null | undefined) =>
     query.agent ? deps.enrollment.create(principal, { kind: "agent", environment: environment ?? undefined }) : Promise.resolve(null);
-  const collector = query.collectorId === undefined ? undefined : await deps.collectors.get(query.collectorId);
+  const collector = query.collectorId === undefined ? undefined : await deps.collectors.get(await deps.refs.resolve("collector", query.collectorId, "collectorId"));
   if (collector && query.environment !== undefined) {
     throw new ValidationError("The collector already has its environment; leave environment out or change the collector.", [
       { path: "environment", message: "cannot be combined with collectorId" },
@@ -190,7 +192,8 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       handler: async ({ body, principal, requireScope }) => {
         // An opamp token is a collector's credential: its holder is sent that collector's config, secrets and all.
         if (body.kind === "opamp") await requireScope("collectors:enroll");
-        const { token, enrollmentToken } = await deps.enrollment.create(principal, body);
+        const collectorId = body.collectorId === undefined ? undefined : await deps.refs.resolve("collector", body.collectorId, "collectorId");
+        const { token, enrollmentToken } = await deps.enrollment.create(principal, { ...body, collectorId });
         return { ...enrollmentToken, token };
       },
     }),
@@ -301,13 +304,13 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       scope: "collectors:enroll",
       tag: "enrollment",
       summary:
-        "The collector's bootstrap files (a POST: it mints a token). otelcol (opamp collectors): collector and OpAMP supervisor config with a fresh single-use enrollment token bound to this collector. alloy (rcfg-remotecfg): the remotecfg file with a freshly minted collector token, which revokes its previous one.",
+        "The collector's bootstrap files (a POST: it mints a token); {id} is the collector's id or name. otelcol (opamp collectors): collector and OpAMP supervisor config with a fresh single-use enrollment token bound to this collector. alloy (rcfg-remotecfg): the remotecfg file with a freshly minted collector token, which revokes its previous one.",
       query: Type.Object({ runtime: Type.Optional(RuntimeName) }, { additionalProperties: false }),
       response: BootstrapFiles,
       status: 201,
       handler: async ({ params, query, principal }) => {
         const url = collectorUrl(deps.config.externalUrl);
-        const collector = await deps.collectors.get(params.id!);
+        const collector = await deps.collectors.get(await deps.refs.resolve("collector", params.id!, "id"));
         const runtime = RUNTIME_OF[collector.managementMode];
         if (query.runtime !== undefined && query.runtime !== runtime) throw modeMismatch(collector, `runtime ${query.runtime}`);
         const token =

@@ -17,10 +17,11 @@ import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { Matchers } from "./collectors.ts";
 import type { Collectors } from "../collectors/collectors.ts";
+import type { Refs } from "../refs/refs.ts";
 import { scopeOf, strategyOf } from "./rollout-options.ts";
 
 const Scope = {
-  collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10_000, description: "These collectors only." })),
+  collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 10_000, description: "These collectors only, each by id or name." })),
   match: Type.Optional(Matchers),
 };
 
@@ -50,6 +51,7 @@ export interface PublishApiDeps {
   collectors: Collectors;
   rollouts: Rollouts;
   staged: StagedRollouts;
+  refs: Refs;
 }
 
 export function publishRoutes(deps: PublishApiDeps): Route[] {
@@ -60,7 +62,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       scope: "config:publish",
       tag: "publish",
       summary:
-        "Render the head commit for every affected collector (or those of collectorIds or match) and deliver what changed, all at once or staged by a strategy. A collector whose config cannot be rendered keeps its own and is listed in skipped with the reason; a publish naming it in collectorIds is refused instead (409, unless skipErrors). 409 before the first commit and while a staged rollout is running or paused.",
+        "Render the head commit for every affected collector (or those of collectorIds, each an id or a name, or of match) and deliver what changed, all at once or staged by a strategy. A collector whose config cannot be rendered keeps its own and is listed in skipped with the reason; a publish naming it in collectorIds is refused instead (409, unless skipErrors). 409 before the first commit and while a staged rollout is running or paused.",
       body: PublishBody,
       bodyOptional: true,
       slow: true,
@@ -68,7 +70,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       status: 202,
       handler: async ({ principal, body }) => {
         const options = body ?? {};
-        return deps.rollouts.publish(principal, { ...(await scopeOf(deps.collectors, options)), ...(await strategyOf(deps.collectors, options.strategy)), skipErrors: options.skipErrors });
+        return deps.rollouts.publish(principal, { ...(await scopeOf(deps, options)), ...(await strategyOf(deps, options.strategy)), skipErrors: options.skipErrors });
       },
     }),
     route({
@@ -77,11 +79,11 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       scope: "config:read",
       tag: "publish",
       summary:
-        "Send {} for the whole fleet. What publishing the head commit would change, changing nothing: each collector's change with the diff of its rendered config (grouped by identical diff), how many are unchanged, and every collector whose config cannot be rendered (a fleet publish skips them).",
+        "Send {} for the whole fleet; collectorIds take ids or names. What publishing the head commit would change, changing nothing: each collector's change with the diff of its rendered config (grouped by identical diff), how many are unchanged, and every collector whose config cannot be rendered (a fleet publish skips them).",
       body: PlanBody,
       slow: true,
       response: PublishPlanSchema,
-      handler: async ({ body }) => deps.rollouts.plan(await scopeOf(deps.collectors, body)),
+      handler: async ({ body }) => deps.rollouts.plan(await scopeOf(deps, body)),
     }),
     route({
       method: "GET",
@@ -102,10 +104,12 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       path: "/publish/{collectorId}",
       scope: "config:publish",
       tag: "publish",
-      summary: "Publish the head commit to one collector.",
+      summary:
+        "Publish the head commit to one collector, named by its id or its name (an id wins over an equal name; 409 ambiguous_name lists each collector of a shared name in details).",
       response: RolloutSchema,
       status: 202,
-      handler: ({ params, principal }) => deps.rollouts.publish(principal, { collectorIds: [params.collectorId!] }),
+      handler: async ({ params, principal }) =>
+        deps.rollouts.publish(principal, { collectorIds: [await deps.refs.resolve("collector", params.collectorId!, "collectorId")] }),
     }),
     route({
       method: "GET",

@@ -1,13 +1,24 @@
-/** REST: /routes — attach a pipeline to a source active on a collector. */
+/** REST: /routes — attach a pipeline to a source active on a collector, each named by id or name (refs.ts). */
 import { Type } from "@sinclair/typebox";
 import { RouteSchema } from "../../shared/config-answers.ts";
 import type { Routes } from "../configstore/routes.ts";
 import { route, type Route as HttpRoute } from "../http/route.ts";
+import type { Refs } from "../refs/refs.ts";
 import { Id, RouteBody } from "./config-schemas.ts";
 
 /** What the /routes routes use. */
 export interface RoutesApiDeps {
   routes: Routes;
+  refs: Pick<Refs, "resolve">;
+}
+
+/** A route body with its collector, source and pipeline each read as an id or a name. */
+async function routeInput(refs: RoutesApiDeps["refs"], body: { collectorId: string; sourceId: string; pipelineId: string }) {
+  return {
+    collectorId: await refs.resolve("collector", body.collectorId, "collectorId"),
+    sourceId: await refs.resolve("source", body.sourceId, "sourceId"),
+    pipelineId: await refs.resolve("pipeline", body.pipelineId, "pipelineId"),
+  };
 }
 
 export function routeRoutes(deps: RoutesApiDeps): HttpRoute[] {
@@ -17,11 +28,12 @@ export function routeRoutes(deps: RoutesApiDeps): HttpRoute[] {
       path: "/routes",
       scope: "config:write",
       tag: "routes",
-      summary: "Attach a pipeline to a collector's active source.",
+      summary:
+        "Attach a pipeline to a collector's active source. collectorId, sourceId and pipelineId each take an id or an exact name (an id wins; 409 ambiguous_name lists the candidates in details).",
       body: RouteBody,
       response: RouteSchema,
       status: 201,
-      handler: ({ body, principal }) => deps.routes.create(principal, body),
+      handler: async ({ body, principal }) => deps.routes.create(principal, await routeInput(deps.refs, body)),
     }),
     route({
       method: "GET",
@@ -47,10 +59,10 @@ export function routeRoutes(deps: RoutesApiDeps): HttpRoute[] {
       path: "/routes/{id}",
       scope: "config:write",
       tag: "routes",
-      summary: "Change a route's collector, source or pipeline; checked like a new route.",
+      summary: "Change a route's collector, source or pipeline (each by id or name, as for POST); checked like a new route.",
       body: RouteBody,
       response: RouteSchema,
-      handler: ({ params, body, principal }) => deps.routes.update(principal, params.id!, body),
+      handler: async ({ params, body, principal }) => deps.routes.update(principal, params.id!, await routeInput(deps.refs, body)),
     }),
     route({
       method: "DELETE",

@@ -6,7 +6,14 @@ export const ErrorBody = Type.Object(
     error: Type.Object({
       code: Type.String({ description: "Stable snake_case code, e.g. validation_failed, not_found." }),
       message: Type.String({ description: "A sentence for humans." }),
-      details: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
+      details: Type.Array(
+        Type.Object({
+          path: Type.String(),
+          message: Type.String(),
+          id: Type.Optional(Type.String({ description: "The record this detail names, e.g. each candidate of an ambiguous_name." })),
+          name: Type.Optional(Type.String({ description: "That record's name." })),
+        }),
+      ),
     }),
   },
   { title: "Error" },

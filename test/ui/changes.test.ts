@@ -181,7 +181,7 @@ test("a plan with nothing to change offers no publish", async () => {
 test("publishing to one unknown collector shows the API's error", async () => {
   const { page } = browser;
   const form = page.getByRole("form", { name: "Publish to one collector" });
-  await form.getByLabel("Collector id").fill("no-such-collector");
+  await form.getByLabel("Collector", { exact: true }).fill("no-such-collector");
   await form.getByRole("button", { name: "Publish to collector" }).click();
   await page.getByRole("alert").getByText(/HTTP 404/).waitFor();
 }, SLOW);

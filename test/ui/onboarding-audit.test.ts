@@ -188,7 +188,7 @@ test("bootstrap files of both runtimes show their target paths and copy", async 
   // Runtime R for an rcfg collector, minting its own token.
   const rcfg = await server.call<{ id: string }>("/collectors", "POST", { name: "rcfg-host", managementMode: "rcfg-remotecfg" });
   await form.getByRole("radio", { name: "Mint the collector's token" }).check();
-  await form.getByLabel("Collector id", { exact: true }).fill(rcfg.id);
+  await form.getByLabel("Collector", { exact: true }).fill(rcfg.id);
   await form.getByRole("button", { name: "Show bootstrap files" }).click();
   await page.getByText("1 file for Runtime R.", { exact: true }).waitFor();
   const rcfgFile = await page.getByRole("region", { name: "/etc/rcfg-runtime/config.rcfg" }).locator("pre").innerText();

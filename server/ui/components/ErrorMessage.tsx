@@ -3,6 +3,13 @@
  * support, and any details. role="alert" so screen readers announce it.
  */
 import type { ApiError } from "../api.ts";
+import { isPathDetail } from "../schema/errors.ts";
+
+/** A detail as a line: `path: message` for the API's {path, message}, else as sent. */
+function detailText(detail: unknown): string {
+  if (isPathDetail(detail)) return detail.path === "" ? detail.message : `${detail.path}: ${detail.message}`;
+  return typeof detail === "string" ? detail : JSON.stringify(detail);
+}
 
 export function ErrorMessage({ error, id }: { error: ApiError | null; id?: string }) {
   return (
@@ -17,7 +24,7 @@ export function ErrorMessage({ error, id }: { error: ApiError | null; id?: strin
           {error.details.length > 0 && (
             <ul className="error-details">
               {error.details.map((detail, i) => (
-                <li key={i}>{typeof detail === "string" ? detail : JSON.stringify(detail)}</li>
+                <li key={i}>{detailText(detail)}</li>
               ))}
             </ul>
           )}

@@ -15,6 +15,7 @@ import type { Runtime } from "../../../shared/vocabulary.ts";
 import type { BootstrapFile } from "../../../shared/enrollment.ts";
 import { api, ApiError } from "../api.ts";
 import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
+import { CollectorField } from "../components/CollectorField.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
@@ -126,7 +127,7 @@ function CollectorSnippet({ onMinted, readiness }: { onMinted: () => void; readi
   return (
     <section className="detail-block onboarding-card" aria-labelledby="collector-title">
       <h2 id="collector-title">Enroll a collector</h2>
-      <p className="muted">Run on the collector's host. OpAMP uses a single-use enrollment token; remotecfg needs an existing collector's id.</p>
+      <p className="muted">Run on the collector's host. OpAMP uses a single-use enrollment token; remotecfg needs an existing collector, by name or id.</p>
       <form className="filters" aria-label="Collector install command" onSubmit={onSubmit}>
         <div className="field">
           <label htmlFor="collector-mode">Management</label>
@@ -140,10 +141,10 @@ function CollectorSnippet({ onMinted, readiness }: { onMinted: () => void; readi
           <input id="collector-environment" name="environment" maxLength={200} placeholder="prod" />
         </div>
         <div className="field">
-          <label htmlFor="collector-id">Collector id</label>
-          <input id="collector-id" name="collectorId" placeholder="optional" aria-describedby="collector-id-hint" />
+          <label htmlFor="collector-id">Collector</label>
+          <CollectorField id="collector-id" name="collectorId" error={error} placeholder="optional" aria-describedby="collector-id-hint" />
           <span id="collector-id-hint" className="hint">
-            existing collector; required for remotecfg
+            existing collector, by name or id; required for remotecfg
           </span>
         </div>
         <div className="field checkbox-field">
@@ -268,10 +269,10 @@ function BootstrapFiles({ onMinted, readiness, canMint }: { onMinted: () => void
           </div>
         ) : runtime === "alloy" ? (
           <div className="field grow">
-            <label htmlFor="bootstrap-collector">Collector id</label>
-            <input id="bootstrap-collector" name="collectorId" required spellCheck={false} aria-describedby="bootstrap-collector-hint" />
+            <label htmlFor="bootstrap-collector">Collector</label>
+            <CollectorField id="bootstrap-collector" name="collectorId" error={error} required placeholder="name or id" aria-describedby="bootstrap-collector-hint" />
             <span id="bootstrap-collector-hint" className="hint">
-              an rcfg-remotecfg collector; its previous token stops working
+              an rcfg-remotecfg collector, by name or id; its previous token stops working
             </span>
           </div>
         ) : (
