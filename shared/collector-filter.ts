@@ -3,6 +3,7 @@
  * at run time, because the UI applies the very same predicate to live
  * collector events that the API applies to its pages.
  */
+import { isConfigReason, reportingOnly, type AttentionReason } from "./attention.ts";
 import { attributeValues, type TrustedKeys } from "./collector-attributes.ts";
 import type { CollectorStatus } from "./collector-status.ts";
 import type { Collector } from "./collectors.ts";
@@ -19,6 +20,10 @@ export interface CollectorFilter {
   q?: string;
   /** Alertmanager matchers over the collector's attributes (collector-attributes.ts); all must hold. */
   match?: readonly Matcher[];
+  /** Why it needs attention (attention.ts): offline and reportingOnly are read off the record; a config reason is membership of `attending`. */
+  attention?: AttentionReason;
+  /** With a config reason in `attention`: the ids that reason holds for now (the server's config state, e.g. Rollouts.attentionIds). */
+  attending?: ReadonlySet<string>;
   /** Reported keys `match` may read (collector-attributes.ts); absent: none, matchers read set and virtual attributes only. */
   trusted?: TrustedKeys;
 }
@@ -45,7 +50,12 @@ export function compileFilter(filter: CollectorFilter): (collector: Collector) =
   });
   const trusted = filter.trusted ?? NONE;
   const needle = filter.q === undefined || filter.q === "" ? undefined : filter.q.toLowerCase();
+  const attention = filter.attention;
+  const attending = filter.attending ?? new Set<string>();
   return (collector) => {
+    if (attention !== undefined) {
+      if (isConfigReason(attention) ? !attending.has(collector.id) : attention === "offline" ? collector.status !== "offline" : !reportingOnly(collector)) return false;
+    }
     if (filter.status !== undefined && collector.status !== filter.status) return false;
     if (filter.environment !== undefined && collector.environment !== filter.environment) return false;
     if (filter.managementMode !== undefined && collector.managementMode !== filter.managementMode) return false;

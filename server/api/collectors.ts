@@ -8,10 +8,12 @@ import { collectorAttributes } from "../collectors/attributes.ts";
 import type { CollectorEdit, Collectors, VetEdits } from "../collectors/collectors.ts";
 import type { Restarts } from "../collectors/restarts.ts";
 import { compileFilter } from "../../shared/collector-filter.ts";
+import { ATTENTION_REASONS, isConfigReason, recordReasons } from "../../shared/attention.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Routes } from "../configstore/routes.ts";
 import { ConflictError, ValidationError, type ErrorDetail } from "../errors.ts";
 import type { Retargeting } from "../rollout/retarget.ts";
+import type { Rollouts } from "../rollout/rollout.ts";
 import type { AttributeRollouts } from "../rollout/attribute-rollout.ts";
 import type { Principal } from "../auth/service-accounts.ts";
 import { PublishPlanSchema, RolloutSchema, StrategySchema, type Rollout, type Strategy } from "../../shared/rollouts.ts";
@@ -20,6 +22,16 @@ import { strategyOf } from "./rollout-options.ts";
 import type { Refs } from "../refs/refs.ts";
 import { route, type Route } from "../http/route.ts";
 import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
+
+/** A listed collector, with why it needs attention (the dashboard's reasons) so a row can say so. */
+const ListedCollector = Type.Composite([
+  CollectorSchema,
+  Type.Object({
+    attention: Type.Array(Type.Union(ATTENTION_REASONS.map((r) => Type.Literal(r))), {
+      description: "Each reason GET /dashboard counts this collector under (as the `attention` filter selects), in the order failed, offline, unrenderable, pinned, drifted, reportingOnly; empty when none.",
+    }),
+  }),
+]);
 
 const MATCHER_MAX = 1024;
 const MATCHERS_MAX = 32;
@@ -52,6 +64,12 @@ const ListQuery = Type.Object(
     environment: Type.Optional(Type.String()),
     managementMode: Type.Optional(ManagementModeSchema),
     q: Type.Optional(Type.String({ maxLength: 200, description: "Text in name, id or environment." })),
+    attention: Type.Optional(
+      Type.Union(
+        ATTENTION_REASONS.map((r) => Type.Literal(r)),
+        { description: "Only the collectors GET /dashboard counts under this reason in \"Needs attention\": failed, offline, unrenderable, pinned, drifted or reportingOnly." },
+      ),
+    ),
     match: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: MATCHER_MAX }), {
         maxItems: MATCHERS_MAX,
@@ -114,6 +132,7 @@ export interface CollectorsApiDeps {
   attributeRollouts: Pick<AttributeRollouts, "plan" | "deployment">;
   restarts: Pick<Restarts, "request">;
   refs: Pick<Refs, "resolveAll">;
+  rollouts: Pick<Rollouts, "attentionIds" | "configAttention">;
 }
 
 /** A bulk tag edit from a request: something to set or remove, and the collectors its matchers select. */
@@ -180,14 +199,23 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       // A walk of the fleet may wait its turn and run up to Collectors SCAN_BUDGET_MS (collectors.ts).
       slow: true,
       tag: "collectors",
-      summary: "List collectors, filtered by tag, status, environment, mode, text or attribute matchers; cursor-paginated.",
+      summary:
+        "List collectors, filtered by tag, status, environment, mode, text, attribute matchers or why they need attention (`attention`: the collectors GET /dashboard counts under that reason); each with the reasons it needs attention; cursor-paginated.",
       query: ListQuery,
-      response: Type.Object({ items: Type.Array(CollectorSchema), nextCursor: NextCursor }),
+      response: Type.Object({ items: Type.Array(ListedCollector), nextCursor: NextCursor }),
       handler: async ({ query }) => {
-        const { limit = 100, cursor, tag, match, ...rest } = query;
+        const { limit = 100, cursor, tag, match, attention, ...rest } = query;
         const matchers = match === undefined ? undefined : await targetingMatchers(deps.collectors, match, "match");
-        const page = await deps.collectors.list(compileFilter({ ...rest, tags: tag, match: matchers, trusted: deps.collectors.trust.keys() }), limit, decodeCursor(cursor));
-        return { items: page.items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
+        // A config reason is the dashboard's own list (Rollouts.attention): one read of the targets, as GET /dashboard costs.
+        const attending = attention !== undefined && isConfigReason(attention) ? await deps.rollouts.attentionIds(attention) : undefined;
+        const keep = compileFilter({ ...rest, tags: tag, match: matchers, attention, attending, trusted: deps.collectors.trust.keys() });
+        const page = await deps.collectors.list(keep, limit, decodeCursor(cursor));
+        const config = await deps.rollouts.configAttention(page.items);
+        const items = page.items.map((c) => {
+          const reasons = new Set([...recordReasons(c), ...(config.get(c.id) ?? [])]);
+          return { ...c, attention: ATTENTION_REASONS.filter((r) => reasons.has(r)) };
+        });
+        return { items, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) };
       },
     }),
     route({

@@ -11,7 +11,7 @@
  * failures (Rollouts.attention); the rollout status is GET /publish/status?scope=fleet.
  */
 import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector-status.ts";
-import type { Collector } from "../../shared/collectors.ts";
+import { reportingOnly } from "../../shared/attention.ts";
 import { DASHBOARD_SAMPLE, DASHBOARD_TOP, DashboardSchema, type Dashboard } from "../../shared/dashboard.ts";
 import type { RolloutStatus } from "../../shared/rollouts.ts";
 import { MANAGEMENT_MODES, type ManagementMode } from "../../shared/vocabulary.ts";
@@ -32,8 +32,6 @@ export interface DashboardApiDeps {
 
 const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 
-/** Connected without the means to take remote config (as a rollout counts it). */
-const reportingOnly = (c: Collector) => c.health?.acceptsRemoteConfig === false && (c.status === "online" || c.status === "degraded");
 
 /** The first `DASHBOARD_SAMPLE` by id of a list already in id order, with its count. */
 const listed = <T>(items: T[]) => ({ count: items.length, sample: items.slice(0, DASHBOARD_SAMPLE) });

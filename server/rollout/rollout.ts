@@ -16,6 +16,7 @@
  */
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Collector } from "../../shared/collectors.ts";
+import type { ConfigReason } from "../../shared/attention.ts";
 import { AVAILABLE_COMPONENTS, lackingComponents, lackingReason, type Build } from "../collectors/builds.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
 import type { TrustedKeys } from "../collectors/attributes.ts";
@@ -843,16 +844,14 @@ export class Rollouts {
     const out: Awaited<ReturnType<Rollouts["attention"]>> = { failed: [], pinned: [], drifted: [], unrenderable: [] };
     const [targets, failures] = await Promise.all([this.store.list<CollectorConfig>(CONFIGS), this.store.list<RenderFailure>(RENDER_FAILURES)]);
     for (const { data } of targets) {
-      const drifted = data.state === "current" && data.drift?.drifted === true;
-      if (data.state !== "failed" && !data.pinned && !drifted) continue;
+      if (data.state !== "failed" && !data.pinned && !(data.state === "current" && data.drift?.drifted === true)) continue;
       const collector = await this.collectors.get(data.collectorId).catch(() => null);
       if (!collector) continue;
       const { collectorId } = data;
-      if (data.state === "failed") out.failed.push({ collectorId, name: collector.name, error: data.error });
-      if (data.pinned) out.pinned.push({ collectorId, name: collector.name, ...data.pinned });
-      if (drifted && rolloutState(collector, data) === "current") {
-        out.drifted.push({ collectorId, name: collector.name, reason: data.drift!.reason ?? null, checkedAt: data.drift!.checkedAt });
-      }
+      const reasons = targetReasons(collector, data);
+      if (reasons.includes("failed")) out.failed.push({ collectorId, name: collector.name, error: data.error });
+      if (reasons.includes("pinned")) out.pinned.push({ collectorId, name: collector.name, ...data.pinned! });
+      if (reasons.includes("drifted")) out.drifted.push({ collectorId, name: collector.name, reason: data.drift!.reason ?? null, checkedAt: data.drift!.checkedAt });
     }
     for (const { data } of failures) {
       const collector = await this.collectors.get(data.collectorId).catch(() => null);
@@ -861,8 +860,40 @@ export class Rollouts {
     return out;
   }
 
+  /**
+   * Why each of these collectors needs attention for its config (one page of
+   * the collector list): judged as `attention` judges the fleet, from two
+   * batched reads, so a row and the counts agree.
+   */
+  async configAttention(collectors: readonly Collector[]): Promise<Map<string, ConfigReason[]>> {
+    const ids = collectors.map((c) => c.id);
+    const [targets, failures] = await Promise.all([this.store.getMany<CollectorConfig>(CONFIGS, ids), this.store.getMany<RenderFailure>(RENDER_FAILURES, ids)]);
+    const out = new Map<string, ConfigReason[]>();
+    for (const collector of collectors) {
+      const target = targets.get(collector.id)?.data;
+      const reasons = target ? targetReasons(collector, target) : [];
+      if (failures.has(collector.id)) reasons.push("unrenderable");
+      out.set(collector.id, reasons);
+    }
+    return out;
+  }
+
+  /** The ids of the collectors `attention` lists under one reason. */
+  async attentionIds(reason: ConfigReason): Promise<Set<string>> {
+    return new Set((await this.attention())[reason].map((c) => c.collectorId));
+  }
+
   async effective(collectorId: string): Promise<EffectiveConfig | null> {
     await this.collectors.get(collectorId);
     return (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data ?? null;
   }
+}
+
+/** Why a collector's target needs a look: it failed, a rollback pinned it, or it drifted while online and current. */
+function targetReasons(collector: Collector, target: CollectorConfig): ConfigReason[] {
+  const out: ConfigReason[] = [];
+  if (target.state === "failed") out.push("failed");
+  if (target.pinned) out.push("pinned");
+  if (target.state === "current" && target.drift?.drifted === true && rolloutState(collector, target) === "current") out.push("drifted");
+  return out;
 }
