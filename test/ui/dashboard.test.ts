@@ -160,9 +160,11 @@ test("each number opens the list it counts", async () => {
   await page.waitForURL((url) => url.pathname === `/ui/collectors/${ids["alloy-1"]}`);
   await back();
 
-  // Same-page counts scroll to the collectors they count.
+  // A "Needs attention" count opens the collector list filtered to what it counts.
   await region("Needs attention").getByRole("link", { name: "1 reporting only" }).click();
-  await page.waitForURL(/#reporting-only$/);
+  await page.waitForURL((url) => url.pathname === "/ui/collectors" && url.searchParams.get("attention") === "reportingOnly");
+  await page.getByRole("link", { name: "standalone" }).waitFor();
+  expect(await page.getByRole("link", { name: "edge-1" }).count()).toBe(0);
 }, SLOW);
 
 test("the System page reads as labelled rows, not JSON", async () => {

@@ -117,14 +117,17 @@ test("a fleet rollout with one collector failed and one offline: both need atten
   expect((await call<{ rolloutId: string }>("/publish/status?scope=fleet")).rolloutId).toBe(fleet.id);
   await browser.screenshot("dashboard-attention-1440");
 
-  // The offline count opens the collector list filtered by status.
+  // Each count opens the collector list filtered to just those.
   await attention.getByRole("link", { name: "1 offline" }).click();
-  await page.waitForURL((url) => url.pathname === "/ui/collectors" && url.searchParams.get("status") === "offline");
+  await page.waitForURL((url) => url.pathname === "/ui/collectors" && url.searchParams.get("attention") === "offline");
   await page.getByRole("link", { name: "away" }).waitFor();
   expect(await page.getByRole("link", { name: "good", exact: true }).count()).toBe(0);
   await page.goBack();
   await region("Needs attention").getByRole("link", { name: "1 failed" }).click();
-  await page.waitForURL(/#failed$/);
+  await page.waitForURL((url) => url.pathname === "/ui/collectors" && url.searchParams.get("attention") === "failed");
+  await page.getByRole("link", { name: "failing" }).waitFor();
+  expect(await page.getByRole("link", { name: "away", exact: true }).count()).toBe(0);
+  await page.goBack();
 
   // Fleet records/s: good and failing report on; away's rate leaves the number and the chart together.
   const dropped = await until(

@@ -8,7 +8,7 @@
 /** ok: working as asked; warn: needs a look; error: broken or refused; info: a deliberate exception; neutral: not started or over. */
 export type Tone = "ok" | "warn" | "error" | "info" | "neutral";
 
-const SYMBOLS: Record<string, string> = { online: "●", degraded: "▲", offline: "■", pending: "○" };
+const SYMBOLS: Record<string, string> = { online: "●", degraded: "▲", offline: "■", pending: "○", failed: "✕" };
 
 /** The tone of the states the UI shows; anything else is neutral unless the caller says. */
 const TONES: Record<string, Tone> = {
@@ -18,6 +18,8 @@ const TONES: Record<string, Tone> = {
   pending: "neutral",
   drifted: "warn",
   pinned: "info",
+  failed: "error",
+  unrenderable: "warn",
 };
 
 /**

@@ -1,6 +1,7 @@
 /**
  * The collector registry at fleet scale: GET /api/v1/collectors filtered by
- * status, tag, free text and attribute matchers (the filters live in the URL
+ * status, why a collector needs attention (the dashboard's counts link here
+ * with it), tag, free text and attribute matchers (the filters live in the URL
  * query, one `match` per matcher, so a reload, a shared link or Back keeps
  * them). A fleet runs to 10,000 collectors, so
  * only the rows in view are in the DOM (@tanstack/react-virtual) while the
@@ -15,10 +16,12 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { compileFilter } from "../../../shared/collector-filter.ts";
+import { ATTENTION_REASONS, isConfigReason, recordReasons, type AttentionReason } from "../../../shared/attention.ts";
 import type { TrustedKeys } from "../../../shared/collector-attributes.ts";
 import { useTrustedKeys } from "../trust.ts";
 import { COLLECTOR_STATUSES, type CollectorStatus } from "../../../shared/collector-status.ts";
 import type { Collector } from "../../../shared/collectors.ts";
+import type { Dashboard } from "../../../shared/dashboard.ts";
 import { MatcherListError, parseMatcherList, type Matcher } from "../../../shared/matchers.ts";
 import { MODE_NAMES } from "../../../shared/vocabulary.ts";
 import { api } from "../api.ts";
@@ -46,6 +49,25 @@ const NEXT_PAGE = 250;
 const PREFETCH_ROWS = 20;
 const ROW_ESTIMATE = 53;
 
+/** A row of GET /collectors: the collector and why it needs attention. */
+type Row = Collector & { attention: AttentionReason[] };
+
+/** The attention filter's choices, worded as the dashboard's counts. */
+const ATTENTION_LABELS: Record<AttentionReason, string> = {
+  failed: "failed",
+  offline: "offline",
+  unrenderable: "cannot render",
+  pinned: "pinned",
+  drifted: "drifted",
+  reportingOnly: "reporting only",
+};
+
+/** The URL's attention filter when it is one the API knows (an unknown one is sent as is, and the API says why it is refused). */
+function attentionOf(search: URLSearchParams): AttentionReason | null {
+  const value = search.get("attention");
+  return (ATTENTION_REASONS as readonly string[]).includes(value ?? "") ? (value as AttentionReason) : null;
+}
+
 /**
  * The tag box as API `tag` values: comma-separated `key=value`, `key:value`
  * or a bare `key` (any value); the API's own syntax is `key:value`.
@@ -66,6 +88,8 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
   const query = new URLSearchParams({ limit: String(cursor === null ? FIRST_PAGE : NEXT_PAGE) });
   const status = search.get("status");
   if (status) query.set("status", status);
+  const attention = search.get("attention");
+  if (attention) query.set("attention", attention);
   for (const tag of tagFilters(search.get("tag") ?? "")) query.append("tag", tag);
   const q = search.get("q")?.trim();
   if (q) query.set("q", q);
@@ -74,9 +98,15 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
   return `/collectors?${query}`;
 }
 
-/** The list's filters as a predicate on one collector, the API's own (compileFilter), for live events. */
-function matcher(search: URLSearchParams, trusted: TrustedKeys): (c: Collector) => boolean {
+/**
+ * The list's filters as a predicate on one collector, the API's own
+ * (compileFilter), for live events. A collector event does not carry config
+ * state, so under a config reason (failed, pinned...) only loaded rows stay,
+ * judged on the rest; none joins until the list is loaded again.
+ */
+function matcher(search: URLSearchParams, trusted: TrustedKeys, loaded: ReadonlySet<string>): (c: Collector) => boolean {
   const status = search.get("status");
+  const attention = search.get("attention");
   const q = search.get("q")?.trim();
   let match: Matcher[];
   try {
@@ -90,6 +120,7 @@ function matcher(search: URLSearchParams, trusted: TrustedKeys): (c: Collector) 
     tags: tagFilters(search.get("tag") ?? ""),
     ...(status ? { status: status as CollectorStatus } : {}),
     ...(q ? { q } : {}),
+    ...(attention ? { attention: attention as AttentionReason, attending: loaded } : {}),
     match,
     trusted,
   });
@@ -98,7 +129,7 @@ function matcher(search: URLSearchParams, trusted: TrustedKeys): (c: Collector) 
 /** The list's matchers when they are its only filter: then they alone say which collectors it holds. */
 function onlyMatchers(search: URLSearchParams): string[] | null {
   const match = search.getAll("match");
-  const others = search.get("status") || search.get("tag")?.trim() || search.get("q")?.trim();
+  const others = search.get("status") || search.get("attention") || search.get("tag")?.trim() || search.get("q")?.trim();
   return match.length > 0 && !others ? match : null;
 }
 
@@ -112,10 +143,10 @@ const LIVE_FLUSH_MS = 100;
  * that matches waits behind a "N new — Show" banner, unless a later page
  * will bring it anyway (ids are in creation order, as the API pages them).
  */
-function useLiveCollectors(items: Collector[], search: URLSearchParams, filterKey: string, nextCursor: string | null) {
-  const [changed, setChanged] = useState<ReadonlyMap<string, Collector | null>>(new Map());
-  const [added, setAdded] = useState<Collector[]>([]);
-  const [waiting, setWaiting] = useState<ReadonlyMap<string, Collector>>(new Map());
+function useLiveCollectors(items: Row[], search: URLSearchParams, filterKey: string, nextCursor: string | null) {
+  const [changed, setChanged] = useState<ReadonlyMap<string, Row | null>>(new Map());
+  const [added, setAdded] = useState<Row[]>([]);
+  const [waiting, setWaiting] = useState<ReadonlyMap<string, Row>>(new Map());
   const [interrupted, setInterrupted] = useState(false);
   const trusted = useTrustedKeys();
   const queue = useRef(new Map<string, LiveEvent>());
@@ -141,12 +172,16 @@ function useLiveCollectors(items: Collector[], search: URLSearchParams, filterKe
     timer.current = null;
     const events = [...queue.current.values()];
     queue.current.clear();
-    const matches = matcher(search, trusted);
+    const matches = matcher(search, trusted, loadedIds);
     const lastId = loaded.at(-1)?.id;
+    const shown = new Map(rows.map((r) => [r.id, r]));
     const nextChanged = new Map(changed);
     const nextWaiting = new Map(waiting);
     for (const event of events) {
-      const c = event.op === "put" ? (event.data as Collector | undefined) : undefined;
+      const record = event.op === "put" ? (event.data as Collector | undefined) : undefined;
+      // The record's reasons from the event; its config reasons as last listed (a collector event does not change them).
+      const config = (shown.get(event.id)?.attention ?? []).filter(isConfigReason);
+      const c = record && { ...record, attention: ATTENTION_REASONS.filter((r) => [...recordReasons(record), ...config].includes(r)) };
       const keep = c !== undefined && matches(c) ? c : null;
       if (loadedIds.has(event.id)) nextChanged.set(event.id, keep);
       else if (keep && (nextCursor === null || (lastId !== undefined && event.id < lastId))) nextWaiting.set(event.id, keep);
@@ -180,20 +215,28 @@ function useLiveCollectors(items: Collector[], search: URLSearchParams, filterKe
 /**
  * How many collectors the filters match, when the API can say without paging
  * through them all: /system/health counts the fleet by status, so an
- * unfiltered or status-only list has a known total, and POST /matchers/preview
- * counts what matchers alone select; tag and text do not, nor matchers with status.
+ * unfiltered or status-only list has a known total, POST /matchers/preview
+ * counts what matchers alone select, and GET /dashboard what an attention
+ * filter alone does; tag and text do not, nor matchers with status.
  */
 function useFleetTotal(search: URLSearchParams, filterKey: string): number | null {
   const [total, setTotal] = useState<number | null>(null);
   const matchers = onlyMatchers(search);
   const status = search.get("status");
-  const countable = !search.get("tag")?.trim() && !search.get("q")?.trim() && (matchers !== null || !search.has("match"));
+  const attention = attentionOf(search);
+  const countable =
+    !search.get("tag")?.trim() &&
+    !search.get("q")?.trim() &&
+    (matchers !== null || !search.has("match")) &&
+    (!search.has("attention") || (attention !== null && !status && !search.has("match")));
   useEffect(() => {
     setTotal(null);
     if (!countable) return;
     let current = true;
     const counted =
-      matchers !== null
+      attention !== null
+        ? api.get<Dashboard>("/dashboard").then((dashboard) => dashboard[attention].count)
+        : matchers !== null
         ? api.post<{ count: number }>("/matchers/preview", { matchers, limit: 1 }).then(({ count }) => count)
         : api
             .get<{ collectors: Record<string, number> }>("/system/health")
@@ -231,9 +274,9 @@ export function CollectorsPage() {
 }
 
 function CollectorList({ onRefresh }: { onRefresh: () => void }) {
-  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<Collector>(
+  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<Row>(
     "/ui/collectors",
-    ["status", "tag", "q", "match"],
+    ["status", "attention", "tag", "q", "match"],
     listQuery,
   );
   const { rows, waiting, showWaiting, interrupted } = useLiveCollectors(items, search, filterKey, nextCursor);
@@ -300,6 +343,17 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
             {COLLECTOR_STATUSES.map((status) => (
               <option key={status} value={status}>
                 {status}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="filter-attention">Needs attention</label>
+          <select id="filter-attention" name="attention" defaultValue={search.get("attention") ?? ""}>
+            <option value="">Any</option>
+            {ATTENTION_REASONS.map((reason) => (
+              <option key={reason} value={reason}>
+                {ATTENTION_LABELS[reason]}
               </option>
             ))}
           </select>
@@ -416,7 +470,7 @@ interface Selection {
   toggleAll: () => void;
 }
 
-function CollectorTable({ rows, total, selection, onNearEnd }: { rows: Collector[]; total: number | null; selection?: Selection; onNearEnd?: () => void }) {
+function CollectorTable({ rows, total, selection, onNearEnd }: { rows: Row[]; total: number | null; selection?: Selection; onNearEnd?: () => void }) {
   const scroller = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
     count: rows.length,
@@ -490,6 +544,12 @@ function CollectorTable({ rows, total, selection, onNearEnd }: { rows: Collector
               </span>
               <span role="cell" className="cell-status">
                 <StatusBadge status={c.status} />
+                {/* Offline is the status itself, reporting only the note beside the name. */}
+                {c.attention
+                  .filter(isConfigReason)
+                  .map((reason) => (
+                    <StatusBadge key={reason} status={reason} label={ATTENTION_LABELS[reason]} />
+                  ))}
               </span>
               <span role="cell" className="cell-seen" data-label="Last seen">
                 <LastSeen at={c.lastSeen} />

@@ -1,8 +1,8 @@
 /**
  * The landing page after sign-in: the fleet at a glance from one call,
  * GET /api/v1/dashboard. Every number links to the list it counts (the
- * collector list filtered by status or mode, Rollouts for the latest fleet
- * rollout, the named collectors below for what needs attention), and
+ * collector list filtered by status, mode or why a collector needs attention,
+ * Rollouts for the latest fleet rollout), and
  * each empty part says what to do next.
  *
  * Live: collector, config_target and rollout events refetch (throttled, as a
@@ -106,22 +106,12 @@ function Panel({ title, id, children, action }: { title: string; id: string; chi
 }
 
 /** One count that opens the list it counts; `tone` colours it by state (the label carries the meaning). */
-function Stat({ label, value, href, tone, plain }: { label: string; value: number; href: string; tone?: string; plain?: boolean }) {
-  const body = (
-    <>
+function Stat({ label, value, href, tone }: { label: string; value: number; href: string; tone?: string }) {
+  const className = `stat${tone && value > 0 ? ` stat-${tone}` : ""}`;
+  return (
+    <Link className={className} href={href} aria-label={`${value} ${label}`}>
       <span className="stat-value">{value.toLocaleString()}</span>
       <span className="stat-label">{label}</span>
-    </>
-  );
-  const className = `stat${tone && value > 0 ? ` stat-${tone}` : ""}`;
-  // Same-page anchors are plain links: the router only knows paths.
-  return plain ? (
-    <a className={className} href={href} aria-label={`${value} ${label}`}>
-      {body}
-    </a>
-  ) : (
-    <Link className={className} href={href} aria-label={`${value} ${label}`}>
-      {body}
     </Link>
   );
 }
@@ -255,8 +245,8 @@ interface Reason {
   label: string;
   tone: string;
   count: number;
-  /** Another page listing them all (else the list below, by anchor). */
-  href?: string;
+  /** The collector list filtered to exactly these (GET /collectors?attention=). */
+  href: string;
   title: string;
   items: { id: string; name: string; note: string | null }[];
   fix: string;
@@ -271,6 +261,7 @@ function reasons({ failed, offline, unrenderable, pinned, drifted, reportingOnly
       label: "failed",
       tone: "danger",
       count: failed.count,
+      href: collectorsWhere({ attention: "failed" }),
       title: "Failed: their config did not apply",
       items: named(failed, (f) => f.error),
       fix: "Read the error on the collector's page; fix the pipeline and publish again, or roll the collector back.",
@@ -280,7 +271,7 @@ function reasons({ failed, offline, unrenderable, pinned, drifted, reportingOnly
       label: "offline",
       tone: "danger",
       count: offline.count,
-      href: collectorsWhere({ status: "offline" }),
+      href: collectorsWhere({ attention: "offline" }),
       title: "Offline: nothing reaches them",
       items: named(offline),
       fix: "They get their config when they connect again.",
@@ -290,6 +281,7 @@ function reasons({ failed, offline, unrenderable, pinned, drifted, reportingOnly
       label: "cannot render",
       tone: "warn",
       count: unrenderable.count,
+      href: collectorsWhere({ attention: "unrenderable" }),
       title: "Cannot render: left on the config they run",
       items: named(unrenderable, (u) => u.error),
       fix: "Give them the attribute their config needs, or change what the pipeline reads.",
@@ -299,6 +291,7 @@ function reasons({ failed, offline, unrenderable, pinned, drifted, reportingOnly
       label: "pinned",
       tone: "warn",
       count: pinned.count,
+      href: collectorsWhere({ attention: "pinned" }),
       title: "Pinned by a rollback: fleet publishes skip them",
       items: named(pinned, (p) => `by ${p.actor}`),
       fix: "Unpin them on the collector's page once the fleet's config suits them again.",
@@ -308,6 +301,7 @@ function reasons({ failed, offline, unrenderable, pinned, drifted, reportingOnly
       label: "drifted",
       tone: "warn",
       count: drifted.count,
+      href: collectorsWhere({ attention: "drifted" }),
       title: "Drifted: running something other than their config",
       items: named(drifted, (d) => d.reason),
       fix: "Publish again or roll back from the collector's page to put the config back.",
@@ -317,6 +311,7 @@ function reasons({ failed, offline, unrenderable, pinned, drifted, reportingOnly
       label: "reporting only",
       tone: "warn",
       count: reportingOnly.count,
+      href: collectorsWhere({ attention: "reportingOnly" }),
       title: "Reporting only: cannot accept remote config",
       items: named(reportingOnly),
       fix: "Run these under the OpAMP supervisor so published configs reach them.",
@@ -326,21 +321,17 @@ function reasons({ failed, offline, unrenderable, pinned, drifted, reportingOnly
 
 /**
  * Every collector an operator should look at, counted by why: each count
- * links to its list (offline to the collector list filtered by status, the
- * others to the names below), and "all is well" only when every count is 0.
+ * links to the collector list filtered to exactly those (?attention=, the
+ * same judgement as the count), and "all is well" only when every count is 0.
  */
 function AttentionPanel({ attention }: { attention: Attention }) {
   const all = reasons(attention);
   return (
     <Panel title="Needs attention" id="attention-title">
       <div className="stats stats-small">
-        {all.map((r) =>
-          r.href ? (
-            <Stat key={r.id} label={r.label} value={r.count} href={r.href} tone={r.tone} />
-          ) : (
-            <Stat key={r.id} label={r.label} value={r.count} href={`#${r.id}`} tone={r.tone} plain />
-          ),
-        )}
+        {all.map((r) => (
+          <Stat key={r.id} label={r.label} value={r.count} href={r.href} tone={r.tone} />
+        ))}
       </div>
       {all.every((r) => r.count === 0) && <p className="dash-empty">Every collector is connected, runs the config it was given and can take the next one.</p>}
       {all.map((r) => (
@@ -364,7 +355,7 @@ function NamedList({
   items: { id: string; name: string; note: string | null }[];
   count: number;
   fix: string;
-  more?: string;
+  more: string;
 }) {
   if (count === 0) return null;
   return (
@@ -378,7 +369,11 @@ function NamedList({
           </li>
         ))}
       </ul>
-      {count > items.length && <p className="hint">{more ? <Link href={more}>and {count - items.length} more</Link> : <>and {count - items.length} more</>}</p>}
+      {count > items.length && (
+        <p className="hint">
+          <Link href={more}>and {count - items.length} more</Link>
+        </p>
+      )}
       <p className="hint">{fix}</p>
     </div>
   );
