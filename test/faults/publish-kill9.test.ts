@@ -285,6 +285,17 @@ async function crashPoint(backend: Backend, fleet: Fleet, k: number, strategy?: 
   await applyAll(server, fleet);
   await until(async () => (await call<Status>(`/rollouts/${next.id}`)).state === "completed", 15_000, 50, "the next publish to be applied");
   for (const id of [fleet.first, ...(interrupted ? [interrupted.id] : [])]) expect((await call<Status>(`/rollouts/${id}`)).state).not.toBe("running");
+  if (interrupted) {
+    // Its end is recorded with what it kept: every collector it wrote went on to the next publish.
+    const id = interrupted.id;
+    const ended = await until(
+      async () => (await call<{ items: Rollout[] }>("/rollouts?limit=10")).items.find((r) => r.id === id)?.ended,
+      15_000,
+      50,
+      `the end of rollout ${id}`,
+    );
+    expect({ outcome: ended.outcome, handedOn: ended.handedOn ?? 0, current: ended.counts.current }).toEqual({ outcome: "completed", handedOn: moved.length, current: 0 });
+  }
   expect(await server.stop("SIGTERM")).toBe(0);
 
   // Every collector is on the new commit, and nothing is left being written or queued.
