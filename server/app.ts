@@ -207,6 +207,8 @@ export async function createApp(
     // Before the rollouts and the registry it reads: the batch in flight finishes first.
     { stop: () => retargeting.close() },
     presence,
+    // Publishes whose writes stopped part way (a crash) are recorded as interrupted: at start, then every few seconds.
+    rollouts.writes,
     new Stager(staged, rollouts, logger),
     new RolloutEnds(store, staged, logger),
     { stop: () => agents.close() },

@@ -13,7 +13,7 @@ export type ConfigState = Static<typeof ConfigState>;
  * Where a collector stands in a rollout: its config state, or, counted apart
  * and never holding a rollout back, offline or reporting only (connected
  * without the means to take remote config); `queued` while a staged rollout
- * has not released its batch yet.
+ * has not released its batch yet, or the publish's writes have not reached it yet.
  */
 const RolloutCollectorState = Type.Union([ConfigState, Type.Literal("offline"), Type.Literal("reporting_only"), Type.Literal("queued")]);
 export type RolloutCollectorState = Static<typeof RolloutCollectorState>;
@@ -83,8 +83,21 @@ const RolloutCountsSchema = Type.Object({
   reporting_only: Type.Integer({
     description: "Counted apart, never blocking completion: connected without the AcceptsRemoteConfig capability, so no config can reach them (run them under the OpAMP supervisor).",
   }),
-  queued: Type.Integer({ description: "In a staged rollout's batches not released yet." }),
+  queued: Type.Integer({ description: "In a staged rollout's batches not released yet, or not reached yet by the publish's writes." }),
 });
+
+/** What became of a publish its server stopped writing part way (rollout/publish-writes.ts). */
+const InterruptedSchema = Type.Object(
+  {
+    at: Type.String({ format: "date-time", description: "When it was found interrupted and recorded so." }),
+    planned: Type.Integer({ description: "Collectors it was to change." }),
+    written: Type.Integer({ description: "Collectors it gave their target before it stopped: exactly those in `changed`." }),
+  },
+  {
+    description:
+      "Set when the server writing this publish stopped part way (a crash, a lost database): `changed` and `collectorIds` hold what it wrote; the other planned collectors kept what they run until a later publish.",
+  },
+);
 
 export const RolloutSchema = Type.Object(
   {
@@ -114,6 +127,16 @@ export const RolloutSchema = Type.Object(
     pausedReason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     settledAt: Type.Optional(Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Staged: when the released batch stopped applying." })),
     acceptedThrough: Type.Optional(Type.Integer({ description: "Staged: failures in batches up to this index were accepted by a resume." })),
+    interrupted: Type.Optional(InterruptedSchema),
+    resumedBy: Type.Optional(
+      Type.String({ description: "Set on an interrupted publish when a later publish took over the collectors it moved (they count in that one's `changed`)." }),
+    ),
+    resumes: Type.Optional(
+      Type.Array(Type.Object({ rolloutId: Type.String(), collectors: Type.Integer() }), {
+        description:
+          "Interrupted publishes whose targets this publish found already at the config it renders: those collectors lead `changed` (counted as changed by this publish) and were not written again.",
+      }),
+    ),
     ended: Type.Optional(
       Type.Object(
         {
@@ -172,6 +195,10 @@ export const RolloutStatusSchema = Type.Object(
     pausedReason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     skipped: Type.Array(SkippedCollectorSchema, { description: "Collectors the rollout left on their config, with the reason." }),
     eta: Type.Optional(Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Staged: when the last batch should be released, at the pace so far." })),
+    handedOn: Type.Optional(
+      Type.Integer({ description: "Collectors a later rollout gave another config: their state says nothing of this one, so they are not in counts or collectors." }),
+    ),
+    interrupted: Type.Optional(InterruptedSchema),
   },
   { title: "RolloutStatus" },
 );
@@ -198,6 +225,7 @@ export const HistoryEntrySchema = Type.Object(
     ),
     error: Type.Optional(Type.String({ description: "The collector's message when it failed this config." })),
     collectorRolledBackTo: Type.Optional(Type.Integer({ description: "The seq the collector went back to after failing this one." })),
+    rolloutId: Type.Optional(Type.String({ description: "The rollout that recorded it (absent on entries recorded before issue 34)." })),
     applied: Type.Optional(Type.Boolean({ description: "Whether the collector applied this config (a rollback goes back to the last other one it applied)." })),
   },
   { title: "ConfigHistoryEntry" },

@@ -128,7 +128,7 @@ export class AttributeRollouts {
         const hash = hashOf.get(collectorId)!;
         const at = commitOf.get(collectorId)!;
         if (index === 0) {
-          const entry = { seq: (target?.data.targetSeq ?? 0) + 1, commit: at, hash, time: now, state: "outdated" as const, actor: who.actor, cause: "attributes" as const };
+          const entry = { seq: (target?.data.targetSeq ?? 0) + 1, commit: at, hash, time: now, state: "outdated" as const, actor: who.actor, cause: "attributes" as const, rolloutId: id };
           ops.push(...targetWrites(collectorId, entry, target?.version ?? "absent"));
         } else {
           const data: PendingTarget = { hash, ...(at !== commit ? { commit: at } : {}) };

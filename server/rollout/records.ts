@@ -7,6 +7,7 @@
  */
 import type { Collector } from "../../shared/collectors.ts";
 import type { HistoryEntry as HistoryView, Rollout, RolloutCollectorState, SkippedCollector } from "../../shared/rollouts.ts";
+import type { Actor } from "../audit/audit.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import type { Drift } from "./drift.ts";
 
@@ -45,6 +46,8 @@ export interface CollectorConfig {
   drift?: TargetDrift;
   /** When the target was recorded (absent on targets older than issue 22): tells a retarget which commit the collector is on. */
   targetAt?: string;
+  /** The rollout that recorded the target (absent on targets older than issue 34): which rollout its state counts for. */
+  rolloutId?: string;
   updatedAt: string;
 }
 
@@ -71,6 +74,8 @@ export interface HistoryEntry {
   error?: string;
   /** The collector returned to this earlier entry after failing this one. */
   collectorRolledBackTo?: number;
+  /** The rollout that recorded it (absent on entries older than issue 34); its target carries the same. */
+  rolloutId?: string;
 }
 
 /**
@@ -94,6 +99,22 @@ export interface FleetPublish {
   at: string;
 }
 
+/**
+ * A publish whose writes are still being stored, slice by slice
+ * (publish-writes.ts): `rollout_writes/<rolloutId>`, put by its first slice,
+ * moved on by each slice in the same write, deleted by its last. Found
+ * without a live writer, the publish was interrupted and is recorded so.
+ */
+export interface RolloutWrite {
+  rolloutId: string;
+  /** How many of the rollout's `changed`, from the first, have their writes (target and history, or queued target) stored. */
+  written: number;
+  /** Who asked for the publish, for its audit entry when it has to be written for them. */
+  who: Actor;
+  /** The audit entry's details as the publish would write them, counts aside. */
+  details: Record<string, unknown>;
+}
+
 /** A staged rollout's target for a collector whose batch is not released yet: `rollout_pending/<rolloutId>/<collectorId>`. */
 export interface PendingTarget {
   hash: string;
@@ -114,6 +135,17 @@ export function historyState(entry: HistoryEntry, next: HistoryEntry | undefined
   return next.rollbackOf !== undefined ? "rolled_back" : "superseded";
 }
 
+/**
+ * Whether the target says its collector is no longer `rollout`'s to count: a
+ * later rollout recorded it, or it is what this interrupted publish wrote and
+ * a later publish took it over (`resumedBy`). Undefined when the target does
+ * not name its rollout (recorded before issue 34).
+ */
+export function handedOn(rollout: Rollout, target: CollectorConfig): boolean | undefined {
+  if (target.rolloutId === undefined) return undefined;
+  return target.rolloutId > rollout.id || (rollout.resumedBy !== undefined && target.rolloutId === rollout.id);
+}
+
 /** A collector's place in a rollout: offline first (nothing reaches it), then reporting only, else its config state. */
 export function rolloutState(collector: Collector, target: CollectorConfig): RolloutCollectorState {
   if (collector.status === "offline") return "offline";
@@ -128,6 +160,7 @@ export const RENDER_FAILURES = "render_failures";
 export const ROLLOUTS = "rollouts";
 export const PENDING = "rollout_pending";
 export const EFFECTIVE = "effective_configs";
+export const WRITES = "rollout_writes";
 export const LATEST = { collection: "system", id: "latest_rollout" };
 export const FLEET = { collection: "system", id: "fleet_publish" };
 /** The latest publish to the fleet (not to one collector, nor a rollback or an attribute change): what the dashboard and Changes show. */
@@ -152,6 +185,7 @@ export function targetWrites(collectorId: string, entry: HistoryEntry, expect?: 
     state: "outdated",
     error: null,
     ...(pinned ? { pinned } : {}),
+    ...(entry.rolloutId ? { rolloutId: entry.rolloutId } : {}),
     targetAt: entry.time,
     updatedAt: entry.time,
   };

@@ -225,7 +225,7 @@ export class Retargeting {
       ops.push(...cleared);
       if (target?.data.targetHash === config.hash) continue;
       rendered.set(config.hash, config);
-      const entry = { seq: (target?.data.targetSeq ?? 0) + 1, commit, hash: config.hash, time: now, state: "outdated" as const, actor: SYSTEM_ACTOR.actor, cause: "attributes" as const };
+      const entry = { seq: (target?.data.targetSeq ?? 0) + 1, commit, hash: config.hash, time: now, state: "outdated" as const, actor: SYSTEM_ACTOR.actor, cause: "attributes" as const, rolloutId };
       ops.push(...targetWrites(id, entry, target?.version ?? "absent"));
       changed.push(id);
       commits.push(commit);

@@ -6,7 +6,9 @@
  * Publishing renders every affected collector's config at the head commit,
  * content-hashes it, and records a new target only where the hash changed, so
  * an unchanged config is never delivered twice. Targets, history, the rollout
- * and its audit entry land in one atomic write; delivery reads the targets.
+ * and its audit entry are stored by publish-writes.ts: one write, or slices
+ * whose every crash point leaves the rollout naming each target written;
+ * delivery reads the targets.
  *
  * Secrets: a rendered config holds each secret as its marker (render/secrets.ts),
  * so what is stored, hashed and shown never holds a plaintext. Only the body
@@ -28,9 +30,8 @@ import { MissingSecretError, type SecretVault } from "../secrets/vault.ts";
 import { plaintextRedactor } from "../secrets/redact.ts";
 import { markedSecrets } from "../secrets/values.ts";
 import { Coalescer } from "../store/coalesce.ts";
-import type { AuditEntry, Store, WriteOp } from "../store/store.ts";
+import type { Store, WriteOp } from "../store/store.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
-import { nextTurn } from "../lib/next-turn.ts";
 import { renderFleet, skippedOf } from "./fleet-render.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import type { Snapshot } from "../configstore/layout.ts";
@@ -65,6 +66,7 @@ import {
   type TargetDrift,
 } from "./records.ts";
 import { publishPlan } from "./publish-plan.ts";
+import { PublishWrites } from "./publish-writes.ts";
 import { configDriftIsolated } from "./drift-isolated.ts";
 import { EffectiveIntakeGate, MAX_EFFECTIVE_CONFIG_BYTES, type EffectiveIntake } from "./effective-intake.ts";
 import type { Drift } from "./drift.ts";
@@ -93,14 +95,17 @@ export interface PublishScope {
 
 type TargetListener = (collectorId: string | undefined) => void;
 
+export interface RolloutsOptions {
+  /** Store operations per write of a publish cut into slices (publish-writes.ts WRITE_SLICE); tests cut small fleets. */
+  writeSlice?: number;
+}
+
 /**
  * Rendered configs kept decoded in memory (a change, which only the secrets
  * upgrade makes, drops one), bounded by count: with attribute references
  * nearly every collector has its own, a few KiB each.
  */
 const RENDERED_CACHE = 20_000;
-/** Store operations per write when a publish's writes are sliced. */
-const WRITE_SLICE = 5000;
 /** Times a publish runs when another replica keeps giving its collectors targets meanwhile (jittered, doubling pauses between). */
 const PUBLISH_ATTEMPTS = 8;
 
@@ -141,6 +146,8 @@ export class Rollouts {
   /** Collectors whose drift is to be judged again (`scheduleDrift`), one at a time, each once however often asked meanwhile. */
   private readonly driftDue = new Set<string>();
   private drifting: Promise<void> | null = null;
+  /** Stores publishes, and records those whose writes stopped part way as interrupted (started with the other services). */
+  readonly writes: PublishWrites;
 
   constructor(
     private readonly store: Store,
@@ -148,7 +155,9 @@ export class Rollouts {
     private readonly collectors: Collectors,
     private readonly vault: Pick<SecretVault, "open">,
     private readonly log: Logger,
+    options: RolloutsOptions = {},
   ) {
+    this.writes = new PublishWrites(store, log, options.writeSlice);
     this.configWrites = new Coalescer(store, CONFIGS, 50, log);
     this.historyWrites = new Coalescer(store, HISTORY, 50, log);
     // Targets change by publish or rollback on any replica; forget cached ones as the feed says, all of them after a resync.
@@ -211,7 +220,9 @@ export class Rollouts {
    * names collectors (collectorIds) is refused instead, unless `skipErrors`:
    * the caller asked for those very collectors, and answering 202 while the
    * one they named gets nothing would hide it. Refused while a staged
-   * rollout is running or paused.
+   * rollout is running or paused. An interrupted publish is recorded first
+   * (publish-writes.ts); a collector it left on the config this one renders
+   * is counted as this one's change (`resumes`), so no publish under-counts.
    */
   async publish(who: Actor, options: PublishOptions = {}): Promise<Rollout> {
     for (let attempt = 1; ; attempt++) {
@@ -226,6 +237,7 @@ export class Rollouts {
   }
 
   private async publishOnce(who: Actor, options: PublishOptions): Promise<Rollout> {
+    await this.writes.recover();
     const commit = await this.config.head();
     if (commit === null) throw new ConflictError("Nothing has been committed yet; commit the pending changes first.", "no_commit");
     const active = await activeStagedRollout(this.store);
@@ -252,8 +264,18 @@ export class Rollouts {
     const builds = await this.builds(affected);
     /** Collectors whose build lacks a component their new config uses: they keep what they run, skipped with the reason. */
     const lacking = new Set<string>();
+    /** Collectors already on their new config, by the rollout that gave it them: those of an interrupted publish are resumed. */
+    const already = new Map<string, string[]>();
     for (const { collector, config } of fleet.rendered) {
-      if (targets.get(collector.id)?.targetHash === config.hash) continue;
+      const target = targets.get(collector.id);
+      if (target?.targetHash === config.hash) {
+        if (target.rolloutId !== undefined) {
+          const ids = already.get(target.rolloutId);
+          if (ids) ids.push(collector.id);
+          else already.set(target.rolloutId, [collector.id]);
+        }
+        continue;
+      }
       const build = builds.get(collector.id);
       const missing = build && config.runtime === "otelcol" ? lackingComponents(config.body, build) : [];
       if (missing.length > 0) {
@@ -277,9 +299,13 @@ export class Rollouts {
         details,
       );
     }
+    const resumes = await this.resumable(already);
+    const resumed = resumes.flatMap((r) => r.collectorIds);
     const { strategy } = options;
     const canary = options.canary ? new Set(affected.filter(options.canary).map((c) => c.id)) : undefined;
     const batches = strategy ? cutBatches([...next.keys()], strategy, canary) : [[...next.keys()]];
+    // Resumed collectors have their target: they lead the first batch, released with it.
+    batches[0] = [...resumed, ...(batches[0] ?? [])];
     const changed = batches.flat();
     const rollout: Rollout = {
       id: Bun.randomUUIDv7(),
@@ -293,12 +319,22 @@ export class Rollouts {
       ...(skipped.length > 0 ? { skipped } : {}),
       ...(pinned.length > 0 ? { pinned } : {}),
       ...stagedFields(strategy, batches),
+      ...(resumes.length > 0 ? { resumes: resumes.map((r) => ({ rolloutId: r.rollout.id, collectors: r.collectorIds.length })) } : {}),
     };
     const perCollector: WriteOp[][] = [];
     for (const [index, batch] of batches.entries()) {
-      for (const id of batch) {
+      for (const id of index === 0 ? batch.slice(resumed.length) : batch) {
         const hash = next.get(id)!;
-        const entry: HistoryEntry = { seq: (targets.get(id)?.targetSeq ?? 0) + 1, commit, hash, time: now, state: "outdated", actor: who.actor, cause: "publish" };
+        const entry: HistoryEntry = {
+          seq: (targets.get(id)?.targetSeq ?? 0) + 1,
+          commit,
+          hash,
+          time: now,
+          state: "outdated",
+          actor: who.actor,
+          cause: "publish",
+          rolloutId: rollout.id,
+        };
         if (index === 0) perCollector.push(targetWrites(id, entry));
         else perCollector.push([{ op: "put", collection: PENDING, id: `${rollout.id}/${id}`, data: { hash } satisfies PendingTarget, expect: "absent" }]);
       }
@@ -314,46 +350,44 @@ export class Rollouts {
     if (options.collectorIds === undefined && options.match === undefined) {
       last.push({ op: "put", collection: FLEET.collection, id: FLEET.id, data: { commit, at: now } satisfies FleetPublish });
     }
-    await this.writeInSlices(renderedOps, perCollector, [...last, ...this.rolloutOps(rollout)], [
-      auditEntry(who, "config.publish", "rollout", rollout.id, {
+    // Each resumed publish names this one, guarded: two publishes never both take its collectors over.
+    const first = [
+      ...this.rolloutOps(rollout),
+      ...resumes.map(({ rollout: r, version }): WriteOp => ({ op: "put", collection: ROLLOUTS, id: r.id, data: { ...r, resumedBy: rollout.id }, expect: version })),
+    ];
+    await this.writes.write({
+      rollout,
+      who,
+      details: {
         commit,
         scope: rollout.scope,
         collectors: affected.length,
         changed: changed.length,
+        ...(rollout.resumes ? { resumes: rollout.resumes } : {}),
         ...(rollout.skipped ? { skipped: rollout.skipped.length } : {}),
         ...(rollout.pinned ? { pinned: rollout.pinned.length } : {}),
         ...(rollout.strategy ? { strategy: rollout.strategy, batches: batches.length } : {}),
-      }),
-    ]);
+      },
+      rendered: renderedOps,
+      first,
+      resumed: resumed.length,
+      perCollector,
+      last,
+    });
     return rollout;
   }
 
   /**
-   * A publish's writes, a fleet's worth of them: one write when they are few,
-   * else slices of WRITE_SLICE operations with a turn of the event loop
-   * between them (an embedded store writes synchronously, and 200,000 rows in
-   * one transaction held every other request for seconds). Rendered configs
-   * go first, then each collector's target and history entry together, and
-   * the rollout, its audit entry and the fleet's commit last: until that
-   * slice lands nothing names the rollout, and a publish that failed half
-   * way is completed by the next one (it renders again and writes what
-   * differs).
+   * Of the collectors already on the config a publish renders, by the rollout
+   * that gave it them, those an interrupted publish moved that no later
+   * publish resumed yet: this publish counts them as its own change.
    */
-  private async writeInSlices(rendered: WriteOp[], perCollector: WriteOp[][], last: WriteOp[], audit: AuditEntry[]): Promise<void> {
-    const slices: WriteOp[][] = [];
-    let slice: WriteOp[] = [];
-    for (const group of [...rendered.map((op) => [op]), ...perCollector]) {
-      if (slice.length + group.length > WRITE_SLICE) {
-        slices.push(slice);
-        slice = [];
-      }
-      slice.push(...group);
-    }
-    slices.push([...slice, ...last]);
-    for (const [i, ops] of slices.entries()) {
-      if (i > 0) await nextTurn();
-      await this.store.write(ops, i === slices.length - 1 ? audit : []);
-    }
+  private async resumable(already: ReadonlyMap<string, string[]>): Promise<{ rollout: Rollout; version: number; collectorIds: string[] }[]> {
+    if (already.size === 0) return [];
+    const docs = await this.store.getMany<Rollout>(ROLLOUTS, [...already.keys()]);
+    return [...docs.values()]
+      .filter((doc) => doc.data.interrupted !== undefined && doc.data.resumedBy === undefined)
+      .map((doc) => ({ rollout: doc.data, version: doc.version, collectorIds: already.get(doc.id)! }));
   }
 
   /**
@@ -449,6 +483,7 @@ export class Rollouts {
     const rendered = await this.storedRendered(previous.hash);
     if (!rendered) throw new NotFoundError("Rendered config", previous.hash);
     const now = new Date().toISOString();
+    const id = Bun.randomUUIDv7();
     const entry: HistoryEntry = {
       seq: current.seq + 1,
       commit: previous.commit,
@@ -458,9 +493,11 @@ export class Rollouts {
       actor: who.actor,
       rollbackOf: previous.seq,
       cause: "rollback",
+      // Within an aborted staged rollout, the target counts for that rollout.
+      rolloutId: within?.id ?? id,
     };
     const rollout: Rollout = {
-      id: Bun.randomUUIDv7(),
+      id,
       kind: "rollback",
       commit: previous.commit,
       actor: who.actor,

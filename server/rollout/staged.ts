@@ -16,6 +16,7 @@ import {
   ACTIVE,
   activeStagedRollout,
   CONFIGS,
+  handedOn,
   LATEST,
   LATEST_FLEET,
   PENDING,
@@ -23,13 +24,22 @@ import {
   rolloutSkipped,
   rolloutState,
   targetWrites,
+  WRITES,
   type CollectorConfig,
   type PendingTarget,
   type Rollout,
   type RolloutCollectorState,
   type RolloutStatus,
+  type RolloutWrite,
 } from "./records.ts";
 import type { Rollouts } from "./rollout.ts";
+
+/** Where one collector stands in a rollout; `handedOn` when its target says whether a later rollout took it over. */
+interface CollectorState {
+  state: RolloutCollectorState;
+  error?: string;
+  handedOn?: boolean;
+}
 
 export class StagedRollouts {
   constructor(
@@ -42,49 +52,76 @@ export class StagedRollouts {
    * Progress of a rollout (when no id is given, the latest rollout of any
    * kind, or with `fleet` the staged rollout in progress or else the latest
    * publish to the fleet), computed from the targets so any replica answers
-   * the same.
+   * the same. Its collectors a later rollout gave another config are left
+   * out (`handedOn`): their state says nothing of this one.
    */
   async status(rolloutId?: string, which: "any" | "fleet" = "any"): Promise<RolloutStatus> {
-    const counts = countBatch([]);
     const rollout = rolloutId !== undefined ? await this.rollout(rolloutId) : which === "fleet" ? await this.latestFleet() : (await this.latest())?.data;
-    if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts, collectors: [], skipped: [] };
+    if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts: countBatch([]), collectors: [], skipped: [] };
+    return this.progress(rollout);
+  }
+
+  /**
+   * `status` of `rollout`. `handedOnBefore`: collectors a later rollout
+   * changed, for targets that do not name their rollout (recorded before
+   * issue 34; RolloutEnds knows them from the rollouts it saw).
+   */
+  private async progress(rollout: Rollout, handedOnBefore: ReadonlySet<string> = new Set()): Promise<RolloutStatus> {
+    const counts = countBatch([]);
     const states = await this.collectorStates(rollout, rollout.collectorIds);
+    const own = new Map<string, CollectorState>();
     const collectors: RolloutStatus["collectors"] = [];
-    for (const [id, { state, error }] of states) {
+    let passed = 0;
+    for (const [id, entry] of states) {
+      if (entry.handedOn ?? handedOnBefore.has(id)) {
+        passed++;
+        continue;
+      }
+      own.set(id, entry);
+      const { state, error } = entry;
       counts[state]++;
       collectors.push(error ? { id, state, error } : { id, state });
     }
-    const base = { rolloutId: rollout.id, commit: rollout.commit, total: collectors.length, counts, collectors, skipped: rolloutSkipped(rollout) };
-    const settled = counts.applying + counts.outdated === 0;
+    const base = {
+      rolloutId: rollout.id,
+      commit: rollout.commit,
+      total: collectors.length,
+      counts,
+      collectors,
+      skipped: rolloutSkipped(rollout),
+      ...(passed > 0 ? { handedOn: passed } : {}),
+      ...(rollout.interrupted ? { interrupted: rollout.interrupted } : {}),
+    };
+    const settled = counts.applying + counts.outdated + counts.queued === 0;
     const outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
     if (!rollout.batchEnds) return { ...base, state: settled ? outcome : "running" };
     const state = rollout.phase === "paused" || rollout.phase === "aborted" ? rollout.phase : rollout.phase === "done" && settled ? outcome : "running";
-    return { ...base, state, batches: this.batchProgress(rollout, states), pausedReason: rollout.pausedReason ?? null, eta: this.eta(rollout) };
+    return { ...base, state, batches: this.batchProgress(rollout, own), pausedReason: rollout.pausedReason ?? null, eta: this.eta(rollout) };
   }
 
   /**
    * Records that the rollout ended, once: aborted, or nothing of it left
    * applying, outdated or queued (a staged one: after its last batch), each
-   * collector current or failed, or offline or reporting only. Collectors in
-   * `handedOn` were given a later rollout's config before this one ended:
-   * their state says nothing of this one, so they are left out of its counts
-   * (and counted as `handedOn`). Audited as `rollout.end`. Answers whether it
-   * has ended (now or before); false while it runs, or when another write
-   * came first (looked at again on the next change).
+   * collector current or failed, or offline or reporting only. Collectors
+   * handed on (a later rollout gave them its config before this one ended,
+   * as their targets say or, for targets older than that, `handedOn`) are
+   * left out of its counts (and counted as `handedOn`). Audited as
+   * `rollout.end`. Answers whether it has ended (now or before); false while
+   * it runs, or when another write came first (looked at again on the next
+   * change).
    */
   async recordEnd(id: string, handedOn: ReadonlySet<string> = new Set()): Promise<boolean> {
     const doc = await this.store.get<Rollout>(ROLLOUTS, id);
     if (!doc || doc.data.ended) return true;
     const rollout = doc.data;
-    const status = await this.status(id);
-    const own = status.collectors.filter((c) => !handedOn.has(c.id));
-    const counts = countBatch(own.map((c) => c.state));
+    const status = await this.progress(rollout, handedOn);
+    const { counts } = status;
     const batchesLeft = rollout.batchEnds !== undefined && rollout.phase !== "done" && rollout.phase !== "aborted";
     let outcome: RolloutEnd["outcome"];
     if (rollout.phase === "aborted") outcome = "aborted";
     else if (batchesLeft || counts.applying + counts.outdated + counts.queued > 0) return false;
     else outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
-    const passed = status.collectors.length - own.length;
+    const passed = status.handedOn ?? 0;
     const ended: RolloutEnd = { at: new Date().toISOString(), outcome, counts, ...(passed > 0 ? { handedOn: passed } : {}) };
     try {
       await this.store.write([{ op: "put", collection: ROLLOUTS, id, data: { ...rollout, ended }, expect: doc.version }], [
@@ -140,11 +177,17 @@ export class StagedRollouts {
   }
 
 
-  /** Where each of `ids` stands in `rollout`: queued when its staged batch is not released, else by its target. */
-  private async collectorStates(rollout: Rollout, ids: readonly string[]): Promise<Map<string, { state: RolloutCollectorState; error?: string }>> {
-    const queued = new Set(rollout.batchEnds ? rollout.changed.slice(rollout.batchEnds[rollout.released ?? 0]) : []);
+  /**
+   * Where each of `ids` stands in `rollout`: queued when its staged batch is
+   * not released or the publish's writes have not reached it yet, else by
+   * its target, with whether that target says a later rollout took it over.
+   */
+  private async collectorStates(rollout: Rollout, ids: readonly string[]): Promise<Map<string, CollectorState>> {
+    const writing = await this.store.get<RolloutWrite>(WRITES, rollout.id);
+    const unreleased = rollout.batchEnds?.[rollout.released ?? 0] ?? rollout.changed.length;
+    const queued = new Set(rollout.changed.slice(Math.min(unreleased, writing?.data.written ?? unreleased)));
     const targets = await this.store.getMany<CollectorConfig>(CONFIGS, ids.filter((id) => !queued.has(id)));
-    const out = new Map<string, { state: RolloutCollectorState; error?: string }>();
+    const out = new Map<string, CollectorState>();
     for (const id of ids) {
       if (queued.has(id)) {
         out.set(id, { state: "queued" });
@@ -153,7 +196,12 @@ export class StagedRollouts {
       const target = targets.get(id)?.data;
       const collector = await this.collectors.get(id).catch(() => null);
       if (!target || !collector) continue;
-      out.set(id, target.error ? { state: rolloutState(collector, target), error: target.error } : { state: rolloutState(collector, target) });
+      const passed = handedOn(rollout, target);
+      out.set(id, {
+        state: rolloutState(collector, target),
+        ...(target.error ? { error: target.error } : {}),
+        ...(passed !== undefined ? { handedOn: passed } : {}),
+      });
     }
     return out;
   }
@@ -231,7 +279,7 @@ export class StagedRollouts {
         const seq = (targets.get(id)?.data.targetSeq ?? 0) + 1;
         const commit = waiting.data.commit ?? rollout.commit;
         const cause = rollout.kind === "attributes" ? "attributes" : "publish";
-        ops.push(...targetWrites(id, { seq, commit, hash: waiting.data.hash, time, state: "outdated", actor: rollout.actor, cause }));
+        ops.push(...targetWrites(id, { seq, commit, hash: waiting.data.hash, time, state: "outdated", actor: rollout.actor, cause, rolloutId: rollout.id }));
       }
       await this.store.write(put({ ...rollout, released: step.batch, settledAt: null }, ops), [
         auditEntry(SYSTEM_ACTOR, "rollout.batch", "rollout", rollout.id, { batch: step.batch, collectors: ops.filter((op) => op.collection === CONFIGS).length }),

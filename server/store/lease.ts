@@ -19,7 +19,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { ConflictError } from "../errors.ts";
-import type { Store } from "./store.ts";
+import type { Store, WriteOp } from "./store.ts";
 
 export const LEASES = "leases";
 
@@ -42,6 +42,14 @@ export interface Lease {
   renew(): Promise<boolean>;
   /** Gives the lease up at once, so another replica need not wait for it to expire. */
   release(): Promise<void>;
+  /**
+   * The writes that take the lease, free, within a caller's own write (it
+   * fails with a conflict when the lease is held), so the lease and what it
+   * guards are stored together; none on the embedded store.
+   */
+  takeOps(): WriteOp[];
+  /** The write that gives the lease up within a caller's own write, whoever holds it; none on the embedded store. */
+  releaseOps(): WriteOp[];
 }
 
 export interface LeaseOptions {
@@ -83,15 +91,26 @@ export class StoreLease implements Lease {
     await this.store.write([{ op: "delete", collection: LEASES, id: this.name, expect: doc.version }]).catch(ignoreConflict);
   }
 
+  takeOps(): WriteOp[] {
+    return [{ op: "put", collection: LEASES, id: this.name, data: this.record(), expect: "absent" }];
+  }
+
+  releaseOps(): WriteOp[] {
+    return [{ op: "delete", collection: LEASES, id: this.name }];
+  }
+
+  private record(): LeaseRecord {
+    return { holder: this.holder, renewedAt: new Date(this.now()).toISOString(), ttlMs: this.options.ttlMs };
+  }
+
   private expired(record: LeaseRecord): boolean {
     return this.now() > Date.parse(record.renewedAt) + record.ttlMs + CLOCK_SKEW_MARGIN_MS;
   }
 
   /** Writes this replica as holder if the document is still at `expect`; false when another write won. */
   private async put(expect: number | "absent"): Promise<boolean> {
-    const data: LeaseRecord = { holder: this.holder, renewedAt: new Date(this.now()).toISOString(), ttlMs: this.options.ttlMs };
     try {
-      await this.store.write([{ op: "put", collection: LEASES, id: this.name, data, expect }]);
+      await this.store.write([{ op: "put", collection: LEASES, id: this.name, data: this.record(), expect }]);
       return true;
     } catch (error) {
       ignoreConflict(error);
@@ -110,6 +129,8 @@ class SoleLease implements Lease {
   acquire = async () => true;
   renew = async () => true;
   release = async () => {};
+  takeOps = () => [];
+  releaseOps = () => [];
 }
 
 /**

@@ -66,6 +66,8 @@ function Counts({ rollout }: { rollout: RolloutSummary }) {
   } else {
     parts.push(plural(rollout.collectors, "collector"), `${rollout.changed} changed`);
   }
+  if (rollout.interrupted) parts.push(`interrupted: ${rollout.interrupted.written} of ${rollout.interrupted.planned} written`);
+  for (const resumed of rollout.resumes ?? []) parts.push(`${resumed.collectors} already moved by an interrupted publish`);
   if (rollout.skipped > 0) parts.push(`${rollout.skipped} skipped`);
   if (rollout.pinned > 0) parts.push(`${rollout.pinned} pinned`);
   return <>{parts.join(" · ")}</>;

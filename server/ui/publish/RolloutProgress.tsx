@@ -60,7 +60,8 @@ export function RolloutProgress({ reload, canWrite, onChanged }: Props) {
   }, [reload]);
 
   const position = status && batchPosition(status);
-  const states = status?.batches ? [...STATES, "queued" as const] : STATES;
+  // Queued: a staged batch not released, or collectors a publish's writes have not reached yet.
+  const states = status?.batches || (status?.counts.queued ?? 0) > 0 ? [...STATES, "queued" as const] : STATES;
   return (
     <section className="detail-block" role="region" aria-labelledby="rollout-title">
       <h2 id="rollout-title">Rollout progress</h2>
@@ -82,6 +83,12 @@ export function RolloutProgress({ reload, canWrite, onChanged }: Props) {
             {position && <> · {position}</>}
           </p>
           {status.state === "paused" && status.pausedReason && <p className="note pause-reason">Paused: {status.pausedReason}.</p>}
+          {status.interrupted && (
+            <p className="note">
+              Interrupted: the server stopped while writing this publish; {status.interrupted.written} of {plural(status.interrupted.planned, "collector")} got
+              it, the others kept what they ran. Publish again to deliver the rest.
+            </p>
+          )}
           {status.eta && (
             <p className="muted">
               Last batch expected <LastSeen at={status.eta} />
