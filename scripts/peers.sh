@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the real peers the tests run against (test/peers: the OpenTelemetry
-# Collector distribution, the OpAMP supervisor and the small Go checkers) into
-# test/peers/bin, from the Go module proxy at the versions test/peers/go.sum
-# pins. scripts/test.sh runs it before `bun test`, so no test builds anything.
+# Collector distribution, the OpAMP supervisor and the small Go checkers;
+# test/peers-ferretdb: FerretDB, a module of its own so its dependencies never
+# move the collector's) into test/peers/bin, from the Go module proxy at the
+# versions each module's go.sum pins. scripts/test.sh runs it before `bun test`, so no test builds anything.
 # Go's own module and build caches make a second run take seconds.
 set -euo pipefail
 cd "$(dirname "$0")/../test/peers"
@@ -28,3 +29,5 @@ export CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
 "$go" build -trimpath -o bin/ \
   ./otelcol-svc ./yamlv3 ./promtext ./durations \
   github.com/open-telemetry/opentelemetry-collector-contrib/cmd/opampsupervisor
+# FerretDB for the MongoDB adapter's tests (server/store/mongodb.test.ts).
+(cd ../peers-ferretdb && "$go" build -trimpath -o ../peers/bin/ ./ferretdb)

@@ -1,6 +1,6 @@
 /**
- * The real peers the tests run against, built from test/peers (a Go module
- * pinned by go.mod/go.sum) by scripts/peers.sh, which `npm test` runs before
+ * The real peers the tests run against, built from test/peers and
+ * test/peers-ferretdb (Go modules pinned by their go.mod/go.sum) by scripts/peers.sh, which `npm test` runs before
  * `bun test`: no test builds anything. A missing binary is an error that
  * names the build command, so a test that needs a peer fails, never skips.
  */
@@ -21,6 +21,8 @@ export const PEERS = {
   promtext: join(BIN, "promtext"),
   /** Go's time.ParseDuration and Prometheus' model.ParseDuration (durations/). */
   durations: join(BIN, "durations"),
+  /** FerretDB 1.24.2, a MongoDB wire-protocol server on SQLite or PostgreSQL, from its own module (test/peers-ferretdb/). */
+  ferretdb: join(BIN, "ferretdb"),
 } as const;
 
 export type Peer = keyof typeof PEERS;
