@@ -5,8 +5,8 @@
  * seeded as the rollout writes it (rendered config, target, history entry).
  * test/remotecfg/remotecfg.test.ts drives the same through a whole server
  * with a Connect client and curl; this file checks the GetConfig answers,
- * the auth decisions, how reports move the rollout, the poll interval and
- * that an unchanged poll writes nothing.
+ * the auth decisions, how reports (and the status that stands between them)
+ * move the rollout, the poll interval and that an unchanged poll writes nothing.
  */
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
@@ -275,6 +275,53 @@ describe("status reports move the rollout", () => {
     await config({ id: alloy.id });
     await config({ id: alloy.id, hash: "f".repeat(64), remoteConfigStatus: applied });
     expect((await target()).state).toBe("applying");
+  });
+
+  test("a status stands until another is sent: a later config polled with its hash and no status takes it, after a restart too", async () => {
+    const first = await publish(CONFIG);
+    await config({ id: alloy.id });
+    await config({ id: alloy.id, hash: first.hash, remoteConfigStatus: applied });
+    // Alloy loads the next config and sends its hash with no status: APPLIED is unchanged.
+    const second = await publish("// two\n" + CONFIG, 2);
+    await config({ id: alloy.id, hash: first.hash });
+    expect((await target()).state).toBe("applying");
+    await config({ id: alloy.id, hash: second.hash });
+    expect((await target()).state).toBe("current");
+
+    // A restarted server (or another replica) has no memory of the collector: the stored status stands.
+    service = new RemoteConfigService({ store, logger: log, collectors, collectorTokens: tokens, presence, rollouts }, () => clock);
+    const third = await publish("// three\n" + CONFIG, 3);
+    await config({ id: alloy.id, hash: second.hash });
+    await config({ id: alloy.id, hash: third.hash });
+    expect((await target()).state).toBe("current");
+
+    // So does a FAILED: a config that fails with the very same message is failed too.
+    const fourth = await publish("// four\n" + CONFIG, 4);
+    await config({ id: alloy.id, hash: third.hash });
+    const failed = { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage: "config.alloy:1:1: component \"x\" does not exist" };
+    await config({ id: alloy.id, hash: fourth.hash, remoteConfigStatus: failed });
+    const fifth = await publish("// five\n" + CONFIG, 5);
+    await config({ id: alloy.id, hash: fourth.hash });
+    await config({ id: alloy.id, hash: fifth.hash });
+    expect(await target()).toMatchObject({ state: "failed", error: failed.errorMessage });
+  });
+
+  test("a FAILED with Connect's error text tells of a failed fetch, not of the config: no report", async () => {
+    const { hash } = await publish(CONFIG);
+    await config({ id: alloy.id });
+    await config({ id: alloy.id, hash, remoteConfigStatus: applied });
+    for (const errorMessage of ["unavailable: dial tcp 127.0.0.1:1: connect: connection refused", "unauthenticated: the Bearer token is not a live collector token", "deadline_exceeded"]) {
+      await config({ id: alloy.id, hash, remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage } });
+      expect(await target()).toMatchObject({ state: "current", error: null });
+      expect(await collectors.get(alloy.id)).toMatchObject({ status: "online", health: { error: null } });
+    }
+    // A config that failed keeps its own message through the failed fetches after it.
+    const next = await publish("// two\n" + CONFIG, 2);
+    await config({ id: alloy.id, hash });
+    const diagnostics = "config.alloy:3:5: unrecognized attribute name \"levle\"";
+    await config({ id: alloy.id, hash: next.hash, remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage: diagnostics } });
+    await config({ id: alloy.id, hash: next.hash, remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage: "unavailable: EOF" } });
+    expect(await target()).toMatchObject({ state: "failed", error: diagnostics });
   });
 });
 

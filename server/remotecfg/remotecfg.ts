@@ -12,7 +12,14 @@
  * `permission_denied` (403).
  *
  * GetConfig answers the collector's published config and its hash, or
- * `not_modified` when the request already carries that hash. The content
+ * `not_modified` when the request already carries that hash. A status
+ * (`remote_config_status`) stands until the collector sends another: Alloy
+ * sends it only when it changes, so a config it loads after an earlier one
+ * that applied comes with its hash and no status (its status is still
+ * APPLIED). The last status each collector sent is kept (`remotecfg_status`),
+ * so a restart or another replica reads the same. A FAILED that tells of a
+ * failed fetch (Connect's error text: the server out of reach, a token
+ * refused), not of a config, is no report on the config. The content
  * has the secrets in (Rollouts.delivered; kept in memory only); the hash is
  * that of the redacted rendering, which Alloy treats as opaque and sends
  * back. While a secret the config names cannot be opened the answer is
@@ -47,7 +54,7 @@ import {
 import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
 import { channelCredential, type ChannelCredential } from "../channel/credential.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
-import type { ConfigReport, ConfigState, EffectiveConfig } from "../rollout/records.ts";
+import type { CollectorConfig, ConfigReport, ConfigState, EffectiveConfig } from "../rollout/records.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Store } from "../store/store.ts";
 import { compressionGzip, connectErrorResponse, readConnectBody, retryableRefusals, UnaryFetchRouter } from "./fetch-adapter.ts";
@@ -66,6 +73,7 @@ const INTERVAL_STEPS = [60, 120, 300, 600, 900, 1800, 3600];
 /** GetConfig carries an effective config; anything larger is refused. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 const REGISTRATIONS = "remotecfg_registrations";
+const STATUSES = "remotecfg_status";
 const PLAINTEXT_REFUSED =
   "remote config carries a Bearer token, so it is served only over TLS (on this server or a trusted proxy that sets X-Forwarded-Proto: https) or to loopback peers";
 
@@ -75,6 +83,20 @@ export interface Registration {
   name: string;
   attributes: Record<string, string>;
   registeredAt: string;
+}
+
+/**
+ * The remote config status a collector last sent: `remotecfg_status/<collectorId>`. It stands
+ * for every later request until the collector sends another (Alloy sends one only when it changes:
+ * grafana/alloy v1.18.1 internal/service/remotecfg/config_manager.go getRemoteConfigStatusForRequest).
+ */
+export interface StandingStatus {
+  collectorId: string;
+  /** The request hash it came with: the config it was about. */
+  hash: string;
+  state: ConfigReport["state"] | "unset";
+  error: string | null;
+  reportedAt: string;
 }
 
 /** The request's credential as the channel read it before routing. */
@@ -90,7 +112,7 @@ function unauthenticated(message: string): ConnectError {
 interface PollMemo {
   lastPollMs: number;
   intervalSeconds: number;
-  /** The last status the collector reported (it may omit it while unchanged). */
+  /** The collector's standing status as this process last saw it, with the hash it is about (null: none, or UNSET). */
   report: ConfigReport | null;
   /** The attributes the last poll carried (raw, before bounding), so an unchanged poll skips the work. */
   attributes: { attributes: Record<string, string>; localAttributes: Record<string, string> } | null;
@@ -142,6 +164,22 @@ const UNDELIVERABLE =
   "this collector's config names a secret the server cannot open now, so it is not sent (see the collector's config state on the server); keep running the current config and poll again";
 const NOTHING_PUBLISHED = answer({ content: "", hash: "", notModified: true });
 const EMPTY_CONFIG = answer({ content: "", hash: "", notModified: false });
+
+/**
+ * connect-go's error text, `<code>: <message>` or the code alone (connectrpc.com/connect v1.20.0
+ * error.go Error, code.go String). Alloy reports a fetch that failed as FAILED with that text, for the
+ * config it already holds (config_manager.go fetchLoadRemoteConfig → getErrorMessage): no verdict on
+ * that config. A config that does not load fails with Alloy's diagnostics, `file:line:col: …`.
+ */
+const FAILED_FETCH =
+  /^(canceled|unknown|invalid_argument|deadline_exceeded|not_found|already_exists|permission_denied|resource_exhausted|failed_precondition|aborted|out_of_range|unimplemented|internal|unavailable|data_loss|unauthenticated)(: |$)/;
+
+/** The status a request sent: a report, "unset", or null when it sent none or told of a failed fetch. */
+function statusOf(status: RemoteConfigStatuses, hash: string, errorMessage: string): ConfigReport | "unset" | null {
+  if (status === RemoteConfigStatuses.RemoteConfigStatuses_UNSET) return "unset";
+  if (status === RemoteConfigStatuses.RemoteConfigStatuses_FAILED && FAILED_FETCH.test(errorMessage)) return null;
+  return reportOf(status, hash, errorMessage);
+}
 
 function reportOf(status: RemoteConfigStatuses, hash: string, errorMessage: string): ConfigReport | null {
   switch (status) {
@@ -326,11 +364,15 @@ export class RemoteConfigService {
       );
     }
     const memo = this.contact(id);
-    const report = req.remoteConfigStatus ? reportOf(req.remoteConfigStatus.status, req.hash, req.remoteConfigStatus.errorMessage) : null;
+    const sent = req.remoteConfigStatus ? statusOf(req.remoteConfigStatus.status, req.hash, req.remoteConfigStatus.errorMessage) : null;
     // The collector's message may quote its config, secrets too: redacted before presence or the rollout keeps it.
-    if (report?.error) report.error = await this.deps.rollouts.redact(id, report.error);
-    if (report) memo.report = report;
-    const known = memo.report !== null && memo.report.hash === req.hash ? memo.report : null;
+    if (sent !== null && sent !== "unset" && sent.error) sent.error = await this.deps.rollouts.redact(id, sent.error);
+    if (sent !== null) {
+      memo.report = sent === "unset" ? null : sent;
+      await this.bookkeeping(id, () => this.keepStatus(id, req.hash, sent));
+    }
+    const target = await this.deps.rollouts.targetOf(id);
+    const known = memo.report !== null && memo.report.hash === req.hash ? memo.report : sent === null ? await this.standing(id, memo, req.hash, target) : null;
     // Awaited: presence decides "changed" against the stored record, so a
     // collector's next poll must not overtake this one's write. A poll that
     // changes nothing resolves at once, from memory.
@@ -359,7 +401,6 @@ export class RemoteConfigService {
     const files = effectiveFiles(req);
     if (files !== null) await this.bookkeeping(id, () => this.deps.rollouts.setEffective(id, files));
 
-    const target = await this.deps.rollouts.targetOf(id);
     if (target === null) return req.hash === "" ? NOTHING_PUBLISHED : EMPTY_CONFIG;
     if (known !== null && (moves(known, target) || wentBack(known, target))) await this.bookkeeping(id, () => this.deps.rollouts.report(id, known));
     // Most polls end here, from memory: the collector runs its target (with attribute references every
@@ -378,6 +419,31 @@ export class RemoteConfigService {
     }
     await this.bookkeeping(id, () => this.deps.rollouts.fetched(id, rendered.hash));
     return answers.full;
+  }
+
+  /** Keeps the status a request sent as the collector's standing one; writes only when it changed. */
+  private async keepStatus(id: string, hash: string, sent: ConfigReport | "unset"): Promise<void> {
+    const state = sent === "unset" ? "unset" : sent.state;
+    const error = sent === "unset" ? null : (sent.error ?? null);
+    const stored = (await this.deps.store.get<StandingStatus>(STATUSES, id))?.data;
+    if (stored && stored.hash === hash && stored.state === state && stored.error === error) return;
+    const data: StandingStatus = { collectorId: id, hash, state, error, reportedAt: new Date(this.now()).toISOString() };
+    await this.deps.store.write([{ op: "put", collection: STATUSES, id, data }]);
+  }
+
+  /**
+   * The collector's standing status taken for a request that sent none and
+   * polls with its target's hash, while that target awaits its verdict: Alloy
+   * loaded it and its status did not change. Read from the store, where every
+   * replica keeps what it was sent, once per target for this process.
+   */
+  private async standing(id: string, memo: PollMemo, hash: string, target: CollectorConfig | null): Promise<ConfigReport | null> {
+    if (target === null || hash === "" || hash !== target.targetHash || target.collectorRollback) return null;
+    if (target.state !== "outdated" && target.state !== "applying") return null;
+    const stored = (await this.deps.store.get<StandingStatus>(STATUSES, id))?.data;
+    if (!stored || stored.state === "unset") return null;
+    memo.report = stored.state === "failed" ? { hash, state: "failed", error: stored.error ?? "" } : { hash, state: stored.state };
+    return memo.report;
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
- * The real peers the tests run against, built from test/peers and
- * test/peers-ferretdb (Go modules pinned by their go.mod/go.sum) by scripts/peers.sh, which `npm test` runs before
+ * The real peers the tests run against, built from test/peers and its nested
+ * modules test/peers/alloy and test/peers/ferretdb (Go modules pinned by their go.mod/go.sum) by scripts/peers.sh, which `npm test` runs before
  * `bun test`: no test builds anything. A missing binary is an error that
  * names the build command, so a test that needs a peer fails, never skips.
  */
@@ -21,8 +21,12 @@ export const PEERS = {
   promtext: join(BIN, "promtext"),
   /** Go's time.ParseDuration and Prometheus' model.ParseDuration (durations/). */
   durations: join(BIN, "durations"),
-  /** FerretDB 1.24.2, a MongoDB wire-protocol server on SQLite or PostgreSQL, from its own module (test/peers-ferretdb/). */
+  /** FerretDB 1.24.2, a MongoDB wire-protocol server on SQLite or PostgreSQL, from its own module (test/peers/ferretdb/). */
   ferretdb: join(BIN, "ferretdb"),
+  /** Alloy v1.18.1's remote-config client on grafana/alloy-remote-config and connect-go, driven by a script (alloy/alloy-remotecfg/). */
+  alloyRemotecfg: join(BIN, "alloy-remotecfg"),
+  /** Alloy's syntax module: each config parsed, every reference resolved, every attribute evaluated (alloy/alloy-syntax/). */
+  alloySyntax: join(BIN, "alloy-syntax"),
 } as const;
 
 export type Peer = keyof typeof PEERS;
@@ -31,7 +35,7 @@ export type Peer = keyof typeof PEERS;
 export function peer(name: Peer): string {
   const path = PEERS[name];
   if (!existsSync(path)) {
-    throw new Error(`${path} is missing: build the peers with \`bash scripts/peers.sh\` (needs Go 1.26; \`npm test\` runs it before the tests)`);
+    throw new Error(`${path} is missing: build the peers with \`bash scripts/peers.sh\` (needs Go 1.26.5; \`npm test\` runs it before the tests)`);
   }
   return path;
 }

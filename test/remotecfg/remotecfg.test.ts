@@ -1,8 +1,9 @@
 /**
- * Runtime R remote config over the real server: a Connect client (binary
- * codec) and plain curl (JSON codec) fetch a published config, the hash comes
- * back as not_modified, auth refuses Basic, other collectors' ids and rotated
- * tokens, and a reported APPLIED makes the rollout current.
+ * Runtime R remote config over the real server, in what Alloy's own client
+ * (alloy-client.test.ts) does not send: connect-es on both codecs and with
+ * gzip, plain curl (JSON codec), Basic auth, bodies that do not parse, a
+ * FAILED report (a config Alloy's parser refuses is not one svc renders), an
+ * effective config sent on every poll, and polls racing a token's revocation.
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -46,10 +47,8 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 describe("before anything is published to it", () => {
-  test("a collector gets empty content with hash \"\", not an error", async () => {
+  test("a hash from elsewhere gets empty content with hash \"\", not an error", async () => {
     const otherToken = await mint(otherId);
-    const res = await client(otherToken).getConfig({ id: otherId });
-    expect(res).toMatchObject({ content: "", hash: "", notModified: true });
     const stale = await client(otherToken).getConfig({ id: otherId, hash: "abc" });
     expect(stale).toMatchObject({ content: "", hash: "", notModified: false });
   });
@@ -58,23 +57,6 @@ describe("before anything is published to it", () => {
 describe("published config", () => {
   beforeAll(async () => {
     await call("/publish", "POST");
-  });
-
-  test("the Connect client fetches content; the returned hash gets not_modified", async () => {
-    const rcfg = client(token);
-    const first = await rcfg.getConfig({ id: collectorId });
-    expect(first.notModified).toBe(false);
-    expect(first.hash).toMatch(/^[0-9a-f]{64}$/);
-    expect(first.content).toContain("otelcol.exporter.otlphttp");
-    expect(first.hash).toBe(new Bun.CryptoHasher("sha256").update(first.content).digest("hex"));
-
-    const second = await rcfg.getConfig({ id: collectorId, hash: first.hash });
-    expect(second.notModified).toBe(true);
-    expect(second.content).toBe("");
-
-    const collector = await call<{ status: string; health: { channel: string; intervalSeconds: number } }>(`/collectors/${collectorId}`);
-    expect(collector.status).toBe("online");
-    expect(collector.health).toMatchObject({ channel: "remotecfg", intervalSeconds: 60 });
   });
 
   test("gzip-compressed binary requests (served by the Connect router, not the poll fast path) answer the same", async () => {
@@ -192,17 +174,6 @@ describe("published config", () => {
     expect((await server.app.rollouts.effective(collectorId))?.reportedAt).toBe(first!.reportedAt);
   });
 
-  test("token rotation: the old token fails at once, the new one works", async () => {
-    const before = await client(token).getConfig({ id: collectorId });
-    expect(before.hash).not.toBe("");
-    const rotated = await mint(collectorId);
-    const error = await connectError(client(token).getConfig({ id: collectorId }));
-    expect(error.code).toBe(Code.Unauthenticated);
-    const after = await client(rotated).getConfig({ id: collectorId, hash: before.hash });
-    expect(after.notModified).toBe(true);
-    token = rotated;
-  });
-
   test("a Connect client on the JSON codec (the direct path too) gets what the binary one gets", async () => {
     const binary = await client(token).getConfig({ id: collectorId });
     const json = remoteConfigClient(server.base, token, { json: true });
@@ -282,20 +253,6 @@ describe("published config", () => {
       });
       expect(named.headers.get("x-request-id")).toBe("poll-42");
     }
-  });
-
-  test("RegisterCollector records the collector's name and attributes; UnregisterCollector marks it offline", async () => {
-    const rcfg = client(token);
-    await rcfg.registerCollector({ id: collectorId, name: "alloy-host-1", localAttributes: { os: "linux" } });
-    const channel = server.app.channels.find((c) => c.name === "remotecfg") as unknown as {
-      service: { registration(id: string): Promise<{ name: string; attributes: Record<string, string> } | null> };
-    };
-    expect(await channel.service.registration(collectorId)).toMatchObject({ name: "alloy-host-1", attributes: { os: "linux" } });
-    const denied = await connectError(rcfg.registerCollector({ id: otherId, name: "x" }));
-    expect(denied.code).toBe(Code.PermissionDenied);
-
-    await rcfg.unregisterCollector({ id: collectorId });
-    expect((await call<{ status: string }>(`/collectors/${collectorId}`)).status).toBe("offline");
   });
 
   test("a plaintext request from a non-loopback peer is refused before the token is looked at", async () => {

@@ -11,7 +11,7 @@
 // connections, and stops on SIGINT or SIGTERM, or when stdin closes, so it
 // never outlives the test process that started it.
 //
-// Built into test/peers/bin by scripts/peers.sh (module test/peers-ferretdb).
+// Built into test/peers/bin by scripts/peers.sh (nested module test/peers/ferretdb).
 package main
 
 import (

@@ -5,7 +5,7 @@
 // cmd/ferretdb builds as a dependency but panics at start (it requires
 // build/version/version.txt, which FerretDB's release build generates and the
 // module zip lacks), so ferretdb/ runs FerretDB's embeddable package instead.
-module svc/test/peers-ferretdb
+module svc/test/peers/ferretdb
 
 go 1.26
 
