@@ -87,7 +87,10 @@ export interface App {
   mailer: Mailer | null;
   collectors: Collectors;
   enrollment: Enrollment;
+  /** Each collector's control token (`svcct_`). */
   collectorTokens: CollectorTokens;
+  /** Each collector's own-metrics credential (`svccm_`): /v1/metrics only (collectors/tokens.ts). */
+  metricsTokens: CollectorTokens;
   /** Seals and opens secrets kept in the store (server/secrets). */
   secrets: Secrets;
   /** Sealed values of sensitive config fields, one document per version. */
@@ -179,6 +182,7 @@ export async function createApp(
   const store: Store = new CountedStore(givenStore, metrics);
   const collectors = new Collectors(store, config.fleet.trustedAttributes);
   const collectorTokens = new CollectorTokens(store, collectors, secrets);
+  const metricsTokens = new CollectorTokens(store, collectors, secrets, "metrics");
   const configStore = await openConfigStore(store, gitdir);
   const hostPaths = new HostPaths(config.sources.hostPaths);
   const vault = new SecretVault(store, secrets);
@@ -202,6 +206,7 @@ export async function createApp(
     { stop: () => live.close() },
     { stop: () => configStore.close() },
     { stop: () => collectorTokens.close() },
+    { stop: () => metricsTokens.close() },
     { stop: () => collectors.close() },
     { stop: () => rollouts.close() },
     // Before the rollouts and the registry it reads: the batch in flight finishes first.
@@ -251,6 +256,7 @@ export async function createApp(
     collectors,
     enrollment,
     collectorTokens,
+    metricsTokens,
     secrets,
     vault,
     configStore,

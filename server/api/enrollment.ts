@@ -105,6 +105,7 @@ export interface EnrollmentApiDeps {
   enrollment: Enrollment;
   collectors: Collectors;
   collectorTokens: CollectorTokens;
+  metricsTokens: Pick<CollectorTokens, "mint">;
   config: ServerConfig;
   refs: Pick<Refs, "resolve">;
 }
@@ -228,10 +229,21 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       scope: "collectors:enroll",
       tag: "enrollment",
       summary:
-        "Mint the collector's own token (Bearer for remote config and /v1/metrics). The previous token stops working in the same write: put the new one in the collector's config straight away. OpAMP collectors are sent it as connection settings.",
+        "Mint the collector's own token (Bearer for remote config, /v1/bootstrap and /v1/metrics). The previous token stops working in the same write: put the new one in a Runtime R collector's config straight away. An OpAMP collector that takes OpAMP connection settings is sent it as one; its own-metrics push carries its metrics credential instead (POST /collectors/{id}/metrics-token), which this leaves as it is, so the collector is not restarted.",
       response: CollectorToken,
       status: 201,
       handler: ({ params, principal }) => deps.collectorTokens.mint(principal, params.id!),
+    }),
+    route({
+      method: "POST",
+      path: "/collectors/{id}/metrics-token",
+      scope: "collectors:enroll",
+      tag: "enrollment",
+      summary:
+        "Mint the collector's metrics credential (svccm_: accepted by /v1/metrics for this collector and nowhere else), which the OpAMP own-metrics offer carries. The previous one stops working in the same write; connected OpAMP collectors are offered the new one, and the OpAMP supervisor restarts its collector once to put it in the collector's config. Rotating the collector's token (otlp-token) does not touch it.",
+      response: CollectorToken,
+      status: 201,
+      handler: ({ params, principal }) => deps.metricsTokens.mint(principal, params.id!),
     }),
     route({
       method: "POST",

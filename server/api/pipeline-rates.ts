@@ -1,6 +1,8 @@
 /**
  * Live rates of one pipeline's nodes, for the editor's canvas: per node,
- * records/s in and out and errors/s from the collectors' own metrics, for
+ * records/s in and out and errors/s from the collectors' own metrics (a
+ * processor that counts nothing of its own, batch, by what reached it:
+ * server/telemetry/routes.ts FlowComponents), for
  * one collector or summed over the first RATES_COLLECTOR_LIMIT collectors
  * the pipeline applies to (by its matchers or a route). Each collector's
  * published target is planned (Telemetry.flowsOf, cached per target, as the collector's throughput is), which
@@ -14,6 +16,7 @@ import type { Collector } from "../../shared/collectors.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import type { TrustedKeys } from "../collectors/attributes.ts";
 import type { Snapshot } from "../configstore/layout.ts";
+import { FlowComponents } from "../telemetry/routes.ts";
 import type { ThroughputApiDeps } from "./throughput.ts";
 
 export const RATES_COLLECTOR_LIMIT = 50;
@@ -56,14 +59,16 @@ export async function pipelineRates(deps: ThroughputApiDeps, pipelineId: string,
     const pipeline = snapshot.pipelines.get(pipelineId);
     /** Each destination node's exporters, once per collector however many of its flows send there. */
     const exporters = new Map<string, Set<string>>();
+    const lookup = new FlowComponents(planned.flows.flows, components);
     for (const { flow } of planned.flows.flows) {
       if (flow.pipelineId !== pipelineId) continue;
       for (const t of [...flow.entry, ...flow.processors.flatMap((p) => p.next)]) {
         if (t.kind === "destination" && t.nodeId !== undefined) exporters.set(t.nodeId, (exporters.get(t.nodeId) ?? new Set()).add(`exporter ${flow.signal} ${t.name}`));
       }
+      const processors = lookup.processorRates(flow);
       for (const p of flow.processors) {
-        const c = byName.get(`processor ${flow.signal} ${p.name}`);
-        if (c) bump(p.nodeId, c);
+        const rate = processors.get(p.name);
+        if (rate) bump(p.nodeId, rate);
       }
       const receiver = byName.get(`receiver ${flow.signal} ${flow.source}`);
       for (const node of pipeline?.topology.nodes ?? []) {

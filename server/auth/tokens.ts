@@ -9,6 +9,8 @@ export const TOKEN_PREFIXES = {
   serviceAccount: "svcsa_",
   enrollment: "svcen_",
   collector: "svcct_",
+  /** A collector's own-metrics credential: it pushes to /v1/metrics for its collector and does nothing else. */
+  collectorMetrics: "svccm_",
   /** A host agent's own credential, minted at its first enrollment and bound to its id. */
   agent: "svcag_",
   /** A web UI session, carried only in the HttpOnly `svc_session` cookie. */

@@ -146,3 +146,36 @@ describe("collector tokens", () => {
     expect(heard).toEqual([collector.id, collector.id]);
   });
 });
+
+describe("the metrics credential beside the control token", () => {
+  test("each is its own kind, rotated on its own: one never verifies as the other, and rotating one leaves the other working", async () => {
+    const { store, collectors, tokens, collector } = await open();
+    const metrics = new CollectorTokens(store, collectors, secrets, "metrics");
+    cleanups.unshift(() => metrics.close());
+    const control = await tokens.mint(who, collector.id);
+    const own = await metrics.mint(who, collector.id);
+    expect(own.token).toMatch(/^svccm_[0-9A-Za-z]{43}$/);
+    expect(await metrics.verify(own.token)).toBe(collector.id);
+    expect(await tokens.verify(own.token)).toBeNull();
+    expect(await metrics.verify(control.token)).toBeNull();
+    // A metrics token's digest under the control kind's prefix is still refused: the record's kind is checked too.
+    expect(await tokens.verify("svcct_" + own.token.slice(6))).toBeNull();
+
+    const rotated = await tokens.mint(who, collector.id);
+    expect(await tokens.verify(control.token)).toBeNull();
+    expect(await tokens.verify(rotated.token)).toBe(collector.id);
+    expect(await metrics.verify(own.token)).toBe(collector.id);
+    expect(await metrics.current(collector.id)).toBe(own.token);
+
+    const second = await metrics.mint(who, collector.id);
+    expect(await metrics.verify(own.token)).toBeNull();
+    expect(await metrics.verify(second.token)).toBe(collector.id);
+    expect(await tokens.verify(rotated.token)).toBe(collector.id);
+    expect(JSON.stringify(await store.list("collector_metrics_tokens"))).not.toContain(second.token.slice(6));
+    const audit = await store.queryAudit({ action: "collector.metrics-token.rotate", limit: 10 });
+    expect(audit.map((e) => e.details)).toEqual([{ replaced: true }, { replaced: false }]);
+
+    await collectors.delete(who, collector.id);
+    expect(await metrics.verify(second.token)).toBeNull();
+  });
+});

@@ -1,16 +1,27 @@
 /**
- * Per-collector tokens (`svcct_`): the Bearer credential of a Runtime R
- * collector's remote-config polls and of every collector's own-metrics push
- * to /v1/metrics. A collector has at most one: `collector_tokens/<collectorId>`
- * names the digest of the current token, and minting puts the new digest and
- * deletes the old one in the same store write, so there is no moment when
- * both work: a token given out before a rotation is dead from that write on.
+ * A collector's two credentials, each kept the same way:
+ *
+ * - its control token (`svcct_`): the Bearer credential of a Runtime R
+ *   collector's remote-config polls, bootstrap file and own-metrics push,
+ *   and of an OpAMP agent that takes OpAMP connection settings. It fetches
+ *   the collector's config, secrets and all.
+ * - its metrics credential (`svccm_`): what the OpAMP own-metrics offer
+ *   carries (server/opamp/settings.ts), accepted by /v1/metrics only. The
+ *   OpAMP supervisor writes the offer's headers into the collector's config
+ *   (supervisor.go setupOwnTelemetry at v0.149.0), so a changed header
+ *   restarts the collector; keeping this credential apart means rotating the
+ *   control token changes nothing the collector runs, and what sits in the
+ *   collector's config can do no more than report that collector's rates.
+ *
+ * A collector has at most one of each: `<collection>/<collectorId>` names the
+ * digest of the current one, and minting puts the new digest and deletes the
+ * old one in the same store write, so there is no moment when both work: a
+ * token given out before a rotation is dead from that write on.
  *
  * Beside the digest the document keeps the token sealed with the server's
  * secrets key (server/secrets), so every replica, and this one after a
  * restart, can offer a collector the token it already has instead of minting
- * another (a changed own-metrics offer makes the OpAMP supervisor restart its
- * collector). Verification only ever uses the digest.
+ * another. Verification only ever uses the digest.
  *
  * `verify` runs on every poll and push: it answers from memory after the first
  * read of a digest. The change feed drops a cached digest the moment it is
@@ -34,11 +45,15 @@ interface CurrentToken {
   createdBy: string;
 }
 
-export const CURRENT_TOKENS = "collector_tokens";
-const CURRENT = CURRENT_TOKENS;
+/** Each credential: its token kind, the collection naming each collector's current one, and the audit action of a mint. */
+export const COLLECTOR_CREDENTIALS = {
+  control: { kind: "collector", collection: "collector_tokens", action: "collector.token.rotate" },
+  metrics: { kind: "collectorMetrics", collection: "collector_metrics_tokens", action: "collector.metrics-token.rotate" },
+} as const;
+export type CollectorCredential = keyof typeof COLLECTOR_CREDENTIALS;
 
-/** What a sealed token is bound to: it opens only in its own collector's document. */
-const sealContext = (collectorId: string) => `${CURRENT}/${collectorId}`;
+export const CURRENT_TOKENS = COLLECTOR_CREDENTIALS.control.collection;
+export const METRICS_TOKENS = COLLECTOR_CREDENTIALS.metrics.collection;
 
 export type RotateListener = (collectorId: string) => void;
 
@@ -56,16 +71,23 @@ export class CollectorTokens {
   private readonly listeners = new Set<RotateListener>();
   private readonly unwatch: () => void;
 
+  /** The token kind, the collection of current tokens and the audit action of this credential. */
+  private readonly spec: (typeof COLLECTOR_CREDENTIALS)[CollectorCredential];
+
+  /** `credential`: which of the collector's two credentials this keeps. */
   constructor(
     private readonly store: Store,
     private readonly collectors: Collectors,
     private readonly secrets: Secrets,
+    credential: CollectorCredential = "control",
   ) {
+    this.spec = COLLECTOR_CREDENTIALS[credential];
+    const collection = this.spec.collection;
     this.unwatch = store.watch(
       (changes) => {
         for (const change of changes) {
           if (change.collection === TOKENS) this.forget(change.id);
-          if (change.collection === CURRENT) {
+          if (change.collection === collection) {
             this.epoch++;
             this.plain.delete(change.id);
             if (change.op === "put") for (const listener of this.listeners) listener(change.id);
@@ -83,6 +105,11 @@ export class CollectorTokens {
     );
   }
 
+  /** What a sealed token is bound to: it opens only in its own collector's document. */
+  private sealContext(collectorId: string): string {
+    return `${this.spec.collection}/${collectorId}`;
+  }
+
   /**
    * Mints the collector's new token; its previous one stops working in the
    * same write. Listeners hear of it through the change feed (on the embedded
@@ -91,18 +118,19 @@ export class CollectorTokens {
    */
   async mint(who: Actor, collectorId: string): Promise<{ token: string; collectorId: string; createdAt: string }> {
     await this.collectors.get(collectorId);
-    const previous = await this.store.get<CurrentToken>(CURRENT, collectorId);
-    const token = mintToken("collector");
+    const collection = this.spec.collection;
+    const previous = await this.store.get<CurrentToken>(collection, collectorId);
+    const token = mintToken(this.spec.kind);
     const digest = hashToken(token);
     const createdAt = new Date().toISOString();
-    const current: CurrentToken = { digest, sealed: this.secrets.seal(token, sealContext(collectorId)), createdAt, createdBy: who.actor };
-    const record: TokenRecord = { kind: "collector", subjectId: collectorId, createdAt };
+    const current: CurrentToken = { digest, sealed: this.secrets.seal(token, this.sealContext(collectorId)), createdAt, createdBy: who.actor };
+    const record: TokenRecord = { kind: this.spec.kind, subjectId: collectorId, createdAt };
     const ops: WriteOp[] = [
-      { op: "put", collection: CURRENT, id: collectorId, data: current, expect: previous?.version ?? "absent" },
+      { op: "put", collection, id: collectorId, data: current, expect: previous?.version ?? "absent" },
       { op: "put", collection: TOKENS, id: digest, data: record, expect: "absent" },
     ];
     if (previous) ops.push({ op: "delete", collection: TOKENS, id: previous.data.digest });
-    const audit = auditEntry(who, "collector.token.rotate", "collector", collectorId, { replaced: previous !== null });
+    const audit = auditEntry(who, this.spec.action, "collector", collectorId, { replaced: previous !== null });
     await this.store.write(ops, [audit]).catch((error) => {
       if (error instanceof ConflictError && error.code === "version_conflict") {
         throw new ConflictError("This collector's token was rotated by another request at the same time; mint again.", "token_rotated");
@@ -118,13 +146,13 @@ export class CollectorTokens {
 
   /** The id of the collector this token belongs to, or null (unknown, rotated away, or its collector deleted). */
   async verify(token: string): Promise<string | null> {
-    if (tokenKind(token) !== "collector") return null;
+    if (tokenKind(token) !== this.spec.kind) return null;
     const digest = hashToken(token);
     let collectorId = this.cache.get(digest);
     if (collectorId === undefined) {
       const epoch = this.epoch;
       const record = await this.store.get<TokenRecord>(TOKENS, digest);
-      if (!record || record.data.kind !== "collector" || !digestsEqual(record.id, digest)) return null;
+      if (!record || record.data.kind !== this.spec.kind || !digestsEqual(record.id, digest)) return null;
       collectorId = record.data.subjectId;
       if (epoch === this.epoch) this.cache.set(digest, collectorId);
     }
@@ -133,7 +161,7 @@ export class CollectorTokens {
 
   /** Whether the collector has a live token (minted and not yet rotated away). */
   async has(collectorId: string): Promise<boolean> {
-    return (await this.store.get(CURRENT, collectorId)) !== null;
+    return (await this.store.get(this.spec.collection, collectorId)) !== null;
   }
 
   /**
@@ -146,9 +174,9 @@ export class CollectorTokens {
     const cached = this.plain.get(collectorId);
     if (cached !== undefined) return cached;
     const epoch = this.epoch;
-    const doc = await this.store.get<CurrentToken>(CURRENT, collectorId);
+    const doc = await this.store.get<CurrentToken>(this.spec.collection, collectorId);
     if (!doc?.data.sealed) return null;
-    const token = this.secrets.openString(doc.data.sealed, sealContext(collectorId));
+    const token = this.secrets.openString(doc.data.sealed, this.sealContext(collectorId));
     // A token that no longer matches its digest is never handed out.
     if (!digestsEqual(hashToken(token), doc.data.digest)) return null;
     if (epoch === this.epoch) this.plain.set(collectorId, token);

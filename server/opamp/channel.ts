@@ -29,7 +29,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { ENDED, type LiveCredentials } from "../auth/live.ts";
-import type { CollectorTokens } from "../collectors/tokens.ts";
+import type { CollectorCredential, CollectorTokens } from "../collectors/tokens.ts";
 import type { ServerConfig } from "../config/load.ts";
 import { AppError, UnavailableError } from "../errors.ts";
 import { AgentToServerSchema, type AgentToServer } from "../gen/opamp/v1/opamp_pb.ts";
@@ -52,6 +52,7 @@ export type OpampDeps = HandlerDeps & {
   store: Pick<Store, "watch">;
   config: { opamp: Pick<ServerConfig["opamp"], "maxConnections" | "maxConcurrentRequests"> };
   collectorTokens: Pick<CollectorTokens, "onRotate">;
+  metricsTokens: Pick<CollectorTokens, "onRotate">;
   rollouts: Pick<Rollouts, "onTargetChanged">;
   live: Pick<LiveCredentials, "register">;
 };
@@ -103,11 +104,15 @@ export class OpampChannel implements Channel {
           if (c.collection === RESTART_REQUESTS && c.op === "put") void this.handler.restartRequested(c.id);
         }
       }),
-      // A token rotated here or on another replica (the API's otlp-token, or a mint for an offer): its sessions get the new one.
-      this.deps.collectorTokens.onRotate((collectorId) => {
-        if (this.handler.settings.rotated(collectorId) && this.sessions.hasCollector(collectorId)) queueMicrotask(() => void this.handler.pushSettings(collectorId));
-      }),
+      // A token rotated here or on another replica (the API's otlp-token or metrics-token, or a mint for an offer): its sessions get the new one.
+      this.deps.collectorTokens.onRotate((collectorId) => this.rotated("control", collectorId)),
+      this.deps.metricsTokens.onRotate((collectorId) => this.rotated("metrics", collectorId)),
     );
+  }
+
+  /** A collector's credential was rotated: its sessions are offered the new one, unless an offer minted it here and carries it. */
+  private rotated(credential: CollectorCredential, collectorId: string): void {
+    if (this.handler.settings.rotated(credential, collectorId) && this.sessions.hasCollector(collectorId)) queueMicrotask(() => void this.handler.pushSettings(collectorId));
   }
 
   stop(): void {

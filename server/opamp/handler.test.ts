@@ -92,6 +92,12 @@ function world(externalUrl = "") {
         throw new Error("not minted in these tests");
       },
     },
+    metricsTokens: {
+      current: async () => null,
+      mint: async () => {
+        throw new Error("not minted in these tests");
+      },
+    },
     rollouts: {
       target: async () => (target && { target: { targetHash: target.hash } as never, rendered: target }),
       targetOf: async () => (target && ({ targetHash: target.hash } as never)),
@@ -285,7 +291,7 @@ describe("connection settings", () => {
     expect(offered(own)).toBe("Bearer svcct_one");
 
     w.tokens.set("c1", "svcct_two");
-    expect(w.handler.settings.rotated("c1")).toBe(true);
+    expect(w.handler.settings.rotated("control", "c1")).toBe(true);
     await w.handler.pushSettings("c1");
     expect(enrolled.sent.map(offered)).toEqual(["Bearer svcct_two"]);
     expect(byToken.sent).toEqual([]);

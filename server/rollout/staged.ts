@@ -41,6 +41,9 @@ interface CollectorState {
   handedOn?: boolean;
 }
 
+/** How much of a failed collector's message a pause reason quotes (the whole one is on the collector's target). */
+const FAILURE_CHARS = 300;
+
 export class StagedRollouts {
   constructor(
     private readonly store: Store,
@@ -238,7 +241,8 @@ export class StagedRollouts {
     const released = rollout.released ?? 0;
     const ends = rollout.batchEnds!;
     const batch = rollout.changed.slice(released === 0 ? 0 : ends[released - 1], ends[released]);
-    const counts = countBatch([...(await this.collectorStates(rollout, batch)).values()].map((s) => s.state));
+    const states = await this.collectorStates(rollout, batch);
+    const counts = countBatch([...states.values()].map((s) => s.state));
     const now = Date.now();
     const settledAt = rollout.settledAt ? Date.parse(rollout.settledAt) : null;
     const step = nextStep({ strategy: rollout.strategy!, batches: ends.length, released, settledAt, acceptedThrough: rollout.acceptedThrough ?? -1 }, counts, now);
@@ -254,8 +258,9 @@ export class StagedRollouts {
         return step.until ?? null;
       }
       if (step.kind === "pause") {
-        await this.store.write(put({ ...rollout, phase: "paused", pausedReason: step.reason }), [
-          auditEntry(SYSTEM_ACTOR, "rollout.pause", "rollout", rollout.id, { batch: released, reason: step.reason }),
+        const reason = step.reason + (await this.firstFailure(states));
+        await this.store.write(put({ ...rollout, phase: "paused", pausedReason: reason }), [
+          auditEntry(SYSTEM_ACTOR, "rollout.pause", "rollout", rollout.id, { batch: released, reason }),
         ]);
         return null;
       }
@@ -290,6 +295,17 @@ export class StagedRollouts {
       if (error instanceof ConflictError) return now;
       throw error;
     }
+  }
+
+  /** `; first: <name>: <its message>` for the batch's first failed collector (in release order), bounded; "" when none says why. */
+  private async firstFailure(states: ReadonlyMap<string, { state: RolloutCollectorState; error?: string }>): Promise<string> {
+    for (const [id, { state, error }] of states) {
+      if (state !== "failed" || !error) continue;
+      const name = (await this.collectors.get(id).catch(() => null))?.name ?? id;
+      const message = error.length > FAILURE_CHARS ? `${error.slice(0, FAILURE_CHARS)}…` : error;
+      return `; first: ${name}: ${message}`;
+    }
+    return "";
   }
 
   /** An operator pauses a running staged rollout: no batch is released until it is resumed. */

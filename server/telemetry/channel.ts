@@ -1,7 +1,9 @@
 /**
  * `/v1/metrics` (docs/architecture.md "Own metrics"): collectors push their internal
- * metrics over OTLP/HTTP, protobuf or JSON, gzip or not, with their
- * per-collector Bearer token. Nothing is written to the store per push; the
+ * metrics over OTLP/HTTP, protobuf or JSON, gzip or not, with a Bearer
+ * credential of their own: the metrics credential (`svccm_`) the OpAMP
+ * own-metrics offer carries, or the collector token (`svcct_`) a Runtime R
+ * bootstrap file carries (collectors/tokens.ts). Nothing is written to the store per push; the
  * points become rates in memory. The push is not presence: a collector's
  * status comes from its control channel, and this only notes when it last
  * reported metrics.
@@ -65,7 +67,7 @@ export class MetricsChannel implements Channel {
   readonly path = "/v1/metrics";
 
   constructor(
-    private readonly deps: { collectorTokens: CollectorTokens },
+    private readonly deps: { collectorTokens: Pick<CollectorTokens, "verify">; metricsTokens: Pick<CollectorTokens, "verify"> },
     private readonly window: ThroughputWindow,
     private readonly limits: MetricsLimits = DEFAULT_METRICS_LIMITS,
   ) {}
@@ -78,7 +80,7 @@ export class MetricsChannel implements Channel {
     if (req.method !== "POST") return failure(405, "Only POST is served at /v1/metrics.", answerAs, { Allow: "POST" });
 
     const credential = channelCredential(ctx, "any");
-    const collectorId = credential.ok ? await this.deps.collectorTokens.verify(credential.token) : null;
+    const collectorId = credential.ok ? await this.collectorOf(credential.token) : null;
     if (collectorId === null) {
       return failure(401, "A valid per-collector Bearer token is required.", answerAs, { "WWW-Authenticate": 'Bearer realm="svc"' });
     }
@@ -103,6 +105,11 @@ export class MetricsChannel implements Channel {
       ctx.log.error({ err: error, collectorId }, "metrics intake failed");
       return failure(500, "The server failed to take these metrics; see its log by request id.", encoding);
     }
+  }
+
+  /** The collector a metrics credential or collector token speaks for; null for anything else (each checks its own prefix first). */
+  private async collectorOf(token: string): Promise<string | null> {
+    return (await this.deps.metricsTokens.verify(token)) ?? (await this.deps.collectorTokens.verify(token));
   }
 
   health(): ChannelHealth {

@@ -126,7 +126,7 @@ describe("throughput history from the OTLP protobuf exporter", () => {
   const clock = { now: NOON };
   const telemetry = new Telemetry({ now: () => clock.now });
   const tokens = { verify: async (token: string) => (token === "t-1" ? "c1" : null) } as unknown as CollectorTokens;
-  const channel = telemetry.channel({ collectorTokens: tokens });
+  const channel = telemetry.channel({ collectorTokens: tokens, metricsTokens: tokens });
   let server: ReturnType<typeof Bun.serve>;
   beforeAll(() => {
     server = Bun.serve({

@@ -34,7 +34,7 @@ export class Telemetry {
     this.window = new ThroughputWindow(limits);
   }
 
-  channel(deps: { collectorTokens: CollectorTokens }): MetricsChannel {
+  channel(deps: { collectorTokens: CollectorTokens; metricsTokens: CollectorTokens }): MetricsChannel {
     return new MetricsChannel(deps, this.window);
   }
 

@@ -37,6 +37,18 @@ TABLE.set("process_memory_rss_bytes", { kind: "process", field: "memoryRss" });
 TABLE.set("process_uptime", { kind: "process", field: "uptime" });
 TABLE.set("process_uptime_seconds", { kind: "process", field: "uptime" });
 
+/**
+ * Processor types that count no items of their own and pass every record they
+ * get on. The batch processor reports only its `processor_batch_*` metrics: it
+ * is not built on processorhelper, which counts `processor_incoming_items` and
+ * `processor_outgoing_items` (go.opentelemetry.io/collector/processor/batchprocessor
+ * metadata.yaml and batch_processor.go at v0.149.0; the real collector in
+ * test/supervisor/lifecycle.test.ts reports none for it). Every other
+ * processor type the catalog renders (attributes, filter, resource, transform)
+ * is built on processorhelper at that release.
+ */
+export const PASS_THROUGH_PROCESSORS: ReadonlySet<string> = new Set(["batch"]);
+
 interface AttrLookup {
   get(key: string): string | undefined;
 }

@@ -3,7 +3,7 @@ import type { Collector } from "../../shared/collectors.ts";
 import type { PipelineRecord } from "../../shared/config-records.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { loadCase } from "../render/testdata/load.ts";
-import { collectorFlows, flowRates } from "./routes.ts";
+import { collectorFlows, FlowComponents, flowRates } from "./routes.ts";
 import type { ComponentRate } from "./window.ts";
 
 function collectorOf(id: string, tags: Record<string, string> = {}): Collector {
@@ -64,16 +64,34 @@ describe("route rates", () => {
     ]);
   });
 
-  test("a branching flow: in is what enters one branch, out is summed over the branches' last processors", () => {
+  test("a branching flow: in is what enters one branch, out is summed over the branches' last processors (the batch one's by what reached it)", () => {
     const { snapshot, collector } = snapshotOf("branching");
+    // As the real collector reports them: nothing for the batch processor (names.ts PASS_THROUGH_PROCESSORS).
     const { routes, pipelines } = flowRates(collectorFlows(snapshot, collector, new Set()), [
       rate("processor", "attributes/app_logs_apps_audit", "logs", 200, 200),
       rate("processor", "filter/app_logs_apps_drop_debug", "logs", 200, 150),
-      rate("processor", "batch/app_logs_apps_batch", "logs", 150, 150),
       rate("processor", "resource/app_logs_apps_tag", "logs", 150, 150),
     ]);
     expect(routes).toEqual([{ routeId: "r1", in: 200, out: 500 }]);
     expect(pipelines).toEqual([{ pipelineId: expect.any(String), sourceId: expect.any(String), via: "route", routeId: "r1", in: 200, out: 500 }]);
+  });
+
+  test("a batch processor, which counts nothing of its own, passes on what reached it: from the processor before it, or from the flow's own receiver when it is first", () => {
+    const { snapshot, collector } = snapshotOf("linear-logs");
+    const flows = collectorFlows(snapshot, collector, new Set());
+    const filtered = flowRates(flows, [
+      rate("receiver", "filelog/nginx_access_logs", "logs", 90, 90),
+      rate("processor", "filter/web_logs_nginx_access_logs_drop_health", "logs", 90, 60),
+    ]);
+    expect(filtered.routes).toEqual([{ routeId: expect.any(String), in: 90, out: 60 }]);
+    // The same flow with its filter taken out: the batch processor is first, fed by the receiver.
+    const flow = flows.flows[0]!.flow;
+    const batch = flow.processors.at(-1)!;
+    const onlyBatch = { ...flow, entry: [{ kind: "processor" as const, name: batch.name }], processors: [batch] };
+    const lookup = new FlowComponents(flows.flows, [rate("receiver", `filelog/${flow.source}`, "logs", 40, 40)]);
+    expect(lookup.processorRates(onlyBatch)).toEqual(new Map([[batch.name, { in: 40, out: 40, errors: null }]]));
+    // Without the processor before it, nothing reached it that is known.
+    expect(flowRates(flows, []).routes).toEqual([{ routeId: expect.any(String), in: null, out: null }]);
   });
 
   test("no data yet, or a route the plan does not know: null rates", () => {

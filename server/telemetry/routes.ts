@@ -15,13 +15,18 @@
  * A flow without processors can only be measured at its receiver, and only
  * when no other flow of the same signal shares that receiver; otherwise (and
  * when the collector has no published target, or its plan cannot be made)
- * the rates are null.
+ * the rates are null. A processor that counts nothing of its own but passes
+ * every record on (names.ts PASS_THROUGH_PROCESSORS: batch) is measured by
+ * what reached it: the outgoing items of the processors before it, and the
+ * receiver's accepted items when it is first and the receiver is the flow's
+ * alone.
  */
 import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import type { TrustedKeys } from "../collectors/attributes.ts";
-import { planCollector, type Flow } from "../render/plan.ts";
+import { planCollector, type Flow, type Target } from "../render/plan.ts";
+import { PASS_THROUGH_PROCESSORS } from "./names.ts";
 import type { ComponentRate } from "./window.ts";
 
 export interface RouteRate {
@@ -83,38 +88,73 @@ export function collectorFlows(snapshot: Snapshot, collector: Collector, trusted
 /** `filter/logs_nginx_drop` → `logs_nginx_drop`: the planned name inside a component id. */
 const nameOf = (id: string) => id.slice(id.indexOf("/") + 1);
 
+/** A node's records/s in and out and errors/s; null where nothing measures it. */
+export type NodeRate = { in: number | null; out: number | null; errors: number | null };
+
+const known = (values: (number | null | undefined)[]): number[] | null =>
+  values.length === 0 || values.some((v) => v === null || v === undefined) ? null : (values as number[]);
+const sum = (values: (number | null | undefined)[]) => known(values)?.reduce((a, b) => a + b, 0) ?? null;
+const max = (values: (number | null | undefined)[]) => {
+  const k = known(values);
+  return k === null ? null : Math.max(...k);
+};
+
+/** A collector's component rates looked up the way its flows name them. */
+export class FlowComponents {
+  private readonly processors = new Map<string, ComponentRate>();
+  private readonly receivers = new Map<string, ComponentRate>();
+  private readonly flowsPerReceiver = new Map<string, number>();
+
+  constructor(flows: readonly MappedFlow[], components: readonly ComponentRate[]) {
+    for (const c of components) {
+      if (c.kind === "processor") this.processors.set(`${c.signal} ${nameOf(c.id)}`, c);
+      else if (c.kind === "receiver") this.receivers.set(`${c.signal} ${nameOf(c.id)}`, c);
+    }
+    for (const { flow: f } of flows) this.flowsPerReceiver.set(`${f.signal} ${f.source}`, (this.flowsPerReceiver.get(`${f.signal} ${f.source}`) ?? 0) + 1);
+  }
+
+  /** The flow's receiver, when no other flow of its signal shares it (else its counts are not the flow's alone). */
+  ownReceiver(flow: Flow): ComponentRate | undefined {
+    const key = `${flow.signal} ${flow.source}`;
+    return this.flowsPerReceiver.get(key) === 1 ? this.receivers.get(key) : undefined;
+  }
+
+  /** Each of the flow's processors' rates by planned name: as reported, or a pass-through one's from what reached it. */
+  processorRates(flow: Flow): Map<string, NodeRate> {
+    const rates = new Map<string, NodeRate>();
+    // Topological order: whatever feeds a processor has its rates before it.
+    for (const p of flow.processors) {
+      const reported = this.processors.get(`${flow.signal} ${p.name}`);
+      if (reported) rates.set(p.name, { in: reported.in, out: reported.out, errors: reported.errors });
+      else if (PASS_THROUGH_PROCESSORS.has(p.type.type)) {
+        const feeds = (targets: readonly Target[]) => targets.some((t) => t.kind === "processor" && t.name === p.name);
+        const inputs = flow.processors.filter((q) => feeds(q.next)).map((q) => rates.get(q.name)?.out);
+        if (feeds(flow.entry)) inputs.push(this.ownReceiver(flow)?.out);
+        const reached = sum(inputs);
+        rates.set(p.name, { in: reached, out: reached, errors: null });
+      }
+    }
+    return rates;
+  }
+}
+
 /** Rates per route (as before) and per flow, from the collector's component rates. */
 export function flowRates(mapped: CollectorFlows, components: readonly ComponentRate[]): { routes: RouteRate[]; pipelines: PipelineRate[] } {
-  const processors = new Map<string, ComponentRate>();
-  const receivers = new Map<string, ComponentRate>();
-  for (const c of components) {
-    if (c.kind === "processor") processors.set(`${c.signal} ${nameOf(c.id)}`, c);
-    else if (c.kind === "receiver") receivers.set(`${c.signal} ${nameOf(c.id)}`, c);
-  }
-  const flowsPerReceiver = new Map<string, number>();
-  for (const { flow: f } of mapped.flows) flowsPerReceiver.set(`${f.signal} ${f.source}`, (flowsPerReceiver.get(`${f.signal} ${f.source}`) ?? 0) + 1);
-
-  const known = (values: (number | null | undefined)[]): number[] | null =>
-    values.length === 0 || values.some((v) => v === null || v === undefined) ? null : (values as number[]);
-  const sum = (values: (number | null | undefined)[]) => known(values)?.reduce((a, b) => a + b, 0) ?? null;
-  const max = (values: (number | null | undefined)[]) => {
-    const k = known(values);
-    return k === null ? null : Math.max(...k);
-  };
+  const lookup = new FlowComponents(mapped.flows, components);
 
   const rateOf = (flow: Flow): { in: number | null; out: number | null } => {
     if (flow.processors.length === 0) {
-      const key = `${flow.signal} ${flow.source}`;
-      const receiver = flowsPerReceiver.get(key) === 1 ? receivers.get(key) : undefined;
+      const receiver = lookup.ownReceiver(flow);
       return { in: receiver?.out ?? null, out: receiver?.out ?? null };
     }
+    const processors = lookup.processorRates(flow);
     const entry = flow.entry.filter((t) => t.kind === "processor");
     const terminal = flow.processors.filter((p) => p.next.some((t) => t.kind === "destination"));
     // A source wired straight to a destination beside its processors adds receiver output that cannot be told apart.
     const direct = flow.entry.some((t) => t.kind === "destination");
     return {
-      in: direct ? null : max(entry.map((t) => processors.get(`${flow.signal} ${t.name}`)?.in)),
-      out: direct ? null : sum(terminal.map((p) => processors.get(`${flow.signal} ${p.name}`)?.out)),
+      in: direct ? null : max(entry.map((t) => processors.get(t.name)?.in)),
+      out: direct ? null : sum(terminal.map((p) => processors.get(p.name)?.out)),
     };
   };
 

@@ -61,7 +61,7 @@ const UNREGISTER = "/collector.v1.CollectorService/UnregisterCollector";
 let server: TestServer;
 let operations: Operation[];
 /** Collectors X and Y (Runtime R): X has a published config; both have current tokens; X's first token was rotated away. */
-const x = { id: "", token: "", rotated: "" };
+const x = { id: "", token: "", rotated: "", metrics: "", metricsRotated: "" };
 const y = { id: "", token: "" };
 /** The token of a collector deleted since it was minted. */
 let orphanToken: string;
@@ -163,6 +163,9 @@ beforeAll(async () => {
   const mint = async (id: string) => (await call<{ token: string }>(`/collectors/${id}/otlp-token`, "POST")).token;
   x.rotated = await mint(x.id);
   x.token = await mint(x.id);
+  const mintMetrics = async (id: string) => (await call<{ token: string }>(`/collectors/${id}/metrics-token`, "POST")).token;
+  x.metricsRotated = await mintMetrics(x.id);
+  x.metrics = await mintMetrics(x.id);
   y.token = await mint(y.id);
   const doomedCollector = await call<{ id: string }>("/collectors", "POST", { name: "matrix-deleted", managementMode: "rcfg-remotecfg" });
   orphanToken = await mint(doomedCollector.id);
@@ -308,6 +311,9 @@ function invalidCredentials(): [string, Record<string, string>][] {
     ["collector token", bearer(x.token)],
     ["rotated collector token", bearer(x.rotated)],
     ["deleted collector's token", bearer(orphanToken)],
+    // Accepted by /v1/metrics alone.
+    ["metrics credential", bearer(x.metrics)],
+    ["rotated metrics credential", bearer(x.metricsRotated)],
     ["session token as Bearer", bearer(live.token)],
     ["garbage cookie", cookie("nope")],
     ["service-account token as cookie", cookie(admin)],
@@ -545,8 +551,8 @@ describe("channels", () => {
     await refuseAll(cases);
   });
 
-  test("/v1/metrics: 401 in OTLP's Status shape for everything but a collector token", async () => {
-    const credentials = collectorInvalid();
+  test("/v1/metrics: 401 in OTLP's Status shape for everything but a collector token or metrics credential", async () => {
+    const credentials = collectorInvalid().filter(([label]) => label !== "metrics credential");
     credentials.push(["opamp enrollment token", bearer(enrollment.opamp)]);
     await refuseAll(
       credentials.flatMap(([label, headers]): Case[] => [
@@ -622,6 +628,8 @@ describe("channels", () => {
     expect(((await rc.json()) as { content: string }).content).toContain("/var/log/app");
     const metrics = await metricsPost(bearer(x.token), "application/json", JSON.stringify(metricsRequest({ receiver: "otlp" })));
     expect(metrics.status).toBe(200);
+    const ownMetrics = await metricsPost(bearer(x.metrics), "application/json", JSON.stringify(metricsRequest({ receiver: "otlp" })));
+    expect(ownMetrics.status).toBe(200);
     const opamp = await fetch(`${server.base}/v1/opamp`, { method: "POST", headers: { ...bearer(enrollment.opamp), "Content-Type": "application/x-protobuf" }, body: opampBody() });
     expect(opamp.status).toBe(200);
     const boot = await fetch(`${server.base}/v1/bootstrap?file=config.alloy`, { headers: bearer(x.token) });

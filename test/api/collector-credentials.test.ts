@@ -32,6 +32,7 @@ afterAll(() => server.stop());
 /** Every call that answers a credential bound to a collector, with the audit action its success writes. */
 const minting = () => [
   { route: "POST /collectors/{id}/otlp-token", path: `/collectors/${alloyId}/otlp-token`, method: "POST", action: "collector.token.rotate" },
+  { route: "POST /collectors/{id}/metrics-token", path: `/collectors/${opampId}/metrics-token`, method: "POST", action: "collector.metrics-token.rotate" },
   { route: "POST /collectors/snippet", path: `/collectors/snippet?collectorId=${opampId}`, method: "POST", action: "enrollment.create" },
   { route: "POST /collectors/snippet", path: `/collectors/snippet?collectorId=${alloyId}`, method: "POST", action: "collector.token.rotate" },
   { route: "GET /collectors/snippet", path: "/collectors/snippet?environment=prod", method: "GET", action: "enrollment.create" },
@@ -55,10 +56,13 @@ async function audit(actor: string): Promise<Entry[]> {
   return ((await res.json()) as { items: Entry[] }).items;
 }
 
-/** Enrollment token ids and collector token digests: what a mint adds. */
+/** Enrollment token ids and collector token and metrics credential digests: what a mint adds. */
 async function credentials(): Promise<string[]> {
   const tokens = (await server.call<{ items: { id: string }[] }>("/enrollment-tokens")).items.map((t) => t.id);
-  const current = (await server.app.store.list<{ digest: string }>("collector_tokens", { limit: 1000 })).map((d) => d.data.digest);
+  const current = [];
+  for (const collection of ["collector_tokens", "collector_metrics_tokens"]) {
+    current.push(...(await server.app.store.list<{ digest: string }>(collection, { limit: 1000 })).map((d) => d.data.digest));
+  }
   return [...tokens, ...current].sort();
 }
 
@@ -95,7 +99,7 @@ test("with collectors:enroll every minting call answers a credential and is audi
     const res = await server.api(call.path, { method: call.method, json: call.json, token: enroller });
     const text = await res.text();
     expect({ call: call.path, status: res.status }).toEqual({ call: call.path, status: call.method === "GET" ? 200 : 201 });
-    expect(text).toMatch(/svcen_|svcct_/);
+    expect(text).toMatch(/svcen_|svcct_|svccm_/);
   }
   const entries = await audit("sa:cred-enroller");
   const successes = entries.filter((e) => e.outcome === "success").map((e) => e.action);

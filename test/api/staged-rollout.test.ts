@@ -95,7 +95,8 @@ test("a staged rollout pauses on failures, resumes, refuses a publish meanwhile,
     const status = await progress();
     return status.state === "paused" ? status : null;
   }, 60_000, 100, "the rollout paused after batch 1");
-  expect(paused.pausedReason).toBe(`1 of ${BATCH} collectors in batch 1 failed (5 %, threshold 2 %)`);
+  const failedName = (await call<{ name: string }>(`/collectors/${paused.collectors.find((c) => c.state === "failed")!.id}`)).name;
+  expect(paused.pausedReason).toBe(`1 of ${BATCH} collectors in batch 1 failed (5 %, threshold 2 %); first: ${failedName}: cannot open /var/log/two`);
   expect(paused.counts).toMatchObject({ current: BATCH - 1, failed: 1, queued: FLEET - BATCH });
   expect(paused.batches!.map((b) => b.released)).toEqual([true, ...Array(9).fill(false)]);
   expect(paused.eta).toBeNull();

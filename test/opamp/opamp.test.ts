@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import pino from "pino";
 import { AgentCapabilities, AgentToServerSchema, ComponentHealthSchema, RemoteConfigStatuses, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
-import { CURRENT_TOKENS } from "../../server/collectors/tokens.ts";
+import { METRICS_TOKENS } from "../../server/collectors/tokens.ts";
 import { ConflictError } from "../../server/errors.ts";
 import type { ChannelRequest } from "../../server/channel/channel.ts";
 import { OpampChannel } from "../../server/opamp/channel.ts";
@@ -192,7 +192,7 @@ describe("raw WebSocket agent", () => {
     agent.close();
   });
 
-  test("own_metrics is offered with a minted collector token, and a rotation is pushed", async () => {
+  test("own_metrics is offered with a minted metrics credential and OpAMP settings with a minted collector token; a rotation of either pushes that one alone", async () => {
     const collector = await call<{ id: string }>("/collectors", "POST", { name: "metrics" });
     const token = await enrollmentToken({ collectorId: collector.id });
     const agent = await RawAgent.connect(wsUrl, token);
@@ -201,25 +201,37 @@ describe("raw WebSocket agent", () => {
       const reply = await agent.call({ capabilities: caps, agentDescription: description({ "service.name": "m" }) });
       const metrics = reply.connectionSettings!.ownMetrics!;
       expect(metrics.destinationEndpoint).toBe(`${EXTERNAL}/v1/metrics`);
-      const bearer = metrics.headers!.headers[0]!.value.replace("Bearer ", "");
-      expect(await server.app.collectorTokens.verify(bearer)).toBe(collector.id);
-      expect(reply.connectionSettings!.opamp!.destinationEndpoint).toBe("wss://svc.example.com/v1/opamp");
+      const own = metrics.headers!.headers[0]!.value.replace("Bearer ", "");
+      expect(await server.app.metricsTokens.verify(own)).toBe(collector.id);
+      expect(await server.app.collectorTokens.verify(own)).toBeNull();
+      const opamp = reply.connectionSettings!.opamp!;
+      expect(opamp.destinationEndpoint).toBe("wss://svc.example.com/v1/opamp");
+      const control = opamp.headers!.headers[0]!.value.replace("Bearer ", "");
+      expect(await server.app.collectorTokens.verify(control)).toBe(collector.id);
 
       const pushed = agent.next((m) => m.connectionSettings !== undefined);
       const rotated = await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST");
       const settings = (await pushed).connectionSettings!;
-      expect(settings.ownMetrics!.headers!.headers[0]!.value).toBe(`Bearer ${rotated.token}`);
       expect(settings.opamp!.headers!.headers[0]!.value).toBe(`Bearer ${rotated.token}`);
-      expect(await server.app.collectorTokens.verify(bearer)).toBeNull();
+      expect(settings.ownMetrics!.headers!.headers[0]!.value).toBe(`Bearer ${own}`);
+      expect(await server.app.collectorTokens.verify(control)).toBeNull();
+      expect(await server.app.metricsTokens.verify(own)).toBe(collector.id);
+
+      const again = agent.next((m) => m.connectionSettings !== undefined);
+      const rotatedMetrics = await call<{ token: string }>(`/collectors/${collector.id}/metrics-token`, "POST");
+      const second = (await again).connectionSettings!;
+      expect(second.ownMetrics!.headers!.headers[0]!.value).toBe(`Bearer ${rotatedMetrics.token}`);
+      expect(second.opamp!.headers!.headers[0]!.value).toBe(`Bearer ${rotated.token}`);
+      expect(await server.app.metricsTokens.verify(own)).toBeNull();
     } finally {
       agent.close();
     }
   });
 
-  test("own_metrics: losing a mint race to another replica offers the winner's token", async () => {
+  test("own_metrics: losing a mint race to another replica offers the winner's credential", async () => {
     const collector = await call<{ id: string }>("/collectors", "POST", { name: "race" });
     const token = await enrollmentToken({ collectorId: collector.id });
-    const tokens = server.app.collectorTokens;
+    const tokens = server.app.metricsTokens;
     const mint = tokens.mint.bind(tokens);
     let winner = "";
     // The other replica's mint lands first; this one's write then loses with 409.
@@ -313,21 +325,20 @@ describe("HTTP transport, auth and limits", () => {
   });
 });
 
-test("a stored token sealed under another key is not offered and is logged once, not on every message", async () => {
-  // A session opened with an enrollment token is offered the collector's stored token (one opened with a
-  // collector token is offered only that token), so this is where a key mismatch shows.
+test("a stored metrics credential sealed under another key is not offered and is logged once, not on every message", async () => {
+  // A session opened with an enrollment token is offered the collector's stored credentials, so this is where a key mismatch shows.
   const { token: enrollment } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp" });
   const capabilities = CAPS | BigInt(AgentCapabilities.AgentCapabilities_ReportsOwnMetrics);
   const agent = await RawAgent.connect(wsUrl, enrollment);
   const first = await agent.call({ capabilities, agentDescription: description({ "host.name": "foreign-key" }) });
   expect(first.connectionSettings?.ownMetrics).toBeDefined();
   const collectorId = (await server.app.store.get<{ collectorId: string }>("opamp_instances", Buffer.from(agent.uid).toString("hex")))!.data.collectorId;
-  const doc = (await server.app.store.get<{ sealed: string }>(CURRENT_TOKENS, collectorId))!;
+  const doc = (await server.app.store.get<{ sealed: string }>(METRICS_TOKENS, collectorId))!;
   const logged: string[] = [];
   const error = spyOn(server.app.logger, "error").mockImplementation(((...args: unknown[]) => void logged.push(String(args.at(-1)))) as never);
   try {
-    const foreign = new Secrets([randomBytes(KEY_BYTES)]).seal("svcct_not-this-servers", `${CURRENT_TOKENS}/${collectorId}`);
-    await server.app.store.write([{ op: "put", collection: CURRENT_TOKENS, id: collectorId, data: { ...doc.data, sealed: foreign }, expect: doc.version }]);
+    const foreign = new Secrets([randomBytes(KEY_BYTES)]).seal("svccm_not-this-servers", `${METRICS_TOKENS}/${collectorId}`);
+    await server.app.store.write([{ op: "put", collection: METRICS_TOKENS, id: collectorId, data: { ...doc.data, sealed: foreign }, expect: doc.version }]);
     for (let i = 0; i < 3; i++) {
       // A full report each time, so the settings are worked out anew.
       expect((await agent.call({ capabilities, agentDescription: description({ "host.name": "foreign-key" }) })).connectionSettings?.ownMetrics).toBeUndefined();

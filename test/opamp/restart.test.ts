@@ -4,10 +4,13 @@
  * supervisor does through opamp-go (its capabilities from svc's
  * supervisor.yaml, redial at once on close, full state on connect) runs
  * connect → publish → APPLIED → server restart → reconnect, and afterwards
- * has the same own-metrics token and connection-settings hash, no config with
- * another hash, no collector restart from a changed offer, and no
- * `collector.token.rotate` beyond the first mint. Before tokens were sealed
- * in the store, the restarted server minted a new token here.
+ * has the same own-metrics credential and connection-settings hash, no config
+ * with another hash, no collector restart from a changed offer, and no
+ * `collector.metrics-token.rotate` beyond the first mint. Before tokens were
+ * sealed in the store, the restarted server minted a new token here. A
+ * rotation of the collector token offers it nothing (it takes no OpAMP
+ * settings, and its own metrics carry the metrics credential); a rotation of
+ * the metrics credential reaches it once.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
@@ -58,7 +61,7 @@ async function settled(call: ReturnType<typeof caller>, collectorId: string, cli
 }
 
 async function rotations(call: ReturnType<typeof caller>, collectorId: string): Promise<number> {
-  const { items } = await call<{ items: { resourceId: string }[] }>("/audit?action=collector.token.rotate&limit=100");
+  const { items } = await call<{ items: { resourceId: string }[] }>("/audit?action=collector.metrics-token.rotate&limit=100");
   return items.filter((e) => e.resourceId === collectorId).length;
 }
 
@@ -145,10 +148,15 @@ describe("an opamp-go-like supervisor across a server restart", () => {
       expectUnchanged(client, before, mark);
       expect(await rotations(onB, collectorId)).toBe(1);
 
-      // A token rotated through the API on the restarted A reaches the session on B, once.
+      // On the restarted A: a rotation of the collector token offers the session on B nothing (the one after it
+      // is the first message it gets); a rotation of the metrics credential reaches it, once.
       a = await replica(a.port);
-      const rotated = await caller(a.base)<{ token: string }>(`/collectors/${collectorId}/otlp-token`, "POST");
+      const onA = caller(a.base);
+      const settings = client.received.length;
+      await onA(`/collectors/${collectorId}/otlp-token`, "POST");
+      const rotated = await onA<{ token: string }>(`/collectors/${collectorId}/metrics-token`, "POST");
       await until(async () => client.ownMetrics.includes(rotated.token), 10_000);
+      expect(client.received.slice(settings).filter((m) => m.connectionSettings)).toHaveLength(1);
       expect(client.collectorRestarts).toBe(3);
       expect(await rotations(onB, collectorId)).toBe(2);
     } finally {

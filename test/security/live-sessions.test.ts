@@ -41,6 +41,11 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
+/** The bearer values of the OpAMP offers (the collector token) in these messages. */
+function offeredControl(messages: ServerToAgent[]): string[] {
+  return messages.flatMap((m) => m.connectionSettings?.opamp?.headers?.headers.map((x) => x.value.replace(/^Bearer /, "")) ?? []);
+}
+
 /** Every bearer value a ServerToAgent carries in its connection settings. */
 function offeredTokens(messages: ServerToAgent[]): string[] {
   return messages.flatMap((m) =>
@@ -94,12 +99,14 @@ describe("OpAMP WebSocket sessions end with their credential", () => {
     await expect(RawAgent.connect(wsOpamp, old)).rejects.toThrow();
   });
 
-  test("a session opened with the collector's current token is offered that token only, and closed when the collector is deleted", async () => {
+  test("a session opened with the collector's current token is offered that token only (and the collector's metrics credential), and closed when the collector is deleted", async () => {
     const collectorId = await newCollector("deleted");
     const token = (await call<{ token: string }>(`/collectors/${collectorId}/otlp-token`, "POST")).token;
     const agent = await RawAgent.connect(wsOpamp, token);
     const reply = await agent.call({ capabilities: TOKEN_CAPS, agentDescription: description({ "service.name": "deleted" }) });
-    expect(new Set(offeredTokens([reply]))).toEqual(new Set([token]));
+    expect(offeredControl([reply])).toEqual([token]);
+    const own = reply.connectionSettings!.ownMetrics!.headers!.headers[0]!.value.replace(/^Bearer /, "");
+    expect(await server.app.metricsTokens.verify(own)).toBe(collectorId);
     const mark = agent.received.length;
     await call(`/collectors/${collectorId}`, "DELETE");
     expect((await agent.waitClosed(PROMPT_MS)).code).toBe(1008);
@@ -166,7 +173,7 @@ describe("OpAMP: re-checked on every message, never minted over", () => {
     const agent = await RawAgent.connect(wsOpamp, token);
     try {
       const reply = await agent.call({ capabilities: TOKEN_CAPS, agentDescription: description({ "service.name": "legacy" }) });
-      expect(new Set(offeredTokens([reply]))).toEqual(new Set([token]));
+      expect(offeredControl([reply])).toEqual([token]);
       expect(await server.app.collectorTokens.verify(token)).toBe(collectorId);
       const audit = await call<{ items: { resourceId: string | null }[] }>("/audit?action=collector.token.rotate&limit=1000");
       expect(audit.items.filter((e) => e.resourceId === collectorId)).toHaveLength(1);

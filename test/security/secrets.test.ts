@@ -26,7 +26,7 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-const TOKEN_PATTERN = /svc(?:sa|en|ct|us|ul)_[0-9A-Za-z]{20,}/;
+const TOKEN_PATTERN = /svc(?:sa|en|ct|cm|us|ul)_[0-9A-Za-z]{20,}/;
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
 /** Every secret the run saw, by where it came from. */
@@ -131,6 +131,12 @@ test("no minted secret reaches the logs or a later answer, and a 401 burst is au
   expect((await metrics(ct)).status).toBeLessThan(300);
   expect((await metrics(newCt)).status).toBe(401);
   expect((await metrics(agent.token)).status).toBe(401);
+  // The opamp collector's metrics credential, rotated: the new one pushes, the old one and the OpAMP channel refuse.
+  const oldCm = keep("metrics credential 1", (await must<{ token: string }>(api(base, admin, `/collectors/${otelcol.id}/metrics-token`, { method: "POST" }), 201)).token);
+  const cm = keep("metrics credential 2", (await must<{ token: string }>(api(base, admin, `/collectors/${otelcol.id}/metrics-token`, { method: "POST" }), 201)).token);
+  expect((await metrics(cm)).status).toBeLessThan(300);
+  expect((await metrics(oldCm)).status).toBe(401);
+  expect((await fetch(`${base}/v1/opamp`, { method: "POST", headers: { Authorization: `Bearer ${cm}`, "Content-Type": "application/x-protobuf" }, body: new Uint8Array() })).status).toBe(401);
   // Secrets in places they do not belong: a query string, a Basic header, the OpAMP channel.
   expect((await fetch(`${base}/api/v1/collectors?token=${ct}`)).status).toBe(401);
   expect((await fetch(`${base}/v1/bootstrap?token=${opamp.token}`)).status).toBeGreaterThanOrEqual(400);
@@ -215,5 +221,5 @@ test("no minted secret reaches the logs or a later answer, and a 401 burst is au
     if (logs.includes(sha256(secret))) leaks.push(`${label} (digest)`);
   }
   expect(leaks).toEqual([]);
-  expect(secrets.size).toBe(19);
+  expect(secrets.size).toBe(21);
 }, 60_000);

@@ -1,5 +1,7 @@
 /**
- * The collector's own token (Bearer for remote config and /v1/metrics).
+ * The collector's own token (Bearer for remote config and /v1/metrics; an
+ * OpAMP collector's own metrics carry a separate metrics credential, which
+ * rotating this token leaves as it is).
  * Rotating mints a new one and revokes the old in the same write, so the
  * page asks first, then shows the new token once, with the warning that the
  * collector stops authenticating until its config holds the new token.
@@ -37,7 +39,7 @@ export function TokenRotationSection({ collector }: { collector: Collector }) {
       <h2 id="token-title">Collector token</h2>
       <p className="muted">
         {collector.managementMode === "opamp"
-          ? "Used for own-metrics push; OpAMP collectors are sent a new one as connection settings."
+          ? "Sent as connection settings to an OpAMP agent that takes them. The collector's own metrics carry a separate metrics credential, which rotating this token leaves as it is: the collector keeps running."
           : "The remotecfg bearer_token and the own-metrics push Authorization header."}
       </p>
       <button type="button" className="button" disabled={busy} onClick={rotate}>
