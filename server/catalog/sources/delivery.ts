@@ -58,7 +58,9 @@ export function logDelivery(type: LogSourceType, normalised: string | null, upst
         : differing
             .map((p) => {
               const d = shapes[p].differs;
-              return Array.isArray(d) ? `${p} (${d.join(", ")} only on Runtime O)` : p;
+              return Array.isArray(d)
+                ? `${p} ${d.join(", ")} only on Runtime O`
+                : `${p} is ${shapes[p].otelcol} on Runtime O but ${shapes[p].alloy} on Runtime R`;
             })
             .join("; "),
     differsAs: differing.length === 0 ? null : "parts",
