@@ -39,7 +39,7 @@ export const UPSTREAM: readonly Upstream[] = [
   {
     repo: "open-telemetry/opentelemetry-collector-contrib",
     path: "pkg/translator/loki/loki_to_otlp.go",
-    version: "v0.158.0 (Alloy's go.mod); read at 2d766eb97595a37cebf32eb2503c49ef05226c1c",
+    version: "v0.158.0 (Alloy's go.mod at 66ebea85; the v1.18.1 tag pins v0.153.0); read at 2d766eb97595a37cebf32eb2503c49ef05226c1c",
     fact: "ConvertEntryToLogRecord: body SetStr(line), labels PutStr, timestamps; nothing else.",
   },
   {
@@ -51,7 +51,7 @@ export const UPSTREAM: readonly Upstream[] = [
   {
     repo: "leodido/go-syslog",
     path: "common (SeverityLevels, used by Base.SeverityLevel)",
-    version: "v4.6.0 (Alloy's go.mod)",
+    version: "v4.6.0 (Alloy's go.mod at 66ebea85; the v1.18.1 tag pins v4.5.0, whose common/facility.go and severity keywords are v4.3.0's, the collector's)",
     fact: "severity keywords 0..7: emergency, alert, critical, error, warning, notice, informational, debug.",
   },
   {
