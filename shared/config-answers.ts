@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { StringMap } from "./schema.ts";
+import { RuntimeDifferenceSchema } from "./rollouts.ts";
 
 /** Sensitive fields on a read: never a secret's value. */
 const SENSITIVE_READ =
@@ -16,6 +17,18 @@ export const OverridesSchema = Type.Record(Type.String(), Type.Unknown(), { desc
 
 export const ComponentSchema = Type.Object({ id: Type.String(), name: Type.String(), type: Type.String(), config: ComponentConfig });
 export const RouteSchema = Type.Object({ id: Type.String(), collectorId: Type.String(), sourceId: Type.String(), pipelineId: Type.String() }, { title: "Route" });
+/** A route as created or changed, with the parity warnings of its source on the collector's runtime. */
+export const RouteWrittenSchema = Type.Composite(
+  [
+    RouteSchema,
+    Type.Object({
+      differences: Type.Array(RuntimeDifferenceSchema, {
+        description: "Warnings: on an Alloy collector, what the source delivers otherwise than on Runtime O, which svc cannot normalise (docs/runtime-parity.md).",
+      }),
+    }),
+  ],
+  { title: "RouteWritten" },
+);
 
 export const SourceActivationSchema = Type.Object({ sourceId: Type.String(), configOverrides: OverridesSchema }, { title: "SourceActivation" });
 export const DestinationActivationSchema = Type.Object(

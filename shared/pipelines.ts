@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { RUNTIMES } from "./vocabulary.ts";
+import { RuntimeDifferenceSchema } from "./rollouts.ts";
 
 export const DryRunAnswerSchema = Type.Object({
   output: Type.Unknown({ description: "The records that survive the chain, as OTLP JSON logs (the Final Output)." }),
@@ -83,5 +84,8 @@ export const PipelinePreviewSchema = Type.Object({
       "With a collector: its whole config exactly as a publish of the working tree with this graph would deliver it, secrets as their markers; without: the pipeline on its own.",
   }),
   renderedFor: PreviewTargetSchema,
+  differences: Type.Array(RuntimeDifferenceSchema, {
+    description: "Warnings: on Alloy, the source types rendered whose data differs from what Runtime O delivers, which svc cannot normalise; empty on Runtime O.",
+  }),
 });
 export type PipelinePreview = Static<typeof PipelinePreviewSchema>;

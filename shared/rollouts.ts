@@ -73,6 +73,16 @@ export const SkippedCollectorSchema = Type.Object(
   { title: "SkippedCollector" },
 );
 
+/** Data a source type delivers otherwise on Runtime R than on Runtime O, which svc cannot normalise (server/catalog/sources/delivery.ts). */
+export const RuntimeDifferenceSchema = Type.Object(
+  {
+    sourceType: Type.String(),
+    difference: Type.String({ description: "What each runtime delivers for it, as the parity table (docs/runtime-parity.md) says." }),
+  },
+  { title: "RuntimeDifference" },
+);
+export type RuntimeDifference = Static<typeof RuntimeDifferenceSchema>;
+
 /** A rollout's collectors counted by where they stand. */
 const RolloutCountsSchema = Type.Object({
   current: Type.Integer(),
@@ -333,6 +343,10 @@ export const PublishPlanSchema = Type.Object(
           "Collectors whose build (the available components their OpAMP supervisor reports) lacks a component their new config uses: publish skips them (they keep what they run; listed in the rollout's skipped).",
       },
     ),
+    differences: Type.Array(Type.Intersect([RuntimeDifferenceSchema, Type.Object({ collectorIds: Type.Array(Type.String()) })]), {
+      description:
+        "Warnings: source types for which the changed Alloy collectors would deliver other data than Runtime O collectors (metric names, body, attributes), with those collectors; svc cannot normalise these.",
+    }),
   },
   { title: "PublishPlan" },
 );

@@ -9,7 +9,7 @@ import { route, type Route } from "../http/route.ts";
 import { dryRunIsolated } from "../ottl/dryrun-isolated.ts";
 import { MAX_CHAIN_PROCESSORS } from "../ottl/processors.ts";
 import { chainRuntimeParity, logSourceTypesFeeding } from "../render/parity.ts";
-import { renderPipelinePreview } from "../render/preview.ts";
+import { pipelinePreviewDifferences, renderPipelinePreview } from "../render/preview.ts";
 import { previewForCollector } from "../rollout/preview.ts";
 import { INSTALLED_VERSIONS } from "../collectors/installed-versions.ts";
 import { parseCollectorVersion } from "../catalog/versions.ts";
@@ -180,6 +180,7 @@ export function pipelineRoutes(deps: PipelinesApiDeps): Route[] {
         return {
           config: renderPipelinePreview(edited, snapshot.sources, snapshot.destinations, runtime, version),
           renderedFor: { runtime, version, versionFrom: query.version === undefined ? "installer" : "requested", collector: null },
+          differences: pipelinePreviewDifferences(edited, snapshot.sources, runtime),
         };
       },
     }),

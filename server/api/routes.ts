@@ -1,6 +1,6 @@
 /** REST: /routes — attach a pipeline to a source active on a collector, each named by id or name (refs.ts). */
 import { Type } from "@sinclair/typebox";
-import { RouteSchema } from "../../shared/config-answers.ts";
+import { RouteSchema, RouteWrittenSchema } from "../../shared/config-answers.ts";
 import type { Routes } from "../configstore/routes.ts";
 import { route, type Route as HttpRoute } from "../http/route.ts";
 import type { Refs } from "../refs/refs.ts";
@@ -29,9 +29,9 @@ export function routeRoutes(deps: RoutesApiDeps): HttpRoute[] {
       scope: "config:write",
       tag: "routes",
       summary:
-        "Attach a pipeline to a collector's active source. collectorId, sourceId and pipelineId each take an id or an exact name (an id wins; 409 ambiguous_name lists the candidates in details).",
+        "Attach a pipeline to a collector's active source. collectorId, sourceId and pipelineId each take an id or an exact name (an id wins; 409 ambiguous_name lists the candidates in details). differences warns when, on an Alloy collector, the source delivers other data than on Runtime O.",
       body: RouteBody,
-      response: RouteSchema,
+      response: RouteWrittenSchema,
       status: 201,
       handler: async ({ body, principal }) => deps.routes.create(principal, await routeInput(deps.refs, body)),
     }),
@@ -61,7 +61,7 @@ export function routeRoutes(deps: RoutesApiDeps): HttpRoute[] {
       tag: "routes",
       summary: "Change a route's collector, source or pipeline (each by id or name, as for POST); checked like a new route.",
       body: RouteBody,
-      response: RouteSchema,
+      response: RouteWrittenSchema,
       handler: async ({ params, body, principal }) => deps.routes.update(principal, params.id!, await routeInput(deps.refs, body)),
     }),
     route({

@@ -8,6 +8,7 @@ import type { Signal } from "../../shared/config-records.ts";
 import type { ErrorDetail } from "../errors.ts";
 import type { AlloyBlock } from "../render/alloy-syntax.ts";
 import type { Runtime } from "../../shared/vocabulary.ts";
+import type { SourceDelivery } from "./sources/delivery.ts";
 
 export const COMPONENT_KINDS = ["source", "destination", "processor"] as const;
 export type ComponentKind = (typeof COMPONENT_KINDS)[number];
@@ -51,6 +52,8 @@ interface TypeBase<S extends TObject> {
 
 interface SourceBase<S extends TObject> extends TypeBase<S> {
   readonly kind: "source";
+  /** What each runtime delivers for it, the difference and how svc handles it, with upstream sources (sources/delivery.ts). */
+  readonly delivery: SourceDelivery;
   /** The receiver, in the keys the collector's reported version accepts (`target` unset: unknown). */
   otelcol(config: Static<S>, target?: OtelcolTarget): OtelcolComponent;
 }

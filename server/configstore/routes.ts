@@ -12,6 +12,8 @@ import type { Collectors } from "../collectors/collectors.ts";
 import { RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from "../errors.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
+import { runtimeDifferences } from "../render/differences.ts";
+import type { RuntimeDifference } from "../../shared/rollouts.ts";
 import type { ConfigStore, Edit, Worktree } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
 import { routeTitle } from "./names.ts";
@@ -87,7 +89,8 @@ export class Routes {
     return route;
   }
 
-  async create(who: Actor, input: RouteInput): Promise<RouteRecord> {
+  /** A route as written, with what its source delivers otherwise on the collector's runtime than on Runtime O (a warning; render/differences.ts). */
+  async create(who: Actor, input: RouteInput): Promise<RouteRecord & { differences: RuntimeDifference[] }> {
     const collector = await this.collectors.get(input.collectorId);
     return this.config.guarded(async (tree) => {
       const route: RouteRecord = { id: Bun.randomUUIDv7(), collectorId: input.collectorId, sourceId: input.sourceId, pipelineId: input.pipelineId };
@@ -95,12 +98,12 @@ export class Routes {
         [{ path: paths.route(route.id), text: toYaml(route), expect: "absent" }, ...this.check(tree, collector, input)],
         [auditEntry(who, "route.create", "route", route.id, { ...input })],
       );
-      return route;
+      return { ...route, differences: differencesOf(collector, tree.snapshot, input) };
     });
   }
 
   /** Point an existing route elsewhere; checked exactly like a new one, guarded by the version the checks read. */
-  async update(who: Actor, id: string, input: RouteInput): Promise<RouteRecord> {
+  async update(who: Actor, id: string, input: RouteInput): Promise<RouteRecord & { differences: RuntimeDifference[] }> {
     const collector = await this.collectors.get(input.collectorId);
     return this.config.guarded(async (tree) => {
       const before = tree.snapshot.routes.get(id);
@@ -111,7 +114,7 @@ export class Routes {
         [{ path: paths.route(id), text: toYaml(route), expect: tree.version(paths.route(id)) ?? "present" }, ...also],
         [auditEntry(who, "route.update", "route", id, { ...input, previous: { collectorId: before.collectorId, sourceId: before.sourceId, pipelineId: before.pipelineId } })],
       );
-      return route;
+      return { ...route, differences: differencesOf(collector, tree.snapshot, input) };
     });
   }
 
@@ -178,4 +181,9 @@ export class Routes {
       );
     });
   }
+}
+
+/** The route's source type delivers otherwise on the collector's runtime: said when the route is written (the check has found the source). */
+function differencesOf(collector: Collector, snapshot: Snapshot, input: RouteInput): RuntimeDifference[] {
+  return runtimeDifferences(RUNTIME_OF[collector.managementMode], [snapshot.sources.get(input.sourceId)!.type]);
 }

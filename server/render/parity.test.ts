@@ -269,7 +269,9 @@ describe("what a processor reads", () => {
   const at = (type: string, config: Record<string, unknown>) => [{ type, config, path: "p" }];
 
   test("a condition reading a differing field twice is named once; conditions on shared fields pass", () => {
-    const filter = { logs: { log_record: ['IsMatch(body, "a") or body == "b"', 'attributes["hostname"] == "h"', 'attributes["facility"] == 3'] } };
+    const filter = {
+      logs: { log_record: ['IsMatch(body, "a") or body == "b"', 'attributes["hostname"] == "h"', 'attributes["version"] == 1', 'attributes["facility"] == 3'] },
+    };
     expect(runtimeRProblems("syslog", at("filter", filter)).map((p) => p.path)).toEqual(["p.logs.log_record[0]", "p.logs.log_record[2]"]);
     expect(runtimeRProblems("filelog", at("filter", filter))).toEqual([]);
     expect(runtimeRProblems("otlp", at("filter", filter))).toEqual([]);
@@ -278,12 +280,13 @@ describe("what a processor reads", () => {
   test("attribute actions read their key; resource actions the resource, alike on both runtimes for every log source", () => {
     const actions = [
       { key: "source", action: "upsert", value: "net" },
+      { key: "structured_data", action: "delete" },
       { key: "priority", action: "delete" },
     ];
     expect(runtimeRProblems("syslog", at("attributes", { actions }))).toEqual([
       {
         path: "p.actions[1].key",
-        message: expect.stringContaining('the delete action on "priority" reads attributes["priority"], and a syslog record\'s attributes are'),
+        message: expect.stringContaining('the delete action on "structured_data" reads attributes["structured_data"], and a syslog record\'s attributes are'),
       },
     ]);
     expect(runtimeRProblems("journald", at("attributes", { actions }))).toEqual([]);

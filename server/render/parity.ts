@@ -19,7 +19,7 @@
  * of a transform's log statements, its targets included, and the metric as a whole
  * for its metric statements.
  */
-import { findType } from "../catalog/registry.ts";
+import { findType, SOURCE_TYPES } from "../catalog/registry.ts";
 import { validateComponentConfig } from "../catalog/validate.ts";
 import { LOG_RECORD_SHAPES, LOG_SOURCE_TYPES, type LogSourceType, type RecordPart } from "../catalog/sources/log-records.ts";
 import type { PipelineRecord, SourceRecord } from "../../shared/config-records.ts";
@@ -132,32 +132,18 @@ function readsOf(processor: ConfiguredProcessor): Read[] {
 }
 
 /**
- * Metric sources whose metrics differ as a whole between the runtimes, so
- * that any read of them does. Host metrics: the collector's hostmetrics
- * receiver names them by the semantic conventions (`system.cpu.time` with
- * `state`), while Alloy, which has no such receiver, scrapes its node_exporter
- * (catalog/sources/hostmetrics.ts: `node_cpu_seconds_total` with `mode`).
- * Prometheus scrapes pass through the same receiver translation on both.
+ * A source type whose records or metrics differ as a whole between the
+ * runtimes (catalog SourceType.delivery, differsAs "whole": host metrics,
+ * Kubernetes events), so that any read of them does: the difference, else undefined.
  */
-const METRIC_DIFFERENCES: Readonly<Record<string, string>> = {
-  hostmetrics:
-    "host metrics are the hostmetrics receiver's (semantic-convention names such as system.cpu.time with attribute state) on Runtime O (OpenTelemetry Collector) but node_exporter's (node_cpu_seconds_total with label mode) on Runtime R (Alloy)",
-};
-
-/**
- * Log sources whose records differ as a whole between the runtimes, so that
- * any read of them does. Kubernetes events: the k8sobjects receiver's watch
- * event map on Runtime O, Alloy's logfmt line with Loki labels on Runtime R
- * (catalog/sources/k8s-events.ts).
- */
-const RECORD_DIFFERENCES: Readonly<Record<string, string>> = {
-  k8s_events:
-    "a Kubernetes event record is the watch event as a map (type and the Event object) with attributes k8s.resource.name, event.domain and event.name on Runtime O (OpenTelemetry Collector) but a logfmt line (name, kind, action, reason, type, msg) with attributes namespace, job, instance and loki.attribute.labels on Runtime R (Alloy)",
-};
+function wholeDifference(sourceType: string): string | undefined {
+  const delivery = findType("source", sourceType)?.delivery;
+  return delivery?.differsAs === "whole" ? (delivery.difference ?? undefined) : undefined;
+}
 
 /** How a read differs between the runtimes for a source type, or undefined when both give the same value. */
 export function runtimeDifference(sourceType: string, read: FieldRead): string | undefined {
-  const whole = METRIC_DIFFERENCES[sourceType] ?? RECORD_DIFFERENCES[sourceType];
+  const whole = wholeDifference(sourceType);
   if (whole !== undefined) return whole;
   if (!(LOG_SOURCE_TYPES as readonly string[]).includes(sourceType)) return undefined;
   const part = PART_OF_FIELD[read.field];
@@ -266,7 +252,12 @@ export interface RuntimeParity {
 }
 
 /** Log source types with a parity verdict: those modelled part by part, and those that differ as a whole. */
-const PARITY_LOG_TYPES: readonly string[] = [...LOG_SOURCE_TYPES, ...Object.keys(RECORD_DIFFERENCES)];
+const PARITY_LOG_TYPES: readonly string[] = [
+  ...LOG_SOURCE_TYPES,
+  ...SOURCE_TYPES
+    .filter((t) => t.signals.includes("logs") && t.delivery.differsAs === "whole")
+    .map((t) => t.type),
+];
 
 /** The log source types that may feed a pipeline: its source nodes' sources, or every log source type when a node has no ref. */
 export function logSourceTypesFeeding(pipeline: PipelineRecord, sources: ReadonlyMap<string, SourceRecord>): string[] {

@@ -14,7 +14,8 @@ import type { Snapshot } from "../configstore/layout.ts";
 import type { TrustedKeys } from "../collectors/attributes.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import { reportedVersion } from "../collectors/runtime.ts";
-import { fleetRenderer } from "./renderer.ts";
+import { fleetRenderer, renderedSourceTypes } from "./renderer.ts";
+import { runtimeDifferences } from "../render/differences.ts";
 
 export function previewForCollector(snapshot: Snapshot, pipeline: PipelineRecord, collector: Collector, trusted: TrustedKeys): PipelinePreview {
   const edited: Snapshot = { ...snapshot, pipelines: new Map(snapshot.pipelines).set(pipeline.id, pipeline) };
@@ -29,5 +30,6 @@ export function previewForCollector(snapshot: Snapshot, pipeline: PipelineRecord
       versionFrom: "reported",
       collector: { id: collector.id, name: collector.name, routed, matched },
     },
+    differences: runtimeDifferences(config.runtime, renderedSourceTypes(config)),
   };
 }

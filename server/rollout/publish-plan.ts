@@ -9,7 +9,8 @@
  */
 import { createTwoFilesPatch } from "diff";
 import type { PublishPlan } from "../../shared/rollouts.ts";
-import type { RenderedConfig } from "./renderer.ts";
+import { renderedSourceTypes, type RenderedConfig } from "./renderer.ts";
+import { runtimeDifferences } from "../render/differences.ts";
 import { skippedOf, type FleetRender } from "./fleet-render.ts";
 import { lackingComponents, type Build } from "../collectors/builds.ts";
 
@@ -46,6 +47,7 @@ export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
     pinned: fleet.pinned.map((c) => ({ collectorId: c.id, name: c.name, since: input.targets.get(c.id)!.pinned!.at, by: input.targets.get(c.id)!.pinned!.actor })),
     errors: skippedOf(fleet),
     lacking: [],
+    differences: [],
   };
   /** One diff per (from, to) pair of hashes, then one group per distinct diff text. */
   const diffOf = new Map<string, string>();
@@ -76,6 +78,11 @@ export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
       plan.groups.push({ diff, collectorIds: [] });
     }
     plan.groups[group]!.collectorIds.push(collector.id);
+    for (const { sourceType, difference } of runtimeDifferences(next.runtime, renderedSourceTypes(next))) {
+      let warning = plan.differences.find((d) => d.sourceType === sourceType);
+      if (warning === undefined) plan.differences.push((warning = { sourceType, difference, collectorIds: [] }));
+      warning.collectorIds.push(collector.id);
+    }
     plan.changes.push({
       collectorId: collector.id,
       name: collector.name,
@@ -84,5 +91,6 @@ export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
       group,
     });
   }
+  plan.differences.sort((a, b) => (a.sourceType < b.sourceType ? -1 : 1));
   return plan;
 }

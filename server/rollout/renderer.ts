@@ -32,6 +32,14 @@ export interface RenderedConfig {
   body: string;
 }
 
+/** The source types each config a fleetRenderer made runs (render/differences.ts reads them); a stored config is not here. */
+const SOURCE_TYPES = new WeakMap<RenderedConfig | AttributeTemplate, readonly string[]>();
+
+/** The source types of a config a fleetRenderer returned, for the parity warnings of a plan or preview. */
+export function renderedSourceTypes(config: RenderedConfig): readonly string[] {
+  return SOURCE_TYPES.get(config) ?? [];
+}
+
 /**
  * A renderer over one snapshot; throws the render's ValidationError naming the collector's bad path.
  * `trusted` answers the reported keys matchers may read now (collectors/trust.ts): a renderer may outlive a change of them.
@@ -78,6 +86,7 @@ export function fleetRenderer(snapshot: Snapshot, trusted: () => TrustedKeys): (
       const plan = planCollector(input, runtime);
       const body = alloy ? renderAlloy(input, plan) : renderOtelcol(input, plan);
       result = attributeTemplate(runtime, body, plan.references) ?? config(runtime, body);
+      SOURCE_TYPES.set(result, [...new Set(plan.sources.map((s) => s.type.type))]);
       rendered.set(key, result);
     }
     if (!("pieces" in result)) return result;
@@ -89,6 +98,7 @@ export function fleetRenderer(snapshot: Snapshot, trusted: () => TrustedKeys): (
     let done = filled.get(valuesKey);
     if (!done) {
       done = config(runtime, fillTemplate(result, collector.id, attributes));
+      SOURCE_TYPES.set(done, SOURCE_TYPES.get(result) ?? []);
       if (filled.size >= FILLED_LIMIT) filled.delete(filled.keys().next().value!);
       filled.set(valuesKey, done);
     }

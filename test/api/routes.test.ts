@@ -47,11 +47,16 @@ test("PUT re-points a route, is refused like a create, and is audited", async ()
   const route = await ok<RouteRecord>("/routes", "POST", { collectorId: f.collector.id, sourceId: f.a.id, pipelineId: f.logs.id });
   const twin = await ok<RouteRecord>("/routes", "POST", { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.other.id });
 
-  const moved = await ok<RouteRecord>(`/routes/${route.id}`, "PUT", { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.logs.id });
+  const { differences, ...moved } = await ok<RouteRecord & { differences: unknown[] }>(`/routes/${route.id}`, "PUT", {
+    collectorId: f.collector.id,
+    sourceId: f.b.id,
+    pipelineId: f.logs.id,
+  });
   expect(moved).toEqual({ id: route.id, collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.logs.id });
+  expect(differences).toEqual([]); // a Runtime O collector: the reference runtime
   expect(await ok<RouteRecord>(`/routes/${route.id}`)).toEqual(moved);
   // Saving a route unchanged is not a duplicate of itself.
-  expect(await ok<RouteRecord>(`/routes/${route.id}`, "PUT", { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.logs.id })).toEqual(moved);
+  expect(await ok(`/routes/${route.id}`, "PUT", { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.logs.id })).toEqual({ ...moved, differences: [] });
 
   const inactive = await refused(`/routes/${route.id}`, { collectorId: f.collector.id, sourceId: f.idle.id, pipelineId: f.logs.id }, 400, "validation_failed");
   expect(inactive.details.map((d) => d.path)).toEqual(["sourceId"]);
@@ -206,4 +211,20 @@ test("a Runtime R (Alloy) collector refuses a source Alloy cannot run (k8s_clust
     details: [{ path: "managementMode", message: expect.stringContaining('active source "cluster-r" (k8s_cluster) cannot run there') }],
   });
   expect((await ok<{ managementMode: string }>(`/collectors/${otelcol.id}`)).managementMode).toBe("opamp");
+});
+
+test("routing a source whose data differs on Alloy to an Alloy collector succeeds with the difference as a warning; the same route on Runtime O has none", async () => {
+  const backend = await ok<{ id: string }>("/destinations", "POST", { name: "backend-sys", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const syslog = await ok<{ id: string }>("/sources", "POST", { name: "sys-in", type: "syslog", config: {} });
+  const graph = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: backend.id }], edges: [{ id: "e", source: "in", target: "out" }] };
+  const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "syslog out", signal: "logs", topology: graph });
+  const written = [];
+  for (const managementMode of ["rcfg-remotecfg", "opamp"]) {
+    const collector = await ok<{ id: string }>("/collectors", "POST", { name: `sys-${managementMode}`, managementMode });
+    await ok(`/collectors/${collector.id}/sources`, "POST", { sourceId: syslog.id, configOverrides: {} });
+    await ok(`/collectors/${collector.id}/destinations`, "POST", { destinationId: backend.id, configOverrides: {} });
+    written.push(await ok<{ differences: { sourceType: string; difference: string }[] }>("/routes", "POST", { collectorId: collector.id, sourceId: syslog.id, pipelineId: pipeline.id }));
+  }
+  expect(written[0]!.differences).toEqual([{ sourceType: "syslog", difference: expect.stringContaining("body is the whole syslog line as received (priority, header and message) on Runtime O but the message part only on Runtime R") }]);
+  expect(written[1]!.differences).toEqual([]);
 });

@@ -13,6 +13,7 @@ import { lokiToOtelcol } from "./loki-chain.ts";
 import { alloyMultiline, multilineSchema, otelcolParse, parseAlloyProblem, parseProblems, parserSchema, parseStatements } from "./filelog-parse.ts";
 import { Closed, HOST_PATH_REFERENCE, NoReferences, StringEnum } from "../schemas.ts";
 import { defineSource } from "../types.ts";
+import { logDelivery, upstreamAbout } from "./delivery.ts";
 
 const Glob = Type.String({ minLength: 1, pattern: "^\\S", description: "A file glob; ** matches across directories." });
 
@@ -22,6 +23,11 @@ export const filelogSource = defineSource({
   title: "Log files",
   description: "Tails log files that match glob patterns, e.g. /var/log/nginx/*.log.",
   signals: ["logs"],
+  delivery: logDelivery(
+    "filelog",
+    "loki.source.file into otelcol.receiver.loki, then a transform trims the body as stanza does, removes filename, log.file.path and loki.attribute.labels, and parses the line and its severity as the receiver's parser would",
+    upstreamAbout("otelcol/receiver/loki", "translator/loki", "trim", "source/file", "parser/{json", "helper/time.go", "ottlfuncs", "split", "multiline"),
+  ),
   schema: Closed({
     include: Type.Array(NoReferences(Glob, HOST_PATH_REFERENCE), { minItems: 1, description: "Globs of the files to read." }),
     exclude: Type.Array(Glob, { default: [], description: "Globs of files to skip even when included." }),

@@ -10,6 +10,7 @@ import { attr, block, ref } from "../../render/alloy-syntax.ts";
 import { Closed, Interval, NoReferences, StringEnum } from "../schemas.ts";
 import { defineSource } from "../types.ts";
 import { alloyScrapeTiming, SCRAPE_INTERVAL_REFERENCE } from "./scrape.ts";
+import { METRIC_UPSTREAM } from "./delivery.ts";
 
 /** Each hostmetrics scraper and the node_exporter collectors that cover it. */
 const NODE_COLLECTORS = {
@@ -33,6 +34,15 @@ export const hostmetricsSource = defineSource({
   title: "Host metrics",
   description: "Collects CPU, memory, disk, filesystem, network and load metrics of the host.",
   signals: ["metrics"],
+  delivery: {
+    otelcol: "the hostmetrics receiver's metrics, named by the semantic conventions: system.cpu.time (attributes cpu, state), system.memory.usage, system.disk.io, system.filesystem.usage, system.network.io, system.cpu.load_average.1m, …",
+    alloy: "node_exporter's series through otelcol.receiver.prometheus: node_cpu_seconds_total (labels cpu, mode), node_memory_MemAvailable_bytes, node_disk_read_bytes_total, node_filesystem_size_bytes, node_network_receive_bytes_total, node_load1, …",
+    normalised: null,
+    difference:
+      "host metrics are the hostmetrics receiver's (semantic-convention names such as system.cpu.time with attribute state) on Runtime O (OpenTelemetry Collector) but node_exporter's (node_cpu_seconds_total with label mode) on Runtime R (Alloy)",
+    differsAs: "whole",
+    upstream: [METRIC_UPSTREAM.hostmetricsCpu, METRIC_UPSTREAM.unixExporter, METRIC_UPSTREAM.prometheusReceiver],
+  },
   schema: Closed({
     // A Go time.Duration on both runtimes (hostmetrics' collection_interval, Alloy's prometheus.scrape).
     collection_interval: NoReferences(Interval({ grammars: ["go"], default: "60s", description: "How often to collect." }), SCRAPE_INTERVAL_REFERENCE),

@@ -13,6 +13,7 @@ import { JOURNAL_PRIORITY_KEEP } from "./log-records.ts";
 import { lokiToOtelcol } from "./loki-chain.ts";
 import { Closed, HOST_PATH_REFERENCE, NoReferences } from "../schemas.ts";
 import { defineSource } from "../types.ts";
+import { logDelivery, upstreamAbout } from "./delivery.ts";
 
 const Unit = NoReferences(
   Type.String({
@@ -29,6 +30,11 @@ export const journaldSource = defineSource({
   title: "systemd journal",
   description: "Reads entries from the systemd journal, optionally only those of some units.",
   signals: ["logs"],
+  delivery: logDelivery(
+    "journald",
+    "loki.relabel keeps the units and priorities 0..6 (journalctl's default --priority info); the transform removes job and loki.attribute.labels",
+    upstreamAbout("otelcol/receiver/loki", "translator/loki", "journald", "source/journal"),
+  ),
   schema: Closed({
     units: Type.Array(Unit, { default: [], uniqueItems: true, description: "Units to read; empty reads every unit." }),
     directory: Type.Optional(

@@ -18,6 +18,14 @@ export const k8sClusterSource = defineOtelcolOnlySource({
   title: "Kubernetes cluster",
   description: "Collects cluster-level metrics (deployments, pods, nodes, jobs and their states) from the Kubernetes API. Run on one collector per cluster.",
   signals: ["metrics"],
+  delivery: {
+    otelcol: "the k8s_cluster receiver's metrics (k8s.deployment.*, k8s.pod.phase, …)",
+    alloy: null,
+    normalised: null,
+    difference: null,
+    differsAs: null,
+    upstream: [],
+  },
   schema: Closed({
     auth_type: KubernetesAuth(),
     // A Go time.Duration (k8sclusterreceiver Config.CollectionInterval).

@@ -23,6 +23,7 @@ import { attr, block } from "../../render/alloy-syntax.ts";
 import { Closed, StringEnum } from "../schemas.ts";
 import { defineSource, type OtelcolTarget } from "../types.ts";
 import { UNKNOWN_TARGET, usesNewKeys } from "../versions.ts";
+import { METRIC_UPSTREAM } from "./delivery.ts";
 
 /**
  * The built-in encodings each signal's unmarshaler takes, on both runtimes
@@ -123,6 +124,14 @@ export const kafkaSource = defineSource({
   title: "Kafka",
   description: "Consumes logs, metrics and traces from Kafka topics, one topic and encoding per signal.",
   signals: ["logs", "metrics", "traces"],
+  delivery: {
+    otelcol: "the records each topic holds, decoded by the kafka receiver's unmarshaler for its encoding",
+    alloy: "the same: otelcol.receiver.kafka wraps the collector's kafka receiver",
+    normalised: null,
+    difference: null,
+    differsAs: null,
+    upstream: [METRIC_UPSTREAM.kafka],
+  },
   schema,
   check(config, root) {
     const problems: ErrorDetail[] = [];

@@ -18,6 +18,14 @@ export const kubeletstatsSource = defineOtelcolOnlySource({
   title: "Kubelet stats",
   description: "Collects node, pod, container and volume metrics (CPU, memory, filesystem, network) from the kubelet of the collector's node.",
   signals: ["metrics"],
+  delivery: {
+    otelcol: "the kubeletstats receiver's metrics (k8s.pod.*, k8s.node.*, container.*)",
+    alloy: null,
+    normalised: null,
+    difference: null,
+    differsAs: null,
+    upstream: [],
+  },
   schema: Closed({
     auth_type: StringEnum(["serviceAccount", "none"], {
       default: "serviceAccount",

@@ -39,19 +39,19 @@ export const UPSTREAM: readonly Upstream[] = [
   {
     repo: "open-telemetry/opentelemetry-collector-contrib",
     path: "pkg/translator/loki/loki_to_otlp.go",
-    version: "v0.158.0 (Alloy's go.mod); read at 2d766eb97595a37cebf32eb2503c49ef05226c1c",
+    version: "v0.158.0 (Alloy's go.mod at 66ebea85; the v1.18.1 tag pins v0.153.0); read at 2d766eb97595a37cebf32eb2503c49ef05226c1c",
     fact: "ConvertEntryToLogRecord: body SetStr(line), labels PutStr, timestamps; nothing else.",
   },
   {
     repo: "grafana/alloy",
     path: "internal/component/loki/source/syslog/internal/syslogtarget/syslogtarget.go",
     version: "66ebea856dffb242f921775e9552a133f60dc5c1",
-    fact: "labels __syslog_message_{severity,facility,hostname,app_name,proc_id,msg_id} from go-syslog; labels starting __ dropped after relabel_rules; line = MSG only (whole message only with use_rfc5424_message); a message without MSG is dropped (RFC 5424 ones kept with rfc5424_allow_empty_msg, added in v1.15.0 by 178b1e642e, which svc does not set so that older Alloy accepts the config).",
+    fact: "labels __syslog_message_{severity,facility,hostname,app_name,proc_id,msg_id} from go-syslog (facility = FacilityLevel(), the keyword); no label for the version; structured data only with label_structured_data, one label per parameter; labels starting __ dropped after relabel_rules; line = MSG only (whole message only with use_rfc5424_message); a message without MSG is dropped (RFC 5424 ones kept with rfc5424_allow_empty_msg, added in v1.15.0 by 178b1e642e, which svc does not set so that older Alloy accepts the config).",
   },
   {
     repo: "leodido/go-syslog",
     path: "common (SeverityLevels, used by Base.SeverityLevel)",
-    version: "v4.6.0 (Alloy's go.mod)",
+    version: "v4.6.0 (Alloy's go.mod at 66ebea85; the v1.18.1 tag pins v4.5.0, whose common/facility.go and severity keywords are v4.3.0's, the collector's)",
     fact: "severity keywords 0..7: emergency, alert, critical, error, warning, notice, informational, debug.",
   },
   {
@@ -207,8 +207,8 @@ export const LOG_RECORD_SHAPES: Readonly<Record<LogSourceType, Readonly<Record<R
     },
     attributes: {
       otelcol: "hostname, appname, proc_id, msg_id, message, priority, facility, facility_text, and for RFC 5424 version and structured_data",
-      alloy: "hostname, appname, proc_id, msg_id and message only",
-      differs: ["priority", "facility", "facility_text", "version", "structured_data"],
+      alloy: "hostname, appname, proc_id, msg_id, message, priority, facility and facility_text, set by svc's transform from the relabelled labels; no version, no structured_data",
+      differs: ["version", "structured_data"],
     },
     resource: SAME_EMPTY("resource attributes"),
     scope: SAME_EMPTY("scope"),
@@ -230,6 +230,19 @@ export const SYSLOG_SEVERITIES: readonly { code: number; keyword: string; number
 /** The label svc relabels the syslog severity into, read and removed by the transform. */
 export const SYSLOG_SEVERITY_LABEL = "svc_syslog_severity";
 
+/** The label svc relabels the syslog facility keyword into, read and removed by the transform. */
+export const SYSLOG_FACILITY_LABEL = "svc_syslog_facility";
+
+/**
+ * go-syslog's FacilityKeywords (common/facility.go, identical in v4.3.0, the collector's, and v4.5.0, Alloy
+ * v1.18.1's), by code: the value of Alloy's __syslog_message_facility label and of otelcol's facility_text attribute
+ * (both call FacilityLevel()).
+ */
+export const SYSLOG_FACILITIES: readonly string[] = [
+  "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp",
+  "ntp", "security", "console", "cron2", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+];
+
 /** loki.source.syslog's internal labels kept as otelcol's syslog parser names the attributes. */
 export const SYSLOG_LABELS: readonly { label: string; attribute: string }[] = [
   { label: "__syslog_message_hostname", attribute: "hostname" },
@@ -245,7 +258,7 @@ export const JOURNAL_PRIORITY_KEEP = "[0-6]";
 export const LOKI_ONLY_ATTRIBUTES: Readonly<Record<"filelog" | "journald" | "syslog", readonly string[]>> = {
   filelog: ["filename", "log.file.path", "loki.attribute.labels"],
   journald: ["job", "loki.attribute.labels"],
-  syslog: ["loki.attribute.labels", SYSLOG_SEVERITY_LABEL],
+  syslog: ["loki.attribute.labels", SYSLOG_SEVERITY_LABEL, SYSLOG_FACILITY_LABEL],
 };
 
 /** stanza's default trim (pkg/stanza/trim Whitespace) as an RE2 pattern over the body. */

@@ -9,6 +9,8 @@ import { attr, block, raw, ref, type AlloyBlock } from "../../render/alloy-synta
 import {
   FILELOG_TRIM_PATTERN,
   LOKI_ONLY_ATTRIBUTES,
+  SYSLOG_FACILITIES,
+  SYSLOG_FACILITY_LABEL,
   SYSLOG_LABELS,
   SYSLOG_SEVERITIES,
   SYSLOG_SEVERITY_LABEL,
@@ -27,13 +29,24 @@ export const SHAPING_STATEMENTS: Readonly<Record<keyof typeof LOKI_ONLY_ATTRIBUT
       const when = `where attributes[${ottlLiteral(SYSLOG_SEVERITY_LABEL)}] == ${ottlLiteral(keyword)}`;
       return [`set(severity_number, ${number}) ${when}`, `set(severity_text, ${ottlLiteral(text)}) ${when}`];
     }),
+    // facility_text is the keyword itself; facility its code; priority facility * 8 + severity, as the syslog parser sets them.
+    `set(attributes["facility_text"], attributes[${ottlLiteral(SYSLOG_FACILITY_LABEL)}]) where attributes[${ottlLiteral(SYSLOG_FACILITY_LABEL)}] != nil`,
+    ...SYSLOG_FACILITIES.map((keyword, code) => `set(attributes["facility"], ${code}) where attributes[${ottlLiteral(SYSLOG_FACILITY_LABEL)}] == ${ottlLiteral(keyword)}`),
+    ...SYSLOG_SEVERITIES.map(
+      ({ code, keyword }) =>
+        `set(attributes["priority"], attributes["facility"] * 8 + ${code}) where attributes["facility"] != nil and attributes[${ottlLiteral(SYSLOG_SEVERITY_LABEL)}] == ${ottlLiteral(keyword)}`,
+    ),
     ...removeLokiOnly("syslog"),
   ],
 };
 
 /** `loki.relabel` rules copying syslog's internal labels to the names otelcol's syslog parser gives the attributes. */
 export function syslogRelabelRules(): AlloyBlock[] {
-  return [{ label: "__syslog_message_severity", attribute: SYSLOG_SEVERITY_LABEL }, ...SYSLOG_LABELS].map(({ label, attribute }) =>
+  return [
+    { label: "__syslog_message_severity", attribute: SYSLOG_SEVERITY_LABEL },
+    { label: "__syslog_message_facility", attribute: SYSLOG_FACILITY_LABEL },
+    ...SYSLOG_LABELS,
+  ].map(({ label, attribute }) =>
     block("rule", undefined, [attr("source_labels", [label]), attr("target_label", attribute)]),
   );
 }

@@ -7,6 +7,7 @@ import { attr, block, ref } from "../../render/alloy-syntax.ts";
 import { Closed, Interval, NoReferences } from "../schemas.ts";
 import { defineSource } from "../types.ts";
 import { alloyScrapeTiming, SCRAPE_INTERVAL_REFERENCE } from "./scrape.ts";
+import { METRIC_UPSTREAM } from "./delivery.ts";
 
 export const prometheusSource = defineSource({
   kind: "source",
@@ -14,6 +15,14 @@ export const prometheusSource = defineSource({
   title: "Prometheus scrape",
   description: "Scrapes Prometheus /metrics endpoints of fixed targets.",
   signals: ["metrics"],
+  delivery: {
+    otelcol: "the scraped series through the prometheus receiver's translation (names as exposed, labels as attributes, job and instance as service.name and service.instance.id)",
+    alloy: "the same: prometheus.scrape into otelcol.receiver.prometheus, which runs a copy of that translation",
+    normalised: null,
+    difference: null,
+    differsAs: null,
+    upstream: [METRIC_UPSTREAM.prometheusReceiver],
+  },
   schema: Closed({
     job_name: Type.String({
       default: "prometheus",

@@ -12,6 +12,7 @@ import { attr, block, ref } from "../../render/alloy-syntax.ts";
 import { lokiToOtelcol, syslogRelabelRules } from "./loki-chain.ts";
 import { Closed, ListenAddress, NoReferences, StringEnum } from "../schemas.ts";
 import { defineSource } from "../types.ts";
+import { logDelivery, upstreamAbout } from "./delivery.ts";
 
 export const syslogSource = defineSource({
   kind: "source",
@@ -19,6 +20,11 @@ export const syslogSource = defineSource({
   title: "Syslog",
   description: "Listens for syslog messages (RFC 5424 or RFC 3164) over TCP or UDP.",
   signals: ["logs"],
+  delivery: logDelivery(
+    "syslog",
+    "loki.relabel keeps severity, hostname, app name, proc id and msg id; the transform sets severity and attributes as the syslog parser names them and the message attribute from the line",
+    upstreamAbout("otelcol/receiver/loki", "translator/loki", "syslogtarget", "go-syslog", "parser/syslog", "helper/parser.go", "converter.go"),
+  ),
   schema: Closed({
     protocol: StringEnum(["rfc5424", "rfc3164"], { default: "rfc5424", description: "The syslog message format." }),
     transport: NoReferences(StringEnum(["tcp", "udp"], { default: "tcp", description: "The network transport." }), "it names a section of Runtime O's configuration"),

@@ -26,7 +26,7 @@ import { SEVERITY_NUMBERS } from "../../ottl/contexts.ts";
 import type { AnyValue, KeyValue, LogRecord } from "../../ottl/otlp.ts";
 import { compileRe2 } from "../../ottl/regex.ts";
 import type { ParserConfig } from "../../catalog/sources/filelog-parse.ts";
-import { STANZA_DEFAULT_SEVERITIES } from "../../catalog/sources/log-records.ts";
+import { STANZA_DEFAULT_SEVERITIES, SYSLOG_FACILITIES } from "../../catalog/sources/log-records.ts";
 
 export interface SyslogEvent {
   kind: "syslog";
@@ -63,7 +63,7 @@ export interface OtlpEvent {
 
 export type LogEvent = SyslogEvent | JournalEvent | FileEvent | OtlpEvent;
 
-const FACILITY_KEYWORDS = ["kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp"];
+const FACILITY_KEYWORDS = SYSLOG_FACILITIES;
 
 function syslog(protocol: SyslogEvent["protocol"], severity: number, facility: number, fields: Partial<SyslogEvent>): SyslogEvent {
   const pri = `<${facility * 8 + severity}>`;
@@ -415,16 +415,26 @@ function runStatement(statement: string, record: LogRecord): void {
   if (!m) throw new Error(`statement not modelled: ${statement}`);
   const [name, argText] = [m[1]!, m[2]!];
   const [target, ...rest] = args(argText);
-  const value = (text: string): AnyValue => {
+  const value = (text: string): AnyValue | null => {
     if (text.startsWith('"')) return str(JSON.parse(text) as string);
     if (text === "body") return record.body!;
     if (SEVERITY_NUMBERS.has(text)) return int(SEVERITY_NUMBERS.get(text)!);
+    if (/^\d+$/.test(text)) return int(Number(text));
+    const path = /^attributes\["((?:[^"\\]|\\.)*)"\]$/.exec(text);
+    if (path) return fieldValue(record, [JSON.parse(`"${path[1]}"`) as string]) ?? null;
+    // `attributes["k"] * a + b`, integer math: a missing or non-integer operand is an error, skipped (error_mode ignore).
+    const math = /^attributes\["((?:[^"\\]|\\.)*)"\] \* (\d+) \+ (\d+)$/.exec(text);
+    if (math) {
+      const operand = fieldValue(record, [JSON.parse(`"${math[1]}"`) as string])?.intValue;
+      return operand === undefined ? null : int(Number(operand) * Number(math[2]) + Number(math[3]));
+    }
     throw new Error(`value not modelled: ${text}`);
   };
   const attribute = /^attributes\["(.*)"\]$/.exec(target!);
   switch (name) {
     case "set": {
       const v = value(rest[0]!);
+      if (v === null) return; // set with a nil value changes nothing; a failed expression skips the statement
       if (target === "severity_number") record.severityNumber = Number(v.intValue);
       else if (target === "severity_text") record.severityText = v.stringValue;
       else if (target === "body") record.body = v;

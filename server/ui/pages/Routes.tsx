@@ -23,6 +23,15 @@ import { PendingChangesNote, useCanWrite } from "../schema/editing.tsx";
 import { fieldErrors, readableError } from "../schema/errors.ts";
 import type { ConfigValue, Schema } from "../schema/schema.ts";
 import type { Collector } from "../../../shared/collectors.ts";
+import type { RuntimeDifference } from "../../../shared/rollouts.ts";
+
+/** A route as POST and PUT answer it: with what its source delivers otherwise on an Alloy collector. */
+type RouteWritten = RouteRecord & { differences: RuntimeDifference[] };
+
+/** The parity warning said after a save, or "" when the source delivers the same on the collector's runtime. */
+function differencesText(differences: readonly RuntimeDifference[]): string {
+  return differences.map((d) => ` On this Alloy collector, ${d.sourceType} data differs from a Runtime O collector's: ${d.difference}.`).join("");
+}
 import "./Components.css";
 
 const BASE = "/ui/routes";
@@ -99,10 +108,10 @@ export function RoutesPage() {
       {creating && lookups && (
         <RouteForm
           lookups={lookups}
-          onSaved={(route) => {
+          onSaved={({ differences, ...route }) => {
             // The list takes the API's answer at once, so it never disagrees with the message; a reload follows.
             setRoutes((before) => [...before, route]);
-            setSaid("Created the route.");
+            setSaid(`Created the route.${differencesText(differences)}`);
             setReload((n) => n + 1);
             navigate(BASE);
           }}
@@ -113,9 +122,9 @@ export function RoutesPage() {
           key={editRoute.id}
           lookups={lookups}
           route={editRoute}
-          onSaved={(route) => {
+          onSaved={({ differences, ...route }) => {
             setRoutes((before) => before.map((r) => (r.id === route.id ? route : r)));
-            setSaid(`Saved ${describe(route)}.`);
+            setSaid(`Saved ${describe(route)}.${differencesText(differences)}`);
             setReload((n) => n + 1);
             navigate(BASE);
           }}
@@ -212,7 +221,7 @@ function routeSchema(lookups: Lookups, active: Set<string> | null): Schema {
 }
 
 /** New route, or with `route` the same form prefilled, saved with PUT. */
-function RouteForm({ lookups, route, onSaved }: { lookups: Lookups; route?: RouteRecord; onSaved: (route: RouteRecord) => void }) {
+function RouteForm({ lookups, route, onSaved }: { lookups: Lookups; route?: RouteRecord; onSaved: (route: RouteWritten) => void }) {
   const [value, setValue] = useState<ConfigValue>(
     route ? { collectorId: route.collectorId, sourceId: route.sourceId, pipelineId: route.pipelineId } : {},
   );
@@ -237,7 +246,7 @@ function RouteForm({ lookups, route, onSaved }: { lookups: Lookups; route?: Rout
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     setBusy(true);
-    const saved = route ? api.put<RouteRecord>(`/routes/${encodeURIComponent(route.id)}`, value) : api.post<RouteRecord>("/routes", value);
+    const saved = route ? api.put<RouteWritten>(`/routes/${encodeURIComponent(route.id)}`, value) : api.post<RouteWritten>("/routes", value);
     saved.then(onSaved, (caught: ApiError) => {
       setError(caught);
       setBusy(false);

@@ -86,6 +86,15 @@ export function Preview({ pipelineId, matchers, topology, onChecked }: PreviewPr
         {pending ? "Rendering…" : error ? "The graph does not render yet; see the problems." : answer ? renderedForText(answer.renderedFor) : ""}
       </p>
       <ErrorMessage error={error} />
+      {answer !== null && answer.differences.length > 0 && (
+        <ul className="hint" aria-label="Differs from Runtime O">
+          {answer.differences.map((d) => (
+            <li key={d.sourceType}>
+              Other data than on Runtime O: <code>{d.sourceType}</code>: {d.difference}.
+            </li>
+          ))}
+        </ul>
+      )}
       {answer !== null && (
         <pre className="preview-code" role="region" aria-label={`Rendered config (${label})`} tabIndex={0}>
           <code>{answer.config}</code>

@@ -1,8 +1,9 @@
 /**
  * What a publish would do, as the plan says it: a summary sentence, each
  * distinct change with its collectors and diff, the collectors whose config
- * cannot be rendered (with why), those whose build lacks a component, and
- * those a rollback pinned.
+ * cannot be rendered (with why), those whose build lacks a component, the
+ * Alloy collectors whose sources deliver other data than Runtime O's (the
+ * parity table's differences), and those a rollback pinned.
  */
 import type { PublishPlan } from "../../../shared/rollouts.ts";
 import { shortCommit } from "../format.ts";
@@ -54,6 +55,25 @@ export function PlanView({ plan }: { plan: PublishPlan }) {
                   <span key={m}>
                     {i > 0 && ", "}
                     <code>{m}</code>
+                  </span>
+                ))}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      {plan.differences.length > 0 && (
+        <section className="plan-errors" aria-labelledby="plan-differences-title">
+          <h4 id="plan-differences-title">Other data on Alloy</h4>
+          <p className="hint">These Alloy collectors would deliver data unlike a Runtime O collector's for the same input; svc cannot make it equal (docs/runtime-parity.md).</p>
+          <ul>
+            {plan.differences.map((d) => (
+              <li key={d.sourceType}>
+                <code>{d.sourceType}</code>: {d.difference}. On{" "}
+                {d.collectorIds.map((id, i) => (
+                  <span key={id}>
+                    {i > 0 && ", "}
+                    <CollectorLink id={id} name={names.get(id) ?? id} />
                   </span>
                 ))}
               </li>

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import type { PublishPlan } from "../../../shared/rollouts.ts";
 import { batchCounts, DEFAULT_STRATEGY, mergePlans, planSummary, strategyFrom } from "./plan.ts";
 
-const plan = (over: Partial<PublishPlan>): PublishPlan => ({ commit: "c", changes: [], groups: [], unchanged: 0, pinned: [], errors: [], lacking: [], ...over });
+const plan = (over: Partial<PublishPlan>): PublishPlan => ({ commit: "c", changes: [], groups: [], unchanged: 0, pinned: [], errors: [], lacking: [], differences: [], ...over });
 const change = (id: string) => ({ collectorId: id, name: id, from: null, to: { hash: "h" }, group: 0 });
 
 test("the plan's summary counts changes, ways, unchanged, and pinned and errors only when there are any", () => {
@@ -51,4 +51,13 @@ test("plans of an edit made in parts read as one: equal diffs are one group, cou
     ["c", 1],
   ]);
   expect({ unchanged: merged.unchanged, errors: merged.errors.length }).toEqual({ unchanged: 3, errors: 1 });
+});
+
+test("the Alloy collectors whose sources deliver other data are counted in the summary and merged per source type", () => {
+  const host = (ids: string[]) => ({ sourceType: "hostmetrics", difference: "node_exporter names", collectorIds: ids });
+  expect(planSummary(plan({ changes: [change("a")], groups: [{ diff: "", collectorIds: ["a"] }], differences: [host(["a"])] }))).toBe(
+    "1 collector changes in 1 way, 0 unchanged, 1 source type delivers other data on Alloy.",
+  );
+  const merged = mergePlans([plan({ differences: [host(["a"])] }), plan({ differences: [host(["b"]), { ...host(["b"]), sourceType: "syslog" }] })])!;
+  expect(merged.differences).toEqual([host(["a", "b"]), { ...host(["b"]), sourceType: "syslog" }]);
 });

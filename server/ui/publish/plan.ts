@@ -14,6 +14,7 @@ export function planSummary(plan: PublishPlan): string {
   if (plan.pinned.length > 0) parts.push(`${plan.pinned.length} pinned and skipped`);
   if (plan.errors.length > 0) parts.push(`${plan.errors.length} cannot be rendered`);
   if (plan.lacking.length > 0) parts.push(`${plan.lacking.length} lack a component and are skipped`);
+  if (plan.differences.length > 0) parts.push(`${plural(plan.differences.length, "source type")} deliver${plan.differences.length === 1 ? "s" : ""} other data on Alloy`);
   return `${parts.join(", ")}.`;
 }
 
@@ -23,7 +24,7 @@ export function planSummary(plan: PublishPlan): string {
  */
 export function mergePlans(plans: readonly PublishPlan[]): PublishPlan | null {
   if (plans.length === 0) return null;
-  const merged: PublishPlan = { commit: plans[0]!.commit, changes: [], groups: [], unchanged: 0, pinned: [], errors: [], lacking: [] };
+  const merged: PublishPlan = { commit: plans[0]!.commit, changes: [], groups: [], unchanged: 0, pinned: [], errors: [], lacking: [], differences: [] };
   const groupOf = new Map<string, number>();
   for (const plan of plans) {
     const index = plan.groups.map((group) => {
@@ -40,6 +41,11 @@ export function mergePlans(plans: readonly PublishPlan[]): PublishPlan | null {
     merged.pinned.push(...plan.pinned);
     merged.errors.push(...plan.errors);
     merged.lacking.push(...plan.lacking);
+    for (const d of plan.differences) {
+      const same = merged.differences.find((m) => m.sourceType === d.sourceType);
+      if (same) same.collectorIds.push(...d.collectorIds);
+      else merged.differences.push({ ...d, collectorIds: [...d.collectorIds] });
+    }
   }
   return merged;
 }

@@ -1,0 +1,115 @@
+/**
+ * What each runtime delivers to a pipeline's first processor for one source
+ * type: the parity table, recorded next to each source (SourceType.delivery)
+ * with where each fact comes from. Runtime O is the OpenTelemetry Collector
+ * (otelcol-svc v0.149.0), Runtime R is Alloy (v1.18.1).
+ *
+ * A difference svc cannot normalise is never silent: a processor that reads
+ * it is refused on Runtime R (render/parity.ts), and otherwise every render
+ * for an Alloy collector names it — the publish plan, the pipeline preview
+ * and route creation answer it as a warning (render/differences.ts).
+ */
+import { LOG_RECORD_SHAPES, RECORD_PARTS, UPSTREAM, type LogSourceType, type Upstream } from "./log-records.ts";
+
+export type { Upstream };
+
+export interface SourceDelivery {
+  /** What Runtime O delivers. */
+  otelcol: string;
+  /** What Runtime R delivers after svc's mapping; null: Runtime R cannot run the source (refused on Alloy collectors). */
+  alloy: string | null;
+  /** What svc renders on Runtime R so that both deliver the same; null: nothing. */
+  normalised: string | null;
+  /** What still differs after that; null: both deliver the same. */
+  difference: string | null;
+  /**
+   * How a processor's read meets the difference: "whole", any read of the
+   * record or metric differs; "parts", only reads of the parts
+   * log-records.ts LOG_RECORD_SHAPES marks as differing.
+   */
+  differsAs: "whole" | "parts" | null;
+  upstream: readonly Upstream[];
+}
+
+/** How svc handles a source type's difference, as the table says it. */
+export function handlingOf(delivery: SourceDelivery): string {
+  if (delivery.alloy === null) return "Runtime O only: refused on Alloy collectors";
+  if (delivery.difference === null) return delivery.normalised === null ? "same: nothing to do" : "normalised in the rendered Alloy config";
+  return "shown before publish (publish plan, preview, route creation warn); a processor reading it is refused on Runtime R";
+}
+
+/** The UPSTREAM facts whose path names one of these components or files. */
+export function upstreamAbout(...fragments: readonly string[]): Upstream[] {
+  return UPSTREAM.filter((u) => fragments.some((f) => u.path.includes(f)));
+}
+
+/** A log source's delivery composed from its record shapes part by part. */
+export function logDelivery(type: LogSourceType, normalised: string | null, upstream: readonly Upstream[]): SourceDelivery {
+  const shapes = LOG_RECORD_SHAPES[type];
+  const part = (side: "otelcol" | "alloy") => RECORD_PARTS.map((p) => `${p}: ${shapes[p][side]}`).join("; ");
+  const differing = RECORD_PARTS.filter((p) => shapes[p].differs !== false);
+  return {
+    otelcol: part("otelcol"),
+    alloy: part("alloy"),
+    normalised,
+    difference:
+      differing.length === 0
+        ? null
+        : differing
+            .map((p) => {
+              const d = shapes[p].differs;
+              return Array.isArray(d)
+                ? `${p} ${d.join(", ")} only on Runtime O`
+                : `${p} is ${shapes[p].otelcol} on Runtime O but ${shapes[p].alloy} on Runtime R`;
+            })
+            .join("; "),
+    differsAs: differing.length === 0 ? null : "parts",
+    upstream,
+  };
+}
+
+/** Facts about the metric and event sources, read at the versions named. */
+export const METRIC_UPSTREAM = {
+  hostmetricsCpu: {
+    repo: "open-telemetry/opentelemetry-collector-contrib",
+    path: "receiver/hostmetricsreceiver/internal/scraper/cpuscraper/metadata.yaml",
+    version: "read via code search, 2026-11 (v0.149.0 line: sem_conv_version 1.9.0)",
+    fact: "system.cpu.time, unit s, cumulative monotonic double sum with attributes cpu and state (idle, interrupt, nice, softirq, steal, system, user, wait); the other scrapers name their metrics system.* the same way (system.memory.usage, system.disk.io, …).",
+  },
+  unixExporter: {
+    repo: "grafana/alloy",
+    path: "internal/component/prometheus/exporter/unix/config.go; go.mod",
+    version: "v1.18.1 (same file at 66ebea856d)",
+    fact: "prometheus.exporter.unix embeds node_exporter (github.com/prometheus/node_exporter v1.10.2, replaced by grafana/node_exporter 318b01780c89): series named by node_exporter, e.g. node_cpu_seconds_total with labels cpu and mode, node_memory_MemAvailable_bytes.",
+  },
+  prometheusReceiver: {
+    repo: "grafana/alloy",
+    path: "internal/component/otelcol/receiver/prometheus/prometheus.go, internal/transaction.go",
+    version: "v1.18.1 (prometheus.go the same at 66ebea856d)",
+    fact: "otelcol.receiver.prometheus appends scraped series through its internal package, a copy of contrib's receiver/prometheusreceiver/internal (its package import comment names it): the translation the collector's prometheus receiver uses, so the same metric names, attributes and resource.",
+  },
+  k8sObjects: {
+    repo: "open-telemetry/opentelemetry-collector-contrib",
+    path: "receiver/k8sobjectsreceiver/unstructured_to_logdata.go",
+    version: "a68e9a17",
+    fact: "watch mode: body = the watch event as a map (type and the Event object); attributes k8s.resource.name, event.domain and event.name; no severity.",
+  },
+  kubernetesEvents: {
+    repo: "grafana/alloy",
+    path: "internal/component/loki/source/kubernetes_events/event_controller.go",
+    version: "v1.18.1 (same file at 66ebea856d)",
+    fact: "parseEvent: line = logfmt of name, kind, action, reason, type, msg (and more when set); labels namespace, job, instance; through otelcol.receiver.loki each label becomes a string attribute plus loki.attribute.labels; no severity.",
+  },
+  kafka: {
+    repo: "grafana/alloy",
+    path: "internal/component/otelcol/receiver/kafka/kafka.go",
+    version: "v1.18.1",
+    fact: "otelcol.receiver.kafka wraps contrib's kafkareceiver: the same unmarshalers per encoding, so the same records.",
+  },
+  otlp: {
+    repo: "grafana/alloy",
+    path: "internal/component/otelcol/receiver/otlp/otlp.go",
+    version: "v1.18.1",
+    fact: "otelcol.receiver.otlp wraps the collector's otlpreceiver: data as sent.",
+  },
+} as const satisfies Record<string, Upstream>;

@@ -1,0 +1,18 @@
+/** The parity table of docs/runtime-parity.md, written from the catalog's delivery data (parity-table.test.ts keeps the two equal). */
+import { SOURCE_TYPES } from "../registry.ts";
+import { handlingOf } from "./delivery.ts";
+
+const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+
+export function parityTable(): string {
+  const rows = SOURCE_TYPES.map((t) => {
+    const d = t.delivery;
+    const from = d.upstream.map((u) => `${u.repo} \`${u.path}\` (${u.version})`).join("; ") || "—";
+    return `| \`${t.type}\` | ${cell(d.otelcol)} | ${cell(d.alloy ?? "cannot run it")} | ${cell(d.difference ?? "none")} | ${cell(handlingOf(d))}${d.normalised ? `: ${cell(d.normalised)}` : ""} | ${cell(from)} |`;
+  });
+  return [
+    "| Source type | Runtime O (OpenTelemetry Collector) delivers | Runtime R (Alloy) delivers | Difference | svc | From |",
+    "|---|---|---|---|---|---|",
+    ...rows,
+  ].join("\n");
+}
