@@ -99,11 +99,22 @@ describe("enrollment tokens", () => {
     expect(await enrollment.bindCollector("missing", "c-1").catch((e) => e)).toBeInstanceOf(NotFoundError);
   });
 
-  test("an expired token is refused, even to its bound instance", async () => {
+  test("expiry bounds the first use only: an expired token enrolls no instance, while the instance it is bound to keeps it until it is revoked", async () => {
     const { enrollment } = open();
-    const { token } = await enrollment.create(who, { kind: "opamp", expiresIn: 60 });
+    const { token, enrollmentToken } = await enrollment.create(who, { kind: "opamp", expiresIn: 60 });
+    const unused = await enrollment.create(who, { kind: "opamp", expiresIn: 60 });
     expect(await enrollment.redeemOpamp(token, "uid-a")).not.toBeNull();
+    expect((await enrollment.opampToken(token))?.expiresAt).toBeNull();
     setSystemTime(new Date(Date.now() + 61_000));
+    expect(await enrollment.redeemOpamp(unused.token, "uid-b")).toBeNull();
+    expect(await enrollment.usableForOpamp(unused.token)).toBe(false);
+    expect(await enrollment.redeemOpamp(token, "uid-a")).not.toBeNull();
+    expect(await enrollment.redeemOpamp(token, "uid-b")).toBeNull();
+    expect(await enrollment.usableForOpamp(token)).toBe(true);
+    // Not pruned as spent, however long ago it expired.
+    expect(await enrollment.prune(new Date(Date.now() + 365 * 86_400_000))).toBe(1);
+    expect(await enrollment.redeemOpamp(token, "uid-a")).not.toBeNull();
+    await enrollment.revoke(who, enrollmentToken.id);
     expect(await enrollment.redeemOpamp(token, "uid-a")).toBeNull();
   });
 

@@ -6,8 +6,13 @@
  *
  * - `opamp`: single-use. The first OpAMP handshake binds it to that
  *   instance_uid by compare-and-swap on the state document, so of two
- *   concurrent first contacts exactly one wins; that instance may reconnect
- *   with it for as long as it is valid, any other instance is refused.
+ *   concurrent first contacts exactly one wins; any other instance is
+ *   refused. Expiry bounds only that first use: once bound, the token is that
+ *   instance's credential until revoked, because the OpAMP supervisor keeps
+ *   it in its config file and dials with it at every start (v0.149.0 keeps
+ *   offered connection settings in memory only: supervisor.go
+ *   onOpampConnectionSettings), so an expiring bound token would cut off every
+ *   installed collector at its next reconnect.
  * - `agent`: counts uses up to `maxUses` (null: unlimited, for DaemonSets).
  *
  * Revoking deletes the digest, so a revoked token is unknown at once; the
@@ -66,8 +71,11 @@ export interface NewEnrollmentToken {
 
 const COLLECTION = "enrollment_tokens";
 
-/** Neither revoked nor expired at `nowMs`. */
-const liveAt = (t: StoredEnrollmentToken, nowMs: number) => t.revokedAt === null && Date.parse(t.expiresAt) > nowMs;
+/** An OpAMP token its instance has redeemed: it no longer expires (see above). */
+const boundOpamp = (t: StoredEnrollmentToken) => t.kind === "opamp" && t.boundInstanceUid !== null;
+
+/** Not revoked, and not expired at `nowMs` unless bound. */
+const liveAt = (t: StoredEnrollmentToken, nowMs: number) => t.revokedAt === null && (boundOpamp(t) || Date.parse(t.expiresAt) > nowMs);
 
 /** An agent token with no use left. */
 const usedUp = (t: StoredEnrollmentToken) => t.maxUses !== null && t.uses >= t.maxUses;
@@ -130,6 +138,7 @@ export class Enrollment {
     const cutoff = now.getTime() - SPENT_TOKEN_RETENTION_DAYS * DAY * 1000;
     let removed = 0;
     for await (const doc of scan<StoredEnrollmentToken>(this.store, COLLECTION)) {
+      if (liveAt(doc.data, now.getTime())) continue;
       const spentAt = doc.data.revokedAt !== null ? Date.parse(doc.data.revokedAt) : Date.parse(doc.data.expiresAt);
       if (spentAt >= cutoff) continue;
       try {
@@ -195,7 +204,8 @@ export class Enrollment {
 
   /**
    * Redeems an OpAMP enrollment token for `instanceUid`: null when the token is
-   * unknown, revoked, expired, of another kind, or bound to another instance.
+   * unknown, revoked, of another kind, bound to another instance, or expired
+   * before this instance first redeemed it.
    * The first redemption binds it and counts the use; the same instance may
    * redeem again any number of times without a write.
    */
@@ -204,11 +214,11 @@ export class Enrollment {
     return (await this.opampToken(token)) !== null;
   }
 
-  /** A live OpAMP enrollment token's id and end, without redeeming it: a session opened with it lasts until then. */
-  async opampToken(token: string): Promise<{ tokenId: string; expiresAt: string } | null> {
+  /** A live OpAMP enrollment token's id and end (null once bound: until revoked), without redeeming it: a session opened with it lasts until then. */
+  async opampToken(token: string): Promise<{ tokenId: string; expiresAt: string | null } | null> {
     const id = await this.lookup(token);
     const doc = id === null ? null : await this.live(id, "opamp");
-    return doc ? { tokenId: doc.id, expiresAt: doc.data.expiresAt } : null;
+    return doc ? { tokenId: doc.id, expiresAt: boundOpamp(doc.data) ? null : doc.data.expiresAt } : null;
   }
 
   /**

@@ -15,7 +15,7 @@ import { AppError, UnauthenticatedError } from "../errors.ts";
 /** Who the Authorization header says is calling, checked before any protobuf is read (and again on every message). */
 export type Credential =
   | { kind: "collector"; collectorId: string; token: string }
-  | { kind: "enrollment"; token: string; tokenId: string; expiresAt: number };
+  | { kind: "enrollment"; token: string; tokenId: string; expiresAt: number | null };
 
 export interface CredentialDeps {
   collectorTokens: Pick<CollectorTokens, "verify">;
@@ -41,7 +41,7 @@ export async function authenticate(deps: CredentialDeps, token: string | null): 
     if (collectorId !== null) return { kind: "collector", collectorId, token };
   } else if (kind === "enrollment") {
     const enrollment = await deps.enrollment.opampToken(token);
-    if (enrollment) return { kind: "enrollment", token, tokenId: enrollment.tokenId, expiresAt: Date.parse(enrollment.expiresAt) };
+    if (enrollment) return { kind: "enrollment", token, tokenId: enrollment.tokenId, expiresAt: enrollment.expiresAt === null ? null : Date.parse(enrollment.expiresAt) };
   }
   throw new UnauthenticatedError("The Bearer token is not valid, or has been revoked or has expired.");
 }
@@ -49,11 +49,11 @@ export async function authenticate(deps: CredentialDeps, token: string | null): 
 /** Whether the credential a session opened with still holds (not rotated, revoked, expired, or its collector deleted). */
 export async function stillValid(deps: CredentialDeps, credential: Credential): Promise<boolean> {
   if (credential.kind === "collector") return (await deps.collectorTokens.verify(credential.token)) === credential.collectorId;
-  return Date.now() < credential.expiresAt && (await deps.enrollment.usableForOpamp(credential.token));
+  return (credential.expiresAt === null || Date.now() < credential.expiresAt) && (await deps.enrollment.usableForOpamp(credential.token));
 }
 
 /** The documents a credential stands on: its token's digest, and a collector token's collector. */
 export function standsOn(credential: Credential): LiveCredential {
   if (credential.kind === "collector") return { standsOn: [tokenDoc(credential.token), `${COLLECTORS}/${credential.collectorId}`] };
-  return { standsOn: [tokenDoc(credential.token)], endsAt: credential.expiresAt };
+  return { standsOn: [tokenDoc(credential.token)], ...(credential.expiresAt === null ? {} : { endsAt: credential.expiresAt }) };
 }

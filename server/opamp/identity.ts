@@ -104,6 +104,10 @@ export class Identity {
       throw new InstanceRefused(401, "unauthenticated", "This enrollment token is not valid for this instance_uid: it is bound to another instance, revoked or expired.");
     }
     let collectorId = grant.collectorId;
+    // A bound token outlives its expiry (enrollment.ts), not its collector.
+    if (collectorId !== null && !(await this.exists(collectorId))) {
+      throw new InstanceRefused(401, "unauthenticated", "The collector this enrollment token enrolls was deleted; mint a new enrollment token to enroll this host again.");
+    }
     if (collectorId === null) {
       const collector = await this.deps.collectors.create(SYSTEM_ACTOR, {
         name: collectorName(attributes(description), uid),

@@ -104,6 +104,8 @@ export async function sendLogs(port: number, texts: string[]): Promise<boolean> 
 
 export interface Supervised {
   root: string;
+  /** The OpAMP enrollment token its config carries. */
+  token: string;
   /** The supervisor's storage directory: its instance id, the collector's merged config (effective.yaml), what svc last sent it. */
   storage: string;
   proc: ReturnType<typeof Bun.spawn>;
@@ -113,6 +115,8 @@ export interface Supervised {
   log(): string;
   /** Stops the supervisor (which stops its collector) and waits for it; kills any collector it left behind. */
   stop(): Promise<void>;
+  /** Stops it as `stop` does and starts a new supervisor on the same files, as a host reboot or `systemctl restart` would. */
+  restart(): Promise<void>;
 }
 
 export interface SuperviseOptions {
@@ -125,6 +129,8 @@ export interface SuperviseOptions {
    * env.go). The wrapper sets the variable for the collector only.
    */
   metricsIntervalMs?: number;
+  /** The enrollment token's lifetime in seconds (the server's default when absent). */
+  expiresIn?: number;
 }
 
 /**
@@ -134,7 +140,7 @@ export interface SuperviseOptions {
  */
 export async function supervise(base: string, call: Call, options: SuperviseOptions): Promise<Supervised> {
   const root = tempDir("svc-realsup-");
-  const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp" });
+  const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", ...(options.expiresIn === undefined ? {} : { expiresIn: options.expiresIn }) });
   const served = await fetch(`${base}/v1/bootstrap?file=/etc/opampsupervisor/config.yaml`, { headers: { Authorization: `Bearer ${token}` } });
   if (served.status !== 200) throw new Error(`GET /v1/bootstrap answered ${served.status}: ${await served.text()}`);
   const config = parse(await served.text());
@@ -153,7 +159,8 @@ export async function supervise(base: string, call: Call, options: SuperviseOpti
   writeFileSync(configPath, stringify(config));
   const logPath = join(root, "supervisor.log");
   const log = openSync(logPath, "a");
-  const proc = Bun.spawn([peer("supervisor"), `--config=${configPath}`], { cwd: root, stdout: log, stderr: log });
+  const spawn = () => Bun.spawn([peer("supervisor"), `--config=${configPath}`], { cwd: root, stdout: log, stderr: log });
+  let proc = spawn();
   const pids = () => {
     try {
       return readFileSync(starts, "utf8").split("\n").filter(Boolean).map(Number);
@@ -161,27 +168,35 @@ export async function supervise(base: string, call: Call, options: SuperviseOpti
       return [];
     }
   };
+  const stop = async () => {
+    // The supervisor stops its collector on SIGINT only (main.go at v0.149.0: signal.Notify(interrupt, os.Interrupt));
+    // SIGTERM ends it at once and leaves the collector running.
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGINT");
+    await proc.exited;
+    // A collector a supervisor that died left behind: each one this wrapper started, by its pid, if that pid
+    // is still a collector on this root's config (not a reused pid).
+    for (const pid of pids()) {
+      try {
+        if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(root)) process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  };
   return {
     root,
+    token,
     storage: config.storage.directory,
-    proc,
+    get proc() {
+      return proc;
+    },
     starts: () => pids().length,
     log: () => readFileSync(logPath, "utf8").slice(-4000),
-    async stop() {
-      // The supervisor stops its collector on SIGINT only (main.go at v0.149.0: signal.Notify(interrupt, os.Interrupt));
-      // SIGTERM ends it at once and leaves the collector running.
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGINT");
-      await proc.exited;
-      // A collector a supervisor that died left behind: each one this wrapper started, by its pid, if that pid
-      // is still a collector on this root's config (not a reused pid).
-      for (const pid of pids()) {
-        try {
-          if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(root)) process.kill(pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
+    async restart() {
+      await stop();
+      proc = spawn();
     },
+    stop,
   };
 }
 
