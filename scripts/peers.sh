@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real peers the tests run against (test/peers: the OpenTelemetry
-# Collector distribution, the OpAMP supervisor and the small Go checkers) into
+# Collector distribution, the OpAMP supervisor, the scripted opamp-go client
+# and the small Go checkers) into
 # test/peers/bin, from the Go module proxy at the versions test/peers/go.sum
 # pins. scripts/test.sh runs it before `bun test`, so no test builds anything.
 # Go's own module and build caches make a second run take seconds.
@@ -26,5 +27,5 @@ fi
 # -mod=readonly refuses to change go.mod or go.sum behind the developer's back.
 export CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
 "$go" build -trimpath -o bin/ \
-  ./otelcol-svc ./yamlv3 ./promtext ./durations \
+  ./otelcol-svc ./opampclient ./yamlv3 ./promtext ./durations \
   github.com/open-telemetry/opentelemetry-collector-contrib/cmd/opampsupervisor
