@@ -193,11 +193,6 @@ export class GoAgent {
     return this.events.slice(from).filter(match).length;
   }
 
-  /** The next remote config opamp-go hands over after `from`. */
-  async config(what: string, from = this.mark(), timeoutMs = 15_000): Promise<{ hash: string; body: string }> {
-    return (await this.waitFor((e) => e.remoteConfig !== undefined, what, timeoutMs, from)).remoteConfig!;
-  }
-
   /** SetAgentDescription. */
   describe(description: Description): Promise<void> {
     return this.client.command({ op: "describe", agent: this.name, description: { nonIdentifying: {}, ...description } });
@@ -206,11 +201,6 @@ export class GoAgent {
   /** SetRemoteConfigStatus (opamp-go sends it unless equal to the last one, coalesced with anything else pending). */
   status(hash: string, status: Status = "APPLIED", error = ""): Promise<void> {
     return this.client.command({ op: "status", agent: this.name, hash, status, error });
-  }
-
-  /** UpdateEffectiveConfig with this body. */
-  effective(body: string): Promise<void> {
-    return this.client.command({ op: "effective", agent: this.name, body });
   }
 
   /** Stop (a WebSocket client sends agent_disconnect and closes). */

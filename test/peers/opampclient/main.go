@@ -8,27 +8,26 @@
 // handling, its sequence numbers, its coalescing of pending reports, and its
 // handling of AgentIdentification.new_instance_uid (the client takes the new
 // UID itself; the program only reports it). This program only does what an
-// agent does around the library: it holds the description, the remote config
-// status and the effective config it is told to report, keeps them across a
-// restart as the OpAMP supervisor persists them, and reports what the
-// library's callbacks say.
+// agent does around the library: it holds the description and the remote
+// config status it is told to report, keeps them across a restart as the
+// OpAMP supervisor persists them, and reports what the library's callbacks
+// say.
 //
 // Commands (fields beyond op and agent as each needs):
 //
-//	start    url, token, uid (32 hex digits), description, heartbeatSeconds, autoApply
-//	describe description                  SetAgentDescription
-//	status   hash, status (APPLIED|APPLYING|FAILED), error   SetRemoteConfigStatus
-//	effective body                        UpdateEffectiveConfig with this YAML
-//	stop                                  Stop (a WebSocket client sends agent_disconnect)
-//	restart  [url]                        stop, then start again with the kept state and
-//	                                      the UID the server last gave it, as a restarted
-//	                                      supervisor does
+//	start     url, token, uid (32 hex digits), description, heartbeatSeconds, autoApply
+//	describe  description: SetAgentDescription
+//	status    hash, status (APPLIED|APPLYING|FAILED), error: SetRemoteConfigStatus
+//	stop      Stop (a WebSocket client sends agent_disconnect)
+//	restart   [url]: stop, then start again with the kept state and the UID the
+//	          server last gave it, as a restarted supervisor does
 //
 // Events: connected (OnConnect: a WebSocket upgrade, or an HTTP 200),
 // connectFailed (OnConnectFailed), error (OnError: a ServerErrorResponse),
-// message (OnMessage: every ServerToAgent processed, with its remote config,
-// new instance UID or command when it has one), log (the library's own error
-// log lines), stopped, and fault (a command this program could not carry out).
+// message (OnMessage: every ServerToAgent processed, with its remote config
+// or new instance UID when it has one), log (the library's own error log
+// lines), stopped; and for each command, in order, ok or fault (it could not
+// be carried out, and why).
 package main
 
 import (
@@ -51,12 +50,11 @@ import (
 )
 
 // What the agents report they do: the supervisor's usual set without the
-// capabilities that need more than a test scripts (packages, restart
-// command, connection settings, own telemetry).
+// capabilities that need more than a test scripts (effective config,
+// packages, restart command, connection settings, own telemetry).
 const capabilities = protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus |
 	protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig |
 	protobufs.AgentCapabilities_AgentCapabilities_ReportsRemoteConfig |
-	protobufs.AgentCapabilities_AgentCapabilities_ReportsEffectiveConfig |
 	protobufs.AgentCapabilities_AgentCapabilities_ReportsHealth |
 	protobufs.AgentCapabilities_AgentCapabilities_ReportsHeartbeat
 
@@ -77,7 +75,6 @@ type command struct {
 	Hash             string       `json:"hash"`
 	Status           string       `json:"status"`
 	Error            string       `json:"error"`
-	Body             string       `json:"body"`
 }
 
 type remoteConfig struct {
@@ -94,7 +91,6 @@ type event struct {
 	Flags          uint64        `json:"flags,omitempty"`
 	RemoteConfig   *remoteConfig `json:"remoteConfig,omitempty"`
 	NewInstanceUID string        `json:"newInstanceUid,omitempty"`
-	Command        string        `json:"command,omitempty"`
 	Op             string        `json:"op,omitempty"`
 }
 
@@ -127,7 +123,6 @@ type agent struct {
 	uid       types.InstanceUid
 	descr     *protobufs.AgentDescription
 	status    *protobufs.RemoteConfigStatus
-	effective string
 	heartbeat time.Duration
 	autoApply bool
 	client    client.OpAMPClient
@@ -190,8 +185,10 @@ func (a *agent) start() error {
 		InstanceUid:        a.uid,
 		RemoteConfigStatus: a.status,
 		Callbacks: types.Callbacks{
-			OnConnect:       func(context.Context) { emit(event{Agent: a.name, Event: "connected"}) },
-			OnConnectFailed: func(_ context.Context, err error) { emit(event{Agent: a.name, Event: "connectFailed", Error: err.Error()}) },
+			OnConnect: func(context.Context) { emit(event{Agent: a.name, Event: "connected"}) },
+			OnConnectFailed: func(_ context.Context, err error) {
+				emit(event{Agent: a.name, Event: "connectFailed", Error: err.Error()})
+			},
 			OnError: func(_ context.Context, e *protobufs.ServerErrorResponse) {
 				ev := event{Agent: a.name, Event: "error", Error: e.ErrorMessage, ErrorType: e.Type.String()}
 				if info := e.GetRetryInfo(); info != nil {
@@ -199,8 +196,7 @@ func (a *agent) start() error {
 				}
 				emit(ev)
 			},
-			OnMessage:          func(ctx context.Context, m *types.MessageData) { a.onMessage(ctx, m) },
-			GetEffectiveConfig: func(context.Context) (*protobufs.EffectiveConfig, error) { return a.effectiveConfig(), nil },
+			OnMessage: func(ctx context.Context, m *types.MessageData) { a.onMessage(ctx, m) },
 		},
 	}
 	if a.heartbeat > 0 {
@@ -217,17 +213,6 @@ func (a *agent) start() error {
 		return err
 	}
 	return nil
-}
-
-func (a *agent) effectiveConfig() *protobufs.EffectiveConfig {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.effective == "" {
-		return nil
-	}
-	return &protobufs.EffectiveConfig{ConfigMap: &protobufs.AgentConfigMap{ConfigMap: map[string]*protobufs.AgentConfigFile{
-		"": {Body: []byte(a.effective), ContentType: "text/yaml"},
-	}}}
 }
 
 // onMessage reports what opamp-go handed over; the library has already taken a new instance UID itself.
@@ -249,21 +234,23 @@ func (a *agent) onMessage(_ context.Context, m *types.MessageData) {
 	emit(ev)
 	if m.RemoteConfig != nil && a.autoApply {
 		// An agent that runs whatever it is given: it says so at once.
-		a.setStatus(&protobufs.RemoteConfigStatus{LastRemoteConfigHash: m.RemoteConfig.ConfigHash, Status: protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED})
+		applied := &protobufs.RemoteConfigStatus{LastRemoteConfigHash: m.RemoteConfig.ConfigHash, Status: protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED}
+		if err := a.setStatus(applied); err != nil {
+			emit(event{Agent: a.name, Event: "log", Error: "SetRemoteConfigStatus: " + err.Error()})
+		}
 	}
 }
 
-func (a *agent) setStatus(status *protobufs.RemoteConfigStatus) {
+// setStatus keeps the status (a restart starts with it) and hands it to the running client.
+func (a *agent) setStatus(status *protobufs.RemoteConfigStatus) error {
 	a.mu.Lock()
 	a.status = status
 	c := a.client
 	a.mu.Unlock()
 	if c == nil {
-		return
+		return nil
 	}
-	if err := c.SetRemoteConfigStatus(status); err != nil {
-		emit(event{Agent: a.name, Event: "fault", Error: "SetRemoteConfigStatus: " + err.Error()})
-	}
+	return c.SetRemoteConfigStatus(status)
 }
 
 func (a *agent) stop() error {
@@ -327,17 +314,7 @@ func run(agents map[string]*agent, cmd command) error {
 		if err != nil {
 			return err
 		}
-		a.setStatus(&protobufs.RemoteConfigStatus{LastRemoteConfigHash: hash, Status: status, ErrorMessage: cmd.Error})
-		return nil
-	case "effective":
-		a.mu.Lock()
-		a.effective = cmd.Body
-		c := a.client
-		a.mu.Unlock()
-		if c != nil {
-			return c.UpdateEffectiveConfig(context.Background())
-		}
-		return nil
+		return a.setStatus(&protobufs.RemoteConfigStatus{LastRemoteConfigHash: hash, Status: status, ErrorMessage: cmd.Error})
 	case "stop":
 		if err := a.stop(); err != nil {
 			return err
