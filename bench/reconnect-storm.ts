@@ -40,8 +40,13 @@ try {
   await call("/sources", "POST", { name: "storm logs", type: "filelog", config: { include: ["/var/log/storm/*.log"] } });
   await call("/commit", "POST", { message: "storm" });
   const connectStarted = performance.now();
-  clients = await startClients(`${transport}://127.0.0.1:${port}/v1/opamp`, agents, { processes, heartbeatSeconds });
+  // HTTP agents start spread over their polling interval, and poll steadily before the kill.
+  clients = await startClients(`${transport}://127.0.0.1:${port}/v1/opamp`, agents, { processes, heartbeatSeconds, spreadSeconds: heartbeatSeconds });
   await until("every agent connected", 300_000, (p) => p.connected === count);
+  if (transport === "http") {
+    clients.epoch();
+    await until("every agent polled again", 300_000, (p) => p.connected === count);
+  }
   console.log(`collectors: ${count} opamp-go agents over ${transport}, client processes: ${processes}, embedded store`);
   console.log(`first connect: ${count} agents in ${((performance.now() - connectStarted) / 1000).toFixed(1)} s`);
 
