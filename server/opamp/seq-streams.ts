@@ -6,7 +6,8 @@
  *
  * One opamp-go agent numbers its messages 0, 1, 2, … from each start
  * (client/internal/nextmessage.go PopPending) and sends one request at a
- * time, re-sending the same bytes, sequence number included, while it
+ * time (as the spec's Plain HTTP Transport requires), re-sending the same
+ * bytes, sequence number included, while it
  * retries (client/internal/httpsender.go sendRequestWithRetries). So the
  * numbers one agent sends form one chain, which a restart (back to 0) or a
  * lost message (a gap) ends and a new one begins; an ended chain never
