@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the real peers the tests run against (test/peers: the OpenTelemetry
-# Collector distribution, the OpAMP supervisor and the small Go checkers; its
-# nested modules test/peers/alloy: Alloy's remote-config client and syntax
-# checker, and test/peers/ferretdb: FerretDB) into test/peers/bin, from the Go
-# module proxy at the versions each module's go.sum pins. scripts/test.sh runs it
-# before `bun test`, so no test builds anything.
+# Collector distribution, the OpAMP supervisor, the scripted opamp-go client and
+# the small Go checkers; its nested modules test/peers/alloy: Alloy's
+# remote-config client and syntax checker, and test/peers/ferretdb: FerretDB)
+# into test/peers/bin, from the Go module proxy at the versions each module's
+# go.sum pins. scripts/test.sh runs it before `bun test`, so no test builds anything.
 # Go's own module and build caches make a second run take seconds.
 set -euo pipefail
 cd "$(dirname "$0")/../test/peers"
@@ -28,7 +28,7 @@ fi
 # -mod=readonly refuses to change go.mod or go.sum behind the developer's back.
 export CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
 "$go" build -trimpath -o bin/ \
-  ./otelcol-svc ./yamlv3 ./promtext ./durations \
+  ./otelcol-svc ./opampclient ./yamlv3 ./promtext ./durations \
   github.com/open-telemetry/opentelemetry-collector-contrib/cmd/opampsupervisor
 # Nested modules of their own: Alloy's pins (golang.org/x/sys among them) and FerretDB's
 # dependencies would move the collector's.

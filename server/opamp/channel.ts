@@ -14,7 +14,9 @@
  *   collector stops reading is closed (1013), not buffered for; it is sent its
  *   config again when it reconnects. A message over the size limit is
  *   answered UNAVAILABLE with a retry-after and its session held, then
- *   closed (sessions.ts hold), so the agent does not redial with it at once.
+ *   closed (sessions.ts hold), so the agent does not redial with it at once;
+ *   over HTTP the same answer, and its full state is not asked for until the
+ *   hold time is over (tooLarge).
  * - A session lasts only as long as its credential (server/auth/live.ts):
  *   rotating a collector token, revoking or expiring the enrollment token,
  *   or deleting the collector closes (1008) every session that stands on it,
@@ -172,7 +174,14 @@ export class OpampChannel implements Channel {
       if (ctx.server.upgrade(req, { data: { channel: this, state: credential } })) return undefined;
       throw new AppError(400, "bad_upgrade", "The WebSocket upgrade failed.");
     }
-    const body = await readProtobufBody(req, this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES);
+    const limit = this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+    let body: Uint8Array;
+    try {
+      body = await readProtobufBody(req, limit);
+    } catch (error) {
+      if (error instanceof AppError && error.status === 413) return this.tooLarge(req, credential, limit);
+      throw error;
+    }
     let message: AgentToServer;
     try {
       message = fromBinary(AgentToServerSchema, body);
@@ -185,6 +194,41 @@ export class OpampChannel implements Channel {
       if (error instanceof InstanceRefused) error.headers["Retry-After"] = String(Math.ceil(this.sessions.holdSeconds));
       throw error;
     });
+    return connection.response;
+  }
+
+  /**
+   * An HTTP request over the size limit (an AgentDescription or effective
+   * config too large). What opamp-go v0.23.0's HTTP client does with each
+   * answer (client/internal/httpsender.go attemptRequest; the spec is
+   * open-telemetry/opamp-spec specification.md):
+   * - 413, which the spec asks for since "Plain HTTP Message Size Limits"
+   *   (b1905ce, 2026-06-02, after its last release v0.18.0): not retried, the
+   *   report is dropped; the next poll is a gap, asked for full state, which
+   *   sends the report again: one oversized upload per polling interval, and
+   *   no way to say when to retry.
+   * - 503 or 429 with Retry-After ("Throttling", Plain HTTP Transport):
+   *   retried after the Retry-After with the same bytes, forever; the client
+   *   sends nothing else meanwhile (no poll, no status) until it restarts.
+   * - 200 with ServerErrorResponse UNAVAILABLE and RetryInfo ("Throttling",
+   *   WebSocket; any ServerToAgent may carry it): handed to OnError only
+   *   (client/internal/receivedprocessor.go), RetryInfo unread, the report
+   *   dropped, and the client polls on.
+   * So the last, with the retry-after kept here: the instance's full state
+   * is not asked for until the hold time is over, then once
+   * (Sessions.holdReports); it is answered meanwhile. The instance is the
+   * OpAMP-Instance-UID header, which opamp-go sets (httpsender.go
+   * prepareRequest; the spec says SHOULD): the body is not read past the limit.
+   */
+  private tooLarge(req: Request, credential: Credential, limit: number): Response {
+    const header = (req.headers.get("opamp-instance-uid") ?? "").replaceAll("-", "").toLowerCase();
+    const uid = /^[0-9a-f]{32}$/.test(header) ? header : "";
+    if (uid) this.sessions.holdReports(uid, credential);
+    const connection = new HttpConnection(req.headers.get("accept-encoding"));
+    const reason = `The request is over this server's limit of ${limit} bytes (an AgentDescription or effective config too large); it is not asked for again until the retry-after, then send less.`;
+    connection.send(this.sessions.unavailable(Buffer.from(uid, "hex"), reason));
+    // The rest of the body is not read: the connection is not reused.
+    connection.response.headers.set("Connection", "close");
     return connection.response;
   }
 

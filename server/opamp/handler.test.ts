@@ -29,7 +29,7 @@ const RENDERED: RenderedConfig = { hash: "ab".repeat(32), runtime: "otelcol", co
 const log = pino({ level: "silent" });
 
 /** The handler over in-memory stand-ins, with what it did to them. */
-function world(externalUrl = "") {
+function world(externalUrl = "", sessions = new Sessions()) {
   const docs = new Map<string, unknown>();
   const collectors = new Map<string, Collector>();
   const created: NewCollector[] = [];
@@ -113,7 +113,6 @@ function world(externalUrl = "") {
     restarts: { pending: async () => null, claim: async () => false },
     builds: { report: async () => {}, hash: async () => null },
   };
-  const sessions = new Sessions();
   const handler = new MessageHandler(deps, sessions);
   return {
     handler,
@@ -265,6 +264,67 @@ describe("sessions", () => {
     w.sessions.instance(hex(uid(11)))!.seenAt = Date.now() - 120_000;
     expect(hex(decoded(await poll()).remoteConfig!.configHash)).toBe(RENDERED.hash);
     expect(w.seen.at(-1)).toEqual(["c1", { channel: "opamp", intervalSeconds: 120, acceptsRemoteConfig: true, error: null }]);
+  });
+});
+
+describe("clones over HTTP", () => {
+  test("two agents polling in turn with one instance UID: the second to advance after the other is told a new UID and becomes its own collector; a restart is not a clone", async () => {
+    const w = world();
+    w.addCollector("c1");
+    const credential = collectorToken("c1");
+    const poll = (seq: number, fields: Record<string, unknown> = {}) =>
+      w.handler.receive(exchange(credential), a2s({ instanceUid: uid(12), sequenceNum: BigInt(seq), ...fields }), log).then(decoded);
+    for (let seq = 0; seq <= 20; seq++) expect((await poll(seq)).agentIdentification).toBeUndefined();
+    // Restarted: back to 0, with its description.
+    for (let seq = 0; seq <= 3; seq++) expect((await poll(seq, seq === 0 ? { agentDescription: description({}) } : {})).agentIdentification).toBeUndefined();
+    expect(w.created).toEqual([]);
+
+    // A clone boots beside it: 0 … while the first goes on 4 …
+    const answers = [];
+    for (const seq of [0, 4, 1, 5]) answers.push(await poll(seq, seq === 0 ? { agentDescription: description({}) } : {}));
+    const told = answers[3]!;
+    expect(answers.slice(0, 3).map((a) => a.agentIdentification)).toEqual([undefined, undefined, undefined]);
+    expect(told.agentIdentification?.newInstanceUid).toHaveLength(16);
+    expect(told.flags & FULL_STATE).toBe(FULL_STATE);
+    expect(w.created).toHaveLength(1);
+    expect(w.created[0]!.cloneOf).toMatchObject({ collectorId: "c1", instanceUid: hex(uid(12)) });
+    // Told again while it goes on with the old UID; the other is not.
+    expect((await poll(2)).agentIdentification).toBeUndefined();
+    expect(hex((await poll(6)).agentIdentification!.newInstanceUid)).toBe(hex(told.agentIdentification!.newInstanceUid));
+    // Under its new UID it is the clone's collector.
+    const newUid = told.agentIdentification!.newInstanceUid;
+    await w.handler.receive(exchange(credential), a2s({ instanceUid: newUid, sequenceNum: 7n, agentDescription: description({}) }), log);
+    expect(w.sessions.instance(hex(newUid))?.collectorId).toBe("c2");
+    expect(w.created).toHaveLength(1);
+  });
+});
+
+describe("an HTTP report refused as too large", () => {
+  test("while held its full state is not asked for (nor its config sent before it), then it is asked once", async () => {
+    const w = world();
+    w.addCollector("c1");
+    w.publish(RENDERED);
+    const credential = collectorToken("c1");
+    const poll = (seq: number) => w.handler.receive(exchange(credential), a2s({ instanceUid: uid(13), sequenceNum: BigInt(seq) }), log).then(decoded);
+    w.sessions.holdReports(hex(uid(13)), credential);
+    // Unknown, no description: would be asked for full state.
+    const first = await poll(1);
+    expect(first.flags & FULL_STATE).toBe(0n);
+    expect(first.remoteConfig).toBeUndefined();
+    expect((await poll(2)).remoteConfig).toBeUndefined();
+
+    const later = world("", new Sessions({ refusedHoldSeconds: 0.05 }));
+    later.addCollector("c1");
+    later.publish(RENDERED);
+    later.sessions.holdReports(hex(uid(14)), credential);
+    const at = (seq: number) => later.handler.receive(exchange(credential), a2s({ instanceUid: uid(14), sequenceNum: BigInt(seq) }), log).then(decoded);
+    expect((await at(1)).flags & FULL_STATE).toBe(0n);
+    expect((await at(2)).flags & FULL_STATE).toBe(0n);
+    await Bun.sleep(80);
+    expect((await at(3)).flags & FULL_STATE).toBe(FULL_STATE);
+    const reported = await later.handler.receive(exchange(credential), a2s({ instanceUid: uid(14), sequenceNum: 4n, agentDescription: description({}) }), log).then(decoded);
+    expect(reported.flags & FULL_STATE).toBe(0n);
+    expect(hex(reported.remoteConfig!.configHash)).toBe(RENDERED.hash);
   });
 });
 

@@ -11,7 +11,11 @@
  *   the hash of the redacted rendering, which the agent reports back.
  * - A session or exchange that resumes without saying which config the agent
  *   runs is asked for full state, and the target is re-sent unless that
- *   report says the agent has it.
+ *   report says the agent has it; not while an HTTP report refused as too
+ *   large is held (Sessions.holdReports), then once.
+ * - Two live agents with one instance UID (a cloned image) are told apart,
+ *   over WebSocket by their sessions, over HTTP by their sequence numbers
+ *   (seq-streams.ts): one is given a new UID and its own collector.
  * - Pushes: a new target reaches a collector's open sessions at once
  *   (`pushConfig`), a rotated token its enrollment sessions (`pushSettings`),
  *   an operator's restart request the command (`restartRequested`, once);
@@ -41,6 +45,7 @@ import type { Retargeting } from "../rollout/retarget.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import { Refused } from "./credential.ts";
 import { attributes, Identity, type IdentityDeps } from "./identity.ts";
+import { SeqStreams } from "./seq-streams.ts";
 import type { Instance, Session, Sessions } from "./sessions.ts";
 import { ConnectionSettings, DEFAULT_HEARTBEAT_SECONDS, has, type SettingsDeps } from "./settings.ts";
 import { RemoteConfigCache, SERVER_CAPABILITIES, serverToAgent } from "./wire.ts";
@@ -124,6 +129,19 @@ export class MessageHandler {
         instance = newInstance(uid, collectorId, message);
         this.sessions.remember(instance);
       }
+      if (!session.connection.persistent) {
+        // An HTTP exchange has no session to show a second agent: its sequence number does.
+        const { stream, clone } = (instance.streams ??= new SeqStreams()).observe(message.sequenceNum);
+        if (clone || stream.newUid) {
+          stream.newUid ??= this.split(instance, log);
+          // Decided once per stream: a failed split is tried again by its next message.
+          const newUid = await stream.newUid.catch((error: unknown) => {
+            stream.newUid = null;
+            throw error;
+          });
+          return cloneAnswer(message, newUid);
+        }
+      }
     } else if (session.connection.persistent && instance.session !== session && instance.session !== null && !instance.session.closed) {
       // Another live session took this instance over while this one still speaks for it: two agents share
       // one instance_uid (a cloned VM image), not a reconnect, whose old socket falls silent.
@@ -157,10 +175,14 @@ export class MessageHandler {
         return false;
       });
     }
-    instance.awaitingReport = false;
     const status = message.remoteConfigStatus;
     const reportsConfig =
       status !== undefined && status.lastRemoteConfigHash.length > 0 && status.status !== RemoteConfigStatuses.RemoteConfigStatuses_UNSET;
+    // An HTTP report refused as too large: not asked for while held (it would come again at once), then once.
+    const reportHold = session.connection.persistent ? null : this.sessions.reportHold(uid, credential);
+    if (reportHold === "due") fullState = true;
+    // Still waiting for the report that says which config it runs while it is held.
+    instance.awaitingReport = reportHold === "held" && instance.awaitingReport && !reportsConfig;
     if ((newSession || fullState || message.agentDescription) && !reportsConfig) {
       // It resumes (a new session, a gap, a restart here or there) without saying which config it runs
       // (no status, or an UNSET one with no hash, as a freshly started client sends):
@@ -238,7 +260,7 @@ export class MessageHandler {
     const reply = serverToAgent({
       instanceUid: message.instanceUid,
       capabilities: SERVER_CAPABILITIES,
-      flags: (fullState ? REPORT_FULL_STATE : 0n) | (askComponents ? REPORT_AVAILABLE_COMPONENTS : 0n),
+      flags: (fullState && reportHold !== "held" ? REPORT_FULL_STATE : 0n) | (askComponents ? REPORT_AVAILABLE_COMPONENTS : 0n),
     });
     const settings = await this.settings.offer(instance, credential);
     if (settings) reply.connectionSettings = settings;
@@ -300,20 +322,22 @@ export class MessageHandler {
 
   /**
    * Gives the agent of a displaced session a new instance UID and its own
-   * collector (Identity.splitClone), once per session: it is told again,
-   * and nothing else, until it speaks with the new UID.
+   * collector, once per session: it is told again, and nothing else, until
+   * it speaks with the new UID.
    */
   private async splitClone(session: Session, instance: Instance, message: AgentToServer, log: Logger): Promise<Answer> {
-    if (session.reassignedUid === null) {
-      const clone = await this.identity.splitClone(instance.uid, instance.collectorId);
-      session.reassignedUid = clone.uid;
-      log.warn(
-        { collectorId: instance.collectorId, cloneId: clone.collectorId, instanceUid: instance.uid },
-        "opamp: two live agents present one instance_uid (a cloned image); one is given a new instance_uid and its own collector",
-      );
-    }
-    const agentIdentification = create(AgentIdentificationSchema, { newInstanceUid: Buffer.from(session.reassignedUid, "hex") });
-    return { reply: serverToAgent({ instanceUid: message.instanceUid, capabilities: SERVER_CAPABILITIES, flags: REPORT_FULL_STATE, agentIdentification }) };
+    session.reassignedUid ??= await this.split(instance, log);
+    return cloneAnswer(message, session.reassignedUid);
+  }
+
+  /** A new collector and instance UID (hex) for a second agent presenting `instance`'s UID (Identity.splitClone). */
+  private async split(instance: Instance, log: Logger): Promise<string> {
+    const clone = await this.identity.splitClone(instance.uid, instance.collectorId);
+    log.warn(
+      { collectorId: instance.collectorId, cloneId: clone.collectorId, instanceUid: instance.uid },
+      "opamp: two live agents present one instance_uid (a cloned image); one is given a new instance_uid and its own collector",
+    );
+    return clone.uid;
   }
 
   /**
@@ -389,6 +413,16 @@ export class MessageHandler {
   }
 }
 
+/**
+ * Tells a clone's agent its new instance UID (16 bytes: opamp-go refuses any
+ * other length) and to report its full state, which it sends under that UID
+ * (client/internal/receivedprocessor.go rcvAgentIdentification).
+ */
+function cloneAnswer(message: AgentToServer, newUid: string): Answer {
+  const agentIdentification = create(AgentIdentificationSchema, { newInstanceUid: Buffer.from(newUid, "hex") });
+  return { reply: serverToAgent({ instanceUid: message.instanceUid, capabilities: SERVER_CAPABILITIES, flags: REPORT_FULL_STATE, agentIdentification }) };
+}
+
 /** A sequence_num that does not follow the last one, on a message that is not itself a full report. */
 function isGap(instance: Instance, message: AgentToServer): boolean {
   return message.sequenceNum !== instance.lastSeq + 1n && !message.agentDescription;
@@ -424,5 +458,6 @@ export function newInstance(uid: string, collectorId: string, first: Pick<AgentT
     awaitingReport: false,
     effectiveSkipped: false,
     componentsHash: null,
+    streams: null,
   };
 }

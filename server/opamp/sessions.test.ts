@@ -110,6 +110,24 @@ describe("held sessions", () => {
   });
 });
 
+describe("HTTP reports refused as too large", () => {
+  test("held for the hold time for that instance and credential only, then due once; bounded by maxHeldSessions", async () => {
+    const sessions = new Sessions({ refusedHoldSeconds: 0.05, maxHeldSessions: 1 });
+    const other: Credential = { kind: "collector", collectorId: "c1", token: "svcct_other" };
+    expect(sessions.reportHold("u1", credential)).toBeNull();
+    sessions.holdReports("u1", credential);
+    expect(sessions.reportHold("u1", credential)).toBe("held");
+    expect(sessions.reportHold("u1", other)).toBeNull();
+    expect(sessions.reportHold("u2", credential)).toBeNull();
+    sessions.holdReports("u2", credential);
+    expect(sessions.reportHold("u2", credential)).toBeNull();
+
+    await Bun.sleep(80);
+    expect(sessions.reportHold("u1", credential)).toBe("due");
+    expect(sessions.reportHold("u1", credential)).toBeNull();
+  });
+});
+
 describe("idle sweep", () => {
   test("from start to stop, instances with no session and nothing heard within the idle time are forgotten", async () => {
     const sessions = new Sessions({ idleInstanceSeconds: 0.3 });

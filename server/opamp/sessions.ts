@@ -8,13 +8,16 @@
  * token bound to another instance, as on a cloned VM image) is told so and
  * held open, unheard, for `refusedHoldSeconds` before it is closed: opamp-go
  * redials at once after a session ends and ignores ServerErrorResponse, so an
- * early close would be a reconnect storm.
+ * early close would be a reconnect storm. An HTTP report refused as too large
+ * has no session to hold: its instance is not asked for its full state (which
+ * would send the same report again) until the same hold time is over.
  */
 import { create } from "@bufbuild/protobuf";
 import type { LiveHold } from "../auth/live.ts";
-import { RetryInfoSchema, ServerErrorResponseSchema, ServerErrorResponseType } from "../gen/opamp/v1/opamp_pb.ts";
+import { RetryInfoSchema, ServerErrorResponseSchema, ServerErrorResponseType, type ServerToAgent } from "../gen/opamp/v1/opamp_pb.ts";
 import type { Connection } from "./connection.ts";
 import type { Credential } from "./credential.ts";
+import type { SeqStreams } from "./seq-streams.ts";
 import { SERVER_CAPABILITIES, serverToAgent } from "./wire.ts";
 
 /** An instance with no session and no poll for this long is forgotten (it is re-learnt from the store on return). */
@@ -60,6 +63,8 @@ export interface Instance {
   effectiveSkipped: boolean;
   /** The hash (hex) of the available components known to be stored for it (collectors/builds.ts). */
   componentsHash: string | null;
+  /** The sequence numbers of its HTTP exchanges, which tell clones apart (seq-streams.ts); null until one comes. */
+  streams: SeqStreams | null;
 }
 
 /**
@@ -98,6 +103,8 @@ export class Sessions {
   private readonly byCollector = new Map<string, Set<Instance>>();
   /** Refused sessions held open → when to close them, oldest first (one hold time for all, so insertion order is deadline order). */
   private readonly held = new Map<Session, { at: number; reason: string }>();
+  /** HTTP reports refused as too large, by instance UID and credential (reportHoldKey) → until when full state is not asked for. */
+  private readonly reportHolds = new Map<string, number>();
   private holdTimer: Timer | null = null;
   private sweeper: Timer | null = null;
 
@@ -115,6 +122,7 @@ export class Sessions {
     if (this.sweeper) clearInterval(this.sweeper);
     if (this.holdTimer) clearTimeout(this.holdTimer);
     this.held.clear();
+    this.reportHolds.clear();
     for (const session of this.open) session.connection.close(1001, "server shutting down");
     this.open.clear();
   }
@@ -207,7 +215,14 @@ export class Sessions {
   hold(session: Session, instanceUid: Uint8Array, reason: string): void {
     session.closed = true;
     if (this.held.size >= (this.limits.maxHeldSessions ?? MAX_HELD_SESSIONS)) return void session.connection.close(1008, reason.slice(0, 120));
-    const reply = serverToAgent({
+    session.connection.send(this.unavailable(instanceUid, reason));
+    this.held.set(session, { at: Date.now() + this.holdSeconds * 1000, reason: reason.slice(0, 120) });
+    if (!this.holdTimer) this.scheduleHeldCloses();
+  }
+
+  /** ServerErrorResponse UNAVAILABLE with RetryInfo: the hold time. */
+  unavailable(instanceUid: Uint8Array, reason: string): ServerToAgent {
+    return serverToAgent({
       instanceUid,
       capabilities: SERVER_CAPABILITIES,
       errorResponse: create(ServerErrorResponseSchema, {
@@ -216,9 +231,29 @@ export class Sessions {
         Details: { case: "retryInfo", value: create(RetryInfoSchema, { retryAfterNanoseconds: BigInt(Math.round(this.holdSeconds * 1e9)) }) },
       }),
     });
-    session.connection.send(reply);
-    this.held.set(session, { at: Date.now() + this.holdSeconds * 1000, reason: reason.slice(0, 120) });
-    if (!this.holdTimer) this.scheduleHeldCloses();
+  }
+
+  /**
+   * An HTTP report from `uid` (hex) was refused as too large: its full state
+   * is not asked for until the hold time is over, then once (reportHold).
+   * Keyed by the credential too, so no one else's requests hold it. Past
+   * maxHeldSessions nothing is held.
+   */
+  holdReports(uid: string, credential: Credential): void {
+    if (this.reportHolds.size >= (this.limits.maxHeldSessions ?? MAX_HELD_SESSIONS)) return;
+    const key = reportHoldKey(uid, credential);
+    this.reportHolds.delete(key);
+    this.reportHolds.set(key, Date.now() + this.holdSeconds * 1000);
+  }
+
+  /** For an HTTP exchange: "held" while a refused report's hold lasts, "due" once after it (ask for full state), else null. */
+  reportHold(uid: string, credential: Credential): "held" | "due" | null {
+    const key = reportHoldKey(uid, credential);
+    const until = this.reportHolds.get(key);
+    if (until === undefined) return null;
+    if (Date.now() < until) return "held";
+    this.reportHolds.delete(key);
+    return "due";
   }
 
   /** Closes the held sessions that are due, then sleeps until the next one is. */
@@ -236,10 +271,17 @@ export class Sessions {
     this.holdTimer = null;
   }
 
-  /** Drops instances with no open session that sent nothing since `before` (ms). */
+  /** Drops instances with no open session that sent nothing since `before` (ms), and report holds over since then. */
   private forgetIdle(before: number): void {
     for (const [uid, instance] of this.instances) {
       if (instance.session === null && instance.seenAt < before) this.instances.delete(uid);
     }
+    for (const [key, until] of this.reportHolds) {
+      if (until < before) this.reportHolds.delete(key);
+    }
   }
+}
+
+function reportHoldKey(uid: string, credential: Credential): string {
+  return `${uid} ${credential.token}`;
 }

@@ -5,22 +5,28 @@
  * them; and a collector that goes back to its last good config on its own
  * (APPLIED A → APPLYING B → FAILED B → APPLIED A, as the OpAMP supervisor
  * does) is shown so, counted failed, and not re-offered B until a retry or a
- * new publish — over a real OpAMP WebSocket session, and over remote config.
+ * new publish — with a real opamp-go client over WebSocket and over HTTP, and
+ * over remote config.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { RemoteConfigStatuses } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
+import { until } from "../opamp/helpers.ts";
+import { OpampGo, opampUrls, TRANSPORTS } from "../opamp/opamp-go.ts";
 import { remoteConfigClient } from "../remotecfg/client.ts";
 import { RemoteConfigStatuses as PollStatus } from "../../server/gen/collector/v1/collector_pb.ts";
 import type { HistoryEntry, PublishPlan, Rollout, RolloutStatus } from "../../shared/rollouts.ts";
 import { matchedPipeline } from "../deployment.ts";
 
 let server: TestServer;
+let go: OpampGo;
 beforeAll(async () => {
   server = await startTestServer();
+  go = new OpampGo();
 });
-afterAll(() => server.stop());
+afterAll(async () => {
+  await go.close();
+  await server.stop();
+});
 
 const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
 
@@ -85,80 +91,92 @@ test("a rolled-back collector stays pinned through two fleet publishes until a p
   expect(audit).toContain("config.unpin");
 });
 
-test("the collector's own rollback is recognized, counted failed, and not re-offered until a retry or a new publish", async () => {
-  const release = await fleetPipeline();
-  const collector = await call<{ id: string }>("/collectors", "POST", { name: "supervised", tags: { fleet: "yes", supervised: "yes" } });
-  const token = (await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;
-  const url = `${server.base.replace(/^http/, "ws")}/v1/opamp`;
-  let agent = await RawAgent.connect(url, token);
-  await agent.call({ agentDescription: description({ "service.name": "supervised" }) });
-  const offered = () => agent.next((m) => m.remoteConfig !== undefined, 10_000);
+// A real opamp-go client, scripted as the supervisor reports: each status is reported once svc has
+// the one before (opamp-go sends only the latest of statuses set at once, as it would for a collector
+// that fails at once).
+describe.each(TRANSPORTS)("over %s", (transport) => {
+  test("the collector's own rollback is recognized, counted failed, and not re-offered until a retry or a new publish", async () => {
+    const release = await fleetPipeline();
+    const tag = `supervised-${transport}`;
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: tag, tags: { fleet: "yes", [tag]: "yes" } });
+    const token = (await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;
+    const agent = await go.agent({ url: opampUrls(server.base)[transport], token, description: { identifying: { "service.name": tag } }, heartbeatSeconds: 1 });
+    const state = async () => (await target(collector.id)).target;
+    const failure = "collector exited: open /var/log/bad: permission denied";
+    const publish = () => call<Rollout>("/publish", "POST", { match: [`${tag}=yes`] });
+    /** Waits until opamp-go hands over the collector's target (an earlier one may come first: it was created into the fleet). */
+    const offered = async (what: string, from: number) => {
+      const { hash } = (await target(collector.id)).rendered;
+      await agent.waitFor((e) => e.remoteConfig?.hash === hash, what, 15_000, from);
+      return hash;
+    };
+    /** Its next answers show what it was sent meanwhile. */
+    const answers = async (what: string) => {
+      const from = agent.mark();
+      await agent.waitFor(() => agent.count((e) => e.event === "message", from) >= 3, `3 answers ${what}`, 30_000, from);
+      return agent.events.slice(from);
+    };
 
-  await release("good");
-  let next = offered();
-  await call("/publish", "POST", { match: ["supervised=yes"] });
-  const a = (await next).remoteConfig!.configHash;
-  await agent.call({ remoteConfigStatus: applied(a) });
-  await until(async () => (await target(collector.id)).target.state === "current");
-  // Created matching the fleet pipeline, it was given the last fleet publish's config before this one.
-  const good = (await target(collector.id)).target.targetSeq;
+    await release("good");
+    let from = agent.mark();
+    await publish();
+    const a = await offered("config A", from);
+    await agent.status(a);
+    await until(async () => (await state()).state === "current");
+    // Created matching the fleet pipeline, it was given the last fleet publish's config before this one.
+    const good = (await state()).targetSeq;
 
-  await release("bad");
-  next = offered();
-  const rollout = await call<Rollout>("/publish", "POST", { match: ["supervised=yes"] });
-  const b = (await next).remoteConfig!.configHash;
-  expect(Buffer.from(b).toString("hex")).not.toBe(Buffer.from(a).toString("hex"));
-  const offers = () => agent.received.filter((m) => m.remoteConfig !== undefined).length;
-  const offersAtB = offers();
-  // The supervisor: applying B, B failed, back on A.
-  await agent.call({ remoteConfigStatus: applied(b, RemoteConfigStatuses.RemoteConfigStatuses_APPLYING) });
-  await agent.call({ remoteConfigStatus: applied(b, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "collector exited: open /var/log/bad: permission denied") });
-  await agent.call({ remoteConfigStatus: applied(a) });
-  const rolledBack = await until(async () => {
-    const t = (await target(collector.id)).target;
-    return t.collectorRollback ? t : null;
-  });
-  expect(rolledBack.state).toBe("failed");
-  expect(rolledBack.error).toBe(`The collector rolled back to the config of #${good} after this one failed: collector exited: open /var/log/bad: permission denied.`);
-  await until(async () => (await states(collector.id)).slice(-2).join() === "superseded,rolled_back_by_collector");
-  const history = (await call<{ items: HistoryEntry[] }>(`/collectors/${collector.id}/config-history`)).items;
-  expect(history[history.length - 1]).toMatchObject({ collectorRolledBackTo: good, error: "collector exited: open /var/log/bad: permission denied" });
-  const status = await call<RolloutStatus>(`/rollouts/${rollout.id}`);
-  expect(status.counts.failed).toBe(1);
+    await release("bad");
+    from = agent.mark();
+    const rollout = await publish();
+    const b = await offered("config B", from);
+    expect(b).not.toBe(a);
+    // The supervisor: applying B, B failed, back on A.
+    await agent.status(b, "APPLYING");
+    await agent.status(b, "FAILED", failure);
+    await until(async () => (await state()).state === "failed");
+    await agent.status(a);
+    const rolledBack = await until(async () => {
+      const t = await state();
+      return t.collectorRollback ? t : null;
+    });
+    expect(rolledBack.state).toBe("failed");
+    expect(rolledBack.error).toBe(`The collector rolled back to the config of #${good} after this one failed: ${failure}.`);
+    await until(async () => (await states(collector.id)).slice(-2).join() === "superseded,rolled_back_by_collector");
+    const history = (await call<{ items: HistoryEntry[] }>(`/collectors/${collector.id}/config-history`)).items;
+    expect(history[history.length - 1]).toMatchObject({ collectorRolledBackTo: good, error: failure });
+    expect((await call<RolloutStatus>(`/rollouts/${rollout.id}`)).counts.failed).toBe(1);
 
-  // Not re-offered on this session, which stays connected as a supervisor's does.
-  await agent.call({});
-  await Bun.sleep(300);
-  expect(offers()).toBe(offersAtB);
-  const audit = (await call<{ items: { action: string }[] }>("/audit?limit=100")).items.map((e) => e.action);
-  expect(audit).toContain("config.collector_rollback");
+    // Not offered again while it goes on (a WebSocket supervisor stays connected, an HTTP one polls on).
+    expect((await answers("after the rollback")).filter((e) => e.remoteConfig)).toEqual([]);
+    const audit = (await call<{ items: { action: string }[] }>("/audit?limit=100")).items.map((e) => e.action);
+    expect(audit).toContain("config.collector_rollback");
 
-  // An explicit retry offers B again, on the same session.
-  next = offered();
-  expect((await server.api(`/collectors/${collector.id}/retry`, { method: "POST" })).status).toBe(204);
-  expect(Buffer.from((await next).remoteConfig!.configHash).toString("hex")).toBe(Buffer.from(b).toString("hex"));
-  expect((await target(collector.id)).target.collectorRollback).toBeUndefined();
-  // It fails again and goes back again: after a reconnect that reports A, B is still not offered.
-  await agent.call({ remoteConfigStatus: applied(b, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "collector exited: open /var/log/bad: permission denied") });
-  await agent.call({ remoteConfigStatus: applied(a) });
-  await until(async () => (await target(collector.id)).target.collectorRollback !== undefined);
-  agent.close();
-  agent = await RawAgent.connect(url, token, agent.uid);
-  await agent.call({ agentDescription: description({ "service.name": "supervised" }), remoteConfigStatus: applied(a) });
-  await agent.call({});
-  await Bun.sleep(300);
-  expect(agent.received.some((m) => m.remoteConfig !== undefined)).toBe(false);
+    // An explicit retry offers B again.
+    from = agent.mark();
+    expect((await server.api(`/collectors/${collector.id}/retry`, { method: "POST" })).status).toBe(204);
+    expect(await offered("config B again, after the retry", from)).toBe(b);
+    expect((await state()).collectorRollback).toBeUndefined();
+    // It fails again and goes back again: restarted later with A as its status, B is still not offered.
+    await agent.status(b, "FAILED", failure);
+    await until(async () => (await state()).state === "failed");
+    await agent.status(a);
+    await until(async () => (await state()).collectorRollback !== undefined);
+    await agent.restart();
+    expect((await answers("after the restart")).filter((e) => e.remoteConfig)).toEqual([]);
 
-  // Retried and applied this time: the entry reads current, not rolled back by the collector.
-  next = offered();
-  expect((await server.api(`/collectors/${collector.id}/retry`, { method: "POST" })).status).toBe(204);
-  await next;
-  await agent.call({ remoteConfigStatus: applied(b) });
-  await until(async () => (await states(collector.id)).slice(-1)[0] === "current");
-  const last = (await call<{ items: HistoryEntry[] }>(`/collectors/${collector.id}/config-history`)).items.at(-1)!;
-  expect(last.collectorRolledBackTo).toBeUndefined();
-  expect(last.applied).toBe(true);
-  agent.close();
+    // Retried and applied this time: the entry reads current, not rolled back by the collector.
+    from = agent.mark();
+    expect((await server.api(`/collectors/${collector.id}/retry`, { method: "POST" })).status).toBe(204);
+    expect(await offered("config B after the second retry", from)).toBe(b);
+    await agent.status(b);
+    await until(async () => (await states(collector.id)).slice(-1)[0] === "current");
+    const last = (await call<{ items: HistoryEntry[] }>(`/collectors/${collector.id}/config-history`)).items.at(-1)!;
+    expect(last.collectorRolledBackTo).toBeUndefined();
+    expect(last.applied).toBe(true);
+    expect(agent.count((e) => e.event === "error")).toBe(0);
+    await agent.stop();
+  }, 90_000);
 });
 
 test("a remote-config collector that goes back to its earlier config is not sent the failed one again until a retry", async () => {
@@ -202,14 +220,14 @@ test("a rollback goes back to the last config the collector applied, past ones i
   const release = await fleetPipeline();
   const collector = await call<{ id: string }>("/collectors", "POST", { name: "twice-failed", tags: { fleet: "yes", twice: "yes" } });
   const token = (await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;
-  const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, token);
-  await agent.call({ agentDescription: description({ "service.name": "twice-failed" }) });
+  const agent = await go.agent({ url: opampUrls(server.base).ws, token, description: { identifying: { "service.name": "twice-failed" } } });
   const answer = async (version: string, ok: boolean) => {
     await release(version);
-    const next = agent.next((m) => m.remoteConfig !== undefined, 10_000);
+    const from = agent.mark();
     await call("/publish", "POST", { match: ["twice=yes"] });
-    const hash = (await next).remoteConfig!.configHash;
-    await agent.call({ remoteConfigStatus: ok ? applied(hash) : applied(hash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, `${version} is bad`) });
+    const { hash } = (await target(collector.id)).rendered;
+    await agent.waitFor((e) => e.remoteConfig?.hash === hash, `config ${version}`, 15_000, from);
+    await (ok ? agent.status(hash) : agent.status(hash, "FAILED", `${version} is bad`));
     await until(async () => (await target(collector.id)).target.state === (ok ? "current" : "failed"));
   };
   await answer("works", true);
@@ -220,5 +238,5 @@ test("a rollback goes back to the last config the collector applied, past ones i
   expect(entry.commit).toBe((await call<{ items: HistoryEntry[] }>(`/collectors/${collector.id}/config-history`)).items.find((e) => e.seq === entry.rollbackOf)!.commit);
   // Failed wins over rolled back: the entry says what the collector made of it (its history is written a moment after the target).
   await until(async () => (await states(collector.id)).slice(-4).join() === "superseded,failed,failed,outdated");
-  agent.close();
+  await agent.stop();
 });

@@ -2,10 +2,13 @@
  * Request size limits on every endpoint: each route of the OpenAPI document
  * refuses a body one byte over its limit with 413 in the shared error shape,
  * whether the length is declared or the body is streamed; a gzip bomb is cut
- * at the limit, not inflated whole; the collector channels bound theirs too.
+ * at the limit, not inflated whole; the collector channels bound theirs too
+ * (OpAMP answers with a retry-after instead of 413).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { fromBinary } from "@bufbuild/protobuf";
 import { gzipSync } from "node:zlib";
+import { ServerErrorResponseType, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { MAX_MESSAGE_BYTES } from "../../server/opamp/channel.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
@@ -116,9 +119,21 @@ describe("collector channels", () => {
         headers: { "Content-Type": "application/x-protobuf", Authorization: `Bearer ${opampToken}`, ...headers },
         body,
       });
-    await expectTooLarge(await post(new Uint8Array(MAX_MESSAGE_BYTES + 1)), "opamp declared");
-    await expectTooLarge(await post(stream(new Uint8Array(MAX_MESSAGE_BYTES + 1), 256 * 1024)), "opamp streamed");
-    await expectTooLarge(await post(gzipSync(new Uint8Array(MAX_MESSAGE_BYTES + 1)), { "Content-Encoding": "gzip" }), "opamp bomb");
+    // Not read past the limit, and answered as OpAMP asks a client to come back later (UNAVAILABLE with a
+    // retry-after in a 200, which opamp-go reads; server/opamp/channel.ts tooLarge), on a connection then closed.
+    const expectRetryLater = async (res: Response, what: string) => {
+      const { errorResponse } = fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
+      expect({ what, status: res.status, connection: res.headers.get("connection"), type: errorResponse?.type, retry: errorResponse?.Details.case }).toEqual({
+        what,
+        status: 200,
+        connection: "close",
+        type: ServerErrorResponseType.ServerErrorResponseType_Unavailable,
+        retry: "retryInfo",
+      });
+    };
+    await expectRetryLater(await post(new Uint8Array(MAX_MESSAGE_BYTES + 1)), "opamp declared");
+    await expectRetryLater(await post(stream(new Uint8Array(MAX_MESSAGE_BYTES + 1), 256 * 1024)), "opamp streamed");
+    await expectRetryLater(await post(gzipSync(new Uint8Array(MAX_MESSAGE_BYTES + 1)), { "Content-Encoding": "gzip" }), "opamp bomb");
   });
 
   test("/v1/metrics: a gzip bomb is cut at the decompressed limit", async () => {

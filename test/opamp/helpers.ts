@@ -161,63 +161,6 @@ export function within<T>(promise: Promise<T>, timeoutMs: number, what: string):
 }
 
 /**
- * An agent that redials the moment its session ends, as opamp-go's wsClient
- * does (client/wsclient.go runUntilStopped: a new connect sequence starts
- * with no wait; only failed dials back off). Each session sends the first
- * message opamp-go sends on a redial (instance_uid, sequence_num,
- * capabilities). Counts the sessions it opened.
- */
-export class RedialingAgent {
-  readonly uid = uuidBytes();
-  sessions = 0;
-  readonly closeCodes: number[] = [];
-  readonly errors: ServerToAgent[] = [];
-  private seq = 0n;
-  private stopped = false;
-  private current: WebSocket | null = null;
-
-  constructor(
-    private readonly url: string,
-    private readonly token: string,
-  ) {}
-
-  start(): this {
-    this.dial();
-    return this;
-  }
-
-  private dial(): void {
-    if (this.stopped) return;
-    const ws = new WebSocket(this.url, { headers: { Authorization: `Bearer ${this.token}` } } as unknown as string[]);
-    ws.binaryType = "arraybuffer";
-    this.current = ws;
-    let opened = false;
-    ws.onopen = () => {
-      opened = true;
-      this.sessions++;
-      this.seq++;
-      const message = create(AgentToServerSchema, { instanceUid: this.uid, sequenceNum: this.seq, capabilities: CAPS });
-      ws.send(new Uint8Array([0, ...toBinary(AgentToServerSchema, message)]));
-    };
-    ws.onmessage = (event) => {
-      const message = fromBinary(ServerToAgentSchema, new Uint8Array(event.data as ArrayBuffer).subarray(1));
-      if (message.errorResponse) this.errors.push(message);
-    };
-    ws.onclose = (event) => {
-      if (opened) this.closeCodes.push(event.code);
-      // A refused upgrade backs off briefly (opamp-go's backoff starts near 0.5 s); a closed session redials at once.
-      if (opened) this.dial();
-      else setTimeout(() => this.dial(), 100);
-    };
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.current?.close();
-  }
-}
-
-/**
  * One exchange over a WebSocket the way gorilla/websocket (opamp-go's
  * transport) speaks it with EnableCompression: it offers
  * "permessage-deflate; server_no_context_takeover; client_no_context_takeover",

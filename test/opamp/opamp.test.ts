@@ -10,7 +10,14 @@ import diagnostics from "node:diagnostics_channel";
 import { randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import pino from "pino";
-import { AgentCapabilities, AgentToServerSchema, ComponentHealthSchema, RemoteConfigStatuses, ServerToAgentSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
+import {
+  AgentCapabilities,
+  AgentToServerSchema,
+  ComponentHealthSchema,
+  RemoteConfigStatuses,
+  ServerErrorResponseType,
+  ServerToAgentSchema,
+} from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { METRICS_TOKENS } from "../../server/collectors/tokens.ts";
 import { ConflictError } from "../../server/errors.ts";
 import type { ChannelRequest } from "../../server/channel/channel.ts";
@@ -282,14 +289,21 @@ describe("HTTP transport, auth and limits", () => {
     await expect(RawAgent.connect(wsUrl, token)).rejects.toThrow();
   });
 
-  test("415, 413, 405, gzip bodies and protobuf answers", async () => {
+  test("415, a body over the limit, 405, gzip bodies and protobuf answers", async () => {
     const collector = await call<{ id: string }>("/collectors", "POST", { name: "http-1" });
     const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
     const auth = { Authorization: `Bearer ${token}` };
     expect((await post(a2s(), { ...auth, "Content-Type": "application/json" })).status).toBe(415);
     expect((await post(a2s(), { ...auth, "Content-Type": "application/x-protobuf", "Content-Encoding": "br" })).status).toBe(415);
-    expect((await post(new Uint8Array(5 * 1024 * 1024), { ...auth, "Content-Type": "application/x-protobuf" })).status).toBe(413);
-    expect((await post(gzipSync(new Uint8Array(5 * 1024 * 1024)), { ...auth, "Content-Type": "application/x-protobuf", "Content-Encoding": "gzip" })).status).toBe(413);
+    // Over the limit, as sent or once inflated: 200 with UNAVAILABLE and a retry-after, not 413 (server/opamp/channel.ts tooLarge).
+    for (const [body, encoding] of [[new Uint8Array(5 * 1024 * 1024), {}], [gzipSync(new Uint8Array(5 * 1024 * 1024)), { "Content-Encoding": "gzip" }]] as const) {
+      const res = await post(body, { ...auth, "Content-Type": "application/x-protobuf", "OpAMP-Instance-UID": "0190f1a2-0000-7000-8000-000000000001", ...encoding });
+      expect({ status: res.status, connection: res.headers.get("connection") }).toEqual({ status: 200, connection: "close" });
+      const { errorResponse, instanceUid } = fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
+      expect(Buffer.from(instanceUid).toString("hex")).toBe("0190f1a2000070008000000000000001");
+      expect(errorResponse?.type).toBe(ServerErrorResponseType.ServerErrorResponseType_Unavailable);
+      expect(errorResponse?.Details.case === "retryInfo" && errorResponse.Details.value.retryAfterNanoseconds > 0n).toBe(true);
+    }
     expect((await fetch(opampUrl, { method: "PUT", headers: auth })).status).toBe(405);
     expect((await fetch(opampUrl, { headers: auth })).status).toBe(405);
     expect((await post("\xff\xff\xff", { ...auth, "Content-Type": "application/x-protobuf" })).status).toBe(400);

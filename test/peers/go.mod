@@ -1,6 +1,7 @@
 // The real peers svc's tests run against (README "Tests"): the OpenTelemetry
 // Collector distribution otelcol-svc (builder.yaml), the OpAMP supervisor, the
-// opamp-go client library, and the Go checkers (yamlv3, promtext, durations).
+// opamp-go client library (opampclient/ runs it for the tests), and the Go
+// checkers (yamlv3, promtext, durations).
 //
 // One collector release, v0.149.0 (core v1.55.0): the module proxy serves the
 // supervisor (cmd/opampsupervisor) and the collector's opamp extension at no
@@ -18,7 +19,7 @@ module svc/test/peers
 go 1.26
 
 require (
-	github.com/open-telemetry/opamp-go v0.23.0 // indirect
+	github.com/open-telemetry/opamp-go v0.23.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/cmd/opampsupervisor v0.149.0
 	github.com/prometheus/common v0.67.5
 	gopkg.in/yaml.v3 v3.0.1

@@ -15,6 +15,8 @@ export const PEERS = {
   otelcol: join(BIN, "otelcol-svc"),
   /** The OpAMP supervisor, collector-contrib's cmd/opampsupervisor. */
   supervisor: join(BIN, "opampsupervisor"),
+  /** Real opamp-go clients (WebSocket and HTTP) scripted over stdin/stdout (opampclient/; test/opamp/opamp-go.ts drives it). */
+  opampclient: join(BIN, "opampclient"),
   /** gopkg.in/yaml.v3 decoding as the collector does (yamlv3/). */
   yamlv3: join(BIN, "yamlv3"),
   /** Prometheus' text-format parser, prometheus/common/expfmt (promtext/). */
