@@ -32,7 +32,7 @@ import {
 } from "./mongodb.ts";
 import type { AuditEntry, Change } from "./store.ts";
 import { until } from "../../test/opamp/helpers.ts";
-import { type FerretDBServer, startFerretDB } from "./testferretdb.ts";
+import { type FerretDBServer, startFerretDB } from "../../test/ferretdb.ts";
 
 const SERVER = process.env.SVC_TEST_MONGODB_URI ?? "";
 

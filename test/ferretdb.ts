@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { peer } from "../../test/peers/peers.ts";
+import { peer } from "./peers/peers.ts";
 
 export interface FerretDBServer {
   /** mongodb://127.0.0.1:<port>/ */
