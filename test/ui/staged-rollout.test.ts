@@ -140,7 +140,9 @@ test("the plan reads as two changes, and a staged rollout in batches of 5 is con
 
 test("two failures in the first batch pause the rollout by itself, with the reason and the failures named", async () => {
   await line(/^Paused · commit \w+ · 20 collectors · batch 1 of 4$/);
-  expect(await progress().locator(".pause-reason").textContent()).toBe("Paused: 2 of 5 collectors in batch 1 failed (40 %, threshold 10 %).");
+  expect(await progress().locator(".pause-reason").textContent()).toBe(
+    `Paused: 2 of 5 collectors in batch 1 failed (40 %, threshold 10 %); first: ${names([...REFUSES][0]!)}: cannot open /var/log/prod/two/*.log.`,
+  );
   expect(await batches().count()).toBe(4);
   expect(await batches().nth(0).textContent()).toContain("5 collectors · released3 current, 2 failed");
   for (const n of [1, 2, 3]) expect(await batches().nth(n).textContent()).toContain("5 collectors · queued5 queued");
