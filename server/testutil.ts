@@ -3,12 +3,13 @@
  * test: call `cleanupAfterEach` once at a test file's top level; each test
  * pushes onto `cleanups` (run after it, the last pushed first) and takes
  * fresh directories from `tempDir()` (removed the same way). And the
- * ValidationError a call is refused with.
+ * ValidationError a call is refused with, and a collector record to render for.
  */
 import { afterEach } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Collector } from "../shared/collectors.ts";
 import { ValidationError } from "./errors.ts";
 
 export type Cleanup = () => Promise<void> | void;
@@ -37,4 +38,10 @@ export function refusal(run: () => unknown): ValidationError {
     throw error;
   }
   throw new Error("expected a ValidationError");
+}
+
+/** A pending collector record named after its id, with no tags or environment: what a render test renders for. */
+export function collectorRecord(id: string, managementMode: Collector["managementMode"] = "opamp"): Collector {
+  const at = "2026-01-01T00:00:00.000Z";
+  return { id, name: id, environment: null, managementMode, tags: {}, status: "pending", lastSeen: null, health: null, createdAt: at, updatedAt: at };
 }

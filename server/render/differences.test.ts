@@ -8,20 +8,7 @@ import { findType } from "../catalog/registry.ts";
 import { runtimeDifferences } from "./differences.ts";
 import { pipelinePreviewDifferences } from "./preview.ts";
 import { byId, loadCase } from "./testdata/load.ts";
-
-const at = "2026-01-01T00:00:00.000Z";
-const collector = (id: string, managementMode: Collector["managementMode"]): Collector => ({
-  id,
-  name: id,
-  environment: null,
-  managementMode,
-  tags: {},
-  status: "pending",
-  lastSeen: null,
-  health: null,
-  createdAt: at,
-  updatedAt: at,
-});
+import { collectorRecord as collector } from "../testutil.ts";
 
 /** The metrics case (host metrics and a Prometheus scrape) on collectors o-1 (Runtime O) and r-1 (Runtime R). */
 function metricsSnapshot(): Snapshot {

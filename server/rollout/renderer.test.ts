@@ -7,26 +7,13 @@ import { byId, loadCase } from "../render/testdata/load.ts";
 import { renderOtelcol } from "../render/otelcol.ts";
 import { ValidationError } from "../errors.ts";
 import { fleetRenderer } from "./renderer.ts";
+import { collectorRecord as collector } from "../testutil.ts";
 
 /** No reported key trusted: matchers read set and virtual attributes only. */
 const NO_KEYS: ReadonlySet<string> = new Set();
 const NONE = () => NO_KEYS;
 
 const base = loadCase("branching").raw;
-const at = "2026-01-01T00:00:00.000Z";
-const collector = (id: string, managementMode: Collector["managementMode"] = "opamp"): Collector => ({
-  id,
-  name: id,
-  environment: null,
-  managementMode,
-  tags: {},
-  status: "pending",
-  lastSeen: null,
-  health: null,
-  createdAt: at,
-  updatedAt: at,
-});
-
 /** The branching case's activations and route, copied to collectors a, b (equal) and c (own override). */
 function snapshot(): Snapshot {
   const activations = base.activations!;
