@@ -231,6 +231,19 @@ describe("an OpAMP enrollment token and a known instance", () => {
     return { status: res.status, reply: res.status === 200 ? fromBinary(ServerToAgentSchema, bytes) : null, text: new TextDecoder().decode(bytes) };
   }
 
+  test("a bound token outlives its expiry, not its collector: once the collector it enrolled is deleted, its instance is refused (401) and no collector is made", async () => {
+    const uid = uuidBytes();
+    const { token } = await ok<{ token: string }>(server.api("/enrollment-tokens", { method: "POST", json: { kind: "opamp" } }), 201);
+    expect((await opamp(token, uid)).status).toBe(200);
+    const collectorId = (await server.app.store.get<{ collectorId: string }>("opamp_instances", Buffer.from(uid).toString("hex")))!.data.collectorId;
+    expect((await server.api(`/collectors/${collectorId}`, { method: "DELETE" })).status).toBe(204);
+    const before = await ok<{ items: { id: string }[] }>(server.api("/collectors?limit=500"));
+    const again = await opamp(token, uid);
+    expect(again.status).toBe(401);
+    expect(JSON.parse(again.text).error.message).toContain("was deleted");
+    expect(await ok<{ items: { id: string }[] }>(server.api("/collectors?limit=500"))).toEqual(before);
+  });
+
   test("an unbound token presenting a known instance_uid is refused (403), and nothing it could use is answered or changed", async () => {
     const uid = uuidBytes();
     const hex = Buffer.from(uid).toString("hex");
