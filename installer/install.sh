@@ -44,7 +44,7 @@ usage: install.sh --endpoint URL [--agent-token TOKEN] [--token TOKEN --mode MOD
   --endpoint URL       the svc server's public URL (https; http only on loopback)
   --agent-token TOKEN  install svc-agent and enroll it with this agent enrollment token
   --token TOKEN        install the collector and write its bootstrap files, carrying this token
-  --mode MODE          opamp (Runtime O, default) or rcfg-remotecfg (Runtime R)
+  --mode MODE          opamp (default): OpenTelemetry Collector (OpAMP); rcfg-remotecfg: Alloy (remote config)
   --collector-id ID    the collector the files are for (shown; the token decides)
   --package-base-url URL
                        take the collector packages from URL/<asset>, checked against

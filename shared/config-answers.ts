@@ -23,7 +23,7 @@ export const RouteWrittenSchema = Type.Composite(
     RouteSchema,
     Type.Object({
       differences: Type.Array(RuntimeDifferenceSchema, {
-        description: "Warnings: on an Alloy collector, what the source delivers otherwise than on Runtime O, which svc cannot normalise (docs/runtime-parity.md).",
+        description: "Warnings: on an Alloy collector, what the source delivers otherwise than on the OpenTelemetry Collector (OpAMP), which svc cannot normalise (docs/runtime-parity.md).",
       }),
     }),
   ],

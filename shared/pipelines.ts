@@ -27,7 +27,7 @@ export const DryRunAnswerSchema = Type.Object({
   runtimes: Type.Array(
     Type.Object({
       sourceType: Type.String(),
-      holds: Type.Boolean({ description: "The result holds on Runtime R (Alloy) as on Runtime O for records of this source type." }),
+      holds: Type.Boolean({ description: "The result holds on Alloy (remote config) as on the OpenTelemetry Collector (OpAMP) for records of this source type." }),
       problems: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
     }),
     {
@@ -85,7 +85,7 @@ export const PipelinePreviewSchema = Type.Object({
   }),
   renderedFor: PreviewTargetSchema,
   differences: Type.Array(RuntimeDifferenceSchema, {
-    description: "Warnings: on Alloy, the source types rendered whose data differs from what Runtime O delivers, which svc cannot normalise; empty on Runtime O.",
+    description: "Warnings: on Alloy, the source types rendered whose data differs from what the OpenTelemetry Collector (OpAMP) delivers, which svc cannot normalise; empty for the OpenTelemetry Collector (OpAMP).",
   }),
 });
 export type PipelinePreview = Static<typeof PipelinePreviewSchema>;

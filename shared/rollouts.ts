@@ -345,7 +345,7 @@ export const PublishPlanSchema = Type.Object(
     ),
     differences: Type.Array(Type.Intersect([RuntimeDifferenceSchema, Type.Object({ collectorIds: Type.Array(Type.String()) })]), {
       description:
-        "Warnings: source types for which the changed Alloy collectors would deliver other data than Runtime O collectors (metric names, body, attributes), with those collectors; svc cannot normalise these.",
+        "Warnings: source types for which the changed Alloy collectors would deliver other data than OpenTelemetry Collectors (OpAMP) (metric names, body, attributes), with those collectors; svc cannot normalise these.",
     }),
   },
   { title: "PublishPlan" },

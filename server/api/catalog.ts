@@ -9,7 +9,7 @@ const TypeEntry = Type.Object({
   title: Type.String(),
   description: Type.String(),
   signals: Type.Array(Type.String()),
-  runtimes: Type.Array(Type.String({ enum: ["otelcol", "alloy"] }), { description: "The runtimes that can run it: otelcol (Runtime O), alloy (Runtime R)." }),
+  runtimes: Type.Array(Type.String({ enum: ["otelcol", "alloy"] }), { description: "The runtimes that can run it: otelcol for the OpenTelemetry Collector (OpAMP), alloy for Alloy (remote config)." }),
   unavailable: Type.Optional(
     Type.Object({ alloy: Type.Optional(Type.String()) }, { description: "Why a runtime cannot run it, e.g. its only Alloy component is not generally available." }),
   ),

@@ -229,7 +229,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       scope: "collectors:enroll",
       tag: "enrollment",
       summary:
-        "Mint the collector's own token (Bearer for remote config, /v1/bootstrap and /v1/metrics). The previous token stops working in the same write: put the new one in a Runtime R collector's config straight away. An OpAMP collector that takes OpAMP connection settings is sent it as one; its own-metrics push carries its metrics credential instead (POST /collectors/{id}/metrics-token), which this leaves as it is, so the collector is not restarted.",
+        "Mint the collector's own token (Bearer for remote config, /v1/bootstrap and /v1/metrics). The previous token stops working in the same write: put the new one in an Alloy (remote config) collector's config straight away. An OpAMP collector that takes OpAMP connection settings is sent it as one; its own-metrics push carries its metrics credential instead (POST /collectors/{id}/metrics-token), which this leaves as it is, so the collector is not restarted.",
       response: CollectorToken,
       status: 201,
       handler: ({ params, principal }) => deps.collectorTokens.mint(principal, params.id!),
@@ -275,7 +275,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       scope: "collectors:write",
       tag: "enrollment",
       summary:
-        "The bootstrap files for a token the caller already holds, sent in the body so it stays out of URLs and access logs. An opamp enrollment token gives the otelcol (Runtime O) collector and supervisor configs; an rcfg-remotecfg collector's own token gives the alloy (Runtime R) file. Nothing is minted or redeemed. With runtime, a token for the other runtime is refused.",
+        "The bootstrap files for a token the caller already holds, sent in the body so it stays out of URLs and access logs. An opamp enrollment token gives the OpenTelemetry Collector (OpAMP) collector and supervisor configs (otelcol); an rcfg-remotecfg collector's own token gives the Alloy (remote config) file (alloy). Nothing is minted or redeemed. With runtime, a token for the other runtime is refused.",
       body: BootstrapFilesBody,
       response: BootstrapFiles,
       handler: async ({ body }) => {
@@ -295,7 +295,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       scope: "collectors:enroll",
       tag: "enrollment",
       summary:
-        "The otelcol (Runtime O) bootstrap files for a new collector, with a fresh single-use opamp enrollment token (?environment= labels the collector it creates). The public URL is checked first: a refused call (409 external_url_missing or external_url_insecure) mints nothing.",
+        "The OpenTelemetry Collector (OpAMP) bootstrap files (otelcol) for a new collector, with a fresh single-use opamp enrollment token (?environment= labels the collector it creates). The public URL is checked first: a refused call (409 external_url_missing or external_url_insecure) mints nothing.",
       query: Type.Object({ environment: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
       response: Type.Composite([BootstrapFiles, Type.Object({ enrollmentTokenId: Type.String(), expiresAt: DateTime })]),
       status: 201,

@@ -29,7 +29,7 @@ export function routeRoutes(deps: RoutesApiDeps): HttpRoute[] {
       scope: "config:write",
       tag: "routes",
       summary:
-        "Attach a pipeline to a collector's active source. collectorId, sourceId and pipelineId each take an id or an exact name (an id wins; 409 ambiguous_name lists the candidates in details). differences warns when, on an Alloy collector, the source delivers other data than on Runtime O.",
+        "Attach a pipeline to a collector's active source. collectorId, sourceId and pipelineId each take an id or an exact name (an id wins; 409 ambiguous_name lists the candidates in details). differences warns when, on an Alloy collector, the source delivers other data than on the OpenTelemetry Collector (OpAMP).",
       body: RouteBody,
       response: RouteWrittenSchema,
       status: 201,

@@ -77,7 +77,7 @@ describe("where a write may hold a reference", () => {
   test("not in a value svc reads to build the configuration, nor in a host path", () => {
     const cases: [ComponentKind, string, Record<string, unknown>, string, string][] = [
       ["source", "filelog", { include: ['/var/log/{{attr "app"}}/*.log'] }, "config.include[0]", "host-path policy"],
-      ["source", "filelog", { include: ["/var/log/a.log"], start_at: '{{attr "start"}}' }, "config.start_at", "Runtime R"],
+      ["source", "filelog", { include: ["/var/log/a.log"], start_at: '{{attr "start"}}' }, "config.start_at", "Alloy's configuration"],
       ["source", "journald", { directory: '/var/log/{{attr "j"}}' }, "config.directory", "host-path policy"],
       ["source", "journald", { units: ['{{attr "unit"}}'] }, "config.units[0]", "relabel"],
       ["source", "syslog", { transport: '{{attr "t"}}' }, "config.transport", "section"],

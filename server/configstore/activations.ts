@@ -13,7 +13,7 @@ import type { HostPaths } from "../catalog/hostpaths.ts";
 import { findType, mergeOverrides, runtimeProblem } from "../catalog/index.ts";
 import type { Editor } from "./components.ts";
 import type { Collectors } from "../collectors/collectors.ts";
-import { RUNTIME_OF } from "../../shared/vocabulary.ts";
+import { RUNTIME_OF, RUNTIME_NAMES } from "../../shared/vocabulary.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import { keepStored, readForm, sealPlaintext, secretAudit } from "../secrets/fields.ts";
 import type { SecretVault } from "../secrets/vault.ts";
@@ -102,7 +102,7 @@ export class Activations {
       const type = findType("source", source.type);
       const unavailable = type && runtimeProblem(type, RUNTIME_OF[collector.managementMode]);
       if (unavailable) {
-        const message = `source "${source.name}" (${source.type}) cannot run on collector ${collectorId}, a Runtime R (Alloy) collector: ${unavailable}`;
+        const message = `source "${source.name}" (${source.type}) cannot run on collector ${collectorId}, an ${RUNTIME_NAMES.alloy} collector: ${unavailable}`;
         throw new ValidationError(`The source cannot be activated: ${message}.`, [{ path: "sourceId", message }]);
       }
       const before = current.sources.find((a) => a.sourceId === source.id);
@@ -150,7 +150,7 @@ export class Activations {
       const type = findType("destination", destination.type);
       const unavailable = type && runtimeProblem(type, RUNTIME_OF[collector.managementMode]);
       if (unavailable) {
-        const message = `destination "${destination.name}" (${destination.type}) cannot run on collector ${collectorId}, a Runtime R (Alloy) collector: ${unavailable}`;
+        const message = `destination "${destination.name}" (${destination.type}) cannot run on collector ${collectorId}, an ${RUNTIME_NAMES.alloy} collector: ${unavailable}`;
         throw new ValidationError(`The destination cannot be activated: ${message}.`, [{ path: "destinationId", message }]);
       }
       const before = current.destinations.find((a) => a.destinationId === destination.id);

@@ -9,7 +9,7 @@ import { auditEntry, type Actor } from "../audit/audit.ts";
 import { findType, runtimeProblem } from "../catalog/index.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Collectors } from "../collectors/collectors.ts";
-import { RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
+import { RUNTIME_OF, type Runtime, RUNTIME_NAMES } from "../../shared/vocabulary.ts";
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from "../errors.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
 import { runtimeDifferences } from "../render/differences.ts";
@@ -42,7 +42,7 @@ export function routeProblems(route: RouteInput, pipeline: PipelineRecord, snaps
   const type = findType("source", source.type);
   const unrunnable = runtime === undefined || type === undefined ? undefined : runtimeProblem(type, runtime);
   if (unrunnable !== undefined) {
-    problems.push({ path: "sourceId", message: `source "${source.name}" (${source.type}) cannot run on this Runtime R (Alloy) collector: ${unrunnable}` });
+    problems.push({ path: "sourceId", message: `source "${source.name}" (${source.type}) cannot run on this ${RUNTIME_NAMES.alloy} collector: ${unrunnable}` });
   }
   if (!type?.signals.includes(pipeline.signal)) {
     problems.push({ path: "pipelineId", message: `pipeline "${pipeline.name}" carries ${pipeline.signal}, which source "${source.name}" (${source.type}) does not produce` });
@@ -67,7 +67,7 @@ function runtimeProblems(route: RouteInput, pipeline: PipelineRecord, snapshot: 
     const problem = runtimeProblem(type, runtime);
     return problem === undefined
       ? []
-      : [{ path: "pipelineId", message: `pipeline "${pipeline.name}" sends to destination "${record.name}" (${record.type}), which cannot run on this Runtime R (Alloy) collector: ${problem}` }];
+      : [{ path: "pipelineId", message: `pipeline "${pipeline.name}" sends to destination "${record.name}" (${record.type}), which cannot run on this ${RUNTIME_NAMES.alloy} collector: ${problem}` }];
   });
 }
 

@@ -11,6 +11,7 @@ import { SIGNALS } from "../../shared/config-records.ts";
 import { attr, block, encodeAlloy, ref, withComments, type AlloyBlock, type AlloyRef } from "./alloy-syntax.ts";
 import { assertRuntimeRParity } from "./parity.ts";
 import { planCollector, type Plan, type Target } from "./plan.ts";
+import { RUNTIME_NAMES } from "../../shared/vocabulary.ts";
 
 /** The collector's full configuration; a source or destination Alloy cannot run is refused by the plan; `plan`: the input's, when already made. */
 export function renderAlloy(input: CollectorConfigInput, plan: Plan = planCollector(input, "alloy")): string {
@@ -56,7 +57,7 @@ export function alloyDocument(plan: Plan, header: readonly string[]): AlloyDocum
       if (f.source === s.name) outputs.set(f.signal, [...(outputs.get(f.signal) ?? []), ...refs(f.entry)]);
     }
     // The plan refuses a source without a Runtime R form for an Alloy render.
-    if (s.type.alloy === undefined) throw new Error(`source type '${s.type.type}' has no Runtime R form`);
+    if (s.type.alloy === undefined) throw new Error(`source type '${s.type.type}' has no ${RUNTIME_NAMES.alloy} form`);
     const chain = s.type.alloy(s.config as never, s.name, output(outputs));
     blocks.push(withComments(chain[0]!, s.comments), ...chain.slice(1));
   }

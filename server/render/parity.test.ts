@@ -173,7 +173,7 @@ describe("routes per source type: the same decisions, or refused on Runtime R", 
           if (problems.length > 0) {
             const error = refusal(() => renderAlloy(input));
             expect(error.details[0]!.path).toBe("pipelines[p].topology.nodes[f].processor.config.logs.log_record[0]");
-            expect(error.details[0]!.message).toContain("on Runtime R (Alloy)");
+            expect(error.details[0]!.message).toContain("on Alloy (remote config)");
             return;
           }
           renderAlloy(input);
@@ -203,7 +203,7 @@ describe("routes per source type: the same decisions, or refused on Runtime R", 
       {
         path: "pipelines[p].topology.nodes[f].processor.config.logs.log_record[0]",
         message:
-          'condition "IsMatch(body, \\"healthz\\")" reads body, and a syslog record\'s body is the whole syslog line as received (priority, header and message) on Runtime O (OpenTelemetry Collector) but the message part only on Runtime R (Alloy), so it would act on other records on an Alloy collector; read a field both runtimes share, or run this source on a Runtime O collector',
+          'condition "IsMatch(body, \\"healthz\\")" reads body, and a syslog record\'s body is the whole syslog line as received (priority, header and message) on OpenTelemetry Collector (OpAMP) but the message part only on Alloy (remote config), so it would act on other records on an Alloy collector; read a field both runtimes share, or run this source on the OpenTelemetry Collector (OpAMP)',
       },
     ]);
   });

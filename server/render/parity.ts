@@ -27,6 +27,7 @@ import { ValidationError, type ErrorDetail } from "../errors.ts";
 import type { StatementContext } from "../ottl/contexts.ts";
 import { logFieldsRead, statementFieldsRead, type FieldRead } from "../ottl/reads.ts";
 import type { Plan } from "./plan.ts";
+import { RUNTIME_NAMES } from "../../shared/vocabulary.ts";
 
 /** A processor as configured, and the path of its config for messages. */
 export interface ConfiguredProcessor {
@@ -151,7 +152,7 @@ export function runtimeDifference(sourceType: string, read: FieldRead): string |
   const shape = LOG_RECORD_SHAPES[sourceType as LogSourceType][part];
   const differs = shape.differs === true || (Array.isArray(shape.differs) && (read.key === undefined || shape.differs.includes(read.key)));
   if (!differs) return undefined;
-  return `a ${sourceType} record's ${PART_NOUN[part]} ${shape.otelcol} on Runtime O (OpenTelemetry Collector) but ${shape.alloy} on Runtime R (Alloy)`;
+  return `a ${sourceType} record's ${PART_NOUN[part]} ${shape.otelcol} on ${RUNTIME_NAMES.otelcol} but ${shape.alloy} on ${RUNTIME_NAMES.alloy}`;
 }
 
 /** Problems named once per path: the first differing read of each condition or action. */
@@ -170,7 +171,7 @@ export function runtimeRProblems(sourceType: string, processors: readonly Config
         return [
           {
             path,
-            message: `${what} reads ${read.text}, and ${why}, so it would act on other records on an Alloy collector; read a field both runtimes share, or run this source on a Runtime O collector`,
+            message: `${what} reads ${read.text}, and ${why}, so it would act on other records on an Alloy collector; read a field both runtimes share, or run this source on the ${RUNTIME_NAMES.otelcol}`,
           },
         ];
       }),

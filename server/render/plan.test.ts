@@ -144,7 +144,7 @@ describe("Runtime R cannot run the debug destination", () => {
     expect(problem(() => renderAlloy(input))).toEqual({
       path: "activations.destinations[dst-debug]",
       message:
-        "destination 'dst-debug' (debug) cannot run on Runtime R (Alloy): Alloy's debug exporter (otelcol.exporter.debug) is experimental, and Alloy loads only generally-available components by default",
+        "destination 'dst-debug' (debug) cannot run on Alloy (remote config): Alloy's debug exporter (otelcol.exporter.debug) is experimental, and Alloy loads only generally-available components by default",
     });
     expect(renderOtelcol(input)).toContain("debug/debug:");
   });
@@ -342,6 +342,6 @@ describe("pipelines matched by attributes", () => {
     expect(renderOtelcol(toInput(c))).toContain("debug/gateway:");
     const p = problem(() => renderAlloy(toInput(c)));
     expect(p.path).toBe("destinations[dst-gw]");
-    expect(p.message).toContain("cannot run on Runtime R");
+    expect(p.message).toContain("cannot run on Alloy (remote config)");
   });
 });

@@ -22,7 +22,7 @@ import {
   type ProcessorType,
   type SourceType,
 } from "../catalog/index.ts";
-import type { Runtime } from "../../shared/vocabulary.ts";
+import { type Runtime, RUNTIME_NAMES } from "../../shared/vocabulary.ts";
 import { ValidationError } from "../errors.ts";
 import { isHostEnvRef, isPlainValue, isSecretRef, pathText, sensitiveLeaves, valueAt, withValueAt } from "../../shared/sensitive.ts";
 import { secretMarker } from "../secrets/values.ts";
@@ -158,13 +158,13 @@ function destinationType(record: DestinationRecord, path: string, signal: Signal
 /** A source or destination type Runtime R cannot run is refused for an Alloy render, saying why. */
 function checkRuntime(type: SourceType | DestinationType, record: SourceRecord | DestinationRecord, path: string, runtime: Runtime | undefined): void {
   const problem = runtime === undefined ? undefined : runtimeProblem(type, runtime);
-  if (problem !== undefined) fail(path, `${type.kind} '${record.id}' (${record.type}) cannot run on Runtime R (Alloy): ${problem}`);
+  if (problem !== undefined) fail(path, `${type.kind} '${record.id}' (${record.type}) cannot run on ${RUNTIME_NAMES.alloy}: ${problem}`);
 }
 
 /** A source config Runtime R cannot run as Runtime O does (an option Alloy cannot express) is refused for an Alloy render. */
 function checkSourceRuntime(type: SourceType, record: SourceRecord, config: Record<string, unknown>, path: string, runtime: Runtime | undefined): void {
   const problem = runtime === "alloy" ? type.alloyProblem?.(config) : undefined;
-  if (problem !== undefined) fail(path, `source '${record.id}' (${record.type}) cannot run on Runtime R (Alloy): ${problem}`);
+  if (problem !== undefined) fail(path, `source '${record.id}' (${record.type}) cannot run on ${RUNTIME_NAMES.alloy}: ${problem}`);
 }
 
 /** How one flow reads the pipeline graph: which source nodes feed it, and what a destination node stands for. */

@@ -231,7 +231,7 @@ describe("dry-run", () => {
       { input: input(records), processors: [body] },
     );
     expect(other.runtimes.map((r) => [r.sourceType, r.holds, r.problems.map((p) => p.path)])).toEqual([["syslog", false, ["processors[0].config.logs.log_record[0]"]]]);
-    expect(other.runtimes[0]!.problems[0]!.message).toContain("the message part only on Runtime R (Alloy)");
+    expect(other.runtimes[0]!.problems[0]!.message).toContain("the message part only on Alloy (remote config)");
   });
 
   test("a transform is checked (a bad statement is a 400 naming its key path), run where the dry-run can, and marked not simulated where not", async () => {

@@ -60,5 +60,5 @@ test("a k8s_cluster source previews on Runtime O; on Runtime R the preview is re
   const res = await server.api(`/pipelines/${pipeline.id}/topology/preview?runtime=alloy`, { method: "POST", json: graph });
   const { error } = (await res.json()) as { error: { code: string; details: { path: string; message: string }[] } };
   expect({ status: res.status, code: error.code }).toEqual({ status: 400, code: "validation_failed" });
-  expect(error.details[0]!.message).toContain("cannot run on Runtime R (Alloy): Alloy has no component that collects Kubernetes cluster metrics");
+  expect(error.details[0]!.message).toContain("cannot run on Alloy (remote config): Alloy has no component that collects Kubernetes cluster metrics");
 });

@@ -88,7 +88,7 @@ test("a Runtime R (Alloy) collector refuses the debug destination, at activation
   expect(activationError.details).toEqual([
     {
       path: "destinationId",
-      message: `destination "dbg-r" (debug) cannot run on collector ${alloy.id}, a Runtime R (Alloy) collector: Alloy's debug exporter (otelcol.exporter.debug) is experimental, and Alloy loads only generally-available components by default`,
+      message: `destination "dbg-r" (debug) cannot run on collector ${alloy.id}, an Alloy (remote config) collector: Alloy's debug exporter (otelcol.exporter.debug) is experimental, and Alloy loads only generally-available components by default`,
     },
   ]);
   expect((await ok<{ items: unknown[] }>(`/collectors/${alloy.id}/destinations`)).items).toEqual([]);
@@ -97,7 +97,7 @@ test("a Runtime R (Alloy) collector refuses the debug destination, at activation
   const routeError = ((await route.json()) as ErrorBody).error;
   expect(route.status).toBe(400);
   expect(routeError.details.map((d) => d.path)).toEqual(["pipelineId"]);
-  expect(routeError.details[0]!.message).toContain('sends to destination "dbg-r" (debug), which cannot run on this Runtime R (Alloy) collector');
+  expect(routeError.details[0]!.message).toContain('sends to destination "dbg-r" (debug), which cannot run on this Alloy (remote config) collector');
 
   // A routed pipeline cannot be redrawn to send there either.
   const backend = await ok<{ id: string }>("/destinations", "POST", { name: "backend-r", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
@@ -108,7 +108,7 @@ test("a Runtime R (Alloy) collector refuses the debug destination, at activation
   const redraw = await server.api(`/pipelines/${routed.id}/topology`, { method: "PUT", json: graph });
   const redrawError = ((await redraw.json()) as ErrorBody).error;
   expect({ status: redraw.status, code: redrawError.code }).toEqual({ status: 409, code: "breaks_routes" });
-  expect(redrawError.details).toEqual([{ path: `routes/${kept.id}`, message: expect.stringContaining('"dbg-r" (debug), which cannot run on this Runtime R (Alloy) collector') }]);
+  expect(redrawError.details).toEqual([{ path: `routes/${kept.id}`, message: expect.stringContaining('"dbg-r" (debug), which cannot run on this Alloy (remote config) collector') }]);
   expect(await ok(`/pipelines/${routed.id}/topology`)).toEqual(toBackend);
 
   // The catalog says so, for the UI.
@@ -163,7 +163,7 @@ test("on an Alloy collector, a route whose filter reads a field Alloy delivers d
   const error = ((await res.json()) as ErrorBody).error;
   expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({ status: 400, code: "validation_failed", paths: ["pipelineId"] });
   expect(error.details[0]!.message).toContain('pipeline "by body" at topology.nodes[f].processor.config.logs.log_record[0]: condition "IsMatch(body, \\"healthz\\")" reads body');
-  expect(error.details[0]!.message).toContain("on Runtime R (Alloy)");
+  expect(error.details[0]!.message).toContain("on Alloy (remote config)");
 
   await ok("/routes", "POST", { collectorId: alloy.id, sourceId: syslog.id, pipelineId: bySeverity.id });
   await ok("/routes", "POST", { collectorId: otelcol.id, sourceId: syslog.id, pipelineId: byBody.id });
@@ -225,6 +225,6 @@ test("routing a source whose data differs on Alloy to an Alloy collector succeed
     await ok(`/collectors/${collector.id}/destinations`, "POST", { destinationId: backend.id, configOverrides: {} });
     written.push(await ok<{ differences: { sourceType: string; difference: string }[] }>("/routes", "POST", { collectorId: collector.id, sourceId: syslog.id, pipelineId: pipeline.id }));
   }
-  expect(written[0]!.differences).toEqual([{ sourceType: "syslog", difference: expect.stringContaining("body is the whole syslog line as received (priority, header and message) on Runtime O but the message part only on Runtime R") }]);
+  expect(written[0]!.differences).toEqual([{ sourceType: "syslog", difference: expect.stringContaining("body is the whole syslog line as received (priority, header and message) on OpenTelemetry Collector (OpAMP) but the message part only on Alloy (remote config)") }]);
   expect(written[1]!.differences).toEqual([]);
 });

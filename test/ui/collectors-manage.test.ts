@@ -79,7 +79,7 @@ test("a remotecfg collector is added and ends with its bootstrap file holding it
   const body = await file.locator("pre").textContent();
   const token = /svcct_[A-Za-z0-9_-]+/.exec(body ?? "")?.[0];
   expect(token).toBeDefined();
-  await page.getByText("1 file for Runtime R. Shown once: the files hold a new token.").waitFor();
+  await page.getByText("1 file for Alloy (remote config). Shown once: the files hold a new token.").waitFor();
   const [made] = await byName("edge-alloy");
   expect(made?.managementMode).toBe("rcfg-remotecfg");
   // The file's token is the collector's current one: the server renders the same file for it.

@@ -121,7 +121,7 @@ test("a destination: the API's validation error sits beside the field it names, 
   await go("Destinations");
   await page.getByRole("button", { name: "New destination" }).click();
   // The catalog's runtimes: debug is Runtime O only, and the picker says so; the others say nothing.
-  expect(await page.locator("#type-debug-hint").textContent()).toContain("Not available on Alloy (Runtime R).");
+  expect(await page.locator("#type-debug-hint").textContent()).toContain("Not available on Alloy (remote config).");
   expect(await page.locator("#type-otlphttp-hint").textContent()).not.toContain("Alloy");
   await page.getByRole("button", { name: "OTLP/HTTP" }).click();
   await page.getByLabel(/^Name/).fill("gateway");

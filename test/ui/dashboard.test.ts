@@ -100,7 +100,7 @@ test("the fleet's collectors, the rollout and its failure, reporting only and ra
   // No reload: events (and the slow poll for rates) bring every number in.
   const fleet = region("Collectors");
   await fleet.getByRole("link", { name: "6 total" }).waitFor();
-  for (const label of ["2 online", "1 degraded", "1 offline", "2 pending", "5 OpenTelemetry Collector (OpAMP)", "1 Alloy (remotecfg)"]) {
+  for (const label of ["2 online", "1 degraded", "1 offline", "2 pending", "5 OpenTelemetry Collector (OpAMP)", "1 Alloy (remote config)"]) {
     await fleet.getByRole("link", { name: label }).waitFor();
   }
   const rollout = region("Latest rollout");
@@ -142,7 +142,7 @@ test("each number opens the list it counts", async () => {
   expect(await page.getByRole("link", { name: "edge-1" }).count()).toBe(0);
   await back();
 
-  await region("Collectors").getByRole("link", { name: "1 Alloy (remotecfg)" }).click();
+  await region("Collectors").getByRole("link", { name: "1 Alloy (remote config)" }).click();
   await page.waitForURL((url) => url.searchParams.get("match") === 'collector.mode="rcfg-remotecfg"');
   await page.getByRole("link", { name: "alloy-1" }).waitFor();
   expect(await page.getByRole("link", { name: "edge-1" }).count()).toBe(0);

@@ -31,7 +31,7 @@ test("a Kafka source from its generated form; the Kubernetes metrics types say t
   const { page } = browser;
   await page.getByRole("button", { name: "New source" }).click();
   await page.getByRole("heading", { name: "New source: choose a type" }).waitFor();
-  for (const type of ["k8s_cluster", "kubeletstats"]) expect(await page.locator(`#type-${type}-hint`).textContent()).toContain("Not available on Alloy (Runtime R).");
+  for (const type of ["k8s_cluster", "kubeletstats"]) expect(await page.locator(`#type-${type}-hint`).textContent()).toContain("Not available on Alloy (remote config).");
   for (const type of ["kafka", "k8s_events"]) expect(await page.locator(`#type-${type}-hint`).textContent()).not.toContain("Alloy");
 
   await page.getByRole("button", { name: "Kafka" }).click();

@@ -148,13 +148,13 @@ test("bootstrap files of both runtimes show their target paths and copy", async 
   await page.goto(`${server.base}/ui/onboarding`);
   await page.getByText("Showing 3 tokens, oldest first.", { exact: true }).waitFor();
   const form = page.getByRole("form", { name: "Bootstrap files" });
-  expect(await form.getByRole("radio", { name: /^Runtime O/ }).isChecked()).toBe(true);
+  expect(await form.getByRole("radio", { name: /^OpenTelemetry Collector \(OpAMP\)/ }).isChecked()).toBe(true);
   expect(await form.getByRole("radio", { name: "Mint a single-use enrollment token" }).isChecked()).toBe(true);
 
   // Runtime O from a fresh single-use token: the collector and supervisor configs.
   await form.getByLabel("Environment").fill("edge");
   await form.getByRole("button", { name: "Show bootstrap files" }).click();
-  await page.getByText("2 files for Runtime O.", { exact: true }).waitFor();
+  await page.getByText("2 files for OpenTelemetry Collector (OpAMP).", { exact: true }).waitFor();
   const config = page.getByRole("region", { name: "/etc/otel-collector/config.yaml" });
   const body = await config.locator("pre").innerText();
   expect(body).toContain("Bearer svcen_");
@@ -174,11 +174,11 @@ test("bootstrap files of both runtimes show their target paths and copy", async 
   await form.getByRole("radio", { name: "Use a token I have" }).check();
   await form.getByLabel("Enrollment token", { exact: true }).fill(held.token);
   await form.getByRole("button", { name: "Show bootstrap files" }).click();
-  await page.getByText("2 files for Runtime O.", { exact: true }).waitFor();
+  await page.getByText("2 files for OpenTelemetry Collector (OpAMP).", { exact: true }).waitFor();
   expect(await config.locator("pre").innerText()).toContain(`Bearer ${held.token}`);
 
   // The same token for Runtime R is refused, the reason next to the token field.
-  await form.getByRole("radio", { name: /^Runtime R/ }).check();
+  await form.getByRole("radio", { name: /^Alloy \(remote config\)/ }).check();
   await form.getByLabel("Collector token", { exact: true }).fill(held.token);
   await form.getByRole("button", { name: "Show bootstrap files" }).click();
   await page.getByRole("alert").getByText(/HTTP 400/).waitFor();
@@ -190,7 +190,7 @@ test("bootstrap files of both runtimes show their target paths and copy", async 
   await form.getByRole("radio", { name: "Mint the collector's token" }).check();
   await form.getByLabel("Collector", { exact: true }).fill(rcfg.id);
   await form.getByRole("button", { name: "Show bootstrap files" }).click();
-  await page.getByText("1 file for Runtime R.", { exact: true }).waitFor();
+  await page.getByText("1 file for Alloy (remote config).", { exact: true }).waitFor();
   const rcfgFile = await page.getByRole("region", { name: "/etc/rcfg-runtime/config.rcfg" }).locator("pre").innerText();
   expect(rcfgFile).toContain("svcct_");
   expect(rcfgFile).toContain(rcfg.id);

@@ -63,8 +63,8 @@ afterAll(async () => {
 
 test("without a collector the preview names the installed version it assumed", async () => {
   const { page } = browser;
-  await page.getByRole("status", { name: "Rendered for" }).getByText(`Rendered for OpenTelemetry Collector ${INSTALLED} (the version install.sh installs)`).waitFor();
-  const region = page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector)" });
+  await page.getByRole("status", { name: "Rendered for" }).getByText(`Rendered for OpenTelemetry Collector (OpAMP) ${INSTALLED} (the version install.sh installs)`).waitFor();
+  const region = page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector (OpAMP))" });
   await region.getByText(/otlp_grpc\/gateway:/).waitFor();
 }, SLOW);
 
@@ -76,11 +76,11 @@ test("the collectors the pipeline applies to come first; picking one renders wha
   expect(labels.indexOf("edge-old")).toBeLessThan(labels.indexOf("aaa-other"));
   await picker.selectOption({ label: "edge-old" });
   const status = page.getByRole("status", { name: "Rendered for" });
-  await status.getByText("Rendered for collector edge-old (OpenTelemetry Collector, reporting 0.120.0)").waitFor();
+  await status.getByText("Rendered for collector edge-old (OpenTelemetry Collector (OpAMP), reporting 0.120.0)").waitFor();
   expect(await status.textContent()).toContain("This pipeline applies to it: its attributes match the pipeline.");
   // The runtime is the collector's: the switch is for the no-collector preview only.
   expect(await page.getByRole("group", { name: "Runtime" }).count()).toBe(0);
-  const region = page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector)" });
+  const region = page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector (OpAMP))" });
   await region.getByText(/otlp\/gateway:/).waitFor();
   const topology = await call(`/pipelines/${pipelineId}/topology`);
   const api = await call<PipelinePreview>(`/pipelines/${pipelineId}/topology/preview?collectorId=${oldId}`, "POST", topology);

@@ -177,7 +177,7 @@ test("the dry-run of the mixed sample keeps only the non-health records", async 
 
 test("the preview renders the filter for both runtimes", async () => {
   const { page } = browser;
-  const otelcol = page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector)" });
+  const otelcol = page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector (OpAMP))" });
   await otelcol.getByText(/filter\/|filter:/).first().waitFor();
   expect(await otelcol.textContent()).toContain("healthz");
   await page.getByLabel("Alloy").check();
@@ -302,7 +302,7 @@ test("a viewer sees the editor read-only", async () => {
   expect(await page.getByLabel("Conditions of drop-health-check-logs").getAttribute("readonly")).not.toBeNull();
   expect(await page.getByLabel("Config of attributes (JSON)").getAttribute("readonly")).not.toBeNull();
   // Reading is allowed: the dry-run and the preview still work.
-  await page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector)" }).waitFor();
+  await page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector (OpAMP))" }).waitFor();
   await page.goto(`${server.base}/ui/pipelines`);
   await page.getByRole("row", { name: /web logs/ }).waitFor();
   expect(await page.getByRole("button", { name: "Create pipeline" }).count()).toBe(0);

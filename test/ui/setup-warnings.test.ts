@@ -82,7 +82,7 @@ test("with the quick-start's loopback URL the collector paths work; the agent wa
   expect(await page.locator("#agent-blocked").innerText()).toContain("no SHA256SUMS");
   expect(await page.getByRole("button", { name: "Create collector command" }).isDisabled()).toBe(false);
   await show.click();
-  await page.getByText("2 files for Runtime O.", { exact: true }).waitFor();
+  await page.getByText("2 files for OpenTelemetry Collector (OpAMP).", { exact: true }).waitFor();
   expect(await page.getByRole("region", { name: "/etc/opampsupervisor/config.yaml" }).locator("pre").innerText()).toContain(
     `${server.base.replace(/^http/, "ws")}/v1/opamp`,
   );

@@ -10,6 +10,7 @@
  * and route creation answer it as a warning (render/differences.ts).
  */
 import { LOG_RECORD_SHAPES, RECORD_PARTS, UPSTREAM, type LogSourceType, type Upstream } from "./log-records.ts";
+import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
 export type { Upstream };
 
@@ -33,9 +34,9 @@ export interface SourceDelivery {
 
 /** How svc handles a source type's difference, as the table says it. */
 export function handlingOf(delivery: SourceDelivery): string {
-  if (delivery.alloy === null) return "Runtime O only: refused on Alloy collectors";
+  if (delivery.alloy === null) return `${RUNTIME_NAMES.otelcol} only: refused on Alloy collectors`;
   if (delivery.difference === null) return delivery.normalised === null ? "same: nothing to do" : "normalised in the rendered Alloy config";
-  return "shown before publish (publish plan, preview, route creation warn); a processor reading it is refused on Runtime R";
+  return `shown before publish (publish plan, preview, route creation warn); a processor reading it is refused on ${RUNTIME_NAMES.alloy}`;
 }
 
 /** The UPSTREAM facts whose path names one of these components or files. */
@@ -59,8 +60,8 @@ export function logDelivery(type: LogSourceType, normalised: string | null, upst
             .map((p) => {
               const d = shapes[p].differs;
               return Array.isArray(d)
-                ? `${p} ${d.join(", ")} only on Runtime O`
-                : `${p} is ${shapes[p].otelcol} on Runtime O but ${shapes[p].alloy} on Runtime R`;
+                ? `${p} ${d.join(", ")} only on ${RUNTIME_NAMES.otelcol}`
+                : `${p} is ${shapes[p].otelcol} on ${RUNTIME_NAMES.otelcol} but ${shapes[p].alloy} on ${RUNTIME_NAMES.alloy}`;
             })
             .join("; "),
     differsAs: differing.length === 0 ? null : "parts",

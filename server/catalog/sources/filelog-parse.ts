@@ -23,8 +23,9 @@ import { compileRe2, re2GroupNames, re2Problem } from "../../ottl/regex.ts";
 import type { ErrorDetail } from "../../errors.ts";
 import { Closed, NoReferences, StringEnum } from "../schemas.ts";
 import { STANZA_DEFAULT_SEVERITIES } from "./log-records.ts";
+import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
-const INTO_OTTL = "svc writes it into the collector's parser config and Runtime R's OTTL, where an attribute must not become code";
+const INTO_OTTL = "svc writes it into the collector's parser config and Alloy's OTTL, where an attribute must not become code";
 
 /** A parsed field: keys of word characters, a dot between nested ones (`level`, `log.level`). */
 const FieldPath = (description: string) =>
@@ -66,7 +67,7 @@ export const multilineSchema = () =>
   Closed(
     {
       line_start_pattern: Pattern("RE2 pattern, starting with ^, of a line that begins a record; the lines up to the next such line join it."),
-      line_end_pattern: Pattern("RE2 pattern that ends a record (Runtime O only: Alloy has no end-of-record pattern)."),
+      line_end_pattern: Pattern(`RE2 pattern that ends a record (${RUNTIME_NAMES.otelcol} only: Alloy has no end-of-record pattern).`),
     },
     { default: {}, title: "Multiline" },
   );

@@ -151,6 +151,6 @@ describe("filelog multiline", () => {
       routes: [{ id: "r", collectorId: "c", sourceId: "s", pipelineId: "p" }],
     };
     expect(() => planCollector(input, "otelcol")).not.toThrow();
-    expect(() => planCollector(input, "alloy")).toThrow("cannot run on Runtime R (Alloy): multiline.line_end_pattern");
+    expect(() => planCollector(input, "alloy")).toThrow("cannot run on Alloy (remote config): multiline.line_end_pattern");
   });
 });

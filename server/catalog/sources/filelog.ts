@@ -36,7 +36,7 @@ export const filelogSource = defineSource({
         default: "end",
         description: "Where to start in a file seen for the first time.",
       }),
-      "svc reads it to build Runtime R's configuration",
+      "svc reads it to build Alloy's configuration",
     ),
     parser: parserSchema(),
     multiline: multilineSchema(),

@@ -11,6 +11,7 @@ import { Closed, Interval, NoReferences, StringEnum } from "../schemas.ts";
 import { defineSource } from "../types.ts";
 import { alloyScrapeTiming, SCRAPE_INTERVAL_REFERENCE } from "./scrape.ts";
 import { METRIC_UPSTREAM } from "./delivery.ts";
+import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
 /** Each hostmetrics scraper and the node_exporter collectors that cover it. */
 const NODE_COLLECTORS = {
@@ -39,7 +40,7 @@ export const hostmetricsSource = defineSource({
     alloy: "node_exporter's series through otelcol.receiver.prometheus: node_cpu_seconds_total (labels cpu, mode), node_memory_MemAvailable_bytes, node_disk_read_bytes_total, node_filesystem_size_bytes, node_network_receive_bytes_total, node_load1, …",
     normalised: null,
     difference:
-      "host metrics are the hostmetrics receiver's (semantic-convention names such as system.cpu.time with attribute state) on Runtime O (OpenTelemetry Collector) but node_exporter's (node_cpu_seconds_total with label mode) on Runtime R (Alloy)",
+      `host metrics are the hostmetrics receiver's (semantic-convention names such as system.cpu.time with attribute state) on ${RUNTIME_NAMES.otelcol} but node_exporter's (node_cpu_seconds_total with label mode) on ${RUNTIME_NAMES.alloy}`,
     differsAs: "whole",
     upstream: [METRIC_UPSTREAM.hostmetricsCpu, METRIC_UPSTREAM.unixExporter, METRIC_UPSTREAM.prometheusReceiver],
   },

@@ -21,7 +21,7 @@ const Unit = NoReferences(
     errorMessage: "must be a systemd unit name such as nginx.service",
     description: "A unit name; without a suffix, .service is assumed (as journalctl --unit does).",
   }),
-  "svc turns the units into Runtime R's relabel expression",
+  "svc turns the units into Alloy's relabel expression",
 );
 
 export const journaldSource = defineSource({

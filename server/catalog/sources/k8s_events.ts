@@ -21,6 +21,7 @@ import { attr, block, ref } from "../../render/alloy-syntax.ts";
 import { Closed } from "../schemas.ts";
 import { defineSource } from "../types.ts";
 import { METRIC_UPSTREAM, upstreamAbout } from "./delivery.ts";
+import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
 /** A namespace name: an RFC 1123 label. */
 const Namespace = Type.String({
@@ -39,7 +40,7 @@ export const k8sEventsSource = defineSource({
     alloy: "body: a logfmt line (name, kind, action, reason, type, msg); attributes namespace, job, instance and loki.attribute.labels; no severity",
     normalised: null,
     difference:
-      "a Kubernetes event record is the watch event as a map (type and the Event object) with attributes k8s.resource.name, event.domain and event.name on Runtime O (OpenTelemetry Collector) but a logfmt line (name, kind, action, reason, type, msg) with attributes namespace, job, instance and loki.attribute.labels on Runtime R (Alloy)",
+      `a Kubernetes event record is the watch event as a map (type and the Event object) with attributes k8s.resource.name, event.domain and event.name on ${RUNTIME_NAMES.otelcol} but a logfmt line (name, kind, action, reason, type, msg) with attributes namespace, job, instance and loki.attribute.labels on ${RUNTIME_NAMES.alloy}`,
     differsAs: "whole",
     upstream: [METRIC_UPSTREAM.k8sObjects, METRIC_UPSTREAM.kubernetesEvents, ...upstreamAbout("otelcol/receiver/loki")],
   },

@@ -1,6 +1,7 @@
 /** The parity table of docs/runtime-parity.md, written from the catalog's delivery data (parity-table.test.ts keeps the two equal). */
 import { SOURCE_TYPES } from "../registry.ts";
 import { handlingOf } from "./delivery.ts";
+import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
@@ -11,7 +12,7 @@ export function parityTable(): string {
     return `| \`${t.type}\` | ${cell(d.otelcol)} | ${cell(d.alloy ?? "cannot run it")} | ${cell(d.difference ?? "none")} | ${cell(handlingOf(d))}${d.normalised ? `: ${cell(d.normalised)}` : ""} | ${cell(from)} |`;
   });
   return [
-    "| Source type | Runtime O (OpenTelemetry Collector) delivers | Runtime R (Alloy) delivers | Difference | svc | From |",
+    `| Source type | ${RUNTIME_NAMES.otelcol} delivers | ${RUNTIME_NAMES.alloy} delivers | Difference | svc | From |`,
     "|---|---|---|---|---|---|",
     ...rows,
   ].join("\n");

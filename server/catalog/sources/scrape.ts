@@ -12,7 +12,7 @@ import { parseGoDuration } from "../durations.ts";
 import { ALLOY_COMPONENTS } from "../upstream/alloy.ts";
 
 /** Why a scrape interval takes no attribute reference: alloyScrapeTiming reads it. */
-export const SCRAPE_INTERVAL_REFERENCE = "svc reads it to set Runtime R's scrape timeout";
+export const SCRAPE_INTERVAL_REFERENCE = "svc reads it to set Alloy's scrape timeout";
 
 const DEFAULT_TIMEOUT = ALLOY_COMPONENTS["prometheus.scrape"]!.defaults!.scrape_timeout!;
 

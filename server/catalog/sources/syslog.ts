@@ -27,7 +27,7 @@ export const syslogSource = defineSource({
   ),
   schema: Closed({
     protocol: StringEnum(["rfc5424", "rfc3164"], { default: "rfc5424", description: "The syslog message format." }),
-    transport: NoReferences(StringEnum(["tcp", "udp"], { default: "tcp", description: "The network transport." }), "it names a section of Runtime O's configuration"),
+    transport: NoReferences(StringEnum(["tcp", "udp"], { default: "tcp", description: "The network transport." }), "it names a section of the OpenTelemetry Collector's configuration"),
     listen_address: ListenAddress({ default: "0.0.0.0:54526", description: "host:port to listen on." }),
   }),
   otelcol(config) {

@@ -58,7 +58,7 @@ describe("rendered configs conform to upstream", () => {
       }
       // A source Alloy cannot run refuses the whole Runtime R render (its golden is the refusal).
       if (sources.some((s) => findType("source", s.type)?.alloy === undefined)) {
-        expect(() => planCollector(c.input!, "alloy")).toThrow("cannot run on Runtime R (Alloy)");
+        expect(() => planCollector(c.input!, "alloy")).toThrow("cannot run on Alloy (remote config)");
         return;
       }
       expect(alloyProblems(alloyDocument(planCollector(c.input!, "alloy"), []).blocks)).toEqual([]);

@@ -1,6 +1,6 @@
 /**
  * Add a collector in one flow: name, environment, tags and how it is managed
- * (OpAMP, Runtime O; or remotecfg, Runtime R), then what to run on its host,
+ * (OpenTelemetry Collector (OpAMP) or Alloy (remote config)), then what to run on its host,
  * the install one-liner or the bootstrap files. POST /collectors makes the
  * record; POST /collectors/snippet?collectorId= or POST
  * /collectors/{id}/bootstrap mints its token (an enrollment token bound to it
@@ -21,14 +21,15 @@ import { Link } from "../router.tsx";
 import { useHasScope } from "../schema/editing.tsx";
 import { readCollectorForm } from "./tags.ts";
 import type { Collector } from "../../../shared/collectors.ts";
+import { MODE_NAMES } from "../../../shared/vocabulary.ts";
 
 type Mode = Collector["managementMode"];
 type Delivery = "snippet" | "files";
 type Material = { kind: "snippet"; snippet: Snippet } | { kind: "files"; files: BootstrapFile[] };
 
 const MODES: { value: Mode; label: string; hint: string }[] = [
-  { value: "opamp", label: "OpAMP (Runtime O)", hint: "OpenTelemetry Collector under the OpAMP supervisor" },
-  { value: "rcfg-remotecfg", label: "remotecfg (Runtime R)", hint: "Grafana Alloy polling for its config" },
+  { value: "opamp", label: MODE_NAMES.opamp, hint: "runs under the OpAMP supervisor; svc pushes its config" },
+  { value: "rcfg-remotecfg", label: MODE_NAMES["rcfg-remotecfg"], hint: "polls svc for its config" },
 ];
 
 function material(collector: Collector, delivery: Delivery): Promise<Material> {
@@ -79,7 +80,7 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
       );
   }
 
-  const runtime = mode === "opamp" ? "Runtime O" : "Runtime R";
+  const runtime = MODE_NAMES[mode];
   return (
     <section className="detail-block onboarding-card add-collector" aria-labelledby="add-collector-title">
       <h2 id="add-collector-title">Add a collector</h2>

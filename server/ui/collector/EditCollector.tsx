@@ -16,6 +16,7 @@ import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { navigate } from "../router.tsx";
 import { readCollectorForm, tagsText } from "./tags.ts";
 import type { Collector } from "../../../shared/collectors.ts";
+import { MODE_NAMES } from "../../../shared/vocabulary.ts";
 
 export function EditCollectorSection({ collector, onSaved }: { collector: Collector; onSaved: (c: Collector) => void }) {
   const [error, setError] = useState<ApiError | null>(null);
@@ -127,8 +128,8 @@ export function EditCollectorSection({ collector, onSaved }: { collector: Collec
         <div className="field">
           <label htmlFor="edit-mode">Management</label>
           <select id="edit-mode" name="managementMode" defaultValue={collector.managementMode} {...fieldProps(error, "managementMode", "edit-mode-error")}>
-            <option value="opamp">OpAMP (Runtime O)</option>
-            <option value="rcfg-remotecfg">remotecfg (Runtime R)</option>
+            <option value="opamp">{MODE_NAMES.opamp}</option>
+            <option value="rcfg-remotecfg">{MODE_NAMES["rcfg-remotecfg"]}</option>
           </select>
           <FieldError id="edit-mode-error" error={error} field="managementMode" />
         </div>

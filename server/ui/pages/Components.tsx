@@ -25,6 +25,7 @@ import { fieldErrors, readableError } from "../schema/errors.ts";
 import { initialValue, isRecord, type ConfigValue, type Schema } from "../schema/schema.ts";
 import { configSummary } from "../schema/summary.ts";
 import "./Components.css";
+import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
 type Kind = "sources" | "destinations";
 /** Sources and destinations have the same shape. */
@@ -194,7 +195,7 @@ function TypePicker({ kind, entries, base }: { kind: Kind; entries: CatalogEntry
             </button>
             <span id={`type-${entry.type}-hint`} className="hint">
               {entry.description} <span className="signals">({entry.signals.join(", ")})</span>
-              {!entry.runtimes.includes("alloy") && <span className="runtime-note"> Not available on Alloy (Runtime R).</span>}
+              {!entry.runtimes.includes("alloy") && <span className="runtime-note"> Not available on {RUNTIME_NAMES.alloy}.</span>}
             </span>
           </li>
         ))}
@@ -294,7 +295,7 @@ function ComponentEditor({ kind, entry, record, from, base, onSaved }: EditorPro
       </p>
       {entry && !entry.runtimes.includes("alloy") && (
         <p className="note" role="note">
-          Not available on Alloy (Runtime R){entry.unavailable?.alloy ? `: ${entry.unavailable.alloy}` : ""}. Only OpenTelemetry Collector (Runtime O)
+          Not available on {RUNTIME_NAMES.alloy}{entry.unavailable?.alloy ? `: ${entry.unavailable.alloy}` : ""}. Only {RUNTIME_NAMES.otelcol}
           collectors can activate it.
         </p>
       )}

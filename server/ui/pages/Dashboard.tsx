@@ -20,6 +20,7 @@ import { Link } from "../router.tsx";
 import "./Dashboard.css";
 import { recordHref } from "../components/RecordName.tsx";
 import { useThrottledCounter, useVisiblePolling } from "../refresh.ts";
+import { MODE_NAMES } from "../../../shared/vocabulary.ts";
 
 /** uPlot is a separate chunk: only fetched once there is a history to draw. */
 const Chart = lazy(() => import("../components/Chart.tsx").then((m) => ({ default: m.Chart })));
@@ -149,8 +150,8 @@ function FleetPanel({ collectors }: { collectors: Dashboard["collectors"] }) {
         <Stat label="pending" value={byStatus.pending} href={collectorsWhere({ status: "pending" })} />
       </div>
       <div className="stats stats-small" role="group" aria-label="By mode">
-        <Stat label="OpenTelemetry Collector (OpAMP)" value={byMode.opamp} href={collectorsWhere({ match: 'collector.mode="opamp"' })} />
-        <Stat label="Alloy (remotecfg)" value={byMode["rcfg-remotecfg"]} href={collectorsWhere({ match: 'collector.mode="rcfg-remotecfg"' })} />
+        <Stat label={MODE_NAMES.opamp} value={byMode.opamp} href={collectorsWhere({ match: 'collector.mode="opamp"' })} />
+        <Stat label={MODE_NAMES["rcfg-remotecfg"]} value={byMode["rcfg-remotecfg"]} href={collectorsWhere({ match: 'collector.mode="rcfg-remotecfg"' })} />
       </div>
     </Panel>
   );

@@ -297,7 +297,7 @@ function Collectors({ agent }: { agent: Agent }) {
               </th>
               <td>
                 {c.collectorType}
-                {c.nativeRemoteConfig ? " (remotecfg)" : ""}
+                {c.nativeRemoteConfig ? " (remote config)" : ""}
               </td>
               <td>{c.running ? `yes${c.pid !== null ? ` (pid ${c.pid})` : ""}` : "no"}</td>
               <td>

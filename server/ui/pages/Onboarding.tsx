@@ -26,6 +26,7 @@ import { ListTable } from "../components/ListTable.tsx";
 import { StatusBadge, type Tone } from "../components/StatusBadge.tsx";
 import { usePages } from "../list.ts";
 import "./Onboarding.css";
+import { MODE_NAMES, RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
 interface EnrollmentToken {
   id: string;
@@ -127,13 +128,13 @@ function CollectorSnippet({ onMinted, readiness }: { onMinted: () => void; readi
   return (
     <section className="detail-block onboarding-card" aria-labelledby="collector-title">
       <h2 id="collector-title">Enroll a collector</h2>
-      <p className="muted">Run on the collector's host. OpAMP uses a single-use enrollment token; remotecfg needs an existing collector, by name or id.</p>
+      <p className="muted">Run on the collector's host. {MODE_NAMES.opamp} uses a single-use enrollment token; {MODE_NAMES["rcfg-remotecfg"]} needs an existing collector, by name or id.</p>
       <form className="filters" aria-label="Collector install command" onSubmit={onSubmit}>
         <div className="field">
           <label htmlFor="collector-mode">Management</label>
           <select id="collector-mode" name="managementMode" defaultValue="opamp">
-            <option value="opamp">OpAMP</option>
-            <option value="rcfg-remotecfg">remotecfg</option>
+            <option value="opamp">{MODE_NAMES.opamp}</option>
+            <option value="rcfg-remotecfg">{MODE_NAMES["rcfg-remotecfg"]}</option>
           </select>
         </div>
         <div className="field">
@@ -144,7 +145,7 @@ function CollectorSnippet({ onMinted, readiness }: { onMinted: () => void; readi
           <label htmlFor="collector-id">Collector</label>
           <CollectorField id="collector-id" name="collectorId" error={error} placeholder="optional" aria-describedby="collector-id-hint" />
           <span id="collector-id-hint" className="hint">
-            existing collector, by name or id; required for remotecfg
+            existing collector, by name or id; required for {MODE_NAMES["rcfg-remotecfg"]}
           </span>
         </div>
         <div className="field checkbox-field">
@@ -177,15 +178,15 @@ interface BootstrapAnswer {
 }
 
 const RUNTIME_CHOICES: { value: Runtime; label: string; hint: string }[] = [
-  { value: "otelcol", label: "Runtime O", hint: "OpenTelemetry collector; config arrives over OpAMP" },
-  { value: "alloy", label: "Runtime R", hint: "polls for its config by remote config" },
+  { value: "otelcol", label: RUNTIME_NAMES.otelcol, hint: "config arrives over OpAMP" },
+  { value: "alloy", label: RUNTIME_NAMES.alloy, hint: "polls for its config by remote config" },
 ];
 
 /**
  * A runtime's bootstrap files, each in a code block with its target path and
  * a Copy button. The token is one the user holds (POSTed in the body, never
- * in a URL) or a fresh one: a single-use opamp enrollment token for Runtime
- * O; for Runtime R the collector's own token, which replaces its previous one.
+ * in a URL) or a fresh one: a single-use opamp enrollment token for the
+ * OpenTelemetry Collector; for Alloy the collector's own token, which replaces its previous one.
  */
 function BootstrapFiles({ onMinted, readiness, canMint }: { onMinted: () => void; readiness: OnboardingReadiness | null; canMint: boolean }) {
   const blocked = blocker(readiness?.collectorSnippet);
@@ -272,7 +273,7 @@ function BootstrapFiles({ onMinted, readiness, canMint }: { onMinted: () => void
             <label htmlFor="bootstrap-collector">Collector</label>
             <CollectorField id="bootstrap-collector" name="collectorId" error={error} required placeholder="name or id" aria-describedby="bootstrap-collector-hint" />
             <span id="bootstrap-collector-hint" className="hint">
-              an rcfg-remotecfg collector, by name or id; its previous token stops working
+              an {RUNTIME_NAMES.alloy} collector, by name or id; its previous token stops working
             </span>
           </div>
         ) : (

@@ -30,9 +30,10 @@ type RouteWritten = RouteRecord & { differences: RuntimeDifference[] };
 
 /** The parity warning said after a save, or "" when the source delivers the same on the collector's runtime. */
 function differencesText(differences: readonly RuntimeDifference[]): string {
-  return differences.map((d) => ` On this Alloy collector, ${d.sourceType} data differs from a Runtime O collector's: ${d.difference}.`).join("");
+  return differences.map((d) => ` On this Alloy collector, ${d.sourceType} data differs from what the ${RUNTIME_NAMES.otelcol} delivers: ${d.difference}.`).join("");
 }
 import "./Components.css";
+import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
 const BASE = "/ui/routes";
 /** The most collectors the form offers (the API's largest page). */

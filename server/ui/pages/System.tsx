@@ -17,6 +17,7 @@ import { Link } from "../router.tsx";
 import "./System.css";
 import { TrustedAttributesSection } from "./TrustedAttributes.tsx";
 import { StatusBadge, type Tone } from "../components/StatusBadge.tsx";
+import { CHANNEL_NAMES as RUNTIME_CHANNELS } from "../../../shared/vocabulary.ts";
 
 /** The answer of GET /system/health (server/api/system.ts). */
 interface Health {
@@ -38,8 +39,8 @@ const URL_SOURCE: Record<OnboardingReadiness["externalUrlSource"], string> = {
 };
 
 const CHANNEL_NAMES: Record<string, string> = {
-  opamp: "OpAMP (OpenTelemetry Collector)",
-  remotecfg: "remotecfg (Alloy)",
+  opamp: RUNTIME_CHANNELS.opamp,
+  remotecfg: RUNTIME_CHANNELS.remotecfg,
   metrics: "Own metrics intake",
   agents: "Host agents",
   bootstrap: "Bootstrap files",

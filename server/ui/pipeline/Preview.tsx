@@ -9,12 +9,10 @@
 import { useEffect, useState } from "react";
 import { api, ApiError } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
-import { RUNTIMES, type Runtime } from "../../../shared/vocabulary.ts";
+import { RUNTIME_NAMES, RUNTIMES, type Runtime } from "../../../shared/vocabulary.ts";
 import type { PipelinePreview } from "../../../shared/pipelines.ts";
 import { renderedForText, RenderTargetPicker } from "./RenderTarget.tsx";
 import type { Topology } from "./types.ts";
-
-const RUNTIME_LABELS: Record<Runtime, string> = { otelcol: "OpenTelemetry Collector", alloy: "Alloy" };
 
 const DEBOUNCE_MS = 400;
 
@@ -67,7 +65,7 @@ export function Preview({ pipelineId, matchers, topology, onChecked }: PreviewPr
     // onChecked is the editor's state setter; the content and the target are the inputs.
   }, [pipelineId, content, runtime, collectorId]);
 
-  const label = RUNTIME_LABELS[answer?.renderedFor.runtime ?? runtime];
+  const label = RUNTIME_NAMES[answer?.renderedFor.runtime ?? runtime];
   return (
     <section className="detail-block preview" aria-labelledby="preview-title">
       <h2 id="preview-title">Config preview</h2>
@@ -77,7 +75,7 @@ export function Preview({ pipelineId, matchers, topology, onChecked }: PreviewPr
           <legend>Runtime</legend>
           {RUNTIMES.map((r) => (
             <label key={r}>
-              <input type="radio" name="preview-runtime" value={r} checked={runtime === r} onChange={() => setRuntime(r)} /> {RUNTIME_LABELS[r]}
+              <input type="radio" name="preview-runtime" value={r} checked={runtime === r} onChange={() => setRuntime(r)} /> {RUNTIME_NAMES[r]}
             </label>
           ))}
         </fieldset>
@@ -87,10 +85,10 @@ export function Preview({ pipelineId, matchers, topology, onChecked }: PreviewPr
       </p>
       <ErrorMessage error={error} />
       {answer !== null && answer.differences.length > 0 && (
-        <ul className="hint" aria-label="Differs from Runtime O">
+        <ul className="hint" aria-label={`Differs from the ${RUNTIME_NAMES.otelcol}`}>
           {answer.differences.map((d) => (
             <li key={d.sourceType}>
-              Other data than on Runtime O: <code>{d.sourceType}</code>: {d.difference}.
+              Other data than on the {RUNTIME_NAMES.otelcol}: <code>{d.sourceType}</code>: {d.difference}.
             </li>
           ))}
         </ul>

@@ -6,6 +6,7 @@
 import { useEffect, useState } from "react";
 import type { Collector } from "../../../shared/collectors.ts";
 import type { PreviewTarget } from "../../../shared/pipelines.ts";
+import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 import { api } from "../api.ts";
 
 /** Collectors listed per group: a picker, not a fleet browser; the search finds the rest. */
@@ -89,11 +90,9 @@ export function RenderTargetPicker({ pipelineId, matchers, collectorId, onCollec
   );
 }
 
-const RUNTIME_LABELS = { otelcol: "OpenTelemetry Collector", alloy: "Alloy" } as const;
-
 /** One sentence saying what the preview was rendered for. */
 export function renderedForText(target: PreviewTarget): string {
-  const runtime = RUNTIME_LABELS[target.runtime];
+  const runtime = RUNTIME_NAMES[target.runtime];
   if (target.collector === null) {
     const why = target.versionFrom === "installer" ? "the version install.sh installs" : "the version asked for";
     return `Rendered for ${runtime} ${target.version} (${why}), not for a collector; not saved or delivered.`;

@@ -2,7 +2,7 @@
  * What a publish would do, as the plan says it: a summary sentence, each
  * distinct change with its collectors and diff, the collectors whose config
  * cannot be rendered (with why), those whose build lacks a component, the
- * Alloy collectors whose sources deliver other data than Runtime O's (the
+ * Alloy collectors whose sources deliver other data than the OpenTelemetry Collector's (the
  * parity table's differences), and those a rollback pinned.
  */
 import type { PublishPlan } from "../../../shared/rollouts.ts";
@@ -11,6 +11,7 @@ import { LastSeen } from "../components/LastSeen.tsx";
 import { CollectorLink } from "./CollectorLink.tsx";
 import { PlanGroup } from "./PlanGroup.tsx";
 import { planSummary } from "./plan.ts";
+import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
 export function PlanView({ plan }: { plan: PublishPlan }) {
   const names = new Map(plan.changes.map((c) => [c.collectorId, c.name]));
@@ -65,7 +66,7 @@ export function PlanView({ plan }: { plan: PublishPlan }) {
       {plan.differences.length > 0 && (
         <section className="plan-errors" aria-labelledby="plan-differences-title">
           <h4 id="plan-differences-title">Other data on Alloy</h4>
-          <p className="hint">These Alloy collectors would deliver data unlike a Runtime O collector's for the same input; svc cannot make it equal (docs/runtime-parity.md).</p>
+          <p className="hint">These Alloy collectors would deliver data unlike the {RUNTIME_NAMES.otelcol}'s for the same input; svc cannot make it equal (docs/runtime-parity.md).</p>
           <ul>
             {plan.differences.map((d) => (
               <li key={d.sourceType}>
