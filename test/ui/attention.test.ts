@@ -4,10 +4,14 @@
  * collector in every state made by real OpAMP agents (test/attention-fleet.ts):
  * clicking a count opens the Collectors page filtered by that reason, showing
  * the filter and just those collectors, each row badged with why; Clear shows
- * the whole fleet again. No console errors.
+ * the whole fleet again. In the whole list, pinned, drifted and failed rows each
+ * carry a labelled badge of their own shape and tone, and runtimes go by their
+ * one name (shared/vocabulary.ts RUNTIME_NAMES), in the rows and the add form.
+ * No console errors.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { AttentionReason } from "../../shared/attention.ts";
+import { RUNTIME_NAMES } from "../../shared/vocabulary.ts";
 import { EXPECTED, seedAttentionFleet } from "../attention-fleet.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import type { RawAgent } from "../opamp/helpers.ts";
@@ -69,5 +73,44 @@ test("clicking each count shows exactly the collectors it counts, the filter app
   const good = rows.filter({ has: page.getByRole("link", { name: "good", exact: true }) });
   expect(await good.locator(".cell-status .status").count()).toBe(1);
   await browser.screenshot("collectors-attention-1440");
+  browser.assertClean();
+}, 120_000);
+
+test("pinned, drifted and failed collectors each stand out in the whole list by a labelled badge of their own; runtimes by their one name", async () => {
+  const { page } = browser;
+  await page.goto(`${server.base}/ui/collectors`);
+  await page.getByText("Showing 7 collectors.", { exact: true }).waitFor();
+  const rows = page.getByRole("table", { name: "Collectors" }).getByRole("rowgroup").nth(1).getByRole("row");
+  const row = (name: string) => rows.filter({ has: page.getByRole("link", { name, exact: true }) });
+  /** A row's status badges as shown: the word, the shape beside it and the tone. */
+  const badges = (name: string) =>
+    row(name)
+      .locator(".cell-status .status")
+      .evaluateAll((spans) =>
+        spans.map((s) => ({
+          symbol: s.querySelector(".status-symbol")!.textContent,
+          label: s.textContent!.replace(s.querySelector(".status-symbol")!.textContent!, ""),
+          tone: [...s.classList].find((c) => c.startsWith("tone-")),
+        })),
+      );
+  const good = await badges("good");
+  expect(good.map((b) => b.label)).toEqual(["online"]);
+  const marks: Record<string, { symbol: string | null; tone: string | undefined }> = { online: good[0]! };
+  for (const [name, label] of [["pinned", "pinned"], ["drifting", "drifted"], ["failing", "failed"]] as const) {
+    const mark = (await badges(name)).find((b) => b.label === label);
+    expect({ name, label: mark?.label }).toEqual({ name, label });
+    marks[label] = mark!;
+  }
+  // No two of online, pinned, drifted and failed share a shape or a tone.
+  expect(new Set(Object.values(marks).map((m) => m.symbol)).size).toBe(4);
+  expect(new Set(Object.values(marks).map((m) => m.tone)).size).toBe(4);
+
+  // The fleet is OpAMP: its rows name the runtime one way, and the add form offers both by name.
+  expect(await row("good").locator(".cell-mode").textContent()).toBe(RUNTIME_NAMES.otelcol);
+  await page.getByRole("button", { name: "Add collector" }).click();
+  const form = page.getByRole("form", { name: "Add a collector" });
+  for (const name of Object.values(RUNTIME_NAMES)) await form.getByRole("radio", { name: new RegExp(`^${name.replace(/[()]/g, "\\$&")}`) }).waitFor();
+  expect(await form.textContent()).not.toMatch(/Runtime [OR]|remotecfg/);
+  await browser.screenshot("collectors-badges-1440");
   browser.assertClean();
 }, 120_000);

@@ -7,7 +7,8 @@
  * pending change (positions are layout, kept outside the git tree) while a
  * real edit does; the dry-run shows each record's attributes and resource
  * and the step that dropped it; live rates from a collector's own metrics
- * on nodes and edges, errors marked; both widths; no console errors.
+ * on nodes and edges, errors marked; node text at least 12 px on screen; both
+ * widths; no console errors.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { parse } from "yaml";
@@ -210,6 +211,20 @@ test("the canvas shows live rates on nodes and edges, summed over the collectors
   await page.getByLabel("Live rates").selectOption({ label: "web-1" });
   await rates("drop-health-check-logs").getByText("in 100/s · out 60/s").waitFor();
   await browser.screenshot("editor-live-rates-1440");
+}, SLOW);
+
+test("every text on the canvas's nodes is at least 12 px on screen at 1440x900, after the canvas's zoom", async () => {
+  // The page was reloaded with the saved graph (above), so this is the zoom the canvas opens at.
+  const sizes = await canvas()
+    .locator(".pipeline-node, .pipeline-node *")
+    .evaluateAll((elements) => {
+      const viewport = document.querySelector(".pipeline-canvas .react-flow__viewport")!;
+      const scale = new DOMMatrix(getComputedStyle(viewport).transform).a;
+      const withText = elements.filter((e) => [...e.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim() !== ""));
+      return withText.map((e) => ({ text: e.textContent!.trim(), px: Number.parseFloat(getComputedStyle(e).fontSize) * scale }));
+    });
+  expect(sizes.length).toBeGreaterThan(5);
+  expect(sizes.filter((s) => s.px < 12)).toEqual([]);
 }, SLOW);
 
 test("at a phone's width the settings stack under the canvas, and nothing scrolls sideways", async () => {

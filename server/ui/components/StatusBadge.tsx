@@ -8,7 +8,8 @@
 /** ok: working as asked; warn: needs a look; error: broken or refused; info: a deliberate exception; neutral: not started or over. */
 export type Tone = "ok" | "warn" | "error" | "info" | "neutral";
 
-const SYMBOLS: Record<string, string> = { online: "●", degraded: "▲", offline: "■", pending: "○", failed: "✕" };
+/** Each state its own shape, so a pinned, drifted or failed collector stands out from an online one without reading colour. */
+const SYMBOLS: Record<string, string> = { online: "●", degraded: "▲", offline: "■", pending: "○", failed: "✕", pinned: "◆", drifted: "≠", unrenderable: "!" };
 
 /** The tone of the states the UI shows; anything else is neutral unless the caller says. */
 const TONES: Record<string, Tone> = {

@@ -142,7 +142,8 @@ export function Canvas({ flow, ctx, problems, canEdit, matched, items, onNodesCh
           nodesConnectable={canEdit}
           deleteKeyCode={canEdit ? ["Delete", "Backspace"] : null}
           fitView={fitOnStart}
-          fitViewOptions={{ maxZoom: 1 }}
+          // Opened at zoom 1 so node text stays readable (pipeline.css); a wide graph is panned, or fitted with the controls.
+          fitViewOptions={{ minZoom: 1, maxZoom: 1 }}
           minZoom={0.2}
         >
           <Background />
