@@ -2,8 +2,8 @@
  * The collector page's throughput in Debian's chromium against the real
  * server: the charts open filled from the server's history (also after a
  * reload), the topology shows each flow's nodes with live rates, and a node
- * whose errors rise is marked. Screenshots at 1440×900 and 390×844, no
- * console errors.
+ * whose errors rise is marked; node text reads at 12 px or more. Screenshots
+ * at 1440×900 and 390×844, no console errors.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { deploymentKit } from "../deployment.ts";
@@ -103,7 +103,7 @@ test("the topology shows each flow's nodes with live rates", async () => {
   expect(await topology.locator(".topology-alert").count()).toBe(0);
 }, SLOW);
 
-test("a node whose errors rise is marked; screenshots at desktop and phone widths", async () => {
+test("a node whose errors rise is marked; node text reads at 12 px or more; screenshots at desktop and phone widths", async () => {
   const { page } = browser;
   await push(1610, 61_000, 100);
   const marked = page.getByRole("region", { name: "Topology" }).locator(".topology-alert");
@@ -111,6 +111,17 @@ test("a node whose errors rise is marked; screenshots at desktop and phone width
   expect(await marked.count()).toBe(1);
   expect(await marked.textContent()).toContain("backend");
   expect(await marked.textContent()).toContain("errors rising");
+  // Every text in the topology's nodes, the alert's mark included, reads at 12 px or more at 1440 px.
+  const sizes = await page
+    .getByRole("region", { name: "Topology" })
+    .locator(".topology-node, .topology-node *")
+    .evaluateAll((elements) =>
+      elements
+        .filter((e) => [...e.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim() !== ""))
+        .map((e) => ({ text: e.textContent!.trim(), px: Number.parseFloat(getComputedStyle(e).fontSize) })),
+    );
+  expect(sizes.length).toBeGreaterThan(3);
+  expect(sizes.filter((s) => s.px < 12)).toEqual([]);
   await page.getByRole("region", { name: "Topology" }).scrollIntoViewIfNeeded();
   await browser.screenshot("throughput-1440");
   await page.setViewportSize({ width: 390, height: 844 });
