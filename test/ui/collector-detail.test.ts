@@ -104,7 +104,7 @@ test("the header shows the collector's facts", async () => {
   const { page } = browser;
   await page.getByRole("heading", { level: 1, name: "web-1" }).waitFor();
   expect(await fact("Environment").textContent()).toBe("prod");
-  expect(await fact("Management").textContent()).toBe("OpAMP");
+  expect(await fact("Management").textContent()).toBe("OpenTelemetry Collector (OpAMP)");
   expect(await fact("Tags").textContent()).toBe("team=payments");
   expect(await fact("Status").textContent()).toContain("pending");
   expect(await fact("Last seen").textContent()).toBe("never");

@@ -55,7 +55,7 @@ async function add(fields: { name: string; environment: string; tags: string; mo
 
 test("an OpAMP collector is added and ends with its install command", async () => {
   const { page } = browser;
-  await add({ name: "edge-otel", environment: "prod", tags: "team=payments", mode: /^OpAMP/, show: /install command/ });
+  await add({ name: "edge-otel", environment: "prod", tags: "team=payments", mode: /^OpenTelemetry Collector \(OpAMP\)/, show: /install command/ });
   const box = page.getByLabel("Install command for edge-otel");
   await box.waitFor();
   const snippet = await box.inputValue();
@@ -73,7 +73,7 @@ test("an OpAMP collector is added and ends with its install command", async () =
 
 test("a remotecfg collector is added and ends with its bootstrap file holding its own token", async () => {
   const { page } = browser;
-  await add({ name: "edge-alloy", environment: "prod", tags: "", mode: /^remotecfg/, show: /bootstrap files/ });
+  await add({ name: "edge-alloy", environment: "prod", tags: "", mode: /^Alloy \(remote config\)/, show: /bootstrap files/ });
   const file = page.getByRole("region", { name: "/etc/rcfg-runtime/config.rcfg" });
   await file.waitFor();
   const body = await file.locator("pre").textContent();

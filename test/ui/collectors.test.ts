@@ -81,7 +81,7 @@ test("the list shows every column and its total, and loads the rest as it scroll
   const cells = await ledger.getByRole("cell").allTextContents();
   // Status is a word, not only a colour; a never-connected collector was never seen.
   expect(cells[0]).toContain("pending");
-  expect(cells.slice(1)).toEqual(["never", "prod", "remotecfg", "team=payments"]);
+  expect(cells.slice(1)).toEqual(["never", "prod", "Alloy (remote config)", "team=payments"]);
 }, SLOW);
 
 test("a collector's name links to its detail page", async () => {

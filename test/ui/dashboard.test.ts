@@ -179,7 +179,7 @@ test("the System page reads as labelled rows, not JSON", async () => {
     "https://svc.example.com",
   );
   await page.getByRole("table", { name: "Collectors" }).getByRole("link", { name: "1 offline" }).waitFor();
-  expect(await page.getByRole("table", { name: "Channels" }).getByRole("row", { name: /OpAMP/ }).textContent()).toMatch(/^OpAMP.*up/);
+  expect(await page.getByRole("table", { name: "Channels" }).getByRole("row", { name: /OpAMP/ }).textContent()).toMatch(/^OpenTelemetry Collector \(OpAMP\).*up/);
   expect(await page.locator("main pre").count()).toBe(0);
   expect(await page.locator("main").textContent()).not.toMatch(/[{}]/);
   await browser.screenshot("system-1440");

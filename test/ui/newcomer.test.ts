@@ -78,7 +78,7 @@ test("a collector is added from the UI and onboarded by a real OpAMP client with
   await form.getByLabel("Name").fill("web-1");
   await form.getByLabel("Environment").fill("prod");
   await form.getByLabel("Tags").fill("team=web");
-  await form.getByRole("radio", { name: /^OpAMP/ }).check();
+  await form.getByRole("radio", { name: /^OpenTelemetry Collector \(OpAMP\)/ }).check();
   await form.getByRole("radio", { name: /bootstrap files/ }).check();
   await form.getByRole("button", { name: "Add collector" }).click();
   const file = page.getByRole("region", { name: "/etc/opampsupervisor/config.yaml" });
