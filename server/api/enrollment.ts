@@ -12,7 +12,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { ManagementModeSchema } from "../../shared/collectors.ts";
 import { BootstrapFileSchema } from "../../shared/enrollment.ts";
-import { RUNTIME_OF, RUNTIMES, type Runtime } from "../../shared/vocabulary.ts";
+import { RUNTIME_NAMES, RUNTIME_OF, RUNTIMES, type Runtime } from "../../shared/vocabulary.ts";
 import type { Principal } from "../auth/service-accounts.ts";
 import { tokenKind } from "../auth/tokens.ts";
 import type { Collector } from "../../shared/collectors.ts";
@@ -155,7 +155,7 @@ if (collector && query.managementMode !== undefined && query.managementMode !== 
 }
 if (mode === "rcfg-remotecfg") {
   if (!collector) {
-    throw new ValidationError("An rcfg-remotecfg collector authenticates with its own token, so the snippet needs it: create it with POST /collectors and pass its id.", [
+    throw new ValidationError(`An ${RUNTIME_NAMES.alloy} collector authenticates with its own token, so the snippet needs it: create it with POST /collectors and pass its id.`, [
       { path: "collectorId", message: "is required for managementMode rcfg-remotecfg" },
     ]);
   }

@@ -63,9 +63,10 @@ test("no UI text, server message or shared description names a runtime otherwise
   expect(found).toEqual([]);
 });
 
-test("the UI's visible text does not use the wire word remotecfg as a name", () => {
+test("the UI does not name a runtime by its protocol: no \"OpAMP collector\", no remotecfg in visible text", () => {
   const found: string[] = [];
   for (const path of files("server/ui", (p) => p.endsWith(".tsx"))) {
+    for (const text of readableText(path)) if (/\bOpAMP collectors?\b/.test(text)) found.push(`${path}: ${JSON.stringify(text.trim())}`);
     const source = ts.createSourceFile(path, readFileSync(join(root, path), "utf8"), ts.ScriptTarget.Latest, true);
     const visit = (node: ts.Node): void => {
       if (ts.isJsxText(node) && /\bremotecfg\b/.test(node.text)) found.push(`${path}: ${JSON.stringify(node.text.trim())}`);

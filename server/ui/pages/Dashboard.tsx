@@ -20,7 +20,7 @@ import { Link } from "../router.tsx";
 import "./Dashboard.css";
 import { recordHref } from "../components/RecordName.tsx";
 import { useThrottledCounter, useVisiblePolling } from "../refresh.ts";
-import { MODE_NAMES } from "../../../shared/vocabulary.ts";
+import { MODE_NAMES, RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
 /** uPlot is a separate chunk: only fetched once there is a history to draw. */
 const Chart = lazy(() => import("../components/Chart.tsx").then((m) => ({ default: m.Chart })));
@@ -383,7 +383,7 @@ function NamedList({
 function NoRates() {
   return (
     <p className="dash-empty">
-      No collector has sent its own metrics yet. Connected OpAMP collectors are offered the metrics endpoint and show rates within a minute;
+      No collector has sent its own metrics yet. Connected collectors running {RUNTIME_NAMES.otelcol} are offered the metrics endpoint and show rates within a minute;
       check a collector's page if one stays empty.
     </p>
   );

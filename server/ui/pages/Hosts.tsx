@@ -24,6 +24,7 @@ import { useCanWrite } from "../schema/editing.tsx";
 import { newSourceHref } from "./Components.tsx";
 import { formatBytes } from "../format.ts";
 import { Facts } from "../components/Facts.tsx";
+import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
 /** Exactly what the UI says when the agent's config turns browsing off. */
 export const BROWSE_DISABLED = "log browsing is disabled by agent configuration";
@@ -296,8 +297,7 @@ function Collectors({ agent }: { agent: Agent }) {
                 {c.serviceName && <code className="id muted">{c.serviceName}</code>}
               </th>
               <td>
-                {c.collectorType}
-                {c.nativeRemoteConfig ? " (remote config)" : ""}
+                {RUNTIME_NAMES[c.collectorType]}
               </td>
               <td>{c.running ? `yes${c.pid !== null ? ` (pid ${c.pid})` : ""}` : "no"}</td>
               <td>
