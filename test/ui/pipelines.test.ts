@@ -181,7 +181,7 @@ test("the preview renders the filter for both runtimes", async () => {
   await otelcol.getByText(/filter\/|filter:/).first().waitFor();
   expect(await otelcol.textContent()).toContain("healthz");
   await page.getByLabel("Alloy").check();
-  const alloy = page.getByRole("region", { name: "Rendered config (Alloy)" });
+  const alloy = page.getByRole("region", { name: "Rendered config (Alloy (remote config))" });
   await alloy.getByText(/otelcol\.processor\.filter/).first().waitFor();
   expect(await alloy.textContent()).toContain("healthz");
   await browser.screenshot("pipeline-editor-1280");
