@@ -26,7 +26,7 @@ import { validateFingerprint } from "./fingerprints.ts";
 import type { AgentConfig, BrowseConfig, CollectorConfig, CollectorType, ConfigProblem, Fingerprint } from "./types.ts";
 import { child, isMapping, isUnset, KeyReader, MAX_YAML_BYTES, parseYaml, type Check, type Mapping } from "./yaml-keys.ts";
 import { foreignKeys, foreignSections, HOST_CONFIG_SECTIONS } from "../shared/host-config.ts";
-import { RUNTIMES } from "../shared/vocabulary.ts";
+import { RUNTIME_NAMES, RUNTIMES } from "../shared/vocabulary.ts";
 
 export class AgentConfigError extends Error {
   constructor(readonly problems: ConfigProblem[]) {
@@ -223,7 +223,7 @@ function readCollectors(r: KeyReader, single: unknown, list: unknown, notices: s
 const checkCollectorType: Check<string> = (v) =>
   (COLLECTOR_TYPES as readonly string[]).includes(v)
     ? undefined
-    : 'must be "otelcol" (Runtime O, config over OpAMP) or "alloy" (Runtime R, remote-config polling)';
+    : `must be "otelcol" (${RUNTIME_NAMES.otelcol}) or "alloy" (${RUNTIME_NAMES.alloy})`;
 
 const checkCollectorName: Check<string> = (v) =>
   /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(v)

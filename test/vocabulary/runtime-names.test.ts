@@ -2,7 +2,7 @@
  * Each runtime has one name wherever a person reads (shared/vocabulary.ts
  * RUNTIME_NAMES): the UI's text, the server's messages, README and docs/. The
  * spec's internal names ("Runtime O", "Runtime R") and the other names the UI
- * used to mix in are refused; wire values (`otelcol`, `opamp`,
+ * used to mix in are refused (the agent's messages too); wire values (`otelcol`, `opamp`,
  * `rcfg-remotecfg`, …) stay what they are and are not checked here.
  */
 import { expect, test } from "bun:test";
@@ -54,9 +54,9 @@ test("the runtime names are the two chosen ones", () => {
   expect(RUNTIME_NAMES).toEqual({ otelcol: "OpenTelemetry Collector (OpAMP)", alloy: "Alloy (remote config)" });
 });
 
-test("no UI text, server message or shared description names a runtime otherwise", () => {
+test("no UI text, server or agent message or shared description names a runtime otherwise", () => {
   const found: string[] = [];
-  for (const path of [...files("server", isSource), ...files("shared", isSource)]) {
+  for (const path of [...files("server", isSource), ...files("agent", isSource), ...files("shared", isSource)]) {
     if (path.startsWith("server/gen/")) continue; // generated protobuf code
     for (const text of readableText(path)) for (const re of banned(text)) found.push(`${path}: ${re}: ${JSON.stringify(text.slice(0, 120))}`);
   }
