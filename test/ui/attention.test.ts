@@ -107,6 +107,8 @@ test("pinned, drifted and failed collectors each stand out in the whole list by 
 
   // The fleet is OpAMP: its rows name the runtime one way, and the add form offers both by name.
   expect(await row("good").locator(".cell-mode").textContent()).toBe(RUNTIME_NAMES.otelcol);
+  // The name fits its column (it wraps; nothing runs into the tags beside it).
+  expect(await row("good").locator(".cell-mode").evaluate((cell) => cell.scrollWidth <= cell.clientWidth)).toBe(true);
   await page.getByRole("button", { name: "Add collector" }).click();
   const form = page.getByRole("form", { name: "Add a collector" });
   for (const name of Object.values(RUNTIME_NAMES)) await form.getByRole("radio", { name: new RegExp(`^${name.replace(/[()]/g, "\\$&")}`) }).waitFor();
