@@ -77,11 +77,11 @@ test("the UI does not name a runtime by its protocol: no \"OpAMP collector\", no
   expect(found).toEqual([]);
 });
 
-test("README, docs and the installer's text name each runtime one way", () => {
+test("README, BENCHMARKS, docs and the installer's text name each runtime one way", () => {
   const found: string[] = [];
   const docs = files("docs", (p) => p.endsWith(".md"));
   const installer = files("installer", (p) => !p.includes("/testdata/"));
-  for (const path of ["README.md", ...docs, ...installer]) {
+  for (const path of ["README.md", "BENCHMARKS.md", "shared/README.md", ...docs, ...installer]) {
     let text = readFileSync(join(root, path), "utf8");
     // docs/architecture.md names the spec's internal names once, to map them to the runtime names.
     if (path === "docs/architecture.md") text = text.replace(SPEC_NAMES, "");
