@@ -3,26 +3,26 @@
  * `GET /api/v1/catalog` serves so a UI can render a form per type.
  */
 import type { CatalogEntry, CatalogView, JsonSchema } from "../../shared/catalog.ts";
-import { debugDestination } from "./destinations/debug.ts";
-import { lokiDestination } from "./destinations/loki.ts";
-import { otlpDestination } from "./destinations/otlp.ts";
-import { otlphttpDestination } from "./destinations/otlphttp.ts";
-import { prometheusRemoteWriteDestination } from "./destinations/prometheusremotewrite.ts";
-import { attributesProcessor } from "./processors/attributes.ts";
-import { batchProcessor } from "./processors/batch.ts";
-import { filterProcessor } from "./processors/filter.ts";
-import { resourceProcessor } from "./processors/resource.ts";
-import { transformProcessor } from "./processors/transform.ts";
-import { filelogSource } from "./sources/filelog.ts";
-import { hostmetricsSource } from "./sources/hostmetrics.ts";
-import { journaldSource } from "./sources/journald.ts";
-import { k8sClusterSource } from "./sources/k8s_cluster.ts";
-import { k8sEventsSource } from "./sources/k8s_events.ts";
-import { kafkaSource } from "./sources/kafka.ts";
-import { kubeletstatsSource } from "./sources/kubeletstats.ts";
-import { otlpSource } from "./sources/otlp.ts";
-import { prometheusSource } from "./sources/prometheus.ts";
-import { syslogSource } from "./sources/syslog.ts";
+import { debugDestination } from "./destinations/debug/debug.ts";
+import { lokiDestination } from "./destinations/loki/loki.ts";
+import { otlpDestination } from "./destinations/otlp/otlp.ts";
+import { otlphttpDestination } from "./destinations/otlphttp/otlphttp.ts";
+import { prometheusRemoteWriteDestination } from "./destinations/prometheusremotewrite/prometheusremotewrite.ts";
+import { attributesProcessor } from "./processors/attributes/attributes.ts";
+import { batchProcessor } from "./processors/batch/batch.ts";
+import { filterProcessor } from "./processors/filter/filter.ts";
+import { resourceProcessor } from "./processors/resource/resource.ts";
+import { transformProcessor } from "./processors/transform/transform.ts";
+import { filelogSource } from "./sources/filelog/filelog.ts";
+import { hostmetricsSource } from "./sources/hostmetrics/hostmetrics.ts";
+import { journaldSource } from "./sources/journald/journald.ts";
+import { k8sClusterSource } from "./sources/k8s_cluster/k8s_cluster.ts";
+import { k8sEventsSource } from "./sources/k8s_events/k8s_events.ts";
+import { kafkaSource } from "./sources/kafka/kafka.ts";
+import { kubeletstatsSource } from "./sources/kubeletstats/kubeletstats.ts";
+import { otlpSource } from "./sources/otlp/otlp.ts";
+import { prometheusSource } from "./sources/prometheus/prometheus.ts";
+import { syslogSource } from "./sources/syslog/syslog.ts";
 import { runtimesOf, type ComponentKind, type ComponentType, type DestinationType, type ProcessorType, type SourceType } from "./types.ts";
 import type { Runtime } from "../../shared/vocabulary.ts";
 

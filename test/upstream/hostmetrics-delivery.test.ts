@@ -7,7 +7,7 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { hostmetricsSource } from "../../server/catalog/sources/hostmetrics.ts";
+import { hostmetricsSource } from "../../server/catalog/sources/hostmetrics/hostmetrics.ts";
 import { peer } from "../peers/peers.ts";
 import { tempDir } from "../process/spawn.ts";
 import { until } from "../opamp/helpers.ts";
