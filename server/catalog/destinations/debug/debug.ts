@@ -7,9 +7,7 @@
  */
 import { Closed, StringEnum } from "../../schemas.ts";
 import { defineDestination } from "../../types.ts";
-import { ALLOY_COMPONENTS } from "../../upstream/alloy.ts";
-
-const ALLOY_DEBUG = "otelcol.exporter.debug";
+import { ALLOY_DEBUG_EXPORTER } from "./upstream.ts";
 
 export const debugDestination = defineDestination({
   kind: "destination",
@@ -26,5 +24,5 @@ export const debugDestination = defineDestination({
   otelcol(config) {
     return { type: "debug", config: { verbosity: config.verbosity } };
   },
-  alloyUnavailable: `Alloy's debug exporter (${ALLOY_DEBUG}) is ${ALLOY_COMPONENTS[ALLOY_DEBUG]!.stability}, and Alloy loads only generally-available components by default`,
+  alloyUnavailable: `Alloy's debug exporter (${ALLOY_DEBUG_EXPORTER.name}) is ${ALLOY_DEBUG_EXPORTER.stability}, and Alloy loads only generally-available components by default`,
 });

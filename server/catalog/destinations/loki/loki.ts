@@ -9,6 +9,7 @@ import { parseReferences } from "../../../../shared/attribute-refs.ts";
 import { Closed, Headers, HttpUrl } from "../../schemas.ts";
 import { defineDestination } from "../../types.ts";
 import { otelcolType } from "../../versions.ts";
+import { OTLP_HTTP_EXPORTER } from "../otlphttp/upstream.ts";
 import { otlphttpBlock, otlphttpConfig } from "../otlphttp/otlphttp.ts";
 
 export const lokiDestination = defineDestination({
@@ -28,7 +29,7 @@ export const lokiDestination = defineDestination({
     return referenceEndsUrl(config.endpoint) ? [{ path: `${root}.endpoint`, message: ENDING_REFERENCE }] : [];
   },
   otelcol(config, target) {
-    return { type: otelcolType("otlp_http", target), config: otlphttpConfig(lokiOtlpUrl(config.endpoint), lokiHeaders(config)) };
+    return { type: otelcolType(OTLP_HTTP_EXPORTER, target), config: otlphttpConfig(lokiOtlpUrl(config.endpoint), lokiHeaders(config)) };
   },
   alloyEntry: "otelcol.exporter.otlphttp",
   alloy(config, label) {

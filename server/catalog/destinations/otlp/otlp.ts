@@ -4,6 +4,7 @@ import { attr, block } from "../../../render/alloy-syntax.ts";
 import { Closed, Headers, sortedHeaders } from "../../schemas.ts";
 import { defineDestination } from "../../types.ts";
 import { otelcolType } from "../../versions.ts";
+import { OTLP_GRPC_EXPORTER } from "./upstream.ts";
 import { alloyClientMembers, alloyExporterBlocks, clientFields, clientProblems, GrpcTls, otelcolClient } from "../otlp-client.ts";
 
 export const otlpDestination = defineDestination({
@@ -26,7 +27,7 @@ export const otlpDestination = defineDestination({
   },
   otelcol(config, target) {
     return {
-      type: otelcolType("otlp_grpc", target),
+      type: otelcolType(OTLP_GRPC_EXPORTER, target),
       config: {
         endpoint: config.endpoint,
         ...otelcolClient(config),

@@ -3,6 +3,7 @@ import { attr, block } from "../../../render/alloy-syntax.ts";
 import { Closed, Headers, HttpUrl, sortedHeaders } from "../../schemas.ts";
 import { defineDestination } from "../../types.ts";
 import { otelcolType } from "../../versions.ts";
+import { OTLP_HTTP_EXPORTER } from "./upstream.ts";
 import { alloyClientMembers, alloyExporterBlocks, clientFields, clientProblems, HttpTls, NO_CLIENT_SETTINGS, otelcolClient, type ClientSettings } from "../otlp-client.ts";
 
 export const otlphttpDestination = defineDestination({
@@ -20,7 +21,7 @@ export const otlphttpDestination = defineDestination({
     return clientProblems(config, root);
   },
   otelcol(config, target) {
-    return { type: otelcolType("otlp_http", target), config: otlphttpConfig(config.endpoint, config.headers, config) };
+    return { type: otelcolType(OTLP_HTTP_EXPORTER, target), config: otlphttpConfig(config.endpoint, config.headers, config) };
   },
   alloyEntry: "otelcol.exporter.otlphttp",
   alloy(config, label) {

@@ -7,7 +7,7 @@
  * Conditions must be for the pipeline's signal: the collector runs only the
  * group of the signal a pipeline carries, so metric conditions in a logs
  * pipeline would never drop anything. Collectors from v0.146.0 get the
- * `*_conditions` keys that replace the deprecated groups (upstream/otelcol.ts),
+ * `*_conditions` keys that replace the deprecated groups (its upstream.ts),
  * each list under its explicit context: the processor then parses it with
  * ParseConditionsWithContext(context, …, prependPathsContext=true)
  * (internal/condition/logs.go), so unprefixed paths keep their meaning.
@@ -24,6 +24,7 @@ import { attr, block, raw } from "../../../render/alloy-syntax.ts";
 import { Closed, NoReferences, OttlErrorMode } from "../../schemas.ts";
 import { defineProcessor } from "../../types.ts";
 import { usesNewKeys } from "../../versions.ts";
+import { FILTER_PROCESSOR } from "./upstream.ts";
 
 /** The config group holding each signal's conditions, and the key that replaces it. */
 const GROUP: Record<Signal, { group: "logs" | "metrics" | "traces"; conditionsKey: string }> = {
@@ -92,7 +93,7 @@ export const filterProcessor = defineProcessor({
     const { group, conditionsKey } = GROUP[signal];
     const lists = presentLists(config[group]);
     const out: Record<string, unknown> = { error_mode: config.error_mode };
-    if (usesNewKeys("filter", target)) {
+    if (usesNewKeys(FILTER_PROCESSOR, target)) {
       out[conditionsKey] = lists.map(([list, conditions]) => ({ context: contextOf(list), conditions }));
     } else {
       out[group] = Object.fromEntries(lists);

@@ -7,7 +7,7 @@
  * `traces`): one source feeds several pipelines without two signals reading
  * one topic.
  *
- * Runtime O takes the per-signal blocks from v0.124.0 (upstream/otelcol.ts);
+ * Runtime O takes the per-signal blocks from v0.124.0 (its upstream.ts);
  * `topic` is written while the collector is known to run a version before
  * v0.142.0, which takes the list `topics` and deprecates `topic`; an unknown
  * version gets `topics`, since v0.149.0 refuses `topic`. Alloy has no version
@@ -23,6 +23,7 @@ import { attr, block } from "../../../render/alloy-syntax.ts";
 import { Closed, StringEnum } from "../../schemas.ts";
 import { defineSource, type OtelcolTarget } from "../../types.ts";
 import { UNKNOWN_TARGET, usesNewKeys } from "../../versions.ts";
+import { KAFKA_RECEIVER } from "./upstream.ts";
 import { METRIC_UPSTREAM } from "../delivery.ts";
 
 /**
@@ -155,7 +156,7 @@ export const kafkaSource = defineSource({
     return problems;
   },
   otelcol(config, target: OtelcolTarget = UNKNOWN_TARGET) {
-    const topics = usesNewKeys("kafka", target);
+    const topics = usesNewKeys(KAFKA_RECEIVER, target);
     const signals = Object.fromEntries(
       KAFKA_SIGNALS.map((s) => [s, { ...(topics ? { topics: [config[s].topic] } : { topic: config[s].topic }), encoding: config[s].encoding }]),
     );
