@@ -4,7 +4,8 @@
  * registered with one line, and with nothing else changed the copy's
  * catalog, upstream tables, corpus, parity table and generated conformance
  * suite all carry it, and that suite fails when the new folder's upstream
- * record does not hold its render.
+ * record does not hold its render. The one generated file, the parity table
+ * in docs/runtime-parity.md, gains its row from scripts/runtime-parity.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -14,6 +15,8 @@ import { DESTINATION_FOLDERS, SOURCE_TYPES } from "./registry.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const COPIED = ["server", "shared"];
+const DOC = "docs/runtime-parity.md";
+const WRITER = "scripts/runtime-parity.ts";
 const FOLDER = "server/catalog/sources/zipkin";
 const REGISTRY = "server/catalog/registry.ts";
 const AFTER = 'import "./sources/k8s_events/index.ts";';
@@ -132,7 +135,7 @@ describe("a new catalog type in a copy of the tree", () => {
 
   beforeAll(() => {
     copy = mkdtempSync(join(tmpdir(), "svc-catalog-type-"));
-    for (const dir of COPIED) cpSync(join(ROOT, dir), join(copy, dir), { recursive: true });
+    for (const path of [...COPIED, DOC, WRITER]) cpSync(join(ROOT, path), join(copy, path), { recursive: true });
     symlinkSync(join(ROOT, "node_modules"), join(copy, "node_modules"));
     mkdirSync(join(copy, FOLDER));
     for (const [name, text] of Object.entries(NEW_FOLDER)) writeFileSync(join(copy, FOLDER, name), text);
@@ -175,6 +178,16 @@ describe("a new catalog type in a copy of the tree", () => {
       parity: 1,
     });
   }, 60_000);
+
+  test("the parity table's writer adds its row to the copy's docs/runtime-parity.md and changes nothing else there", () => {
+    const { code, output } = run(copy, [WRITER]);
+    expect({ code, output }).toEqual({ code: 0, output: "" });
+    const before = readFileSync(join(ROOT, DOC), "utf8").split("\n");
+    const after = readFileSync(join(copy, DOC), "utf8").split("\n");
+    const rows = after.filter((row) => !before.includes(row));
+    expect(rows).toEqual([expect.stringMatching(/^\| `zipkin` \| spans translated from Zipkin \|/)]);
+    expect(after.toSpliced(after.indexOf(rows[0]!), 1)).toEqual(before);
+  });
 
   test("the copy's generated conformance suite checks it, and its folder's own test runs", () => {
     const conformance = run(copy, ["test", "--timeout", "60000", "./server/catalog/conformance.test.ts", "-t", "source zipkin"]);
