@@ -10,7 +10,8 @@ import { attr, block, ref } from "../../../render/alloy-syntax.ts";
 import { Closed, Interval, NoReferences, StringEnum } from "../../schemas.ts";
 import { defineSource } from "../../types.ts";
 import { alloyScrapeTiming, SCRAPE_INTERVAL_REFERENCE } from "../scrape.ts";
-import { METRIC_UPSTREAM } from "../delivery.ts";
+import { PROMETHEUS_RECEIVER_DELIVERY } from "../delivery.ts";
+import { DELIVERY_UPSTREAM } from "./upstream.ts";
 
 /** Each hostmetrics scraper and the node_exporter collectors that cover it. */
 const NODE_COLLECTORS = {
@@ -41,7 +42,7 @@ export const hostmetricsSource = defineSource({
     difference:
       "host metrics are the hostmetrics receiver's (semantic-convention names such as system.cpu.time with attribute state) on Runtime O (OpenTelemetry Collector) but node_exporter's (node_cpu_seconds_total with label mode) on Runtime R (Alloy)",
     differsAs: "whole",
-    upstream: [METRIC_UPSTREAM.hostmetricsCpu, METRIC_UPSTREAM.unixExporter, METRIC_UPSTREAM.prometheusReceiver],
+    upstream: [...DELIVERY_UPSTREAM, PROMETHEUS_RECEIVER_DELIVERY],
   },
   schema: Closed({
     // A Go time.Duration on both runtimes (hostmetrics' collection_interval, Alloy's prometheus.scrape).

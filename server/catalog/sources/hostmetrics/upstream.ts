@@ -1,6 +1,7 @@
 /** The hostmetrics source's upstream facts (upstream/types.ts): the collector's hostmetrics receiver and Alloy's prometheus.exporter.unix. */
 import { alloyAt, attr, contrib, STRINGS } from "../../upstream/shared.ts";
 import type { TypeUpstream } from "../../upstream/types.ts";
+import type { Upstream } from "../delivery.ts";
 
 export const UPSTREAM: TypeUpstream = {
   otelcol: [
@@ -21,3 +22,19 @@ export const UPSTREAM: TypeUpstream = {
     },
   ],
 };
+
+/** Where the parity table's facts about what each runtime delivers were read (delivery.ts); the prometheus receiver's are shared there. */
+export const DELIVERY_UPSTREAM: readonly Upstream[] = [
+  {
+    repo: "open-telemetry/opentelemetry-collector-contrib",
+    path: "receiver/hostmetricsreceiver/internal/scraper/cpuscraper/metadata.yaml",
+    version: "read via code search, 2026-11 (v0.149.0 line: sem_conv_version 1.9.0)",
+    fact: "system.cpu.time, unit s, cumulative monotonic double sum with attributes cpu and state (idle, interrupt, nice, softirq, steal, system, user, wait); the other scrapers name their metrics system.* the same way (system.memory.usage, system.disk.io, …).",
+  },
+  {
+    repo: "grafana/alloy",
+    path: "internal/component/prometheus/exporter/unix/config.go; go.mod",
+    version: "v1.18.1 (same file at 66ebea856d)",
+    fact: "prometheus.exporter.unix embeds node_exporter (github.com/prometheus/node_exporter v1.10.2, replaced by grafana/node_exporter 318b01780c89): series named by node_exporter, e.g. node_cpu_seconds_total with labels cpu and mode, node_memory_MemAvailable_bytes.",
+  },
+];

@@ -20,7 +20,8 @@ import { Type } from "@sinclair/typebox";
 import { attr, block, ref } from "../../../render/alloy-syntax.ts";
 import { Closed } from "../../schemas.ts";
 import { defineSource } from "../../types.ts";
-import { METRIC_UPSTREAM, upstreamAbout } from "../delivery.ts";
+import { upstreamAbout } from "../delivery.ts";
+import { DELIVERY_UPSTREAM } from "./upstream.ts";
 
 /** A namespace name: an RFC 1123 label. */
 const Namespace = Type.String({
@@ -41,7 +42,7 @@ export const k8sEventsSource = defineSource({
     difference:
       "a Kubernetes event record is the watch event as a map (type and the Event object) with attributes k8s.resource.name, event.domain and event.name on Runtime O (OpenTelemetry Collector) but a logfmt line (name, kind, action, reason, type, msg) with attributes namespace, job, instance and loki.attribute.labels on Runtime R (Alloy)",
     differsAs: "whole",
-    upstream: [METRIC_UPSTREAM.k8sObjects, METRIC_UPSTREAM.kubernetesEvents, ...upstreamAbout("otelcol/receiver/loki")],
+    upstream: [...DELIVERY_UPSTREAM, ...upstreamAbout("otelcol/receiver/loki")],
   },
   schema: Closed({
     namespaces: Type.Array(Namespace, { uniqueItems: true, default: [], description: "Namespaces to watch; empty watches every namespace." }),

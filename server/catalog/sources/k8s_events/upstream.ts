@@ -5,6 +5,7 @@
  */
 import { alloyAt, attr, contrib, K8S_AUTH_TYPE, RECEIVERS, STRINGS } from "../../upstream/shared.ts";
 import type { TypeUpstream } from "../../upstream/types.ts";
+import type { Upstream } from "../delivery.ts";
 
 export const UPSTREAM: TypeUpstream = {
   otelcol: [
@@ -40,3 +41,19 @@ export const UPSTREAM: TypeUpstream = {
     },
   ],
 };
+
+/** Where the parity table's facts about what each runtime delivers were read (delivery.ts). */
+export const DELIVERY_UPSTREAM: readonly Upstream[] = [
+  {
+    repo: "open-telemetry/opentelemetry-collector-contrib",
+    path: "receiver/k8sobjectsreceiver/unstructured_to_logdata.go",
+    version: "a68e9a17",
+    fact: "watch mode: body = the watch event as a map (type and the Event object); attributes k8s.resource.name, event.domain and event.name; no severity.",
+  },
+  {
+    repo: "grafana/alloy",
+    path: "internal/component/loki/source/kubernetes_events/event_controller.go",
+    version: "v1.18.1 (same file at 66ebea856d)",
+    fact: "parseEvent: line = logfmt of name, kind, action, reason, type, msg (and more when set); labels namespace, job, instance; through otelcol.receiver.loki each label becomes a string attribute plus loki.attribute.labels; no severity.",
+  },
+];

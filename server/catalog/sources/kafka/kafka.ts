@@ -23,8 +23,7 @@ import { attr, block } from "../../../render/alloy-syntax.ts";
 import { Closed, StringEnum } from "../../schemas.ts";
 import { defineSource, type OtelcolTarget } from "../../types.ts";
 import { UNKNOWN_TARGET, usesNewKeys } from "../../versions.ts";
-import { KAFKA_RECEIVER } from "./upstream.ts";
-import { METRIC_UPSTREAM } from "../delivery.ts";
+import { DELIVERY_UPSTREAM, KAFKA_RECEIVER } from "./upstream.ts";
 
 /**
  * The built-in encodings each signal's unmarshaler takes, on both runtimes
@@ -131,7 +130,7 @@ export const kafkaSource = defineSource({
     normalised: null,
     difference: null,
     differsAs: null,
-    upstream: [METRIC_UPSTREAM.kafka],
+    upstream: DELIVERY_UPSTREAM,
   },
   schema,
   check(config, root) {

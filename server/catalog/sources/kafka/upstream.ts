@@ -5,6 +5,7 @@
  */
 import { alloyAt, attr, block, contrib, OUTPUT, STRINGS } from "../../upstream/shared.ts";
 import type { OtelcolComponent, TypeUpstream } from "../../upstream/types.ts";
+import type { Upstream } from "../delivery.ts";
 
 const CONFIG = contrib("receiver/kafkareceiver/config.go", "00168f3c6fa1c9b0440ac86aee112d1e27771cf6");
 /** TopicEncodingConfig: `topic` deprecated in v0.142.0 for the list `topics`. */
@@ -85,3 +86,13 @@ export const UPSTREAM: TypeUpstream = {
     },
   ],
 };
+
+/** Where the parity table's facts about what each runtime delivers were read (delivery.ts). */
+export const DELIVERY_UPSTREAM: readonly Upstream[] = [
+  {
+    repo: "grafana/alloy",
+    path: "internal/component/otelcol/receiver/kafka/kafka.go",
+    version: "v1.18.1",
+    fact: "otelcol.receiver.kafka wraps contrib's kafkareceiver: the same unmarshalers per encoding, so the same records.",
+  },
+];

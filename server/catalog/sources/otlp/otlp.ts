@@ -3,7 +3,8 @@ import { Type } from "@sinclair/typebox";
 import { attr, block } from "../../../render/alloy-syntax.ts";
 import { Closed, ListenAddress } from "../../schemas.ts";
 import { defineSource } from "../../types.ts";
-import { METRIC_UPSTREAM, logDelivery } from "../delivery.ts";
+import { logDelivery } from "../delivery.ts";
+import { DELIVERY_UPSTREAM } from "./upstream.ts";
 
 function protocol(name: string, port: number) {
   return Closed(
@@ -24,7 +25,7 @@ export const otlpSource = defineSource({
   title: "OTLP",
   description: "Receives logs, metrics and traces over OTLP (gRPC and HTTP) from instrumented applications.",
   signals: ["logs", "metrics", "traces"],
-  delivery: { ...logDelivery("otlp", null, [METRIC_UPSTREAM.otlp]), otelcol: "logs, metrics and traces as sent", alloy: "the same: otelcol.receiver.otlp wraps the collector's receiver" },
+  delivery: { ...logDelivery("otlp", null, DELIVERY_UPSTREAM), otelcol: "logs, metrics and traces as sent", alloy: "the same: otelcol.receiver.otlp wraps the collector's receiver" },
   schema: Closed({ grpc: protocol("gRPC", 4317), http: protocol("HTTP", 4318) }),
   check(config, root) {
     if (config.grpc.enabled || config.http.enabled) return [];

@@ -1,6 +1,7 @@
 /** The OTLP source's upstream facts (upstream/types.ts): the collector's otlp receiver and Alloy's otelcol.receiver.otlp. */
 import { alloyAt, attr, block, core, OUTPUT } from "../../upstream/shared.ts";
 import type { TypeUpstream } from "../../upstream/types.ts";
+import type { Upstream } from "../delivery.ts";
 
 export const UPSTREAM: TypeUpstream = {
   otelcol: [
@@ -24,3 +25,13 @@ export const UPSTREAM: TypeUpstream = {
     },
   ],
 };
+
+/** Where the parity table's facts about what each runtime delivers were read (delivery.ts). */
+export const DELIVERY_UPSTREAM: readonly Upstream[] = [
+  {
+    repo: "grafana/alloy",
+    path: "internal/component/otelcol/receiver/otlp/otlp.go",
+    version: "v1.18.1",
+    fact: "otelcol.receiver.otlp wraps the collector's otlpreceiver: data as sent.",
+  },
+];

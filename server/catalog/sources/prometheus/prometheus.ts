@@ -7,7 +7,7 @@ import { attr, block, ref } from "../../../render/alloy-syntax.ts";
 import { Closed, Interval, NoReferences } from "../../schemas.ts";
 import { defineSource } from "../../types.ts";
 import { alloyScrapeTiming, SCRAPE_INTERVAL_REFERENCE } from "../scrape.ts";
-import { METRIC_UPSTREAM } from "../delivery.ts";
+import { PROMETHEUS_RECEIVER_DELIVERY } from "../delivery.ts";
 
 export const prometheusSource = defineSource({
   kind: "source",
@@ -21,7 +21,7 @@ export const prometheusSource = defineSource({
     normalised: null,
     difference: null,
     differsAs: null,
-    upstream: [METRIC_UPSTREAM.prometheusReceiver],
+    upstream: [PROMETHEUS_RECEIVER_DELIVERY],
   },
   schema: Closed({
     job_name: Type.String({
