@@ -5,7 +5,6 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
-import { SIGNALS } from "../../../shared/config-records.ts";
 import { attr, block } from "../../render/alloy-syntax.ts";
 import { alloyDocument } from "../../render/alloy.ts";
 import { HostEnvValue } from "../../render/host-env.ts";
