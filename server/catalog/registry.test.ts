@@ -6,11 +6,14 @@ import { catalogView, COMPONENT_TYPES, findType } from "./registry.ts";
 import { COMPONENT_KINDS } from "./types.ts";
 
 describe("catalog", () => {
-  test("has the required types of each kind", () => {
-    const ids = (kind: string) => COMPONENT_TYPES.filter((t) => t.kind === kind).map((t) => t.type);
-    expect(ids("source")).toEqual(["otlp", "filelog", "journald", "hostmetrics", "syslog", "prometheus", "kafka", "k8s_cluster", "kubeletstats", "k8s_events"]);
-    expect(ids("destination")).toEqual(["otlp", "otlphttp", "debug", "prometheusremotewrite", "loki"]);
-    expect(ids("processor")).toEqual(["filter", "batch", "attributes", "resource", "transform"]);
+  test("has the required types of each kind, in this order (a type added later may come anywhere)", () => {
+    const ids = (kind: string, required: readonly string[]) => COMPONENT_TYPES.filter((t) => t.kind === kind && required.includes(t.type)).map((t) => t.type);
+    const sources = ["otlp", "filelog", "journald", "hostmetrics", "syslog", "prometheus", "kafka", "k8s_cluster", "kubeletstats", "k8s_events"];
+    const destinations = ["otlp", "otlphttp", "debug", "prometheusremotewrite", "loki"];
+    const processors = ["filter", "batch", "attributes", "resource", "transform"];
+    expect(ids("source", sources)).toEqual(sources);
+    expect(ids("destination", destinations)).toEqual(destinations);
+    expect(ids("processor", processors)).toEqual(processors);
   });
 
   test("findType looks up by kind and type id", () => {
@@ -31,9 +34,11 @@ describe("catalog", () => {
     }
   });
 
-  test("every type has its own module and a test beside it, so adding one touches its file, its test and this registry", () => {
+  test("every type is a folder: its module, its test, its upstream record, its corpus and the index that registers it", () => {
     const missing = COMPONENT_TYPES.flatMap((t) =>
-      [`${t.kind}s/${t.type}.ts`, `${t.kind}s/${t.type}.test.ts`].filter((file) => !existsSync(new URL(file, import.meta.url))),
+      [`${t.type}.ts`, `${t.type}.test.ts`, "upstream.ts", "corpus.ts", "index.ts"]
+        .map((file) => `${t.kind}s/${t.type}/${file}`)
+        .filter((file) => !existsSync(new URL(file, import.meta.url))),
     );
     expect(missing).toEqual([]);
   });

@@ -3,52 +3,40 @@
  * `GET /api/v1/catalog` serves so a UI can render a form per type.
  */
 import type { CatalogEntry, CatalogView, JsonSchema } from "../../shared/catalog.ts";
-import { debugDestination } from "./destinations/debug.ts";
-import { lokiDestination } from "./destinations/loki.ts";
-import { otlpDestination } from "./destinations/otlp.ts";
-import { otlphttpDestination } from "./destinations/otlphttp.ts";
-import { prometheusRemoteWriteDestination } from "./destinations/prometheusremotewrite.ts";
-import { attributesProcessor } from "./processors/attributes.ts";
-import { batchProcessor } from "./processors/batch.ts";
-import { filterProcessor } from "./processors/filter.ts";
-import { resourceProcessor } from "./processors/resource.ts";
-import { transformProcessor } from "./processors/transform.ts";
-import { filelogSource } from "./sources/filelog.ts";
-import { hostmetricsSource } from "./sources/hostmetrics.ts";
-import { journaldSource } from "./sources/journald.ts";
-import { k8sClusterSource } from "./sources/k8s_cluster.ts";
-import { k8sEventsSource } from "./sources/k8s_events.ts";
-import { kafkaSource } from "./sources/kafka.ts";
-import { kubeletstatsSource } from "./sources/kubeletstats.ts";
-import { otlpSource } from "./sources/otlp.ts";
-import { prometheusSource } from "./sources/prometheus.ts";
-import { syslogSource } from "./sources/syslog.ts";
+import { registeredFolders, type DestinationFolder, type ProcessorFolder, type SourceFolder } from "./folder.ts";
 import { runtimesOf, type ComponentKind, type ComponentType, type DestinationType, type ProcessorType, type SourceType } from "./types.ts";
 import type { Runtime } from "../../shared/vocabulary.ts";
 
-export const SOURCE_TYPES: readonly SourceType[] = [
-  otlpSource,
-  filelogSource,
-  journaldSource,
-  hostmetricsSource,
-  syslogSource,
-  prometheusSource,
-  kafkaSource,
-  k8sClusterSource,
-  kubeletstatsSource,
-  k8sEventsSource,
-];
+// The catalog: one line per type, its folder, in the order the catalog lists them (each folder's index.ts registers it).
+import "./sources/otlp/index.ts";
+import "./sources/filelog/index.ts";
+import "./sources/journald/index.ts";
+import "./sources/hostmetrics/index.ts";
+import "./sources/syslog/index.ts";
+import "./sources/prometheus/index.ts";
+import "./sources/kafka/index.ts";
+import "./sources/k8s_cluster/index.ts";
+import "./sources/kubeletstats/index.ts";
+import "./sources/k8s_events/index.ts";
+import "./destinations/otlp/index.ts";
+import "./destinations/otlphttp/index.ts";
+import "./destinations/debug/index.ts";
+import "./destinations/prometheusremotewrite/index.ts";
+import "./destinations/loki/index.ts";
+import "./processors/filter/index.ts";
+import "./processors/batch/index.ts";
+import "./processors/attributes/index.ts";
+import "./processors/resource/index.ts";
+import "./processors/transform/index.ts";
 
-export const DESTINATION_TYPES: readonly DestinationType[] = [
-  otlpDestination,
-  otlphttpDestination,
-  debugDestination,
-  prometheusRemoteWriteDestination,
-  lokiDestination,
-];
+export const FOLDERS = registeredFolders();
+export const SOURCE_FOLDERS = FOLDERS.filter((f): f is SourceFolder => f.type.kind === "source");
+export const DESTINATION_FOLDERS = FOLDERS.filter((f): f is DestinationFolder => f.type.kind === "destination");
+export const PROCESSOR_FOLDERS = FOLDERS.filter((f): f is ProcessorFolder => f.type.kind === "processor");
 
-export const PROCESSOR_TYPES: readonly ProcessorType[] = [filterProcessor, batchProcessor, attributesProcessor, resourceProcessor, transformProcessor];
-
+export const SOURCE_TYPES: readonly SourceType[] = SOURCE_FOLDERS.map((f) => f.type);
+export const DESTINATION_TYPES: readonly DestinationType[] = DESTINATION_FOLDERS.map((f) => f.type);
+export const PROCESSOR_TYPES: readonly ProcessorType[] = PROCESSOR_FOLDERS.map((f) => f.type);
 export const COMPONENT_TYPES: readonly ComponentType[] = [...SOURCE_TYPES, ...DESTINATION_TYPES, ...PROCESSOR_TYPES];
 
 interface ByKind {

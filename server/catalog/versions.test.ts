@@ -1,7 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { otelcolType, parseCollectorVersion, runsAtLeast, UNKNOWN_TARGET, usesNewKeys, versionProblem } from "./versions.ts";
+import { otelcolComponent, versionProblem } from "./upstream/tables.ts";
+import type { OtelcolKind } from "./upstream/types.ts";
+import { otelcolType, parseCollectorVersion, runsAtLeast, UNKNOWN_TARGET, usesNewKeys } from "./versions.ts";
 
 const at = (version: string) => ({ version: parseCollectorVersion(version) });
+const recorded = (kind: OtelcolKind, type: string) => otelcolComponent(kind, type)!;
 
 describe("collector versions", () => {
   test("the collector's own 0.x numbering is read; anything else is unknown", () => {
@@ -11,13 +14,13 @@ describe("collector versions", () => {
   });
 
   test("renames apply from the version that introduced them; unknown gets the old name every version accepts", () => {
-    expect(otelcolType("otlp_grpc", UNKNOWN_TARGET)).toBe("otlp");
-    expect(otelcolType("otlp_grpc", at("0.143.0"))).toBe("otlp");
-    expect(otelcolType("otlp_grpc", at("0.144.0"))).toBe("otlp_grpc");
-    expect(otelcolType("otlp_http", at("0.159.0"))).toBe("otlp_http");
-    expect(otelcolType("debug", at("0.159.0"))).toBe("debug");
-    expect(usesNewKeys("filter", at("0.145.0"))).toBe(false);
-    expect(usesNewKeys("filter", at("0.146.0"))).toBe(true);
+    expect(otelcolType(recorded("exporter", "otlp_grpc"), UNKNOWN_TARGET)).toBe("otlp");
+    expect(otelcolType(recorded("exporter", "otlp_grpc"), at("0.143.0"))).toBe("otlp");
+    expect(otelcolType(recorded("exporter", "otlp_grpc"), at("0.144.0"))).toBe("otlp_grpc");
+    expect(otelcolType(recorded("exporter", "otlp_http"), at("0.159.0"))).toBe("otlp_http");
+    expect(otelcolType(recorded("exporter", "debug"), at("0.159.0"))).toBe("debug");
+    expect(usesNewKeys(recorded("processor", "filter"), at("0.145.0"))).toBe(false);
+    expect(usesNewKeys(recorded("processor", "filter"), at("0.146.0"))).toBe(true);
     expect(runsAtLeast(UNKNOWN_TARGET, "0.1.0")).toBe(false);
   });
 
@@ -26,7 +29,7 @@ describe("collector versions", () => {
     expect(versionProblem("kafka", at("0.124.0"))).toBeUndefined();
     expect(versionProblem("kafka", UNKNOWN_TARGET)).toBeUndefined();
     expect(versionProblem("filelog", at("0.100.0"))).toBeUndefined();
-    expect(usesNewKeys("kafka", at("0.141.0"))).toBe(false);
-    expect(usesNewKeys("kafka", at("0.142.0"))).toBe(true);
+    expect(usesNewKeys(recorded("receiver", "kafka"), at("0.141.0"))).toBe(false);
+    expect(usesNewKeys(recorded("receiver", "kafka"), at("0.142.0"))).toBe(true);
   });
 });

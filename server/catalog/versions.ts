@@ -5,7 +5,7 @@
  * deprecated aliases), so an unidentified collector still loads its config.
  */
 import type { CollectorVersion, OtelcolTarget } from "./types.ts";
-import { OTELCOL_COMPONENTS } from "./upstream/otelcol.ts";
+import type { OtelcolComponent } from "./upstream/types.ts";
 
 /** The target when nothing is known about the collector. */
 export const UNKNOWN_TARGET: OtelcolTarget = { version: null };
@@ -38,10 +38,10 @@ export function runsAtLeast(target: OtelcolTarget, since: string): boolean {
  * its current name when the collector is known to accept it, else the
  * deprecated alias every supported version accepts.
  */
-export function otelcolType(type: keyof typeof OTELCOL_COMPONENTS, target: OtelcolTarget): string {
-  const renamed = OTELCOL_COMPONENTS[type]?.renamed;
-  if (renamed === undefined) return type;
-  return runsAtLeast(target, renamed.since) ? type : renamed.deprecated;
+export function otelcolType(component: OtelcolComponent, target: OtelcolTarget): string {
+  const renamed = component.renamed;
+  if (renamed === undefined) return component.type;
+  return runsAtLeast(target, renamed.since) ? component.type : renamed.deprecated;
 }
 
 /**
@@ -49,20 +49,20 @@ export function otelcolType(type: keyof typeof OTELCOL_COMPONENTS, target: Otelc
  * ones: from the version that takes them, and for an unknown version once
  * current releases refuse the deprecated keys.
  */
-export function usesNewKeys(type: keyof typeof OTELCOL_COMPONENTS, target: OtelcolTarget): boolean {
-  const change = OTELCOL_COMPONENTS[type]?.keyChange;
+export function usesNewKeys(component: OtelcolComponent, target: OtelcolTarget): boolean {
+  const change = component.keyChange;
   if (change === undefined) return false;
   return target.version === null ? change.refusedBy !== undefined : runsAtLeast(target, change.since);
 }
 
 /**
- * Why a collector known to run an older version than `type` needs cannot run
- * the keys the catalog writes for it, or undefined when it can (or its
+ * Why a collector known to run an older version than `component` needs cannot
+ * run the keys the catalog writes for it, or undefined when it can (or its
  * version is unknown: it gets the current form).
  */
-export function versionProblem(type: string, target: OtelcolTarget): string | undefined {
-  const minimum = OTELCOL_COMPONENTS[type]?.minimumVersion;
+export function minimumVersionProblem(component: OtelcolComponent, target: OtelcolTarget): string | undefined {
+  const minimum = component.minimumVersion;
   if (minimum === undefined || target.version === null || runsAtLeast(target, minimum.since)) return undefined;
   const { major, minor, patch } = target.version;
-  return `the ${type} component needs collector v${minimum.since} or later, and the collector reports v${major}.${minor}.${patch}`;
+  return `the ${component.type} component needs collector v${minimum.since} or later, and the collector reports v${major}.${minor}.${patch}`;
 }

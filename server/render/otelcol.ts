@@ -29,7 +29,8 @@
  */
 import { Document, isMap, isScalar, Scalar, visit } from "yaml";
 import type { OtelcolTarget } from "../catalog/index.ts";
-import { parseCollectorVersion, UNKNOWN_TARGET, versionProblem } from "../catalog/versions.ts";
+import { versionProblem } from "../catalog/upstream/tables.ts";
+import { parseCollectorVersion, UNKNOWN_TARGET } from "../catalog/versions.ts";
 import { ValidationError } from "../errors.ts";
 import type { CollectorConfigInput } from "./input.ts";
 import { HostEnvValue } from "./host-env.ts";

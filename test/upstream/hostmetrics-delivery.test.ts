@@ -3,11 +3,11 @@
  * collector: the hostmetrics receiver as svc renders it delivers
  * semantic-convention names (system.cpu.time with attributes cpu and state),
  * not node_exporter's, so the difference svc shows for Alloy collectors
- * (catalog/sources/hostmetrics.ts delivery) is a real one.
+ * (catalog/sources/hostmetrics/hostmetrics.ts delivery) is a real one.
  */
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { hostmetricsSource } from "../../server/catalog/sources/hostmetrics.ts";
+import { hostmetricsSource } from "../../server/catalog/sources/hostmetrics/hostmetrics.ts";
 import { peer } from "../peers/peers.ts";
 import { tempDir } from "../process/spawn.ts";
 import { until } from "../opamp/helpers.ts";

@@ -12,7 +12,7 @@ import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { connect } from "node:net";
 import { LOG_RECORD_SHAPES } from "../../server/catalog/sources/log-records.ts";
-import { syslogSource } from "../../server/catalog/sources/syslog.ts";
+import { syslogSource } from "../../server/catalog/sources/syslog/syslog.ts";
 import { SHAPING_STATEMENTS } from "../../server/catalog/sources/loki-chain.ts";
 import { peer } from "../peers/peers.ts";
 import { freePort, tempDir } from "../process/spawn.ts";

@@ -2,8 +2,8 @@
  * The client settings the OTLP exporters share on both runtimes: TLS,
  * compression, retries and the sending queue, as the collector's configtls,
  * configcompression, configretry and exporterhelper queue take them and as
- * Alloy's otelcol.exporter.otlp/otlphttp spell them (upstream/otelcol.ts,
- * upstream/alloy.ts). Every field is optional and rendered only when set, so
+ * Alloy's otelcol.exporter.otlp/otlphttp spell them (upstream/shared.ts).
+ * Every field is optional and rendered only when set, so
  * an unset one keeps the upstream default, which both runtimes share
  * (compression gzip; retries on, 5s, 30s, 5m; queue on, 10 consumers, 1000
  * requests).

@@ -69,48 +69,10 @@ export function logDelivery(type: LogSourceType, normalised: string | null, upst
   };
 }
 
-/** Facts about the metric and event sources, read at the versions named. */
-export const METRIC_UPSTREAM = {
-  hostmetricsCpu: {
-    repo: "open-telemetry/opentelemetry-collector-contrib",
-    path: "receiver/hostmetricsreceiver/internal/scraper/cpuscraper/metadata.yaml",
-    version: "read via code search, 2026-11 (v0.149.0 line: sem_conv_version 1.9.0)",
-    fact: "system.cpu.time, unit s, cumulative monotonic double sum with attributes cpu and state (idle, interrupt, nice, softirq, steal, system, user, wait); the other scrapers name their metrics system.* the same way (system.memory.usage, system.disk.io, …).",
-  },
-  unixExporter: {
-    repo: "grafana/alloy",
-    path: "internal/component/prometheus/exporter/unix/config.go; go.mod",
-    version: "v1.18.1 (same file at 66ebea856d)",
-    fact: "prometheus.exporter.unix embeds node_exporter (github.com/prometheus/node_exporter v1.10.2, replaced by grafana/node_exporter 318b01780c89): series named by node_exporter, e.g. node_cpu_seconds_total with labels cpu and mode, node_memory_MemAvailable_bytes.",
-  },
-  prometheusReceiver: {
-    repo: "grafana/alloy",
-    path: "internal/component/otelcol/receiver/prometheus/prometheus.go, internal/transaction.go",
-    version: "v1.18.1 (prometheus.go the same at 66ebea856d)",
-    fact: "otelcol.receiver.prometheus appends scraped series through its internal package, a copy of contrib's receiver/prometheusreceiver/internal (its package import comment names it): the translation the collector's prometheus receiver uses, so the same metric names, attributes and resource.",
-  },
-  k8sObjects: {
-    repo: "open-telemetry/opentelemetry-collector-contrib",
-    path: "receiver/k8sobjectsreceiver/unstructured_to_logdata.go",
-    version: "a68e9a17",
-    fact: "watch mode: body = the watch event as a map (type and the Event object); attributes k8s.resource.name, event.domain and event.name; no severity.",
-  },
-  kubernetesEvents: {
-    repo: "grafana/alloy",
-    path: "internal/component/loki/source/kubernetes_events/event_controller.go",
-    version: "v1.18.1 (same file at 66ebea856d)",
-    fact: "parseEvent: line = logfmt of name, kind, action, reason, type, msg (and more when set); labels namespace, job, instance; through otelcol.receiver.loki each label becomes a string attribute plus loki.attribute.labels; no severity.",
-  },
-  kafka: {
-    repo: "grafana/alloy",
-    path: "internal/component/otelcol/receiver/kafka/kafka.go",
-    version: "v1.18.1",
-    fact: "otelcol.receiver.kafka wraps contrib's kafkareceiver: the same unmarshalers per encoding, so the same records.",
-  },
-  otlp: {
-    repo: "grafana/alloy",
-    path: "internal/component/otelcol/receiver/otlp/otlp.go",
-    version: "v1.18.1",
-    fact: "otelcol.receiver.otlp wraps the collector's otlpreceiver: data as sent.",
-  },
-} as const satisfies Record<string, Upstream>;
+/** What the prometheus receiver delivers on both runtimes, for the prometheus and hostmetrics sources. */
+export const PROMETHEUS_RECEIVER_DELIVERY: Upstream = {
+  repo: "grafana/alloy",
+  path: "internal/component/otelcol/receiver/prometheus/prometheus.go, internal/transaction.go",
+  version: "v1.18.1 (prometheus.go the same at 66ebea856d)",
+  fact: "otelcol.receiver.prometheus appends scraped series through its internal package, a copy of contrib's receiver/prometheusreceiver/internal (its package import comment names it): the translation the collector's prometheus receiver uses, so the same metric names, attributes and resource.",
+};

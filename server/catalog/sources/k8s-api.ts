@@ -19,7 +19,7 @@ export function KubernetesAuth() {
   });
 }
 
-/** Alloy's receivers, as listed in grafana/alloy internal/component/otelcol/receiver at 66ebea85 (upstream/alloy.ts). */
+/** Alloy's receivers, as listed in grafana/alloy internal/component/otelcol/receiver at 66ebea85 (upstream/shared.ts). */
 export function noAlloyReceiver(what: string, receiver: string): string {
   return `Alloy has no component that collects ${what} (grafana/alloy has no otelcol.receiver.${receiver}; the collector's ${receiver} receiver is not part of Alloy's components)`;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { SOURCE_TYPES } from "../registry.ts";
 import { LOG_RECORD_SHAPES, LOG_SOURCE_TYPES, RECORD_PARTS } from "./log-records.ts";
-import { parityTable } from "./parity-table.ts";
+import { parityTable, withParityTable } from "./parity-table.ts";
 
 const DOC = new URL("../../../docs/runtime-parity.md", import.meta.url);
 
@@ -9,6 +9,14 @@ describe("the runtime parity table", () => {
   test("docs/runtime-parity.md holds the table the catalog's delivery data writes", async () => {
     const doc = await Bun.file(DOC).text();
     expect(doc).toContain(parityTable());
+  });
+
+  test("the document is what scripts/runtime-parity.ts writes: its table replaced by the catalog's, the rest kept", async () => {
+    const doc = await Bun.file(DOC).text();
+    expect(withParityTable(doc)).toBe(doc);
+    const stale = doc.replace(/^\| `otlp` \|.*\n/m, "| `gone` | a | b | c | d | e |\n");
+    expect(stale).not.toBe(doc);
+    expect(withParityTable(stale)).toBe(doc);
   });
 
   test("every source that runs on both runtimes says where each fact came from; a difference says how it meets a read", () => {

@@ -1,4 +1,8 @@
-/** The parity table of docs/runtime-parity.md, written from the catalog's delivery data (parity-table.test.ts keeps the two equal). */
+/**
+ * The parity table of docs/runtime-parity.md, written from the catalog's
+ * delivery data (parity-table.test.ts keeps the two equal; scripts/runtime-parity.ts
+ * rewrites the doc's table, e.g. after a source type is added).
+ */
 import { SOURCE_TYPES } from "../registry.ts";
 import { handlingOf } from "./delivery.ts";
 import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
@@ -16,4 +20,14 @@ export function parityTable(): string {
     "|---|---|---|---|---|---|",
     ...rows,
   ].join("\n");
+}
+
+/** `doc` with its parity table (the header row and the rows after it) replaced by the catalog's. */
+export function withParityTable(doc: string): string {
+  const lines = doc.split("\n");
+  const start = lines.findIndex((l) => l.startsWith("| Source type |"));
+  if (start < 0) throw new Error("The document has no parity table (a row starting '| Source type |').");
+  let end = start;
+  while (end < lines.length && lines[end]!.startsWith("|")) end++;
+  return [...lines.slice(0, start), parityTable(), ...lines.slice(end)].join("\n");
 }

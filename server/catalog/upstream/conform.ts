@@ -4,14 +4,14 @@
  * accepts; every Alloy component must load at Alloy's default stability
  * level; every recorded Validate() rule must hold. Returns problems as
  * `path: message` lines (empty when the config conforms); the render tests
- * run it over every golden and a generated corpus.
+ * run it over every golden and each type's corpus.
  */
 import { parse } from "yaml";
 import { AlloyRawString, AlloyRef, type AlloyBlock, type AlloyStatement, type AlloyValue } from "../../render/alloy-syntax.ts";
 import { HostEnvValue } from "../../render/host-env.ts";
 import { parseGoDuration, parsePrometheusDuration } from "../durations.ts";
-import { ALLOY_COMPONENTS, ALLOY_DEFAULT_STABILITY } from "./alloy.ts";
-import { otelcolComponent } from "./otelcol.ts";
+import { ALLOY_DEFAULT_STABILITY } from "./shared.ts";
+import { alloyComponent, otelcolComponent } from "./tables.ts";
 import type { AlloyBody, OtelcolKind, ValueType } from "./types.ts";
 
 const UINT32_MAX = 4294967295;
@@ -120,7 +120,7 @@ function unescapeDollars(value: Value): Value {
 export function alloyProblems(blocks: readonly AlloyBlock[]): string[] {
   return blocks.flatMap((b) => {
     const path = `${b.name}.${b.label ?? ""}`;
-    const component = ALLOY_COMPONENTS[b.name];
+    const component = alloyComponent(b.name);
     if (component === undefined) return [`${path}: not a recorded Alloy component`];
     const problems: string[] = [];
     if (component.stability !== ALLOY_DEFAULT_STABILITY) {

@@ -1,133 +1,37 @@
 /**
  * The generated corpus the conformance checks render (test support, used by
- * upstream/conform.test.ts and test/upstream/otelcol-validate.test.ts): each
- * catalog type with its optional fields set in turn, on every signal it
+ * conformance.test.ts, upstream/conform.test.ts and test/upstream/): each
+ * registered type's corpus (its folder's corpus.ts) on every signal it
  * carries, for unknown and known collector versions around each upstream rename.
  */
 import type { PipelineRecord, Signal, TopologyNode } from "../../../shared/config-records.ts";
 import type { CollectorConfigInput } from "../../render/input.ts";
 import { SIGNALS } from "../../../shared/config-records.ts";
-import { findType } from "../registry.ts";
+import type { CatalogFolder, CorpusConfig } from "../folder.ts";
+import { DESTINATION_FOLDERS, findType, PROCESSOR_FOLDERS, SOURCE_FOLDERS, SOURCE_TYPES } from "../registry.ts";
 import { validateComponentConfig } from "../validate.ts";
-import { parseCollectorVersion, versionProblem } from "../versions.ts";
+import { parseCollectorVersion } from "../versions.ts";
+import { versionProblem } from "./tables.ts";
+
 /** Unknown, just before and at each rename, and the newest the tables were read at. */
 export const VERSIONS = [null, "0.120.0", "0.143.0", "0.144.0", "0.146.0", "0.159.0", "9.3.1"];
 
-export const SOURCES: Record<string, Record<string, unknown>[]> = {
-  otlp: [{}, { grpc: { enabled: false } }, { http: { enabled: false }, grpc: { endpoint: "0.0.0.0:4317" } }],
-  filelog: [
-    { include: ["/var/log/*.log"] },
-    { include: ["/var/log/a.log", "/srv/**/*.log"], exclude: ["/var/log/x.log"], start_at: "beginning" },
-    { include: ["/var/log/*.log"], exclude: ["/var/log/x.log", "/var/log/*.gz"] },
-    // Parsing and multiline (filelog-parse.ts); line_end_pattern, which Alloy refuses, is checked on its own below.
-    { include: ["/var/log/*.json"], parser: { format: "json", timestamp: { field: "ts", layout: "%Y-%m-%dT%H:%M:%S%z" }, severity: { field: "log.level" } } },
-    { include: ["/var/log/*.log"], parser: { format: "regex", regex: "^(?P<ts>\\S+) (?P<level>\\w+) (?P<msg>.*)$", severity: { field: "level" } }, multiline: { line_start_pattern: "^\\S" } },
-  ],
-  journald: [{}, { units: ["sshd", "nginx.service"], directory: "/var/log/journal" }],
-  hostmetrics: [{}, { collection_interval: "5s", scrapers: ["cpu", "disk", "filesystem", "load", "memory", "network", "paging", "processes", "system"] }, { collection_interval: "1.5s" }, { collection_interval: "10s" }],
-  syslog: [{}, { transport: "udp", protocol: "rfc3164", listen_address: ":514" }],
-  prometheus: [
-    { targets: ["localhost:9100"] },
-    { targets: ["a:9100", "b:9100"], scrape_interval: "5s", job_name: "node" },
-    { targets: ["a:9100"], scrape_interval: "1h30m" },
-    { targets: ["a:9100"], scrape_interval: "500ms" },
-    { targets: ["a:9100"], scrape_interval: "9s999ms" },
-  ],
-  kafka: [
-    { brokers: ["kafka:9092"] },
-    {
-      brokers: ["a:9093", "b:9093"],
-      protocol_version: "3.6.0",
-      group_id: "g",
-      client_id: "c",
-      initial_offset: "earliest",
-      logs: { topic: "^app-.*", encoding: "text" },
-      metrics: { topic: "m", encoding: "otlp_json" },
-      traces: { topic: "t", encoding: "zipkin_json" },
-      tls: { enabled: true, insecure_skip_verify: true, ca_file: "/etc/ssl/ca.pem" },
-      sasl: { mechanism: "PLAIN", username: "u", password: { secret: "0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d01" } },
-    },
-    { brokers: ["kafka:9092"], tls: { enabled: true }, sasl: { username: "u", password: { env: "KAFKA_PASSWORD" } } },
-  ],
-  k8s_cluster: [{}, { auth_type: "kubeConfig", collection_interval: "30s", node_conditions_to_report: ["Ready", "DiskPressure"], distribution: "openshift" }],
-  kubeletstats: [{}, { auth_type: "none", endpoint: "http://node-1:10255", insecure_skip_verify: true, collection_interval: "1m", metric_groups: ["volume"] }],
-  k8s_events: [{}, { namespaces: ["default", "kube-system"] }],
-};
+type Corpora = Readonly<Record<string, readonly CorpusConfig[]>>;
+export const SOURCES: Corpora = Object.fromEntries(SOURCE_FOLDERS.map((f) => [f.type.type, f.corpus]));
+export const DESTINATIONS: Corpora = Object.fromEntries(DESTINATION_FOLDERS.map((f) => [f.type.type, f.corpus]));
 
-/** Header values in each stored form: a secret (rendered as its marker), one from the host's environment, one not secret. */
-const SECRET = { secret: "0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d01" };
-const FROM_HOST = { env: "TOKEN" };
-const plain = (value: string) => ({ value, secret: false });
-
-/** Every OTLP client setting (otlp-client.ts). */
-const CLIENT_SETTINGS = {
-  tls: { insecure_skip_verify: true, ca_file: "/opt/certs/ca.crt", cert_file: "/opt/certs/c.crt", key_file: "/opt/certs/c.key", server_name_override: "gw.internal" },
-  compression: "zstd",
-  retry_on_failure: { enabled: true, initial_interval: "1.5s", max_interval: "1m", max_elapsed_time: "0" },
-  sending_queue: { enabled: true, num_consumers: 3, queue_size: 9007199254740991 },
-};
-
-export const DESTINATIONS: Record<string, Record<string, unknown>[]> = {
-  otlp: [
-    { endpoint: "gw:4317" },
-    { endpoint: "gw:4317", tls: { insecure: true }, headers: { Authorization: SECRET, "X-A": plain("1"), "X-B": FROM_HOST } },
-    { endpoint: "gw:4317", ...CLIENT_SETTINGS, compression: "snappy" },
-  ],
-  otlphttp: [
-    { endpoint: "https://otlp.example.com", headers: { "X-Key": FROM_HOST, Authorization: SECRET } },
-    { endpoint: "https://otlp.example.com", ...CLIENT_SETTINGS, sending_queue: { enabled: false } },
-  ],
-  debug: [{ verbosity: "detailed" }],
-  prometheusremotewrite: [{ endpoint: "http://mimir:9009/api/v1/push", headers: { "X-Scope-OrgID": plain("t"), Authorization: FROM_HOST, "X-Key": SECRET } }],
-  loki: [{ endpoint: "http://loki:3100", tenant_id: "t1", headers: { A: plain("b"), Authorization: SECRET, "X-Key": FROM_HOST } }],
-};
-
-const ACTIONS = [
-  { key: "s", action: "insert", value: "x$y" },
-  { key: "i", action: "update", value: -42 },
-  { key: "f", action: "upsert", value: 1.5e-7 },
-  { key: "big", action: "upsert", value: 9007199254740991 },
-  { key: "b", action: "upsert", value: true },
-  { key: "gone", action: "delete" },
-  { key: "mail", action: "hash" },
-];
-
-const FILTERS: Record<Signal, Record<string, unknown>> = {
-  logs: { error_mode: "silent", logs: { log_record: ['attributes["path"] == "/health"'] } },
-  metrics: { metrics: { metric: ['name == "x"'], datapoint: ["value_int < 0"] } },
-  traces: { error_mode: "propagate", traces: { span: ['name == "ping"'], spanevent: ['name == "e"'] } },
-};
-
-const TRANSFORMS: Record<Signal, Record<string, unknown>> = {
-  logs: {
-    log_statements: [
-      { context: "resource", statements: ['set(attributes["env"], "prod") where attributes["env"] == nil'] },
-      // Fields every log source delivers alike on both runtimes (render/parity.ts refuses the others on Alloy).
-      { context: "log", statements: ['replace_pattern(attributes["path"], "token=\\\\S+", "token=***") where attributes["path"] != nil'] },
-    ],
-  },
-  metrics: { error_mode: "silent", metric_statements: [{ context: "datapoint", statements: ["limit(attributes, 10, [])"] }] },
-  traces: { error_mode: "propagate", trace_statements: [{ context: "span", statements: ['delete_key(attributes, "secret")'] }] },
-};
-
+/** Every processor's corpus for `signal`, in catalog order, as pipeline nodes. */
 export function processorNodes(signal: Signal): TopologyNode[] {
-  const specs = [
-    { type: "filter", config: FILTERS[signal] },
-    { type: "batch", config: {} },
-    { type: "batch", config: { send_batch_size: 4294967295, timeout: "1.5s" } },
-    { type: "attributes", config: { actions: ACTIONS } },
-    { type: "resource", config: { attributes: ACTIONS } },
-    { type: "transform", config: TRANSFORMS[signal] },
-  ];
+  const specs = PROCESSOR_FOLDERS.flatMap((f) => f.corpus[signal].map((config) => ({ type: f.type.type, config: { ...config } })));
   return specs.map((processor, i) => ({ id: `p${i}`, kind: "processor", processor }));
 }
 
 /**
- * Host metrics differ as a whole on Alloy (render/parity.ts), which refuses
- * processors that read them: their Alloy renderings run through the batch
- * processors only.
+ * Sources that differ as a whole on Alloy (host metrics, Kubernetes events:
+ * render/parity.ts), which refuses processors that read them: their Alloy
+ * renderings run through the batch processors only.
  */
-export const READS_REFUSED_ON_ALLOY = new Set(["hostmetrics", "k8s_events"]);
+export const READS_REFUSED_ON_ALLOY = new Set(SOURCE_TYPES.filter((t) => t.delivery.differsAs === "whole").map((t) => t.type));
 
 /** Whether the tables say the collector version can run the source's receiver (unknown versions get the current form). */
 export function runsSource(sourceType: string, config: Record<string, unknown>, version: string | null): boolean {
@@ -145,6 +49,17 @@ export function corpusInput(
   batchOnly = false,
 ): CollectorConfigInput {
   const processors = processorNodes(signal).filter((n) => !batchOnly || n.processor!.type === "batch");
+  return collectorInput(signal, source, destination, version, processors);
+}
+
+/** One collector: the source variant through `processors` into the destination variant. */
+function collectorInput(
+  signal: Signal,
+  source: [string, Record<string, unknown>],
+  destination: [string, Record<string, unknown>],
+  version: string | null,
+  processors: readonly TopologyNode[],
+): CollectorConfigInput {
   const nodes: TopologyNode[] = [{ id: "in", kind: "source" }, ...processors, { id: "out", kind: "destination", ref: "d" }];
   const edges = nodes.slice(1).map((n, i) => ({ id: `e${i}`, source: nodes[i]!.id, target: n.id }));
   const pipeline: PipelineRecord = { id: "p", name: "p", signal, topology: { nodes, edges } };
@@ -167,11 +82,11 @@ export interface CorpusEntry {
 }
 
 /** Every source variant into every destination variant through every processor, on each signal both carry, at each version in `versions` that runs the source. */
-export function* corpus(versions: readonly (string | null)[] = VERSIONS): Generator<CorpusEntry> {
+export function* corpus(versions: readonly (string | null)[] = VERSIONS, sources: Corpora = SOURCES, destinations: Corpora = DESTINATIONS): Generator<CorpusEntry> {
   for (const signal of SIGNALS) {
-    for (const [sourceType, sourceConfigs] of Object.entries(SOURCES)) {
+    for (const [sourceType, sourceConfigs] of Object.entries(sources)) {
       if (!findType("source", sourceType)!.signals.includes(signal)) continue;
-      for (const [destinationType, destinationConfigs] of Object.entries(DESTINATIONS)) {
+      for (const [destinationType, destinationConfigs] of Object.entries(destinations)) {
         const type = findType("destination", destinationType)!;
         if (!type.signals.includes(signal)) continue;
         for (const [i, sourceConfig] of sourceConfigs.entries()) {
@@ -190,6 +105,31 @@ export function* corpus(versions: readonly (string | null)[] = VERSIONS): Genera
             }
           }
         }
+      }
+    }
+  }
+}
+
+/**
+ * What one type's conformance test renders: a source's corpus into every
+ * destination's, a destination's from every source's first config, a
+ * processor's configs (on their own) from the first source into the first
+ * destination of each signal, at every version in `versions`.
+ */
+export function* corpusOf(folder: CatalogFolder, versions: readonly (string | null)[] = VERSIONS): Generator<CorpusEntry> {
+  const { kind, type } = folder.type;
+  const firsts = (corpora: Corpora): Corpora => Object.fromEntries(Object.entries(corpora).map(([t, configs]) => [t, configs.slice(0, 1)]));
+  if (kind === "source") yield* corpus(versions, { [type]: SOURCES[type]! });
+  else if (kind === "destination") yield* corpus(versions, firsts(SOURCES), { [type]: DESTINATIONS[type]! });
+  else {
+    const processors = folder.corpus as Readonly<Record<Signal, readonly CorpusConfig[]>>;
+    for (const signal of SIGNALS) {
+      const source = SOURCE_FOLDERS.find((f) => f.type.signals.includes(signal) && f.type.alloy !== undefined && !READS_REFUSED_ON_ALLOY.has(f.type.type))!;
+      const destination = DESTINATION_FOLDERS.find((f) => f.type.signals.includes(signal) && f.type.alloy !== undefined)!;
+      const nodes: TopologyNode[] = processors[signal].map((config, i) => ({ id: `p${i}`, kind: "processor", processor: { type, config } }));
+      for (const version of versions) {
+        const input = collectorInput(signal, [source.type.type, source.corpus[0]!], [destination.type.type, destination.corpus[0]!], version, nodes);
+        yield { name: `${signal} ${type} @${version}`, signal, input, alloy: version === null ? input : null };
       }
     }
   }

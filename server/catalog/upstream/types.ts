@@ -1,9 +1,10 @@
 /**
- * The shape of the upstream facts recorded in this folder: for each
- * component a renderer can emit, the config keys and value types it takes
- * (only as far as we emit them), its stability, and the upstream file and
- * version the facts were read from. Tests walk every rendered config against
- * these tables; renderers read the version facts (renames) from them.
+ * The shape of the upstream facts each catalog type's folder records in its
+ * `upstream.ts` (and shared.ts here, for components several types render):
+ * for each component a renderer can emit, the config keys and value types it
+ * takes (only as far as we emit them), its stability, and the upstream file
+ * and version the facts were read from. Tests walk every rendered config
+ * against these records; renderers read the version facts (renames) from them.
  */
 
 /** Where a fact was read: repository, path in it, and a tag or commit. */
@@ -52,6 +53,8 @@ export interface NotGreaterRule {
 }
 
 export interface AlloyComponent {
+  /** The block name, e.g. `otelcol.exporter.otlp`. */
+  name: string;
   stability: AlloyStability;
   /** The Arguments struct (and the stability it registers with). */
   source: UpstreamSource;
@@ -93,10 +96,23 @@ export interface MinimumVersion {
 }
 
 export interface OtelcolComponent {
+  /** The type the collector YAML names it with (`receivers.otlp/…`). */
+  type: string;
   kind: OtelcolKind;
   source: UpstreamSource;
   config: Readonly<Record<string, ValueType>>;
   renamed?: Rename;
   keyChange?: KeyChange;
   minimumVersion?: MinimumVersion;
+}
+
+/**
+ * The upstream facts of one catalog type's folder: the components its
+ * renderers emit on each runtime that no other folder records, and the
+ * further files it read (shared settings, parsers) by where they were read.
+ */
+export interface TypeUpstream {
+  otelcol: readonly OtelcolComponent[];
+  alloy: readonly AlloyComponent[];
+  also?: readonly UpstreamSource[];
 }

@@ -1,0 +1,4 @@
+/** Debug destination configs the conformance test renders (folder.ts). */
+import type { CorpusConfig } from "../../folder.ts";
+
+export const CORPUS: readonly CorpusConfig[] = [{ verbosity: "detailed" }];
