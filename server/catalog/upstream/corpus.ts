@@ -5,7 +5,7 @@
  * carries, for unknown and known collector versions around each upstream rename.
  */
 import type { PipelineRecord, Signal, TopologyNode } from "../../../shared/config-records.ts";
-import type { CollectorConfigInput } from "../../render/input.ts";
+import type { CollectorConfigInput } from "../render-input.ts";
 import { SIGNALS } from "../../../shared/config-records.ts";
 import { findType } from "../registry.ts";
 import { validateComponentConfig } from "../validate.ts";
