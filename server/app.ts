@@ -49,7 +49,7 @@ import { StagedRollouts } from "./rollout/staged.ts";
 import { RolloutEnds } from "./rollout/ends.ts";
 import { keySource, loadSecrets } from "./secrets/key.ts";
 import type { Secrets } from "./secrets/secrets.ts";
-import { upgradeSecrets } from "./secrets/upgrade.ts";
+import { upgradeSecrets } from "./rollout/secrets-upgrade.ts";
 import { SecretVault } from "./secrets/vault.ts";
 import { MetricsChannel } from "./telemetry/channel.ts";
 import { Telemetry } from "./telemetry/index.ts";
