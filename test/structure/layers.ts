@@ -2,7 +2,8 @@
  * The layer table: every folder under server/, agent/ and shared/ (and each
  * file directly under server/) belongs to one layer, and a layer imports only
  * the layers it lists. A folder's subfolders are part of it (a catalog type's
- * folder is the catalog). check.ts reads this table and nothing else.
+ * folder is the catalog). check.ts takes every rule from here; only which
+ * files under server/ui/ run in the server it reads from the UI's tsconfig.
  */
 
 export type Layer = "edge" | "channels" | "domain" | "store" | "lib" | "shared" | "ui" | "agent";
