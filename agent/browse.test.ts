@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rerunUnprivileged, RERUN_TIMEOUT_MS } from "../test/unprivileged.ts";
 import { Browser, BrowseError, DISABLED_MESSAGE, MAX_PATH_LENGTH } from "./browse.ts";
-import { ALWAYS_DENIED } from "./deny.ts";
+import { ALWAYS_DENIED } from "../shared/deny.ts";
 import type { BrowseConfig } from "./types.ts";
 import type { AgentErrorCode } from "../shared/agent-protocol.ts";
 

@@ -9,7 +9,7 @@
  *     and match no deny pattern → `denied_by_pattern`; then the same two checks again on
  *     its real path (symlinks resolved), so a link cannot lead out of the roots or into a
  *     denied place.
- * Deny patterns are matched as agent/deny.ts says. A sample also refuses a file with
+ * Deny patterns are matched as shared/deny.ts says. A sample also refuses a file with
  * more than one hard link (`hard_link`): its other names may lie outside the roots or
  * be denied (a link to `/etc/shadow`, or to `server.key`), and no path check sees them.
  * Listings leave denied entries out rather than flag them, so their names never leave
@@ -26,7 +26,7 @@
 import { constants, type Stats } from "node:fs";
 import { lstat, open, opendir, realpath, type FileHandle } from "node:fs/promises";
 import { basename, dirname, normalize } from "node:path";
-import { DenyList } from "./deny.ts";
+import { DenyList } from "../shared/deny.ts";
 import type { BrowseConfig } from "./types.ts";
 import type { AgentErrorCode, BrowseEntry, BrowseListing, BrowseSample } from "../shared/agent-protocol.ts";
 

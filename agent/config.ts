@@ -21,7 +21,7 @@
  */
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { posix } from "node:path";
-import { ALWAYS_DENIED, DEFAULT_ALLOWED_ROOTS } from "./deny.ts";
+import { ALWAYS_DENIED, DEFAULT_ALLOWED_ROOTS } from "../shared/deny.ts";
 import { validateFingerprint } from "./fingerprints.ts";
 import type { AgentConfig, BrowseConfig, CollectorConfig, CollectorType, ConfigProblem, Fingerprint } from "./types.ts";
 import { child, isMapping, isUnset, KeyReader, MAX_YAML_BYTES, parseYaml, type Check, type Mapping } from "./yaml-keys.ts";

@@ -18,7 +18,7 @@ import { createApp } from "../server/app.ts";
 import { SYSTEM_ACTOR } from "../server/audit/audit.ts";
 import { loadConfig } from "../server/config/load.ts";
 import type { PipelineRecord, TopologyNode } from "../shared/config-records.ts";
-import type { CollectorConfigInput } from "../server/render/input.ts";
+import type { CollectorConfigInput } from "../server/catalog/render-input.ts";
 import { renderAlloy, renderOtelcol } from "../server/render/index.ts";
 import { renderPipelinePreview } from "../server/render/preview.ts";
 import { byId, loadCase, TESTDATA } from "../server/render/testdata/load.ts";

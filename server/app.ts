@@ -49,8 +49,9 @@ import { StagedRollouts } from "./rollout/staged.ts";
 import { RolloutEnds } from "./rollout/ends.ts";
 import { keySource, loadSecrets } from "./secrets/key.ts";
 import type { Secrets } from "./secrets/secrets.ts";
-import { upgradeSecrets } from "./secrets/upgrade.ts";
+import { upgradeSecrets } from "./rollout/secrets-upgrade.ts";
 import { SecretVault } from "./secrets/vault.ts";
+import { MetricsChannel } from "./telemetry/channel.ts";
 import { Telemetry } from "./telemetry/index.ts";
 import { startMetricsListener } from "./metrics/exposition.ts";
 import { ServerMetrics } from "./metrics/metrics.ts";
@@ -317,7 +318,7 @@ export async function createApp(
   channels.push(
     new OpampChannel(app),
     remoteConfigChannel(app),
-    app.telemetry.channel(app),
+    new MetricsChannel(app, app.telemetry.window),
     app.agentChannel,
     new BootstrapChannel({ enrollment, collectorTokens, externalUrl: () => config.externalUrl }),
     new DownloadsChannel(config.downloads.dir),

@@ -10,7 +10,6 @@
 import { createHash } from "node:crypto";
 import { ConflictError } from "./errors.ts";
 import { ConfigRepo } from "./configstore/repo.ts";
-import { SEALED_FIELD, sealedKeyId } from "./secrets/secrets.ts";
 import type { AuditEntry, Store } from "./store/store.ts";
 
 /** Documents or audit entries copied per transaction. */
@@ -73,30 +72,6 @@ export async function summarize({ store, repo }: Deployment): Promise<StoreSumma
     count += page.length;
   }
   return { collections, audit: { count, sha256: hash.digest("hex") }, head: await repo.head() };
-}
-
-/**
- * How many sealed secrets each key id sealed. A sealed value is kept under a
- * field named `sealed` (SEALED_FIELD), so user text that merely looks like an
- * envelope (a tag, a header value) is not counted. Documents are copied
- * verbatim, so the target's servers open them only with the same key.
- */
-export async function sealedKeys(store: Store): Promise<Map<string, number>> {
-  const counts = new Map<string, number>();
-  const visit = (value: unknown, field: string | null): void => {
-    if (typeof value === "string") {
-      const id = field === SEALED_FIELD ? sealedKeyId(value) : null;
-      if (id !== null) counts.set(id, (counts.get(id) ?? 0) + 1);
-    } else if (Array.isArray(value)) {
-      for (const item of value) visit(item, null);
-    } else if (value !== null && typeof value === "object") {
-      for (const [key, item] of Object.entries(value)) visit(item, key);
-    }
-  };
-  for (const name of await store.collections()) {
-    for await (const page of docPages(store, name)) for (const doc of page) visit(doc.data, null);
-  }
-  return counts;
 }
 
 function isEmpty(summary: StoreSummary): boolean {

@@ -9,7 +9,7 @@ import type { SecretVault } from "../secrets/vault.ts";
 import type { Store } from "../store/store.ts";
 import { route, type Route } from "../http/route.ts";
 import { NextCursor, PageQuery } from "../http/schemas.ts";
-import { upgradeSecrets } from "../secrets/upgrade.ts";
+import { upgradeSecrets } from "../rollout/secrets-upgrade.ts";
 
 const CommitBody = Type.Object(
   { message: Type.String({ minLength: 1, maxLength: 10_000, pattern: "\\S", errorMessage: "must be a non-blank commit message" }) },

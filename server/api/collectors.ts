@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { CollectorDetailSchema, CollectorSchema, CollectorStatusSchema, EnvironmentSchema, ManagementModeSchema, RestartRequestSchema } from "../../shared/collectors.ts";
 import { StringMap } from "../../shared/schema.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
-import { alloyMatchProblems, alloyUnrunnable } from "../collectors/alloy-matches.ts";
+import { alloyMatchProblems, alloyUnrunnable } from "../configstore/alloy-matches.ts";
 import { collectorAttributes } from "../collectors/attributes.ts";
 import type { CollectorEdit, Collectors, VetEdits } from "../collectors/collectors.ts";
 import type { Restarts } from "../collectors/restarts.ts";

@@ -9,7 +9,7 @@
 import { Type } from "@sinclair/typebox";
 import { type LoggedIn, MAX_PASSWORD_LENGTH, type Users } from "../auth/users.ts";
 import { sessionClearCookie, sessionCookie, sessionSetCookie } from "../auth/sessions.ts";
-import { json } from "../lib/respond.ts";
+import { json } from "../lib/json.ts";
 import { route, type Route } from "../http/route.ts";
 import { SessionSchema as SessionAnswer, SessionStatusSchema as SessionStatus } from "../../shared/users.ts";
 

@@ -15,9 +15,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
-import type { RateLimit } from "../config/load.ts";
 import { AppError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError, ValidationError } from "../errors.ts";
-import { RateLimiter } from "../lib/ratelimit.ts";
+import { RateLimiter, type RateLimit } from "../lib/ratelimit.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import { PasswordGate } from "./password-gate.ts";
 import type { Role } from "../../shared/access.ts";

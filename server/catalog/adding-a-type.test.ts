@@ -26,7 +26,7 @@ const LINE = 'import "./sources/zipkin/index.ts";';
 const NEW_FOLDER: Record<string, string> = {
   "zipkin.ts": `/** Zipkin spans over HTTP. */
 import { Type } from "@sinclair/typebox";
-import { attr, block } from "../../../render/alloy-syntax.ts";
+import { attr, block } from "../../alloy-syntax.ts";
 import { Closed, ListenAddress } from "../../schemas.ts";
 import { defineSource } from "../../types.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { DEFAULT_ALLOWED_ROOTS } from "../../agent/deny.ts";
+import { DEFAULT_ALLOWED_ROOTS } from "../../shared/deny.ts";
 import { builtinFingerprints } from "../../agent/fingerprints.ts";
 import { HostPaths } from "./hostpaths.ts";
 

@@ -5,7 +5,7 @@
  * a source path must lie under an allowed prefix (`sources.hostPaths.
  * allowedPrefixes`, by default the agent's default browse roots) and match no
  * deny pattern (the agent's built-in ones plus `sources.hostPaths.
- * denyPatterns`, matched as agent/deny.ts says): the same line log browsing
+ * denyPatterns`, matched as shared/deny.ts says): the same line log browsing
  * draws. Holding `sources:hostpaths` (admin only) lifts both.
  *
  * Both runtimes expand globs with doublestar v4 (filelog: pkg/stanza/
@@ -24,7 +24,7 @@
  * policy, on destinations and their activations' overrides.
  */
 import { posix } from "node:path";
-import { ALWAYS_DENIED, DenyList } from "../../agent/deny.ts";
+import { ALWAYS_DENIED, DenyList } from "../../shared/deny.ts";
 import type { Scope } from "../auth/scopes.ts";
 import { TLS_FILE_KEYS } from "./destinations/otlp-client.ts";
 import { ValidationError, type ErrorDetail } from "../errors.ts";

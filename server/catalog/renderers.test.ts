@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { tokenize } from "../ottl/lexer.ts";
-import { block, type AlloyBlock } from "../render/alloy-syntax.ts";
+import { block, type AlloyBlock } from "./alloy-syntax.ts";
 import { ottlStatements } from "./processors/actions.ts";
 import type { CorpusConfig, ProcessorFolder } from "./folder.ts";
 import { DESTINATION_TYPES, findType, FOLDERS, PROCESSOR_TYPES, SOURCE_TYPES } from "./registry.ts";

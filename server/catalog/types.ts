@@ -6,7 +6,7 @@
 import type { Static, TObject } from "@sinclair/typebox";
 import type { Signal } from "../../shared/config-records.ts";
 import type { ErrorDetail } from "../errors.ts";
-import type { AlloyBlock } from "../render/alloy-syntax.ts";
+import type { AlloyBlock } from "./alloy-syntax.ts";
 import type { Runtime } from "../../shared/vocabulary.ts";
 import type { SourceDelivery } from "./sources/delivery.ts";
 

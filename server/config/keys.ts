@@ -4,7 +4,7 @@
  * validator and the README, so a key cannot exist in one and not the others.
  */
 import { isIP } from "node:net";
-import { DEFAULT_ALLOWED_ROOTS } from "../../agent/deny.ts";
+import { DEFAULT_ALLOWED_ROOTS } from "../../shared/deny.ts";
 import { KEY_BYTES, parseKey } from "../secrets/secrets.ts";
 import { MAX_TRUSTED_KEYS, trustedKeyProblem } from "../../shared/collector-attributes.ts";
 

@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAlias, isMap, isScalar, LineCounter, parseDocument, type Node, type YAMLMap } from "yaml";
+import type { RateLimit } from "../lib/ratelimit.ts";
 import { KeyFileError, readKeyFile } from "../secrets/key.ts";
 import { foreignKeys, foreignSections } from "../../shared/host-config.ts";
 import { buildDatabaseUri } from "./database-uri.ts";
@@ -52,11 +53,6 @@ export interface ServerConfig {
   sources: { hostPaths: { allowedPrefixes: string[]; denyPatterns: string[] } };
   /** The file that was read, if any. */
   file: string | null;
-}
-
-export interface RateLimit {
-  perSecond: number;
-  burst: number;
 }
 
 export interface SmtpConfig {

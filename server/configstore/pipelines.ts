@@ -19,7 +19,7 @@ import { topologyTag } from "../../shared/topology-tag.ts";
 import { validateTopology } from "./topology.ts";
 import { putLayout, splitLayout, withLayout, type PipelineLayout } from "./pipeline-layout.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
-import { alloyUnrunnable } from "../collectors/alloy-matches.ts";
+import { alloyUnrunnable } from "./alloy-matches.ts";
 import type { AppliedPipeline } from "../../shared/pipelines.ts";
 
 export interface PipelineInput {

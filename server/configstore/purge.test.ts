@@ -15,7 +15,7 @@ import { inflateSync } from "node:zlib";
 import { parse } from "yaml";
 import { auditEntry } from "../audit/audit.ts";
 import { Secrets } from "../secrets/secrets.ts";
-import { sealPlaintextInTree } from "../secrets/tree.ts";
+import { sealPlaintextInTree } from "./secrets-tree.ts";
 import { SecretVault } from "../secrets/vault.ts";
 import { PostgresStore } from "../store/postgres.ts";
 import { SqliteStore } from "../store/sqlite.ts";

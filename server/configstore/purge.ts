@@ -13,7 +13,7 @@ import { auditEntry, type Actor } from "../audit/audit.ts";
 import { ConflictError } from "../errors.ts";
 import { scan } from "../store/scan.ts";
 import type { Store, WriteOp } from "../store/store.ts";
-import { sealPlaintextInTree, sensitiveValuesInTree, type TreeLeaf } from "../secrets/tree.ts";
+import { sealPlaintextInTree, sensitiveValuesInTree, type TreeLeaf } from "./secrets-tree.ts";
 import { isSecretRef } from "../../shared/sensitive.ts";
 import { MissingSecretError, type SecretVault } from "../secrets/vault.ts";
 import type { ConfigStore } from "./configstore.ts";
@@ -37,7 +37,7 @@ export interface PurgeOutcome extends Rewrite {
 /** How many times a purge starts over when a commit lands while it rewrites (external store, other replicas). */
 const ATTEMPTS = 3;
 
-/** Files tree.ts reads: records and collectors' activations. */
+/** Files secrets-tree.ts reads: records and collectors' activations. */
 const relevant = (path: string) =>
   path.startsWith(DIRS.sources) || path.startsWith(DIRS.destinations) || (path.startsWith(DIRS.collectors) && path.endsWith("/activations.yaml"));
 

@@ -12,7 +12,7 @@ import alloyTemplate from "../../installer/templates/alloy-bootstrap.alloy" with
 import otelcolTemplate from "../../installer/templates/otelcol-bootstrap.yaml" with { type: "text" };
 import supervisorTemplate from "../../installer/templates/supervisor.yaml" with { type: "text" };
 import { ConflictError } from "../errors.ts";
-import { quoteAlloy } from "../render/alloy-syntax.ts";
+import { quoteAlloy } from "../catalog/alloy-syntax.ts";
 import type { BootstrapFile } from "../../shared/enrollment.ts";
 import type { ManagementMode, Runtime } from "../../shared/vocabulary.ts";
 

@@ -12,7 +12,7 @@ import installScript from "../../installer/install.sh" with { type: "text" };
 import { AppError, NotFoundError } from "../errors.ts";
 import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
 import { decodePathSegment } from "../lib/path.ts";
-import { json } from "../lib/respond.ts";
+import { json } from "../lib/json.ts";
 
 const PREFIX = "/downloads/";
 /** One plain file name: no directories, no hidden files. */

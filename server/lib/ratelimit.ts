@@ -5,7 +5,12 @@
  * refilled are forgotten, so memory follows the keys active in the last
  * `burst / perSecond` seconds, not every key ever seen.
  */
-import type { RateLimit } from "../config/load.ts";
+
+/** A bucket's size and refill, as config.yaml's `rateLimit.*` sections give them. */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
 
 interface Bucket {
   tokens: number;

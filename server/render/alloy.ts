@@ -6,9 +6,9 @@
  * each by name), so equal input renders to equal bytes.
  */
 import type { Signal } from "../../shared/config-records.ts";
-import type { CollectorConfigInput } from "./input.ts";
+import type { CollectorConfigInput } from "../catalog/render-input.ts";
 import { SIGNALS } from "../../shared/config-records.ts";
-import { attr, block, encodeAlloy, ref, withComments, type AlloyBlock, type AlloyRef } from "./alloy-syntax.ts";
+import { attr, block, encodeAlloy, ref, withComments, type AlloyBlock, type AlloyRef } from "../catalog/alloy-syntax.ts";
 import { assertRuntimeRParity } from "./parity.ts";
 import { planCollector, type Plan, type Target } from "./plan.ts";
 import { RUNTIME_NAMES } from "../../shared/vocabulary.ts";

@@ -4,7 +4,7 @@
  * `[a-z0-9_]`, never starts with a digit and is never an Alloy keyword, so it
  * is a valid Alloy label and a valid collector component name at once.
  */
-import { isAlloyIdentifier } from "./alloy-syntax.ts";
+import { isAlloyIdentifier } from "../catalog/alloy-syntax.ts";
 
 /** `"Nginx access-logs"` → `nginx_access_logs`; empty when nothing usable is left. */
 export function identifier(text: string): string {

@@ -32,8 +32,8 @@ import type { OtelcolTarget } from "../catalog/index.ts";
 import { versionProblem } from "../catalog/upstream/tables.ts";
 import { parseCollectorVersion, UNKNOWN_TARGET } from "../catalog/versions.ts";
 import { ValidationError } from "../errors.ts";
-import type { CollectorConfigInput } from "./input.ts";
-import { HostEnvValue } from "./host-env.ts";
+import type { CollectorConfigInput } from "../catalog/render-input.ts";
+import { HostEnvValue } from "../catalog/host-env.ts";
 import { planCollector, type Flow, type Plan } from "./plan.ts";
 
 /** The collector's full configuration, in the names its reported version accepts; `plan`: the input's, when already made. */

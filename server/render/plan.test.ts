@@ -5,7 +5,7 @@ import type { PipelineRecord } from "../../shared/config-records.ts";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
 import { hasSensitive } from "../../shared/sensitive.ts";
 import { renderAlloy } from "./alloy.ts";
-import { HostEnvValue } from "./host-env.ts";
+import { HostEnvValue } from "../catalog/host-env.ts";
 import { linearPaths, renderOtelcol } from "./otelcol.ts";
 import { planCollector, planPreview } from "./plan.ts";
 import { renderPipelinePreview } from "./preview.ts";

@@ -11,7 +11,7 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import type { DestinationRecord, PipelineRecord, RouteRecord, Signal, SourceRecord, TopologyNode } from "../../shared/config-records.ts";
-import type { CollectorConfigInput } from "./input.ts";
+import type { CollectorConfigInput } from "../catalog/render-input.ts";
 import {
   findType,
   mergeOverrides,
@@ -26,7 +26,7 @@ import { type Runtime, RUNTIME_NAMES } from "../../shared/vocabulary.ts";
 import { ValidationError } from "../errors.ts";
 import { isHostEnvRef, isPlainValue, isSecretRef, pathText, sensitiveLeaves, valueAt, withValueAt } from "../../shared/sensitive.ts";
 import { secretMarker } from "../secrets/values.ts";
-import { HostEnvValue } from "./host-env.ts";
+import { HostEnvValue } from "../catalog/host-env.ts";
 import { NameTable } from "./names.ts";
 import { keyPath, templatedLeaves } from "../catalog/references.ts";
 

@@ -9,7 +9,7 @@ import { Document, Scalar } from "yaml";
 import type { Runtime } from "../../shared/vocabulary.ts";
 import { QUOTED_MARKER } from "../secrets/values.ts";
 import { unwritableCharacter } from "../catalog/validate.ts";
-import { quoteAlloy } from "./alloy-syntax.ts";
+import { quoteAlloy } from "../catalog/alloy-syntax.ts";
 
 /**
  * A string value as the runtime's writer quotes it: Runtime O's YAML writes

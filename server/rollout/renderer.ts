@@ -11,7 +11,7 @@
 import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import type { RouteRecord } from "../../shared/config-records.ts";
-import type { CollectorConfigInput } from "../render/input.ts";
+import type { CollectorConfigInput } from "../catalog/render-input.ts";
 import { reportedVersion } from "../collectors/runtime.ts";
 import { RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import { renderAlloy } from "../render/alloy.ts";

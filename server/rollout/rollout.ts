@@ -27,7 +27,7 @@ import { ConflictError, NotFoundError, type ErrorDetail } from "../errors.ts";
 import type { Logger } from "pino";
 import { deliverable } from "../render/secrets.ts";
 import { MissingSecretError, type SecretVault } from "../secrets/vault.ts";
-import { plaintextRedactor } from "../secrets/redact.ts";
+import { plaintextRedactor } from "../render/redact.ts";
 import { markedSecrets } from "../secrets/values.ts";
 import { Coalescer } from "../store/coalesce.ts";
 import type { Store, WriteOp } from "../store/store.ts";
@@ -567,7 +567,7 @@ export class Rollouts {
   /**
    * A rendered config by its hash (history entries name it) as the store
    * holds it now, not from the delivery cache: the secrets upgrade
-   * (secrets/upgrade.ts) may since have replaced a plaintext in it by its
+   * (secrets-upgrade.ts) may since have replaced a plaintext in it by its
    * marker, and what is shown must be the redacted body.
    */
   async storedRendered(hash: string): Promise<RenderedConfig | null> {
@@ -663,7 +663,7 @@ export class Rollouts {
   /**
    * `text` with every secret this collector may have been delivered (those
    * named by any config pushed to it) replaced by its marker, however the
-   * text spells it (see secrets/redact.ts), and any svc token cut short. Markers already there stay, so
+   * text spells it (see render/redact.ts), and any svc token cut short. Markers already there stay, so
    * redacting twice changes nothing. A secret this server cannot open is
    * left out: it cannot have been delivered from here.
    */

@@ -22,10 +22,10 @@ import { dirname } from "node:path";
 import type { Logger } from "pino";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { ConflictError } from "../errors.ts";
-import { sealedKeys } from "../migrate.ts";
 import { scan } from "../store/scan.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import { syncDir } from "../lib/private-file.ts";
+import { sealedKeys } from "./sealed-keys.ts";
 import { createKeyFile, keyringKeys, NEXT_KEY_SUFFIX, readKeyFile, sealingKeyFile, type KeySource } from "./key.ts";
 import { isSealed, KEY_BYTES, keyId, SEALED_FIELD, sealedKeyId, Secrets, SecretsError } from "./secrets.ts";
 

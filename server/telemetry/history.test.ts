@@ -9,6 +9,7 @@ import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
 import { MeterProvider, MetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import type { CollectorTokens } from "../collectors/tokens.ts";
+import { MetricsChannel } from "./channel.ts";
 import { BUCKETS } from "./history.ts";
 import { meaningOf } from "./names.ts";
 import { ThroughputWindow, type CollectorWindow } from "./window.ts";
@@ -126,7 +127,7 @@ describe("throughput history from the OTLP protobuf exporter", () => {
   const clock = { now: NOON };
   const telemetry = new Telemetry({ now: () => clock.now });
   const tokens = { verify: async (token: string) => (token === "t-1" ? "c1" : null) } as unknown as CollectorTokens;
-  const channel = telemetry.channel({ collectorTokens: tokens, metricsTokens: tokens });
+  const channel = new MetricsChannel({ collectorTokens: tokens, metricsTokens: tokens }, telemetry.window);
   let server: ReturnType<typeof Bun.serve>;
   beforeAll(() => {
     server = Bun.serve({

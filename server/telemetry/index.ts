@@ -6,10 +6,8 @@
  */
 import type { Collector } from "../../shared/collectors.ts";
 import type { Collectors } from "../collectors/collectors.ts";
-import type { CollectorTokens } from "../collectors/tokens.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
-import { MetricsChannel } from "./channel.ts";
 import { STEP_MS, type HistoryAnswer } from "./history.ts";
 import { collectorFlows, flowRates, type CollectorFlows, type PipelineRate, type RouteRate } from "./routes.ts";
 import { ThroughputWindow, type CollectorRates, type WindowLimits } from "./window.ts";
@@ -32,10 +30,6 @@ export class Telemetry {
 
   constructor(limits: WindowLimits = {}) {
     this.window = new ThroughputWindow(limits);
-  }
-
-  channel(deps: { collectorTokens: CollectorTokens; metricsTokens: CollectorTokens }): MetricsChannel {
-    return new MetricsChannel(deps, this.window);
   }
 
   /** The collector's rates; throws NotFoundError for an unknown collector. */

@@ -13,7 +13,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { CollectorConfigInput } from "../../server/render/input.ts";
+import type { CollectorConfigInput } from "../../server/catalog/render-input.ts";
 import { corpus, corpusInput } from "../../server/catalog/upstream/corpus.ts";
 import { bootstrapFiles } from "../../server/enrollment/bootstrap.ts";
 import { attributeTemplate, fillTemplate } from "../../server/render/attributes.ts";

@@ -9,7 +9,7 @@
  * requests).
  */
 import { OptionalKind, Type, type Static, type TOptional, type TUnsafe } from "@sinclair/typebox";
-import { attr, block, type AlloyStatement } from "../../render/alloy-syntax.ts";
+import { attr, block, type AlloyStatement } from "../alloy-syntax.ts";
 import { parseGoDuration } from "../durations.ts";
 import { Closed, Duration, HOST_PATH_REFERENCE, NoReferences, StringEnum } from "../schemas.ts";
 import type { ErrorDetail } from "../../errors.ts";

@@ -18,7 +18,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { ottlLiteral } from "../processors/actions.ts";
-import { attr, block, type AlloyBlock } from "../../render/alloy-syntax.ts";
+import { attr, block, type AlloyBlock } from "../alloy-syntax.ts";
 import { compileRe2, re2GroupNames, re2Problem } from "../../ottl/regex.ts";
 import type { ErrorDetail } from "../../errors.ts";
 import { Closed, NoReferences, StringEnum } from "../schemas.ts";

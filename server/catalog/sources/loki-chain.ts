@@ -5,7 +5,7 @@
  * builds it (see log-records.ts), and carries the pipeline's `output`.
  */
 import { ottlLiteral } from "../processors/actions.ts";
-import { attr, block, raw, ref, type AlloyBlock } from "../../render/alloy-syntax.ts";
+import { attr, block, raw, ref, type AlloyBlock } from "../alloy-syntax.ts";
 import {
   FILELOG_TRIM_PATTERN,
   LOKI_ONLY_ATTRIBUTES,

@@ -7,7 +7,7 @@
  * config's timeout defaults to min(global timeout, interval)); rendering that
  * same value here keeps the two runtimes alike.
  */
-import { attr, type AlloyAttribute } from "../../render/alloy-syntax.ts";
+import { attr, type AlloyAttribute } from "../alloy-syntax.ts";
 import { parseGoDuration } from "../durations.ts";
 import { PROMETHEUS_SCRAPE } from "../upstream/shared.ts";
 

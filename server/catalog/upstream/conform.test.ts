@@ -5,9 +5,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
-import { attr, block } from "../../render/alloy-syntax.ts";
+import { attr, block } from "../alloy-syntax.ts";
 import { alloyDocument } from "../../render/alloy.ts";
-import { HostEnvValue } from "../../render/host-env.ts";
+import { HostEnvValue } from "../host-env.ts";
 import { renderOtelcol } from "../../render/otelcol.ts";
 import { planCollector, planPreview } from "../../render/plan.ts";
 import { renderPipelinePreview } from "../../render/preview.ts";

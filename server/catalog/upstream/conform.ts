@@ -7,8 +7,8 @@
  * run it over every golden and each type's corpus.
  */
 import { parse } from "yaml";
-import { AlloyRawString, AlloyRef, type AlloyBlock, type AlloyStatement, type AlloyValue } from "../../render/alloy-syntax.ts";
-import { HostEnvValue } from "../../render/host-env.ts";
+import { AlloyRawString, AlloyRef, type AlloyBlock, type AlloyStatement, type AlloyValue } from "../alloy-syntax.ts";
+import { HostEnvValue } from "../host-env.ts";
 import { parseGoDuration, parsePrometheusDuration } from "../durations.ts";
 import { ALLOY_DEFAULT_STABILITY } from "./shared.ts";
 import { alloyComponent, otelcolComponent } from "./tables.ts";

@@ -5,7 +5,7 @@
  * carries, for unknown and known collector versions around each upstream rename.
  */
 import type { PipelineRecord, Signal, TopologyNode } from "../../../shared/config-records.ts";
-import type { CollectorConfigInput } from "../../render/input.ts";
+import type { CollectorConfigInput } from "../render-input.ts";
 import { SIGNALS } from "../../../shared/config-records.ts";
 import type { CatalogFolder, CorpusConfig } from "../folder.ts";
 import { DESTINATION_FOLDERS, findType, PROCESSOR_FOLDERS, SOURCE_FOLDERS, SOURCE_TYPES } from "../registry.ts";

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import type { CollectorActivations, DestinationRecord, PipelineRecord, RouteRecord, SourceRecord } from "../../../shared/config-records.ts";
-import type { CollectorConfigInput } from "../input.ts";
+import type { CollectorConfigInput } from "../../catalog/render-input.ts";
 
 export const TESTDATA = import.meta.dir;
 

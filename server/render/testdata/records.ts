@@ -20,7 +20,7 @@
  * filter here reads the time).
  */
 import { posix } from "node:path";
-import type { AlloyBlock, AlloyStatement } from "../alloy-syntax.ts";
+import type { AlloyBlock, AlloyStatement } from "../../catalog/alloy-syntax.ts";
 import { compileCondition, type LogView } from "../../ottl/compile.ts";
 import { SEVERITY_NUMBERS } from "../../ottl/contexts.ts";
 import type { AnyValue, KeyValue, LogRecord } from "../../ottl/otlp.ts";

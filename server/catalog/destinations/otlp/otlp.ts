@@ -1,6 +1,6 @@
 /** OTLP over gRPC to another collector or a backend. */
 import { Type } from "@sinclair/typebox";
-import { attr, block } from "../../../render/alloy-syntax.ts";
+import { attr, block } from "../../alloy-syntax.ts";
 import { Closed, Headers, sortedHeaders } from "../../schemas.ts";
 import { defineDestination } from "../../types.ts";
 import { otelcolType } from "../../versions.ts";

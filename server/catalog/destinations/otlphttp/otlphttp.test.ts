@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { encodeAlloy } from "../../../render/alloy-syntax.ts";
+import { encodeAlloy } from "../../alloy-syntax.ts";
 import { findType } from "../../registry.ts";
 import { validateComponentConfig } from "../../validate.ts";
 import { UNKNOWN_TARGET } from "../../versions.ts";

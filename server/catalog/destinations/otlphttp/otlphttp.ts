@@ -1,5 +1,5 @@
 /** OTLP over HTTP to a backend; the exporter appends /v1/logs, /v1/metrics or /v1/traces. */
-import { attr, block } from "../../../render/alloy-syntax.ts";
+import { attr, block } from "../../alloy-syntax.ts";
 import { Closed, Headers, HttpUrl, sortedHeaders } from "../../schemas.ts";
 import { defineDestination } from "../../types.ts";
 import { otelcolType } from "../../versions.ts";

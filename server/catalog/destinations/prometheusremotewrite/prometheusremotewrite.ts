@@ -2,7 +2,7 @@
  * Prometheus remote write (Prometheus, Mimir, Thanos, …). Runtime R converts
  * with `otelcol.exporter.prometheus` and writes with `prometheus.remote_write`.
  */
-import { attr, block, ref } from "../../../render/alloy-syntax.ts";
+import { attr, block, ref } from "../../alloy-syntax.ts";
 import { Closed, Headers, HttpUrl, sortedHeaders } from "../../schemas.ts";
 import { defineDestination } from "../../types.ts";
 

@@ -1,5 +1,5 @@
 /** Inserts, updates, deletes or hashes attributes of each log record, data point or span. */
-import { attr, block } from "../../../render/alloy-syntax.ts";
+import { attr, block } from "../../alloy-syntax.ts";
 import { Closed } from "../../schemas.ts";
 import { defineProcessor } from "../../types.ts";
 import { actionEntries, AttributeActions, checkActions } from "../actions.ts";

@@ -1,6 +1,6 @@
 /** Groups records into batches before export: fewer, larger requests. */
 import { Type } from "@sinclair/typebox";
-import { attr, block } from "../../../render/alloy-syntax.ts";
+import { attr, block } from "../../alloy-syntax.ts";
 import { Closed, Duration } from "../../schemas.ts";
 import { defineProcessor } from "../../types.ts";
 

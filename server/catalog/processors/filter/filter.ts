@@ -20,7 +20,7 @@ import type { ErrorDetail } from "../../../errors.ts";
 import type { OttlContext } from "../../../ottl/contexts.ts";
 import { checkCondition } from "../../../ottl/parser.ts";
 import { conditionBounds, conditionListBounds } from "../../../ottl/processors.ts";
-import { attr, block, raw } from "../../../render/alloy-syntax.ts";
+import { attr, block, raw } from "../../alloy-syntax.ts";
 import { Closed, NoReferences, OttlErrorMode } from "../../schemas.ts";
 import { defineProcessor } from "../../types.ts";
 import { usesNewKeys } from "../../versions.ts";

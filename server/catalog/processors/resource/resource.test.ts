@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { block } from "../../../render/alloy-syntax.ts";
+import { block } from "../../alloy-syntax.ts";
 import { findType } from "../../registry.ts";
 import { validateComponentConfig } from "../../validate.ts";
 import { ottlStatements } from "../actions.ts";

@@ -5,7 +5,7 @@
  * as the collector's attribute actions do.
  */
 import type { Signal } from "../../../../shared/config-records.ts";
-import { attr, block, raw } from "../../../render/alloy-syntax.ts";
+import { attr, block, raw } from "../../alloy-syntax.ts";
 import { Closed } from "../../schemas.ts";
 import { defineProcessor } from "../../types.ts";
 import { actionEntries, AttributeActions, checkActions, ottlStatements } from "../actions.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { findType } from "../../registry.ts";
 import { validateComponentConfig } from "../../validate.ts";
-import { block, encodeAlloy } from "../../../render/alloy-syntax.ts";
+import { block, encodeAlloy } from "../../alloy-syntax.ts";
 import { UNKNOWN_TARGET } from "../../versions.ts";
 
 /** Looked up as the API does, so the test also fails when the type is not registered. */

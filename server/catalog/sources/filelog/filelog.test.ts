@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { PipelineRecord } from "../../../../shared/config-records.ts";
-import { block, encodeAlloy, type AlloyBlock } from "../../../render/alloy-syntax.ts";
+import { block, encodeAlloy, type AlloyBlock } from "../../alloy-syntax.ts";
 import { planCollector } from "../../../render/plan.ts";
 import { routeRuntimeRProblems } from "../../../render/parity.ts";
 import { findType } from "../../registry.ts";

@@ -8,7 +8,7 @@
  * Parsing and multiline: filelog-parse.ts.
  */
 import { Type } from "@sinclair/typebox";
-import { attr, block, ref } from "../../../render/alloy-syntax.ts";
+import { attr, block, ref } from "../../alloy-syntax.ts";
 import { lokiToOtelcol } from "../loki-chain.ts";
 import { alloyMultiline, multilineSchema, otelcolParse, parseAlloyProblem, parseProblems, parserSchema, parseStatements } from "../filelog-parse.ts";
 import { Closed, HOST_PATH_REFERENCE, NoReferences, StringEnum } from "../../schemas.ts";

@@ -6,7 +6,7 @@
  * `system.cpu.time`.
  */
 import { Type } from "@sinclair/typebox";
-import { attr, block, ref } from "../../../render/alloy-syntax.ts";
+import { attr, block, ref } from "../../alloy-syntax.ts";
 import { Closed, Interval, NoReferences, StringEnum } from "../../schemas.ts";
 import { defineSource } from "../../types.ts";
 import { alloyScrapeTiming, SCRAPE_INTERVAL_REFERENCE } from "../scrape.ts";

@@ -8,7 +8,7 @@
  * (log-records.ts).
  */
 import { Type } from "@sinclair/typebox";
-import { attr, block, ref } from "../../../render/alloy-syntax.ts";
+import { attr, block, ref } from "../../alloy-syntax.ts";
 import { JOURNAL_PRIORITY_KEEP } from "../log-records.ts";
 import { lokiToOtelcol } from "../loki-chain.ts";
 import { Closed, HOST_PATH_REFERENCE, NoReferences } from "../../schemas.ts";

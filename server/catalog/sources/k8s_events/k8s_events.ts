@@ -17,7 +17,7 @@
  * loki/source/kubernetes_events/event_controller.go at 66ebea85).
  */
 import { Type } from "@sinclair/typebox";
-import { attr, block, ref } from "../../../render/alloy-syntax.ts";
+import { attr, block, ref } from "../../alloy-syntax.ts";
 import { Closed } from "../../schemas.ts";
 import { defineSource } from "../../types.ts";
 import { upstreamAbout } from "../delivery.ts";

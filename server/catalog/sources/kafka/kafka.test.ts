@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { block, encodeAlloy } from "../../../render/alloy-syntax.ts";
+import { block, encodeAlloy } from "../../alloy-syntax.ts";
 import { renderOtelcol } from "../../../render/otelcol.ts";
-import type { CollectorConfigInput } from "../../../render/input.ts";
+import type { CollectorConfigInput } from "../../render-input.ts";
 import { ValidationError } from "../../../errors.ts";
 import { fieldKind, type Schema } from "../../../ui/schema/schema.ts";
 import { catalogView, findType } from "../../registry.ts";

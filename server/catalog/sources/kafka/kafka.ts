@@ -19,7 +19,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { Sensitive } from "../../../../shared/sensitive.ts";
 import type { ErrorDetail } from "../../../errors.ts";
 import { re2Problem } from "../../../ottl/regex.ts";
-import { attr, block } from "../../../render/alloy-syntax.ts";
+import { attr, block } from "../../alloy-syntax.ts";
 import { Closed, StringEnum } from "../../schemas.ts";
 import { defineSource, type OtelcolTarget } from "../../types.ts";
 import { UNKNOWN_TARGET, usesNewKeys } from "../../versions.ts";

@@ -1,6 +1,6 @@
 /** OTLP over gRPC and HTTP: what instrumented applications send. */
 import { Type } from "@sinclair/typebox";
-import { attr, block } from "../../../render/alloy-syntax.ts";
+import { attr, block } from "../../alloy-syntax.ts";
 import { Closed, ListenAddress } from "../../schemas.ts";
 import { defineSource } from "../../types.ts";
 import { logDelivery } from "../delivery.ts";

@@ -3,7 +3,7 @@
  * `prometheus.scrape` into `otelcol.receiver.prometheus`.
  */
 import { Type } from "@sinclair/typebox";
-import { attr, block, ref } from "../../../render/alloy-syntax.ts";
+import { attr, block, ref } from "../../alloy-syntax.ts";
 import { Closed, Interval, NoReferences } from "../../schemas.ts";
 import { defineSource } from "../../types.ts";
 import { alloyScrapeTiming, SCRAPE_INTERVAL_REFERENCE } from "../scrape.ts";

@@ -8,7 +8,7 @@
  * the body (the message part only) and the priority, facility, version and
  * structured-data attributes still differ (log-records.ts).
  */
-import { attr, block, ref } from "../../../render/alloy-syntax.ts";
+import { attr, block, ref } from "../../alloy-syntax.ts";
 import { lokiToOtelcol, syslogRelabelRules } from "../loki-chain.ts";
 import { Closed, ListenAddress, NoReferences, StringEnum } from "../../schemas.ts";
 import { defineSource } from "../../types.ts";

@@ -2,7 +2,8 @@
  * Grafana Alloy configuration syntax (Runtime R): a small model of blocks,
  * attributes and values, and its text form in the layout `alloy fmt` writes
  * (tab indentation, `=` aligned across consecutive attributes). Catalog types
- * build blocks with these helpers; the renderer wires and encodes them.
+ * build blocks with these helpers; the renderer wires and encodes them, so
+ * the model lives in the catalog, which render/ builds on.
  */
 import { hasReferenceStart } from "../../shared/attribute-refs.ts";
 import { HostEnvValue } from "./host-env.ts";

@@ -3,8 +3,8 @@
  * an error message), however it spelled them: each becomes its marker.
  */
 import { RUNTIMES } from "../../shared/vocabulary.ts";
-import { quotedSecret } from "../render/secrets.ts";
-import { QUOTED_MARKER, secretMarker } from "./values.ts";
+import { quotedSecret } from "./secrets.ts";
+import { QUOTED_MARKER, secretMarker } from "../secrets/values.ts";
 
 /**
  * How a plaintext may be spelled in text a collector wrote: as is or

@@ -11,14 +11,14 @@ import { auditEntry, SYSTEM_ACTOR } from "../audit/audit.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { paths } from "../configstore/layout.ts";
 import { deliverable, quotedSecret } from "../render/secrets.ts";
-import { EFFECTIVE, RENDERED, type EffectiveConfig } from "../rollout/records.ts";
-import type { RenderedConfig } from "../rollout/renderer.ts";
+import { EFFECTIVE, RENDERED, type EffectiveConfig } from "./records.ts";
+import type { RenderedConfig } from "./renderer.ts";
 import { scan } from "../store/scan.ts";
 import type { Store, WriteOp } from "../store/store.ts";
-import { plaintextRedactor } from "./redact.ts";
-import { sealPlaintextInTree } from "./tree.ts";
-import { secretMarker } from "./values.ts";
-import type { SecretVault } from "./vault.ts";
+import { plaintextRedactor } from "../render/redact.ts";
+import { sealPlaintextInTree } from "../configstore/secrets-tree.ts";
+import { secretMarker } from "../secrets/values.ts";
+import type { SecretVault } from "../secrets/vault.ts";
 
 /** What the upgrade moved: counts only. */
 export interface SecretsUpgrade {

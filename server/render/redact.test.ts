@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { plaintextRedactor, spellings } from "./redact.ts";
-import { secretMarker } from "./values.ts";
+import { secretMarker } from "../secrets/values.ts";
 
 test("every spelling of a plaintext becomes its marker, the longest first", () => {
   const id = Bun.randomUUIDv7();

@@ -9,11 +9,11 @@
 import type { Collector } from "../../shared/collectors.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
 import { findType, runtimeProblem } from "../catalog/index.ts";
-import type { Snapshot } from "../configstore/layout.ts";
+import type { Snapshot } from "./layout.ts";
 import type { ErrorDetail } from "../errors.ts";
 import { routeRuntimeRProblems } from "../render/parity.ts";
-import { matchedPipelineIds, matcherPipelines, type MatchedPipeline } from "./matching.ts";
-import type { TrustedKeys } from "./attributes.ts";
+import { matchedPipelineIds, matcherPipelines, type MatchedPipeline } from "../collectors/matching.ts";
+import type { TrustedKeys } from "../collectors/attributes.ts";
 
 /** A pipeline with matchers and why Alloy cannot run it (each problem's message names the pipeline or record). */
 export interface AlloyUnrunnable {

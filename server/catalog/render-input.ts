@@ -1,4 +1,8 @@
-/** What the renderers take: one collector's records, gathered and validated by the rollout's renderer. */
+/**
+ * What the renderers take: one collector's records, gathered and validated by
+ * the rollout's renderer. Declared in the catalog, which render/ builds on, so
+ * the catalog's conformance corpus (upstream/corpus.ts) can build one too.
+ */
 import type { CollectorActivations, DestinationRecord, PipelineRecord, RouteRecord, SourceRecord } from "../../shared/config-records.ts";
 
 /** Everything a renderer needs for one collector's configuration, already validated. */

@@ -1,17 +1,12 @@
 /**
- * The one JSON error shape of the API, and JSON answers. Every failure leaves
- * the server as {"error": {"code", "message", "details"}}; an unexpected
- * exception is logged with its stack and answered as a bland 500.
+ * The one JSON error shape of the API and the channels. Every failure leaves
+ * the server as {"error": {"code", "message", "details"}} with the status its
+ * typed error carries; an unexpected exception is logged with its stack and
+ * answered as a bland 500.
  */
 import type { Logger } from "pino";
 import { AppError } from "../errors.ts";
-
-export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { "Content-Type": "application/json; charset=utf-8", ...headers },
-  });
-}
+import { json } from "../lib/json.ts";
 
 export function errorResponse(error: unknown, log: Logger): Response {
   if (error instanceof AppError) {

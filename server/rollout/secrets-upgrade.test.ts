@@ -15,12 +15,12 @@ import { startTestServer, type TestServer } from "../../test/harness.ts";
 import { paths, toYaml } from "../configstore/layout.ts";
 import type { CollectorActivations, DestinationRecord, SourceRecord } from "../../shared/config-records.ts";
 import { deliverable } from "../render/secrets.ts";
-import type { RenderedConfig } from "../rollout/renderer.ts";
+import type { RenderedConfig } from "./renderer.ts";
 import { PostgresStore } from "../store/postgres.ts";
 import { testDatabases, type TestDatabases } from "../store/testdb.ts";
-import { redactRendered, upgradeSecrets } from "./upgrade.ts";
+import { redactRendered, upgradeSecrets } from "./secrets-upgrade.ts";
 import { isSecretRef } from "../../shared/sensitive.ts";
-import { secretMarker } from "./values.ts";
+import { secretMarker } from "../secrets/values.ts";
 
 const LEGACY = join(import.meta.dir, "testdata/legacy");
 const tree = parse(readFileSync(join(LEGACY, "input.yaml"), "utf8")) as {

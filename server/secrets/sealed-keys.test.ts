@@ -1,8 +1,8 @@
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { sealedKeys } from "./migrate.ts";
-import { KEY_BYTES, keyId, Secrets } from "./secrets/secrets.ts";
-import { SqliteStore } from "./store/sqlite.ts";
+import { sealedKeys } from "./sealed-keys.ts";
+import { KEY_BYTES, keyId, Secrets } from "./secrets.ts";
+import { SqliteStore } from "../store/sqlite.ts";
 
 test("sealedKeys counts envelopes kept under a `sealed` field only, not user text shaped like one", async () => {
   const store = new SqliteStore(":memory:");

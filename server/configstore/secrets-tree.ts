@@ -7,7 +7,7 @@
  */
 import { parse } from "yaml";
 import { findType } from "../catalog/registry.ts";
-import { DIRS, toYaml } from "../configstore/layout.ts";
+import { DIRS, toYaml } from "./layout.ts";
 import type { CollectorActivations, DestinationRecord, SourceRecord } from "../../shared/config-records.ts";
 import { sensitiveLeaves, withValueAt, type SecretRef } from "../../shared/sensitive.ts";
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { parse } from "yaml";
-import { paths, toYaml } from "../configstore/layout.ts";
-import { sealPlaintextInTree, sensitiveValuesInTree, type TreeLeaf } from "./tree.ts";
+import { paths, toYaml } from "./layout.ts";
+import { sealPlaintextInTree, sensitiveValuesInTree, type TreeLeaf } from "./secrets-tree.ts";
 
 const destination = {
   id: "d1",
