@@ -12,7 +12,8 @@
  */
 import { useState, type FormEvent } from "react";
 import type { BootstrapFile } from "../../../shared/enrollment.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
@@ -46,15 +47,10 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
   const [delivery, setDelivery] = useState<Delivery>("snippet");
   const [created, setCreated] = useState<Collector | null>(null);
   const [answer, setAnswer] = useState<Material | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
 
   function fetchMaterial(collector: Collector) {
-    setBusy(true);
-    setError(null);
-    material(collector, delivery)
-      .then(setAnswer, (caught: ApiError) => setError(caught))
-      .finally(() => setBusy(false));
+    run(() => material(collector, delivery), setAnswer);
   }
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
@@ -62,21 +58,13 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
     const fields = readCollectorForm(event.currentTarget, setError);
     if (fields === null) return;
     const { name, environment, tags } = fields;
-    setBusy(true);
-    setError(null);
-    api
-      .post<Collector>("/collectors", { name, managementMode: mode, tags, ...(environment === null ? {} : { environment }) })
-      .then(
-        (collector) => {
-          setCreated(collector);
-          if (canEnroll) fetchMaterial(collector);
-          else setBusy(false);
-        },
-        (caught: ApiError) => {
-          setError(caught);
-          setBusy(false);
-        },
-      );
+    run(
+      () => api.post<Collector>("/collectors", { name, managementMode: mode, tags, ...(environment === null ? {} : { environment }) }),
+      (collector) => {
+        setCreated(collector);
+        if (canEnroll) fetchMaterial(collector);
+      },
+    );
   }
 
   const runtime = mode === "opamp" ? "Runtime O" : "Runtime R";
