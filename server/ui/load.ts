@@ -4,14 +4,15 @@
  * slow old answer never overwrites a newer one. `data` is null until the
  * first answer; a failed read keeps the last data and sets `error`. The
  * setters are for pages that update what they show after their own writes.
- * A null `load` reads nothing (the page has nothing to ask yet).
+ * A null `load` reads nothing and forgets what was read: the page has nothing
+ * (valid) to ask.
  */
 import { useEffect, useRef, useState } from "react";
 import type { ApiError } from "./api.ts";
 
 export interface LoadOptions<T> {
-  /** Forget the last answer and error when the key changes: it was about something else. */
-  reset?: boolean;
+  /** When the key changes, forget the last answer and error ("all": they were about something else) or only the error (the answer stays on screen until the next one). */
+  reset?: "all" | "error";
   /** Wait this long after the key last changed before reading (a field being typed in). */
   delayMs?: number;
   /** Read again this often while the key stays (live figures). */
@@ -35,11 +36,11 @@ export function useLoad<T>(load: (() => Promise<T>) | null, key: string, options
 
   useEffect(() => {
     const { reset, delayMs, everyMs } = latest.current;
-    if (reset) {
+    if (reset === "all") setData(null);
+    if (reset) setError(null);
+    if (load === null) {
       setData(null);
       setError(null);
-    }
-    if (load === null) {
       setPending(false);
       return;
     }
