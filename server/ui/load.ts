@@ -15,8 +15,10 @@ export interface LoadOptions<T> {
   reset?: "all" | "error";
   /** Wait this long after the key last changed before reading (a field being typed in). */
   delayMs?: number;
-  /** Read again this often while the key stays (live figures). */
+  /** Read again this often while the key stays (live figures); `delayMs` does not apply then. */
   everyMs?: number;
+  /** With `everyMs`: no reads while the tab is hidden, and one at once when it shows again. */
+  pauseHidden?: boolean;
   /** A failed read also forgets the last answer. */
   clearOnError?: boolean;
   /** Told of each current answer, after `data` took it. */
@@ -35,7 +37,7 @@ export function useLoad<T>(load: (() => Promise<T>) | null, key: string, options
   latest.current = options;
 
   useEffect(() => {
-    const { reset, delayMs, everyMs } = latest.current;
+    const { reset, delayMs, everyMs, pauseHidden = false } = latest.current;
     if (reset === "all") setData(null);
     if (reset) setError(null);
     if (load === null) {
@@ -45,8 +47,9 @@ export function useLoad<T>(load: (() => Promise<T>) | null, key: string, options
       return;
     }
     let current = true;
-    const read = () =>
-      load()
+    const read = () => {
+      setPending(true);
+      return load()
         .then(
           (value) => {
             if (!current) return;
@@ -66,16 +69,45 @@ export function useLoad<T>(load: (() => Promise<T>) | null, key: string, options
           setLoading(false);
           setPending(false);
         });
-    setPending(true);
-    const timer = delayMs === undefined ? (void read(), undefined) : setTimeout(read, delayMs);
-    const poll = everyMs === undefined ? undefined : setInterval(read, everyMs);
+    };
+    let stop: () => void;
+    if (everyMs !== undefined) stop = poll(read, everyMs, pauseHidden);
+    else if (delayMs === undefined) {
+      void read();
+      stop = () => undefined;
+    } else {
+      // Pending already while waiting: what is shown is about to be replaced.
+      setPending(true);
+      const timer = setTimeout(read, delayMs);
+      stop = () => clearTimeout(timer);
+    }
     return () => {
       current = false;
-      clearTimeout(timer);
-      clearInterval(poll);
+      stop();
     };
     // `load` is rebuilt on every render; `key` (and whether there is anything to read) says when what it reads changes.
   }, [key, load === null]);
 
   return { data, setData, error, setError, loading, pending };
+}
+
+/** Calls `read` now and every `every` ms (only while the tab is visible, when `pauseHidden`); returns what stops it. */
+function poll(read: () => void, every: number, pauseHidden: boolean): () => void {
+  let timer: ReturnType<typeof setInterval> | null = null;
+  const start = () => {
+    if (timer !== null || (pauseHidden && document.visibilityState !== "visible")) return;
+    read();
+    timer = setInterval(read, every);
+  };
+  const pause = () => {
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+  };
+  const onVisibility = () => (document.visibilityState === "visible" ? start() : pause());
+  start();
+  if (pauseHidden) document.addEventListener("visibilitychange", onVisibility);
+  return () => {
+    pause();
+    document.removeEventListener("visibilitychange", onVisibility);
+  };
 }

@@ -20,6 +20,7 @@
 import { useState, type FormEvent } from "react";
 import type { PublishPlan, Strategy } from "../../../shared/rollouts.ts";
 import { api, ApiError } from "../api.ts";
+import { useAction } from "../action.ts";
 import { mergePlans } from "../publish/plan.ts";
 import { DeployConfirm } from "./DeployConfirm.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -89,29 +90,22 @@ function parseKeys(text: string): string[] {
 
 export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettled: (succeeded: string[]) => void }) {
   const [run, setRun] = useState<Run | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { busy: planning, error, setError, run: ask } = useAction();
   const [pending, setPending] = useState<PendingDeploy | null>(null);
-  const [planning, setPlanning] = useState(false);
   const busy = planning || (run !== null && run.done < run.total);
 
   /**
    * Asks for the plans, then runs `apply` at once when no config changes, or
    * shows the merged plan for confirmation.
    */
-  async function planFirst(verb: string, plans: () => Promise<(PublishPlan | null)[]>, stageable: boolean, apply: (strategy: Strategy | undefined) => void) {
-    setError(null);
-    setPlanning(true);
-    let plan: PublishPlan | null;
-    try {
-      plan = mergePlans((await plans()).filter((p) => p !== null));
-    } catch (caught) {
-      setError(caught as ApiError);
-      return;
-    } finally {
-      setPlanning(false);
-    }
-    if (plan && plan.changes.length > 0) setPending({ verb, plan, stageable, apply });
-    else apply(undefined);
+  function planFirst(verb: string, plans: () => Promise<(PublishPlan | null)[]>, stageable: boolean, apply: (strategy: Strategy | undefined) => void) {
+    ask(
+      () => plans().then((found) => mergePlans(found.filter((p) => p !== null))),
+      (plan) => {
+        if (plan && plan.changes.length > 0) setPending({ verb, plan, stageable, apply });
+        else apply(undefined);
+      },
+    );
   }
   const selected = target.kind === "rows" ? target.collectors : [];
 
@@ -146,7 +140,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
       return out;
     };
     // One PATCH per collector: each that changes a config is its own rollout, so none is staged.
-    void planFirst(verb, plans, false, () => start(verb, (c) => patch(c, { environment })));
+    planFirst(verb, plans, false, () => start(verb, (c) => patch(c, { environment })));
   }
 
   /** The matchers of each of the tag edit's calls: one for "all matching", one per selection chunk otherwise. */
@@ -159,7 +153,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
   function planTags(verb: string, edit: TagEdit) {
     const calls = tagCalls();
     const plans = () => Promise.all(calls.map(async (match) => (await api.post<{ plan: PublishPlan | null }>("/collectors/tags/plan", { match, ...edit })).plan));
-    void planFirst(verb, plans, calls.length === 1, (strategy) => void editTags(verb, { ...edit, ...(strategy ? { strategy } : {}) }));
+    planFirst(verb, plans, calls.length === 1, (strategy) => void editTags(verb, { ...edit, ...(strategy ? { strategy } : {}) }));
   }
 
   /** The edit on every targeted collector: one call for "all matching", one per selection chunk otherwise. */

@@ -13,7 +13,8 @@
 import { useEffect, useState, type FormEvent } from "react";
 import type { Runtime } from "../../../shared/vocabulary.ts";
 import type { BootstrapFile } from "../../../shared/enrollment.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
 import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
 import { CollectorField } from "../components/CollectorField.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -46,21 +47,19 @@ const PAGE_SIZE = 100;
 /** Asks the API for an install snippet (which mints its token); the answer, or the API's error, replaces the last. */
 function useSnippet(onMinted: () => void) {
   const [snippet, setSnippet] = useState<Snippet | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   function mint(path: string) {
-    setBusy(true);
-    setError(null);
-    api
-      .post<Snippet>(path)
-      .then((answer) => {
+    run(
+      () => api.post<Snippet>(path),
+      (answer) => {
         setSnippet(answer);
         onMinted();
-      }, (caught: ApiError) => {
+      },
+      (caught) => {
         setSnippet(null);
         setError(caught);
-      })
-      .finally(() => setBusy(false));
+      },
+    );
   }
   return { snippet, error, busy, mint };
 }
@@ -193,8 +192,7 @@ function BootstrapFiles({ onMinted, readiness, canMint }: { onMinted: () => void
   // Minting needs collectors:enroll; without it only a token the user holds renders files.
   const [source, setSource] = useState<"mint" | "held">(canMint ? "mint" : "held");
   const [answer, setAnswer] = useState<(BootstrapAnswer & { minted: boolean }) | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   useEffect(() => {
     setAnswer(null);
     setError(null);
@@ -213,17 +211,15 @@ function BootstrapFiles({ onMinted, readiness, canMint }: { onMinted: () => void
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    files(new FormData(event.currentTarget))
-      .then(
-        (result) => setAnswer({ ...result, minted: source === "mint" }),
-        (caught: ApiError) => {
-          setAnswer(null);
-          setError(caught);
-        },
-      )
-      .finally(() => setBusy(false));
+    const form = new FormData(event.currentTarget);
+    run(
+      () => files(form),
+      (result) => setAnswer({ ...result, minted: source === "mint" }),
+      (caught) => {
+        setAnswer(null);
+        setError(caught);
+      },
+    );
   }
 
   const chosen = RUNTIME_CHOICES.find((c) => c.value === runtime)!;
@@ -319,13 +315,19 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
     (cursor) => `/enrollment-tokens?limit=${PAGE_SIZE}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
     `${refresh}:${reload}`,
   );
+  const revoking = useAction();
 
   function revoke(token: EnrollmentToken) {
     if (!window.confirm(`Revoke enrollment token ${token.id}? It stops working at once.`)) return;
-    api.delete(`/enrollment-tokens/${encodeURIComponent(token.id)}`).then(() => {
-      setError(null);
-      setReload((n) => n + 1);
-    }, setError);
+    // A refusal shows where the list's own error does.
+    revoking.run(
+      () => api.delete(`/enrollment-tokens/${encodeURIComponent(token.id)}`),
+      () => {
+        setError(null);
+        setReload((n) => n + 1);
+      },
+      setError,
+    );
   }
 
   return (

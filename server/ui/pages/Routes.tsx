@@ -11,7 +11,7 @@
  */
 import { useState, type FormEvent } from "react";
 import type { PipelineRecord, RouteRecord, SourceActivation, SourceRecord } from "../../../shared/config-records.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLoad } from "../load.ts";
@@ -75,7 +75,7 @@ export function RoutesPage() {
   const canWrite = useCanWrite();
   const [reload, setReload] = useState(0);
   const [said, setSaid] = useState("");
-  const [deleteError, setDeleteError] = useState<ApiError | null>(null);
+  const { error: deleteError, run } = useAction();
   const { routes, setRoutes, lookups, error, loading } = useRoutesData(reload);
   useLiveEvents(["worktree"], () => setReload((n) => n + 1));
   const creating = canWrite && search.has("new");
@@ -87,12 +87,14 @@ export function RoutesPage() {
 
   function remove(route: RouteRecord) {
     if (!window.confirm(`Delete ${describe(route)}? The collector stops running it once the change is published.`)) return;
-    api.delete(`/routes/${encodeURIComponent(route.id)}`).then(() => {
-      setRoutes((before) => before.filter((r) => r.id !== route.id));
-      setDeleteError(null);
-      setSaid(`Deleted ${describe(route)}.`);
-      setReload((n) => n + 1);
-    }, setDeleteError);
+    run(
+      () => api.delete(`/routes/${encodeURIComponent(route.id)}`),
+      () => {
+        setRoutes((before) => before.filter((r) => r.id !== route.id));
+        setSaid(`Deleted ${describe(route)}.`);
+        setReload((n) => n + 1);
+      },
+    );
   }
 
   return (

@@ -6,9 +6,10 @@
  * (TrustedAttributes.tsx). Until the session is valid the API
  * answers 401 and the page shows that error as it came.
  */
-import { useCallback, useEffect, useState, type ReactNode } from "react";
+import { useState, type ReactNode } from "react";
 import { COLLECTOR_STATUSES } from "../../../shared/collector-status.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Facts } from "../components/Facts.tsx";
 import { SetupWarnings, type OnboardingReadiness, type Readiness } from "../components/SetupWarnings.tsx";
@@ -47,27 +48,14 @@ const CHANNEL_NAMES: Record<string, string> = {
 };
 
 export function SystemPage() {
-  const [health, setHealth] = useState<Health | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [loading, setLoading] = useState(true);
-
-  const load = useCallback(() => {
-    setLoading(true);
-    api
-      .get<Health>("/system/health")
-      .then((answer) => {
-        setHealth(answer);
-        setError(null);
-      }, setError)
-      .finally(() => setLoading(false));
-  }, []);
-  useEffect(load, [load]);
+  const [refreshed, setRefreshed] = useState(0);
+  const { data: health, error, pending: loading } = useLoad(() => api.get<Health>("/system/health"), String(refreshed));
 
   return (
     <section aria-labelledby="system-title" className="system">
       <div className="page-head">
         <h1 id="system-title">System</h1>
-        <button type="button" className="button" onClick={load} disabled={loading}>
+        <button type="button" className="button" onClick={() => setRefreshed((n) => n + 1)} disabled={loading}>
           Refresh
         </button>
       </div>
