@@ -4,15 +4,9 @@
  * the server does: the list's live filter and a collector's matched pipelines.
  */
 import type { TrustedKeys } from "../../shared/collector-attributes.ts";
+import type { TrustedList } from "../../shared/system.ts";
 import { api } from "./api.ts";
 import { useLoad } from "./load.ts";
-
-/** The API's answer (server/api/trusted-attributes.ts). */
-export interface TrustedList {
-  configured: string[];
-  listed: string[];
-  trusted: string[];
-}
 
 const NONE: TrustedKeys = new Set();
 

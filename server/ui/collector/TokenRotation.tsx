@@ -12,21 +12,16 @@ import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { CopyButton } from "../components/CopyButton.tsx";
 import type { Collector } from "../../../shared/collectors.ts";
-
-interface MintedToken {
-  token: string;
-  collectorId: string;
-  createdAt: string;
-}
+import type { CollectorToken } from "../../../shared/enrollment.ts";
 
 export function TokenRotationSection({ collector }: { collector: Collector }) {
-  const [minted, setMinted] = useState<MintedToken | null>(null);
+  const [minted, setMinted] = useState<CollectorToken | null>(null);
   const { busy, error, run } = useAction();
 
   function rotate() {
     if (!window.confirm(`Mint a new token for ${collector.name}? Its current token stops working at once.`)) return;
     setMinted(null);
-    run(() => api.post<MintedToken>(`/collectors/${encodeURIComponent(collector.id)}/otlp-token`), setMinted);
+    run(() => api.post<CollectorToken>(`/collectors/${encodeURIComponent(collector.id)}/otlp-token`), setMinted);
   }
 
   return (

@@ -12,7 +12,7 @@
  */
 import { useEffect, useState, type FormEvent } from "react";
 import type { Runtime } from "../../../shared/vocabulary.ts";
-import type { BootstrapFile } from "../../../shared/enrollment.ts";
+import type { BootstrapFiles, EnrollmentToken } from "../../../shared/enrollment.ts";
 import { api } from "../api.ts";
 import { useAction } from "../action.ts";
 import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
@@ -21,26 +21,13 @@ import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { useCanWrite, useHasScope } from "../schema/editing.tsx";
-import { SetupWarning, useOnboardingReadiness, type OnboardingReadiness } from "../components/SetupWarnings.tsx";
+import { SetupWarning, useOnboardingReadiness } from "../components/SetupWarnings.tsx";
+import type { OnboardingReadiness } from "../../../shared/system.ts";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { StatusBadge, type Tone } from "../components/StatusBadge.tsx";
 import { usePages } from "../list.ts";
 import "./Onboarding.css";
-
-interface EnrollmentToken {
-  id: string;
-  kind: "opamp" | "agent";
-  collectorId: string | null;
-  environment: string | null;
-  expiresAt: string;
-  maxUses: number | null;
-  uses: number;
-  boundInstanceUid: string | null;
-  createdBy: string;
-  createdAt: string;
-  revokedAt: string | null;
-}
 
 const PAGE_SIZE = 100;
 
@@ -170,11 +157,6 @@ function CollectorSnippet({ onMinted, readiness }: { onMinted: () => void; readi
   );
 }
 
-interface BootstrapAnswer {
-  runtime: Runtime;
-  files: BootstrapFile[];
-}
-
 const RUNTIME_CHOICES: { value: Runtime; label: string; hint: string }[] = [
   { value: "otelcol", label: "Runtime O", hint: "OpenTelemetry collector; config arrives over OpAMP" },
   { value: "alloy", label: "Runtime R", hint: "polls for its config by remote config" },
@@ -191,20 +173,20 @@ function BootstrapFiles({ onMinted, readiness, canMint }: { onMinted: () => void
   const [runtime, setRuntime] = useState<Runtime>("otelcol");
   // Minting needs collectors:enroll; without it only a token the user holds renders files.
   const [source, setSource] = useState<"mint" | "held">(canMint ? "mint" : "held");
-  const [answer, setAnswer] = useState<(BootstrapAnswer & { minted: boolean }) | null>(null);
+  const [answer, setAnswer] = useState<(BootstrapFiles & { minted: boolean }) | null>(null);
   const { busy, error, setError, run } = useAction();
   useEffect(() => {
     setAnswer(null);
     setError(null);
   }, [runtime, source]);
 
-  async function files(form: FormData): Promise<BootstrapAnswer> {
+  async function files(form: FormData): Promise<BootstrapFiles> {
     const text = (key: string) => String(form.get(key) ?? "").trim();
-    if (source === "held") return api.post<BootstrapAnswer>("/bootstrap-files", { token: text("token"), runtime });
-    if (runtime === "alloy") return api.post<BootstrapAnswer>(`/collectors/${encodeURIComponent(text("collectorId"))}/bootstrap?runtime=alloy`);
+    if (source === "held") return api.post<BootstrapFiles>("/bootstrap-files", { token: text("token"), runtime });
+    if (runtime === "alloy") return api.post<BootstrapFiles>(`/collectors/${encodeURIComponent(text("collectorId"))}/bootstrap?runtime=alloy`);
     // One call that checks the public URL before it mints: a refusal leaves no token behind.
     const environment = text("environment");
-    const minted = await api.post<BootstrapAnswer>(`/collectors/bootstrap${environment === "" ? "" : `?${new URLSearchParams({ environment })}`}`);
+    const minted = await api.post<BootstrapFiles>(`/collectors/bootstrap${environment === "" ? "" : `?${new URLSearchParams({ environment })}`}`);
     onMinted();
     return minted;
   }

@@ -12,25 +12,13 @@ import { api } from "../api.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Facts } from "../components/Facts.tsx";
-import { SetupWarnings, type OnboardingReadiness, type Readiness } from "../components/SetupWarnings.tsx";
+import { SetupWarnings } from "../components/SetupWarnings.tsx";
+import type { Health, OnboardingReadiness, Readiness } from "../../../shared/system.ts";
 import { formatDuration } from "../format.ts";
 import { Link } from "../router.tsx";
 import "./System.css";
 import { TrustedAttributesSection } from "./TrustedAttributes.tsx";
 import { StatusBadge, type Tone } from "../components/StatusBadge.tsx";
-
-/** The answer of GET /system/health (server/api/system.ts). */
-interface Health {
-  status: "ok" | "degraded";
-  version: string;
-  uptimeSeconds: number;
-  startedAt: string;
-  externalUrl: string | null;
-  onboarding: OnboardingReadiness;
-  storage: { backend: string; status: "up" | "down"; error?: string };
-  collectors: Record<string, number>;
-  channels: Record<string, { state: "up" | "degraded" | "down"; connections?: number }>;
-}
 
 const URL_SOURCE: Record<OnboardingReadiness["externalUrlSource"], string> = {
   config: "externalUrl in the configuration",
@@ -136,7 +124,7 @@ function Onboarding({ onboarding, externalUrl }: { onboarding: OnboardingReadine
   );
 }
 
-function Collectors({ counts }: { counts: Health["collectors"] }) {
+function Collectors({ counts }: { counts: Record<string, number> }) {
   return (
     <Facts
       caption="Collectors"

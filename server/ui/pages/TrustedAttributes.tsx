@@ -10,7 +10,7 @@ import { useAction } from "../action.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useSession } from "../session.tsx";
-import type { TrustedList } from "../trust.ts";
+import type { TrustedList } from "../../../shared/system.ts";
 
 function keysOf(text: string): string[] {
   return text

@@ -6,16 +6,9 @@
  * marked. The server sums the first 50 collectors and says how many.
  */
 import { useRef, useState } from "react";
+import type { PipelineRates } from "../../../shared/pipelines.ts";
 import { api } from "../api.ts";
 import { useLoad } from "../load.ts";
-
-/** GET /pipelines/{id}/rates (server/api/pipeline-rates.ts). */
-interface PipelineRates {
-  collectors: number;
-  applied: number;
-  nodes: { nodeId: string; in: number | null; out: number | null; errors: number | null }[];
-  choices: { id: string; name: string }[];
-}
 
 export interface NodeRate {
   in: number | null;
