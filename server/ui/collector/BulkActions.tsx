@@ -26,7 +26,7 @@ import { DeployConfirm } from "./DeployConfirm.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { selectionMatchers } from "../matchers.ts";
 import { parseTags } from "./tags.ts";
-import type { Collector } from "../../../shared/collectors.ts";
+import type { Collector, TagEditAnswer } from "../../../shared/collectors.ts";
 
 /** Calls in flight at once: quick for a few hundred, without flooding the server. */
 const CONCURRENCY = 4;
@@ -60,12 +60,6 @@ export type BulkTarget = { kind: "rows"; collectors: Collector[] } | { kind: "ma
 interface TagEdit {
   set?: Record<string, string>;
   remove?: string[];
-}
-
-/** What POST /collectors/tags answers. */
-interface TagEditResult {
-  matched: number;
-  changed: number;
 }
 
 /** An edit waiting for its plan to be confirmed. */
@@ -163,7 +157,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
     if (target.kind === "matching") {
       setRun({ verb, done: 0, total: target.count, failures: [] });
       try {
-        const result = await api.post<TagEditResult>("/collectors/tags", { match: target.matchers, ...edit });
+        const result = await api.post<TagEditAnswer>("/collectors/tags", { match: target.matchers, ...edit });
         setRun({ verb, done: result.matched, total: result.matched, failures: [], changed: result.changed });
       } catch (caught) {
         setRun(null);
@@ -178,7 +172,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
     setRun({ verb, done: 0, total: selected.length, failures: [] });
     for (const chunk of selectionMatchers(selected.map((c) => c.id))) {
       try {
-        changed += (await api.post<TagEditResult>("/collectors/tags", { match: [chunk.match], ...edit })).changed;
+        changed += (await api.post<TagEditAnswer>("/collectors/tags", { match: [chunk.match], ...edit })).changed;
         succeeded.push(...chunk.ids);
         setRun((r) => r && { ...r, done: r.done + chunk.ids.length, changed });
       } catch (caught) {

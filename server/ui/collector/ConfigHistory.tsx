@@ -17,7 +17,7 @@ import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { shortCommit } from "../format.ts";
-import type { RenderFailure } from "../../../shared/rollouts.ts";
+import type { ConfigHistoryAnswer } from "../../../shared/rollouts.ts";
 import { useAction } from "../action.ts";
 import { useLoad } from "../load.ts";
 import { historyStateWords } from "./historyState.ts";
@@ -45,7 +45,7 @@ interface Comparison {
 
 export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBack }: { collectorId: string; reload: number; canWrite: boolean; onRolledBack: () => void }) {
   const base = `/collectors/${encodeURIComponent(collectorId)}`;
-  const loaded = useLoad(() => api.get<{ items: HistoryEntry[]; renderFailure: RenderFailure | null }>(`${base}/config-history`), `${base}|${reload}`);
+  const loaded = useLoad(() => api.get<ConfigHistoryAnswer>(`${base}/config-history`), `${base}|${reload}`);
   const history = loaded.data?.items ?? null;
   const renderFailure = loaded.data?.renderFailure ?? null;
   const action = useAction();

@@ -6,6 +6,7 @@
  * collector's page. Drift moves with config_target events, so both refetch
  * on them, at most once a second however busy the fleet.
  */
+import type { DriftedAnswer } from "../../../shared/rollouts.ts";
 import { api } from "../api.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -16,18 +17,11 @@ import { Link } from "../router.tsx";
 import { plural } from "../publish/plan.ts";
 import { useThrottledCounter } from "../refresh.ts";
 
-export interface DriftedItem {
-  collectorId: string;
-  name: string;
-  reason: string | null;
-  checkedAt: string;
-}
-
 const REFETCH_MS = 1000;
 
 function useDrifted() {
   const [version, bump] = useThrottledCounter(REFETCH_MS);
-  const { data, error } = useLoad(() => api.get<{ items: DriftedItem[] }>("/collectors/drifted"), String(version));
+  const { data, error } = useLoad(() => api.get<DriftedAnswer>("/collectors/drifted"), String(version));
   useLiveEvents(["config_target", "collector"], bump);
   return { items: data?.items ?? null, error };
 }

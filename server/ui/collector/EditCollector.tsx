@@ -16,7 +16,7 @@ import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { navigate } from "../router.tsx";
 import { readCollectorForm, tagsText } from "./tags.ts";
-import type { Collector } from "../../../shared/collectors.ts";
+import type { Collector, EditPlanAnswer } from "../../../shared/collectors.ts";
 
 export function EditCollectorSection({ collector, onSaved }: { collector: Collector; onSaved: (c: Collector) => void }) {
   const { busy, error, setError, run } = useAction();
@@ -53,7 +53,7 @@ export function EditCollectorSection({ collector, onSaved }: { collector: Collec
       return;
     }
     run(
-      () => api.post<{ plan: PublishPlan | null }>(`/collectors/${encodeURIComponent(collector.id)}/edit-plan`, body),
+      () => api.post<EditPlanAnswer>(`/collectors/${encodeURIComponent(collector.id)}/edit-plan`, body),
       ({ plan }) => {
         if (plan && plan.changes.length > 0) setPending({ body, plan });
         else save(body);

@@ -8,7 +8,7 @@
  */
 import { useEffect, useState, type FormEvent } from "react";
 import { USER_ROLES, type Role } from "../../../shared/access.ts";
-import type { User } from "../../../shared/users.ts";
+import type { InviteAnswer, ResetAnswer, User } from "../../../shared/users.ts";
 import { api } from "../api.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -21,19 +21,6 @@ import { ShownOnce } from "../components/ShownOnce.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import "./Accounts.css";
-
-interface InviteAnswer {
-  user: User;
-  inviteUrl?: string;
-  mailedTo?: string;
-  inviteExpiresAt: string;
-}
-
-interface ResetAnswer {
-  resetUrl?: string;
-  mailedTo?: string;
-  expiresAt: string;
-}
 
 /** A link the server made for one user: shown once, or where it was mailed. */
 interface Delivered {

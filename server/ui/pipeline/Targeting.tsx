@@ -7,7 +7,7 @@
  * the pipeline collector by collector beside this.
  */
 import { useEffect, useState } from "react";
-import type { Collector } from "../../../shared/collectors.ts";
+import type { MatchersPreview } from "../../../shared/collectors.ts";
 import { api, ApiError } from "../api.ts";
 import { useAction } from "../action.ts";
 import { useLoad } from "../load.ts";
@@ -19,11 +19,6 @@ import type { PipelineRecord } from "./types.ts";
 
 const DEBOUNCE_MS = 300;
 const SAMPLE = 10;
-
-interface Preview {
-  count: number;
-  items: Collector[];
-}
 
 /** The collectors list filtered by these matchers (its URL repeats `match`). */
 function collectorsMatching(matchers: readonly string[]): string {
@@ -44,7 +39,7 @@ function problemsByIndex(error: ApiError | null): Map<number, string> {
 function useMatcherPreview(matchers: string[]) {
   const key = JSON.stringify(matchers);
   const askable = matchers.length > 0 && matchersValid(matchers);
-  const { data: preview, error, pending } = useLoad(askable ? () => api.post<Preview>("/matchers/preview", { matchers, limit: SAMPLE }) : null, key, {
+  const { data: preview, error, pending } = useLoad(askable ? () => api.post<MatchersPreview>("/matchers/preview", { matchers, limit: SAMPLE }) : null, key, {
     delayMs: DEBOUNCE_MS,
     clearOnError: true,
     reset: "error",

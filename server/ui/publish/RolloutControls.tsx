@@ -4,7 +4,7 @@
  * the collectors that failed back to the config they ran before.
  */
 import { useState, type FormEvent } from "react";
-import type { RolloutStatus } from "../../../shared/rollouts.ts";
+import type { AbortAnswer, RolloutStatus } from "../../../shared/rollouts.ts";
 import { api } from "../api.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -31,7 +31,8 @@ export function RolloutControls({ status, onDone }: Props) {
 
   function act(action: "pause" | "resume" | "abort", body?: unknown) {
     run(
-      () => api.post<{ rolledBack?: string[] }>(`/rollouts/${encodeURIComponent(id!)}/${action}`, body),
+      // Only an abort answers rolledBack.
+      () => api.post<Partial<AbortAnswer>>(`/rollouts/${encodeURIComponent(id!)}/${action}`, body),
       (answer) => {
         setAsking(false);
         onDone(action === "abort" ? `Aborted; ${plural(answer.rolledBack?.length ?? 0, "collector")} rolled back.` : "");
