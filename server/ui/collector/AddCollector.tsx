@@ -11,7 +11,7 @@
  * record is made and the page says who can make the material.
  */
 import { useState, type FormEvent } from "react";
-import type { BootstrapFile } from "../../../shared/enrollment.ts";
+import type { BootstrapFile, BootstrapFiles, SnippetAnswer } from "../../../shared/enrollment.ts";
 import { api } from "../api.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -35,8 +35,8 @@ const MODES: { value: Mode; label: string; hint: string }[] = [
 function material(collector: Collector, delivery: Delivery): Promise<Material> {
   const id = encodeURIComponent(collector.id);
   return delivery === "snippet"
-    ? api.post<Snippet>(`/collectors/snippet?collectorId=${id}`).then((snippet) => ({ kind: "snippet", snippet }))
-    : api.post<{ files: BootstrapFile[] }>(`/collectors/${id}/bootstrap`).then(({ files }) => ({ kind: "files", files }));
+    ? api.post<SnippetAnswer>(`/collectors/snippet?collectorId=${id}`).then((snippet) => ({ kind: "snippet", snippet }))
+    : api.post<BootstrapFiles>(`/collectors/${id}/bootstrap`).then(({ files }) => ({ kind: "files", files }));
 }
 
 export function AddCollector({ onClose }: { onClose: (added: boolean) => void }) {
