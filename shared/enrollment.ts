@@ -38,6 +38,9 @@ export const EnrollmentTokenSchema = Type.Object(
 );
 export type EnrollmentToken = Static<typeof EnrollmentTokenSchema>;
 
+/** POST /enrollment-tokens: the token's record and the token, shown once. */
+export const CreatedEnrollmentTokenSchema = Type.Composite([EnrollmentTokenSchema, Type.Object({ token: Type.String({ description: "Shown once." }) })]);
+
 export const CollectorTokenSchema = Type.Object(
   { token: Type.String({ description: "Shown once." }), collectorId: Type.String(), createdAt: DateTime },
   { title: "CollectorToken" },
@@ -46,6 +49,9 @@ export type CollectorToken = Static<typeof CollectorTokenSchema>;
 
 export const BootstrapFilesSchema = Type.Object({ runtime: RuntimeNameSchema, files: Type.Array(BootstrapFileSchema) });
 export type BootstrapFiles = Static<typeof BootstrapFilesSchema>;
+
+/** POST /collectors/bootstrap: the bootstrap files and the enrollment token minted into them. */
+export const MintedBootstrapFilesSchema = Type.Composite([BootstrapFilesSchema, Type.Object({ enrollmentTokenId: Type.String(), expiresAt: DateTime })]);
 
 export const SnippetAnswerSchema = Type.Object({
   snippet: Type.String(),

@@ -14,8 +14,10 @@ import { ManagementModeSchema } from "../../shared/collectors.ts";
 import {
   BootstrapFilesSchema as BootstrapFiles,
   CollectorTokenSchema as CollectorToken,
+  CreatedEnrollmentTokenSchema,
   EnrollmentKindSchema as Kind,
   EnrollmentTokenSchema as EnrollmentToken,
+  MintedBootstrapFilesSchema,
   RuntimeNameSchema as RuntimeName,
   SnippetAnswerSchema as SnippetAnswer,
 } from "../../shared/enrollment.ts";
@@ -33,7 +35,7 @@ import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import type { Refs } from "../refs/refs.ts";
 import { decodeCursor, encodeCursor, IdParam, NextCursor, PageQuery } from "../http/schemas.ts";
-import { DateTime, Nullable } from "../../shared/schema.ts";
+import { Nullable } from "../../shared/schema.ts";
 
 const CreateBody = Type.Object(
   {
@@ -159,7 +161,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       summary:
         "Mint an enrollment token (opamp: single-use, binds to the first instance, and needs collectors:enroll too; agent: up to maxUses); the token is in this answer only.",
       body: CreateBody,
-      response: Type.Composite([EnrollmentToken, Type.Object({ token: Type.String({ description: "Shown once." }) })]),
+      response: CreatedEnrollmentTokenSchema,
       status: 201,
       handler: async ({ body, principal, requireScope }) => {
         // An opamp token is a collector's credential: its holder is sent that collector's config, secrets and all.
@@ -268,7 +270,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       summary:
         "The otelcol (Runtime O) bootstrap files for a new collector, with a fresh single-use opamp enrollment token (?environment= labels the collector it creates). The public URL is checked first: a refused call (409 external_url_missing or external_url_insecure) mints nothing.",
       query: Type.Object({ environment: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
-      response: Type.Composite([BootstrapFiles, Type.Object({ enrollmentTokenId: Type.String(), expiresAt: DateTime })]),
+      response: MintedBootstrapFilesSchema,
       status: 201,
       handler: async ({ query, principal }) => {
         const url = collectorUrl(deps.config.externalUrl);

@@ -9,7 +9,7 @@
  * collector). Viewers see everything without the write buttons.
  */
 import { useMemo, useState, type FormEvent } from "react";
-import type { Commit, FileChange } from "../../../shared/changes.ts";
+import type { CommitMade, FileChange, PendingChanges } from "../../../shared/changes.ts";
 import { api } from "../api.ts";
 import { useAction } from "../action.ts";
 import { useLoad } from "../load.ts";
@@ -53,7 +53,7 @@ export function ChangesPage() {
 function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; reload: number; onCommitted: () => void }) {
   const [result, setResult] = useState("");
   const [changed, setChanged] = useState(0);
-  const loaded = useLoad(() => api.get<{ items: FileChange[]; diff: string }>("/changes"), `${reload}|${changed}`);
+  const loaded = useLoad(() => api.get<PendingChanges>("/changes"), `${reload}|${changed}`);
   const items = loaded.data?.items ?? null;
   const patches = useMemo(() => (loaded.data ? parseDiff(loaded.data.diff) : []), [loaded.data]);
   const committing = useAction();
@@ -68,7 +68,7 @@ function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; 
     const message = String(new FormData(form).get("message") ?? "");
     setResult("");
     committing.run(
-      () => api.post<Commit & { files: FileChange[] }>("/commit", { message }),
+      () => api.post<CommitMade>("/commit", { message }),
       (made) => {
         form.reset();
         setResult(`Committed ${shortCommit(made.commit)} with ${made.files.length} file${made.files.length === 1 ? "" : "s"}.`);

@@ -8,7 +8,7 @@
  */
 import { useState, type FormEvent } from "react";
 import type { Scope } from "../../../shared/access.ts";
-import type { ScopesAnswer, ServiceAccount } from "../../../shared/service-accounts.ts";
+import type { CreatedServiceAccount, ScopesAnswer, ServiceAccount } from "../../../shared/service-accounts.ts";
 import { api, ApiError } from "../api.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -21,9 +21,7 @@ import { ShownOnce } from "../components/ShownOnce.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import "./Accounts.css";
 
-type Created = ServiceAccount & { token: string };
-
-function CreateForm({ scopes, onCreated }: { scopes: ScopesAnswer; onCreated: (account: Created) => void }) {
+function CreateForm({ scopes, onCreated }: { scopes: ScopesAnswer; onCreated: (account: CreatedServiceAccount) => void }) {
   const { busy, error, setError, run } = useAction();
   const [chosen, setChosen] = useState<Set<Scope>>(new Set());
 
@@ -45,7 +43,7 @@ function CreateForm({ scopes, onCreated }: { scopes: ScopesAnswer; onCreated: (a
       return;
     }
     run(
-      () => api.post<Created>("/service-accounts", { name, scopes: [...chosen] }),
+      () => api.post<CreatedServiceAccount>("/service-accounts", { name, scopes: [...chosen] }),
       (created) => {
         formElement.reset();
         setChosen(new Set());
@@ -117,10 +115,10 @@ export function ServiceAccountsPage() {
   const setAccounts = (update: (before: ServiceAccount[]) => ServiceAccount[]) =>
     loaded.setData((before) => before && { ...before, accounts: update(before.accounts) });
   const { error: actionError, run } = useAction();
-  const [created, setCreated] = useState<Created | null>(null);
+  const [created, setCreated] = useState<CreatedServiceAccount | null>(null);
   const [status, setStatus] = useState("");
 
-  function onCreated(account: Created) {
+  function onCreated(account: CreatedServiceAccount) {
     setCreated(account);
     const { token: _token, ...listed } = account;
     setAccounts((list) => [...list, listed]);
