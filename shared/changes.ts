@@ -36,7 +36,14 @@ export const CommitSchema = Type.Object(
 /** One commit with the files it changed and their unified diff against its parent. */
 export const CommitDiffSchema = Type.Composite([CommitSchema, Type.Object({ items: Type.Array(FileChangeSchema), diff: Type.String() })], { title: "CommitDiff" });
 
+/** GET /changes: the pending changes, one item per file, and their unified diff. */
+export const PendingChangesSchema = Type.Object({ items: Type.Array(FileChangeSchema), diff: Type.String() });
+/** POST /commit: the commit made and the files it holds. */
+export const CommitMadeSchema = Type.Composite([CommitSchema, Type.Object({ files: Type.Array(FileChangeSchema) })]);
+
 export type FileRecord = Static<typeof FileRecordSchema>;
 export type FileChange = Static<typeof FileChangeSchema>;
 export type Commit = Static<typeof CommitSchema>;
 export type CommitDiff = Static<typeof CommitDiffSchema>;
+export type PendingChanges = Static<typeof PendingChangesSchema>;
+export type CommitMade = Static<typeof CommitMadeSchema>;

@@ -6,6 +6,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { COLLECTOR_STATUSES } from "./collector-status.ts";
 import { StringMap } from "./schema.ts";
 import { MANAGEMENT_MODES } from "./vocabulary.ts";
+import { PublishPlanSchema, RolloutSchema } from "./rollouts.ts";
 
 export const ManagementModeSchema = Type.Union(MANAGEMENT_MODES.map((m) => Type.Literal(m)), { errorMessage: `must be one of ${MANAGEMENT_MODES.join(", ")}` });
 export const EnvironmentSchema = Type.Union([Type.String({ maxLength: 200 }), Type.Null()]);
@@ -107,3 +108,33 @@ export const RestartRequestSchema = Type.Object(
   },
   { title: "RestartRequest" },
 );
+
+/** POST /matchers/preview: how many collectors the matchers select, and the first of them. */
+export const MatchersPreviewSchema = Type.Object({
+  count: Type.Integer({ description: "Every collector the matchers select." }),
+  items: Type.Array(CollectorSchema, { description: "The first of them, in id order." }),
+});
+export type MatchersPreview = Static<typeof MatchersPreviewSchema>;
+
+const TagEditResultFields = {
+  matched: Type.Integer({ description: "Collectors the matchers selected." }),
+  changed: Type.Integer({ description: "Of those, collectors whose tags change." }),
+};
+
+const EditPlan = Type.Union([PublishPlanSchema, Type.Null()], {
+  description: "What the edit would change, as a publish plan at the commit the collectors are on; null when nothing was published to them (it changes no config).",
+});
+
+/** POST /collectors/tags: what the edit selected and changed, and the rollout that delivers it. */
+export const TagEditAnswerSchema = Type.Object({
+  ...TagEditResultFields,
+  rollout: Type.Union([RolloutSchema, Type.Null()], { description: "The rollout that delivers the change; null when no config changed and no collector was skipped." }),
+});
+export type TagEditAnswer = Static<typeof TagEditAnswerSchema>;
+
+/** POST /collectors/tags/plan: what the edit would select and change, and its plan. */
+export const TagEditPlanSchema = Type.Object({ ...TagEditResultFields, plan: EditPlan });
+
+/** POST /collectors/{id}/edit-plan: the plan of what an edit would change. */
+export const EditPlanAnswerSchema = Type.Object({ plan: EditPlan });
+export type EditPlanAnswer = Static<typeof EditPlanAnswerSchema>;

@@ -1,6 +1,6 @@
 /**
- * A pipeline dry-run's answer (POST /pipelines/{id}/dry-run) and its preview's
- * (POST /pipelines/{id}/topology/preview), declared once for the server's
+ * A pipeline dry-run's answer (POST /pipelines/{id}/dry-run), its preview's
+ * (POST /pipelines/{id}/topology/preview) and its live rates', declared once for the server's
  * route, the OpenAPI document and the UI's pipeline editor.
  */
 import { Type, type Static } from "@sinclair/typebox";
@@ -89,3 +89,13 @@ export const PipelinePreviewSchema = Type.Object({
   }),
 });
 export type PipelinePreview = Static<typeof PipelinePreviewSchema>;
+
+/** Live rates of a pipeline's nodes (GET /pipelines/{id}/rates, server/api/pipeline-rates.ts). */
+const Rate = Type.Union([Type.Number(), Type.Null()]);
+export const PipelineRatesSchema = Type.Object({
+  collectors: Type.Integer({ description: "How many collectors were summed." }),
+  applied: Type.Integer({ description: "How many collectors the pipeline applies to (only the first 50 are summed)." }),
+  nodes: Type.Array(Type.Object({ nodeId: Type.String(), in: Rate, out: Rate, errors: Rate })),
+  choices: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }), { description: "The first 50 collectors the pipeline applies to, to pick one." }),
+});
+export type PipelineRates = Static<typeof PipelineRatesSchema>;

@@ -364,3 +364,27 @@ export type ConfigVersion = Static<typeof ConfigVersionSchema>;
 export type EffectiveConfig = Static<typeof EffectiveConfigSchema>;
 export type PublishPlan = Static<typeof PublishPlanSchema>;
 export type SkippedCollector = Static<typeof SkippedCollectorSchema>;
+
+/** GET /rollouts: a page of rollouts, newest first. */
+export const RolloutPageSchema = Type.Object({ items: Type.Array(RolloutSummarySchema), nextCursor: Type.Union([Type.String(), Type.Null()]) });
+
+/** POST /rollouts/{id}/abort: the aborted rollout and the collectors rolled back. */
+export const AbortAnswerSchema = Type.Object({ rollout: RolloutSchema, rolledBack: Type.Array(Type.String()) });
+export type AbortAnswer = Static<typeof AbortAnswerSchema>;
+
+/** GET /collectors/drifted: collectors whose effective config differs from their applied target. */
+export const DriftedAnswerSchema = Type.Object({
+  items: Type.Array(
+    Type.Object({
+      collectorId: Type.String(),
+      name: Type.String(),
+      reason: Type.Union([Type.String(), Type.Null()]),
+      checkedAt: Type.String({ format: "date-time" }),
+    }),
+  ),
+});
+export type DriftedAnswer = Static<typeof DriftedAnswerSchema>;
+
+/** GET /collectors/{id}/config-history: every config pushed, and why the config cannot be rendered while that stands. */
+export const ConfigHistoryAnswerSchema = Type.Object({ items: Type.Array(HistoryEntrySchema), renderFailure: Type.Union([RenderFailureSchema, Type.Null()]) });
+export type ConfigHistoryAnswer = Static<typeof ConfigHistoryAnswerSchema>;

@@ -20,6 +20,10 @@ export const ServiceAccountSchema = Type.Object(
 );
 export type ServiceAccount = Static<typeof ServiceAccountSchema>;
 
+/** POST /service-accounts: the account and its token, shown once. */
+export const CreatedServiceAccountSchema = Type.Composite([ServiceAccountSchema, Type.Object({ token: Type.String({ description: "Shown once." }) })]);
+export type CreatedServiceAccount = Static<typeof CreatedServiceAccountSchema>;
+
 /** GET /scopes: every scope in a stable order, and the scope sets of the user roles. */
 export const ScopesAnswerSchema = Type.Object({ items: Type.Array(ScopeSchema), roles: Type.Record(Type.String(), Type.Array(ScopeSchema)) });
 export type ScopesAnswer = Static<typeof ScopesAnswerSchema>;

@@ -21,6 +21,25 @@ export const UserSchema = Type.Object(
 );
 export type User = Static<typeof UserSchema>;
 
+const MailedTo = Type.String({ description: "Present when the link was mailed (SMTP configured): the address it went to. The link itself is then not in the answer." });
+
+/** POST /users: the invited user and their invite link, or where it was mailed. */
+export const InviteAnswerSchema = Type.Object({
+  user: UserSchema,
+  inviteUrl: Type.Optional(Type.String({ description: "Only when no mail was sent." })),
+  mailedTo: Type.Optional(MailedTo),
+  inviteExpiresAt: Type.String({ format: "date-time" }),
+});
+export type InviteAnswer = Static<typeof InviteAnswerSchema>;
+
+/** POST /users/{id}/password-reset: the reset link, or where it was mailed. */
+export const ResetAnswerSchema = Type.Object({
+  resetUrl: Type.Optional(Type.String({ description: "Only when no mail was sent." })),
+  mailedTo: Type.Optional(MailedTo),
+  expiresAt: Type.String({ format: "date-time" }),
+});
+export type ResetAnswer = Static<typeof ResetAnswerSchema>;
+
 export const SessionSchema = Type.Object(
   {
     user: UserSchema,

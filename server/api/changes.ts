@@ -1,6 +1,6 @@
 /** REST: pending changes, commit, discard and history of the git-backed config store. */
 import { Type } from "@sinclair/typebox";
-import { CommitDiffSchema, CommitSchema, FileChangeSchema } from "../../shared/changes.ts";
+import { CommitDiffSchema, CommitMadeSchema, CommitSchema, FileChangeSchema, PendingChangesSchema } from "../../shared/changes.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { collectorNamesFrom } from "../configstore/names.ts";
@@ -33,7 +33,7 @@ export function changeRoutes(deps: ChangesApiDeps): Route[] {
       scope: "config:read",
       tag: "changes",
       summary: "Pending (uncommitted) changes, one item per file with the record it holds and its name, and their unified diff.",
-      response: Type.Object({ items: Type.Array(FileChangeSchema), diff: Type.String() }),
+      response: PendingChangesSchema,
       handler: () => deps.configStore.changes(collectorNamesFrom(deps.collectors)),
     }),
     route({
@@ -56,7 +56,7 @@ export function changeRoutes(deps: ChangesApiDeps): Route[] {
       tag: "changes",
       summary: "Commit every pending change with a message; 409 nothing_to_commit when there is none.",
       body: CommitBody,
-      response: Type.Composite([CommitSchema, Type.Object({ files: Type.Array(FileChangeSchema) })]),
+      response: CommitMadeSchema,
       status: 201,
       handler: ({ body, principal }) => deps.configStore.commit(principal, body.message),
     }),

@@ -1,6 +1,17 @@
 /** REST: /collectors — the registry of managed collectors. */
 import { Type } from "@sinclair/typebox";
-import { CollectorDetailSchema, CollectorSchema, CollectorStatusSchema, EnvironmentSchema, ManagementModeSchema, RestartRequestSchema } from "../../shared/collectors.ts";
+import {
+  CollectorDetailSchema,
+  CollectorSchema,
+  CollectorStatusSchema,
+  EditPlanAnswerSchema,
+  EnvironmentSchema,
+  ManagementModeSchema,
+  MatchersPreviewSchema,
+  RestartRequestSchema,
+  TagEditAnswerSchema,
+  TagEditPlanSchema,
+} from "../../shared/collectors.ts";
 import { StringMap } from "../../shared/schema.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
 import { alloyMatchProblems, alloyUnrunnable } from "../configstore/alloy-matches.ts";
@@ -16,7 +27,7 @@ import type { Retargeting } from "../rollout/retarget.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
 import type { AttributeRollouts } from "../rollout/attribute-rollout.ts";
 import type { Principal } from "../auth/service-accounts.ts";
-import { PublishPlanSchema, RolloutSchema, StrategySchema, type Rollout, type Strategy } from "../../shared/rollouts.ts";
+import { StrategySchema, type Rollout, type Strategy } from "../../shared/rollouts.ts";
 import { targetingMatchers } from "./matchers.ts";
 import { strategyOf } from "./rollout-options.ts";
 import type { Refs } from "../refs/refs.ts";
@@ -104,15 +115,6 @@ const TagsBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const TagEditResultFields = {
-  matched: Type.Integer({ description: "Collectors the matchers selected." }),
-  changed: Type.Integer({ description: "Of those, collectors whose tags change." }),
-};
-
-const EditPlan = Type.Union([PublishPlanSchema, Type.Null()], {
-  description: "What the edit would change, as a publish plan at the commit the collectors are on; null when nothing was published to them (it changes no config).",
-});
 
 const PreviewBody = Type.Object(
   {
@@ -240,10 +242,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       summary:
         "Set and remove tags on every collector the matchers select; audited (collector.tags). An edit that changes any collector's config is a deployment: 403 without config:publish; else delivered as a rollout of kind attributes (all at once, or staged by strategy) in the same write. 409, nothing written, when an Alloy collector would come to match a pipeline it cannot run, or a config would change while a staged rollout is running or paused. POST /collectors/tags/plan shows the change first.",
       body: TagsBody,
-      response: Type.Object({
-        ...TagEditResultFields,
-        rollout: Type.Union([RolloutSchema, Type.Null()], { description: "The rollout that delivers the change; null when no config changed and no collector was skipped." }),
-      }),
+      response: TagEditAnswerSchema,
       handler: async ({ body, principal }) => {
         const { edit, keep } = await tagEditOf(deps.collectors, body);
         let rollout: Rollout | null = null;
@@ -260,7 +259,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
         "What POST /collectors/tags with this edit would change, writing nothing: the collectors it selects and changes, and the plan of their configs (each change with its diff, grouped; those that cannot be rendered and would be skipped).",
       body: TagsPlanBody,
       slow: true,
-      response: Type.Object({ ...TagEditResultFields, plan: EditPlan }),
+      response: TagEditPlanSchema,
       handler: async ({ body }) => {
         const { edit, keep } = await tagEditOf(deps.collectors, body);
         const { matched, edits } = await deps.collectors.tagEdits(keep, edit);
@@ -276,10 +275,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       tag: "collectors",
       summary: "How many collectors the matchers select, and the first of them (no matchers: every collector).",
       body: PreviewBody,
-      response: Type.Object({
-        count: Type.Integer({ description: "Every collector the matchers select." }),
-        items: Type.Array(CollectorSchema, { description: "The first of them, in id order." }),
-      }),
+      response: MatchersPreviewSchema,
       handler: async ({ body }) => {
         const keep = compileFilter({ match: await targetingMatchers(deps.collectors, body.matchers, "matchers"), trusted: deps.collectors.trust.keys() });
         const all = await deps.collectors.list(keep, Number.POSITIVE_INFINITY);
@@ -311,7 +307,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       tag: "collectors",
       summary: "What PATCH /collectors/{id} with this body would change in the collector's config, writing nothing (the plan a publish answers).",
       body: PatchBody,
-      response: Type.Object({ plan: EditPlan }),
+      response: EditPlanAnswerSchema,
       handler: async ({ params, body }) => {
         const { edit } = await deps.collectors.patchEdit(params.id!, body);
         return { plan: await deps.attributeRollouts.plan([edit]) };

@@ -11,8 +11,17 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { ManagementModeSchema } from "../../shared/collectors.ts";
-import { BootstrapFileSchema } from "../../shared/enrollment.ts";
-import { RUNTIME_NAMES, RUNTIME_OF, RUNTIMES, type Runtime } from "../../shared/vocabulary.ts";
+import {
+  BootstrapFilesSchema as BootstrapFiles,
+  CollectorTokenSchema as CollectorToken,
+  CreatedEnrollmentTokenSchema,
+  EnrollmentKindSchema as Kind,
+  EnrollmentTokenSchema as EnrollmentToken,
+  MintedBootstrapFilesSchema,
+  RuntimeNameSchema as RuntimeName,
+  SnippetAnswerSchema as SnippetAnswer,
+} from "../../shared/enrollment.ts";
+import { RUNTIME_NAMES, RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import type { Principal } from "../auth/service-accounts.ts";
 import { tokenKind } from "../auth/tokens.ts";
 import type { Collector } from "../../shared/collectors.ts";
@@ -20,35 +29,13 @@ import type { Collectors } from "../collectors/collectors.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
 import type { ServerConfig } from "../config/load.ts";
 import { bootstrapFiles, collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
-import { type Enrollment, ENROLLMENT_KINDS, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
+import { type Enrollment, MAX_EXPIRES_IN } from "../enrollment/enrollment.ts";
 import { COLLECTORS_DIR, hasCollectorMirror } from "../enrollment/downloads.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import type { Refs } from "../refs/refs.ts";
 import { decodeCursor, encodeCursor, IdParam, NextCursor, PageQuery } from "../http/schemas.ts";
-import { DateTime, Nullable } from "../../shared/schema.ts";
-
-const Kind = Type.Union(ENROLLMENT_KINDS.map((k) => Type.Literal(k)), { errorMessage: `must be one of ${ENROLLMENT_KINDS.join(", ")}` });
-const RuntimeName = Type.Union(RUNTIMES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${RUNTIMES.join(", ")}` });
-
-const EnrollmentToken = Type.Object(
-  {
-    id: Type.String(),
-    kind: Kind,
-    collectorId: Nullable(Type.String()),
-    environment: Nullable(Type.String()),
-    expiresAt: DateTime,
-    maxUses: Nullable(Type.Integer({ description: "Always 1 for opamp; null is unlimited." })),
-    uses: Type.Integer(),
-    boundInstanceUid: Nullable(
-      Type.String({ description: "The OpAMP instance_uid the token is bound to; null unless the caller holds tokens:write (uses says whether it was redeemed)." }),
-    ),
-    createdBy: Type.String(),
-    createdAt: DateTime,
-    revokedAt: Nullable(DateTime),
-  },
-  { title: "EnrollmentToken" },
-);
+import { Nullable } from "../../shared/schema.ts";
 
 const CreateBody = Type.Object(
   {
@@ -65,11 +52,6 @@ const CreateBody = Type.Object(
   { additionalProperties: false },
 );
 
-const CollectorToken = Type.Object(
-  { token: Type.String({ description: "Shown once." }), collectorId: Type.String(), createdAt: DateTime },
-  { title: "CollectorToken" },
-);
-
 const SnippetQuery = Type.Object(
   {
     managementMode: Type.Optional(ManagementModeSchema),
@@ -81,8 +63,6 @@ const SnippetQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const BootstrapFiles = Type.Object({ runtime: RuntimeName, files: Type.Array(BootstrapFileSchema) });
 
 const BootstrapFilesBody = Type.Object(
   {
@@ -123,13 +103,6 @@ async function runtimeOfToken(deps: EnrollmentApiDeps, token: string): Promise<{
     { path: "token", message: "is not a live opamp enrollment token or a current collector token (agent tokens install svc-agent instead)" },
   ]);
 }
-
-const SnippetAnswer = Type.Object({
-  snippet: Type.String(),
-  enrollmentTokenId: Nullable(Type.String({ description: "null for rcfg-remotecfg, which uses the collector's own token." })),
-  expiresAt: Nullable(DateTime),
-  agentEnrollmentTokenId: Nullable(Type.String({ description: "The agent token's id when ?agent=true." })),
-});
 
 /**
  * The collector install one-liner, minting the tokens it carries: an opamp
@@ -188,7 +161,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       summary:
         "Mint an enrollment token (opamp: single-use, binds to the first instance, and needs collectors:enroll too; agent: up to maxUses); the token is in this answer only.",
       body: CreateBody,
-      response: Type.Composite([EnrollmentToken, Type.Object({ token: Type.String({ description: "Shown once." }) })]),
+      response: CreatedEnrollmentTokenSchema,
       status: 201,
       handler: async ({ body, principal, requireScope }) => {
         // An opamp token is a collector's credential: its holder is sent that collector's config, secrets and all.
@@ -297,7 +270,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       summary:
         "The OpenTelemetry Collector (OpAMP) bootstrap files (otelcol) for a new collector, with a fresh single-use opamp enrollment token (?environment= labels the collector it creates). The public URL is checked first: a refused call (409 external_url_missing or external_url_insecure) mints nothing.",
       query: Type.Object({ environment: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
-      response: Type.Composite([BootstrapFiles, Type.Object({ enrollmentTokenId: Type.String(), expiresAt: DateTime })]),
+      response: MintedBootstrapFilesSchema,
       status: 201,
       handler: async ({ query, principal }) => {
         const url = collectorUrl(deps.config.externalUrl);

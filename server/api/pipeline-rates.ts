@@ -11,8 +11,8 @@
  * source, so it counts them too), a destination node by the exporters it
  * stands for (shared likewise with every flow sending there).
  */
-import { Type, type Static } from "@sinclair/typebox";
 import type { Collector } from "../../shared/collectors.ts";
+import type { PipelineRates } from "../../shared/pipelines.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import type { TrustedKeys } from "../collectors/attributes.ts";
 import type { Snapshot } from "../configstore/layout.ts";
@@ -20,15 +20,6 @@ import { FlowComponents } from "../telemetry/routes.ts";
 import type { ThroughputApiDeps } from "./throughput.ts";
 
 export const RATES_COLLECTOR_LIMIT = 50;
-
-const Rate = Type.Union([Type.Number(), Type.Null()]);
-export const PipelineRatesSchema = Type.Object({
-  collectors: Type.Integer({ description: "How many collectors were summed." }),
-  applied: Type.Integer({ description: "How many collectors the pipeline applies to (only the first 50 are summed)." }),
-  nodes: Type.Array(Type.Object({ nodeId: Type.String(), in: Rate, out: Rate, errors: Rate })),
-  choices: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }), { description: "The first 50 collectors the pipeline applies to, to pick one." }),
-});
-export type PipelineRates = Static<typeof PipelineRatesSchema>;
 
 type Sum = { in: number | null; out: number | null; errors: number | null };
 const add = (a: number | null, b: number | null | undefined) => (b === null || b === undefined ? a : (a ?? 0) + b);

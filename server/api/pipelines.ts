@@ -1,6 +1,6 @@
 /** REST: /pipelines — graphs of sources, processors and destinations, their preview and dry-run. */
 import { Type } from "@sinclair/typebox";
-import { AppliedPipelinesSchema, DryRunAnswerSchema, PipelinePreviewSchema, type PipelinePreview } from "../../shared/pipelines.ts";
+import { AppliedPipelinesSchema, DryRunAnswerSchema, PipelinePreviewSchema, PipelineRatesSchema, type PipelinePreview } from "../../shared/pipelines.ts";
 import { RUNTIMES } from "../../shared/vocabulary.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Pipelines } from "../configstore/pipelines.ts";
@@ -15,7 +15,7 @@ import { INSTALLED_VERSIONS } from "../collectors/installed-versions.ts";
 import { parseCollectorVersion } from "../catalog/versions.ts";
 import { ForbiddenError, ValidationError } from "../errors.ts";
 import { ConfigObject, Pipeline, PipelineBody, Topology } from "./config-schemas.ts";
-import { pipelineRates, PipelineRatesSchema } from "./pipeline-rates.ts";
+import { pipelineRates } from "./pipeline-rates.ts";
 import type { ThroughputApiDeps } from "./throughput.ts";
 
 /** Dry-run inputs are pasted log samples; they may be larger than ordinary API bodies. */

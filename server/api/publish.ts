@@ -1,14 +1,16 @@
 /** REST: publish, rollout status, per-collector config history and rollback. */
 import { Type } from "@sinclair/typebox";
 import {
+  AbortAnswerSchema,
+  ConfigHistoryAnswerSchema,
   ConfigVersionSchema,
+  DriftedAnswerSchema,
   EffectiveConfigSchema,
   HistoryEntrySchema,
   PublishPlanSchema,
-  RenderFailureSchema,
+  RolloutPageSchema,
   RolloutSchema,
   RolloutStatusSchema,
-  RolloutSummarySchema,
   StrategySchema,
 } from "../../shared/rollouts.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
@@ -124,7 +126,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
         },
         { additionalProperties: false },
       ),
-      response: Type.Object({ items: Type.Array(RolloutSummarySchema), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+      response: RolloutPageSchema,
       handler: ({ query }) => deps.staged.list(query.limit ?? 50, query.cursor),
     }),
     route({
@@ -165,7 +167,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       summary: "Abort a staged rollout: batches not released keep their config; with rollbackFailed, failed collectors are rolled back. Audited.",
       body: AbortBody,
       bodyOptional: true,
-      response: Type.Object({ rollout: RolloutSchema, rolledBack: Type.Array(Type.String()) }),
+      response: AbortAnswerSchema,
       handler: ({ params, principal, body }) => deps.staged.abort(principal, params.id!, body?.rollbackFailed ?? false),
     }),
     route({
@@ -175,16 +177,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       tag: "publish",
       summary:
         "Collectors that applied their target but report an effective config that differs from it in what they run (not merely in formatting), with the differing paths; the diff is on each collector's effective-config.",
-      response: Type.Object({
-        items: Type.Array(
-          Type.Object({
-            collectorId: Type.String(),
-            name: Type.String(),
-            reason: Type.Union([Type.String(), Type.Null()]),
-            checkedAt: Type.String({ format: "date-time" }),
-          }),
-        ),
-      }),
+      response: DriftedAnswerSchema,
       handler: async () => ({ items: await deps.rollouts.drifted() }),
     }),
     route({
@@ -194,7 +187,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       tag: "publish",
       summary:
         "Every config pushed to this collector, oldest first, each with what became of it, and why its config could not be rendered (a publish skipped it, or its attributes changed), while that stands.",
-      response: Type.Object({ items: Type.Array(HistoryEntrySchema), renderFailure: Type.Union([RenderFailureSchema, Type.Null()]) }),
+      response: ConfigHistoryAnswerSchema,
       handler: async ({ params }) => {
         const items = await deps.rollouts.historyView(params.id!);
         const failure = await deps.rollouts.renderFailure(params.id!);

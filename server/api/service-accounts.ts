@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { ServiceAccounts } from "../auth/service-accounts.ts";
 import { ROLES, SCOPES } from "../auth/scopes.ts";
 import { route, type Route } from "../http/route.ts";
-import { ScopesAnswerSchema, ScopeSchema as Scope, ServiceAccountSchema as ServiceAccount } from "../../shared/service-accounts.ts";
+import { CreatedServiceAccountSchema, ScopesAnswerSchema, ScopeSchema as Scope, ServiceAccountSchema as ServiceAccount } from "../../shared/service-accounts.ts";
 
 const CreateBody = Type.Object(
   {
@@ -36,7 +36,7 @@ export function serviceAccountRoutes(deps: ServiceAccountsApiDeps): Route[] {
       tag: "service accounts",
       summary: "Create a service account; its token is in this answer only. Only scopes the caller holds can be granted.",
       body: CreateBody,
-      response: Type.Composite([ServiceAccount, Type.Object({ token: Type.String({ description: "Shown once." }) })]),
+      response: CreatedServiceAccountSchema,
       status: 201,
       handler: async ({ body, principal }) => {
         const { account, token } = await deps.accounts.create(principal, principal, body.name, body.scopes);

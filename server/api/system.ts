@@ -1,5 +1,4 @@
 /** REST: /system — control-plane health for operators (load balancers use /healthz and /readyz). */
-import { Type } from "@sinclair/typebox";
 import { statfs } from "node:fs/promises";
 import { dirname } from "node:path";
 import { VERSION } from "../version.ts";
@@ -11,46 +10,7 @@ import type { Store } from "../store/store.ts";
 import { collectorUrl } from "../enrollment/bootstrap.ts";
 import { agentPackagesProblem } from "../enrollment/downloads.ts";
 import { route, type Route } from "../http/route.ts";
-
-const Readiness = Type.Object({
-  ready: Type.Boolean(),
-  problem: Type.Union([Type.String(), Type.Null()], { description: "Why not, and how to fix it; null when ready." }),
-});
-
-const Health = Type.Object(
-  {
-    status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")]),
-    version: Type.String(),
-    uptimeSeconds: Type.Number(),
-    startedAt: Type.String({ format: "date-time" }),
-    externalUrl: Type.Union([Type.String(), Type.Null()]),
-    onboarding: Type.Object(
-      {
-        externalUrlSource: Type.Union([Type.Literal("config"), Type.Literal("listen"), Type.Literal("unset")], {
-          description: "config: externalUrl is configured; listen: the quick-start uses the URL it serves (this host only); unset: collectors cannot be given a URL.",
-        }),
-        collectorSnippet: Readiness,
-        agentPackages: Readiness,
-      },
-      { description: "What onboarding needs: a URL for collectors (snippets and bootstrap files) and, to install svc-agent, its packages in downloads.dir." },
-    ),
-    storage: Type.Object({
-      backend: Type.String(),
-      status: Type.Union([Type.Literal("up"), Type.Literal("down")]),
-      error: Type.Optional(Type.String()),
-    }),
-    collectors: Type.Record(Type.Union(COLLECTOR_STATUSES.map((s) => Type.Literal(s))), Type.Integer()),
-    channels: Type.Record(
-      Type.String(),
-      Type.Object({
-        state: Type.Union([Type.Literal("up"), Type.Literal("degraded"), Type.Literal("down")]),
-        connections: Type.Optional(Type.Integer()),
-      }),
-      { description: "Each collector channel by name (opamp, remotecfg, metrics, agent)." },
-    ),
-  },
-  { title: "Health" },
-);
+import { HealthSchema as Health } from "../../shared/system.ts";
 
 /** What the /system routes use. */
 export interface SystemApiDeps {

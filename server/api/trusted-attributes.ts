@@ -15,16 +15,9 @@ import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { ConflictError, type ErrorDetail } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
+import { TrustedListSchema as TrustedList } from "../../shared/system.ts";
 import type { Retargeting } from "../rollout/retarget.ts";
 
-const TrustedList = Type.Object(
-  {
-    configured: Type.Array(Type.String(), { description: "fleet.trustedAttributes in the server configuration: changed there only." }),
-    listed: Type.Array(Type.String(), { description: "The System page's list, what PUT sets." }),
-    trusted: Type.Array(Type.String(), { description: "Both: the reported keys matchers may read." }),
-  },
-  { title: "TrustedAttributes" },
-);
 const PutBody = Type.Object(
   { keys: Type.Array(Type.String({ maxLength: 128 }), { maxItems: 64, description: "Reported attribute keys to trust (e.g. host.name, os.type); replaces the list." }) },
   { additionalProperties: false },

@@ -11,7 +11,7 @@ import type { LinkDelivery, Users } from "../auth/users.ts";
 import { ConflictError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { inviteMail, resetMail } from "../mail/messages.ts";
-import { RoleSchema as Role, UserSchema as User } from "../../shared/users.ts";
+import { InviteAnswerSchema, ResetAnswerSchema, RoleSchema as Role, UserSchema as User } from "../../shared/users.ts";
 
 const Email = Type.String({ maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+$", errorMessage: "must be an e-mail address" });
 
@@ -45,8 +45,6 @@ export function uiLink(externalUrl: string, path: string, token: string): string
   url.searchParams.set("token", token);
   return url.toString();
 }
-
-const MailedTo = Type.String({ description: "Present when the link was mailed (SMTP configured): the address it went to. The link itself is then not in the answer." });
 
 type MailFor = (to: string, username: string, url: string, expiresAt: string) => Mail;
 
@@ -84,12 +82,7 @@ export function userRoutes(deps: UsersApiDeps): Route[] {
       summary:
         "Invite a user with an invite link (single use, 7 days) through which they set a password. The caller must hold every scope of the role (403 forbidden otherwise). With SMTP configured the link is mailed (mailedTo) and not answered; otherwise inviteUrl is answered to hand over. 409 external_url_missing without externalUrl; 502 mail_failed (nothing created) when the mail server refuses.",
       body: CreateBody,
-      response: Type.Object({
-        user: User,
-        inviteUrl: Type.Optional(Type.String({ description: "Only when no mail was sent." })),
-        mailedTo: Type.Optional(MailedTo),
-        inviteExpiresAt: Type.String({ format: "date-time" }),
-      }),
+      response: InviteAnswerSchema,
       status: 201,
       handler: async ({ body, principal }) => {
         uiLink(config.externalUrl, "ui/invite", "-");
@@ -134,11 +127,7 @@ export function userRoutes(deps: UsersApiDeps): Route[] {
       tag: "users",
       summary:
         "Mint a password-reset link (single use, 1 hour; replaces any earlier link); the caller must hold every scope of the user's role (403 forbidden). With SMTP configured and an e-mail address on the user it is mailed (mailedTo) and not answered; otherwise resetUrl is answered to hand over. 409 external_url_missing without externalUrl; 502 mail_failed (the earlier link stays) when the mail server refuses.",
-      response: Type.Object({
-        resetUrl: Type.Optional(Type.String({ description: "Only when no mail was sent." })),
-        mailedTo: Type.Optional(MailedTo),
-        expiresAt: Type.String({ format: "date-time" }),
-      }),
+      response: ResetAnswerSchema,
       status: 201,
       handler: async ({ params, principal }) => {
         uiLink(config.externalUrl, "ui/reset-password", "-");

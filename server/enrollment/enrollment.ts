@@ -22,11 +22,12 @@ import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { TokenRecord } from "../auth/service-accounts.ts";
 import { digestsEqual, hashToken, mintToken, tokenKind, TOKENS } from "../auth/tokens.ts";
 import type { Collectors } from "../collectors/collectors.ts";
+import { ENROLLMENT_KINDS } from "../../shared/enrollment.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
 import { scan } from "../store/scan.ts";
 import type { AuditEntry, Doc, Store, WriteOp } from "../store/store.ts";
 
-export const ENROLLMENT_KINDS = ["opamp", "agent"] as const;
+export { ENROLLMENT_KINDS };
 export type EnrollmentKind = (typeof ENROLLMENT_KINDS)[number];
 
 const DAY = 86_400;

@@ -5,8 +5,10 @@
  * list page, so each page only says how its filters become an API path; lists
  * without filters page through usePages alone.
  */
-import { useEffect, useState, type FormEvent } from "react";
-import { api, ApiError } from "./api.ts";
+import { type FormEvent } from "react";
+import { api } from "./api.ts";
+import { useAction } from "./action.ts";
+import { useLoad } from "./load.ts";
 import { navigate, useLocation } from "./router.tsx";
 
 interface Page<T> {
@@ -51,6 +53,9 @@ export function useFilteredList<T>(
   return { search, filterKey, filtered, ...pages, onFilter };
 }
 
+/** One empty list before the first page, so what is derived from the items is not rebuilt each render. */
+const NO_ITEMS: never[] = [];
+
 /**
  * A cursor-paged API list: the first page is fetched whenever `key` changes
  * (an answer to an earlier key that arrives late is dropped), and loadMore
@@ -59,52 +64,25 @@ export function useFilteredList<T>(
  * empty rather than showing rows of the previous filter.
  */
 export function usePages<T>(path: (cursor: string | null) => string, key: string, filtered = false) {
-  const [items, setItems] = useState<T[]>([]);
-  const [nextCursor, setNextCursor] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [loading, setLoading] = useState(true);
-
-  useEffect(() => {
-    let current = true;
-    setLoading(true);
-    if (filtered) setError(null);
-    api
-      .get<Page<T>>(path(null))
-      .then(
-        (page) => {
-          if (!current) return;
-          setItems(page.items);
-          setNextCursor(page.nextCursor);
-          setError(null);
-        },
-        (caught: ApiError) => {
-          if (!current) return;
-          if (filtered) {
-            setItems([]);
-            setNextCursor(null);
-          }
-          setError(caught);
-        },
-      )
-      .finally(() => current && setLoading(false));
-    return () => {
-      current = false;
-    };
-    // `path` is rebuilt on every render; `key` says when what it answers changes.
-  }, [key]);
+  const first = useLoad(() => api.get<Page<T>>(path(null)), key, filtered ? { reset: "error", clearOnError: true } : {});
+  const more = useAction();
 
   function loadMore() {
-    if (nextCursor === null) return;
-    setLoading(true);
-    api
-      .get<Page<T>>(path(nextCursor))
-      .then((page) => {
-        setItems((before) => [...before, ...page.items]);
-        setNextCursor(page.nextCursor);
-        setError(null);
-      }, setError)
-      .finally(() => setLoading(false));
+    const cursor = first.data?.nextCursor ?? null;
+    if (cursor === null) return;
+    more.run(
+      () => api.get<Page<T>>(path(cursor)),
+      (page) => {
+        first.setData((before) => ({ items: [...(before?.items ?? []), ...page.items], nextCursor: page.nextCursor }));
+        first.setError(null);
+      },
+      first.setError,
+    );
   }
 
+  const items = first.data?.items ?? (NO_ITEMS as T[]);
+  const nextCursor = first.data?.nextCursor ?? null;
+  const loading = first.pending || more.busy;
+  const { error, setError } = first;
   return { items, nextCursor, error, setError, loading, loadMore };
 }

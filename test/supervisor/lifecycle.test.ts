@@ -39,7 +39,7 @@ import { join } from "node:path";
 import type { Dashboard } from "../../shared/dashboard.ts";
 import type { RolloutStatus } from "../../shared/rollouts.ts";
 import type { Throughput, ThroughputHistory } from "../../shared/throughput.ts";
-import type { PipelineRates } from "../../server/api/pipeline-rates.ts";
+import type { PipelineRates } from "../../shared/pipelines.ts";
 import { ConnectionSettingsOffersSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { jsonCaller } from "../client.ts";
 import { startTestServer, type TestServer } from "../harness.ts";

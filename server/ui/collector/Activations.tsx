@@ -9,9 +9,11 @@
  * which "Edit overrides" sends back unchanged to keep it. Activating again
  * replaces the overrides, which is how an edit is saved.
  */
-import { useEffect, useState, type FormEvent } from "react";
+import { useState, type FormEvent } from "react";
 import type { CatalogEntry } from "../../../shared/catalog.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
+import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { SchemaForm } from "../components/SchemaForm.tsx";
 import { Link } from "../router.tsx";
@@ -57,33 +59,27 @@ export function ActivationsSection({ collectorId, canWrite, reload }: { collecto
 
 function ActivationList({ kind, collectorId, canWrite, reload }: { kind: Kind; collectorId: string; canWrite: boolean; reload: number }) {
   const base = `/collectors/${encodeURIComponent(collectorId)}/${PLURAL[kind]}`;
-  const [active, setActive] = useState<Activation[] | null>(null);
-  const [records, setRecords] = useState<Component[]>([]);
-  const [schemas, setSchemas] = useState<Map<string, Schema>>(new Map());
-  const [error, setError] = useState<ApiError | null>(null);
   const [editing, setEditing] = useState<string | null>(null);
   const [changed, setChanged] = useState(0);
   const titleId = `${kind}-activations-title`;
-
-  useEffect(() => {
-    let current = true;
-    Promise.all([
-      api.get<{ items: (SourceActivationItem | DestinationActivationItem)[] }>(base),
-      api.get<{ items: Component[] }>(`/${PLURAL[kind]}`),
-      api.get<Record<"sources" | "destinations", CatalogEntry[]>>("/catalog"),
-    ]).then(
-      ([list, all, catalog]) => {
-        if (!current) return;
-        setActive(list.items.map(toActivation));
-        setRecords(all.items);
-        setSchemas(new Map(catalog[PLURAL[kind]].map((entry) => [entry.type, entry.schema as Schema])));
-      },
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [base, kind, reload, changed]);
+  const loaded = useLoad(
+    () =>
+      Promise.all([
+        api.get<{ items: (SourceActivationItem | DestinationActivationItem)[] }>(base),
+        api.get<{ items: Component[] }>(`/${PLURAL[kind]}`),
+        api.get<Record<"sources" | "destinations", CatalogEntry[]>>("/catalog"),
+      ]).then(([list, all, catalog]) => ({
+        active: list.items.map(toActivation),
+        records: all.items,
+        schemas: new Map(catalog[PLURAL[kind]].map((entry) => [entry.type, entry.schema as Schema])),
+      })),
+    `${base}|${kind}|${reload}|${changed}`,
+  );
+  const active = loaded.data?.active ?? null;
+  const records = loaded.data?.records ?? [];
+  const schemas = loaded.data?.schemas ?? new Map<string, Schema>();
+  const deactivation = useAction();
+  const error = deactivation.error ?? loaded.error;
 
   const recordOf = (id: string) => records.find((r) => r.id === id);
   const nameOf = (id: string) => recordOf(id)?.name ?? id;
@@ -101,8 +97,10 @@ function ActivationList({ kind, collectorId, canWrite, reload }: { kind: Kind; c
 
   function deactivate(activation: Activation) {
     if (!window.confirm(`Deactivate ${kind} ${nameOf(activation.id)} on this collector?`)) return;
-    setError(null);
-    api.delete(`${base}/${encodeURIComponent(activation.id)}`).then(() => setChanged((n) => n + 1), setError);
+    deactivation.run(
+      () => api.delete(`${base}/${encodeURIComponent(activation.id)}`),
+      () => setChanged((n) => n + 1),
+    );
   }
 
   return (
@@ -211,8 +209,7 @@ function OverridesForm({ kind, idPrefix, title, choices, initial, schemaOf, subm
   const [text, setText] = useState(() => (Object.keys(rest).length > 0 ? JSON.stringify(rest) : ""));
   const [secrets, setSecrets] = useState<ConfigValue>(() => pick(initial, secretKeys, true));
   const [jsonError, setJsonError] = useState("");
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
   function choose(next: string) {
     setId(next);
@@ -242,15 +239,10 @@ function OverridesForm({ kind, idPrefix, title, choices, initial, schemaOf, subm
       return;
     }
     setJsonError("");
-    setBusy(true);
-    setError(null);
     const chosen = Object.fromEntries(Object.entries(secrets).filter(([, value]) => meaningful(value)));
-    onSave(record.id, { ...(overrides as Record<string, unknown>), ...chosen }).then(
-      () => setBusy(false),
-      (caught: ApiError) => {
-        setError(caught);
-        setBusy(false);
-      },
+    run(
+      () => onSave(record.id, { ...(overrides as Record<string, unknown>), ...chosen }),
+      () => undefined,
     );
   }
 

@@ -11,8 +11,9 @@
  * record is made and the page says who can make the material.
  */
 import { useState, type FormEvent } from "react";
-import type { BootstrapFile } from "../../../shared/enrollment.ts";
-import { api, ApiError } from "../api.ts";
+import type { BootstrapFile, BootstrapFiles, SnippetAnswer } from "../../../shared/enrollment.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
@@ -35,8 +36,8 @@ const MODES: { value: Mode; label: string; hint: string }[] = [
 function material(collector: Collector, delivery: Delivery): Promise<Material> {
   const id = encodeURIComponent(collector.id);
   return delivery === "snippet"
-    ? api.post<Snippet>(`/collectors/snippet?collectorId=${id}`).then((snippet) => ({ kind: "snippet", snippet }))
-    : api.post<{ files: BootstrapFile[] }>(`/collectors/${id}/bootstrap`).then(({ files }) => ({ kind: "files", files }));
+    ? api.post<SnippetAnswer>(`/collectors/snippet?collectorId=${id}`).then((snippet) => ({ kind: "snippet", snippet }))
+    : api.post<BootstrapFiles>(`/collectors/${id}/bootstrap`).then(({ files }) => ({ kind: "files", files }));
 }
 
 export function AddCollector({ onClose }: { onClose: (added: boolean) => void }) {
@@ -47,15 +48,10 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
   const [delivery, setDelivery] = useState<Delivery>("snippet");
   const [created, setCreated] = useState<Collector | null>(null);
   const [answer, setAnswer] = useState<Material | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
 
   function fetchMaterial(collector: Collector) {
-    setBusy(true);
-    setError(null);
-    material(collector, delivery)
-      .then(setAnswer, (caught: ApiError) => setError(caught))
-      .finally(() => setBusy(false));
+    run(() => material(collector, delivery), setAnswer);
   }
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
@@ -63,21 +59,13 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
     const fields = readCollectorForm(event.currentTarget, setError);
     if (fields === null) return;
     const { name, environment, tags } = fields;
-    setBusy(true);
-    setError(null);
-    api
-      .post<Collector>("/collectors", { name, managementMode: mode, tags, ...(environment === null ? {} : { environment }) })
-      .then(
-        (collector) => {
-          setCreated(collector);
-          if (canEnroll) fetchMaterial(collector);
-          else setBusy(false);
-        },
-        (caught: ApiError) => {
-          setError(caught);
-          setBusy(false);
-        },
-      );
+    run(
+      () => api.post<Collector>("/collectors", { name, managementMode: mode, tags, ...(environment === null ? {} : { environment }) }),
+      (collector) => {
+        setCreated(collector);
+        if (canEnroll) fetchMaterial(collector);
+      },
+    );
   }
 
   const runtime = MODE_NAMES[mode];

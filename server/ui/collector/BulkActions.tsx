@@ -20,12 +20,13 @@
 import { useState, type FormEvent } from "react";
 import type { PublishPlan, Strategy } from "../../../shared/rollouts.ts";
 import { api, ApiError } from "../api.ts";
+import { useAction } from "../action.ts";
 import { mergePlans } from "../publish/plan.ts";
 import { DeployConfirm } from "./DeployConfirm.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { selectionMatchers } from "../matchers.ts";
 import { parseTags } from "./tags.ts";
-import type { Collector } from "../../../shared/collectors.ts";
+import type { Collector, TagEditAnswer } from "../../../shared/collectors.ts";
 
 /** Calls in flight at once: quick for a few hundred, without flooding the server. */
 const CONCURRENCY = 4;
@@ -61,12 +62,6 @@ interface TagEdit {
   remove?: string[];
 }
 
-/** What POST /collectors/tags answers. */
-interface TagEditResult {
-  matched: number;
-  changed: number;
-}
-
 /** An edit waiting for its plan to be confirmed. */
 interface PendingDeploy {
   verb: string;
@@ -89,29 +84,22 @@ function parseKeys(text: string): string[] {
 
 export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettled: (succeeded: string[]) => void }) {
   const [run, setRun] = useState<Run | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { busy: planning, error, setError, run: ask } = useAction();
   const [pending, setPending] = useState<PendingDeploy | null>(null);
-  const [planning, setPlanning] = useState(false);
   const busy = planning || (run !== null && run.done < run.total);
 
   /**
    * Asks for the plans, then runs `apply` at once when no config changes, or
    * shows the merged plan for confirmation.
    */
-  async function planFirst(verb: string, plans: () => Promise<(PublishPlan | null)[]>, stageable: boolean, apply: (strategy: Strategy | undefined) => void) {
-    setError(null);
-    setPlanning(true);
-    let plan: PublishPlan | null;
-    try {
-      plan = mergePlans((await plans()).filter((p) => p !== null));
-    } catch (caught) {
-      setError(caught as ApiError);
-      return;
-    } finally {
-      setPlanning(false);
-    }
-    if (plan && plan.changes.length > 0) setPending({ verb, plan, stageable, apply });
-    else apply(undefined);
+  function planFirst(verb: string, plans: () => Promise<(PublishPlan | null)[]>, stageable: boolean, apply: (strategy: Strategy | undefined) => void) {
+    ask(
+      () => plans().then((found) => mergePlans(found.filter((p) => p !== null))),
+      (plan) => {
+        if (plan && plan.changes.length > 0) setPending({ verb, plan, stageable, apply });
+        else apply(undefined);
+      },
+    );
   }
   const selected = target.kind === "rows" ? target.collectors : [];
 
@@ -146,7 +134,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
       return out;
     };
     // One PATCH per collector: each that changes a config is its own rollout, so none is staged.
-    void planFirst(verb, plans, false, () => start(verb, (c) => patch(c, { environment })));
+    planFirst(verb, plans, false, () => start(verb, (c) => patch(c, { environment })));
   }
 
   /** The matchers of each of the tag edit's calls: one for "all matching", one per selection chunk otherwise. */
@@ -159,7 +147,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
   function planTags(verb: string, edit: TagEdit) {
     const calls = tagCalls();
     const plans = () => Promise.all(calls.map(async (match) => (await api.post<{ plan: PublishPlan | null }>("/collectors/tags/plan", { match, ...edit })).plan));
-    void planFirst(verb, plans, calls.length === 1, (strategy) => void editTags(verb, { ...edit, ...(strategy ? { strategy } : {}) }));
+    planFirst(verb, plans, calls.length === 1, (strategy) => void editTags(verb, { ...edit, ...(strategy ? { strategy } : {}) }));
   }
 
   /** The edit on every targeted collector: one call for "all matching", one per selection chunk otherwise. */
@@ -169,7 +157,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
     if (target.kind === "matching") {
       setRun({ verb, done: 0, total: target.count, failures: [] });
       try {
-        const result = await api.post<TagEditResult>("/collectors/tags", { match: target.matchers, ...edit });
+        const result = await api.post<TagEditAnswer>("/collectors/tags", { match: target.matchers, ...edit });
         setRun({ verb, done: result.matched, total: result.matched, failures: [], changed: result.changed });
       } catch (caught) {
         setRun(null);
@@ -184,7 +172,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
     setRun({ verb, done: 0, total: selected.length, failures: [] });
     for (const chunk of selectionMatchers(selected.map((c) => c.id))) {
       try {
-        changed += (await api.post<TagEditResult>("/collectors/tags", { match: [chunk.match], ...edit })).changed;
+        changed += (await api.post<TagEditAnswer>("/collectors/tags", { match: [chunk.match], ...edit })).changed;
         succeeded.push(...chunk.ids);
         setRun((r) => r && { ...r, done: r.done + chunk.ids.length, changed });
       } catch (caught) {

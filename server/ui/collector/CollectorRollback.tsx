@@ -7,7 +7,7 @@
 import { api } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
-import { useAction } from "./action.ts";
+import { useAction } from "../action.ts";
 
 export function CollectorRollbackNote({
   collectorId,

@@ -10,14 +10,16 @@
  * changes). Rollback is offered on the version the API restores, after a
  * confirmation that says it pins the collector, and its outcome is announced.
  */
-import { useEffect, useRef, useState } from "react";
+import { useRef, useState } from "react";
 import { api, ApiError } from "../api.ts";
 import { Diff, textPatch, type StructuredPatch } from "../components/Diff.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { shortCommit } from "../format.ts";
-import type { RenderFailure } from "../../../shared/rollouts.ts";
+import type { ConfigHistoryAnswer } from "../../../shared/rollouts.ts";
+import { useAction } from "../action.ts";
+import { useLoad } from "../load.ts";
 import { historyStateWords } from "./historyState.ts";
 import type { ConfigVersion, HistoryEntry } from "./types.ts";
 
@@ -43,29 +45,15 @@ interface Comparison {
 
 export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBack }: { collectorId: string; reload: number; canWrite: boolean; onRolledBack: () => void }) {
   const base = `/collectors/${encodeURIComponent(collectorId)}`;
-  const [history, setHistory] = useState<HistoryEntry[] | null>(null);
-  const [renderFailure, setRenderFailure] = useState<RenderFailure | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const loaded = useLoad(() => api.get<ConfigHistoryAnswer>(`${base}/config-history`), `${base}|${reload}`);
+  const history = loaded.data?.items ?? null;
+  const renderFailure = loaded.data?.renderFailure ?? null;
+  const action = useAction();
+  const error = action.error ?? loaded.error;
+  const busy = action.busy;
   const [comparison, setComparison] = useState<Comparison | null>(null);
   const [result, setResult] = useState("");
-  const [busy, setBusy] = useState(false);
   const bodies = useRef(new Map<number, Promise<ConfigVersion>>());
-
-  useEffect(() => {
-    let current = true;
-    api.get<{ items: HistoryEntry[]; renderFailure: RenderFailure | null }>(`${base}/config-history`).then(
-      (answer) => {
-        if (!current) return;
-        setHistory(answer.items);
-        setRenderFailure(answer.renderFailure);
-        setError(null);
-      },
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [base, reload]);
 
   function version(seq: number): Promise<ConfigVersion> {
     let found = bodies.current.get(seq);
@@ -98,17 +86,15 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
       `Roll this collector back to version ${to.seq} (commit ${shortCommit(to.commit)})? It is pushed as a new version, ` +
       "and the collector is pinned to it: fleet publishes skip it until it is unpinned.";
     if (!window.confirm(question)) return;
-    setBusy(true);
-    setError(null);
     setResult("");
-    api
-      .post<HistoryEntry>(`${base}/rollback`)
-      .then((entry) => {
+    action.run(
+      () => api.post<HistoryEntry>(`${base}/rollback`),
+      (entry) => {
         setResult(`Rolled back to version ${entry.rollbackOf ?? to.seq}: version ${entry.seq} is now the target (${entry.state}). The collector is pinned to it.`);
-        setHistory((before) => (before ? [...before.filter((e) => e.seq !== entry.seq), entry] : [entry]));
+        loaded.setData((before) => ({ renderFailure: before?.renderFailure ?? null, items: before ? [...before.items.filter((e) => e.seq !== entry.seq), entry] : [entry] }));
         onRolledBack();
-      }, setError)
-      .finally(() => setBusy(false));
+      },
+    );
   }
 
   const candidate = history ? rollbackTarget(history) : null;

@@ -6,8 +6,9 @@
  * collector's page. Drift moves with config_target events, so both refetch
  * on them, at most once a second however busy the fleet.
  */
-import { useEffect, useState } from "react";
-import { api, ApiError } from "../api.ts";
+import type { DriftedAnswer } from "../../../shared/rollouts.ts";
+import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { ListTable } from "../components/ListTable.tsx";
@@ -16,36 +17,13 @@ import { Link } from "../router.tsx";
 import { plural } from "../publish/plan.ts";
 import { useThrottledCounter } from "../refresh.ts";
 
-export interface DriftedItem {
-  collectorId: string;
-  name: string;
-  reason: string | null;
-  checkedAt: string;
-}
-
 const REFETCH_MS = 1000;
 
 function useDrifted() {
-  const [items, setItems] = useState<DriftedItem[] | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
   const [version, bump] = useThrottledCounter(REFETCH_MS);
-
-  useEffect(() => {
-    let current = true;
-    api.get<{ items: DriftedItem[] }>("/collectors/drifted").then(
-      (answer) => {
-        if (!current) return;
-        setItems(answer.items);
-        setError(null);
-      },
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [version]);
+  const { data, error } = useLoad(() => api.get<DriftedAnswer>("/collectors/drifted"), String(version));
   useLiveEvents(["config_target", "collector"], bump);
-  return { items, error };
+  return { items: data?.items ?? null, error };
 }
 
 /** The list page's way in: a chip with the count (nothing while it is not known). */

@@ -9,36 +9,31 @@
  */
 import { useState, type FormEvent } from "react";
 import type { PublishPlan } from "../../../shared/rollouts.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
 import { DeployConfirm } from "./DeployConfirm.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { navigate } from "../router.tsx";
 import { readCollectorForm, tagsText } from "./tags.ts";
-import type { Collector } from "../../../shared/collectors.ts";
+import type { Collector, EditPlanAnswer } from "../../../shared/collectors.ts";
 import { MODE_NAMES } from "../../../shared/vocabulary.ts";
 
 export function EditCollectorSection({ collector, onSaved }: { collector: Collector; onSaved: (c: Collector) => void }) {
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   const [saved, setSaved] = useState(false);
   /** An edit waiting for its plan to be confirmed. */
   const [pending, setPending] = useState<{ body: Partial<Collector>; plan: PublishPlan } | null>(null);
 
   function save(body: Partial<Collector>) {
-    setBusy(true);
-    api
-      .patch<Collector>(`/collectors/${encodeURIComponent(collector.id)}`, body)
-      .then(
-        (updated) => {
-          setError(null);
-          setSaved(true);
-          setPending(null);
-          onSaved(updated);
-        },
-        (caught: ApiError) => setError(caught),
-      )
-      .finally(() => setBusy(false));
+    run(
+      () => api.patch<Collector>(`/collectors/${encodeURIComponent(collector.id)}`, body),
+      (updated) => {
+        setSaved(true);
+        setPending(null);
+        onSaved(updated);
+      },
+    );
   }
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
@@ -58,32 +53,20 @@ export function EditCollectorSection({ collector, onSaved }: { collector: Collec
       setSaved(true);
       return;
     }
-    setBusy(true);
-    setError(null);
-    api
-      .post<{ plan: PublishPlan | null }>(`/collectors/${encodeURIComponent(collector.id)}/edit-plan`, body)
-      .then(
-        ({ plan }) => {
-          setBusy(false);
-          if (plan && plan.changes.length > 0) setPending({ body, plan });
-          else save(body);
-        },
-        (caught: ApiError) => {
-          setBusy(false);
-          setError(caught);
-        },
-      );
+    run(
+      () => api.post<EditPlanAnswer>(`/collectors/${encodeURIComponent(collector.id)}/edit-plan`, body),
+      ({ plan }) => {
+        if (plan && plan.changes.length > 0) setPending({ body, plan });
+        else save(body);
+      },
+    );
   }
 
   function remove() {
     if (!window.confirm(`Delete collector ${collector.name}? Its record and token are removed; if it runs, it can no longer connect.`)) return;
-    setBusy(true);
-    api.delete(`/collectors/${encodeURIComponent(collector.id)}`).then(
+    run(
+      () => api.delete(`/collectors/${encodeURIComponent(collector.id)}`),
       () => navigate("/ui/collectors"),
-      (caught: ApiError) => {
-        setError(caught);
-        setBusy(false);
-      },
     );
   }
 

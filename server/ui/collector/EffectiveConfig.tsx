@@ -6,8 +6,9 @@
  * from by the collector itself, drifted. Their actions' outcomes are said
  * here, since the note that offered one goes once it is done.
  */
-import { useEffect, useState } from "react";
-import { api, ApiError } from "../api.ts";
+import { useState } from "react";
+import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { shortCommit } from "../format.ts";
@@ -28,28 +29,12 @@ export function EffectiveConfigSection({
   /** A note's action changed the target: the page refreshes its config parts. */
   onChanged: () => void;
 }) {
-  const [config, setConfig] = useState<EffectiveConfig | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { data: config, error } = useLoad(() => api.get<EffectiveConfig>(`/collectors/${encodeURIComponent(collectorId)}/effective-config`), `${collectorId}|${reload}`);
   const [result, setResult] = useState("");
   const done = (message: string) => {
     setResult(message);
     onChanged();
   };
-
-  useEffect(() => {
-    let current = true;
-    api.get<EffectiveConfig>(`/collectors/${encodeURIComponent(collectorId)}/effective-config`).then(
-      (answer) => {
-        if (!current) return;
-        setConfig(answer);
-        setError(null);
-      },
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [collectorId, reload]);
 
   const target = config?.target ?? null;
   const effective = config?.effective ?? null;

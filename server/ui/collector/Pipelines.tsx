@@ -4,12 +4,12 @@
  * its attributes satisfy (GET /collectors/{id}/pipelines); beside each
  * matcher, the attribute it read: its value and where that comes from.
  */
-import { useEffect, useState } from "react";
 import { collectorAttributes, type AttributeOrigin } from "../../../shared/collector-attributes.ts";
 import type { Collector } from "../../../shared/collectors.ts";
 import { parseMatcher } from "../../../shared/matchers.ts";
 import type { AppliedPipelines } from "../../../shared/pipelines.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Link } from "../router.tsx";
 import { useTrustedKeys } from "../trust.ts";
@@ -28,23 +28,7 @@ function reading(matcher: string, attributes: ReturnType<typeof collectorAttribu
 export function AppliedPipelinesSection({ collector, reload }: { collector: Collector; reload: number }) {
   const collectorId = collector.id;
   const attributes = collectorAttributes(collector, useTrustedKeys());
-  const [answer, setAnswer] = useState<AppliedPipelines | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-
-  useEffect(() => {
-    let current = true;
-    api.get<AppliedPipelines>(`/collectors/${encodeURIComponent(collectorId)}/pipelines`).then(
-      (found) => {
-        if (!current) return;
-        setAnswer(found);
-        setError(null);
-      },
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [collectorId, reload]);
+  const { data: answer, error } = useLoad(() => api.get<AppliedPipelines>(`/collectors/${encodeURIComponent(collectorId)}/pipelines`), `${collectorId}|${reload}`);
 
   return (
     <section className="detail-block" aria-labelledby="applied-pipelines-title">

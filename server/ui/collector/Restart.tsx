@@ -8,7 +8,7 @@ import { useState } from "react";
 import { api } from "../api.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import type { Collector } from "../../../shared/collectors.ts";
-import { useAction } from "./action.ts";
+import { useAction } from "../action.ts";
 
 export function RestartSection({ collector }: { collector: Collector }) {
   const { busy, error, run } = useAction();

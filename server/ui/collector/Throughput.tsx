@@ -4,8 +4,8 @@
  * tables under them give the latest rates (polled every 5 s) as text, and the
  * topology shows the same rates on each flow. Both poll only while visible.
  */
-import { useEffect, useState } from "react";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { Chart, type ChartSeries } from "../components/Chart.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
@@ -14,7 +14,6 @@ import { formatBytes, formatDuration, formatRate } from "../format.ts";
 import { Topology } from "./Topology.tsx";
 import type { RouteRecord, Throughput } from "./types.ts";
 import type { ThroughputHistory } from "../../../shared/throughput.ts";
-import { useVisiblePolling } from "../refresh.ts";
 
 const POLL_MS = 5000;
 const HISTORY_MS = 15_000;
@@ -45,32 +44,26 @@ function HistoryCharts({ history }: { history: ThroughputHistory }) {
 const rate = (value: number | null) => (value === null ? <span className="muted">—</span> : formatRate(value));
 
 export function ThroughputSection({ collectorId, reload }: { collectorId: string; reload: number }) {
-  const [latest, setLatest] = useState<Throughput | null>(null);
-  const [history, setHistory] = useState<ThroughputHistory | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [routes, setRoutes] = useState<Map<string, string>>(new Map());
   const path = `/collectors/${encodeURIComponent(collectorId)}/throughput`;
-
-  useVisiblePolling(() => {
-    api.get<Throughput>(path).then((data) => {
-      setError(null);
-      setLatest(data);
-    }, setError);
-  }, reload, POLL_MS);
-  useVisiblePolling(() => api.get<ThroughputHistory>(`${path}/history`).then(setHistory, setError), reload, HISTORY_MS);
-
+  const polled = { everyMs: POLL_MS, pauseHidden: true };
+  const current = useLoad(() => api.get<Throughput>(path), `${path}|${reload}`, polled);
+  const past = useLoad(() => api.get<ThroughputHistory>(`${path}/history`), `${path}|${reload}`, { ...polled, everyMs: HISTORY_MS });
   // Routes by id, named "source → pipeline", for the routes table.
-  useEffect(() => {
+  const named = useLoad(() => {
     const id = encodeURIComponent(collectorId);
-    Promise.all([
+    return Promise.all([
       api.get<{ items: RouteRecord[] }>(`/routes?collectorId=${id}`),
       api.get<{ items: { id: string; name: string }[] }>("/sources"),
       api.get<{ items: { id: string; name: string }[] }>("/pipelines"),
     ]).then(([r, sources, pipelines]) => {
       const name = (list: { id: string; name: string }[], key: string) => list.find((x) => x.id === key)?.name ?? key;
-      setRoutes(new Map(r.items.map((route) => [route.id, `${name(sources.items, route.sourceId)} → ${name(pipelines.items, route.pipelineId)}`])));
-    }, setError);
-  }, [collectorId, reload]);
+      return new Map(r.items.map((route) => [route.id, `${name(sources.items, route.sourceId)} → ${name(pipelines.items, route.pipelineId)}`]));
+    });
+  }, `${collectorId}|${reload}`);
+  const latest = current.data;
+  const history = past.data;
+  const routes = named.data ?? new Map<string, string>();
+  const error = current.error ?? past.error ?? named.error;
 
   const measured = history !== null && history.times.length > 0;
 

@@ -7,31 +7,21 @@
  * collector stops authenticating until its config holds the new token.
  */
 import { useState } from "react";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { CopyButton } from "../components/CopyButton.tsx";
 import type { Collector } from "../../../shared/collectors.ts";
-
-interface MintedToken {
-  token: string;
-  collectorId: string;
-  createdAt: string;
-}
+import type { CollectorToken } from "../../../shared/enrollment.ts";
 
 export function TokenRotationSection({ collector }: { collector: Collector }) {
-  const [minted, setMinted] = useState<MintedToken | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const [minted, setMinted] = useState<CollectorToken | null>(null);
+  const { busy, error, run } = useAction();
 
   function rotate() {
     if (!window.confirm(`Mint a new token for ${collector.name}? Its current token stops working at once.`)) return;
-    setBusy(true);
-    setError(null);
     setMinted(null);
-    api
-      .post<MintedToken>(`/collectors/${encodeURIComponent(collector.id)}/otlp-token`)
-      .then(setMinted, setError)
-      .finally(() => setBusy(false));
+    run(() => api.post<CollectorToken>(`/collectors/${encodeURIComponent(collector.id)}/otlp-token`), setMinted);
   }
 
   return (

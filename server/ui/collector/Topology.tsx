@@ -5,8 +5,8 @@
  * /throughput answer on each node and on the flow. A node whose error count
  * rose within the rates' window (errors/s above zero) is marked.
  */
-import { useEffect, useState } from "react";
 import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { formatRate } from "../format.ts";
 import type { Topology as Graph, TopologyNode } from "../../../shared/config-records.ts";
 import type { Throughput } from "./types.ts";
@@ -30,17 +30,14 @@ interface Records {
 const byId = <T extends Named>(items: T[]) => new Map(items.map((x) => [x.id, x]));
 
 export function Topology({ throughput, reload }: { throughput: Throughput; reload: number }) {
-  const [records, setRecords] = useState<Records | null>(null);
-  useEffect(() => {
-    Promise.all([
-      api.get<{ items: PipelineItem[] }>("/pipelines"),
-      api.get<{ items: Named[] }>("/sources"),
-      api.get<{ items: Named[] }>("/destinations"),
-    ]).then(
-      ([p, s, d]) => setRecords({ pipelines: byId(p.items), sources: byId(s.items), destinations: byId(d.items) }),
-      () => setRecords(null),
-    );
-  }, [reload]);
+  const { data: records } = useLoad(
+    (): Promise<Records> =>
+      Promise.all([api.get<{ items: PipelineItem[] }>("/pipelines"), api.get<{ items: Named[] }>("/sources"), api.get<{ items: Named[] }>("/destinations")]).then(
+        ([p, s, d]) => ({ pipelines: byId(p.items), sources: byId(s.items), destinations: byId(d.items) }),
+      ),
+    String(reload),
+    { clearOnError: true },
+  );
 
   if (throughput.pipelines.length === 0 || records === null) return null;
   return (

@@ -7,6 +7,7 @@
  */
 import { useState } from "react";
 import { api, type ApiError } from "../api.ts";
+import { useLoad } from "../load.ts";
 import "./CollectorField.css";
 
 interface Candidate {
@@ -33,18 +34,10 @@ function candidatesOf(error: ApiError | null): Candidate[] {
 
 export function CollectorField({ id, name, error, required, placeholder = "name or id", ...aria }: Props) {
   const [value, setValue] = useState("");
-  const [matches, setMatches] = useState<Candidate[]>([]);
+  const q = value.trim();
+  const suggested = useLoad(q.length < 2 ? null : () => api.get<{ items: Candidate[] }>(`/collectors?limit=20&q=${encodeURIComponent(q)}`), q, { clearOnError: true });
+  const matches = suggested.data?.items ?? [];
   const candidates = candidatesOf(error);
-
-  function type(text: string) {
-    setValue(text);
-    const q = text.trim();
-    if (q.length < 2) return setMatches([]);
-    api.get<{ items: Candidate[] }>(`/collectors?limit=20&q=${encodeURIComponent(q)}`).then(
-      (page) => setMatches(page.items),
-      () => setMatches([]),
-    );
-  }
 
   // A name shown once among the suggestions is offered as the name; a shared one as each collector's id.
   const shared = new Set(matches.filter((c, i) => matches.findIndex((o) => o.name === c.name) !== i).map((c) => c.name));
@@ -59,7 +52,7 @@ export function CollectorField({ id, name, error, required, placeholder = "name 
         required={required}
         placeholder={placeholder}
         value={value}
-        onChange={(event) => type(event.currentTarget.value)}
+        onChange={(event) => setValue(event.currentTarget.value)}
         {...aria}
       />
       <datalist id={`${id}-options`}>

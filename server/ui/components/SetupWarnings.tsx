@@ -4,35 +4,16 @@
  * downloads.dir. The System page lists every problem with its fix; the
  * Onboarding page uses the same answer to disable what cannot work.
  */
-import { useEffect, useState } from "react";
+import type { Health, OnboardingReadiness } from "../../../shared/system.ts";
 import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import "./SetupWarnings.css";
-
-export interface Readiness {
-  ready: boolean;
-  problem: string | null;
-}
-
-export interface OnboardingReadiness {
-  externalUrlSource: "config" | "listen" | "unset";
-  collectorSnippet: Readiness;
-  agentPackages: Readiness;
-}
 
 /** The server's answer, or null until it arrives (or when the caller may not read health: then nothing is disabled). */
 export function useOnboardingReadiness(enabled: boolean): OnboardingReadiness | null {
-  const [readiness, setReadiness] = useState<OnboardingReadiness | null>(null);
-  useEffect(() => {
-    if (!enabled) return;
-    let live = true;
-    api.get<{ onboarding: OnboardingReadiness }>("/system/health").then(
-      (health) => live && setReadiness(health.onboarding),
-      () => live && setReadiness(null),
-    );
-    return () => {
-      live = false;
-    };
-  }, [enabled]);
+  const { data: readiness } = useLoad(enabled ? () => api.get<Health>("/system/health").then((health) => health.onboarding) : null, "", {
+    clearOnError: true,
+  });
   return readiness;
 }
 

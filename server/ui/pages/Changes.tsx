@@ -8,12 +8,13 @@
  * progress (at most once a second, as a fleet publish sends one per
  * collector). Viewers see everything without the write buttons.
  */
-import { useEffect, useState, type FormEvent } from "react";
-import type { Commit, FileChange } from "../../../shared/changes.ts";
-import { api, ApiError } from "../api.ts";
+import { useMemo, useState, type FormEvent } from "react";
+import type { CommitMade, FileChange, PendingChanges } from "../../../shared/changes.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
+import { useLoad } from "../load.ts";
 import { shortCommit } from "../format.ts";
 import { ChangedFiles, parseDiff } from "../components/ChangedFiles.tsx";
-import type { StructuredPatch } from "../components/Diff.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLiveEvents } from "../events.ts";
 import { CommitHistory } from "./CommitHistory.tsx";
@@ -50,60 +51,43 @@ export function ChangesPage() {
 }
 
 function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; reload: number; onCommitted: () => void }) {
-  const [items, setItems] = useState<FileChange[] | null>(null);
-  const [patches, setPatches] = useState<StructuredPatch[]>([]);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [commitError, setCommitError] = useState<ApiError | null>(null);
   const [result, setResult] = useState("");
-  const [busy, setBusy] = useState(false);
   const [changed, setChanged] = useState(0);
-
-  useEffect(() => {
-    let current = true;
-    api.get<{ items: FileChange[]; diff: string }>("/changes").then(
-      (answer) => {
-        if (!current) return;
-        setItems(answer.items);
-        setPatches(parseDiff(answer.diff));
-        setError(null);
-      },
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [reload, changed]);
+  const loaded = useLoad(() => api.get<PendingChanges>("/changes"), `${reload}|${changed}`);
+  const items = loaded.data?.items ?? null;
+  const patches = useMemo(() => (loaded.data ? parseDiff(loaded.data.diff) : []), [loaded.data]);
+  const committing = useAction();
+  const discarding = useAction();
+  const busy = committing.busy || discarding.busy;
+  const error = discarding.error ?? loaded.error;
+  const commitError = committing.error;
 
   function commit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = event.currentTarget;
     const message = String(new FormData(form).get("message") ?? "");
-    setBusy(true);
-    setCommitError(null);
     setResult("");
-    api
-      .post<Commit & { files: FileChange[] }>("/commit", { message })
-      .then((made) => {
+    committing.run(
+      () => api.post<CommitMade>("/commit", { message }),
+      (made) => {
         form.reset();
         setResult(`Committed ${shortCommit(made.commit)} with ${made.files.length} file${made.files.length === 1 ? "" : "s"}.`);
         setChanged((n) => n + 1);
         onCommitted();
-      }, setCommitError)
-      .finally(() => setBusy(false));
+      },
+    );
   }
 
   function discard() {
     if (!window.confirm("Discard every pending change? The working tree returns to the last commit; this cannot be undone.")) return;
-    setBusy(true);
-    setError(null);
     setResult("");
-    api
-      .post<{ items: FileChange[] }>("/changes/discard")
-      .then((answer) => {
+    discarding.run(
+      () => api.post<{ items: FileChange[] }>("/changes/discard"),
+      (answer) => {
         setResult(`Discarded ${answer.items.length} change${answer.items.length === 1 ? "" : "s"}.`);
         setChanged((n) => n + 1);
-      }, setError)
-      .finally(() => setBusy(false));
+      },
+    );
   }
 
   const count = items?.length ?? 0;

@@ -10,7 +10,8 @@
  */
 import { useEffect, useRef, useState, type ReactNode } from "react";
 import { MODE_NAMES } from "../../../shared/vocabulary.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { ActivationsSection } from "../collector/Activations.tsx";
 import { ConfigHistorySection } from "../collector/ConfigHistory.tsx";
 import { EditCollectorSection } from "../collector/EditCollector.tsx";
@@ -41,25 +42,9 @@ export function CollectorDetailPage({ id }: { id: string }) {
   // The collector's token reveals its config with secrets filled in: minting it is for collectors:enroll holders.
   const canEnroll = useHasScope("collectors:enroll");
   const canPublish = useHasScope("config:publish");
-  const [collector, setCollector] = useState<Collector | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
   const [collectorVersion, setCollectorVersion] = useState(0);
   const [configVersion, setConfigVersion] = useState(0);
-
-  useEffect(() => {
-    let current = true;
-    api.get<Collector>(`/collectors/${encodeURIComponent(id)}`).then(
-      (found) => {
-        if (!current) return;
-        setCollector(found);
-        setError(null);
-      },
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [id, collectorVersion]);
+  const { data: collector, setData: setCollector, error } = useLoad(() => api.get<Collector>(`/collectors/${encodeURIComponent(id)}`), `${id}|${collectorVersion}`);
 
   // History entries are written a moment after the target (batched, server/rollout/rollout.ts
   // historyWrites) and send no event of their own: the history is read once more after that.

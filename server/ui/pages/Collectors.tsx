@@ -25,6 +25,7 @@ import type { Dashboard } from "../../../shared/dashboard.ts";
 import { MatcherListError, parseMatcherList, type Matcher } from "../../../shared/matchers.ts";
 import { MODE_NAMES } from "../../../shared/vocabulary.ts";
 import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FilterActions } from "../components/FilterActions.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
@@ -220,7 +221,6 @@ function useLiveCollectors(items: Row[], search: URLSearchParams, filterKey: str
  * filter alone does; tag and text do not, nor matchers with status.
  */
 function useFleetTotal(search: URLSearchParams, filterKey: string): number | null {
-  const [total, setTotal] = useState<number | null>(null);
   const matchers = onlyMatchers(search);
   const status = search.get("status");
   const attention = attentionOf(search);
@@ -229,29 +229,21 @@ function useFleetTotal(search: URLSearchParams, filterKey: string): number | nul
     !search.get("q")?.trim() &&
     (matchers !== null || !search.has("match")) &&
     (!search.has("attention") || (attention !== null && !status && !search.has("match")));
-  useEffect(() => {
-    setTotal(null);
-    if (!countable) return;
-    let current = true;
-    const counted =
-      attention !== null
-        ? api.get<Dashboard>("/dashboard").then((dashboard) => dashboard[attention].count)
-        : matchers !== null
-        ? api.post<{ count: number }>("/matchers/preview", { matchers, limit: 1 }).then(({ count }) => count)
-        : api
-            .get<{ collectors: Record<string, number> }>("/system/health")
-            .then(({ collectors }) => (status ? (collectors[status] ?? null) : Object.values(collectors).reduce((a, b) => a + b, 0)));
-    counted.then(
-      (count) => {
-        if (current) setTotal(count);
-      },
-      // The total is a nicety: without it the list says "50+" as it always could.
-      () => undefined,
-    );
-    return () => {
-      current = false;
-    };
-  }, [filterKey]);
+  // The total is a nicety: without it (or when it cannot be read) the list says "50+" as it always could.
+  const { data: total } = useLoad(
+    countable
+      ? () =>
+          attention !== null
+            ? api.get<Dashboard>("/dashboard").then((dashboard) => dashboard[attention].count)
+            : matchers !== null
+            ? api.post<{ count: number }>("/matchers/preview", { matchers, limit: 1 }).then(({ count }) => count)
+            : api
+                .get<{ collectors: Record<string, number> }>("/system/health")
+                .then(({ collectors }) => (status ? (collectors[status] ?? null) : Object.values(collectors).reduce((a, b) => a + b, 0)))
+      : null,
+    filterKey,
+    { reset: "all" },
+  );
   return total;
 }
 

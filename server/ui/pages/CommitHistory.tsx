@@ -6,7 +6,8 @@
  */
 import { useEffect, useState } from "react";
 import type { Commit, CommitDiff } from "../../../shared/changes.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { shortCommit } from "../format.ts";
 import { ChangedFiles, parseDiff } from "../components/ChangedFiles.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -90,18 +91,7 @@ function CommitRow({ commit: c, open, reveal, onToggle }: { commit: Commit; open
 
 /** One commit's changed files and their diff, loaded when it is opened. */
 function CommitFiles({ commit }: { commit: string }) {
-  const [answer, setAnswer] = useState<CommitDiff | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  useEffect(() => {
-    let current = true;
-    api.get<CommitDiff>(`/commits/${encodeURIComponent(commit)}`).then(
-      (diff) => current && setAnswer(diff),
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [commit]);
+  const { data: answer, error } = useLoad(() => api.get<CommitDiff>(`/commits/${encodeURIComponent(commit)}`), commit);
   if (error) return <ErrorMessage error={error} />;
   if (!answer) return <p className="muted">Loading…</p>;
   const count = answer.items.length;

@@ -13,6 +13,7 @@ import { useState, type FormEvent } from "react";
 import type { CatalogEntry } from "../../../shared/catalog.ts";
 import type { SourceRecord } from "../../../shared/config-records.ts";
 import { api, ApiError } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { SchemaForm } from "../components/SchemaForm.tsx";
 import { EmptyState } from "../components/EmptyState.tsx";
@@ -67,7 +68,7 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
   const catalog = useCatalog(kind);
   const [reload, setReload] = useState(0);
   const [said, setSaid] = useState("");
-  const [deleteError, setDeleteError] = useState<ApiError | null>(null);
+  const { error: deleteError, run } = useAction();
 
   const list = useLoad(() => api.get<{ items: ComponentRecord[] }>(`/${kind}`).then((page) => page.items), `${kind}:${reload}`);
   const { error, loading } = list;
@@ -93,12 +94,14 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
 
   function remove(record: ComponentRecord) {
     if (!window.confirm(`Delete ${words.one} "${record.name}"? Anything that still uses it must be removed first.`)) return;
-    api.delete(`/${kind}/${encodeURIComponent(record.id)}`).then(() => {
-      list.setData((before) => before?.filter((r) => r.id !== record.id) ?? null);
-      setDeleteError(null);
-      setSaid(`Deleted ${words.one} "${record.name}".`);
-      setReload((n) => n + 1);
-    }, setDeleteError);
+    run(
+      () => api.delete(`/${kind}/${encodeURIComponent(record.id)}`),
+      () => {
+        list.setData((before) => before?.filter((r) => r.id !== record.id) ?? null);
+        setSaid(`Deleted ${words.one} "${record.name}".`);
+        setReload((n) => n + 1);
+      },
+    );
   }
 
   const editRecord = editing !== null ? items.find((r) => r.id === editing) : undefined;
@@ -271,18 +274,12 @@ function ComponentEditor({ kind, entry, record, from, base, onSaved }: EditorPro
     name: record.name === "" ? undefined : record.name,
     config: entry ? initialValue(entry.schema as Schema, record.config) : record.config,
   }));
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const body = { name: value.name ?? "", type: record.type, config: value.config ?? {} };
-    setBusy(true);
-    const request = isNew ? api.post<ComponentRecord>(`/${kind}`, body) : api.put<ComponentRecord>(`/${kind}/${encodeURIComponent(record.id)}`, body);
-    request.then(onSaved, (caught: ApiError) => {
-      setError(caught);
-      setBusy(false);
-    });
+    run(() => (isNew ? api.post<ComponentRecord>(`/${kind}`, body) : api.put<ComponentRecord>(`/${kind}/${encodeURIComponent(record.id)}`, body)), onSaved);
   }
 
   const title = isNew ? `New ${words.one}: ${entry?.title ?? record.type}` : `Edit ${words.one} ${record.name}`;

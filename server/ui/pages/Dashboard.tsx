@@ -9,9 +9,10 @@
  * fleet's heartbeats would otherwise refetch many times a second); rates are
  * not evented, so a slow poll refreshes them too.
  */
-import { lazy, Suspense, useState, type ReactNode } from "react";
+import { lazy, Suspense, type ReactNode } from "react";
 import type { Dashboard } from "../../../shared/dashboard.ts";
 import { api, ApiError } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { EmptyState } from "../components/EmptyState.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLiveEvents } from "../events.ts";
@@ -19,7 +20,7 @@ import { formatRate, shortCommit } from "../format.ts";
 import { Link } from "../router.tsx";
 import "./Dashboard.css";
 import { recordHref } from "../components/RecordName.tsx";
-import { useThrottledCounter, useVisiblePolling } from "../refresh.ts";
+import { useThrottledCounter } from "../refresh.ts";
 import { MODE_NAMES, RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
 /** uPlot is a separate chunk: only fetched once there is a history to draw. */
@@ -34,19 +35,9 @@ const collectorsWhere = (query: Record<string, string>) => `/ui/collectors?${new
 
 /** The dashboard's answer, refetched on live events (throttled) and on a slow poll; the last answer stays shown while refetching. */
 function useDashboard(): { data: Dashboard | null; error: ApiError | null } {
-  const [data, setData] = useState<Dashboard | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
   const [events, bump] = useThrottledCounter(EVENT_THROTTLE_MS);
-  const load = () =>
-    api.get<Dashboard>("/dashboard").then(
-      (answer) => {
-        setData(answer);
-        setError(null);
-      },
-      (e: ApiError) => setError(e),
-    );
   // Each throttled burst of events loads it again and restarts the poll.
-  useVisiblePolling(load, events, POLL_MS);
+  const { data, error } = useLoad(() => api.get<Dashboard>("/dashboard"), String(events), { everyMs: POLL_MS, pauseHidden: true });
   useLiveEvents(["collector", "config_target", "rollout"], bump);
   return { data, error };
 }

@@ -5,11 +5,12 @@
  * log browser over the agent's browse and sample calls. The browser's place
  * (dir, file, mode, from) lives in the URL too, so reload and Back keep it.
  */
-import { useEffect, useState, type ReactNode } from "react";
+import { type ReactNode } from "react";
 import type { BrowseListing as Listing, BrowseSample as Sample, HostFacts } from "../../../shared/agent-protocol.ts";
 import { AGENT_STATUSES } from "../../../shared/agent-status.ts";
 import type { Agent } from "../../../shared/agents.ts";
 import { api, ApiError } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FilterActions } from "../components/FilterActions.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
@@ -144,21 +145,7 @@ function None() {
 }
 
 function HostDetail({ id }: { id: string }) {
-  const [agent, setAgent] = useState<Agent | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-
-  useEffect(() => {
-    let current = true;
-    setAgent(null);
-    setError(null);
-    api.get<Agent>(`/agents/${encodeURIComponent(id)}`).then(
-      (found) => current && setAgent(found),
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [id]);
+  const { data: agent, error } = useLoad(() => api.get<Agent>(`/agents/${encodeURIComponent(id)}`), id, { reset: "all" });
 
   const title = agent ? agent.host?.hostname || agent.name : id;
   return (
@@ -389,12 +376,23 @@ function LogBrowser({ agent }: { agent: Agent }) {
   const mode = search.get("mode") === "bytes" ? "bytes" : "lines";
   const from = search.get("from") === "head" ? "head" : "tail";
 
-  const [listing, setListing] = useState<Listing | null>(null);
-  const [listError, setListError] = useState<ApiError | null>(null);
-  const [sample, setSample] = useState<Sample | null>(null);
-  const [sampleError, setSampleError] = useState<ApiError | null>(null);
-  const [loadingList, setLoadingList] = useState(false);
-  const [loadingSample, setLoadingSample] = useState(false);
+  // A new directory keeps the old listing on screen until its own answer, but not the old refusal.
+  const list = useLoad(
+    disabled ? null : () => api.get<Listing>(`/agents/${encodeURIComponent(agent.id)}/browse?${new URLSearchParams({ path: dir })}`),
+    `${agent.id}|${dir}`,
+    { clearOnError: true, reset: "error" },
+  );
+  const listing = list.data;
+  const loadingList = list.pending;
+  const listError = list.error && browseError(list.error, dir);
+  const read = useLoad(
+    disabled || file === null ? null : () => api.get<Sample>(`/agents/${encodeURIComponent(agent.id)}/sample?${new URLSearchParams({ path: file, mode, from })}`),
+    `${agent.id}|${file}|${mode}|${from}`,
+    { reset: "all" },
+  );
+  const sample = read.data;
+  const loadingSample = read.pending;
+  const sampleError = read.error && file !== null ? browseError(read.error, file) : null;
 
   // A tail sample opens scrolled to its end, where the newest lines are.
   const tailScroll = (pre: HTMLPreElement | null) => {
@@ -410,45 +408,6 @@ function LogBrowser({ agent }: { agent: Agent }) {
     const qs = next.toString();
     navigate(qs === "" ? pathname : `${pathname}?${qs}`);
   }
-
-  useEffect(() => {
-    if (disabled) return;
-    let current = true;
-    setLoadingList(true);
-    setListError(null);
-    api
-      .get<Listing>(`/agents/${encodeURIComponent(agent.id)}/browse?${new URLSearchParams({ path: dir })}`)
-      .then(
-        (found) => current && setListing(found),
-        (caught: ApiError) => {
-          if (!current) return;
-          setListing(null);
-          setListError(browseError(caught, dir));
-        },
-      )
-      .finally(() => current && setLoadingList(false));
-    return () => {
-      current = false;
-    };
-  }, [agent.id, dir, disabled]);
-
-  useEffect(() => {
-    setSample(null);
-    setSampleError(null);
-    if (disabled || file === null) return;
-    let current = true;
-    setLoadingSample(true);
-    api
-      .get<Sample>(`/agents/${encodeURIComponent(agent.id)}/sample?${new URLSearchParams({ path: file, mode, from })}`)
-      .then(
-        (found) => current && setSample(found),
-        (caught: ApiError) => current && setSampleError(browseError(caught, file)),
-      )
-      .finally(() => current && setLoadingSample(false));
-    return () => {
-      current = false;
-    };
-  }, [agent.id, file, mode, from, disabled]);
 
   return (
     <Section id="log-browser-title" title="Log browser">

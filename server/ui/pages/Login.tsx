@@ -3,8 +3,8 @@
  * Tab/Enter work without extra code; the server's error message goes into
  * a role="alert" region that is always present, so it is announced.
  */
-import { useState, type FormEvent } from "react";
-import { ApiError } from "../api.ts";
+import { type FormEvent } from "react";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { ThemeToggle } from "../components/ThemeToggle.tsx";
 import { navigate, useLocation } from "../router.tsx";
@@ -18,22 +18,15 @@ function safeNext(next: string | null): string {
 export function LoginPage() {
   const { signIn } = useSession();
   const { search } = useLocation();
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    setBusy(true);
-    setError(null);
-    try {
-      await signIn(String(form.get("username")), String(form.get("password")));
-      navigate(safeNext(search.get("next")), { replace: true });
-    } catch (caught) {
-      setError(caught instanceof ApiError ? caught : new ApiError(0, "client_error", String(caught)));
-    } finally {
-      setBusy(false);
-    }
+    run(
+      () => signIn(String(form.get("username")), String(form.get("password"))),
+      () => navigate(safeNext(search.get("next")), { replace: true }),
+    );
   }
 
   return (

@@ -12,15 +12,17 @@
  */
 import { useEffect, useState, type FormEvent } from "react";
 import type { Runtime } from "../../../shared/vocabulary.ts";
-import type { BootstrapFile } from "../../../shared/enrollment.ts";
-import { api, ApiError } from "../api.ts";
+import type { BootstrapFiles, EnrollmentToken } from "../../../shared/enrollment.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
 import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
 import { CollectorField } from "../components/CollectorField.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LoadMore } from "../components/LoadMore.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { useCanWrite, useHasScope } from "../schema/editing.tsx";
-import { SetupWarning, useOnboardingReadiness, type OnboardingReadiness } from "../components/SetupWarnings.tsx";
+import { SetupWarning, useOnboardingReadiness } from "../components/SetupWarnings.tsx";
+import type { OnboardingReadiness } from "../../../shared/system.ts";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { StatusBadge, type Tone } from "../components/StatusBadge.tsx";
@@ -28,40 +30,24 @@ import { usePages } from "../list.ts";
 import "./Onboarding.css";
 import { MODE_NAMES, RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 
-interface EnrollmentToken {
-  id: string;
-  kind: "opamp" | "agent";
-  collectorId: string | null;
-  environment: string | null;
-  expiresAt: string;
-  maxUses: number | null;
-  uses: number;
-  boundInstanceUid: string | null;
-  createdBy: string;
-  createdAt: string;
-  revokedAt: string | null;
-}
-
 const PAGE_SIZE = 100;
 
 /** Asks the API for an install snippet (which mints its token); the answer, or the API's error, replaces the last. */
 function useSnippet(onMinted: () => void) {
   const [snippet, setSnippet] = useState<Snippet | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   function mint(path: string) {
-    setBusy(true);
-    setError(null);
-    api
-      .post<Snippet>(path)
-      .then((answer) => {
+    run(
+      () => api.post<Snippet>(path),
+      (answer) => {
         setSnippet(answer);
         onMinted();
-      }, (caught: ApiError) => {
+      },
+      (caught) => {
         setSnippet(null);
         setError(caught);
-      })
-      .finally(() => setBusy(false));
+      },
+    );
   }
   return { snippet, error, busy, mint };
 }
@@ -172,11 +158,6 @@ function CollectorSnippet({ onMinted, readiness }: { onMinted: () => void; readi
   );
 }
 
-interface BootstrapAnswer {
-  runtime: Runtime;
-  files: BootstrapFile[];
-}
-
 const RUNTIME_CHOICES: { value: Runtime; label: string; hint: string }[] = [
   { value: "otelcol", label: RUNTIME_NAMES.otelcol, hint: "config arrives over OpAMP" },
   { value: "alloy", label: RUNTIME_NAMES.alloy, hint: "polls for its config by remote config" },
@@ -193,38 +174,35 @@ function BootstrapFiles({ onMinted, readiness, canMint }: { onMinted: () => void
   const [runtime, setRuntime] = useState<Runtime>("otelcol");
   // Minting needs collectors:enroll; without it only a token the user holds renders files.
   const [source, setSource] = useState<"mint" | "held">(canMint ? "mint" : "held");
-  const [answer, setAnswer] = useState<(BootstrapAnswer & { minted: boolean }) | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const [answer, setAnswer] = useState<(BootstrapFiles & { minted: boolean }) | null>(null);
+  const { busy, error, setError, run } = useAction();
   useEffect(() => {
     setAnswer(null);
     setError(null);
   }, [runtime, source]);
 
-  async function files(form: FormData): Promise<BootstrapAnswer> {
+  async function files(form: FormData): Promise<BootstrapFiles> {
     const text = (key: string) => String(form.get(key) ?? "").trim();
-    if (source === "held") return api.post<BootstrapAnswer>("/bootstrap-files", { token: text("token"), runtime });
-    if (runtime === "alloy") return api.post<BootstrapAnswer>(`/collectors/${encodeURIComponent(text("collectorId"))}/bootstrap?runtime=alloy`);
+    if (source === "held") return api.post<BootstrapFiles>("/bootstrap-files", { token: text("token"), runtime });
+    if (runtime === "alloy") return api.post<BootstrapFiles>(`/collectors/${encodeURIComponent(text("collectorId"))}/bootstrap?runtime=alloy`);
     // One call that checks the public URL before it mints: a refusal leaves no token behind.
     const environment = text("environment");
-    const minted = await api.post<BootstrapAnswer>(`/collectors/bootstrap${environment === "" ? "" : `?${new URLSearchParams({ environment })}`}`);
+    const minted = await api.post<BootstrapFiles>(`/collectors/bootstrap${environment === "" ? "" : `?${new URLSearchParams({ environment })}`}`);
     onMinted();
     return minted;
   }
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    files(new FormData(event.currentTarget))
-      .then(
-        (result) => setAnswer({ ...result, minted: source === "mint" }),
-        (caught: ApiError) => {
-          setAnswer(null);
-          setError(caught);
-        },
-      )
-      .finally(() => setBusy(false));
+    const form = new FormData(event.currentTarget);
+    run(
+      () => files(form),
+      (result) => setAnswer({ ...result, minted: source === "mint" }),
+      (caught) => {
+        setAnswer(null);
+        setError(caught);
+      },
+    );
   }
 
   const chosen = RUNTIME_CHOICES.find((c) => c.value === runtime)!;
@@ -320,13 +298,19 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
     (cursor) => `/enrollment-tokens?limit=${PAGE_SIZE}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
     `${refresh}:${reload}`,
   );
+  const revoking = useAction();
 
   function revoke(token: EnrollmentToken) {
     if (!window.confirm(`Revoke enrollment token ${token.id}? It stops working at once.`)) return;
-    api.delete(`/enrollment-tokens/${encodeURIComponent(token.id)}`).then(() => {
-      setError(null);
-      setReload((n) => n + 1);
-    }, setError);
+    // A refusal shows where the list's own error does.
+    revoking.run(
+      () => api.delete(`/enrollment-tokens/${encodeURIComponent(token.id)}`),
+      () => {
+        setError(null);
+        setReload((n) => n + 1);
+      },
+      setError,
+    );
   }
 
   return (

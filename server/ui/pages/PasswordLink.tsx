@@ -7,6 +7,7 @@
  */
 import { useState, type FormEvent } from "react";
 import { ApiError } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { ThemeToggle } from "../components/ThemeToggle.tsx";
 import { Link, navigate, useLocation } from "../router.tsx";
@@ -43,28 +44,22 @@ export function PasswordLinkPage({ purpose }: { purpose: LinkPurpose }) {
   const { redeem } = useSession();
   const { search } = useLocation();
   const token = search.get("token") ?? "";
-  const [error, setError] = useState<ApiError | null>(null);
+  const { busy, error, setError, run } = useAction();
   const [dead, setDead] = useState(token === "");
-  const [busy, setBusy] = useState(false);
   const text = TEXT[purpose];
 
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const password = String(form.get("password"));
     const problem = passwordProblem(password, String(form.get("confirmation")));
     setError(problem);
     if (problem) return;
-    setBusy(true);
-    try {
-      await redeem(purpose, token, password);
-      navigate("/ui/", { replace: true });
-    } catch (caught) {
-      if (caught instanceof ApiError && caught.code === "invalid_token") setDead(true);
-      else setError(caught instanceof ApiError ? caught : new ApiError(0, "client_error", String(caught)));
-    } finally {
-      setBusy(false);
-    }
+    run(
+      () => redeem(purpose, token, password),
+      () => navigate("/ui/", { replace: true }),
+      (caught) => (caught.code === "invalid_token" ? setDead(true) : setError(caught)),
+    );
   }
 
   return (

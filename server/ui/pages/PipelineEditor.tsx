@@ -5,8 +5,8 @@
  * by others, and the matchers that choose which collectors run it.
  * Viewers get it read-only.
  */
-import { useEffect, useState } from "react";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Editor } from "../pipeline/Editor.tsx";
 import type { CatalogView, ComponentRecord, EditorContext, PipelineRecord, ProcessorTemplate } from "../pipeline/types.ts";
@@ -21,31 +21,24 @@ interface Loaded {
 export function PipelineEditorPage({ id }: { id: string }) {
   const { state } = useSession();
   const canEdit = state.status === "signedIn" && state.user.role !== "viewer";
-  const [loaded, setLoaded] = useState<Loaded | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-
-  useEffect(() => {
-    let current = true;
-    Promise.all([
-      api.get<PipelineRecord>(`/pipelines/${encodeURIComponent(id)}`),
-      api.get<CatalogView>("/catalog"),
-      api.get<{ items: ProcessorTemplate[] }>("/processor-templates"),
-      api.get<{ items: ComponentRecord[] }>("/sources"),
-      api.get<{ items: ComponentRecord[] }>("/destinations"),
-    ]).then(
-      ([pipeline, catalog, templates, sources, destinations]) => {
-        if (!current) return;
-        setLoaded({
-          pipeline,
-          ctx: { signal: pipeline.signal, catalog, templates: templates.items, sources: sources.items, destinations: destinations.items },
-        });
-      },
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [id]);
+  const {
+    data: loaded,
+    setData: setLoaded,
+    error,
+  } = useLoad(
+    (): Promise<Loaded> =>
+      Promise.all([
+        api.get<PipelineRecord>(`/pipelines/${encodeURIComponent(id)}`),
+        api.get<CatalogView>("/catalog"),
+        api.get<{ items: ProcessorTemplate[] }>("/processor-templates"),
+        api.get<{ items: ComponentRecord[] }>("/sources"),
+        api.get<{ items: ComponentRecord[] }>("/destinations"),
+      ]).then(([pipeline, catalog, templates, sources, destinations]) => ({
+        pipeline,
+        ctx: { signal: pipeline.signal, catalog, templates: templates.items, sources: sources.items, destinations: destinations.items },
+      })),
+    id,
+  );
 
   return (
     <section aria-labelledby="pipeline-title" className="pipeline-editor">

@@ -8,7 +8,8 @@
  */
 import { useCallback, useState, type FormEvent } from "react";
 import { SIGNALS, type PipelineRecord } from "../../../shared/config-records.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { EmptyState } from "../components/EmptyState.tsx";
 import { ListTable } from "../components/ListTable.tsx";
@@ -22,17 +23,14 @@ function count(pipeline: PipelineRecord, kind: PipelineRecord["topology"]["nodes
 }
 
 function CreatePipeline() {
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    setBusy(true);
-    setError(null);
-    api
-      .post<PipelineRecord>("/pipelines", { name: String(form.get("name") ?? ""), signal: String(form.get("signal") ?? "logs") })
-      .then((created) => navigate(`/ui/pipelines/${encodeURIComponent(created.id)}`), setError)
-      .finally(() => setBusy(false));
+    run(
+      () => api.post<PipelineRecord>("/pipelines", { name: String(form.get("name") ?? ""), signal: String(form.get("signal") ?? "logs") }),
+      (created) => navigate(`/ui/pipelines/${encodeURIComponent(created.id)}`),
+    );
   }
   return (
     <section className="detail-block" aria-labelledby="create-pipeline-title">
@@ -71,13 +69,19 @@ export function PipelinesPage() {
   useLiveEvents(["worktree"], refetch);
   const { data, error, setError, loading } = useLoad(() => api.get<{ items: PipelineRecord[] }>("/pipelines"), String(reload));
   const items = data?.items ?? [];
+  const removing = useAction();
 
   function remove(pipeline: PipelineRecord) {
     if (!window.confirm(`Delete pipeline "${pipeline.name}"? Its graph is removed from the working tree.`)) return;
-    api.delete(`/pipelines/${encodeURIComponent(pipeline.id)}`).then(() => {
-      setError(null);
-      refetch();
-    }, setError);
+    // A refusal shows where the list's own error does.
+    removing.run(
+      () => api.delete(`/pipelines/${encodeURIComponent(pipeline.id)}`),
+      () => {
+        setError(null);
+        refetch();
+      },
+      setError,
+    );
   }
 
   return (

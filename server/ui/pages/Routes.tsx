@@ -9,9 +9,10 @@
  * active on the collector, a pipeline of the wrong signal) land beside the
  * field they name.
  */
-import { useEffect, useState, type FormEvent } from "react";
+import { useState, type FormEvent } from "react";
 import type { PipelineRecord, RouteRecord, SourceActivation, SourceRecord } from "../../../shared/config-records.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLoad } from "../load.ts";
 import { SchemaForm } from "../components/SchemaForm.tsx";
@@ -75,7 +76,7 @@ export function RoutesPage() {
   const canWrite = useCanWrite();
   const [reload, setReload] = useState(0);
   const [said, setSaid] = useState("");
-  const [deleteError, setDeleteError] = useState<ApiError | null>(null);
+  const { error: deleteError, run } = useAction();
   const { routes, setRoutes, lookups, error, loading } = useRoutesData(reload);
   useLiveEvents(["worktree"], () => setReload((n) => n + 1));
   const creating = canWrite && search.has("new");
@@ -87,12 +88,14 @@ export function RoutesPage() {
 
   function remove(route: RouteRecord) {
     if (!window.confirm(`Delete ${describe(route)}? The collector stops running it once the change is published.`)) return;
-    api.delete(`/routes/${encodeURIComponent(route.id)}`).then(() => {
-      setRoutes((before) => before.filter((r) => r.id !== route.id));
-      setDeleteError(null);
-      setSaid(`Deleted ${describe(route)}.`);
-      setReload((n) => n + 1);
-    }, setDeleteError);
+    run(
+      () => api.delete(`/routes/${encodeURIComponent(route.id)}`),
+      () => {
+        setRoutes((before) => before.filter((r) => r.id !== route.id));
+        setSaid(`Deleted ${describe(route)}.`);
+        setReload((n) => n + 1);
+      },
+    );
   }
 
   return (
@@ -226,32 +229,22 @@ function RouteForm({ lookups, route, onSaved }: { lookups: Lookups; route?: Rout
   const [value, setValue] = useState<ConfigValue>(
     route ? { collectorId: route.collectorId, sourceId: route.sourceId, pipelineId: route.pipelineId } : {},
   );
-  const [active, setActive] = useState<Set<string> | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
   const collectorId = typeof value.collectorId === "string" ? value.collectorId : null;
-
-  useEffect(() => {
-    setActive(null);
-    if (collectorId === null) return;
-    let current = true;
-    api.get<{ items: SourceActivation[] }>(`/collectors/${encodeURIComponent(collectorId)}/sources`).then(
-      (page) => current && setActive(new Set(page.items.map((a) => a.sourceId))),
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [collectorId]);
+  const activations = useLoad(
+    collectorId === null
+      ? null
+      : () => api.get<{ items: SourceActivation[] }>(`/collectors/${encodeURIComponent(collectorId)}/sources`).then((page) => new Set(page.items.map((a) => a.sourceId))),
+    collectorId ?? "",
+    { reset: "all" },
+  );
+  const active = activations.data;
+  const saving = useAction();
+  const busy = saving.busy;
+  const error = saving.error ?? activations.error;
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setBusy(true);
-    const saved = route ? api.put<RouteWritten>(`/routes/${encodeURIComponent(route.id)}`, value) : api.post<RouteWritten>("/routes", value);
-    saved.then(onSaved, (caught: ApiError) => {
-      setError(caught);
-      setBusy(false);
-    });
+    saving.run(() => (route ? api.put<RouteWritten>(`/routes/${encodeURIComponent(route.id)}`, value) : api.post<RouteWritten>("/routes", value)), onSaved);
   }
 
   const schema = routeSchema(lookups, active);

@@ -8,8 +8,9 @@
  */
 import { useState, type FormEvent } from "react";
 import type { Scope } from "../../../shared/access.ts";
-import type { ScopesAnswer, ServiceAccount } from "../../../shared/service-accounts.ts";
+import type { CreatedServiceAccount, ScopesAnswer, ServiceAccount } from "../../../shared/service-accounts.ts";
 import { api, ApiError } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLoad } from "../load.ts";
 import { LastSeen } from "../components/LastSeen.tsx";
@@ -20,11 +21,8 @@ import { ShownOnce } from "../components/ShownOnce.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import "./Accounts.css";
 
-type Created = ServiceAccount & { token: string };
-
-function CreateForm({ scopes, onCreated }: { scopes: ScopesAnswer; onCreated: (account: Created) => void }) {
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+function CreateForm({ scopes, onCreated }: { scopes: ScopesAnswer; onCreated: (account: CreatedServiceAccount) => void }) {
+  const { busy, error, setError, run } = useAction();
   const [chosen, setChosen] = useState<Set<Scope>>(new Set());
 
   function toggle(scope: Scope, on: boolean) {
@@ -44,16 +42,14 @@ function CreateForm({ scopes, onCreated }: { scopes: ScopesAnswer; onCreated: (a
       setError(new ApiError(0, "no_scopes", "Tick at least one scope.", [{ path: "scopes", message: "tick at least one scope" }]));
       return;
     }
-    setBusy(true);
-    setError(null);
-    api
-      .post<Created>("/service-accounts", { name, scopes: [...chosen] })
-      .then((created) => {
+    run(
+      () => api.post<CreatedServiceAccount>("/service-accounts", { name, scopes: [...chosen] }),
+      (created) => {
         formElement.reset();
         setChosen(new Set());
         onCreated(created);
-      }, setError)
-      .finally(() => setBusy(false));
+      },
+    );
   }
 
   return (
@@ -118,11 +114,11 @@ export function ServiceAccountsPage() {
   /** Shows this page's own create or revoke at once. */
   const setAccounts = (update: (before: ServiceAccount[]) => ServiceAccount[]) =>
     loaded.setData((before) => before && { ...before, accounts: update(before.accounts) });
-  const [actionError, setActionError] = useState<ApiError | null>(null);
-  const [created, setCreated] = useState<Created | null>(null);
+  const { error: actionError, run } = useAction();
+  const [created, setCreated] = useState<CreatedServiceAccount | null>(null);
   const [status, setStatus] = useState("");
 
-  function onCreated(account: Created) {
+  function onCreated(account: CreatedServiceAccount) {
     setCreated(account);
     const { token: _token, ...listed } = account;
     setAccounts((list) => [...list, listed]);
@@ -131,12 +127,14 @@ export function ServiceAccountsPage() {
 
   function revoke(account: ServiceAccount) {
     if (!window.confirm(`Revoke service account ${account.name}? Its token stops working at once.`)) return;
-    setActionError(null);
-    api.delete(`/service-accounts/${encodeURIComponent(account.id)}`).then(() => {
-      setAccounts((list) => list.filter((a) => a.id !== account.id));
-      if (created?.id === account.id) setCreated(null);
-      setStatus(`${account.name} was revoked.`);
-    }, setActionError);
+    run(
+      () => api.delete(`/service-accounts/${encodeURIComponent(account.id)}`),
+      () => {
+        setAccounts((list) => list.filter((a) => a.id !== account.id));
+        if (created?.id === account.id) setCreated(null);
+        setStatus(`${account.name} was revoked.`);
+      },
+    );
   }
 
   const forbidden = loadError?.status === 403;

@@ -6,31 +6,20 @@
  * (TrustedAttributes.tsx). Until the session is valid the API
  * answers 401 and the page shows that error as it came.
  */
-import { useCallback, useEffect, useState, type ReactNode } from "react";
+import { useState, type ReactNode } from "react";
 import { COLLECTOR_STATUSES } from "../../../shared/collector-status.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Facts } from "../components/Facts.tsx";
-import { SetupWarnings, type OnboardingReadiness, type Readiness } from "../components/SetupWarnings.tsx";
+import { SetupWarnings } from "../components/SetupWarnings.tsx";
+import type { Health, OnboardingReadiness, Readiness } from "../../../shared/system.ts";
 import { formatDuration } from "../format.ts";
 import { Link } from "../router.tsx";
 import "./System.css";
 import { TrustedAttributesSection } from "./TrustedAttributes.tsx";
 import { StatusBadge, type Tone } from "../components/StatusBadge.tsx";
 import { CHANNEL_NAMES as RUNTIME_CHANNELS } from "../../../shared/vocabulary.ts";
-
-/** The answer of GET /system/health (server/api/system.ts). */
-interface Health {
-  status: "ok" | "degraded";
-  version: string;
-  uptimeSeconds: number;
-  startedAt: string;
-  externalUrl: string | null;
-  onboarding: OnboardingReadiness;
-  storage: { backend: string; status: "up" | "down"; error?: string };
-  collectors: Record<string, number>;
-  channels: Record<string, { state: "up" | "degraded" | "down"; connections?: number }>;
-}
 
 const URL_SOURCE: Record<OnboardingReadiness["externalUrlSource"], string> = {
   config: "externalUrl in the configuration",
@@ -48,27 +37,14 @@ const CHANNEL_NAMES: Record<string, string> = {
 };
 
 export function SystemPage() {
-  const [health, setHealth] = useState<Health | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [loading, setLoading] = useState(true);
-
-  const load = useCallback(() => {
-    setLoading(true);
-    api
-      .get<Health>("/system/health")
-      .then((answer) => {
-        setHealth(answer);
-        setError(null);
-      }, setError)
-      .finally(() => setLoading(false));
-  }, []);
-  useEffect(load, [load]);
+  const [refreshed, setRefreshed] = useState(0);
+  const { data: health, error, pending: loading } = useLoad(() => api.get<Health>("/system/health"), String(refreshed));
 
   return (
     <section aria-labelledby="system-title" className="system">
       <div className="page-head">
         <h1 id="system-title">System</h1>
-        <button type="button" className="button" onClick={load} disabled={loading}>
+        <button type="button" className="button" onClick={() => setRefreshed((n) => n + 1)} disabled={loading}>
           Refresh
         </button>
       </div>
@@ -149,7 +125,7 @@ function Onboarding({ onboarding, externalUrl }: { onboarding: OnboardingReadine
   );
 }
 
-function Collectors({ counts }: { counts: Health["collectors"] }) {
+function Collectors({ counts }: { counts: Record<string, number> }) {
   return (
     <Facts
       caption="Collectors"

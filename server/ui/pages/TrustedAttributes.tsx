@@ -4,11 +4,13 @@
  * that pipeline matchers may read. Everyone sees it; an admin edits it (each
  * change audited, and refused while a pipeline's matchers read a key it drops).
  */
-import { useEffect, useState, type FormEvent } from "react";
-import { api, ApiError } from "../api.ts";
+import { useState, type FormEvent } from "react";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
+import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useSession } from "../session.tsx";
-import type { TrustedList } from "../trust.ts";
+import type { TrustedList } from "../../../shared/system.ts";
 
 function keysOf(text: string): string[] {
   return text
@@ -20,37 +22,22 @@ function keysOf(text: string): string[] {
 export function TrustedAttributesSection() {
   const { state } = useSession();
   const isAdmin = state.status === "signedIn" && state.user.role === "admin";
-  const [list, setList] = useState<TrustedList | null>(null);
   const [text, setText] = useState("");
-  const [error, setError] = useState<ApiError | null>(null);
-  const [saving, setSaving] = useState(false);
-
-  useEffect(() => {
-    let current = true;
-    api.get<TrustedList>("/system/trusted-attributes").then(
-      (answer) => {
-        if (!current) return;
-        setList(answer);
-        setText(answer.listed.join(", "));
-      },
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, []);
+  const showList = (answer: TrustedList) => setText(answer.listed.join(", "));
+  const loaded = useLoad(() => api.get<TrustedList>("/system/trusted-attributes"), "", { onData: showList });
+  const list = loaded.data;
+  const { busy: saving, error: saveError, run } = useAction();
+  const error = saveError ?? loaded.error;
 
   function onSubmit(event: FormEvent) {
     event.preventDefault();
-    setSaving(true);
-    api
-      .put<TrustedList>("/system/trusted-attributes", { keys: keysOf(text) })
-      .then((answer) => {
-        setList(answer);
-        setText(answer.listed.join(", "));
-        setError(null);
-      }, setError)
-      .finally(() => setSaving(false));
+    run(
+      () => api.put<TrustedList>("/system/trusted-attributes", { keys: keysOf(text) }),
+      (answer) => {
+        loaded.setData(answer);
+        showList(answer);
+      },
+    );
   }
 
   return (

@@ -8,8 +8,9 @@
  */
 import { useEffect, useState, type FormEvent } from "react";
 import { USER_ROLES, type Role } from "../../../shared/access.ts";
-import type { User } from "../../../shared/users.ts";
-import { api, ApiError } from "../api.ts";
+import type { InviteAnswer, ResetAnswer, User } from "../../../shared/users.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLoad } from "../load.ts";
 import { LastSeen } from "../components/LastSeen.tsx";
@@ -20,19 +21,6 @@ import { ShownOnce } from "../components/ShownOnce.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import "./Accounts.css";
-
-interface InviteAnswer {
-  user: User;
-  inviteUrl?: string;
-  mailedTo?: string;
-  inviteExpiresAt: string;
-}
-
-interface ResetAnswer {
-  resetUrl?: string;
-  mailedTo?: string;
-  expiresAt: string;
-}
 
 /** A link the server made for one user: shown once, or where it was mailed. */
 interface Delivered {
@@ -62,18 +50,15 @@ function DeliveredLink({ delivered }: { delivered: Delivered }) {
 }
 
 function InviteForm({ onInvited }: { onInvited: (user: User, delivered: Delivered) => void }) {
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const formElement = event.currentTarget;
     const form = new FormData(formElement);
     const body = { username: String(form.get("username")).trim(), email: String(form.get("email")).trim(), role: form.get("role") };
-    setBusy(true);
-    setError(null);
-    api
-      .post<InviteAnswer>("/users", body)
-      .then((answer) => {
+    run(
+      () => api.post<InviteAnswer>("/users", body),
+      (answer) => {
         formElement.reset();
         onInvited(answer.user, {
           kind: "invite",
@@ -82,8 +67,8 @@ function InviteForm({ onInvited }: { onInvited: (user: User, delivered: Delivere
           mailedTo: answer.mailedTo,
           expiresAt: answer.inviteExpiresAt,
         });
-      }, setError)
-      .finally(() => setBusy(false));
+      },
+    );
   }
   return (
     <section className="detail-block" aria-labelledby="invite-title">
@@ -195,42 +180,40 @@ export function UsersPage() {
   const { state } = useSession();
   const me = state.status === "signedIn" ? state.user : null;
   const { data: users, setData: setUsers, error: loadError } = useLoad(() => api.get<{ items: User[] }>("/users").then((answer) => answer.items), "");
-  const [actionError, setActionError] = useState<ApiError | null>(null);
+  const { busy, error: actionError, run } = useAction();
+  const [actingOn, setActingOn] = useState<string | null>(null);
   const [status, setStatus] = useState("");
-  const [busyId, setBusyId] = useState<string | null>(null);
   const [delivered, setDelivered] = useState<Delivered | null>(null);
 
   /** Runs one row's call; on success replaces (or drops) the row and says what happened. */
-  function act<T>(user: User, call: Promise<T>, done: (answer: T) => string) {
-    setBusyId(user.id);
-    setActionError(null);
+  function act<T>(user: User, call: () => Promise<T>, done: (answer: T) => string) {
+    setActingOn(user.id);
     setStatus("");
-    call
-      .then((answer) => setStatus(done(answer)), setActionError)
-      .finally(() => setBusyId(null));
+    run(call, (answer) => setStatus(done(answer)));
   }
+  const busyId = busy ? actingOn : null;
   const replace = (changed: User) => setUsers((list) => list?.map((u) => (u.id === changed.id ? changed : u)) ?? null);
 
   const actions: RowActions = {
     setRole: (user, role) =>
-      act(user, api.patch<User>(`/users/${encodeURIComponent(user.id)}`, { role }), (changed) => {
+      act(user, () => api.patch<User>(`/users/${encodeURIComponent(user.id)}`, { role }), (changed) => {
         replace(changed);
         return `${changed.username} is now ${changed.role}.`;
       }),
     setDisabled: (user, disabled) =>
-      act(user, api.patch<User>(`/users/${encodeURIComponent(user.id)}`, { disabled }), (changed) => {
+      act(user, () => api.patch<User>(`/users/${encodeURIComponent(user.id)}`, { disabled }), (changed) => {
         replace(changed);
         return disabled ? `${changed.username} is disabled and signed out.` : `${changed.username} is enabled.`;
       }),
     remove: (user) => {
       if (!window.confirm(`Delete user ${user.username}? They are signed out at once and cannot sign in again.`)) return;
-      act(user, api.delete(`/users/${encodeURIComponent(user.id)}`), () => {
+      act(user, () => api.delete(`/users/${encodeURIComponent(user.id)}`), () => {
         setUsers((list) => list?.filter((u) => u.id !== user.id) ?? null);
         return `${user.username} was deleted.`;
       });
     },
     reset: (user) =>
-      act(user, api.post<ResetAnswer>(`/users/${encodeURIComponent(user.id)}/password-reset`), (answer) => {
+      act(user, () => api.post<ResetAnswer>(`/users/${encodeURIComponent(user.id)}/password-reset`), (answer) => {
         setDelivered({ kind: "reset", username: user.username, url: answer.resetUrl, mailedTo: answer.mailedTo, expiresAt: answer.expiresAt });
         return answer.mailedTo ? `Password reset link mailed to ${answer.mailedTo}.` : `Password reset link for ${user.username} made.`;
       }),

@@ -10,6 +10,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import { WEBHOOK_EVENTS, type WebhookEvent } from "../../../shared/webhook-events.ts";
 import type { Webhook, WebhookDelivery } from "../../../shared/webhooks.ts";
 import { api, ApiError } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
@@ -48,8 +49,7 @@ function generateSecret(): string {
 type Created = Webhook & { secret: string };
 
 function CreateForm({ onCreated }: { onCreated: (hook: Created) => void }) {
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   const [events, setEvents] = useState<Set<WebhookEvent>>(new Set());
   const [secret, setSecret] = useState("");
 
@@ -72,17 +72,15 @@ function CreateForm({ onCreated }: { onCreated: (hook: Created) => void }) {
     }
     // Kept in the order the server lists them, as it stores them.
     const body = { url, events: WEBHOOK_EVENTS.filter((e) => events.has(e)), secret };
-    setBusy(true);
-    setError(null);
-    api
-      .post<Webhook>("/webhooks", body)
-      .then((hook) => {
+    run(
+      () => api.post<Webhook>("/webhooks", body),
+      (hook) => {
         formElement.reset();
         setEvents(new Set());
         setSecret("");
         onCreated({ ...hook, secret: body.secret });
-      }, setError)
-      .finally(() => setBusy(false));
+      },
+    );
   }
 
   return (
@@ -205,7 +203,7 @@ export function WebhooksPage() {
   const { state } = useSession();
   const role = state.status === "signedIn" ? state.user.role : "unknown";
   const { data: hooks, setData: setHooks, error: loadError } = useLoad(() => api.get<{ items: Webhook[] }>("/webhooks").then((answer) => answer.items), "");
-  const [actionError, setActionError] = useState<ApiError | null>(null);
+  const { error: actionError, run } = useAction();
   const [created, setCreated] = useState<Created | null>(null);
   const [shown, setShown] = useState<string | null>(null);
   const [status, setStatus] = useState("");
@@ -219,13 +217,15 @@ export function WebhooksPage() {
 
   function remove(hook: Webhook) {
     if (!window.confirm(`Delete the webhook to ${hook.url}? Its pending deliveries and its log go with it.`)) return;
-    setActionError(null);
-    api.delete(`/webhooks/${encodeURIComponent(hook.id)}`).then(() => {
-      setHooks((list) => list?.filter((h) => h.id !== hook.id) ?? null);
-      if (created?.id === hook.id) setCreated(null);
-      if (shown === hook.id) setShown(null);
-      setStatus(`The webhook to ${hook.url} was deleted.`);
-    }, setActionError);
+    run(
+      () => api.delete(`/webhooks/${encodeURIComponent(hook.id)}`),
+      () => {
+        setHooks((list) => list?.filter((h) => h.id !== hook.id) ?? null);
+        if (created?.id === hook.id) setCreated(null);
+        if (shown === hook.id) setShown(null);
+        setStatus(`The webhook to ${hook.url} was deleted.`);
+      },
+    );
   }
 
   const forbidden = loadError?.status === 403;

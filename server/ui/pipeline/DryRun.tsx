@@ -9,6 +9,7 @@
  */
 import { useState, type FormEvent } from "react";
 import { api, ApiError } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { SAMPLE_TEXT } from "./sample.ts";
@@ -19,8 +20,7 @@ import type { TopologyNode } from "./types.ts";
 export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: TopologyNode[] | null }) {
   const [input, setInput] = useState("");
   const [result, setResult] = useState<{ input: unknown; answer: DryRunAnswer } | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
 
   function onRun(event: FormEvent) {
     event.preventDefault();
@@ -33,15 +33,14 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
       return;
     }
     const processors = chain?.map((n) => ({ id: n.id, type: n.processor!.type, config: n.processor!.config ?? {} }));
-    setBusy(true);
-    setError(null);
-    api
-      .post<DryRunAnswer>(`/pipelines/${encodeURIComponent(pipelineId)}/dry-run`, processors ? { input: parsed, processors } : { input: parsed })
-      .then((answer) => setResult({ input: parsed, answer }), (caught: ApiError) => {
+    run(
+      () => api.post<DryRunAnswer>(`/pipelines/${encodeURIComponent(pipelineId)}/dry-run`, processors ? { input: parsed, processors } : { input: parsed }),
+      (answer) => setResult({ input: parsed, answer }),
+      (caught) => {
         setResult(null);
         setError(caught);
-      })
-      .finally(() => setBusy(false));
+      },
+    );
   }
 
   // The surviving records with their resource's attributes.

@@ -14,6 +14,7 @@
 import { ReactFlowProvider, useReactFlow } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { api, ApiError } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Canvas } from "./Canvas.tsx";
 import { paletteItems } from "./describe.ts";
@@ -55,8 +56,7 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
   const { topology, update } = draft;
   const { fitView } = useReactFlow();
   const [check, setCheck] = useState<{ error: ApiError | null; sent: Topology }>({ error: null, sent: topology });
-  const [saveError, setSaveError] = useState<ApiError | null>(null);
-  const [saving, setSaving] = useState(false);
+  const { busy: saving, error: saveError, setError: setSaveError, run } = useAction();
   const [saved, setSaved] = useState(false);
   const [rateChoice, setRateChoice] = useState("all");
   const live = useLiveRates(pipeline.id, rateChoice);
@@ -88,25 +88,21 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
 
   function save() {
     const sent = topology;
-    setSaving(true);
-    api
-      .put<Topology>(`/pipelines/${encodeURIComponent(pipeline.id)}/topology?base=${encodeURIComponent(remote.base)}`, sent)
-      .then(
-        (answer) => {
-          draft.saved(answer);
-          remote.saved(answer);
-          setSaveError(null);
-          setCheck({ error: null, sent: answer });
-          setSaved(true);
-        },
-        (caught: ApiError) => {
-          setSaveError(caught);
-          // Stale is not a problem of the graph: keep the pinned problems, offer the reload again.
-          if (caught.code === "stale_version") remote.remind();
-          else setCheck({ error: caught, sent });
-        },
-      )
-      .finally(() => setSaving(false));
+    run(
+      () => api.put<Topology>(`/pipelines/${encodeURIComponent(pipeline.id)}/topology?base=${encodeURIComponent(remote.base)}`, sent),
+      (answer) => {
+        draft.saved(answer);
+        remote.saved(answer);
+        setCheck({ error: null, sent: answer });
+        setSaved(true);
+      },
+      (caught) => {
+        setSaveError(caught);
+        // Stale is not a problem of the graph: keep the pinned problems, offer the reload again.
+        if (caught.code === "stale_version") remote.remind();
+        else setCheck({ error: caught, sent });
+      },
+    );
   }
 
   function layout() {

@@ -5,16 +5,10 @@
  * and out and errors/s; a node whose errors rose since the last poll is
  * marked. The server sums the first 50 collectors and says how many.
  */
-import { useEffect, useRef, useState } from "react";
+import { useRef, useState } from "react";
+import type { PipelineRates } from "../../../shared/pipelines.ts";
 import { api } from "../api.ts";
-
-/** GET /pipelines/{id}/rates (server/api/pipeline-rates.ts). */
-interface PipelineRates {
-  collectors: number;
-  applied: number;
-  nodes: { nodeId: string; in: number | null; out: number | null; errors: number | null }[];
-  choices: { id: string; name: string }[];
-}
+import { useLoad } from "../load.ts";
 
 export interface NodeRate {
   in: number | null;
@@ -26,29 +20,21 @@ export interface NodeRate {
 const POLL_MS = 5_000;
 
 export function useLiveRates(pipelineId: string, choice: string) {
-  const [answer, setAnswer] = useState<PipelineRates | null>(null);
   const [rates, setRates] = useState<Map<string, NodeRate>>(new Map());
   const previous = useRef(new Map<string, number | null>());
-  useEffect(() => {
-    let current = true;
-    const load = () =>
-      api
-        .get<PipelineRates>(`/pipelines/${encodeURIComponent(pipelineId)}/rates${choice && choice !== "all" ? `?collector=${encodeURIComponent(choice)}` : ""}`)
-        .then((a) => {
-          if (!current) return;
-          const next = new Map<string, NodeRate>();
-          for (const n of a.nodes) next.set(n.nodeId, { ...n, rising: (n.errors ?? 0) > 0 && (n.errors ?? 0) > (previous.current.get(n.nodeId) ?? 0) });
-          previous.current = new Map(a.nodes.map((n) => [n.nodeId, n.errors]));
-          setAnswer(a);
-          setRates(next);
-        }, () => undefined);
-    void load();
-    const timer = setInterval(load, POLL_MS);
-    return () => {
-      current = false;
-      clearInterval(timer);
-    };
-  }, [pipelineId, choice]);
+  const { data: answer } = useLoad(
+    () => api.get<PipelineRates>(`/pipelines/${encodeURIComponent(pipelineId)}/rates${choice && choice !== "all" ? `?collector=${encodeURIComponent(choice)}` : ""}`),
+    `${pipelineId}|${choice}`,
+    {
+      everyMs: POLL_MS,
+      onData: (a) => {
+        const next = new Map<string, NodeRate>();
+        for (const n of a.nodes) next.set(n.nodeId, { ...n, rising: (n.errors ?? 0) > 0 && (n.errors ?? 0) > (previous.current.get(n.nodeId) ?? 0) });
+        previous.current = new Map(a.nodes.map((n) => [n.nodeId, n.errors]));
+        setRates(next);
+      },
+    },
+  );
   return { answer, rates };
 }
 

@@ -6,8 +6,9 @@
  * only the graph's content triggers a render. The same call validates the
  * graph; its answer is handed up so problems pin to nodes while editing.
  */
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { api, ApiError } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { RUNTIME_NAMES, RUNTIMES, type Runtime } from "../../../shared/vocabulary.ts";
 import type { PipelinePreview } from "../../../shared/pipelines.ts";
@@ -28,42 +29,19 @@ interface PreviewProps {
 export function Preview({ pipelineId, matchers, topology, onChecked }: PreviewProps) {
   const [runtime, setRuntime] = useState<Runtime>("otelcol");
   const [collectorId, setCollectorId] = useState("");
-  const [answer, setAnswer] = useState<PipelinePreview | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [pending, setPending] = useState(true);
   const content = JSON.stringify({ nodes: topology.nodes.map(({ position: _, ...n }) => n), edges: topology.edges });
-
-  useEffect(() => {
-    let current = true;
-    setPending(true);
-    const sent: Topology = JSON.parse(content);
-    const timer = setTimeout(() => {
-      // A collector renders on its own runtime and version; otherwise the runtime chosen here.
-      const query = new URLSearchParams(collectorId ? { collectorId } : { runtime });
-      api
-        .post<PipelinePreview>(`/pipelines/${encodeURIComponent(pipelineId)}/topology/preview?${query}`, sent)
-        .then(
-          (rendered) => {
-            if (!current) return;
-            setAnswer(rendered);
-            setError(null);
-            onChecked(null, sent);
-          },
-          (caught: ApiError) => {
-            if (!current) return;
-            setAnswer(null);
-            setError(caught);
-            onChecked(caught, sent);
-          },
-        )
-        .finally(() => current && setPending(false));
-    }, DEBOUNCE_MS);
-    return () => {
-      current = false;
-      clearTimeout(timer);
-    };
-    // onChecked is the editor's state setter; the content and the target are the inputs.
-  }, [pipelineId, content, runtime, collectorId]);
+  // Moving nodes changes nothing rendered: the content and the target are what is read.
+  const { data: answer, error, pending } = useLoad(
+    // A collector renders on its own runtime and version; otherwise the runtime chosen here.
+    () => api.post<PipelinePreview>(`/pipelines/${encodeURIComponent(pipelineId)}/topology/preview?${new URLSearchParams(collectorId ? { collectorId } : { runtime })}`, JSON.parse(content)),
+    `${pipelineId}|${content}|${runtime}|${collectorId}`,
+    {
+      delayMs: DEBOUNCE_MS,
+      clearOnError: true,
+      onData: () => onChecked(null, JSON.parse(content)),
+      onError: (caught) => onChecked(caught, JSON.parse(content)),
+    },
+  );
 
   const label = RUNTIME_NAMES[answer?.renderedFor.runtime ?? runtime];
   return (

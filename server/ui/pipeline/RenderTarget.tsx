@@ -3,11 +3,12 @@
  * install.sh installs), or one collector, those the pipeline applies to (its
  * matchers, its routes) listed first, the rest narrowed by a search.
  */
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import type { Collector } from "../../../shared/collectors.ts";
 import type { PreviewTarget } from "../../../shared/pipelines.ts";
 import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
 import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 
 /** Collectors listed per group: a picker, not a fleet browser; the search finds the rest. */
 const LISTED = 50;
@@ -20,34 +21,29 @@ interface Choice {
 
 /** The collectors the pipeline applies to, then the others matching `q`. */
 function useChoices(pipelineId: string, matchers: readonly string[], q: string) {
-  const [applies, setApplies] = useState<Choice[]>([]);
-  const [others, setOthers] = useState<Choice[]>([]);
   const key = JSON.stringify(matchers);
-  useEffect(() => {
-    let current = true;
-    const timer = setTimeout(() => {
+  const { data } = useLoad(
+    () => {
       const search = new URLSearchParams({ limit: String(LISTED), ...(q.trim() ? { q: q.trim() } : {}) });
       const matched =
         matchers.length === 0
           ? Promise.resolve([] as Choice[])
           : api.get<{ items: Collector[] }>(`/collectors?${new URLSearchParams([["limit", String(LISTED)], ...matchers.map((m) => ["match", m])])}`).then((p) => p.items);
       const routed = api.get<{ items: { collectorId: string }[] }>(`/routes?pipelineId=${encodeURIComponent(pipelineId)}`).then((p) => new Set(p.items.map((r) => r.collectorId)));
-      Promise.all([matched, routed, api.get<{ items: Collector[] }>(`/collectors?${search}`).then((p) => p.items)]).then(
-        ([byMatchers, routedIds, listed]) => {
-          if (!current) return;
-          const first = new Map(byMatchers.map((c) => [c.id, { id: c.id, name: c.name }]));
-          for (const c of listed) if (routedIds.has(c.id)) first.set(c.id, { id: c.id, name: c.name });
-          setApplies([...first.values()].sort((a, b) => a.name.localeCompare(b.name)));
-          setOthers(listed.filter((c) => !first.has(c.id)).map((c) => ({ id: c.id, name: c.name })));
-        },
-        () => current && (setApplies([]), setOthers([])),
-      );
-    }, SEARCH_DEBOUNCE_MS);
-    return () => {
-      current = false;
-      clearTimeout(timer);
-    };
-  }, [pipelineId, key, q]);
+      return Promise.all([matched, routed, api.get<{ items: Collector[] }>(`/collectors?${search}`).then((p) => p.items)]).then(([byMatchers, routedIds, listed]) => {
+        const first = new Map(byMatchers.map((c) => [c.id, { id: c.id, name: c.name }]));
+        for (const c of listed) if (routedIds.has(c.id)) first.set(c.id, { id: c.id, name: c.name });
+        return {
+          applies: [...first.values()].sort((a, b) => a.name.localeCompare(b.name)),
+          others: listed.filter((c) => !first.has(c.id)).map((c) => ({ id: c.id, name: c.name })),
+        };
+      });
+    },
+    `${pipelineId}|${key}|${q}`,
+    { delayMs: SEARCH_DEBOUNCE_MS, clearOnError: true },
+  );
+  const applies: Choice[] = data?.applies ?? [];
+  const others: Choice[] = data?.others ?? [];
   return { applies, others };
 }
 

@@ -7,8 +7,10 @@
  * the pipeline collector by collector beside this.
  */
 import { useEffect, useState } from "react";
-import type { Collector } from "../../../shared/collectors.ts";
+import type { MatchersPreview } from "../../../shared/collectors.ts";
 import { api, ApiError } from "../api.ts";
+import { useAction } from "../action.ts";
+import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { filledMatchers, MatcherFields, matchersValid } from "../components/MatcherFields.tsx";
 import { Link } from "../router.tsx";
@@ -17,11 +19,6 @@ import type { PipelineRecord } from "./types.ts";
 
 const DEBOUNCE_MS = 300;
 const SAMPLE = 10;
-
-interface Preview {
-  count: number;
-  items: Collector[];
-}
 
 /** The collectors list filtered by these matchers (its URL repeats `match`). */
 function collectorsMatching(matchers: readonly string[]): string {
@@ -40,40 +37,13 @@ function problemsByIndex(error: ApiError | null): Map<number, string> {
 
 /** The count and sample for `matchers`, fetched once typing pauses; null while there is nothing (valid) to ask. */
 function useMatcherPreview(matchers: string[]) {
-  const [preview, setPreview] = useState<Preview | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [pending, setPending] = useState(false);
   const key = JSON.stringify(matchers);
   const askable = matchers.length > 0 && matchersValid(matchers);
-  useEffect(() => {
-    setError(null);
-    if (!askable) {
-      setPreview(null);
-      setPending(false);
-      return;
-    }
-    let current = true;
-    setPending(true);
-    const timer = setTimeout(() => {
-      api.post<Preview>("/matchers/preview", { matchers, limit: SAMPLE }).then(
-        (answer) => {
-          if (!current) return;
-          setPreview(answer);
-          setPending(false);
-        },
-        (caught: ApiError) => {
-          if (!current) return;
-          setPreview(null);
-          setError(caught);
-          setPending(false);
-        },
-      );
-    }, DEBOUNCE_MS);
-    return () => {
-      current = false;
-      clearTimeout(timer);
-    };
-  }, [key]);
+  const { data: preview, error, pending } = useLoad(askable ? () => api.post<MatchersPreview>("/matchers/preview", { matchers, limit: SAMPLE }) : null, key, {
+    delayMs: DEBOUNCE_MS,
+    clearOnError: true,
+    reset: "error",
+  });
   return { preview, error, pending, askable };
 }
 
@@ -81,8 +51,7 @@ export function TargetingSection({ pipeline, canEdit, onSaved }: { pipeline: Pip
   const stored = pipeline.matchers ?? [];
   const storedKey = JSON.stringify(stored);
   const [values, setValues] = useState<string[]>(stored);
-  const [saveError, setSaveError] = useState<ApiError | null>(null);
-  const [saving, setSaving] = useState(false);
+  const { busy: saving, error: saveError, run } = useAction();
   const [saved, setSaved] = useState(false);
   const filled = filledMatchers(values);
   const dirty = JSON.stringify(filled) !== storedKey;
@@ -104,19 +73,14 @@ export function TargetingSection({ pipeline, canEdit, onSaved }: { pipeline: Pip
   function save() {
     // Blank rows go, so the API's matchers[i] is row i.
     setValues(filled);
-    setSaving(true);
     setSaved(false);
-    api
-      .put<PipelineRecord>(`/pipelines/${encodeURIComponent(pipeline.id)}`, { name: pipeline.name, signal: pipeline.signal, matchers: filled })
-      .then(
-        (answer) => {
-          setSaveError(null);
-          setSaved(true);
-          onSaved(answer);
-        },
-        setSaveError,
-      )
-      .finally(() => setSaving(false));
+    run(
+      () => api.put<PipelineRecord>(`/pipelines/${encodeURIComponent(pipeline.id)}`, { name: pipeline.name, signal: pipeline.signal, matchers: filled }),
+      (answer) => {
+        setSaved(true);
+        onSaved(answer);
+      },
+    );
   }
 
   let status: string;

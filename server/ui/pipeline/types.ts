@@ -4,6 +4,7 @@
  * editor adds: what the palette offers and the problems pinned to the graph.
  */
 import type { CatalogView } from "../../../shared/catalog.ts";
+import type { Component } from "../../../shared/config-answers.ts";
 import type {
   PipelineRecord,
   ProcessorSpec,
@@ -20,12 +21,7 @@ export type { CatalogView, PipelineRecord, ProcessorSpec, ProcessorTemplate, Sig
 export type NodeKind = TopologyNode["kind"];
 
 /** A source or destination record, as GET /sources and /destinations list them. */
-export interface ComponentRecord {
-  id: string;
-  name: string;
-  type: string;
-  config: Record<string, unknown>;
-}
+export type ComponentRecord = Component;
 
 /** What the editor needs besides the pipeline: the palette's contents and the names of referenced records. */
 export interface EditorContext {

@@ -7,7 +7,8 @@
  */
 import { useState, type FormEvent } from "react";
 import type { PublishPlan, Rollout } from "../../../shared/rollouts.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
 import { shortCommit } from "../format.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { PlanView } from "./PlanView.tsx";
@@ -30,35 +31,30 @@ interface Props {
 export function PublishPlanner({ onPublished, onPlanned }: Props) {
   const [plan, setPlan] = useState<PublishPlan | null>(null);
   const [strategy, setStrategy] = useState<StrategyValues>(DEFAULT_STRATEGY);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
   function review() {
-    setBusy(true);
-    setError(null);
-    api
-      .post<PublishPlan>("/publish/plan", {})
-      .then((answer) => {
+    run(
+      () => api.post<PublishPlan>("/publish/plan", {}),
+      (answer) => {
         setPlan(answer);
         onPlanned();
-      }, setError)
-      .finally(() => setBusy(false));
+      },
+    );
   }
 
   function confirm(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const staged = strategyFrom(strategy);
-    setBusy(true);
-    setError(null);
-    api
-      .post<Rollout>("/publish", staged ? { strategy: staged } : {})
-      .then((rollout) => {
+    run(
+      () => api.post<Rollout>("/publish", staged ? { strategy: staged } : {}),
+      (rollout) => {
         // Publish delivers the head: say so when a commit landed after the plan was made.
         const newer = plan && rollout.commit !== plan.commit ? ` It is newer than the reviewed plan's ${shortCommit(plan.commit)}.` : "";
         setPlan(null);
         onPublished(publishedText(rollout) + newer);
-      }, setError)
-      .finally(() => setBusy(false));
+      },
+    );
   }
 
   return (

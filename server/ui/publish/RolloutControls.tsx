@@ -4,8 +4,9 @@
  * the collectors that failed back to the config they ran before.
  */
 import { useState, type FormEvent } from "react";
-import type { RolloutStatus } from "../../../shared/rollouts.ts";
-import { api, ApiError } from "../api.ts";
+import type { AbortAnswer, RolloutStatus } from "../../../shared/rollouts.ts";
+import { api } from "../api.ts";
+import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { plural } from "./plan.ts";
 
@@ -18,8 +19,7 @@ interface Props {
 export function RolloutControls({ status, onDone }: Props) {
   const [asking, setAsking] = useState(false);
   const [rollbackFailed, setRollbackFailed] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { busy, error, run } = useAction();
   const id = status.rolloutId;
   if (!id || !status.batches) return null;
   // All batches out and still running means it is only settling: nothing left to pause or abort.
@@ -30,15 +30,14 @@ export function RolloutControls({ status, onDone }: Props) {
   if (!canAbort) return null;
 
   function act(action: "pause" | "resume" | "abort", body?: unknown) {
-    setBusy(true);
-    setError(null);
-    api
-      .post<{ rolledBack?: string[] }>(`/rollouts/${encodeURIComponent(id!)}/${action}`, body)
-      .then((answer) => {
+    run(
+      // Only an abort answers rolledBack.
+      () => api.post<Partial<AbortAnswer>>(`/rollouts/${encodeURIComponent(id!)}/${action}`, body),
+      (answer) => {
         setAsking(false);
         onDone(action === "abort" ? `Aborted; ${plural(answer.rolledBack?.length ?? 0, "collector")} rolled back.` : "");
-      }, setError)
-      .finally(() => setBusy(false));
+      },
+    );
   }
 
   function abort(event: FormEvent<HTMLFormElement>) {

@@ -7,9 +7,10 @@
  * rollout which batch is out, each batch's bar, the ETA, why it paused, and
  * the controls for users who can write.
  */
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import type { RolloutStatus } from "../../../shared/rollouts.ts";
-import { api, ApiError } from "../api.ts";
+import { api } from "../api.ts";
+import { useLoad } from "../load.ts";
 import { shortCommit } from "../format.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Link } from "../router.tsx";
@@ -40,24 +41,8 @@ interface Props {
 }
 
 export function RolloutProgress({ reload, canWrite, onChanged }: Props) {
-  const [status, setStatus] = useState<RolloutStatus | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { data: status, error } = useLoad(() => api.get<RolloutStatus>("/publish/status?scope=fleet"), String(reload));
   const [notice, setNotice] = useState("");
-
-  useEffect(() => {
-    let current = true;
-    api.get<RolloutStatus>("/publish/status?scope=fleet").then(
-      (answer) => {
-        if (!current) return;
-        setStatus(answer);
-        setError(null);
-      },
-      (caught: ApiError) => current && setError(caught),
-    );
-    return () => {
-      current = false;
-    };
-  }, [reload]);
 
   const position = status && batchPosition(status);
   // Queued: a staged batch not released, or collectors a publish's writes have not reached yet.
