@@ -1,9 +1,10 @@
 /**
  * What a collector channel (opamp/, remotecfg/) may ask of the rollout: the
  * target to send and the body to send it as, and what to record of what the
- * collector says back. The channels take this and nothing else of the
- * rollout, as opamp-go hands its server `types.Callbacks`; the assembly
- * (app.ts) passes TargetDelivery (target-delivery.ts).
+ * collector says back. The channels take this in place of the rollout's
+ * classes, as opamp-go hands its server `types.Callbacks` (OpAMP also waits
+ * for a re-target its attribute report caused, retarget.ts `settled`); the
+ * assembly (app.ts) passes TargetDelivery (target-delivery.ts).
  */
 import type { CollectorConfig, ConfigReport, EffectiveConfig } from "./records.ts";
 import type { RenderedConfig } from "./renderer.ts";
