@@ -44,6 +44,9 @@ import { AttributeRollouts } from "./rollout/attribute-rollout.ts";
 import { Restarts } from "./collectors/restarts.ts";
 import { Builds } from "./collectors/builds.ts";
 import { Rollouts } from "./rollout/rollout.ts";
+import { TargetDelivery } from "./rollout/target-delivery.ts";
+import { TargetHistory } from "./rollout/history.ts";
+import { Attention } from "./rollout/attention.ts";
 import { Stager } from "./rollout/stager.ts";
 import { StagedRollouts } from "./rollout/staged.ts";
 import { RolloutEnds } from "./rollout/ends.ts";
@@ -104,7 +107,14 @@ export interface App {
   routes: Routes;
   /** Collectors, sources, destinations and pipelines by what a person types: id or name (refs/refs.ts). */
   refs: Refs;
+  /** Publishes and their plans (rollout/rollout.ts). */
   rollouts: Rollouts;
+  /** What the collector channels ask of the rollout (rollout/delivery.ts), and the effective configs collectors reported. */
+  delivery: TargetDelivery;
+  /** Each collector's config history: rollback, unpin, retry (rollout/history.ts). */
+  targetHistory: TargetHistory;
+  /** The collectors whose config needs a look (rollout/attention.ts). */
+  attention: Attention;
   staged: StagedRollouts;
   /** Renders a collector again when a write here changes its attributes (rollout/retarget.ts). */
   retargeting: Retargeting;
@@ -187,10 +197,12 @@ export async function createApp(
   const configStore = await openConfigStore(store, gitdir);
   const hostPaths = new HostPaths(config.sources.hostPaths);
   const vault = new SecretVault(store, secrets);
-  const rollouts = new Rollouts(store, configStore, collectors, vault, logger);
-  const staged = new StagedRollouts(store, collectors, rollouts);
+  const rollouts = new Rollouts(store, configStore, collectors, logger);
+  const delivery = new TargetDelivery(store, collectors, vault, logger);
+  const targetHistory = new TargetHistory(store, collectors);
+  const staged = new StagedRollouts(store, collectors, targetHistory);
   const retargeting = new Retargeting(store, configStore, collectors, logger);
-  const attributeRollouts = new AttributeRollouts(store, retargeting, (hash) => rollouts.storedRendered(hash));
+  const attributeRollouts = new AttributeRollouts(store, retargeting, (hash) => targetHistory.storedRendered(hash));
   const presence = new Presence(store, collectors, logger);
   const enrollment = new Enrollment(store, collectors);
   const agents = new Agents(store, enrollment, logger, HEARTBEAT_SECONDS);
@@ -209,13 +221,13 @@ export async function createApp(
     { stop: () => collectorTokens.close() },
     { stop: () => metricsTokens.close() },
     { stop: () => collectors.close() },
-    { stop: () => rollouts.close() },
+    { stop: () => delivery.close() },
     // Before the rollouts and the registry it reads: the batch in flight finishes first.
     { stop: () => retargeting.close() },
     presence,
     // Publishes whose writes stopped part way (a crash) are recorded as interrupted: at start, then every few seconds.
     rollouts.writes,
-    new Stager(staged, rollouts, logger),
+    new Stager(staged, delivery, logger),
     new RolloutEnds(store, staged, logger),
     { stop: () => agents.close() },
     // Events from the change feed and from time passing (stalled, expiring) into the queue, and the queue out to the receivers.
@@ -268,6 +280,9 @@ export async function createApp(
     routes: new Routes(configStore, collectors),
     refs: new Refs(collectors, configStore),
     rollouts,
+    delivery,
+    targetHistory,
+    attention: new Attention(store, collectors),
     staged,
     retargeting,
     attributeRollouts,

@@ -24,7 +24,7 @@ import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Routes } from "../configstore/routes.ts";
 import { ConflictError, ValidationError, type ErrorDetail } from "../errors.ts";
 import type { Retargeting } from "../rollout/retarget.ts";
-import type { Rollouts } from "../rollout/rollout.ts";
+import type { Attention } from "../rollout/attention.ts";
 import type { AttributeRollouts } from "../rollout/attribute-rollout.ts";
 import type { Principal } from "../auth/service-accounts.ts";
 import { StrategySchema, type Rollout, type Strategy } from "../../shared/rollouts.ts";
@@ -134,7 +134,7 @@ export interface CollectorsApiDeps {
   attributeRollouts: Pick<AttributeRollouts, "plan" | "deployment">;
   restarts: Pick<Restarts, "request">;
   refs: Pick<Refs, "resolveAll">;
-  rollouts: Pick<Rollouts, "attentionIds" | "configAttention">;
+  attention: Pick<Attention, "attentionIds" | "configAttention">;
 }
 
 /** A bulk tag edit from a request: something to set or remove, and the collectors its matchers select. */
@@ -208,11 +208,11 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       handler: async ({ query }) => {
         const { limit = 100, cursor, tag, match, attention, ...rest } = query;
         const matchers = match === undefined ? undefined : await targetingMatchers(deps.collectors, match, "match");
-        // A config reason is the dashboard's own list (Rollouts.attention): one read of the targets, as GET /dashboard costs.
-        const attending = attention !== undefined && isConfigReason(attention) ? await deps.rollouts.attentionIds(attention) : undefined;
+        // A config reason is the dashboard's own list (Attention.attention): one read of the targets, as GET /dashboard costs.
+        const attending = attention !== undefined && isConfigReason(attention) ? await deps.attention.attentionIds(attention) : undefined;
         const keep = compileFilter({ ...rest, tags: tag, match: matchers, attention, attending, trusted: deps.collectors.trust.keys() });
         const page = await deps.collectors.list(keep, limit, decodeCursor(cursor));
-        const config = await deps.rollouts.configAttention(page.items);
+        const config = await deps.attention.configAttention(page.items);
         const items = page.items.map((c) => {
           const reasons = new Set([...recordReasons(c), ...(config.get(c.id) ?? [])]);
           return { ...c, attention: ATTENTION_REASONS.filter((r) => reasons.has(r)) };

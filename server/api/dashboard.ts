@@ -8,7 +8,7 @@
  * Cost at fleet scale: one pass over the in-memory collector view (counts,
  * reporting only, offline, and each collector offered to the throughput
  * window, which keeps only its top few); one read of the targets and render
- * failures (Rollouts.attention); the rollout status is GET /publish/status?scope=fleet.
+ * failures (Attention.attention); the rollout status is GET /publish/status?scope=fleet.
  */
 import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector-status.ts";
 import { reportingOnly } from "../../shared/attention.ts";
@@ -17,7 +17,7 @@ import type { RolloutStatus } from "../../shared/rollouts.ts";
 import { MANAGEMENT_MODES, type ManagementMode } from "../../shared/vocabulary.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { route, type Route } from "../http/route.ts";
-import type { Rollouts } from "../rollout/rollout.ts";
+import type { Attention } from "../rollout/attention.ts";
 import type { StagedRollouts } from "../rollout/staged.ts";
 import type { Telemetry } from "../telemetry/index.ts";
 import { FleetThroughput } from "../telemetry/top.ts";
@@ -25,7 +25,7 @@ import { FleetThroughput } from "../telemetry/top.ts";
 /** What the /dashboard route uses. */
 export interface DashboardApiDeps {
   collectors: Collectors;
-  rollouts: Rollouts;
+  attention: Pick<Attention, "attention">;
   staged: StagedRollouts;
   telemetry: Telemetry;
 }
@@ -83,7 +83,7 @@ async function latestRollout(deps: DashboardApiDeps): Promise<Dashboard["rollout
 }
 
 export async function dashboard(deps: DashboardApiDeps): Promise<Dashboard> {
-  const [summary, rollout, attention] = await Promise.all([fleet(deps), latestRollout(deps), deps.rollouts.attention()]);
+  const [summary, rollout, attention] = await Promise.all([fleet(deps), latestRollout(deps), deps.attention.attention()]);
   const { reporting, byRecords, byErrors, current, currentCollectors, history } = summary.throughput;
   return {
     generatedAt: new Date().toISOString(),

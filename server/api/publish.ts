@@ -14,6 +14,9 @@ import {
   StrategySchema,
 } from "../../shared/rollouts.ts";
 import type { Rollouts } from "../rollout/rollout.ts";
+import type { TargetDelivery } from "../rollout/target-delivery.ts";
+import type { TargetHistory } from "../rollout/history.ts";
+import type { Attention } from "../rollout/attention.ts";
 import type { StagedRollouts } from "../rollout/staged.ts";
 import { NotFoundError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
@@ -51,7 +54,10 @@ const AbortBody = Type.Object(
 /** What the publish, rollout and rollback routes use. */
 export interface PublishApiDeps {
   collectors: Collectors;
-  rollouts: Rollouts;
+  rollouts: Pick<Rollouts, "publish" | "plan">;
+  delivery: Pick<TargetDelivery, "target" | "effective">;
+  targetHistory: Pick<TargetHistory, "historyView" | "renderFailure" | "storedRendered" | "rollback" | "unpin" | "retry">;
+  attention: Pick<Attention, "drifted">;
   staged: StagedRollouts;
   refs: Refs;
 }
@@ -178,7 +184,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       summary:
         "Collectors that applied their target but report an effective config that differs from it in what they run (not merely in formatting), with the differing paths; the diff is on each collector's effective-config.",
       response: DriftedAnswerSchema,
-      handler: async () => ({ items: await deps.rollouts.drifted() }),
+      handler: async () => ({ items: await deps.attention.drifted() }),
     }),
     route({
       method: "GET",
@@ -189,8 +195,8 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
         "Every config pushed to this collector, oldest first, each with what became of it, and why its config could not be rendered (a publish skipped it, or its attributes changed), while that stands.",
       response: ConfigHistoryAnswerSchema,
       handler: async ({ params }) => {
-        const items = await deps.rollouts.historyView(params.id!);
-        const failure = await deps.rollouts.renderFailure(params.id!);
+        const items = await deps.targetHistory.historyView(params.id!);
+        const failure = await deps.targetHistory.renderFailure(params.id!);
         const renderFailure = failure && { commit: failure.commit, error: failure.error, at: failure.at, ...(failure.rolloutId ? { rolloutId: failure.rolloutId } : {}) };
         return { items, renderFailure };
       },
@@ -203,9 +209,9 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       summary: "One pushed config with its rendered body, so two versions can be compared.",
       response: ConfigVersionSchema,
       handler: async ({ params }) => {
-        const entry = (await deps.rollouts.historyView(params.id!)).find((e) => String(e.seq) === params.seq);
+        const entry = (await deps.targetHistory.historyView(params.id!)).find((e) => String(e.seq) === params.seq);
         if (!entry) throw new NotFoundError("Config version", params.seq);
-        const rendered = await deps.rollouts.storedRendered(entry.hash);
+        const rendered = await deps.targetHistory.storedRendered(entry.hash);
         if (!rendered) throw new NotFoundError("Rendered config", entry.hash);
         return { ...entry, contentType: rendered.contentType, body: rendered.body };
       },
@@ -218,8 +224,8 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       summary: "The config the collector last said it runs, beside the target it should run; null parts are not known yet.",
       response: EffectiveConfigSchema,
       handler: async ({ params }) => {
-        const effective = await deps.rollouts.effective(params.id!);
-        const current = await deps.rollouts.target(params.id!);
+        const effective = await deps.delivery.effective(params.id!);
+        const current = await deps.delivery.target(params.id!);
         return {
           target: current && {
             hash: current.target.targetHash,
@@ -244,7 +250,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
         "Return the collector to its previous pushed config (409 when there is none), recorded as a new history entry, and pin it there: fleet publishes skip it until it is unpinned or a publish names it.",
       response: HistoryEntrySchema,
       status: 202,
-      handler: ({ params, principal }) => deps.rollouts.rollback(principal, params.id!),
+      handler: ({ params, principal }) => deps.targetHistory.rollback(principal, params.id!),
     }),
     route({
       method: "DELETE",
@@ -253,7 +259,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       tag: "publish",
       summary: "Unpin a rolled-back collector, so the next fleet publish reaches it; 409 when it is not pinned. Audited.",
       status: 204,
-      handler: ({ params, principal }) => deps.rollouts.unpin(principal, params.id!),
+      handler: ({ params, principal }) => deps.targetHistory.unpin(principal, params.id!),
     }),
     route({
       method: "POST",
@@ -263,7 +269,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       summary:
         "Offer the collector its target again after it rolled back from it on its own (it is not re-offered otherwise); 409 when it did not. Audited.",
       status: 204,
-      handler: ({ params, principal }) => deps.rollouts.retry(principal, params.id!),
+      handler: ({ params, principal }) => deps.targetHistory.retry(principal, params.id!),
     }),
   ];
 }

@@ -8,7 +8,7 @@
 import { ThroughputHistorySchema, ThroughputSchema } from "../../shared/throughput.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
-import type { Rollouts } from "../rollout/rollout.ts";
+import type { Delivery } from "../rollout/delivery.ts";
 import type { Telemetry } from "../telemetry/index.ts";
 import { route, type Route } from "../http/route.ts";
 
@@ -16,7 +16,7 @@ import { route, type Route } from "../http/route.ts";
 export interface ThroughputApiDeps {
   telemetry: Telemetry;
   collectors: Collectors;
-  rollouts: Rollouts;
+  delivery: Pick<Delivery, "target">;
   configStore: ConfigStore;
 }
 

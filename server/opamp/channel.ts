@@ -21,7 +21,7 @@
  *   rotating a collector token, revoking or expiring the enrollment token,
  *   or deleting the collector closes (1008) every session that stands on it,
  *   on every replica, and each message re-checks the credential first.
- * - A publish reaches connected WebSocket sessions at once (Rollouts'
+ * - A publish reaches connected WebSocket sessions at once (Delivery's
  *   onTargetChanged, fed by the store's change feed), one collector at a
  *   time so the event loop keeps answering (push-queue.ts); HTTP agents get
  *   it in the reply to their next poll.
@@ -36,7 +36,7 @@ import type { ServerConfig } from "../config/load.ts";
 import { AppError, UnavailableError } from "../errors.ts";
 import { AgentToServerSchema, type AgentToServer } from "../gen/opamp/v1/opamp_pb.ts";
 import type { Channel, ChannelHealth, ChannelRequest, ChannelSocket } from "../channel/channel.ts";
-import type { Rollouts } from "../rollout/rollout.ts";
+import type { Delivery } from "../rollout/delivery.ts";
 import { RESTART_REQUESTS } from "../collectors/restarts.ts";
 import type { Store } from "../store/store.ts";
 import { channelCredential } from "../channel/credential.ts";
@@ -55,7 +55,8 @@ export type OpampDeps = HandlerDeps & {
   config: { opamp: Pick<ServerConfig["opamp"], "maxConnections" | "maxConcurrentRequests"> };
   collectorTokens: Pick<CollectorTokens, "onRotate">;
   metricsTokens: Pick<CollectorTokens, "onRotate">;
-  rollouts: Pick<Rollouts, "onTargetChanged">;
+  /** What it may ask of the rollout (rollout/delivery.ts); the handler asks the rest. */
+  delivery: Delivery;
   live: Pick<LiveCredentials, "register">;
 };
 
@@ -96,7 +97,7 @@ export class OpampChannel implements Channel {
     this.sessions.start();
     this.unsubscribe.push(
       // Publishes may have been missed when any may have changed: re-check every connected collector's target (pushConfig sends only a changed one).
-      this.deps.rollouts.onTargetChanged((collectorId) => {
+      this.deps.delivery.onTargetChanged((collectorId) => {
         if (collectorId === undefined) for (const id of [...this.sessions.collectors()]) this.pushes.add(id);
         else if (this.sessions.hasCollector(collectorId)) this.pushes.add(collectorId);
       }),

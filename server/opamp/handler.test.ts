@@ -1,7 +1,7 @@
 /**
  * The OpAMP message handler on its own: AgentToServer messages in, the
  * ServerToAgent answers out, against in-memory stand-ins for the store,
- * collectors, enrollment, tokens, rollouts and presence. No HTTP server, no
+ * collectors, enrollment, tokens, delivery and presence. No HTTP server, no
  * socket: a WebSocket session is a recorded Connection, an HTTP poll an
  * exchange the handler only answers.
  */
@@ -98,7 +98,7 @@ function world(externalUrl = "", sessions = new Sessions()) {
         throw new Error("not minted in these tests");
       },
     },
-    rollouts: {
+    delivery: {
       target: async () => (target && { target: { targetHash: target.hash } as never, rendered: target }),
       targetOf: async () => (target && ({ targetHash: target.hash } as never)),
       delivered: async (_id, rendered) => rendered.body,

@@ -7,7 +7,7 @@
  *   what matchers read is recorded, with the status, before the reply is
  *   decided, and the reply carries the config rendered for it.
  * - The AgentRemoteConfig bytes are encoded once per config hash, from the
- *   body with its secrets in (Rollouts.delivered; kept in memory only), under
+ *   body with its secrets in (Delivery.delivered; kept in memory only), under
  *   the hash of the redacted rendering, which the agent reports back.
  * - A session or exchange that resumes without saying which config the agent
  *   runs is asked for full state, and the target is re-sent unless that
@@ -42,7 +42,7 @@ import {
 import { buildOf, type Builds } from "../collectors/builds.ts";
 import type { Restarts } from "../collectors/restarts.ts";
 import type { Retargeting } from "../rollout/retarget.ts";
-import type { Rollouts } from "../rollout/rollout.ts";
+import type { Delivery } from "../rollout/delivery.ts";
 import { Refused } from "./credential.ts";
 import { attributes, Identity, type IdentityDeps } from "./identity.ts";
 import { SeqStreams } from "./seq-streams.ts";
@@ -58,7 +58,7 @@ const REPORT_AVAILABLE_COMPONENTS = BigInt(ServerToAgentFlags.ServerToAgentFlags
 export type HandlerDeps = IdentityDeps &
   SettingsDeps & {
     collectors: Pick<Collectors, "report">;
-    rollouts: Pick<Rollouts, "target" | "targetOf" | "delivered" | "fetched" | "report" | "setEffective" | "effectiveWelcome" | "redact">;
+    delivery: Omit<Delivery, "onTargetChanged">;
     presence: Pick<Presence, "seen" | "gone">;
     retargeting: Pick<Retargeting, "settled">;
     restarts: Pick<Restarts, "pending" | "claim">;
@@ -199,7 +199,7 @@ export class MessageHandler {
     // The agent's own messages may quote its config, secrets too: redacted before presence or the rollout keeps them.
     if (message.health) {
       instance.healthy = message.health.healthy;
-      instance.healthError = message.health.lastError ? await this.deps.rollouts.redact(collectorId, message.health.lastError) : null;
+      instance.healthError = message.health.lastError ? await this.deps.delivery.redact(collectorId, message.health.lastError) : null;
     }
     if (reportsConfig) {
       const hash = Buffer.from(status.lastRemoteConfigHash).toString("hex");
@@ -208,9 +208,9 @@ export class MessageHandler {
         status.status === RemoteConfigStatuses.RemoteConfigStatuses_APPLIED ? "applied"
         : status.status === RemoteConfigStatuses.RemoteConfigStatuses_APPLYING ? "applying"
         : "failed";
-      const error = state === "failed" && status.errorMessage ? await this.deps.rollouts.redact(collectorId, status.errorMessage) : "";
+      const error = state === "failed" && status.errorMessage ? await this.deps.delivery.redact(collectorId, status.errorMessage) : "";
       instance.configError = state === "failed" ? error || "the collector could not apply the config" : state === "applied" ? null : instance.configError;
-      const recorded = this.deps.rollouts.report(collectorId, { hash, state, ...(state === "failed" ? { error } : {}) });
+      const recorded = this.deps.delivery.report(collectorId, { hash, state, ...(state === "failed" ? { error } : {}) });
       // Before the re-rendered config goes out: reported after it, the config the agent ran until now
       // would read as the agent going back from the new one ("rolled back by the collector").
       if (attributesChanged) await recorded.catch((error: unknown) => log.warn({ err: error }, "opamp: background update failed"));
@@ -227,11 +227,11 @@ export class MessageHandler {
         .map((name) => ({ name, contentType: map[name]!.contentType, body: decoder.decode(map[name]!.body) }));
       background(
         log,
-        this.deps.rollouts.setEffective(collectorId, files).then((intake) => {
+        this.deps.delivery.setEffective(collectorId, files).then((intake) => {
           instance.effectiveSkipped = intake === "limited";
         }),
       );
-    } else if (instance.effectiveSkipped && this.deps.rollouts.effectiveWelcome(collectorId)) {
+    } else if (instance.effectiveSkipped && this.deps.delivery.effectiveWelcome(collectorId)) {
       instance.effectiveSkipped = false;
       fullState = true;
     }
@@ -276,25 +276,25 @@ export class MessageHandler {
   private async remoteConfigFor(instance: Instance, log: Logger): Promise<Uint8Array | undefined> {
     if (instance.awaitingReport || !has(instance.capabilities, AgentCapabilities.AgentCapabilities_AcceptsRemoteConfig)) return undefined;
     // Decided on the target alone, from memory: most messages come from collectors that run it.
-    const state = await this.deps.rollouts.targetOf(instance.collectorId);
+    const state = await this.deps.delivery.targetOf(instance.collectorId);
     // A target the collector rolled back from on its own is not offered again until a retry or a new one.
     if (!state || state.collectorRollback) return undefined;
     // A retry offers the same hash again: the offer is the hash and how often it was retried.
     const offerOf = (hash: string) => (state.retries ? `${hash}#${state.retries}` : hash);
     if (state.targetHash === instance.reportedHash || offerOf(state.targetHash) === instance.sentHash) return undefined;
-    const target = await this.deps.rollouts.target(instance.collectorId);
+    const target = await this.deps.delivery.target(instance.collectorId);
     if (!target) return undefined;
     const hash = target.rendered.hash;
     const offer = offerOf(hash);
     if (hash === instance.reportedHash || offer === instance.sentHash) return undefined;
     // Claimed before the vault is read, so a push and a reply in between do not both send it.
     instance.sentHash = offer;
-    const body = await this.deps.rollouts.delivered(instance.collectorId, target.rendered);
+    const body = await this.deps.delivery.delivered(instance.collectorId, target.rendered);
     if (body === null) {
       if (instance.sentHash === offer) instance.sentHash = null;
       return undefined;
     }
-    background(log, this.deps.rollouts.fetched(instance.collectorId, hash));
+    background(log, this.deps.delivery.fetched(instance.collectorId, hash));
     return this.configs.get(hash, body, yamlType(target.rendered.contentType));
   }
 

@@ -59,7 +59,7 @@ export interface Instance {
   pollSeconds: number;
   /** Full state was asked for: the config is sent after that report, not before (it may say the agent has it). */
   awaitingReport: boolean;
-  /** An effective config it sent was not looked at (over its rate, Rollouts.setEffective): asked for again once welcome. */
+  /** An effective config it sent was not looked at (over its rate, Delivery.setEffective): asked for again once welcome. */
   effectiveSkipped: boolean;
   /** The hash (hex) of the available components known to be stored for it (collectors/builds.ts). */
   componentsHash: string | null;

@@ -1,7 +1,7 @@
 /**
  * RemoteConfigService on its own: Fetch Requests straight into `handle`, no
  * HTTP server, over the real collectors, collector tokens, presence and
- * rollouts on an in-memory SQLite store, with an injected clock. A publish is
+ * delivery (rollout/target-delivery.ts) on an in-memory SQLite store, with an injected clock. A publish is
  * seeded as the rollout writes it (rendered config, target, history entry).
  * test/remotecfg/remotecfg.test.ts drives the same through a whole server
  * with a Connect client and curl; this file checks the GetConfig answers,
@@ -18,8 +18,6 @@ import { Collectors } from "../collectors/collectors.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import { Presence } from "../collectors/presence.ts";
 import { CollectorTokens } from "../collectors/tokens.ts";
-import { ConfigStore } from "../configstore/configstore.ts";
-import { ConfigRepo } from "../configstore/repo.ts";
 import {
   EffectiveConfigSchema,
   GetConfigRequestSchema,
@@ -28,7 +26,7 @@ import {
   type GetConfigResponse,
 } from "../gen/collector/v1/collector_pb.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
-import { Rollouts } from "../rollout/rollout.ts";
+import { TargetDelivery } from "../rollout/target-delivery.ts";
 import { RENDERED, type CollectorConfig } from "../rollout/records.ts";
 import { Secrets } from "../secrets/secrets.ts";
 import { SecretVault } from "../secrets/vault.ts";
@@ -43,8 +41,7 @@ const GET_CONFIG = `${SERVICE_PATH}GetConfig`;
 let store: SqliteStore;
 let collectors: Collectors;
 let tokens: CollectorTokens;
-let configStore: ConfigStore;
-let rollouts: Rollouts;
+let delivery: TargetDelivery;
 let presence: Presence;
 let vault: SecretVault;
 let service: RemoteConfigService;
@@ -57,21 +54,19 @@ beforeEach(async () => {
   const secrets = new Secrets([randomBytes(32)]);
   collectors = new Collectors(store);
   tokens = new CollectorTokens(store, collectors, secrets);
-  configStore = new ConfigStore(store, ConfigRepo.inStore(store));
   vault = new SecretVault(store, secrets);
-  rollouts = new Rollouts(store, configStore, collectors, vault, log);
+  delivery = new TargetDelivery(store, collectors, vault, log);
   clock = Date.parse("2030-01-01T00:00:00Z");
   presence = new Presence(store, collectors, log, () => clock);
-  service = new RemoteConfigService({ store, logger: log, collectors, collectorTokens: tokens, presence, rollouts }, () => clock);
+  service = new RemoteConfigService({ store, logger: log, collectors, collectorTokens: tokens, presence, delivery }, () => clock);
   alloy = await collectors.create(SYSTEM_ACTOR, { name: "alloy-1", managementMode: "rcfg-remotecfg" });
   token = (await tokens.mint(SYSTEM_ACTOR, alloy.id)).token;
 });
 afterEach(async () => {
   await presence.stop();
-  await rollouts.close();
+  await delivery.close();
   tokens.close();
   collectors.close();
-  configStore.close();
   await store.close();
 });
 
@@ -289,7 +284,7 @@ describe("status reports move the rollout", () => {
     expect((await target()).state).toBe("current");
 
     // A restarted server (or another replica) has no memory of the collector: the stored status stands.
-    service = new RemoteConfigService({ store, logger: log, collectors, collectorTokens: tokens, presence, rollouts }, () => clock);
+    service = new RemoteConfigService({ store, logger: log, collectors, collectorTokens: tokens, presence, delivery }, () => clock);
     const third = await publish("// three\n" + CONFIG, 3);
     await config({ id: alloy.id, hash: second.hash });
     await config({ id: alloy.id, hash: third.hash });
@@ -342,8 +337,8 @@ describe("bookkeeping", () => {
       create(EffectiveConfigSchema, { configMap: { configMap: { "": { body: new TextEncoder().encode(body), contentType: "text/plain" } } } });
     const poll = { id: alloy.id, hash, remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_APPLIED }, effectiveConfig: effective(CONFIG) };
     await config(poll);
-    expect((await rollouts.effective(alloy.id))?.files).toEqual([{ name: "", contentType: "text/plain", body: CONFIG }]);
-    await until(async () => (await rollouts.target(alloy.id))?.target.drift);
+    expect((await delivery.effective(alloy.id))?.files).toEqual([{ name: "", contentType: "text/plain", body: CONFIG }]);
+    await until(async () => (await delivery.target(alloy.id))?.target.drift);
 
     const written: string[] = [];
     const unwatch = store.watch((changes) => void written.push(...changes.map((c) => `${c.collection}/${c.id}`)));
@@ -353,7 +348,7 @@ describe("bookkeeping", () => {
       expect(written).toEqual([]);
       await config({ ...poll, effectiveConfig: effective("// changed\n") });
       // The new content, then the drift check's new answer (it now differs from the target), judged in a worker.
-      await until(async () => (await rollouts.target(alloy.id))?.target.drift?.drifted);
+      await until(async () => (await delivery.target(alloy.id))?.target.drift?.drifted);
       expect(written).toEqual([`effective_configs/${alloy.id}`, `collector_config/${alloy.id}`]);
     } finally {
       unwatch();

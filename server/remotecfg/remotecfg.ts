@@ -20,7 +20,7 @@
  * so a restart or another replica reads the same. A FAILED that tells of a
  * failed fetch (Connect's error text: the server out of reach, a token
  * refused), not of a config, is no report on the config. The content
- * has the secrets in (Rollouts.delivered; kept in memory only); the hash is
+ * has the secrets in (Delivery.delivered; kept in memory only); the hash is
  * that of the redacted rendering, which Alloy treats as opaque and sends
  * back. While a secret the config names cannot be opened the answer is
  * `unavailable` and the collector keeps the config it runs. Before anything
@@ -53,7 +53,7 @@ import {
 } from "../gen/collector/v1/collector_pb.ts";
 import type { Channel, ChannelHealth, ChannelRequest } from "../channel/channel.ts";
 import { channelCredential, type ChannelCredential } from "../channel/credential.ts";
-import type { Rollouts } from "../rollout/rollout.ts";
+import type { Delivery } from "../rollout/delivery.ts";
 import type { CollectorConfig, ConfigReport, ConfigState, EffectiveConfig } from "../rollout/records.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Store } from "../store/store.ts";
@@ -194,7 +194,7 @@ function reportOf(status: RemoteConfigStatuses, hash: string, errorMessage: stri
   }
 }
 
-/** Whether a report would move the stored config state (rollouts.report ignores reports for other hashes). */
+/** Whether a report would move the stored config state (Delivery.report ignores reports for other hashes). */
 function moves(report: ConfigReport, target: { targetHash: string; state: ConfigState; error: string | null }): boolean {
   if (report.hash !== target.targetHash) return false;
   if (report.state === "applied") return target.state !== "current";
@@ -205,7 +205,7 @@ function moves(report: ConfigReport, target: { targetHash: string; state: Config
 /**
  * Whether a report says the collector applied another config than its
  * target, one it was sent or fetched (applying or failed): it may have gone
- * back to an earlier one on its own (rollouts.report tells).
+ * back to an earlier one on its own (Delivery.report tells).
  */
 function wentBack(report: ConfigReport, target: { targetHash: string; state: ConfigState; collectorRollback?: unknown }): boolean {
   return report.state === "applied" && report.hash !== target.targetHash && target.state !== "outdated" && target.collectorRollback === undefined;
@@ -233,7 +233,8 @@ export interface RemoteConfigDeps {
   collectors: Collectors;
   collectorTokens: CollectorTokens;
   presence: Presence;
-  rollouts: Rollouts;
+  /** What it may ask of the rollout (rollout/delivery.ts). */
+  delivery: Delivery;
 }
 
 export class RemoteConfigService {
@@ -366,12 +367,12 @@ export class RemoteConfigService {
     const memo = this.contact(id);
     const sent = req.remoteConfigStatus ? statusOf(req.remoteConfigStatus.status, req.hash, req.remoteConfigStatus.errorMessage) : null;
     // The collector's message may quote its config, secrets too: redacted before presence or the rollout keeps it.
-    if (sent !== null && sent !== "unset" && sent.error) sent.error = await this.deps.rollouts.redact(id, sent.error);
+    if (sent !== null && sent !== "unset" && sent.error) sent.error = await this.deps.delivery.redact(id, sent.error);
     if (sent !== null) {
       memo.report = sent === "unset" ? null : sent;
       await this.bookkeeping(id, () => this.keepStatus(id, req.hash, sent));
     }
-    const target = await this.deps.rollouts.targetOf(id);
+    const target = await this.deps.delivery.targetOf(id);
     const known = memo.report !== null && memo.report.hash === req.hash ? memo.report : sent === null ? await this.standing(id, memo, req.hash, target) : null;
     // Awaited: presence decides "changed" against the stored record, so a
     // collector's next poll must not overtake this one's write. A poll that
@@ -399,25 +400,25 @@ export class RemoteConfigService {
     // Alloy sends it with every poll: one equal to the last kept costs nothing (effective-intake.ts), and
     // one not looked at (over the collector's rate) is taken from a later poll.
     const files = effectiveFiles(req);
-    if (files !== null) await this.bookkeeping(id, () => this.deps.rollouts.setEffective(id, files));
+    if (files !== null) await this.bookkeeping(id, () => this.deps.delivery.setEffective(id, files));
 
     if (target === null) return req.hash === "" ? NOTHING_PUBLISHED : EMPTY_CONFIG;
-    if (known !== null && (moves(known, target) || wentBack(known, target))) await this.bookkeeping(id, () => this.deps.rollouts.report(id, known));
+    if (known !== null && (moves(known, target) || wentBack(known, target))) await this.bookkeeping(id, () => this.deps.delivery.report(id, known));
     // Most polls end here, from memory: the collector runs its target (with attribute references every
     // collector's bytes are its own, too many to keep), or went back from it on its own and is not sent
     // it again until a retry or a new one.
     if (req.hash === target.targetHash || target.collectorRollback) return this.notModified(target.targetHash);
-    const current = await this.deps.rollouts.target(id);
+    const current = await this.deps.delivery.target(id);
     if (current === null) return req.hash === "" ? NOTHING_PUBLISHED : EMPTY_CONFIG;
     const { rendered } = current;
     if (req.hash === rendered.hash) return this.notModified(rendered.hash);
     const answers = this.answersFor(rendered);
     if (answers.full === null) {
-      const content = await this.deps.rollouts.delivered(id, rendered);
+      const content = await this.deps.delivery.delivered(id, rendered);
       if (content === null) throw new ConnectError(UNDELIVERABLE, Code.Unavailable);
       answers.full = answer({ content, hash: rendered.hash, notModified: false });
     }
-    await this.bookkeeping(id, () => this.deps.rollouts.fetched(id, rendered.hash));
+    await this.bookkeeping(id, () => this.deps.delivery.fetched(id, rendered.hash));
     return answers.full;
   }
 

@@ -2,7 +2,7 @@
  * Drift is judged in a Bun worker: reading a collector's YAML report costs
  * microseconds a byte (a 256 KiB report, the most one may hold, takes a second
  * or more on a busy machine), which the event loop must not spend. One
- * comparison runs at a time (callers queue, Rollouts coalesces per collector);
+ * comparison runs at a time (callers queue, drift-judge.ts coalesces per collector);
  * past DRIFT_BUDGET_MS the worker is stopped and the answer says drift could
  * not be told. A worker that answered is kept for the next comparison.
  *

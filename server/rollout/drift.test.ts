@@ -27,7 +27,7 @@ import { configDrift, type EffectiveFile } from "./drift.ts";
  *   collector has (`createEffectiveConfigMsg` falling back to its merged
  *   config): the files merged unexpanded, secrets in plaintext (svc's
  *   redaction has turned the vault's back into markers, as
- *   `Rollouts.setEffective` stores it; tokens it does not know stay).
+ *   `TargetDelivery.setEffective` stores it; tokens it does not know stay).
  */
 const dir = join(import.meta.dir, "testdata", "drift");
 const fixture = (name: string) => readFileSync(join(dir, name), "utf8");

@@ -1,6 +1,6 @@
 /**
  * Drift: does the config a collector says it runs (its effective config, as
- * `Rollouts.setEffective` stores it, redacted) differ from the config svc
+ * `TargetDelivery.setEffective` stores it, redacted) differ from the config svc
  * rendered for it (its target, secrets as markers) in what it runs, not merely
  * in how it is written? Pure: no store, no clock.
  *

@@ -1,6 +1,6 @@
 /**
  * Which effective-config reports are looked at, for both channels
- * (`Rollouts.setEffective`). A collector repeats its effective config often
+ * (`TargetDelivery.setEffective`). A collector repeats its effective config often
  * (the OpAMP supervisor at each connect and status change, Alloy with every
  * poll), so a report equal to the last one kept costs nothing and counts
  * against nothing. A changed one is looked at within the collector's rate;

@@ -10,6 +10,7 @@ import type { HistoryEntry as HistoryView, Rollout, RolloutCollectorState, Skipp
 import type { Actor } from "../audit/audit.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import type { Drift } from "./drift.ts";
+import type { RenderedConfig } from "./renderer.ts";
 
 export type { ConfigState, Rollout, RolloutCollectorState, RolloutStatus } from "../../shared/rollouts.ts";
 import type { ConfigState } from "../../shared/rollouts.ts";
@@ -193,6 +194,27 @@ export function targetWrites(collectorId: string, entry: HistoryEntry, expect?: 
     { op: "put", collection: CONFIGS, id: collectorId, data: target, ...(expect === undefined ? {} : { expect }) },
     { op: "put", collection: HISTORY, id: historyId(collectorId, entry.seq), data: entry, expect: "absent" },
   ];
+}
+
+/** The writes that record a new rollout and make it the latest (of the fleet's too, for a fleet publish). */
+export function rolloutOps(rollout: Rollout): WriteOp[] {
+  return [
+    { op: "put", collection: ROLLOUTS, id: rollout.id, data: rollout, expect: "absent" },
+    { op: "put", collection: LATEST.collection, id: LATEST.id, data: { rolloutId: rollout.id } },
+    ...(rollout.kind === "publish" && rollout.scope === "fleet"
+      ? [{ op: "put" as const, collection: LATEST_FLEET.collection, id: LATEST_FLEET.id, data: { rolloutId: rollout.id } }]
+      : []),
+  ];
+}
+
+/**
+ * A rendered config by its hash (history entries name it) as the store
+ * holds it now, not from the delivery cache: the secrets upgrade
+ * (secrets/upgrade.ts) may since have replaced a plaintext in it by its
+ * marker, and what is shown must be the redacted body.
+ */
+export async function storedRendered(store: Pick<Store, "get">, hash: string): Promise<RenderedConfig | null> {
+  return (await store.get<RenderedConfig>(RENDERED, hash))?.data ?? null;
 }
 
 /**

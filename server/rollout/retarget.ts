@@ -7,7 +7,7 @@
  * rendered again at the commit it is on and, where the hash differs from its
  * target, gets a new target and history entry (cause "attributes", actor
  * system), delivered as a publish is: the channels follow
- * Rollouts.onTargetChanged. Each batch that changes or skips a collector is
+ * Delivery.onTargetChanged. Each batch that changes or skips a collector is
  * recorded as a rollout of kind "attributes", listed with the others (it does
  * not become the latest rollout /publish/status follows: that stays the
  * operators' last). Only the writing replica hears the change, so one

@@ -32,7 +32,7 @@ import {
   type RolloutStatus,
   type RolloutWrite,
 } from "./records.ts";
-import type { Rollouts } from "./rollout.ts";
+import type { TargetHistory } from "./history.ts";
 
 /** Where one collector stands in a rollout; `handedOn` when its target says whether a later rollout took it over. */
 interface CollectorState {
@@ -48,7 +48,7 @@ export class StagedRollouts {
   constructor(
     private readonly store: Store,
     private readonly collectors: Collectors,
-    private readonly rollouts: Pick<Rollouts, "rollback">,
+    private readonly history: Pick<TargetHistory, "rollback">,
   ) {}
 
   /**
@@ -350,7 +350,7 @@ export class StagedRollouts {
       const released = rollout.changed.slice(0, rollout.batchEnds![rollout.released ?? 0]);
       for (const [collectorId, { state }] of await this.collectorStates(rollout, released)) {
         if (state !== "failed") continue;
-        await this.rollouts.rollback(who, collectorId, rollout);
+        await this.history.rollback(who, collectorId, rollout);
         rolledBack.push(collectorId);
       }
     }

@@ -6,7 +6,7 @@
  * the rollout's versioned writes let one step win.
  */
 import type { Logger } from "pino";
-import type { Rollouts } from "./rollout.ts";
+import type { Delivery } from "./delivery.ts";
 import type { StagedRollouts } from "./staged.ts";
 
 /** Steps taken in one go at most: a step that meets another replica's answers "look again now". */
@@ -22,12 +22,12 @@ export class Stager {
 
   constructor(
     private readonly staged: Pick<StagedRollouts, "advance">,
-    private readonly rollouts: Pick<Rollouts, "onTargetChanged">,
+    private readonly delivery: Pick<Delivery, "onTargetChanged">,
     private readonly log: Logger,
   ) {}
 
   start(): void {
-    this.unsubscribe = this.rollouts.onTargetChanged(() => this.soon());
+    this.unsubscribe = this.delivery.onTargetChanged(() => this.soon());
     this.tick = setInterval(() => this.soon(), TICK_MS);
     this.soon();
   }

@@ -7,7 +7,7 @@
 import type { Collector } from "../../shared/collectors.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
-import type { Rollouts } from "../rollout/rollout.ts";
+import type { Delivery } from "../rollout/delivery.ts";
 import { STEP_MS, type HistoryAnswer } from "./history.ts";
 import { collectorFlows, flowRates, type CollectorFlows, type PipelineRate, type RouteRate } from "./routes.ts";
 import { ThroughputWindow, type CollectorRates, type WindowLimits } from "./window.ts";
@@ -22,7 +22,7 @@ const FLOW_CACHE_LIMIT = 1000;
 
 const NO_HISTORY: HistoryAnswer = { step: STEP_MS / 1000, times: [], signals: [], process: { cpu: [], memoryRss: [] } };
 
-type Deps = { collectors: Collectors; rollouts: Rollouts; configStore: ConfigStore };
+type Deps = { collectors: Collectors; delivery: Pick<Delivery, "target">; configStore: ConfigStore };
 
 export class Telemetry {
   readonly window: ThroughputWindow;
@@ -47,8 +47,8 @@ export class Telemetry {
   }
 
   /** The collector's flows as planned at its published target, and that target's commit; null when nothing is published for it. */
-  async flowsOf(deps: Pick<Deps, "collectors" | "rollouts" | "configStore">, collector: Collector): Promise<{ flows: CollectorFlows; commit: string } | null> {
-    const target = await deps.rollouts.target(collector.id);
+  async flowsOf(deps: Pick<Deps, "collectors" | "delivery" | "configStore">, collector: Collector): Promise<{ flows: CollectorFlows; commit: string } | null> {
+    const target = await deps.delivery.target(collector.id);
     if (!target) return null;
     const commit = target.target.targetCommit;
     // The rendered hash changes with the attributes that pick matched pipelines, so it keys the plan too.

@@ -91,7 +91,7 @@ test("a tag edit that would change a config is 403 without config:publish and wr
   expect(body.error.message).toContain("2 collector(s)");
   for (const id of [a.id, b.id]) {
     expect((await call<{ tags: Record<string, string> }>(`/collectors/${id}`)).tags).toEqual({ rack: "r1" });
-    expect(await server.app.rollouts.target(id)).toBeNull();
+    expect(await server.app.delivery.target(id)).toBeNull();
   }
   expect(await rolloutCount()).toBe(before);
   const [denied] = await server.app.store.queryAudit({ action: "auth.denied", limit: 1 });
@@ -135,7 +135,7 @@ test("the plan of an edit is answered without writing; applied with config:publi
   expect(plan.groups[0]!.diff).toMatch(/^\+.*\/var\/log\/search\.log/m);
   // Nothing written.
   expect((await call<{ tags: Record<string, string> }>(`/collectors/${x.id}`)).tags).toEqual({ zone: "z1" });
-  expect(await server.app.rollouts.target(x.id)).toBeNull();
+  expect(await server.app.delivery.target(x.id)).toBeNull();
   expect(await rolloutCount()).toBe(before);
   // One collector's edit has its plan too.
   const one = await call<{ plan: PublishPlan }>(`/collectors/${x.id}/edit-plan`, "POST", { tags: { zone: "z1", team: "search" } });
@@ -152,7 +152,7 @@ test("the plan of an edit is answered without writing; applied with config:publi
   expect(listed).toMatchObject({ id: rollout.id, kind: "attributes", changed: 2 });
   for (const id of [x.id, y.id]) {
     expect((await history(id)).items).toEqual([expect.objectContaining({ seq: 1, commit: published, actor: "sa:publisher", cause: "attributes" })]);
-    expect((await server.app.rollouts.target(id))!.rendered.body).toContain("/var/log/search.log");
+    expect((await server.app.delivery.target(id))!.rendered.body).toContain("/var/log/search.log");
   }
 });
 
@@ -172,10 +172,10 @@ test("a staged attribute rollout releases batch by batch with a publish's strate
   const { rollout } = (await res.json()) as { rollout: Rollout };
   expect(rollout).toMatchObject({ kind: "attributes", phase: "running", batchEnds: [1, 3], changed: [ids[2], ...[ids[0]!, ids[1]!].sort()] });
   // The canary has its target; the others wait, though their tags are written.
-  expect((await server.app.rollouts.target(ids[2]!))!.rendered.body).toContain("/var/log/stage.log");
+  expect((await server.app.delivery.target(ids[2]!))!.rendered.body).toContain("/var/log/stage.log");
   for (const id of ids.slice(0, 2)) {
     expect((await call<{ tags: Record<string, string> }>(`/collectors/${id}`)).tags).toEqual({ ring: "canary", stage: "on" });
-    expect(await server.app.rollouts.target(id)).toBeNull();
+    expect(await server.app.delivery.target(id)).toBeNull();
   }
   await until(async () => canary.holding());
   const held = await until(async () => {
@@ -218,8 +218,8 @@ test("a fleet publish skips a collector whose config cannot be rendered, listing
   expect(rollout.changed).toContain(good.id);
   expect(rollout.changed).not.toContain(bad.id);
   expect(rollout.skipped).toEqual(plan.errors);
-  expect((await server.app.rollouts.target(good.id))!.rendered.body).toContain("gw-1.example.com");
-  expect(await server.app.rollouts.target(bad.id)).toBeNull();
+  expect((await server.app.delivery.target(good.id))!.rendered.body).toContain("gw-1.example.com");
+  expect(await server.app.delivery.target(bad.id)).toBeNull();
 
   const status = await call<RolloutStatus>(`/rollouts/${rollout.id}`);
   expect(status.skipped).toEqual(plan.errors);
@@ -240,6 +240,6 @@ test("a fleet publish skips a collector whose config cannot be rendered, listing
   expect((await server.api(`/collectors/${bad.id}`, { method: "PATCH", token: writer, json: { tags: { gw: "yes", owner: "ops" } } })).status).toBe(200);
   // Given its attribute, the edit delivers it, and its page no longer shows the failure.
   await call(`/collectors/${bad.id}`, "PATCH", { tags: { gw: "yes", owner: "ops", gateway: "https://gw-2.example.com" } });
-  expect((await server.app.rollouts.target(bad.id))!.rendered.body).toContain("gw-2.example.com");
+  expect((await server.app.delivery.target(bad.id))!.rendered.body).toContain("gw-2.example.com");
   expect((await history(bad.id)).renderFailure).toBeNull();
 });

@@ -104,7 +104,7 @@ test("create → commit → publish → status → idempotent publish → rollba
 
 test("the rendered Runtime O config of a published collector is valid YAML naming the filter", async () => {
   const { items } = await call<{ items: { id: string }[] }>("/collectors");
-  const target = await server.app.rollouts.target(items[0]!.id);
+  const target = await server.app.delivery.target(items[0]!.id);
   expect(target).not.toBeNull();
   const yaml = parse(target!.rendered.body) as { receivers: object; processors: object; exporters: object; service: { pipelines: object } };
   expect(Object.keys(yaml.receivers).some((k) => k.startsWith("filelog"))).toBe(true);

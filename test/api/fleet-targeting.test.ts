@@ -67,11 +67,11 @@ test("matched collectors get the pipeline over their channel; one that stops mat
   const pushedBody = new TextDecoder().decode(message.remoteConfig!.config!.configMap[""]!.body);
   expect(pushedBody).toContain("filelog/syslog:");
   await agent.call({ remoteConfigStatus: applied(message.remoteConfig!.configHash) });
-  await until(async () => (await server.app.rollouts.target(otel.id))?.target.state === "current");
+  await until(async () => (await server.app.delivery.target(otel.id))?.target.state === "current");
   agent.close();
   expect(first.changed.sort()).toEqual([alloy.id, otel.id].sort());
-  for (const id of [anchored.id, staging.id]) expect(await server.app.rollouts.target(id)).toBeNull();
-  const otelTarget = (await server.app.rollouts.target(otel.id))!.rendered;
+  for (const id of [anchored.id, staging.id]) expect(await server.app.delivery.target(id)).toBeNull();
+  const otelTarget = (await server.app.delivery.target(otel.id))!.rendered;
   expect(otelTarget.body).toContain("filelog/syslog:");
   expect(otelTarget.body).toContain("otlphttp/backend:");
 
@@ -111,7 +111,7 @@ test("matched collectors get the pipeline over their channel; one that stops mat
   await call(`/collectors/${otel.id}/sources`, "POST", { sourceId: source.id, configOverrides: { include: ["/srv/eu/syslog"] } });
   await call("/commit", "POST", { message: "otel-eu reads its own syslog" });
   expect((await call<{ changed: string[] }>("/publish", "POST")).changed).toEqual([otel.id]);
-  const overridden = (await server.app.rollouts.target(otel.id))!.rendered.body;
+  const overridden = (await server.app.delivery.target(otel.id))!.rendered.body;
   expect(overridden).toContain("/srv/eu/syslog");
   expect(overridden).not.toContain("/var/log/syslog");
 });

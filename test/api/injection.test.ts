@@ -120,7 +120,7 @@ test("references are filled in per collector and delivered in both runtimes; awk
   expect(read(at(doc, "exporters", "otlphttp/regional", "headers", "X-Tenant"))).toBe(`tenant ${AWKWARD}`);
   expect(read(at(doc, "processors", "resource/injected_apps_res", "attributes", 0, "value"))).toBe(`${AWKWARD} otel`);
   // What was pushed is the stored target, whose hash is of the filled-in body.
-  const target = (await server.app.rollouts.target(otel.id))!.rendered;
+  const target = (await server.app.delivery.target(otel.id))!.rendered;
   expect(target.body).toBe(yaml);
   expect(target.hash).toBe(new Bun.CryptoHasher("sha256").update(yaml).digest("hex"));
 
@@ -154,21 +154,21 @@ test("a collector lacking a referenced attribute is skipped by a fleet publish n
   expect(body.error.details[0]!.path).toBe(`collectors/${lacking.id}`);
   expect(body.error.details[0]!.message).toContain("has no attribute 'gateway'");
   expect(body.error.details[0]!.message).toContain(`destinations[${destination.id}].config.endpoint`);
-  expect(await server.app.rollouts.target(ready.id)).toBeNull();
+  expect(await server.app.delivery.target(ready.id)).toBeNull();
 
   // The fleet publish skips it with the reason and delivers the rest.
   const fleet = await call<{ changed: string[]; skipped: { collectorId: string; name: string; path: string | null; message: string }[] }>("/publish", "POST");
   expect(fleet.changed).toContain(ready.id);
   expect(fleet.skipped).toEqual([{ collectorId: lacking.id, name: "without-gw", path: "attributes.gateway", message: expect.stringContaining("has no attribute 'gateway'") }]);
-  expect(await server.app.rollouts.target(lacking.id)).toBeNull();
+  expect(await server.app.delivery.target(lacking.id)).toBeNull();
 
   // Given the attribute, the change is delivered as a rollout of kind attributes; each collector gets its own gateway.
   const edited = await call<{ id: string }>(`/collectors/${lacking.id}`, "PATCH", { tags: { fleet: "gw", gateway: "gw-2.internal" } });
   expect(edited).toMatchObject({ id: lacking.id });
   const { items } = await call<{ items: { kind: string; changed: number; actor: string }[] }>("/rollouts?limit=1");
   expect(items[0]).toMatchObject({ kind: "attributes", changed: 1, actor: "sa:admin" });
-  expect((await server.app.rollouts.target(ready.id))!.rendered.body).toContain('endpoint: "gw-1.internal:4317"');
-  expect((await server.app.rollouts.target(lacking.id))!.rendered.body).toContain('endpoint: "gw-2.internal:4317"');
+  expect((await server.app.delivery.target(ready.id))!.rendered.body).toContain('endpoint: "gw-1.internal:4317"');
+  expect((await server.app.delivery.target(lacking.id))!.rendered.body).toContain('endpoint: "gw-2.internal:4317"');
 });
 
 test("a malformed or misplaced reference is a 400 naming the key path, on records, overrides and processors", async () => {

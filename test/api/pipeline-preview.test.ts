@@ -135,7 +135,7 @@ describe("the preview for a collector is what it is delivered", () => {
         [old, oldPreview],
         [current, newPreview],
       ] as const) {
-        const stored = (await server.app.rollouts.target(collector.id))!.rendered;
+        const stored = (await server.app.delivery.target(collector.id))!.rendered;
         expect(stored.body).toBe(shown.config);
         const message = await collector.pushed;
         const delivered = new TextDecoder().decode(message.remoteConfig!.config!.configMap[""]!.body);
@@ -145,7 +145,7 @@ describe("the preview for a collector is what it is delivered", () => {
         expect(await collectorRefusal(collector.id, delivered)).toBe("");
         await collector.agent.call({ remoteConfigStatus: applied(message.remoteConfig!.configHash) });
       }
-      expect((await server.app.rollouts.target(alloy.id))!.rendered.body).toBe(alloyPreview.config);
+      expect((await server.app.delivery.target(alloy.id))!.rendered.body).toBe(alloyPreview.config);
       const token = (await call<{ token: string }>(`/collectors/${alloy.id}/otlp-token`, "POST")).token;
       const answer = await remoteConfigClient(server.base, token).getConfig({ id: alloy.id });
       expect(answer.content).toBe(alloyPreview.config.replace(/"<secret:[0-9a-f-]{36}>"/g, JSON.stringify(SECRET)));

@@ -47,7 +47,7 @@ test("a fleet of 2,000 with three distinct changes plans as three groups", async
   // Nothing published yet: every change starts from nothing; two runtimes × three groups.
   expect(first.changes.every((c) => c.from === null)).toBe(true);
   expect(first.groups).toHaveLength(6);
-  expect(await server.app.rollouts.target(ids[0]!)).toBeNull();
+  expect(await server.app.delivery.target(ids[0]!)).toBeNull();
   await call("/publish", "POST");
 
   // Group c changes nothing; a and b change their paths, in two different ways.
@@ -71,7 +71,7 @@ test("a fleet of 2,000 with three distinct changes plans as three groups", async
   }
   const byCollector = new Map(plan.changes.map((c) => [c.collectorId, c]));
   const sample = byCollector.get(ids[0]!)!;
-  expect(sample.from?.hash).toBe((await server.app.rollouts.target(ids[0]!))!.target.targetHash);
+  expect(sample.from?.hash).toBe((await server.app.delivery.target(ids[0]!))!.target.targetHash);
   expect(plan.groups[sample.group]!.collectorIds).toContain(ids[0]!);
 
   // c changes too; narrowed by matchers to the OpAMP half, the fleet reads as exactly three distinct changes.
@@ -106,8 +106,8 @@ test("the plan's diff holds secrets as markers, never filled in, though the coll
   await call("/commit", "POST", { message: "a secret header" });
   await call(`/publish/${collector.id}`, "POST");
   // What the collector is sent has the plaintext: the current config has a secret filled in somewhere.
-  const target = (await server.app.rollouts.target(collector.id))!;
-  expect(await server.app.rollouts.delivered(collector.id, target.rendered)).toContain("plan-4e1b-current");
+  const target = (await server.app.delivery.target(collector.id))!;
+  expect(await server.app.delivery.delivered(collector.id, target.rendered)).toContain("plan-4e1b-current");
 
   await call(`/destinations/${destination.id}`, "PUT", {
     name: "secret backend",

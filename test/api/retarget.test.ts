@@ -70,7 +70,7 @@ test("a tag edit gives newly matching collectors the pipeline without a publish;
   const alloy = await call<{ id: string }>("/collectors", "POST", { name: "edge-alloy", managementMode: "rcfg-remotecfg" });
   const { agent } = await connect(otel.id, { "service.name": "edge-otel" });
   const published = await commitAndPublish("Edge pipeline");
-  expect(await server.app.rollouts.target(otel.id)).toBeNull();
+  expect(await server.app.delivery.target(otel.id)).toBeNull();
 
   const pushed = agent.next((m) => m.remoteConfig !== undefined && body(m).includes("/var/log/edge.log"));
   const edited = await call<{ matched: number; changed: number; rollout: { id: string; kind: string; actor: string; changed: string[] } }>("/collectors/tags", "POST", {
@@ -84,7 +84,7 @@ test("a tag edit gives newly matching collectors the pipeline without a publish;
   });
   const message = await pushed;
   await agent.call({ remoteConfigStatus: applied(message.remoteConfig!.configHash) });
-  await until(async () => (await server.app.rollouts.target(otel.id))?.target.state === "current");
+  await until(async () => (await server.app.delivery.target(otel.id))?.target.state === "current");
   agent.close();
 
   const rcfg = remoteConfigClient(server.base, (await call<{ token: string }>(`/collectors/${alloy.id}/otlp-token`, "POST")).token);
@@ -122,7 +122,7 @@ test("a reconnect with a new AgentDescription attribute on a trusted key re-targ
   const uid = uuidBytes();
   const first = await connect(roaming.id, { "service.name": "roaming" }, {}, uid);
   const published = await commitAndPublish("EU pipeline");
-  expect(await server.app.rollouts.target(roaming.id)).toBeNull();
+  expect(await server.app.delivery.target(roaming.id)).toBeNull();
   first.agent.close();
   await first.agent.waitClosed();
 
@@ -150,7 +150,7 @@ test("a reconnect with changed attributes is answered with the config rendered f
   const configA = await pushedA;
   expect(body(configA)).toContain("/var/log/zone-a.log");
   await first.agent.call({ remoteConfigStatus: applied(configA.remoteConfig!.configHash) });
-  await until(async () => (await server.app.rollouts.target(mover.id))?.target.state === "current");
+  await until(async () => (await server.app.delivery.target(mover.id))?.target.state === "current");
   first.agent.close();
   await first.agent.waitClosed();
 
@@ -162,7 +162,7 @@ test("a reconnect with changed attributes is answered with the config rendered f
   expect(body(reply)).not.toContain("/var/log/zone-a.log");
   await agent.call({ remoteConfigStatus: applied(reply.remoteConfig!.configHash, RemoteConfigStatuses.RemoteConfigStatuses_APPLYING) });
   await agent.call({ remoteConfigStatus: applied(reply.remoteConfig!.configHash) });
-  await until(async () => (await server.app.rollouts.target(mover.id))?.target.state === "current");
+  await until(async () => (await server.app.delivery.target(mover.id))?.target.state === "current");
   // Everything the session was sent: one config, the new one.
   expect(agent.received.filter((m) => m.remoteConfig !== undefined)).toHaveLength(1);
   agent.close();
@@ -174,22 +174,22 @@ test("a reconnect with changed attributes is answered with the config rendered f
     { cause: "publish", state: "superseded", collectorRolledBackTo: undefined },
     { cause: "attributes", state: "current", collectorRolledBackTo: undefined },
   ]);
-  expect((await server.app.rollouts.target(mover.id))!.target.collectorRollback).toBeUndefined();
+  expect((await server.app.delivery.target(mover.id))!.target.collectorRollback).toBeUndefined();
 });
 
 test("the collector is rendered at the latest fleet publish even when that publish left its older target as it was", async () => {
   await pipeline("/var/log/base.log", ['site="s1"']);
   const steady = await call<{ id: string }>("/collectors", "POST", { name: "steady", tags: { site: "s1" } });
   const first = await commitAndPublish("Site pipeline");
-  expect((await server.app.rollouts.target(steady.id))!.target.targetCommit).toBe(first);
+  expect((await server.app.delivery.target(steady.id))!.target.targetCommit).toBe(first);
   await pipeline("/var/log/extra.log", ['extra="yes"']);
   const second = await commitAndPublish("Extra pipeline");
   // The second publish rendered it the same: its target still names the first commit.
-  expect((await server.app.rollouts.target(steady.id))!.target.targetCommit).toBe(first);
+  expect((await server.app.delivery.target(steady.id))!.target.targetCommit).toBe(first);
 
   await call(`/collectors/${steady.id}`, "PATCH", { tags: { site: "s1", extra: "yes" } });
   await server.app.retargeting.idle();
-  const current = (await server.app.rollouts.target(steady.id))!;
+  const current = (await server.app.delivery.target(steady.id))!;
   expect(current.target.targetCommit).toBe(second);
   expect(current.rendered.body).toContain("/var/log/extra.log");
 });
@@ -201,7 +201,7 @@ test("a rolled-back collector is pinned through attribute changes; unpinned, it 
   const old = await commitAndPublish("Tiers");
   await call(`/sources/${one.source}`, "PUT", { name: `src-${one.name}`, type: "filelog", config: { include: ["/var/log/one-new.log"] } });
   const newer = await commitAndPublish("Tier one moves");
-  expect((await server.app.rollouts.target(rb.id))!.target.targetCommit).toBe(newer);
+  expect((await server.app.delivery.target(rb.id))!.target.targetCommit).toBe(newer);
   const rollback = await call<Entry>(`/collectors/${rb.id}/rollback`, "POST");
   expect(rollback.commit).toBe(old);
 
@@ -214,7 +214,7 @@ test("a rolled-back collector is pinned through attribute changes; unpinned, it 
   await server.app.retargeting.idle();
   const { items } = await history(rb.id);
   expect(items.at(-1)).toMatchObject({ seq: rollback.seq + 1, commit: old, cause: "attributes", actor: "sa:admin" });
-  const rendered = (await server.app.rollouts.target(rb.id))!.rendered.body;
+  const rendered = (await server.app.delivery.target(rb.id))!.rendered.body;
   expect(rendered).toContain("/var/log/one.log");
   expect(rendered).not.toContain("/var/log/one-new.log");
   expect(rendered).toContain("/var/log/two.log");
@@ -283,7 +283,7 @@ test("an edit that would make an Alloy collector match a pipeline it cannot run 
   const failed = await history(alloy.id);
   expect(failed.items).toEqual([]);
   expect(failed.renderFailure).toMatchObject({ commit: published, error: expect.stringContaining("condition") });
-  expect(await server.app.rollouts.target(alloy.id)).toBeNull();
+  expect(await server.app.delivery.target(alloy.id)).toBeNull();
   // Rendered again with the same outcome (another tag; it matched before, so the edit is not refused): nothing is written again.
   const audits = (await call<{ items: unknown[] }>("/audit?action=config.retarget&limit=200")).items.length;
   await call(`/collectors/${alloy.id}`, "PATCH", { tags: { rack: "r2" } });
@@ -319,6 +319,6 @@ test("a storm of attribute changes no operator deployed is drained in batches of
   for (const entry of entries) {
     expect(rollouts.find((r) => r.id === entry.details.rollout)).toMatchObject({ kind: "attributes", actor: "system", changed: entry.details.collectorIds.length });
   }
-  const hashes = new Set(await Promise.all(ids.map(async (id) => (await server.app.rollouts.target(id))!.rendered.hash)));
+  const hashes = new Set(await Promise.all(ids.map(async (id) => (await server.app.delivery.target(id))!.rendered.hash)));
   expect(hashes.size).toBe(1);
 });

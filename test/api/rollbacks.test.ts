@@ -41,7 +41,7 @@ async function fleetPipeline() {
   };
 }
 
-const target = async (id: string) => (await server.app.rollouts.target(id))!;
+const target = async (id: string) => (await server.app.delivery.target(id))!;
 const states = async (id: string) => (await call<{ items: HistoryEntry[] }>(`/collectors/${id}/config-history`)).items.map((e) => e.state);
 
 test("a rolled-back collector stays pinned through two fleet publishes until a publish names it", async () => {

@@ -68,9 +68,9 @@ test("a released batch does not move a collector pinned by a rollback since the 
   await until(async () => ((await call<RolloutStatus>(`/rollouts/${rollout.id}`)).state === "paused" ? true : null), 30_000, 50);
   // Rolled back to the first config while its batch waits: pinned there.
   await call(`/collectors/${pinned}/rollback`, "POST");
-  const pinnedTarget = (await server.app.rollouts.target(pinned))!.target;
+  const pinnedTarget = (await server.app.delivery.target(pinned))!.target;
   expect(pinnedTarget.pinned).toBeDefined();
-  await until(async () => ((await server.app.rollouts.target(pinned))!.target.state === "current" ? true : null), 30_000, 50);
+  await until(async () => ((await server.app.delivery.target(pinned))!.target.state === "current" ? true : null), 30_000, 50);
   const sentBefore = sent.get(pinned)!.length;
 
   expect((await server.api(`/rollouts/${rollout.id}/resume`, { method: "POST" })).status).toBe(200);
@@ -81,7 +81,7 @@ test("a released batch does not move a collector pinned by a rollback since the 
   expect(released.pausedReason).toContain("batch 2");
   // The batch-mate was sent the new config (and failed it); the pinned one was left where it was.
   await until(async () => (sent.get(mate)!.some((body) => body.includes("/var/log/three/")) ? true : null), 30_000, 50);
-  const after = (await server.app.rollouts.target(pinned))!.target;
+  const after = (await server.app.delivery.target(pinned))!.target;
   expect({ hash: after.targetHash, seq: after.targetSeq, pinned: after.pinned }).toEqual({
     hash: pinnedTarget.targetHash,
     seq: pinnedTarget.targetSeq,

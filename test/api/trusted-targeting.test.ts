@@ -90,14 +90,14 @@ describe("a self-reported attribute is a fact, not authority", () => {
 
       const published = await call<{ changed: string[] }>("/publish", "POST");
       expect(published.changed).toEqual([tagged.id]);
-      expect(await server.app.rollouts.target(collector.id)).toBeNull();
+      expect(await server.app.delivery.target(collector.id)).toBeNull();
       // Nothing the intruder was sent holds the plaintext secret; the tagged collector's delivery does.
       await Bun.sleep(50);
       for (const message of agent.received) {
         for (const file of Object.values(message.remoteConfig?.config?.configMap ?? {})) expect(new TextDecoder().decode(file.body)).not.toContain(SECRET);
       }
-      const target = (await server.app.rollouts.target(tagged.id))!;
-      expect(await server.app.rollouts.delivered(tagged.id, target.rendered)).toContain(SECRET);
+      const target = (await server.app.delivery.target(tagged.id))!;
+      expect(await server.app.delivery.delivered(tagged.id, target.rendered)).toContain(SECRET);
     } finally {
       agent.close();
     }

@@ -10,13 +10,12 @@
  * PUBLISH_STRATEGY, when set, is the JSON strategy of a staged publish.
  */
 import pino from "pino";
-import { gitDirFor, openConfigStore, secretsFor } from "../../server/app.ts";
+import { gitDirFor, openConfigStore } from "../../server/app.ts";
 import { Collectors } from "../../server/collectors/collectors.ts";
 import { loadConfig } from "../../server/config/load.ts";
 import { WRITES } from "../../server/rollout/records.ts";
 import { Rollouts } from "../../server/rollout/rollout.ts";
 import type { Strategy } from "../../server/rollout/strategy.ts";
-import { SecretVault } from "../../server/secrets/vault.ts";
 import { PostgresStore } from "../../server/store/postgres.ts";
 import { SqliteStore } from "../../server/store/sqlite.ts";
 import type { Store } from "../../server/store/store.ts";
@@ -50,8 +49,7 @@ const crashing = new Proxy(store, {
 
 const configStore = await openConfigStore(store, gitDirFor(config));
 const collectors = new Collectors(store, config.fleet.trustedAttributes);
-const vault = new SecretVault(store, secretsFor(config, logger));
-const rollouts = new Rollouts(crashing, configStore, collectors, vault, logger, { writeSlice: slice });
+const rollouts = new Rollouts(crashing, configStore, collectors, logger, { writeSlice: slice });
 const rollout = await rollouts.publish({ actor: "sa:crash-test", remoteAddr: "127.0.0.1" }, strategy ? { strategy } : {});
 process.stdout.write(`published ${rollout.id}\n`);
 process.exit(0);

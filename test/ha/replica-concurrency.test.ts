@@ -107,7 +107,7 @@ describe("two replicas on one PostgreSQL database, under concurrency", () => {
     const fleet = (await a.app.store.list<{ id: string; tags: Record<string, string> }>("collectors")).map((doc) => doc.data).filter((c) => c.tags.team === "fleet");
     expect(fleet.length).toBeGreaterThan(0);
     const head = (await call<{ items: { commit: string }[] }>(a, "/commits")).items[0]!.commit;
-    for (const collector of fleet) expect((await a.app.rollouts.target(collector.id))?.target.targetCommit).toBe(head);
+    for (const collector of fleet) expect((await a.app.delivery.target(collector.id))?.target.targetCommit).toBe(head);
   }, 120_000);
 
   test("20 concurrent activations on one collector, over both replicas, all land and none answers 409", async () => {

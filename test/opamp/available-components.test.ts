@@ -73,7 +73,7 @@ test("a collector whose build lacks a receiver its config uses is listed by the 
   expect(rollout.skipped).toEqual([{ collectorId: slim.id, name: "slim-build", path: "components", message: lackingReason(["receiver/filelog"]) }]);
   expect(rollout.changed).toEqual([full.id]);
   expect(new TextDecoder().decode((await pushed).remoteConfig!.config!.configMap[""]!.body)).toContain("filelog");
-  expect(await server.app.rollouts.target(slim.id)).toBeNull();
+  expect(await server.app.delivery.target(slim.id)).toBeNull();
   await slim.agent.call({ capabilities: REPORTS });
   expect(slim.agent.received.some((m) => m.remoteConfig !== undefined)).toBe(false);
   slim.agent.close();

@@ -72,7 +72,7 @@ async function publishedCollector(name: string): Promise<{ id: string; token: st
   await call("/commit", "POST", { message: name });
   await call(`/publish/${collector.id}`, "POST");
   const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
-  return { id: collector.id, token, hash: (await server.app.rollouts.target(collector.id))!.rendered.hash };
+  return { id: collector.id, token, hash: (await server.app.delivery.target(collector.id))!.rendered.hash };
 }
 
 describe.each(TRANSPORTS)("a bound enrollment token presented by another instance (a cloned VM image), from opamp-go over %s", (transport) => {
@@ -221,7 +221,7 @@ describe("the version a collector reports", () => {
     await agent.call({ agentDescription: description({ "host.name": "upgraded", "service.version": "0.150.0" }) });
     await until(async () => (await version()) === "0.150.0");
     await call(`/publish/${id}`, "POST");
-    const body = (await server.app.rollouts.target(id))!.rendered.body;
+    const body = (await server.app.delivery.target(id))!.rendered.body;
     expect(body).toContain("otlp_http/");
     agent.close();
   });

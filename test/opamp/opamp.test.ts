@@ -96,7 +96,7 @@ describe("Elastic OpAMP client over HTTP", () => {
       expect(status.state).toBe("completed");
       expect(configs).toHaveLength(1);
       expect(configs[0]!.body).toContain("filelog");
-      const target = await server.app.rollouts.target(collector.id);
+      const target = await server.app.delivery.target(collector.id);
       expect(Buffer.from(configs[0]!.hash).toString("hex")).toBe(target!.rendered.hash);
 
       // The same token from another instance: 401 before anything is created.

@@ -99,11 +99,11 @@ describe("after the change feed resyncs", () => {
     await renderedUnannounced("h1", "one: 1\n");
     await renderedUnannounced("h2", "two: 2\n");
     await putUnannounced("collector_config", collector.id, target(collector.id, "h1", 1));
-    expect((await server.app.rollouts.target(collector.id))?.rendered.hash).toBe("h1");
+    expect((await server.app.delivery.target(collector.id))?.rendered.hash).toBe("h1");
     await putUnannounced("collector_config", collector.id, target(collector.id, "h2", 2));
-    expect((await server.app.rollouts.target(collector.id))?.rendered.hash).toBe("h1"); // cached
+    expect((await server.app.delivery.target(collector.id))?.rendered.hash).toBe("h1"); // cached
     await resync();
-    expect((await server.app.rollouts.target(collector.id))?.rendered.hash).toBe("h2");
+    expect((await server.app.delivery.target(collector.id))?.rendered.hash).toBe("h2");
   }, 30_000);
 
   test("the config store's working tree is read again whole", async () => {

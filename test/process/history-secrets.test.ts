@@ -149,7 +149,7 @@ describe("history purge-secrets, drop-ref and secrets rotate-key", () => {
       const branch = (await app.configStore.commits(10)).items.map((c) => c.commit);
       expect(branch).toHaveLength(3);
       expect(branch[2]).toBe(commits[2]); // before the credential: unchanged
-      const history = await app.rollouts.history(collectorId);
+      const history = await app.targetHistory.history(collectorId);
       expect(history.map((e) => e.commit)).toEqual([branch[0]!]); // published at the head, which was rewritten
       const actions = (await store.queryAudit({ limit: 20 })).filter((e) => e.actor.startsWith("cli:")).map((e) => e.action);
       expect(actions).toEqual(["secrets.rotate_key", "config.drop_ref", "config.purge_secrets"]);

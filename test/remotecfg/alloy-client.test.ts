@@ -21,7 +21,7 @@ import { AlloyClient, effectiveBody, type AlloyCall } from "./alloy.ts";
 let server: TestServer;
 let routeThrough: (collectorId: string, include?: string) => Promise<void>;
 const clients: AlloyClient[] = [];
-/** Every config report svc took (Rollouts.report, as the channel calls it), by collector. */
+/** Every config report svc took (Delivery.report, as the channel calls it), by collector. */
 const taken: { collectorId: string; report: ConfigReport }[] = [];
 
 const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
@@ -87,8 +87,8 @@ beforeAll(async () => {
   const port = freePort();
   server = await startTestServer({ SVC_LISTEN: `127.0.0.1:${port}`, SVC_EXTERNALURL: `http://127.0.0.1:${port}` });
   routeThrough = await deploymentKit(call);
-  const report = server.app.rollouts.report.bind(server.app.rollouts);
-  server.app.rollouts.report = (collectorId, r) => (taken.push({ collectorId, report: r }), report(collectorId, r));
+  const report = server.app.delivery.report.bind(server.app.delivery);
+  server.app.delivery.report = (collectorId, r) => (taken.push({ collectorId, report: r }), report(collectorId, r));
 });
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close()));
@@ -136,7 +136,7 @@ describe("Alloy's client through a collector's life", () => {
     expect(poll).toMatchObject({ status: "RemoteConfigStatuses_APPLIED", running: first, remoteHash: sha256(first) });
 
     expect(await stateOf(a.id)).toEqual({ id: a.id, state: "current" });
-    const effective = await server.app.rollouts.effective(a.id);
+    const effective = await server.app.delivery.effective(a.id);
     expect(effective?.files).toEqual([{ name: "", contentType: "text/plain", body: first }]);
     expect(JSON.stringify(effective)).not.toContain("svcct_");
   });

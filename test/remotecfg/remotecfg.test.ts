@@ -167,11 +167,11 @@ describe("published config", () => {
     const body = new TextEncoder().encode("logging { level = \"info\" }\n");
     const effectiveConfig = create(EffectiveConfigSchema, { configMap: { configMap: { "": { body, contentType: "text/plain" } } } });
     await rcfg.getConfig({ id: collectorId, effectiveConfig });
-    const first = await server.app.rollouts.effective(collectorId);
+    const first = await server.app.delivery.effective(collectorId);
     expect(first?.files).toEqual([{ name: "", contentType: "text/plain", body: "logging { level = \"info\" }\n" }]);
     await Bun.sleep(5);
     await rcfg.getConfig({ id: collectorId, effectiveConfig });
-    expect((await server.app.rollouts.effective(collectorId))?.reportedAt).toBe(first!.reportedAt);
+    expect((await server.app.delivery.effective(collectorId))?.reportedAt).toBe(first!.reportedAt);
   });
 
   test("a Connect client on the JSON codec (the direct path too) gets what the binary one gets", async () => {

@@ -200,7 +200,7 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
         return t.state === "failed" && t;
       });
       expect(target.error).toBe(`exporter refused header "Authorization: ${secretMarker(secretId)}"`);
-      const effective = await until(() => r.a.app.rollouts.effective(ids.ws));
+      const effective = await until(() => r.a.app.delivery.effective(ids.ws));
       const stored = effective.files[0]!.body;
       expect(stored).not.toContain(core);
       expect(stored.split(secretMarker(secretId)).length - 1).toBe(5);
@@ -236,7 +236,7 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
       });
       const target = await targetOf(ids.rcfg);
       expect(target).toMatchObject({ state: "failed", error: `headers: "${secretMarker(secretId)}" is not allowed` });
-      const effective = (await r.a.app.rollouts.effective(ids.rcfg))!.files[0]!.body;
+      const effective = (await r.a.app.delivery.effective(ids.rcfg))!.files[0]!.body;
       expect(effective).toBe(rendered.body);
       const collector = await call<{ health: { error: string } }>(`/collectors/${ids.rcfg}`);
       expect(collector.health.error).toBe(target.error!);
@@ -247,15 +247,15 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
       const sealed = [short, `${short}-long`, "secret"].map((text) => r.a.app.vault.seal(text, SYSTEM_ACTOR));
       await r.a.app.store.write(sealed.map((s) => s.op));
       const rendered = await publishByHand(r.a, ids.http, { "X-Short": sealed[0]!.id, "X-Long": sealed[1]!.id, "X-Word": sealed[2]!.id });
-      await until(async () => (await r.b.app.rollouts.target(ids.http))?.target.targetHash === rendered.hash);
+      await until(async () => (await r.b.app.delivery.target(ids.http))?.target.targetHash === rendered.hash);
       const [m1, m2, m3] = sealed.map((s) => secretMarker(s.id));
-      const once = await r.b.app.rollouts.redact(ids.http, `a ${short}-long b ${short} c secret d ${secretMarker(secretId)}`);
+      const once = await r.b.app.delivery.redact(ids.http, `a ${short}-long b ${short} c secret d ${secretMarker(secretId)}`);
       expect(once).toBe(`a ${m2} b ${m1} c ${m3} d ${secretMarker(secretId)}`);
-      expect(await r.b.app.rollouts.redact(ids.http, once)).toBe(once);
+      expect(await r.b.app.delivery.redact(ids.http, once)).toBe(once);
       // Secrets of configs pushed to it before stay redacted: the collector may still run one.
-      expect(await r.b.app.rollouts.redact(ids.http, plaintext)).toBe(secretMarker(secretId));
+      expect(await r.b.app.delivery.redact(ids.http, plaintext)).toBe(secretMarker(secretId));
       // Another collector was never sent these.
-      expect(await r.b.app.rollouts.redact(ids.rcfg, short)).toBe(short);
+      expect(await r.b.app.delivery.redact(ids.rcfg, short)).toBe(short);
     });
 
     test("a config naming a secret the server cannot open is not sent: the target says why, the log says it once without the value, the next contact after a fix delivers", async () => {
@@ -285,7 +285,7 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
 
         const alloy = await publishByHand(r.a, ids.rcfg, { Authorization: unopenable });
         // The serving replica learns of the new target from the store's change feed.
-        await until(async () => (await r.b.app.rollouts.target(ids.rcfg))?.target.targetHash === alloy.hash);
+        await until(async () => (await r.b.app.delivery.target(ids.rcfg))?.target.targetHash === alloy.hash);
         const rcfg = remoteConfigClient(r.b.base, rcfgToken);
         for (let i = 0; i < 2; i++) expect((await connectError(rcfg.getConfig({ id: ids.rcfg }))).code).toBe(Code.Unavailable);
         await until(async () => (await targetOf(ids.rcfg)).undelivered);
@@ -361,9 +361,9 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
       await call("/publish", "POST");
 
       // The same bytes as the hand-made rendering with this one header (so the WebSocket agent, which ran that, is sent nothing new).
-      expect((await r.a.app.rollouts.target(ids.ws))!.rendered.hash).toBe(authorizationOnly);
+      expect((await r.a.app.delivery.target(ids.ws))!.rendered.hash).toBe(authorizationOnly);
 
-      const http = (await r.a.app.rollouts.target(ids.http))!.rendered;
+      const http = (await r.a.app.delivery.target(ids.http))!.rendered;
       expect(http.body).toContain(`Authorization: "${secretMarker(secretId)}"`);
       const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", collectorId: ids.http });
       const fresh = await RawAgent.connect(`${r.b.base.replace(/^http/, "ws")}/v1/opamp`, token);
@@ -376,9 +376,9 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
         fresh.close();
       }
 
-      const alloy = (await r.a.app.rollouts.target(ids.rcfg))!.rendered;
+      const alloy = (await r.a.app.delivery.target(ids.rcfg))!.rendered;
       expect(alloy.body).toContain(`"${secretMarker(secretId)}"`);
-      await until(async () => (await r.b.app.rollouts.target(ids.rcfg))?.target.targetHash === alloy.hash);
+      await until(async () => (await r.b.app.delivery.target(ids.rcfg))?.target.targetHash === alloy.hash);
       const answer = await remoteConfigClient(r.b.base, rcfgToken).getConfig({ id: ids.rcfg });
       expect(answer.hash).toBe(alloy.hash);
       expect(answer.content).toBe(alloy.body.replace(`"${secretMarker(secretId)}"`, () => quotedSecret("alloy", plaintext)));

@@ -51,8 +51,8 @@ test.each(TRANSPORTS)(
     const receiverPort = freePort();
     const { pipelineId, sources } = await pipelineToSink(call, sink.port, [{ collectorId: collector.id, port: receiverPort }]);
     await call("/publish", "POST", {});
-    await until(async () => (await server.app.rollouts.target(collector.id))?.target.state === "current", LONG, 200).catch(async (error) =>
-      Promise.reject(new Error(`${error}: ${JSON.stringify((await server.app.rollouts.target(collector.id))?.target)}\n${supervised!.log()}`)),
+    await until(async () => (await server.app.delivery.target(collector.id))?.target.state === "current", LONG, 200).catch(async (error) =>
+      Promise.reject(new Error(`${error}: ${JSON.stringify((await server.app.delivery.target(collector.id))?.target)}\n${supervised!.log()}`)),
     );
 
     // The records, and what svc's dry-run says survives them.
@@ -70,11 +70,11 @@ test.each(TRANSPORTS)(
     expect(received.filter((b) => b !== "sentinel").sort()).toEqual([...predicted].sort());
 
     // What the collector runs, as svc stores it: no svc token anywhere, and no drift from the target.
-    await until(async () => (await server.app.rollouts.effective(collector.id)) !== null, LONG, 200);
+    await until(async () => (await server.app.delivery.effective(collector.id)) !== null, LONG, 200);
     for (const doc of await server.app.store.list<{ files: { body: string }[] }>(EFFECTIVE)) {
       for (const file of doc.data.files) expect(file.body).not.toMatch(ANY_TOKEN);
     }
-    const drift = await until(async () => (await server.app.rollouts.target(collector.id))?.target.drift, LONG, 200);
+    const drift = await until(async () => (await server.app.delivery.target(collector.id))?.target.drift, LONG, 200);
     expect({ drifted: drift.drifted, reason: drift.reason ?? null }).toEqual({ drifted: false, reason: null });
 
     // The restart button: one more collector process start, and the collector comes back on the same config.
@@ -83,7 +83,7 @@ test.each(TRANSPORTS)(
     await until(async () => supervised!.starts() === before + 1, LONG, 200);
     received.length = 0;
     await until(async () => (await sendLogs(receiverPort, ["after restart"])) && received.includes("after restart"), LONG, 200);
-    expect((await server.app.rollouts.target(collector.id))?.target.state).toBe("current");
+    expect((await server.app.delivery.target(collector.id))?.target.state).toBe("current");
 
     // A config valid to svc that the collector refuses at start (its receiver's port is taken): the real
     // supervisor reports FAILED, which svc records on the target with the supervisor's message. (This
@@ -95,7 +95,7 @@ test.each(TRANSPORTS)(
       await call("/commit", "POST", { message: "port taken" });
       await call("/publish", "POST", {});
       const failed = await until(async () => {
-        const target = (await server.app.rollouts.target(collector.id))?.target;
+        const target = (await server.app.delivery.target(collector.id))?.target;
         return target?.state === "failed" && target;
       }, LONG, 200);
       expect(failed.error).toContain("exit");

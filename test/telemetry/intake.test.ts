@@ -175,7 +175,7 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
     await call(`/publish/${id}`, "POST");
 
     // The processor id the collector reports is the one the published config names.
-    const target = await server.app.rollouts.target(id);
+    const target = await server.app.delivery.target(id);
     const rendered = parse(target!.rendered.body) as { processors: Record<string, unknown> };
     const filterId = Object.keys(rendered.processors).find((name) => name.startsWith("filter/"))!;
     expect(filterId).toBeDefined();
@@ -226,7 +226,7 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
     await call("/commit", "POST", { message: "routed and matched" });
     await call(`/publish/${id}`, "POST");
 
-    const target = await server.app.rollouts.target(id);
+    const target = await server.app.delivery.target(id);
     const processors = Object.keys((parse(target!.rendered.body) as { processors: Record<string, unknown> }).processors);
     const routedFilter = processors.find((name) => name.startsWith("filter/routed_"))!;
     const fleetFilter = processors.find((name) => name.startsWith("filter/fleet_"))!;

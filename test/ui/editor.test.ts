@@ -184,7 +184,7 @@ test("the canvas shows live rates on nodes and edges, summed over the collectors
   await server.call("/routes", "POST", { collectorId: collector.id, sourceId: source.id, pipelineId: pipeline.id });
   await server.call("/commit", "POST", { message: "route" });
   await server.call(`/publish/${collector.id}`, "POST");
-  const rendered = parse((await server.app.rollouts.target(collector.id))!.rendered.body) as { processors: Record<string, unknown>; receivers: Record<string, unknown> };
+  const rendered = parse((await server.app.delivery.target(collector.id))!.rendered.body) as { processors: Record<string, unknown>; receivers: Record<string, unknown> };
   const filter = Object.keys(rendered.processors).find((name) => name.startsWith("filter/"))!;
   const receiver = Object.keys(rendered.receivers)[0]!;
   const token = (await server.call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;

@@ -43,7 +43,7 @@ async function publishAs(sent: string): Promise<number> {
   return (await answer).status();
 }
 
-const target = async (id: string) => (await server.app.rollouts.target(id))?.target.targetCommit ?? null;
+const target = async (id: string) => (await server.app.delivery.target(id))?.target.targetCommit ?? null;
 
 test("a typed name is suggested and publishes to that collector", async () => {
   const { page } = browser;

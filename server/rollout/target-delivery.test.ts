@@ -1,26 +1,21 @@
-/** Rollouts against a real SQLite store: what a listener of onTargetChanged hears, and what it reads then. */
+/** TargetDelivery against a real SQLite store: what a listener of onTargetChanged hears, and what it reads then. */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import pino from "pino";
 import { Collectors } from "../collectors/collectors.ts";
-import { ConfigStore } from "../configstore/configstore.ts";
-import { ConfigRepo } from "../configstore/repo.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { RenderedConfig } from "./renderer.ts";
-import { Rollouts } from "./rollout.ts";
-import { RENDERED } from "./records.ts";
+import { RENDERED, storedRendered } from "./records.ts";
+import { TargetDelivery } from "./target-delivery.ts";
 
 let store: SqliteStore;
-let configStore: ConfigStore;
-let rollouts: Rollouts;
+let delivery: TargetDelivery;
 
 beforeEach(() => {
   store = new SqliteStore(":memory:");
-  configStore = new ConfigStore(store, ConfigRepo.inStore(store));
-  rollouts = new Rollouts(store, configStore, new Collectors(store), { open: async () => "" }, pino({ level: "silent" }));
+  delivery = new TargetDelivery(store, new Collectors(store), { open: async () => "" }, pino({ level: "silent" }));
 });
 afterEach(async () => {
-  await rollouts.close();
-  configStore.close();
+  await delivery.close();
   await store.close();
 });
 
@@ -36,16 +31,16 @@ async function retarget(collectorId: string, hash: string, seq: number): Promise
 
 test("a listener hears of a changed target after the cached one is dropped, so it reads the new one; unsubscribed, it hears nothing", async () => {
   await retarget("c1", "h1", 1);
-  expect((await rollouts.target("c1"))?.rendered.hash).toBe("h1");
+  expect((await delivery.target("c1"))?.rendered.hash).toBe("h1");
   const heard: { id: string | undefined; hash: string | undefined }[] = [];
   let read = Promise.resolve();
-  const off = rollouts.onTargetChanged((id) => {
-    read = rollouts.target(id!).then((t) => void heard.push({ id, hash: t?.rendered.hash }));
+  const off = delivery.onTargetChanged((id) => {
+    read = delivery.target(id!).then((t) => void heard.push({ id, hash: t?.rendered.hash }));
   });
   await retarget("c1", "h2", 2);
   await read;
   expect(heard).toEqual([{ id: "c1", hash: "h2" }]);
-  expect((await rollouts.storedRendered("h2"))?.body).toBe("# h2\n");
+  expect((await storedRendered(store, "h2"))?.body).toBe("# h2\n");
 
   off();
   await retarget("c1", "h3", 3);
@@ -55,9 +50,9 @@ test("a listener hears of a changed target after the cached one is dropped, so i
 
 test("a rendered config rewritten in place (the secrets upgrade taking a plaintext out) is read again, not served from memory", async () => {
   await retarget("c1", "h1", 1);
-  expect((await rollouts.target("c1"))?.rendered.body).toBe("# h1\n");
+  expect((await delivery.target("c1"))?.rendered.body).toBe("# h1\n");
   const rewritten: RenderedConfig = { hash: "h1", runtime: "otelcol", contentType: "text/yaml", body: "# h1, rewritten\n" };
   await store.write([{ op: "put", collection: RENDERED, id: "h1", data: rewritten }]);
   await Bun.sleep(50);
-  expect((await rollouts.target("c1"))?.rendered.body).toBe("# h1, rewritten\n");
+  expect((await delivery.target("c1"))?.rendered.body).toBe("# h1, rewritten\n");
 });

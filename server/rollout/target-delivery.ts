@@ -1,0 +1,329 @@
+/**
+ * The rollout as the collector channels see it (delivery.ts `Delivery`):
+ * each collector's target, read from the store and kept in memory while the
+ * change feed says it stands, the body sent with its secrets in, and what
+ * the collector reports back moving the target's state (docs/architecture.md
+ * "Status model"). Publish and rollback (rollout.ts, history.ts) only write
+ * targets; the feed tells this side.
+ *
+ * Secrets: a rendered config holds each secret as its marker (render/secrets.ts),
+ * so what is stored, hashed and shown never holds a plaintext. Only the body
+ * handed to a collector's channel (`delivered`) has them in, kept in memory.
+ * What a collector reports back (its effective config, its errors) may quote
+ * them, so it is redacted before it is stored (redactions.ts).
+ */
+import type { Logger } from "pino";
+import { auditEntry, SYSTEM_ACTOR } from "../audit/audit.ts";
+import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
+import type { ConfigState } from "../../shared/rollouts.ts";
+import { deliverable } from "../render/secrets.ts";
+import { MissingSecretError, type SecretVault } from "../secrets/vault.ts";
+import { Coalescer } from "../store/coalesce.ts";
+import type { Store } from "../store/store.ts";
+import type { Delivery, TargetListener } from "./delivery.ts";
+import { DriftJudge } from "./drift-judge.ts";
+import { EffectiveIntakeGate, MAX_EFFECTIVE_CONFIG_BYTES, type EffectiveIntake } from "./effective-intake.ts";
+import { CONFIGS, EFFECTIVE, HISTORY, historyId, RENDERED, type CollectorConfig, type ConfigReport, type EffectiveConfig, type HistoryEntry } from "./records.ts";
+import { Redactions } from "./redactions.ts";
+import type { RenderedConfig } from "./renderer.ts";
+
+/**
+ * Rendered configs kept decoded in memory (a change, which only the secrets
+ * upgrade makes, drops one), bounded by count: with attribute references
+ * nearly every collector has its own, a few KiB each.
+ */
+const RENDERED_CACHE = 20_000;
+
+/** A target's fields with the "could not be delivered" mark dropped: it was delivered, or the collector reports on it. */
+function deliveredTarget(target: CollectorConfig): Omit<CollectorConfig, "undelivered"> {
+  const { undelivered: _, ...rest } = target;
+  return rest;
+}
+
+export class TargetDelivery implements Delivery {
+  /** Known targets; null caches "nothing published yet", which unpublished collectors poll for. */
+  private readonly targets = new Map<string, CollectorConfig | null>();
+  /** Bumped whenever cached targets are dropped: a read that started before must not fill the cache. */
+  private targetsEpoch = 0;
+  /** Reads in flight count as cached: a fleet's sessions asking for one new config at once cause one read. */
+  private readonly renderedByHash = new Map<string, Promise<RenderedConfig | null>>();
+  /** Bodies with their secrets in, per rendered hash: memory only, never stored or logged. */
+  private readonly deliveredByHash = new Map<string, Promise<string>>();
+  /** Rendered hashes whose failed delivery was logged, so a fleet on one config logs it once. */
+  private readonly undeliverableLogged = new Set<string>();
+  private readonly redactions: Redactions;
+  private readonly configWrites: Coalescer<CollectorConfig>;
+  private readonly historyWrites: Coalescer<HistoryEntry>;
+  private readonly unwatch: () => void;
+  private readonly targetListeners = new Set<TargetListener>();
+  private readonly effectiveIntake = new EffectiveIntakeGate();
+  private readonly drift: DriftJudge;
+
+  constructor(
+    private readonly store: Store,
+    private readonly collectors: Pick<Collectors, "get">,
+    private readonly vault: Pick<SecretVault, "open">,
+    private readonly log: Logger,
+  ) {
+    this.configWrites = new Coalescer(store, CONFIGS, 50, log);
+    this.historyWrites = new Coalescer(store, HISTORY, 50, log);
+    this.redactions = new Redactions(store, vault, async (id) => (await this.targetDoc(id))?.targetSeq ?? 0, (hash) => this.rendered(hash));
+    this.drift = new DriftJudge(store, this.configWrites, this, this.effectiveIntake, log);
+    // Targets change by publish or rollback on any replica; forget cached ones as the feed says, all of them after a resync.
+    // Listeners hear of a change only once every cached target it touches is dropped, so what they read is the new one.
+    this.unwatch = store.watch(
+      (changes) => {
+        const changed: string[] = [];
+        for (const c of changes) {
+          // A deleted collector's secrets are no longer needed here (a new target is told by its seq).
+          if (c.collection === COLLECTORS && c.op === "delete") this.redactions.forget(c.id);
+          // Rendered configs change only when the secrets upgrade takes plaintext out of one (delivered bytes stay the same).
+          if (c.collection === RENDERED) {
+            this.renderedByHash.delete(c.id);
+            this.redactions.forget();
+          }
+          if (c.collection !== CONFIGS) continue;
+          this.targetsEpoch++;
+          this.targets.delete(c.id);
+          changed.push(c.id);
+        }
+        for (const id of changed) for (const listener of this.targetListeners) listener(id);
+      },
+      () => {
+        this.targetsEpoch++;
+        this.targets.clear();
+        this.renderedByHash.clear();
+        this.redactions.forget();
+        for (const listener of this.targetListeners) listener(undefined);
+      },
+    );
+  }
+
+  /**
+   * Calls `listener` with a collector's id when its target changes (publish,
+   * rollback, a delivery or report moving its state, on any replica), and
+   * with undefined when any may have (the change feed resynced). Returns the
+   * unsubscribe.
+   */
+  onTargetChanged(listener: TargetListener): () => void {
+    this.targetListeners.add(listener);
+    return () => this.targetListeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.unwatch();
+    this.targetListeners.clear();
+    await this.drift.close();
+    await Promise.all([this.configWrites.close(), this.historyWrites.close()]);
+  }
+
+  /**
+   * The rendered config a collector should run, or null when nothing was
+   * published to it. Served from memory after the first read: every remote
+   * config poll asks.
+   */
+  async target(collectorId: string): Promise<{ target: CollectorConfig; rendered: RenderedConfig } | null> {
+    const target = await this.targetDoc(collectorId);
+    if (target === null) return null;
+    const rendered = await this.rendered(target.targetHash);
+    return rendered ? { target, rendered } : null;
+  }
+
+  /**
+   * Where the collector's target stands, without its rendered bytes: a poll
+   * from a collector that already runs it needs no more (from memory).
+   */
+  targetOf(collectorId: string): Promise<CollectorConfig | null> {
+    return this.targetDoc(collectorId);
+  }
+
+  private async targetDoc(collectorId: string): Promise<CollectorConfig | null> {
+    let target = this.targets.get(collectorId);
+    if (target === undefined) {
+      const epoch = this.targetsEpoch;
+      target = (await this.store.get<CollectorConfig>(CONFIGS, collectorId))?.data ?? null;
+      if (epoch === this.targetsEpoch) this.targets.set(collectorId, target);
+    }
+    return target;
+  }
+
+  private rendered(hash: string): Promise<RenderedConfig | null> {
+    let rendered = this.renderedByHash.get(hash);
+    if (!rendered) {
+      const read = this.store.get<RenderedConfig>(RENDERED, hash).then((doc) => doc?.data ?? null);
+      rendered = read;
+      if (this.renderedByHash.size >= RENDERED_CACHE) this.renderedByHash.delete(this.renderedByHash.keys().next().value!);
+      this.renderedByHash.set(hash, read);
+      // Nothing stored (yet) or a failed read is not kept: the next ask reads again.
+      const forget = () => void (this.renderedByHash.get(hash) === read && this.renderedByHash.delete(hash));
+      read.then((found) => found === null && forget(), forget);
+    }
+    return rendered;
+  }
+
+  /**
+   * The body to send the collector: `rendered` with its secrets in, opened
+   * from the vault, kept in memory per hash (never stored, never logged).
+   * Null when a secret it names cannot be opened here: nothing may be sent,
+   * so the target turns failed and `undelivered` with the reason (ids, no
+   * values), the first failure per config is logged, and the next contact
+   * tries again.
+   */
+  async delivered(collectorId: string, rendered: RenderedConfig): Promise<string | null> {
+    const { hash } = rendered;
+    let body = this.deliveredByHash.get(hash);
+    if (!body) {
+      body = deliverable(rendered.runtime, rendered.body, (id) => this.vault.open(id));
+      if (this.deliveredByHash.size >= RENDERED_CACHE) this.deliveredByHash.delete(this.deliveredByHash.keys().next().value!);
+      this.deliveredByHash.set(hash, body);
+    }
+    try {
+      const text = await body;
+      this.undeliverableLogged.delete(hash);
+      return text;
+    } catch (error) {
+      if (this.deliveredByHash.get(hash) === body) this.deliveredByHash.delete(hash);
+      if (!(error instanceof MissingSecretError)) throw error;
+      if (!this.undeliverableLogged.has(hash)) {
+        this.undeliverableLogged.add(hash);
+        this.log.error(
+          { collectorId, hash, secretId: error.id, err: error },
+          "rollout: a config names a secret this server cannot open, so it is not delivered (the collector keeps the config it runs); check that every replica has the same secrets key",
+        );
+      }
+      const message = `Not delivered: ${error.message}. The collector keeps the config it runs; delivery is tried again at its next contact.`;
+      this.configWrites
+        .update(collectorId, (current) =>
+          current && current.targetHash === hash && !(current.undelivered && current.error === message)
+            ? { ...current, state: "failed", error: message, undelivered: true, updatedAt: new Date().toISOString() }
+            : null,
+        )
+        .catch((err) => this.log.warn({ err, collectorId }, "rollout: recording an undelivered config failed"));
+      return null;
+    }
+  }
+
+  /** `text` with the collector's delivered secrets and any svc token taken out (redactions.ts). */
+  redact(collectorId: string, text: string): Promise<string> {
+    return this.redactions.redact(collectorId, text);
+  }
+
+  /**
+   * Moves the collector's config state by what it reports. Reports about a
+   * config other than its current target are stale and change nothing, but
+   * one: a collector that applied a config it ran before while its target
+   * was applying or had failed went back on its own (the OpAMP supervisor's
+   * last-known-good), see `collectorRolledBack`.
+   */
+  async report(collectorId: string, report: ConfigReport): Promise<void> {
+    if (report.state === "applied" && (await this.collectorRolledBack(collectorId, report.hash))) return;
+    const state: ConfigState = report.state === "applied" ? "current" : report.state;
+    // A collector's message may quote its config, secrets too.
+    const error = report.state === "failed" ? (report.error ? await this.redact(collectorId, report.error) : "the collector could not apply the config") : null;
+    const now = new Date().toISOString();
+    let seq: number | null = null;
+    await this.configWrites.update(collectorId, (current) => {
+      if (!current || current.targetHash !== report.hash) return null;
+      seq = current.targetSeq;
+      if (current.state === state && current.error === error && !current.undelivered) return null;
+      return { ...deliveredTarget(current), state, error, updatedAt: now };
+    });
+    if (seq !== null && state === "current") this.drift.schedule(collectorId);
+    if (seq !== null) {
+      await this.historyWrites.update(historyId(collectorId, seq), (entry) => {
+        if (!entry || entry.hash !== report.hash || (entry.state === state && (entry.error ?? null) === error)) return null;
+        const { error: _, ...rest } = entry;
+        return error === null ? { ...rest, state } : { ...rest, state, error };
+      });
+    }
+  }
+
+  /**
+   * The collector says it applied `hash`, an earlier config of its own, while
+   * its target was applying or had failed: it rolled back by itself. The
+   * target turns failed, says so, and is not offered again (until a new
+   * target or an explicit retry), so a config that fails is not re-sent in a
+   * loop; its history entry reads "rolled back by the collector". Answers
+   * whether that is what happened.
+   */
+  private async collectorRolledBack(collectorId: string, hash: string): Promise<boolean> {
+    const target = await this.targetDoc(collectorId);
+    if (!target || target.targetHash === hash) return false;
+    if (target.collectorRollback?.toHash === hash) return true;
+    const history = (await this.store.list<HistoryEntry>(HISTORY, { prefix: `${collectorId}/` })).map((d) => d.data);
+    const earlier = [...history].reverse().find((entry) => entry.seq < target.targetSeq && entry.hash === hash);
+    if (!earlier) return false;
+    const now = new Date().toISOString();
+    let reason: string | null = null;
+    let moved = false;
+    let already = false;
+    // Decided on the latest state, writes still being coalesced included: an outdated target was not
+    // received yet, so an older config reported then is only a stale report.
+    await this.configWrites.update(collectorId, (current) => {
+      if (!current || current.targetSeq !== target.targetSeq) return null;
+      already = current.collectorRollback !== undefined;
+      if (already || (current.state !== "applying" && current.state !== "failed")) return null;
+      moved = true;
+      reason = current.state === "failed" ? current.error : null;
+      const error = `The collector rolled back to the config of #${earlier.seq} after this one failed${reason ? `: ${reason}` : ""}.`;
+      return { ...deliveredTarget(current), state: "failed", error, collectorRollback: { toSeq: earlier.seq, toHash: hash, at: now }, updatedAt: now };
+    });
+    if (!moved) return already;
+    await this.historyWrites.update(historyId(collectorId, target.targetSeq), (entry) =>
+      entry ? { ...entry, state: "failed", ...(reason ? { error: reason } : {}), collectorRolledBackTo: earlier.seq } : null,
+    );
+    await this.store.write([], [auditEntry(SYSTEM_ACTOR, "config.collector_rollback", "collector", collectorId, { fromSeq: target.targetSeq, toSeq: earlier.seq })]);
+    return true;
+  }
+
+  /** A collector was sent its target: outdated (or undelivered until now) becomes applying until it reports. */
+  async fetched(collectorId: string, hash: string): Promise<void> {
+    await this.configWrites.update(collectorId, (current) => {
+      if (!current || current.targetHash !== hash) return null;
+      if (current.undelivered) return { ...deliveredTarget(current), state: "applying", error: null, updatedAt: new Date().toISOString() };
+      return current.state === "outdated" ? { ...current, state: "applying", updatedAt: new Date().toISOString() } : null;
+    });
+  }
+
+  /**
+   * Stores the config the collector says it runs (shown beside the target),
+   * redacted: it holds what was delivered; its drift is judged afterwards
+   * (drift-judge.ts). Which reports are looked at is effective-intake.ts's:
+   * one equal to the last kept is "unchanged"; a changed one past the
+   * collector's rate is "limited" (not read; the channel asks for it again
+   * later, and drift waits for it); one over MAX_EFFECTIVE_CONFIG_BYTES is
+   * "refused": the last one kept stays, with the refusal and its reason
+   * beside it, so a collector cannot grow the state by reporting.
+   */
+  async setEffective(collectorId: string, files: EffectiveConfig["files"]): Promise<EffectiveIntake> {
+    const admission = this.effectiveIntake.admit(collectorId, files, () => this.drift.schedule(collectorId));
+    if (admission.kind === "unchanged" || admission.kind === "limited") return admission.kind;
+    const now = new Date().toISOString();
+    if (admission.kind === "refused") {
+      const kept = (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data;
+      const reason = `The collector reported an effective config of ${admission.bytes} bytes, more than the ${MAX_EFFECTIVE_CONFIG_BYTES} svc keeps; it was not kept.`;
+      const data: EffectiveConfig = { collectorId, files: kept?.files ?? [], reportedAt: kept?.reportedAt ?? now, refused: { at: now, reason } };
+      await this.store.write([{ op: "put", collection: EFFECTIVE, id: collectorId, data }]);
+      this.log.warn({ collectorId, bytes: admission.bytes }, "an effective config report was refused: too large");
+      this.drift.schedule(collectorId);
+      return "refused";
+    }
+    const redacted = await Promise.all(files.map(async (file) => ({ ...file, body: await this.redact(collectorId, file.body) })));
+    const data: EffectiveConfig = { collectorId, files: redacted, reportedAt: now };
+    await this.store.write([{ op: "put", collection: EFFECTIVE, id: collectorId, data }]);
+    this.effectiveIntake.stored(collectorId, admission.digest);
+    this.drift.schedule(collectorId);
+    return "stored";
+  }
+
+  /** Whether the collector's next effective-config report would be looked at: a channel that skipped one asks for it again then. */
+  effectiveWelcome(collectorId: string): boolean {
+    return this.effectiveIntake.welcome(collectorId);
+  }
+
+  /** The config the collector last said it runs, as kept (redacted), for the API; null before it reported one. */
+  async effective(collectorId: string): Promise<EffectiveConfig | null> {
+    await this.collectors.get(collectorId);
+    return (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data ?? null;
+  }
+}
