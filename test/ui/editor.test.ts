@@ -40,6 +40,20 @@ afterAll(async () => {
 
 const canvas = () => browser.page.getByRole("group", { name: "Pipeline canvas" });
 const canvasNode = (id: string) => canvas().locator(`.react-flow__node[data-id="${id}"]`);
+/**
+ * The nodes' boxes on screen, read in one frame: adding a node animates the viewport (fitView),
+ * so boxes read one call at a time may come from different frames and disagree by the pan.
+ */
+type Box = { x: number; y: number; width: number; height: number };
+const boxes = async <const Ids extends string[]>(...ids: Ids) =>
+  (await browser.page.evaluate(
+    (ids) =>
+      ids.map((id) => {
+        const r = document.querySelector(`.react-flow__node[data-id="${id}"]`)!.getBoundingClientRect();
+        return { x: r.x, y: r.y, width: r.width, height: r.height };
+      }),
+    ids,
+  )) as { [K in keyof Ids]: Box };
 const panel = (id: string) => browser.page.getByRole("region", { name: `Settings of ${id}` });
 const edgeTexts = async () => (await browser.page.getByRole("list", { name: /^Edges/ }).locator(":scope > li > span").allTextContents()).sort();
 
@@ -56,8 +70,7 @@ test("sources and destinations added by click are wired to each other", async ()
   await page.getByRole("button", { name: "Add destination backend" }).click();
   await panel("backend").waitFor();
   expect(await edgeTexts()).toEqual(["app logs (app-logs) → backend (backend)"]);
-  const source = (await canvasNode("app-logs").boundingBox())!;
-  const destination = (await canvasNode("backend").boundingBox())!;
+  const [source, destination] = await boxes("app-logs", "backend");
   expect(destination.x).toBeGreaterThan(source.x + source.width);
 }, SLOW);
 
@@ -82,8 +95,7 @@ test("a processor added by click goes after the selected node, re-wired, and its
   await settings.waitFor();
   expect(await edgeTexts()).toEqual(["Filter (drop-health-check-logs) → backend (backend)", "app logs (app-logs) → Filter (drop-health-check-logs)"]);
   // Placed between its neighbours, not at the origin.
-  const box = async (id: string) => (await canvasNode(id).boundingBox())!;
-  const [a, f, b] = [await box("app-logs"), await box("drop-health-check-logs"), await box("backend")];
+  const [a, f, b] = await boxes("app-logs", "drop-health-check-logs", "backend");
   expect(f.x).toBeGreaterThan(a.x + a.width);
   expect(b.x).toBeGreaterThan(f.x + f.width);
   // The panel edits the same processor as the chain does.
@@ -129,8 +141,7 @@ test("moving a box is layout, not a pending change; a real edit still is one", a
   // The position was kept (outside the git tree): a reload shows the card where it was dropped.
   await page.reload();
   await canvasNode("backend").waitFor();
-  const source = (await canvasNode("app-logs").boundingBox())!;
-  const moved = (await canvasNode("backend").boundingBox())!;
+  const [source, moved] = await boxes("app-logs", "backend");
   expect(moved.y - source.y).toBeGreaterThan(40);
 
   // A real edit is still a pending change.
