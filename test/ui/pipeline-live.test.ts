@@ -103,7 +103,7 @@ test("with unsaved edits: a notice; Keep editing then Save is the API's 409; Rel
   // Our own save's event is not mistaken for someone else's: once a later event (a rename) has shown, the status is still ours.
   await server.call(`/pipelines/${pipelineId}`, "PUT", { name: "shared final", signal: "logs" });
   await page.getByRole("heading", { name: "shared final", level: 1 }).waitFor();
-  expect(await page.getByRole("status").filter({ hasText: "Saved" }).textContent()).toBe("Saved");
+  expect(await page.getByRole("status", { name: "Save state" }).textContent()).toBe("Saved");
   expect(await notice().count()).toBe(0);
   browser.assertClean();
 }, SLOW);

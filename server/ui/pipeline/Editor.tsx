@@ -129,7 +129,7 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
           >
             Delete selected{selected > 0 ? ` (${selected})` : ""}
           </button>
-          <span role="status" className="muted">
+          <span role="status" aria-label="Save state" className="muted">
             {draft.dirty ? "Unsaved changes" : remote.reloaded ? "Reloaded: someone else saved this pipeline" : saved ? "Saved" : ""}
           </span>
         </div>
