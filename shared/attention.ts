@@ -3,7 +3,7 @@
  * and the collector list's `attention` filter use these words, so a count and
  * the list it links to select the same collectors. Two are read off the
  * collector record (offline, reportingOnly); the others off its config target
- * and render failure, which only the server holds (Rollouts.attention).
+ * and render failure, which only the server holds (server/rollout/attention.ts).
  */
 import type { Collector } from "./collectors.ts";
 

@@ -22,7 +22,7 @@ export interface CollectorFilter {
   match?: readonly Matcher[];
   /** Why it needs attention (attention.ts): offline and reportingOnly are read off the record; a config reason is membership of `attending`. */
   attention?: AttentionReason;
-  /** With a config reason in `attention`: the ids that reason holds for now (the server's config state, e.g. Rollouts.attentionIds). */
+  /** With a config reason in `attention`: the ids that reason holds for now (the server's config state, e.g. Attention.attentionIds). */
   attending?: ReadonlySet<string>;
   /** Reported keys `match` may read (collector-attributes.ts); absent: none, matchers read set and virtual attributes only. */
   trusted?: TrustedKeys;

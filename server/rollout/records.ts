@@ -210,7 +210,7 @@ export function rolloutOps(rollout: Rollout): WriteOp[] {
 /**
  * A rendered config by its hash (history entries name it) as the store
  * holds it now, not from the delivery cache: the secrets upgrade
- * (secrets/upgrade.ts) may since have replaced a plaintext in it by its
+ * (secrets-upgrade.ts) may since have replaced a plaintext in it by its
  * marker, and what is shown must be the redacted body.
  */
 export async function storedRendered(store: Pick<Store, "get">, hash: string): Promise<RenderedConfig | null> {
