@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole suite, as README's test command runs it: system packages, the Go
-# peers (scripts/peers.sh), typecheck, then every bun test. Ends with one
-# "N passed, N failed" line.
+# peers (scripts/peers.sh), typecheck, formatting and lint (scripts/lint.sh), then
+# every bun test. Ends with one "N passed, N failed" line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +24,8 @@ echo "== typecheck"
 for project in tsconfig.json server/ui/tsconfig.json test/ui/tsconfig.json; do
   node_modules/.bin/tsc --noEmit -p "$project"
 done
+echo "== lint"
+bash scripts/lint.sh
 echo "== build what the tests run (binaries, packages)"
 bash scripts/build-for-tests.sh
 echo "== bun test"

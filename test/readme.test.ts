@@ -38,11 +38,12 @@ function compareVersions(a: number[], b: number[]): number {
 
 /**
  * Development packages Node.js itself runs in the two README commands: the
- * TypeScript compiler (`npm test` type-checks with it). Every other dev package
- * (the test tools, the OpenTelemetry JS exporters) runs under Bun, whatever
- * Node version its engines field names.
+ * TypeScript compiler (`npm test` type-checks with it) and Biome's launcher
+ * (`npm test` lints with it). Every other dev package (the test tools, the
+ * OpenTelemetry JS exporters) runs under Bun, whatever Node version its engines
+ * field names.
  */
-const RUN_BY_NODE = new Set(["node_modules/typescript"]);
+const RUN_BY_NODE = new Set(["node_modules/typescript", "node_modules/@biomejs/biome"]);
 
 test("README and package.json ask for the Node.js that what Node runs needs", () => {
   const lock = JSON.parse(readFileSync(new URL("../package-lock.json", import.meta.url), "utf8")) as {
