@@ -4,11 +4,10 @@
  * message lists every problem as `key: message`.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rerunUnprivileged, RERUN_TIMEOUT_MS } from "../test/unprivileged.ts";
-import { readFileSync } from "node:fs";
 import { foreignSections } from "../shared/host-config.ts";
 import { AgentConfigError, ALWAYS_DENIED, loadAgentConfig, parseAgentConfig, type ParsedAgentConfig } from "./config.ts";
 import type { AgentConfig, ConfigProblem } from "./types.ts";

@@ -11,8 +11,7 @@ import { compileCondition, type LogView } from "../server/ottl/compile.ts";
 import { dryRunIsolated } from "../server/ottl/dryrun-isolated.ts";
 import { dryRun, type ChainProcessor } from "../server/ottl/dryrun.ts";
 import { compileLogFilter } from "../server/ottl/filter.ts";
-import type { AnyValue, KeyValue, LogRecord, LogsData } from "../server/ottl/otlp.ts";
-import { validateLogs } from "../server/ottl/otlp.ts";
+import { type AnyValue, type KeyValue, type LogRecord, type LogsData, validateLogs } from "../server/ottl/otlp.ts";
 import { PROCESSOR_TEMPLATES } from "../server/ottl/templates.ts";
 
 const total = Number(process.argv[2] ?? 200_000);

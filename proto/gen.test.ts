@@ -218,7 +218,7 @@ describe("OpAMP (opamp.proto.v1)", () => {
 
     const back = fromBinary(AgentToServerSchema, bytes);
     expect(equals(AgentToServerSchema, back, msg)).toBe(true);
-    expect(back.availableComponents?.components["receivers"]?.metadata[0]?.key).toBe("k");
+    expect(back.availableComponents?.components.receivers?.metadata[0]?.key).toBe("k");
   });
 
   test("ServerToAgent round-trips; remote_config is field 3", () => {

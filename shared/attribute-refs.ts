@@ -72,14 +72,14 @@ export function referencedKeys(text: string): string[] {
   return [...new Set((parsed.references ?? []).map((r) => r.key))];
 }
 
-/** `text` with each reference replaced by `valueOf(key)`; text is taken as parsed, malformed references stay. */
-export function fillReferences(text: string, valueOf: (key: string) => string): string {
+/** `text` with each reference replaced by `valueFor(key)`; text is taken as parsed, malformed references stay. */
+export function fillReferences(text: string, valueFor: (key: string) => string): string {
   const parsed = parseReferences(text);
   if (!parsed.references || parsed.references.length === 0) return text;
   let out = "";
   let at = 0;
   for (const r of parsed.references) {
-    out += text.slice(at, r.start) + valueOf(r.key);
+    out += text.slice(at, r.start) + valueFor(r.key);
     at = r.end;
   }
   return out + text.slice(at);

@@ -169,20 +169,20 @@ export class AgentChannel implements Channel {
   message(ws: ChannelSocket, data: string | Buffer): void {
     const session = ws.data.state as Session;
     if (session.closed || session.hold?.ended) return;
-    if (typeof data !== "string") return this.refuse(ws, 1003, "agent messages are JSON text frames");
+    if (typeof data !== "string") return void this.refuse(ws, 1003, "agent messages are JSON text frames");
     // A UTF-16 length under a third of the cap cannot exceed it in UTF-8; only longer text is measured.
-    if (data.length > MAX_MESSAGE_BYTES / 3 && Buffer.byteLength(data, "utf8") > MAX_MESSAGE_BYTES) return this.refuse(ws, 1009, "message too large");
+    if (data.length > MAX_MESSAGE_BYTES / 3 && Buffer.byteLength(data, "utf8") > MAX_MESSAGE_BYTES) return void this.refuse(ws, 1009, "message too large");
     try {
       // Bounded like a REST body: deeper JSON parses, but cannot be stored (it would fail the agents' shared write).
       assertJsonDepth(Buffer.from(data, "utf8"), "The message");
     } catch (error) {
-      return this.refuse(ws, 1008, (error as Error).message.slice(0, 120));
+      return void this.refuse(ws, 1008, (error as Error).message.slice(0, 120));
     }
     let message: { type?: unknown };
     try {
       message = JSON.parse(data) as { type?: unknown };
     } catch {
-      return this.refuse(ws, 1007, "not JSON");
+      return void this.refuse(ws, 1007, "not JSON");
     }
     try {
       this.dispatch(ws, session, message);

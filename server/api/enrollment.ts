@@ -10,7 +10,7 @@
  * and POST /bootstrap-files, which mints nothing, need less.
  */
 import { type Static, Type } from "@sinclair/typebox";
-import { ManagementModeSchema } from "../../shared/collectors.ts";
+import { type Collector, ManagementModeSchema } from "../../shared/collectors.ts";
 import {
   BootstrapFilesSchema as BootstrapFiles,
   CollectorTokenSchema as CollectorToken,
@@ -24,7 +24,6 @@ import {
 import { RUNTIME_NAMES, RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import type { Principal } from "../auth/service-accounts.ts";
 import { tokenKind } from "../auth/tokens.ts";
-import type { Collector } from "../../shared/collectors.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
 import type { ServerConfig } from "../config/load.ts";

@@ -116,7 +116,7 @@ export class ServiceAccounts {
     if (tokenKind(token) !== "serviceAccount") return null;
     const digest = hashToken(token);
     const record = await this.store.get<TokenRecord>(TOKENS, digest);
-    if (!record || record.data.kind !== "serviceAccount" || !digestsEqual(record.id, digest)) return null;
+    if (record?.data.kind !== "serviceAccount" || !digestsEqual(record.id, digest)) return null;
     const account = await this.store.get<ServiceAccount>(ACCOUNTS, record.data.subjectId);
     if (!account) return null;
     const { id, name, scopes } = account.data;

@@ -77,7 +77,7 @@ export interface EditWrites {
 }
 
 /** Checks edits before they are written; throws (an AppError) to refuse them all, or answers what to write with them. */
-export type VetEdits = (edits: CollectorEdit[]) => Promise<EditWrites | void>;
+export type VetEdits = (edits: CollectorEdit[]) => Promise<EditWrites | undefined>;
 
 /** Hears the ids of collectors whose attributes (or what else a render reads of the record) were just written here. */
 export type AttributesListener = (ids: string[]) => void;

@@ -8,7 +8,7 @@
  * on every answer (secrets/fields.ts); a new secret's sealed version lands in
  * the same write as the record naming it.
  */
-import type { RouteRecord } from "../../shared/config-records.ts";
+import type { DestinationRecord, RouteRecord, SourceRecord } from "../../shared/config-records.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import type { HostPaths } from "../catalog/hostpaths.ts";
 import { findType, validateComponentConfig } from "../catalog/index.ts";
@@ -19,7 +19,6 @@ import type { WriteOp } from "../store/store.ts";
 import type { ConfigStore } from "./configstore.ts";
 import { paths, toYaml, type Snapshot } from "./layout.ts";
 import { collectorLabel, collectorNameMap, routeLabel, type CollectorNames } from "./names.ts";
-import type { DestinationRecord, SourceRecord } from "../../shared/config-records.ts";
 
 export type ComponentKind = "source" | "destination";
 type ComponentRecord = SourceRecord | DestinationRecord;

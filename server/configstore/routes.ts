@@ -63,7 +63,7 @@ function runtimeProblems(route: RouteInput, pipeline: PipelineRecord, snapshot: 
   return [...ids].sort().flatMap((id) => {
     const record = snapshot.destinations.get(id);
     const type = record && findType("destination", record.type);
-    if (!record || !type || !type.signals.includes(pipeline.signal)) return [];
+    if (!record || !type?.signals.includes(pipeline.signal)) return [];
     const problem = runtimeProblem(type, runtime);
     return problem === undefined
       ? []

@@ -279,7 +279,7 @@ export class Enrollment {
     const id = await this.lookup(token);
     if (id === null) return null;
     const doc = await this.store.get<StoredEnrollmentToken>(COLLECTION, id);
-    if (!doc || doc.data.kind !== "agent" || doc.data.revokedAt !== null) return null;
+    if (doc?.data.kind !== "agent" || doc.data.revokedAt !== null) return null;
     return { tokenId: id, environment: doc.data.environment };
   }
 
@@ -310,7 +310,7 @@ export class Enrollment {
     if (tokenKind(token) !== "enrollment") return null;
     const digest = hashToken(token);
     const record = await this.store.get<TokenRecord>(TOKENS, digest);
-    if (!record || record.data.kind !== "enrollment" || !digestsEqual(record.id, digest)) return null;
+    if (record?.data.kind !== "enrollment" || !digestsEqual(record.id, digest)) return null;
     return record.data.subjectId;
   }
 

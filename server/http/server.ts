@@ -31,8 +31,7 @@ import { applySecurityHeaders } from "./headers.ts";
 import { openApiDocument } from "./openapi.ts";
 import { errorResponse } from "./respond.ts";
 import type { RequestContext, Route } from "./route.ts";
-import type { Match as RouteMatch } from "./router.ts";
-import { Router } from "./router.ts";
+import { type Match as RouteMatch, Router } from "./router.ts";
 
 const API_PREFIX = "/api/v1";
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -22,7 +22,7 @@ export const CONTENT_TYPES: Record<Format, string> = {
 
 /** OpenMetrics when the scraper asks for it (Prometheus does, with a q-value), else the classic text format. */
 export function formatFor(accept: string | null): Format {
-  return accept !== null && accept.includes("application/openmetrics-text") ? "openmetrics" : "text";
+  return accept?.includes("application/openmetrics-text") ? "openmetrics" : "text";
 }
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -76,7 +76,7 @@ abstract class Family<C> implements Metric {
     return parts.length === 0 ? "" : `{${parts.join(",")}}`;
   }
 
-  protected header(out: string[], format: Format, familyName = this.name): void {
+  protected header(out: string[], _format: Format, familyName = this.name): void {
     out.push(`# HELP ${familyName} ${escapeHelp(this.help)}`, `# TYPE ${familyName} ${this.type}`);
   }
 

@@ -167,11 +167,11 @@ function lexString(source: string, start: number): StringResult {
       i++;
       continue;
     }
-    const escape = decodeEscape(source, i);
-    if ("reason" in escape) return { kind: "error", start: i, reason: escape.reason };
-    value += source.slice(run, i) + escape.decoded;
-    endsWithEscapedBackslash = escape.decoded === "\\" && escape.next - i === 2;
-    i = run = escape.next;
+    const sequence = decodeEscape(source, i);
+    if ("reason" in sequence) return { kind: "error", start: i, reason: sequence.reason };
+    value += source.slice(run, i) + sequence.decoded;
+    endsWithEscapedBackslash = sequence.decoded === "\\" && sequence.next - i === 2;
+    i = run = sequence.next;
   }
   if (endsWithEscapedBackslash && run === i) {
     return {
@@ -193,11 +193,11 @@ export function sourceIndex(source: string, start: number, k: number): number {
   let i = start + 1;
   let n = 0;
   while (source[i] !== '"' && i < source.length) {
-    const escape = source[i] === "\\" ? decodeEscape(source, i) : null;
-    const units = escape && "decoded" in escape ? escape.decoded.length : 1;
+    const sequence = source[i] === "\\" ? decodeEscape(source, i) : null;
+    const units = sequence && "decoded" in sequence ? sequence.decoded.length : 1;
     if (n + units > k) return i;
     n += units;
-    i = escape && "next" in escape ? escape.next : i + 1;
+    i = sequence && "next" in sequence ? sequence.next : i + 1;
   }
   return i;
 }

@@ -106,8 +106,10 @@ export function compare(a: OttlValue, b: OttlValue, op: CompareOp): boolean {
 function compareNumbers(a: number | bigint, b: number | bigint, op: CompareOp): boolean {
   switch (op) {
     case "==":
+      // biome-ignore lint/suspicious/noDoubleEquals: number == bigint compares the values exactly (1 == 1n); === would be false
       return a == b;
     case "!=":
+      // biome-ignore lint/suspicious/noDoubleEquals: as above
       return a != b;
     case "<":
       return a < b;

@@ -5,9 +5,8 @@
  * stable order (sources, then each flow's processors, then destinations,
  * each by name), so equal input renders to equal bytes.
  */
-import type { Signal } from "../../shared/config-records.ts";
+import { SIGNALS, type Signal } from "../../shared/config-records.ts";
 import type { CollectorConfigInput } from "../catalog/render-input.ts";
-import { SIGNALS } from "../../shared/config-records.ts";
 import { attr, block, encodeAlloy, ref, withComments, type AlloyBlock, type AlloyRef } from "../catalog/alloy-syntax.ts";
 import { assertRuntimeRParity } from "./parity.ts";
 import { planCollector, type Plan, type Target } from "./plan.ts";

@@ -54,8 +54,8 @@ export class RolloutEnds {
   ) {}
 
   start(): void {
-    const reload = () => this.then(() => this.load());
-    this.unwatch = this.store.watch((changes) => this.then(() => this.changed(changes)), reload);
+    const reload = () => this.serially(() => this.load());
+    this.unwatch = this.store.watch((changes) => this.serially(() => this.changed(changes)), reload);
     reload();
   }
 
@@ -72,7 +72,7 @@ export class RolloutEnds {
   }
 
   /** One at a time and in order, off the writer's path. */
-  private then(work: () => Promise<void>): void {
+  private serially(work: () => Promise<void>): void {
     this.chain = this.chain.then(work).catch((err) => this.logger.warn({ err }, "rollout: recording a rollout's end failed; its next change tries again"));
   }
 
@@ -151,7 +151,7 @@ export class RolloutEnds {
     this.timer = setTimeout(
       () => {
         this.timer = undefined;
-        this.then(() => this.look());
+        this.serially(() => this.look());
       },
       Math.max(0, this.lastLook + LOOK_MS - Date.now()),
     );

@@ -6,14 +6,13 @@
  * lifecycle" and "Status model").
  */
 import type { Collector } from "../../shared/collectors.ts";
-import type { HistoryEntry as HistoryView, Rollout, RolloutCollectorState, SkippedCollector } from "../../shared/rollouts.ts";
+import type { ConfigState, HistoryEntry as HistoryView, Rollout, RolloutCollectorState, SkippedCollector } from "../../shared/rollouts.ts";
 import type { Actor } from "../audit/audit.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import type { Drift } from "./drift.ts";
 import type { RenderedConfig } from "./renderer.ts";
 
 export type { ConfigState, Rollout, RolloutCollectorState, RolloutStatus } from "../../shared/rollouts.ts";
-import type { ConfigState } from "../../shared/rollouts.ts";
 
 /** Where one collector's configuration stands: `collector_config/<collectorId>`. */
 export interface CollectorConfig {

@@ -219,11 +219,11 @@ test("awkward values read back exactly: Runtime O's YAML (with the collector's $
   for (const value of AWKWARD) {
     const tags = { ...attributes, tenant: value.replaceAll("\n", " ").replaceAll("\t", " ").trim(), team: value };
     const otel = parse(render(withTags("o", tags)).body) as Record<string, Record<string, Record<string, unknown>>>;
-    const unescape = (s: string) => s.replaceAll("$$", "$");
+    const unescapeDollars = (s: string) => s.replaceAll("$$", "$");
     const resource = otel.processors!["resource/fleet_apps_res"] as { attributes: { value: string }[] };
-    expect(unescape(resource.attributes[0]!.value)).toBe(`team ${value}`);
+    expect(unescapeDollars(resource.attributes[0]!.value)).toBe(`team ${value}`);
     const exporter = otel.exporters!["otlphttp/gateway"] as { headers: Record<string, string> };
-    expect(unescape(exporter.headers["X-Tenant"]!)).toBe(tags.tenant);
+    expect(unescapeDollars(exporter.headers["X-Tenant"]!)).toBe(tags.tenant);
 
     const alloy = render(withTags("r", tags, "rcfg-remotecfg")).body;
     expect(alloy).not.toMatch(/[\u0000-\u0008\u000b-\u001f]/);

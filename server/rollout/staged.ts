@@ -236,7 +236,7 @@ export class StagedRollouts {
    */
   async advance(): Promise<number | null> {
     const doc = await activeStagedRollout(this.store);
-    if (!doc || doc.data.phase !== "running") return null;
+    if (doc?.data.phase !== "running") return null;
     const rollout = doc.data;
     const released = rollout.released ?? 0;
     const ends = rollout.batchEnds!;

@@ -62,7 +62,7 @@ import {
   MongoServerSelectionError,
 } from "mongodb";
 import { ConflictError } from "../errors.ts";
-import { type ConnectOptions, ExternalStore, openInBackground } from "./external.ts";
+import { type ConnectOptions, ExternalStore } from "./external.ts";
 import { checkGuard } from "./sqlite.ts";
 import type { AuditEntry, AuditQuery, Change, Doc, ListOptions, Store, WriteOp } from "./store.ts";
 

@@ -230,7 +230,7 @@ customFingerprints:
 });
 
 describe("legacy server.url over TLS", () => {
-  test.skipIf(!process.getuid || process.getuid() !== 0)("grpcs://localhost:50051 is normalised to wss://localhost/v1/agent and connects with the configured CA", async () => {
+  test.skipIf(process.getuid?.() !== 0)("grpcs://localhost:50051 is normalised to wss://localhost/v1/agent and connects with the configured CA", async () => {
     if (await isListening(443)) throw new Error("port 443 is taken on this machine; this test needs it for the legacy URL's default port");
     const tlsState = join(dir, "tls-state.db");
     const admin = bootstrapToken();

@@ -3,9 +3,8 @@
  * independent of the server's), message builders, and for the unit tests
  * beside server/opamp/ a session whose connection records what it is sent.
  */
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { constants as zlib, inflateRawSync } from "node:zlib";
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
   AgentCapabilities,
   AgentDescriptionSchema,

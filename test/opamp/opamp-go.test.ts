@@ -30,7 +30,6 @@ import {
   AgentToServerSchema,
   RemoteConfigStatusSchema,
   RemoteConfigStatuses,
-  ServerErrorResponseType,
   ServerToAgentSchema,
 } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { OpampChannel } from "../../server/opamp/channel.ts";

@@ -242,7 +242,7 @@ describe("raw WebSocket agent", () => {
     const mint = tokens.mint.bind(tokens);
     let winner = "";
     // The other replica's mint lands first; this one's write then loses with 409.
-    tokens.mint = async (who, id) => {
+    tokens.mint = async (_who, id) => {
       winner = (await mint({ actor: "replica-b", remoteAddr: null }, id)).token;
       throw new ConflictError("rotated at the same time", "token_rotated");
     };

@@ -12,7 +12,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { AgentCapabilities, AgentToServerSchema, CommandType, ServerToAgentSchema, type ServerToAgent } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, tokenWithScopes, type TestServer } from "../harness.ts";
-import { CAPS, description, RawAgent, until, uuidBytes } from "./helpers.ts";
+import { CAPS, description, RawAgent, uuidBytes } from "./helpers.ts";
 
 const RESTARTABLE = CAPS | BigInt(AgentCapabilities.AgentCapabilities_AcceptsRestartCommand);
 let server: TestServer;

@@ -4,9 +4,8 @@
  * registered type's corpus (its folder's corpus.ts) on every signal it
  * carries, for unknown and known collector versions around each upstream rename.
  */
-import type { PipelineRecord, Signal, TopologyNode } from "../../../shared/config-records.ts";
+import { type PipelineRecord, SIGNALS, type Signal, type TopologyNode } from "../../../shared/config-records.ts";
 import type { CollectorConfigInput } from "../render-input.ts";
-import { SIGNALS } from "../../../shared/config-records.ts";
 import type { CatalogFolder, CorpusConfig } from "../folder.ts";
 import { DESTINATION_FOLDERS, findType, PROCESSOR_FOLDERS, SOURCE_FOLDERS, SOURCE_TYPES } from "../registry.ts";
 import { validateComponentConfig } from "../validate.ts";

@@ -53,6 +53,7 @@ export function BootstrapFileList({ files, idPrefix = "bootstrap-file" }: { file
           <h3 id={`${idPrefix}-${i}`}>
             <code>{file.path}</code>
           </h3>
+          {/* biome-ignore lint/a11y/useAriaPropsSupportedByRole: the file name labels the focusable scroll box; role="region" would repeat the section's region of the same name */}
           <pre className="bootstrap-code" tabIndex={0} aria-labelledby={`${idPrefix}-${i}`}>
             <code>{file.body}</code>
           </pre>

@@ -541,7 +541,7 @@ function LogBrowser({ agent }: { agent: Agent }) {
                 </p>
               )}
               {sample && !sample.binary && (
-                <pre ref={tailScroll} className="sample-content" tabIndex={0} aria-label={`Content of ${sample.path}`}>
+                <pre ref={tailScroll} className="sample-content" role="region" tabIndex={0} aria-label={`Content of ${sample.path}`}>
                   {sample.content}
                 </pre>
               )}

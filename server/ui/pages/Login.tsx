@@ -12,7 +12,7 @@ import { useSession } from "../session.tsx";
 
 /** Only same-app paths, so ?next= cannot send a user off-site. */
 function safeNext(next: string | null): string {
-  return next !== null && next.startsWith("/ui/") && !next.startsWith("//") ? next : "/ui/";
+  return next?.startsWith("/ui/") && !next.startsWith("//") ? next : "/ui/";
 }
 
 export function LoginPage() {

@@ -96,7 +96,7 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
           </ListTable>
           <RuntimeNote runtimes={result.answer.runtimes} />
           <DryRunRecords input={result.input} answer={result.answer} />
-          <section className="final-output" role="region" aria-labelledby="final-output-title">
+          <section className="final-output" aria-labelledby="final-output-title">
             <h3 id="final-output-title">Final output</h3>
             {records.length === 0 ? (
               <p className="muted">No records survive.</p>

@@ -48,7 +48,7 @@ export function RolloutProgress({ reload, canWrite, onChanged }: Props) {
   // Queued: a staged batch not released, or collectors a publish's writes have not reached yet.
   const states = status?.batches || (status?.counts.queued ?? 0) > 0 ? [...STATES, "queued" as const] : STATES;
   return (
-    <section className="detail-block" role="region" aria-labelledby="rollout-title">
+    <section className="detail-block" aria-labelledby="rollout-title">
       <h2 id="rollout-title">Rollout progress</h2>
       <p className="hint">
         The latest rollout to the fleet. Every rollout, one collector's and rollbacks too, is on <Link href="/ui/rollouts">Rollouts</Link>.

@@ -31,7 +31,7 @@ describe("otlphttp destination client settings", () => {
       sending_queue: { num_consumers: 2 },
     });
     const alloy = encodeAlloy(otlphttpDestination.alloy!(config, "h"));
-    expect(alloy).toMatch(/client \{[^]*compression = "none"[^]*tls \{[^}]*server_name = "otlp.internal"/);
+    expect(alloy).toMatch(/client \{[\s\S]*compression = "none"[\s\S]*tls \{[^}]*server_name = "otlp.internal"/);
     expect(alloy).toMatch(/retry_on_failure \{\s*enabled = false\s*\}/);
     expect(() => validateComponentConfig("destination", "otlphttp", { endpoint: "https://x", tls: { insecure: true } })).toThrow();
   });
