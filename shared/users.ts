@@ -58,3 +58,6 @@ export const SessionStatusSchema = Type.Object(
   { title: "SessionStatus" },
 );
 export type Session = Static<typeof SessionSchema>;
+
+export const UserListSchema = Type.Object({ items: Type.Array(UserSchema) });
+export type UserList = Static<typeof UserListSchema>;
