@@ -3,8 +3,8 @@
  * (POST /pipelines/{id}/topology/preview) and its live rates', declared once for the server's
  * route, the OpenAPI document and the UI's pipeline editor.
  */
-import { Type, type Static } from "@sinclair/typebox";
-import { SIGNALS } from "./config-records.ts";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { SIGNALS, type PipelineRecord, type Topology as TopologyRecord } from "./config-records.ts";
 import { RUNTIMES } from "./vocabulary.ts";
 import { RuntimeDifferenceSchema } from "./rollouts.ts";
 
@@ -141,3 +141,10 @@ export const Pipeline = Type.Object({ id: Type.String(), name: Type.String(), si
 
 export const PipelineListSchema = Type.Object({ items: Type.Array(Pipeline) });
 export type PipelineList = Static<typeof PipelineListSchema>;
+/**
+ * The same schemas as answers: a stored pipeline's processors always carry a
+ * config, which the schema (shared with the request bodies) leaves optional.
+ */
+export const PipelineAnswer = Pipeline as TSchema as TSchema & { static: PipelineRecord };
+export const TopologyAnswer = Topology as TSchema as TSchema & { static: TopologyRecord };
+export const PipelineListAnswer = PipelineListSchema as TSchema as TSchema & { static: { items: PipelineRecord[] } };

@@ -21,10 +21,9 @@ import type { TrustedKeys } from "../../../shared/collector-attributes.ts";
 import { useTrustedKeys } from "../trust.ts";
 import { COLLECTOR_STATUSES, type CollectorStatus } from "../../../shared/collector-status.ts";
 import type { Collector } from "../../../shared/collectors.ts";
-import type { Dashboard } from "../../../shared/dashboard.ts";
 import { MatcherListError, parseMatcherList, type Matcher } from "../../../shared/matchers.ts";
 import { MODE_NAMES } from "../../../shared/vocabulary.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FilterActions } from "../components/FilterActions.tsx";
@@ -234,12 +233,12 @@ function useFleetTotal(search: URLSearchParams, filterKey: string): number | nul
     countable
       ? () =>
           attention !== null
-            ? api.get<Dashboard>("/dashboard").then((dashboard) => dashboard[attention].count)
+            ? api.get("/dashboard").then((dashboard) => dashboard[attention].count)
             : matchers !== null
-            ? api.post<{ count: number }>("/matchers/preview", { matchers, limit: 1 }).then(({ count }) => count)
+            ? api.post("/matchers/preview", { body: { matchers, limit: 1 } }).then(({ count }) => count)
             : api
-                .get<{ collectors: Record<string, number> }>("/system/health")
-                .then(({ collectors }) => (status ? (collectors[status] ?? null) : Object.values(collectors).reduce((a, b) => a + b, 0)))
+                .get("/system/health")
+                .then(({ collectors }: { collectors: Record<string, number> }) => (status ? (collectors[status] ?? null) : Object.values(collectors).reduce((a, b) => a + b, 0)))
       : null,
     filterKey,
     { reset: "all" },

@@ -5,8 +5,8 @@
  * with ?commit=<id> (the audit page's, for a commit entry) opens that commit.
  */
 import { useEffect, useState } from "react";
-import type { Commit, CommitDiff } from "../../../shared/changes.ts";
-import { api } from "../api.ts";
+import type { Commit } from "../../../shared/changes.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { shortCommit } from "../format.ts";
 import { ChangedFiles, parseDiff } from "../components/ChangedFiles.tsx";
@@ -91,7 +91,7 @@ function CommitRow({ commit: c, open, reveal, onToggle }: { commit: Commit; open
 
 /** One commit's changed files and their diff, loaded when it is opened. */
 function CommitFiles({ commit }: { commit: string }) {
-  const { data: answer, error } = useLoad(() => api.get<CommitDiff>(`/commits/${encodeURIComponent(commit)}`), commit);
+  const { data: answer, error } = useLoad(() => api.get("/commits/{commit}", { params: { commit } }), commit);
   if (error) return <ErrorMessage error={error} />;
   if (!answer) return <p className="muted">Loading…</p>;
   const count = answer.items.length;
