@@ -9,7 +9,7 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import { BrowseListingSchema, BrowseSampleSchema } from "./agent-protocol.ts";
-import { AgentPageSchema, AgentSchema } from "./agents.ts";
+import { AgentPageSchema, AgentSchema, AgentSnippetSchema } from "./agents.ts";
 import { AuditPageSchema } from "./audit.ts";
 import { CatalogViewSchema, ProcessorTemplatesSchema } from "./catalog.ts";
 import { CommitDiffSchema, CommitMadeSchema, CommitPageSchema, FileChangeListSchema, PendingChangesSchema } from "./changes.ts";
@@ -43,7 +43,7 @@ import {
 import { CreatedServiceAccountSchema, ScopesAnswerSchema, ServiceAccountListSchema } from "./service-accounts.ts";
 import { HealthSchema, TrustedListSchema } from "./system.ts";
 import { ThroughputHistorySchema, ThroughputSchema } from "./throughput.ts";
-import { InviteAnswerSchema, ResetAnswerSchema, SessionSchema, SessionStatusSchema, UserListSchema, UserSchema } from "./users.ts";
+import { InviteAnswerSchema, ResetAnswerSchema, SessionSchema, SessionStatusAnswer, UserListSchema, UserSchema } from "./users.ts";
 import { WebhookDeliveryListSchema, WebhookListSchema, WebhookSchema } from "./webhooks.ts";
 
 /** One route as the UI sees it: what it answers. */
@@ -53,6 +53,7 @@ export interface RouteContract {
 
 export const API_ROUTES = {
   "GET /agents": { response: AgentPageSchema },
+  "POST /agents/snippet": { response: AgentSnippetSchema },
   "GET /agents/{id}": { response: AgentSchema },
   "GET /agents/{id}/browse": { response: BrowseListingSchema },
   "GET /agents/{id}/sample": { response: BrowseSampleSchema },
@@ -144,7 +145,7 @@ export const API_ROUTES = {
   "DELETE /service-accounts/{id}": {},
 
   "POST /session": { response: SessionSchema },
-  "GET /session/status": { response: SessionStatusSchema },
+  "GET /session/status": { response: SessionStatusAnswer },
   "DELETE /session": {},
   "POST /session/invite": { response: SessionSchema },
   "POST /session/password-reset": { response: SessionSchema },
