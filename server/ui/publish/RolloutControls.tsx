@@ -4,7 +4,7 @@
  * the collectors that failed back to the config they ran before.
  */
 import { useState, type FormEvent } from "react";
-import type { AbortAnswer, RolloutStatus } from "../../../shared/rollouts.ts";
+import type { RolloutStatus } from "../../../shared/rollouts.ts";
 import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
