@@ -67,6 +67,8 @@ export const API_ROUTES = {
   "POST /commit": { response: CommitMadeSchema },
   "GET /commits": { response: CommitPageSchema },
   "GET /commits/{commit}": { response: CommitDiffSchema },
+  "GET /commits/export": {},
+  "GET /events": {},
 
   "GET /collectors": { response: CollectorPageSchema },
   "POST /collectors": { response: CollectorSchema },

@@ -13,11 +13,11 @@ type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 type Route = keyof ApiRoutes;
 /** The paths the contract lists for one method. */
 type PathOf<M extends Method> = Route extends infer K ? (K extends `${M} ${infer P}` ? P : never) : never;
-type AnswerOf<K> = K extends Route ? (ApiRoutes[K] extends { response: infer S extends TSchema } ? Static<S> : void) : never;
+export type AnswerOf<K> = K extends Route ? (ApiRoutes[K] extends { response: infer S extends TSchema } ? Static<S> : void) : never;
 type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? N | ParamNames<Rest> : never;
 
-/** A query string's values: a list repeats its key; undefined and null leave it out. */
-export type Query = Record<string, string | number | boolean | readonly string[] | undefined | null>;
+/** A query string's values: a list repeats its key; undefined and null leave it out. Or the query itself. */
+export type Query = Record<string, string | number | boolean | readonly string[] | undefined | null> | URLSearchParams;
 interface Common {
   query?: Query;
   body?: unknown;
@@ -33,12 +33,23 @@ export function apiPath(template: string, params: Record<string, string> = {}, q
     return encodeURIComponent(value);
   });
   const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
+  for (const [key, value] of query instanceof URLSearchParams ? query.entries() : Object.entries(query)) {
     if (value === undefined || value === null) continue;
     for (const one of Array.isArray(value) ? value : [value]) search.append(key, String(one));
   }
   const text = search.toString();
   return text === "" ? path : `${path}?${text}`;
+}
+
+/** The GET routes that answer a page of a cursor-paged list. */
+export type PagedPath = { [P in PathOf<"GET">]: AnswerOf<`GET ${P}`> extends { items: unknown[]; nextCursor: string | null } ? P : never }[PathOf<"GET">];
+/** One item of such a page. */
+export type PageItem<P extends PagedPath> = AnswerOf<`GET ${P}`> extends { items: (infer T)[] } ? T : never;
+
+/** The URL of a GET route the browser fetches itself (an EventSource, a download link). */
+export function apiUrl<P extends PathOf<"GET">>(path: P, ...[options]: Options<P>): string {
+  const { params, query } = (options ?? {}) as Common & { params?: Record<string, string> };
+  return `/api/v1${apiPath(path, params, query)}`;
 }
 
 function caller<M extends Method>(method: M) {

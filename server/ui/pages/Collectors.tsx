@@ -84,7 +84,7 @@ export function tagFilters(text: string): string[] {
 }
 
 /** The API query for the filters in the page's URL, plus a cursor. */
-function listQuery(search: URLSearchParams, cursor: string | null): string {
+function listQuery(search: URLSearchParams, cursor: string | null): URLSearchParams {
   const query = new URLSearchParams({ limit: String(cursor === null ? FIRST_PAGE : NEXT_PAGE) });
   const status = search.get("status");
   if (status) query.set("status", status);
@@ -95,7 +95,7 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
   if (q) query.set("q", q);
   for (const m of search.getAll("match")) if (m !== "") query.append("match", m);
   if (cursor !== null) query.set("cursor", cursor);
-  return `/collectors?${query}`;
+  return query;
 }
 
 /**
@@ -265,9 +265,10 @@ export function CollectorsPage() {
 }
 
 function CollectorList({ onRefresh }: { onRefresh: () => void }) {
-  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<Row>(
+  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList(
     "/ui/collectors",
     ["status", "attention", "tag", "q", "match"],
+    "/collectors",
     listQuery,
   );
   const { rows, waiting, showWaiting, interrupted } = useLiveCollectors(items, search, filterKey, nextCursor);

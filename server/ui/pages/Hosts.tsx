@@ -46,14 +46,14 @@ function osText(host: HostFacts | null): string | null {
   return [name, host.os.release, host.os.arch].filter((part) => part !== "").join(" ");
 }
 
-function listQuery(search: URLSearchParams, cursor: string | null): string {
+function listQuery(search: URLSearchParams, cursor: string | null): URLSearchParams {
   const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
   const status = search.get("status");
   if (status) query.set("status", status);
   const q = search.get("q")?.trim();
   if (q) query.set("q", q);
   if (cursor !== null) query.set("cursor", cursor);
-  return `/agents?${query}`;
+  return query;
 }
 
 function Connected({ connected }: { connected: boolean }) {
@@ -61,7 +61,7 @@ function Connected({ connected }: { connected: boolean }) {
 }
 
 function HostList() {
-  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<Agent>("/ui/hosts", ["status", "q"], listQuery);
+  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList("/ui/hosts", ["status", "q"], "/agents", listQuery);
 
 
   return (

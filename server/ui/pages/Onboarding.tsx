@@ -294,8 +294,9 @@ const STATE_LOOKS: Record<string, { symbol: string; tone: Tone }> = {
 
 function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }) {
   const [reload, setReload] = useState(0);
-  const { items, nextCursor, error, setError, loading, loadMore } = usePages<EnrollmentToken>(
-    (cursor) => `/enrollment-tokens?limit=${PAGE_SIZE}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+  const { items, nextCursor, error, setError, loading, loadMore } = usePages(
+    "/enrollment-tokens",
+    (cursor) => ({ limit: PAGE_SIZE, cursor }),
     `${refresh}:${reload}`,
   );
   const revoking = useAction();
