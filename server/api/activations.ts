@@ -1,5 +1,4 @@
 /** REST: /collectors/{id}/sources and /destinations — what is active on one collector; secrets in overrides are write-only. */
-import { Type } from "@sinclair/typebox";
 import { DestinationActivationListSchema, DestinationActivationSchema, SourceActivationListSchema, SourceActivationSchema } from "../../shared/config-answers.ts";
 import type { Activations } from "../configstore/activations.ts";
 import { route, type Route } from "../http/route.ts";

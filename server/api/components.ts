@@ -3,7 +3,6 @@
  * edits land in the working tree. Secrets in sensitive fields are write-only:
  * no answer carries one (config-schemas.ts says how each form reads).
  */
-import { Type } from "@sinclair/typebox";
 import { ComponentListSchema, ComponentSchema } from "../../shared/config-answers.ts";
 import type { Components } from "../configstore/components.ts";
 import { route, type Route } from "../http/route.ts";

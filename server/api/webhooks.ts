@@ -1,5 +1,4 @@
 /** REST: /webhooks — event subscriptions (the secret is write-only) and their delivery logs. */
-import { Type } from "@sinclair/typebox";
 import { route, type Route } from "../http/route.ts";
 import type { Webhooks } from "../webhooks/webhooks.ts";
 import { CreateWebhookSchema, WebhookDeliveryListSchema, WebhookListSchema, WebhookSchema } from "../../shared/webhooks.ts";

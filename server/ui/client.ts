@@ -13,7 +13,7 @@ type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 type Route = keyof ApiRoutes;
 /** The paths the contract lists for one method. */
 type PathOf<M extends Method> = Route extends infer K ? (K extends `${M} ${infer P}` ? P : never) : never;
-type AnswerOf<K> = K extends Route ? (ApiRoutes[K] extends { response: infer S extends TSchema } ? Static<S> : void) : never;
+type AnswerOf<K> = K extends Route ? (ApiRoutes[K] extends { response: infer S extends TSchema } ? Static<S> : undefined) : never;
 type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? N | ParamNames<Rest> : never;
 
 /** A query string's values: a list repeats its key; undefined and null leave it out. Or the query itself. */

@@ -7,7 +7,7 @@
  */
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import type { Session as SessionAnswer, User } from "../../shared/users.ts";
-import { ApiError, setCsrfToken } from "./api.ts";
+import { type ApiError, setCsrfToken } from "./api.ts";
 import { api } from "./client.ts";
 
 export type SessionState =

@@ -11,7 +11,7 @@
  * confirmation that says it pins the collector, and its outcome is announced.
  */
 import { useRef, useState } from "react";
-import { ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
 import { api } from "../client.ts";
 import { Diff, textPatch, type StructuredPatch } from "../components/Diff.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";

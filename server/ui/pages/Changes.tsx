@@ -9,7 +9,6 @@
  * collector). Viewers see everything without the write buttons.
  */
 import { useMemo, useState, type FormEvent } from "react";
-import type { PendingChanges } from "../../../shared/changes.ts";
 import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { useLoad } from "../load.ts";

@@ -11,7 +11,7 @@
  */
 import { lazy, Suspense, type ReactNode } from "react";
 import type { Dashboard } from "../../../shared/dashboard.ts";
-import { ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
 import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { EmptyState } from "../components/EmptyState.tsx";

@@ -13,7 +13,7 @@
  */
 import { ReactFlowProvider, useReactFlow } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useState } from "react";
-import { ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
 import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";

@@ -7,7 +7,7 @@
  * graph; its answer is handed up so problems pin to nodes while editing.
  */
 import { useState } from "react";
-import { ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
 import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";

@@ -7,7 +7,7 @@
  * the pipeline collector by collector beside this.
  */
 import { useEffect, useState } from "react";
-import { ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
 import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { useLoad } from "../load.ts";

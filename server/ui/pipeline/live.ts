@@ -9,7 +9,7 @@
  */
 import { useEffect, useMemo, useState } from "react";
 import { topologyTag } from "../../../shared/topology-tag.ts";
-import { ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
 import { api } from "../client.ts";
 import { useLiveEvents } from "../events.ts";
 import type { PipelineRecord, Topology } from "./types.ts";
