@@ -6,7 +6,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema } from "./agent-protocol.ts";
 import { AGENT_STATUSES } from "./agent-status.ts";
-import { DateTime, Nullable } from "./schema.ts";
+import { DateTime, NextCursor, Nullable } from "./schema.ts";
 
 export const AgentStatusSchema = Type.Union(AGENT_STATUSES.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${AGENT_STATUSES.join(", ")}` });
 
@@ -31,3 +31,14 @@ export const AgentSchema = Type.Object(
   { title: "Agent" },
 );
 export type Agent = Static<typeof AgentSchema>;
+
+export const AgentPageSchema = Type.Object({ items: Type.Array(AgentSchema), nextCursor: NextCursor });
+export type AgentPage = Static<typeof AgentPageSchema>;
+/** A minted install snippet for host agents (POST /agents/snippet). */
+export const AgentSnippetSchema = Type.Object({ snippet: Type.String(), enrollmentTokenId: Type.String(), expiresAt: DateTime });
+export type AgentSnippet = Static<typeof AgentSnippetSchema>;
+/** The answers of POST /agents/{id}/re-enroll and /rescan: what was asked of the agent. */
+export const ReenrollAnswerSchema = Type.Object({ reenroll: Type.Boolean() });
+export const RescanAnswerSchema = Type.Object({ requested: Type.Boolean() });
+export type ReenrollAnswer = Static<typeof ReenrollAnswerSchema>;
+export type RescanAnswer = Static<typeof RescanAnswerSchema>;

@@ -1,5 +1,6 @@
 /** An audit log entry as GET /api/v1/audit answers it, for the route, its OpenAPI document and the UI's audit page. */
 import { Type, type Static } from "@sinclair/typebox";
+import { NextCursor } from "./schema.ts";
 
 export const AuditEntrySchema = Type.Object(
   {
@@ -36,3 +37,6 @@ export const AuditEntrySchema = Type.Object(
   { title: "AuditEntry" },
 );
 export type AuditEntry = Static<typeof AuditEntrySchema>;
+
+export const AuditPageSchema = Type.Object({ items: Type.Array(AuditEntrySchema), nextCursor: NextCursor });
+export type AuditPage = Static<typeof AuditPageSchema>;

@@ -4,6 +4,7 @@
  * server's routes, the OpenAPI document and the UI's Changes page.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { NextCursor } from "./schema.ts";
 
 /** The kinds of record a file of the config repository holds (collector: its activations). */
 export const RECORD_KINDS = ["source", "destination", "pipeline", "route", "collector"] as const;
@@ -47,3 +48,8 @@ export type Commit = Static<typeof CommitSchema>;
 export type CommitDiff = Static<typeof CommitDiffSchema>;
 export type PendingChanges = Static<typeof PendingChangesSchema>;
 export type CommitMade = Static<typeof CommitMadeSchema>;
+
+export const FileChangeListSchema = Type.Object({ items: Type.Array(FileChangeSchema) });
+export const CommitPageSchema = Type.Object({ items: Type.Array(CommitSchema), nextCursor: NextCursor });
+export type FileChangeList = Static<typeof FileChangeListSchema>;
+export type CommitPage = Static<typeof CommitPageSchema>;

@@ -40,3 +40,13 @@ export type Component = Static<typeof ComponentSchema>;
 export type RouteAnswer = Static<typeof RouteSchema>;
 export type SourceActivationAnswer = Static<typeof SourceActivationSchema>;
 export type DestinationActivationAnswer = Static<typeof DestinationActivationSchema>;
+
+/** The list answers of these records. */
+export const ComponentListSchema = Type.Object({ items: Type.Array(ComponentSchema) });
+export const RouteListSchema = Type.Object({ items: Type.Array(RouteSchema) });
+export const SourceActivationListSchema = Type.Object({ items: Type.Array(SourceActivationSchema) });
+export const DestinationActivationListSchema = Type.Object({ items: Type.Array(DestinationActivationSchema) });
+export type ComponentList = Static<typeof ComponentListSchema>;
+export type RouteList = Static<typeof RouteListSchema>;
+export type SourceActivationList = Static<typeof SourceActivationListSchema>;
+export type DestinationActivationList = Static<typeof DestinationActivationListSchema>;

@@ -5,7 +5,7 @@
  * routes, the OpenAPI document and the UI.
  */
 import { Type, type Static } from "@sinclair/typebox";
-import { DateTime, Nullable } from "./schema.ts";
+import { DateTime, NextCursor, Nullable } from "./schema.ts";
 import { RUNTIMES } from "./vocabulary.ts";
 
 /** Who an enrollment token enrolls: an OpAMP collector (one use) or svc-agent. */
@@ -60,3 +60,6 @@ export const SnippetAnswerSchema = Type.Object({
   agentEnrollmentTokenId: Nullable(Type.String({ description: "The agent token's id when ?agent=true." })),
 });
 export type SnippetAnswer = Static<typeof SnippetAnswerSchema>;
+
+export const EnrollmentTokenPageSchema = Type.Object({ items: Type.Array(EnrollmentTokenSchema), nextCursor: NextCursor });
+export type EnrollmentTokenPage = Static<typeof EnrollmentTokenPageSchema>;

@@ -3,7 +3,8 @@
  * (POST /pipelines/{id}/topology/preview) and its live rates', declared once for the server's
  * route, the OpenAPI document and the UI's pipeline editor.
  */
-import { Type, type Static } from "@sinclair/typebox";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { SIGNALS, type PipelineRecord, type Topology as TopologyRecord } from "./config-records.ts";
 import { RUNTIMES } from "./vocabulary.ts";
 import { RuntimeDifferenceSchema } from "./rollouts.ts";
 
@@ -99,3 +100,51 @@ export const PipelineRatesSchema = Type.Object({
   choices: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }), { description: "The first 50 collectors the pipeline applies to, to pick one." }),
 });
 export type PipelineRates = Static<typeof PipelineRatesSchema>;
+
+/** A pipeline as the API takes and answers it: its graph, and the attribute matchers that assign it to collectors. */
+export const Id = Type.String({ minLength: 1, maxLength: 200 });
+export const ConfigObject = Type.Record(Type.String(), Type.Unknown(), { description: "Settings; the catalog gives the schema per type. A string value may reference a collector attribute as `{{attr \"KEY\"}}` (not in OTTL)." });
+export const Signal = Type.Union(SIGNALS.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${SIGNALS.join(", ")}` });
+
+const NodeId = Type.String({ minLength: 1, maxLength: 100, pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$", errorMessage: "must be 1–100 letters, digits, '_', '.' or '-'" });
+
+export const TopologyNode = Type.Object(
+  {
+    id: NodeId,
+    kind: Type.Union([Type.Literal("source"), Type.Literal("processor"), Type.Literal("destination")]),
+    ref: Type.Optional(Id),
+    processor: Type.Optional(
+      Type.Object({ type: Type.String({ minLength: 1, maxLength: 100 }), config: Type.Optional(ConfigObject) }, { additionalProperties: false }),
+    ),
+    position: Type.Optional(Type.Object({ x: Type.Number(), y: Type.Number() }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
+
+export const TopologyEdge = Type.Object({ id: NodeId, source: NodeId, target: NodeId }, { additionalProperties: false });
+
+export const Topology = Type.Object(
+  {
+    nodes: Type.Array(TopologyNode, { maxItems: 500, errorMessage: "must be a list of at most 500 nodes" }),
+    edges: Type.Array(TopologyEdge, { maxItems: 2000, errorMessage: "must be a list of at most 2000 edges" }),
+  },
+  { additionalProperties: false, title: "Topology" },
+);
+
+export const PipelineMatchers = Type.Array(Type.String({ maxLength: 1000 }), {
+  maxItems: 50,
+  description:
+    'Attribute matchers, Alertmanager syntax (`env=prod`, `region=~"us-.*"`, `team!=test`; regexps fully anchored, RE2): every collector whose attributes match all of them runs the pipeline. Empty: routes alone assign it.',
+});
+
+export const Pipeline = Type.Object({ id: Type.String(), name: Type.String(), signal: Signal, topology: Topology, matchers: Type.Optional(PipelineMatchers) }, { title: "Pipeline" });
+
+export const PipelineListSchema = Type.Object({ items: Type.Array(Pipeline) });
+export type PipelineList = Static<typeof PipelineListSchema>;
+/**
+ * The same schemas as answers: a stored pipeline's processors always carry a
+ * config, which the schema (shared with the request bodies) leaves optional.
+ */
+export const PipelineAnswer = Pipeline as TSchema as TSchema & { static: PipelineRecord };
+export const TopologyAnswer = Topology as TSchema as TSchema & { static: TopologyRecord };
+export const PipelineListAnswer = PipelineListSchema as TSchema as TSchema & { static: { items: PipelineRecord[] } };

@@ -16,3 +16,6 @@ export function Nullable<T extends TSchema>(schema: T) {
 export const StringMap = Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 1024 }), {
   maxProperties: 64,
 });
+
+/** A list answer's cursor for the next page; null on the last page. */
+export const NextCursor = Type.Union([Type.String(), Type.Null()]);

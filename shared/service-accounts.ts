@@ -27,3 +27,6 @@ export type CreatedServiceAccount = Static<typeof CreatedServiceAccountSchema>;
 /** GET /scopes: every scope in a stable order, and the scope sets of the user roles. */
 export const ScopesAnswerSchema = Type.Object({ items: Type.Array(ScopeSchema), roles: Type.Record(Type.String(), Type.Array(ScopeSchema)) });
 export type ScopesAnswer = Static<typeof ScopesAnswerSchema>;
+
+export const ServiceAccountListSchema = Type.Object({ items: Type.Array(ServiceAccountSchema) });
+export type ServiceAccountList = Static<typeof ServiceAccountListSchema>;

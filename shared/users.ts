@@ -2,7 +2,7 @@
  * Web UI accounts as the REST API answers them (/users, /session), declared once
  * for the routes, the OpenAPI document and the UI's session and Users page.
  */
-import { Type, type Static } from "@sinclair/typebox";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { USER_ROLES } from "./access.ts";
 
 export const RoleSchema = Type.Union(USER_ROLES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${USER_ROLES.join(", ")}` });
@@ -58,3 +58,9 @@ export const SessionStatusSchema = Type.Object(
   { title: "SessionStatus" },
 );
 export type Session = Static<typeof SessionSchema>;
+/** The status as it is answered: signed in with a session's user and token, or signed out with neither. */
+export type SessionStatus = ({ signedIn: true } & Session) | { signedIn: false };
+export const SessionStatusAnswer = SessionStatusSchema as TSchema as TSchema & { static: SessionStatus };
+
+export const UserListSchema = Type.Object({ items: Type.Array(UserSchema) });
+export type UserList = Static<typeof UserListSchema>;

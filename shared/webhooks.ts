@@ -50,3 +50,8 @@ export const WebhookDeliverySchema = Type.Object(
   { title: "WebhookDelivery" },
 );
 export type WebhookDelivery = Static<typeof WebhookDeliverySchema>;
+
+export const WebhookListSchema = Type.Object({ items: Type.Array(WebhookSchema) });
+export const WebhookDeliveryListSchema = Type.Object({ items: Type.Array(WebhookDeliverySchema) });
+export type WebhookList = Static<typeof WebhookListSchema>;
+export type WebhookDeliveryList = Static<typeof WebhookDeliveryListSchema>;

@@ -1,6 +1,5 @@
 /** REST: /collectors/{id}/sources and /destinations — what is active on one collector; secrets in overrides are write-only. */
-import { Type } from "@sinclair/typebox";
-import { DestinationActivationSchema, SourceActivationSchema } from "../../shared/config-answers.ts";
+import { DestinationActivationListSchema, DestinationActivationSchema, SourceActivationListSchema, SourceActivationSchema } from "../../shared/config-answers.ts";
 import type { Activations } from "../configstore/activations.ts";
 import { route, type Route } from "../http/route.ts";
 import type { Refs } from "../refs/refs.ts";
@@ -33,7 +32,7 @@ export function activationRoutes(deps: ActivationsApiDeps): Route[] {
       scope: "config:read",
       tag: "activations",
       summary: "Sources active on the collector.",
-      response: Type.Object({ items: Type.Array(SourceActivationSchema) }),
+      response: SourceActivationListSchema,
       handler: async ({ params }) => ({ items: (await deps.activations.get(params.id!)).sources }),
     }),
     route({
@@ -64,7 +63,7 @@ export function activationRoutes(deps: ActivationsApiDeps): Route[] {
       scope: "config:read",
       tag: "activations",
       summary: "Destinations active on the collector.",
-      response: Type.Object({ items: Type.Array(DestinationActivationSchema) }),
+      response: DestinationActivationListSchema,
       handler: async ({ params }) => ({ items: (await deps.activations.get(params.id!)).destinations }),
     }),
     route({

@@ -11,13 +11,19 @@ import type { Actor } from "../audit/audit.ts";
 import type { ServerConfig } from "../config/load.ts";
 import type { Enrollment } from "../enrollment/enrollment.ts";
 import { BrowseListingSchema, BrowseSampleSchema, RescanResultSchema } from "../../shared/agent-protocol.ts";
-import { AgentSchema as Agent, AgentStatusSchema as Status } from "../../shared/agents.ts";
+import {
+  AgentPageSchema,
+  AgentSchema as Agent,
+  AgentSnippetSchema,
+  AgentStatusSchema as Status,
+  ReenrollAnswerSchema,
+  RescanAnswerSchema,
+} from "../../shared/agents.ts";
 import { AppError, ValidationError } from "../errors.ts";
 import { collectorUrl, installSnippet } from "../enrollment/bootstrap.ts";
 import { route, type Route } from "../http/route.ts";
 import { validate } from "../lib/validate.ts";
-import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
-import { DateTime } from "../../shared/schema.ts";
+import { decodeCursor, encodeCursor, PageQuery } from "../http/schemas.ts";
 
 const Path = Type.String({ minLength: 1, maxLength: 4096, description: "An absolute path on the agent's host." });
 
@@ -79,7 +85,7 @@ export function agentRoutes(deps: AgentsApiDeps): Route[] {
       tag: "agents",
       summary: "List host agents with status and host facts; filter by ?status= and ?q=; cursor-paginated.",
       query: ListQuery,
-      response: Type.Object({ items: Type.Array(Agent), nextCursor: NextCursor }),
+      response: AgentPageSchema,
       handler: async ({ query }) => {
         const { limit = 100, cursor, ...filter } = query;
         const page = await deps.agents.list(filter, limit, decodeCursor(cursor));
@@ -100,7 +106,7 @@ export function agentRoutes(deps: AgentsApiDeps): Route[] {
         },
         { additionalProperties: false },
       ),
-      response: Type.Object({ snippet: Type.String(), enrollmentTokenId: Type.String(), expiresAt: DateTime }),
+      response: AgentSnippetSchema,
       status: 201,
       handler: async ({ query, principal }) => {
         const url = collectorUrl(deps.config.externalUrl);
@@ -138,7 +144,7 @@ export function agentRoutes(deps: AgentsApiDeps): Route[] {
       summary:
         "Allow the next connection of this agent id with a usable agent token to enroll it afresh with a new credential (the host lost its own, or was rebuilt); until then a connection without the id's credential is refused. Audited.",
       status: 202,
-      response: Type.Object({ reenroll: Type.Boolean() }),
+      response: ReenrollAnswerSchema,
       handler: async ({ params, principal }) => {
         await deps.agents.allowReenroll(principal, params.id!);
         return { reenroll: true };
@@ -151,7 +157,7 @@ export function agentRoutes(deps: AgentsApiDeps): Route[] {
       tag: "agents",
       summary: "Ask the agent to run discovery now; the new report replaces the old one when it arrives.",
       status: 202,
-      response: Type.Object({ requested: Type.Boolean() }),
+      response: RescanAnswerSchema,
       handler: async ({ params, principal }) => {
         await relay(principal, params.id!, "agent.rescan", {}, { type: "discovery.rescan" }, RescanResultSchema);
         return { requested: true };

@@ -2,8 +2,8 @@
 import { Type } from "@sinclair/typebox";
 import type { Store } from "../store/store.ts";
 import { route, type Route } from "../http/route.ts";
-import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
-import { AuditEntrySchema as AuditEntry } from "../../shared/audit.ts";
+import { decodeCursor, encodeCursor, PageQuery } from "../http/schemas.ts";
+import { AuditPageSchema } from "../../shared/audit.ts";
 import { withTargets, type AuditTargetDeps } from "./audit-targets.ts";
 
 const Instant = Type.String({ format: "date-time", errorMessage: "must be an ISO 8601 date-time such as 2026-01-31T00:00:00Z" });
@@ -33,7 +33,7 @@ export function auditRoutes(deps: AuditApiDeps): Route[] {
       tag: "audit",
       summary: "Audit entries, newest first, each naming the record it is about (`target`) where it is one; filter by time range [from, to), actor and action.",
       query: AuditQuery,
-      response: Type.Object({ items: Type.Array(AuditEntry), nextCursor: NextCursor }),
+      response: AuditPageSchema,
       handler: async ({ query }) => {
         const limit = query.limit ?? 100;
         const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());

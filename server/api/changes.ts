@@ -1,6 +1,6 @@
 /** REST: pending changes, commit, discard and history of the git-backed config store. */
 import { Type } from "@sinclair/typebox";
-import { CommitDiffSchema, CommitMadeSchema, CommitSchema, FileChangeSchema, PendingChangesSchema } from "../../shared/changes.ts";
+import { CommitDiffSchema, CommitMadeSchema, CommitPageSchema, FileChangeListSchema, PendingChangesSchema } from "../../shared/changes.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { collectorNamesFrom } from "../configstore/names.ts";
@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import type { SecretVault } from "../secrets/vault.ts";
 import type { Store } from "../store/store.ts";
 import { route, type Route } from "../http/route.ts";
-import { NextCursor, PageQuery } from "../http/schemas.ts";
+import { PageQuery } from "../http/schemas.ts";
 import { upgradeSecrets } from "../rollout/secrets-upgrade.ts";
 
 const CommitBody = Type.Object(
@@ -42,7 +42,7 @@ export function changeRoutes(deps: ChangesApiDeps): Route[] {
       scope: "config:write",
       tag: "changes",
       summary: "Drop every pending change; the working tree returns to the last commit (a plaintext secret a commit from before secrets were kept apart holds moves to the vault again).",
-      response: Type.Object({ items: Type.Array(FileChangeSchema) }),
+      response: FileChangeListSchema,
       handler: async ({ principal }) => {
         const items = await deps.configStore.discard(principal);
         await upgradeSecrets(deps);
@@ -67,7 +67,7 @@ export function changeRoutes(deps: ChangesApiDeps): Route[] {
       tag: "changes",
       summary: "Commit history, newest first, cursor-paginated.",
       query: Type.Object(PageQuery, { additionalProperties: false }),
-      response: Type.Object({ items: Type.Array(CommitSchema), nextCursor: NextCursor }),
+      response: CommitPageSchema,
       handler: ({ query }) => deps.configStore.commits(query.limit ?? 100, query.cursor),
     }),
     route({

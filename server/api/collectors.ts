@@ -12,6 +12,7 @@ import {
   TagEditAnswerSchema,
   TagEditPlanSchema,
 } from "../../shared/collectors.ts";
+import { CollectorPageSchema } from "../../shared/collector-page.ts";
 import { StringMap } from "../../shared/schema.ts";
 import { RUNTIME_OF } from "../../shared/vocabulary.ts";
 import { alloyMatchProblems, alloyUnrunnable } from "../configstore/alloy-matches.ts";
@@ -32,17 +33,7 @@ import { targetingMatchers } from "./matchers.ts";
 import { strategyOf } from "./rollout-options.ts";
 import type { Refs } from "../refs/refs.ts";
 import { route, type Route } from "../http/route.ts";
-import { decodeCursor, encodeCursor, NextCursor, PageQuery } from "../http/schemas.ts";
-
-/** A listed collector, with why it needs attention (the dashboard's reasons) so a row can say so. */
-const ListedCollector = Type.Composite([
-  CollectorSchema,
-  Type.Object({
-    attention: Type.Array(Type.Union(ATTENTION_REASONS.map((r) => Type.Literal(r))), {
-      description: "Each reason GET /dashboard counts this collector under (as the `attention` filter selects), in the order failed, offline, unrenderable, pinned, drifted, reportingOnly; empty when none.",
-    }),
-  }),
-]);
+import { decodeCursor, encodeCursor, PageQuery } from "../http/schemas.ts";
 
 const MATCHER_MAX = 1024;
 const MATCHERS_MAX = 32;
@@ -204,7 +195,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       summary:
         "List collectors, filtered by tag, status, environment, mode, text, attribute matchers or why they need attention (`attention`: the collectors GET /dashboard counts under that reason); each with the reasons it needs attention; cursor-paginated.",
       query: ListQuery,
-      response: Type.Object({ items: Type.Array(ListedCollector), nextCursor: NextCursor }),
+      response: CollectorPageSchema,
       handler: async ({ query }) => {
         const { limit = 100, cursor, tag, match, attention, ...rest } = query;
         const matchers = match === undefined ? undefined : await targetingMatchers(deps.collectors, match, "match");

@@ -3,8 +3,7 @@
  * edits land in the working tree. Secrets in sensitive fields are write-only:
  * no answer carries one (config-schemas.ts says how each form reads).
  */
-import { Type } from "@sinclair/typebox";
-import { ComponentSchema } from "../../shared/config-answers.ts";
+import { ComponentListSchema, ComponentSchema } from "../../shared/config-answers.ts";
 import type { Components } from "../configstore/components.ts";
 import { route, type Route } from "../http/route.ts";
 import { ComponentBody } from "./config-schemas.ts";
@@ -31,7 +30,7 @@ export function componentRoutes(components: Components): Route[] {
       scope: "config:read",
       tag,
       summary: `List ${kind}s in the working tree.`,
-      response: Type.Object({ items: Type.Array(ComponentSchema) }),
+      response: ComponentListSchema,
       handler: async () => ({ items: await components.list() }),
     }),
     route({

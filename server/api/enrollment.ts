@@ -16,7 +16,7 @@ import {
   CollectorTokenSchema as CollectorToken,
   CreatedEnrollmentTokenSchema,
   EnrollmentKindSchema as Kind,
-  EnrollmentTokenSchema as EnrollmentToken,
+  EnrollmentTokenPageSchema,
   MintedBootstrapFilesSchema,
   RuntimeNameSchema as RuntimeName,
   SnippetAnswerSchema as SnippetAnswer,
@@ -33,7 +33,7 @@ import { COLLECTORS_DIR, hasCollectorMirror } from "../enrollment/downloads.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import type { Refs } from "../refs/refs.ts";
-import { decodeCursor, encodeCursor, IdParam, NextCursor, PageQuery } from "../http/schemas.ts";
+import { decodeCursor, encodeCursor, IdParam, PageQuery } from "../http/schemas.ts";
 import { Nullable } from "../../shared/schema.ts";
 
 const CreateBody = Type.Object(
@@ -178,7 +178,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       summary:
         "List enrollment tokens, oldest first, with their uses, binding (the instance_uid to tokens:write holders only), expiry and revocation (never the tokens); cursor-paginated. Tokens expired or revoked over 30 days ago are pruned.",
       query: Type.Object(PageQuery, { additionalProperties: false }),
-      response: Type.Object({ items: Type.Array(EnrollmentToken), nextCursor: NextCursor }),
+      response: EnrollmentTokenPageSchema,
       handler: async ({ query, principal }) => {
         const page = await deps.enrollment.list(query.limit ?? 100, decodeCursor(query.cursor));
         // An instance_uid is how OpAMP names a live collector: shown only to those who may mint and revoke tokens.

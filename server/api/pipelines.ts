@@ -1,6 +1,16 @@
 /** REST: /pipelines — graphs of sources, processors and destinations, their preview and dry-run. */
 import { Type } from "@sinclair/typebox";
-import { AppliedPipelinesSchema, DryRunAnswerSchema, PipelinePreviewSchema, PipelineRatesSchema, type PipelinePreview } from "../../shared/pipelines.ts";
+import {
+  AppliedPipelinesSchema,
+  ConfigObject,
+  DryRunAnswerSchema,
+  Pipeline,
+  PipelineListSchema,
+  PipelinePreviewSchema,
+  PipelineRatesSchema,
+  Topology,
+  type PipelinePreview,
+} from "../../shared/pipelines.ts";
 import { RUNTIMES } from "../../shared/vocabulary.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Pipelines } from "../configstore/pipelines.ts";
@@ -14,7 +24,7 @@ import { previewForCollector } from "../rollout/preview.ts";
 import { INSTALLED_VERSIONS } from "../collectors/installed-versions.ts";
 import { parseCollectorVersion } from "../catalog/versions.ts";
 import { ForbiddenError, ValidationError } from "../errors.ts";
-import { ConfigObject, Pipeline, PipelineBody, Topology } from "./config-schemas.ts";
+import { PipelineBody } from "./config-schemas.ts";
 import { pipelineRates } from "./pipeline-rates.ts";
 import type { ThroughputApiDeps } from "./throughput.ts";
 
@@ -68,7 +78,7 @@ export function pipelineRoutes(deps: PipelinesApiDeps): Route[] {
       scope: "config:read",
       tag: "pipelines",
       summary: "List pipelines.",
-      response: Type.Object({ items: Type.Array(Pipeline) }),
+      response: PipelineListSchema,
       handler: async () => ({ items: await deps.pipelines.list() }),
     }),
     route({

@@ -1,10 +1,11 @@
 /** REST: /routes — attach a pipeline to a source active on a collector, each named by id or name (refs.ts). */
 import { Type } from "@sinclair/typebox";
-import { RouteSchema, RouteWrittenSchema } from "../../shared/config-answers.ts";
+import { RouteListSchema, RouteSchema, RouteWrittenSchema } from "../../shared/config-answers.ts";
 import type { Routes } from "../configstore/routes.ts";
 import { route, type Route as HttpRoute } from "../http/route.ts";
 import type { Refs } from "../refs/refs.ts";
-import { Id, RouteBody } from "./config-schemas.ts";
+import { Id } from "../../shared/pipelines.ts";
+import { RouteBody } from "./config-schemas.ts";
 
 /** What the /routes routes use. */
 export interface RoutesApiDeps {
@@ -42,7 +43,7 @@ export function routeRoutes(deps: RoutesApiDeps): HttpRoute[] {
       tag: "routes",
       summary: "List routes, optionally of one collector or pipeline.",
       query: Type.Object({ collectorId: Type.Optional(Id), pipelineId: Type.Optional(Id) }, { additionalProperties: false }),
-      response: Type.Object({ items: Type.Array(RouteSchema) }),
+      response: RouteListSchema,
       handler: async ({ query }) => ({ items: await deps.routes.list(query) }),
     }),
     route({

@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { ServiceAccounts } from "../auth/service-accounts.ts";
 import { ROLES, SCOPES } from "../auth/scopes.ts";
 import { route, type Route } from "../http/route.ts";
-import { CreatedServiceAccountSchema, ScopesAnswerSchema, ScopeSchema as Scope, ServiceAccountSchema as ServiceAccount } from "../../shared/service-accounts.ts";
+import { CreatedServiceAccountSchema, ScopesAnswerSchema, ScopeSchema as Scope, ServiceAccountListSchema } from "../../shared/service-accounts.ts";
 
 const CreateBody = Type.Object(
   {
@@ -49,7 +49,7 @@ export function serviceAccountRoutes(deps: ServiceAccountsApiDeps): Route[] {
       scope: "users:admin",
       tag: "service accounts",
       summary: "List service accounts (never their tokens).",
-      response: Type.Object({ items: Type.Array(ServiceAccount) }),
+      response: ServiceAccountListSchema,
       handler: async () => ({ items: await deps.accounts.list() }),
     }),
     route({

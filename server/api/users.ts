@@ -11,7 +11,7 @@ import type { LinkDelivery, Users } from "../auth/users.ts";
 import { ConflictError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import { inviteMail, resetMail } from "../mail/messages.ts";
-import { InviteAnswerSchema, ResetAnswerSchema, RoleSchema as Role, UserSchema as User } from "../../shared/users.ts";
+import { InviteAnswerSchema, ResetAnswerSchema, RoleSchema as Role, UserListSchema, UserSchema as User } from "../../shared/users.ts";
 
 const Email = Type.String({ maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+$", errorMessage: "must be an e-mail address" });
 
@@ -71,7 +71,7 @@ export function userRoutes(deps: UsersApiDeps): Route[] {
       scope: "users:admin",
       tag: "users",
       summary: "List web UI users (never their passwords).",
-      response: Type.Object({ items: Type.Array(User) }),
+      response: UserListSchema,
       handler: async () => ({ items: await users.list() }),
     }),
     route({

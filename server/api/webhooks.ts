@@ -1,8 +1,7 @@
 /** REST: /webhooks — event subscriptions (the secret is write-only) and their delivery logs. */
-import { Type } from "@sinclair/typebox";
 import { route, type Route } from "../http/route.ts";
 import type { Webhooks } from "../webhooks/webhooks.ts";
-import { CreateWebhookSchema, WebhookDeliverySchema, WebhookSchema } from "../../shared/webhooks.ts";
+import { CreateWebhookSchema, WebhookDeliveryListSchema, WebhookListSchema, WebhookSchema } from "../../shared/webhooks.ts";
 
 /** What the /webhooks routes use. */
 export interface WebhooksApiDeps {
@@ -28,7 +27,7 @@ export function webhookRoutes(deps: WebhooksApiDeps): Route[] {
       scope: "users:admin",
       tag: "webhooks",
       summary: "List webhooks (never their secrets).",
-      response: Type.Object({ items: Type.Array(WebhookSchema) }),
+      response: WebhookListSchema,
       handler: async () => ({ items: await deps.webhooks.list() }),
     }),
     route({
@@ -46,7 +45,7 @@ export function webhookRoutes(deps: WebhooksApiDeps): Route[] {
       scope: "users:admin",
       tag: "webhooks",
       summary: "The webhook's delivery attempts, newest first (the last 100).",
-      response: Type.Object({ items: Type.Array(WebhookDeliverySchema) }),
+      response: WebhookDeliveryListSchema,
       handler: async ({ params }) => ({ items: await deps.webhooks.deliveries(params.id!) }),
     }),
   ];

@@ -28,9 +28,6 @@ export const PageQuery = {
   cursor: Type.Optional(Type.String({ maxLength: 512, description: "The nextCursor of the previous page." })),
 };
 
-/** A list answer's cursor for the next page; null on the last page. */
-export const NextCursor = Type.Union([Type.String(), Type.Null()]);
-
 /** Opaque cursors: the last id of a page, base64url-encoded. */
 export function encodeCursor(id: string): string {
   return Buffer.from(id, "utf8").toString("base64url");

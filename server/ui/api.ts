@@ -1,7 +1,7 @@
 /**
- * The UI's only way to the server: same-origin fetch of /api/v1, JSON both
- * ways, and one error type carrying the API's {error:{code,message,details}}
- * so every page can show what the server said. Writes carry the session's
+ * The transport under the typed client (client.ts): same-origin fetch of
+ * /api/v1, JSON both ways, and one error type carrying the API's
+ * {error:{code,message,details}} so every page can show what the server said. Writes carry the session's
  * CSRF token once the session has told us one.
  */
 export interface ApiErrorBody {
@@ -59,11 +59,3 @@ function toApiError(res: Response, parsed: unknown): ApiError {
   }
   return new ApiError(res.status, `http_${res.status}`, `The server answered ${res.status} ${res.statusText}.`.replace(" .", "."));
 }
-
-export const api = {
-  get: <T>(path: string) => apiRequest<T>("GET", path),
-  post: <T>(path: string, body?: unknown) => apiRequest<T>("POST", path, body),
-  put: <T>(path: string, body?: unknown) => apiRequest<T>("PUT", path, body),
-  patch: <T>(path: string, body?: unknown) => apiRequest<T>("PATCH", path, body),
-  delete: <T = void>(path: string) => apiRequest<T>("DELETE", path),
-};

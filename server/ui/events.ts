@@ -12,6 +12,7 @@
  * restored from the back/forward cache opens it again.
  */
 import { useEffect, useRef } from "react";
+import { apiUrl } from "./client.ts";
 
 /** The server's LiveEvent (server/events/events.ts). */
 export interface LiveEvent {
@@ -29,7 +30,7 @@ const listeners = new Set<LiveListener>();
 let source: EventSource | null = null;
 
 function open(): void {
-  const es = new EventSource("/api/v1/events");
+  const es = new EventSource(apiUrl("/events"));
   let opened = false;
   es.onopen = () => {
     if (opened) for (const l of listeners) l({ type: "reconnected" });

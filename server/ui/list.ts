@@ -6,23 +6,20 @@
  * without filters page through usePages alone.
  */
 import { type FormEvent } from "react";
-import { api } from "./api.ts";
+import { api, type PagedPath, type PageItem, type Query } from "./client.ts";
 import { useAction } from "./action.ts";
 import { useLoad } from "./load.ts";
 import { navigate, useLocation } from "./router.tsx";
 
-interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
-
-export function useFilteredList<T>(
+export function useFilteredList<P extends PagedPath>(
   /** The page's own path, e.g. /ui/collectors. */
   base: string,
   /** The URL query keys the filter form sets. */
   keys: readonly string[],
-  /** The API path for these filters and cursor (null: the first page). */
-  apiPath: (filters: URLSearchParams, cursor: string | null) => string,
+  /** The API list it pages through. */
+  path: P,
+  /** The API query for these filters and cursor (null: the first page). */
+  apiQuery: (filters: URLSearchParams, cursor: string | null) => Query,
 ) {
   const { search } = useLocation();
   // The filters as one string: a stable effect dependency and the form's key (so it resets on Back).
@@ -34,7 +31,7 @@ export function useFilteredList<T>(
     }),
   ).toString();
   const filtered = keys.some((k) => search.has(k));
-  const pages = usePages<T>((cursor) => apiPath(new URLSearchParams(filterKey), cursor), filterKey, true);
+  const pages = usePages(path, (cursor) => apiQuery(new URLSearchParams(filterKey), cursor), filterKey, true);
 
   function onFilter(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -63,15 +60,15 @@ const NO_ITEMS: never[] = [];
  * starts without the old error, and a first page that fails leaves the list
  * empty rather than showing rows of the previous filter.
  */
-export function usePages<T>(path: (cursor: string | null) => string, key: string, filtered = false) {
-  const first = useLoad(() => api.get<Page<T>>(path(null)), key, filtered ? { reset: "error", clearOnError: true } : {});
+export function usePages<P extends PagedPath>(path: P, query: (cursor: string | null) => Query, key: string, filtered = false) {
+  const first = useLoad(() => pageOf(path, query(null)), key, filtered ? { reset: "error", clearOnError: true } : {});
   const more = useAction();
 
   function loadMore() {
     const cursor = first.data?.nextCursor ?? null;
     if (cursor === null) return;
     more.run(
-      () => api.get<Page<T>>(path(cursor)),
+      () => pageOf(path, query(cursor)),
       (page) => {
         first.setData((before) => ({ items: [...(before?.items ?? []), ...page.items], nextCursor: page.nextCursor }));
         first.setError(null);
@@ -80,9 +77,14 @@ export function usePages<T>(path: (cursor: string | null) => string, key: string
     );
   }
 
-  const items = first.data?.items ?? (NO_ITEMS as T[]);
+  const items = first.data?.items ?? (NO_ITEMS as PageItem<P>[]);
   const nextCursor = first.data?.nextCursor ?? null;
   const loading = first.pending || more.busy;
   const { error, setError } = first;
   return { items, nextCursor, error, setError, loading, loadMore };
+}
+
+/** A page of one of the paged lists, typed by its items. */
+function pageOf<P extends PagedPath>(path: P, query: Query): Promise<{ items: PageItem<P>[]; nextCursor: string | null }> {
+  return (api.get as unknown as (path: PagedPath, options: { query: Query }) => Promise<{ items: PageItem<P>[]; nextCursor: string | null }>)(path, { query });
 }

@@ -7,9 +7,8 @@
  */
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import type { Session as SessionAnswer, User } from "../../shared/users.ts";
-import { api, ApiError, setCsrfToken } from "./api.ts";
-
-type SessionStatus = ({ signedIn: true } & SessionAnswer) | { signedIn: false };
+import { type ApiError, setCsrfToken } from "./api.ts";
+import { api } from "./client.ts";
 
 export type SessionState =
   | { status: "loading" }
@@ -40,20 +39,20 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     // The status call answers 200 when signed out: a 401 here would be a console
     // error and an auth failure counted against the address on every visit.
-    api.get<SessionStatus>("/session/status").then(
+    api.get("/session/status").then(
       (answer) => (answer.signedIn ? accept(answer) : setState({ status: "signedOut" })),
       (error: ApiError) => setState({ status: "unavailable", error }),
     );
   }, [accept]);
 
   const signIn = useCallback(
-    async (username: string, password: string) => accept(await api.post<SessionAnswer>("/session", { username, password })),
+    async (username: string, password: string) => accept(await api.post("/session", { body: { username, password } })),
     [accept],
   );
 
   const redeem = useCallback(
     async (purpose: LinkPurpose, token: string, password: string) =>
-      accept(await api.post<SessionAnswer>(`/session/${purpose}`, { token, password })),
+      accept(await api.post(`/session/${purpose}`, { body: { token, password } })),
     [accept],
   );
 

@@ -10,8 +10,7 @@
  * replaces the overrides, which is how an edit is saved.
  */
 import { useState, type FormEvent } from "react";
-import type { CatalogEntry } from "../../../shared/catalog.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -58,22 +57,22 @@ export function ActivationsSection({ collectorId, canWrite, reload }: { collecto
 }
 
 function ActivationList({ kind, collectorId, canWrite, reload }: { kind: Kind; collectorId: string; canWrite: boolean; reload: number }) {
-  const base = `/collectors/${encodeURIComponent(collectorId)}/${PLURAL[kind]}`;
+  const list = `/collectors/{id}/${PLURAL[kind]}` as const;
   const [editing, setEditing] = useState<string | null>(null);
   const [changed, setChanged] = useState(0);
   const titleId = `${kind}-activations-title`;
   const loaded = useLoad(
     () =>
       Promise.all([
-        api.get<{ items: (SourceActivationItem | DestinationActivationItem)[] }>(base),
-        api.get<{ items: Component[] }>(`/${PLURAL[kind]}`),
-        api.get<Record<"sources" | "destinations", CatalogEntry[]>>("/catalog"),
+        api.get(list, { params: { id: collectorId } }),
+        api.get(`/${PLURAL[kind]}`),
+        api.get("/catalog"),
       ]).then(([list, all, catalog]) => ({
         active: list.items.map(toActivation),
         records: all.items,
         schemas: new Map(catalog[PLURAL[kind]].map((entry) => [entry.type, entry.schema as Schema])),
       })),
-    `${base}|${kind}|${reload}|${changed}`,
+    `${collectorId}|${kind}|${reload}|${changed}`,
   );
   const active = loaded.data?.active ?? null;
   const records = loaded.data?.records ?? [];
@@ -89,7 +88,7 @@ function ActivationList({ kind, collectorId, canWrite, reload }: { kind: Kind; c
   /** Activates (again): the overrides, and a destination's tags, replace what was there. */
   function save(id: string, configOverrides: Record<string, unknown>, tags?: Record<string, string>) {
     const body = kind === "source" ? { sourceId: id, configOverrides } : { destinationId: id, configOverrides, ...(tags ? { tags } : {}) };
-    return api.post(base, body).then(() => {
+    return api.post(list, { params: { id: collectorId }, body }).then(() => {
       setEditing(null);
       setChanged((n) => n + 1);
     });
@@ -98,7 +97,10 @@ function ActivationList({ kind, collectorId, canWrite, reload }: { kind: Kind; c
   function deactivate(activation: Activation) {
     if (!window.confirm(`Deactivate ${kind} ${nameOf(activation.id)} on this collector?`)) return;
     deactivation.run(
-      () => api.delete(`${base}/${encodeURIComponent(activation.id)}`),
+      () =>
+        kind === "source"
+          ? api.delete("/collectors/{id}/sources/{sourceId}", { params: { id: collectorId, sourceId: activation.id } })
+          : api.delete("/collectors/{id}/destinations/{destinationId}", { params: { id: collectorId, destinationId: activation.id } }),
       () => setChanged((n) => n + 1),
     );
   }

@@ -11,8 +11,8 @@
  * record is made and the page says who can make the material.
  */
 import { useState, type FormEvent } from "react";
-import type { BootstrapFile, BootstrapFiles, SnippetAnswer } from "../../../shared/enrollment.ts";
-import { api } from "../api.ts";
+import type { BootstrapFile } from "../../../shared/enrollment.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
@@ -34,10 +34,9 @@ const MODES: { value: Mode; label: string; hint: string }[] = [
 ];
 
 function material(collector: Collector, delivery: Delivery): Promise<Material> {
-  const id = encodeURIComponent(collector.id);
   return delivery === "snippet"
-    ? api.post<SnippetAnswer>(`/collectors/snippet?collectorId=${id}`).then((snippet) => ({ kind: "snippet", snippet }))
-    : api.post<BootstrapFiles>(`/collectors/${id}/bootstrap`).then(({ files }) => ({ kind: "files", files }));
+    ? api.post("/collectors/snippet", { query: { collectorId: collector.id } }).then((snippet) => ({ kind: "snippet", snippet }))
+    : api.post("/collectors/{id}/bootstrap", { params: { id: collector.id } }).then(({ files }) => ({ kind: "files", files }));
 }
 
 export function AddCollector({ onClose }: { onClose: (added: boolean) => void }) {
@@ -60,7 +59,7 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
     if (fields === null) return;
     const { name, environment, tags } = fields;
     run(
-      () => api.post<Collector>("/collectors", { name, managementMode: mode, tags, ...(environment === null ? {} : { environment }) }),
+      () => api.post("/collectors", { body: { name, managementMode: mode, tags, ...(environment === null ? {} : { environment }) } }),
       (collector) => {
         setCreated(collector);
         if (canEnroll) fetchMaterial(collector);

@@ -19,14 +19,15 @@
  */
 import { useState, type FormEvent } from "react";
 import type { PublishPlan, Strategy } from "../../../shared/rollouts.ts";
-import { api, ApiError } from "../api.ts";
+import { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { mergePlans } from "../publish/plan.ts";
 import { DeployConfirm } from "./DeployConfirm.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { selectionMatchers } from "../matchers.ts";
 import { parseTags } from "./tags.ts";
-import type { Collector, TagEditAnswer } from "../../../shared/collectors.ts";
+import type { Collector } from "../../../shared/collectors.ts";
 
 /** Calls in flight at once: quick for a few hundred, without flooding the server. */
 const CONCURRENCY = 4;
@@ -114,7 +115,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
     }).then(() => onSettled(succeeded));
   }
 
-  const patch = (c: Collector, body: Partial<Collector>) => api.patch(`/collectors/${encodeURIComponent(c.id)}`, body);
+  const patch = (c: Collector, body: Partial<Collector>) => api.patch("/collectors/{id}", { params: { id: c.id }, body });
 
   function setEnvironment(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -127,7 +128,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
       let failure: ApiError | null = null;
       await eachCollector(
         targets,
-        async (c) => out.push((await api.post<{ plan: PublishPlan | null }>(`/collectors/${encodeURIComponent(c.id)}/edit-plan`, { environment })).plan),
+        async (c) => out.push((await api.post("/collectors/{id}/edit-plan", { params: { id: c.id }, body: { environment } })).plan),
         (_, caught) => (failure ??= caught),
       );
       if (failure) throw failure;
@@ -146,7 +147,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
   /** Plans the tag edit, then runs it once confirmed (or at once when it changes no config). */
   function planTags(verb: string, edit: TagEdit) {
     const calls = tagCalls();
-    const plans = () => Promise.all(calls.map(async (match) => (await api.post<{ plan: PublishPlan | null }>("/collectors/tags/plan", { match, ...edit })).plan));
+    const plans = () => Promise.all(calls.map(async (match) => (await api.post("/collectors/tags/plan", { body: { match, ...edit } })).plan));
     planFirst(verb, plans, calls.length === 1, (strategy) => void editTags(verb, { ...edit, ...(strategy ? { strategy } : {}) }));
   }
 
@@ -157,7 +158,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
     if (target.kind === "matching") {
       setRun({ verb, done: 0, total: target.count, failures: [] });
       try {
-        const result = await api.post<TagEditAnswer>("/collectors/tags", { match: target.matchers, ...edit });
+        const result = await api.post("/collectors/tags", { body: { match: target.matchers, ...edit } });
         setRun({ verb, done: result.matched, total: result.matched, failures: [], changed: result.changed });
       } catch (caught) {
         setRun(null);
@@ -172,7 +173,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
     setRun({ verb, done: 0, total: selected.length, failures: [] });
     for (const chunk of selectionMatchers(selected.map((c) => c.id))) {
       try {
-        changed += (await api.post<TagEditAnswer>("/collectors/tags", { match: [chunk.match], ...edit })).changed;
+        changed += (await api.post("/collectors/tags", { body: { match: [chunk.match], ...edit } })).changed;
         succeeded.push(...chunk.ids);
         setRun((r) => r && { ...r, done: r.done + chunk.ids.length, changed });
       } catch (caught) {
@@ -211,7 +212,7 @@ export function BulkActions({ target, onSettled }: { target: BulkTarget; onSettl
   function remove() {
     const n = selected.length;
     if (!window.confirm(`Delete ${n} collector${n === 1 ? "" : "s"}? Their records and tokens are removed; running collectors can no longer connect.`)) return;
-    start("Deleting", (c) => api.delete(`/collectors/${encodeURIComponent(c.id)}`));
+    start("Deleting", (c) => api.delete("/collectors/{id}", { params: { id: c.id } }));
   }
 
   const count = target.kind === "rows" ? selected.length : target.count;

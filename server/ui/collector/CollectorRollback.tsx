@@ -4,7 +4,7 @@
  * again by itself, or a bad config would be re-sent in a loop; a writer can
  * ask for one more try once the cause is fixed on the host.
  */
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { useAction } from "../action.ts";
@@ -23,7 +23,7 @@ export function CollectorRollbackNote({
   const { busy, error, run } = useAction();
   const retry = () =>
     run(
-      () => api.post(`/collectors/${encodeURIComponent(collectorId)}/retry`),
+      () => api.post("/collectors/{id}/retry", { params: { id: collectorId } }),
       () => onDone("This config is offered to the collector again."),
     );
   const to = rollback.toSeq === null ? "an earlier config" : `#${rollback.toSeq}`;

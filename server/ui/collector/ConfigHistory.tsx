@@ -11,13 +11,13 @@
  * confirmation that says it pins the collector, and its outcome is announced.
  */
 import { useRef, useState } from "react";
-import { api, ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { Diff, textPatch, type StructuredPatch } from "../components/Diff.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { shortCommit } from "../format.ts";
-import type { ConfigHistoryAnswer } from "../../../shared/rollouts.ts";
 import { useAction } from "../action.ts";
 import { useLoad } from "../load.ts";
 import { historyStateWords } from "./historyState.ts";
@@ -44,8 +44,7 @@ interface Comparison {
 }
 
 export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBack }: { collectorId: string; reload: number; canWrite: boolean; onRolledBack: () => void }) {
-  const base = `/collectors/${encodeURIComponent(collectorId)}`;
-  const loaded = useLoad(() => api.get<ConfigHistoryAnswer>(`${base}/config-history`), `${base}|${reload}`);
+  const loaded = useLoad(() => api.get("/collectors/{id}/config-history", { params: { id: collectorId } }), `${collectorId}|${reload}`);
   const history = loaded.data?.items ?? null;
   const renderFailure = loaded.data?.renderFailure ?? null;
   const action = useAction();
@@ -58,7 +57,7 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
   function version(seq: number): Promise<ConfigVersion> {
     let found = bodies.current.get(seq);
     if (!found) {
-      found = api.get<ConfigVersion>(`${base}/config-history/${seq}`);
+      found = api.get("/collectors/{id}/config-history/{seq}", { params: { id: collectorId, seq: String(seq) } });
       found.catch(() => bodies.current.delete(seq));
       bodies.current.set(seq, found);
     }
@@ -88,7 +87,7 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
     if (!window.confirm(question)) return;
     setResult("");
     action.run(
-      () => api.post<HistoryEntry>(`${base}/rollback`),
+      () => api.post("/collectors/{id}/rollback", { params: { id: collectorId } }),
       (entry) => {
         setResult(`Rolled back to version ${entry.rollbackOf ?? to.seq}: version ${entry.seq} is now the target (${entry.state}). The collector is pinned to it.`);
         loaded.setData((before) => ({ renderFailure: before?.renderFailure ?? null, items: before ? [...before.items.filter((e) => e.seq !== entry.seq), entry] : [entry] }));

@@ -6,8 +6,7 @@
  * collector's page. Drift moves with config_target events, so both refetch
  * on them, at most once a second however busy the fleet.
  */
-import type { DriftedAnswer } from "../../../shared/rollouts.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
@@ -21,7 +20,7 @@ const REFETCH_MS = 1000;
 
 function useDrifted() {
   const [version, bump] = useThrottledCounter(REFETCH_MS);
-  const { data, error } = useLoad(() => api.get<DriftedAnswer>("/collectors/drifted"), String(version));
+  const { data, error } = useLoad(() => api.get("/collectors/drifted"), String(version));
   useLiveEvents(["config_target", "collector"], bump);
   return { items: data?.items ?? null, error };
 }

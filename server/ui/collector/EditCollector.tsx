@@ -9,14 +9,14 @@
  */
 import { useState, type FormEvent } from "react";
 import type { PublishPlan } from "../../../shared/rollouts.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { DeployConfirm } from "./DeployConfirm.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
 import { navigate } from "../router.tsx";
 import { readCollectorForm, tagsText } from "./tags.ts";
-import type { Collector, EditPlanAnswer } from "../../../shared/collectors.ts";
+import type { Collector } from "../../../shared/collectors.ts";
 import { MODE_NAMES } from "../../../shared/vocabulary.ts";
 
 export function EditCollectorSection({ collector, onSaved }: { collector: Collector; onSaved: (c: Collector) => void }) {
@@ -27,7 +27,7 @@ export function EditCollectorSection({ collector, onSaved }: { collector: Collec
 
   function save(body: Partial<Collector>) {
     run(
-      () => api.patch<Collector>(`/collectors/${encodeURIComponent(collector.id)}`, body),
+      () => api.patch("/collectors/{id}", { params: { id: collector.id }, body }),
       (updated) => {
         setSaved(true);
         setPending(null);
@@ -54,7 +54,7 @@ export function EditCollectorSection({ collector, onSaved }: { collector: Collec
       return;
     }
     run(
-      () => api.post<EditPlanAnswer>(`/collectors/${encodeURIComponent(collector.id)}/edit-plan`, body),
+      () => api.post("/collectors/{id}/edit-plan", { params: { id: collector.id }, body }),
       ({ plan }) => {
         if (plan && plan.changes.length > 0) setPending({ body, plan });
         else save(body);
@@ -65,7 +65,7 @@ export function EditCollectorSection({ collector, onSaved }: { collector: Collec
   function remove() {
     if (!window.confirm(`Delete collector ${collector.name}? Its record and token are removed; if it runs, it can no longer connect.`)) return;
     run(
-      () => api.delete(`/collectors/${encodeURIComponent(collector.id)}`),
+      () => api.delete("/collectors/{id}", { params: { id: collector.id } }),
       () => navigate("/ui/collectors"),
     );
   }

@@ -7,7 +7,7 @@
  * here, since the note that offered one goes once it is done.
  */
 import { useState } from "react";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
@@ -15,7 +15,6 @@ import { shortCommit } from "../format.ts";
 import { CollectorRollbackNote } from "./CollectorRollback.tsx";
 import { DriftNote } from "./Drift.tsx";
 import { PinnedNote } from "./Pinned.tsx";
-import type { EffectiveConfig } from "./types.ts";
 
 export function EffectiveConfigSection({
   collectorId,
@@ -29,7 +28,7 @@ export function EffectiveConfigSection({
   /** A note's action changed the target: the page refreshes its config parts. */
   onChanged: () => void;
 }) {
-  const { data: config, error } = useLoad(() => api.get<EffectiveConfig>(`/collectors/${encodeURIComponent(collectorId)}/effective-config`), `${collectorId}|${reload}`);
+  const { data: config, error } = useLoad(() => api.get("/collectors/{id}/effective-config", { params: { id: collectorId } }), `${collectorId}|${reload}`);
   const [result, setResult] = useState("");
   const done = (message: string) => {
     setResult(message);

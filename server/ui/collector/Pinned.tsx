@@ -3,7 +3,7 @@
  * publishes pass it by until it is unpinned: the badge says who pinned it and
  * when, so nobody wonders why a publish did not reach it; writers can unpin.
  */
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { LastSeen } from "../components/LastSeen.tsx";
 import { useAction } from "../action.ts";
@@ -23,7 +23,7 @@ export function PinnedNote({
   const { busy, error, run } = useAction();
   const unpin = () =>
     run(
-      () => api.delete(`/collectors/${encodeURIComponent(collectorId)}/pin`),
+      () => api.delete("/collectors/{id}/pin", { params: { id: collectorId } }),
       () => onDone("Unpinned: the next fleet publish reaches this collector."),
     );
   return (

@@ -7,8 +7,7 @@
 import { collectorAttributes, type AttributeOrigin } from "../../../shared/collector-attributes.ts";
 import type { Collector } from "../../../shared/collectors.ts";
 import { parseMatcher } from "../../../shared/matchers.ts";
-import type { AppliedPipelines } from "../../../shared/pipelines.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Link } from "../router.tsx";
@@ -28,7 +27,7 @@ function reading(matcher: string, attributes: ReturnType<typeof collectorAttribu
 export function AppliedPipelinesSection({ collector, reload }: { collector: Collector; reload: number }) {
   const collectorId = collector.id;
   const attributes = collectorAttributes(collector, useTrustedKeys());
-  const { data: answer, error } = useLoad(() => api.get<AppliedPipelines>(`/collectors/${encodeURIComponent(collectorId)}/pipelines`), `${collectorId}|${reload}`);
+  const { data: answer, error } = useLoad(() => api.get("/collectors/{id}/pipelines", { params: { id: collectorId } }), `${collectorId}|${reload}`);
 
   return (
     <section className="detail-block" aria-labelledby="applied-pipelines-title">

@@ -5,7 +5,7 @@
  * receiving while it restarts.
  */
 import { useState } from "react";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import type { Collector } from "../../../shared/collectors.ts";
 import { useAction } from "../action.ts";
@@ -17,7 +17,7 @@ export function RestartSection({ collector }: { collector: Collector }) {
     if (!window.confirm(`Restart the collector process of ${collector.name}? It stops receiving while it restarts.`)) return;
     setDone(null);
     run(
-      () => api.post(`/collectors/${encodeURIComponent(collector.id)}/restart`),
+      () => api.post("/collectors/{id}/restart", { params: { id: collector.id } }),
       () => setDone("Restart requested: the supervisor restarts the collector when it gets the command."),
     );
   };

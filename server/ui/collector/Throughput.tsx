@@ -4,7 +4,7 @@
  * tables under them give the latest rates (polled every 5 s) as text, and the
  * topology shows the same rates on each flow. Both poll only while visible.
  */
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { Chart, type ChartSeries } from "../components/Chart.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -12,7 +12,7 @@ import { LastSeen } from "../components/LastSeen.tsx";
 import { ListTable } from "../components/ListTable.tsx";
 import { formatBytes, formatDuration, formatRate } from "../format.ts";
 import { Topology } from "./Topology.tsx";
-import type { RouteRecord, Throughput } from "./types.ts";
+import type { Throughput } from "./types.ts";
 import type { ThroughputHistory } from "../../../shared/throughput.ts";
 
 const POLL_MS = 5000;
@@ -44,17 +44,15 @@ function HistoryCharts({ history }: { history: ThroughputHistory }) {
 const rate = (value: number | null) => (value === null ? <span className="muted">—</span> : formatRate(value));
 
 export function ThroughputSection({ collectorId, reload }: { collectorId: string; reload: number }) {
-  const path = `/collectors/${encodeURIComponent(collectorId)}/throughput`;
   const polled = { everyMs: POLL_MS, pauseHidden: true };
-  const current = useLoad(() => api.get<Throughput>(path), `${path}|${reload}`, polled);
-  const past = useLoad(() => api.get<ThroughputHistory>(`${path}/history`), `${path}|${reload}`, { ...polled, everyMs: HISTORY_MS });
+  const current = useLoad(() => api.get("/collectors/{id}/throughput", { params: { id: collectorId } }), `${collectorId}|${reload}`, polled);
+  const past = useLoad(() => api.get("/collectors/{id}/throughput/history", { params: { id: collectorId } }), `${collectorId}|${reload}`, { ...polled, everyMs: HISTORY_MS });
   // Routes by id, named "source → pipeline", for the routes table.
   const named = useLoad(() => {
-    const id = encodeURIComponent(collectorId);
     return Promise.all([
-      api.get<{ items: RouteRecord[] }>(`/routes?collectorId=${id}`),
-      api.get<{ items: { id: string; name: string }[] }>("/sources"),
-      api.get<{ items: { id: string; name: string }[] }>("/pipelines"),
+      api.get("/routes", { query: { collectorId } }),
+      api.get("/sources"),
+      api.get("/pipelines"),
     ]).then(([r, sources, pipelines]) => {
       const name = (list: { id: string; name: string }[], key: string) => list.find((x) => x.id === key)?.name ?? key;
       return new Map(r.items.map((route) => [route.id, `${name(sources.items, route.sourceId)} → ${name(pipelines.items, route.pipelineId)}`]));

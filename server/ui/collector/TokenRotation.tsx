@@ -7,7 +7,7 @@
  * collector stops authenticating until its config holds the new token.
  */
 import { useState } from "react";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { CopyButton } from "../components/CopyButton.tsx";
@@ -21,7 +21,7 @@ export function TokenRotationSection({ collector }: { collector: Collector }) {
   function rotate() {
     if (!window.confirm(`Mint a new token for ${collector.name}? Its current token stops working at once.`)) return;
     setMinted(null);
-    run(() => api.post<CollectorToken>(`/collectors/${encodeURIComponent(collector.id)}/otlp-token`), setMinted);
+    run(() => api.post("/collectors/{id}/otlp-token", { params: { id: collector.id } }), setMinted);
   }
 
   return (

@@ -5,7 +5,7 @@
  * /throughput answer on each node and on the flow. A node whose error count
  * rose within the rates' window (errors/s above zero) is marked.
  */
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { formatRate } from "../format.ts";
 import type { Topology as Graph, TopologyNode } from "../../../shared/config-records.ts";
@@ -32,7 +32,7 @@ const byId = <T extends Named>(items: T[]) => new Map(items.map((x) => [x.id, x]
 export function Topology({ throughput, reload }: { throughput: Throughput; reload: number }) {
   const { data: records } = useLoad(
     (): Promise<Records> =>
-      Promise.all([api.get<{ items: PipelineItem[] }>("/pipelines"), api.get<{ items: Named[] }>("/sources"), api.get<{ items: Named[] }>("/destinations")]).then(
+      Promise.all([api.get("/pipelines"), api.get("/sources"), api.get("/destinations")]).then(
         ([p, s, d]) => ({ pipelines: byId(p.items), sources: byId(s.items), destinations: byId(d.items) }),
       ),
     String(reload),

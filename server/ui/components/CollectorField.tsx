@@ -6,7 +6,8 @@
  * is offered as a choice that puts its id in the field.
  */
 import { useState } from "react";
-import { api, type ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import "./CollectorField.css";
 
@@ -35,7 +36,7 @@ function candidatesOf(error: ApiError | null): Candidate[] {
 export function CollectorField({ id, name, error, required, placeholder = "name or id", ...aria }: Props) {
   const [value, setValue] = useState("");
   const q = value.trim();
-  const suggested = useLoad(q.length < 2 ? null : () => api.get<{ items: Candidate[] }>(`/collectors?limit=20&q=${encodeURIComponent(q)}`), q, { clearOnError: true });
+  const suggested = useLoad(q.length < 2 ? null : () => api.get("/collectors", { query: { limit: 20, q } }), q, { clearOnError: true });
   const matches = suggested.data?.items ?? [];
   const candidates = candidatesOf(error);
 

@@ -4,14 +4,14 @@
  * downloads.dir. The System page lists every problem with its fix; the
  * Onboarding page uses the same answer to disable what cannot work.
  */
-import type { Health, OnboardingReadiness } from "../../../shared/system.ts";
-import { api } from "../api.ts";
+import type { OnboardingReadiness } from "../../../shared/system.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import "./SetupWarnings.css";
 
 /** The server's answer, or null until it arrives (or when the caller may not read health: then nothing is disabled). */
 export function useOnboardingReadiness(enabled: boolean): OnboardingReadiness | null {
-  const { data: readiness } = useLoad(enabled ? () => api.get<Health>("/system/health").then((health) => health.onboarding) : null, "", {
+  const { data: readiness } = useLoad(enabled ? () => api.get("/system/health").then((health) => health.onboarding) : null, "", {
     clearOnError: true,
   });
   return readiness;

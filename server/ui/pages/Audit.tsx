@@ -36,7 +36,7 @@ function toInstant(value: string): string | null {
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }
 
-function listQuery(search: URLSearchParams, cursor: string | null): string {
+function listQuery(search: URLSearchParams, cursor: string | null): URLSearchParams {
   const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
   for (const key of ["action", "actor"] as const) {
     const value = search.get(key)?.trim();
@@ -48,7 +48,7 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
     if (value) query.set(key, toInstant(value) ?? value);
   }
   if (cursor !== null) query.set("cursor", cursor);
-  return `/audit?${query}`;
+  return query;
 }
 
 function Outcome({ outcome }: { outcome: string }) {
@@ -108,7 +108,7 @@ function Resource({ entry }: { entry: AuditEntry }) {
 }
 
 export function AuditPage() {
-  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<AuditEntry>("/ui/audit", FILTERS, listQuery);
+  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList("/ui/audit", FILTERS, "/audit", listQuery);
 
 
   return (

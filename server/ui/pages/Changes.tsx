@@ -9,8 +9,7 @@
  * collector). Viewers see everything without the write buttons.
  */
 import { useMemo, useState, type FormEvent } from "react";
-import type { CommitMade, FileChange, PendingChanges } from "../../../shared/changes.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { useLoad } from "../load.ts";
 import { shortCommit } from "../format.ts";
@@ -53,7 +52,7 @@ export function ChangesPage() {
 function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; reload: number; onCommitted: () => void }) {
   const [result, setResult] = useState("");
   const [changed, setChanged] = useState(0);
-  const loaded = useLoad(() => api.get<PendingChanges>("/changes"), `${reload}|${changed}`);
+  const loaded = useLoad(() => api.get("/changes"), `${reload}|${changed}`);
   const items = loaded.data?.items ?? null;
   const patches = useMemo(() => (loaded.data ? parseDiff(loaded.data.diff) : []), [loaded.data]);
   const committing = useAction();
@@ -68,7 +67,7 @@ function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; 
     const message = String(new FormData(form).get("message") ?? "");
     setResult("");
     committing.run(
-      () => api.post<CommitMade>("/commit", { message }),
+      () => api.post("/commit", { body: { message } }),
       (made) => {
         form.reset();
         setResult(`Committed ${shortCommit(made.commit)} with ${made.files.length} file${made.files.length === 1 ? "" : "s"}.`);
@@ -82,7 +81,7 @@ function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; 
     if (!window.confirm("Discard every pending change? The working tree returns to the last commit; this cannot be undone.")) return;
     setResult("");
     discarding.run(
-      () => api.post<{ items: FileChange[] }>("/changes/discard"),
+      () => api.post("/changes/discard"),
       (answer) => {
         setResult(`Discarded ${answer.items.length} change${answer.items.length === 1 ? "" : "s"}.`);
         setChanged((n) => n + 1);

@@ -10,7 +10,7 @@
  */
 import { useEffect, useRef, useState, type ReactNode } from "react";
 import { MODE_NAMES } from "../../../shared/vocabulary.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { ActivationsSection } from "../collector/Activations.tsx";
 import { ConfigHistorySection } from "../collector/ConfigHistory.tsx";
@@ -44,7 +44,7 @@ export function CollectorDetailPage({ id }: { id: string }) {
   const canPublish = useHasScope("config:publish");
   const [collectorVersion, setCollectorVersion] = useState(0);
   const [configVersion, setConfigVersion] = useState(0);
-  const { data: collector, setData: setCollector, error } = useLoad(() => api.get<Collector>(`/collectors/${encodeURIComponent(id)}`), `${id}|${collectorVersion}`);
+  const { data: collector, setData: setCollector, error } = useLoad<Collector>(() => api.get("/collectors/{id}", { params: { id } }), `${id}|${collectorVersion}`);
 
   // History entries are written a moment after the target (batched, server/rollout/rollout.ts
   // historyWrites) and send no event of their own: the history is read once more after that.

@@ -21,10 +21,9 @@ import type { TrustedKeys } from "../../../shared/collector-attributes.ts";
 import { useTrustedKeys } from "../trust.ts";
 import { COLLECTOR_STATUSES, type CollectorStatus } from "../../../shared/collector-status.ts";
 import type { Collector } from "../../../shared/collectors.ts";
-import type { Dashboard } from "../../../shared/dashboard.ts";
 import { MatcherListError, parseMatcherList, type Matcher } from "../../../shared/matchers.ts";
 import { MODE_NAMES } from "../../../shared/vocabulary.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FilterActions } from "../components/FilterActions.tsx";
@@ -85,7 +84,7 @@ export function tagFilters(text: string): string[] {
 }
 
 /** The API query for the filters in the page's URL, plus a cursor. */
-function listQuery(search: URLSearchParams, cursor: string | null): string {
+function listQuery(search: URLSearchParams, cursor: string | null): URLSearchParams {
   const query = new URLSearchParams({ limit: String(cursor === null ? FIRST_PAGE : NEXT_PAGE) });
   const status = search.get("status");
   if (status) query.set("status", status);
@@ -96,7 +95,7 @@ function listQuery(search: URLSearchParams, cursor: string | null): string {
   if (q) query.set("q", q);
   for (const m of search.getAll("match")) if (m !== "") query.append("match", m);
   if (cursor !== null) query.set("cursor", cursor);
-  return `/collectors?${query}`;
+  return query;
 }
 
 /**
@@ -234,12 +233,12 @@ function useFleetTotal(search: URLSearchParams, filterKey: string): number | nul
     countable
       ? () =>
           attention !== null
-            ? api.get<Dashboard>("/dashboard").then((dashboard) => dashboard[attention].count)
+            ? api.get("/dashboard").then((dashboard) => dashboard[attention].count)
             : matchers !== null
-            ? api.post<{ count: number }>("/matchers/preview", { matchers, limit: 1 }).then(({ count }) => count)
+            ? api.post("/matchers/preview", { body: { matchers, limit: 1 } }).then(({ count }) => count)
             : api
-                .get<{ collectors: Record<string, number> }>("/system/health")
-                .then(({ collectors }) => (status ? (collectors[status] ?? null) : Object.values(collectors).reduce((a, b) => a + b, 0)))
+                .get("/system/health")
+                .then(({ collectors }: { collectors: Record<string, number> }) => (status ? (collectors[status] ?? null) : Object.values(collectors).reduce((a, b) => a + b, 0)))
       : null,
     filterKey,
     { reset: "all" },
@@ -266,9 +265,10 @@ export function CollectorsPage() {
 }
 
 function CollectorList({ onRefresh }: { onRefresh: () => void }) {
-  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<Row>(
+  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList(
     "/ui/collectors",
     ["status", "attention", "tag", "q", "match"],
+    "/collectors",
     listQuery,
   );
   const { rows, waiting, showWaiting, interrupted } = useLiveCollectors(items, search, filterKey, nextCursor);

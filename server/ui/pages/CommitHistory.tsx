@@ -5,8 +5,8 @@
  * with ?commit=<id> (the audit page's, for a commit entry) opens that commit.
  */
 import { useEffect, useState } from "react";
-import type { Commit, CommitDiff } from "../../../shared/changes.ts";
-import { api } from "../api.ts";
+import type { Commit } from "../../../shared/changes.ts";
+import { api, apiUrl } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { shortCommit } from "../format.ts";
 import { ChangedFiles, parseDiff } from "../components/ChangedFiles.tsx";
@@ -23,8 +23,9 @@ export function CommitHistory({ reload }: { reload: number }) {
   const { search } = useLocation();
   const linked = search.get("commit");
   const [open, setOpen] = useState<string | null>(linked);
-  const { items, nextCursor, error, loading, loadMore } = usePages<Commit>(
-    (cursor) => `/commits?limit=${COMMITS_PAGE}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+  const { items, nextCursor, error, loading, loadMore } = usePages(
+    "/commits",
+    (cursor) => ({ limit: COMMITS_PAGE, cursor }),
     String(reload),
   );
   const toggle = (commit: string) => setOpen((current) => (current === commit ? null : commit));
@@ -35,7 +36,7 @@ export function CommitHistory({ reload }: { reload: number }) {
         <h2 id="commits-title">Commit history</h2>
         {items.length > 0 && (
           // A plain link: the browser downloads with the session cookie, as the API names the file.
-          <a className="button" href="/api/v1/commits/export" download>
+          <a className="button" href={apiUrl("/commits/export")} download>
             Download history (git bundle)
           </a>
         )}
@@ -91,7 +92,7 @@ function CommitRow({ commit: c, open, reveal, onToggle }: { commit: Commit; open
 
 /** One commit's changed files and their diff, loaded when it is opened. */
 function CommitFiles({ commit }: { commit: string }) {
-  const { data: answer, error } = useLoad(() => api.get<CommitDiff>(`/commits/${encodeURIComponent(commit)}`), commit);
+  const { data: answer, error } = useLoad(() => api.get("/commits/{commit}", { params: { commit } }), commit);
   if (error) return <ErrorMessage error={error} />;
   if (!answer) return <p className="muted">Loading…</p>;
   const count = answer.items.length;

@@ -12,7 +12,8 @@
 import { useState, type FormEvent } from "react";
 import type { CatalogEntry } from "../../../shared/catalog.ts";
 import type { SourceRecord } from "../../../shared/config-records.ts";
-import { api, ApiError } from "../api.ts";
+import { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { SchemaForm } from "../components/SchemaForm.tsx";
@@ -56,7 +57,7 @@ export function newSourceHref(type: string, prefill: { name?: string; config?: R
 }
 
 function useCatalog(kind: Kind) {
-  const { data: entries, error } = useLoad(() => api.get<Record<Kind, CatalogEntry[]>>("/catalog").then((catalog) => catalog[kind]), kind);
+  const { data: entries, error } = useLoad(() => api.get("/catalog").then((catalog) => catalog[kind]), kind);
   return { entries, error };
 }
 
@@ -70,7 +71,7 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
   const [said, setSaid] = useState("");
   const { error: deleteError, run } = useAction();
 
-  const list = useLoad(() => api.get<{ items: ComponentRecord[] }>(`/${kind}`).then((page) => page.items), `${kind}:${reload}`);
+  const list = useLoad(() => api.get(`/${kind}`).then((page) => page.items), `${kind}:${reload}`);
   const { error, loading } = list;
   const items = list.data ?? [];
 
@@ -95,7 +96,7 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
   function remove(record: ComponentRecord) {
     if (!window.confirm(`Delete ${words.one} "${record.name}"? Anything that still uses it must be removed first.`)) return;
     run(
-      () => api.delete(`/${kind}/${encodeURIComponent(record.id)}`),
+      () => api.delete(`/${kind}/{id}`, { params: { id: record.id } }),
       () => {
         list.setData((before) => before?.filter((r) => r.id !== record.id) ?? null);
         setSaid(`Deleted ${words.one} "${record.name}".`);
@@ -279,7 +280,7 @@ function ComponentEditor({ kind, entry, record, from, base, onSaved }: EditorPro
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const body = { name: value.name ?? "", type: record.type, config: value.config ?? {} };
-    run(() => (isNew ? api.post<ComponentRecord>(`/${kind}`, body) : api.put<ComponentRecord>(`/${kind}/${encodeURIComponent(record.id)}`, body)), onSaved);
+    run(() => (isNew ? api.post(`/${kind}`, { body }) : api.put(`/${kind}/{id}`, { params: { id: record.id }, body })), onSaved);
   }
 
   const title = isNew ? `New ${words.one}: ${entry?.title ?? record.type}` : `Edit ${words.one} ${record.name}`;

@@ -11,7 +11,8 @@
  */
 import { lazy, Suspense, type ReactNode } from "react";
 import type { Dashboard } from "../../../shared/dashboard.ts";
-import { api, ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { EmptyState } from "../components/EmptyState.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -37,7 +38,7 @@ const collectorsWhere = (query: Record<string, string>) => `/ui/collectors?${new
 function useDashboard(): { data: Dashboard | null; error: ApiError | null } {
   const [events, bump] = useThrottledCounter(EVENT_THROTTLE_MS);
   // Each throttled burst of events loads it again and restarts the poll.
-  const { data, error } = useLoad(() => api.get<Dashboard>("/dashboard"), String(events), { everyMs: POLL_MS, pauseHidden: true });
+  const { data, error } = useLoad(() => api.get("/dashboard"), String(events), { everyMs: POLL_MS, pauseHidden: true });
   useLiveEvents(["collector", "config_target", "rollout"], bump);
   return { data, error };
 }

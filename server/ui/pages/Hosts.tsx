@@ -6,10 +6,11 @@
  * (dir, file, mode, from) lives in the URL too, so reload and Back keep it.
  */
 import { type ReactNode } from "react";
-import type { BrowseListing as Listing, BrowseSample as Sample, HostFacts } from "../../../shared/agent-protocol.ts";
+import type { HostFacts } from "../../../shared/agent-protocol.ts";
 import { AGENT_STATUSES } from "../../../shared/agent-status.ts";
 import type { Agent } from "../../../shared/agents.ts";
-import { api, ApiError } from "../api.ts";
+import { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FilterActions } from "../components/FilterActions.tsx";
@@ -45,14 +46,14 @@ function osText(host: HostFacts | null): string | null {
   return [name, host.os.release, host.os.arch].filter((part) => part !== "").join(" ");
 }
 
-function listQuery(search: URLSearchParams, cursor: string | null): string {
+function listQuery(search: URLSearchParams, cursor: string | null): URLSearchParams {
   const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
   const status = search.get("status");
   if (status) query.set("status", status);
   const q = search.get("q")?.trim();
   if (q) query.set("q", q);
   if (cursor !== null) query.set("cursor", cursor);
-  return `/agents?${query}`;
+  return query;
 }
 
 function Connected({ connected }: { connected: boolean }) {
@@ -60,7 +61,7 @@ function Connected({ connected }: { connected: boolean }) {
 }
 
 function HostList() {
-  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList<Agent>("/ui/hosts", ["status", "q"], listQuery);
+  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList("/ui/hosts", ["status", "q"], "/agents", listQuery);
 
 
   return (
@@ -145,7 +146,7 @@ function None() {
 }
 
 function HostDetail({ id }: { id: string }) {
-  const { data: agent, error } = useLoad(() => api.get<Agent>(`/agents/${encodeURIComponent(id)}`), id, { reset: "all" });
+  const { data: agent, error } = useLoad(() => api.get("/agents/{id}", { params: { id } }), id, { reset: "all" });
 
   const title = agent ? agent.host?.hostname || agent.name : id;
   return (
@@ -378,7 +379,7 @@ function LogBrowser({ agent }: { agent: Agent }) {
 
   // A new directory keeps the old listing on screen until its own answer, but not the old refusal.
   const list = useLoad(
-    disabled ? null : () => api.get<Listing>(`/agents/${encodeURIComponent(agent.id)}/browse?${new URLSearchParams({ path: dir })}`),
+    disabled ? null : () => api.get("/agents/{id}/browse", { params: { id: agent.id }, query: { path: dir } }),
     `${agent.id}|${dir}`,
     { clearOnError: true, reset: "error" },
   );
@@ -386,7 +387,7 @@ function LogBrowser({ agent }: { agent: Agent }) {
   const loadingList = list.pending;
   const listError = list.error && browseError(list.error, dir);
   const read = useLoad(
-    disabled || file === null ? null : () => api.get<Sample>(`/agents/${encodeURIComponent(agent.id)}/sample?${new URLSearchParams({ path: file, mode, from })}`),
+    disabled || file === null ? null : () => api.get("/agents/{id}/sample", { params: { id: agent.id }, query: { path: file, mode, from } }),
     `${agent.id}|${file}|${mode}|${from}`,
     { reset: "all" },
   );

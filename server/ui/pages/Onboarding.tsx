@@ -13,7 +13,7 @@
 import { useEffect, useState, type FormEvent } from "react";
 import type { Runtime } from "../../../shared/vocabulary.ts";
 import type { BootstrapFiles, EnrollmentToken } from "../../../shared/enrollment.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { BootstrapFileList, SnippetBox, type Snippet } from "../components/InstallMaterial.tsx";
 import { CollectorField } from "../components/CollectorField.tsx";
@@ -36,9 +36,9 @@ const PAGE_SIZE = 100;
 function useSnippet(onMinted: () => void) {
   const [snippet, setSnippet] = useState<Snippet | null>(null);
   const { busy, error, setError, run } = useAction();
-  function mint(path: string) {
+  function mint(load: () => Promise<Snippet>) {
     run(
-      () => api.post<Snippet>(path),
+      load,
       (answer) => {
         setSnippet(answer);
         onMinted();
@@ -68,7 +68,7 @@ function AgentSnippet({ onMinted, readiness }: { onMinted: () => void; readiness
     if (maxUses !== "") query.set("maxUses", maxUses);
     const environment = String(form.get("environment") ?? "").trim();
     if (environment !== "") query.set("environment", environment);
-    mint(`/agents/snippet?${query}`);
+    mint(() => api.post("/agents/snippet", { query: Object.fromEntries(query) }));
   }
   return (
     <section className="detail-block onboarding-card" aria-labelledby="agent-title">
@@ -109,7 +109,7 @@ function CollectorSnippet({ onMinted, readiness }: { onMinted: () => void; readi
       if (value !== "") query.set(key, value);
     }
     if (form.get("agent") === "on") query.set("agent", "true");
-    mint(`/collectors/snippet?${query}`);
+    mint(() => api.post("/collectors/snippet", { query: Object.fromEntries(query) }));
   }
   return (
     <section className="detail-block onboarding-card" aria-labelledby="collector-title">
@@ -183,11 +183,11 @@ function BootstrapFiles({ onMinted, readiness, canMint }: { onMinted: () => void
 
   async function files(form: FormData): Promise<BootstrapFiles> {
     const text = (key: string) => String(form.get(key) ?? "").trim();
-    if (source === "held") return api.post<BootstrapFiles>("/bootstrap-files", { token: text("token"), runtime });
-    if (runtime === "alloy") return api.post<BootstrapFiles>(`/collectors/${encodeURIComponent(text("collectorId"))}/bootstrap?runtime=alloy`);
+    if (source === "held") return api.post("/bootstrap-files", { body: { token: text("token"), runtime } });
+    if (runtime === "alloy") return api.post("/collectors/{id}/bootstrap", { params: { id: text("collectorId") }, query: { runtime: "alloy" } });
     // One call that checks the public URL before it mints: a refusal leaves no token behind.
     const environment = text("environment");
-    const minted = await api.post<BootstrapFiles>(`/collectors/bootstrap${environment === "" ? "" : `?${new URLSearchParams({ environment })}`}`);
+    const minted = await api.post("/collectors/bootstrap", { query: { environment: environment === "" ? undefined : environment } });
     onMinted();
     return minted;
   }
@@ -294,8 +294,9 @@ const STATE_LOOKS: Record<string, { symbol: string; tone: Tone }> = {
 
 function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }) {
   const [reload, setReload] = useState(0);
-  const { items, nextCursor, error, setError, loading, loadMore } = usePages<EnrollmentToken>(
-    (cursor) => `/enrollment-tokens?limit=${PAGE_SIZE}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+  const { items, nextCursor, error, setError, loading, loadMore } = usePages(
+    "/enrollment-tokens",
+    (cursor) => ({ limit: PAGE_SIZE, cursor }),
     `${refresh}:${reload}`,
   );
   const revoking = useAction();
@@ -304,7 +305,7 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
     if (!window.confirm(`Revoke enrollment token ${token.id}? It stops working at once.`)) return;
     // A refusal shows where the list's own error does.
     revoking.run(
-      () => api.delete(`/enrollment-tokens/${encodeURIComponent(token.id)}`),
+      () => api.delete("/enrollment-tokens/{id}", { params: { id: token.id } }),
       () => {
         setError(null);
         setReload((n) => n + 1);

@@ -5,11 +5,11 @@
  * by others, and the matchers that choose which collectors run it.
  * Viewers get it read-only.
  */
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Editor } from "../pipeline/Editor.tsx";
-import type { CatalogView, ComponentRecord, EditorContext, PipelineRecord, ProcessorTemplate } from "../pipeline/types.ts";
+import type { EditorContext, PipelineRecord } from "../pipeline/types.ts";
 import { Link } from "../router.tsx";
 import { useSession } from "../session.tsx";
 
@@ -28,11 +28,11 @@ export function PipelineEditorPage({ id }: { id: string }) {
   } = useLoad(
     (): Promise<Loaded> =>
       Promise.all([
-        api.get<PipelineRecord>(`/pipelines/${encodeURIComponent(id)}`),
-        api.get<CatalogView>("/catalog"),
-        api.get<{ items: ProcessorTemplate[] }>("/processor-templates"),
-        api.get<{ items: ComponentRecord[] }>("/sources"),
-        api.get<{ items: ComponentRecord[] }>("/destinations"),
+        api.get("/pipelines/{id}", { params: { id } }),
+        api.get("/catalog"),
+        api.get("/processor-templates"),
+        api.get("/sources"),
+        api.get("/destinations"),
       ]).then(([pipeline, catalog, templates, sources, destinations]) => ({
         pipeline,
         ctx: { signal: pipeline.signal, catalog, templates: templates.items, sources: sources.items, destinations: destinations.items },

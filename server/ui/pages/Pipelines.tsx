@@ -8,7 +8,7 @@
  */
 import { useCallback, useState, type FormEvent } from "react";
 import { SIGNALS, type PipelineRecord } from "../../../shared/config-records.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { EmptyState } from "../components/EmptyState.tsx";
@@ -28,7 +28,7 @@ function CreatePipeline() {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     run(
-      () => api.post<PipelineRecord>("/pipelines", { name: String(form.get("name") ?? ""), signal: String(form.get("signal") ?? "logs") }),
+      () => api.post("/pipelines", { body: { name: String(form.get("name") ?? ""), signal: String(form.get("signal") ?? "logs") } }),
       (created) => navigate(`/ui/pipelines/${encodeURIComponent(created.id)}`),
     );
   }
@@ -67,7 +67,7 @@ export function PipelinesPage() {
   const [reload, setReload] = useState(0);
   const refetch = useCallback(() => setReload((n) => n + 1), []);
   useLiveEvents(["worktree"], refetch);
-  const { data, error, setError, loading } = useLoad(() => api.get<{ items: PipelineRecord[] }>("/pipelines"), String(reload));
+  const { data, error, setError, loading } = useLoad(() => api.get("/pipelines"), String(reload));
   const items = data?.items ?? [];
   const removing = useAction();
 
@@ -75,7 +75,7 @@ export function PipelinesPage() {
     if (!window.confirm(`Delete pipeline "${pipeline.name}"? Its graph is removed from the working tree.`)) return;
     // A refusal shows where the list's own error does.
     removing.run(
-      () => api.delete(`/pipelines/${encodeURIComponent(pipeline.id)}`),
+      () => api.delete("/pipelines/{id}", { params: { id: pipeline.id } }),
       () => {
         setError(null);
         refetch();

@@ -76,8 +76,9 @@ function Counts({ rollout }: { rollout: RolloutSummary }) {
 export function RolloutsPage() {
   const [events, bump] = useThrottledCounter(2000);
   useLiveEvents(["rollout"], bump);
-  const { items, nextCursor, error, loading, loadMore } = usePages<RolloutSummary>(
-    (cursor) => `/rollouts?${new URLSearchParams({ limit: String(PAGE_SIZE), ...(cursor === null ? {} : { cursor }) })}`,
+  const { items, nextCursor, error, loading, loadMore } = usePages(
+    "/rollouts",
+    (cursor) => ({ limit: PAGE_SIZE, cursor }),
     String(events),
   );
   return (

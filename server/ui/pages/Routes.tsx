@@ -10,8 +10,8 @@
  * field they name.
  */
 import { useState, type FormEvent } from "react";
-import type { PipelineRecord, RouteRecord, SourceActivation, SourceRecord } from "../../../shared/config-records.ts";
-import { api } from "../api.ts";
+import type { PipelineRecord, RouteRecord, SourceRecord } from "../../../shared/config-records.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLoad } from "../load.ts";
@@ -51,10 +51,10 @@ function useRoutesData(reload: number) {
   const { data, setData, error, loading } = useLoad(
     () =>
       Promise.all([
-        api.get<{ items: RouteRecord[] }>("/routes"),
-        api.get<{ items: Collector[] }>(`/collectors?limit=${COLLECTOR_LIMIT}`),
-        api.get<{ items: SourceRecord[] }>("/sources"),
-        api.get<{ items: PipelineRecord[] }>("/pipelines"),
+        api.get("/routes"),
+        api.get("/collectors", { query: { limit: COLLECTOR_LIMIT } }),
+        api.get("/sources"),
+        api.get("/pipelines"),
       ]).then(([routes, collectors, sources, pipelines]) => ({
         routes: routes.items,
         lookups: { collectors: collectors.items, sources: sources.items, pipelines: pipelines.items } satisfies Lookups,
@@ -89,7 +89,7 @@ export function RoutesPage() {
   function remove(route: RouteRecord) {
     if (!window.confirm(`Delete ${describe(route)}? The collector stops running it once the change is published.`)) return;
     run(
-      () => api.delete(`/routes/${encodeURIComponent(route.id)}`),
+      () => api.delete("/routes/{id}", { params: { id: route.id } }),
       () => {
         setRoutes((before) => before.filter((r) => r.id !== route.id));
         setSaid(`Deleted ${describe(route)}.`);
@@ -233,7 +233,7 @@ function RouteForm({ lookups, route, onSaved }: { lookups: Lookups; route?: Rout
   const activations = useLoad(
     collectorId === null
       ? null
-      : () => api.get<{ items: SourceActivation[] }>(`/collectors/${encodeURIComponent(collectorId)}/sources`).then((page) => new Set(page.items.map((a) => a.sourceId))),
+      : () => api.get("/collectors/{id}/sources", { params: { id: collectorId } }).then((page) => new Set(page.items.map((a) => a.sourceId))),
     collectorId ?? "",
     { reset: "all" },
   );
@@ -244,7 +244,7 @@ function RouteForm({ lookups, route, onSaved }: { lookups: Lookups; route?: Rout
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    saving.run(() => (route ? api.put<RouteWritten>(`/routes/${encodeURIComponent(route.id)}`, value) : api.post<RouteWritten>("/routes", value)), onSaved);
+    saving.run(() => (route ? api.put("/routes/{id}", { params: { id: route.id }, body: value }) : api.post("/routes", { body: value })), onSaved);
   }
 
   const schema = routeSchema(lookups, active);

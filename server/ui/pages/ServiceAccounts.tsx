@@ -9,7 +9,8 @@
 import { useState, type FormEvent } from "react";
 import type { Scope } from "../../../shared/access.ts";
 import type { CreatedServiceAccount, ScopesAnswer, ServiceAccount } from "../../../shared/service-accounts.ts";
-import { api, ApiError } from "../api.ts";
+import { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLoad } from "../load.ts";
@@ -43,7 +44,7 @@ function CreateForm({ scopes, onCreated }: { scopes: ScopesAnswer; onCreated: (a
       return;
     }
     run(
-      () => api.post<CreatedServiceAccount>("/service-accounts", { name, scopes: [...chosen] }),
+      () => api.post("/service-accounts", { body: { name, scopes: [...chosen] } }),
       (created) => {
         formElement.reset();
         setChosen(new Set());
@@ -102,7 +103,7 @@ export function ServiceAccountsPage() {
   const role = state.status === "signedIn" ? state.user.role : "unknown";
   const loaded = useLoad(
     () =>
-      Promise.all([api.get<{ items: ServiceAccount[] }>("/service-accounts"), api.get<ScopesAnswer>("/scopes")]).then(([list, scopes]) => ({
+      Promise.all([api.get("/service-accounts"), api.get("/scopes")]).then(([list, scopes]) => ({
         accounts: list.items,
         scopes,
       })),
@@ -128,7 +129,7 @@ export function ServiceAccountsPage() {
   function revoke(account: ServiceAccount) {
     if (!window.confirm(`Revoke service account ${account.name}? Its token stops working at once.`)) return;
     run(
-      () => api.delete(`/service-accounts/${encodeURIComponent(account.id)}`),
+      () => api.delete("/service-accounts/{id}", { params: { id: account.id } }),
       () => {
         setAccounts((list) => list.filter((a) => a.id !== account.id));
         if (created?.id === account.id) setCreated(null);

@@ -8,7 +8,7 @@
  */
 import { useState, type ReactNode } from "react";
 import { COLLECTOR_STATUSES } from "../../../shared/collector-status.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Facts } from "../components/Facts.tsx";
@@ -38,7 +38,7 @@ const CHANNEL_NAMES: Record<string, string> = {
 
 export function SystemPage() {
   const [refreshed, setRefreshed] = useState(0);
-  const { data: health, error, pending: loading } = useLoad(() => api.get<Health>("/system/health"), String(refreshed));
+  const { data: health, error, pending: loading } = useLoad(() => api.get("/system/health"), String(refreshed));
 
   return (
     <section aria-labelledby="system-title" className="system">

@@ -5,7 +5,7 @@
  * change audited, and refused while a pipeline's matchers read a key it drops).
  */
 import { useState, type FormEvent } from "react";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -24,7 +24,7 @@ export function TrustedAttributesSection() {
   const isAdmin = state.status === "signedIn" && state.user.role === "admin";
   const [text, setText] = useState("");
   const showList = (answer: TrustedList) => setText(answer.listed.join(", "));
-  const loaded = useLoad(() => api.get<TrustedList>("/system/trusted-attributes"), "", { onData: showList });
+  const loaded = useLoad(() => api.get("/system/trusted-attributes"), "", { onData: showList });
   const list = loaded.data;
   const { busy: saving, error: saveError, run } = useAction();
   const error = saveError ?? loaded.error;
@@ -32,7 +32,7 @@ export function TrustedAttributesSection() {
   function onSubmit(event: FormEvent) {
     event.preventDefault();
     run(
-      () => api.put<TrustedList>("/system/trusted-attributes", { keys: keysOf(text) }),
+      () => api.put("/system/trusted-attributes", { body: { keys: keysOf(text) } }),
       (answer) => {
         loaded.setData(answer);
         showList(answer);

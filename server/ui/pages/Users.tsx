@@ -8,8 +8,8 @@
  */
 import { useEffect, useState, type FormEvent } from "react";
 import { USER_ROLES, type Role } from "../../../shared/access.ts";
-import type { InviteAnswer, ResetAnswer, User } from "../../../shared/users.ts";
-import { api } from "../api.ts";
+import type { User } from "../../../shared/users.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { useLoad } from "../load.ts";
@@ -57,7 +57,7 @@ function InviteForm({ onInvited }: { onInvited: (user: User, delivered: Delivere
     const form = new FormData(formElement);
     const body = { username: String(form.get("username")).trim(), email: String(form.get("email")).trim(), role: form.get("role") };
     run(
-      () => api.post<InviteAnswer>("/users", body),
+      () => api.post("/users", { body }),
       (answer) => {
         formElement.reset();
         onInvited(answer.user, {
@@ -179,7 +179,7 @@ function UserRow({ user, self, busy, actions }: { user: User; self: boolean; bus
 export function UsersPage() {
   const { state } = useSession();
   const me = state.status === "signedIn" ? state.user : null;
-  const { data: users, setData: setUsers, error: loadError } = useLoad(() => api.get<{ items: User[] }>("/users").then((answer) => answer.items), "");
+  const { data: users, setData: setUsers, error: loadError } = useLoad(() => api.get("/users").then((answer) => answer.items), "");
   const { busy, error: actionError, run } = useAction();
   const [actingOn, setActingOn] = useState<string | null>(null);
   const [status, setStatus] = useState("");
@@ -196,24 +196,24 @@ export function UsersPage() {
 
   const actions: RowActions = {
     setRole: (user, role) =>
-      act(user, () => api.patch<User>(`/users/${encodeURIComponent(user.id)}`, { role }), (changed) => {
+      act(user, () => api.patch("/users/{id}", { params: { id: user.id }, body: { role } }), (changed) => {
         replace(changed);
         return `${changed.username} is now ${changed.role}.`;
       }),
     setDisabled: (user, disabled) =>
-      act(user, () => api.patch<User>(`/users/${encodeURIComponent(user.id)}`, { disabled }), (changed) => {
+      act(user, () => api.patch("/users/{id}", { params: { id: user.id }, body: { disabled } }), (changed) => {
         replace(changed);
         return disabled ? `${changed.username} is disabled and signed out.` : `${changed.username} is enabled.`;
       }),
     remove: (user) => {
       if (!window.confirm(`Delete user ${user.username}? They are signed out at once and cannot sign in again.`)) return;
-      act(user, () => api.delete(`/users/${encodeURIComponent(user.id)}`), () => {
+      act(user, () => api.delete("/users/{id}", { params: { id: user.id } }), () => {
         setUsers((list) => list?.filter((u) => u.id !== user.id) ?? null);
         return `${user.username} was deleted.`;
       });
     },
     reset: (user) =>
-      act(user, () => api.post<ResetAnswer>(`/users/${encodeURIComponent(user.id)}/password-reset`), (answer) => {
+      act(user, () => api.post("/users/{id}/password-reset", { params: { id: user.id } }), (answer) => {
         setDelivered({ kind: "reset", username: user.username, url: answer.resetUrl, mailedTo: answer.mailedTo, expiresAt: answer.expiresAt });
         return answer.mailedTo ? `Password reset link mailed to ${answer.mailedTo}.` : `Password reset link for ${user.username} made.`;
       }),

@@ -9,7 +9,8 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { WEBHOOK_EVENTS, type WebhookEvent } from "../../../shared/webhook-events.ts";
 import type { Webhook, WebhookDelivery } from "../../../shared/webhooks.ts";
-import { api, ApiError } from "../api.ts";
+import { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { FieldError, fieldProps } from "../components/FieldError.tsx";
@@ -73,7 +74,7 @@ function CreateForm({ onCreated }: { onCreated: (hook: Created) => void }) {
     // Kept in the order the server lists them, as it stores them.
     const body = { url, events: WEBHOOK_EVENTS.filter((e) => events.has(e)), secret };
     run(
-      () => api.post<Webhook>("/webhooks", body),
+      () => api.post("/webhooks", { body }),
       (hook) => {
         formElement.reset();
         setEvents(new Set());
@@ -158,7 +159,7 @@ function DeliveryLog({ hook }: { hook: Webhook }) {
     return () => clearInterval(timer);
   }, []);
   const { data: deliveries, error } = useLoad(
-    () => api.get<{ items: WebhookDelivery[] }>(`/webhooks/${encodeURIComponent(hook.id)}/deliveries`).then((answer) => answer.items),
+    () => api.get("/webhooks/{id}/deliveries", { params: { id: hook.id } }).then((answer) => answer.items),
     `${hook.id} ${tick}`,
   );
   const titleId = `deliveries-${hook.id}`;
@@ -202,7 +203,7 @@ function DeliveryLog({ hook }: { hook: Webhook }) {
 export function WebhooksPage() {
   const { state } = useSession();
   const role = state.status === "signedIn" ? state.user.role : "unknown";
-  const { data: hooks, setData: setHooks, error: loadError } = useLoad(() => api.get<{ items: Webhook[] }>("/webhooks").then((answer) => answer.items), "");
+  const { data: hooks, setData: setHooks, error: loadError } = useLoad(() => api.get("/webhooks").then((answer) => answer.items), "");
   const { error: actionError, run } = useAction();
   const [created, setCreated] = useState<Created | null>(null);
   const [shown, setShown] = useState<string | null>(null);
@@ -218,7 +219,7 @@ export function WebhooksPage() {
   function remove(hook: Webhook) {
     if (!window.confirm(`Delete the webhook to ${hook.url}? Its pending deliveries and its log go with it.`)) return;
     run(
-      () => api.delete(`/webhooks/${encodeURIComponent(hook.id)}`),
+      () => api.delete("/webhooks/{id}", { params: { id: hook.id } }),
       () => {
         setHooks((list) => list?.filter((h) => h.id !== hook.id) ?? null);
         if (created?.id === hook.id) setCreated(null);

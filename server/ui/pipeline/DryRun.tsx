@@ -8,7 +8,8 @@
  * and for which source types that result holds on Alloy collectors as well.
  */
 import { useState, type FormEvent } from "react";
-import { api, ApiError } from "../api.ts";
+import { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { ListTable } from "../components/ListTable.tsx";
@@ -34,7 +35,7 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
     }
     const processors = chain?.map((n) => ({ id: n.id, type: n.processor!.type, config: n.processor!.config ?? {} }));
     run(
-      () => api.post<DryRunAnswer>(`/pipelines/${encodeURIComponent(pipelineId)}/dry-run`, processors ? { input: parsed, processors } : { input: parsed }),
+      () => api.post("/pipelines/{id}/dry-run", { params: { id: pipelineId }, body: processors ? { input: parsed, processors } : { input: parsed } }),
       (answer) => setResult({ input: parsed, answer }),
       (caught) => {
         setResult(null);

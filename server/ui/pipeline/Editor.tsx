@@ -13,7 +13,8 @@
  */
 import { ReactFlowProvider, useReactFlow } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useState } from "react";
-import { api, ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { Canvas } from "./Canvas.tsx";
@@ -89,7 +90,7 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
   function save() {
     const sent = topology;
     run(
-      () => api.put<Topology>(`/pipelines/${encodeURIComponent(pipeline.id)}/topology?base=${encodeURIComponent(remote.base)}`, sent),
+      () => api.put("/pipelines/{id}/topology", { params: { id: pipeline.id }, query: { base: remote.base }, body: sent }),
       (answer) => {
         draft.saved(answer);
         remote.saved(answer);

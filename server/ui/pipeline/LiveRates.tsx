@@ -7,7 +7,7 @@
  */
 import { useRef, useState } from "react";
 import type { PipelineRates } from "../../../shared/pipelines.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 
 export interface NodeRate {
@@ -23,7 +23,7 @@ export function useLiveRates(pipelineId: string, choice: string) {
   const [rates, setRates] = useState<Map<string, NodeRate>>(new Map());
   const previous = useRef(new Map<string, number | null>());
   const { data: answer } = useLoad(
-    () => api.get<PipelineRates>(`/pipelines/${encodeURIComponent(pipelineId)}/rates${choice && choice !== "all" ? `?collector=${encodeURIComponent(choice)}` : ""}`),
+    () => api.get("/pipelines/{id}/rates", { params: { id: pipelineId }, query: { collector: choice && choice !== "all" ? choice : undefined } }),
     `${pipelineId}|${choice}`,
     {
       everyMs: POLL_MS,

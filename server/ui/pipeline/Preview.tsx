@@ -7,11 +7,11 @@
  * graph; its answer is handed up so problems pin to nodes while editing.
  */
 import { useState } from "react";
-import { api, ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { RUNTIME_NAMES, RUNTIMES, type Runtime } from "../../../shared/vocabulary.ts";
-import type { PipelinePreview } from "../../../shared/pipelines.ts";
 import { renderedForText, RenderTargetPicker } from "./RenderTarget.tsx";
 import type { Topology } from "./types.ts";
 
@@ -33,7 +33,7 @@ export function Preview({ pipelineId, matchers, topology, onChecked }: PreviewPr
   // Moving nodes changes nothing rendered: the content and the target are what is read.
   const { data: answer, error, pending } = useLoad(
     // A collector renders on its own runtime and version; otherwise the runtime chosen here.
-    () => api.post<PipelinePreview>(`/pipelines/${encodeURIComponent(pipelineId)}/topology/preview?${new URLSearchParams(collectorId ? { collectorId } : { runtime })}`, JSON.parse(content)),
+    () => api.post("/pipelines/{id}/topology/preview", { params: { id: pipelineId }, query: collectorId ? { collectorId } : { runtime }, body: JSON.parse(content) }),
     `${pipelineId}|${content}|${runtime}|${collectorId}`,
     {
       delayMs: DEBOUNCE_MS,

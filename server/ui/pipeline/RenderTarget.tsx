@@ -4,10 +4,9 @@
  * matchers, its routes) listed first, the rest narrowed by a search.
  */
 import { useState } from "react";
-import type { Collector } from "../../../shared/collectors.ts";
 import type { PreviewTarget } from "../../../shared/pipelines.ts";
 import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 
 /** Collectors listed per group: a picker, not a fleet browser; the search finds the rest. */
@@ -24,13 +23,12 @@ function useChoices(pipelineId: string, matchers: readonly string[], q: string) 
   const key = JSON.stringify(matchers);
   const { data } = useLoad(
     () => {
-      const search = new URLSearchParams({ limit: String(LISTED), ...(q.trim() ? { q: q.trim() } : {}) });
       const matched =
         matchers.length === 0
           ? Promise.resolve([] as Choice[])
-          : api.get<{ items: Collector[] }>(`/collectors?${new URLSearchParams([["limit", String(LISTED)], ...matchers.map((m) => ["match", m])])}`).then((p) => p.items);
-      const routed = api.get<{ items: { collectorId: string }[] }>(`/routes?pipelineId=${encodeURIComponent(pipelineId)}`).then((p) => new Set(p.items.map((r) => r.collectorId)));
-      return Promise.all([matched, routed, api.get<{ items: Collector[] }>(`/collectors?${search}`).then((p) => p.items)]).then(([byMatchers, routedIds, listed]) => {
+          : api.get("/collectors", { query: { limit: LISTED, match: matchers } }).then((p) => p.items);
+      const routed = api.get("/routes", { query: { pipelineId } }).then((p) => new Set(p.items.map((r) => r.collectorId)));
+      return Promise.all([matched, routed, api.get("/collectors", { query: { limit: LISTED, q: q.trim() || undefined } }).then((p) => p.items)]).then(([byMatchers, routedIds, listed]) => {
         const first = new Map(byMatchers.map((c) => [c.id, { id: c.id, name: c.name }]));
         for (const c of listed) if (routedIds.has(c.id)) first.set(c.id, { id: c.id, name: c.name });
         return {

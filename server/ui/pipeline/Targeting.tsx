@@ -7,8 +7,8 @@
  * the pipeline collector by collector beside this.
  */
 import { useEffect, useState } from "react";
-import type { MatchersPreview } from "../../../shared/collectors.ts";
-import { api, ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { useLoad } from "../load.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -39,7 +39,7 @@ function problemsByIndex(error: ApiError | null): Map<number, string> {
 function useMatcherPreview(matchers: string[]) {
   const key = JSON.stringify(matchers);
   const askable = matchers.length > 0 && matchersValid(matchers);
-  const { data: preview, error, pending } = useLoad(askable ? () => api.post<MatchersPreview>("/matchers/preview", { matchers, limit: SAMPLE }) : null, key, {
+  const { data: preview, error, pending } = useLoad(askable ? () => api.post("/matchers/preview", { body: { matchers, limit: SAMPLE } }) : null, key, {
     delayMs: DEBOUNCE_MS,
     clearOnError: true,
     reset: "error",
@@ -75,7 +75,7 @@ export function TargetingSection({ pipeline, canEdit, onSaved }: { pipeline: Pip
     setValues(filled);
     setSaved(false);
     run(
-      () => api.put<PipelineRecord>(`/pipelines/${encodeURIComponent(pipeline.id)}`, { name: pipeline.name, signal: pipeline.signal, matchers: filled }),
+      () => api.put("/pipelines/{id}", { params: { id: pipeline.id }, body: { name: pipeline.name, signal: pipeline.signal, matchers: filled } }),
       (answer) => {
         setSaved(true);
         onSaved(answer);

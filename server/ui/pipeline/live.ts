@@ -9,7 +9,8 @@
  */
 import { useEffect, useMemo, useState } from "react";
 import { topologyTag } from "../../../shared/topology-tag.ts";
-import { api, ApiError } from "../api.ts";
+import type { ApiError } from "../api.ts";
+import { api } from "../client.ts";
 import { useLiveEvents } from "../events.ts";
 import type { PipelineRecord, Topology } from "./types.ts";
 
@@ -51,7 +52,7 @@ export function useRemoteVersion(id: string, initial: Topology, draft: Draft, on
 
   useLiveEvents(["worktree"], (event) => {
     if (event.type !== "reconnected" && event.id !== fileOf(id)) return;
-    api.get<PipelineRecord>(`/pipelines/${encodeURIComponent(id)}`).then(
+    api.get("/pipelines/{id}", { params: { id } }).then(
       (pipeline) => {
         setGone(false);
         setLatest(pipeline);

@@ -5,8 +5,7 @@
  * also includes a collector a rollback pinned, since the publish names it).
  */
 import { type FormEvent } from "react";
-import type { Rollout } from "../../../shared/rollouts.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { CollectorField } from "../components/CollectorField.tsx";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -21,7 +20,7 @@ export function PublishOne({ onPublished }: { onPublished: (result: string) => v
     if (collector === "") return;
     // The body's collectorIds, not /publish/{collectorId}: a collector may be named "plan" or "status".
     run(
-      () => api.post<Rollout>("/publish", { collectorIds: [collector] }),
+      () => api.post("/publish", { body: { collectorIds: [collector] } }),
       (rollout) => onPublished(publishedText(rollout)),
     );
   }

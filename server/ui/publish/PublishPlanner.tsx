@@ -7,7 +7,7 @@
  */
 import { useState, type FormEvent } from "react";
 import type { PublishPlan, Rollout } from "../../../shared/rollouts.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { shortCommit } from "../format.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -35,7 +35,7 @@ export function PublishPlanner({ onPublished, onPlanned }: Props) {
 
   function review() {
     run(
-      () => api.post<PublishPlan>("/publish/plan", {}),
+      () => api.post("/publish/plan", { body: {} }),
       (answer) => {
         setPlan(answer);
         onPlanned();
@@ -47,7 +47,7 @@ export function PublishPlanner({ onPublished, onPlanned }: Props) {
     event.preventDefault();
     const staged = strategyFrom(strategy);
     run(
-      () => api.post<Rollout>("/publish", staged ? { strategy: staged } : {}),
+      () => api.post("/publish", { body: staged ? { strategy: staged } : {} }),
       (rollout) => {
         // Publish delivers the head: say so when a commit landed after the plan was made.
         const newer = plan && rollout.commit !== plan.commit ? ` It is newer than the reviewed plan's ${shortCommit(plan.commit)}.` : "";

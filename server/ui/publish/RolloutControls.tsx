@@ -4,8 +4,8 @@
  * the collectors that failed back to the config they ran before.
  */
 import { useState, type FormEvent } from "react";
-import type { AbortAnswer, RolloutStatus } from "../../../shared/rollouts.ts";
-import { api } from "../api.ts";
+import type { RolloutStatus } from "../../../shared/rollouts.ts";
+import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { plural } from "./plan.ts";
@@ -32,10 +32,10 @@ export function RolloutControls({ status, onDone }: Props) {
   function act(action: "pause" | "resume" | "abort", body?: unknown) {
     run(
       // Only an abort answers rolledBack.
-      () => api.post<Partial<AbortAnswer>>(`/rollouts/${encodeURIComponent(id!)}/${action}`, body),
+      () => api.post(`/rollouts/{id}/${action}`, { params: { id: id! }, body }),
       (answer) => {
         setAsking(false);
-        onDone(action === "abort" ? `Aborted; ${plural(answer.rolledBack?.length ?? 0, "collector")} rolled back.` : "");
+        onDone(action === "abort" ? `Aborted; ${plural("rolledBack" in answer ? answer.rolledBack.length : 0, "collector")} rolled back.` : "");
       },
     );
   }

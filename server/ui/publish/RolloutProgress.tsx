@@ -9,7 +9,7 @@
  */
 import { useState } from "react";
 import type { RolloutStatus } from "../../../shared/rollouts.ts";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 import { useLoad } from "../load.ts";
 import { shortCommit } from "../format.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
@@ -41,7 +41,7 @@ interface Props {
 }
 
 export function RolloutProgress({ reload, canWrite, onChanged }: Props) {
-  const { data: status, error } = useLoad(() => api.get<RolloutStatus>("/publish/status?scope=fleet"), String(reload));
+  const { data: status, error } = useLoad(() => api.get("/publish/status", { query: { scope: "fleet" } }), String(reload));
   const [notice, setNotice] = useState("");
 
   const position = status && batchPosition(status);

@@ -4,7 +4,7 @@
  * deleted collector simply keeps showing its id.
  */
 import { useEffect, useRef, useState } from "react";
-import { api } from "../api.ts";
+import { api } from "../client.ts";
 
 export function useCollectorNames(ids: readonly string[]): ReadonlyMap<string, string> {
   const [names, setNames] = useState<ReadonlyMap<string, string>>(new Map());
@@ -15,7 +15,7 @@ export function useCollectorNames(ids: readonly string[]): ReadonlyMap<string, s
     if (wanted.length === 0) return;
     for (const id of wanted) asked.current.add(id);
     // Answers are kept even when the ids moved on meanwhile: they were asked once only.
-    void Promise.allSettled(wanted.map((id) => api.get<{ id: string; name: string }>(`/collectors/${encodeURIComponent(id)}`))).then((answers) =>
+    void Promise.allSettled(wanted.map((id) => api.get("/collectors/{id}", { params: { id } }))).then((answers) =>
       setNames((old) => {
         const next = new Map(old);
         for (const answer of answers) if (answer.status === "fulfilled") next.set(answer.value.id, answer.value.name);
