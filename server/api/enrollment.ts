@@ -33,7 +33,7 @@ import { COLLECTORS_DIR, hasCollectorMirror } from "../enrollment/downloads.ts";
 import { ConflictError, ValidationError } from "../errors.ts";
 import { route, type Route } from "../http/route.ts";
 import type { Refs } from "../refs/refs.ts";
-import { decodeCursor, encodeCursor, IdParam, PageQuery } from "../http/schemas.ts";
+import { decodeCursor, encodeCursor, PageQuery } from "../http/schemas.ts";
 import { Nullable } from "../../shared/schema.ts";
 
 const CreateBody = Type.Object(

@@ -169,7 +169,7 @@ const RUNTIME_CHOICES: { value: Runtime; label: string; hint: string }[] = [
  * in a URL) or a fresh one: a single-use opamp enrollment token for the
  * OpenTelemetry Collector; for Alloy the collector's own token, which replaces its previous one.
  */
-function BootstrapFiles({ onMinted, readiness, canMint }: { onMinted: () => void; readiness: OnboardingReadiness | null; canMint: boolean }) {
+function BootstrapFilesForm({ onMinted, readiness, canMint }: { onMinted: () => void; readiness: OnboardingReadiness | null; canMint: boolean }) {
   const blocked = blocker(readiness?.collectorSnippet);
   const [runtime, setRuntime] = useState<Runtime>("otelcol");
   // Minting needs collectors:enroll; without it only a token the user holds renders files.
@@ -391,7 +391,7 @@ export function OnboardingPage() {
         <>
           <AgentSnippet onMinted={onMinted} readiness={readiness} />
           {canEnroll ? <CollectorSnippet onMinted={onMinted} readiness={readiness} /> : <EnrollNote />}
-          <BootstrapFiles onMinted={onMinted} readiness={readiness} canMint={canEnroll} />
+          <BootstrapFilesForm onMinted={onMinted} readiness={readiness} canMint={canEnroll} />
         </>
       )}
       <TokenList refresh={minted} canWrite={canWrite} />
