@@ -56,7 +56,10 @@ export class Agent {
           this.log.info({ path: credential.path }, "enrolled: this agent's credential is stored");
         } catch (error) {
           // The credential is never logged; without the file a restart is refused until an operator allows a re-enrollment.
-          this.log.error({ path: credential.path, err: error }, "storing this agent's credential failed: after a restart the server refuses this host until POST /agents/{id}/re-enroll");
+          this.log.error(
+            { path: credential.path, err: error },
+            "storing this agent's credential failed: after a restart the server refuses this host until POST /agents/{id}/re-enroll",
+          );
         }
       },
       caCertPath: this.config.certificates.caCertPath,
@@ -81,7 +84,14 @@ export class Agent {
 
   private async hello(id: string): Promise<Extract<AgentMessage, { type: "hello" }>> {
     const { enabled, allowedRoots } = this.config.browse;
-    return { type: "hello", agentId: id, version: this.version, environment: this.config.agent.environment, host: await hostFacts(), browse: { enabled, allowedRoots } };
+    return {
+      type: "hello",
+      agentId: id,
+      version: this.version,
+      environment: this.config.agent.environment,
+      host: await hostFacts(),
+      browse: { enabled, allowedRoots },
+    };
   }
 
   /** Runs discovery (one run at a time); true when the report changed. */

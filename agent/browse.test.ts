@@ -97,7 +97,16 @@ describe("sampling", () => {
     for (const mode of ["lines", "bytes"] as const) {
       for (const from of ["head", "tail"] as const) {
         const s = await b.sample(join(log, "app.log"), mode, from);
-        expect(s).toEqual({ path: join(log, "app.log"), mode, from, size: 14, binary: false, content: "one\ntwo\nthree\n", lines: mode === "lines" ? 3 : 0, truncated: false });
+        expect(s).toEqual({
+          path: join(log, "app.log"),
+          mode,
+          from,
+          size: 14,
+          binary: false,
+          content: "one\ntwo\nthree\n",
+          lines: mode === "lines" ? 3 : 0,
+          truncated: false,
+        });
       }
     }
   });
@@ -118,7 +127,11 @@ describe("sampling", () => {
     const b = browser();
     expect(await b.sample(join(log, "no-newline.log"), "lines", "head")).toMatchObject({ content: "a\nb", lines: 2, truncated: false });
     expect(await b.sample(join(log, "no-newline.log"), "lines", "tail")).toMatchObject({ content: "a\nb", lines: 2, truncated: false });
-    expect(await browser({ maxSampleLines: 1 }).sample(join(log, "no-newline.log"), "lines", "tail")).toMatchObject({ content: "b", lines: 1, truncated: true });
+    expect(await browser({ maxSampleLines: 1 }).sample(join(log, "no-newline.log"), "lines", "tail")).toMatchObject({
+      content: "b",
+      lines: 1,
+      truncated: true,
+    });
   });
 
   test("the tail of a 5 MiB file in lines mode is exactly its last 200 lines", async () => {
@@ -149,10 +162,18 @@ describe("sampling", () => {
     // its look-behind byte is line 6's newline, so line 7 is known to be whole.
     const path = join(log, "fixed.log");
     const line = (i: number) => `${String(i).repeat(29)}\n`;
-    expect(await browser({ maxSampleBytes: 90 }).sample(path, "lines", "tail")).toMatchObject({ content: line(7) + line(8) + line(9), lines: 3, truncated: true });
+    expect(await browser({ maxSampleBytes: 90 }).sample(path, "lines", "tail")).toMatchObject({
+      content: line(7) + line(8) + line(9),
+      lines: 3,
+      truncated: true,
+    });
     // With 89 bytes line 7 is cut: it is dropped.
     expect(await browser({ maxSampleBytes: 89 }).sample(path, "lines", "tail")).toMatchObject({ content: line(8) + line(9), lines: 2, truncated: true });
-    expect(await browser({ maxSampleBytes: 100 }).sample(path, "lines", "head")).toMatchObject({ content: line(0) + line(1) + line(2), lines: 3, truncated: true });
+    expect(await browser({ maxSampleBytes: 100 }).sample(path, "lines", "head")).toMatchObject({
+      content: line(0) + line(1) + line(2),
+      lines: 3,
+      truncated: true,
+    });
     // A line longer than the window yields nothing rather than a fragment.
     expect(await browser({ maxSampleBytes: 20 }).sample(path, "lines", "tail")).toMatchObject({ content: "", lines: 0, truncated: true });
   });
@@ -184,7 +205,12 @@ describe("sampling", () => {
   });
 
   test("a binary file is flagged even when the line window holds no whole line", async () => {
-    expect(await browser({ maxSampleBytes: 4 }).sample(join(log, "nul.bin"), "lines", "tail")).toMatchObject({ binary: true, content: "", lines: 0, truncated: true });
+    expect(await browser({ maxSampleBytes: 4 }).sample(join(log, "nul.bin"), "lines", "tail")).toMatchObject({
+      binary: true,
+      content: "",
+      lines: 0,
+      truncated: true,
+    });
   });
 
   test("a few invalid bytes (Latin-1 text) do not make a file binary", async () => {
@@ -223,16 +249,20 @@ describe("sampling", () => {
     await refusal(browser().sample(join(log, "app.log"), "lines", "middle" as "tail"), "bad_request");
   });
 
-  test("an unreadable file is refused with permission_denied", async () => {
-    if (rerunUnprivileged(import.meta.path, "an unreadable file is refused with permission_denied")) return;
-    const path = join(log, "private.log");
-    writeFileSync(path, "private\n", { mode: 0o000 });
-    try {
-      await refusal(browser().sample(path, "lines", "tail"), "permission_denied");
-    } finally {
-      rmSync(path);
-    }
-  }, RERUN_TIMEOUT_MS);
+  test(
+    "an unreadable file is refused with permission_denied",
+    async () => {
+      if (rerunUnprivileged(import.meta.path, "an unreadable file is refused with permission_denied")) return;
+      const path = join(log, "private.log");
+      writeFileSync(path, "private\n", { mode: 0o000 });
+      try {
+        await refusal(browser().sample(path, "lines", "tail"), "permission_denied");
+      } finally {
+        rmSync(path);
+      }
+    },
+    RERUN_TIMEOUT_MS,
+  );
 });
 
 describe("listing", () => {

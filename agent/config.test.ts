@@ -66,7 +66,25 @@ const DEFAULTS: AgentConfig = {
   browse: {
     enabled: true,
     allowedRoots: ["/var/log", "/var/lib/docker/containers", "/opt"],
-    denyPatterns: ["*.key", "*.pem", "*.p12", "*.pfx", "*.jks", "*.kdbx", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", ".env", ".env.*", "*shadow*", ".ssh", "/proc/*", "/sys/*", "/etc/shadow"],
+    denyPatterns: [
+      "*.key",
+      "*.pem",
+      "*.p12",
+      "*.pfx",
+      "*.jks",
+      "*.kdbx",
+      "id_rsa*",
+      "id_dsa*",
+      "id_ecdsa*",
+      "id_ed25519*",
+      ".env",
+      ".env.*",
+      "*shadow*",
+      ".ssh",
+      "/proc/*",
+      "/sys/*",
+      "/etc/shadow",
+    ],
     maxDirEntries: 1000,
     maxSampleLines: 200,
     maxSampleBytes: 262144,
@@ -105,7 +123,14 @@ describe("one /etc/svc/config.yaml shared with the server", () => {
 
   test("the server's sections are not checked here; the agent's own keys and keys neither documents still are", () => {
     expect(foreignSections("agent")).toEqual(expect.arrayContaining(["listen", "storage", "tls"]));
-    const text = ["listen: 5", "storage: not a mapping", "tls:\n  certFile: [1, 2]", "browse:\n  maxDirEntries: lots", "metricz: {}", "logging:\n  format: json"].join("\n");
+    const text = [
+      "listen: 5",
+      "storage: not a mapping",
+      "tls:\n  certFile: [1, 2]",
+      "browse:\n  maxDirEntries: lots",
+      "metricz: {}",
+      "logging:\n  format: json",
+    ].join("\n");
     expect(keysOf(text).sort()).toEqual(["browse.maxDirEntries", "logging.format", "metricz"]);
   });
 
@@ -299,13 +324,17 @@ describe("certificates", () => {
     expect(onlyProblem(`certificates:\n  caCertPath: ${dir}\n`, "certificates.caCertPath").message).toContain("not a regular file");
   });
 
-  test("caCertPath that cannot be read is named", () => {
-    if (rerunUnprivileged(import.meta.path, "caCertPath that cannot be read is named")) return;
-    const unreadable = join(dir, "unreadable.pem");
-    writeFileSync(unreadable, "x");
-    chmodSync(unreadable, 0o000);
-    expect(onlyProblem(`certificates:\n  caCertPath: ${unreadable}\n`, "certificates.caCertPath").message).toContain("cannot be read");
-  }, RERUN_TIMEOUT_MS);
+  test(
+    "caCertPath that cannot be read is named",
+    () => {
+      if (rerunUnprivileged(import.meta.path, "caCertPath that cannot be read is named")) return;
+      const unreadable = join(dir, "unreadable.pem");
+      writeFileSync(unreadable, "x");
+      chmodSync(unreadable, 0o000);
+      expect(onlyProblem(`certificates:\n  caCertPath: ${unreadable}\n`, "certificates.caCertPath").message).toContain("cannot be read");
+    },
+    RERUN_TIMEOUT_MS,
+  );
 
   test("a relative caCertPath is refused", () => {
     expect(onlyProblem("certificates:\n  caCertPath: ca.pem\n", "certificates.caCertPath").message).toBe("must be an absolute path");
@@ -324,7 +353,8 @@ describe("collectors", () => {
   });
 
   test("a collector block that sets something is the one collector, its name derived from serviceName", () => {
-    const text = "collector:\n  binaryPath: /usr/bin/otelcol-contrib\n  configPath: /etc/otel-collector/config.yaml\n  serviceName: otel-collector.service\n  collectorType: otelcol\n";
+    const text =
+      "collector:\n  binaryPath: /usr/bin/otelcol-contrib\n  configPath: /etc/otel-collector/config.yaml\n  serviceName: otel-collector.service\n  collectorType: otelcol\n";
     expect(parse(text).config.collectors).toEqual([
       {
         name: "otel-collector",

@@ -44,7 +44,6 @@ export interface ParsedAgentConfig {
 /** Where the agent keeps its credential (systemd StateDirectory=svc-agent). */
 export const DEFAULT_STATE_DIR = "/var/lib/svc-agent";
 
-
 export { ALWAYS_DENIED, DEFAULT_ALLOWED_ROOTS };
 
 const BROWSE_DEFAULTS = { maxDirEntries: 1000, maxSampleLines: 200, maxSampleBytes: 262144 };
@@ -172,9 +171,7 @@ function agentEndpoint(value: string): { url: string; legacy: boolean } | string
 function readAgent(r: KeyReader, value: unknown): AgentConfig["agent"] {
   const m = r.mapping(value, "agent", KEYS.agent);
   const id = r.string(m.id, "agent.id", (v) =>
-    /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(v)
-      ? undefined
-      : "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
+    /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(v) ? undefined : "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
   );
   const environment = r.string(m.environment, "agent.environment", (v) =>
     v.length <= 128 && !/[\p{Cc}]/u.test(v) ? undefined : "must be at most 128 characters, without control characters",
@@ -216,22 +213,21 @@ function readCollectors(r: KeyReader, single: unknown, list: unknown, notices: s
     return r.mapping(entry, `collectors[${i}]`, KEYS.collector);
   });
   const collectors = blocks.map((m, i) => readCollector(r, m, `collectors[${i}]`, i));
-  checkUniqueNames(r, collectors, blocks.map((m) => !isUnset(m.name)));
+  checkUniqueNames(
+    r,
+    collectors,
+    blocks.map((m) => !isUnset(m.name)),
+  );
   return collectors;
 }
 
 const checkCollectorType: Check<string> = (v) =>
-  (COLLECTOR_TYPES as readonly string[]).includes(v)
-    ? undefined
-    : `must be "otelcol" (${RUNTIME_NAMES.otelcol}) or "alloy" (${RUNTIME_NAMES.alloy})`;
+  (COLLECTOR_TYPES as readonly string[]).includes(v) ? undefined : `must be "otelcol" (${RUNTIME_NAMES.otelcol}) or "alloy" (${RUNTIME_NAMES.alloy})`;
 
 const checkCollectorName: Check<string> = (v) =>
-  /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(v)
-    ? undefined
-    : "must be 1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit";
+  /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(v) ? undefined : "must be 1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit";
 
-const checkServiceName: Check<string> = (v) =>
-  /^[A-Za-z0-9:_.@\\-]+$/.test(v) ? undefined : "must be a systemd unit name such as alloy.service";
+const checkServiceName: Check<string> = (v) => (/^[A-Za-z0-9:_.@\\-]+$/.test(v) ? undefined : "must be a systemd unit name such as alloy.service");
 
 function checkHttpUrl(v: string): string | undefined {
   try {
@@ -251,9 +247,7 @@ function readCollector(r: KeyReader, m: Mapping, key: string, index: number): Co
   // With no type the defaults wait for discovery, which guesses it from the binary, unit or config file.
   const typed = collectorType !== null;
   return {
-    name:
-      r.string(m.name, child(key, "name"), checkCollectorName) ??
-      (serviceName !== null ? serviceName.replace(/\.service$/, "") : `collector-${index + 1}`),
+    name: r.string(m.name, child(key, "name"), checkCollectorName) ?? (serviceName !== null ? serviceName.replace(/\.service$/, "") : `collector-${index + 1}`),
     binaryPath: r.string(m.binaryPath, child(key, "binaryPath"), absolutePath),
     configPath: r.string(m.configPath, child(key, "configPath"), absolutePath),
     serviceName,
@@ -305,8 +299,7 @@ function readCustomFingerprints(r: KeyReader, value: unknown): Fingerprint[] {
   return fingerprints;
 }
 
-const checkRoot: Check<string> = (v) =>
-  v === "*" || v.startsWith("/") ? undefined : 'must be an absolute directory, or "*" for the whole filesystem';
+const checkRoot: Check<string> = (v) => (v === "*" || v.startsWith("/") ? undefined : 'must be an absolute directory, or "*" for the whole filesystem');
 
 /** Without a trailing slash or `..`, so a prefix test on it means what it says. */
 function normaliseRoot(root: string): string {
@@ -318,8 +311,7 @@ function normaliseRoot(root: string): string {
 function readBrowse(r: KeyReader, value: unknown): BrowseConfig {
   const m = r.mapping(value, "browse", KEYS.browse);
   const allowedRoots = r.stringList(m.allowedRoots, "browse.allowedRoots", checkRoot)?.map(normaliseRoot) ?? DEFAULT_ALLOWED_ROOTS;
-  const limit = (name: keyof typeof BROWSE_DEFAULTS) =>
-    r.integer(m[name], `browse.${name}`, 1, BROWSE_MAX[name]) ?? BROWSE_DEFAULTS[name];
+  const limit = (name: keyof typeof BROWSE_DEFAULTS) => r.integer(m[name], `browse.${name}`, 1, BROWSE_MAX[name]) ?? BROWSE_DEFAULTS[name];
   return {
     enabled: r.boolean(m.enabled, "browse.enabled") ?? true,
     allowedRoots: [...new Set(allowedRoots)],

@@ -109,7 +109,12 @@ describe("validateFingerprint", () => {
       pipeline: { source: { type: "filelog", config: {}, kind: "x" }, sink: {} },
     };
     expect(keysOf(raw).sort()).toEqual(
-      ["customFingerprints[0].extra", "customFingerprints[0].match.pids", "customFingerprints[0].pipeline.sink", "customFingerprints[0].pipeline.source.kind"].sort(),
+      [
+        "customFingerprints[0].extra",
+        "customFingerprints[0].match.pids",
+        "customFingerprints[0].pipeline.sink",
+        "customFingerprints[0].pipeline.source.kind",
+      ].sort(),
     );
   });
 

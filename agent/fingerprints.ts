@@ -51,8 +51,7 @@ const checkName: Check<string> = (v) =>
   /^[a-z0-9][a-z0-9-]{0,62}$/.test(v) ? undefined : "must be a lower-case id: letters, digits and '-', at most 63 characters";
 const checkTitle: Check<string> = (v) => (v.length <= 100 ? undefined : "must be at most 100 characters");
 const checkProcessName: Check<string> = (v) => (v.includes("/") ? "must be an executable's base name, without a directory" : undefined);
-const checkUnit: Check<string> = (v) =>
-  UNIT_NAME.test(v) ? undefined : "must be a systemd unit name with its suffix, e.g. nginx.service";
+const checkUnit: Check<string> = (v) => (UNIT_NAME.test(v) ? undefined : "must be a systemd unit name with its suffix, e.g. nginx.service");
 const checkStepType: Check<string> = (v) => (/^[a-z][a-z0-9_]*$/.test(v) ? undefined : "must be a catalog type id such as filelog");
 
 function checkFile(v: string): string | undefined {
@@ -163,11 +162,7 @@ interface FactIndex {
 }
 
 /** The services whose fingerprints hit, in fingerprint order, with their evidence and current log files. */
-export async function matchFingerprints(
-  fingerprints: readonly Fingerprint[],
-  facts: ServiceFacts,
-  options: MatchOptions = {},
-): Promise<DetectedService[]> {
+export async function matchFingerprints(fingerprints: readonly Fingerprint[], facts: ServiceFacts, options: MatchOptions = {}): Promise<DetectedService[]> {
   const index = indexFacts(facts);
   const root = options.root ?? "";
   const limit = options.maxLogFiles ?? DEFAULT_MAX_LOG_FILES;

@@ -15,7 +15,10 @@ test("logging.file: created with its directory, lines below the level left out, 
   log.info("plain message");
   log.warn({ url: "wss://svc.example.com/v1/agent", code: 1006 }, "disconnected");
   log.error({ err: new TypeError("bad thing") }, "discovery failed");
-  const lines = readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+  const lines = readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
   expect(lines.map(({ time, ...rest }) => rest)).toEqual([
     { level: 30, name: "svc-agent", msg: "plain message" },
     { level: 40, name: "svc-agent", url: "wss://svc.example.com/v1/agent", code: 1006, msg: "disconnected" },

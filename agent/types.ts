@@ -94,4 +94,3 @@ export interface ServiceFacts {
   /** Active systemd units. */
   units: string[];
 }
-

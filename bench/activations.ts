@@ -38,7 +38,9 @@ async function measure(label: string, replicas: ServerProcess[]): Promise<void> 
     const collector = await created(replicas[0]!, "/collectors", { name: `busy-${round}` });
     const sources: string[] = [];
     for (let i = 0; i < writers; i++) {
-      sources.push(await created(replicas[0]!, "/sources", { name: `s-${round}-${i}`, type: "filelog", config: { include: [`/var/log/s-${round}-${i}.log`] } }));
+      sources.push(
+        await created(replicas[0]!, "/sources", { name: `s-${round}-${i}`, type: "filelog", config: { include: [`/var/log/s-${round}-${i}.log`] } }),
+      );
     }
     const started = performance.now();
     await Promise.all(

@@ -106,7 +106,14 @@ async function main(): Promise<void> {
     return res.json() as Promise<Record<string, unknown>>;
   };
   try {
-    for (let i = 0; !(await fetch(`${base}/readyz`).then((r) => r.ok, () => false)); i++) {
+    for (
+      let i = 0;
+      !(await fetch(`${base}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ));
+      i++
+    ) {
       if (i > 2400) throw new Error("the server was not ready within 60 s");
       await Bun.sleep(25);
     }
@@ -115,7 +122,9 @@ async function main(): Promise<void> {
     const published = await api("/publish", "POST");
     const size = () => [statePath, `${statePath}-wal`].reduce((sum, file) => sum + (statSync(file, { throwIfNoEntry: false })?.size ?? 0), 0);
 
-    console.log(`${count} collectors, ${seconds} s a case; ${(published.changed as string[]).length} targets published; cap ${MAX_EFFECTIVE_CONFIG_BYTES} bytes`);
+    console.log(
+      `${count} collectors, ${seconds} s a case; ${(published.changed as string[]).length} targets published; cap ${MAX_EFFECTIVE_CONFIG_BYTES} bytes`,
+    );
     console.log(`load average at start: ${(await Bun.file("/proc/loadavg").text()).trim()}`);
     console.log("| Case | reports sent | `/healthz` polls | p50 | p99 | max | state file growth |");
     console.log("|---|---|---|---|---|---|---|");

@@ -126,9 +126,12 @@ async function ws(url: string, file: string, heartbeatSeconds: number): Promise<
         send({ agentDescription: description({}, agent.attributes) });
         // A heartbeat at the server's default interval (settings.ts DEFAULT_HEARTBEAT_SECONDS): without it
         // the server marks the collector offline.
-        setTimeout(() => {
-          const beat = setInterval(() => (socket.readyState === WebSocket.OPEN ? send({}) : clearInterval(beat)), heartbeatSeconds * 1000);
-        }, Math.random() * heartbeatSeconds * 1000);
+        setTimeout(
+          () => {
+            const beat = setInterval(() => (socket.readyState === WebSocket.OPEN ? send({}) : clearInterval(beat)), heartbeatSeconds * 1000);
+          },
+          Math.random() * heartbeatSeconds * 1000,
+        );
       };
       socket.onmessage = (event) => {
         const message = fromBinary(ServerToAgentSchema, new Uint8Array(event.data as ArrayBuffer).subarray(1));
@@ -213,7 +216,11 @@ async function poll(base: string, file: string, pollSeconds: number, maxInFlight
             }),
           );
           statusOwed = false;
-          const res = await fetch(rcfgUrl, { method: "POST", headers: { "Content-Type": "application/proto", "Connect-Protocol-Version": "1", Authorization: auth }, body });
+          const res = await fetch(rcfgUrl, {
+            method: "POST",
+            headers: { "Content-Type": "application/proto", "Connect-Protocol-Version": "1", Authorization: auth },
+            body,
+          });
           if (res.status !== 200) throw new Error(`${res.status}`);
           const answer = fromBinary(GetConfigResponseSchema, await res.bytes());
           if (!answer.notModified) {
@@ -229,7 +236,11 @@ async function poll(base: string, file: string, pollSeconds: number, maxInFlight
             ...(full ? { agentDescription: description({}, agent.attributes) } : {}),
             ...(hash ? { remoteConfigStatus: applied(hash) } : {}),
           });
-          const res = await fetch(opampUrl, { method: "POST", headers: { "Content-Type": "application/x-protobuf", Authorization: auth }, body: toBinary(AgentToServerSchema, message) });
+          const res = await fetch(opampUrl, {
+            method: "POST",
+            headers: { "Content-Type": "application/x-protobuf", Authorization: auth },
+            body: toBinary(AgentToServerSchema, message),
+          });
           if (res.status !== 200) throw new Error(`${res.status}`);
           const answer = fromBinary(ServerToAgentSchema, await res.bytes());
           full = (answer.flags & REPORT_FULL_STATE) !== 0n;
@@ -276,7 +287,9 @@ async function query(base: string, token: string, perSecond: number, paths: stri
       label = name ?? "window";
     } else if (command === "end" && label !== null) {
       const sorted = [...latencies].sort((a, b) => a - b);
-      console.log(JSON.stringify({ label, requests: sorted.length, errors, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? NaN }));
+      console.log(
+        JSON.stringify({ label, requests: sorted.length, errors, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? NaN }),
+      );
       label = null;
     }
   });

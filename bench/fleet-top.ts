@@ -20,7 +20,11 @@ const FAILED: Meaning = { kind: "exporter", field: "errors", signal: "logs" };
 const window = new ThroughputWindow({ maxCollectors: reporting });
 for (let i = 0; i < reporting; i++) {
   const w = window.touch(`c${i}`);
-  for (const [meaning, component, perSecond] of [[ACCEPTED, "otlp", i % 977], [SENT, "out", i % 977], [FAILED, "out", i % 13]] as const) {
+  for (const [meaning, component, perSecond] of [
+    [ACCEPTED, "otlp", i % 977],
+    [SENT, "out", i % 977],
+    [FAILED, "out", i % 13],
+  ] as const) {
     const key = `${meaning.kind}.${meaning.field} ${component}`;
     // Two cumulative points 10 s apart: `perSecond` over the interval.
     window.add(w, key, meaning, component, "logs", 0, 1_000_000, 1, "cumulative");

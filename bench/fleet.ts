@@ -114,9 +114,17 @@ async function seed(statePath: string): Promise<FleetAgent[]> {
       const uid = kind === "rcfg" ? undefined : Bun.randomUUIDv7().replaceAll("-", "");
       agents.push({ id, token, kind, attributes, ...(uid ? { uid } : {}) });
       const collector: Collector = {
-        id, name: `fleet-${i}`, environment: null, managementMode: kind === "rcfg" ? "rcfg-remotecfg" : "opamp", tags: {},
+        id,
+        name: `fleet-${i}`,
+        environment: null,
+        managementMode: kind === "rcfg" ? "rcfg-remotecfg" : "opamp",
+        tags: {},
         reported: boundReported(Object.entries(attributes)),
-        status: "pending", lastSeen: null, health: null, createdAt: now, updatedAt: now,
+        status: "pending",
+        lastSeen: null,
+        health: null,
+        createdAt: now,
+        updatedAt: now,
       };
       ops.push(
         { op: "put" as const, collection: "collectors", id, data: collector },
@@ -245,7 +253,12 @@ async function main(): Promise<void> {
   const children: Child[] = [];
   try {
     t = performance.now();
-    while (!(await fetch(`${base}/readyz`).then((r) => r.ok, () => false))) {
+    while (
+      !(await fetch(`${base}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
       if (performance.now() - t > 120_000) throw new Error("the server was not ready within 120 s");
       await Bun.sleep(50);
     }
@@ -274,9 +287,13 @@ async function main(): Promise<void> {
     const pipelines: string[] = [];
     const sources: string[] = [];
     for (const [p, matchers] of MATCHERS.entries()) {
-      const source = (await api<{ id: string }>("/sources", "POST", { name: `app ${p}`, type: "filelog", config: { include: [`/var/log/fleet/app${p}/*.log`] } })).id;
+      const source = (
+        await api<{ id: string }>("/sources", "POST", { name: `app ${p}`, type: "filelog", config: { include: [`/var/log/fleet/app${p}/*.log`] } })
+      ).id;
       sources.push(source);
-      pipelines.push((await api<{ id: string }>("/pipelines", "POST", { name: `fleet ${p}`, signal: "logs", topology: topology(source, p, "200ms"), matchers })).id);
+      pipelines.push(
+        (await api<{ id: string }>("/pipelines", "POST", { name: `fleet ${p}`, signal: "logs", topology: topology(source, p, "200ms"), matchers })).id,
+      );
     }
     await api("/commit", "POST", { message: "fleet v1" });
     t = performance.now();
@@ -293,8 +310,15 @@ async function main(): Promise<void> {
       return spawnClient(["ws", `${base.replace(/^http/, "ws")}/v1/opamp`, file, "30"]);
     });
     children.push(...wsChildren);
-    const connectMs = await until("WebSocket agents holding v1", 600_000, () => sum(wsChildren, "ready") >= ws.length, () => `ready ${sum(wsChildren, "ready")}, errors ${sum(wsChildren, "errors")}`);
-    console.log(`${ws.length} WebSocket agents connected and applied v1 in ${secs(connectMs)} (${sum(wsChildren, "errors")} errors); RSS ${mib(rssKiB(server.pid))}`);
+    const connectMs = await until(
+      "WebSocket agents holding v1",
+      600_000,
+      () => sum(wsChildren, "ready") >= ws.length,
+      () => `ready ${sum(wsChildren, "ready")}, errors ${sum(wsChildren, "errors")}`,
+    );
+    console.log(
+      `${ws.length} WebSocket agents connected and applied v1 in ${secs(connectMs)} (${sum(wsChildren, "errors")} errors); RSS ${mib(rssKiB(server.pid))}`,
+    );
     t = performance.now();
     const pollChildren = per(pollers, pollProcesses).map((slice, p) => {
       const file = join(dir, `poll-${p}.json`);
@@ -309,16 +333,30 @@ async function main(): Promise<void> {
     const pollMs = await until("pollers holding v1", 5 * pollSeconds * 1000 + 120_000, () => sum(pollChildren, "ready") >= pollers.length, pollDetail);
     console.log(`${pollers.length} pollers hold v1 after ${secs(pollMs)} (${sum(pollChildren, "errors")} errors)`);
 
-    const query = spawnClient(["query", base, adminToken, "10", `/api/v1/collectors?match=${encodeURIComponent('region="eu-west"')}`, `/api/v1/collectors?match=${encodeURIComponent("env=prod")}&match=${encodeURIComponent('team=~"pay.*"')}`]);
+    const query = spawnClient([
+      "query",
+      base,
+      adminToken,
+      "10",
+      `/api/v1/collectors?match=${encodeURIComponent('region="eu-west"')}`,
+      `/api/v1/collectors?match=${encodeURIComponent("env=prod")}&match=${encodeURIComponent('team=~"pay.*"')}`,
+    ]);
     children.push(query);
     const window = async (label: string, run: () => Promise<void>) => {
       query.send(`window ${label}`);
       await run();
       const before = query.lines.length;
       query.send("end");
-      await until("query summary", 10_000, () => query.lines.length > before, () => "");
+      await until(
+        "query summary",
+        10_000,
+        () => query.lines.length > before,
+        () => "",
+      );
       const r = JSON.parse(query.lines.at(-1)!) as { requests: number; errors: number; p50: number; p99: number; max: number };
-      console.log(`GET /collectors?match= ${label}: ${r.requests} requests (${r.errors} errors), p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms`);
+      console.log(
+        `GET /collectors?match= ${label}: ${r.requests} requests (${r.errors} errors), p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms`,
+      );
     };
     await Bun.sleep(2000);
     const rss = rssKiB(server.pid);
@@ -348,9 +386,19 @@ async function main(): Promise<void> {
         changedCount = r.changed.length;
         for (const c of pollChildren) c.send(`published ${Date.now()}`);
       });
-      wsDone = await until("WebSocket agents on v2", 300_000, () => sum(wsChildren, "changed") >= ws.length, () => `${sum(wsChildren, "changed")} of ${ws.length} on v2`);
+      wsDone = await until(
+        "WebSocket agents on v2",
+        300_000,
+        () => sum(wsChildren, "changed") >= ws.length,
+        () => `${sum(wsChildren, "changed")} of ${ws.length} on v2`,
+      );
       await publish;
-      await until("pollers on v2", 5 * pollSeconds * 1000 + 120_000, () => sum(pollChildren, "changed") >= pollers.length, () => `${sum(pollChildren, "changed")} of ${pollers.length} on v2; ${pollDetail()}`);
+      await until(
+        "pollers on v2",
+        5 * pollSeconds * 1000 + 120_000,
+        () => sum(pollChildren, "changed") >= pollers.length,
+        () => `${sum(pollChildren, "changed")} of ${pollers.length} on v2; ${pollDetail()}`,
+      );
     });
     const elapsed = (performance.now() - started) / 1000;
     console.log(`v2: POST /publish answered in ${secs(answeredMs)} (${changedCount} targets changed)`);
@@ -361,8 +409,14 @@ async function main(): Promise<void> {
         `polls started after the publish was answered that still got v1: ${sum(pollChildren, "stale")}; ` +
         `poll errors ${sum(pollChildren, "errors")}; largest wait of a due poll for a free slot of its load process (grows while the server answers slowly) ${max(pollChildren, "maxLagMs")} ms`,
     );
-    console.log(`server CPU over the rollout (${elapsed.toFixed(1)} s): ${(((cpuSeconds(server.pid) - serverCpuBefore) / elapsed) * 100).toFixed(0)} % of one core`);
-    for (const [name, group] of [["WebSocket", wsChildren], ["poll", pollChildren], ["query", [query]]] as const) {
+    console.log(
+      `server CPU over the rollout (${elapsed.toFixed(1)} s): ${(((cpuSeconds(server.pid) - serverCpuBefore) / elapsed) * 100).toFixed(0)} % of one core`,
+    );
+    for (const [name, group] of [
+      ["WebSocket", wsChildren],
+      ["poll", pollChildren],
+      ["query", [query]],
+    ] as const) {
       let used = 0;
       for (const c of group) used += cpuSeconds(c.proc.pid) - cpuBefore.get(c)!;
       console.log(`  ${name} load processes (${group.length}): ${((used / elapsed) * 100).toFixed(0)} % of one core together`);
@@ -373,7 +427,9 @@ async function main(): Promise<void> {
     console.log(`server RSS after the rollout ${mib(after)} = ${(after / count).toFixed(1)} KiB per collector`);
   } finally {
     if (server.exitCode !== null) console.log(`the server exited early: code ${server.exitCode} signal ${server.signalCode}`);
-    const log = readFileSync(logPath, "utf8").split("\n").filter((line) => line.startsWith("{"));
+    const log = readFileSync(logPath, "utf8")
+      .split("\n")
+      .filter((line) => line.startsWith("{"));
     console.log(`server log: ${log.length} warnings or errors${log.length > 0 ? `, the first: ${log.slice(0, 3).join("\n")}` : ""}`);
     for (const c of children) c.proc.kill("SIGKILL");
     // SIGTERM lets --cpu-prof write its profile.

@@ -79,7 +79,13 @@ const server = Bun.spawn([process.execPath, join(import.meta.dir, "../server/mai
 });
 const base = `http://127.0.0.1:${port}`;
 for (let i = 0; i < 400; i++) {
-  if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;
+  if (
+    await fetch(`${base}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    )
+  )
+    break;
   await Bun.sleep(25);
 }
 
@@ -95,7 +101,8 @@ await fetch(`${base}/api/v1/collectors?limit=1`, { headers });
 
 const issueMatcher = (() => {
   const alternatives: string[] = [];
-  for (let i = 0; `x=~"(?:${[...alternatives, "[a-zAB]{1000}"].join("|")})*x"`.length <= 1024; i++) alternatives.push(`[a-zA${String.fromCharCode(66 + (i % 24))}]{1000}`);
+  for (let i = 0; `x=~"(?:${[...alternatives, "[a-zAB]{1000}"].join("|")})*x"`.length <= 1024; i++)
+    alternatives.push(`[a-zA${String.fromCharCode(66 + (i % 24))}]{1000}`);
   return `x=~"(?:${alternatives.join("|")})*x"`;
 })();
 const heavy = (op: "=~" | "!~", gap: number) => `blob${op}"(?:.*a.{${gap}}x|.*A.{${gap}}A|.*x.{${gap}}a)"`;
@@ -107,14 +114,21 @@ interface Case {
   name: string;
   request: () => Promise<Response>;
 }
-const preview = (matchers: string[]) => () => fetch(`${base}/api/v1/matchers/preview`, { method: "POST", headers, body: JSON.stringify({ matchers, limit: 1 }) });
+const preview = (matchers: string[]) => () =>
+  fetch(`${base}/api/v1/matchers/preview`, { method: "POST", headers, body: JSON.stringify({ matchers, limit: 1 }) });
 const cases: Case[] = [
   { name: "no attack", request: async () => new Response(null, { status: 204 }) },
   { name: "issue: 32 × 1,024-char `(?:[a-zA]{1000}|…)*x`, /matchers/preview", request: preview(Array.from({ length: 32 }, () => issueMatcher)) },
   { name: `largest allowed (${total} instructions: 2 × ~${MAX_MATCHER_PROGRAM} + 30 cheap), /matchers/preview`, request: preview(largest("!~")) },
   {
     name: `largest allowed, \`GET /collectors?match=\` (few match: the whole fleet walked)`,
-    request: () => fetch(`${base}/api/v1/collectors?limit=100&${largest("=~").map((m) => `match=${encodeURIComponent(m)}`).join("&")}`, { headers }),
+    request: () =>
+      fetch(
+        `${base}/api/v1/collectors?limit=100&${largest("=~")
+          .map((m) => `match=${encodeURIComponent(m)}`)
+          .join("&")}`,
+        { headers },
+      ),
   },
 ];
 

@@ -34,7 +34,13 @@ const server = Bun.spawn([process.execPath, join(import.meta.dir, "../server/mai
 });
 const base = `http://127.0.0.1:${port}`;
 for (let i = 0; i < 400; i++) {
-  if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;
+  if (
+    await fetch(`${base}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    )
+  )
+    break;
   await Bun.sleep(25);
 }
 
@@ -68,7 +74,10 @@ for (const s of signals) {
   metrics.push({ name: `otelcol_exporter_send_failed_${s}`, points: exp.map((a) => point(a, 2)) });
 }
 for (const dirn of ["incoming", "outgoing"]) {
-  const procs = Array.from({ length: 8 }, (_, i) => [str("processor", `filter/flow_${i}_drop`), str("otel.signal", signals[i % 3] === "spans" ? "traces" : i % 3 === 0 ? "logs" : "metrics")]);
+  const procs = Array.from({ length: 8 }, (_, i) => [
+    str("processor", `filter/flow_${i}_drop`),
+    str("otel.signal", signals[i % 3] === "spans" ? "traces" : i % 3 === 0 ? "logs" : "metrics"),
+  ]);
   metrics.push({ name: `otelcol_processor_${dirn}_items`, points: procs.map((a) => point(a, 500)) });
 }
 metrics.push({ name: "otelcol_process_cpu_seconds", points: [point([], 12)] });

@@ -123,7 +123,14 @@ async function main(): Promise<void> {
   const external = pgAdmin ? { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: databaseUri, SVC_SECRETS_KEY: randomBytes(32).toString("base64") } : {};
   const servers = ports.map((port) =>
     Bun.spawn([process.execPath, join(import.meta.dir, "../server/main.ts")], {
-      env: { ...process.env, SVC_LISTEN: `127.0.0.1:${port}`, SVC_STORAGE_BOLTPATH: statePath, SVC_BOOTSTRAP_ADMINTOKEN: adminToken, SVC_LOGGING_LEVEL: "error", ...external },
+      env: {
+        ...process.env,
+        SVC_LISTEN: `127.0.0.1:${port}`,
+        SVC_STORAGE_BOLTPATH: statePath,
+        SVC_BOOTSTRAP_ADMINTOKEN: adminToken,
+        SVC_LOGGING_LEVEL: "error",
+        ...external,
+      },
       // Errors only: the log shows why a step failed.
       stdout: "inherit",
       stderr: "inherit",
@@ -143,7 +150,12 @@ async function main(): Promise<void> {
   try {
     for (const port of ports) {
       const deadline = performance.now() + 60_000;
-      while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
+      while (
+        !(await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        ))
+      ) {
         if (performance.now() > deadline) throw new Error(`the server on port ${port} was not ready within 60 s`);
         await Bun.sleep(25);
       }
@@ -207,7 +219,9 @@ async function main(): Promise<void> {
     }
     if (ports.length > 1) {
       doneAt.forEach((t, r) =>
-        console.log(`replica ${r === 0 ? "A (published on)" : "B (via the change feed)"}: its ${onReplica(r, "ready")} collectors had their configs ${((t - started) / 1000).toFixed(2)} s after the publish started`),
+        console.log(
+          `replica ${r === 0 ? "A (published on)" : "B (via the change feed)"}: its ${onReplica(r, "ready")} collectors had their configs ${((t - started) / 1000).toFixed(2)} s after the publish started`,
+        ),
       );
     }
     const allAppliedSent = (performance.now() - started) / 1000;
@@ -215,7 +229,9 @@ async function main(): Promise<void> {
     for (;;) {
       const status = (await api("/publish/status")) as { counts: Record<string, number>; state: string };
       if (status.counts.current === connected) {
-        console.log(`GET /publish/status: ${status.state}, ${status.counts.current} current, ${((performance.now() - started) / 1000).toFixed(2)} s after the publish started`);
+        console.log(
+          `GET /publish/status: ${status.state}, ${status.counts.current} current, ${((performance.now() - started) / 1000).toFixed(2)} s after the publish started`,
+        );
         break;
       }
       if (performance.now() - started > 120_000) throw new Error(`status still ${JSON.stringify(status.counts)} after 120 s`);

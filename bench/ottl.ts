@@ -46,7 +46,9 @@ function record(i: number): LogRecord {
   else if (roll < 0.14) body = { stringValue: `{"level":"info","msg":"probe","path":"${pick(HEALTH)}"}` };
   else if (roll < 0.5) body = { stringValue: accessLine(pick(PATHS)) };
   else if (roll < 0.75) {
-    body = { stringValue: `${pick(["INFO", "WARN", "ERROR"])} [worker-${i % 16}] order ${i} processed in ${Math.floor(random() * 900)}ms for customer c-${i % 977}` };
+    body = {
+      stringValue: `${pick(["INFO", "WARN", "ERROR"])} [worker-${i % 16}] order ${i} processed in ${Math.floor(random() * 900)}ms for customer c-${i % 977}`,
+    };
   } else if (roll < 0.8) {
     body = { kvlistValue: { values: [str("msg", "payment authorized"), str("order", `o-${i}`), { key: "amount", value: { doubleValue: 12.5 } }] } };
   } else {
@@ -93,7 +95,9 @@ function measure(name: string, pass: () => unknown): number | Promise<number> {
   const rates: number[] = [];
   const report = () => {
     const rate = median(rates);
-    console.log(`| ${name} | ${Math.round(rate).toLocaleString("en-US")} | ${Math.round(Math.min(...rates)).toLocaleString("en-US")} | ${Math.round(Math.max(...rates)).toLocaleString("en-US")} |`);
+    console.log(
+      `| ${name} | ${Math.round(rate).toLocaleString("en-US")} | ${Math.round(Math.min(...rates)).toLocaleString("en-US")} | ${Math.round(Math.max(...rates)).toLocaleString("en-US")} |`,
+    );
     return rate;
   };
   if (pass.constructor.name === "AsyncFunction") {
@@ -119,7 +123,9 @@ const input = buildInput();
 const template = PROCESSOR_TEMPLATES.find((t) => t.id === "drop-health-check-logs")!;
 const health: ChainProcessor = { nodeId: "health", ...template.processor };
 const conditions = (template.processor.config.logs as { log_record: string[] }).log_record;
-const records = input.resourceLogs.flatMap((rl) => rl.scopeLogs!.flatMap((sl) => sl.logRecords!.map((log) => ({ log, scope: sl.scope, resource: rl.resource }))));
+const records = input.resourceLogs.flatMap((rl) =>
+  rl.scopeLogs!.flatMap((sl) => sl.logRecords!.map((log) => ({ log, scope: sl.scope, resource: rl.resource }))),
+);
 const drop = compileLogFilter({ logs: { log_record: conditions } });
 const bodyOnly = compileCondition(conditions[0]!);
 
@@ -145,15 +151,13 @@ const results = {
   body: measure("one compiled condition: `IsMatch(body, ...)`", evaluate(bodyOnly)),
   validate: measure("input validation alone (`validateLogs`)", () => validateLogs(input)),
   dryRun: measure("`dryRun` with the template (validate + filter + output)", () => dryRun(input, [health])),
-  chain: measure(
-    "`dryRun`, chain: resource insert → template → attributes upsert → batch",
-    () =>
-      dryRun(input, [
-        { nodeId: "env", type: "resource", config: { attributes: [{ key: "deployment.environment", action: "insert", value: "prod" }] } },
-        health,
-        { nodeId: "mark", type: "attributes", config: { actions: [{ key: "filtered", action: "upsert", value: true }] } },
-        { nodeId: "batch", type: "batch", config: { send_batch_size: 8192, timeout: "200ms" } },
-      ]),
+  chain: measure("`dryRun`, chain: resource insert → template → attributes upsert → batch", () =>
+    dryRun(input, [
+      { nodeId: "env", type: "resource", config: { attributes: [{ key: "deployment.environment", action: "insert", value: "prod" }] } },
+      health,
+      { nodeId: "mark", type: "attributes", config: { actions: [{ key: "filtered", action: "upsert", value: true }] } },
+      { nodeId: "batch", type: "batch", config: { send_batch_size: 8192, timeout: "200ms" } },
+    ]),
   ),
 };
 const text = JSON.stringify(input);

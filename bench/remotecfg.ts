@@ -63,7 +63,13 @@ const port = () => 20000 + Math.floor(Math.random() * 20000);
 
 async function waitUp(url: string): Promise<void> {
   for (let i = 0; i < 400; i++) {
-    if (await fetch(url).then(() => true, () => false)) return;
+    if (
+      await fetch(url).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     await Bun.sleep(25);
   }
   throw new Error(`${url} did not come up`);
@@ -162,10 +168,10 @@ async function wrk(url: string, headers: Record<string, string>, body: Uint8Arra
     ].join("\n"),
   );
   const run = async (seconds: number) => {
-    const proc = Bun.spawn(
-      ["taskset", "-c", "1", "wrk", "-t", String(wrkThreads), "-c", String(concurrency), "-d", `${seconds}s`, "-s", script, url],
-      { stdout: "pipe", stderr: "inherit" },
-    );
+    const proc = Bun.spawn(["taskset", "-c", "1", "wrk", "-t", String(wrkThreads), "-c", String(concurrency), "-d", `${seconds}s`, "-s", script, url], {
+      stdout: "pipe",
+      stderr: "inherit",
+    });
     const out = await new Response(proc.stdout).text();
     if ((await proc.exited) !== 0) throw new Error(`wrk failed: ${out}`);
     const line = out.split("\n").find((l) => l.startsWith("WRKJSON "));
@@ -275,29 +281,31 @@ try {
     }
     process.exitCode = 0;
   } else {
-  console.log(
-    `remote config not_modified polls vs bare Bun.serve; ${total} requests per run, ${concurrency} in flight, ${rounds} rounds, ` +
-      `server log level ${logLevel}, request ${body.byteLength} B, config ${content.length} B`,
-  );
-  const ratios: number[] = [];
-  const cpuRatios: number[] = [];
-  const line = (label: string, r: Measured) =>
-    `${label} ${r.perSecond.toFixed(0).padStart(6)} req/s (p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, server CPU ${r.cpuMicros.toFixed(1)} µs/req)`;
-  for (let round = 1; round <= rounds; round++) {
-    const bare = await load(`http://127.0.0.1:${helloPort}${PATH}`, token, body, hello.pid);
-    const polls = await load(svcBase + PATH, token, body, svc.pid);
-    // The edge's own floor: the server's /healthz goes through the same dispatch, no channel.
-    const floor = await load(`${svcBase}/healthz`, token, null, svc.pid);
-    const ratio = polls.perSecond / bare.perSecond;
-    ratios.push(ratio);
-    cpuRatios.push(bare.cpuMicros / polls.cpuMicros);
-    console.log(`round ${round}: ratio ${(ratio * 100).toFixed(1)} %`);
-    console.log(`  ${line("hello-world           ", bare)}`);
-    console.log(`  ${line("GetConfig not_modified", polls)}`);
-    console.log(`  ${line("svc GET /healthz      ", floor)}  (${((floor.perSecond / bare.perSecond) * 100).toFixed(1)} % of hello-world)`);
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`median req/s ratio ${(median(ratios) * 100).toFixed(1)} % (target ≥ 50 %); median CPU-per-request ratio (hello ÷ poll) ${(median(cpuRatios) * 100).toFixed(1)} %`);
+    console.log(
+      `remote config not_modified polls vs bare Bun.serve; ${total} requests per run, ${concurrency} in flight, ${rounds} rounds, ` +
+        `server log level ${logLevel}, request ${body.byteLength} B, config ${content.length} B`,
+    );
+    const ratios: number[] = [];
+    const cpuRatios: number[] = [];
+    const line = (label: string, r: Measured) =>
+      `${label} ${r.perSecond.toFixed(0).padStart(6)} req/s (p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, server CPU ${r.cpuMicros.toFixed(1)} µs/req)`;
+    for (let round = 1; round <= rounds; round++) {
+      const bare = await load(`http://127.0.0.1:${helloPort}${PATH}`, token, body, hello.pid);
+      const polls = await load(svcBase + PATH, token, body, svc.pid);
+      // The edge's own floor: the server's /healthz goes through the same dispatch, no channel.
+      const floor = await load(`${svcBase}/healthz`, token, null, svc.pid);
+      const ratio = polls.perSecond / bare.perSecond;
+      ratios.push(ratio);
+      cpuRatios.push(bare.cpuMicros / polls.cpuMicros);
+      console.log(`round ${round}: ratio ${(ratio * 100).toFixed(1)} %`);
+      console.log(`  ${line("hello-world           ", bare)}`);
+      console.log(`  ${line("GetConfig not_modified", polls)}`);
+      console.log(`  ${line("svc GET /healthz      ", floor)}  (${((floor.perSecond / bare.perSecond) * 100).toFixed(1)} % of hello-world)`);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    console.log(
+      `median req/s ratio ${(median(ratios) * 100).toFixed(1)} % (target ≥ 50 %); median CPU-per-request ratio (hello ÷ poll) ${(median(cpuRatios) * 100).toFixed(1)} %`,
+    );
   }
 } finally {
   hello.kill();

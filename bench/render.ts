@@ -48,7 +48,10 @@ const us = (n: number) => `${n.toFixed(1)} µs`;
 
 console.log(`## Golden cases (${rounds} renders each)\n`);
 console.log("| case | otelcol | alloy |\n|---|---|---|");
-for (const name of readdirSync(TESTDATA, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort()) {
+for (const name of readdirSync(TESTDATA, { withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name)
+  .sort()) {
   const c = loadCase(name);
   const render = (runtime: "otelcol" | "alloy") =>
     c.preview
@@ -68,7 +71,12 @@ function largeCollector(): CollectorConfigInput {
     { id: "dst-0", name: "Gateway", type: "otlp", config: { endpoint: "gateway.internal:4317" } },
     { id: "dst-1", name: "Loki", type: "loki", config: { endpoint: "http://loki:3100/" } },
     { id: "dst-2", name: "Backup", type: "otlphttp", config: { endpoint: "https://backup.example.com" } },
-    { id: "dst-3", name: "Archive", type: "otlphttp", config: { endpoint: "https://archive.example.com", headers: { Authorization: { secret: Bun.randomUUIDv7() } } } },
+    {
+      id: "dst-3",
+      name: "Archive",
+      type: "otlphttp",
+      config: { endpoint: "https://archive.example.com", headers: { Authorization: { secret: Bun.randomUUIDv7() } } },
+    },
   ];
   const pipelines: PipelineRecord[] = Array.from({ length: 12 }, (_, i) => {
     const processors: TopologyNode[] = Array.from({ length: 8 }, (_, j) => ({
@@ -83,7 +91,12 @@ function largeCollector(): CollectorConfigInput {
               ? { type: "resource", config: { attributes: [{ key: "deployment.environment", action: "upsert", value: "prod" }] } }
               : { type: "batch", config: { send_batch_size: 1000, timeout: "5s" } },
     }));
-    const nodes: TopologyNode[] = [{ id: "in", kind: "source" }, ...processors, { id: "out-a", kind: "destination", ref: `dst-${i % 4}` }, { id: "out-b", kind: "destination", ref: `dst-${(i + 1) % 4}` }];
+    const nodes: TopologyNode[] = [
+      { id: "in", kind: "source" },
+      ...processors,
+      { id: "out-a", kind: "destination", ref: `dst-${i % 4}` },
+      { id: "out-b", kind: "destination", ref: `dst-${(i + 1) % 4}` },
+    ];
     const chain = ["in", ...processors.map((p) => p.id)];
     const edges = chain.slice(1).map((id, j) => ({ id: `e${j}`, source: chain[j]!, target: id }));
     edges.push({ id: "ea", source: "p7", target: "out-a" }, { id: "eb", source: "p7", target: "out-b" });
@@ -153,7 +166,9 @@ const republished = performance.now() - started;
 
 console.log(`\n## Fleet of ${fleetSize} collectors (SQLite file, git repository)\n`);
 console.log("| step | time |\n|---|---|");
-console.log(`| edits through the services (${fleetSize * 4} calls) | ${(seeded / 1000).toFixed(2)} s (${((seeded / fleetSize / 4) * 1000).toFixed(0)} µs a call) |`);
+console.log(
+  `| edits through the services (${fleetSize * 4} calls) | ${(seeded / 1000).toFixed(2)} s (${((seeded / fleetSize / 4) * 1000).toFixed(0)} µs a call) |`,
+);
 console.log(`| commit of ${fleetSize * 2 + 3} files | ${committed.toFixed(0)} ms |`);
 console.log(`| first publish (${first.changed.length} changed) | ${published.toFixed(0)} ms |`);
 console.log(`| second publish, nothing changed (${second.changed.length} changed) | ${republished.toFixed(0)} ms |`);

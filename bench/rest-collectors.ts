@@ -53,7 +53,13 @@ const server = Bun.spawn([process.execPath, join(import.meta.dir, "../server/mai
 });
 const base = `http://127.0.0.1:${port}`;
 for (let i = 0; i < 200; i++) {
-  if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;
+  if (
+    await fetch(`${base}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    )
+  )
+    break;
   await Bun.sleep(25);
 }
 

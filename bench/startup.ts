@@ -25,7 +25,10 @@ async function timeStart(cmd: string[]): Promise<number> {
   const proc = Bun.spawn(cmd, { env: { ...env, SVC_LISTEN: `127.0.0.1:${port}` }, stdout: "ignore", stderr: "inherit" });
   try {
     for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return performance.now() - started;
       if (performance.now() - started > 10_000) throw new Error(`${cmd.join(" ")} did not become ready`);
       await Bun.sleep(2);

@@ -28,7 +28,11 @@ interface Spec {
 const specs: Spec[] = [];
 const series = (metric: string, component: string, signal: Signal | null, temporality: Temporality = "cumulative") =>
   specs.push({ key: `${metric}\u0000${component}`, meaning: meaningOf(metric)!, component, signal, temporality });
-for (const [items, signal] of [["log_records", "logs"], ["spans", "traces"], ["metric_points", "metrics"]] as const) {
+for (const [items, signal] of [
+  ["log_records", "logs"],
+  ["spans", "traces"],
+  ["metric_points", "metrics"],
+] as const) {
   for (const r of [0, 1, 2]) {
     series(`otelcol_receiver_accepted_${items}`, `otlp/source_${r}`, signal);
     series(`otelcol_receiver_refused_${items}`, `otlp/source_${r}`, signal);
@@ -49,7 +53,8 @@ series("otelcol_process_uptime", "", null, "gauge");
 function pushAll(seconds: number): void {
   for (let c = 0; c < count; c++) {
     const w = window.touch(`collector-${c}`);
-    for (const s of specs) window.add(w, s.key, s.meaning, s.component, s.signal, s.temporality === "gauge" ? 5e7 : 10 * seconds, seconds * 1000, 1000, s.temporality);
+    for (const s of specs)
+      window.add(w, s.key, s.meaning, s.component, s.signal, s.temporality === "gauge" ? 5e7 : 10 * seconds, seconds * 1000, 1000, s.temporality);
   }
 }
 
@@ -73,7 +78,9 @@ const seconds = (performance.now() - started) / 1000;
 const sample = window.history("collector-0")!;
 const measured = sample.signals.flatMap((s) => [s.in, s.out, s.errors]).concat([sample.process.cpu, sample.process.memoryRss]);
 const nonNull = measured.reduce((n, values) => n + values.filter((v) => v !== null).length, 0);
-console.log(`${count} collectors × ${specs.length} series, ${seconds.toFixed(1)} s; a collector's history: ${sample.signals.length} signals, ${nonNull} of ${measured.length * sample.times.length} values filled`);
+console.log(
+  `${count} collectors × ${specs.length} series, ${seconds.toFixed(1)} s; a collector's history: ${sample.signals.length} signals, ${nonNull} of ${measured.length * sample.times.length} values filled`,
+);
 console.log(`heap: before ${mib(before.heap)}, window only ${mib(windowOnly.heap)}, with history ${mib(filled.heap)}`);
 console.log(`rss:  before ${mib(before.rss)}, window only ${mib(windowOnly.rss)}, with history ${mib(filled.rss)}`);
 console.log(

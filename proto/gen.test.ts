@@ -28,21 +28,13 @@ import {
   ServerToAgentSchema,
 } from "../server/gen/opamp/v1/opamp_pb.ts";
 import { KeyValueSchema as OpampKeyValueSchema } from "../server/gen/opamp/v1/anyvalue_pb.ts";
-import {
-  CollectorService,
-  GetConfigRequestSchema,
-  GetConfigResponseSchema,
-  RemoteConfigStatuses,
-} from "../server/gen/collector/v1/collector_pb.ts";
+import { CollectorService, GetConfigRequestSchema, GetConfigResponseSchema, RemoteConfigStatuses } from "../server/gen/collector/v1/collector_pb.ts";
 import {
   ExportMetricsServiceRequestSchema,
   ExportMetricsServiceResponseSchema,
   MetricsService,
 } from "../server/gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
-import {
-  AggregationTemporality,
-  MetricSchema,
-} from "../server/gen/opentelemetry/proto/metrics/v1/metrics_pb.ts";
+import { AggregationTemporality, MetricSchema } from "../server/gen/opentelemetry/proto/metrics/v1/metrics_pb.ts";
 import { ResourceSchema } from "../server/gen/opentelemetry/proto/resource/v1/resource_pb.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -165,9 +157,7 @@ describe("server/gen is generated from proto/", () => {
     // Same set of files (a missing or extra file means `bun run gen` was not run).
     expect(have).toEqual(want);
 
-    const stale = want.filter(
-      (rel) => !readFileSync(join(fresh, rel)).equals(readFileSync(join(GEN, rel))),
-    );
+    const stale = want.filter((rel) => !readFileSync(join(fresh, rel)).equals(readFileSync(join(GEN, rel))));
     if (stale.length > 0) {
       throw new Error(`server/gen is stale, run \`bun run gen\`: ${stale.join(", ")}`);
     }
@@ -286,9 +276,7 @@ describe("OTLP metrics (opentelemetry.proto.*)", () => {
                     value: {
                       aggregationTemporality: AggregationTemporality.CUMULATIVE,
                       isMonotonic: true,
-                      dataPoints: [
-                        { timeUnixNano: 1_700_000_000_000_000_000n, value: { case: "asInt", value: 42n } },
-                      ],
+                      dataPoints: [{ timeUnixNano: 1_700_000_000_000_000_000n, value: { case: "asInt", value: 42n } }],
                     },
                   },
                 }),
@@ -370,11 +358,7 @@ describe("Alloy remote config (collector.v1)", () => {
 
   test("CollectorService methods and idempotency", () => {
     expect(CollectorService.typeName).toBe("collector.v1.CollectorService");
-    expect(CollectorService.methods.map((m) => m.name)).toEqual([
-      "GetConfig",
-      "RegisterCollector",
-      "UnregisterCollector",
-    ]);
+    expect(CollectorService.methods.map((m) => m.name)).toEqual(["GetConfig", "RegisterCollector", "UnregisterCollector"]);
     expect(CollectorService.method.getConfig.idempotency).toBe(MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS);
     expect(CollectorService.method.registerCollector.idempotency).toBe(MethodOptions_IdempotencyLevel.IDEMPOTENT);
   });

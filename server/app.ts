@@ -232,12 +232,16 @@ export async function createApp(
     { stop: () => agents.close() },
     // Events from the change feed and from time passing (stalled, expiring) into the queue, and the queue out to the receivers.
     new WebhookEvents(store, webhooks, logger, { offlineMinutes: config.webhooks.offlineMinutes }),
-    new WebhookSweep(webhooks, {
-      stalls: new StallDetector(telemetry.window, config.webhooks.stalledMinutes * 60_000),
-      eachCollector: (visit) => collectors.each(visit),
-      expiring: (now, withinMs, announce) => enrollment.expiring(now, withinMs, announce),
-      tokenExpiringHours: config.webhooks.tokenExpiringHours,
-    }, logger),
+    new WebhookSweep(
+      webhooks,
+      {
+        stalls: new StallDetector(telemetry.window, config.webhooks.stalledMinutes * 60_000),
+        eachCollector: (visit) => collectors.each(visit),
+        expiring: (now, withinMs, announce) => enrollment.expiring(now, withinMs, announce),
+        tokenExpiringHours: config.webhooks.tokenExpiringHours,
+      },
+      logger,
+    ),
     new WebhookSender(store, webhooks, logger),
     {
       start: () => {

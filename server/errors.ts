@@ -108,12 +108,8 @@ export class StorageUnavailableError extends UnavailableError {
  */
 export class InsufficientStorageError extends AppError {
   constructor(what: string, retryAfterSeconds = 30) {
-    super(
-      507,
-      "storage_full",
-      `The disk holding ${what} is full, so nothing was stored; free space there and retry.`,
-      [],
-      { "Retry-After": String(retryAfterSeconds) },
-    );
+    super(507, "storage_full", `The disk holding ${what} is full, so nothing was stored; free space there and retry.`, [], {
+      "Retry-After": String(retryAfterSeconds),
+    });
   }
 }

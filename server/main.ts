@@ -93,7 +93,10 @@ function takeStateLock(boltPath: string): void {
   try {
     lockState(boltPath);
   } catch (error) {
-    fail(error instanceof StateLockedError ? error.message : `cannot lock the embedded store at ${boltPath} (storage.boltPath): ${(error as Error).message}`, 1);
+    fail(
+      error instanceof StateLockedError ? error.message : `cannot lock the embedded store at ${boltPath} (storage.boltPath): ${(error as Error).message}`,
+      1,
+    );
   }
 }
 
@@ -365,7 +368,9 @@ async function rotateKeyCommand(options: { config?: string; newKeyFile?: string 
     const plan = planRotation(keySource(config), options.newKeyFile, noticeLogger);
     const outcome = await resealAll(store, plan.keyring, cliActor());
     finishRotation(plan);
-    const from = Object.entries(outcome.from).map(([id, n]) => `${n} from key ${id}`).join(", ");
+    const from = Object.entries(outcome.from)
+      .map(([id, n]) => `${n} from key ${id}`)
+      .join(", ");
     say(`re-sealed ${outcome.count} secret(s) under key ${outcome.to}${from === "" ? "" : ` (${from})`}.`);
     if (outcome.unreadable.length > 0) {
       const some = outcome.unreadable.slice(0, 5).join(", ") + (outcome.unreadable.length > 5 ? ", …" : "");
@@ -374,9 +379,11 @@ async function rotateKeyCommand(options: { config?: string; newKeyFile?: string 
           "put the key that sealed them beside the key file with the suffix .previous and run rotate-key again to re-seal them.",
       );
     }
-    if (plan.staged !== null) say(`${plan.keyFile} now holds key ${outcome.to}: back it up with the state; the previous key opens nothing in the store any more.`);
+    if (plan.staged !== null)
+      say(`${plan.keyFile} now holds key ${outcome.to}: back it up with the state; the previous key opens nothing in the store any more.`);
     else if (plan.keyFile === null) say(`start the server with secrets.key (SVC_SECRETS_KEY) set to the new key ${outcome.to}.`);
-    else if (config.storage.backend === "external") say(`every value is sealed with key ${outcome.to}: remove the other key files (.next, .previous) from every replica.`);
+    else if (config.storage.backend === "external")
+      say(`every value is sealed with key ${outcome.to}: remove the other key files (.next, .previous) from every replica.`);
   } catch (error) {
     fail(`rotate-key: ${(error as Error).message}`, 1);
   } finally {
@@ -427,7 +434,9 @@ async function dropRefCommand(ref: string, options: { config?: string }): Promis
       fail(kept.size === 0 ? `${ref} is not a kept ref; there are none.` : `${ref} is not a kept ref; kept refs: ${[...kept.keys()].join(", ")}.`, 1);
     }
     const { commit, objects, remapped } = await dropKeptRef(configStore, store, ref, cliActor());
-    say(`deleted ${ref} (${commit}) and the ${objects} object(s) no other ref reaches${remapped > 0 ? `; ${remapped} record(s) now name the rewritten commits` : ""}.`);
+    say(
+      `deleted ${ref} (${commit}) and the ${objects} object(s) no other ref reaches${remapped > 0 ? `; ${remapped} record(s) now name the rewritten commits` : ""}.`,
+    );
   } catch (error) {
     fail(`drop-ref: ${(error as Error).message}`, 1);
   } finally {
@@ -486,5 +495,9 @@ historyCommand
   .argument("<ref>", "the kept ref, e.g. refs/svc/before-purge-20260102T030405Z")
   .option(...configOption)
   .action(dropRefCommand);
-historyCommand.command("refs").description("list the kept refs and the commits they name").option(...configOption).action(refsCommand);
+historyCommand
+  .command("refs")
+  .description("list the kept refs and the commits they name")
+  .option(...configOption)
+  .action(refsCommand);
 program.parseAsync().catch((error: unknown) => fail(`failed to start: ${(error as Error).stack ?? String(error)}`, 1));

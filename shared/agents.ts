@@ -8,7 +8,10 @@ import { BrowseSummarySchema, DiscoveryReportSchema, HostFactsSchema } from "./a
 import { AGENT_STATUSES } from "./agent-status.ts";
 import { DateTime, NextCursor, Nullable } from "./schema.ts";
 
-export const AgentStatusSchema = Type.Union(AGENT_STATUSES.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${AGENT_STATUSES.join(", ")}` });
+export const AgentStatusSchema = Type.Union(
+  AGENT_STATUSES.map((s) => Type.Literal(s)),
+  { errorMessage: `must be one of ${AGENT_STATUSES.join(", ")}` },
+);
 
 export const AgentSchema = Type.Object(
   {
@@ -17,7 +20,9 @@ export const AgentSchema = Type.Object(
     environment: Type.String(),
     version: Nullable(Type.String()),
     tokenId: Type.String({ description: "The enrollment token it is bound to." }),
-    reenroll: Type.Boolean({ description: "An operator allowed the next connection with a usable agent token to enroll this id afresh (POST /agents/{id}/re-enroll)." }),
+    reenroll: Type.Boolean({
+      description: "An operator allowed the next connection with a usable agent token to enroll this id afresh (POST /agents/{id}/re-enroll).",
+    }),
     status: AgentStatusSchema,
     connected: Type.Boolean({ description: "Whether it holds a session with this server replica (browse calls need one)." }),
     enrolledAt: DateTime,

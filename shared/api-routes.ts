@@ -14,7 +14,15 @@ import { AuditPageSchema } from "./audit.ts";
 import { CatalogViewSchema, ProcessorTemplatesSchema } from "./catalog.ts";
 import { CommitDiffSchema, CommitMadeSchema, CommitPageSchema, FileChangeListSchema, PendingChangesSchema } from "./changes.ts";
 import { CollectorPageSchema } from "./collector-page.ts";
-import { CollectorDetailSchema, CollectorSchema, EditPlanAnswerSchema, MatchersPreviewSchema, RestartRequestSchema, TagEditAnswerSchema, TagEditPlanSchema } from "./collectors.ts";
+import {
+  CollectorDetailSchema,
+  CollectorSchema,
+  EditPlanAnswerSchema,
+  MatchersPreviewSchema,
+  RestartRequestSchema,
+  TagEditAnswerSchema,
+  TagEditPlanSchema,
+} from "./collectors.ts";
 import {
   ComponentListSchema,
   ComponentSchema,
@@ -27,7 +35,15 @@ import {
 } from "./config-answers.ts";
 import { DashboardSchema } from "./dashboard.ts";
 import { BootstrapFilesSchema, CollectorTokenSchema, EnrollmentTokenPageSchema, MintedBootstrapFilesSchema, SnippetAnswerSchema } from "./enrollment.ts";
-import { AppliedPipelinesSchema, DryRunAnswerSchema, PipelineAnswer, PipelineListAnswer, PipelinePreviewSchema, PipelineRatesSchema, TopologyAnswer } from "./pipelines.ts";
+import {
+  AppliedPipelinesSchema,
+  DryRunAnswerSchema,
+  PipelineAnswer,
+  PipelineListAnswer,
+  PipelinePreviewSchema,
+  PipelineRatesSchema,
+  TopologyAnswer,
+} from "./pipelines.ts";
 import {
   AbortAnswerSchema,
   ConfigHistoryAnswerSchema,

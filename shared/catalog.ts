@@ -19,18 +19,27 @@ export const CatalogEntrySchema = Type.Object({
   signals: Type.Unsafe<Signal[]>(Type.Array(Type.String())),
   /** The runtimes that can run it; `unavailable` says why one cannot. */
   runtimes: Type.Unsafe<Runtime[]>(
-    Type.Array(Type.String({ enum: ["otelcol", "alloy"] }), { description: "The runtimes that can run it: otelcol for the OpenTelemetry Collector (OpAMP), alloy for Alloy (remote config)." }),
+    Type.Array(Type.String({ enum: ["otelcol", "alloy"] }), {
+      description: "The runtimes that can run it: otelcol for the OpenTelemetry Collector (OpAMP), alloy for Alloy (remote config).",
+    }),
   ),
   unavailable: Type.Optional(
     Type.Unsafe<Partial<Record<Runtime, string>>>(
-      Type.Object({ alloy: Type.Optional(Type.String()) }, { description: "Why a runtime cannot run it, e.g. its only Alloy component is not generally available." }),
+      Type.Object(
+        { alloy: Type.Optional(Type.String()) },
+        { description: "Why a runtime cannot run it, e.g. its only Alloy component is not generally available." },
+      ),
     ),
   ),
   schema: Type.Unsafe<JsonSchema>(Type.Unknown({ description: "JSON Schema of the type's config." })),
 });
 export type CatalogEntry = Static<typeof CatalogEntrySchema>;
 
-export const CatalogViewSchema = Type.Object({ sources: Type.Array(CatalogEntrySchema), destinations: Type.Array(CatalogEntrySchema), processors: Type.Array(CatalogEntrySchema) });
+export const CatalogViewSchema = Type.Object({
+  sources: Type.Array(CatalogEntrySchema),
+  destinations: Type.Array(CatalogEntrySchema),
+  processors: Type.Array(CatalogEntrySchema),
+});
 export type CatalogView = Static<typeof CatalogViewSchema>;
 
 /** Canned processors (GET /processor-templates). */

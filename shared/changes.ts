@@ -35,7 +35,9 @@ export const CommitSchema = Type.Object(
 );
 
 /** One commit with the files it changed and their unified diff against its parent. */
-export const CommitDiffSchema = Type.Composite([CommitSchema, Type.Object({ items: Type.Array(FileChangeSchema), diff: Type.String() })], { title: "CommitDiff" });
+export const CommitDiffSchema = Type.Composite([CommitSchema, Type.Object({ items: Type.Array(FileChangeSchema), diff: Type.String() })], {
+  title: "CommitDiff",
+});
 
 /** GET /changes: the pending changes, one item per file, and their unified diff. */
 export const PendingChangesSchema = Type.Object({ items: Type.Array(FileChangeSchema), diff: Type.String() });

@@ -54,7 +54,8 @@ export function compileFilter(filter: CollectorFilter): (collector: Collector) =
   const attending = filter.attending ?? new Set<string>();
   return (collector) => {
     if (attention !== undefined) {
-      if (isConfigReason(attention) ? !attending.has(collector.id) : attention === "offline" ? collector.status !== "offline" : !reportingOnly(collector)) return false;
+      if (isConfigReason(attention) ? !attending.has(collector.id) : attention === "offline" ? collector.status !== "offline" : !reportingOnly(collector))
+        return false;
     }
     if (filter.status !== undefined && collector.status !== filter.status) return false;
     if (filter.environment !== undefined && collector.environment !== filter.environment) return false;

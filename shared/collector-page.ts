@@ -9,7 +9,8 @@ export const ListedCollectorSchema = Type.Composite([
   CollectorSchema,
   Type.Object({
     attention: Type.Array(Type.Union(ATTENTION_REASONS.map((r) => Type.Literal(r))), {
-      description: "Each reason GET /dashboard counts this collector under (as the `attention` filter selects), in the order failed, offline, unrenderable, pinned, drifted, reportingOnly; empty when none.",
+      description:
+        "Each reason GET /dashboard counts this collector under (as the `attention` filter selects), in the order failed, offline, unrenderable, pinned, drifted, reportingOnly; empty when none.",
     }),
   }),
 ]);

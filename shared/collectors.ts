@@ -8,7 +8,10 @@ import { StringMap } from "./schema.ts";
 import { MANAGEMENT_MODES } from "./vocabulary.ts";
 import { PublishPlanSchema, RolloutSchema } from "./rollouts.ts";
 
-export const ManagementModeSchema = Type.Union(MANAGEMENT_MODES.map((m) => Type.Literal(m)), { errorMessage: `must be one of ${MANAGEMENT_MODES.join(", ")}` });
+export const ManagementModeSchema = Type.Union(
+  MANAGEMENT_MODES.map((m) => Type.Literal(m)),
+  { errorMessage: `must be one of ${MANAGEMENT_MODES.join(", ")}` },
+);
 export const EnvironmentSchema = Type.Union([Type.String({ maxLength: 200 }), Type.Null()]);
 export const CollectorStatusSchema = Type.Union(COLLECTOR_STATUSES.map((s) => Type.Literal(s)));
 
@@ -51,7 +54,8 @@ export const CollectorSchema = Type.Object(
      */
     reported: Type.Optional(
       Type.Record(Type.String(), Type.String(), {
-        description: "Attributes the collector reports (OpAMP AgentDescription; Alloy remotecfg attributes and local_attributes), at most 64 keys and 4,096 characters.",
+        description:
+          "Attributes the collector reports (OpAMP AgentDescription; Alloy remotecfg attributes and local_attributes), at most 64 keys and 4,096 characters.",
       }),
     ),
     cloneOf: Type.Optional(
@@ -82,7 +86,9 @@ export const AttributeOriginSchema = Type.Union([Type.Literal("reported"), Type.
 export const CollectorAttributeSchema = Type.Object({
   value: Type.String(),
   origin: AttributeOriginSchema,
-  targets: Type.Boolean({ description: "Whether matchers read it: set and virtual ones always, a reported one only when an admin trusts its key (GET /system/trusted-attributes)." }),
+  targets: Type.Boolean({
+    description: "Whether matchers read it: set and virtual ones always, a reported one only when an admin trusts its key (GET /system/trusted-attributes).",
+  }),
 });
 
 /** One collector with every attribute, where each comes from, and whether matchers read it. */
@@ -122,13 +128,16 @@ const TagEditResultFields = {
 };
 
 const EditPlan = Type.Union([PublishPlanSchema, Type.Null()], {
-  description: "What the edit would change, as a publish plan at the commit the collectors are on; null when nothing was published to them (it changes no config).",
+  description:
+    "What the edit would change, as a publish plan at the commit the collectors are on; null when nothing was published to them (it changes no config).",
 });
 
 /** POST /collectors/tags: what the edit selected and changed, and the rollout that delivers it. */
 export const TagEditAnswerSchema = Type.Object({
   ...TagEditResultFields,
-  rollout: Type.Union([RolloutSchema, Type.Null()], { description: "The rollout that delivers the change; null when no config changed and no collector was skipped." }),
+  rollout: Type.Union([RolloutSchema, Type.Null()], {
+    description: "The rollout that delivers the change; null when no config changed and no collector was skipped.",
+  }),
 });
 export type TagEditAnswer = Static<typeof TagEditAnswerSchema>;
 

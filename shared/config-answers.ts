@@ -16,14 +16,18 @@ export const OVERRIDES_DESCRIPTION = "Per-collector settings merged over the rec
 export const OverridesSchema = Type.Record(Type.String(), Type.Unknown(), { description: `${OVERRIDES_DESCRIPTION} ${SENSITIVE_READ}` });
 
 export const ComponentSchema = Type.Object({ id: Type.String(), name: Type.String(), type: Type.String(), config: ComponentConfig });
-export const RouteSchema = Type.Object({ id: Type.String(), collectorId: Type.String(), sourceId: Type.String(), pipelineId: Type.String() }, { title: "Route" });
+export const RouteSchema = Type.Object(
+  { id: Type.String(), collectorId: Type.String(), sourceId: Type.String(), pipelineId: Type.String() },
+  { title: "Route" },
+);
 /** A route as created or changed, with the parity warnings of its source on the collector's runtime. */
 export const RouteWrittenSchema = Type.Composite(
   [
     RouteSchema,
     Type.Object({
       differences: Type.Array(RuntimeDifferenceSchema, {
-        description: "Warnings: on an Alloy collector, what the source delivers otherwise than on the OpenTelemetry Collector (OpAMP), which svc cannot normalise (docs/runtime-parity.md).",
+        description:
+          "Warnings: on an Alloy collector, what the source delivers otherwise than on the OpenTelemetry Collector (OpAMP), which svc cannot normalise (docs/runtime-parity.md).",
       }),
     }),
   ],

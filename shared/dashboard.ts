@@ -63,13 +63,19 @@ export const DashboardSchema = Type.Object(
           description: "The first few collectors whose config failed, with the error they reported.",
         }),
       },
-      { description: "The staged rollout in progress, else the latest publish to the fleet (as GET /publish/status?scope=fleet, without the per-collector list): not a later one to one collector, a rollback or an attribute change." },
+      {
+        description:
+          "The staged rollout in progress, else the latest publish to the fleet (as GET /publish/status?scope=fleet, without the per-collector list): not a later one to one collector, a rollback or an attribute change.",
+      },
     ),
     throughput: Type.Object(
       {
         reporting: Type.Integer({ description: "Collectors counted now: they reported their own metrics inside the window and are not offline." }),
         byRecords: Type.Array(Ranked, { maxItems: DASHBOARD_TOP, description: "Highest records/s received (sum over receivers)." }),
-        byErrors: Type.Array(Ranked, { maxItems: DASHBOARD_TOP, description: "Highest errors/s (refused or failed items, every component); only collectors with errors." }),
+        byErrors: Type.Array(Ranked, {
+          maxItems: DASHBOARD_TOP,
+          description: "Highest errors/s (refused or failed items, every component); only collectors with errors.",
+        }),
       },
       { description: "From the own-metrics window in this server's memory (about the last 5 minutes)." },
     ),
@@ -82,10 +88,13 @@ export const DashboardSchema = Type.Object(
           }),
         ),
         collectors: Nullable(
-          Type.Integer({ description: "Collectors whose records are in that bucket: a collector that went offline since may still be (it took those records in then)." }),
+          Type.Integer({
+            description: "Collectors whose records are in that bucket: a collector that went offline since may still be (it took those records in then).",
+          }),
         ),
         history: Type.Array(Type.Object({ time: DateTime, value: Type.Number() }), {
-          description: "Fleet-wide records/s taken in, the last hour in 15 s buckets (each bucket's end); buckets where no collector measured anything are left out.",
+          description:
+            "Fleet-wide records/s taken in, the last hour in 15 s buckets (each bucket's end); buckets where no collector measured anything are left out.",
         }),
       },
       { description: "Fleet-wide records/s: the current sum, and its last hour for the dashboard's chart." },

@@ -15,8 +15,14 @@ export const ENROLLMENT_KINDS = ["opamp", "agent"] as const;
 export const BootstrapFileSchema = Type.Object({ path: Type.String(), contentType: Type.String(), body: Type.String() });
 export type BootstrapFile = Static<typeof BootstrapFileSchema>;
 
-export const EnrollmentKindSchema = Type.Union(ENROLLMENT_KINDS.map((k) => Type.Literal(k)), { errorMessage: `must be one of ${ENROLLMENT_KINDS.join(", ")}` });
-export const RuntimeNameSchema = Type.Union(RUNTIMES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${RUNTIMES.join(", ")}` });
+export const EnrollmentKindSchema = Type.Union(
+  ENROLLMENT_KINDS.map((k) => Type.Literal(k)),
+  { errorMessage: `must be one of ${ENROLLMENT_KINDS.join(", ")}` },
+);
+export const RuntimeNameSchema = Type.Union(
+  RUNTIMES.map((r) => Type.Literal(r)),
+  { errorMessage: `must be one of ${RUNTIMES.join(", ")}` },
+);
 
 export const EnrollmentTokenSchema = Type.Object(
   {
@@ -28,7 +34,9 @@ export const EnrollmentTokenSchema = Type.Object(
     maxUses: Nullable(Type.Integer({ description: "Always 1 for opamp; null is unlimited." })),
     uses: Type.Integer(),
     boundInstanceUid: Nullable(
-      Type.String({ description: "The OpAMP instance_uid the token is bound to; null unless the caller holds tokens:write (uses says whether it was redeemed)." }),
+      Type.String({
+        description: "The OpAMP instance_uid the token is bound to; null unless the caller holds tokens:write (uses says whether it was redeemed).",
+      }),
     ),
     createdBy: Type.String(),
     createdAt: DateTime,

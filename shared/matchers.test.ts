@@ -51,12 +51,42 @@ const ACCEPTED: [string, Triple[]][] = [
   ['{"foo"="bar\\\\"}', [["foo", "=", "bar\\"]]],
   ['"foo"="bar"', [["foo", "=", "bar"]]],
   ['"foo"="bar",', [["foo", "=", "bar"]]],
-  ["{foo=bar,bar!=baz}", [["foo", "=", "bar"], ["bar", "!=", "baz"]]],
-  ['{foo="bar",bar!="baz"}', [["foo", "=", "bar"], ["bar", "!=", "baz"]]],
-  ["foo=bar,bar!=baz", [["foo", "=", "bar"], ["bar", "!=", "baz"]]],
-  ['foo="bar",bar!="baz"', [["foo", "=", "bar"], ["bar", "!=", "baz"]]],
+  [
+    "{foo=bar,bar!=baz}",
+    [
+      ["foo", "=", "bar"],
+      ["bar", "!=", "baz"],
+    ],
+  ],
+  [
+    '{foo="bar",bar!="baz"}',
+    [
+      ["foo", "=", "bar"],
+      ["bar", "!=", "baz"],
+    ],
+  ],
+  [
+    "foo=bar,bar!=baz",
+    [
+      ["foo", "=", "bar"],
+      ["bar", "!=", "baz"],
+    ],
+  ],
+  [
+    'foo="bar",bar!="baz"',
+    [
+      ["foo", "=", "bar"],
+      ["bar", "!=", "baz"],
+    ],
+  ],
   // Ours, from the lexer's rules: spaces between tokens, Go's other escapes, quoted reserved runes.
-  [' { env = prod ,\tregion =~ "us-.*" } ', [["env", "=", "prod"], ["region", "=~", "us-.*"]]],
+  [
+    ' { env = prod ,\tregion =~ "us-.*" } ',
+    [
+      ["env", "=", "prod"],
+      ["region", "=~", "us-.*"],
+    ],
+  ],
   ["env=prod\u3000", [["env", "=", "prod"]]],
   ['a="\\a\\b\\f\\v\\r\\101\\u00e9"', [["a", "=", "\x07\b\f\v\rAé"]]],
   ['"a b{}"="x,y=z!~\'`"', [["a b{}", "=", "x,y=z!~'`"]]],
@@ -259,10 +289,7 @@ describe("printing", () => {
 
   const text = fc.string({ unit: "grapheme", maxLength: 12 });
   const regex = fc.constantFrom("", ".*", "a|b", "[a-z]+", "\\d{2,4}", "(?i)x", "us-.*", "\\pL", "a)|(b", "\\\\", '"');
-  const matcher = fc.oneof(
-    fc.tuple(text, fc.constantFrom("=", "!="), text),
-    fc.tuple(text, fc.constantFrom("=~", "!~"), regex),
-  );
+  const matcher = fc.oneof(fc.tuple(text, fc.constantFrom("=", "!="), text), fc.tuple(text, fc.constantFrom("=~", "!~"), regex));
 
   test("parse → print → parse round-trips (property)", () => {
     fc.assert(

@@ -398,11 +398,11 @@ class Lexer {
         case ",":
           return this.#token(r, start);
         case "!":
-          if (runes[this.#pos] === "=") return this.#pos++, this.#token("!=", start);
-          if (runes[this.#pos] === "~") return this.#pos++, this.#token("!~", start);
+          if (runes[this.#pos] === "=") return (this.#pos++, this.#token("!=", start));
+          if (runes[this.#pos] === "~") return (this.#pos++, this.#token("!~", start));
           this.#fail(start + 1, `"!" must be followed by "=" or "~"`);
         case "=":
-          if (runes[this.#pos] === "~") return this.#pos++, this.#token("=~", start);
+          if (runes[this.#pos] === "~") return (this.#pos++, this.#token("=~", start));
           return this.#token("=", start);
         case '"': {
           let escaped = false;

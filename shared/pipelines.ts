@@ -28,7 +28,9 @@ export const DryRunAnswerSchema = Type.Object({
   runtimes: Type.Array(
     Type.Object({
       sourceType: Type.String(),
-      holds: Type.Boolean({ description: "The result holds on Alloy (remote config) as on the OpenTelemetry Collector (OpAMP) for records of this source type." }),
+      holds: Type.Boolean({
+        description: "The result holds on Alloy (remote config) as on the OpenTelemetry Collector (OpAMP) for records of this source type.",
+      }),
       problems: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
     }),
     {
@@ -64,7 +66,8 @@ export const PreviewTargetSchema = Type.Object(
       description: "The collector version rendered for; null: the collector never reported one, so the form every supported version accepts.",
     }),
     versionFrom: Type.Union([Type.Literal("reported"), Type.Literal("requested"), Type.Literal("installer")], {
-      description: "reported: the collector's own service.version (null when it reported none); requested: the caller's ?version; installer: what installer/install.sh installs.",
+      description:
+        "reported: the collector's own service.version (null when it reported none); requested: the caller's ?version; installer: what installer/install.sh installs.",
     }),
     collector: Type.Union([
       Type.Object({
@@ -86,7 +89,8 @@ export const PipelinePreviewSchema = Type.Object({
   }),
   renderedFor: PreviewTargetSchema,
   differences: Type.Array(RuntimeDifferenceSchema, {
-    description: "Warnings: on Alloy, the source types rendered whose data differs from what the OpenTelemetry Collector (OpAMP) delivers, which svc cannot normalise; empty for the OpenTelemetry Collector (OpAMP).",
+    description:
+      "Warnings: on Alloy, the source types rendered whose data differs from what the OpenTelemetry Collector (OpAMP) delivers, which svc cannot normalise; empty for the OpenTelemetry Collector (OpAMP).",
   }),
 });
 export type PipelinePreview = Static<typeof PipelinePreviewSchema>;
@@ -97,16 +101,28 @@ export const PipelineRatesSchema = Type.Object({
   collectors: Type.Integer({ description: "How many collectors were summed." }),
   applied: Type.Integer({ description: "How many collectors the pipeline applies to (only the first 50 are summed)." }),
   nodes: Type.Array(Type.Object({ nodeId: Type.String(), in: Rate, out: Rate, errors: Rate })),
-  choices: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }), { description: "The first 50 collectors the pipeline applies to, to pick one." }),
+  choices: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }), {
+    description: "The first 50 collectors the pipeline applies to, to pick one.",
+  }),
 });
 export type PipelineRates = Static<typeof PipelineRatesSchema>;
 
 /** A pipeline as the API takes and answers it: its graph, and the attribute matchers that assign it to collectors. */
 export const Id = Type.String({ minLength: 1, maxLength: 200 });
-export const ConfigObject = Type.Record(Type.String(), Type.Unknown(), { description: "Settings; the catalog gives the schema per type. A string value may reference a collector attribute as `{{attr \"KEY\"}}` (not in OTTL)." });
-export const Signal = Type.Union(SIGNALS.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${SIGNALS.join(", ")}` });
+export const ConfigObject = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'Settings; the catalog gives the schema per type. A string value may reference a collector attribute as `{{attr "KEY"}}` (not in OTTL).',
+});
+export const Signal = Type.Union(
+  SIGNALS.map((s) => Type.Literal(s)),
+  { errorMessage: `must be one of ${SIGNALS.join(", ")}` },
+);
 
-const NodeId = Type.String({ minLength: 1, maxLength: 100, pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$", errorMessage: "must be 1–100 letters, digits, '_', '.' or '-'" });
+const NodeId = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+  errorMessage: "must be 1–100 letters, digits, '_', '.' or '-'",
+});
 
 export const TopologyNode = Type.Object(
   {
@@ -137,7 +153,10 @@ export const PipelineMatchers = Type.Array(Type.String({ maxLength: 1000 }), {
     'Attribute matchers, Alertmanager syntax (`env=prod`, `region=~"us-.*"`, `team!=test`; regexps fully anchored, RE2): every collector whose attributes match all of them runs the pipeline. Empty: routes alone assign it.',
 });
 
-export const Pipeline = Type.Object({ id: Type.String(), name: Type.String(), signal: Signal, topology: Topology, matchers: Type.Optional(PipelineMatchers) }, { title: "Pipeline" });
+export const Pipeline = Type.Object(
+  { id: Type.String(), name: Type.String(), signal: Signal, topology: Topology, matchers: Type.Optional(PipelineMatchers) },
+  { title: "Pipeline" },
+);
 
 export const PipelineListSchema = Type.Object({ items: Type.Array(Pipeline) });
 export type PipelineList = Static<typeof PipelineListSchema>;

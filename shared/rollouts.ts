@@ -35,7 +35,9 @@ export const StrategySchema = Type.Object(
     canary: Type.Optional(
       Type.Object(
         {
-          collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 10_000, description: "Each a collector's id or name." })),
+          collectorIds: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 10_000, description: "Each a collector's id or name." }),
+          ),
           match: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { minItems: 1, maxItems: 32, description: "Alertmanager matchers." })),
         },
         { additionalProperties: false, description: "The first batch: these collectors (those of them the publish changes)." },
@@ -91,7 +93,8 @@ const RolloutCountsSchema = Type.Object({
   outdated: Type.Integer(),
   offline: Type.Integer({ description: "Counted apart; offline collectors do not block completion." }),
   reporting_only: Type.Integer({
-    description: "Counted apart, never blocking completion: connected without the AcceptsRemoteConfig capability, so no config can reach them (run them under the OpAMP supervisor).",
+    description:
+      "Counted apart, never blocking completion: connected without the AcceptsRemoteConfig capability, so no config can reach them (run them under the OpAMP supervisor).",
   }),
   queued: Type.Integer({ description: "In a staged rollout's batches not released yet, or not reached yet by the publish's writes." }),
 });
@@ -119,14 +122,15 @@ export const RolloutSchema = Type.Object(
     commit: Type.String(),
     actor: Type.String(),
     startedAt: Type.String({ format: "date-time" }),
-    scope: Type.String({ description: "\"fleet\", the collector id, or \"collectors\" (several named or edited collectors)." }),
+    scope: Type.String({ description: '"fleet", the collector id, or "collectors" (several named or edited collectors).' }),
     collectorIds: Type.Array(Type.String()),
     changed: Type.Array(Type.String(), {
       description: "Collectors that get a new config (the others already had this one); in a staged rollout, in release order.",
     }),
     skipped: Type.Optional(
       Type.Array(SkippedCollectorSchema, {
-        description: "Collectors left on their config because theirs could not be rendered, each with the reason (a fleet publish skips them; one naming them refuses unless skipErrors), or because their build lacks a component it uses (path `components`; the plan's lacking).",
+        description:
+          "Collectors left on their config because theirs could not be rendered, each with the reason (a fleet publish skips them; one naming them refuses unless skipErrors), or because their build lacks a component it uses (path `components`; the plan's lacking).",
       }),
     ),
     pinned: Type.Optional(Type.Array(Type.String(), { description: "Collectors left on the config a rollback pinned them to." })),
@@ -135,11 +139,15 @@ export const RolloutSchema = Type.Object(
     released: Type.Optional(Type.Integer({ description: "Staged: index of the last batch released." })),
     phase: Type.Optional(Phase),
     pausedReason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    settledAt: Type.Optional(Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Staged: when the released batch stopped applying." })),
+    settledAt: Type.Optional(
+      Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Staged: when the released batch stopped applying." }),
+    ),
     acceptedThrough: Type.Optional(Type.Integer({ description: "Staged: failures in batches up to this index were accepted by a resume." })),
     interrupted: Type.Optional(InterruptedSchema),
     resumedBy: Type.Optional(
-      Type.String({ description: "Set on an interrupted publish when a later publish took over the collectors it moved (they count in that one's `changed`)." }),
+      Type.String({
+        description: "Set on an interrupted publish when a later publish took over the collectors it moved (they count in that one's `changed`).",
+      }),
     ),
     resumes: Type.Optional(
       Type.Array(Type.Object({ rolloutId: Type.String(), collectors: Type.Integer() }), {
@@ -156,7 +164,9 @@ export const RolloutSchema = Type.Object(
           }),
           counts: RolloutCountsSchema,
           handedOn: Type.Optional(
-            Type.Integer({ description: "Collectors given a later rollout's config before this one ended: their state says nothing of this one, so they are not in counts." }),
+            Type.Integer({
+              description: "Collectors given a later rollout's config before this one ended: their state says nothing of this one, so they are not in counts.",
+            }),
           ),
         },
         {
@@ -204,9 +214,13 @@ export const RolloutStatusSchema = Type.Object(
     ),
     pausedReason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     skipped: Type.Array(SkippedCollectorSchema, { description: "Collectors the rollout left on their config, with the reason." }),
-    eta: Type.Optional(Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Staged: when the last batch should be released, at the pace so far." })),
+    eta: Type.Optional(
+      Type.Union([Type.String({ format: "date-time" }), Type.Null()], { description: "Staged: when the last batch should be released, at the pace so far." }),
+    ),
     handedOn: Type.Optional(
-      Type.Integer({ description: "Collectors a later rollout gave another config: their state says nothing of this one, so they are not in counts or collectors." }),
+      Type.Integer({
+        description: "Collectors a later rollout gave another config: their state says nothing of this one, so they are not in counts or collectors.",
+      }),
     ),
     interrupted: Type.Optional(InterruptedSchema),
   },
@@ -219,18 +233,16 @@ export const HistoryEntrySchema = Type.Object(
     commit: Type.String(),
     hash: Type.String(),
     time: Type.String({ format: "date-time" }),
-    state: Type.Union(
-      [ConfigState, Type.Literal("superseded"), Type.Literal("rolled_back"), Type.Literal("rolled_back_by_collector")],
-      {
-        description:
-          "The latest entry: where it stands. An earlier one: failed, rolled_back (an operator restored an older config after it), rolled_back_by_collector (the collector went back on its own after it failed), or superseded.",
-      },
-    ),
+    state: Type.Union([ConfigState, Type.Literal("superseded"), Type.Literal("rolled_back"), Type.Literal("rolled_back_by_collector")], {
+      description:
+        "The latest entry: where it stands. An earlier one: failed, rolled_back (an operator restored an older config after it), rolled_back_by_collector (the collector went back on its own after it failed), or superseded.",
+    }),
     actor: Type.String(),
     rollbackOf: Type.Optional(Type.Integer({ description: "The seq of the entry this rollback restored." })),
     cause: Type.Optional(
       Type.Union([Type.Literal("publish"), Type.Literal("rollback"), Type.Literal("attributes")], {
-        description: "Why it was recorded: a publish, a rollback, or the collector's attributes changed (rendered again at the commit it is on, actor system). Absent on old entries: publish, or rollback when rollbackOf is set.",
+        description:
+          "Why it was recorded: a publish, a rollback, or the collector's attributes changed (rendered again at the commit it is on, actor system). Absent on old entries: publish, or rollback when rollbackOf is set.",
       }),
     ),
     error: Type.Optional(Type.String({ description: "The collector's message when it failed this config." })),
@@ -246,7 +258,9 @@ export const RenderFailureSchema = Type.Object(
     commit: Type.String(),
     error: Type.String({ description: "What could not be rendered (a missing attribute names its key and the config path that needs it)." }),
     at: Type.String({ format: "date-time" }),
-    rolloutId: Type.Optional(Type.String({ description: "The rollout that skipped the collector for it, when a rollout did (a publish or an attribute change)." })),
+    rolloutId: Type.Optional(
+      Type.String({ description: "The rollout that skipped the collector for it, when a rollout did (a publish or an attribute change)." }),
+    ),
   },
   {
     title: "RenderFailure",
@@ -255,7 +269,9 @@ export const RenderFailureSchema = Type.Object(
   },
 );
 
-export const ConfigVersionSchema = Type.Composite([HistoryEntrySchema, Type.Object({ contentType: Type.String(), body: Type.String() })], { title: "ConfigVersion" });
+export const ConfigVersionSchema = Type.Composite([HistoryEntrySchema, Type.Object({ contentType: Type.String(), body: Type.String() })], {
+  title: "ConfigVersion",
+});
 
 export const EffectiveConfigSchema = Type.Object({
   target: Type.Union([
@@ -336,7 +352,9 @@ export const PublishPlanSchema = Type.Object(
       Type.Object({
         collectorId: Type.String(),
         name: Type.String(),
-        missing: Type.Array(Type.String(), { description: "Component types the new config uses that the collector's build lacks, as kind/type (receiver/kafka)." }),
+        missing: Type.Array(Type.String(), {
+          description: "Component types the new config uses that the collector's build lacks, as kind/type (receiver/kafka).",
+        }),
       }),
       {
         description:

@@ -6,7 +6,10 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { SCOPES } from "./access.ts";
 
-export const ScopeSchema = Type.Union(SCOPES.map((s) => Type.Literal(s)), { errorMessage: `must be one of ${SCOPES.join(", ")}` });
+export const ScopeSchema = Type.Union(
+  SCOPES.map((s) => Type.Literal(s)),
+  { errorMessage: `must be one of ${SCOPES.join(", ")}` },
+);
 
 export const ServiceAccountSchema = Type.Object(
   {

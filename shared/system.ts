@@ -21,7 +21,8 @@ export const HealthSchema = Type.Object(
     onboarding: Type.Object(
       {
         externalUrlSource: Type.Union([Type.Literal("config"), Type.Literal("listen"), Type.Literal("unset")], {
-          description: "config: externalUrl is configured; listen: the quick-start uses the URL it serves (this host only); unset: collectors cannot be given a URL.",
+          description:
+            "config: externalUrl is configured; listen: the quick-start uses the URL it serves (this host only); unset: collectors cannot be given a URL.",
         }),
         collectorSnippet: ReadinessSchema,
         agentPackages: ReadinessSchema,

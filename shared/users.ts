@@ -5,7 +5,10 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { USER_ROLES } from "./access.ts";
 
-export const RoleSchema = Type.Union(USER_ROLES.map((r) => Type.Literal(r)), { errorMessage: `must be one of ${USER_ROLES.join(", ")}` });
+export const RoleSchema = Type.Union(
+  USER_ROLES.map((r) => Type.Literal(r)),
+  { errorMessage: `must be one of ${USER_ROLES.join(", ")}` },
+);
 
 export const UserSchema = Type.Object(
   {
@@ -21,7 +24,9 @@ export const UserSchema = Type.Object(
 );
 export type User = Static<typeof UserSchema>;
 
-const MailedTo = Type.String({ description: "Present when the link was mailed (SMTP configured): the address it went to. The link itself is then not in the answer." });
+const MailedTo = Type.String({
+  description: "Present when the link was mailed (SMTP configured): the address it went to. The link itself is then not in the answer.",
+});
 
 /** POST /users: the invited user and their invite link, or where it was mailed. */
 export const InviteAnswerSchema = Type.Object({

@@ -20,7 +20,6 @@ export type Runtime = (typeof RUNTIMES)[number];
 export const MANAGEMENT_MODES = ["opamp", "rcfg-remotecfg"] as const;
 export type ManagementMode = (typeof MANAGEMENT_MODES)[number];
 
-
 /** The control channels collectors contact (`/v1/opamp`, and remote config's Connect service). */
 export type ControlChannel = "opamp" | "remotecfg";
 

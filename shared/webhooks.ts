@@ -8,7 +8,10 @@ import { WEBHOOK_EVENTS } from "./webhook-events.ts";
 
 export { WEBHOOK_EVENTS, type WebhookEvent } from "./webhook-events.ts";
 
-export const WebhookEventSchema = Type.Union(WEBHOOK_EVENTS.map((e) => Type.Literal(e)), { errorMessage: `must be one of ${WEBHOOK_EVENTS.join(", ")}` });
+export const WebhookEventSchema = Type.Union(
+  WEBHOOK_EVENTS.map((e) => Type.Literal(e)),
+  { errorMessage: `must be one of ${WEBHOOK_EVENTS.join(", ")}` },
+);
 
 export const WebhookSchema = Type.Object(
   {

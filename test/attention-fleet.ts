@@ -54,7 +54,11 @@ export async function seedAttentionFleet(server: TestServer, agents: RawAgent[])
   const gateway = await call<{ id: string }>("/destinations", "POST", { name: "gateway", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
   await matchedPipeline(call, "fleet", source.id, gateway.id, ["fleet=yes"]);
   const gwSource = await call<{ id: string }>("/sources", "POST", { name: "gw-app", type: "filelog", config: { include: ["/var/log/gw.log"] } });
-  const perCollector = await call<{ id: string }>("/destinations", "POST", { name: "per-collector", type: "otlphttp", config: { endpoint: '{{attr "gateway"}}' } });
+  const perCollector = await call<{ id: string }>("/destinations", "POST", {
+    name: "per-collector",
+    type: "otlphttp",
+    config: { endpoint: '{{attr "gateway"}}' },
+  });
   await matchedPipeline(call, "gw", gwSource.id, perCollector.id, ["gw=yes"]);
   await call("/commit", "POST", { message: "one" });
 
@@ -100,7 +104,8 @@ export async function seedAttentionFleet(server: TestServer, agents: RawAgent[])
   await call(`/sources/${source.id}`, "PUT", { name: "app", type: "filelog", config: { include: ["/var/log/two/*.log"] } });
   await call("/commit", "POST", { message: "two" });
   await publish((name, body, hash) => {
-    if (name === "failing") return { remoteConfigStatus: applied(hash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "receiver filelog: permission denied") };
+    if (name === "failing")
+      return { remoteConfigStatus: applied(hash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "receiver filelog: permission denied") };
     return { remoteConfigStatus: applied(hash), effectiveConfig: effective(name === "drifting" ? elsewhere(body) : body) };
   });
 
@@ -108,7 +113,10 @@ export async function seedAttentionFleet(server: TestServer, agents: RawAgent[])
   const rolledBack = agent.pinned!.next((m) => m.remoteConfig !== undefined, OFFER_MS);
   await call(`/collectors/${ids.pinned}/rollback`, "POST");
   const back = (await rolledBack).remoteConfig!;
-  await agent.pinned!.call({ remoteConfigStatus: applied(back.configHash), effectiveConfig: effective(new TextDecoder().decode(back.config!.configMap[""]!.body)) });
+  await agent.pinned!.call({
+    remoteConfigStatus: applied(back.configHash),
+    effectiveConfig: effective(new TextDecoder().decode(back.config!.configMap[""]!.body)),
+  });
 
   await until(
     async () => {

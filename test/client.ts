@@ -1,10 +1,5 @@
 /** The one REST client helper the tests share: fetch under /api/v1 with a Bearer token and an optional JSON body. */
-export function api(
-  base: string,
-  token: string | null,
-  path: string,
-  init: RequestInit & { json?: unknown } = {},
-): Promise<Response> {
+export function api(base: string, token: string | null, path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
   const { json, ...rest } = init;
   const headers = new Headers(rest.headers);
   if (token !== null) headers.set("Authorization", `Bearer ${token}`);

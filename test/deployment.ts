@@ -4,7 +4,11 @@ type Call = <T = Record<string, unknown>>(path: string, method?: string, json?: 
 /** Source, destination and pipeline once; returns a function that routes a collector through them. */
 export async function deploymentKit(call: Call) {
   const source = await call<{ id: string }>("/sources", "POST", { name: "app logs", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "backend",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   const pipeline = await call<{ id: string }>("/pipelines", "POST", {
     name: "logs",
     signal: "logs",

@@ -57,7 +57,8 @@ export async function detectCollectors(
   probe: MetricsProbe = probeMetrics,
   root = "/",
 ): Promise<DetectedCollector[]> {
-  const found = configured.length > 0 ? configured.map((config) => fromConfig(config, facts)) : SIGNATURES.flatMap((runtime) => detect(runtime, facts, root) ?? []);
+  const found =
+    configured.length > 0 ? configured.map((config) => fromConfig(config, facts)) : SIGNATURES.flatMap((runtime) => detect(runtime, facts, root) ?? []);
   return Promise.all(found.map(async (collector) => ({ ...collector, metricsAlive: await probe(collector.metricsUrl) })));
 }
 

@@ -206,7 +206,11 @@ test("detectCollectors finds a running otelcol process, and probes configured co
   ]);
 
   // No type configured: the type is guessed from the binary, and its defaults follow it.
-  const [guessed] = await detectCollectors([config({ name: "guessed", binaryPath: "/opt/nowhere/rcfg-runtime", nativeRemoteConfig: null, metricsUrl: null })], facts, async () => false);
+  const [guessed] = await detectCollectors(
+    [config({ name: "guessed", binaryPath: "/opt/nowhere/rcfg-runtime", nativeRemoteConfig: null, metricsUrl: null })],
+    facts,
+    async () => false,
+  );
   expect(guessed).toMatchObject({ collectorType: "alloy", nativeRemoteConfig: true, metricsUrl: "http://127.0.0.1:12345/metrics" });
 });
 

@@ -75,7 +75,7 @@ function container(env: NodeJS.ProcessEnv): HostFacts["container"] {
     inContainer: kubernetes || inContainer(env),
     kubernetes,
     podName: kubernetes ? env.POD_NAME || env.HOSTNAME || os.hostname() : null,
-    namespace: kubernetes ? readTrimmed(SERVICE_ACCOUNT_NAMESPACE) ?? (env.POD_NAMESPACE || null) : null,
+    namespace: kubernetes ? (readTrimmed(SERVICE_ACCOUNT_NAMESPACE) ?? (env.POD_NAMESPACE || null)) : null,
     nodeName: kubernetes ? env.NODE_NAME || null : null,
   };
 }

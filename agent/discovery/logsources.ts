@@ -34,7 +34,5 @@ export async function logSources(services: DetectedService[], root = "/"): Promi
     .flatMap((service) => service.logFiles.map((path): LogSource => ({ kind: "file", path, service: service.fingerprint })));
   const byPath = new Map<string, LogSource>();
   for (const source of [...claimed, ...generic]) if (!byPath.has(source.path)) byPath.set(source.path, source);
-  return [...byPath.values()]
-    .sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || a.path.localeCompare(b.path))
-    .slice(0, MAX_SOURCES);
+  return [...byPath.values()].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || a.path.localeCompare(b.path)).slice(0, MAX_SOURCES);
 }

@@ -124,7 +124,12 @@ type Socket = Omit<ListeningFact, "pid" | "process">;
 /** Socket inode → socket, from /proc/net/{tcp,tcp6,udp,udp6}. */
 function listeningSockets(): Map<number, Socket> {
   const sockets = new Map<number, Socket>();
-  for (const [file, protocol] of [["tcp", "tcp"], ["tcp6", "tcp"], ["udp", "udp"], ["udp6", "udp"]] as const) {
+  for (const [file, protocol] of [
+    ["tcp", "tcp"],
+    ["tcp6", "tcp"],
+    ["udp", "udp"],
+    ["udp6", "udp"],
+  ] as const) {
     for (const line of (read(`/proc/net/${file}`) ?? "").split("\n").slice(1)) {
       if (sockets.size >= MAX_LISTENING) return sockets;
       const socket = parseSocketLine(line, protocol);

@@ -17,7 +17,15 @@
  * again from the store at each heartbeat and before each relayed request.
  */
 import type { Logger } from "pino";
-import { AGENT_ID, DiscoverySchema, HelloSchema, ResponseSchema, type AgentErrorCode, type ServerMessage, type ServerRequest } from "../../shared/agent-protocol.ts";
+import {
+  AGENT_ID,
+  DiscoverySchema,
+  HelloSchema,
+  ResponseSchema,
+  type AgentErrorCode,
+  type ServerMessage,
+  type ServerRequest,
+} from "../../shared/agent-protocol.ts";
 import { ENDED, tokenDoc, type LiveCredentials, type LiveHold } from "../auth/live.ts";
 import { tokenKind } from "../auth/tokens.ts";
 import { AppError, UnauthenticatedError } from "../errors.ts";

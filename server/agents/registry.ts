@@ -126,7 +126,13 @@ export class Agents {
             discovery: null,
             discoveredAt: null,
           };
-      const action = !current ? "agent.enroll" : current.data.reenroll ? "agent.reenroll" : current.data.tokenId === redeemed.tokenId ? "agent.credential" : "agent.enroll";
+      const action = !current
+        ? "agent.enroll"
+        : current.data.reenroll
+          ? "agent.reenroll"
+          : current.data.tokenId === redeemed.tokenId
+            ? "agent.credential"
+            : "agent.enroll";
       const details = { tokenId: redeemed.tokenId, ...(current && current.data.tokenId !== redeemed.tokenId ? { previousTokenId: current.data.tokenId } : {}) };
       try {
         await this.store.write(
@@ -169,18 +175,20 @@ export class Agents {
     const now = Date.now();
     this.written.set(agentId, now);
     const at = new Date(now).toISOString();
-    await this.writes.update(agentId, (doc) =>
-      doc && {
-        ...doc,
-        name: hello.host.hostname || agentId,
-        environment: tokenEnvironment ?? hello.environment,
-        version: hello.version,
-        status: "online",
-        connectedAt: at,
-        lastSeen: at,
-        host: hello.host,
-        browse: hello.browse,
-      },
+    await this.writes.update(
+      agentId,
+      (doc) =>
+        doc && {
+          ...doc,
+          name: hello.host.hostname || agentId,
+          environment: tokenEnvironment ?? hello.environment,
+          version: hello.version,
+          status: "online",
+          connectedAt: at,
+          lastSeen: at,
+          host: hello.host,
+          browse: hello.browse,
+        },
     );
   }
 
@@ -216,7 +224,9 @@ export class Agents {
       const { status, lastSeen } = doc.data;
       if (status !== "online" || connected.has(doc.id) || (lastSeen !== null && Date.parse(lastSeen) >= cutoff)) continue;
       marked++;
-      await this.writes.update(doc.id, (current) => (current && current.lastSeen === lastSeen && current.status === "online" ? { ...current, status: "offline" } : null));
+      await this.writes.update(doc.id, (current) =>
+        current && current.lastSeen === lastSeen && current.status === "online" ? { ...current, status: "offline" } : null,
+      );
     }
     return marked;
   }
@@ -224,9 +234,7 @@ export class Agents {
   /** Audits a call relayed to the agent (browse, sample, rescan), answered or not: `error` is the code it failed with. */
   async relayed(who: Actor, agentId: string, action: string, details: Record<string, unknown>, error?: string): Promise<void> {
     const entry =
-      error === undefined
-        ? auditEntry(who, action, "agent", agentId, details)
-        : auditEntry(who, action, "agent", agentId, { ...details, error }, "failure");
+      error === undefined ? auditEntry(who, action, "agent", agentId, details) : auditEntry(who, action, "agent", agentId, { ...details, error }, "failure");
     await this.store.write([], [entry]);
   }
 

@@ -1,5 +1,10 @@
 /** REST: /collectors/{id}/sources and /destinations — what is active on one collector; secrets in overrides are write-only. */
-import { DestinationActivationListSchema, DestinationActivationSchema, SourceActivationListSchema, SourceActivationSchema } from "../../shared/config-answers.ts";
+import {
+  DestinationActivationListSchema,
+  DestinationActivationSchema,
+  SourceActivationListSchema,
+  SourceActivationSchema,
+} from "../../shared/config-answers.ts";
 import type { Activations } from "../configstore/activations.ts";
 import { route, type Route } from "../http/route.ts";
 import type { Refs } from "../refs/refs.ts";
@@ -55,7 +60,10 @@ export function activationRoutes(deps: ActivationsApiDeps): Route[] {
       response: DestinationActivationSchema,
       status: 201,
       handler: async ({ params, body, principal }) =>
-        deps.activations.activateDestination(principal, params.id!, { ...body, destinationId: await deps.refs.resolve("destination", body.destinationId, "destinationId") }),
+        deps.activations.activateDestination(principal, params.id!, {
+          ...body,
+          destinationId: await deps.refs.resolve("destination", body.destinationId, "destinationId"),
+        }),
     }),
     route({
       method: "GET",

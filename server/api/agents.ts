@@ -51,7 +51,11 @@ export interface AgentsApiDeps {
 
 export function agentRoutes(deps: AgentsApiDeps): Route[] {
   // The credential's digest stays in the store; legacy records read reenroll false.
-  const view = ({ credentialHash: _, ...record }: AgentRecord) => ({ ...record, reenroll: record.reenroll ?? false, connected: deps.agentChannel.isConnected(record.id) });
+  const view = ({ credentialHash: _, ...record }: AgentRecord) => ({
+    ...record,
+    reenroll: record.reenroll ?? false,
+    connected: deps.agentChannel.isConnected(record.id),
+  });
 
   /**
    * Relays one request to the agent and audits it, whatever the answer. An answer
@@ -110,7 +114,11 @@ export function agentRoutes(deps: AgentsApiDeps): Route[] {
       status: 201,
       handler: async ({ query, principal }) => {
         const url = collectorUrl(deps.config.externalUrl);
-        const { token, enrollmentToken } = await deps.enrollment.create(principal, { kind: "agent", environment: query.environment, maxUses: query.maxUses ?? 1 });
+        const { token, enrollmentToken } = await deps.enrollment.create(principal, {
+          kind: "agent",
+          environment: query.environment,
+          maxUses: query.maxUses ?? 1,
+        });
         return { snippet: installSnippet(url, { agentToken: token }), enrollmentTokenId: enrollmentToken.id, expiresAt: enrollmentToken.expiresAt };
       },
     }),
@@ -128,8 +136,7 @@ export function agentRoutes(deps: AgentsApiDeps): Route[] {
       path: "/agents/{id}",
       scope: "agents:write",
       tag: "agents",
-      summary:
-        "Forget a host. A connected agent is disconnected; it enrolls again if its token still allows it, so revoke the token to keep it out.",
+      summary: "Forget a host. A connected agent is disconnected; it enrolls again if its token still allows it, so revoke the token to keep it out.",
       status: 204,
       handler: async ({ params, principal }) => {
         await deps.agents.remove(principal, params.id!);

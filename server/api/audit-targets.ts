@@ -32,7 +32,10 @@ function resolvers(deps: AuditTargetDeps): Map<string, Resolver> {
   const tree = once(() => deps.configStore.worktree());
   const users = once(async () => new Map((await deps.users.list()).map((u) => [u.id, u.username])));
   const accounts = once(async () => new Map((await deps.accounts.list()).map((a) => [a.id, a.name])));
-  const config = (kind: "source" | "destination" | "pipeline" | "route"): Resolver => async (id) => recordName(kind, id, [await tree()]);
+  const config =
+    (kind: "source" | "destination" | "pipeline" | "route"): Resolver =>
+    async (id) =>
+      recordName(kind, id, [await tree()]);
   return new Map<string, Resolver>([
     ["collector", collectorNamesFrom(deps.collectors)],
     ["source", config("source")],

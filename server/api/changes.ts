@@ -41,7 +41,8 @@ export function changeRoutes(deps: ChangesApiDeps): Route[] {
       path: "/changes/discard",
       scope: "config:write",
       tag: "changes",
-      summary: "Drop every pending change; the working tree returns to the last commit (a plaintext secret a commit from before secrets were kept apart holds moves to the vault again).",
+      summary:
+        "Drop every pending change; the working tree returns to the last commit (a plaintext secret a commit from before secrets were kept apart holds moves to the vault again).",
       response: FileChangeListSchema,
       handler: async ({ principal }) => {
         const items = await deps.configStore.discard(principal);
@@ -92,7 +93,8 @@ export function changeRoutes(deps: ChangesApiDeps): Route[] {
       path: "/commits/{commit}",
       scope: "config:read",
       tag: "changes",
-      summary: "One commit: the files it changed, each with the record it holds and its name, and their unified diff against its parent; 404 for an unknown commit.",
+      summary:
+        "One commit: the files it changed, each with the record it holds and its name, and their unified diff against its parent; 404 for an unknown commit.",
       response: CommitDiffSchema,
       handler: ({ params }) => deps.configStore.commitDiff(params.commit!, collectorNamesFrom(deps.collectors)),
     }),

@@ -69,7 +69,10 @@ const ListQuery = Type.Object(
     attention: Type.Optional(
       Type.Union(
         ATTENTION_REASONS.map((r) => Type.Literal(r)),
-        { description: "Only the collectors GET /dashboard counts under this reason in \"Needs attention\": failed, offline, unrenderable, pinned, drifted or reportingOnly." },
+        {
+          description:
+            'Only the collectors GET /dashboard counts under this reason in "Needs attention": failed, offline, unrenderable, pinned, drifted or reportingOnly.',
+        },
       ),
     ),
     match: Type.Optional(
@@ -115,7 +118,6 @@ const PreviewBody = Type.Object(
   { additionalProperties: false },
 );
 
-
 /** What the /collectors routes use. */
 export interface CollectorsApiDeps {
   collectors: Collectors;
@@ -129,7 +131,10 @@ export interface CollectorsApiDeps {
 }
 
 /** A bulk tag edit from a request: something to set or remove, and the collectors its matchers select. */
-async function tagEditOf(collectors: Pick<Collectors, "refuseUntrusted" | "trust">, body: { match: string[]; set?: Record<string, string>; remove?: string[] }) {
+async function tagEditOf(
+  collectors: Pick<Collectors, "refuseUntrusted" | "trust">,
+  body: { match: string[]; set?: Record<string, string>; remove?: string[] },
+) {
   const set = body.set ?? {};
   const remove = body.remove ?? [];
   if (Object.keys(set).length === 0 && remove.length === 0) {
@@ -150,10 +155,14 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
     const snapshots = [await deps.configStore.worktree(), await deps.retargeting.publishedSnapshot()];
     const details = new Map<string, ErrorDetail>();
     for (const snapshot of snapshots) {
-      if (snapshot) for (const detail of alloyMatchProblems(alloyUnrunnable(snapshot), edits, deps.collectors.trust.keys())) details.set(detail.message, detail);
+      if (snapshot)
+        for (const detail of alloyMatchProblems(alloyUnrunnable(snapshot), edits, deps.collectors.trust.keys())) details.set(detail.message, detail);
     }
     const [first] = details.values();
-    if (first) throw new ConflictError(`This edit would make an Alloy collector match a pipeline it cannot run: ${first.message}.`, "breaks_matched_collectors", [...details.values()]);
+    if (first)
+      throw new ConflictError(`This edit would make an Alloy collector match a pipeline it cannot run: ${first.message}.`, "breaks_matched_collectors", [
+        ...details.values(),
+      ]);
   };
 
   /**
@@ -216,7 +225,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       path: "/collectors/{id}",
       scope: "collectors:read",
       tag: "collectors",
-      summary: "Get one collector, with every attribute, where each comes from (reported, set, virtual) and whether matchers read it (`targets`: a reported one only when its key is trusted).",
+      summary:
+        "Get one collector, with every attribute, where each comes from (reported, set, virtual) and whether matchers read it (`targets`: a reported one only when its key is trusted).",
       response: CollectorDetailSchema,
       handler: async ({ params }) => {
         const collector = await deps.collectors.get(params.id!);
@@ -237,7 +247,13 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       handler: async ({ body, principal }) => {
         const { edit, keep } = await tagEditOf(deps.collectors, body);
         let rollout: Rollout | null = null;
-        const result = await deps.collectors.editTags(principal, keep, edit, { match: body.match }, deploying(principal, body.strategy, (r) => (rollout = r)));
+        const result = await deps.collectors.editTags(
+          principal,
+          keep,
+          edit,
+          { match: body.match },
+          deploying(principal, body.strategy, (r) => (rollout = r)),
+        );
         return { ...result, rollout };
       },
     }),

@@ -43,9 +43,21 @@ describe.each(backends)("GET /commits/export on %s", (name, start) => {
     expect(((await empty.json()) as { error: { code: string } }).error.code).toBe("no_history");
 
     const config = server.app.configStore;
-    await config.edit([{ path: "sources/a.yaml", text: "id: a\nname: A\n" }, { path: "pipelines/p.yaml", text: "id: p\n" }], []);
+    await config.edit(
+      [
+        { path: "sources/a.yaml", text: "id: a\nname: A\n" },
+        { path: "pipelines/p.yaml", text: "id: p\n" },
+      ],
+      [],
+    );
     await server.call("/commit", "POST", { message: "first" });
-    await config.edit([{ path: "sources/a.yaml", text: "id: a\nname: Renamed\n" }, { path: "pipelines/p.yaml", text: null }], []);
+    await config.edit(
+      [
+        { path: "sources/a.yaml", text: "id: a\nname: Renamed\n" },
+        { path: "pipelines/p.yaml", text: null },
+      ],
+      [],
+    );
     await server.call("/commit", "POST", { message: "second" });
     const { items } = await server.call<{ items: { commit: string }[] }>("/commits");
     expect(items).toHaveLength(2);
@@ -76,7 +88,9 @@ describe.each(backends)("GET /commits/export on %s", (name, start) => {
   test("GET /commits/{commit} answers the files git says the commit changed, with their diff; 404 for an unknown one", async () => {
     const { items } = await server.call<{ items: { commit: string }[] }>("/commits");
     const [head, first] = [items[0]!.commit, items[1]!.commit];
-    const diff = await server.call<{ parent: string | null; items: { path: string; change: string; record?: { name: string | null } }[]; diff: string }>(`/commits/${head}`);
+    const diff = await server.call<{ parent: string | null; items: { path: string; change: string; record?: { name: string | null } }[]; diff: string }>(
+      `/commits/${head}`,
+    );
     expect(diff.parent).toBe(first);
     const clone = join(server.dir, "clone");
     const git = (await run(clone, "git", "diff", "--name-status", first, head)).trim().split("\n");

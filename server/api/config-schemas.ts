@@ -14,7 +14,9 @@ const SENSITIVE_WRITE =
 const ATTRIBUTE_REFERENCES =
   'A string value may reference an attribute of the collector it is rendered for as `{{attr "KEY"}}`, filled in per collector at publish; ' +
   "not in keys, secrets, OTTL, host paths or the fields the catalog marks `noAttributeReferences`.";
-const ComponentConfigBody = Type.Record(Type.String(), Type.Unknown(), { description: `Settings; the catalog gives the schema per type. ${SENSITIVE_WRITE} ${ATTRIBUTE_REFERENCES}` });
+const ComponentConfigBody = Type.Record(Type.String(), Type.Unknown(), {
+  description: `Settings; the catalog gives the schema per type. ${SENSITIVE_WRITE} ${ATTRIBUTE_REFERENCES}`,
+});
 const OverridesBody = Type.Record(Type.String(), Type.Unknown(), { description: `${OVERRIDES_DESCRIPTION} ${SENSITIVE_WRITE} ${ATTRIBUTE_REFERENCES}` });
 
 export const ComponentBody = Type.Object(
@@ -29,10 +31,7 @@ export const PipelineBody = Type.Object(
 
 export const RouteBody = Type.Object({ collectorId: Id, sourceId: Id, pipelineId: Id }, { additionalProperties: false });
 
-export const SourceActivationBody = Type.Object(
-  { sourceId: Id, configOverrides: Type.Optional(OverridesBody) },
-  { additionalProperties: false },
-);
+export const SourceActivationBody = Type.Object({ sourceId: Id, configOverrides: Type.Optional(OverridesBody) }, { additionalProperties: false });
 export const DestinationActivationBody = Type.Object(
   { destinationId: Id, configOverrides: Type.Optional(OverridesBody), tags: Type.Optional(StringMap) },
   { additionalProperties: false },

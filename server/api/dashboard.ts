@@ -32,7 +32,6 @@ export interface DashboardApiDeps {
 
 const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 
-
 /** The first `DASHBOARD_SAMPLE` by id of a list already in id order, with its count. */
 const listed = <T>(items: T[]) => ({ count: items.length, sample: items.slice(0, DASHBOARD_SAMPLE) });
 

@@ -26,8 +26,7 @@ interface Refusal {
   error: { code: string; message: string; details: { path: string; message: string }[] };
 }
 
-const render = (json: unknown, target = server, token?: string) =>
-  target.api("/bootstrap-files", { method: "POST", json, ...(token ? { token } : {}) });
+const render = (json: unknown, target = server, token?: string) => target.api("/bootstrap-files", { method: "POST", json, ...(token ? { token } : {}) });
 
 async function answer<T>(res: Promise<Response>, status: number): Promise<T> {
   const r = await res;

@@ -56,9 +56,7 @@ const SnippetQuery = Type.Object(
     managementMode: Type.Optional(ManagementModeSchema),
     environment: Type.Optional(Type.String({ maxLength: 200, description: "Label for the collector an opamp token creates; not with collectorId." })),
     collectorId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "An existing collector, by id or name." })),
-    agent: Type.Optional(
-      Type.Boolean({ default: false, description: "Also install svc-agent on the host, enrolled with a fresh single-use agent token." }),
-    ),
+    agent: Type.Optional(Type.Boolean({ default: false, description: "Also install svc-agent on the host, enrolled with a fresh single-use agent token." })),
   },
   { additionalProperties: false },
 );
@@ -115,39 +113,41 @@ async function collectorSnippet(deps: EnrollmentApiDeps, query: Static<typeof Sn
   // The agent's own token, when the snippet installs the agent too.
   const agentToken = (environment: string | null | undefined) =>
     query.agent ? deps.enrollment.create(principal, { kind: "agent", environment: environment ?? undefined }) : Promise.resolve(null);
-  const collector = query.collectorId === undefined ? undefined : await deps.collectors.get(await deps.refs.resolve("collector", query.collectorId, "collectorId"));
+  const collector =
+    query.collectorId === undefined ? undefined : await deps.collectors.get(await deps.refs.resolve("collector", query.collectorId, "collectorId"));
   if (collector && query.environment !== undefined) {
     throw new ValidationError("The collector already has its environment; leave environment out or change the collector.", [
       { path: "environment", message: "cannot be combined with collectorId" },
     ]);
-}
-const mode = collector?.managementMode ?? query.managementMode ?? "opamp";
-if (collector && query.managementMode !== undefined && query.managementMode !== mode) {
-  throw modeMismatch(collector, `managementMode ${query.managementMode}`);
-}
-if (mode === "rcfg-remotecfg") {
-  if (!collector) {
-    throw new ValidationError(`An ${RUNTIME_NAMES.alloy} collector authenticates with its own token, so the snippet needs it: create it with POST /collectors and pass its id.`, [
-      { path: "collectorId", message: "is required for managementMode rcfg-remotecfg" },
-    ]);
   }
-  const { token } = await deps.collectorTokens.mint(principal, collector.id);
-  const agent = await agentToken(collector.environment);
-  const snippet = installSnippet(url, { agentToken: agent?.token, collector: { mode, token, collectorId: collector.id }, packageBaseUrl });
-  return { snippet, enrollmentTokenId: null, expiresAt: null, agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null };
-}
-const { token, enrollmentToken } = await deps.enrollment.create(principal, {
-  kind: "opamp",
-  collectorId: collector?.id,
-  environment: query.environment,
-});
-const agent = await agentToken(collector?.environment ?? query.environment);
-return {
-  snippet: installSnippet(url, { agentToken: agent?.token, collector: { mode, token }, packageBaseUrl }),
-  enrollmentTokenId: enrollmentToken.id,
-  expiresAt: enrollmentToken.expiresAt,
-  agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null,
-};
+  const mode = collector?.managementMode ?? query.managementMode ?? "opamp";
+  if (collector && query.managementMode !== undefined && query.managementMode !== mode) {
+    throw modeMismatch(collector, `managementMode ${query.managementMode}`);
+  }
+  if (mode === "rcfg-remotecfg") {
+    if (!collector) {
+      throw new ValidationError(
+        `An ${RUNTIME_NAMES.alloy} collector authenticates with its own token, so the snippet needs it: create it with POST /collectors and pass its id.`,
+        [{ path: "collectorId", message: "is required for managementMode rcfg-remotecfg" }],
+      );
+    }
+    const { token } = await deps.collectorTokens.mint(principal, collector.id);
+    const agent = await agentToken(collector.environment);
+    const snippet = installSnippet(url, { agentToken: agent?.token, collector: { mode, token, collectorId: collector.id }, packageBaseUrl });
+    return { snippet, enrollmentTokenId: null, expiresAt: null, agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null };
+  }
+  const { token, enrollmentToken } = await deps.enrollment.create(principal, {
+    kind: "opamp",
+    collectorId: collector?.id,
+    environment: query.environment,
+  });
+  const agent = await agentToken(collector?.environment ?? query.environment);
+  return {
+    snippet: installSnippet(url, { agentToken: agent?.token, collector: { mode, token }, packageBaseUrl }),
+    enrollmentTokenId: enrollmentToken.id,
+    expiresAt: enrollmentToken.expiresAt,
+    agentEnrollmentTokenId: agent?.enrollmentToken.id ?? null,
+  };
 }
 
 export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
@@ -234,8 +234,7 @@ export function enrollmentRoutes(deps: EnrollmentApiDeps): Route[] {
       path: "/collectors/snippet",
       scope: "collectors:enroll",
       tag: "enrollment",
-      summary:
-        "As POST /collectors/snippet (it mints the same tokens), kept for existing clients: with the session cookie it needs X-CSRF-Token like a write.",
+      summary: "As POST /collectors/snippet (it mints the same tokens), kept for existing clients: with the session cookie it needs X-CSRF-Token like a write.",
       query: SnippetQuery,
       response: SnippetAnswer,
       csrf: true,

@@ -54,7 +54,8 @@ export async function pipelineRates(deps: ThroughputApiDeps, pipelineId: string,
     for (const { flow } of planned.flows.flows) {
       if (flow.pipelineId !== pipelineId) continue;
       for (const t of [...flow.entry, ...flow.processors.flatMap((p) => p.next)]) {
-        if (t.kind === "destination" && t.nodeId !== undefined) exporters.set(t.nodeId, (exporters.get(t.nodeId) ?? new Set()).add(`exporter ${flow.signal} ${t.name}`));
+        if (t.kind === "destination" && t.nodeId !== undefined)
+          exporters.set(t.nodeId, (exporters.get(t.nodeId) ?? new Set()).add(`exporter ${flow.signal} ${t.name}`));
       }
       const processors = lookup.processorRates(flow);
       for (const p of flow.processors) {
@@ -63,7 +64,8 @@ export async function pipelineRates(deps: ThroughputApiDeps, pipelineId: string,
       }
       const receiver = byName.get(`receiver ${flow.signal} ${flow.source}`);
       for (const node of pipeline?.topology.nodes ?? []) {
-        if (receiver && node.kind === "source" && (node.ref === undefined || node.ref === flow.sourceId)) bump(node.id, { in: receiver.in, out: receiver.out, errors: receiver.errors });
+        if (receiver && node.kind === "source" && (node.ref === undefined || node.ref === flow.sourceId))
+          bump(node.id, { in: receiver.in, out: receiver.out, errors: receiver.errors });
       }
     }
     for (const [nodeId, names] of exporters) {

@@ -51,7 +51,10 @@ const DryRunBody = Type.Object(
   { additionalProperties: false },
 );
 
-const Runtime = Type.Union(RUNTIMES.map((r) => Type.Literal(r)), { default: "otelcol" });
+const Runtime = Type.Union(
+  RUNTIMES.map((r) => Type.Literal(r)),
+  { default: "otelcol" },
+);
 
 /** What the /pipelines routes use. */
 export interface PipelinesApiDeps extends ThroughputApiDeps {
@@ -184,7 +187,9 @@ export function pipelineRoutes(deps: PipelinesApiDeps): Route[] {
         }
         const runtime = query.runtime ?? "otelcol";
         if (query.version !== undefined && runtime === "otelcol" && parseCollectorVersion(query.version) === null) {
-          throw new ValidationError(`'${query.version}' is not a collector release such as 0.144.0.`, [{ path: "version", message: "must be a collector release such as 0.144.0" }]);
+          throw new ValidationError(`'${query.version}' is not a collector release such as 0.144.0.`, [
+            { path: "version", message: "must be a collector release such as 0.144.0" },
+          ]);
         }
         const version = query.version ?? INSTALLED_VERSIONS[runtime];
         return {

@@ -26,7 +26,9 @@ import type { Refs } from "../refs/refs.ts";
 import { scopeOf, strategyOf } from "./rollout-options.ts";
 
 const Scope = {
-  collectorIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 10_000, description: "These collectors only, each by id or name." })),
+  collectorIds: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 10_000, description: "These collectors only, each by id or name." }),
+  ),
   match: Type.Optional(Matchers),
 };
 
@@ -78,7 +80,11 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       status: 202,
       handler: async ({ principal, body }) => {
         const options = body ?? {};
-        return deps.rollouts.publish(principal, { ...(await scopeOf(deps, options)), ...(await strategyOf(deps, options.strategy)), skipErrors: options.skipErrors });
+        return deps.rollouts.publish(principal, {
+          ...(await scopeOf(deps, options)),
+          ...(await strategyOf(deps, options.strategy)),
+          skipErrors: options.skipErrors,
+        });
       },
     }),
     route({
@@ -101,7 +107,14 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       summary:
         "Progress of the latest rollout (a publish, a rollback or an attribute change), or with scope=fleet of the staged rollout in progress or else the latest publish to the fleet: counts by config state and each collector's state.",
       query: Type.Object(
-        { scope: Type.Optional(Type.Literal("fleet", { description: "The staged rollout in progress, else the latest publish to the fleet: not a later one to one collector, a rollback or an attribute change." })) },
+        {
+          scope: Type.Optional(
+            Type.Literal("fleet", {
+              description:
+                "The staged rollout in progress, else the latest publish to the fleet: not a later one to one collector, a rollback or an attribute change.",
+            }),
+          ),
+        },
         { additionalProperties: false },
       ),
       response: RolloutStatusSchema,
@@ -197,7 +210,12 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       handler: async ({ params }) => {
         const items = await deps.targetHistory.historyView(params.id!);
         const failure = await deps.targetHistory.renderFailure(params.id!);
-        const renderFailure = failure && { commit: failure.commit, error: failure.error, at: failure.at, ...(failure.rolloutId ? { rolloutId: failure.rolloutId } : {}) };
+        const renderFailure = failure && {
+          commit: failure.commit,
+          error: failure.error,
+          at: failure.at,
+          ...(failure.rolloutId ? { rolloutId: failure.rolloutId } : {}),
+        };
         return { items, renderFailure };
       },
     }),
@@ -266,8 +284,7 @@ export function publishRoutes(deps: PublishApiDeps): Route[] {
       path: "/collectors/{id}/retry",
       scope: "config:publish",
       tag: "publish",
-      summary:
-        "Offer the collector its target again after it rolled back from it on its own (it is not re-offered otherwise); 409 when it did not. Audited.",
+      summary: "Offer the collector its target again after it rolled back from it on its own (it is not re-offered otherwise); 409 when it did not. Audited.",
       status: 204,
       handler: ({ params, principal }) => deps.targetHistory.retry(principal, params.id!),
     }),

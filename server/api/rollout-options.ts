@@ -47,6 +47,7 @@ async function canaryOf(targeting: Targeting, strategy: Strategy | undefined, pa
     const ids = new Set(scope.collectorIds);
     return (collector: { id: string }) => ids.has(collector.id);
   }
-  if (!scope.match) throw new ValidationError("A canary names collectorIds or match.", [{ path: `${path}.canary`, message: "names neither collectorIds nor match" }]);
+  if (!scope.match)
+    throw new ValidationError("A canary names collectorIds or match.", [{ path: `${path}.canary`, message: "names neither collectorIds nor match" }]);
   return compileFilter({ match: scope.match, trusted: targeting.collectors.trust.keys() });
 }

@@ -7,7 +7,12 @@ import { CreatedServiceAccountSchema, ScopesAnswerSchema, ScopeSchema as Scope, 
 
 const CreateBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100, pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$", errorMessage: "must be 1–100 letters, digits, '.', '_' or '-', starting with a letter or digit" }),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$",
+      errorMessage: "must be 1–100 letters, digits, '.', '_' or '-', starting with a letter or digit",
+    }),
     scopes: Type.Array(Scope, { minItems: 1, maxItems: SCOPES.length * 2 }),
   },
   { additionalProperties: false },

@@ -15,10 +15,7 @@ import { SessionSchema as SessionAnswer, SessionStatusSchema as SessionStatus } 
 
 const Password = Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH });
 
-const LoginBody = Type.Object(
-  { username: Type.String({ minLength: 1, maxLength: 64 }), password: Password },
-  { additionalProperties: false },
-);
+const LoginBody = Type.Object({ username: Type.String({ minLength: 1, maxLength: 64 }), password: Password }, { additionalProperties: false });
 
 const RedeemBody = Type.Object(
   {
@@ -47,7 +44,8 @@ export function sessionRoutes(deps: SessionApiDeps): Route[] {
       path: "/session",
       scope: null,
       tag: "session",
-      summary: "Log in with username and password: sets the session cookie and answers the user and the CSRF token. 401 invalid_credentials for any wrong username, password or a disabled user; 429 rate_limited past rateLimit.passwords for the address or rateLimit.loginFailures for the username; 503 overloaded while the server hashes as many passwords as it can.",
+      summary:
+        "Log in with username and password: sets the session cookie and answers the user and the CSRF token. 401 invalid_credentials for any wrong username, password or a disabled user; 429 rate_limited past rateLimit.passwords for the address or rateLimit.loginFailures for the username; 503 overloaded while the server hashes as many passwords as it can.",
       body: LoginBody,
       response: SessionAnswer,
       checksPassword: true,
@@ -97,12 +95,12 @@ export function sessionRoutes(deps: SessionApiDeps): Route[] {
       path: "/session/invite",
       scope: null,
       tag: "session",
-      summary: "Accept an invite: sets the invited user's password (at least 12 characters), uses up the link and logs in. 400 invalid_token for a used, expired or unknown link.",
+      summary:
+        "Accept an invite: sets the invited user's password (at least 12 characters), uses up the link and logs in. 400 invalid_token for a used, expired or unknown link.",
       body: RedeemBody,
       response: SessionAnswer,
       checksPassword: true,
-      handler: async ({ body, principal, secure }) =>
-        loggedIn(await users.redeem("invite", body.token, body.password, principal.remoteAddr), secure),
+      handler: async ({ body, principal, secure }) => loggedIn(await users.redeem("invite", body.token, body.password, principal.remoteAddr), secure),
     }),
     route({
       method: "POST",
@@ -113,8 +111,7 @@ export function sessionRoutes(deps: SessionApiDeps): Route[] {
       body: RedeemBody,
       response: SessionAnswer,
       checksPassword: true,
-      handler: async ({ body, principal, secure }) =>
-        loggedIn(await users.redeem("reset", body.token, body.password, principal.remoteAddr), secure),
+      handler: async ({ body, principal, secure }) => loggedIn(await users.redeem("reset", body.token, body.password, principal.remoteAddr), secure),
     }),
   ];
 }

@@ -80,10 +80,7 @@ export function systemRoutes(deps: SystemApiDeps): Route[] {
       handler: async () => {
         const [storage, diskProblem] = await Promise.all([storageStatus(deps), embeddedDiskProblem(deps)]);
         if (storage.status === "up" && diskProblem !== null) storage.error = diskProblem;
-        const collectors =
-          storage.status === "up"
-            ? await deps.collectors.countByStatus()
-            : Object.fromEntries(COLLECTOR_STATUSES.map((s) => [s, 0]));
+        const collectors = storage.status === "up" ? await deps.collectors.countByStatus() : Object.fromEntries(COLLECTOR_STATUSES.map((s) => [s, 0]));
         return {
           status: storage.status === "up" && diskProblem === null ? "ok" : "degraded",
           version: VERSION,

@@ -19,7 +19,12 @@ import { TrustedListSchema as TrustedList } from "../../shared/system.ts";
 import type { Retargeting } from "../rollout/retarget.ts";
 
 const PutBody = Type.Object(
-  { keys: Type.Array(Type.String({ maxLength: 128 }), { maxItems: 64, description: "Reported attribute keys to trust (e.g. host.name, os.type); replaces the list." }) },
+  {
+    keys: Type.Array(Type.String({ maxLength: 128 }), {
+      maxItems: 64,
+      description: "Reported attribute keys to trust (e.g. host.name, os.type); replaces the list.",
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -36,8 +41,14 @@ function pipelinesReading(keys: readonly string[], snapshots: readonly (Snapshot
   for (const snapshot of snapshots) {
     for (const pipeline of snapshot?.pipelines.values() ?? []) {
       if (!pipeline.matchers?.length || details.has(pipeline.id)) continue;
-      const read = parseMatcherList(pipeline.matchers).map((m) => m.name).filter((name) => keys.includes(name));
-      if (read.length > 0) details.set(pipeline.id, { path: `pipelines/${pipeline.id}`, message: `pipeline "${pipeline.name}" matches on ${read.map((k) => `"${k}"`).join(", ")}` });
+      const read = parseMatcherList(pipeline.matchers)
+        .map((m) => m.name)
+        .filter((name) => keys.includes(name));
+      if (read.length > 0)
+        details.set(pipeline.id, {
+          path: `pipelines/${pipeline.id}`,
+          message: `pipeline "${pipeline.name}" matches on ${read.map((k) => `"${k}"`).join(", ")}`,
+        });
     }
   }
   return [...details.values()];
@@ -50,7 +61,8 @@ export function trustedAttributeRoutes(deps: TrustedAttributesApiDeps): Route[] 
       path: "/system/trusted-attributes",
       scope: "collectors:read",
       tag: "system",
-      summary: "The reported attribute keys matchers may read: from the server configuration (fleet.trustedAttributes) and the admin's list. Every other reported attribute is shown on its collector but never targets it.",
+      summary:
+        "The reported attribute keys matchers may read: from the server configuration (fleet.trustedAttributes) and the admin's list. Every other reported attribute is shown on its collector but never targets it.",
       response: TrustedList,
       handler: () => deps.collectors.trust.list(),
     }),

@@ -106,7 +106,8 @@ export function userRoutes(deps: UsersApiDeps): Route[] {
       path: "/users/{id}",
       scope: "users:admin",
       tag: "users",
-      summary: "Change a user's role or e-mail, or disable (ends their sessions at once) or enable them. The caller must hold every scope of both the user's role and the new one (403 forbidden). The last enabled admin cannot be demoted or disabled (409 last_admin).",
+      summary:
+        "Change a user's role or e-mail, or disable (ends their sessions at once) or enable them. The caller must hold every scope of both the user's role and the new one (403 forbidden). The last enabled admin cannot be demoted or disabled (409 last_admin).",
       body: PatchBody,
       response: User,
       handler: ({ params, body, principal }) => users.update(principal, params.id!, body),
@@ -116,7 +117,8 @@ export function userRoutes(deps: UsersApiDeps): Route[] {
       path: "/users/{id}",
       scope: "users:admin",
       tag: "users",
-      summary: "Delete a user and end their sessions; the caller must hold every scope of the user's role (403 forbidden). The last enabled admin cannot be deleted (409 last_admin).",
+      summary:
+        "Delete a user and end their sessions; the caller must hold every scope of the user's role (403 forbidden). The last enabled admin cannot be deleted (409 last_admin).",
       status: 204,
       handler: ({ params, principal }) => users.delete(principal, params.id!),
     }),

@@ -15,7 +15,8 @@ export function webhookRoutes(deps: WebhooksApiDeps): Route[] {
       path: "/webhooks",
       scope: "users:admin",
       tag: "webhooks",
-      summary: "Subscribe a URL to events; deliveries are signed with the secret (X-Svc-Signature), which is never shown again. https, or plain http to a loopback host only.",
+      summary:
+        "Subscribe a URL to events; deliveries are signed with the secret (X-Svc-Signature), which is never shown again. https, or plain http to a loopback host only.",
       body: CreateWebhookSchema,
       response: WebhookSchema,
       status: 201,

@@ -35,10 +35,7 @@ export function startAuditRetention(store: Store, options: RetentionOptions): ()
   const intervalMs = options.intervalMs ?? 3_600_000;
   // The holder renews on every tick; one missed tick keeps it, a second lets another replica take over.
   const lease = leaseFor(store, "retention", { ttlMs: 2 * intervalMs, now: () => now().getTime() });
-  const jobs: RetentionJob[] = [
-    { name: "audit entries", run: (at) => pruneExpiredAudit(store, options.retentionDays, at) },
-    ...(options.jobs ?? []),
-  ];
+  const jobs: RetentionJob[] = [{ name: "audit entries", run: (at) => pruneExpiredAudit(store, options.retentionDays, at) }, ...(options.jobs ?? [])];
   let stopped = false;
   const run = async () => {
     if (stopped) return;

@@ -49,7 +49,12 @@ test("a burst of 401s from one address and credential kind leaves one audit entr
 test("distinct addresses and credential kinds are separate bursts; past maxKeys they share one overflow burst", async () => {
   const store = new SqliteStore(join(dir, "many.db"));
   const counter = new AuthFailureBursts(store, logger, { windowMs: 1000, threshold: 2, maxKeys: 2 });
-  for (const [addr, kind] of [["a", "none"], ["a", "collector"], ["b", "none"], ["c", "none"]] as const) {
+  for (const [addr, kind] of [
+    ["a", "none"],
+    ["a", "collector"],
+    ["b", "none"],
+    ["c", "none"],
+  ] as const) {
     counter.record(addr, kind, "/x", T0);
     counter.record(addr, kind, "/x", T0);
   }

@@ -70,9 +70,10 @@ export class AuthFailureBursts {
     if (!this.bursts.has(key) && this.bursts.size >= this.maxKeys) key = OVERFLOW;
     let burst = this.bursts.get(key);
     if (!burst) {
-      burst = key === OVERFLOW
-        ? { remoteAddr: null, credential: "many", count: 0, since: now, paths: new Set() }
-        : { remoteAddr, credential, count: 0, since: now, paths: new Set() };
+      burst =
+        key === OVERFLOW
+          ? { remoteAddr: null, credential: "many", count: 0, since: now, paths: new Set() }
+          : { remoteAddr, credential, count: 0, since: now, paths: new Set() };
       this.bursts.set(key, burst);
     }
     burst.count++;

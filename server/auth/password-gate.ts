@@ -14,6 +14,9 @@ export class PasswordGate extends Admission {
     readonly slots = Math.max(1, availableParallelism() - 1),
     readonly queue = 4 * slots,
   ) {
-    super({ running: slots, waiting: queue }, () => new UnavailableError("The server is checking as many passwords as it can at once; retry shortly.", 1, "overloaded"));
+    super(
+      { running: slots, waiting: queue },
+      () => new UnavailableError("The server is checking as many passwords as it can at once; retry shortly.", 1, "overloaded"),
+    );
   }
 }

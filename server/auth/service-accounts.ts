@@ -100,7 +100,8 @@ export class ServiceAccounts {
     const doc = await this.store.get<StoredAccount>(ACCOUNTS, id);
     if (!doc) throw new NotFoundError("Service account", id);
     const missing = missingScope(caller.scopes, doc.data.scopes);
-    if (missing) throw new ForbiddenError(missing, `Service account '${doc.data.name}' holds '${missing}', which the caller does not, so the caller cannot delete it.`);
+    if (missing)
+      throw new ForbiddenError(missing, `Service account '${doc.data.name}' holds '${missing}', which the caller does not, so the caller cannot delete it.`);
     await this.store.write(
       [
         { op: "delete", collection: ACCOUNTS, id, expect: doc.version },

@@ -79,11 +79,9 @@ export class Sessions {
     if (t - Date.parse(record.lastSeenAt) >= TOUCH_MS) {
       const touched: SessionRecord = { ...record, lastSeenAt: now.toISOString() };
       // Guarded by version: a session ended meanwhile must not come back.
-      await this.store
-        .write([{ op: "put", collection: SESSIONS, id: digest, data: touched, expect: doc.version }])
-        .catch((error) => {
-          if (!(error instanceof ConflictError)) throw error;
-        });
+      await this.store.write([{ op: "put", collection: SESSIONS, id: digest, data: touched, expect: doc.version }]).catch((error) => {
+        if (!(error instanceof ConflictError)) throw error;
+      });
       return { digest, record: touched };
     }
     return { digest, record };

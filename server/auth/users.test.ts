@@ -73,122 +73,163 @@ describe("create and invite", () => {
     expect((await audit("user.create"))[0]!.details).toMatchObject({ username: "vera", invited: true });
   });
 
-  test("accepting an invite sets the password and opens a session; the link then works no more", async () => {
-    const { user, invite } = await users.create(SYSTEM_ACTOR, { username: "vera", email: "vera@example.com", role: "viewer" });
-    // Not a reset link, and a short password is refused before anything is written.
-    expect(await codeOf(users.redeem("reset", invite!.token, PASSWORD, null))).toBe("invalid_token");
-    expect(await codeOf(users.redeem("invite", invite!.token, "short", null))).toBe("validation_failed");
-    const accepted = await users.redeem("invite", invite!.token, PASSWORD, "10.0.0.1");
-    expect(accepted.user).toEqual(user);
-    expect(await users.authenticate(accepted.session.token, null)).toMatchObject({ kind: "user", id: user.id, name: "vera" });
-    expect(await codeOf(users.redeem("invite", invite!.token, "another-long-password", null))).toBe("invalid_token");
-    expect((await audit("user.invite_accepted"))[0]).toMatchObject({ actor: "user:vera", remoteAddr: "10.0.0.1" });
-    expect((await users.login("vera", PASSWORD, null)).user.id).toBe(user.id);
-  }, SLOW);
+  test(
+    "accepting an invite sets the password and opens a session; the link then works no more",
+    async () => {
+      const { user, invite } = await users.create(SYSTEM_ACTOR, { username: "vera", email: "vera@example.com", role: "viewer" });
+      // Not a reset link, and a short password is refused before anything is written.
+      expect(await codeOf(users.redeem("reset", invite!.token, PASSWORD, null))).toBe("invalid_token");
+      expect(await codeOf(users.redeem("invite", invite!.token, "short", null))).toBe("validation_failed");
+      const accepted = await users.redeem("invite", invite!.token, PASSWORD, "10.0.0.1");
+      expect(accepted.user).toEqual(user);
+      expect(await users.authenticate(accepted.session.token, null)).toMatchObject({ kind: "user", id: user.id, name: "vera" });
+      expect(await codeOf(users.redeem("invite", invite!.token, "another-long-password", null))).toBe("invalid_token");
+      expect((await audit("user.invite_accepted"))[0]).toMatchObject({ actor: "user:vera", remoteAddr: "10.0.0.1" });
+      expect((await users.login("vera", PASSWORD, null)).user.id).toBe(user.id);
+    },
+    SLOW,
+  );
 
-  test("the stored user keeps an argon2id hash, never the password, and no answer carries either", async () => {
-    const { user } = await member("vera");
-    expect(Object.keys(await users.get(user.id)).sort()).toEqual(["createdAt", "createdBy", "disabledAt", "email", "id", "role", "username"]);
-    const stored = JSON.stringify(await store.list("users"));
-    expect(stored).toContain("$argon2id$");
-    expect(stored).not.toContain(PASSWORD);
-    expect(JSON.stringify(await store.queryAudit({ limit: 100 }))).not.toContain(PASSWORD);
-  }, SLOW);
+  test(
+    "the stored user keeps an argon2id hash, never the password, and no answer carries either",
+    async () => {
+      const { user } = await member("vera");
+      expect(Object.keys(await users.get(user.id)).sort()).toEqual(["createdAt", "createdBy", "disabledAt", "email", "id", "role", "username"]);
+      const stored = JSON.stringify(await store.list("users"));
+      expect(stored).toContain("$argon2id$");
+      expect(stored).not.toContain(PASSWORD);
+      expect(JSON.stringify(await store.queryAudit({ limit: 100 }))).not.toContain(PASSWORD);
+    },
+    SLOW,
+  );
 });
 
 describe("log in", () => {
-  test("unknown user, no password yet, wrong password and disabled user get the same error, each audited with its reason", async () => {
-    await users.create(SYSTEM_ACTOR, { username: "invited", email: "", role: "viewer" });
-    const { user } = await member("vera");
-    await users.update(SYSTEM_ACTOR, user.id, { disabled: true });
-    for (const [name, password] of [["nobody", PASSWORD], ["invited", PASSWORD], ["vera", "not-the-password"], ["vera", PASSWORD]] as const) {
-      const error = await users.login(name, password, "10.0.0.2").catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(InvalidCredentialsError);
-    }
-    const failures = (await audit("session.login")).filter((e) => e.outcome === "failure");
-    expect(failures.map((e) => e.details.reason).sort()).toEqual(["disabled", "no_password", "unknown_user", "wrong_password"]);
-    expect(failures.every((e) => e.actor === "anonymous" && e.remoteAddr === "10.0.0.2")).toBe(true);
-  }, SLOW);
+  test(
+    "unknown user, no password yet, wrong password and disabled user get the same error, each audited with its reason",
+    async () => {
+      await users.create(SYSTEM_ACTOR, { username: "invited", email: "", role: "viewer" });
+      const { user } = await member("vera");
+      await users.update(SYSTEM_ACTOR, user.id, { disabled: true });
+      for (const [name, password] of [
+        ["nobody", PASSWORD],
+        ["invited", PASSWORD],
+        ["vera", "not-the-password"],
+        ["vera", PASSWORD],
+      ] as const) {
+        const error = await users.login(name, password, "10.0.0.2").catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(InvalidCredentialsError);
+      }
+      const failures = (await audit("session.login")).filter((e) => e.outcome === "failure");
+      expect(failures.map((e) => e.details.reason).sort()).toEqual(["disabled", "no_password", "unknown_user", "wrong_password"]);
+      expect(failures.every((e) => e.actor === "anonymous" && e.remoteAddr === "10.0.0.2")).toBe(true);
+    },
+    SLOW,
+  );
 
-  test("a name past its failed log-ins from an address is refused (429) there even with the right password, known or not; other names are not", async () => {
-    await member("vera");
-    for (let i = 0; i < LOGIN_FAILURES.burst; i++) await users.login("Vera", "not-the-password", "203.0.113.9").catch(() => {});
-    expect(await codeOf(users.login("vera", PASSWORD, "203.0.113.9"))).toBe("rate_limited");
-    // The user's own address is not the guesser's: the right password still logs in there.
-    expect((await users.login("vera", PASSWORD, "10.0.0.7")).user.username).toBe("vera");
-    expect(await codeOf(users.login("vera", PASSWORD, "203.0.113.9"))).toBe("rate_limited");
-    for (let i = 0; i < LOGIN_FAILURES.burst; i++) await users.login("ghost", "not-the-password", null).catch(() => {});
-    expect(await codeOf(users.login("ghost", "not-the-password", null))).toBe("rate_limited");
-    await users.create(SYSTEM_ACTOR, { username: "mona", email: "", role: "viewer" }, PASSWORD);
-    expect((await users.login("mona", PASSWORD, null)).user.username).toBe("mona");
-  }, SLOW);
+  test(
+    "a name past its failed log-ins from an address is refused (429) there even with the right password, known or not; other names are not",
+    async () => {
+      await member("vera");
+      for (let i = 0; i < LOGIN_FAILURES.burst; i++) await users.login("Vera", "not-the-password", "203.0.113.9").catch(() => {});
+      expect(await codeOf(users.login("vera", PASSWORD, "203.0.113.9"))).toBe("rate_limited");
+      // The user's own address is not the guesser's: the right password still logs in there.
+      expect((await users.login("vera", PASSWORD, "10.0.0.7")).user.username).toBe("vera");
+      expect(await codeOf(users.login("vera", PASSWORD, "203.0.113.9"))).toBe("rate_limited");
+      for (let i = 0; i < LOGIN_FAILURES.burst; i++) await users.login("ghost", "not-the-password", null).catch(() => {});
+      expect(await codeOf(users.login("ghost", "not-the-password", null))).toBe("rate_limited");
+      await users.create(SYSTEM_ACTOR, { username: "mona", email: "", role: "viewer" }, PASSWORD);
+      expect((await users.login("mona", PASSWORD, null)).user.username).toBe("mona");
+    },
+    SLOW,
+  );
 });
 
 describe("sessions", () => {
-  test("a session stands for its user with the role's scopes until logout", async () => {
-    const { user, session } = await member("eddie", "editor");
-    const principal = (await users.authenticate(session.token, "10.0.0.3"))!;
-    expect(principal).toMatchObject({ kind: "user", id: user.id, actor: "user:eddie", remoteAddr: "10.0.0.3" });
-    expect([...principal.scopes]).toEqual(ROLES.editor);
-    expect(principal.session).toEqual({ id: session.digest, csrfToken: session.csrfToken });
-    expect(await users.authenticate("svcus_" + "x".repeat(43), null)).toBeNull();
-    await users.logout(principal);
-    expect(await users.authenticate(session.token, null)).toBeNull();
-    expect((await audit("session.logout"))[0]).toMatchObject({ actor: "user:eddie" });
-  }, SLOW);
+  test(
+    "a session stands for its user with the role's scopes until logout",
+    async () => {
+      const { user, session } = await member("eddie", "editor");
+      const principal = (await users.authenticate(session.token, "10.0.0.3"))!;
+      expect(principal).toMatchObject({ kind: "user", id: user.id, actor: "user:eddie", remoteAddr: "10.0.0.3" });
+      expect([...principal.scopes]).toEqual(ROLES.editor);
+      expect(principal.session).toEqual({ id: session.digest, csrfToken: session.csrfToken });
+      expect(await users.authenticate("svcus_" + "x".repeat(43), null)).toBeNull();
+      await users.logout(principal);
+      expect(await users.authenticate(session.token, null)).toBeNull();
+      expect((await audit("session.logout"))[0]).toMatchObject({ actor: "user:eddie" });
+    },
+    SLOW,
+  );
 
-  test("a role change fails a live session's check; disabling ends its sessions for good", async () => {
-    const { user, session } = await member("eddie", "editor");
-    const principal = (await users.authenticate(session.token, null))!;
-    expect(await principal.live!.check!()).toBe(true);
-    await users.update(SYSTEM_ACTOR, user.id, { role: "viewer" });
-    expect(await principal.live!.check!()).toBe(false);
-    expect([...(await users.authenticate(session.token, null))!.scopes]).toEqual(ROLES.viewer);
+  test(
+    "a role change fails a live session's check; disabling ends its sessions for good",
+    async () => {
+      const { user, session } = await member("eddie", "editor");
+      const principal = (await users.authenticate(session.token, null))!;
+      expect(await principal.live!.check!()).toBe(true);
+      await users.update(SYSTEM_ACTOR, user.id, { role: "viewer" });
+      expect(await principal.live!.check!()).toBe(false);
+      expect([...(await users.authenticate(session.token, null))!.scopes]).toEqual(ROLES.viewer);
 
-    await users.update(SYSTEM_ACTOR, user.id, { disabled: true });
-    expect(await users.authenticate(session.token, null)).toBeNull();
-    expect(await users.sessions.countOf(user.id)).toBe(0);
-    await users.update(SYSTEM_ACTOR, user.id, { disabled: false });
-    expect(await users.authenticate(session.token, null)).toBeNull();
-  }, SLOW);
+      await users.update(SYSTEM_ACTOR, user.id, { disabled: true });
+      expect(await users.authenticate(session.token, null)).toBeNull();
+      expect(await users.sessions.countOf(user.id)).toBe(0);
+      await users.update(SYSTEM_ACTOR, user.id, { disabled: false });
+      expect(await users.authenticate(session.token, null)).toBeNull();
+    },
+    SLOW,
+  );
 
-  test("deleting a user ends their sessions, drops their link and frees the name", async () => {
-    const { user, session } = await member("vera");
-    await users.mintReset(SYSTEM_ACTOR, user.id);
-    await users.delete(SYSTEM_ACTOR, user.id);
-    expect(await users.authenticate(session.token, null)).toBeNull();
-    expect(await store.count("user_links")).toBe(0);
-    expect(await codeOf(users.get(user.id))).toBe("not_found");
-    expect((await users.create(SYSTEM_ACTOR, { username: "vera", email: "", role: "editor" })).user.id).not.toBe(user.id);
-  }, SLOW);
+  test(
+    "deleting a user ends their sessions, drops their link and frees the name",
+    async () => {
+      const { user, session } = await member("vera");
+      await users.mintReset(SYSTEM_ACTOR, user.id);
+      await users.delete(SYSTEM_ACTOR, user.id);
+      expect(await users.authenticate(session.token, null)).toBeNull();
+      expect(await store.count("user_links")).toBe(0);
+      expect(await codeOf(users.get(user.id))).toBe("not_found");
+      expect((await users.create(SYSTEM_ACTOR, { username: "vera", email: "", role: "editor" })).user.id).not.toBe(user.id);
+    },
+    SLOW,
+  );
 });
 
 describe("password reset", () => {
-  test("a new reset link revokes the earlier one; redeeming ends every other session; the link is single use", async () => {
-    const { user, session } = await member("vera");
-    const first = await users.mintReset(SYSTEM_ACTOR, user.id);
-    const second = await users.mintReset(SYSTEM_ACTOR, user.id);
-    expect(Date.parse(second.expiresAt) - Date.now()).toBeLessThanOrEqual(3600_000);
-    expect(await codeOf(users.redeem("reset", first.token, "the-new-password-1", null))).toBe("invalid_token");
-    expect(await codeOf(users.redeem("invite", second.token, "the-new-password-1", null))).toBe("invalid_token");
-    const reset = await users.redeem("reset", second.token, "the-new-password-1", null);
-    expect(await users.authenticate(session.token, null)).toBeNull();
-    expect(await users.authenticate(reset.session.token, null)).not.toBeNull();
-    expect(await codeOf(users.redeem("reset", second.token, "the-new-password-2", null))).toBe("invalid_token");
-    expect((await users.login("vera", "the-new-password-1", null)).user.id).toBe(user.id);
-  }, SLOW);
+  test(
+    "a new reset link revokes the earlier one; redeeming ends every other session; the link is single use",
+    async () => {
+      const { user, session } = await member("vera");
+      const first = await users.mintReset(SYSTEM_ACTOR, user.id);
+      const second = await users.mintReset(SYSTEM_ACTOR, user.id);
+      expect(Date.parse(second.expiresAt) - Date.now()).toBeLessThanOrEqual(3600_000);
+      expect(await codeOf(users.redeem("reset", first.token, "the-new-password-1", null))).toBe("invalid_token");
+      expect(await codeOf(users.redeem("invite", second.token, "the-new-password-1", null))).toBe("invalid_token");
+      const reset = await users.redeem("reset", second.token, "the-new-password-1", null);
+      expect(await users.authenticate(session.token, null)).toBeNull();
+      expect(await users.authenticate(reset.session.token, null)).not.toBeNull();
+      expect(await codeOf(users.redeem("reset", second.token, "the-new-password-2", null))).toBe("invalid_token");
+      expect((await users.login("vera", "the-new-password-1", null)).user.id).toBe(user.id);
+    },
+    SLOW,
+  );
 
-  test("an expired link is refused, and pruning deletes only expired links", async () => {
-    const { user: vera } = await member("vera");
-    const late = await users.mintReset(SYSTEM_ACTOR, vera.id);
-    const { invite } = await users.create(SYSTEM_ACTOR, { username: "mona", email: "", role: "viewer" });
-    const doc = (await store.get<{ expiresAt: string }>("user_links", hashToken(late.token)))!;
-    await store.write([{ op: "put", collection: "user_links", id: doc.id, data: { ...doc.data, expiresAt: new Date(Date.now() - 1000).toISOString() } }]);
-    expect(await codeOf(users.redeem("reset", late.token, "never-set-password", null))).toBe("invalid_token");
-    expect(await users.pruneLinks(new Date())).toBe(1);
-    expect(await store.get("user_links", hashToken(invite!.token))).not.toBeNull();
-    expect(await users.pruneLinks(new Date())).toBe(0);
-  }, SLOW);
+  test(
+    "an expired link is refused, and pruning deletes only expired links",
+    async () => {
+      const { user: vera } = await member("vera");
+      const late = await users.mintReset(SYSTEM_ACTOR, vera.id);
+      const { invite } = await users.create(SYSTEM_ACTOR, { username: "mona", email: "", role: "viewer" });
+      const doc = (await store.get<{ expiresAt: string }>("user_links", hashToken(late.token)))!;
+      await store.write([{ op: "put", collection: "user_links", id: doc.id, data: { ...doc.data, expiresAt: new Date(Date.now() - 1000).toISOString() } }]);
+      expect(await codeOf(users.redeem("reset", late.token, "never-set-password", null))).toBe("invalid_token");
+      expect(await users.pruneLinks(new Date())).toBe(1);
+      expect(await store.get("user_links", hashToken(invite!.token))).not.toBeNull();
+      expect(await users.pruneLinks(new Date())).toBe(0);
+    },
+    SLOW,
+  );
 });
 
 describe("roles and admins", () => {
@@ -238,35 +279,45 @@ describe("link delivery", () => {
     expect(delivered).toHaveLength(1);
     expect((await audit("user.create"))[0]!.details).toMatchObject({ mailedTo: "mona@example.com" });
 
-    const error = await users.create(SYSTEM_ACTOR, { username: "nina", email: "nina@example.com", role: "viewer" }, undefined, [], refusing).catch((e: Error) => e);
+    const error = await users
+      .create(SYSTEM_ACTOR, { username: "nina", email: "nina@example.com", role: "viewer" }, undefined, [], refusing)
+      .catch((e: Error) => e);
     expect((error as Error).message).toBe("550 mailbox unavailable");
     expect((await users.list()).map((u) => u.username)).toEqual(["mona"]);
     const [failure] = await audit("user.create");
     expect(failure).toMatchObject({ outcome: "failure", resourceId: null, details: { username: "nina", error: "550 mailbox unavailable" } });
   });
 
-  test("a reset whose delivery fails leaves the earlier link working", async () => {
-    const { user } = await users.create(SYSTEM_ACTOR, { username: "vera", email: "vera@example.com", role: "viewer" }, PASSWORD);
-    const earlier = await users.mintReset(SYSTEM_ACTOR, user.id);
-    expect(await users.mintReset(SYSTEM_ACTOR, user.id, refusing).catch((e: Error) => e.message)).toBe("550 mailbox unavailable");
-    expect((await audit("user.password_reset_link"))[0]).toMatchObject({ outcome: "failure", resourceId: user.id });
-    expect((await users.redeem("reset", earlier.token, "the-new-password-1", null)).user.id).toBe(user.id);
-  }, SLOW);
+  test(
+    "a reset whose delivery fails leaves the earlier link working",
+    async () => {
+      const { user } = await users.create(SYSTEM_ACTOR, { username: "vera", email: "vera@example.com", role: "viewer" }, PASSWORD);
+      const earlier = await users.mintReset(SYSTEM_ACTOR, user.id);
+      expect(await users.mintReset(SYSTEM_ACTOR, user.id, refusing).catch((e: Error) => e.message)).toBe("550 mailbox unavailable");
+      expect((await audit("user.password_reset_link"))[0]).toMatchObject({ outcome: "failure", resourceId: user.id });
+      expect((await users.redeem("reset", earlier.token, "the-new-password-1", null)).user.id).toBe(user.id);
+    },
+    SLOW,
+  );
 });
 
-test("the bootstrap admin is made once, on a store with no users, with a random password that logs in", async () => {
-  const password = (await users.bootstrapAdmin())!;
-  expect(password).toMatch(/^[A-Za-z0-9]{20}$/);
-  expect((await users.login("admin", password, null)).user).toMatchObject({ username: "admin", role: "admin", createdBy: "system" });
-  expect(await users.bootstrapAdmin()).toBeNull();
-  // Its marker stays: with every user gone, a restart makes no second admin.
-  const [admin] = await users.list();
-  await store.write([
-    { op: "delete", collection: "users", id: admin!.id },
-    { op: "delete", collection: "user_names", id: "admin" },
-  ]);
-  expect(await users.bootstrapAdmin()).toBeNull();
-}, SLOW);
+test(
+  "the bootstrap admin is made once, on a store with no users, with a random password that logs in",
+  async () => {
+    const password = (await users.bootstrapAdmin())!;
+    expect(password).toMatch(/^[A-Za-z0-9]{20}$/);
+    expect((await users.login("admin", password, null)).user).toMatchObject({ username: "admin", role: "admin", createdBy: "system" });
+    expect(await users.bootstrapAdmin()).toBeNull();
+    // Its marker stays: with every user gone, a restart makes no second admin.
+    const [admin] = await users.list();
+    await store.write([
+      { op: "delete", collection: "users", id: admin!.id },
+      { op: "delete", collection: "user_names", id: "admin" },
+    ]);
+    expect(await users.bootstrapAdmin()).toBeNull();
+  },
+  SLOW,
+);
 
 test("bootstrapAdmin makes no admin when users exist already", async () => {
   await users.create(SYSTEM_ACTOR, { username: "vera", email: "", role: "viewer" });

@@ -22,7 +22,7 @@ import { PasswordGate } from "./password-gate.ts";
 import type { Role } from "../../shared/access.ts";
 import { missingScope, ROLES, type Scope } from "./scopes.ts";
 import type { Principal } from "./service-accounts.ts";
-import { csrfTokenFor, Sessions, SESSIONS, type NewSession } from "./sessions.ts";
+import { csrfTokenFor, type Sessions, SESSIONS, type NewSession } from "./sessions.ts";
 import { digestsEqual, hashToken, mintToken, tokenKind } from "./tokens.ts";
 
 export const USERNAME_PATTERN = "^[a-z0-9._-]{1,64}$";
@@ -214,14 +214,7 @@ export class Users {
    * reason) and rethrown. Should the write then lose a race, the mailed link
    * never works and the caller's error says to try again.
    */
-  private async deliverFirst(
-    who: Actor,
-    action: string,
-    resourceId: string | null,
-    user: User,
-    link: UserLink,
-    deliver: LinkDelivery,
-  ): Promise<void> {
+  private async deliverFirst(who: Actor, action: string, resourceId: string | null, user: User, link: UserLink, deliver: LinkDelivery): Promise<void> {
     try {
       await deliver(link, user);
     } catch (error) {
@@ -295,9 +288,7 @@ export class Users {
 
   /** Throws 409 when the change would leave no enabled admin. */
   private async keepAnAdmin(changing: string, after: StoredUser | null): Promise<void> {
-    const admins = (await this.store.list<StoredUser>(USERS)).filter(
-      ({ data }) => data.id !== changing && data.role === "admin" && data.disabledAt === null,
-    );
+    const admins = (await this.store.list<StoredUser>(USERS)).filter(({ data }) => data.id !== changing && data.role === "admin" && data.disabledAt === null);
     if (admins.length === 0 && !(after && after.role === "admin" && after.disabledAt === null)) {
       throw new ConflictError("This is the last enabled admin; make another user admin first.", "last_admin");
     }
@@ -427,15 +418,14 @@ export class Users {
     if (!ok || doc.data.disabledAt !== null) {
       this.loginFailures.take(throttled);
       const reason = !doc ? "unknown_user" : doc.data.passwordHash === null ? "no_password" : !ok ? "wrong_password" : "disabled";
-      await this.store.write([], [
-        auditEntry({ actor: "anonymous", remoteAddr }, "session.login", "session", doc?.id ?? null, { username: name, reason }, "failure"),
-      ]);
+      await this.store.write(
+        [],
+        [auditEntry({ actor: "anonymous", remoteAddr }, "session.login", "session", doc?.id ?? null, { username: name, reason }, "failure")],
+      );
       throw new InvalidCredentialsError();
     }
     const session = this.sessions.create(doc.id);
-    await this.store.write(session.ops, [
-      auditEntry(userActor(doc.data, remoteAddr), "session.login", "session", doc.id, { username: doc.data.username }),
-    ]);
+    await this.store.write(session.ops, [auditEntry(userActor(doc.data, remoteAddr), "session.login", "session", doc.id, { username: doc.data.username })]);
     return { user: publicUser(doc.data), session };
   }
 

@@ -60,11 +60,7 @@ describe("encodeAlloy", () => {
       [
         withComments(
           block("otelcol.exporter.otlp", "gw", [
-            block("client", undefined, [
-              attr("endpoint", "gw:4317"),
-              attr("headers", { b: "2", a: "1" }),
-              block("tls", undefined, [attr("insecure", true)]),
-            ]),
+            block("client", undefined, [attr("endpoint", "gw:4317"), attr("headers", { b: "2", a: "1" }), block("tls", undefined, [attr("insecure", true)])]),
           ]),
           ["the gateway"],
         ),
@@ -104,9 +100,7 @@ describe("encodeAlloy", () => {
   });
 
   test("writes OTTL as raw strings when it can, quoted otherwise", () => {
-    const text = encodeAlloy([
-      block("logs", undefined, [attr("log_record", [raw('IsMatch(body, "a\\.b")'), raw("has `tick`"), raw("two\nlines")])]),
-    ]);
+    const text = encodeAlloy([block("logs", undefined, [attr("log_record", [raw('IsMatch(body, "a\\.b")'), raw("has `tick`"), raw("two\nlines")])])]);
     expect(text).toContain('`IsMatch(body, "a\\.b")`');
     expect(text).toContain('"has `tick`"');
     expect(text).toContain('"two\\nlines"');

@@ -10,7 +10,13 @@ const keysOf = (p: HostPaths, type: string, config: Record<string, unknown>, kep
 
 describe("filelog include globs", () => {
   test("globs under the allowed prefixes pass", () => {
-    expect(keysOf(policy, "filelog", filelog("/var/log/nginx/*.log", "/var/log/**/*.log", "/var/lib/docker/containers/*/*-json.log", "/opt/app/logs/app.log", "/var/log"))).toEqual([]);
+    expect(
+      keysOf(
+        policy,
+        "filelog",
+        filelog("/var/log/nginx/*.log", "/var/log/**/*.log", "/var/lib/docker/containers/*/*-json.log", "/opt/app/logs/app.log", "/var/log"),
+      ),
+    ).toEqual([]);
   });
 
   test("the red team's paths are refused, each by its key, with the reason and the scope that widens", () => {

@@ -92,7 +92,13 @@ export class HostPaths {
   }
 
   /** Throws a ValidationError naming each path the policy refuses, unless `who` holds the scope that lifts it. */
-  enforce(who: { scopes?: ReadonlySet<string> }, type: string, config: Record<string, unknown>, kept: readonly Record<string, unknown>[], root = "config"): void {
+  enforce(
+    who: { scopes?: ReadonlySet<string> },
+    type: string,
+    config: Record<string, unknown>,
+    kept: readonly Record<string, unknown>[],
+    root = "config",
+  ): void {
     if (who.scopes?.has(HOST_PATHS_SCOPE)) return;
     const problems = this.problems(type, config, kept, root);
     if (problems.length > 0) {

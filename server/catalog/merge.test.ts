@@ -65,7 +65,13 @@ describe("a sensitive field's value in object form is one value", () => {
 describe("mergeOverrides", () => {
   test("validates the merged config and applies defaults", () => {
     const merged = mergeOverrides("destination", "otlp", { endpoint: "gw:4317" }, { tls: { insecure: true } });
-    expect(merged).toEqual({ endpoint: "gw:4317", tls: { insecure: true }, headers: {}, retry_on_failure: { enabled: true }, sending_queue: { enabled: true } });
+    expect(merged).toEqual({
+      endpoint: "gw:4317",
+      tls: { insecure: true },
+      headers: {},
+      retry_on_failure: { enabled: true },
+      sending_queue: { enabled: true },
+    });
   });
 
   test("names problems from configOverrides", () => {
@@ -76,15 +82,14 @@ describe("mergeOverrides", () => {
       error = e;
     }
     expect(error).toBeInstanceOf(ValidationError);
-    expect((error as ValidationError).details.map((d) => d.path).sort()).toEqual([
-      "configOverrides.include",
-      "configOverrides.start_at",
-    ]);
+    expect((error as ValidationError).details.map((d) => d.path).sort()).toEqual(["configOverrides.include", "configOverrides.start_at"]);
   });
 
   test("an override in another form replaces the record's secret and validates", () => {
     const record = { endpoint: "gw:4317", headers: { Authorization: { secret: "0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d01" } } };
-    expect(mergeOverrides("destination", "otlp", record, { headers: { Authorization: { env: "TOKEN" } } }).headers).toEqual({ Authorization: { env: "TOKEN" } });
+    expect(mergeOverrides("destination", "otlp", record, { headers: { Authorization: { env: "TOKEN" } } }).headers).toEqual({
+      Authorization: { env: "TOKEN" },
+    });
     expect(() => mergeOverrides("destination", "otlp", record, { headers: { Authorization: { env: "no-dash" } } })).toThrow(
       "configOverrides.headers.Authorization: must name an environment variable",
     );

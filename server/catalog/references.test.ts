@@ -29,13 +29,13 @@ describe("the reference grammar", () => {
     for (const [text, column] of [
       ["{{attr datacenter}}", 1],
       ['x{{attr "a b"}}', 2],
-      ["{{attr  \"a\"}}", 1],
+      ['{{attr  "a"}}', 1],
       ['{{attr "a"}', 1],
       ["{{attr 'a'}}", 1],
       ['{{attr ""}}', 1],
       [`{{attr "${long}"}}`, 1],
       ['{{attr "ok"}} then {{attr', 20],
-      ["{{attr \\\"a\\\"}}", 1],
+      ['{{attr \\"a\\"}}', 1],
     ] as const) {
       expect(parseReferences(text).problem?.column).toBe(column);
     }
@@ -46,12 +46,18 @@ describe("where a write may hold a reference", () => {
   test("in string values, also where a format applies: the format is checked once filled in, per collector", () => {
     const config = { endpoint: '{{attr "scheme"}}://{{attr "host"}}', headers: { "X-Tenant": { value: 'tenant-{{attr "tenant"}}', secret: false } } };
     expect(validateComponentConfig("destination", "otlphttp", config)).toMatchObject(config);
-    expect(validateComponentConfig("source", "otlp", { grpc: { endpoint: '0.0.0.0:{{attr "port"}}' } }).grpc).toMatchObject({ endpoint: '0.0.0.0:{{attr "port"}}' });
+    expect(validateComponentConfig("source", "otlp", { grpc: { endpoint: '0.0.0.0:{{attr "port"}}' } }).grpc).toMatchObject({
+      endpoint: '0.0.0.0:{{attr "port"}}',
+    });
     expect(validateComponentConfig("destination", "debug", { verbosity: '{{attr "verbosity"}}' })).toEqual({ verbosity: '{{attr "verbosity"}}' });
-    expect(validateComponentConfig("source", "prometheus", { targets: ['{{attr "host"}}:9100'], job_name: '{{attr "job"}}' })).toMatchObject({ targets: ['{{attr "host"}}:9100'] });
+    expect(validateComponentConfig("source", "prometheus", { targets: ['{{attr "host"}}:9100'], job_name: '{{attr "job"}}' })).toMatchObject({
+      targets: ['{{attr "host"}}:9100'],
+    });
     expect(validateComponentConfig("processor", "resource", { attributes: [{ key: "dc", action: "upsert", value: '{{attr "datacenter"}}' }] })).toBeDefined();
     // Overrides too, named from their own root.
-    expect(mergeOverrides("destination", "otlp", { endpoint: "gw:4317" }, { endpoint: '{{attr "gateway"}}:4317' })).toMatchObject({ endpoint: '{{attr "gateway"}}:4317' });
+    expect(mergeOverrides("destination", "otlp", { endpoint: "gw:4317" }, { endpoint: '{{attr "gateway"}}:4317' })).toMatchObject({
+      endpoint: '{{attr "gateway"}}:4317',
+    });
   });
 
   test("a malformed reference is refused, naming the key path and the column", () => {

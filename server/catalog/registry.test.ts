@@ -54,7 +54,10 @@ describe("catalogView", () => {
       const entries = view[`${kind}s` as keyof typeof view];
       expect(entries.map((e) => e.type)).toEqual(COMPONENT_TYPES.filter((t) => t.kind === kind).map((t) => t.type));
       for (const e of entries) {
-        const keys = e.unavailable === undefined ? ["type", "title", "description", "signals", "runtimes", "schema"] : ["type", "title", "description", "signals", "runtimes", "unavailable", "schema"];
+        const keys =
+          e.unavailable === undefined
+            ? ["type", "title", "description", "signals", "runtimes", "schema"]
+            : ["type", "title", "description", "signals", "runtimes", "unavailable", "schema"];
         expect(Object.keys(e)).toEqual(keys);
       }
     }

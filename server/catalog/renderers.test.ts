@@ -18,7 +18,10 @@ const at = (version: string): OtelcolTarget => ({ version: parseCollectorVersion
 
 /** Each type's first corpus config (its folder's corpus.ts; a processor's for logs), so a type added later has one too. */
 const EXAMPLES: Record<string, Readonly<Record<string, unknown>>> = Object.fromEntries(
-  FOLDERS.map((f) => [`${f.type.kind}/${f.type.type}`, f.type.kind === "processor" ? (f as ProcessorFolder).corpus.logs[0]! : (f.corpus as readonly CorpusConfig[])[0]!]),
+  FOLDERS.map((f) => [
+    `${f.type.kind}/${f.type.type}`,
+    f.type.kind === "processor" ? (f as ProcessorFolder).corpus.logs[0]! : (f.corpus as readonly CorpusConfig[])[0]!,
+  ]),
 );
 
 const OUTPUT = block("output", undefined, []);
@@ -141,10 +144,18 @@ describe("numbers in attribute actions", () => {
 
   test("numbers that cannot be written exactly are refused, naming the value", () => {
     for (const value of [1e21, -1e21, 9007199254740992, Number.NaN, Number.POSITIVE_INFINITY]) {
-      for (const [type, list] of [["attributes", "actions"], ["resource", "attributes"]] as const) {
-        expect(() => validateComponentConfig("processor", type, { [list]: [{ key: "a", action: "delete" }, { key: "k", action: "insert", value }] })).toThrow(
-          expect.objectContaining({ details: [expect.objectContaining({ path: `config.${list}[1].value` })] }),
-        );
+      for (const [type, list] of [
+        ["attributes", "actions"],
+        ["resource", "attributes"],
+      ] as const) {
+        expect(() =>
+          validateComponentConfig("processor", type, {
+            [list]: [
+              { key: "a", action: "delete" },
+              { key: "k", action: "insert", value },
+            ],
+          }),
+        ).toThrow(expect.objectContaining({ details: [expect.objectContaining({ path: `config.${list}[1].value` })] }));
       }
     }
   });

@@ -2,16 +2,7 @@
  * Schema pieces the catalog types share. Every object is closed so a typo in
  * a key is an error that names the key rather than a silently ignored field.
  */
-import {
-  Kind,
-  Type,
-  TypeRegistry,
-  type ObjectOptions,
-  type SchemaOptions,
-  type TProperties,
-  type TSchema,
-  type TUnsafe,
-} from "@sinclair/typebox";
+import { Kind, Type, TypeRegistry, type ObjectOptions, type SchemaOptions, type TProperties, type TSchema, type TUnsafe } from "@sinclair/typebox";
 import { Sensitive } from "../../shared/sensitive.ts";
 import { parseDuration, type DurationGrammar } from "./durations.ts";
 
@@ -33,8 +24,7 @@ export function NoReferences<T extends TSchema>(schema: T, why: string): T {
 }
 
 /** Why a host path takes no attribute reference (hostpaths.ts). */
-export const HOST_PATH_REFERENCE =
-  "a host path is checked against the host-path policy when it is saved, so it cannot depend on a collector's attributes";
+export const HOST_PATH_REFERENCE = "a host path is checked against the host-path policy when it is saved, so it cannot depend on a collector's attributes";
 
 /** A closed object. */
 export function Closed<T extends TProperties>(properties: T, options: ObjectOptions = {}) {

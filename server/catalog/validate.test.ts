@@ -66,9 +66,7 @@ describe("bad configs name the key path", () => {
 
   test("an unknown key, nested or not", () => {
     expect(paths(problems("destination", "otlp", { endpoint: "x:1", tsl: {} }))).toEqual(["config.tsl"]);
-    expect(paths(problems("destination", "otlp", { endpoint: "x:1", tls: { insecure: true, ca: "x" } }))).toEqual([
-      "config.tls.ca",
-    ]);
+    expect(paths(problems("destination", "otlp", { endpoint: "x:1", tls: { insecure: true, ca: "x" } }))).toEqual(["config.tls.ca"]);
   });
 
   test("an enum value outside its choices", () => {
@@ -83,9 +81,7 @@ describe("bad configs name the key path", () => {
 
   test("a zero interval and a bad header name", () => {
     expect(paths(problems("source", "hostmetrics", { collection_interval: "0s" }))).toEqual(["config.collection_interval"]);
-    expect(paths(problems("destination", "otlphttp", { endpoint: "http://x", headers: { "bad header": "v" } }))).toEqual([
-      "config.headers.bad header",
-    ]);
+    expect(paths(problems("destination", "otlphttp", { endpoint: "http://x", headers: { "bad header": "v" } }))).toEqual(["config.headers.bad header"]);
   });
 
   test("gRPC metadata is stricter than HTTP headers: names of 0-9a-z-_. and printable ASCII values (grpc-go ValidateMD)", () => {
@@ -111,9 +107,7 @@ describe("bad configs name the key path", () => {
   });
 
   test("the message of the error names the first problem", () => {
-    expect(() => validateComponentConfig("destination", "otlphttp", {})).toThrow(
-      "The otlphttp destination config is not valid: config.endpoint:",
-    );
+    expect(() => validateComponentConfig("destination", "otlphttp", {})).toThrow("The otlphttp destination config is not valid: config.endpoint:");
   });
 });
 
@@ -173,7 +167,7 @@ describe("characters no collector can read", () => {
       { path: "config.a[1].b\\u2028c", message: expect.stringContaining("is a key containing U+2028") },
       { path: "config.a[1].d", message: expect.stringContaining("U+0000") },
     ]);
-    expect(unwritableText({ "日本": ["\t\n😀"] }, "config")).toEqual([]);
+    expect(unwritableText({ 日本: ["\t\n😀"] }, "config")).toEqual([]);
   });
 });
 
@@ -279,11 +273,12 @@ describe("sensitive fields (header values) in each of their forms", () => {
   });
 
   test("a field that does not allow it cannot be marked not secret; a value of the right form passes", () => {
-    const schema = Type.Object({ password: Sensitive(Type.String({ minLength: 8, errorMessage: "must be 8 characters or more" })) }, { additionalProperties: false });
-    const check = (config: unknown) => validateConfig(schema, config, "test config", "config");
-    expect(() => check({ password: { value: "long enough", secret: false } })).toThrow(
-      "config.password: is a credential and cannot be marked as not secret",
+    const schema = Type.Object(
+      { password: Sensitive(Type.String({ minLength: 8, errorMessage: "must be 8 characters or more" })) },
+      { additionalProperties: false },
     );
+    const check = (config: unknown) => validateConfig(schema, config, "test config", "config");
+    expect(() => check({ password: { value: "long enough", secret: false } })).toThrow("config.password: is a credential and cannot be marked as not secret");
     expect(() => check({ password: "short" })).toThrow("config.password: must be 8 characters or more");
     expect(() => check({})).toThrow("config.password:");
     expect(check({ password: { secret: SECRET_ID } })).toEqual({ password: { secret: SECRET_ID } });
@@ -296,11 +291,15 @@ describe("text reserved for redacted secrets", () => {
     const reserved = "contains '<secret:', which is reserved for redacted secrets";
     const marker = "<secret:0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d01>";
     expect(problems("destination", "otlphttp", { endpoint: `http://gw:4318/${marker}` })).toEqual([{ path: "config.endpoint", message: reserved }]);
-    expect(problems("destination", "otlphttp", { endpoint: "http://gw:4318", headers: { A: marker } })).toEqual([{ path: "config.headers.A", message: reserved }]);
+    expect(problems("destination", "otlphttp", { endpoint: "http://gw:4318", headers: { A: marker } })).toEqual([
+      { path: "config.headers.A", message: reserved },
+    ]);
     expect(problems("destination", "otlphttp", { endpoint: "http://gw:4318", headers: { A: { value: `x ${marker}`, secret: false } } })).toEqual([
       { path: "config.headers.A.value", message: reserved },
     ]);
-    expect(problems("processor", "filter", { logs: { log_record: ['body == "<secret:"'] } })).toEqual([{ path: "config.logs.log_record[0]", message: reserved }]);
+    expect(problems("processor", "filter", { logs: { log_record: ['body == "<secret:"'] } })).toEqual([
+      { path: "config.logs.log_record[0]", message: reserved },
+    ]);
     expect(unwritableText({ a: { "x<secret:y": 1 } }, "config")).toEqual([
       { path: "config.a.x<secret:y", message: "is a key containing '<secret:', which is reserved for redacted secrets" },
     ]);

@@ -9,7 +9,17 @@ import { Type, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
 import { validate } from "../lib/validate.ts";
-import { ENV_NAME, hasSensitive, isHostEnvRef, isPlainValue, isSecretRef, isSensitive, pathText, plainAllowed, sensitiveLeaves } from "../../shared/sensitive.ts";
+import {
+  ENV_NAME,
+  hasSensitive,
+  isHostEnvRef,
+  isPlainValue,
+  isSecretRef,
+  isSensitive,
+  pathText,
+  plainAllowed,
+  sensitiveLeaves,
+} from "../../shared/sensitive.ts";
 import { MARKER_PREFIX } from "../secrets/values.ts";
 import { mergeConfig } from "./merge.ts";
 import { checkReferences } from "./references.ts";
@@ -22,12 +32,7 @@ import type { ComponentKind } from "./types.ts";
  * field's schema), `{secret: id}`, `{env: NAME}`, or, where the field allows
  * it, `{value, secret: false}`; each is returned as it was given.
  */
-export function validateComponentConfig(
-  kind: ComponentKind,
-  type: string,
-  config: unknown,
-  root = "config",
-): Record<string, unknown> {
+export function validateComponentConfig(kind: ComponentKind, type: string, config: unknown, root = "config"): Record<string, unknown> {
   const catalogType = findType(kind, type);
   if (catalogType === undefined) {
     throw new ValidationError(`Unknown ${kind} type '${type}'.`, [{ path: "type", message: `is not a ${kind} type of the catalog` }]);
@@ -46,7 +51,10 @@ export function validateConfig(
   const filled = Value.Default(schema, Value.Clone(config)) as Record<string, unknown>;
   const references = checkReferences(schema, filled, root);
   // A string holding an attribute reference meets its field's format only once filled in, per collector, when rendered.
-  const problems = [...references.problems, ...detailsOf(() => validate(formsAllowed(schema), filled, what, root)).filter((d) => !references.deferred.has(d.path))];
+  const problems = [
+    ...references.problems,
+    ...detailsOf(() => validate(formsAllowed(schema), filled, what, root)).filter((d) => !references.deferred.has(d.path)),
+  ];
   for (const leaf of sensitiveLeaves(schema, filled)) {
     const at = pathText(root, leaf.path);
     if (!references.deferred.has(at)) problems.push(...sensitiveProblems(leaf.schema, leaf.value, at, what));
@@ -150,7 +158,8 @@ export function mergeOverrides(
  * in the C0 range, CR included, has no use in any field (header values have
  * their own, stricter grammar in schemas.ts).
  */
-const UNWRITABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const UNWRITABLE =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** The first character of `text` no runtime can take, described for a message, or undefined. */
 export function unwritableCharacter(text: string): string | undefined {
@@ -158,12 +167,17 @@ export function unwritableCharacter(text: string): string | undefined {
   if (!found) return undefined;
   const code = found[0].charCodeAt(0);
   const name =
-    code === 0x2028 ? "a line separator"
-    : code === 0x2029 ? "a paragraph separator"
-    : code === 0xfeff ? "a byte order mark"
-    : code >= 0xd800 && code <= 0xdfff ? "a lone surrogate"
-    : code >= 0xfffe ? "a noncharacter"
-    : "a control character";
+    code === 0x2028
+      ? "a line separator"
+      : code === 0x2029
+        ? "a paragraph separator"
+        : code === 0xfeff
+          ? "a byte order mark"
+          : code >= 0xd800 && code <= 0xdfff
+            ? "a lone surrogate"
+            : code >= 0xfffe
+              ? "a noncharacter"
+              : "a control character";
   return `U+${code.toString(16).toUpperCase().padStart(4, "0")} (${name})`;
 }
 

@@ -78,4 +78,3 @@ const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
 export function isLoopback(address: string | null): boolean {
   return address !== null && LOOPBACK.test(address);
 }
-

@@ -59,7 +59,7 @@ describe("collector attributes", () => {
   test("a record without reported attributes or environment", () => {
     const plain = { ...base, reported: undefined, environment: null, tags: {} };
     expect(Object.keys(attributeValues(plain, NONE))).toEqual(["collector.id", "collector.name", "collector.mode"]);
-    expect(matches(parseMatcherList(["environment=\"\"", "collector.mode=rcfg-remotecfg"]), attributeValues(plain, NONE))).toBe(true);
+    expect(matches(parseMatcherList(['environment=""', "collector.mode=rcfg-remotecfg"]), attributeValues(plain, NONE))).toBe(true);
   });
 
   test("reports are bounded: sorted, virtual and over-long keys dropped, values cut, at most MAX_REPORTED_KEYS", () => {

@@ -38,7 +38,12 @@ test("a bulk tag edit is heard once per written chunk, naming only the collector
   const result = await collectors.editTags(SYSTEM_ACTOR, () => true, { set: { team: "x" }, remove: [] }, {});
   expect(result).toEqual({ matched: 501, changed: 500 });
   expect(heard.map((ids) => ids.length)).toEqual([500]);
-  expect(heard.flat().sort()).toEqual(made.slice(1).map((c) => c.id).sort());
+  expect(heard.flat().sort()).toEqual(
+    made
+      .slice(1)
+      .map((c) => c.id)
+      .sort(),
+  );
   await collectors.editTags(SYSTEM_ACTOR, () => true, { set: {}, remove: ["team"] }, {});
   expect(heard.slice(1).map((ids) => ids.length)).toEqual([500, 1]);
 });

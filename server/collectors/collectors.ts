@@ -150,7 +150,13 @@ export class Collectors {
     const writes = await vet?.([{ before: null, after: collector }]);
     const [doc] = await this.store.write(
       [{ op: "put", collection: COLLECTION, id: collector.id, data: collector, expect: "absent" }, ...(writes?.ops ?? [])],
-      [auditEntry(who, "collector.create", "collector", collector.id, { name: collector.name, ...(input.cloneOf ? { cloneOf: input.cloneOf.collectorId } : {}) }), ...(writes?.audit ?? [])],
+      [
+        auditEntry(who, "collector.create", "collector", collector.id, {
+          name: collector.name,
+          ...(input.cloneOf ? { cloneOf: input.cloneOf.collectorId } : {}),
+        }),
+        ...(writes?.audit ?? []),
+      ],
     );
     this.view.apply(doc as Doc<Collector>);
     this.attributesChanged([collector.id], writes?.handled);
@@ -241,7 +247,9 @@ export class Collectors {
     const over = edits.find((e) => Object.keys(e.after.tags).length > MAX_TAGS);
     if (over) {
       const id = over.after.id;
-      throw new ValidationError(`Collector ${id} would hold more than ${MAX_TAGS} tags.`, [{ path: "set", message: `collector ${id} would hold more than ${MAX_TAGS} tags` }]);
+      throw new ValidationError(`Collector ${id} would hold more than ${MAX_TAGS} tags.`, [
+        { path: "set", message: `collector ${id} would hold more than ${MAX_TAGS} tags` },
+      ]);
     }
     return { matched: selected.length, edits };
   }
@@ -265,10 +273,18 @@ export class Collectors {
     vet?: VetEdits,
   ): Promise<TagEditResult> {
     const { matched, edits } = await this.tagEdits(matches, edit);
-    const audit = (ids: string[]) => auditEntry(who, "collector.tags", "collector", null, { ...describe, set: edit.set, remove: edit.remove, collectorIds: ids });
+    const audit = (ids: string[]) =>
+      auditEntry(who, "collector.tags", "collector", null, { ...describe, set: edit.set, remove: edit.remove, collectorIds: ids });
     const now = new Date().toISOString();
     // Read again, so what is vetted is what is written.
-    const docs = [...(await this.store.getMany<Collector>(COLLECTION, edits.map((e) => e.after.id))).values()];
+    const docs = [
+      ...(
+        await this.store.getMany<Collector>(
+          COLLECTION,
+          edits.map((e) => e.after.id),
+        )
+      ).values(),
+    ];
     const fresh = docs.flatMap((doc) => {
       const tags = applyTagEdit(doc.data.tags, edit);
       return tags === null ? [] : [{ doc, after: { ...doc.data, tags, updatedAt: now } }];

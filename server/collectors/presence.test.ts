@@ -37,7 +37,11 @@ test("first contact makes a pending collector online; bad health degrades it; re
   const { presence, collector, stored } = await setup();
   expect((await stored()).status).toBe("pending");
   await presence.seen(collector.id, { channel: "opamp", intervalSeconds: 30, healthy: true });
-  expect(await stored()).toMatchObject({ status: "online", lastSeen: "2026-01-01T00:00:00.000Z", health: { channel: "opamp", intervalSeconds: 30, healthy: true, error: null } });
+  expect(await stored()).toMatchObject({
+    status: "online",
+    lastSeen: "2026-01-01T00:00:00.000Z",
+    health: { channel: "opamp", intervalSeconds: 30, healthy: true, error: null },
+  });
   await presence.seen(collector.id, { channel: "opamp", intervalSeconds: 30, healthy: false, error: "exporter failing" });
   expect(await stored()).toMatchObject({ status: "degraded", health: { healthy: false, error: "exporter failing" } });
   await presence.seen(collector.id, { channel: "opamp", intervalSeconds: 30, healthy: true, error: null });

@@ -91,14 +91,14 @@ export class Presence {
     if (!changed && !stale) return;
     this.written.set(collectorId, now);
     const lastSeen = new Date(now).toISOString();
-    await this.writes.update(collectorId, (doc) => doc && { ...doc, health, status: statusOf(health), lastSeen, });
+    await this.writes.update(collectorId, (doc) => doc && { ...doc, health, status: statusOf(health), lastSeen });
   }
 
   /** A collector said goodbye (OpAMP agent_disconnect): offline now rather than after the window. */
   async gone(collectorId: string): Promise<void> {
     this.written.delete(collectorId);
     this.contacts.delete(collectorId);
-    await this.writes.update(collectorId, (doc) => doc && doc.status !== "pending" ? { ...doc, status: "offline" } : null);
+    await this.writes.update(collectorId, (doc) => (doc && doc.status !== "pending" ? { ...doc, status: "offline" } : null));
   }
 
   /**
@@ -140,10 +140,12 @@ export class Presence {
 
   start(): void {
     this.sweeper ??= setInterval(() => {
-      this.ticking = this.ticking.then(() => this.tick()).then(
-        () => {},
-        (error) => this.log.warn({ err: error }, "offline sweep failed"),
-      );
+      this.ticking = this.ticking
+        .then(() => this.tick())
+        .then(
+          () => {},
+          (error) => this.log.warn({ err: error }, "offline sweep failed"),
+        );
     }, SWEEP_INTERVAL_MS);
   }
 

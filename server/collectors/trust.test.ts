@@ -4,7 +4,19 @@ import { ValidationError } from "../errors.ts";
 import { refuseUntrusted } from "./trust.ts";
 
 function collector(i: number, tags: Record<string, string>, reported?: Record<string, string>): Collector {
-  return { id: `c${i}`, name: `c${i}`, environment: null, managementMode: "opamp", tags, ...(reported ? { reported } : {}), status: "online", lastSeen: null, health: null, createdAt: "", updatedAt: "" };
+  return {
+    id: `c${i}`,
+    name: `c${i}`,
+    environment: null,
+    managementMode: "opamp",
+    tags,
+    ...(reported ? { reported } : {}),
+    status: "online",
+    lastSeen: null,
+    health: null,
+    createdAt: "",
+    updatedAt: "",
+  };
 }
 
 /** A fleet past several slices of the walk: only its last collector reports `team`, or tags it. */

@@ -75,7 +75,8 @@ export class TrustedAttributes {
    */
   async set(who: Actor, keys: readonly string[], vet: (changed: string[]) => Promise<void>): Promise<TrustedList> {
     await this.ready();
-    if (keys.length > MAX_TRUSTED_KEYS) throw new ValidationError(`At most ${MAX_TRUSTED_KEYS} trusted keys.`, [{ path: "keys", message: `must hold at most ${MAX_TRUSTED_KEYS} keys` }]);
+    if (keys.length > MAX_TRUSTED_KEYS)
+      throw new ValidationError(`At most ${MAX_TRUSTED_KEYS} trusted keys.`, [{ path: "keys", message: `must hold at most ${MAX_TRUSTED_KEYS} keys` }]);
     const details: ErrorDetail[] = keys.flatMap((key, i) => {
       const problem = trustedKeyProblem(key);
       return problem === undefined ? [] : [{ path: `keys[${i}]`, message: problem }];
@@ -161,7 +162,12 @@ export async function refuseUntrusted(names: readonly string[], path: string, tr
   if (open.size === 0) return;
   const details: ErrorDetail[] = names.flatMap((name, i) =>
     open.has(name) && reported.has(name)
-      ? [{ path: `${path}[${i}]`, message: `"${name}" is an attribute collectors report about themselves, which no admin trusts: a matcher may read it only once it is trusted (System page, or fleet.trustedAttributes); to target by it, set it as a tag` }]
+      ? [
+          {
+            path: `${path}[${i}]`,
+            message: `"${name}" is an attribute collectors report about themselves, which no admin trusts: a matcher may read it only once it is trusted (System page, or fleet.trustedAttributes); to target by it, set it as a tag`,
+          },
+        ]
       : [],
   );
   if (details.length > 0) throw new ValidationError(`Matcher on an untrusted reported attribute: ${details[0]!.path}: ${details[0]!.message}.`, details);

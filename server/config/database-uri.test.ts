@@ -75,14 +75,12 @@ describe("redactUri", () => {
     expect(redacted).toBe("mongodb://svc:***@db.example.com:27017/svc");
   });
 
-  test.each([
-    "mongodb://db.example.com:27017/svc",
-    "mongodb+srv://svc@db.example.com/svc",
-    "postgres://pg.example.com/svc",
-    "",
-  ])("leaves %p, which has no password, alone", (uri) => {
-    expect(redactUri(uri)).toBe(uri);
-  });
+  test.each(["mongodb://db.example.com:27017/svc", "mongodb+srv://svc@db.example.com/svc", "postgres://pg.example.com/svc", ""])(
+    "leaves %p, which has no password, alone",
+    (uri) => {
+      expect(redactUri(uri)).toBe(uri);
+    },
+  );
 });
 
 test("a seed list of host:port entries builds a plain mongodb:// URI", () => {

@@ -19,7 +19,7 @@ export function buildDatabaseUri(parts: DatabaseParts): string {
   if (parts.server === "") return "";
   // A seed list (a:27017,b:27017) is host:port entries too; SRV takes one bare name.
   const hosts = parts.server.split(",").map((h) => h.trim());
-  const hasPort = hosts.every((host) => /^(\[[0-9a-fA-F:.]+\]|[^:\[\]]+):\d+$/.test(host));
+  const hasPort = hosts.every((host) => /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):\d+$/.test(host));
   const scheme = hasPort ? "mongodb" : "mongodb+srv";
   let credentials = "";
   if (parts.user !== "") {
@@ -37,5 +37,5 @@ export function buildDatabaseUri(parts: DatabaseParts): string {
  * "?" or "@" is masked too rather than printed.
  */
 export function redactUri(uri: string): string {
-  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@\/?#]*):.*@/i, "$1:***@");
+  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/?#]*):.*@/i, "$1:***@");
 }

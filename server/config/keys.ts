@@ -25,8 +25,7 @@ export interface KeySpec {
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
 
 function oneOf(values: string[]) {
-  return (value: string) =>
-    values.includes(value) ? undefined : `must be one of ${values.map((v) => `"${v}"`).join(", ")}`;
+  return (value: string) => (values.includes(value) ? undefined : `must be one of ${values.map((v) => `"${v}"`).join(", ")}`);
 }
 
 function atLeast(min: number) {
@@ -57,7 +56,7 @@ function checkExternalUrl(value: string): string | undefined {
 }
 
 function checkListen(value: string): string | undefined {
-  const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s\[\]]+):(\d{1,5})$/.exec(value);
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+):(\d{1,5})$/.exec(value);
   if (!match) return "must be host:port, for example 0.0.0.0:443 or 127.0.0.1:8080";
   if (Number(match[2]) > 65535) return "port must be between 0 and 65535";
   return undefined;
@@ -92,9 +91,7 @@ function checkDatabaseUri(value: string): string | undefined {
 
 function checkAdminToken(value: string): string | undefined {
   if (value === "") return undefined;
-  return /^svcsa_[A-Za-z0-9]{32,}$/.test(value)
-    ? undefined
-    : "must be a service-account token: the prefix svcsa_ followed by at least 32 letters and digits";
+  return /^svcsa_[A-Za-z0-9]{32,}$/.test(value) ? undefined : "must be a service-account token: the prefix svcsa_ followed by at least 32 letters and digits";
 }
 
 function checkSecretsKey(value: string): string | undefined {
@@ -113,9 +110,7 @@ function checkPort(value: number): string | undefined {
 
 function checkSmtpHost(value: string): string | undefined {
   if (value === "") return undefined;
-  return isIP(value) !== 0 || /^[A-Za-z0-9.-]+$/.test(value)
-    ? undefined
-    : "must be a host name or IP address, without scheme or port (the port is smtp.port)";
+  return isIP(value) !== 0 || /^[A-Za-z0-9.-]+$/.test(value) ? undefined : "must be a host name or IP address, without scheme or port (the port is smtp.port)";
 }
 
 /** A bare address or `Name <address>`: what goes in the From header. */

@@ -68,7 +68,9 @@ function problemFor(problems: ConfigProblem[], key: string): ConfigProblem {
 
 /** The 1-based line of the first line of a fixture that contains text. */
 function lineOf(name: string, text: string): number {
-  const index = readFileSync(fixture(name), "utf8").split("\n").findIndex((line) => line.includes(text));
+  const index = readFileSync(fixture(name), "utf8")
+    .split("\n")
+    .findIndex((line) => line.includes(text));
   if (index < 0) throw new Error(`${name} has no line containing ${text}`);
   return index + 1;
 }
@@ -189,13 +191,19 @@ describe("the file", () => {
 
   test("a file that does not exist is a problem naming the path", () => {
     const missing = fixture("does-not-exist.yaml");
-    const problem = problemFor(problemsOf(() => load({ path: missing })), "--config");
+    const problem = problemFor(
+      problemsOf(() => load({ path: missing })),
+      "--config",
+    );
     expect(problem.source).toBe(missing);
     expect(problem.message).toContain("cannot read");
   });
 
   test("a directory is not a config file", () => {
-    const problem = problemFor(problemsOf(() => load({ path: TESTDATA })), "--config");
+    const problem = problemFor(
+      problemsOf(() => load({ path: TESTDATA })),
+      "--config",
+    );
     expect(problem.source).toBe(TESTDATA);
   });
 
@@ -221,7 +229,10 @@ describe("the file", () => {
   });
 
   test("a file whose top level is not a mapping is an error", () => {
-    const problem = problemFor(problemsOf(() => load({ path: fixture("not-a-map.yaml") })), "(root)");
+    const problem = problemFor(
+      problemsOf(() => load({ path: fixture("not-a-map.yaml") })),
+      "(root)",
+    );
     expect(problem.source).toBe(at("not-a-map.yaml", "- listen"));
     expect(problem.message).toContain("mapping");
   });
@@ -250,31 +261,46 @@ describe("the file", () => {
   });
 
   test("a YAML syntax error is reported with its line", () => {
-    const problem = problemFor(problemsOf(() => load({ path: fixture("syntax-error.yaml") })), "(yaml)");
+    const problem = problemFor(
+      problemsOf(() => load({ path: fixture("syntax-error.yaml") })),
+      "(yaml)",
+    );
     expect(problem.source).toBe(at("syntax-error.yaml", " format: json"));
   });
 
   test("a tab used for indentation is reported with its line", () => {
-    const problem = problemFor(problemsOf(() => load({ path: fixture("tab-indent.yaml") })), "(yaml)");
+    const problem = problemFor(
+      problemsOf(() => load({ path: fixture("tab-indent.yaml") })),
+      "(yaml)",
+    );
     expect(problem.source).toBe(`${fixture("tab-indent.yaml")} line 2`);
     expect(problem.message).toContain("Tabs");
   });
 
   test("a duplicate key is reported at the second occurrence", () => {
-    const problem = problemFor(problemsOf(() => load({ path: fixture("duplicate-key.yaml") })), "(yaml)");
+    const problem = problemFor(
+      problemsOf(() => load({ path: fixture("duplicate-key.yaml") })),
+      "(yaml)",
+    );
     expect(problem.source).toBe(`${fixture("duplicate-key.yaml")} line 4`);
     expect(problem.message).toContain("unique");
   });
 
   test("several YAML documents in one file are refused", () => {
-    const problem = problemFor(problemsOf(() => load({ path: fixture("multi-document.yaml") })), "(yaml)");
+    const problem = problemFor(
+      problemsOf(() => load({ path: fixture("multi-document.yaml") })),
+      "(yaml)",
+    );
     expect(problem.source).toContain(fixture("multi-document.yaml"));
     expect(problem.message).toContain("multiple documents");
   });
 
   test("an alias bomb is refused, not expanded", () => {
     // Refused by the alias count while resolving: expanding 9^9 strings would instead run out of memory or time.
-    const problem = problemFor(problemsOf(() => load({ path: fixture("alias-bomb.yaml") })), "(yaml)");
+    const problem = problemFor(
+      problemsOf(() => load({ path: fixture("alias-bomb.yaml") })),
+      "(yaml)",
+    );
     expect(problem.source).toContain(fixture("alias-bomb.yaml"));
     expect(problem.message).toContain("alias");
   });
@@ -308,7 +334,7 @@ describe("one /etc/svc/config.yaml shared with the agent", () => {
     expect(problemsOf(() => load({ path: fixture(name) }))).toEqual([
       { key: "metricz", source: at(name, "metricz:"), message: "unknown key" },
       { key: "logging.format", source: at(name, "format: json"), message: "unknown key" },
-      { key: "listen", source: at(name, "listen: nowhere"), message: "must be host:port, for example 0.0.0.0:443 or 127.0.0.1:8080 (got \"nowhere\")" },
+      { key: "listen", source: at(name, "listen: nowhere"), message: 'must be host:port, for example 0.0.0.0:443 or 127.0.0.1:8080 (got "nowhere")' },
     ]);
   });
 });
@@ -466,7 +492,12 @@ describe("environment variables", () => {
     const problem = problemFor(problems, "fleet.trustedAttributes");
     expect(problem.source).toBe("environment variable SVC_FLEET_TRUSTEDATTRIBUTES");
     expect(problem.message).toContain('"environment"');
-    expect(problemFor(problemsOf(() => load({ env: { SVC_FLEET_TRUSTEDATTRIBUTES: "collector.name" } })), "fleet.trustedAttributes").message).toContain("svc's own");
+    expect(
+      problemFor(
+        problemsOf(() => load({ env: { SVC_FLEET_TRUSTEDATTRIBUTES: "collector.name" } })),
+        "fleet.trustedAttributes",
+      ).message,
+    ).toContain("svc's own");
   });
 
   test("unknown SVC_ variables are problems; SVC_TEST_ ones and other prefixes are not", () => {
@@ -494,9 +525,9 @@ describe("precedence: canonical SVC_ variable > alias > file > default", () => {
     expect(load().externalUrl).toBe("");
     expect(load({ path: file }).externalUrl).toBe("https://file.example.com");
     expect(load({ path: file, env: { EXTERNAL_URL: "https://alias.example.com" } }).externalUrl).toBe("https://alias.example.com");
-    expect(
-      load({ path: file, env: { EXTERNAL_URL: "https://alias.example.com", SVC_EXTERNALURL: "https://canonical.example.com" } }).externalUrl,
-    ).toBe("https://canonical.example.com");
+    expect(load({ path: file, env: { EXTERNAL_URL: "https://alias.example.com", SVC_EXTERNALURL: "https://canonical.example.com" } }).externalUrl).toBe(
+      "https://canonical.example.com",
+    );
   });
 
   test("listen: the variable beats the file", () => {
@@ -505,14 +536,17 @@ describe("precedence: canonical SVC_ variable > alias > file > default", () => {
   });
 
   test("an overridden file value is not checked: only the effective value is", () => {
-    const config = load({ path: fixture("bad-types.yaml"), env: {
-      SVC_LISTEN: "0.0.0.0:1",
-      SVC_STORAGE_BACKEND: "embedded",
-      SVC_STORAGE_AUDITLOGRETENTIONDAYS: "7",
-      SVC_HTTP_MAXBODYBYTES: "2048",
-      SVC_SECURITY_CORS_ALLOWEDORIGINS: "https://a.example.com",
-      SVC_LOGGING_LEVEL: "error",
-    } });
+    const config = load({
+      path: fixture("bad-types.yaml"),
+      env: {
+        SVC_LISTEN: "0.0.0.0:1",
+        SVC_STORAGE_BACKEND: "embedded",
+        SVC_STORAGE_AUDITLOGRETENTIONDAYS: "7",
+        SVC_HTTP_MAXBODYBYTES: "2048",
+        SVC_SECURITY_CORS_ALLOWEDORIGINS: "https://a.example.com",
+        SVC_LOGGING_LEVEL: "error",
+      },
+    });
     expect(config.logging.level).toBe("error");
     expect(config.storage.auditLogRetentionDays).toBe(7);
   });
@@ -522,9 +556,9 @@ describe("precedence: canonical SVC_ variable > alias > file > default", () => {
     // The file's uri wins over the file's server.
     expect(load({ path: file }).database.uri).toBe("mongodb://file.example.com:27017");
     expect(load({ path: file, env: { DOCDB_URI: "mongodb://docdb.example.com" } }).database.uri).toBe("mongodb://docdb.example.com");
-    expect(
-      load({ path: file, env: { DOCDB_URI: "mongodb://docdb.example.com", DATABASE_URI: "mongodb://database.example.com" } }).database.uri,
-    ).toBe("mongodb://database.example.com");
+    expect(load({ path: file, env: { DOCDB_URI: "mongodb://docdb.example.com", DATABASE_URI: "mongodb://database.example.com" } }).database.uri).toBe(
+      "mongodb://database.example.com",
+    );
     expect(
       load({
         path: file,
@@ -564,13 +598,25 @@ describe("precedence: canonical SVC_ variable > alias > file > default", () => {
   });
 
   test("a problem names the level the effective value came from", () => {
-    const fromFile = problemFor(problemsOf(() => load({ path: fixture("bad-types.yaml") })), "listen");
+    const fromFile = problemFor(
+      problemsOf(() => load({ path: fixture("bad-types.yaml") })),
+      "listen",
+    );
     expect(fromFile.source).toBe(at("bad-types.yaml", "listen:"));
-    const fromAlias = problemFor(problemsOf(() => load({ env: { EXTERNAL_URL: "ftp://x" } })), "externalUrl");
+    const fromAlias = problemFor(
+      problemsOf(() => load({ env: { EXTERNAL_URL: "ftp://x" } })),
+      "externalUrl",
+    );
     expect(fromAlias.source).toBe("environment variable EXTERNAL_URL");
-    const fromCanonical = problemFor(problemsOf(() => load({ env: { EXTERNAL_URL: "https://ok.example.com", SVC_EXTERNALURL: "ftp://x" } })), "externalUrl");
+    const fromCanonical = problemFor(
+      problemsOf(() => load({ env: { EXTERNAL_URL: "https://ok.example.com", SVC_EXTERNALURL: "ftp://x" } })),
+      "externalUrl",
+    );
     expect(fromCanonical.source).toBe("environment variable SVC_EXTERNALURL");
-    const fromDefault = problemFor(problemsOf(() => load({ defaults: { listen: "nope" } })), "listen");
+    const fromDefault = problemFor(
+      problemsOf(() => load({ defaults: { listen: "nope" } })),
+      "listen",
+    );
     expect(fromDefault.source).toBe("default");
   });
 });
@@ -582,13 +628,19 @@ describe("storage.auditLogRetentionDays", () => {
   });
 
   test("a negative number is an error from the file", () => {
-    const problem = problemFor(problemsOf(() => load({ path: fixture("negative-retention.yaml") })), "storage.auditLogRetentionDays");
+    const problem = problemFor(
+      problemsOf(() => load({ path: fixture("negative-retention.yaml") })),
+      "storage.auditLogRetentionDays",
+    );
     expect(problem.source).toBe(`${fixture("negative-retention.yaml")} line 2`);
     expect(problem.message).toContain("at least 0");
   });
 
   test("a negative number is an error from the environment", () => {
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_STORAGE_AUDITLOGRETENTIONDAYS: "-1" } })), "storage.auditLogRetentionDays");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_STORAGE_AUDITLOGRETENTIONDAYS: "-1" } })),
+      "storage.auditLogRetentionDays",
+    );
     expect(problem.source).toBe("environment variable SVC_STORAGE_AUDITLOGRETENTIONDAYS");
   });
 });
@@ -600,19 +652,28 @@ describe("int values from the environment", () => {
   });
 
   test.each(["abc", "1.5", "30days", "1e3", "99999999999999999999"])("%p is an error naming the key and variable", (value) => {
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_STORAGE_AUDITLOGRETENTIONDAYS: value } })), "storage.auditLogRetentionDays");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_STORAGE_AUDITLOGRETENTIONDAYS: value } })),
+      "storage.auditLogRetentionDays",
+    );
     expect(problem.source).toBe("environment variable SVC_STORAGE_AUDITLOGRETENTIONDAYS");
     expect(problem.message).toBe("must be a whole number");
   });
 
   test("http.trustedProxies takes IP addresses only", () => {
     expect(load({ env: { SVC_HTTP_TRUSTEDPROXIES: "10.0.0.5, ::1" } }).http.trustedProxies).toEqual(["10.0.0.5", "::1"]);
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_HTTP_TRUSTEDPROXIES: "10.0.0.0/8" } })), "http.trustedProxies");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_HTTP_TRUSTEDPROXIES: "10.0.0.0/8" } })),
+      "http.trustedProxies",
+    );
     expect(problem.message).toContain('"10.0.0.0/8" is not an IP address');
   });
 
   test("http.maxBodyBytes below 1024 is an error", () => {
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_HTTP_MAXBODYBYTES: "100" } })), "http.maxBodyBytes");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_HTTP_MAXBODYBYTES: "100" } })),
+      "http.maxBodyBytes",
+    );
     expect(problem.message).toContain("at least 1024");
   });
 
@@ -648,7 +709,10 @@ describe("externalUrl", () => {
     ["https://x\\", "no path"],
     ["https://user:pw@x", "user name or password"],
   ])("%p is an error naming externalUrl", (value, message) => {
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_EXTERNALURL: value } })), "externalUrl");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_EXTERNALURL: value } })),
+      "externalUrl",
+    );
     expect(problem.source).toBe("environment variable SVC_EXTERNALURL");
     expect(problem.message).toContain(message);
   });
@@ -668,7 +732,10 @@ describe("listen", () => {
   test.each(["8080", "host:99999", "host:65536", "host:", ":8080", "::1:8080", "host:80x", "host 1:80", "[::1]8080"])(
     "%p is an error naming listen",
     (value) => {
-      const problem = problemFor(problemsOf(() => load({ env: { SVC_LISTEN: value } })), "listen");
+      const problem = problemFor(
+        problemsOf(() => load({ env: { SVC_LISTEN: value } })),
+        "listen",
+      );
       expect(problem.source).toBe("environment variable SVC_LISTEN");
       expect(problem.message).toContain(JSON.stringify(value));
     },
@@ -689,7 +756,10 @@ describe("metrics.listen", () => {
   });
 
   test.each(["9464", "host:", "host:70000"])("%p is an error naming metrics.listen", (value) => {
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_METRICS_LISTEN: value } })), "metrics.listen");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_METRICS_LISTEN: value } })),
+      "metrics.listen",
+    );
     expect(problem.source).toBe("environment variable SVC_METRICS_LISTEN");
   });
 });
@@ -717,7 +787,10 @@ describe("tls", () => {
   });
 
   test("keyFile without certFile names certFile", () => {
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_TLS_KEYFILE: KEY } })), "tls.certFile");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_TLS_KEYFILE: KEY } })),
+      "tls.certFile",
+    );
     expect(problem.source).toBe("environment variable SVC_TLS_KEYFILE");
   });
 
@@ -747,13 +820,19 @@ describe("tls", () => {
 
 describe("the external database", () => {
   test("storage.backend external without uri or server is an error naming database.uri", () => {
-    const problem = problemFor(problemsOf(() => load({ path: fixture("external-no-database.yaml") })), "database.uri");
+    const problem = problemFor(
+      problemsOf(() => load({ path: fixture("external-no-database.yaml") })),
+      "database.uri",
+    );
     expect(problem.message).toContain("database.uri or database.server");
     expect(problem.source).toBe("default");
   });
 
   test("the same from the environment", () => {
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_STORAGE_BACKEND: "external", DOCDB_USER: "svc" } })), "database.uri");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_STORAGE_BACKEND: "external", DOCDB_USER: "svc" } })),
+      "database.uri",
+    );
     expect(problem.message).toContain("storage.backend is external");
   });
 
@@ -762,7 +841,10 @@ describe("the external database", () => {
   });
 
   test("an unknown backend is an error", () => {
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_STORAGE_BACKEND: "mongo" } })), "storage.backend");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_STORAGE_BACKEND: "mongo" } })),
+      "storage.backend",
+    );
     expect(problem.source).toBe("environment variable SVC_STORAGE_BACKEND");
   });
 
@@ -771,7 +853,10 @@ describe("the external database", () => {
   });
 
   test.each(["mysql://admin:Hunter2@db.example.com/svc", "db.example.com", "MONGO://h"])("%p is an error naming database.uri", (uri) => {
-    const problem = problemFor(problemsOf(() => load({ env: { DATABASE_URI: uri } })), "database.uri");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { DATABASE_URI: uri } })),
+      "database.uri",
+    );
     expect(problem.source).toBe("environment variable DATABASE_URI");
     expect(problem.message).toContain("must start with");
   });
@@ -786,7 +871,10 @@ describe("the external database", () => {
 
 describe("the secrets key", () => {
   test("storage.backend external without a key refuses to start, naming secrets.keyFile and SVC_SECRETS_KEY", () => {
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: "postgres://h/db" } })), "secrets.keyFile");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: "postgres://h/db" } })),
+      "secrets.keyFile",
+    );
     expect(problem.message).toContain("SVC_SECRETS_KEY");
     expect(problem.source).toBe("environment variable SVC_STORAGE_BACKEND");
   });
@@ -802,15 +890,24 @@ describe("the secrets key", () => {
     ["dGVzdA==", "base64 of 32"],
     ["not base64 at all!", "base64 of 32"],
   ])("SVC_SECRETS_KEY %p is refused without echoing it", (value, message) => {
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_SECRETS_KEY: value } })), "secrets.key");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_SECRETS_KEY: value } })),
+      "secrets.key",
+    );
     expect(problem.message).toContain(message);
     expect(problem.message).not.toContain(value);
   });
 
   test("a key file that is missing or holds no key is an error naming secrets.keyFile", () => {
-    const missing = problemFor(problemsOf(() => load({ env: { SVC_SECRETS_KEYFILE: "/nonexistent/secrets.key" } })), "secrets.keyFile");
+    const missing = problemFor(
+      problemsOf(() => load({ env: { SVC_SECRETS_KEYFILE: "/nonexistent/secrets.key" } })),
+      "secrets.keyFile",
+    );
     expect(missing.message).toContain("cannot read the secrets key file /nonexistent/secrets.key");
-    const wrong = problemFor(problemsOf(() => load({ env: { SVC_SECRETS_KEYFILE: CERT } })), "secrets.keyFile");
+    const wrong = problemFor(
+      problemsOf(() => load({ env: { SVC_SECRETS_KEYFILE: CERT } })),
+      "secrets.keyFile",
+    );
     expect(wrong.message).toContain("must hold the base64 of 32 random bytes");
   });
 });
@@ -823,7 +920,10 @@ describe("opamp.heartbeatSeconds", () => {
   });
 
   test.each(["-1", "86401"])("%p is an error naming the key", (value) => {
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_OPAMP_HEARTBEATSECONDS: value } })), "opamp.heartbeatSeconds");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_OPAMP_HEARTBEATSECONDS: value } })),
+      "opamp.heartbeatSeconds",
+    );
     expect(problem.message).toContain("between 1 and 86400");
   });
 });
@@ -893,9 +993,7 @@ describe("several problems", () => {
   });
 
   test("cross-key checks are reported together with value problems", () => {
-    const problems = problemsOf(() =>
-      load({ env: { SVC_LISTEN: "8080", SVC_TLS_CERTFILE: "/nonexistent/cert.pem", SVC_STORAGE_BACKEND: "external" } }),
-    );
+    const problems = problemsOf(() => load({ env: { SVC_LISTEN: "8080", SVC_TLS_CERTFILE: "/nonexistent/cert.pem", SVC_STORAGE_BACKEND: "external" } }));
     expect(problems.map((p) => p.key).sort()).toEqual(["database.uri", "listen", "secrets.keyFile", "tls.certFile", "tls.keyFile"]);
   });
 
@@ -915,12 +1013,9 @@ describe("ConfigError", () => {
     ]);
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe("ConfigError");
-    expect(error.message).toBe(
-      "listen: must be host:port (environment variable SVC_LISTEN)\nnope: unknown key (/etc/svc/config.yaml line 3)",
-    );
+    expect(error.message).toBe("listen: must be host:port (environment variable SVC_LISTEN)\nnope: unknown key (/etc/svc/config.yaml line 3)");
   });
 });
-
 
 test("database.password without database.user is refused rather than dropped", () => {
   expect(() => loadConfig({ path: null, env: { SVC_DATABASE_SERVER: "db.example:27017", SVC_DATABASE_PASSWORD: "s3cret" } })).toThrow(
@@ -934,7 +1029,10 @@ describe("smtp", () => {
   });
 
   test("smtp.host without smtp.from is an error naming smtp.from", () => {
-    const problem = problemFor(problemsOf(() => load({ env: { SVC_SMTP_HOST: "mail.example.com" } })), "smtp.from");
+    const problem = problemFor(
+      problemsOf(() => load({ env: { SVC_SMTP_HOST: "mail.example.com" } })),
+      "smtp.from",
+    );
     expect(problem.source).toBe("environment variable SVC_SMTP_HOST");
     expect(problem.message).toContain("smtp.host is set");
   });
@@ -949,7 +1047,12 @@ describe("smtp", () => {
     ["SVC_SMTP_FROM", "not an address", "smtp.from"],
   ])("%s=%s is refused, naming %s", (name, value, key) => {
     const env = { SVC_SMTP_HOST: "mail.example.com", SVC_SMTP_FROM: "svc@example.com", [name]: value };
-    expect(problemFor(problemsOf(() => load({ env })), key).source).toBe(`environment variable ${name}`);
+    expect(
+      problemFor(
+        problemsOf(() => load({ env })),
+        key,
+      ).source,
+    ).toBe(`environment variable ${name}`);
   });
 
   test("the defaults are port 587 without implicit TLS; an IPv6 host and a named From are accepted", () => {
@@ -966,7 +1069,10 @@ describe("smtp", () => {
   test("a password without a user is refused and not printed", () => {
     const secret = "SmtpSecretValue123";
     const env = { SVC_SMTP_HOST: "mail.example.com", SVC_SMTP_FROM: "svc@example.com", SVC_SMTP_PASSWORD: secret };
-    const problem = problemFor(problemsOf(() => load({ env })), "smtp.password");
+    const problem = problemFor(
+      problemsOf(() => load({ env })),
+      "smtp.password",
+    );
     expect(problem.message).toContain("smtp.user");
     expect(JSON.stringify(problem)).not.toContain(secret);
   });

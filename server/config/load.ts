@@ -103,8 +103,7 @@ export function loadConfig(options: LoadOptions = {}): ServerConfig {
     settings.set(key, { value: options.defaults?.[key] ?? KEYS[key].default, source: "default" });
   }
 
-  const file =
-    options.path === undefined ? (existsSync(DEFAULT_CONFIG_PATH) ? DEFAULT_CONFIG_PATH : null) : options.path;
+  const file = options.path === undefined ? (existsSync(DEFAULT_CONFIG_PATH) ? DEFAULT_CONFIG_PATH : null) : options.path;
   if (file !== null) readFile(file, settings, problems);
   readEnv(env, settings, problems);
 
@@ -281,8 +280,7 @@ function readFile(path: string, settings: Map<ConfigKey, Setting>, problems: Con
   }
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
-  const where = (node: Node | null | undefined) =>
-    node?.range ? `${path} line ${lineCounter.linePos(node.range[0]).line}` : path;
+  const where = (node: Node | null | undefined) => (node?.range ? `${path} line ${lineCounter.linePos(node.range[0]).line}` : path);
   if (doc.errors.length > 0) {
     for (const error of doc.errors) {
       const line = lineCounter.linePos(error.pos[0]).line;
@@ -308,7 +306,7 @@ function readFile(path: string, settings: Map<ConfigKey, Setting>, problems: Con
       const name = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
       const path = prefix + name;
       // An alias stands for its anchored node (the alias count was capped above, so this cannot blow up).
-      const valueNode = (isAlias(pair.value) ? pair.value.resolve(doc) ?? null : pair.value) as Node | null;
+      const valueNode = (isAlias(pair.value) ? (pair.value.resolve(doc) ?? null) : pair.value) as Node | null;
       if (AGENT_ONLY.has(path)) continue;
       if (path in KEYS) {
         const value = valueNode === null ? null : valueNode.toJS(doc);
@@ -364,7 +362,12 @@ function coerce(spec: KeySpec, setting: Setting): { ok: RawValue } | string {
     }
     case "list": {
       if (fromEnv && typeof value === "string") {
-        return { ok: value.split(",").map((s) => s.trim()).filter((s) => s !== "") };
+        return {
+          ok: value
+            .split(",")
+            .map((s) => s.trim())
+            .filter((s) => s !== ""),
+        };
       }
       if (Array.isArray(value) && value.every((v) => typeof v === "string")) return { ok: value };
       return "!must be a list of strings";

@@ -89,7 +89,12 @@ export class Activations {
     const overrides = schema ? keepStored(schema, input, stored, "configOverrides") : input;
     const merged = mergeOverrides(kind, record.type, record.config, overrides);
     const sealed = await sealPlaintext(this.vault, who, schema!, overrides, stored);
-    const audit = secretAudit(who, schema!, stored, sealed.config, { type: "collector", id: collectorId, root: "configOverrides", details: { [`${kind}Id`]: record.id } });
+    const audit = secretAudit(who, schema!, stored, sealed.config, {
+      type: "collector",
+      id: collectorId,
+      root: "configOverrides",
+      details: { [`${kind}Id`]: record.id },
+    });
     return { overrides: sealed.config, merged, audit, ops: sealed.ops };
   }
 
@@ -109,10 +114,22 @@ export class Activations {
       const stored = await this.toStored(who, "source", source, collectorId, input.configOverrides ?? {}, before?.configOverrides);
       const activation: SourceActivation = { sourceId: source.id, configOverrides: stored.overrides };
       // The source's own paths and this collector's current ones were approved when saved.
-      const kept = [source.config, ...(before ? [mergeOverrides("source", source.type, source.config, before.configOverrides) as Record<string, unknown>] : [])];
+      const kept = [
+        source.config,
+        ...(before ? [mergeOverrides("source", source.type, source.config, before.configOverrides) as Record<string, unknown>] : []),
+      ];
       this.hostPaths?.enforce(who, source.type, stored.merged, kept, "configOverrides");
       const sources = current.sources.filter((a) => a.sourceId !== source.id).concat(activation);
-      await this.save(who, tree, { ...current, sources }, "collector.source.activate", { sourceId: source.id }, [tree.keep(paths.source(source.id))], stored.audit, stored.ops);
+      await this.save(
+        who,
+        tree,
+        { ...current, sources },
+        "collector.source.activate",
+        { sourceId: source.id },
+        [tree.keep(paths.source(source.id))],
+        stored.audit,
+        stored.ops,
+      );
       return shown(tree.snapshot, "source", source.id, activation);
     });
   }
@@ -132,7 +149,14 @@ export class Activations {
         );
       }
       const sources = current.sources.filter((a) => a.sourceId !== sourceId);
-      const cleared = clearedSecrets(who, tree.snapshot, "source", sourceId, collectorId, current.sources.find((a) => a.sourceId === sourceId)!.configOverrides);
+      const cleared = clearedSecrets(
+        who,
+        tree.snapshot,
+        "source",
+        sourceId,
+        collectorId,
+        current.sources.find((a) => a.sourceId === sourceId)!.configOverrides,
+      );
       await this.save(who, tree, { ...current, sources }, "collector.source.deactivate", { sourceId }, [], cleared);
     }, true);
   }
@@ -156,7 +180,10 @@ export class Activations {
       const before = current.destinations.find((a) => a.destinationId === destination.id);
       const stored = await this.toStored(who, "destination", destination, collectorId, input.configOverrides ?? {}, before?.configOverrides);
       // TLS files are host paths too (hostpaths.ts); the destination's own and this collector's current ones were approved.
-      const kept = [destination.config, ...(before ? [mergeOverrides("destination", destination.type, destination.config, before.configOverrides) as Record<string, unknown>] : [])];
+      const kept = [
+        destination.config,
+        ...(before ? [mergeOverrides("destination", destination.type, destination.config, before.configOverrides) as Record<string, unknown>] : []),
+      ];
       this.hostPaths?.enforce(who, destination.type, stored.merged, kept, "configOverrides");
       const activation: DestinationActivation = { destinationId: destination.id, configOverrides: stored.overrides, tags: input.tags ?? {} };
       const destinations = current.destinations.filter((a) => a.destinationId !== destination.id).concat(activation);
@@ -218,7 +245,9 @@ function shown<T extends { configOverrides: Overrides }>(snapshot: Snapshot, kin
 /** `secret.clear` for each secret an activation's overrides held, when it is removed. */
 function clearedSecrets(who: Actor, snapshot: Snapshot, kind: Kind, id: string, collectorId: string, overrides: Overrides): AuditEntry[] {
   const schema = schemaOf(snapshot, kind, id);
-  return schema ? secretAudit(who, schema, overrides, undefined, { type: "collector", id: collectorId, root: "configOverrides", details: { [`${kind}Id`]: id } }) : [];
+  return schema
+    ? secretAudit(who, schema, overrides, undefined, { type: "collector", id: collectorId, root: "configOverrides", details: { [`${kind}Id`]: id } })
+    : [];
 }
 
 function activationsOf(snapshot: Snapshot, collectorId: string): CollectorActivations {

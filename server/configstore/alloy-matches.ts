@@ -25,7 +25,8 @@ export interface AlloyUnrunnable {
 export function alloyUnrunnable(snapshot: Pick<Snapshot, "pipelines" | "sources" | "destinations">): AlloyUnrunnable[] {
   return matcherPipelines(snapshot.pipelines).flatMap((selects) => {
     const { pipeline } = selects;
-    const refs = (kind: "source" | "destination") => [...new Set(pipeline.topology.nodes.flatMap((n) => (n.kind === kind && n.ref !== undefined ? [n.ref] : [])))].sort();
+    const refs = (kind: "source" | "destination") =>
+      [...new Set(pipeline.topology.nodes.flatMap((n) => (n.kind === kind && n.ref !== undefined ? [n.ref] : [])))].sort();
     const problems = [
       ...refs("source").flatMap((id) => {
         const source = snapshot.sources.get(id);

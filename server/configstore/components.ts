@@ -80,8 +80,20 @@ export class Components {
   }
 
   /** The record's file and audit entries, with the secrets it sets or clears, in one write. */
-  private async write(who: Editor, record: ComponentRecord, before: ComponentRecord | undefined, expect: number | "absent", action: string, details: Record<string, unknown>, ops: WriteOp[]) {
-    const secrets = secretAudit(who, findType(this.kind, record.type)!.schema, before?.config, record.config, { type: this.kind, id: record.id, root: "config" });
+  private async write(
+    who: Editor,
+    record: ComponentRecord,
+    before: ComponentRecord | undefined,
+    expect: number | "absent",
+    action: string,
+    details: Record<string, unknown>,
+    ops: WriteOp[],
+  ) {
+    const secrets = secretAudit(who, findType(this.kind, record.type)!.schema, before?.config, record.config, {
+      type: this.kind,
+      id: record.id,
+      root: "config",
+    });
     await this.config.edit(
       [{ path: this.path(record.id), text: toYaml(record), expect }],
       [auditEntry(who, action, this.kind, record.id, details), ...secrets],

@@ -63,9 +63,21 @@ describe("config store", () => {
 
   test("modify and delete show as such, with a unified diff; nothing pending is 409", async () => {
     const { config, gitdir } = await open();
-    await config.edit([{ path: "sources/a.yaml", text: "name: A\n" }, { path: "sources/b.yaml", text: "name: B\n" }], []);
+    await config.edit(
+      [
+        { path: "sources/a.yaml", text: "name: A\n" },
+        { path: "sources/b.yaml", text: "name: B\n" },
+      ],
+      [],
+    );
     const first = await config.commit(who, "two sources");
-    await config.edit([{ path: "sources/a.yaml", text: "name: A2\n" }, { path: "sources/b.yaml", text: null }], []);
+    await config.edit(
+      [
+        { path: "sources/a.yaml", text: "name: A2\n" },
+        { path: "sources/b.yaml", text: null },
+      ],
+      [],
+    );
     const { items, diff } = await config.changes();
     expect(items.map(({ path, change }) => ({ path, change }))).toEqual([
       { path: "sources/a.yaml", change: "modified" },
@@ -82,9 +94,21 @@ describe("config store", () => {
 
   test("a commit's diff is against its parent, naming records as of that commit (a deleted one as of its parent)", async () => {
     const { config } = await open();
-    await config.edit([{ path: "sources/a.yaml", text: "id: a\nname: A\n" }, { path: "sources/b.yaml", text: "id: b\nname: B\n" }], []);
+    await config.edit(
+      [
+        { path: "sources/a.yaml", text: "id: a\nname: A\n" },
+        { path: "sources/b.yaml", text: "id: b\nname: B\n" },
+      ],
+      [],
+    );
     const first = await config.commit(who, "two sources");
-    await config.edit([{ path: "sources/a.yaml", text: "id: a\nname: A2\n" }, { path: "sources/b.yaml", text: null }], []);
+    await config.edit(
+      [
+        { path: "sources/a.yaml", text: "id: a\nname: A2\n" },
+        { path: "sources/b.yaml", text: null },
+      ],
+      [],
+    );
     const second = await config.commit(who, "edit");
     const names = async (commit: string) => (await config.commitDiff(commit, async (id) => `collector ${id}`)).items;
     expect(await names(first.commit)).toEqual([
@@ -117,7 +141,13 @@ describe("config store", () => {
     const { config } = await open();
     await config.edit([{ path: "sources/a.yaml", text: "id: a\nname: A\n" }], []);
     await config.commit(who, "a");
-    await config.edit([{ path: "sources/a.yaml", text: "id: a\nname: changed\n" }, { path: "sources/b.yaml", text: "id: b\nname: B\n" }], []);
+    await config.edit(
+      [
+        { path: "sources/a.yaml", text: "id: a\nname: changed\n" },
+        { path: "sources/b.yaml", text: "id: b\nname: B\n" },
+      ],
+      [],
+    );
     expect((await config.worktree()).sources.get("a")!.name).toBe("changed");
     const dropped = await config.discard(who);
     expect(dropped.map((c) => c.change)).toEqual(["modified", "added"]);
@@ -157,7 +187,13 @@ describe("config store", () => {
     await config.edit([{ path: "sources/a.yaml", text: "id: a\nname: A\n" }], []);
     const first = await config.worktree();
     expect([...first.sources.keys()]).toEqual(["a"]);
-    await config.edit([{ path: "sources/b.yaml", text: "id: b\nname: B\n" }, { path: "collectors/c1/activations.yaml", text: "collectorId: c1\n" }], []);
+    await config.edit(
+      [
+        { path: "sources/b.yaml", text: "id: b\nname: B\n" },
+        { path: "collectors/c1/activations.yaml", text: "collectorId: c1\n" },
+      ],
+      [],
+    );
     await config.edit([{ path: "sources/a.yaml", text: null }], []);
     const [second, third] = await Promise.all([config.worktree(), config.worktree()]);
     expect(second).toBe(third);

@@ -5,13 +5,7 @@
 import { createHash } from "node:crypto";
 import { parse, stringify } from "yaml";
 import type { RecordKind } from "../../shared/changes.ts";
-import type {
-  CollectorActivations,
-  DestinationRecord,
-  PipelineRecord,
-  RouteRecord,
-  SourceRecord,
-} from "../../shared/config-records.ts";
+import type { CollectorActivations, DestinationRecord, PipelineRecord, RouteRecord, SourceRecord } from "../../shared/config-records.ts";
 
 export const DIRS = {
   sources: "sources/",
@@ -65,7 +59,8 @@ export function copySnapshot(snapshot: Snapshot): Snapshot {
 
 /** The record kind and id a repository path holds (ids are file names); null for a path outside the layout. */
 export function recordAt(path: string): { kind: RecordKind; id: string } | null {
-  const yaml = (dir: string) => (path.startsWith(dir) && path.endsWith(".yaml") && !path.slice(dir.length).includes("/") ? path.slice(dir.length, -".yaml".length) : null);
+  const yaml = (dir: string) =>
+    path.startsWith(dir) && path.endsWith(".yaml") && !path.slice(dir.length).includes("/") ? path.slice(dir.length, -".yaml".length) : null;
   const pairs: [RecordKind, string][] = [
     ["source", DIRS.sources],
     ["destination", DIRS.destinations],
@@ -76,7 +71,8 @@ export function recordAt(path: string): { kind: RecordKind; id: string } | null 
     const id = yaml(dir);
     if (id) return { kind, id };
   }
-  const activations = path.startsWith(DIRS.collectors) && path.endsWith("/activations.yaml") ? path.slice(DIRS.collectors.length, -"/activations.yaml".length) : null;
+  const activations =
+    path.startsWith(DIRS.collectors) && path.endsWith("/activations.yaml") ? path.slice(DIRS.collectors.length, -"/activations.yaml".length) : null;
   return activations && !activations.includes("/") ? { kind: "collector", id: activations } : null;
 }
 

@@ -69,7 +69,13 @@ export class Pipelines {
     const byName = (a: AppliedPipeline, b: AppliedPipeline) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.pipelineId < b.pipelineId ? -1 : 1);
     const routed = [...snapshot.routes.values()]
       .filter((r) => r.collectorId === collectorId)
-      .map((r): AppliedPipeline => ({ pipelineId: r.pipelineId, name: snapshot.pipelines.get(r.pipelineId)?.name ?? r.pipelineId, via: { route: r.id, sourceId: r.sourceId } }))
+      .map(
+        (r): AppliedPipeline => ({
+          pipelineId: r.pipelineId,
+          name: snapshot.pipelines.get(r.pipelineId)?.name ?? r.pipelineId,
+          via: { route: r.id, sourceId: r.sourceId },
+        }),
+      )
       .sort(byName);
     const matched = matchedPipelineIds(collector, matcherPipelines(snapshot.pipelines), this.collectors.trust.keys())
       .map((id): AppliedPipeline => {
@@ -89,16 +95,28 @@ export class Pipelines {
   private async checkMatchedAlloy(pipeline: PipelineRecord, snapshot: Snapshot): Promise<void> {
     const [unrunnable] = alloyUnrunnable({ ...snapshot, pipelines: new Map([[pipeline.id, pipeline]]) });
     if (!unrunnable) return;
-    const alloy = (await this.collectors.all()).find((c) => RUNTIME_OF[c.managementMode] === "alloy" && matchedPipelineIds(c, [unrunnable.selects], this.collectors.trust.keys()).length > 0);
+    const alloy = (await this.collectors.all()).find(
+      (c) => RUNTIME_OF[c.managementMode] === "alloy" && matchedPipelineIds(c, [unrunnable.selects], this.collectors.trust.keys()).length > 0,
+    );
     if (!alloy) return;
-    const details = unrunnable.problems.map((problem) => ({ path: "matchers", message: `on Alloy collector ${alloy.name}, which the matchers select, ${problem}` }));
-    throw new ConflictError(`This pipeline would not run the same on Alloy collectors its matchers select: ${details[0]!.message}.`, "breaks_matched_collectors", details);
+    const details = unrunnable.problems.map((problem) => ({
+      path: "matchers",
+      message: `on Alloy collector ${alloy.name}, which the matchers select, ${problem}`,
+    }));
+    throw new ConflictError(
+      `This pipeline would not run the same on Alloy collectors its matchers select: ${details[0]!.message}.`,
+      "breaks_matched_collectors",
+      details,
+    );
   }
 
   /** 400 naming each matcher (`matchers[i]`) on a key only collectors' untrusted reports hold (collectors/trust.ts). */
   private async refuseUntrusted(matchers: readonly string[] | undefined): Promise<void> {
     if (matchers === undefined) return;
-    await this.collectors.refuseUntrusted(parseMatcherList(matchers).map((m) => m.name), "matchers");
+    await this.collectors.refuseUntrusted(
+      parseMatcherList(matchers).map((m) => m.name),
+      "matchers",
+    );
   }
 
   async create(who: Actor, input: PipelineInput): Promise<PipelineRecord> {
@@ -207,7 +225,14 @@ export class Pipelines {
       const { topology, layout } = splitLayout(saved.topology, current.topology);
       await this.config.edit(
         [{ path: paths.pipeline(id), text: toYaml({ ...saved, topology }), expect: tree.version(paths.pipeline(id)) ?? "present" }, ...keepRefs(tree, saved)],
-        [auditEntry(who, action, "pipeline", id, { name: saved.name, nodes: saved.topology.nodes.length, routes: routes.length, matchers: saved.matchers ?? [] })],
+        [
+          auditEntry(who, action, "pipeline", id, {
+            name: saved.name,
+            nodes: saved.topology.nodes.length,
+            routes: routes.length,
+            matchers: saved.matchers ?? [],
+          }),
+        ],
         [putLayout(id, layout)],
       );
       return withLayout({ ...saved, topology }, layout);

@@ -90,7 +90,11 @@ const activations = (overrides: Record<string, unknown>) =>
  * (each plaintext sealed once, in one edit with the vault versions).
  */
 async function legacyHistory({ config, store, vault }: Setup) {
-  const edit = (files: Record<string, string>) => config.edit(Object.entries(files).map(([path, text]) => ({ path, text })), []);
+  const edit = (files: Record<string, string>) =>
+    config.edit(
+      Object.entries(files).map(([path, text]) => ({ path, text })),
+      [],
+    );
   await edit({
     [paths.source("s1")]: toYaml({ id: "s1", name: "logs", type: "filelog", config: { include: ["/var/log/*.log"] } }),
     [paths.destination("d1")]: destination(),
@@ -115,7 +119,11 @@ async function legacyHistory({ config, store, vault }: Setup) {
     }
     return ids.get(plaintext)!;
   });
-  await config.edit([...sealed].map(([path, text]) => ({ path, text })), [], ops);
+  await config.edit(
+    [...sealed].map(([path, text]) => ({ path, text })),
+    [],
+    ops,
+  );
   // Records that name commits, as rollouts keep them.
   await store.write([
     { op: "put", collection: "collector_config", id: "c1", data: { collectorId: "c1", targetCommit: c2.commit, targetHash: "h2" } },
@@ -194,7 +202,11 @@ for (const [name, setup] of [
       expect((await store.get<{ targetCommit: string }>("collector_config", "c1"))!.data.targetCommit).toBe(outcome.after);
       expect((await store.list<{ commit: string }>("config_history")).map((d) => d.data.commit)).toEqual([commits[0]!.commit, outcome.after]);
       const [audit] = await store.queryAudit({ limit: 1, action: "config.purge_secrets" });
-      expect(audit).toMatchObject({ actor: who.actor, resourceId: outcome.after, details: { before: outcome.before, keptRef: outcome.keptRef, commits: 2, values: 4, sealed: 1 } });
+      expect(audit).toMatchObject({
+        actor: who.actor,
+        resourceId: outcome.after,
+        details: { before: outcome.before, keptRef: outcome.keptRef, commits: 2, values: 4, sealed: 1 },
+      });
       expect(holdsAny(JSON.stringify(await store.queryAudit({ limit: 100 })))).toEqual([]);
 
       // Nothing left to purge.
@@ -243,7 +255,10 @@ for (const [name, setup] of [
 test("a commit landing while the history is rewritten wins: the rewrite moves nothing and keeps no ref", async () => {
   const uri = await pg.create("purgerace");
   const [one, two] = [await PostgresStore.open(uri), await PostgresStore.open(uri)];
-  cleanups.push(() => one.close(), () => two.close());
+  cleanups.push(
+    () => one.close(),
+    () => two.close(),
+  );
   const [repo, other] = [ConfigRepo.inStore(one), ConfigRepo.inStore(two)];
   const author = { name: "sa:tester", email: "t@svc.invalid" };
   const base = await repo.commit(null, new Map([["a.yaml", "secret: 1\n"]]), "base", author);

@@ -118,7 +118,15 @@ async function purgeOnce(config: ConfigStore, store: Store, vault: SecretVault, 
 }
 
 function purgeAudit(who: Actor, r: Rewrite, values: number, sealed: number, now: Date) {
-  return auditEntry(who, "config.purge_secrets", "commit", r.after, { before: r.before, keptRef: r.keptRef, commits: r.ids.size, values, sealed }, "success", now);
+  return auditEntry(
+    who,
+    "config.purge_secrets",
+    "commit",
+    r.after,
+    { before: r.before, keptRef: r.keptRef, commits: r.ids.size, values, sealed },
+    "success",
+    now,
+  );
 }
 
 /**

@@ -8,7 +8,7 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConflictError } from "../errors.ts";
+import type { ConflictError } from "../errors.ts";
 import { REF } from "./repo-backend.ts";
 import { ConfigRepo } from "./repo.ts";
 

@@ -47,9 +47,7 @@ const changes = (entries: Record<string, string | null>) => new Map(Object.entri
 
 /** An audit builder for a commit, as ConfigStore passes one. */
 function audited(label: string) {
-  return (commit: CommitInfo): AuditEntry[] => [
-    auditEntry({ actor: "sa:tester", remoteAddr: null }, "config.commit", "commit", commit.commit, { label }),
-  ];
+  return (commit: CommitInfo): AuditEntry[] => [auditEntry({ actor: "sa:tester", remoteAddr: null }, "config.commit", "commit", commit.commit, { label })];
 }
 
 describe("store-backed config repository", () => {
@@ -149,8 +147,6 @@ describe("store-backed config repository", () => {
     const back = await ConfigRepo.open(join(dir, "back.git"));
     await ConfigRepo.copyHistory(db, back);
     expect(await git(join(dir, "back.git"), "fsck", "--strict", "--no-dangling")).toBe("");
-    expect((await git(join(dir, "back.git"), "log", "--format=%H", "main")).trim().split("\n")).toEqual(
-      (await disk.log(null, 10)).map((c) => c.commit),
-    );
+    expect((await git(join(dir, "back.git"), "log", "--format=%H", "main")).trim().split("\n")).toEqual((await disk.log(null, 10)).map((c) => c.commit));
   });
 });

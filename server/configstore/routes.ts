@@ -45,11 +45,17 @@ export function routeProblems(route: RouteInput, pipeline: PipelineRecord, snaps
     problems.push({ path: "sourceId", message: `source "${source.name}" (${source.type}) cannot run on this ${RUNTIME_NAMES.alloy} collector: ${unrunnable}` });
   }
   if (!type?.signals.includes(pipeline.signal)) {
-    problems.push({ path: "pipelineId", message: `pipeline "${pipeline.name}" carries ${pipeline.signal}, which source "${source.name}" (${source.type}) does not produce` });
+    problems.push({
+      path: "pipelineId",
+      message: `pipeline "${pipeline.name}" carries ${pipeline.signal}, which source "${source.name}" (${source.type}) does not produce`,
+    });
   }
   const entries = pipeline.topology.nodes.filter((n) => n.kind === "source" && (n.ref === undefined || n.ref === route.sourceId));
   if (entries.length === 0) {
-    problems.push({ path: "pipelineId", message: `pipeline "${pipeline.name}" has no source node for source "${source.name}" (add one without a ref, or with this ref)` });
+    problems.push({
+      path: "pipelineId",
+      message: `pipeline "${pipeline.name}" has no source node for source "${source.name}" (add one without a ref, or with this ref)`,
+    });
   }
   if (runtime !== undefined) problems.push(...runtimeProblems(route, pipeline, snapshot, runtime));
   return problems;
@@ -67,7 +73,12 @@ function runtimeProblems(route: RouteInput, pipeline: PipelineRecord, snapshot: 
     const problem = runtimeProblem(type, runtime);
     return problem === undefined
       ? []
-      : [{ path: "pipelineId", message: `pipeline "${pipeline.name}" sends to destination "${record.name}" (${record.type}), which cannot run on this ${RUNTIME_NAMES.alloy} collector: ${problem}` }];
+      : [
+          {
+            path: "pipelineId",
+            message: `pipeline "${pipeline.name}" sends to destination "${record.name}" (${record.type}), which cannot run on this ${RUNTIME_NAMES.alloy} collector: ${problem}`,
+          },
+        ];
   });
 }
 
@@ -79,7 +90,10 @@ export class Routes {
 
   async list(filter: { collectorId?: string; pipelineId?: string } = {}): Promise<RouteRecord[]> {
     return [...(await this.config.worktree()).routes.values()]
-      .filter((r) => (filter.collectorId === undefined || r.collectorId === filter.collectorId) && (filter.pipelineId === undefined || r.pipelineId === filter.pipelineId))
+      .filter(
+        (r) =>
+          (filter.collectorId === undefined || r.collectorId === filter.collectorId) && (filter.pipelineId === undefined || r.pipelineId === filter.pipelineId),
+      )
       .sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
@@ -112,7 +126,12 @@ export class Routes {
       const route: RouteRecord = { id, collectorId: input.collectorId, sourceId: input.sourceId, pipelineId: input.pipelineId };
       await this.config.edit(
         [{ path: paths.route(id), text: toYaml(route), expect: tree.version(paths.route(id)) ?? "present" }, ...also],
-        [auditEntry(who, "route.update", "route", id, { ...input, previous: { collectorId: before.collectorId, sourceId: before.sourceId, pipelineId: before.pipelineId } })],
+        [
+          auditEntry(who, "route.update", "route", id, {
+            ...input,
+            previous: { collectorId: before.collectorId, sourceId: before.sourceId, pipelineId: before.pipelineId },
+          }),
+        ],
       );
       return { ...route, differences: differencesOf(collector, tree.snapshot, input) };
     });

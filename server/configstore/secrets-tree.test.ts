@@ -44,9 +44,14 @@ describe("sensitive values in a config tree", () => {
     expect([...out.keys()].sort()).toEqual([paths.activations("c1"), paths.destination("d1")].sort());
     expect(parse(out.get(paths.destination("d1"))!)).toEqual({
       ...destination,
-      config: { ...destination.config, headers: { Authorization: { secret: "0190e3c4-0000-7000-8000-000000000001" }, "X-Scope-OrgID": { value: "tenant", secret: false } } },
+      config: {
+        ...destination.config,
+        headers: { Authorization: { secret: "0190e3c4-0000-7000-8000-000000000001" }, "X-Scope-OrgID": { value: "tenant", secret: false } },
+      },
     });
-    expect(parse(out.get(paths.activations("c1"))!).destinations[0].configOverrides).toEqual({ headers: { Authorization: { secret: "0190e3c4-0000-7000-8000-000000000002" } } });
+    expect(parse(out.get(paths.activations("c1"))!).destinations[0].configOverrides).toEqual({
+      headers: { Authorization: { secret: "0190e3c4-0000-7000-8000-000000000002" } },
+    });
     expect(seen.map((w) => w.file)).toEqual([paths.destination("d1"), paths.activations("c1")]);
     // Sealing again finds nothing.
     expect(sealPlaintextInTree(new Map([...files, ...out]), () => "never")).toEqual(new Map());

@@ -46,8 +46,10 @@ export function validateTopology(topology: TopologyInput, signal: Signal, snapsh
     if (!to) problems.push({ path: `${at}.target`, message: `edge "${edge.id}" ends at unknown node "${edge.target}"` });
     if (!from || !to) return;
     if (edge.source === edge.target) problems.push({ path: at, message: `edge "${edge.id}" joins node "${edge.source}" to itself` });
-    if (to.kind === "source") problems.push({ path: `${at}.target`, message: `edge "${edge.id}" leads into source node "${to.id}"; sources only start a pipeline` });
-    if (from.kind === "destination") problems.push({ path: `${at}.source`, message: `edge "${edge.id}" leaves destination node "${from.id}"; destinations only end a pipeline` });
+    if (to.kind === "source")
+      problems.push({ path: `${at}.target`, message: `edge "${edge.id}" leads into source node "${to.id}"; sources only start a pipeline` });
+    if (from.kind === "destination")
+      problems.push({ path: `${at}.source`, message: `edge "${edge.id}" leaves destination node "${from.id}"; destinations only end a pipeline` });
     const pair = `${edge.source}\u0000${edge.target}`;
     if (pairs.has(pair)) problems.push({ path: at, message: `edge "${edge.id}" repeats ${edge.source} → ${edge.target}` });
     pairs.add(pair);
@@ -134,13 +136,19 @@ function checkFlow(
   const reach = (starts: string[], next: (id: string) => string[]) => {
     const seen = new Set(starts);
     const stack = [...starts];
-    while (stack.length > 0) for (const n of next(stack.pop()!)) if (!seen.has(n)) (seen.add(n), stack.push(n));
+    while (stack.length > 0) for (const n of next(stack.pop()!)) if (!seen.has(n)) seen.add(n), stack.push(n);
     return seen;
   };
   const reverse = new Map<string, string[]>([...nodes.keys()].map((id) => [id, []]));
   for (const [from, tos] of outgoing) for (const to of tos) reverse.get(to)!.push(from);
-  const fromSources = reach([...nodes.values()].filter((n) => n.kind === "source").map((n) => n.id), (id) => outgoing.get(id)!);
-  const toDestinations = reach([...nodes.values()].filter((n) => n.kind === "destination").map((n) => n.id), (id) => reverse.get(id)!);
+  const fromSources = reach(
+    [...nodes.values()].filter((n) => n.kind === "source").map((n) => n.id),
+    (id) => outgoing.get(id)!,
+  );
+  const toDestinations = reach(
+    [...nodes.values()].filter((n) => n.kind === "destination").map((n) => n.id),
+    (id) => reverse.get(id)!,
+  );
   topology.nodes.forEach((node, i) => {
     if (!fromSources.has(node.id)) problems.push({ path: `${root}.nodes[${i}]`, message: `node "${node.id}" is not reachable from any source` });
     else if (!toDestinations.has(node.id)) problems.push({ path: `${root}.nodes[${i}]`, message: `node "${node.id}" leads to no destination` });

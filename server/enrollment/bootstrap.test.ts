@@ -34,7 +34,9 @@ describe("install snippet", () => {
       "--token svcen_abc --mode opamp --package-base-url https://svc.example.com/downloads/collectors",
     );
     // The mirror is for collector packages: an agent-only snippet does not name it.
-    expect(installSnippet(url, { agentToken: "svcen_agent", packageBaseUrl: "https://svc.example.com/downloads/collectors" })).not.toContain("--package-base-url");
+    expect(installSnippet(url, { agentToken: "svcen_agent", packageBaseUrl: "https://svc.example.com/downloads/collectors" })).not.toContain(
+      "--package-base-url",
+    );
     expect(installSnippet(url, { agentToken: "svcen_a", collector: { mode: "opamp", token: "svcen_c" } })).toEndWith(
       "--agent-token svcen_a --token svcen_c --mode opamp",
     );

@@ -32,7 +32,16 @@ describe("enrollment tokens", () => {
     const { store, enrollment } = open();
     const { token, enrollmentToken } = await enrollment.create(who, { kind: "opamp", environment: "prod" });
     expect(token).toMatch(/^svcen_[0-9A-Za-z]{43}$/);
-    expect(enrollmentToken).toMatchObject({ kind: "opamp", environment: "prod", maxUses: 1, uses: 0, boundInstanceUid: null, collectorId: null, createdBy: "sa:tester", revokedAt: null });
+    expect(enrollmentToken).toMatchObject({
+      kind: "opamp",
+      environment: "prod",
+      maxUses: 1,
+      uses: 0,
+      boundInstanceUid: null,
+      collectorId: null,
+      createdBy: "sa:tester",
+      revokedAt: null,
+    });
     const hoursLeft = (Date.parse(enrollmentToken.expiresAt) - Date.now()) / 3_600_000;
     expect(hoursLeft).toBeCloseTo(24, 1);
     expect((await enrollment.list(100)).items).toEqual([enrollmentToken]);

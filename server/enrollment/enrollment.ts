@@ -233,10 +233,7 @@ export class Enrollment {
     return doc ? doc.data.collectorId : undefined;
   }
 
-  async redeemOpamp(
-    token: string,
-    instanceUid: string,
-  ): Promise<{ tokenId: string; collectorId: string | null; environment: string | null } | null> {
+  async redeemOpamp(token: string, instanceUid: string): Promise<{ tokenId: string; collectorId: string | null; environment: string | null } | null> {
     const id = await this.lookup(token);
     if (id === null) return null;
     for (;;) {
@@ -321,12 +318,7 @@ export class Enrollment {
   }
 
   /** Writes `data` over `doc` if nobody changed it meanwhile; false when the race was lost (the caller re-reads). */
-  private async replace(
-    doc: Doc<StoredEnrollmentToken>,
-    data: StoredEnrollmentToken,
-    audit: AuditEntry,
-    extra: WriteOp[] = [],
-  ): Promise<boolean> {
+  private async replace(doc: Doc<StoredEnrollmentToken>, data: StoredEnrollmentToken, audit: AuditEntry, extra: WriteOp[] = []): Promise<boolean> {
     try {
       await this.store.write([{ op: "put", collection: COLLECTION, id: doc.id, data, expect: doc.version }, ...extra], [audit]);
       return true;

@@ -84,9 +84,11 @@ export class EdgeLimits {
     const remoteAddr = this.clientAddress(req, peer);
     const tokenId = hashToken(token).slice(0, 16);
     const byToken = this.enrollmentTokens.take(tokenId);
-    if (byToken > 0) this.refuse(`enroll-token:${tokenId}`, anonymous(remoteAddr), "enrollment_token", tokenId, byToken, "Too many enrollment attempts with this token");
+    if (byToken > 0)
+      this.refuse(`enroll-token:${tokenId}`, anonymous(remoteAddr), "enrollment_token", tokenId, byToken, "Too many enrollment attempts with this token");
     const byAddress = this.enrollmentAddresses.take(addressKey(remoteAddr));
-    if (byAddress > 0) this.refuse(`enroll-addr:${remoteAddr}`, anonymous(remoteAddr), "address", remoteAddr, byAddress, "Too many enrollment attempts from this address");
+    if (byAddress > 0)
+      this.refuse(`enroll-addr:${remoteAddr}`, anonymous(remoteAddr), "address", remoteAddr, byAddress, "Too many enrollment attempts from this address");
   }
 
   /** Takes one password attempt (log in, redeem a link) from the address's rate, before the body is read or anything hashed. */
@@ -99,7 +101,10 @@ export class EdgeLimits {
   /** The peer, or behind a trusted proxy the nearest address it was forwarded for that is not itself a trusted proxy. */
   private clientAddress(req: Request, peer: string | null): string | null {
     if (peer === null || !this.trustedProxies.has(peer)) return peer;
-    const hops = (req.headers.get("x-forwarded-for") ?? "").split(",").map((hop) => hop.trim()).filter((hop) => hop !== "");
+    const hops = (req.headers.get("x-forwarded-for") ?? "")
+      .split(",")
+      .map((hop) => hop.trim())
+      .filter((hop) => hop !== "");
     for (let i = hops.length - 1; i >= 0; i--) if (!this.trustedProxies.has(hops[i]!)) return hops[i]!;
     return peer;
   }
@@ -110,7 +115,14 @@ export class EdgeLimits {
     if (last === undefined || now - last >= AUDIT_WINDOW_MS) {
       if (this.audited.size >= 10_000) this.forgetOld(now);
       this.audited.set(key, now);
-      const entry = auditEntry(who, "ratelimit.refused", resource, resourceId, { limit: key.slice(0, key.indexOf(":")), windowSeconds: AUDIT_WINDOW_MS / 1000 }, "denied");
+      const entry = auditEntry(
+        who,
+        "ratelimit.refused",
+        resource,
+        resourceId,
+        { limit: key.slice(0, key.indexOf(":")), windowSeconds: AUDIT_WINDOW_MS / 1000 },
+        "denied",
+      );
       this.deps.store.write([], [entry]).catch((error) => this.deps.logger.warn({ err: error }, "auditing a rate-limit refusal failed"));
     }
     throw new RateLimitedError(`${what}; retry after ${wait} s.`, wait);

@@ -20,9 +20,7 @@ test("the generated document is valid OpenAPI 3.1 with unique operation ids", as
   const result = await new Validator().validate(doc);
   expect(result.errors ?? []).toEqual([]);
   expect(result.valid).toBe(true);
-  const ids = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((m) =>
-    Object.values(m).map((op) => op.operationId),
-  );
+  const ids = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((m) => Object.values(m).map((op) => op.operationId));
   expect(new Set(ids).size).toBe(ids.length);
   await app.stop();
   await store.close();

@@ -62,12 +62,7 @@ export function openApiDocument(routes: Route[], version: string): Record<string
     }
     // Scoped routes take a Bearer token or a UI session whose role holds the
     // scope; session-only routes take the cookie; public ones nothing.
-    const security =
-      route.scope !== null
-        ? [{ bearer: [route.scope] }, { session: [route.scope] }]
-        : route.session
-          ? [{ session: [] }]
-          : [];
+    const security = route.scope !== null ? [{ bearer: [route.scope] }, { session: [route.scope] }] : route.session ? [{ session: [] }] : [];
     (paths[route.path] ??= {})[route.method.toLowerCase()] = {
       operationId: operationId(route),
       summary: route.summary,
@@ -79,9 +74,7 @@ export function openApiDocument(routes: Route[], version: string): Record<string
       // A route's own body limit; the others take http.maxBodyBytes.
       ...(route.maxBodyBytes !== undefined ? { "x-max-body-bytes": route.maxBodyBytes } : {}),
       parameters,
-      ...(route.body
-        ? { requestBody: { required: !route.bodyOptional, content: { "application/json": { schema: plain(route.body) } } } }
-        : {}),
+      ...(route.body ? { requestBody: { required: !route.bodyOptional, content: { "application/json": { schema: plain(route.body) } } } } : {}),
       responses,
     };
   }
@@ -103,7 +96,8 @@ export function openApiDocument(routes: Route[], version: string): Record<string
           type: "apiKey",
           in: "cookie",
           name: "svc_session",
-          description: "The web UI session set by POST /session. Calls other than GET and HEAD, and the GETs marked x-csrf-required (they mint a credential), must also send the session's csrfToken as X-CSRF-Token.",
+          description:
+            "The web UI session set by POST /session. Calls other than GET and HEAD, and the GETs marked x-csrf-required (they mint a credential), must also send the session's csrfToken as X-CSRF-Token.",
         },
       },
     },

@@ -10,15 +10,8 @@ import { json } from "../lib/json.ts";
 
 export function errorResponse(error: unknown, log: Logger): Response {
   if (error instanceof AppError) {
-    return json(
-      { error: { code: error.code, message: error.message, details: error.details } },
-      error.status,
-      error.headers,
-    );
+    return json({ error: { code: error.code, message: error.message, details: error.details } }, error.status, error.headers);
   }
   log.error({ err: error }, "unhandled error");
-  return json(
-    { error: { code: "internal", message: "The server failed to handle this request; see its log by request id.", details: [] } },
-    500,
-  );
+  return json({ error: { code: "internal", message: "The server failed to handle this request; see its log by request id.", details: [] } }, 500);
 }

@@ -96,8 +96,6 @@ export interface Route {
   handler(ctx: RequestContext): Promise<unknown>;
 }
 
-export function route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined>(
-  spec: RouteSpec<B, Q>,
-): Route {
+export function route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined>(spec: RouteSpec<B, Q>): Route {
   return { ...spec, status: spec.status ?? 200, handler: spec.handler as Route["handler"] } as Route;
 }

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { AppError } from "../errors.ts";
+import type { AppError } from "../errors.ts";
 import { route } from "./route.ts";
 import { Router } from "./router.ts";
 

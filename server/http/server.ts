@@ -300,10 +300,7 @@ export function startHttpServer(deps: HttpDeps, routes: Route[], storageStatus: 
     // Only refusals look at the credential again: enrollment failures (refused, expired, used up, rate-limited).
     if (response.status >= 400 && response.status < 500 && channel !== undefined && credentialKind(req) === "enrollment") metrics.enrollmentFailed();
     if (logger.isLevelEnabled("info")) {
-      log().info(
-        { method: req.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - arrived), remoteAddr },
-        "request",
-      );
+      log().info({ method: req.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - arrived), remoteAddr }, "request");
     }
     return response;
   }

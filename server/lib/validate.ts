@@ -26,7 +26,10 @@ function checker<T extends TSchema>(schema: T): TypeCheck<T> {
 
 /** `/config/endpoint` → `config.endpoint`, `/items/0` → `items[0]`. */
 export function pointerToPath(pointer: string, root: string): string {
-  const parts = pointer.split("/").slice(1).map((p) => p.replaceAll("~1", "/").replaceAll("~0", "~"));
+  const parts = pointer
+    .split("/")
+    .slice(1)
+    .map((p) => p.replaceAll("~1", "/").replaceAll("~0", "~"));
   let path = root;
   for (const part of parts) {
     path += /^\d+$/.test(part) ? `[${part}]` : path === "" ? part : `.${part}`;
@@ -48,10 +51,7 @@ export function validate<T extends TSchema>(schema: T, value: unknown, what: str
     if (details.length >= 20) break;
   }
   const first = details[0];
-  throw new ValidationError(
-    first ? `The ${what} is not valid: ${first.path}: ${first.message}.` : `The ${what} is not valid.`,
-    details,
-  );
+  throw new ValidationError(first ? `The ${what} is not valid: ${first.path}: ${first.message}.` : `The ${what} is not valid.`, details);
 }
 
 /** A schema's own `errorMessage` wins over TypeBox's generic sentence. */

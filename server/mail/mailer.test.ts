@@ -39,7 +39,9 @@ test("without smtp.user the client does not log in", async () => {
 
 test("a refused recipient is 502 mail_failed with the server's reason", async () => {
   const sent = sink.mails.length;
-  const error = await smtpMailer(config(sink.port)).send({ to: "reject@example.com", subject: "s", text: "t" }).catch((e: unknown) => e);
+  const error = await smtpMailer(config(sink.port))
+    .send({ to: "reject@example.com", subject: "s", text: "t" })
+    .catch((e: unknown) => e);
   expect(error).toBeInstanceOf(MailError);
   expect((error as MailError).status).toBe(502);
   expect((error as MailError).code).toBe("mail_failed");
@@ -49,7 +51,9 @@ test("a refused recipient is 502 mail_failed with the server's reason", async ()
 });
 
 test("an unreachable server is 502 mail_failed", async () => {
-  const error = await smtpMailer(config(freePort())).send({ to: "x@example.com", subject: "s", text: "t" }).catch((e: unknown) => e);
+  const error = await smtpMailer(config(freePort()))
+    .send({ to: "x@example.com", subject: "s", text: "t" })
+    .catch((e: unknown) => e);
   expect(error).toBeInstanceOf(MailError);
   expect((error as MailError).message).toContain("ECONNREFUSED");
 });

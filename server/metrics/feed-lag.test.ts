@@ -77,7 +77,10 @@ test("embedded store: every write is timed as it reaches the watchers", async ()
   const store = new CountedStore(new SqliteStore(":memory:"), metrics);
   try {
     await store.write([{ op: "put", collection: "probe", id: "p1", data: {} }]);
-    await store.write([{ op: "put", collection: "probe", id: "p2", data: {} }, { op: "put", collection: "probe", id: "p3", data: {} }]);
+    await store.write([
+      { op: "put", collection: "probe", id: "p2", data: {} },
+      { op: "put", collection: "probe", id: "p3", data: {} },
+    ]);
     const measured = await lag(metrics);
     expect(measured.count).toBe(2); // per write, not per document
     expect(measured.sum).toBeLessThan(0.5);

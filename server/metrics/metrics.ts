@@ -88,11 +88,9 @@ export class ServerMetrics {
   );
   readonly rolloutState = this.registry.register(new Gauge("svc_rollout_state", "1 for the latest rollout's state, 0 for the others.", ["state"]));
   readonly channelSessions = this.registry.register(new Gauge("svc_channel_sessions", "WebSocket sessions open, by channel.", ["channel"]));
-  readonly channelMessages = this.registry.register(
-    new Counter("svc_channel_messages_total", "WebSocket messages received, by channel.", ["channel"]),
-  );
+  readonly channelMessages = this.registry.register(new Counter("svc_channel_messages_total", "WebSocket messages received, by channel.", ["channel"]));
   readonly channelRequests = this.registry.register(
-    new Counter("svc_channel_requests_total", "HTTP requests answered by a channel (channel=\"remotecfg\": remote-config polls), by channel.", ["channel"]),
+    new Counter("svc_channel_requests_total", 'HTTP requests answered by a channel (channel="remotecfg": remote-config polls), by channel.', ["channel"]),
   );
   readonly storeOperations = this.registry.register(new Counter("svc_store_operations_total", "Store calls, by operation.", ["op"]));
   readonly storeErrors = this.registry.register(new Counter("svc_store_errors_total", "Store calls that failed, by operation.", ["op"]));
@@ -111,7 +109,9 @@ export class ServerMetrics {
     new Counter("svc_store_feed_resyncs_total", "Times the external store's change feed reconnected and the caches read everything again.", []),
   );
   readonly authFailures = this.registry.register(
-    new Counter("svc_auth_failures_total", "Answers 401, by the kind of credential sent (none, session, serviceAccount, collector, enrollment, ...).", ["credential"]),
+    new Counter("svc_auth_failures_total", "Answers 401, by the kind of credential sent (none, session, serviceAccount, collector, enrollment, ...).", [
+      "credential",
+    ]),
   );
   readonly enrollmentFailures = this.registry.register(
     new Counter("svc_enrollment_failures_total", "Requests carrying an enrollment token answered 4xx (refused, expired, exhausted or rate-limited).", []),

@@ -115,7 +115,8 @@ export class OpampChannel implements Channel {
 
   /** A collector's credential was rotated: its sessions are offered the new one, unless an offer minted it here and carries it. */
   private rotated(credential: CollectorCredential, collectorId: string): void {
-    if (this.handler.settings.rotated(credential, collectorId) && this.sessions.hasCollector(collectorId)) queueMicrotask(() => void this.handler.pushSettings(collectorId));
+    if (this.handler.settings.rotated(credential, collectorId) && this.sessions.hasCollector(collectorId))
+      queueMicrotask(() => void this.handler.pushSettings(collectorId));
   }
 
   stop(): void {
@@ -263,7 +264,11 @@ export class OpampChannel implements Channel {
         } catch {
           // No frame header: answered without an instance_uid.
         }
-        return this.sessions.hold(session, uid, `The message is ${data.byteLength} bytes, over this server's limit of ${limit} (an AgentDescription or effective config too large); retry after the hold, with less.`);
+        return this.sessions.hold(
+          session,
+          uid,
+          `The message is ${data.byteLength} bytes, over this server's limit of ${limit} (an AgentDescription or effective config too large); retry after the hold, with less.`,
+        );
       }
       let message: AgentToServer;
       try {

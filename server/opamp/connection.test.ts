@@ -8,7 +8,8 @@ import { GZIP_MIN_BYTES, HttpConnection, socketConnection } from "./connection.t
 import { SERVER_CAPABILITIES, serverToAgent } from "./wire.ts";
 
 const small = () => serverToAgent({ instanceUid: new Uint8Array(16).fill(1), capabilities: SERVER_CAPABILITIES });
-const large = () => serverToAgent({ instanceUid: new Uint8Array(16).fill(1), capabilities: SERVER_CAPABILITIES, errorResponse: { errorMessage: "x".repeat(GZIP_MIN_BYTES) } });
+const large = () =>
+  serverToAgent({ instanceUid: new Uint8Array(16).fill(1), capabilities: SERVER_CAPABILITIES, errorResponse: { errorMessage: "x".repeat(GZIP_MIN_BYTES) } });
 
 describe("HTTP exchange", () => {
   test("its answer is the protobuf, gzipped only when large enough and accepted", async () => {
@@ -43,7 +44,11 @@ describe("WebSocket session", () => {
   test("each message is a frame (header 0, then the protobuf); a close closes the socket", () => {
     const frames: Uint8Array[] = [];
     const closes: [number, string][] = [];
-    const ws = { getBufferedAmount: () => 0, sendBinary: (data: Uint8Array) => void frames.push(data), close: (code: number, reason: string) => void closes.push([code, reason]) };
+    const ws = {
+      getBufferedAmount: () => 0,
+      sendBinary: (data: Uint8Array) => void frames.push(data),
+      close: (code: number, reason: string) => void closes.push([code, reason]),
+    };
     const connection = socketConnection(ws as unknown as ChannelSocket);
     expect(connection.persistent).toBe(true);
     connection.send(small());

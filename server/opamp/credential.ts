@@ -41,7 +41,8 @@ export async function authenticate(deps: CredentialDeps, token: string | null): 
     if (collectorId !== null) return { kind: "collector", collectorId, token };
   } else if (kind === "enrollment") {
     const enrollment = await deps.enrollment.opampToken(token);
-    if (enrollment) return { kind: "enrollment", token, tokenId: enrollment.tokenId, expiresAt: enrollment.expiresAt === null ? null : Date.parse(enrollment.expiresAt) };
+    if (enrollment)
+      return { kind: "enrollment", token, tokenId: enrollment.tokenId, expiresAt: enrollment.expiresAt === null ? null : Date.parse(enrollment.expiresAt) };
   }
   throw new UnauthenticatedError("The Bearer token is not valid, or has been revoked or has expired.");
 }

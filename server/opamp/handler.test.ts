@@ -11,7 +11,14 @@ import pino from "pino";
 import type { Collector } from "../../shared/collectors.ts";
 import type { NewCollector } from "../collectors/collectors.ts";
 import type { Contact } from "../collectors/presence.ts";
-import { AgentCapabilities, AgentToServerSchema, RemoteConfigStatuses, ServerToAgentSchema, ServerToAgentFlags, type ServerToAgent } from "../gen/opamp/v1/opamp_pb.ts";
+import {
+  AgentCapabilities,
+  AgentToServerSchema,
+  RemoteConfigStatuses,
+  ServerToAgentSchema,
+  ServerToAgentFlags,
+  type ServerToAgent,
+} from "../gen/opamp/v1/opamp_pb.ts";
 import type { ConfigReport } from "../rollout/records.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
 import type { Doc, WriteOp } from "../store/store.ts";
@@ -99,8 +106,8 @@ function world(externalUrl = "", sessions = new Sessions()) {
       },
     },
     delivery: {
-      target: async () => (target && { target: { targetHash: target.hash } as never, rendered: target }),
-      targetOf: async () => (target && ({ targetHash: target.hash } as never)),
+      target: async () => target && { target: { targetHash: target.hash } as never, rendered: target },
+      targetOf: async () => target && ({ targetHash: target.hash } as never),
       delivered: async (_id, rendered) => rendered.body,
       fetched: async (_id, hash) => void fetched.push(hash),
       report: async (id, report) => void reports.push([id, report]),
@@ -153,7 +160,14 @@ describe("first contact", () => {
     const w = world();
     w.enrollments.set("svcen_a", { instance: null, collectorId: null });
     const answer = decoded(
-      await w.handler.receive(exchange(enrollmentToken("svcen_a")), a2s({ instanceUid: uid(1), agentDescription: description({ "host.name": "web-7", "os.type": "linux", "service.version": "0.120.0", "deployment.environment": "production" }) }), log),
+      await w.handler.receive(
+        exchange(enrollmentToken("svcen_a")),
+        a2s({
+          instanceUid: uid(1),
+          agentDescription: description({ "host.name": "web-7", "os.type": "linux", "service.version": "0.120.0", "deployment.environment": "production" }),
+        }),
+        log,
+      ),
     );
     expect(w.created).toEqual([{ name: "web-7", managementMode: "opamp", environment: null }]);
     expect(w.bound).toEqual([["svcen_a", "c1"]]);
@@ -171,7 +185,11 @@ describe("first contact", () => {
     expect(first.flags & FULL_STATE).toBe(FULL_STATE);
     expect(first.remoteConfig).toBeUndefined();
     const report = decoded(
-      await w.handler.receive(exchange(collectorToken("c9")), a2s({ instanceUid: uid(2), sequenceNum: 2n, agentDescription: description({ "host.name": "h" }) }), log),
+      await w.handler.receive(
+        exchange(collectorToken("c9")),
+        a2s({ instanceUid: uid(2), sequenceNum: 2n, agentDescription: description({ "host.name": "h" }) }),
+        log,
+      ),
     );
     expect(report.flags & FULL_STATE).toBe(0n);
     expect(hex(report.remoteConfig!.configHash)).toBe(RENDERED.hash);
@@ -205,7 +223,9 @@ describe("refusals", () => {
   test("an enrollment token bound to another instance is refused with 401", async () => {
     const w = world();
     w.enrollments.set("svcen_b", { instance: hex(uid(4)), collectorId: null });
-    const error = await w.handler.receive(exchange(enrollmentToken("svcen_b")), a2s({ instanceUid: uid(5), agentDescription: description({}) }), log).catch((e: unknown) => e);
+    const error = await w.handler
+      .receive(exchange(enrollmentToken("svcen_b")), a2s({ instanceUid: uid(5), agentDescription: description({}) }), log)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InstanceRefused);
     expect(error).toMatchObject({ status: 401 });
     expect(w.created).toEqual([]);
@@ -322,7 +342,9 @@ describe("an HTTP report refused as too large", () => {
     expect((await at(2)).flags & FULL_STATE).toBe(0n);
     await Bun.sleep(80);
     expect((await at(3)).flags & FULL_STATE).toBe(FULL_STATE);
-    const reported = await later.handler.receive(exchange(credential), a2s({ instanceUid: uid(14), sequenceNum: 4n, agentDescription: description({}) }), log).then(decoded);
+    const reported = await later.handler
+      .receive(exchange(credential), a2s({ instanceUid: uid(14), sequenceNum: 4n, agentDescription: description({}) }), log)
+      .then(decoded);
     expect(reported.flags & FULL_STATE).toBe(0n);
     expect(hex(reported.remoteConfig!.configHash)).toBe(RENDERED.hash);
   });
@@ -347,7 +369,9 @@ describe("connection settings", () => {
     expect(again.connectionSettings).toBeUndefined();
 
     const byToken = session(collectorToken("c1", "svcct_one"));
-    const own = decoded(await w.handler.receive(byToken.session, a2s({ instanceUid: uid(10), capabilities: TAKES_SETTINGS, agentDescription: description({}) }), log));
+    const own = decoded(
+      await w.handler.receive(byToken.session, a2s({ instanceUid: uid(10), capabilities: TAKES_SETTINGS, agentDescription: description({}) }), log),
+    );
     expect(offered(own)).toBe("Bearer svcct_one");
 
     w.tokens.set("c1", "svcct_two");

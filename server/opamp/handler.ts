@@ -170,14 +170,15 @@ export class MessageHandler {
       // Kept as facts (service.version among them, which picks upstream's names); written only when changed.
       // Awaited: when what matchers read changed, the config this reply carries must be the one rendered
       // for it, not the one before (a supervisor would run the stale one first, restarting its collector twice).
-      attributesChanged = await this.deps.collectors.report(SYSTEM_ACTOR, collectorId, boundReported(attributes(message.agentDescription))).catch((error: unknown) => {
-        log.warn({ err: error, collectorId }, "opamp: recording the agent's description failed");
-        return false;
-      });
+      attributesChanged = await this.deps.collectors
+        .report(SYSTEM_ACTOR, collectorId, boundReported(attributes(message.agentDescription)))
+        .catch((error: unknown) => {
+          log.warn({ err: error, collectorId }, "opamp: recording the agent's description failed");
+          return false;
+        });
     }
     const status = message.remoteConfigStatus;
-    const reportsConfig =
-      status !== undefined && status.lastRemoteConfigHash.length > 0 && status.status !== RemoteConfigStatuses.RemoteConfigStatuses_UNSET;
+    const reportsConfig = status !== undefined && status.lastRemoteConfigHash.length > 0 && status.status !== RemoteConfigStatuses.RemoteConfigStatuses_UNSET;
     // An HTTP report refused as too large: not asked for while held (it would come again at once), then once.
     const reportHold = session.connection.persistent ? null : this.sessions.reportHold(uid, credential);
     if (reportHold === "due") fullState = true;
@@ -205,9 +206,11 @@ export class MessageHandler {
       const hash = Buffer.from(status.lastRemoteConfigHash).toString("hex");
       instance.reportedHash = hash;
       const state =
-        status.status === RemoteConfigStatuses.RemoteConfigStatuses_APPLIED ? "applied"
-        : status.status === RemoteConfigStatuses.RemoteConfigStatuses_APPLYING ? "applying"
-        : "failed";
+        status.status === RemoteConfigStatuses.RemoteConfigStatuses_APPLIED
+          ? "applied"
+          : status.status === RemoteConfigStatuses.RemoteConfigStatuses_APPLYING
+            ? "applying"
+            : "failed";
       const error = state === "failed" && status.errorMessage ? await this.deps.delivery.redact(collectorId, status.errorMessage) : "";
       instance.configError = state === "failed" ? error || "the collector could not apply the config" : state === "applied" ? null : instance.configError;
       const recorded = this.deps.delivery.report(collectorId, { hash, state, ...(state === "failed" ? { error } : {}) });

@@ -81,7 +81,11 @@ export class Identity {
       // decide what that host becomes when it next enrolls); a deleted
       // collector's instances are free to be claimed.
       if (known && known.data.collectorId !== credential.collectorId && (await this.exists(known.data.collectorId))) {
-        throw new InstanceRefused(403, "permission_denied", "This instance_uid belongs to another collector; a collector token speaks only for its own collector's instances.");
+        throw new InstanceRefused(
+          403,
+          "permission_denied",
+          "This instance_uid belongs to another collector; a collector token speaks only for its own collector's instances.",
+        );
       }
       if (known?.data.collectorId !== credential.collectorId) await this.remember(uid, credential.collectorId);
       return credential.collectorId;
@@ -101,12 +105,20 @@ export class Identity {
     }
     const grant = await this.deps.enrollment.redeemOpamp(credential.token, uid);
     if (!grant) {
-      throw new InstanceRefused(401, "unauthenticated", "This enrollment token is not valid for this instance_uid: it is bound to another instance, revoked or expired.");
+      throw new InstanceRefused(
+        401,
+        "unauthenticated",
+        "This enrollment token is not valid for this instance_uid: it is bound to another instance, revoked or expired.",
+      );
     }
     let collectorId = grant.collectorId;
     // A bound token outlives its expiry (enrollment.ts), not its collector.
     if (collectorId !== null && !(await this.exists(collectorId))) {
-      throw new InstanceRefused(401, "unauthenticated", "The collector this enrollment token enrolls was deleted; mint a new enrollment token to enroll this host again.");
+      throw new InstanceRefused(
+        401,
+        "unauthenticated",
+        "The collector this enrollment token enrolls was deleted; mint a new enrollment token to enroll this host again.",
+      );
     }
     if (collectorId === null) {
       const collector = await this.deps.collectors.create(SYSTEM_ACTOR, {
@@ -132,7 +144,10 @@ export class Identity {
   }
 
   private async exists(collectorId: string): Promise<boolean> {
-    return this.deps.collectors.get(collectorId).then(() => true, () => false);
+    return this.deps.collectors.get(collectorId).then(
+      () => true,
+      () => false,
+    );
   }
 }
 

@@ -128,7 +128,10 @@ export class ConnectionSettings {
       });
     }
     if (metrics !== undefined) {
-      offers.ownMetrics = create(TelemetryConnectionSettingsSchema, { destinationEndpoint: `${this.deps.config.externalUrl}/v1/metrics`, headers: bearerHeaders(metrics) });
+      offers.ownMetrics = create(TelemetryConnectionSettingsSchema, {
+        destinationEndpoint: `${this.deps.config.externalUrl}/v1/metrics`,
+        headers: bearerHeaders(metrics),
+      });
     }
     if (!offers.opamp && !offers.ownMetrics) return undefined;
     const digest = createHash("sha256")

@@ -52,7 +52,10 @@ test("hash replaces the value with the SHA-256 hex of the bytes the collector ha
     { key: "m", value: { kvlistValue: { values: [] } } },
     str("e", ""),
   ];
-  const hashed = applyActions(attrs, ["s", "i", "d", "t", "m", "e", "absent"].map((key) => ({ key, action: "hash" as const })));
+  const hashed = applyActions(
+    attrs,
+    ["s", "i", "d", "t", "m", "e", "absent"].map((key) => ({ key, action: "hash" as const })),
+  );
   expect(hashed).toEqual([
     str("s", sha256("alice@example.com")),
     str("i", sha256(int)),

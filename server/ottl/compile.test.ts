@@ -23,7 +23,14 @@ const record: LogRecord = {
     { key: "tags", value: { arrayValue: { values: [{ stringValue: "a" }, { stringValue: "b" }] } } },
     {
       key: "req",
-      value: { kvlistValue: { values: [{ key: "path", value: { stringValue: "/x" } }, { key: "n", value: { intValue: 2 } }] } },
+      value: {
+        kvlistValue: {
+          values: [
+            { key: "path", value: { stringValue: "/x" } },
+            { key: "n", value: { intValue: 2 } },
+          ],
+        },
+      },
     },
     { key: "id", value: { bytesValue: "3q2+7w==" } },
   ],
@@ -79,7 +86,9 @@ describe("paths read the OTLP JSON in place", () => {
   });
 
   test("severityNumber may be the enum name", () => {
-    expect(run("severity_number == SEVERITY_NUMBER_ERROR", { log: { severityNumber: "SEVERITY_NUMBER_ERROR" }, scope: undefined, resource: undefined })).toBe(true);
+    expect(run("severity_number == SEVERITY_NUMBER_ERROR", { log: { severityNumber: "SEVERITY_NUMBER_ERROR" }, scope: undefined, resource: undefined })).toBe(
+      true,
+    );
   });
 });
 

@@ -213,8 +213,7 @@ const LOG_PATHS: Record<string, (keys: Keys) => Operand> = {
   body: (keys) => anyOperand(keys.length === 0 ? (v) => v.log.body : walk((v) => v.log.body ?? EMPTY, keys)),
   attributes: (keys) => anyOperand(walk((v) => lookup(v.log.attributes, keys[0] as string), keys.slice(1))),
   "resource.attributes": (keys) => anyOperand(walk((v) => lookup(v.resource?.attributes, keys[0] as string), keys.slice(1))),
-  "instrumentation_scope.attributes": (keys) =>
-    anyOperand(walk((v) => lookup(v.scope?.attributes, keys[0] as string), keys.slice(1))),
+  "instrumentation_scope.attributes": (keys) => anyOperand(walk((v) => lookup(v.scope?.attributes, keys[0] as string), keys.slice(1))),
 };
 
 function anyOperand(any: (v: LogView) => AnyValue | undefined): Operand {

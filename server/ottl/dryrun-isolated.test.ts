@@ -31,10 +31,7 @@ async function refusal(run: Promise<unknown>): Promise<AppError> {
 describe("dryRunIsolated", () => {
   test("answers what dryRun answers in process, the output as JSON text", async () => {
     const sample = input(record('10.0.0.1 - - "GET /healthz HTTP/1.1" 200'), record("order 42"), record("done", { "url.path": "/live" }));
-    const chain: ChainProcessor[] = [
-      { nodeId: "env", type: "resource", config: { attributes: [{ key: "env", action: "insert", value: "prod" }] } },
-      health,
-    ];
+    const chain: ChainProcessor[] = [{ nodeId: "env", type: "resource", config: { attributes: [{ key: "env", action: "insert", value: "prod" }] } }, health];
     const isolated = await dryRunIsolated(sample, chain);
     const local = dryRun(sample, chain);
     expect(JSON.parse(isolated.output)).toEqual(JSON.parse(JSON.stringify(local.output)));

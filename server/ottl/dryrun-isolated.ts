@@ -60,11 +60,7 @@ const idle: BunWorker[] = [];
 type BunWorker = Worker & Pick<Bun.Worker, "ref" | "unref">;
 
 /** Throws what dryRun throws (ValidationError, DryRunTooSlowError), or UnavailableError when too many are queued. */
-export async function dryRunIsolated(
-  input: unknown,
-  processors: readonly ChainProcessor[],
-  budgetMs = DRY_RUN_BUDGET_MS,
-): Promise<IsolatedDryRun> {
+export async function dryRunIsolated(input: unknown, processors: readonly ChainProcessor[], budgetMs = DRY_RUN_BUDGET_MS): Promise<IsolatedDryRun> {
   if (running >= MAX_RUNNING_DRY_RUNS) {
     if (waiting.length >= MAX_QUEUED_DRY_RUNS) {
       throw new UnavailableError(`${running + waiting.length} dry-runs are running or waiting; try again shortly.`, 5, "dry_run_busy");

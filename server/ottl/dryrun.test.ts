@@ -99,7 +99,10 @@ test("no processors, or a filter with no log conditions: the output is the input
   expect(dryRun(input, [])).toEqual({ output: input, steps: [] });
   const spans: ChainProcessor = { nodeId: "spans", type: "filter", config: { traces: { span: ['name == "ping"'] } } };
   expect(dryRun(input, [spans]).output.resourceLogs).toBe(input.resourceLogs);
-  expect(dryRun({ resourceLogs: [] }, [healthCheck])).toEqual({ output: { resourceLogs: [] }, steps: [{ nodeId: "health", type: "filter", in: 0, out: 0, dropped: [] }] });
+  expect(dryRun({ resourceLogs: [] }, [healthCheck])).toEqual({
+    output: { resourceLogs: [] },
+    steps: [{ nodeId: "health", type: "filter", in: 0, out: 0, dropped: [] }],
+  });
 });
 
 test("under error_mode propagate, a record the filter cannot evaluate fails the batch at that step", () => {
@@ -121,17 +124,28 @@ test("under error_mode propagate, a record the filter cannot evaluate fails the 
 
 test("bad chains and bad inputs are ValidationErrors that name the path", () => {
   const unknown = refusal(() => dryRun(mixedInput(), [healthCheck, { nodeId: "x", type: "routing", config: {} }]));
-  expect(unknown.details[0]).toEqual({ path: "processors[1].type", message: "unknown processor type 'routing'; the dry-run runs filter, batch, attributes, resource, transform" });
+  expect(unknown.details[0]).toEqual({
+    path: "processors[1].type",
+    message: "unknown processor type 'routing'; the dry-run runs filter, batch, attributes, resource, transform",
+  });
   expect(unknown.message).toContain("'routing'");
 
   const statement = refusal(() =>
-    dryRun(mixedInput(), [{ nodeId: "t", type: "transform", config: { log_statements: [{ context: "log", statements: ['set(attributes["a"], "b") where'] }] } }]),
+    dryRun(mixedInput(), [
+      { nodeId: "t", type: "transform", config: { log_statements: [{ context: "log", statements: ['set(attributes["a"], "b") where'] }] } },
+    ]),
   );
-  expect(statement.details[0]).toEqual({ path: "processors[0].config.log_statements[0].statements[0]", message: "column 32: 'where' needs a condition after it" });
+  expect(statement.details[0]).toEqual({
+    path: "processors[0].config.log_statements[0].statements[0]",
+    message: "column 32: 'where' needs a condition after it",
+  });
 
   const condition = refusal(() => dryRun(mixedInput(), [{ nodeId: "f", type: "filter", config: { logs: { log_record: ["true", "IsMatch(body)"] } } }]));
   expect(condition).toBeInstanceOf(OttlError);
-  expect(condition.details[0]).toEqual({ path: "processors[0].config.logs.log_record[1]", message: "column 1: IsMatch takes 2 arguments (target, pattern), got 1" });
+  expect(condition.details[0]).toEqual({
+    path: "processors[0].config.logs.log_record[1]",
+    message: "column 1: IsMatch takes 2 arguments (target, pattern), got 1",
+  });
 
   const config = refusal(() => dryRun(mixedInput(), [{ nodeId: "a", type: "attributes", config: null as never }]));
   expect(config.details[0]!.path).toBe("processors[0].config");
@@ -173,7 +187,14 @@ describe("transform", () => {
           {
             scope: { name: "app" },
             logRecords: [
-              { body: text("GET /healthz"), severityNumber: 9, attributes: [{ key: "user", value: text("ann") }, { key: "path", value: text("/healthz") }] },
+              {
+                body: text("GET /healthz"),
+                severityNumber: 9,
+                attributes: [
+                  { key: "user", value: text("ann") },
+                  { key: "path", value: text("/healthz") },
+                ],
+              },
               { body: text("disk full"), severityNumber: 17, attributes: [{ key: "user", value: text("bob") }] },
             ],
           },
@@ -209,7 +230,12 @@ describe("transform", () => {
     expect(JSON.parse(JSON.stringify(output.resourceLogs))).toEqual([
       {
         resource: { attributes: [{ key: "env", value: text("prod") }] },
-        scopeLogs: [{ scope: { name: "app" }, logRecords: [{ body: text("GET /healthz"), severityNumber: 9, severityText: "WARN", attributes: [{ key: "path", value: text("/healthz") }] }] }],
+        scopeLogs: [
+          {
+            scope: { name: "app" },
+            logRecords: [{ body: text("GET /healthz"), severityNumber: 9, severityText: "WARN", attributes: [{ key: "path", value: text("/healthz") }] }],
+          },
+        ],
       },
     ]);
     expect(JSON.stringify(original)).toBe(before); // the input is never modified
@@ -249,7 +275,11 @@ describe("transform", () => {
     });
     expect(steps[0]!.notSimulated).toStartWith("the transform step was not simulated: ");
     expect(output.resourceLogs).toBe(original.resourceLogs);
-    const resource: ChainProcessor = { nodeId: "r", type: "transform", config: { log_statements: [{ context: "resource", statements: ['set(attributes["a"], "b")'] }] } };
+    const resource: ChainProcessor = {
+      nodeId: "r",
+      type: "transform",
+      config: { log_statements: [{ context: "resource", statements: ['set(attributes["a"], "b")'] }] },
+    };
     expect(dryRun(input(), [transform(['set(attributes["copy"], resource.attributes)'])]).steps[0]!.notSimulated).toBe(
       transformNotSimulated("log_statements[0].statements[0] reads a whole map; the dry-run reads map entries only"),
     );

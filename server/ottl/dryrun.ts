@@ -77,19 +77,21 @@ export class DryRunTooSlowError extends AppError {
  * chain or input. `onStep(i)` is called as processor i starts, so a caller
  * that has to stop the run from outside can say where it was.
  */
-export function dryRun(
-  input: unknown,
-  processors: readonly ChainProcessor[],
-  budgetMs = DRY_RUN_BUDGET_MS,
-  onStep?: (index: number) => void,
-): DryRunResult {
+export function dryRun(input: unknown, processors: readonly ChainProcessor[], budgetMs = DRY_RUN_BUDGET_MS, onStep?: (index: number) => void): DryRunResult {
   const deadline = performance.now() + budgetMs;
   const overdue = (nodeId: string) => {
     if (performance.now() > deadline) throw new DryRunTooSlowError(budgetMs, nodeId);
   };
   checkChainSize(processors, "processors");
   const notes: (string | undefined)[] = [];
-  const runs = processors.map((p, i) => prepare(p, `processors[${i}]`, () => overdue(p.nodeId), (note) => (notes[i] = note)));
+  const runs = processors.map((p, i) =>
+    prepare(
+      p,
+      `processors[${i}]`,
+      () => overdue(p.nodeId),
+      (note) => (notes[i] = note),
+    ),
+  );
   const { logs, records: total } = validateLogs(input);
   let batch = logs.resourceLogs;
   let records = total;
@@ -113,7 +115,14 @@ export function dryRun(
       batch = [];
       records = 0;
       const what = type === "transform" ? "a statement" : "a condition";
-      return { nodeId, type, in: before, out: 0, dropped: [...alive], error: `${what} failed on a record, so the batch is dropped (error_mode propagate): ${error.message}` };
+      return {
+        nodeId,
+        type,
+        in: before,
+        out: 0,
+        dropped: [...alive],
+        error: `${what} failed on a record, so the batch is dropped (error_mode propagate): ${error.message}`,
+      };
     }
   });
   return { output: { resourceLogs: batch }, steps };

@@ -41,10 +41,7 @@ test("filtering keeps the shape, shares what it keeps, and removes what it empti
   ];
   const { batch: out, records } = filterLogs(batch, (v) => v.log !== keep);
   expect(records).toBe(2);
-  expect(out).toEqual([
-    { resource: { attributes: [] }, scopeLogs: [scopeKept] },
-    { scopeLogs: [{ logRecords: [keep], schemaUrl: "u" }] },
-  ]);
+  expect(out).toEqual([{ resource: { attributes: [] }, scopeLogs: [scopeKept] }, { scopeLogs: [{ logRecords: [keep], schemaUrl: "u" }] }]);
   expect(out[0]!.scopeLogs![0]).toBe(scopeKept);
   expect(batch[1]!.scopeLogs![0]!.logRecords).toHaveLength(3);
   const all = filterLogs([batch[1]!], () => false);
@@ -54,7 +51,13 @@ test("filtering keeps the shape, shares what it keeps, and removes what it empti
 test("conditions see the record's scope and resource", () => {
   const drop = compileLogFilter({ logs: { log_record: ['resource.attributes["env"] == "dev" and instrumentation_scope.name == "noisy"'] } });
   const batch: ResourceLogs[] = [
-    { resource: { attributes: [{ key: "env", value: { stringValue: "dev" } }] }, scopeLogs: [{ scope: { name: "noisy" }, logRecords: [text("x")] }, { scope: { name: "quiet" }, logRecords: [text("y")] }] },
+    {
+      resource: { attributes: [{ key: "env", value: { stringValue: "dev" } }] },
+      scopeLogs: [
+        { scope: { name: "noisy" }, logRecords: [text("x")] },
+        { scope: { name: "quiet" }, logRecords: [text("y")] },
+      ],
+    },
     { scopeLogs: [{ scope: { name: "noisy" }, logRecords: [text("z")] }] },
   ];
   expect(filterLogs(batch, drop).records).toBe(2);

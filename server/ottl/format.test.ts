@@ -11,9 +11,7 @@ test("prints canonical text with parentheses only where the tree needs them", ()
   expect(canonical("true and (false and true)")).toBe("true and (false and true)");
   expect(canonical("not (true and false)")).toBe("not (true and false)");
   expect(canonical("not (not true)")).toBe("not (not true)");
-  expect(canonical('IsMatch( resource.attributes["k"] , "x" ) == IsString(body)')).toBe(
-    'IsMatch(resource.attributes["k"], "x") == IsString(body)',
-  );
+  expect(canonical('IsMatch( resource.attributes["k"] , "x" ) == IsString(body)')).toBe('IsMatch(resource.attributes["k"], "x") == IsString(body)');
   expect(canonical('attributes["a"]["b"][0] != nil')).toBe('attributes["a"]["b"][0] != nil');
 });
 

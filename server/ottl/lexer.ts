@@ -177,7 +177,7 @@ function lexString(source: string, start: number): StringResult {
     return {
       kind: "error",
       start: i - 2,
-      reason: "a string cannot end with an escaped backslash, because the collector reads \\\" as an escaped quote; write the last backslash as \\x5c",
+      reason: 'a string cannot end with an escaped backslash, because the collector reads \\" as an escaped quote; write the last backslash as \\x5c',
     };
   }
   value += source.slice(run, i);

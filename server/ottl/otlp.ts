@@ -159,10 +159,10 @@ function isInt64(v: unknown): boolean {
   return v.startsWith("-") ? digitsAtMost(v, 1, "9223372036854775808") : digitsAtMost(v, 0, "9223372036854775807");
 }
 
-const hexId = (bytes: number): Check => (v) =>
-  typeof v === "string" && (v === "" || (v.length === bytes * 2 && HEX.test(v)))
-    ? null
-    : { path: "", message: `must be ${bytes * 2} hex digits` };
+const hexId =
+  (bytes: number): Check =>
+  (v) =>
+    typeof v === "string" && (v === "" || (v.length === bytes * 2 && HEX.test(v))) ? null : { path: "", message: `must be ${bytes * 2} hex digits` };
 const traceId = hexId(16);
 const spanId = hexId(8);
 
@@ -195,10 +195,7 @@ const resource: Check = (v) => {
 const scope: Check = (v) => {
   if (!isObject(v)) return { path: "", message: "must be an object" };
   return (
-    optional(v, "name", string) ??
-    optional(v, "version", string) ??
-    optional(v, "attributes", attributes) ??
-    optional(v, "droppedAttributesCount", uint32)
+    optional(v, "name", string) ?? optional(v, "version", string) ?? optional(v, "attributes", attributes) ?? optional(v, "droppedAttributesCount", uint32)
   );
 };
 
@@ -245,7 +242,7 @@ function valueKey(v: Record<string, unknown>): (typeof ANY_VALUE_KEYS)[number] |
 }
 
 function anyValue(v: unknown, depth: number): Problem {
-  if (!isObject(v)) return { path: "", message: "must be an AnyValue object such as {\"stringValue\": \"...\"}" };
+  if (!isObject(v)) return { path: "", message: 'must be an AnyValue object such as {"stringValue": "..."}' };
   if (depth >= MAX_DEPTH) return { path: "", message: `values nest more than ${MAX_DEPTH} deep` };
   const set = valueKey(v);
   if (set === null) {

@@ -71,9 +71,7 @@ describe("grammar", () => {
   });
 
   test("paths with keys, enums and converters", () => {
-    expect(parseCondition('resource.attributes["service.name"] == "api"')).toEqual(
-      eq(path("resource.attributes", "service.name"), lit("api")),
-    );
+    expect(parseCondition('resource.attributes["service.name"] == "api"')).toEqual(eq(path("resource.attributes", "service.name"), lit("api")));
     expect(parseCondition('attributes["a"]["b"][0] != nil')).toMatchObject({ left: path("attributes", "a", "b", 0n) });
     expect(parseCondition('body["msg"] == "x"')).toMatchObject({ left: path("body", "msg") });
     expect(parseCondition("body[0] == 1")).toMatchObject({ left: path("body", 0n) });
@@ -86,7 +84,7 @@ describe("grammar", () => {
     for (const f of ["IsString", "IsInt", "IsDouble", "IsBool", "IsMap", "IsList"]) {
       expect(parseCondition(`${f}(attributes["x"])`)).toMatchObject({ kind: "call", call: { name: f } });
     }
-    expect(parseCondition("  body\t==\n\"x\"  ")).toEqual(eq(path("body"), lit("x")));
+    expect(parseCondition('  body\t==\n"x"  ')).toEqual(eq(path("body"), lit("x")));
   });
 
   test("each context knows its own paths and enums", () => {

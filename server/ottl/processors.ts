@@ -106,7 +106,10 @@ export function statementGroups(contexts: readonly StatementContext[], descripti
     Type.Object(
       {
         context: literals(contexts),
-        statements: Type.Array(Type.String(conditionBounds), { ...statementBounds, description: "OTTL statements, `editor(arguments) where condition`, run in order." }),
+        statements: Type.Array(Type.String(conditionBounds), {
+          ...statementBounds,
+          description: "OTTL statements, `editor(arguments) where condition`, run in order.",
+        }),
       },
       closed,
     ),
@@ -228,7 +231,13 @@ function isProcessorType(type: string): type is (typeof PROCESSOR_TYPES)[number]
 function check<T extends TSchema>(compiled: TypeCheck<T>, value: unknown, what: string, root: string): Static<T> {
   if (compiled.Check(value)) return value;
   const error = compiled.Errors(value).First()!;
-  const path = root + error.path.split("/").slice(1).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p.replaceAll("~1", "/").replaceAll("~0", "~")}`)).join("");
+  const path =
+    root +
+    error.path
+      .split("/")
+      .slice(1)
+      .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p.replaceAll("~1", "/").replaceAll("~0", "~")}`))
+      .join("");
   const custom = error.schema.errorMessage;
   const message = typeof custom === "string" ? custom : error.message.charAt(0).toLowerCase() + error.message.slice(1);
   throw fail(what, path, message);
@@ -250,7 +259,8 @@ function conditionSize(type: string, config: unknown): { count: number; text: nu
   if (type === "transform") {
     for (const [list] of STATEMENT_LISTS) {
       const groups = (config as Record<string, unknown>)[list];
-      if (Array.isArray(groups)) for (const group of groups) if (typeof group === "object" && group !== null) count((group as Record<string, unknown>).statements);
+      if (Array.isArray(groups))
+        for (const group of groups) if (typeof group === "object" && group !== null) count((group as Record<string, unknown>).statements);
     }
     return size;
   }

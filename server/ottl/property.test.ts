@@ -123,9 +123,61 @@ describe("printing", () => {
 
 describe("hostile text raises only the typed errors", () => {
   const PIECES = [
-    "body", "attributes", "resource", ".", "attributes", '["k"]', "[0]", "[", "]", '"', "\\", '\\"', "\\x4", "\\u00", "(", ")", "==", "!=",
-    "<", ">=", "=", "!", " and ", " or ", "not ", "IsMatch(", "IsString(", ", ", ",", "1", "-", "+", "1.5", ".5", "e9", "0x", "true", "false",
-    "nil", "SEVERITY_NUMBER_INFO", "Foo", " ", "\n", "\t", "é", "😀", "\u0000", "'", "{", "*", "#", "(?=", "[[:", "\\p{", "99999999999999999999",
+    "body",
+    "attributes",
+    "resource",
+    ".",
+    "attributes",
+    '["k"]',
+    "[0]",
+    "[",
+    "]",
+    '"',
+    "\\",
+    '\\"',
+    "\\x4",
+    "\\u00",
+    "(",
+    ")",
+    "==",
+    "!=",
+    "<",
+    ">=",
+    "=",
+    "!",
+    " and ",
+    " or ",
+    "not ",
+    "IsMatch(",
+    "IsString(",
+    ", ",
+    ",",
+    "1",
+    "-",
+    "+",
+    "1.5",
+    ".5",
+    "e9",
+    "0x",
+    "true",
+    "false",
+    "nil",
+    "SEVERITY_NUMBER_INFO",
+    "Foo",
+    " ",
+    "\n",
+    "\t",
+    "é",
+    "😀",
+    "\u0000",
+    "'",
+    "{",
+    "*",
+    "#",
+    "(?=",
+    "[[:",
+    "\\p{",
+    "99999999999999999999",
   ];
 
   function expectTyped(source: string): void {
@@ -168,9 +220,54 @@ describe("hostile text raises only the typed errors", () => {
   });
 
   test("random RE2 patterns compile or raise Re2Error, and what compiles runs", () => {
-    const RE = ["a", "é", "😀", ".", "*", "+", "?", "{2}", "{1,3}", "{,", "}", "(", ")", "(?:", "(?i)", "(?-i:", "(?P<n>", "(?<m>", "[", "]", "[^",
-      "^", "$", "\\d", "\\s", "\\W", "\\b", "\\", "|", "[:alpha:]", "[:^space:]", "\\p{L}", "\\PN", "\\x{41}", "\\101", "\\Q", "\\E", "-", "(?=",
-      "\\z", "\\A", "(?s)", "(?m)", "(?U)", "\\1", "\\k"];
+    const RE = [
+      "a",
+      "é",
+      "😀",
+      ".",
+      "*",
+      "+",
+      "?",
+      "{2}",
+      "{1,3}",
+      "{,",
+      "}",
+      "(",
+      ")",
+      "(?:",
+      "(?i)",
+      "(?-i:",
+      "(?P<n>",
+      "(?<m>",
+      "[",
+      "]",
+      "[^",
+      "^",
+      "$",
+      "\\d",
+      "\\s",
+      "\\W",
+      "\\b",
+      "\\",
+      "|",
+      "[:alpha:]",
+      "[:^space:]",
+      "\\p{L}",
+      "\\PN",
+      "\\x{41}",
+      "\\101",
+      "\\Q",
+      "\\E",
+      "-",
+      "(?=",
+      "\\z",
+      "\\A",
+      "(?s)",
+      "(?m)",
+      "(?U)",
+      "\\1",
+      "\\k",
+    ];
     forAll(5000, (r) => {
       const pattern = Array.from({ length: 1 + int(r, 10) }, () => pick(r, RE)).join("");
       let regex: RegExp;
@@ -187,11 +284,41 @@ describe("hostile text raises only the typed errors", () => {
   });
 
   test("random dry-run inputs are accepted or raise ValidationError", () => {
-    const leaves: unknown[] = [null, 1, -1, 1.5, "s", "12", "", true, [], {}, { stringValue: "x" }, { intValue: "x" }, { kvlistValue: { values: [{ key: "k" }] } }];
+    const leaves: unknown[] = [
+      null,
+      1,
+      -1,
+      1.5,
+      "s",
+      "12",
+      "",
+      true,
+      [],
+      {},
+      { stringValue: "x" },
+      { intValue: "x" },
+      { kvlistValue: { values: [{ key: "k" }] } },
+    ];
     const genJson = (r: Random, depth: number): unknown => {
       if (depth === 0 || r() < 0.3) return pick(r, leaves);
       if (r() < 0.3) return Array.from({ length: int(r, 3) }, () => genJson(r, depth - 1));
-      const keys = ["resourceLogs", "scopeLogs", "logRecords", "body", "attributes", "key", "value", "resource", "scope", "stringValue", "intValue", "arrayValue", "values", "severityNumber", "timeUnixNano"];
+      const keys = [
+        "resourceLogs",
+        "scopeLogs",
+        "logRecords",
+        "body",
+        "attributes",
+        "key",
+        "value",
+        "resource",
+        "scope",
+        "stringValue",
+        "intValue",
+        "arrayValue",
+        "values",
+        "severityNumber",
+        "timeUnixNano",
+      ];
       return Object.fromEntries(Array.from({ length: int(r, 4) }, () => [pick(r, keys), genJson(r, depth - 1)]));
     };
     forAll(5000, (r) => {
@@ -327,7 +454,12 @@ describe("the compiled evaluator", () => {
       const compiled = compileCondition(formatCondition(condition));
       for (let i = 0; i < 5; i++) {
         const v: LogView = {
-          log: { body: genAny(r, 2), attributes: genAttributes(r, 2), severityText: pick(r, [undefined, "INFO", ""]), severityNumber: pick(r, [undefined, 9, 17]) },
+          log: {
+            body: genAny(r, 2),
+            attributes: genAttributes(r, 2),
+            severityText: pick(r, [undefined, "INFO", ""]),
+            severityNumber: pick(r, [undefined, 9, 17]),
+          },
           scope: r() < 0.5 ? undefined : { name: "lib", version: "1", attributes: genAttributes(r, 1) },
           resource: r() < 0.5 ? undefined : { attributes: genAttributes(r, 1) },
         };

@@ -82,9 +82,7 @@ const POSIX: Record<string, [number, number][]> = {
 };
 
 /** General categories; Go's `C` leaves out unassigned code points and JS's does not, so it is not here. */
-const CATEGORIES = new Set(
-  "L Ll Lm Lo Lt Lu M Mc Me Mn N Nd Nl No P Pc Pd Pe Pf Pi Po Ps S Sc Sk Sm So Z Zl Zp Zs Cc Cf Co Cs".split(" "),
-);
+const CATEGORIES = new Set("L Ll Lm Lo Lt Lu M Mc Me Mn N Nd Nl No P Pc Pd Pe Pf Pi Po Ps S Sc Sk Sm So Z Zl Zp Zs Cc Cf Co Cs".split(" "));
 
 function complement(set: [number, number][]): [number, number][] {
   const out: [number, number][] = [];

@@ -52,7 +52,8 @@ describe("statements that load in the collector parse", () => {
   });
 
   test("every editor in the table has at least a target", () => {
-    for (const [name, params] of Object.entries(EDITORS)) expect({ name, first: params[0]![1] === "target" || params[0]![1] === "map" }).toEqual({ name, first: true });
+    for (const [name, params] of Object.entries(EDITORS))
+      expect({ name, first: params[0]![1] === "target" || params[0]![1] === "map" }).toEqual({ name, first: true });
   });
 });
 
@@ -81,7 +82,11 @@ describe("what is refused, with the column", () => {
     ['replace_match(body, "x[z-a]", "x")', "log", "column 24: invalid glob pattern: hi character 'a' should be greater than lo 'z'"],
     ['replace_match(body, "[a-bc]", "x")', "log", "column 26: invalid glob pattern: expected close range character: a range [a-z] holds one lo-hi pair"],
     ['replace_match(body, "[]", "x")', "log", "column 22: invalid glob pattern: could not parse range: a range needs characters or lo-hi"],
-    ['replace_match(body, "a\\x00b", "x")', "log", "column 23: invalid glob pattern: a NUL character would end the pattern there (gobwas/glob reads it as the end of input)"],
+    [
+      'replace_match(body, "a\\x00b", "x")',
+      "log",
+      "column 23: invalid glob pattern: a NUL character would end the pattern there (gobwas/glob reads it as the end of input)",
+    ],
     ['replace_pattern(body, "\\q", "x")', "log", "column 24: '\\q' is not a valid escape in a string"],
     ['replace_all_patterns(attributes, "values", "a", "b")', "log", 'column 34: the mode of replace_all_patterns must be one of "key", "value"'],
     ['merge_maps(attributes, resource.attributes, "replace")', "log", 'column 45: the strategy of merge_maps must be one of "insert", "update", "upsert"'],

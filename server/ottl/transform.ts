@@ -101,7 +101,8 @@ function compileEffect(statement: Statement): Step | string {
     if (readsWholeMap(rest[0] as Value)) return "reads a whole map; the dry-run reads map entries only";
     const value = compileValue(rest[0] as Value);
     const write = scalarWriter(field, target.keys.length, key);
-    if (!write) return `sets ${field}${target.keys.length > 0 ? "[…]" : ""}; the dry-run sets attributes["k"], resource.attributes["k"], body, severity_text and severity_number`;
+    if (!write)
+      return `sets ${field}${target.keys.length > 0 ? "[…]" : ""}; the dry-run sets attributes["k"], resource.attributes["k"], body, severity_text and severity_number`;
     return (w) => {
       const v = value(w.view);
       if (v !== undefined) write(w, v);

@@ -15,7 +15,12 @@ describe("compare, as Go's ottl compare.go", () => {
   });
 
   test("different types: only != is true", () => {
-    for (const [a, b] of [["1", 1], [true, 1], ["true", true], [1, { kvlistValue: {} }]] as const) {
+    for (const [a, b] of [
+      ["1", 1],
+      [true, 1],
+      ["true", true],
+      [1, { kvlistValue: {} }],
+    ] as const) {
       expect(results(a, b)).toEqual([false, true, false, false, false, false]);
     }
   });
@@ -59,7 +64,17 @@ describe("reading OTLP AnyValues", () => {
   });
 
   test("kinds", () => {
-    const kinds = [{ stringValue: "" }, { intValue: 1 }, { doubleValue: 1 }, { boolValue: true }, { kvlistValue: {} }, { arrayValue: {} }, { bytesValue: "" }, {}, undefined];
+    const kinds = [
+      { stringValue: "" },
+      { intValue: 1 },
+      { doubleValue: 1 },
+      { boolValue: true },
+      { kvlistValue: {} },
+      { arrayValue: {} },
+      { bytesValue: "" },
+      {},
+      undefined,
+    ];
     expect(kinds.map(kindOf)).toEqual(["string", "int", "double", "bool", "map", "list", "bytes", "nil", "nil"]);
   });
 

@@ -80,8 +80,7 @@ export function index(value: AnyValue | undefined, key: string | number): AnyVal
   throw new OttlEvalError(`a ${kindOf(value)} value cannot be indexed`);
 }
 
-const isBytes = (v: OttlValue): v is AnyValue & { bytesValue: string } =>
-  typeof v === "object" && v !== null && v.bytesValue !== undefined;
+const isBytes = (v: OttlValue): v is AnyValue & { bytesValue: string } => typeof v === "object" && v !== null && v.bytesValue !== undefined;
 
 /** Go's `compare`: mismatched types are unequal, and only != is true of them. */
 export function compare(a: OttlValue, b: OttlValue, op: CompareOp): boolean {

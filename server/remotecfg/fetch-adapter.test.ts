@@ -17,7 +17,14 @@ const ROUTER_LIMIT = 4 * LIMIT;
 
 /** A router whose GetConfig echoes the id as content, and throws `fail` when the id is "fail". */
 function router(fail: unknown = new Error("boom")): UnaryFetchRouter {
-  const connect = createConnectRouter({ connect: true, grpc: false, grpcWeb: false, readMaxBytes: ROUTER_LIMIT, acceptCompression: [compressionGzip], interceptors: [retryableRefusals] });
+  const connect = createConnectRouter({
+    connect: true,
+    grpc: false,
+    grpcWeb: false,
+    readMaxBytes: ROUTER_LIMIT,
+    acceptCompression: [compressionGzip],
+    interceptors: [retryableRefusals],
+  });
   connect.service(CollectorService, {
     getConfig: (req) => {
       if (req.id === "fail") throw fail;

@@ -27,7 +27,10 @@ export const compressionGzip: Compression = {
       return new Uint8Array(await gunzipAsync(bytes, { maxOutputLength: Math.min(readMaxBytes, 2 ** 31 - 1) }));
     } catch (error) {
       const tooBig = (error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE";
-      throw new ConnectError(tooBig ? `message is larger than ${readMaxBytes} bytes uncompressed` : "invalid gzip data", tooBig ? Code.ResourceExhausted : Code.InvalidArgument);
+      throw new ConnectError(
+        tooBig ? `message is larger than ${readMaxBytes} bytes uncompressed` : "invalid gzip data",
+        tooBig ? Code.ResourceExhausted : Code.InvalidArgument,
+      );
     }
   },
 };

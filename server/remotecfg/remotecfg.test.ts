@@ -102,7 +102,15 @@ async function rpc(method: string, json: unknown, credential: ChannelCredential 
 async function publish(body: string, seq = 1): Promise<RenderedConfig> {
   const hash = createHash("sha256").update(body).digest("hex");
   const rendered: RenderedConfig = { hash, runtime: "alloy", contentType: "text/plain", body };
-  const target: CollectorConfig = { collectorId: alloy.id, targetHash: hash, targetCommit: "c1", targetSeq: seq, state: "outdated", error: null, updatedAt: "" };
+  const target: CollectorConfig = {
+    collectorId: alloy.id,
+    targetHash: hash,
+    targetCommit: "c1",
+    targetSeq: seq,
+    state: "outdated",
+    error: null,
+    updatedAt: "",
+  };
   const history = { seq, commit: "c1", hash, time: "", state: "outdated", actor: "system" };
   await store.write([
     { op: "put", collection: RENDERED, id: hash, data: rendered },
@@ -119,7 +127,7 @@ async function target(): Promise<CollectorConfig> {
 const CONFIG = 'logging {\n  level = "info"\n}\n';
 
 describe("GetConfig answers", () => {
-  test("before anything is published: hash \"\" is not_modified, any other hash gets empty content; the contact makes the collector online", async () => {
+  test('before anything is published: hash "" is not_modified, any other hash gets empty content; the contact makes the collector online', async () => {
     expect(await config({ id: alloy.id })).toMatchObject({ content: "", hash: "", notModified: true });
     expect(await config({ id: alloy.id, hash: "abc" })).toMatchObject({ content: "", hash: "", notModified: false });
     expect(await collectors.get(alloy.id)).toMatchObject({
@@ -184,7 +192,10 @@ describe("the direct poll path answers as the Connect router does", () => {
 
   test("refusals: no token, a dead token, another collector's id, an empty id, JSON that does not parse or has a wrong type", async () => {
     const other = await collectors.create(SYSTEM_ACTOR, { name: "alloy-2", managementMode: "rcfg-remotecfg" });
-    for (const [type, body] of [["application/json", JSON.stringify({ id: alloy.id })], ["application/proto", binary({ id: alloy.id })]] as const) {
+    for (const [type, body] of [
+      ["application/json", JSON.stringify({ id: alloy.id })],
+      ["application/proto", binary({ id: alloy.id })],
+    ] as const) {
       expect(await both(type, body, { ok: false, refused: "missing" })).toMatchObject({ status: 401, type: "application/json" });
       expect(await both(type, body, { ok: true, token: "svcct_" + "x".repeat(43) })).toMatchObject({ status: 401 });
     }
@@ -198,7 +209,11 @@ describe("the direct poll path answers as the Connect router does", () => {
   });
 
   test("a binary body that does not parse is invalid_argument, as connect-go servers answer (connect-es's router says internal)", async () => {
-    const req = new Request(`http://svc${GET_CONFIG}`, { method: "POST", headers: { "Content-Type": "application/proto" }, body: new Uint8Array([0x0a, 0xff, 0xff]) });
+    const req = new Request(`http://svc${GET_CONFIG}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/proto" },
+      body: new Uint8Array([0x0a, 0xff, 0xff]),
+    });
     const res = await service.handle(req, GET_CONFIG, { ok: true, token });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ code: "invalid_argument" });
@@ -293,7 +308,7 @@ describe("status reports move the rollout", () => {
     // So does a FAILED: a config that fails with the very same message is failed too.
     const fourth = await publish("// four\n" + CONFIG, 4);
     await config({ id: alloy.id, hash: third.hash });
-    const failed = { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage: "config.alloy:1:1: component \"x\" does not exist" };
+    const failed = { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage: 'config.alloy:1:1: component "x" does not exist' };
     await config({ id: alloy.id, hash: fourth.hash, remoteConfigStatus: failed });
     const fifth = await publish("// five\n" + CONFIG, 5);
     await config({ id: alloy.id, hash: fourth.hash });
@@ -305,7 +320,11 @@ describe("status reports move the rollout", () => {
     const { hash } = await publish(CONFIG);
     await config({ id: alloy.id });
     await config({ id: alloy.id, hash, remoteConfigStatus: applied });
-    for (const errorMessage of ["unavailable: dial tcp 127.0.0.1:1: connect: connection refused", "unauthenticated: the Bearer token is not a live collector token", "deadline_exceeded"]) {
+    for (const errorMessage of [
+      "unavailable: dial tcp 127.0.0.1:1: connect: connection refused",
+      "unauthenticated: the Bearer token is not a live collector token",
+      "deadline_exceeded",
+    ]) {
       await config({ id: alloy.id, hash, remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage } });
       expect(await target()).toMatchObject({ state: "current", error: null });
       expect(await collectors.get(alloy.id)).toMatchObject({ status: "online", health: { error: null } });
@@ -313,9 +332,17 @@ describe("status reports move the rollout", () => {
     // A config that failed keeps its own message through the failed fetches after it.
     const next = await publish("// two\n" + CONFIG, 2);
     await config({ id: alloy.id, hash });
-    const diagnostics = "config.alloy:3:5: unrecognized attribute name \"levle\"";
-    await config({ id: alloy.id, hash: next.hash, remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage: diagnostics } });
-    await config({ id: alloy.id, hash: next.hash, remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage: "unavailable: EOF" } });
+    const diagnostics = 'config.alloy:3:5: unrecognized attribute name "levle"';
+    await config({
+      id: alloy.id,
+      hash: next.hash,
+      remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage: diagnostics },
+    });
+    await config({
+      id: alloy.id,
+      hash: next.hash,
+      remoteConfigStatus: { status: RemoteConfigStatuses.RemoteConfigStatuses_FAILED, errorMessage: "unavailable: EOF" },
+    });
     expect(await target()).toMatchObject({ state: "failed", error: diagnostics });
   });
 });

@@ -381,7 +381,11 @@ export class RemoteConfigService {
       this.deps.presence.seen(id, {
         channel: "remotecfg",
         intervalSeconds: memo.intervalSeconds,
-        ...(known?.state === "failed" ? { error: known.error || "the collector could not apply the config" } : known?.state === "applied" ? { error: null } : {}),
+        ...(known?.state === "failed"
+          ? { error: known.error || "the collector could not apply the config" }
+          : known?.state === "applied"
+            ? { error: null }
+            : {}),
       }),
     );
 

@@ -14,9 +14,7 @@ import { RUNTIME_NAMES } from "../../shared/vocabulary.ts";
 
 /** The collector's full configuration; a source or destination Alloy cannot run is refused by the plan; `plan`: the input's, when already made. */
 export function renderAlloy(input: CollectorConfigInput, plan: Plan = planCollector(input, "alloy")): string {
-  return renderAlloyPlan(plan, [
-    "Rendered by svc; delivered by remote configuration, local edits are replaced.",
-  ]);
+  return renderAlloyPlan(plan, ["Rendered by svc; delivered by remote configuration, local edits are replaced."]);
 }
 
 export function renderAlloyPlan(plan: Plan, header: readonly string[]): string {

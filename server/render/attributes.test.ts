@@ -30,14 +30,16 @@ test("each reference is filled in quoted for how deep it sits: once in a string,
 });
 
 test("a reference a rendering rewrote is refused, naming the field, rather than delivered half filled", () => {
-  const mangled = failure(() => attributeTemplate("otelcol", String.raw`a: "{{attr \"k\"}}"` + "\nb: \"{{attr-k}}\"\n", [field('{{attr "k"}}')]));
+  const mangled = failure(() => attributeTemplate("otelcol", String.raw`a: "{{attr \"k\"}}"` + '\nb: "{{attr-k}}"\n', [field('{{attr "k"}}')]));
   expect(mangled.message).toContain("rewrote");
   const escaped = failure(() => attributeTemplate("otelcol", String.raw`a: "{{attr \\"k\\"}}"`, [field('{{attr "k"}}', "sources[s].config.x")]));
   expect(escaped.path).toBe("sources[s].config.x");
 });
 
 test("only a collector's own attributes count: a key Object's prototype has is missing like any other", () => {
-  const template = attributeTemplate("otelcol", String.raw`a: "{{attr \"constructor\"}}{{attr \"__proto__\"}}"`, [field('{{attr "constructor"}}{{attr "__proto__"}}')])!;
+  const template = attributeTemplate("otelcol", String.raw`a: "{{attr \"constructor\"}}{{attr \"__proto__\"}}"`, [
+    field('{{attr "constructor"}}{{attr "__proto__"}}'),
+  ])!;
   expect(failure(() => fillTemplate(template, "c1", {})).path).toBe("attributes.__proto__");
   expect(failure(() => fillTemplate(template, "c1", { __proto__: "p" } as never)).path).toBe("attributes.__proto__");
   expect(fillTemplate(template, "c1", JSON.parse('{"constructor": "c", "__proto__": "p"}'))).toBe('a: "cp"');

@@ -105,9 +105,14 @@ export function fillTemplate(template: AttributeTemplate, collectorId: string, a
     const referenced = () => template.where.get(key) ?? "its configuration";
     if (value === undefined) fail(`attributes.${key}`, `${collector()} has no attribute '${key}', which ${referenced()} references`);
     const unreadable = unwritableCharacter(value);
-    if (unreadable) fail(`attributes.${key}`, `${collector()}'s attribute '${key}' (referenced by ${referenced()}) contains ${unreadable}, which no collector can read`);
+    if (unreadable)
+      fail(`attributes.${key}`, `${collector()}'s attribute '${key}' (referenced by ${referenced()}) contains ${unreadable}, which no collector can read`);
     // Delivery would take it for a secret's marker and put that secret in.
-    if (value.includes(MARKER_PREFIX)) fail(`attributes.${key}`, `${collector()}'s attribute '${key}' (referenced by ${referenced()}) contains '${MARKER_PREFIX}', which is reserved for secrets`);
+    if (value.includes(MARKER_PREFIX))
+      fail(
+        `attributes.${key}`,
+        `${collector()}'s attribute '${key}' (referenced by ${referenced()}) contains '${MARKER_PREFIX}', which is reserved for secrets`,
+      );
   }
   for (const field of template.fields) {
     const filled = fillReferences(field.text, (key) => attributes[key]!);
@@ -115,7 +120,10 @@ export function fillTemplate(template: AttributeTemplate, collectorId: string, a
       validate(field.schema, filled, "value", field.path);
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
-      fail(field.path, `filled in with the attributes of ${collector()} it reads ${JSON.stringify(filled)}, which ${error.details[0]?.message ?? "is not valid"}`);
+      fail(
+        field.path,
+        `filled in with the attributes of ${collector()} it reads ${JSON.stringify(filled)}, which ${error.details[0]?.message ?? "is not valid"}`,
+      );
     }
   }
   const quoted = new Map<string, string>();

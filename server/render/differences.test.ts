@@ -20,7 +20,9 @@ function metricsSnapshot(): Snapshot {
     pipelines: byId(raw.pipelines),
     activations: new Map(["o-1", "r-1"].map((id) => [id, { ...activation, collectorId: id }])),
     routes: byId(
-      ["o-1", "r-1"].flatMap((id) => ["src-host", "src-pg"].map((sourceId) => ({ id: `${id}-${sourceId}`, collectorId: id, sourceId, pipelineId: "p-metrics" }))),
+      ["o-1", "r-1"].flatMap((id) =>
+        ["src-host", "src-pg"].map((sourceId) => ({ id: `${id}-${sourceId}`, collectorId: id, sourceId, pipelineId: "p-metrics" })),
+      ),
     ),
   };
 }
@@ -29,7 +31,10 @@ const HOST = findType("source", "hostmetrics")!.delivery.difference!;
 
 describe("a difference svc cannot normalise is shown before publish", () => {
   test("runtimeDifferences names the differing types on Alloy only, once each", () => {
-    expect(runtimeDifferences("alloy", ["prometheus", "hostmetrics", "syslog", "hostmetrics", "otlp"]).map((d) => d.sourceType)).toEqual(["hostmetrics", "syslog"]);
+    expect(runtimeDifferences("alloy", ["prometheus", "hostmetrics", "syslog", "hostmetrics", "otlp"]).map((d) => d.sourceType)).toEqual([
+      "hostmetrics",
+      "syslog",
+    ]);
     expect(runtimeDifferences("otelcol", ["hostmetrics", "syslog"])).toEqual([]);
   });
 

@@ -82,9 +82,7 @@ export function checkAlloyStructure(text: string): void {
   const defined = [...text.matchAll(/^([a-z][a-z0-9_.]*) "([A-Za-z_][A-Za-z0-9_]*)" \{/gm)].map((m) => `${m[1]}.${m[2]}`);
   expect(new Set(defined).size).toBe(defined.length);
   const referenced = new Set(
-    [...code.matchAll(/\b((?:[a-z_]+\.)+[a-z_]+)\.([A-Za-z_][A-Za-z0-9_]*)\.(input|receiver|targets|rules)\b/g)].map(
-      (m) => `${m[1]}.${m[2]}`,
-    ),
+    [...code.matchAll(/\b((?:[a-z_]+\.)+[a-z_]+)\.([A-Za-z_][A-Za-z0-9_]*)\.(input|receiver|targets|rules)\b/g)].map((m) => `${m[1]}.${m[2]}`),
   );
   for (const r of referenced) expect(defined).toContain(r);
   for (const d of defined) {

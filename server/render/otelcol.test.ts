@@ -29,7 +29,10 @@ describe("scalars are written so yaml.v3 cannot read another type", () => {
   const withTricky = {
     ...input,
     destinations: new Map([
-      ["dst-gw", { ...destination, config: { ...destination.config, headers: Object.fromEntries(names.map((t, i) => [t, plain(tricky[(i + 1) % tricky.length]!)])) } }],
+      [
+        "dst-gw",
+        { ...destination, config: { ...destination.config, headers: Object.fromEntries(names.map((t, i) => [t, plain(tricky[(i + 1) % tricky.length]!)])) } },
+      ],
     ]),
     activations: { ...input.activations, destinations: input.activations.destinations.map((d) => ({ ...d, configOverrides: { tls: { insecure: true } } })) },
   };
@@ -38,7 +41,8 @@ describe("scalars are written so yaml.v3 cannot read another type", () => {
   test("every string value is double-quoted; numbers and booleans are plain", () => {
     const values = scalars(text).filter((s) => !s.key);
     expect(values.length).toBeGreaterThan(10);
-    for (const s of values) expect({ value: s.value, type: s.type }).toEqual({ value: s.value, type: typeof s.value === "string" ? Scalar.QUOTE_DOUBLE : Scalar.PLAIN });
+    for (const s of values)
+      expect({ value: s.value, type: s.type }).toEqual({ value: s.value, type: typeof s.value === "string" ? Scalar.QUOTE_DOUBLE : Scalar.PLAIN });
     expect(text).toContain('"0b101"');
     expect(text).toContain("insecure: true");
   });
@@ -56,10 +60,14 @@ describe("scalars are written so yaml.v3 cannot read another type", () => {
 
   test("strings are one JSON-escaped line each, whatever they hold", () => {
     // An HTTP destination: its header values may hold tabs and non-ASCII text, which gRPC metadata may not.
-    const http = { ...destination, type: "otlphttp", config: { endpoint: "http://gateway:4318", headers: { X: plain("a\tb é 😀 \\ \"q\"") } } };
-    const multi = { ...input, destinations: new Map([["dst-gw", http]]), activations: { ...input.activations, destinations: input.activations.destinations.map((d) => ({ ...d, configOverrides: {} })) } };
+    const http = { ...destination, type: "otlphttp", config: { endpoint: "http://gateway:4318", headers: { X: plain('a\tb é 😀 \\ "q"') } } };
+    const multi = {
+      ...input,
+      destinations: new Map([["dst-gw", http]]),
+      activations: { ...input.activations, destinations: input.activations.destinations.map((d) => ({ ...d, configOverrides: {} })) },
+    };
     const out = renderOtelcol(multi);
-    expect(out).toContain(`X: ${JSON.stringify("a\tb é 😀 \\ \"q\"")}`);
+    expect(out).toContain(`X: ${JSON.stringify('a\tb é 😀 \\ "q"')}`);
     const doc = parseDocument(out);
     expect(isScalar(doc.getIn(["exporters", "otlphttp/gateway", "headers", "X"], true))).toBe(true);
   });

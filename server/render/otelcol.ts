@@ -59,7 +59,9 @@ export function renderOtelcolPlan(plan: Plan, header: readonly string[], target:
     const component = s.type.otelcol(s.config as never, target);
     const tooOld = versionProblem(component.type, target);
     if (tooOld !== undefined) {
-      throw new ValidationError(`The configuration cannot be rendered: source '${s.name}': ${tooOld}.`, [{ path: "collector.version", message: `source '${s.name}': ${tooOld}` }]);
+      throw new ValidationError(`The configuration cannot be rendered: source '${s.name}': ${tooOld}.`, [
+        { path: "collector.version", message: `source '${s.name}': ${tooOld}` },
+      ]);
     }
     const key = id(component.type, s.name);
     receivers[key] = component.config;

@@ -33,7 +33,12 @@ function paths(flow: Flow): ChainProcessor[][] {
       const p = byName.get(name);
       if (!p) return [[]];
       const here: ChainProcessor = { nodeId: p.nodeId, type: p.type.type, config: p.config };
-      return walk(p.next.filter((t) => t.kind === "processor").map((t) => t.name).concat(p.next.some((t) => t.kind === "destination") ? ["<out>"] : [])).map((rest) => [here, ...rest]);
+      return walk(
+        p.next
+          .filter((t) => t.kind === "processor")
+          .map((t) => t.name)
+          .concat(p.next.some((t) => t.kind === "destination") ? ["<out>"] : []),
+      ).map((rest) => [here, ...rest]);
     });
   return walk(flow.entry.map((t) => (t.kind === "processor" ? t.name : "<out>")));
 }
@@ -83,7 +88,10 @@ function refusal(render: () => unknown): ValidationError {
 }
 
 describe("every golden case's log filters decide the same on both runtimes", () => {
-  const cases = readdirSync(TESTDATA, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const cases = readdirSync(TESTDATA, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   for (const name of cases) {
     test(name, () => {
       const c = loadCase(name);
@@ -110,7 +118,10 @@ describe("every golden case's log filters decide the same on both runtimes", () 
 // ---- Routes per source type ------------------------------------------------------------------
 
 const SOURCE_CONFIGS: Record<LogSourceType, Record<string, unknown>[]> = {
-  syslog: [{ protocol: "rfc5424", transport: "tcp" }, { protocol: "rfc3164", transport: "udp" }],
+  syslog: [
+    { protocol: "rfc5424", transport: "tcp" },
+    { protocol: "rfc3164", transport: "udp" },
+  ],
   journald: [{}, { units: ["sshd", "cron.service"] }],
   filelog: [{ include: ["/var/log/nginx/*.log"] }],
   otlp: [{}],
@@ -139,7 +150,11 @@ function collectorWith(type: LogSourceType, config: Record<string, unknown>, con
     sources: new Map([[source.id, source]]),
     destinations: new Map([["dst", { id: "dst", name: "backend", type: "otlphttp", config: { endpoint: "https://logs.example.com" } } as never]]),
     pipelines: new Map([[pipeline.id, pipeline]]),
-    activations: { collectorId: "c", sources: [{ sourceId: "src", configOverrides: {} }], destinations: [{ destinationId: "dst", configOverrides: {}, tags: {} }] },
+    activations: {
+      collectorId: "c",
+      sources: [{ sourceId: "src", configOverrides: {} }],
+      destinations: [{ destinationId: "dst", configOverrides: {}, tags: {} }],
+    },
     routes: [{ id: "r", collectorId: "c", sourceId: "src", pipelineId: "p" }],
   } as CollectorConfigInput;
 }
@@ -302,7 +317,10 @@ describe("what a processor reads", () => {
       ],
     };
     expect(runtimeRProblems("syslog", at("transform", transform))).toEqual([
-      { path: "p.log_statements[1].statements[1]", message: expect.stringContaining('statement "replace_pattern(body, \\"a\\", \\"b\\")" reads body, and a syslog record\'s body is') },
+      {
+        path: "p.log_statements[1].statements[1]",
+        message: expect.stringContaining('statement "replace_pattern(body, \\"a\\", \\"b\\")" reads body, and a syslog record\'s body is'),
+      },
     ]);
     expect(runtimeRProblems("otlp", at("transform", transform))).toEqual([]);
     const metrics = { metric_statements: [{ context: "datapoint", statements: ['set(attributes["x"], "y")'] }] };
@@ -363,7 +381,12 @@ describe("the parity table says what the modelled records show", () => {
 describe("filelog parsing builds the same record on both runtimes", () => {
   /** Attributes in key order, so the comparison does not depend on the order each runtime sets them. */
   const normal = (r: LogRecord | null) =>
-    r && { body: r.body, severityNumber: r.severityNumber ?? 0, severityText: r.severityText, attributes: [...(r.attributes ?? [])].sort((a, b) => (a.key < b.key ? -1 : 1)) };
+    r && {
+      body: r.body,
+      severityNumber: r.severityNumber ?? 0,
+      severityText: r.severityText,
+      attributes: [...(r.attributes ?? [])].sort((a, b) => (a.key < b.key ? -1 : 1)),
+    };
   const parsers: Record<string, unknown>[] = [
     { format: "json", severity: { field: "log.level" } },
     { format: "json", severity: { field: "level" } },

@@ -255,9 +255,7 @@ export interface RuntimeParity {
 /** Log source types with a parity verdict: those modelled part by part, and those that differ as a whole. */
 const PARITY_LOG_TYPES: readonly string[] = [
   ...LOG_SOURCE_TYPES,
-  ...SOURCE_TYPES
-    .filter((t) => t.signals.includes("logs") && t.delivery.differsAs === "whole")
-    .map((t) => t.type),
+  ...SOURCE_TYPES.filter((t) => t.signals.includes("logs") && t.delivery.differsAs === "whole").map((t) => t.type),
 ];
 
 /** The log source types that may feed a pipeline: its source nodes' sources, or every log source type when a node has no ref. */

@@ -226,16 +226,12 @@ describe("preview problems", () => {
       path: "pipelines[p-mixed].topology.nodes[files].ref",
       message: "source 'src-files' does not exist",
     });
-    expect(problem(() => renderPipelinePreview(c.pipeline, c.sources, new Map(), "alloy")).path).toBe(
-      "pipelines[p-mixed].topology.nodes[loki].ref",
-    );
+    expect(problem(() => renderPipelinePreview(c.pipeline, c.sources, new Map(), "alloy")).path).toBe("pipelines[p-mixed].topology.nodes[loki].ref");
   });
 
   test("a referenced source of another signal", () => {
     const metrics = { ...c.pipeline, signal: "metrics" as const };
-    expect(problem(() => renderPipelinePreview(metrics, c.sources, c.destinations, "otelcol")).message).toContain(
-      "does not produce metrics",
-    );
+    expect(problem(() => renderPipelinePreview(metrics, c.sources, c.destinations, "otelcol")).message).toContain("does not produce metrics");
   });
 
   test("a processor whose config is invalid names its path", () => {
@@ -304,7 +300,11 @@ describe("sensitive fields", () => {
 
   test("no processor has a sensitive field: the plan renders those of sources and destinations only", () => {
     expect(PROCESSOR_TYPES.filter((t) => hasSensitive(t.schema)).map((t) => t.type)).toEqual([]);
-    expect(DESTINATION_TYPES.filter((t) => hasSensitive(t.schema)).map((t) => t.type).sort()).toEqual(["loki", "otlp", "otlphttp", "prometheusremotewrite"]);
+    expect(
+      DESTINATION_TYPES.filter((t) => hasSensitive(t.schema))
+        .map((t) => t.type)
+        .sort(),
+    ).toEqual(["loki", "otlp", "otlphttp", "prometheusremotewrite"]);
   });
 });
 

@@ -89,7 +89,9 @@ export interface ReferencedField {
 
 /** The referenced fields of one planned config; `where` names a field by its keys. */
 function referencedFields(type: ComponentType, config: Record<string, unknown>, where: (path: string[]) => string): ReferencedField[] {
-  return templatedLeaves(type.schema, config).flatMap((leaf) => (leaf.schema === undefined ? [] : [{ path: where(leaf.path), text: leaf.text, schema: leaf.schema }]));
+  return templatedLeaves(type.schema, config).flatMap((leaf) =>
+    leaf.schema === undefined ? [] : [{ path: where(leaf.path), text: leaf.text, schema: leaf.schema }],
+  );
 }
 
 /** A render-time problem, named by the path of what causes it. */
@@ -125,9 +127,7 @@ function renderValue(value: unknown, at: string): unknown {
 /** Names a sensitive value of a merged config: in the collector's overrides when they set it, else in the record. */
 function mergedPath(kind: "sources" | "destinations", id: string, overrides: Record<string, unknown>): (path: string[]) => string {
   return (path) =>
-    valueAt(overrides, path) !== undefined
-      ? pathText(`activations.${kind}[${id}].configOverrides`, path)
-      : pathText(`${kind}[${id}].config`, path);
+    valueAt(overrides, path) !== undefined ? pathText(`activations.${kind}[${id}].configOverrides`, path) : pathText(`${kind}[${id}].config`, path);
 }
 
 function byId<T extends { id: string }>(a: T, b: T): number {
@@ -315,7 +315,8 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
   const matched: Join[] = [...matchedIds].sort().flatMap((pipelineId) => {
     const pipeline = input.pipelines.get(pipelineId) ?? fail(`pipelines[${pipelineId}]`, `pipeline '${pipelineId}' does not exist`);
     const refs = new Map<string, TopologyNode>();
-    for (const node of [...pipeline.topology.nodes].sort(byId)) if (node.kind === "source" && node.ref !== undefined && !refs.has(node.ref)) refs.set(node.ref, node);
+    for (const node of [...pipeline.topology.nodes].sort(byId))
+      if (node.kind === "source" && node.ref !== undefined && !refs.has(node.ref)) refs.set(node.ref, node);
     return [...refs.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .filter(([ref]) => !joined.has(`${ref} ${pipeline.id}`))
@@ -343,8 +344,7 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
   }
 
   const activeDestinations = new Map(activations.destinations.map((a) => [a.destinationId, a]));
-  const destinationRecord = (id: string, path: string): DestinationRecord =>
-    input.destinations.get(id) ?? fail(path, `destination '${id}' does not exist`);
+  const destinationRecord = (id: string, path: string): DestinationRecord => input.destinations.get(id) ?? fail(path, `destination '${id}' does not exist`);
   const accepts = (id: string, signal: Signal): boolean =>
     findType("destination", destinationRecord(id, `activations.destinations[${id}]`).type)?.signals.includes(signal) ?? false;
   const collector = `collector '${input.collector.id}'`;
@@ -366,20 +366,14 @@ export function planCollector(input: CollectorConfigInput, runtime?: Runtime): P
             const destination = destinationRecord(node.ref, `${path}.ref`);
             // A pipeline the collector matches brings its destinations; a route alone needs them active.
             if (!matched && !activeDestinations.has(destination.id)) {
-              fail(
-                `${path}.ref`,
-                `destination node '${node.id}' names destination '${destination.id}', which is not active on ${collector}`,
-              );
+              fail(`${path}.ref`, `destination node '${node.id}' names destination '${destination.id}', which is not active on ${collector}`);
             }
             destinationType(destination, `${path}.ref`, pipeline.signal, what);
             return [destination.id];
           }
           const matching = [...activeDestinations.keys()].sort().filter((id) => accepts(id, pipeline.signal));
           if (matching.length === 0 && !matched) {
-            fail(
-              path,
-              `destination node '${node.id}' stands for every active destination that accepts ${pipeline.signal}, and ${collector} has none`,
-            );
+            fail(path, `destination node '${node.id}' stands for every active destination that accepts ${pipeline.signal}, and ${collector} has none`);
           }
           return matching;
         },
@@ -454,7 +448,10 @@ export function planPreview(
   const at = `pipelines[${pipeline.id}].topology`;
   const sourceNodes = pipeline.topology.nodes.filter((n) => n.kind === "source").sort(byId);
   const unreferenced = (kind: TopologyNode["kind"]) =>
-    pipeline.topology.nodes.filter((n) => n.kind === kind && n.ref === undefined).map((n) => n.id).sort();
+    pipeline.topology.nodes
+      .filter((n) => n.kind === kind && n.ref === undefined)
+      .map((n) => n.id)
+      .sort();
 
   const sourceNames = new NameTable();
   const sources = new Map<string, PlannedSource>();
@@ -506,29 +503,23 @@ export function planPreview(
   const destinationNames = new NameTable();
   const keys = usedDestinationKeys(flows);
   const ordered = [...keys.filter((k) => k !== STAND_IN), ...keys.filter((k) => k === STAND_IN)];
-  const destinations = ordered.map(
-    (key): PlannedDestination => {
-      if (key === STAND_IN) {
-        const type = findType("destination", "debug")!;
-        const unwired = runtime === "alloy" && type.alloyUnavailable !== undefined;
-        return {
-          name: destinationNames.claim("preview"),
-          type,
-          config: validateComponentConfig("destination", "debug", {}),
-          comments: [
-            unwired
-              ? unwiredNote(openDestinations, type.alloyUnavailable!)
-              : standInNote("destination", openDestinations, "debug exporter"),
-          ],
-        };
-      }
-      const record = destinationRecords.get(key)!;
-      const root = `destinations[${record.id}].config`;
-      const type = findType("destination", record.type)!;
-      const config = renderable(type, validateComponentConfig("destination", record.type, record.config, root), (p) => pathText(root, p));
-      return { name: destinationNames.claim(record.name, record.id), type, config, comments: [] };
-    },
-  );
+  const destinations = ordered.map((key): PlannedDestination => {
+    if (key === STAND_IN) {
+      const type = findType("destination", "debug")!;
+      const unwired = runtime === "alloy" && type.alloyUnavailable !== undefined;
+      return {
+        name: destinationNames.claim("preview"),
+        type,
+        config: validateComponentConfig("destination", "debug", {}),
+        comments: [unwired ? unwiredNote(openDestinations, type.alloyUnavailable!) : standInNote("destination", openDestinations, "debug exporter")],
+      };
+    }
+    const record = destinationRecords.get(key)!;
+    const root = `destinations[${record.id}].config`;
+    const type = findType("destination", record.type)!;
+    const config = renderable(type, validateComponentConfig("destination", record.type, record.config, root), (p) => pathText(root, p));
+    return { name: destinationNames.claim(record.name, record.id), type, config, comments: [] };
+  });
   return finish([...sources.values()], ordered, destinations, flows);
 }
 

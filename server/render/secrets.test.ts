@@ -77,7 +77,11 @@ describe("delivery puts each secret in as the writer would have written it", () 
     expect(out).toBe('a: "t$$"\nb: "t$$"\n');
     expect(opened).toBe(1);
     const plain = renderOtelcol(loadCase("metrics").input!);
-    expect(await deliverable("otelcol", plain, async () => { throw new Error("nothing to open"); })).toBe(plain);
+    expect(
+      await deliverable("otelcol", plain, async () => {
+        throw new Error("nothing to open");
+      }),
+    ).toBe(plain);
   });
 
   test("quoting per runtime: the collector's `$$` escape in YAML, Go quoting in Alloy", () => {

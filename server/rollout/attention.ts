@@ -54,7 +54,8 @@ export class Attention {
       const reasons = targetReasons(collector, data);
       if (reasons.includes("failed")) out.failed.push({ collectorId, name: collector.name, error: data.error });
       if (reasons.includes("pinned")) out.pinned.push({ collectorId, name: collector.name, ...data.pinned! });
-      if (reasons.includes("drifted")) out.drifted.push({ collectorId, name: collector.name, reason: data.drift!.reason ?? null, checkedAt: data.drift!.checkedAt });
+      if (reasons.includes("drifted"))
+        out.drifted.push({ collectorId, name: collector.name, reason: data.drift!.reason ?? null, checkedAt: data.drift!.checkedAt });
     }
     for (const { data } of failures) {
       const collector = await this.collectors.get(data.collectorId).catch(() => null);

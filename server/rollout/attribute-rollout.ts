@@ -128,7 +128,16 @@ export class AttributeRollouts {
         const hash = hashOf.get(collectorId)!;
         const at = commitOf.get(collectorId)!;
         if (index === 0) {
-          const entry = { seq: (target?.data.targetSeq ?? 0) + 1, commit: at, hash, time: now, state: "outdated" as const, actor: who.actor, cause: "attributes" as const, rolloutId: id };
+          const entry = {
+            seq: (target?.data.targetSeq ?? 0) + 1,
+            commit: at,
+            hash,
+            time: now,
+            state: "outdated" as const,
+            actor: who.actor,
+            cause: "attributes" as const,
+            rolloutId: id,
+          };
           ops.push(...targetWrites(collectorId, entry, target?.version ?? "absent"));
         } else {
           const data: PendingTarget = { hash, ...(at !== commit ? { commit: at } : {}) };
@@ -195,10 +204,26 @@ export class AttributeRollouts {
 
   /** A change of what collectors run needs config:publish and no staged rollout in progress. */
   private async mayDeploy(who: Actor, changing: Collector[], mayPublish: boolean): Promise<void> {
-    const names = changing.slice(0, 3).map((c) => c.name).join(", ") + (changing.length > 3 ? ", …" : "");
+    const names =
+      changing
+        .slice(0, 3)
+        .map((c) => c.name)
+        .join(", ") + (changing.length > 3 ? ", …" : "");
     if (!mayPublish) {
       const what = `an edit that changes what ${changing.length} collector(s) run`;
-      await this.store.write([], [auditEntry(who, "auth.denied", "collector", null, { scope: "config:publish", reason: what, collectorIds: changing.slice(0, 100).map((c) => c.id) }, "denied")]);
+      await this.store.write(
+        [],
+        [
+          auditEntry(
+            who,
+            "auth.denied",
+            "collector",
+            null,
+            { scope: "config:publish", reason: what, collectorIds: changing.slice(0, 100).map((c) => c.id) },
+            "denied",
+          ),
+        ],
+      );
       throw new ForbiddenError(
         "config:publish",
         `This edit changes what ${changing.length} collector(s) run (${names}), which is a deployment: it needs the scope 'config:publish', which the credential does not have. Ask for its plan first to see the change.`,
@@ -220,7 +245,10 @@ export class AttributeRollouts {
    */
   private async render(edits: readonly CollectorEdit[]): Promise<EditRender> {
     const fleetPublish = await latestFleetPublish(this.store);
-    const targets = await this.store.getMany<CollectorConfig>(CONFIGS, edits.filter((e) => e.before !== null).map((e) => e.after.id));
+    const targets = await this.store.getMany<CollectorConfig>(
+      CONFIGS,
+      edits.filter((e) => e.before !== null).map((e) => e.after.id),
+    );
     const byCommit = new Map<string, Collector[]>();
     const commitOf = new Map<string, string>();
     for (const { after } of edits) {

@@ -58,7 +58,9 @@ function inWorker(request: DriftRequest): Promise<Drift> {
     };
     const timer = setTimeout(() => {
       const seconds = DRIFT_BUDGET_MS / 1000;
-      finish(false, () => resolve({ drifted: false, diff: null, reason: `comparing the effective config with the target took longer than ${seconds} s; drift is not known` }));
+      finish(false, () =>
+        resolve({ drifted: false, diff: null, reason: `comparing the effective config with the target took longer than ${seconds} s; drift is not known` }),
+      );
     }, DRIFT_BUDGET_MS);
     worker.onmessage = ({ data }: MessageEvent<DriftReply>) => {
       if (data.kind === "done") finish(true, () => resolve(data.drift));

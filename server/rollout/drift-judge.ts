@@ -76,7 +76,11 @@ export class DriftJudge {
   /** Why the kept effective config cannot tell drift: the collector reported a newer one that was not read or not kept. */
   private unknown(collectorId: string, effective: EffectiveConfig): Drift | null {
     if (this.intake.pending(collectorId)) {
-      return { drifted: false, diff: null, reason: "the collector reported a newer effective config, not read yet (over its report rate); drift is judged when it is" };
+      return {
+        drifted: false,
+        diff: null,
+        reason: "the collector reported a newer effective config, not read yet (over its report rate); drift is judged when it is",
+      };
     }
     if (effective.refused && effective.refused.at >= effective.reportedAt) {
       return { drifted: false, diff: null, reason: "the collector's last effective config was too large to keep; drift is not known" };

@@ -98,7 +98,7 @@ describe("otelcol", () => {
     const drift = configDrift("otelcol", target, reported(removed));
     expect(drift.drifted).toBe(true);
     expect(drift.reason).toBe("service.pipelines.traces/apps missing");
-    expect(changes(drift.diff)).toEqual(["-    traces/apps:", "-      exporters:", '-        - otlp/gateway', "-      receivers:", "-        - otlp/apps"]);
+    expect(changes(drift.diff)).toEqual(["-    traces/apps:", "-      exporters:", "-        - otlp/gateway", "-      receivers:", "-        - otlp/apps"]);
   });
 
   test("a pipeline svc did not deliver is drift; the supervisor's and the bootstrap's idle ones are not", () => {
@@ -160,14 +160,19 @@ describe("otelcol", () => {
   });
 
   test("`${env:…}` matches whatever it expanded to, `$$` only a single `$`", () => {
-    const expandedTo = (value: string) => collector.replace("- name: X-Tenant\n              value: '[REDACTED]'", `- name: X-Tenant\n              value: '${value}'`);
+    const expandedTo = (value: string) =>
+      collector.replace("- name: X-Tenant\n              value: '[REDACTED]'", `- name: X-Tenant\n              value: '${value}'`);
     expect(configDrift("otelcol", target, reported(expandedTo("team$blue"))).drifted).toBe(false);
     expect(configDrift("otelcol", target, reported(expandedTo("team$$blue"))).drifted).toBe(false);
     expect(configDrift("otelcol", target, reported(expandedTo("team-blue"))).drifted).toBe(true);
 
     const withEnv = target.replace('endpoint: "https://otlp.example.com"', 'endpoint: "https://${env:BACKEND_HOST}/otlp"');
-    expect(configDrift("otelcol", withEnv, reported(collector.replace("endpoint: https://otlp.example.com", "endpoint: https://otlp.internal/otlp"))).drifted).toBe(false);
-    expect(configDrift("otelcol", withEnv, reported(collector.replace("endpoint: https://otlp.example.com", "endpoint: http://otlp.internal/otlp"))).drifted).toBe(true);
+    expect(
+      configDrift("otelcol", withEnv, reported(collector.replace("endpoint: https://otlp.example.com", "endpoint: https://otlp.internal/otlp"))).drifted,
+    ).toBe(false);
+    expect(
+      configDrift("otelcol", withEnv, reported(collector.replace("endpoint: https://otlp.example.com", "endpoint: http://otlp.internal/otlp"))).drifted,
+    ).toBe(true);
   });
 
   test("durations compare by length, numbers by value; a changed one is drift", () => {
@@ -191,17 +196,35 @@ describe("otelcol", () => {
     const withTelemetry = target.replace("service:\n", 'service:\n  telemetry:\n    logs:\n      encoding: "console"\n');
     expect(configDrift("otelcol", withTelemetry, reported(collector)).drifted).toBe(false);
 
-    const withExtension = target.replace("service:\n", 'extensions:\n  file_storage/queue:\n    directory: "/var/lib/otelcol"\nservice:\n  extensions:\n    - "file_storage/queue"\n');
+    const withExtension = target.replace(
+      "service:\n",
+      'extensions:\n  file_storage/queue:\n    directory: "/var/lib/otelcol"\nservice:\n  extensions:\n    - "file_storage/queue"\n',
+    );
     const running = collector
       .replace("extensions:\n    opamp:\n", "extensions:\n    file_storage/queue:\n        directory: /var/lib/otelcol\n    opamp:\n")
       .replace("    extensions:\n        - opamp\n", "    extensions:\n        - file_storage/queue\n        - opamp\n");
     expect(configDrift("otelcol", withExtension, reported(running)).drifted).toBe(false);
-    expect(configDrift("otelcol", withExtension, reported(collector))).toMatchObject({ drifted: true, reason: "extensions.file_storage/queue missing; service.extensions differs" });
+    expect(configDrift("otelcol", withExtension, reported(collector))).toMatchObject({
+      drifted: true,
+      reason: "extensions.file_storage/queue missing; service.extensions differs",
+    });
   });
 
   test("a report built to blow up on aliases is refused, not expanded", () => {
-    const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]", ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(", ")}]`)].join("\n");
-    expect(configDrift("otelcol", target, reported(bomb))).toMatchObject({ drifted: false, reason: "the effective config is not YAML this comparison can read" });
+    const bomb = [
+      "a: &a [x, x, x, x, x, x, x, x, x, x]",
+      ...Array.from(
+        { length: 8 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10)
+            .fill(`*${String.fromCharCode(97 + i)}`)
+            .join(", ")}]`,
+      ),
+    ].join("\n");
+    expect(configDrift("otelcol", target, reported(bomb))).toMatchObject({
+      drifted: false,
+      reason: "the effective config is not YAML this comparison can read",
+    });
   });
 
   test("the idle target is what the collector runs on its nop pipeline", () => {
@@ -218,7 +241,8 @@ describe("otelcol", () => {
       "      exporters:",
       '        - "nop"',
     ].join("\n");
-    const running = "exporters:\n    nop: null\nreceivers:\n    nop: null\nservice:\n    pipelines:\n        logs/idle:\n            exporters: [nop]\n            receivers: [nop]\n        metrics:\n            exporters: [nop]\n            receivers: [nop]\n";
+    const running =
+      "exporters:\n    nop: null\nreceivers:\n    nop: null\nservice:\n    pipelines:\n        logs/idle:\n            exporters: [nop]\n            receivers: [nop]\n        metrics:\n            exporters: [nop]\n            receivers: [nop]\n";
     expect(configDrift("otelcol", idle, reported(running))).toEqual({ drifted: false, diff: null });
   });
 

@@ -307,7 +307,7 @@ function expanded(text: string): RegExp {
   return new RegExp(`^${pattern}$`);
 }
 
-const DURATION_UNITS: Record<string, number> = { ns: 1, us: 1e3, "µs": 1e3, "μs": 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
+const DURATION_UNITS: Record<string, number> = { ns: 1, us: 1e3, µs: 1e3, μs: 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
 const DURATION = /^[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/;
 
 /** A Go `time.ParseDuration` string as nanoseconds (`1m0s`, `90s`, `1.5h`); null when it is not one. */

@@ -82,7 +82,11 @@ test("the first start over older state marks every rollout but the latest not_re
 test("a later rollout takes the collectors it changes out of an older open rollout's counts, and looks at it again", async () => {
   await store.write([{ op: "put", collection: ENDS_SINCE.collection, id: ENDS_SINCE.id, data: { at: "2026-01-01T00:00:00.000Z" } }]);
   const handed: (string[] | undefined)[] = [];
-  ends = new RolloutEnds(store, { recordEnd: async (id, handedOn) => (asked.push(id), handed.push(handedOn && [...handedOn].sort()), false) }, pino({ level: "silent" }));
+  ends = new RolloutEnds(
+    store,
+    { recordEnd: async (id, handedOn) => (asked.push(id), handed.push(handedOn && [...handedOn].sort()), false) },
+    pino({ level: "silent" }),
+  );
   ends.start();
   await store.write([{ op: "put", collection: ROLLOUTS, id: "r1", data: rollout("r1", ["a", "b", "c"]) }]);
   await until(() => asked.length >= 1);
@@ -97,7 +101,16 @@ test("a change to a target of an open rollout looks at it again until it has end
   start();
   await store.write([
     { op: "put", collection: ROLLOUTS, id: "r1", data: rollout("r1", ["a", "b"]) },
-    { op: "put", collection: ROLLOUTS, id: "old", data: rollout("old", ["a"], { at: "2026-01-01T00:00:00.000Z", outcome: "completed", counts: { current: 1, applying: 0, failed: 0, outdated: 0, offline: 0, reporting_only: 0, queued: 0 } }) },
+    {
+      op: "put",
+      collection: ROLLOUTS,
+      id: "old",
+      data: rollout("old", ["a"], {
+        at: "2026-01-01T00:00:00.000Z",
+        outcome: "completed",
+        counts: { current: 1, applying: 0, failed: 0, outdated: 0, offline: 0, reporting_only: 0, queued: 0 },
+      }),
+    },
   ]);
   await until(() => asked.length >= 1);
   expect(asked).toEqual(["r1"]);

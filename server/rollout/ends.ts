@@ -101,7 +101,10 @@ export class RolloutEnds {
     }
     ops.push({ op: "put", collection: ENDS_SINCE.collection, id: ENDS_SINCE.id, data: { at }, expect: "absent" });
     try {
-      await this.store.write(ops, ops.length > 1 ? [auditEntry(SYSTEM_ACTOR, "rollout.end", "rollout", null, { outcome: "not_recorded", rollouts: ops.length - 1 })] : []);
+      await this.store.write(
+        ops,
+        ops.length > 1 ? [auditEntry(SYSTEM_ACTOR, "rollout.end", "rollout", null, { outcome: "not_recorded", rollouts: ops.length - 1 })] : [],
+      );
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error;
     }

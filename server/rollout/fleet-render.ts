@@ -15,7 +15,6 @@ import { nextTurn } from "../lib/next-turn.ts";
 /** Collectors rendered between turns of the event loop. */
 const RENDER_SLICE = 1000;
 
-
 export interface FleetRender {
   rendered: { collector: Collector; config: RenderedConfig }[];
   pinned: Collector[];
@@ -56,8 +55,17 @@ export function skippedOf(fleet: Pick<FleetRender, "failed">): SkippedCollector[
 export function mergeRenders(renders: readonly FleetRender[]): FleetRender {
   const byId = <T>(items: T[], id: (item: T) => string) => items.sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
   return {
-    rendered: byId(renders.flatMap((r) => r.rendered), (r) => r.collector.id),
-    pinned: byId(renders.flatMap((r) => r.pinned), (c) => c.id),
-    failed: byId(renders.flatMap((r) => r.failed), (f) => f.collector.id),
+    rendered: byId(
+      renders.flatMap((r) => r.rendered),
+      (r) => r.collector.id,
+    ),
+    pinned: byId(
+      renders.flatMap((r) => r.pinned),
+      (c) => c.id,
+    ),
+    failed: byId(
+      renders.flatMap((r) => r.failed),
+      (f) => f.collector.id,
+    ),
   };
 }

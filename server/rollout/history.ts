@@ -118,9 +118,10 @@ export class TargetHistory {
     const doc = await this.store.get<CollectorConfig>(CONFIGS, collectorId);
     if (!doc?.data.pinned) throw new ConflictError("This collector is not pinned.", "not_pinned");
     const { pinned: _, ...rest } = doc.data;
-    await this.store.write([{ op: "put", collection: CONFIGS, id: collectorId, data: rest, expect: doc.version }], [
-      auditEntry(who, "config.unpin", "collector", collectorId, { seq: rest.targetSeq }),
-    ]);
+    await this.store.write(
+      [{ op: "put", collection: CONFIGS, id: collectorId, data: rest, expect: doc.version }],
+      [auditEntry(who, "config.unpin", "collector", collectorId, { seq: rest.targetSeq })],
+    );
   }
 
   /**
@@ -130,7 +131,8 @@ export class TargetHistory {
   async retry(who: Actor, collectorId: string): Promise<void> {
     await this.collectors.get(collectorId);
     const doc = await this.store.get<CollectorConfig>(CONFIGS, collectorId);
-    if (!doc?.data.collectorRollback) throw new ConflictError("The collector did not roll back from its target; there is nothing to retry.", "nothing_to_retry");
+    if (!doc?.data.collectorRollback)
+      throw new ConflictError("The collector did not roll back from its target; there is nothing to retry.", "nothing_to_retry");
     const { collectorRollback: _, ...rest } = doc.data;
     const entry = await this.store.get<HistoryEntry>(HISTORY, historyId(collectorId, rest.targetSeq));
     // The entry is offered again: what the collector did with it last time is no longer what became of it.

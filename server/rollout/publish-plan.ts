@@ -44,7 +44,12 @@ export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
     changes: [],
     groups: [],
     unchanged: 0,
-    pinned: fleet.pinned.map((c) => ({ collectorId: c.id, name: c.name, since: input.targets.get(c.id)!.pinned!.at, by: input.targets.get(c.id)!.pinned!.actor })),
+    pinned: fleet.pinned.map((c) => ({
+      collectorId: c.id,
+      name: c.name,
+      since: input.targets.get(c.id)!.pinned!.at,
+      by: input.targets.get(c.id)!.pinned!.actor,
+    })),
     errors: skippedOf(fleet),
     lacking: [],
     differences: [],

@@ -32,7 +32,16 @@ afterAll(async () => {
 
 function publishOf(): PublishWrite {
   const time = new Date().toISOString();
-  const rollout: Rollout = { id: Bun.randomUUIDv7(), kind: "publish", commit: "c2", actor: "user:a", startedAt: time, scope: "fleet", collectorIds: IDS, changed: IDS };
+  const rollout: Rollout = {
+    id: Bun.randomUUIDv7(),
+    kind: "publish",
+    commit: "c2",
+    actor: "user:a",
+    startedAt: time,
+    scope: "fleet",
+    collectorIds: IDS,
+    changed: IDS,
+  };
   return {
     rollout,
     who: { actor: "user:a", remoteAddr: "10.0.0.1" },
@@ -43,7 +52,9 @@ function publishOf(): PublishWrite {
       { op: "put", collection: LATEST.collection, id: LATEST.id, data: { rolloutId: rollout.id } },
     ],
     resumed: 0,
-    perCollector: IDS.map((id) => targetWrites(id, { seq: 1, commit: "c2", hash: "h2", time, state: "outdated", actor: "user:a", cause: "publish", rolloutId: rollout.id })),
+    perCollector: IDS.map((id) =>
+      targetWrites(id, { seq: 1, commit: "c2", hash: "h2", time, state: "outdated", actor: "user:a", cause: "publish", rolloutId: rollout.id }),
+    ),
     last: [{ op: "put", collection: "system", id: "fleet_publish", data: { commit: "c2", at: time } }],
   };
 }
@@ -97,9 +108,9 @@ for (const [name, open] of backends) {
           const rollout = (await store.get<Rollout>(ROLLOUTS, id))!.data;
           expect(rollout).toMatchObject({ changed: IDS.slice(0, written), collectorIds: IDS.slice(0, written), interrupted: { planned: IDS.length, written } });
           expect(targets.map((t) => [t.collectorId, t.rolloutId])).toEqual(IDS.slice(0, written).map((c) => [c, id]));
-          expect(audit.map((e) => ({ actor: e.actor, remoteAddr: e.remoteAddr, outcome: e.outcome, resourceId: e.resourceId, changed: e.details.changed }))).toEqual([
-            { actor: "user:a", remoteAddr: "10.0.0.1", outcome: "failure", resourceId: id, changed: written },
-          ]);
+          expect(
+            audit.map((e) => ({ actor: e.actor, remoteAddr: e.remoteAddr, outcome: e.outcome, resourceId: e.resourceId, changed: e.details.changed })),
+          ).toEqual([{ actor: "user:a", remoteAddr: "10.0.0.1", outcome: "failure", resourceId: id, changed: written }]);
           // The fleet's commit is only recorded once every target is.
           expect(await store.get("system", "fleet_publish")).toBeNull();
         } finally {
@@ -136,7 +147,13 @@ test("PostgreSQL: a publish another replica is still writing is not taken for in
     letGo();
     await writing;
     const rollout = (await b.get<Rollout>(ROLLOUTS, publish.rollout.id))!.data;
-    expect({ interrupted: rollout.interrupted, changed: rollout.changed.length, targets: await b.count(CONFIGS), markers: await b.count(WRITES), leases: await b.count(LEASES) }).toEqual({
+    expect({
+      interrupted: rollout.interrupted,
+      changed: rollout.changed.length,
+      targets: await b.count(CONFIGS),
+      markers: await b.count(WRITES),
+      leases: await b.count(LEASES),
+    }).toEqual({
       interrupted: undefined,
       changed: IDS.length,
       targets: IDS.length,

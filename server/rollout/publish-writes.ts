@@ -101,7 +101,10 @@ export class PublishWrites {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => void this.recover().catch((err) => this.log.warn({ err }, "rollout: looking for interrupted publishes failed")), RECOVER_EVERY_MS);
+    this.timer = setInterval(
+      () => void this.recover().catch((err) => this.log.warn({ err }, "rollout: looking for interrupted publishes failed")),
+      RECOVER_EVERY_MS,
+    );
     void this.recover().catch((err) => this.log.warn({ err }, "rollout: looking for interrupted publishes failed; the next look tries again"));
   }
 
@@ -121,7 +124,10 @@ export class PublishWrites {
       return;
     }
     const lease = leaseFor(this.store, leaseName(rollout.id), { ttlMs: LEASE_TTL_MS });
-    const renew = setInterval(() => void lease.renew().catch((err) => this.log.warn({ err, rolloutId: rollout.id }, "rollout: renewing a publish's lease failed")), LEASE_TTL_MS / 3);
+    const renew = setInterval(
+      () => void lease.renew().catch((err) => this.log.warn({ err, rolloutId: rollout.id }, "rollout: renewing a publish's lease failed")),
+      LEASE_TTL_MS / 3,
+    );
     this.writing.add(rollout.id);
     /** The marker's version once the first slice stored it. */
     let version: number | undefined;
@@ -132,7 +138,11 @@ export class PublishWrites {
         written += slice.collectors;
         const marker: RolloutWrite = { rolloutId: rollout.id, written, who: publish.who, details: publish.details };
         const head = i === 0 ? [...publish.first, ...lease.takeOps()] : [];
-        const docs = await this.store.write([...head, ...slice.ops, { op: "put", collection: WRITES, id: rollout.id, data: marker, expect: version ?? "absent" }]);
+        const docs = await this.store.write([
+          ...head,
+          ...slice.ops,
+          { op: "put", collection: WRITES, id: rollout.id, data: marker, expect: version ?? "absent" },
+        ]);
         version = docs[docs.length - 1]!.version;
       }
       await nextTurn();
@@ -142,7 +152,9 @@ export class PublishWrites {
       this.writing.delete(rollout.id);
       // Part of it is stored: record it as interrupted now; when that fails too, recovery does it once the lease has expired.
       if (version !== undefined) {
-        await this.recordInterrupted(rollout.id, lease).catch((err) => this.log.warn({ err, rolloutId: rollout.id }, "rollout: recording an interrupted publish failed; recovery tries again"));
+        await this.recordInterrupted(rollout.id, lease).catch((err) =>
+          this.log.warn({ err, rolloutId: rollout.id }, "rollout: recording an interrupted publish failed; recovery tries again"),
+        );
       }
       throw error;
     } finally {
@@ -202,7 +214,10 @@ export class PublishWrites {
       };
       try {
         await this.store.write(ops, [auditEntry(marker.data.who, "config.publish", "rollout", id, details, "failure", now)]);
-        this.log.warn({ rolloutId: id, ...rollout.interrupted }, "rollout: a publish was interrupted part way; recorded with what it wrote (publish again to deliver the rest)");
+        this.log.warn(
+          { rolloutId: id, ...rollout.interrupted },
+          "rollout: a publish was interrupted part way; recorded with what it wrote (publish again to deliver the rest)",
+        );
         return;
       } catch (error) {
         // A slice landed meanwhile (its writer was slow, not gone): read again.

@@ -122,7 +122,6 @@ export interface PendingTarget {
   commit?: string;
 }
 
-
 /**
  * What became of a pushed config: the latest is where it stands (current,
  * applying, failed, outdated); an earlier one failed, was rolled back by
@@ -237,7 +236,9 @@ export async function latestFleetPublish(store: Store): Promise<FleetPublish | n
  */
 export function rolloutSkipped(rollout: Rollout): SkippedCollector[] {
   return (rollout.skipped ?? []).map((entry: SkippedCollector | string) =>
-    typeof entry === "string" ? { collectorId: entry, name: entry, path: null, message: "its config could not be rendered (the reason was not recorded)" } : entry,
+    typeof entry === "string"
+      ? { collectorId: entry, name: entry, path: null, message: "its config could not be rendered (the reason was not recorded)" }
+      : entry,
   );
 }
 
@@ -256,7 +257,6 @@ export interface EffectiveConfig {
   /** The last report was not kept (too large): when and why; `files` are the last ones kept. */
   refused?: { at: string; reason: string };
 }
-
 
 /** The staged rollout with batches left to release (running or paused), with its version; null when there is none. */
 export async function activeStagedRollout(store: Store): Promise<Doc<Rollout> | null> {

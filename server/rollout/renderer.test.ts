@@ -106,10 +106,13 @@ test("a collector whose attributes match a pipeline's matchers runs it; one that
   expect(alloy.body).toContain('loki.source.file "system_logs"');
   expect(alloy.body).toContain('otelcol.exporter.otlp "gateway"');
   // environment is an attribute too, and the virtual collector.id.
-  const byEnvironment = fleetRenderer({
-    ...fleetSnapshot(),
-    pipelines: new Map([["p-fleet", { ...fleetSnapshot().pipelines.get("p-fleet")!, matchers: ["environment=prod", 'collector.id=~"edge-.*"'] }]]),
-  }, NONE);
+  const byEnvironment = fleetRenderer(
+    {
+      ...fleetSnapshot(),
+      pipelines: new Map([["p-fleet", { ...fleetSnapshot().pipelines.get("p-fleet")!, matchers: ["environment=prod", 'collector.id=~"edge-.*"'] }]]),
+    },
+    NONE,
+  );
   expect(byEnvironment({ ...collector("edge-1"), environment: "prod" }).body).toContain("filelog/system_logs:");
   expect(byEnvironment({ ...collector("core-1"), environment: "prod" }).body).not.toContain("filelog");
 });
@@ -180,11 +183,19 @@ function literal(values: Record<string, string>): Snapshot {
   const text = (s: string) => s.replace(/\{\{attr "([^"]+)"\}\}/g, (_, key: string) => values[key]!);
   const snap = injected();
   const fill = (value: unknown): unknown =>
-    typeof value === "string" ? text(value)
-    : Array.isArray(value) ? value.map(fill)
-    : typeof value === "object" && value !== null ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v)]))
-    : value;
-  return fill({ ...snap, sources: [...snap.sources.values()], destinations: [...snap.destinations.values()], pipelines: [...snap.pipelines.values()] }) as never;
+    typeof value === "string"
+      ? text(value)
+      : Array.isArray(value)
+        ? value.map(fill)
+        : typeof value === "object" && value !== null
+          ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v)]))
+          : value;
+  return fill({
+    ...snap,
+    sources: [...snap.sources.values()],
+    destinations: [...snap.destinations.values()],
+    pipelines: [...snap.pipelines.values()],
+  }) as never;
 }
 
 test("references are filled in per collector in both runtimes; equal values share bytes, and the hash is of the filled-in body", () => {
@@ -211,7 +222,7 @@ test("references are filled in per collector in both runtimes; equal values shar
 });
 
 /** Values a runtime's quoting must carry exactly: quotes, backslashes, `$`, the collector's expansion, braces, non-ASCII, backticks, a line feed. */
-const AWKWARD = ['a"b', "back\\slash\\", "$HOME $$", "${env:SECRET}", "}}", '{{attr "team"}}', "日本語 ✓ 😀", "`tick`", "line\nfeed", "\\\"", "tab\there"];
+const AWKWARD = ['a"b', "back\\slash\\", "$HOME $$", "${env:SECRET}", "}}", '{{attr "team"}}', "日本語 ✓ 😀", "`tick`", "line\nfeed", '\\"', "tab\there"];
 
 test("awkward values read back exactly: Runtime O's YAML (with the collector's $$ escape) and Alloy strings, OTTL literal included", async () => {
   const { parse } = await import("yaml");
@@ -242,7 +253,13 @@ test("any value the catalog's character rule accepts fills in as the same value 
       if (unwritableCharacter(value) !== undefined || value.includes("<secret:")) return;
       const values = { ...attributes, team: value };
       const raw = literal(values) as unknown as { sources: never[]; destinations: never[]; pipelines: never[] };
-      const plain = { sources: byId(raw.sources), destinations: byId(raw.destinations), pipelines: byId(raw.pipelines), activations: new Map(), routes: new Map() };
+      const plain = {
+        sources: byId(raw.sources),
+        destinations: byId(raw.destinations),
+        pipelines: byId(raw.pipelines),
+        activations: new Map(),
+        routes: new Map(),
+      };
       expect(render(withTags("o", values)).body).toBe(fleetRenderer(plain, NONE)(withTags("o", values)).body);
       const alloy = render(withTags("r", values, "rcfg-remotecfg")).body;
       const [statement] = JSON.parse(/statements = (\[.*\])/.exec(alloy)![1]!) as string[];
@@ -270,7 +287,12 @@ test("a collector lacking a referenced attribute cannot be rendered: the error n
   expect(render(withTags("staging", { env: "staging" })).body).toContain("No routes");
   // environment and the virtual collector.* attributes are attributes too; set ones win over reported ones.
   const byName = fleetRenderer(injected({ team: '{{attr "collector.name"}}/{{attr "environment"}}' }), NONE);
-  const named = byName({ ...withTags("edge-2", attributes), environment: "live", reported: { team: "x", datacenter: "reported" }, tags: { ...attributes, datacenter: "set" } });
+  const named = byName({
+    ...withTags("edge-2", attributes),
+    environment: "live",
+    reported: { team: "x", datacenter: "reported" },
+    tags: { ...attributes, datacenter: "set" },
+  });
   expect(named.body).toContain('value: "edge-2/live"');
   expect(named.body).toContain("https://set.example.com");
   // References read reported values too (a value, not authority): a datacenter only reported fills in.

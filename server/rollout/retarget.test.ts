@@ -57,10 +57,21 @@ test("without a recorded fleet publish, the latest rollout stands for it only wh
 });
 
 test("a rollout's skipped collectors carry their reason; one recorded before reasons were kept reads as a reason not recorded", () => {
-  const base: Rollout = { id: "r", kind: "publish", commit: "c", actor: "a", startedAt: "2026-11-24T00:00:00.000Z", scope: "fleet", collectorIds: ["x", "y"], changed: [] };
+  const base: Rollout = {
+    id: "r",
+    kind: "publish",
+    commit: "c",
+    actor: "a",
+    startedAt: "2026-11-24T00:00:00.000Z",
+    scope: "fleet",
+    collectorIds: ["x", "y"],
+    changed: [],
+  };
   const reason = { collectorId: "x", name: "edge-x", path: "attributes.gateway", message: "collector 'x' has no attribute 'gateway'" };
   expect(rolloutSkipped(base)).toEqual([]);
   expect(rolloutSkipped({ ...base, skipped: [reason] })).toEqual([reason]);
   const legacy = { ...base, skipped: ["y"] } as unknown as Rollout;
-  expect(rolloutSkipped(legacy)).toEqual([{ collectorId: "y", name: "y", path: null, message: "its config could not be rendered (the reason was not recorded)" }]);
+  expect(rolloutSkipped(legacy)).toEqual([
+    { collectorId: "y", name: "y", path: null, message: "its config could not be rendered (the reason was not recorded)" },
+  ]);
 });

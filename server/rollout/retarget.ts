@@ -32,7 +32,21 @@ import type { Snapshot } from "../configstore/layout.ts";
 import { AppError, ConflictError, NotFoundError } from "../errors.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
-import { ACTIVE, CONFIGS, latestFleetPublish, PENDING, ROLLOUTS, type PendingTarget, type Rollout, RENDER_FAILURES, RENDERED, targetWrites, type CollectorConfig, type FleetPublish, type RenderFailure } from "./records.ts";
+import {
+  ACTIVE,
+  CONFIGS,
+  latestFleetPublish,
+  PENDING,
+  ROLLOUTS,
+  type PendingTarget,
+  type Rollout,
+  RENDER_FAILURES,
+  RENDERED,
+  targetWrites,
+  type CollectorConfig,
+  type FleetPublish,
+  type RenderFailure,
+} from "./records.ts";
 
 /** Collectors per store write. */
 const BATCH = 500;
@@ -162,7 +176,12 @@ export class Retargeting {
     const [targets, failures, pending] = await Promise.all([
       this.store.getMany<CollectorConfig>(CONFIGS, ids),
       this.store.getMany<RenderFailure>(RENDER_FAILURES, ids),
-      active ? this.store.getMany<PendingTarget>(PENDING, ids.map((id) => `${active}/${id}`)) : new Map<string, Doc<PendingTarget>>(),
+      active
+        ? this.store.getMany<PendingTarget>(
+            PENDING,
+            ids.map((id) => `${active}/${id}`),
+          )
+        : new Map<string, Doc<PendingTarget>>(),
     ]);
     const activeRollout = active && pending.size > 0 ? (await this.store.get<Rollout>(ROLLOUTS, active))?.data : undefined;
     const now = new Date().toISOString();
@@ -225,7 +244,16 @@ export class Retargeting {
       ops.push(...cleared);
       if (target?.data.targetHash === config.hash) continue;
       rendered.set(config.hash, config);
-      const entry = { seq: (target?.data.targetSeq ?? 0) + 1, commit, hash: config.hash, time: now, state: "outdated" as const, actor: SYSTEM_ACTOR.actor, cause: "attributes" as const, rolloutId };
+      const entry = {
+        seq: (target?.data.targetSeq ?? 0) + 1,
+        commit,
+        hash: config.hash,
+        time: now,
+        state: "outdated" as const,
+        actor: SYSTEM_ACTOR.actor,
+        cause: "attributes" as const,
+        rolloutId,
+      };
       ops.push(...targetWrites(id, entry, target?.version ?? "absent"));
       changed.push(id);
       commits.push(commit);

@@ -68,7 +68,6 @@ export interface PublishScope {
   match?: readonly Matcher[];
 }
 
-
 export interface RolloutsOptions {
   /** Store operations per write of a publish cut into slices (publish-writes.ts WRITE_SLICE); tests cut small fleets. */
   writeSlice?: number;
@@ -237,7 +236,9 @@ export class Rollouts {
     // Each resumed publish names this one, guarded: two publishes never both take its collectors over.
     const first = [
       ...rolloutOps(rollout),
-      ...resumes.map(({ rollout: r, version }): WriteOp => ({ op: "put", collection: ROLLOUTS, id: r.id, data: { ...r, resumedBy: rollout.id }, expect: version })),
+      ...resumes.map(
+        ({ rollout: r, version }): WriteOp => ({ op: "put", collection: ROLLOUTS, id: r.id, data: { ...r, resumedBy: rollout.id }, expect: version }),
+      ),
     ];
     await this.writes.write({
       rollout,
@@ -285,13 +286,21 @@ export class Rollouts {
     const snapshot = await this.config.snapshotAt(commit);
     const targets = await this.allTargets();
     const affected = await this.affected(snapshot, targets, scope);
-    const fleet = await renderFleet(fleetRenderer(snapshot, this.trusted), affected, (id) => targets.get(id)?.pinned !== undefined, new Set(scope.collectorIds));
+    const fleet = await renderFleet(
+      fleetRenderer(snapshot, this.trusted),
+      affected,
+      (id) => targets.get(id)?.pinned !== undefined,
+      new Set(scope.collectorIds),
+    );
     return publishPlan({ commit, fleet, targets, rendered: (hash) => storedRendered(this.store, hash), builds: await this.builds(affected) });
   }
 
   /** The builds the collectors reported (collectors/builds.ts), by collector id; those that reported none are absent. */
   private async builds(collectors: readonly Collector[]): Promise<Map<string, Build>> {
-    const docs = await this.store.getMany<Build>(AVAILABLE_COMPONENTS, collectors.filter((c) => c.managementMode === "opamp").map((c) => c.id));
+    const docs = await this.store.getMany<Build>(
+      AVAILABLE_COMPONENTS,
+      collectors.filter((c) => c.managementMode === "opamp").map((c) => c.id),
+    );
     return new Map([...docs].map(([id, doc]) => [id, doc.data]));
   }
 
@@ -315,8 +324,6 @@ export class Rollouts {
     const collectors = await this.collectors.allAcknowledged();
     const trusted = this.trusted();
     const keep = scope.match === undefined ? () => true : compileFilter({ match: scope.match, trusted });
-    return collectors.filter(
-      (c) => keep(c) && (inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers, trusted).length > 0),
-    );
+    return collectors.filter((c) => keep(c) && (inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers, trusted).length > 0));
   }
 }

@@ -41,7 +41,11 @@ const ALLOY = rendered("alloy", "config.alloy");
 
 /** What a collector reports running: its own spellings of the values it was sent. */
 const EFFECTIVE = [
-  { name: "effective.yaml", contentType: "text/yaml", body: `headers:\n  Authorization: 'Bearer up$grade "q" \\ é'\n  X-Override: Bearer pa$word\n  X-Team: ops\n` },
+  {
+    name: "effective.yaml",
+    contentType: "text/yaml",
+    body: `headers:\n  Authorization: 'Bearer up$grade "q" \\ é'\n  X-Override: Bearer pa$word\n  X-Team: ops\n`,
+  },
   { name: "effective.json", contentType: "application/json", body: JSON.stringify({ headers: { Authorization: GATEWAY, "X-Override": OVERRIDE } }) },
   { name: "effective.env", contentType: "text/plain", body: `AUTH="Bearer up$$grade \\"q\\" \\\\ é"\n` },
 ];
@@ -76,7 +80,12 @@ describe.each(backends)("upgradeSecrets on %s", (_name, start) => {
       { op: "put", collection: "rendered_configs", id: OTELCOL.hash, data: OTELCOL },
       { op: "put", collection: "rendered_configs", id: ALLOY.hash, data: ALLOY },
       { op: "put", collection: "effective_configs", id: "legacy-1", data: { collectorId: "legacy-1", files: EFFECTIVE, reportedAt: new Date().toISOString() } },
-      { op: "put", collection: "effective_configs", id: "other", data: { collectorId: "other", files: [{ name: "c.yaml", contentType: "text/yaml", body: "a: 1\n" }], reportedAt: new Date().toISOString() } },
+      {
+        op: "put",
+        collection: "effective_configs",
+        id: "other",
+        data: { collectorId: "other", files: [{ name: "c.yaml", contentType: "text/yaml", body: "a: 1\n" }], reportedAt: new Date().toISOString() },
+      },
     ]);
   });
   afterAll(() => server?.stop());

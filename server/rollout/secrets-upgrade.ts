@@ -48,7 +48,6 @@ export async function redactRendered(rendered: RenderedConfig, sealed: SealedPla
   return delivered === rendered.body ? body : null;
 }
 
-
 /**
  * Moves plaintext in the working tree's sensitive fields to the vault and
  * redacts the rendered and effective configs holding it, in one write with a
@@ -61,7 +60,11 @@ export async function upgradeSecrets(deps: { store: Store; configStore: ConfigSt
   const upgrade = await configStore.guarded(async (tree) => {
     const { sources, destinations, activations } = tree.snapshot;
     const files = new Map<string, string>();
-    for (const path of [...[...sources.keys()].map(paths.source), ...[...destinations.keys()].map(paths.destination), ...[...activations.keys()].map(paths.activations)]) {
+    for (const path of [
+      ...[...sources.keys()].map(paths.source),
+      ...[...destinations.keys()].map(paths.destination),
+      ...[...activations.keys()].map(paths.activations),
+    ]) {
       files.set(path, tree.keep(path).text!);
     }
     // One version per distinct plaintext, so equal values stay equal in the tree.

@@ -127,9 +127,10 @@ export class StagedRollouts {
     const passed = status.handedOn ?? 0;
     const ended: RolloutEnd = { at: new Date().toISOString(), outcome, counts, ...(passed > 0 ? { handedOn: passed } : {}) };
     try {
-      await this.store.write([{ op: "put", collection: ROLLOUTS, id, data: { ...rollout, ended }, expect: doc.version }], [
-        auditEntry(SYSTEM_ACTOR, "rollout.end", "rollout", id, { outcome, counts, ...(passed > 0 ? { handedOn: passed } : {}) }),
-      ]);
+      await this.store.write(
+        [{ op: "put", collection: ROLLOUTS, id, data: { ...rollout, ended }, expect: doc.version }],
+        [auditEntry(SYSTEM_ACTOR, "rollout.end", "rollout", id, { outcome, counts, ...(passed > 0 ? { handedOn: passed } : {}) })],
+      );
       return true;
     } catch (error) {
       if (error instanceof ConflictError) return false;
@@ -179,7 +180,6 @@ export class StagedRollouts {
     return latest ? this.store.get<Rollout>(ROLLOUTS, latest.data.rolloutId) : null;
   }
 
-
   /**
    * Where each of `ids` stands in `rollout`: queued when its staged batch is
    * not released or the publish's writes have not reached it yet, else by
@@ -189,7 +189,10 @@ export class StagedRollouts {
     const writing = await this.store.get<RolloutWrite>(WRITES, rollout.id);
     const unreleased = rollout.batchEnds?.[rollout.released ?? 0] ?? rollout.changed.length;
     const queued = new Set(rollout.changed.slice(Math.min(unreleased, writing?.data.written ?? unreleased)));
-    const targets = await this.store.getMany<CollectorConfig>(CONFIGS, ids.filter((id) => !queued.has(id)));
+    const targets = await this.store.getMany<CollectorConfig>(
+      CONFIGS,
+      ids.filter((id) => !queued.has(id)),
+    );
     const out = new Map<string, CollectorState>();
     for (const id of ids) {
       if (queued.has(id)) {
@@ -245,7 +248,11 @@ export class StagedRollouts {
     const counts = countBatch([...states.values()].map((s) => s.state));
     const now = Date.now();
     const settledAt = rollout.settledAt ? Date.parse(rollout.settledAt) : null;
-    const step = nextStep({ strategy: rollout.strategy!, batches: ends.length, released, settledAt, acceptedThrough: rollout.acceptedThrough ?? -1 }, counts, now);
+    const step = nextStep(
+      { strategy: rollout.strategy!, batches: ends.length, released, settledAt, acceptedThrough: rollout.acceptedThrough ?? -1 },
+      counts,
+      now,
+    );
     const endActive: WriteOp = { op: "delete", collection: ACTIVE.collection, id: ACTIVE.id };
     const put = (data: Rollout, extra: WriteOp[] = []) => [...extra, { op: "put" as const, collection: ROLLOUTS, id: rollout.id, data, expect: doc.version }];
     try {
@@ -265,12 +272,17 @@ export class StagedRollouts {
         return null;
       }
       if (step.kind === "complete") {
-        await this.store.write(put({ ...rollout, phase: "done" }, [endActive]), [auditEntry(SYSTEM_ACTOR, "rollout.complete", "rollout", rollout.id, { batches: ends.length })]);
+        await this.store.write(put({ ...rollout, phase: "done" }, [endActive]), [
+          auditEntry(SYSTEM_ACTOR, "rollout.complete", "rollout", rollout.id, { batches: ends.length }),
+        ]);
         return null;
       }
       const ids = rollout.changed.slice(ends[step.batch - 1], ends[step.batch]);
       const [pending, targets] = await Promise.all([
-        this.store.getMany<PendingTarget>(PENDING, ids.map((id) => `${rollout.id}/${id}`)),
+        this.store.getMany<PendingTarget>(
+          PENDING,
+          ids.map((id) => `${rollout.id}/${id}`),
+        ),
         this.store.getMany<CollectorConfig>(CONFIGS, ids),
       ]);
       const time = new Date(now).toISOString();
@@ -287,7 +299,10 @@ export class StagedRollouts {
         ops.push(...targetWrites(id, { seq, commit, hash: waiting.data.hash, time, state: "outdated", actor: rollout.actor, cause, rolloutId: rollout.id }));
       }
       await this.store.write(put({ ...rollout, released: step.batch, settledAt: null }, ops), [
-        auditEntry(SYSTEM_ACTOR, "rollout.batch", "rollout", rollout.id, { batch: step.batch, collectors: ops.filter((op) => op.collection === CONFIGS).length }),
+        auditEntry(SYSTEM_ACTOR, "rollout.batch", "rollout", rollout.id, {
+          batch: step.batch,
+          collectors: ops.filter((op) => op.collection === CONFIGS).length,
+        }),
       ]);
       return now;
     } catch (error) {
@@ -360,12 +375,13 @@ export class StagedRollouts {
   private async changePhase(who: Actor, id: string, action: string, change: (rollout: Rollout) => Rollout, extra: WriteOp[] = []): Promise<Rollout> {
     const doc = await this.store.get<Rollout>(ROLLOUTS, id);
     if (!doc) throw new NotFoundError("Rollout", id);
-    if (!doc.data.batchEnds) throw new ConflictError(`Rollout ${id} was not staged; only staged rollouts can be paused, resumed or aborted.`, "rollout_not_staged");
+    if (!doc.data.batchEnds)
+      throw new ConflictError(`Rollout ${id} was not staged; only staged rollouts can be paused, resumed or aborted.`, "rollout_not_staged");
     const next = change(doc.data);
-    await this.store.write([...extra, { op: "put", collection: ROLLOUTS, id, data: next, expect: doc.version }], [
-      auditEntry(who, action, "rollout", id, { batch: next.released ?? 0 }),
-    ]);
+    await this.store.write(
+      [...extra, { op: "put", collection: ROLLOUTS, id, data: next, expect: doc.version }],
+      [auditEntry(who, action, "rollout", id, { batch: next.released ?? 0 })],
+    );
     return next;
   }
-
 }

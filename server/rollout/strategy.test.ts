@@ -50,5 +50,8 @@ test("failures above the threshold pause; at or below it the rollout goes on", (
   // The last batch failing pauses too, rather than completing quietly.
   expect(nextStep(progress({ released: 2 }), countBatch(Array(100).fill("failed")), 50_000).kind).toBe("pause");
   // Resumed by an operator: that batch's failures are accepted and the next one goes out.
-  expect(nextStep(progress({ acceptedThrough: 0 }), countBatch([...Array(95).fill("current"), ...Array(5).fill("failed")]), 50_000)).toEqual({ kind: "release", batch: 1 });
+  expect(nextStep(progress({ acceptedThrough: 0 }), countBatch([...Array(95).fill("current"), ...Array(5).fill("failed")]), 50_000)).toEqual({
+    kind: "release",
+    batch: 1,
+  });
 });

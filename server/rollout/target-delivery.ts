@@ -23,7 +23,17 @@ import type { Store } from "../store/store.ts";
 import type { Delivery, TargetListener } from "./delivery.ts";
 import { DriftJudge } from "./drift-judge.ts";
 import { EffectiveIntakeGate, MAX_EFFECTIVE_CONFIG_BYTES, type EffectiveIntake } from "./effective-intake.ts";
-import { CONFIGS, EFFECTIVE, HISTORY, historyId, RENDERED, type CollectorConfig, type ConfigReport, type EffectiveConfig, type HistoryEntry } from "./records.ts";
+import {
+  CONFIGS,
+  EFFECTIVE,
+  HISTORY,
+  historyId,
+  RENDERED,
+  type CollectorConfig,
+  type ConfigReport,
+  type EffectiveConfig,
+  type HistoryEntry,
+} from "./records.ts";
 import { Redactions } from "./redactions.ts";
 import type { RenderedConfig } from "./renderer.ts";
 
@@ -67,7 +77,12 @@ export class TargetDelivery implements Delivery {
   ) {
     this.configWrites = new Coalescer(store, CONFIGS, 50, log);
     this.historyWrites = new Coalescer(store, HISTORY, 50, log);
-    this.redactions = new Redactions(store, vault, async (id) => (await this.targetDoc(id))?.targetSeq ?? 0, (hash) => this.rendered(hash));
+    this.redactions = new Redactions(
+      store,
+      vault,
+      async (id) => (await this.targetDoc(id))?.targetSeq ?? 0,
+      (hash) => this.rendered(hash),
+    );
     this.drift = new DriftJudge(store, this.configWrites, this, this.effectiveIntake, log);
     // Targets change by publish or rollback on any replica; forget cached ones as the feed says, all of them after a resync.
     // Listeners hear of a change only once every cached target it touches is dropped, so what they read is the new one.
@@ -272,7 +287,10 @@ export class TargetDelivery implements Delivery {
     await this.historyWrites.update(historyId(collectorId, target.targetSeq), (entry) =>
       entry ? { ...entry, state: "failed", ...(reason ? { error: reason } : {}), collectorRolledBackTo: earlier.seq } : null,
     );
-    await this.store.write([], [auditEntry(SYSTEM_ACTOR, "config.collector_rollback", "collector", collectorId, { fromSeq: target.targetSeq, toSeq: earlier.seq })]);
+    await this.store.write(
+      [],
+      [auditEntry(SYSTEM_ACTOR, "config.collector_rollback", "collector", collectorId, { fromSeq: target.targetSeq, toSeq: earlier.seq })],
+    );
     return true;
   }
 

@@ -46,7 +46,11 @@ describe("keepStored", () => {
     const current = { headers: { "X-Env": { env: "TEAM" }, "X-Plain": { value: "a", secret: false } } };
     const keep = { secret: true };
     const error = refusal(() => keepStored(schema, { headers: { Authorization: keep, "X-Env": keep, "X-Plain": keep } }, current, "configOverrides"));
-    expect(error.details.map((d) => d.path)).toEqual(["configOverrides.headers.Authorization", "configOverrides.headers.X-Env", "configOverrides.headers.X-Plain"]);
+    expect(error.details.map((d) => d.path)).toEqual([
+      "configOverrides.headers.Authorization",
+      "configOverrides.headers.X-Env",
+      "configOverrides.headers.X-Plain",
+    ]);
     expect(error.message).toContain("configOverrides.headers.Authorization");
     expect(refusal(() => keepStored(schema, { headers: { Authorization: keep } }, undefined, "config")).details).toEqual([
       { path: "config.headers.Authorization", message: expect.stringContaining("none is stored here") },
@@ -65,7 +69,10 @@ describe("sealPlaintext", () => {
     const config = { endpoint: "http://gw:4318", headers: { Authorization: PLAINTEXT, "X-Env": { env: "TEAM" }, "X-Plain": { value: "ops", secret: false } } };
     const sealed = await sealPlaintext(vault, who, schema, config, undefined);
     const ref = sealed.config.headers as Record<string, { secret: string }>;
-    expect(sealed.config).toEqual({ endpoint: "http://gw:4318", headers: { Authorization: { secret: expect.any(String) }, "X-Env": { env: "TEAM" }, "X-Plain": { value: "ops", secret: false } } });
+    expect(sealed.config).toEqual({
+      endpoint: "http://gw:4318",
+      headers: { Authorization: { secret: expect.any(String) }, "X-Env": { env: "TEAM" }, "X-Plain": { value: "ops", secret: false } },
+    });
     expect(sealed.ops).toEqual([{ op: "put", collection: SECRETS_COLLECTION, id: ref.Authorization!.secret, data: expect.any(Object), expect: "absent" }]);
     expect(JSON.stringify(sealed.ops)).not.toContain("fields-7c1e");
     await store.write(sealed.ops);
@@ -115,7 +122,9 @@ describe("secretAudit", () => {
     const a = await stored(PLAINTEXT);
     const b = await stored("Bearer two");
     const before = { headers: { Authorization: a, "X-Key": b, "X-Env": { env: "E" }, "X-Same": a } };
-    const after = { headers: { Authorization: { secret: "0190d4a6-9a7b-7cc1-8d2e-3f4a5b6c7d8e" }, "X-Env": b, "X-Key": { value: "p", secret: false }, "X-Same": a } };
+    const after = {
+      headers: { Authorization: { secret: "0190d4a6-9a7b-7cc1-8d2e-3f4a5b6c7d8e" }, "X-Env": b, "X-Key": { value: "p", secret: false }, "X-Same": a },
+    };
     const entries = secretAudit(who, schema, before, after, resource);
     expect(entries.map((e) => [e.action, e.resource, e.resourceId, e.details])).toEqual([
       ["secret.set", "destination", "d1", { path: "config.headers.Authorization" }],
@@ -128,7 +137,12 @@ describe("secretAudit", () => {
 
   test("removing the whole config clears every secret it held, with the details given", async () => {
     const a = await stored(PLAINTEXT);
-    const entries = secretAudit(who, schema, { headers: { Authorization: a } }, undefined, { type: "collector", id: "c1", root: "configOverrides", details: { destinationId: "d1" } });
+    const entries = secretAudit(who, schema, { headers: { Authorization: a } }, undefined, {
+      type: "collector",
+      id: "c1",
+      root: "configOverrides",
+      details: { destinationId: "d1" },
+    });
     expect(entries.map((e) => [e.action, e.resource, e.resourceId, e.details])).toEqual([
       ["secret.clear", "collector", "c1", { path: "configOverrides.headers.Authorization", destinationId: "d1" }],
     ]);
@@ -144,7 +158,11 @@ describe("readForm", () => {
     const shown = readForm(schema, config);
     expect(shown).toEqual({
       endpoint: "http://gw:4318",
-      headers: { Authorization: { secret: true, set: true, updatedAt: secretUpdatedAt(ref.secret) }, "X-Env": { env: "TEAM" }, "X-Plain": { value: "ops", secret: false } },
+      headers: {
+        Authorization: { secret: true, set: true, updatedAt: secretUpdatedAt(ref.secret) },
+        "X-Env": { env: "TEAM" },
+        "X-Plain": { value: "ops", secret: false },
+      },
     });
     // Set when it was stored: between the call and now.
     const updatedAt = Date.parse((shown.headers as { Authorization: { updatedAt: string } }).Authorization.updatedAt);

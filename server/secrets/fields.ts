@@ -96,7 +96,8 @@ export function secretAudit(
   resource: { type: "source" | "destination" | "collector"; id: string; root: string; details?: Record<string, unknown> },
 ): AuditEntry[] {
   const paths = new Map<string, string[]>();
-  for (const leaf of [...sensitiveLeaves(schema, before ?? {}), ...sensitiveLeaves(schema, after ?? {})]) paths.set(pathText(resource.root, leaf.path), leaf.path);
+  for (const leaf of [...sensitiveLeaves(schema, before ?? {}), ...sensitiveLeaves(schema, after ?? {})])
+    paths.set(pathText(resource.root, leaf.path), leaf.path);
   const entries: AuditEntry[] = [];
   for (const [text, path] of paths) {
     const was = secretAt(before, path);

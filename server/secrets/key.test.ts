@@ -63,7 +63,9 @@ describe("the secrets key", () => {
     loadSecrets({ key: "", keyFile: file, backend: "external", boltPath: join(dir, "s.db") }, log as never);
     expect(log.lines[0]![0]).toContain("chmod 600");
     writeFileSync(file, "short");
-    expect(() => loadSecrets({ key: "", keyFile: file, backend: "external", boltPath: join(dir, "s.db") }, logger() as never)).toThrow("must hold the base64 of 32");
+    expect(() => loadSecrets({ key: "", keyFile: file, backend: "external", boltPath: join(dir, "s.db") }, logger() as never)).toThrow(
+      "must hold the base64 of 32",
+    );
   });
 
   test("<key file>.next and .previous also open (named in the log), the key file alone seals; the key itself has no siblings", () => {

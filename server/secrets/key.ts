@@ -25,10 +25,7 @@ export interface KeySource {
  * Where a server's configuration (a ServerConfig) says its key comes from. Typed by
  * the fields it reads, since config/load.ts imports this module to check the key file.
  */
-export function keySource(config: {
-  secrets: Pick<KeySource, "key" | "keyFile">;
-  storage: Pick<KeySource, "backend" | "boltPath">;
-}): KeySource {
+export function keySource(config: { secrets: Pick<KeySource, "key" | "keyFile">; storage: Pick<KeySource, "backend" | "boltPath"> }): KeySource {
   return { ...config.secrets, backend: config.storage.backend, boltPath: config.storage.boltPath };
 }
 

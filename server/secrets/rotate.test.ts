@@ -204,7 +204,10 @@ describe("rotate-key, two replicas of a PostgreSQL store", () => {
   test("the README's steps: open with the new key, seal with it, re-seal, drop the old; no replica meets a value it cannot open", async () => {
     const uri = await pg.create("rotate");
     const [storeA, storeB] = [await PostgresStore.open(uri), await PostgresStore.open(uri)];
-    cleanups.push(() => storeA.close(), () => storeB.close());
+    cleanups.push(
+      () => storeA.close(),
+      () => storeB.close(),
+    );
     const dir = tempDir();
     const keyFile = join(dir, "secrets.key");
     const [k1, k2] = [randomBytes(32), randomBytes(32)];

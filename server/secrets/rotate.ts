@@ -135,7 +135,14 @@ export async function resealAll(store: Store, keyring: Secrets, who: Actor, now 
         return;
       } catch (error) {
         if (!(error instanceof ConflictError && error.code === "version_conflict") || attempt >= ATTEMPTS) throw error;
-        docs = [...(await store.getMany(collection, docs.map((d) => d.id))).values()];
+        docs = [
+          ...(
+            await store.getMany(
+              collection,
+              docs.map((d) => d.id),
+            )
+          ).values(),
+        ];
       }
     }
   };

@@ -21,7 +21,10 @@ export interface SecretDoc {
 
 /** A secret a config names that the vault does not hold (or cannot open): delivery must not guess. */
 export class MissingSecretError extends Error {
-  constructor(readonly id: string, reason: string) {
+  constructor(
+    readonly id: string,
+    reason: string,
+  ) {
     super(`secret ${id} cannot be read: ${reason}`);
     this.name = "MissingSecretError";
   }

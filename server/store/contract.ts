@@ -62,18 +62,14 @@ export function storeContract(name: string, target: ContractTarget): void {
       await store.write([{ op: "put", collection: "t", id: "a", data: 1, expect: "absent" }]);
       const [v2] = await store.write([{ op: "put", collection: "t", id: "a", data: 2, expect: 1 }]);
       expect(v2!.version).toBe(2);
-      await expect(store.write([{ op: "put", collection: "t", id: "a", data: 3, expect: 1 }])).rejects.toBeInstanceOf(
-        ConflictError,
-      );
+      await expect(store.write([{ op: "put", collection: "t", id: "a", data: 3, expect: 1 }])).rejects.toBeInstanceOf(ConflictError);
       // The message may reach an API answer: it names no stored document.
       const conflict = (await store.write([{ op: "put", collection: "t", id: "a", data: 3, expect: "absent" }]).catch((e) => e)) as ConflictError;
       expect(conflict).toBeInstanceOf(ConflictError);
       expect(conflict.code).toBe("version_conflict");
       expect(conflict.message).toMatch(/changed meanwhile/);
       expect(conflict.message).not.toContain("t/a");
-      await expect(store.write([{ op: "put", collection: "t", id: "b", data: 3, expect: "present" }])).rejects.toThrow(
-        ConflictError,
-      );
+      await expect(store.write([{ op: "put", collection: "t", id: "b", data: 3, expect: "present" }])).rejects.toThrow(ConflictError);
       expect((await store.get("t", "a"))!.data).toBe(2);
       expect(await store.get("t", "b")).toBeNull();
       await store.close();
@@ -102,9 +98,7 @@ export function storeContract(name: string, target: ContractTarget): void {
     test("delete removes, honours its guard, and is a no-op when absent", async () => {
       const store = await target.open();
       await store.write([{ op: "put", collection: "t", id: "a", data: 1 }]);
-      await expect(store.write([{ op: "delete", collection: "t", id: "a", expect: 7 }])).rejects.toBeInstanceOf(
-        ConflictError,
-      );
+      await expect(store.write([{ op: "delete", collection: "t", id: "a", expect: 7 }])).rejects.toBeInstanceOf(ConflictError);
       await store.write([{ op: "delete", collection: "t", id: "a", expect: 1 }]);
       expect(await store.get("t", "a")).toBeNull();
       await store.write([{ op: "delete", collection: "t", id: "a" }]);
@@ -130,7 +124,7 @@ export function storeContract(name: string, target: ContractTarget): void {
 
     test("JSON documents round-trip exactly, unicode and nesting included", async () => {
       const store = await target.open();
-      const data = { s: "näïve ☃ \u0000 \"q\"", n: -1.5, b: false, z: null, a: [1, { x: [] }], o: { "k.e/y": "v" } };
+      const data = { s: 'näïve ☃ \u0000 "q"', n: -1.5, b: false, z: null, a: [1, { x: [] }], o: { "k.e/y": "v" } };
       await store.write([{ op: "put", collection: "t", id: "ü/☃", data }]);
       expect((await store.get("t", "ü/☃"))!.data).toEqual(data);
       await store.close();
@@ -148,9 +142,7 @@ export function storeContract(name: string, target: ContractTarget): void {
       expect(await store.queryAudit({ limit: 10 })).toEqual([entries[2]!, entries[1]!, entries[0]!]);
       expect(await store.queryAudit({ limit: 10, actor: "sa:alice" })).toEqual([entries[2]!, entries[0]!]);
       expect(await store.queryAudit({ limit: 10, action: "collector.delete" })).toEqual([entries[2]!, entries[1]!]);
-      expect(
-        await store.queryAudit({ limit: 10, from: "2026-01-02T00:00:00.000Z", to: "2026-01-03T00:00:00.000Z" }),
-      ).toEqual([entries[1]!]);
+      expect(await store.queryAudit({ limit: 10, from: "2026-01-02T00:00:00.000Z", to: "2026-01-03T00:00:00.000Z" })).toEqual([entries[1]!]);
       const page1 = await store.queryAudit({ limit: 2 });
       const page2 = await store.queryAudit({ limit: 2, before: page1[1]!.id });
       expect(page2).toEqual([entries[0]!]);
@@ -244,9 +236,7 @@ export function storeContract(name: string, target: ContractTarget): void {
           expect((await b.get("t", id))!.version).toBe(2);
         }
         // Unconditional puts from both never reuse a version.
-        const puts = await Promise.all(
-          Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).write([{ op: "put", collection: "t", id: "n", data: i }])),
-        );
+        const puts = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).write([{ op: "put", collection: "t", id: "n", data: i }])));
         expect(puts.map(([d]) => d!.version).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
         await a.close();
         await b.close();
@@ -282,7 +272,10 @@ export function storeContract(name: string, target: ContractTarget): void {
         a.watch((changes) => seenA.push(...changes));
         b.watch((changes) => seenB.push(...changes));
         await a.write([{ op: "put", collection: "t", id: "x", data: 1 }]);
-        await b.write([{ op: "put", collection: "t", id: "x", data: 2 }, { op: "put", collection: "t", id: "y", data: 1 }]);
+        await b.write([
+          { op: "put", collection: "t", id: "x", data: 2 },
+          { op: "put", collection: "t", id: "y", data: 1 },
+        ]);
         await a.write([{ op: "delete", collection: "t", id: "y" }]);
         const expected: Change[] = [
           { collection: "t", id: "x", version: 1, op: "put" },
@@ -303,10 +296,7 @@ export function storeContract(name: string, target: ContractTarget): void {
       const reopen = target.reopen;
       test("what was written is there after reopening", async () => {
         const store = await target.open();
-        await store.write(
-          [{ op: "put", collection: "t", id: "a", data: { kept: true } }],
-          [auditEntry("2026-01-01T00:00:00.000Z")],
-        );
+        await store.write([{ op: "put", collection: "t", id: "a", data: { kept: true } }], [auditEntry("2026-01-01T00:00:00.000Z")]);
         await store.close();
         const again = await reopen(store);
         expect((await again.get("t", "a"))!.data).toEqual({ kept: true });

@@ -107,9 +107,12 @@ describe("MongoDB store: pure parts", () => {
 
   test("the audit filter keeps the bounds, actor, action and cursor the contract names", () => {
     expect(auditFilter({ limit: 10 })).toEqual({});
-    expect(
-      auditFilter({ limit: 10, from: "2026-01-01", to: "2026-02-01", actor: "sa:a", action: "x.y", before: "0190" }),
-    ).toEqual({ time: { $gte: "2026-01-01", $lt: "2026-02-01" }, actor: "sa:a", action: "x.y", _id: { $lt: "0190" } });
+    expect(auditFilter({ limit: 10, from: "2026-01-01", to: "2026-02-01", actor: "sa:a", action: "x.y", before: "0190" })).toEqual({
+      time: { $gte: "2026-01-01", $lt: "2026-02-01" },
+      actor: "sa:a",
+      action: "x.y",
+      _id: { $lt: "0190" },
+    });
     expect(auditFilter({ limit: 1, to: "2026-02-01" })).toEqual({ time: { $lt: "2026-02-01" } });
   });
 
@@ -130,7 +133,10 @@ describe("MongoDB store: pure parts", () => {
 
   test("errors are told apart: outage, duplicate key, anything else", async () => {
     const client = new MongoClient(`mongodb://127.0.0.1:${closedPort()}/x`, { serverSelectionTimeoutMS: 200 });
-    const selection = await client.db().command({ ping: 1 }).catch((error: unknown) => error);
+    const selection = await client
+      .db()
+      .command({ ping: 1 })
+      .catch((error: unknown) => error);
     await client.close();
     expect(isConnectionError(selection)).toBe(true);
     expect(isDuplicateKey(selection)).toBe(false);
@@ -227,9 +233,7 @@ describe("MongoDB store: while nothing answers", () => {
   }, 20_000);
 
   test("open fails when the server cannot be reached", async () => {
-    await expect(MongoStore.open(`mongodb://127.0.0.1:${closedPort()}/svc`, { connectionTimeout: 0.2 })).rejects.toThrow(
-      /ECONNREFUSED/,
-    );
+    await expect(MongoStore.open(`mongodb://127.0.0.1:${closedPort()}/svc`, { connectionTimeout: 0.2 })).rejects.toThrow(/ECONNREFUSED/);
   });
 });
 
@@ -289,7 +293,12 @@ function serverTests(name: string, server: () => string, dropAfter: boolean): vo
   });
 
   afterAll(async () => {
-    if (dropAfter) for (const name of created) await admin?.db(name).dropDatabase().catch(() => {});
+    if (dropAfter)
+      for (const name of created)
+        await admin
+          ?.db(name)
+          .dropDatabase()
+          .catch(() => {});
     await admin?.close(true);
   });
 
@@ -363,7 +372,14 @@ function serverTests(name: string, server: () => string, dropAfter: boolean): vo
         prev: [rowId("t", "a", seq - 1)],
       };
       // What another replica left after its commit and before applying it: the entry alone.
-      await log.insertOne({ _id: seqId(seq), token: "stopped-writer", at: new Date(), c: '[["t","a",2],["t","b",1]]', body: JSON.stringify(body), applied: false });
+      await log.insertOne({
+        _id: seqId(seq),
+        token: "stopped-writer",
+        at: new Date(),
+        c: '[["t","a",2],["t","b",1]]',
+        body: JSON.stringify(body),
+        applied: false,
+      });
       expect((await store.get("t", "a"))!).toMatchObject({ version: 2, data: { n: 2 } });
       expect((await store.get("t", "b"))!.data).toBe("new");
       expect(await store.queryAudit({ limit: 10 })).toEqual([entry]);
@@ -398,7 +414,9 @@ function serverTests(name: string, server: () => string, dropAfter: boolean): vo
       const ops = ["a", "b", "c"].map((id) => ({ op: "put" as const, collection: "t", id, data: { id, big } }));
       await store.write(ops, [auditEntry("config.publish")]);
       for (const id of ["a", "b", "c"]) expect((await store.get<{ id: string; big: string }>("t", id))!.data).toEqual({ id, big });
-      const entry = await raw("large").collection<LogRecord>("log").findOne({ chunks: { $gt: 1 } });
+      const entry = await raw("large")
+        .collection<LogRecord>("log")
+        .findOne({ chunks: { $gt: 1 } });
       expect(entry!.chunks).toBeGreaterThan(1);
       expect(entry!.body).toBeUndefined();
     } finally {
@@ -457,7 +475,14 @@ function serverTests(name: string, server: () => string, dropAfter: boolean): vo
       const log = raw("gap").collection<LogRecord>("log");
       const [newest] = await log.find().sort({ _id: -1 }).limit(1).toArray();
       const body: EntryBody = { rows: [["t", "b", 1, "1", new Date().toISOString()]], audit: [], prev: [] };
-      await log.insertOne({ _id: seqId(Number(newest!._id) + 2), token: "other", at: new Date(), c: '[["t","b",1]]', body: JSON.stringify(body), applied: true });
+      await log.insertOne({
+        _id: seqId(Number(newest!._id) + 2),
+        token: "other",
+        at: new Date(),
+        c: '[["t","b",1]]',
+        body: JSON.stringify(body),
+        applied: true,
+      });
       await store.sync();
       expect(resyncs).toBe(1);
       expect(seen.map((c) => c.id)).toEqual(["a", "b"]);

@@ -475,9 +475,16 @@ export class MongoStore extends ExternalStore implements Store {
 
   /** Applies every entry a writer committed and did not apply (it stopped in between), and starts the feed at the log's end. */
   private async recover(): Promise<void> {
-    const [newest] = await this.log.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).toArray();
+    const [newest] = await this.log
+      .find({}, { projection: { _id: 1 } })
+      .sort({ _id: -1 })
+      .limit(1)
+      .toArray();
     const end = newest ? Number(newest._id) : 0;
-    const left = await this.log.find({ applied: false, _id: { $lte: seqId(end) } }, { projection: { body: 0 } }).sort({ _id: 1 }).toArray();
+    const left = await this.log
+      .find({ applied: false, _id: { $lte: seqId(end) } }, { projection: { body: 0 } })
+      .sort({ _id: 1 })
+      .toArray();
     for (const entry of left) await this.apply(entry);
     this.lastSeq = end;
   }
@@ -643,7 +650,11 @@ export class MongoStore extends ExternalStore implements Store {
       await this.chunks.deleteMany({ token });
     }
     // Deleted documents' rows, once the rows they superseded are gone (their entry is below every uncollected one).
-    const [uncollected] = await this.log.find({ collected: { $ne: true } }, { projection: { _id: 1 } }).sort({ _id: 1 }).limit(1).toArray();
+    const [uncollected] = await this.log
+      .find({ collected: { $ne: true } }, { projection: { _id: 1 } })
+      .sort({ _id: 1 })
+      .limit(1)
+      .toArray();
     const below = uncollected ? Number(uncollected._id) : Number.MAX_SAFE_INTEGER;
     await this.docs.deleteMany({ version: 0, seq: { $lt: below }, updatedAt: { $lt: before(this.timings.tombstoneMs) } });
   }
@@ -684,7 +695,11 @@ export class MongoStore extends ExternalStore implements Store {
   async get<T>(collection: string, id: string): Promise<Doc<T> | null> {
     return this.run(async () => {
       const at = await this.snapshot();
-      const [row] = await this.docs.find({ collection, id, seq: { $lte: at } }).sort({ seq: -1 }).limit(1).toArray();
+      const [row] = await this.docs
+        .find({ collection, id, seq: { $lte: at } })
+        .sort({ seq: -1 })
+        .limit(1)
+        .toArray();
       return row && row.version > 0 ? toDoc<T>(row) : null;
     });
   }
@@ -795,7 +810,10 @@ export class MongoStore extends ExternalStore implements Store {
       const ids = audit.map((entry) => entry.id);
       if (new Set(ids).size < ids.length) throw conflict("an audit entry appears twice in the batch");
       for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
-        const [existing] = await this.audit.find({ _id: { $in: ids.slice(i, i + IDS_PER_QUERY) } }, { projection: { _id: 1 } }).limit(1).toArray();
+        const [existing] = await this.audit
+          .find({ _id: { $in: ids.slice(i, i + IDS_PER_QUERY) } }, { projection: { _id: 1 } })
+          .limit(1)
+          .toArray();
         if (existing) throw conflict(`audit entry ${existing._id}`);
       }
       const rows: BodyRow[] = docs.map((doc) => [doc.collection, doc.id, doc.version, dataText(doc.collection, doc.id, doc.data), doc.updatedAt]);
@@ -889,7 +907,11 @@ export class MongoStore extends ExternalStore implements Store {
     if (query.limit <= 0) return [];
     return this.run(async () => {
       await this.snapshot();
-      const records = await this.audit.find(auditFilter(query), { projection: { entry: 1 } }).sort({ _id: -1 }).limit(query.limit).toArray();
+      const records = await this.audit
+        .find(auditFilter(query), { projection: { entry: 1 } })
+        .sort({ _id: -1 })
+        .limit(query.limit)
+        .toArray();
       return records.map((record) => JSON.parse(record.entry) as AuditEntry);
     });
   }

@@ -184,7 +184,12 @@ describe("PostgreSQL store outages", () => {
       await unavailable(store.list("t"));
       await unavailable(store.ping());
       await dbs.admin.unsafe(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
-      await until("the store to serve again", () => store.ping().then(() => true, () => false));
+      await until("the store to serve again", () =>
+        store.ping().then(
+          () => true,
+          () => false,
+        ),
+      );
       // The refused write was not stored; the acknowledged one was.
       expect(await store.get("t", "b")).toBeNull();
       expect((await store.get("t", "a"))!.data).toBe(1);

@@ -120,7 +120,12 @@ describe("PostgreSQL store", () => {
         WHERE datname = ${MAIN} AND pid <> pg_backend_pid() AND application_name <> 'svc-test-admin'`;
       expect(killed.length).toBeGreaterThan(0);
       // Serves again: reads and writes (a query on a connection the server just ended is retried).
-      await until("a to serve", async () => a.ping().then(() => true, () => false));
+      await until("a to serve", async () =>
+        a.ping().then(
+          () => true,
+          () => false,
+        ),
+      );
       expect(await a.count("kill")).toBe(20);
       for (const doc of acknowledged) expect((await a.get("kill", doc.id))!.version).toBe(doc.version);
       await until("the feed to reconnect and resync", () => resyncs > 0);
@@ -172,7 +177,12 @@ describe("PostgreSQL store", () => {
       await expect(store.ping()).rejects.toMatchObject({ status: 503, message: expect.stringContaining("not taking writes") });
       await lock.release();
       await stalled;
-      await until("ping to answer again", async () => store.ping().then(() => true, () => false));
+      await until("ping to answer again", async () =>
+        store.ping().then(
+          () => true,
+          () => false,
+        ),
+      );
       expect((await store.get("stall", "a"))!.data).toBe(1);
     } finally {
       await lock?.release();
@@ -190,7 +200,12 @@ describe("PostgreSQL store", () => {
       await pg.admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${`${pg.run}_down`}`;
       await expect(store.ping()).rejects.toThrow();
       await pg.admin.unsafe(`ALTER DATABASE "${pg.run}_down" ALLOW_CONNECTIONS true`);
-      await until("ping to answer again", async () => store.ping().then(() => true, () => false));
+      await until("ping to answer again", async () =>
+        store.ping().then(
+          () => true,
+          () => false,
+        ),
+      );
     } finally {
       await store.close();
     }

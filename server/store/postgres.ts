@@ -231,9 +231,7 @@ export class PostgresStore extends ExternalStore implements Store {
       const [row] = await tx`SELECT coalesce(max(version), 0)::int4 AS v FROM schema_migrations`;
       const current = Number(row.v);
       if (current > MIGRATIONS.length) {
-        throw new Error(
-          `The database has schema version ${current}, newer than this server knows (${MIGRATIONS.length}); upgrade the server.`,
-        );
+        throw new Error(`The database has schema version ${current}, newer than this server knows (${MIGRATIONS.length}); upgrade the server.`);
       }
       for (let version = current + 1; version <= MIGRATIONS.length; version++) {
         await tx.unsafe(MIGRATIONS[version - 1]!);
@@ -316,8 +314,7 @@ export class PostgresStore extends ExternalStore implements Store {
 
   async get<T>(collection: string, id: string): Promise<Doc<T> | null> {
     const rows = await this.retrying(
-      () =>
-        this.sql<DocRow[]>`SELECT id, version, data::text AS data, updated_at FROM docs WHERE collection = ${collection} AND id = ${id}`,
+      () => this.sql<DocRow[]>`SELECT id, version, data::text AS data, updated_at FROM docs WHERE collection = ${collection} AND id = ${id}`,
     );
     return rows.length > 0 ? this.toDoc<T>(collection, rows[0]!) : null;
   }
@@ -339,8 +336,7 @@ export class PostgresStore extends ExternalStore implements Store {
   async list<T>(collection: string, options: ListOptions = {}): Promise<Doc<T>[]> {
     const sql = this.sql;
     const rows = await this.retrying(() => {
-      const prefix =
-        options.prefix !== undefined ? sql`AND id >= ${options.prefix} AND id < ${prefixEnd(options.prefix)}` : sql``;
+      const prefix = options.prefix !== undefined ? sql`AND id >= ${options.prefix} AND id < ${prefixEnd(options.prefix)}` : sql``;
       const after = options.after !== undefined ? sql`AND id > ${options.after}` : sql``;
       const limit = options.limit !== undefined ? sql`LIMIT ${options.limit}` : sql``;
       return sql<DocRow[]>`SELECT id, version, data::text AS data, updated_at FROM docs

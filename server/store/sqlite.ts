@@ -75,9 +75,7 @@ export class SqliteStore implements Store {
     const row = this.db.query<{ v: number | null }, []>("SELECT max(version) AS v FROM schema_migrations").get();
     const current = row?.v ?? 0;
     if (current > MIGRATIONS.length) {
-      throw new Error(
-        `The state file ${this.path} has schema version ${current}, newer than this server knows (${MIGRATIONS.length}); upgrade the server.`,
-      );
+      throw new Error(`The state file ${this.path} has schema version ${current}, newer than this server knows (${MIGRATIONS.length}); upgrade the server.`);
     }
     for (let version = current + 1; version <= MIGRATIONS.length; version++) {
       this.db.transaction(() => {
@@ -135,24 +133,26 @@ export class SqliteStore implements Store {
     const now = new Date().toISOString();
     const written: Doc[] = [];
     const changes: Change[] = [];
-    this.writing(() => this.db.transaction(() => {
-      for (const op of ops) {
-        const current = this.getStmt.get(op.collection, op.id);
-        checkGuard(op, current?.version ?? null);
-        if (op.op === "put") {
-          const version = (current?.version ?? 0) + 1;
-          this.putStmt.run(op.collection, op.id, version, JSON.stringify(op.data), now);
-          written.push({ collection: op.collection, id: op.id, version, data: op.data, updatedAt: now });
-          changes.push({ collection: op.collection, id: op.id, version, op: "put" });
-        } else if (current) {
-          this.deleteStmt.run(op.collection, op.id);
-          changes.push({ collection: op.collection, id: op.id, version: 0, op: "delete" });
+    this.writing(() =>
+      this.db.transaction(() => {
+        for (const op of ops) {
+          const current = this.getStmt.get(op.collection, op.id);
+          checkGuard(op, current?.version ?? null);
+          if (op.op === "put") {
+            const version = (current?.version ?? 0) + 1;
+            this.putStmt.run(op.collection, op.id, version, JSON.stringify(op.data), now);
+            written.push({ collection: op.collection, id: op.id, version, data: op.data, updatedAt: now });
+            changes.push({ collection: op.collection, id: op.id, version, op: "put" });
+          } else if (current) {
+            this.deleteStmt.run(op.collection, op.id);
+            changes.push({ collection: op.collection, id: op.id, version: 0, op: "delete" });
+          }
         }
-      }
-      for (const entry of audit) {
-        this.auditStmt.run(entry.id, entry.time, entry.actor, entry.action, JSON.stringify(entry));
-      }
-    })());
+        for (const entry of audit) {
+          this.auditStmt.run(entry.id, entry.time, entry.actor, entry.action, JSON.stringify(entry));
+        }
+      })(),
+    );
     if (changes.length > 0) this.emit(changes, Date.now());
     return written;
   }
@@ -192,8 +192,7 @@ export class SqliteStore implements Store {
     add("action = ?", query.action);
     add("id < ?", query.before);
     params.push(query.limit);
-    const sql =
-      "SELECT entry FROM audit" + (where.length ? ` WHERE ${where.join(" AND ")}` : "") + " ORDER BY id DESC LIMIT ?";
+    const sql = "SELECT entry FROM audit" + (where.length ? ` WHERE ${where.join(" AND ")}` : "") + " ORDER BY id DESC LIMIT ?";
     return this.db
       .query<{ entry: string }, (string | number)[]>(sql)
       .all(...params)
@@ -260,8 +259,7 @@ export class SqliteStore implements Store {
 export function checkGuard(op: WriteOp, current: number | null): void {
   const expect = op.expect;
   if (expect === undefined) return;
-  const ok =
-    expect === "absent" ? current === null : expect === "present" ? current !== null : current === expect;
+  const ok = expect === "absent" ? current === null : expect === "present" ? current !== null : current === expect;
   if (!ok) {
     throw new ConflictError(
       "A record this change depends on was changed meanwhile by another write, so nothing of this change was stored. Read it again and retry.",

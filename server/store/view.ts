@@ -148,7 +148,12 @@ export class RecordView<T extends { id: string }> {
    * one `keep`. Records written meanwhile are seen or not, as in a later page.
    * Past `budgetMs` of its own time (the slices added up) it throws ScanBudgetError.
    */
-  async scan(keep: (record: T) => boolean, limit: number, after?: string, budgetMs = Number.POSITIVE_INFINITY): Promise<{ items: T[]; nextCursor: string | null }> {
+  async scan(
+    keep: (record: T) => boolean,
+    limit: number,
+    after?: string,
+    budgetMs = Number.POSITIVE_INFINITY,
+  ): Promise<{ items: T[]; nextCursor: string | null }> {
     const items: T[] = [];
     let i = after === undefined ? 0 : this.indexOf(after);
     if (after !== undefined && this.ids[i] === after) i++;

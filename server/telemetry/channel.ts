@@ -87,10 +87,7 @@ export class MetricsChannel implements Channel {
     if (encoding === null) return failure(415, "The body must be application/x-protobuf or application/json.", "json");
     try {
       const bytes = await readEncodedBytes(req, this.limits.maxBodyBytes, this.limits.maxDecompressedBytes);
-      const result =
-        encoding === "protobuf"
-          ? ingestProtobuf(this.window, collectorId, bytes)
-          : ingestMessage(this.window, collectorId, decodeJson(bytes));
+      const result = encoding === "protobuf" ? ingestProtobuf(this.window, collectorId, bytes) : ingestMessage(this.window, collectorId, decodeJson(bytes));
       if (result.rejected === 0) {
         return new Response(encoding === "protobuf" ? EMPTY_PROTOBUF : "{}", { headers: { "Content-Type": CONTENT_TYPE[encoding] } });
       }

@@ -103,7 +103,7 @@ export class History {
     const from = Math.max(this.newest + 1, bucket - SLOTS + 1);
     for (const [g, values] of this.groups.entries()) {
       if (values === undefined) continue;
-      for (let b = from; b <= bucket; b++) values.fill(NaN, (b % SLOTS) * WIDTH[g]!, (b % SLOTS + 1) * WIDTH[g]!);
+      for (let b = from; b <= bucket; b++) values.fill(NaN, (b % SLOTS) * WIDTH[g]!, ((b % SLOTS) + 1) * WIDTH[g]!);
     }
     this.newest = bucket;
   }

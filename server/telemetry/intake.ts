@@ -7,10 +7,7 @@
 import { fromJsonString } from "@bufbuild/protobuf";
 import { ValidationError } from "../errors.ts";
 import type { KeyValue } from "../gen/opentelemetry/proto/common/v1/common_pb.ts";
-import {
-  ExportMetricsServiceRequestSchema,
-  type ExportMetricsServiceRequest,
-} from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
+import { ExportMetricsServiceRequestSchema, type ExportMetricsServiceRequest } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.ts";
 import { AggregationTemporality } from "../gen/opentelemetry/proto/metrics/v1/metrics_pb.ts";
 import type { Signal } from "../../shared/config-records.ts";
 import { componentOf, meaningOf, signalOf, type Meaning } from "./names.ts";
@@ -76,8 +73,7 @@ class Ingest implements PointVisitor {
   point(sumTemporality: number, attrKey: string, attrs: () => Attrs, value: number, flags: number, timeMs: number, startMs: number): void {
     const meaning = this.meaning!;
     if ((flags & NO_RECORDED_VALUE) !== 0) return;
-    let temporality: Temporality =
-      sumTemporality === -1 ? "gauge" : sumTemporality === AggregationTemporality.DELTA ? "delta" : "cumulative";
+    let temporality: Temporality = sumTemporality === -1 ? "gauge" : sumTemporality === AggregationTemporality.DELTA ? "delta" : "cumulative";
     // Memory and uptime are read as levels however they are sent; counters sent as gauges are cumulative.
     if (meaning.kind === "process" && meaning.field !== "cpu") temporality = "gauge";
     else if (temporality === "gauge") temporality = "cumulative";
@@ -160,12 +156,7 @@ export function ingestProtobuf(window: ThroughputWindow, collectorId: string, by
 const nanosToMs = (n: bigint) => Number(n) / 1e6;
 
 /** The same for a request decoded from JSON. */
-export function ingestMessage(
-  window: ThroughputWindow,
-  collectorId: string,
-  request: ExportMetricsServiceRequest,
-  now = window.now(),
-): IngestResult {
+export function ingestMessage(window: ThroughputWindow, collectorId: string, request: ExportMetricsServiceRequest, now = window.now()): IngestResult {
   const ingest = new Ingest(window, collectorId, now);
   for (const rm of request.resourceMetrics) {
     for (const sm of rm.scopeMetrics) {

@@ -159,12 +159,14 @@ export function flowRates(mapped: CollectorFlows, components: readonly Component
   };
 
   const pipelines = mapped.flows
-    .map(({ flow, routeId }): PipelineRate => ({
-      pipelineId: flow.pipelineId,
-      sourceId: flow.sourceId,
-      ...(routeId === undefined ? { via: "matchers" } : { via: "route", routeId }),
-      ...rateOf(flow),
-    }))
+    .map(
+      ({ flow, routeId }): PipelineRate => ({
+        pipelineId: flow.pipelineId,
+        sourceId: flow.sourceId,
+        ...(routeId === undefined ? { via: "matchers" } : { via: "route", routeId }),
+        ...rateOf(flow),
+      }),
+    )
     .sort((a, b) => compare(a.pipelineId, b.pipelineId) || compare(a.sourceId, b.sourceId));
   const byRoute = new Map(pipelines.flatMap((p) => (p.routeId === undefined ? [] : [[p.routeId, p] as const])));
   const routes = [...mapped.routeIds].sort(compare).map((routeId): RouteRate => {

@@ -35,7 +35,8 @@ test("a collector's records/s is what its receivers took in or refused; errors/s
 test("the top lists keep the n highest, highest first; collectors without errors or rates stay out", () => {
   // Ten minutes at these rates, arriving 5 s into a bucket: the hour's series covers the bucket before.
   const window = new ThroughputWindow({ now: () => NOON + 5000 });
-  for (let i = 1; i <= 7; i++) feed(window, `c${i}`, [[ACCEPTED, "otlp", i * 10], ...(i % 3 === 0 ? [[FAILED, "out", i] as [Meaning, string, number]] : [])], 600);
+  for (let i = 1; i <= 7; i++)
+    feed(window, `c${i}`, [[ACCEPTED, "otlp", i * 10], ...(i % 3 === 0 ? [[FAILED, "out", i] as [Meaning, string, number]] : [])], 600);
   const top = new FleetThroughput(window, 3);
   for (let i = 0; i <= 8; i++) top.offer(`c${i}`, `name ${i}`); // c0 and c8 never reported
   const result = top.result();
@@ -59,7 +60,12 @@ test("the top lists keep the n highest, highest first; collectors without errors
 test("a collector svc sees offline, or silent for longer than the window, is not counted now; its past stays in the series", () => {
   const clock = { now: NOON + 5000 };
   const window = new ThroughputWindow({ now: () => clock.now });
-  for (const [id, rate] of [["a", 10], ["b", 20], ["c", 50]] as const) feed(window, id, [[ACCEPTED, "otlp", rate]], 600);
+  for (const [id, rate] of [
+    ["a", 10],
+    ["b", 20],
+    ["c", 50],
+  ] as const)
+    feed(window, id, [[ACCEPTED, "otlp", rate]], 600);
   const all = new FleetThroughput(window, 5);
   for (const id of ["a", "b", "c"]) all.offer(id, id);
   expect(all.result()).toMatchObject({ reporting: 3, current: expect.closeTo(80, 3), currentCollectors: 3 });
@@ -67,7 +73,10 @@ test("a collector svc sees offline, or silent for longer than the window, is not
   // c goes offline; a and b report on for a minute, arriving every 15 s.
   for (let step = 1; step <= 4; step++) {
     clock.now = NOON + 5000 + step * 15_000;
-    for (const [id, rate] of [["a", 10], ["b", 20]] as const) {
+    for (const [id, rate] of [
+      ["a", 10],
+      ["b", 20],
+    ] as const) {
       const w = window.touch(id);
       window.add(w, `receiver.inout otlp`, ACCEPTED, "otlp", "logs", rate * (600 + step * 15), 1_600_000 + step * 15_000, 1, "cumulative");
     }
@@ -94,7 +103,12 @@ test("a collector svc sees offline, or silent for longer than the window, is not
 // How long this pass takes is bench/fleet-top.ts's to measure (BENCHMARKS.md), not a test's.
 test("one pass over 100,000 collectors, 10,000 of them reporting, counts the reporting ones and keeps only the top n", () => {
   const window = new ThroughputWindow();
-  for (let i = 0; i < 10_000; i++) feed(window, `c${i}`, [[ACCEPTED, "otlp", i % 977], [SENT, "out", i % 977], [FAILED, "out", i % 13]]);
+  for (let i = 0; i < 10_000; i++)
+    feed(window, `c${i}`, [
+      [ACCEPTED, "otlp", i % 977],
+      [SENT, "out", i % 977],
+      [FAILED, "out", i % 13],
+    ]);
   const top = new FleetThroughput(window, 5);
   for (let i = 0; i < 100_000; i++) top.offer(`c${i}`, `c${i}`);
   const result = top.result();

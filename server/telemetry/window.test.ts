@@ -80,7 +80,10 @@ describe("rates", () => {
   test("a filter lowers out, not in; transports add up", () => {
     const win = new ThroughputWindow();
     const w = win.touch("c1");
-    for (const [t, i, o] of [[0, 0, 0], [10, 1000, 400]] as const) {
+    for (const [t, i, o] of [
+      [0, 0, 0],
+      [10, 1000, 400],
+    ] as const) {
       win.add(w, "in", incoming, "filter/logs_app_drop", "logs", i, t * S, 0, "cumulative");
       win.add(w, "out", outgoing, "filter/logs_app_drop", "logs", o, t * S, 0, "cumulative");
       win.add(w, "grpc", accepted, "otlp/app", "logs", i / 2, t * S, 0, "cumulative");

@@ -15,7 +15,14 @@ function request(seconds: number, accepted: number, extra = false) {
         scopeMetrics: [
           {
             metrics: [
-              ...(extra ? [{ name: "otelcol_exporter_queue_size", data: { case: "gauge" as const, value: { dataPoints: [{ value: { case: "asInt" as const, value: 3n } }] } } }] : []),
+              ...(extra
+                ? [
+                    {
+                      name: "otelcol_exporter_queue_size",
+                      data: { case: "gauge" as const, value: { dataPoints: [{ value: { case: "asInt" as const, value: 3n } }] } },
+                    },
+                  ]
+                : []),
               {
                 name: "otelcol_receiver_accepted_spans",
                 data: {
@@ -47,7 +54,10 @@ describe("protobuf wire reader", () => {
   test("reads the same points as the generated decoder", () => {
     const viaWire = new ThroughputWindow();
     const viaMessage = new ThroughputWindow();
-    for (const [s, v] of [[1000, 100], [1010, 200]] as const) {
+    for (const [s, v] of [
+      [1000, 100],
+      [1010, 200],
+    ] as const) {
       expect(ingestProtobuf(viaWire, "c", toBinary(ExportMetricsServiceRequestSchema, request(s, v, true)))).toEqual({ rejected: 0, message: "" });
       ingestMessage(viaMessage, "c", request(s, v, true));
     }

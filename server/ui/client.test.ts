@@ -14,6 +14,15 @@ test("the query leaves out undefined and null, repeats a list's key, and takes U
   expect(apiPath("/collectors", {}, { limit: 20, q: undefined, cursor: null, match: ["env=prod", 'region=~"us-.*"'] })).toBe(
     "/collectors?limit=20&match=env%3Dprod&match=region%3D%7E%22us-.*%22",
   );
-  expect(apiPath("/audit", {}, new URLSearchParams([["actor", "ann"], ["limit", "50"]]))).toBe("/audit?actor=ann&limit=50");
+  expect(
+    apiPath(
+      "/audit",
+      {},
+      new URLSearchParams([
+        ["actor", "ann"],
+        ["limit", "50"],
+      ]),
+    ),
+  ).toBe("/audit?actor=ann&limit=50");
   expect(apiPath("/rollouts", {}, {})).toBe("/rollouts");
 });

@@ -26,7 +26,12 @@ export function formatDuration(seconds: number): string {
     [s % 60, "s"],
   ];
   const from = parts.findIndex(([n]) => n > 0);
-  return from === -1 ? "0s" : parts.slice(from, from + 2).map(([n, u]) => `${n}${u}`).join(" ");
+  return from === -1
+    ? "0s"
+    : parts
+        .slice(from, from + 2)
+        .map(([n, u]) => `${n}${u}`)
+        .join(" ");
 }
 
 export const shortCommit = (commit: string) => commit.slice(0, 8);

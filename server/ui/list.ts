@@ -5,7 +5,7 @@
  * list page, so each page only says how its filters become an API path; lists
  * without filters page through usePages alone.
  */
-import { type FormEvent } from "react";
+import type { FormEvent } from "react";
 import { api, type PagedPath, type PageItem, type Query } from "./client.ts";
 import { useAction } from "./action.ts";
 import { useLoad } from "./load.ts";

@@ -20,7 +20,8 @@ test("selection matchers stay under the API's length and select exactly the ids,
   const parsed = out.map((c) => parseMatcher(c.match));
   const selects = (id: string) => parsed.some((m) => matches([m], { "collector.id": id }));
   for (const id of ids) expect(selects(id)).toBe(true);
-  for (const other of ["ab", "a-b", "x", "y", "quote", "0193a0c4-7d2e-7000-8000-00000000030", "0193a0c4-7d2e-7000-8000-000000000001x", ""]) expect(selects(other)).toBe(false);
+  for (const other of ["ab", "a-b", "x", "y", "quote", "0193a0c4-7d2e-7000-8000-00000000030", "0193a0c4-7d2e-7000-8000-000000000001x", ""])
+    expect(selects(other)).toBe(false);
   expect(selectionMatchers([])).toEqual([]);
   expect(() => selectionMatchers(["x".repeat(300)], 200)).toThrow(RangeError);
 });

@@ -10,11 +10,7 @@ import type { Session as SessionAnswer, User } from "../../shared/users.ts";
 import { type ApiError, setCsrfToken } from "./api.ts";
 import { api } from "./client.ts";
 
-export type SessionState =
-  | { status: "loading" }
-  | { status: "signedIn"; user: User }
-  | { status: "signedOut" }
-  | { status: "unavailable"; error: ApiError };
+export type SessionState = { status: "loading" } | { status: "signedIn"; user: User } | { status: "signedOut" } | { status: "unavailable"; error: ApiError };
 
 interface SessionApi {
   state: SessionState;
@@ -45,14 +41,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     );
   }, [accept]);
 
-  const signIn = useCallback(
-    async (username: string, password: string) => accept(await api.post("/session", { body: { username, password } })),
-    [accept],
-  );
+  const signIn = useCallback(async (username: string, password: string) => accept(await api.post("/session", { body: { username, password } })), [accept]);
 
   const redeem = useCallback(
-    async (purpose: LinkPurpose, token: string, password: string) =>
-      accept(await api.post(`/session/${purpose}`, { body: { token, password } })),
+    async (purpose: LinkPurpose, token: string, password: string) => accept(await api.post(`/session/${purpose}`, { body: { token, password } })),
     [accept],
   );
 

@@ -83,7 +83,8 @@ export class WebhookSender {
     for (const doc of await this.store.list<QueuedDelivery>(QUEUE)) {
       const item = doc.data;
       if (item.doneAt !== undefined) {
-        if (item.doneAt < now - KEEP_DONE_MS) await this.store.write([{ op: "delete", collection: QUEUE, id: doc.id, expect: doc.version }]).catch(() => undefined);
+        if (item.doneAt < now - KEEP_DONE_MS)
+          await this.store.write([{ op: "delete", collection: QUEUE, id: doc.id, expect: doc.version }]).catch(() => undefined);
         continue;
       }
       if (item.nextAt > now || item.leaseUntil > now || this.inFlight.has(item.hookId)) continue;
@@ -114,7 +115,9 @@ export class WebhookSender {
         throw error;
       }
       const finish = () =>
-        this.store.write([{ op: "put", collection: QUEUE, id: doc.id, data: { ...item, doneAt: this.o.now(), leaseUntil: 0 }, expect: version }]).catch(() => undefined);
+        this.store
+          .write([{ op: "put", collection: QUEUE, id: doc.id, data: { ...item, doneAt: this.o.now(), leaseUntil: 0 }, expect: version }])
+          .catch(() => undefined);
       if (item.check && !(await this.holds(item.check))) return void (await finish());
       const target = await this.hooks.forDelivery(item.hookId);
       if (!target) return void (await finish());

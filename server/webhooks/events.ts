@@ -98,7 +98,10 @@ export class WebhookEvents {
     const staged = rollout.batchEnds ? { released: rollout.released ?? 0, batches: rollout.batchEnds.length } : {};
     const data = { rolloutId: id, kind: rollout.kind, scope: rollout.scope, commit: rollout.commit, actor: rollout.actor, ...staged };
     if (rollout.phase === "paused" && !rollout.ended) {
-      await this.hooks.emit("rollout.paused", `${id}/${rollout.released ?? 0}/${rollout.pausedReason ?? ""}`, { ...data, reason: rollout.pausedReason ?? null });
+      await this.hooks.emit("rollout.paused", `${id}/${rollout.released ?? 0}/${rollout.pausedReason ?? ""}`, {
+        ...data,
+        reason: rollout.pausedReason ?? null,
+      });
     }
     const ended = rollout.ended;
     if (!ended || ended.outcome === "not_recorded") return;

@@ -165,7 +165,26 @@ test("https to a pinned address: SNI and the certificate check are the name's", 
   const dir = mkdtempSync(join(tmpdir(), "svc-hook-tls-"));
   stops.push(() => rmSync(dir, { recursive: true, force: true }));
   const openssl = Bun.spawn(
-    ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=hooks.test", "-addext", "subjectAltName=DNS:hooks.test", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
+    [
+      "openssl",
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=hooks.test",
+      "-addext",
+      "subjectAltName=DNS:hooks.test",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+    ],
     { stdout: "ignore", stderr: "ignore" },
   );
   expect(await openssl.exited).toBe(0);

@@ -41,7 +41,11 @@ export function checkWebhookUrl(text: string, allowPrivateTargets = false): stri
   }
   const cls = METADATA_NAMES.has(host) ? "forbidden" : loopback ? "internal" : classifyAddress(host);
   if (cls !== null && !allowedClass(cls, allowPrivateTargets)) {
-    throw refuse(cls === "forbidden" ? "must not be a link-local, metadata, multicast or reserved address" : "must not be a private or loopback address (webhooks.allowPrivateTargets)");
+    throw refuse(
+      cls === "forbidden"
+        ? "must not be a link-local, metadata, multicast or reserved address"
+        : "must not be a private or loopback address (webhooks.allowPrivateTargets)",
+    );
   }
   return url.toString();
 }

@@ -115,7 +115,9 @@ describe("webhooks", () => {
     const hook = await hooks.create(SYSTEM_ACTOR, { url: "https://example.com/x", events: ["rollout.paused"], secret: SECRET });
     expect(JSON.stringify(await hooks.list())).not.toContain(SECRET);
     expect(JSON.stringify(await store.list("webhooks"))).not.toContain(SECRET);
-    await expect(hooks.create(SYSTEM_ACTOR, { url: "http://example.com/x", events: ["rollout.paused"], secret: SECRET })).rejects.toBeInstanceOf(ValidationError);
+    await expect(hooks.create(SYSTEM_ACTOR, { url: "http://example.com/x", events: ["rollout.paused"], secret: SECRET })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
     await expect(hooks.create(SYSTEM_ACTOR, { url: "ftp://127.0.0.1/x", events: ["rollout.paused"], secret: SECRET })).rejects.toThrow();
     await hooks.delete(SYSTEM_ACTOR, hook.id);
     const actions = (await store.queryAudit({ limit: 10 })).map((e) => e.action);
@@ -125,7 +127,17 @@ describe("webhooks", () => {
   test("the delivery log is bounded per hook", async () => {
     const hook = await hooks.create(SYSTEM_ACTOR, { url: "https://example.com/x", events: ["rollout.paused"], secret: SECRET });
     for (let i = 0; i < 105; i++) {
-      await hooks.log(hook.id, { eventId: `e${i}`, event: "rollout.paused", attempt: 1, status: "delivered", httpStatus: 200, error: null, time: new Date(now).toISOString(), durationMs: 1, nextAttemptAt: null });
+      await hooks.log(hook.id, {
+        eventId: `e${i}`,
+        event: "rollout.paused",
+        attempt: 1,
+        status: "delivered",
+        httpStatus: 200,
+        error: null,
+        time: new Date(now).toISOString(),
+        durationMs: 1,
+        nextAttemptAt: null,
+      });
       now += 1;
     }
     const log = await hooks.deliveries(hook.id);
@@ -174,7 +186,16 @@ describe("webhook events from the change feed", () => {
     await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["rollout.paused", "rollout.completed", "rollout.failed"], secret: SECRET });
     const counts = (failed: number) => ({ current: 2, applying: 0, failed, outdated: 0, offline: 1, reporting_only: 0, queued: 0 });
     const ended = (outcome: string, failed: number) => ({ ended: { at: "2026-01-01T00:00:00Z", outcome, counts: counts(failed) } });
-    const staged = (id: string, phase: string, end = {}) => ({ id, kind: "publish", commit: "abc", batchEnds: [1, 2], released: 1, phase, pausedReason: phase === "paused" ? "failures" : null, ...end });
+    const staged = (id: string, phase: string, end = {}) => ({
+      id,
+      kind: "publish",
+      commit: "abc",
+      batchEnds: [1, 2],
+      released: 1,
+      phase,
+      pausedReason: phase === "paused" ? "failures" : null,
+      ...end,
+    });
     // The feed handler reads the document as it is then, so each write settles before the next.
     const put = async (data: { id: string; [key: string]: unknown }) => {
       await store.write([{ op: "put", collection: ROLLOUTS, id: data.id, data }]);
@@ -211,7 +232,11 @@ describe("webhook events from the change feed", () => {
     events.start();
     stops.push(() => events.stop());
     await hooks.create(SYSTEM_ACTOR, { url: rx.url, events: ["collector.drifted"], secret: SECRET });
-    const target = (drifted: boolean, checkedAt: string) => ({ collectorId: "c1", state: "current", drift: { drifted, reason: drifted ? "a processor differs" : null, targetHash: "h1", checkedAt } });
+    const target = (drifted: boolean, checkedAt: string) => ({
+      collectorId: "c1",
+      state: "current",
+      drift: { drifted, reason: drifted ? "a processor differs" : null, targetHash: "h1", checkedAt },
+    });
     const put = async (data: unknown) => {
       await store.write([{ op: "put", collection: CONFIGS, id: "c1", data }]);
       await events.settled();
@@ -377,7 +402,10 @@ describe("detectors that wait, on an injected clock", () => {
     await at(18.1 * 3_600_000); // 5.9 hours left
     await at(20 * 3_600_000);
     expect(rx.got).toHaveLength(1);
-    expect(JSON.parse(rx.got[0]!.body)).toMatchObject({ event: "token.expiring", data: { tokenId: opamp.enrollmentToken.id, kind: "opamp", expiresAt: opamp.enrollmentToken.expiresAt } });
+    expect(JSON.parse(rx.got[0]!.body)).toMatchObject({
+      event: "token.expiring",
+      data: { tokenId: opamp.enrollmentToken.id, kind: "opamp", expiresAt: opamp.enrollmentToken.expiresAt },
+    });
     await at(47 * 3_600_000); // the agent token: 25 hours left
     expect(rx.got).toHaveLength(1);
     await at(49 * 3_600_000); // 23 hours left

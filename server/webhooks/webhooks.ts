@@ -67,9 +67,10 @@ export class Webhooks {
     const id = Bun.randomUUIDv7();
     const hook: Webhook = { id, url, events: [...new Set(input.events)].sort(), createdAt: new Date(this.now()).toISOString(), createdBy: who.actor };
     const stored: StoredHook = { ...hook, secretSealed: this.secrets.seal(input.secret, sealContext(id)) };
-    await this.store.write([{ op: "put", collection: HOOKS, id, data: stored, expect: "absent" }], [
-      auditEntry(who, "webhook.create", "webhook", id, { url, events: hook.events }),
-    ]);
+    await this.store.write(
+      [{ op: "put", collection: HOOKS, id, data: stored, expect: "absent" }],
+      [auditEntry(who, "webhook.create", "webhook", id, { url, events: hook.events })],
+    );
     return hook;
   }
 

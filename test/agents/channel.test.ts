@@ -129,7 +129,9 @@ async function upgrade(headers: Record<string, string>): Promise<Response> {
       signal: AbortSignal.timeout(WAIT_MS),
     });
   } catch (error) {
-    throw new Error(`the upgrade as agent ${headers["X-Svc-Agent-Id"] ?? "(no id)"} was not refused within ${WAIT_MS} ms (accepted?): ${(error as Error).message}`);
+    throw new Error(
+      `the upgrade as agent ${headers["X-Svc-Agent-Id"] ?? "(no id)"} was not refused within ${WAIT_MS} ms (accepted?): ${(error as Error).message}`,
+    );
   }
 }
 
@@ -294,8 +296,19 @@ describe("identity", () => {
   test("a host enrolled before credentials existed gets one on its next connection with its own token; then it is required", async () => {
     const { token, id } = await agentToken({ maxUses: null });
     const legacy = {
-      id: "legacy-host", name: "legacy-host", environment: "production", version: null, tokenId: id, status: "offline",
-      enrolledAt: new Date().toISOString(), connectedAt: null, lastSeen: null, host: null, browse: null, discovery: null, discoveredAt: null,
+      id: "legacy-host",
+      name: "legacy-host",
+      environment: "production",
+      version: null,
+      tokenId: id,
+      status: "offline",
+      enrolledAt: new Date().toISOString(),
+      connectedAt: null,
+      lastSeen: null,
+      host: null,
+      browse: null,
+      discovery: null,
+      discoveredAt: null,
     };
     await server.app.store.write([{ op: "put", collection: AGENTS, id: "legacy-host", data: legacy, expect: "absent" }], []);
     const other = await agentToken();
@@ -315,10 +328,22 @@ describe("identity", () => {
     const run = () => {
       const file = new CredentialFile(join(dir, "state"), "real-agent");
       const channel = new RealAgentChannel({
-        url: wsUrl, token, agentId: "real-agent", caCertPath: null, insecureSkipVerify: false, log,
+        url: wsUrl,
+        token,
+        agentId: "real-agent",
+        caCertPath: null,
+        insecureSkipVerify: false,
+        log,
         credential: () => file.current,
         credentialIssued: (value) => file.save(value),
-        hello: async () => ({ type: "hello", agentId: "real-agent", version: "0.1.0", environment: "production", host: HOST, browse: { enabled: true, allowedRoots: [] } }),
+        hello: async () => ({
+          type: "hello",
+          agentId: "real-agent",
+          version: "0.1.0",
+          environment: "production",
+          host: HOST,
+          browse: { enabled: true, allowedRoots: [] },
+        }),
         handle: async () => ({}),
         delays: { baseMs: 20, maxMs: 50, refusedMs: 60_000 },
       });
@@ -409,7 +434,8 @@ describe("registry and relay", () => {
       if (m.type === "browse.list" && m.path === "/bad") return { result: { path: m.path, entries: "all of them" } };
       if (m.type === "browse.list") return { result: { path: m.path, entries: [], truncated: false } };
       if (m.type === "browse.sample" && m.path === "/etc/shadow") return { error: { code: "denied_by_pattern", message: "denied by *shadow*" } };
-      if (m.type === "browse.sample") return { result: { path: m.path, mode: m.mode, from: m.from, size: 3, binary: false, content: "hi\n", lines: 1, truncated: false } };
+      if (m.type === "browse.sample")
+        return { result: { path: m.path, mode: m.mode, from: m.from, size: 3, binary: false, content: "hi\n", lines: 1, truncated: false } };
       return null;
     };
     const list = await server.api("/agents/browse-host/browse?path=/var/log");

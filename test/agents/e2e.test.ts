@@ -41,7 +41,11 @@ function writeConfig(name: string, text: string): string {
 }
 
 function runAgent(config: string): Subprocess {
-  const proc = Bun.spawn([binary, "--config", config], { stdout: "pipe", stderr: "pipe", env: { ...process.env, HTTP_PROXY: "", HTTPS_PROXY: "", http_proxy: "", https_proxy: "" } });
+  const proc = Bun.spawn([binary, "--config", config], {
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, HTTP_PROXY: "", HTTPS_PROXY: "", http_proxy: "", https_proxy: "" },
+  });
   agents.push(proc);
   return proc;
 }
@@ -79,7 +83,10 @@ describe("CLI", () => {
     expect(missing.code).toBe(1);
     expect(missing.err).toContain("--config:");
     expect(missing.err).toContain("does not exist");
-    const bad = writeConfig("bad", "server:\n  url: https://svc.example.com\n  token: svcen_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\nbrowse:\n  maxDirEntry: 5\n");
+    const bad = writeConfig(
+      "bad",
+      "server:\n  url: https://svc.example.com\n  token: svcen_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\nbrowse:\n  maxDirEntry: 5\n",
+    );
     const invalid = run(["--config", bad]);
     expect(invalid.code).toBe(1);
     expect(invalid.err).toContain("browse.maxDirEntry");
@@ -114,7 +121,10 @@ describe("the compiled agent against the server", () => {
     serviceName = `svcfp${Math.random().toString(36).slice(2, 8)}`;
     const exe = join(dir, serviceName);
     linkSync(BUN, exe);
-    service = Bun.spawn([exe, "-e", "const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } }); console.log(s.port); setInterval(() => {}, 1000);"], { stdout: "pipe" });
+    service = Bun.spawn(
+      [exe, "-e", "const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } }); console.log(s.port); setInterval(() => {}, 1000);"],
+      { stdout: "pipe" },
+    );
     agents.push(service);
   });
 
@@ -157,8 +167,10 @@ customFingerprints:
     expect(statSync(credentialFile).mode & 0o777).toBe(0o600);
     expect(match.logFiles).toContain(join(tree, "app/app.log"));
 
-    const sample = (path: string, mode = "lines", from = "tail") => api<Record<string, unknown>>(`/agents/e2e-main/sample?path=${encodeURIComponent(path)}&mode=${mode}&from=${from}`);
-    const browse = (path: string) => api<{ entries: { name: string }[]; truncated: boolean; error?: { code: string } }>(`/agents/e2e-main/browse?path=${encodeURIComponent(path)}`);
+    const sample = (path: string, mode = "lines", from = "tail") =>
+      api<Record<string, unknown>>(`/agents/e2e-main/sample?path=${encodeURIComponent(path)}&mode=${mode}&from=${from}`);
+    const browse = (path: string) =>
+      api<{ entries: { name: string }[]; truncated: boolean; error?: { code: string } }>(`/agents/e2e-main/browse?path=${encodeURIComponent(path)}`);
     const code = async (p: Promise<{ status: number; body: unknown }>) => {
       const { status, body } = await p;
       return [status, (body as { error?: { code: string } }).error?.code];
@@ -199,7 +211,10 @@ customFingerprints:
     const token = await agentToken(2);
     runAgent(writeConfig("root", baseConfig(token, "e2e-root", "  allowedRoots: ['/']")));
     runAgent(writeConfig("off", baseConfig(token, "e2e-off", "  enabled: false")));
-    await until(async () => (await api<AgentView>("/agents/e2e-root")).body.connected === true && (await api<AgentView>("/agents/e2e-off")).body.connected === true, 15_000);
+    await until(
+      async () => (await api<AgentView>("/agents/e2e-root")).body.connected === true && (await api<AgentView>("/agents/e2e-off")).body.connected === true,
+      15_000,
+    );
     const shadow = await api<{ error: { code: string } }>(`/agents/e2e-root/sample?path=/etc/shadow`);
     expect([shadow.status, shadow.body.error.code]).toEqual([403, "denied_by_pattern"]);
     expect((await api(`/agents/e2e-root/sample?path=/etc/hostname`)).status).toBe(200);
@@ -230,31 +245,47 @@ customFingerprints:
 });
 
 describe("legacy server.url over TLS", () => {
-  test.skipIf(process.getuid?.() !== 0)("grpcs://localhost:50051 is normalised to wss://localhost/v1/agent and connects with the configured CA", async () => {
-    if (await isListening(443)) throw new Error("port 443 is taken on this machine; this test needs it for the legacy URL's default port");
-    const tlsState = join(dir, "tls-state.db");
-    const admin = bootstrapToken();
-    const tls = await startServer({
-      statePath: tlsState,
-      port: 443,
-      waitReady: false,
-      env: { SVC_BOOTSTRAP_ADMINTOKEN: admin, SVC_TLS_CERTFILE: join(TLS_DIR, "cert.pem"), SVC_TLS_KEYFILE: join(TLS_DIR, "key.pem"), SVC_LOGGING_LEVEL: "warn" },
-    });
-    try {
-      const ca = readFileSync(join(TLS_DIR, "cert.pem"), "utf8");
-      const call = (path: string, init: RequestInit = {}) =>
-        fetch(`https://localhost/api/v1${path}`, { ...init, headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" }, tls: { ca } } as RequestInit);
-      await until(async () => (await call("/system/health").catch(() => null))?.status === 200, 15_000);
-      const { token } = (await (await call("/enrollment-tokens", { method: "POST", body: JSON.stringify({ kind: "agent" }) })).json()) as { token: string };
-      const config = writeConfig("legacy", `server:\n  url: grpcs://localhost:50051\n  token: ${token}\nagent:\n  id: e2e-legacy\n  stateDir: ${dir}/state-legacy\ncertificates:\n  caCertPath: ${join(TLS_DIR, "cert.pem")}\n`);
-      const proc = runAgent(config);
-      await until(async () => {
-        const res = await call("/agents/e2e-legacy");
-        return res.status === 200 && ((await res.json()) as AgentView).connected;
-      }, 15_000);
-      proc.kill();
-    } finally {
-      await tls.stop();
-    }
-  }, 60_000);
+  test.skipIf(process.getuid?.() !== 0)(
+    "grpcs://localhost:50051 is normalised to wss://localhost/v1/agent and connects with the configured CA",
+    async () => {
+      if (await isListening(443)) throw new Error("port 443 is taken on this machine; this test needs it for the legacy URL's default port");
+      const tlsState = join(dir, "tls-state.db");
+      const admin = bootstrapToken();
+      const tls = await startServer({
+        statePath: tlsState,
+        port: 443,
+        waitReady: false,
+        env: {
+          SVC_BOOTSTRAP_ADMINTOKEN: admin,
+          SVC_TLS_CERTFILE: join(TLS_DIR, "cert.pem"),
+          SVC_TLS_KEYFILE: join(TLS_DIR, "key.pem"),
+          SVC_LOGGING_LEVEL: "warn",
+        },
+      });
+      try {
+        const ca = readFileSync(join(TLS_DIR, "cert.pem"), "utf8");
+        const call = (path: string, init: RequestInit = {}) =>
+          fetch(`https://localhost/api/v1${path}`, {
+            ...init,
+            headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" },
+            tls: { ca },
+          } as RequestInit);
+        await until(async () => (await call("/system/health").catch(() => null))?.status === 200, 15_000);
+        const { token } = (await (await call("/enrollment-tokens", { method: "POST", body: JSON.stringify({ kind: "agent" }) })).json()) as { token: string };
+        const config = writeConfig(
+          "legacy",
+          `server:\n  url: grpcs://localhost:50051\n  token: ${token}\nagent:\n  id: e2e-legacy\n  stateDir: ${dir}/state-legacy\ncertificates:\n  caCertPath: ${join(TLS_DIR, "cert.pem")}\n`,
+        );
+        const proc = runAgent(config);
+        await until(async () => {
+          const res = await call("/agents/e2e-legacy");
+          return res.status === 200 && ((await res.json()) as AgentView).connected;
+        }, 15_000);
+        proc.kill();
+      } finally {
+        await tls.stop();
+      }
+    },
+    60_000,
+  );
 });

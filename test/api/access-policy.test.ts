@@ -28,7 +28,8 @@ beforeAll(async () => {
     for (const [method, op] of Object.entries(methods)) {
       const scope = op["x-required-scope"];
       // The security requirement is what clients read: it must say the same as x-required-scope.
-      const expected: Record<string, string[]>[] = scope !== undefined ? [{ bearer: [scope] }, { session: [scope] }] : op.security.length === 0 ? [] : [{ session: [] }];
+      const expected: Record<string, string[]>[] =
+        scope !== undefined ? [{ bearer: [scope] }, { session: [scope] }] : op.security.length === 0 ? [] : [{ session: [] }];
       expect({ route: `${method} ${path}`, security: op.security }).toEqual({ route: `${method} ${path}`, security: expected });
       live[`${method.toUpperCase()} ${path}`] = scope ?? (op.security.length === 0 ? "public" : "session");
     }

@@ -35,7 +35,9 @@ async function everyPage(query: string): Promise<Listed[]> {
   const out: Listed[] = [];
   let cursor: string | null = null;
   do {
-    const page: { items: Listed[]; nextCursor: string | null } = await server.call(`/collectors?limit=1&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    const page: { items: Listed[]; nextCursor: string | null } = await server.call(
+      `/collectors?limit=1&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    );
     expect(page.items.length).toBeLessThanOrEqual(1);
     out.push(...page.items);
     cursor = page.nextCursor;

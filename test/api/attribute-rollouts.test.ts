@@ -35,7 +35,8 @@ interface Entry {
   actor: string;
   cause?: string;
 }
-const history = (id: string) => call<{ items: Entry[]; renderFailure: { commit: string; error: string; rolloutId?: string } | null }>(`/collectors/${id}/config-history`);
+const history = (id: string) =>
+  call<{ items: Entry[]; renderFailure: { commit: string; error: string; rolloutId?: string } | null }>(`/collectors/${id}/config-history`);
 const rolloutCount = async () => (await call<{ items: unknown[] }>("/rollouts?limit=200")).items.length;
 
 let names = 0;
@@ -128,7 +129,13 @@ test("the plan of an edit is answered without writing; applied with config:publi
   const planned = await server.api("/collectors/tags/plan", { method: "POST", token: reader, json: edit });
   expect(planned.status).toBe(200);
   const { matched, changed, plan } = (await planned.json()) as { matched: number; changed: number; plan: PublishPlan };
-  expect({ matched, changed, commit: plan.commit, errors: plan.errors, unchanged: plan.unchanged }).toEqual({ matched: 2, changed: 2, commit: published, errors: [], unchanged: 0 });
+  expect({ matched, changed, commit: plan.commit, errors: plan.errors, unchanged: plan.unchanged }).toEqual({
+    matched: 2,
+    changed: 2,
+    commit: published,
+    errors: [],
+    unchanged: 0,
+  });
   expect(plan.changes.map((c) => c.collectorId)).toEqual([x.id, y.id].sort());
   expect(plan.changes.every((c) => c.from === null)).toBe(true);
   expect(plan.groups).toHaveLength(1);
@@ -211,7 +218,9 @@ test("a fleet publish skips a collector whose config cannot be rendered, listing
   await call("/commit", "POST", { message: "Gateway per collector" });
 
   const plan = await call<PublishPlan>("/publish/plan", "POST", {});
-  expect(plan.errors).toEqual([{ collectorId: bad.id, name: "gw-bad", path: "attributes.gateway", message: expect.stringContaining("has no attribute 'gateway'") }]);
+  expect(plan.errors).toEqual([
+    { collectorId: bad.id, name: "gw-bad", path: "attributes.gateway", message: expect.stringContaining("has no attribute 'gateway'") },
+  ]);
   const res = await server.api("/publish", { method: "POST" });
   expect(res.status).toBe(202);
   const rollout = (await res.json()) as Rollout;

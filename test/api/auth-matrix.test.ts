@@ -130,7 +130,9 @@ async function pathIds(): Promise<Record<string, string>> {
     "/agents": AGENT_ID,
     "/publish": x.id,
     "/rollouts": await first("/rollouts"),
-    "/webhooks": (await call<{ id: string }>("/webhooks", "POST", { url: "https://hooks.example.com/matrix", events: ["rollout.failed"], secret: "matrix-secret-0123456" })).id,
+    "/webhooks": (
+      await call<{ id: string }>("/webhooks", "POST", { url: "https://hooks.example.com/matrix", events: ["rollout.failed"], secret: "matrix-secret-0123456" })
+    ).id,
     commit: (await call<{ items: { commit: string }[] }>("/commits")).items[0]!.commit,
     sourceId,
     destinationId,
@@ -204,7 +206,18 @@ beforeAll(async () => {
   if (logout.status !== 204) throw new Error(`logout failed: ${logout.status}`);
 
   const doc = (await (await fetch(`${server.base}/api/v1/openapi.json`)).json()) as {
-    paths: Record<string, Record<string, { "x-required-scope"?: string; "x-csrf-required"?: boolean; security: unknown[]; requestBody?: { content: Record<string, { schema: Record<string, any> }> } }>>;
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          "x-required-scope"?: string;
+          "x-csrf-required"?: boolean;
+          security: unknown[];
+          requestBody?: { content: Record<string, { schema: Record<string, any> }> };
+        }
+      >
+    >;
   };
   const ids = await pathIds();
   operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
@@ -222,7 +235,13 @@ beforeAll(async () => {
       })),
   );
   for (const scope of new Set(operations.flatMap((o) => (o.scope ? [o.scope] : [])))) {
-    allBut.set(scope, await tokenWithScopes(server, SCOPES.filter((s) => s !== scope)));
+    allBut.set(
+      scope,
+      await tokenWithScopes(
+        server,
+        SCOPES.filter((s) => s !== scope),
+      ),
+    );
   }
 }, 60_000);
 afterAll(() => server.stop());
@@ -327,19 +346,26 @@ function invalidCredentials(): [string, Record<string, string>][] {
 describe("REST routes", () => {
   test("the matrix covers the whole document, with a real id for every parameter", () => {
     expect(operations.length).toBeGreaterThan(70);
-    expect(operations.filter((o) => o.session).map((o) => `${o.method} ${o.path}`).sort()).toEqual(["DELETE /session", "GET /session"]);
+    expect(
+      operations
+        .filter((o) => o.session)
+        .map((o) => `${o.method} ${o.path}`)
+        .sort(),
+    ).toEqual(["DELETE /session", "GET /session"]);
     for (const op of operations) expect(op.url).not.toContain("{");
   });
 
   test("missing, malformed, revoked and wrong-kind credentials: 401 everywhere, nothing changed", async () => {
     const cases = operations.flatMap((op) =>
-      invalidCredentials().map(([label, headers]): Case => ({
-        name: `${op.method} ${op.path} with ${label}`,
-        send: () => rest(op, headers),
-        status: 401,
-        shape: "api",
-        code: "unauthenticated",
-      })),
+      invalidCredentials().map(
+        ([label, headers]): Case => ({
+          name: `${op.method} ${op.path} with ${label}`,
+          send: () => rest(op, headers),
+          status: 401,
+          shape: "api",
+          code: "unauthenticated",
+        }),
+      ),
     );
     await refuseAll(cases);
   });
@@ -404,15 +430,25 @@ describe("REST routes", () => {
     const op = operations.find((o) => o.method === "POST" && o.path === "/service-accounts")!;
     const weak = await tokenWithScopes(server, ["users:admin"]);
     const stronger = { ...op, body: { name: "matrix-escalation", scopes: [...SCOPES] } };
-    await refuseAll([{ name: "POST /service-accounts with every scope", send: () => rest(stronger, bearer(weak)), status: 403, shape: "api", code: "forbidden" }]);
+    await refuseAll([
+      { name: "POST /service-accounts with every scope", send: () => rest(stronger, bearer(weak)), status: 403, shape: "api", code: "forbidden" },
+    ]);
   });
 
   test("an account holding only users:admin grants no role and touches no holder beyond its scopes (invite, role, reset, disable, delete): 403, nothing changed", async () => {
     const weak = await tokenWithScopes(server, ["users:admin"]);
     const op = (method: string, path: string) => operations.find((o) => o.method === method && o.path === path)!;
-    const as = (o: Operation, body: unknown, name: string): Case => ({ name, send: () => rest({ ...o, body }, bearer(weak)), status: 403, shape: "api", code: "forbidden" });
+    const as = (o: Operation, body: unknown, name: string): Case => ({
+      name,
+      send: () => rest({ ...o, body }, bearer(weak)),
+      status: 403,
+      shape: "api",
+      code: "forbidden",
+    });
     await refuseAll([
-      ...["admin", "editor", "viewer"].map((role) => as(op("POST", "/users"), { username: `matrix-${role}`, email: "m@example.com", role }, `POST /users as ${role}`)),
+      ...["admin", "editor", "viewer"].map((role) =>
+        as(op("POST", "/users"), { username: `matrix-${role}`, email: "m@example.com", role }, `POST /users as ${role}`),
+      ),
       as(op("PATCH", "/users/{id}"), { role: "admin" }, "PATCH /users/{id} to admin"),
       as(op("PATCH", "/users/{id}"), { disabled: true }, "PATCH /users/{id} disabled"),
       as(op("POST", "/users/{id}/password-reset"), undefined, "POST /users/{id}/password-reset"),
@@ -425,7 +461,13 @@ describe("REST routes", () => {
     await refuseAll(
       operations
         .filter((o) => o.session)
-        .map((op) => ({ name: `${op.method} ${op.path} with the admin token`, send: () => rest(op, bearer(server.adminToken)), status: 401, shape: "api", code: "unauthenticated" })),
+        .map((op) => ({
+          name: `${op.method} ${op.path} with the admin token`,
+          send: () => rest(op, bearer(server.adminToken)),
+          status: 401,
+          shape: "api",
+          code: "unauthenticated",
+        })),
     );
   });
 
@@ -441,7 +483,15 @@ describe("REST routes", () => {
     ];
     await refuseAll(
       writes.flatMap((op) =>
-        variants.map(([label, headers]): Case => ({ name: `${op.method} ${op.path} with ${label}`, send: () => rest(op, headers), status: 403, shape: "api", code: "csrf_failed" })),
+        variants.map(
+          ([label, headers]): Case => ({
+            name: `${op.method} ${op.path} with ${label}`,
+            send: () => rest(op, headers),
+            status: 403,
+            shape: "api",
+            code: "csrf_failed",
+          }),
+        ),
       ),
     );
   });
@@ -522,7 +572,8 @@ describe("channels", () => {
     const pToken = (await call<{ token: string }>(`/collectors/${p.id}/otlp-token`, "POST")).token;
     const hijack: Case = {
       name: "OpAMP POST for O's instance with P's token",
-      send: () => fetch(`${server.base}/v1/opamp`, { method: "POST", headers: { ...bearer(pToken), "Content-Type": "application/x-protobuf" }, body: opampBody(uid) }),
+      send: () =>
+        fetch(`${server.base}/v1/opamp`, { method: "POST", headers: { ...bearer(pToken), "Content-Type": "application/x-protobuf" }, body: opampBody(uid) }),
       status: 403,
       shape: "api",
       code: "permission_denied",
@@ -590,13 +641,15 @@ describe("channels", () => {
     const credentials = invalidCredentials().filter(([label]) => label !== "agent enrollment token");
     credentials.push(["revoked agent enrollment token", bearer(enrollment.agentRevoked)]);
     const cases = credentials.flatMap(([label, headers]) =>
-      [AGENT_ID, "matrix-new-host"].map((agentId): Case => ({
-        name: `agent upgrade as ${agentId} with ${label}`,
-        send: () => fetch(`${server.base}/v1/agent`, { headers: { ...headers, ...UPGRADE, "X-Svc-Agent-Id": agentId } }),
-        status: 401,
-        shape: "api",
-        code: "unauthenticated",
-      })),
+      [AGENT_ID, "matrix-new-host"].map(
+        (agentId): Case => ({
+          name: `agent upgrade as ${agentId} with ${label}`,
+          send: () => fetch(`${server.base}/v1/agent`, { headers: { ...headers, ...UPGRADE, "X-Svc-Agent-Id": agentId } }),
+          status: 401,
+          shape: "api",
+          code: "unauthenticated",
+        }),
+      ),
     );
     cases.push({
       name: "agent upgrade of a new host with a spent agent token",
@@ -623,14 +676,22 @@ describe("channels", () => {
   });
 
   test("the same calls with the right credential get in (the refusals above were about the credential)", async () => {
-    const rc = await fetch(`${server.base}${GET_CONFIG}`, { method: "POST", headers: { ...bearer(x.token), "Content-Type": "application/json" }, body: JSON.stringify({ id: x.id }) });
+    const rc = await fetch(`${server.base}${GET_CONFIG}`, {
+      method: "POST",
+      headers: { ...bearer(x.token), "Content-Type": "application/json" },
+      body: JSON.stringify({ id: x.id }),
+    });
     expect(rc.status).toBe(200);
     expect(((await rc.json()) as { content: string }).content).toContain("/var/log/app");
     const metrics = await metricsPost(bearer(x.token), "application/json", JSON.stringify(metricsRequest({ receiver: "otlp" })));
     expect(metrics.status).toBe(200);
     const ownMetrics = await metricsPost(bearer(x.metrics), "application/json", JSON.stringify(metricsRequest({ receiver: "otlp" })));
     expect(ownMetrics.status).toBe(200);
-    const opamp = await fetch(`${server.base}/v1/opamp`, { method: "POST", headers: { ...bearer(enrollment.opamp), "Content-Type": "application/x-protobuf" }, body: opampBody() });
+    const opamp = await fetch(`${server.base}/v1/opamp`, {
+      method: "POST",
+      headers: { ...bearer(enrollment.opamp), "Content-Type": "application/x-protobuf" },
+      body: opampBody(),
+    });
     expect(opamp.status).toBe(200);
     const boot = await fetch(`${server.base}/v1/bootstrap?file=config.alloy`, { headers: bearer(x.token) });
     expect(boot.status).not.toBe(401);
@@ -686,7 +747,14 @@ function metricsRequest(attributes: Record<string, string>, seconds = 10, resour
                 sum: {
                   aggregationTemporality: 2,
                   isMonotonic: true,
-                  dataPoints: [{ attributes: kv(attributes), startTimeUnixNano: "1000000000", timeUnixNano: String(BigInt(seconds) * 1_000_000_000n), asDouble: seconds * 100 }],
+                  dataPoints: [
+                    {
+                      attributes: kv(attributes),
+                      startTimeUnixNano: "1000000000",
+                      timeUnixNano: String(BigInt(seconds) * 1_000_000_000n),
+                      asDouble: seconds * 100,
+                    },
+                  ],
                 },
               },
             ],

@@ -76,7 +76,12 @@ describe("reported attributes", () => {
 
       // The same description again (a reconnect's full report): no write.
       const before = await version(collector.id);
-      await agent.call({ agentDescription: description({ "service.name": "otelcol-contrib", "service.instance.id": "i-1" }, { "host.name": "web-1", datacenter: "fra1", team: "reported-team", environment: "staging" }) });
+      await agent.call({
+        agentDescription: description(
+          { "service.name": "otelcol-contrib", "service.instance.id": "i-1" },
+          { "host.name": "web-1", datacenter: "fra1", team: "reported-team", environment: "staging" },
+        ),
+      });
       await Bun.sleep(100);
       expect(await version(collector.id)).toBe(before);
 
@@ -170,7 +175,7 @@ describe("matchers over attributes", () => {
     expect(error.details.map((d) => d.path)).toEqual(["match[1]"]);
     expect(error.details[0]!.message).toMatch(/column \d+/);
 
-    const preview = await server.api("/matchers/preview", { method: "POST", json: { matchers: ["env=prod", "=x", "a=~\"[\""] } });
+    const preview = await server.api("/matchers/preview", { method: "POST", json: { matchers: ["env=prod", "=x", 'a=~"["'] } });
     expect(preview.status).toBe(400);
     const body = (await preview.json()) as { error: { details: { path: string; message: string }[] } };
     expect(body.error.details.map((d) => d.path)).toEqual(["matchers[1]", "matchers[2]"]);
@@ -198,12 +203,15 @@ describe("matchers over attributes", () => {
     expect(us.attributes.tier).toEqual({ value: "gold", origin: "set", targets: true });
     expect(await version(fleet["m-test-us"]!)).toBe(untouched);
 
-    const again = await call<{ matched: number; changed: number; rollout: unknown }>("/collectors/tags", "POST", { match: ["env=prod", 'collector.name=~"m-.*"'], set: { tier: "gold" } });
+    const again = await call<{ matched: number; changed: number; rollout: unknown }>("/collectors/tags", "POST", {
+      match: ["env=prod", 'collector.name=~"m-.*"'],
+      set: { tier: "gold" },
+    });
     expect(again).toEqual({ matched: 2, changed: 0, rollout: null });
 
     const [entry] = await server.app.store.queryAudit({ action: "collector.tags", limit: 10 });
     expect(entry!.details).toMatchObject({ match: ["env=prod", 'collector.name=~"m-.*"'], set: { tier: "gold" }, remove: ["team"] });
-    expect([...((entry!.details as { collectorIds: string[] }).collectorIds)].sort()).toEqual([fleet["m-prod-us"]!, fleet["m-prod-eu"]!].sort());
+    expect([...(entry!.details as { collectorIds: string[] }).collectorIds].sort()).toEqual([fleet["m-prod-us"]!, fleet["m-prod-eu"]!].sort());
     expect(await ids("match=tier%3Dgold")).toEqual([fleet["m-prod-us"]!, fleet["m-prod-eu"]!]);
   });
 

@@ -64,12 +64,14 @@ function dangling(tree: Snapshot): string[] {
   const out: string[] = [];
   for (const a of tree.activations.values()) {
     for (const s of a.sources) if (!tree.sources.has(s.sourceId)) out.push(`collector ${a.collectorId} activates missing source ${s.sourceId}`);
-    for (const d of a.destinations) if (!tree.destinations.has(d.destinationId)) out.push(`collector ${a.collectorId} activates missing destination ${d.destinationId}`);
+    for (const d of a.destinations)
+      if (!tree.destinations.has(d.destinationId)) out.push(`collector ${a.collectorId} activates missing destination ${d.destinationId}`);
   }
   for (const r of tree.routes.values()) {
     if (!tree.sources.has(r.sourceId)) out.push(`route ${r.id} reads missing source ${r.sourceId}`);
     if (!tree.pipelines.has(r.pipelineId)) out.push(`route ${r.id} uses missing pipeline ${r.pipelineId}`);
-    if (!tree.activations.get(r.collectorId)?.sources.some((s) => s.sourceId === r.sourceId)) out.push(`route ${r.id} reads a source inactive on ${r.collectorId}`);
+    if (!tree.activations.get(r.collectorId)?.sources.some((s) => s.sourceId === r.sourceId))
+      out.push(`route ${r.id} reads a source inactive on ${r.collectorId}`);
   }
   for (const p of tree.pipelines.values()) {
     for (const n of p.topology.nodes) {
@@ -106,9 +108,7 @@ for (const [name, deploy] of backends) {
     test(`${WRITERS} writers activating sources on one collector lose no acknowledged activation`, async () => {
       const collector = await ok<{ id: string }>("/collectors", "POST", { name: "busy" });
       const sources = await Promise.all(Array.from({ length: WRITERS }, (_, i) => source(`many-${i}`)));
-      const results = await Promise.all(
-        sources.map((s, i) => call(i, `/collectors/${collector.id}/sources`, "POST", { sourceId: s.id, configOverrides: {} })),
-      );
+      const results = await Promise.all(sources.map((s, i) => call(i, `/collectors/${collector.id}/sources`, "POST", { sourceId: s.id, configOverrides: {} })));
       const acknowledged = sources.filter((_, i) => results[i]!.status < 300).map((s) => s.id);
       expect(results.every((r) => r.status < 300 || r.status === 409)).toBe(true);
       expect(acknowledged.length).toBeGreaterThan(0);
@@ -127,9 +127,13 @@ for (const [name, deploy] of backends) {
     for (const kind of ["source", "destination"] as const) {
       test(`deleting a ${kind} while ${WRITERS} writers activate it leaves no activation of a missing ${kind}`, async () => {
         for (let round = 0; round < 3; round++) {
-          const collectors = await Promise.all(Array.from({ length: WRITERS }, (_, i) => ok<{ id: string }>("/collectors", "POST", { name: `${kind}-${round}-${i}` })));
+          const collectors = await Promise.all(
+            Array.from({ length: WRITERS }, (_, i) => ok<{ id: string }>("/collectors", "POST", { name: `${kind}-${round}-${i}` })),
+          );
           const target =
-            kind === "source" ? await source(`doomed-${round}`) : await ok<{ id: string }>("/destinations", "POST", { name: `doomed-${round}`, type: "debug", config: {} });
+            kind === "source"
+              ? await source(`doomed-${round}`)
+              : await ok<{ id: string }>("/destinations", "POST", { name: `doomed-${round}`, type: "debug", config: {} });
           const activations = collectors.map((c, i) => call(i, `/collectors/${c.id}/${kind}s`, "POST", { [`${kind}Id`]: target.id, configOverrides: {} }));
           const removal = call(round + 1, `/${kind}s/${target.id}`, "DELETE");
           const [deleted, ...activated] = await Promise.all([removal, ...activations]);
@@ -158,7 +162,13 @@ for (const [name, deploy] of backends) {
       const sources = await Promise.all(Array.from({ length: WRITERS }, (_, i) => source(`routed-${i}`)));
       for (const s of sources) await ok(`/collectors/${collector.id}/sources`, "POST", { sourceId: s.id, configOverrides: {} });
       const destination = await ok<{ id: string }>("/destinations", "POST", { name: "dbg", type: "debug", config: {} });
-      const graph = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: destination.id }], edges: [{ id: "e", source: "in", target: "out" }] };
+      const graph = {
+        nodes: [
+          { id: "in", kind: "source" },
+          { id: "out", kind: "destination", ref: destination.id },
+        ],
+        edges: [{ id: "e", source: "in", target: "out" }],
+      };
       const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "contested", signal: "logs", topology: graph });
       const routes = sources.map((s, i) => call(i, "/routes", "POST", { collectorId: collector.id, sourceId: s.id, pipelineId: pipeline.id }));
       const removal = call(1, `/pipelines/${pipeline.id}`, "DELETE");
@@ -166,7 +176,12 @@ for (const [name, deploy] of backends) {
       const tree = await stored(d.servers[0]!);
       expect(dangling(tree)).toEqual([]);
       const acknowledged = created.filter((r) => r.status < 300).map((r) => r.body!.id as string);
-      expect([...tree.routes.values()].filter((r) => r.pipelineId === pipeline.id).map((r) => r.id).sort()).toEqual(acknowledged.sort());
+      expect(
+        [...tree.routes.values()]
+          .filter((r) => r.pipelineId === pipeline.id)
+          .map((r) => r.id)
+          .sort(),
+      ).toEqual(acknowledged.sort());
       if (deleted!.status === 204) expect(acknowledged).toEqual([]);
       else expect(deleted!.status).toBe(409);
     });

@@ -60,7 +60,13 @@ describe("strings no collector can take", () => {
       [{ Authorization: "Bearer a\nb" }, "config.headers.Authorization"],
       [{ "X-Team": "ops\u2028" }, "config.headers.X-Team"],
     ] as const) {
-      const error = await refused("/destinations", "POST", { name: "crlf", type: "otlphttp", config: { endpoint: "http://gw:4318", headers } }, 400, "validation_failed");
+      const error = await refused(
+        "/destinations",
+        "POST",
+        { name: "crlf", type: "otlphttp", config: { endpoint: "http://gw:4318", headers } },
+        400,
+        "validation_failed",
+      );
       expect(paths(error)).toEqual([path]);
     }
     let error = await refused("/sources", "POST", { name: "ls", type: "filelog", config: { include: ["/var/log/a\u2028.log"] } }, 400, "validation_failed");
@@ -113,7 +119,11 @@ describe("activations", () => {
       "validation_failed",
     );
     expect(paths(error).join()).toContain("configOverrides.endpoint");
-    await ok(`/collectors/${collector.id}/destinations`, "POST", { destinationId: destination.id, configOverrides: { endpoint: "other:4317" }, tags: { tier: "gold" } });
+    await ok(`/collectors/${collector.id}/destinations`, "POST", {
+      destinationId: destination.id,
+      configOverrides: { endpoint: "other:4317" },
+      tags: { tier: "gold" },
+    });
     expect(await ok(`/collectors/${collector.id}/destinations`)).toMatchObject({
       items: [{ destinationId: destination.id, configOverrides: { endpoint: "other:4317" }, tags: { tier: "gold" } }],
     });
@@ -218,7 +228,10 @@ describe("dry-run", () => {
     const topology = linear(destination.id, [severity]);
     topology.nodes[0] = { id: "in", kind: "source", ref: syslog.id } as (typeof topology.nodes)[number];
     const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "dry-runtimes", signal: "logs", topology });
-    const records = [{ severityNumber: 13, body: { stringValue: "<12>1 - h a - - - disk low" } }, { severityNumber: 9, body: { stringValue: "<14>1 - h a - - - ok" } }];
+    const records = [
+      { severityNumber: 13, body: { stringValue: "<12>1 - h a - - - disk low" } },
+      { severityNumber: 9, body: { stringValue: "<14>1 - h a - - - ok" } },
+    ];
 
     const own = await ok<{ steps: unknown[]; runtimes: unknown[] }>(`/pipelines/${pipeline.id}/dry-run`, "POST", { input: input(records) });
     expect(own.steps).toEqual([{ nodeId: "sev", type: "filter", in: 2, out: 1, dropped: [1] }]);
@@ -230,14 +243,29 @@ describe("dry-run", () => {
       "POST",
       { input: input(records), processors: [body] },
     );
-    expect(other.runtimes.map((r) => [r.sourceType, r.holds, r.problems.map((p) => p.path)])).toEqual([["syslog", false, ["processors[0].config.logs.log_record[0]"]]]);
+    expect(other.runtimes.map((r) => [r.sourceType, r.holds, r.problems.map((p) => p.path)])).toEqual([
+      ["syslog", false, ["processors[0].config.logs.log_record[0]"]],
+    ]);
     expect(other.runtimes[0]!.problems[0]!.message).toContain("the message part only on Alloy (remote config)");
   });
 
   test("a transform is checked (a bad statement is a 400 naming its key path), run where the dry-run can, and marked not simulated where not", async () => {
-    const destination = await ok<{ id: string }>("/destinations", "POST", { name: "dry-transform-gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } });
-    const reshape = (statements: string[]) => ({ id: "reshape", processor: { type: "transform", config: { log_statements: [{ context: "log", statements }] } } });
-    const bad = await refused("/pipelines", "POST", { name: "dry-transform-bad", signal: "logs", topology: linear(destination.id, [reshape(['set(attributes["a"] "b")'])]) }, 400, "validation_failed");
+    const destination = await ok<{ id: string }>("/destinations", "POST", {
+      name: "dry-transform-gw",
+      type: "otlphttp",
+      config: { endpoint: "https://gw.example.com" },
+    });
+    const reshape = (statements: string[]) => ({
+      id: "reshape",
+      processor: { type: "transform", config: { log_statements: [{ context: "log", statements }] } },
+    });
+    const bad = await refused(
+      "/pipelines",
+      "POST",
+      { name: "dry-transform-bad", signal: "logs", topology: linear(destination.id, [reshape(['set(attributes["a"] "b")'])]) },
+      400,
+      "validation_failed",
+    );
     expect(paths(bad)).toEqual(["topology.nodes[1].processor.config.log_statements[0].statements[0]"]);
     const pipeline = await ok<{ id: string }>("/pipelines", "POST", {
       name: "dry-transform",
@@ -251,7 +279,16 @@ describe("dry-run", () => {
       input: input([log("a")]),
       processors: [{ id: "mask", ...reshape(['replace_pattern(body, "a", "b")']).processor }],
     });
-    expect(unrun.steps).toEqual([{ nodeId: "mask", type: "transform", in: 1, out: 1, dropped: [], notSimulated: expect.stringMatching(/^the transform step was not simulated: log_statements\[0\]\.statements\[0\] calls replace_pattern/) }]);
+    expect(unrun.steps).toEqual([
+      {
+        nodeId: "mask",
+        type: "transform",
+        in: 1,
+        out: 1,
+        dropped: [],
+        notSimulated: expect.stringMatching(/^the transform step was not simulated: log_statements\[0\]\.statements\[0\] calls replace_pattern/),
+      },
+    ]);
     expect(unrun.output).toEqual(input([log("a")]));
   });
 

@@ -62,7 +62,11 @@ test("an empty fleet answers zeros, an idle rollout and no rates", async () => {
 });
 
 test("every count follows what the collectors did", async () => {
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "gateway", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "gateway",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
   await matchedPipeline(call, "fleet", source.id, destination.id, ["fleet=yes"]);
   await call("/commit", "POST", { message: "fleet" });
@@ -84,7 +88,12 @@ test("every count follows what the collectors did", async () => {
   const failing = await connect("failing");
   const standalone = await connect("standalone");
   const gone = await connect("gone");
-  for (const [agent, name] of [[good, "good"], [drifting, "drifting"], [failing, "failing"], [gone, "gone"]] as const) {
+  for (const [agent, name] of [
+    [good, "good"],
+    [drifting, "drifting"],
+    [failing, "failing"],
+    [gone, "gone"],
+  ] as const) {
     await agent.call({ agentDescription: description({ "service.name": name }) });
   }
   // Without the supervisor: reports, never takes remote config.
@@ -182,7 +191,9 @@ test("a staged rollout shows as staged, with its batches, running then paused", 
   await call(`/sources/${source.id}`, "PUT", { name: "app", type: "filelog", config: { include: ["/var/log/two/*.log"] } });
   await call("/commit", "POST", { message: "two" });
   // One collector per batch and an hour between them: it stays on its first batch.
-  const rollout = await call<{ id: string; batchEnds: number[] }>("/publish", "POST", { strategy: { batchSize: 1, pauseSeconds: 3600, failureThreshold: 100 } });
+  const rollout = await call<{ id: string; batchEnds: number[] }>("/publish", "POST", {
+    strategy: { batchSize: 1, pauseSeconds: 3600, failureThreshold: 100 },
+  });
   const running = await dashboard();
   expect(running.rollout).toMatchObject({ rolloutId: rollout.id, staged: true, state: "running", batches: { total: rollout.batchEnds.length, released: 1 } });
   expect(running.rollout.counts.queued).toBe(rollout.batchEnds.length - 1);

@@ -30,7 +30,11 @@ function git(...args: string[]): string {
 
 test("create → commit → publish → status → idempotent publish → rollback → history", async () => {
   const source = await call<{ id: string }>("/sources", "POST", { name: "nginx logs", type: "filelog", config: { include: ["/var/log/nginx/*.log"] } });
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "backend",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   const { items: templates } = await call<{ items: { id: string; processor: { type: string; config: unknown } }[] }>("/processor-templates");
   const health = templates.find((t) => t.id === "drop-health-check-logs")!;
   const pipeline = await call<{ id: string }>("/pipelines", "POST", {
@@ -57,7 +61,13 @@ test("create → commit → publish → status → idempotent publish → rollba
 
   const changes = await call<{ items: { path: string; change: string }[]; diff: string }>("/changes");
   expect(changes.items.map((i) => i.path).sort()).toEqual(
-    [`collectors/${collector.id}/activations.yaml`, `destinations/${destination.id}.yaml`, `pipelines/${pipeline.id}.yaml`, `routes/`, `sources/${source.id}.yaml`]
+    [
+      `collectors/${collector.id}/activations.yaml`,
+      `destinations/${destination.id}.yaml`,
+      `pipelines/${pipeline.id}.yaml`,
+      `routes/`,
+      `sources/${source.id}.yaml`,
+    ]
       .map((p) => (p === "routes/" ? changes.items.find((i) => i.path.startsWith("routes/"))!.path : p))
       .sort(),
   );
@@ -91,7 +101,9 @@ test("create → commit → publish → status → idempotent publish → rollba
   const rollback = await call<{ seq: number; rollbackOf: number }>(`/collectors/${collector.id}/rollback`, "POST");
   expect(rollback).toMatchObject({ seq: 3, rollbackOf: 1 });
 
-  const { items: history } = await call<{ items: { seq: number; hash: string; actor: string; rollbackOf?: number }[] }>(`/collectors/${collector.id}/config-history`);
+  const { items: history } = await call<{ items: { seq: number; hash: string; actor: string; rollbackOf?: number }[] }>(
+    `/collectors/${collector.id}/config-history`,
+  );
   expect(history.map((h) => h.seq)).toEqual([1, 2, 3]);
   expect(history[2]!.hash).toBe(history[0]!.hash);
   expect(history[1]!.hash).not.toBe(history[0]!.hash);

@@ -33,7 +33,11 @@ function effective(body: string) {
 function sorted(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sorted);
   if (value && typeof value === "object") {
-    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sorted((value as Record<string, unknown>)[key])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, sorted((value as Record<string, unknown>)[key])]),
+    );
   }
   return value;
 }
@@ -44,7 +48,11 @@ interface Shown {
 }
 
 test("drift is told from formatting, listed, shown with its diff, and cleared", async () => {
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "gateway", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "gateway",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
   await matchedPipeline(call, "fleet", source.id, destination.id, ["drift=yes"]);
   const collector = await call<{ id: string }>("/collectors", "POST", { name: "drifting", tags: { drift: "yes" } });
@@ -89,7 +97,11 @@ test("drift is told from formatting, listed, shown with its diff, and cleared", 
 });
 
 test("drift is judged only on what the collector reported since its target: an older report is not, one too large or one past the rate makes it not known", async () => {
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "gateway-2", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "gateway-2",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   const source = await call<{ id: string }>("/sources", "POST", { name: "app-2", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
   await matchedPipeline(call, "fleet-2", source.id, destination.id, ["order=yes"]);
   const collector = await call<{ id: string }>("/collectors", "POST", { name: "reporting-in-order", tags: { order: "yes" } });
@@ -119,7 +131,10 @@ test("drift is judged only on what the collector reported since its target: an o
     // What it runs now: judged, no drift.
     await agent.call({ effectiveConfig: effective(body) });
     await until(async () => (await shown()).effective?.files[0]?.body === body);
-    expect(await until(async () => ((await shown()).target.drift?.reason === undefined ? (await shown()).target.drift : null))).toMatchObject({ drifted: false, diff: null });
+    expect(await until(async () => ((await shown()).target.drift?.reason === undefined ? (await shown()).target.drift : null))).toMatchObject({
+      drifted: false,
+      diff: null,
+    });
 
     // The same report again costs nothing; changed ones past the rate are not read, and drift is not known
     // until one is: here the collector repeats the one kept.
@@ -131,7 +146,9 @@ test("drift is judged only on what the collector reported since its target: an o
       await agent.call({ effectiveConfig: effective(changed) });
       await until(async () => (await shown()).effective?.files[0]?.body === changed || (await shown()).target.drift?.reason !== undefined);
     }
-    expect((await shown()).target.drift!.reason).toBe("the collector reported a newer effective config, not read yet (over its report rate); drift is judged when it is");
+    expect((await shown()).target.drift!.reason).toBe(
+      "the collector reported a newer effective config, not read yet (over its report rate); drift is judged when it is",
+    );
     const kept = (await shown()).effective!.files[0]!.body;
     await agent.call({ effectiveConfig: effective(kept) });
     await until(async () => (await shown()).target.drift?.reason === undefined);

@@ -98,9 +98,10 @@ describe("install snippet", () => {
 
   test("opamp (the default): a one-liner with a fresh single-use token", async () => {
     const answer = await ok<{ snippet: string; enrollmentTokenId: string; expiresAt: string }>(server.api("/collectors/snippet?environment=edge", POST), 201);
-    const match = /^curl -fsSL https:\/\/svc\.example\.com\/downloads\/install\.sh \| sudo sh -s -- --endpoint https:\/\/svc\.example\.com --token (svcen_\w+) --mode opamp$/.exec(
-      answer.snippet,
-    );
+    const match =
+      /^curl -fsSL https:\/\/svc\.example\.com\/downloads\/install\.sh \| sudo sh -s -- --endpoint https:\/\/svc\.example\.com --token (svcen_\w+) --mode opamp$/.exec(
+        answer.snippet,
+      );
     expect(match).not.toBeNull();
     const grant = await server.app.enrollment.redeemOpamp(match![1]!, "uid-snippet");
     expect(grant).toEqual({ tokenId: answer.enrollmentTokenId, collectorId: null, environment: "edge" });
@@ -119,7 +120,9 @@ describe("install snippet", () => {
     expect(token![2]).toBe(id);
     expect(await server.app.collectorTokens.verify(token![1]!)).toBe(id);
     await refused(server.api(`/collectors/snippet?collectorId=${id}&managementMode=opamp`, POST), 409, "management_mode_mismatch");
-    expect((await refused(server.api(`/collectors/snippet?collectorId=${id}&environment=x`, POST), 400, "validation_failed")).details[0]!.path).toBe("environment");
+    expect((await refused(server.api(`/collectors/snippet?collectorId=${id}&environment=x`, POST), 400, "validation_failed")).details[0]!.path).toBe(
+      "environment",
+    );
     expect((await refused(server.api("/collectors/snippet?managementMode=ssh", POST), 400, "validation_failed")).details[0]!.path).toBe("managementMode");
   });
 

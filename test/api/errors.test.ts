@@ -23,7 +23,12 @@ async function expectError(res: Response, status: number, code: string): Promise
 
 describe("error shape", () => {
   test("401 without a token, with a malformed one, with Basic, and with a revoked one; WWW-Authenticate: Bearer", async () => {
-    const attempts: Record<string, string>[] = [{}, { Authorization: "Bearer nonsense" }, { Authorization: "Basic YWRtaW46YWRtaW4=" }, { Authorization: "Bearer svcsa_" + "x".repeat(43) }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { Authorization: "Bearer nonsense" },
+      { Authorization: "Basic YWRtaW46YWRtaW4=" },
+      { Authorization: "Bearer svcsa_" + "x".repeat(43) },
+    ];
     for (const headers of attempts) {
       const res = await server.api("/collectors", { token: null, headers });
       await expectError(res, 401, "unauthenticated");
@@ -48,7 +53,7 @@ describe("error shape", () => {
 
   test("400 for malformed JSON and invalid UTF-8, never 500", async () => {
     const headers = { "Content-Type": "application/json" };
-    await expectError(await server.api("/collectors", { method: "POST", headers, body: "{\"name\": " }), 400, "malformed_json");
+    await expectError(await server.api("/collectors", { method: "POST", headers, body: '{"name": ' }), 400, "malformed_json");
     await expectError(await server.api("/collectors", { method: "POST", headers, body: new Uint8Array([0x7b, 0xff, 0x7d]) }), 400, "validation_failed");
     await expectError(await server.api("/collectors", { method: "POST", headers, body: "[1,2]" }), 400, "validation_failed");
     await expectError(await server.api("/collectors", { method: "POST", headers, body: "null" }), 400, "validation_failed");
@@ -77,7 +82,11 @@ describe("error shape", () => {
 
   test("413 over the configured body limit, declared or chunked", async () => {
     const big = JSON.stringify({ name: "x".repeat(5000) });
-    await expectError(await server.api("/collectors", { method: "POST", headers: { "Content-Type": "application/json" }, body: big }), 413, "payload_too_large");
+    await expectError(
+      await server.api("/collectors", { method: "POST", headers: { "Content-Type": "application/json" }, body: big }),
+      413,
+      "payload_too_large",
+    );
     const chunked = new ReadableStream({
       start(controller) {
         for (let i = 0; i < 10; i++) controller.enqueue(new TextEncoder().encode(i === 0 ? '{"name":"' : "y".repeat(500)));
@@ -139,8 +148,7 @@ describe("CORS", () => {
       SVC_SECURITY_CORS_ALLOWEDORIGINS: "https://a.example, https://b.example:8443",
     });
     try {
-      const origin = async (value: string) =>
-        (await other.api("/collectors", { headers: { Origin: value } })).headers.get("access-control-allow-origin");
+      const origin = async (value: string) => (await other.api("/collectors", { headers: { Origin: value } })).headers.get("access-control-allow-origin");
       expect(await origin("https://a.example")).toBe("https://a.example");
       expect(await origin("https://b.example:8443")).toBe("https://b.example:8443");
       expect(await origin("https://svc.example.com")).toBeNull();

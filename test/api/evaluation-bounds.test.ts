@@ -29,7 +29,8 @@ beforeAll(async () => {
   server = await startTestServer();
   viewer = await tokenWithScopes(server, ["config:read"]);
   editor = await tokenWithScopes(server, ["config:read", "config:write"]);
-  destinationId = (await server.call<{ id: string }>("/destinations", "POST", { name: "gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } })).id;
+  destinationId = (await server.call<{ id: string }>("/destinations", "POST", { name: "gw", type: "otlphttp", config: { endpoint: "https://gw.example.com" } }))
+    .id;
   // A fresh process compiles the validators and renderers on first use, whatever the graph's
   // size; one small save and preview first, so the deadlines below are spent on the graphs themselves.
   const warm = (await server.call<{ id: string }>("/pipelines", "POST", { name: "warm", signal: "logs" })).id;
@@ -50,8 +51,7 @@ const EVIL_BODY = "a".repeat(28) + "!";
 const CHECKED_DEADLINE_MS = 20_000;
 
 /** `count` different backtracking patterns, so nothing can be answered from a cache. */
-const pathological = (count: number, salt = 0) =>
-  Array.from({ length: count }, (_, i) => `IsMatch(body, "((a+)+|(a|a)+|(a*)*b${salt}x${i})+$")`);
+const pathological = (count: number, salt = 0) => Array.from({ length: count }, (_, i) => `IsMatch(body, "((a+)+|(a|a)+|(a*)*b${salt}x${i})+$")`);
 
 /** The costliest text to check per character: regex groups nested 900 deep, two per condition (~3,600 characters). */
 const nested = (salt: number) => {
@@ -96,7 +96,7 @@ async function whilePolling(request: () => Promise<Response>, what: string): Pro
 }
 
 describe("a slow dry-run", () => {
-  test("30 × IsMatch(body, \"(a+)+$\") on one record: /healthz is never held, the run is stopped with 422 naming the processor", async () => {
+  test('30 × IsMatch(body, "(a+)+$") on one record: /healthz is never held, the run is stopped with 422 naming the processor', async () => {
     const pipeline = await server.call<{ id: string; topology: unknown }>("/pipelines", "POST", { name: "slow-dry", signal: "logs" });
     const { res, body, pollsDuring } = await whilePolling(
       () =>
@@ -129,7 +129,11 @@ describe("a slow dry-run", () => {
   test(`more than ${MAX_FILTER_CONDITIONS} conditions in a filter, ${MAX_CHAIN_PROCESSORS} processors or ${MAX_CHAIN_CONDITIONS} conditions in a chain, is a 400 naming the key`, async () => {
     const pipeline = await server.call<{ id: string }>("/pipelines", "POST", { name: "big-dry", signal: "logs" });
     const tooMany = filter(Array.from({ length: MAX_FILTER_CONDITIONS + 1 }, () => CATASTROPHIC));
-    let res = await server.api(`/pipelines/${pipeline.id}/dry-run`, { method: "POST", token: viewer, json: { input: oneRecord(EVIL_BODY), processors: [tooMany] } });
+    let res = await server.api(`/pipelines/${pipeline.id}/dry-run`, {
+      method: "POST",
+      token: viewer,
+      json: { input: oneRecord(EVIL_BODY), processors: [tooMany] },
+    });
     let error = ((await res.json()) as ErrorBody).error;
     expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({
       status: 400,
@@ -169,18 +173,25 @@ describe("validating a topology", () => {
     [`${MAX_CHAIN_CONDITIONS} pathological patterns`, mostConditions],
     [`${MAX_CHAIN_CONDITION_TEXT} characters of deeply nested groups`, mostText],
   ] as const) {
-    test(`the most a pipeline may hold (${shape}) is checked, not run, on save and preview: /healthz is never held`, async () => {
-      const pipeline = await server.call<{ id: string }>("/pipelines", "POST", { name: `big-graph-${shape.length}`, signal: "logs" });
-      const saved = await whilePolling(() => server.api(`/pipelines/${pipeline.id}/topology`, { method: "PUT", token: editor, json: topology() }), `saving ${shape}`);
-      expect(saved.res.status).toBe(200);
-      for (const runtime of ["otelcol", "alloy"]) {
-        const previewed = await whilePolling(
-          () => server.api(`/pipelines/${pipeline.id}/topology/preview?runtime=${runtime}`, { method: "POST", token: viewer, json: topology() }),
-          `the ${runtime} preview of ${shape}`,
+    test(
+      `the most a pipeline may hold (${shape}) is checked, not run, on save and preview: /healthz is never held`,
+      async () => {
+        const pipeline = await server.call<{ id: string }>("/pipelines", "POST", { name: `big-graph-${shape.length}`, signal: "logs" });
+        const saved = await whilePolling(
+          () => server.api(`/pipelines/${pipeline.id}/topology`, { method: "PUT", token: editor, json: topology() }),
+          `saving ${shape}`,
         );
-        expect(previewed.res.status).toBe(200);
-      }
-    }, 4 * CHECKED_DEADLINE_MS);
+        expect(saved.res.status).toBe(200);
+        for (const runtime of ["otelcol", "alloy"]) {
+          const previewed = await whilePolling(
+            () => server.api(`/pipelines/${pipeline.id}/topology/preview?runtime=${runtime}`, { method: "POST", token: viewer, json: topology() }),
+            `the ${runtime} preview of ${shape}`,
+          );
+          expect(previewed.res.status).toBe(200);
+        }
+      },
+      4 * CHECKED_DEADLINE_MS,
+    );
   }
 
   test("one processor, condition or character too many is a 400 naming the key, and the stored graph is unchanged", async () => {
@@ -220,7 +231,11 @@ describe("validating a topology", () => {
       paths: ["topology.nodes"],
     });
 
-    res = await server.api(`/pipelines/${pipeline.id}/topology`, { method: "PUT", token: editor, json: linear([filter(["true", `${"true and ".repeat(500)}true`])]) });
+    res = await server.api(`/pipelines/${pipeline.id}/topology`, {
+      method: "PUT",
+      token: editor,
+      json: linear([filter(["true", `${"true and ".repeat(500)}true`])]),
+    });
     error = ((await res.json()) as ErrorBody).error;
     expect({ status: res.status, code: error.code }).toEqual({ status: 400, code: "validation_failed" });
     expect(error.details.map((d) => d.path).join()).toContain("topology.nodes[1].processor.config.logs.log_record[1]");

@@ -39,9 +39,9 @@ test("a collector created and renamed shows up as collector events carrying the 
 });
 
 test("a caller without config:read sees collector events but no config events", async () => {
-  const made = (await (
-    await server.api("/service-accounts", { method: "POST", json: { name: "watcher", scopes: ["collectors:read"] } })
-  ).json()) as { token: string };
+  const made = (await (await server.api("/service-accounts", { method: "POST", json: { name: "watcher", scopes: ["collectors:read"] } })).json()) as {
+    token: string;
+  };
   const res = await server.api("/events", { token: made.token });
   const reading = collect(res, 1);
   await server.api("/sources", { method: "POST", json: { name: "hidden", type: "journald", config: {} } });

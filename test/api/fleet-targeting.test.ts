@@ -21,7 +21,11 @@ const call = <T = Record<string, unknown>>(path: string, method?: string, json?:
 
 test("matched collectors get the pipeline over their channel; one that stops matching loses it", async () => {
   const source = await call<{ id: string }>("/sources", "POST", { name: "syslog", type: "filelog", config: { include: ["/var/log/syslog"] } });
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "backend",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   const topology = {
     nodes: [
       { id: "in", kind: "source", ref: source.id },
@@ -37,7 +41,12 @@ test("matched collectors get the pipeline over their channel; one that stops mat
   expect(problem.details[0]!.path).toBe("matchers[1]");
   expect(problem.details[0]!.message).toContain("column");
 
-  const pipeline = await call<{ id: string; matchers: string[] }>("/pipelines", "POST", { name: "fleet", signal: "logs", topology, matchers: ["env=prod", 'region=~"eu-.*"'] });
+  const pipeline = await call<{ id: string; matchers: string[] }>("/pipelines", "POST", {
+    name: "fleet",
+    signal: "logs",
+    topology,
+    matchers: ["env=prod", 'region=~"eu-.*"'],
+  });
   expect(pipeline.matchers).toEqual(["env=prod", 'region=~"eu-.*"']);
   expect((await call<{ matchers: string[] }>(`/pipelines/${pipeline.id}`)).matchers).toEqual(pipeline.matchers);
   // PUT without matchers keeps them; with [] clears, then they are put back.
@@ -46,13 +55,19 @@ test("matched collectors get the pipeline over their channel; one that stops mat
   expect((await call<{ matchers?: string[] }>(`/pipelines/${pipeline.id}`, "PUT", { name: "fleet", signal: "logs", matchers: [] })).matchers).toBeUndefined();
   await call(`/pipelines/${pipeline.id}`, "PUT", { name: "fleet", signal: "logs", matchers: pipeline.matchers });
 
-  const alloy = await call<{ id: string }>("/collectors", "POST", { name: "alloy-eu", managementMode: "rcfg-remotecfg", tags: { env: "prod", region: "eu-west" } });
+  const alloy = await call<{ id: string }>("/collectors", "POST", {
+    name: "alloy-eu",
+    managementMode: "rcfg-remotecfg",
+    tags: { env: "prod", region: "eu-west" },
+  });
   const otel = await call<{ id: string }>("/collectors", "POST", { name: "otel-eu", tags: { env: "prod", region: "eu-north" } });
   // Fully anchored: "xeu-west" is not eu-.*; and a staging one.
   const anchored = await call<{ id: string }>("/collectors", "POST", { name: "otel-x", tags: { env: "prod", region: "xeu-west" } });
   const staging = await call<{ id: string }>("/collectors", "POST", { name: "otel-staging", tags: { env: "staging", region: "eu-west" } });
 
-  expect(await call(`/collectors/${alloy.id}/pipelines`)).toEqual({ items: [{ pipelineId: pipeline.id, name: "fleet", via: { matchers: pipeline.matchers } }] });
+  expect(await call(`/collectors/${alloy.id}/pipelines`)).toEqual({
+    items: [{ pipelineId: pipeline.id, name: "fleet", via: { matchers: pipeline.matchers } }],
+  });
   expect(await call(`/collectors/${anchored.id}/pipelines`)).toEqual({ items: [] });
 
   // The OpAMP collector is connected over WebSocket before the publish: the matched pipeline is pushed to it.
@@ -86,7 +101,13 @@ test("matched collectors get the pipeline over their channel; one that stops mat
   const routed = await call<{ id: string }>("/pipelines", "POST", {
     name: "routed",
     signal: "logs",
-    topology: { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: destination.id }], edges: [{ id: "e1", source: "in", target: "out" }] },
+    topology: {
+      nodes: [
+        { id: "in", kind: "source" },
+        { id: "out", kind: "destination", ref: destination.id },
+      ],
+      edges: [{ id: "e1", source: "in", target: "out" }],
+    },
   });
   await call(`/collectors/${alloy.id}/sources`, "POST", { sourceId: other.id });
   await call(`/collectors/${alloy.id}/destinations`, "POST", { destinationId: destination.id });
@@ -138,16 +159,26 @@ test("a pipeline whose filter reads what Alloy delivers differently is refused w
   });
   const res = await server.api("/pipelines", { method: "POST", json: body(["net=edge"]) });
   const { error } = (await res.json()) as { error: { code: string; details: { path: string; message: string }[] } };
-  expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({ status: 409, code: "breaks_matched_collectors", paths: ["matchers"] });
-  expect(error.details[0]!.message).toStartWith('on Alloy collector alloy-net, which the matchers select, pipeline "by body" at topology.nodes[f].processor.config.logs.log_record[0]: condition');
+  expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({
+    status: 409,
+    code: "breaks_matched_collectors",
+    paths: ["matchers"],
+  });
+  expect(error.details[0]!.message).toStartWith(
+    'on Alloy collector alloy-net, which the matchers select, pipeline "by body" at topology.nodes[f].processor.config.logs.log_record[0]: condition',
+  );
   // Selecting only OpenTelemetry Collectors, it is saved; widening it to the Alloy one is refused.
-  const saved = await call<{ id: string }>("/pipelines", "POST", body(['net=edge', 'collector.mode="opamp"']));
+  const saved = await call<{ id: string }>("/pipelines", "POST", body(["net=edge", 'collector.mode="opamp"']));
   const widen = await server.api(`/pipelines/${saved.id}`, { method: "PUT", json: { name: "by body", signal: "logs", matchers: ["net=edge"] } });
   expect(widen.status).toBe(409);
 });
 
 test("a pipeline reading a source Alloy cannot run (kubeletstats) is refused while its matchers select an Alloy collector", async () => {
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "mimir", type: "prometheusremotewrite", config: { endpoint: "http://mimir:9009/api/v1/push" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "mimir",
+    type: "prometheusremotewrite",
+    config: { endpoint: "http://mimir:9009/api/v1/push" },
+  });
   const kubelet = await call<{ id: string }>("/sources", "POST", { name: "kubelet", type: "kubeletstats", config: {} });
   await call("/collectors", "POST", { name: "alloy-node", managementMode: "rcfg-remotecfg", tags: { role: "node" } });
   const body = (matchers: string[]) => ({

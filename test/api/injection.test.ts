@@ -68,7 +68,11 @@ function at(value: GoValue, ...keys: (string | number)[]): GoValue {
 }
 
 test("references are filled in per collector and delivered in both runtimes; awkward values read back exactly", async () => {
-  const source = await call<{ id: string }>("/sources", "POST", { name: "apps", type: "otlp", config: { grpc: { endpoint: '{{attr "bind"}}:4317' }, http: { enabled: false } } });
+  const source = await call<{ id: string }>("/sources", "POST", {
+    name: "apps",
+    type: "otlp",
+    config: { grpc: { endpoint: '{{attr "bind"}}:4317' }, http: { enabled: false } },
+  });
   const destination = await call<{ id: string }>("/destinations", "POST", {
     name: "regional",
     type: "otlphttp",
@@ -159,7 +163,9 @@ test("a collector lacking a referenced attribute is skipped by a fleet publish n
   // The fleet publish skips it with the reason and delivers the rest.
   const fleet = await call<{ changed: string[]; skipped: { collectorId: string; name: string; path: string | null; message: string }[] }>("/publish", "POST");
   expect(fleet.changed).toContain(ready.id);
-  expect(fleet.skipped).toEqual([{ collectorId: lacking.id, name: "without-gw", path: "attributes.gateway", message: expect.stringContaining("has no attribute 'gateway'") }]);
+  expect(fleet.skipped).toEqual([
+    { collectorId: lacking.id, name: "without-gw", path: "attributes.gateway", message: expect.stringContaining("has no attribute 'gateway'") },
+  ]);
   expect(await server.app.delivery.target(lacking.id)).toBeNull();
 
   // Given the attribute, the change is delivered as a rollout of kind attributes; each collector gets its own gateway.
@@ -179,7 +185,10 @@ test("a malformed or misplaced reference is a 400 naming the key path, on record
 
   const destination = await call<{ id: string }>("/destinations", "POST", { name: "gw2", type: "otlp", config: { endpoint: "gw:4317" } });
   const collector = await call<{ id: string }>("/collectors", "POST", { name: "override-me" });
-  const override = await refused(`/collectors/${collector.id}/destinations`, "POST", { destinationId: destination.id, configOverrides: { endpoint: '{{attr "gw"}:4317' } });
+  const override = await refused(`/collectors/${collector.id}/destinations`, "POST", {
+    destinationId: destination.id,
+    configOverrides: { endpoint: '{{attr "gw"}:4317' },
+  });
   expect(override.status).toBe(400);
   expect(override.body.error.details[0]!.path).toBe("configOverrides.endpoint");
   // A well-formed one is taken.

@@ -82,9 +82,10 @@ describe("/v1/bootstrap", () => {
 describe("POST /agents/snippet", () => {
   test("an agent-only one-liner whose token enrolls up to maxUses hosts in the environment; agents:write only", async () => {
     const answer = await server.call<{ snippet: string; enrollmentTokenId: string }>("/agents/snippet?maxUses=20&environment=edge", "POST");
-    const match = /^curl -fsSL https:\/\/svc\.example\.com\/downloads\/install\.sh \| sudo sh -s -- --endpoint https:\/\/svc\.example\.com --agent-token (svcen_\w+)$/.exec(
-      answer.snippet,
-    );
+    const match =
+      /^curl -fsSL https:\/\/svc\.example\.com\/downloads\/install\.sh \| sudo sh -s -- --endpoint https:\/\/svc\.example\.com --agent-token (svcen_\w+)$/.exec(
+        answer.snippet,
+      );
     expect(match).not.toBeNull();
     const listed = await server.call<{ items: { id: string; kind: string; maxUses: number; environment: string }[] }>("/enrollment-tokens");
     expect(listed.items.find((t) => t.id === answer.enrollmentTokenId)).toMatchObject({ kind: "agent", maxUses: 20, environment: "edge" });

@@ -63,7 +63,11 @@ describe("/matchers/preview by a viewer", () => {
 
   test("one matcher over the program cap is a 400 naming it, with its size and the cap", async () => {
     const answer = await refused(await preview(["env=prod", ISSUE_MATCHER]));
-    expect({ status: answer.status, code: answer.code, paths: answer.details.map((d) => d.path) }).toEqual({ status: 400, code: "validation_failed", paths: ["matchers[1]"] });
+    expect({ status: answer.status, code: answer.code, paths: answer.details.map((d) => d.path) }).toEqual({
+      status: 400,
+      code: "validation_failed",
+      paths: ["matchers[1]"],
+    });
     expect(answer.details[0]!.message).toContain("column 4");
     expect(answer.details[0]!.message).toContain(`more than the ${MAX_MATCHER_PROGRAM} a matcher may use`);
 
@@ -121,7 +125,9 @@ test("matchers within the caps that would cost more than SCAN_BUDGET_MS over thi
 test("GET /collectors?match= and POST /collectors/tags refuse the same, naming match[i]", async () => {
   const list = await refused(await server.api(`/collectors?match=${encodeURIComponent(sized("zone", MAX_MATCHER_PROGRAM + 1))}`, { token: viewer }));
   expect({ status: list.status, paths: list.details.map((d) => d.path) }).toEqual({ status: 400, paths: ["match[0]"] });
-  const tags = await refused(await server.api("/collectors/tags", { method: "POST", json: { match: ["env=prod", sized("zone", MAX_MATCHER_PROGRAM + 1)], set: { x: "y" } } }));
+  const tags = await refused(
+    await server.api("/collectors/tags", { method: "POST", json: { match: ["env=prod", sized("zone", MAX_MATCHER_PROGRAM + 1)], set: { x: "y" } } }),
+  );
   expect({ status: tags.status, paths: tags.details.map((d) => d.path) }).toEqual({ status: 400, paths: ["match[1]"] });
   const ok = await server.api(`/collectors?match=${encodeURIComponent('zone=~"a+"')}&limit=1`, { token: viewer });
   expect(ok.status).toBe(200);

@@ -36,7 +36,10 @@ beforeAll(async () => {
   const destination = await ok<{ id: string }>("/destinations", "POST", { name: "gateway", type: "debug", config: {} });
   const source = await ok<{ id: string }>("/sources", "POST", { name: "nginx logs", type: "filelog", config: { include: ["/var/log/nginx/*.log"] } });
   const topology = {
-    nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: destination.id }],
+    nodes: [
+      { id: "in", kind: "source" },
+      { id: "out", kind: "destination", ref: destination.id },
+    ],
     edges: [{ id: "e", source: "in", target: "out" }],
   };
   const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "main", signal: "logs", topology });
@@ -103,7 +106,9 @@ describe("pending changes and commits", () => {
 describe("refusals naming other records", () => {
   test("deleting a source in use names its users; the detail paths stay ids", async () => {
     const error = await refused(`/sources/${f.source}`, "DELETE", 409, "still_referenced");
-    expect(error.message).toBe(`Source "nginx access" is still used by collector "edge-1", route "nginx access → main" on collector "edge-1"; remove those first.`);
+    expect(error.message).toBe(
+      `Source "nginx access" is still used by collector "edge-1", route "nginx access → main" on collector "edge-1"; remove those first.`,
+    );
     expect(error.details).toEqual([
       { path: `collectors/${f.collector}`, message: `active on collector "edge-1"` },
       { path: `routes/${f.route}`, message: `route "nginx access → main" on collector "edge-1" reads it` },

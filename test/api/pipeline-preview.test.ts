@@ -39,7 +39,12 @@ afterAll(async () => {
 async function collectorRefusal(name: string, yaml: string): Promise<string> {
   const file = join(dir, `${name}.yaml`);
   writeFileSync(file, yaml);
-  const child = Bun.spawn([peer("otelcol"), "validate", `--config=file:${file}`], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir }, stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+  const child = Bun.spawn([peer("otelcol"), "validate", `--config=file:${file}`], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir },
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: 60_000,
+  });
   const [code, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
   return code === 0 ? "" : `${name}: exit ${code} ${child.signalCode ?? ""}: ${stderr.trim()}`;
 }
@@ -55,7 +60,12 @@ async function opampCollector(name: string, version: string) {
   const token = (await call<{ token: string }>(`/collectors/${id}/otlp-token`, "POST")).token;
   const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, token);
   await agent.call({ agentDescription: description({ "service.name": "otelcol-contrib", "service.version": version }) });
-  await until(async () => (await call<{ reported?: Record<string, string> }>(`/collectors/${id}`)).reported?.["service.version"] === version, 10_000, 20, `${name}'s reported version`);
+  await until(
+    async () => (await call<{ reported?: Record<string, string> }>(`/collectors/${id}`)).reported?.["service.version"] === version,
+    10_000,
+    20,
+    `${name}'s reported version`,
+  );
   return { id, agent, pushed: agent.next((m) => m.remoteConfig !== undefined, 20_000) };
 }
 
@@ -173,7 +183,12 @@ describe("the preview for a collector is what it is delivered", () => {
     await call(`/collectors/${id}/destinations`, "POST", { destinationId, configOverrides: {} });
     await call("/routes", "POST", { collectorId: id, sourceId, pipelineId });
     const routed = await preview(`collectorId=${id}`);
-    expect(routed.renderedFor).toEqual({ runtime: "otelcol", version: null, versionFrom: "reported", collector: { id, name: "routed-1", routed: true, matched: false } });
+    expect(routed.renderedFor).toEqual({
+      runtime: "otelcol",
+      version: null,
+      versionFrom: "reported",
+      collector: { id, name: "routed-1", routed: true, matched: false },
+    });
     // No version reported: the names every supported version accepts, as publish writes for it.
     expect(routed.config).toContain("otlp/gateway:");
   });

@@ -21,10 +21,18 @@ const GROUPS = ["a", "b", "c"] as const;
 const FLEET = 2000;
 
 test("a fleet of 2,000 with three distinct changes plans as three groups", async () => {
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "backend",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   const sources: Record<string, string> = {};
   for (const group of GROUPS) {
-    const source = await call<{ id: string }>("/sources", "POST", { name: `logs ${group}`, type: "filelog", config: { include: [`/var/log/${group}/one.log`] } });
+    const source = await call<{ id: string }>("/sources", "POST", {
+      name: `logs ${group}`,
+      type: "filelog",
+      config: { include: [`/var/log/${group}/one.log`] },
+    });
     sources[group] = source.id;
     await matchedPipeline(call, `fleet ${group}`, source.id, destination.id, [`group=${group}`]);
   }

@@ -43,7 +43,10 @@ beforeAll(async () => {
   f.destination = await created("/destinations", { name: "gateway", type: "debug", config: {} });
   f.source = await created("/sources", { name: "nginx logs", type: "filelog", config: { include: ["/var/log/nginx/*.log"] } });
   const topology = (ref: string) => ({
-    nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref }],
+    nodes: [
+      { id: "in", kind: "source" },
+      { id: "out", kind: "destination", ref },
+    ],
     edges: [{ id: "e", source: "in", target: "out" }],
   });
   f.pipeline = await created("/pipelines", { name: "main", signal: "logs", topology: topology(f.destination) });
@@ -72,8 +75,12 @@ describe("activation bodies", () => {
   });
 
   test("POST /collectors/{id}/destinations: likewise", async () => {
-    expect((await call<{ destinationId: string }>(`/collectors/${f.edge}/destinations`, "POST", { destinationId: "gateway" })).destinationId).toBe(f.destination);
-    expect((await call<{ destinationId: string }>(`/collectors/${f.edge}/destinations`, "POST", { destinationId: f.destination })).destinationId).toBe(f.destination);
+    expect((await call<{ destinationId: string }>(`/collectors/${f.edge}/destinations`, "POST", { destinationId: "gateway" })).destinationId).toBe(
+      f.destination,
+    );
+    expect((await call<{ destinationId: string }>(`/collectors/${f.edge}/destinations`, "POST", { destinationId: f.destination })).destinationId).toBe(
+      f.destination,
+    );
     await refused(`/collectors/${f.edge}/destinations`, "POST", { destinationId: "no such" }, 404, "not_found");
     const ambiguous = await refused(`/collectors/${f.edge}/destinations`, "POST", { destinationId: "dup" }, 409, "ambiguous_name");
     expect(candidates(ambiguous)).toEqual(sorted(f.dupDestinations).map((id) => ["destinationId", id, "dup"]));

@@ -32,7 +32,8 @@ interface Entry {
   cause?: string;
   rollbackOf?: number;
 }
-const history = async (id: string) => (await call<{ items: Entry[]; renderFailure: { commit: string; error: string } | null }>(`/collectors/${id}/config-history`));
+const history = async (id: string) =>
+  await call<{ items: Entry[]; renderFailure: { commit: string; error: string } | null }>(`/collectors/${id}/config-history`);
 const body = (message: ServerToAgent) => new TextDecoder().decode(message.remoteConfig!.config!.configMap[""]!.body);
 
 let names = 0;
@@ -40,7 +41,11 @@ let names = 0;
 async function pipeline(path: string, matchers: string[]): Promise<{ id: string; source: string; name: string }> {
   const name = `p${++names}`;
   const source = await call<{ id: string }>("/sources", "POST", { name: `src-${name}`, type: "filelog", config: { include: [path] } });
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: `dst-${name}`, type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: `dst-${name}`,
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   const topology = {
     nodes: [
       { id: "in", kind: "source", ref: source.id },
@@ -73,10 +78,14 @@ test("a tag edit gives newly matching collectors the pipeline without a publish;
   expect(await server.app.delivery.target(otel.id)).toBeNull();
 
   const pushed = agent.next((m) => m.remoteConfig !== undefined && body(m).includes("/var/log/edge.log"));
-  const edited = await call<{ matched: number; changed: number; rollout: { id: string; kind: string; actor: string; changed: string[] } }>("/collectors/tags", "POST", {
-    match: ['collector.name=~"edge-.*"'],
-    set: { team: "edge" },
-  });
+  const edited = await call<{ matched: number; changed: number; rollout: { id: string; kind: string; actor: string; changed: string[] } }>(
+    "/collectors/tags",
+    "POST",
+    {
+      match: ['collector.name=~"edge-.*"'],
+      set: { team: "edge" },
+    },
+  );
   expect({ ...edited, rollout: { ...edited.rollout, changed: [...edited.rollout.changed].sort() } }).toMatchObject({
     matched: 2,
     changed: 2,
@@ -93,16 +102,23 @@ test("a tag edit gives newly matching collectors the pipeline without a publish;
 
   for (const id of [otel.id, alloy.id]) {
     const { items, renderFailure } = await history(id);
-    expect(items.map(({ seq, commit, actor, cause }) => ({ seq, commit, actor, cause }))).toEqual([{ seq: 1, commit: published, actor: "sa:admin", cause: "attributes" }]);
+    expect(items.map(({ seq, commit, actor, cause }) => ({ seq, commit, actor, cause }))).toEqual([
+      { seq: 1, commit: published, actor: "sa:admin", cause: "attributes" },
+    ]);
     expect(renderFailure).toBeNull();
   }
   // Delivered with the edit by the operator's rollout, not by a system re-target after it.
-  const [audited] = (await call<{ items: { actor: string; resourceId: string; details: { changed: number } }[] }>("/audit?action=config.attributes&limit=1")).items;
+  const [audited] = (await call<{ items: { actor: string; resourceId: string; details: { changed: number } }[] }>("/audit?action=config.attributes&limit=1"))
+    .items;
   expect(audited).toMatchObject({ actor: "sa:admin", resourceId: edited.rollout.id, details: { changed: 2 } });
   expect((await call<{ items: unknown[] }>("/audit?action=config.retarget&limit=100")).items).toEqual([]);
 
   // A tag no matcher reads: rendered again, same hash, nothing recorded.
-  expect(await call("/collectors/tags", "POST", { match: ['collector.name=~"edge-.*"'], set: { note: "unrelated" } })).toEqual({ matched: 2, changed: 2, rollout: null });
+  expect(await call("/collectors/tags", "POST", { match: ['collector.name=~"edge-.*"'], set: { note: "unrelated" } })).toEqual({
+    matched: 2,
+    changed: 2,
+    rollout: null,
+  });
   await server.app.retargeting.idle();
   for (const id of [otel.id, alloy.id]) expect((await history(id)).items).toHaveLength(1);
   // Not matching any more: the pipeline goes away the same way.
@@ -156,7 +172,10 @@ test("a reconnect with changed attributes is answered with the config rendered f
 
   // As a restarted supervisor: everything in its first message, the config it runs (zone a) and its new zone.
   const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, first.token, uid);
-  const reply = await agent.call({ agentDescription: description({ "service.name": "mover" }, { zone: "b" }), remoteConfigStatus: applied(configA.remoteConfig!.configHash) });
+  const reply = await agent.call({
+    agentDescription: description({ "service.name": "mover" }, { zone: "b" }),
+    remoteConfigStatus: applied(configA.remoteConfig!.configHash),
+  });
   expect(reply.remoteConfig).toBeDefined();
   expect(body(reply)).toContain("/var/log/zone-b.log");
   expect(body(reply)).not.toContain("/var/log/zone-a.log");
@@ -242,7 +261,11 @@ test("an edit that would make an Alloy collector match a pipeline it cannot run 
       ],
     },
   });
-  const alloy = await call<{ id: string; tags: Record<string, string> }>("/collectors", "POST", { name: "alloy-net", managementMode: "rcfg-remotecfg", tags: { rack: "r1" } });
+  const alloy = await call<{ id: string; tags: Record<string, string> }>("/collectors", "POST", {
+    name: "alloy-net",
+    managementMode: "rcfg-remotecfg",
+    tags: { rack: "r1" },
+  });
   const otel = await call<{ id: string }>("/collectors", "POST", { name: "otel-net" });
 
   const refused = async (res: Response) => {
@@ -255,25 +278,35 @@ test("an edit that would make an Alloy collector match a pipeline it cannot run 
     details: [
       {
         path: `collectors/${id}`,
-        message: expect.stringContaining(`Alloy collector ${name} (${id}) would match pipeline "by body" (${filtered.id}), which it cannot run: pipeline "by body" at topology.nodes[f]`),
+        message: expect.stringContaining(
+          `Alloy collector ${name} (${id}) would match pipeline "by body" (${filtered.id}), which it cannot run: pipeline "by body" at topology.nodes[f]`,
+        ),
       },
     ],
   });
   expect(await refused(await server.api("/collectors/tags", { method: "POST", json: { match: ['collector.name=~".*-net"'], set: { net: "edge" } } }))).toEqual(
     expected(alloy.id, "alloy-net"),
   );
-  expect(await refused(await server.api(`/collectors/${alloy.id}`, { method: "PATCH", json: { tags: { rack: "r1", net: "edge" } } }))).toEqual(expected(alloy.id, "alloy-net"));
-  expect(await refused(await server.api(`/collectors/${otel.id}`, { method: "PATCH", json: { managementMode: "rcfg-remotecfg", tags: { net: "edge" } } }))).toEqual(
-    expected(otel.id, "otel-net"),
+  expect(await refused(await server.api(`/collectors/${alloy.id}`, { method: "PATCH", json: { tags: { rack: "r1", net: "edge" } } }))).toEqual(
+    expected(alloy.id, "alloy-net"),
   );
-  const created = await refused(await server.api("/collectors", { method: "POST", json: { name: "alloy-new", managementMode: "rcfg-remotecfg", tags: { net: "edge" } } }));
+  expect(
+    await refused(await server.api(`/collectors/${otel.id}`, { method: "PATCH", json: { managementMode: "rcfg-remotecfg", tags: { net: "edge" } } })),
+  ).toEqual(expected(otel.id, "otel-net"));
+  const created = await refused(
+    await server.api("/collectors", { method: "POST", json: { name: "alloy-new", managementMode: "rcfg-remotecfg", tags: { net: "edge" } } }),
+  );
   expect({ status: created.status, code: created.code }).toEqual({ status: 409, code: "breaks_matched_collectors" });
   // Nothing written: the tag edit touched neither collector, and no collector was created.
   expect((await call<{ tags: Record<string, string> }>(`/collectors/${alloy.id}`)).tags).toEqual({ rack: "r1" });
-  expect((await call<{ managementMode: string; tags: Record<string, string> }>(`/collectors/${otel.id}`))).toMatchObject({ managementMode: "opamp", tags: {} });
+  expect(await call<{ managementMode: string; tags: Record<string, string> }>(`/collectors/${otel.id}`)).toMatchObject({ managementMode: "opamp", tags: {} });
   expect((await call<{ items: unknown[] }>("/collectors?q=alloy-new")).items).toEqual([]);
   // An OpenTelemetry Collector may match it.
-  expect(await call("/collectors/tags", "POST", { match: ['collector.name="otel-net"'], set: { net: "edge" } })).toEqual({ matched: 1, changed: 1, rollout: null });
+  expect(await call("/collectors/tags", "POST", { match: ['collector.name="otel-net"'], set: { net: "edge" } })).toEqual({
+    matched: 1,
+    changed: 1,
+    rollout: null,
+  });
 
   // The Alloy collector reports the attribute itself, on a key an admin trusts: nothing refuses a report, so the render fails and is kept.
   const published = await commitAndPublish("Filter by body");
@@ -305,11 +338,17 @@ test("a storm of attribute changes no operator deployed is drained in batches of
   const before = (await call<{ items: unknown[] }>("/audit?action=config.retarget&limit=1000")).items.length;
 
   // Changed through the domain with no deployment attached, as a collector's own reports and first contacts are (the API's edits deploy themselves).
-  const storm = await server.app.collectors.editTags({ actor: "system", remoteAddr: null }, (c) => c.name.startsWith("storm-"), { set: { storm: "yes" }, remove: [] }, {});
+  const storm = await server.app.collectors.editTags(
+    { actor: "system", remoteAddr: null },
+    (c) => c.name.startsWith("storm-"),
+    { set: { storm: "yes" }, remove: [] },
+    {},
+  );
   expect(storm).toEqual({ matched: 1200, changed: 1200 });
   await server.app.retargeting.idle();
   // Newest first: the entries this edit added.
-  const all = (await call<{ items: { details: { rollout: string; collectorIds: string[]; changed: number } }[] }>("/audit?action=config.retarget&limit=1000")).items;
+  const all = (await call<{ items: { details: { rollout: string; collectorIds: string[]; changed: number } }[] }>("/audit?action=config.retarget&limit=1000"))
+    .items;
   const entries = all.slice(0, all.length - before);
   expect(entries.length).toBeGreaterThanOrEqual(3);
   expect(entries.every((e) => e.details.collectorIds.length <= 500 && e.details.changed === e.details.collectorIds.length)).toBe(true);
@@ -317,7 +356,11 @@ test("a storm of attribute changes no operator deployed is drained in batches of
   // Each batch is a rollout of kind attributes by the system, listed with the others.
   const rollouts = (await call<{ items: { id: string; kind: string; actor: string; changed: number }[] }>("/rollouts?limit=200")).items;
   for (const entry of entries) {
-    expect(rollouts.find((r) => r.id === entry.details.rollout)).toMatchObject({ kind: "attributes", actor: "system", changed: entry.details.collectorIds.length });
+    expect(rollouts.find((r) => r.id === entry.details.rollout)).toMatchObject({
+      kind: "attributes",
+      actor: "system",
+      changed: entry.details.collectorIds.length,
+    });
   }
   const hashes = new Set(await Promise.all(ids.map(async (id) => (await server.app.delivery.target(id))!.rendered.hash)));
   expect(hashes.size).toBe(1);

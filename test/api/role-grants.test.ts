@@ -73,7 +73,10 @@ describe("users:admin alone escalates to nothing", () => {
   test("it cannot delete a service account holding scopes it lacks (the bootstrap admin's)", async () => {
     const { items } = await server.call<{ items: { id: string; name: string }[] }>("/service-accounts");
     const before = await snapshot();
-    await refused(await server.api(`/service-accounts/${items.find((a) => a.name === "admin")!.id}`, { method: "DELETE", token: usersAdminOnly }), "agents:browse");
+    await refused(
+      await server.api(`/service-accounts/${items.find((a) => a.name === "admin")!.id}`, { method: "DELETE", token: usersAdminOnly }),
+      "agents:browse",
+    );
     expect(await snapshot()).toEqual(before);
     expect((await server.api("/collectors")).status).toBe(200);
   });
@@ -87,7 +90,10 @@ describe("within its own scopes a caller still administers", () => {
     expect((await server.api(`/users/${viewerId}/password-reset`, { method: "POST", token: viewerAdmin })).status).toBe(201);
 
     const before = await snapshot();
-    await refused(await server.api("/users", { method: "POST", token: viewerAdmin, json: { username: "eve", email: "eve@example.com", role: "editor" } }), "collectors:write");
+    await refused(
+      await server.api("/users", { method: "POST", token: viewerAdmin, json: { username: "eve", email: "eve@example.com", role: "editor" } }),
+      "collectors:write",
+    );
     await refused(await server.api(`/users/${viewerId}`, { method: "PATCH", token: viewerAdmin, json: { role: "editor" } }), "collectors:write");
     await refused(await server.api(`/users/${editorId}`, { method: "PATCH", token: viewerAdmin, json: { disabled: true } }), "collectors:write");
     await refused(await server.api(`/users/${editorId}/password-reset`, { method: "POST", token: viewerAdmin }), "collectors:write");

@@ -33,7 +33,11 @@ const call = <T = Record<string, unknown>>(path: string, method?: string, json?:
 /** A fleet pipeline every collector tagged fleet=yes runs, with a source whose path says which version it is. */
 async function fleetPipeline() {
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/v1/*.log"] } });
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "backend",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   await matchedPipeline(call, "fleet", source.id, destination.id, ["fleet=yes"]);
   return async (version: string) => {
     await call(`/sources/${source.id}`, "PUT", { name: "app", type: "filelog", config: { include: [`/var/log/${version}/*.log`] } });
@@ -181,7 +185,11 @@ describe.each(TRANSPORTS)("over %s", (transport) => {
 
 test("a remote-config collector that goes back to its earlier config is not sent the failed one again until a retry", async () => {
   const release = await fleetPipeline();
-  const collector = await call<{ id: string }>("/collectors", "POST", { name: "alloy-back", managementMode: "rcfg-remotecfg", tags: { fleet: "yes", alloyback: "yes" } });
+  const collector = await call<{ id: string }>("/collectors", "POST", {
+    name: "alloy-back",
+    managementMode: "rcfg-remotecfg",
+    tags: { fleet: "yes", alloyback: "yes" },
+  });
   const token = (await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST")).token;
   const client = remoteConfigClient(server.base, token);
   const status = (state: PollStatus, errorMessage = "") => ({ status: state, errorMessage });
@@ -235,7 +243,9 @@ test("a rollback goes back to the last config the collector applied, past ones i
   await answer("bad-two", false);
   const entry = await call<HistoryEntry>(`/collectors/${collector.id}/rollback`, "POST");
   expect((await target(collector.id)).rendered.body).toContain("/var/log/works/");
-  expect(entry.commit).toBe((await call<{ items: HistoryEntry[] }>(`/collectors/${collector.id}/config-history`)).items.find((e) => e.seq === entry.rollbackOf)!.commit);
+  expect(entry.commit).toBe(
+    (await call<{ items: HistoryEntry[] }>(`/collectors/${collector.id}/config-history`)).items.find((e) => e.seq === entry.rollbackOf)!.commit,
+  );
   // Failed wins over rolled back: the entry says what the collector made of it (its history is written a moment after the target).
   await until(async () => (await states(collector.id)).slice(-4).join() === "superseded,failed,failed,outdated");
   await agent.stop();

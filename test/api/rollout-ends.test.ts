@@ -59,7 +59,11 @@ async function agentFor(id: string, name: string, answer: () => string | null) {
 
 test("an all-at-once publish, an attribute change and a rollback each end with rollout.completed, and rollout.failed when a collector failed", async () => {
   await call("/webhooks", "POST", { url: rx.url, events: ["rollout.completed", "rollout.failed"], secret: "rollout-ends-secret" });
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "gateway", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "gateway",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/one/*.log"] } });
   await matchedPipeline(call, "fleet", source.id, destination.id, ["fleet=yes"]);
   await call("/commit", "POST", { message: "one" });
@@ -99,7 +103,9 @@ test("an all-at-once publish, an attribute change and a rollback each end with r
   const attributesTake = good.take();
   await call(`/collectors/${ids.good}`, "PATCH", { tags: { fleet: "no" } });
   await attributesTake;
-  const attributes = await until(async () => (await call<{ items: RolloutSummary[] }>("/rollouts?limit=1")).items.find((r) => r.kind === "attributes" && r.ended));
+  const attributes = await until(async () =>
+    (await call<{ items: RolloutSummary[] }>("/rollouts?limit=1")).items.find((r) => r.kind === "attributes" && r.ended),
+  );
   await until(async () => heard(attributes.id).length >= 1);
   expect(heard(attributes.id).map((h) => [h.event, h.data.kind, h.data.outcome])).toEqual([["rollout.completed", "attributes", "completed"]]);
 
@@ -120,7 +126,12 @@ test("an all-at-once publish, an attribute change and a rollback each end with r
     [first.id, "publish", "completed"],
   ]);
   const audit = await call<{ items: { action: string; resourceId: string }[] }>("/audit?limit=200");
-  expect(audit.items.filter((e) => e.action === "rollout.end").map((e) => e.resourceId).sort()).toEqual([first.id, second.id, attributes.id, rollback.id].sort());
+  expect(
+    audit.items
+      .filter((e) => e.action === "rollout.end")
+      .map((e) => e.resourceId)
+      .sort(),
+  ).toEqual([first.id, second.id, attributes.id, rollback.id].sort());
 
   // The dashboard: the fleet publish that failed is the latest rollout; the failed and the offline collector need attention.
   const d = await call<Dashboard>("/dashboard");

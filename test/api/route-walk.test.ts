@@ -28,18 +28,34 @@ const concrete = (path: string) => path.replaceAll(/\{\w+\}/g, "0190c3c0-0000-70
 
 test("the document lists the foundation's routes, each with a known scope", () => {
   const names = operations.map((o) => `${o.method} ${o.path}`);
-  for (const expected of ["POST /collectors", "GET /collectors", "GET /collectors/{id}", "PATCH /collectors/{id}", "DELETE /collectors/{id}", "GET /system/health", "GET /audit", "POST /service-accounts", "GET /service-accounts", "DELETE /service-accounts/{id}"]) {
+  for (const expected of [
+    "POST /collectors",
+    "GET /collectors",
+    "GET /collectors/{id}",
+    "PATCH /collectors/{id}",
+    "DELETE /collectors/{id}",
+    "GET /system/health",
+    "GET /audit",
+    "POST /service-accounts",
+    "GET /service-accounts",
+    "DELETE /service-accounts/{id}",
+  ]) {
     expect(names).toContain(expected);
   }
   for (const op of operations) expect(SCOPES as readonly string[]).toContain(op.scope);
   const unscoped = all.filter((o) => o.scope === undefined);
-  expect(unscoped.filter((o) => o.security.length === 0).map((o) => `${o.method} ${o.path}`).sort()).toEqual([
-    "GET /session/status",
-    "POST /session",
-    "POST /session/invite",
-    "POST /session/password-reset",
-  ]);
-  expect(unscoped.filter((o) => o.security.length > 0).map((o) => `${o.method} ${o.path}`).sort()).toEqual(["DELETE /session", "GET /session"]);
+  expect(
+    unscoped
+      .filter((o) => o.security.length === 0)
+      .map((o) => `${o.method} ${o.path}`)
+      .sort(),
+  ).toEqual(["GET /session/status", "POST /session", "POST /session/invite", "POST /session/password-reset"]);
+  expect(
+    unscoped
+      .filter((o) => o.security.length > 0)
+      .map((o) => `${o.method} ${o.path}`)
+      .sort(),
+  ).toEqual(["DELETE /session", "GET /session"]);
   expect(operations.find((o) => o.method === "GET" && o.path === "/collectors")!.scope).toBe("collectors:read");
   expect(operations.find((o) => o.path === "/system/health")!.scope).toBe("health:read");
 });
@@ -55,7 +71,13 @@ test("every route refuses a token without its scope with 403, and admits one wit
   const allBut = new Map<string, string>();
   const only = new Map<string, string>();
   for (const scope of new Set(operations.map((o) => o.scope))) {
-    allBut.set(scope, await tokenWithScopes(server, SCOPES.filter((s) => s !== scope)));
+    allBut.set(
+      scope,
+      await tokenWithScopes(
+        server,
+        SCOPES.filter((s) => s !== scope),
+      ),
+    );
     only.set(scope, await tokenWithScopes(server, [scope]));
   }
   const stopped: string[] = [];

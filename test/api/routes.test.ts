@@ -33,7 +33,13 @@ async function fixture() {
   const destination = await ok<{ id: string }>("/destinations", "POST", { name: "dbg", type: "debug", config: {} });
   const source = (name: string) => ok<{ id: string }>("/sources", "POST", { name, type: "filelog", config: { include: [`/var/log/${name}.log`] } });
   const [a, b, idle] = await Promise.all([source("a"), source("b"), source("idle")]);
-  const graph = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: destination.id }], edges: [{ id: "e", source: "in", target: "out" }] };
+  const graph = {
+    nodes: [
+      { id: "in", kind: "source" },
+      { id: "out", kind: "destination", ref: destination.id },
+    ],
+    edges: [{ id: "e", source: "in", target: "out" }],
+  };
   const logs = await ok<{ id: string }>("/pipelines", "POST", { name: "logs", signal: "logs", topology: graph });
   const other = await ok<{ id: string }>("/pipelines", "POST", { name: "logs 2", signal: "logs", topology: graph });
   const metrics = await ok<{ id: string }>("/pipelines", "POST", { name: "metrics", signal: "metrics", topology: graph });
@@ -56,11 +62,19 @@ test("PUT re-points a route, is refused like a create, and is audited", async ()
   expect(differences).toEqual([]); // a Runtime O collector: the reference runtime
   expect(await ok<RouteRecord>(`/routes/${route.id}`)).toEqual(moved);
   // Saving a route unchanged is not a duplicate of itself.
-  expect(await ok(`/routes/${route.id}`, "PUT", { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.logs.id })).toEqual({ ...moved, differences: [] });
+  expect(await ok(`/routes/${route.id}`, "PUT", { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.logs.id })).toEqual({
+    ...moved,
+    differences: [],
+  });
 
   const inactive = await refused(`/routes/${route.id}`, { collectorId: f.collector.id, sourceId: f.idle.id, pipelineId: f.logs.id }, 400, "validation_failed");
   expect(inactive.details.map((d) => d.path)).toEqual(["sourceId"]);
-  const wrongSignal = await refused(`/routes/${route.id}`, { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.metrics.id }, 400, "validation_failed");
+  const wrongSignal = await refused(
+    `/routes/${route.id}`,
+    { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.metrics.id },
+    400,
+    "validation_failed",
+  );
   expect(wrongSignal.details.map((d) => d.path)).toContain("pipelineId");
   const duplicate = await refused(`/routes/${route.id}`, { collectorId: f.collector.id, sourceId: f.b.id, pipelineId: f.other.id }, 409, "already_exists");
   expect(duplicate.message).toContain(twin.id);
@@ -77,7 +91,13 @@ test("PUT re-points a route, is refused like a create, and is audited", async ()
 test("a Runtime R (Alloy) collector refuses the debug destination, at activation and at routing, saying why", async () => {
   const debug = await ok<{ id: string }>("/destinations", "POST", { name: "dbg-r", type: "debug", config: {} });
   const source = await ok<{ id: string }>("/sources", "POST", { name: "r-files", type: "filelog", config: { include: ["/var/log/r.log"] } });
-  const graph = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: debug.id }], edges: [{ id: "e", source: "in", target: "out" }] };
+  const graph = {
+    nodes: [
+      { id: "in", kind: "source" },
+      { id: "out", kind: "destination", ref: debug.id },
+    ],
+    edges: [{ id: "e", source: "in", target: "out" }],
+  };
   const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "to debug", signal: "logs", topology: graph });
   const alloy = await ok<{ id: string }>("/collectors", "POST", { name: "alloy-1", managementMode: "rcfg-remotecfg" });
   await ok(`/collectors/${alloy.id}/sources`, "POST", { sourceId: source.id, configOverrides: {} });
@@ -102,13 +122,21 @@ test("a Runtime R (Alloy) collector refuses the debug destination, at activation
   // A routed pipeline cannot be redrawn to send there either.
   const backend = await ok<{ id: string }>("/destinations", "POST", { name: "backend-r", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
   await ok(`/collectors/${alloy.id}/destinations`, "POST", { destinationId: backend.id, configOverrides: {} });
-  const toBackend = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: backend.id }], edges: [{ id: "e", source: "in", target: "out" }] };
+  const toBackend = {
+    nodes: [
+      { id: "in", kind: "source" },
+      { id: "out", kind: "destination", ref: backend.id },
+    ],
+    edges: [{ id: "e", source: "in", target: "out" }],
+  };
   const routed = await ok<{ id: string }>("/pipelines", "POST", { name: "to backend", signal: "logs", topology: toBackend });
   const kept = await ok<RouteRecord>("/routes", "POST", { collectorId: alloy.id, sourceId: source.id, pipelineId: routed.id });
   const redraw = await server.api(`/pipelines/${routed.id}/topology`, { method: "PUT", json: graph });
   const redrawError = ((await redraw.json()) as ErrorBody).error;
   expect({ status: redraw.status, code: redrawError.code }).toEqual({ status: 409, code: "breaks_routes" });
-  expect(redrawError.details).toEqual([{ path: `routes/${kept.id}`, message: expect.stringContaining('"dbg-r" (debug), which cannot run on this Alloy (remote config) collector') }]);
+  expect(redrawError.details).toEqual([
+    { path: `routes/${kept.id}`, message: expect.stringContaining('"dbg-r" (debug), which cannot run on this Alloy (remote config) collector') },
+  ]);
   expect(await ok(`/pipelines/${routed.id}/topology`)).toEqual(toBackend);
 
   // The catalog says so, for the UI.
@@ -161,8 +189,14 @@ test("on an Alloy collector, a route whose filter reads a field Alloy delivers d
 
   const res = await server.api("/routes", { method: "POST", json: { collectorId: alloy.id, sourceId: syslog.id, pipelineId: byBody.id } });
   const error = ((await res.json()) as ErrorBody).error;
-  expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({ status: 400, code: "validation_failed", paths: ["pipelineId"] });
-  expect(error.details[0]!.message).toContain('pipeline "by body" at topology.nodes[f].processor.config.logs.log_record[0]: condition "IsMatch(body, \\"healthz\\")" reads body');
+  expect({ status: res.status, code: error.code, paths: error.details.map((d) => d.path) }).toEqual({
+    status: 400,
+    code: "validation_failed",
+    paths: ["pipelineId"],
+  });
+  expect(error.details[0]!.message).toContain(
+    'pipeline "by body" at topology.nodes[f].processor.config.logs.log_record[0]: condition "IsMatch(body, \\"healthz\\")" reads body',
+  );
   expect(error.details[0]!.message).toContain("on Alloy (remote config)");
 
   await ok("/routes", "POST", { collectorId: alloy.id, sourceId: syslog.id, pipelineId: bySeverity.id });
@@ -175,8 +209,14 @@ test("on an Alloy collector, a route whose filter reads a field Alloy delivers d
   graph.nodes.find((n) => n.id === "f")!.processor = { type: "filter", config: { logs: { log_record: ['IsMatch(body, "disk")'] } } };
   const edit = await server.api(`/pipelines/${bySeverity.id}/topology`, { method: "PUT", json: graph });
   const broken = ((await edit.json()) as ErrorBody).error;
-  expect({ status: edit.status, code: broken.code, paths: broken.details.map((d) => d.path) }).toEqual({ status: 409, code: "breaks_routes", paths: [`routes/${kept.id}`] });
-  expect(broken.details[0]!.message).toStartWith('on Alloy collector alloy-1, pipeline "by severity" at topology.nodes[f].processor.config.logs.log_record[0]: condition');
+  expect({ status: edit.status, code: broken.code, paths: broken.details.map((d) => d.path) }).toEqual({
+    status: 409,
+    code: "breaks_routes",
+    paths: [`routes/${kept.id}`],
+  });
+  expect(broken.details[0]!.message).toStartWith(
+    'on Alloy collector alloy-1, pipeline "by severity" at topology.nodes[f].processor.config.logs.log_record[0]: condition',
+  );
 
   // A collector cannot become an Alloy one while its routes read what Alloy delivers differently; nothing changes.
   const patch = await server.api(`/collectors/${otelcol.id}`, { method: "PATCH", json: { managementMode: "rcfg-remotecfg" } });
@@ -214,17 +254,40 @@ test("a Runtime R (Alloy) collector refuses a source Alloy cannot run (k8s_clust
 });
 
 test("routing a source whose data differs on Alloy to an Alloy collector succeeds with the difference as a warning; the same route on Runtime O has none", async () => {
-  const backend = await ok<{ id: string }>("/destinations", "POST", { name: "backend-sys", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const backend = await ok<{ id: string }>("/destinations", "POST", {
+    name: "backend-sys",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   const syslog = await ok<{ id: string }>("/sources", "POST", { name: "sys-in", type: "syslog", config: {} });
-  const graph = { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: backend.id }], edges: [{ id: "e", source: "in", target: "out" }] };
+  const graph = {
+    nodes: [
+      { id: "in", kind: "source" },
+      { id: "out", kind: "destination", ref: backend.id },
+    ],
+    edges: [{ id: "e", source: "in", target: "out" }],
+  };
   const pipeline = await ok<{ id: string }>("/pipelines", "POST", { name: "syslog out", signal: "logs", topology: graph });
   const written = [];
   for (const managementMode of ["rcfg-remotecfg", "opamp"]) {
     const collector = await ok<{ id: string }>("/collectors", "POST", { name: `sys-${managementMode}`, managementMode });
     await ok(`/collectors/${collector.id}/sources`, "POST", { sourceId: syslog.id, configOverrides: {} });
     await ok(`/collectors/${collector.id}/destinations`, "POST", { destinationId: backend.id, configOverrides: {} });
-    written.push(await ok<{ differences: { sourceType: string; difference: string }[] }>("/routes", "POST", { collectorId: collector.id, sourceId: syslog.id, pipelineId: pipeline.id }));
+    written.push(
+      await ok<{ differences: { sourceType: string; difference: string }[] }>("/routes", "POST", {
+        collectorId: collector.id,
+        sourceId: syslog.id,
+        pipelineId: pipeline.id,
+      }),
+    );
   }
-  expect(written[0]!.differences).toEqual([{ sourceType: "syslog", difference: expect.stringContaining("body is the whole syslog line as received (priority, header and message) on OpenTelemetry Collector (OpAMP) but the message part only on Alloy (remote config)") }]);
+  expect(written[0]!.differences).toEqual([
+    {
+      sourceType: "syslog",
+      difference: expect.stringContaining(
+        "body is the whole syslog line as received (priority, header and message) on OpenTelemetry Collector (OpAMP) but the message part only on Alloy (remote config)",
+      ),
+    },
+  ]);
   expect(written[1]!.differences).toEqual([]);
 });

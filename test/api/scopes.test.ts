@@ -16,7 +16,10 @@ test("answers every scope in order and the roles", async () => {
 });
 
 test("needs users:admin", async () => {
-  const token = await tokenWithScopes(server, SCOPES.filter((s) => s !== "users:admin"));
+  const token = await tokenWithScopes(
+    server,
+    SCOPES.filter((s) => s !== "users:admin"),
+  );
   const res = await server.api("/scopes", { token });
   expect(res.status).toBe(403);
 });

@@ -144,7 +144,11 @@ describe.each(backends)("secrets on %s", (_name, deploy) => {
 
   test("a destination's secret is sealed on create and every answer, on every replica and to a viewer, shows its summary", async () => {
     const headers = { Authorization: FIRST, "X-Scope-OrgID": { value: "team-a", secret: false }, "X-Api-Key": { env: "GW_API_KEY" } };
-    destination = await ok<Destination>(d.writer, "/destinations", "POST", { name: "gw", type: "otlphttp", config: { endpoint: "https://gw.example.com:4318", headers } });
+    destination = await ok<Destination>(d.writer, "/destinations", "POST", {
+      name: "gw",
+      type: "otlphttp",
+      config: { endpoint: "https://gw.example.com:4318", headers },
+    });
     const shown = { Authorization: SUMMARY, "X-Scope-OrgID": { value: "team-a", secret: false }, "X-Api-Key": { env: "GW_API_KEY" } };
     expect(destination.config.headers).toEqual(shown);
     const listed = await seen<{ items: Destination[] }>(d.reader, "/destinations", (body) => body.items.some((x) => x.id === destination.id));
@@ -165,7 +169,11 @@ describe.each(backends)("secrets on %s", (_name, deploy) => {
     const read = await ok<Destination>(d.reader, `/destinations/${destination.id}`);
     await ok(d.reader, `/destinations/${destination.id}`, "PUT", { name: read.name, type: read.type, config: read.config });
     expect(await pending()).toEqual([]);
-    await ok(d.reader, `/destinations/${destination.id}`, "PUT", { name: read.name, type: read.type, config: { ...read.config, headers: { ...read.config.headers, Authorization: FIRST } } });
+    await ok(d.reader, `/destinations/${destination.id}`, "PUT", {
+      name: read.name,
+      type: read.type,
+      config: { ...read.config, headers: { ...read.config.headers, Authorization: FIRST } },
+    });
     expect(await pending()).toEqual([]);
     expect(await audited("secret.set")).toHaveLength(1);
   });
@@ -203,13 +211,25 @@ describe.each(backends)("secrets on %s", (_name, deploy) => {
 
   test("keeping a secret where none is stored is a 400 naming the path; a bad value is refused without echoing it", async () => {
     const keep = { secret: true, set: true, updatedAt: "2024-01-01T00:00:00.000Z" };
-    let error = await refused(d.writer, "/destinations", "POST", { name: "k", type: "otlphttp", config: { endpoint: "https://a:4318", headers: { Authorization: keep } } });
+    let error = await refused(d.writer, "/destinations", "POST", {
+      name: "k",
+      type: "otlphttp",
+      config: { endpoint: "https://a:4318", headers: { Authorization: keep } },
+    });
     expect(error.details.map((x) => x.path)).toEqual(["config.headers.Authorization"]);
     // Stored there: an env value, not a secret.
     const read = await ok<Destination>(d.writer, `/destinations/${destination.id}`);
-    error = await refused(d.writer, `/destinations/${destination.id}`, "PUT", { name: read.name, type: read.type, config: { ...read.config, headers: { ...read.config.headers, "X-Api-Key": keep } } });
+    error = await refused(d.writer, `/destinations/${destination.id}`, "PUT", {
+      name: read.name,
+      type: read.type,
+      config: { ...read.config, headers: { ...read.config.headers, "X-Api-Key": keep } },
+    });
     expect(error.details.map((x) => x.path)).toEqual(["config.headers.X-Api-Key"]);
-    error = await refused(d.writer, "/destinations", "POST", { name: "k", type: "otlphttp", config: { endpoint: "https://a:4318", headers: { Authorization: `${FIRST}\r\nX-Injected: 1` } } });
+    error = await refused(d.writer, "/destinations", "POST", {
+      name: "k",
+      type: "otlphttp",
+      config: { endpoint: "https://a:4318", headers: { Authorization: `${FIRST}\r\nX-Injected: 1` } },
+    });
     expect(error.details.map((x) => x.path)).toEqual(["config.headers.Authorization"]);
     expect(await pending()).toEqual([]);
   });
@@ -223,20 +243,29 @@ describe.each(backends)("secrets on %s", (_name, deploy) => {
       tags: { tier: "gold" },
     });
     expect(activation.configOverrides).toEqual({ headers: { Authorization: SUMMARY } });
-    const listed = (await seen<{ items: { destinationId: string; configOverrides: unknown; tags: unknown }[] }>(d.reader, base, (body) => body.items.length > 0)).items;
+    const listed = (
+      await seen<{ items: { destinationId: string; configOverrides: unknown; tags: unknown }[] }>(d.reader, base, (body) => body.items.length > 0)
+    ).items;
     expect(listed).toEqual([{ destinationId: destination.id, configOverrides: { headers: { Authorization: SUMMARY } }, tags: { tier: "gold" } }]);
     const set = (await audited("secret.set")).filter((e) => e.resource === "collector");
-    expect(set.map((e) => [e.resourceId, e.details])).toEqual([[collector.id, { path: "configOverrides.headers.Authorization", destinationId: destination.id }]]);
+    expect(set.map((e) => [e.resourceId, e.details])).toEqual([
+      [collector.id, { path: "configOverrides.headers.Authorization", destinationId: destination.id }],
+    ]);
 
     await ok(d.writer, "/commit", "POST", { message: "override" });
     await ok(d.reader, base, "POST", listed[0]);
     expect(await pending()).toEqual([]);
-    const error = await refused(d.writer, base, "POST", { destinationId: destination.id, configOverrides: { headers: { Authorization: { secret: true }, "X-Other": { secret: true } } } });
+    const error = await refused(d.writer, base, "POST", {
+      destinationId: destination.id,
+      configOverrides: { headers: { Authorization: { secret: true }, "X-Other": { secret: true } } },
+    });
     expect(error.details.map((x) => x.path)).toEqual(["configOverrides.headers.X-Other"]);
 
     await ok(d.writer, `${base}/${destination.id}`, "DELETE");
     const clear = (await audited("secret.clear")).filter((e) => e.resource === "collector");
-    expect(clear.map((e) => [e.resourceId, e.details])).toEqual([[collector.id, { path: "configOverrides.headers.Authorization", destinationId: destination.id }]]);
+    expect(clear.map((e) => [e.resourceId, e.details])).toEqual([
+      [collector.id, { path: "configOverrides.headers.Authorization", destinationId: destination.id }],
+    ]);
   });
 
   test("the audit log and the database hold no plaintext, and the vault holds every version", async () => {

@@ -42,7 +42,9 @@ test("a released batch does not move a collector pinned by a rollback since the 
       sent.get(ids[index]!)!.push(body);
       // Every agent fails the third config: the first batch pauses the rollout.
       const failed = body.includes("/var/log/three/");
-      agent.send({ remoteConfigStatus: failed ? applied(config.configHash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "no three") : applied(config.configHash) });
+      agent.send({
+        remoteConfigStatus: failed ? applied(config.configHash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "no three") : applied(config.configHash),
+      });
     });
     agent.send({ agentDescription: description({ "service.name": `pinned-${index}` }) });
     agents.push(agent);
@@ -50,7 +52,11 @@ test("a released batch does not move a collector pinned by a rollback since the 
   const settled = async () => until(async () => (await call<RolloutStatus>("/publish/status")).counts.current === ids.length, 30_000, 50);
 
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/one/*.log"] } });
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "backend",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   await matchedPipeline(call, "fleet", source.id, destination.id, ["collector.mode=opamp"]);
   const publish = async (path: string, strategy?: Record<string, number>) => {
     if (path !== "/var/log/one/*.log") await call(`/sources/${source.id}`, "PUT", { name: "app", type: "filelog", config: { include: [path] } });
@@ -74,10 +80,14 @@ test("a released batch does not move a collector pinned by a rollback since the 
   const sentBefore = sent.get(pinned)!.length;
 
   expect((await server.api(`/rollouts/${rollout.id}/resume`, { method: "POST" })).status).toBe(200);
-  const released = await until(async () => {
-    const status = await call<RolloutStatus>(`/rollouts/${rollout.id}`);
-    return status.batches![1]!.released && status.state === "paused" ? status : null;
-  }, 30_000, 50);
+  const released = await until(
+    async () => {
+      const status = await call<RolloutStatus>(`/rollouts/${rollout.id}`);
+      return status.batches![1]!.released && status.state === "paused" ? status : null;
+    },
+    30_000,
+    50,
+  );
   expect(released.pausedReason).toContain("batch 2");
   // The batch-mate was sent the new config (and failed it); the pinned one was left where it was.
   await until(async () => (sent.get(mate)!.some((body) => body.includes("/var/log/three/")) ? true : null), 30_000, 50);
@@ -87,6 +97,11 @@ test("a released batch does not move a collector pinned by a rollback since the 
     seq: pinnedTarget.targetSeq,
     pinned: pinnedTarget.pinned,
   });
-  expect(sent.get(pinned)!.slice(sentBefore).some((body) => body.includes("/var/log/three/"))).toBe(false);
+  expect(
+    sent
+      .get(pinned)!
+      .slice(sentBefore)
+      .some((body) => body.includes("/var/log/three/")),
+  ).toBe(false);
   expect(sent.get(pinned)!.at(-1)).toContain("/var/log/one/");
 }, 120_000);

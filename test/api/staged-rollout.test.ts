@@ -61,7 +61,11 @@ test("a staged rollout pauses on failures, resumes, refuses a publish meanwhile,
   }
 
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/one/*.log"] } });
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "backend", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "backend",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   await matchedPipeline(call, "fleet", source.id, destination.id, ["collector.mode=opamp"]);
   await call("/commit", "POST", { message: "one" });
   // A webhook hears the staged rollout's phases (server/webhooks/events.ts).
@@ -75,11 +79,20 @@ test("a staged rollout pauses on failures, resumes, refuses a publish meanwhile,
       return new Response("");
     },
   });
-  await call("/webhooks", "POST", { url: `http://127.0.0.1:${receiver.port}/`, events: ["rollout.paused", "rollout.failed", "rollout.completed"], secret: "staged-rollout-secret" });
+  await call("/webhooks", "POST", {
+    url: `http://127.0.0.1:${receiver.port}/`,
+    events: ["rollout.paused", "rollout.failed", "rollout.completed"],
+    secret: "staged-rollout-secret",
+  });
   // All at once, as before: every agent applies it.
   const first = await call<Rollout>("/publish", "POST");
   expect(first.strategy).toBeUndefined();
-  await until(async () => (await call<RolloutStatus>("/publish/status")).counts.current === FLEET, 60_000, 100, `all ${FLEET} agents current on the first publish`);
+  await until(
+    async () => (await call<RolloutStatus>("/publish/status")).counts.current === FLEET,
+    60_000,
+    100,
+    `all ${FLEET} agents current on the first publish`,
+  );
   const before = new Map(running);
 
   await call(`/sources/${source.id}`, "PUT", { name: "app", type: "filelog", config: { include: ["/var/log/two/*.log"] } });
@@ -91,10 +104,15 @@ test("a staged rollout pauses on failures, resumes, refuses a publish meanwhile,
   expect(rollout.batchEnds).toHaveLength(10);
   expect(rollout.strategy).toEqual({ batchSize: BATCH, pauseSeconds: 0, failureThreshold: 2 });
   const progress = () => call<RolloutStatus>(`/rollouts/${rollout.id}`);
-  const paused = await until(async () => {
-    const status = await progress();
-    return status.state === "paused" ? status : null;
-  }, 60_000, 100, "the rollout paused after batch 1");
+  const paused = await until(
+    async () => {
+      const status = await progress();
+      return status.state === "paused" ? status : null;
+    },
+    60_000,
+    100,
+    "the rollout paused after batch 1",
+  );
   const failedName = (await call<{ name: string }>(`/collectors/${paused.collectors.find((c) => c.state === "failed")!.id}`)).name;
   expect(paused.pausedReason).toBe(`1 of ${BATCH} collectors in batch 1 failed (5 %, threshold 2 %); first: ${failedName}: cannot open /var/log/two`);
   expect(paused.counts).toMatchObject({ current: BATCH - 1, failed: 1, queued: FLEET - BATCH });
@@ -109,10 +127,15 @@ test("a staged rollout pauses on failures, resumes, refuses a publish meanwhile,
   expect(refused.status).toBe(409);
   expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("rollout_in_progress");
   expect((await server.api(`/rollouts/${rollout.id}/resume`, { method: "POST" })).status).toBe(200);
-  const second = await until(async () => {
-    const status = await progress();
-    return status.state === "paused" && status.batches![1]!.released ? status : null;
-  }, 60_000, 100, "the rollout paused again after batch 2");
+  const second = await until(
+    async () => {
+      const status = await progress();
+      return status.state === "paused" && status.batches![1]!.released ? status : null;
+    },
+    60_000,
+    100,
+    "the rollout paused again after batch 2",
+  );
   expect(second.pausedReason).toContain("in batch 2 failed");
   expect(second.counts).toMatchObject({ current: 2 * BATCH - 2, failed: 2, queued: FLEET - 2 * BATCH });
   // Pausing what is paused is a conflict, not a silent success.
@@ -120,7 +143,12 @@ test("a staged rollout pauses on failures, resumes, refuses a publish meanwhile,
 
   const aborted = await call<{ rollout: Rollout; rolledBack: string[] }>(`/rollouts/${rollout.id}/abort`, "POST", { rollbackFailed: true });
   expect(aborted.rollout.phase).toBe("aborted");
-  expect(aborted.rolledBack.sort()).toEqual(second.collectors.filter((c) => c.state === "failed").map((c) => c.id).sort());
+  expect(aborted.rolledBack.sort()).toEqual(
+    second.collectors
+      .filter((c) => c.state === "failed")
+      .map((c) => c.id)
+      .sort(),
+  );
   expect(aborted.rolledBack).toHaveLength(2);
   // The failed agents are sent their previous config again and run it.
   await until(
@@ -139,7 +167,12 @@ test("a staged rollout pauses on failures, resumes, refuses a publish meanwhile,
 
   // The rollouts are listed newest first; each step is audited.
   const { items } = await call<{ items: { id: string; changed: number; phase?: string }[] }>("/rollouts");
-  expect(items.map((r) => r.id)).toEqual(items.map((r) => r.id).sort().reverse());
+  expect(items.map((r) => r.id)).toEqual(
+    items
+      .map((r) => r.id)
+      .sort()
+      .reverse(),
+  );
   expect(items.find((r) => r.id === rollout.id)).toMatchObject({ changed: FLEET, phase: "aborted" });
   const audit = await call<{ items: { action: string }[] }>(`/audit?limit=200`);
   const actions = audit.items.map((e) => e.action);

@@ -148,10 +148,15 @@ describe("matchers on reported keys need an admin's trust", () => {
     expectRefused(await refused(`/collectors?match=${encodeURIComponent("host.name=web-trust-1")}`), "match[0]");
     expectRefused(await refused("/matchers/preview", { method: "POST", json: { matchers: ["collector.mode=opamp", 'host.name=~"web-.*"'] } }), "matchers[1]");
     expectRefused(await refused("/collectors/tags", { method: "POST", json: { match: ["host.name=web-trust-1"], set: { tier: "web" } } }), "match[0]");
-    expectRefused(await refused("/pipelines", { method: "POST", json: { name: "by-host", signal: "logs", matchers: ["host.name=web-trust-1"] } }), "matchers[0]");
+    expectRefused(
+      await refused("/pipelines", { method: "POST", json: { name: "by-host", signal: "logs", matchers: ["host.name=web-trust-1"] } }),
+      "matchers[0]",
+    );
     expectRefused(await refused("/publish/plan", { method: "POST", json: { match: ["host.name=web-trust-1"] } }), "match[0]");
     // Keys svc sets, and keys no collector reports (a tag to come), pass.
-    expect((await call<{ count: number }>("/matchers/preview", "POST", { matchers: ["environment!=x", "future-tag!=y", "collector.mode=opamp"] })).count).toBeGreaterThan(0);
+    expect(
+      (await call<{ count: number }>("/matchers/preview", "POST", { matchers: ["environment!=x", "future-tag!=y", "collector.mode=opamp"] })).count,
+    ).toBeGreaterThan(0);
   });
 
   test("svc's own attributes cannot be listed as trusted: 400 naming the key", async () => {
@@ -173,7 +178,9 @@ describe("matchers on reported keys need an admin's trust", () => {
     expect(detail.attributes["host.name"]!.targets).toBe(true);
     expect(detail.attributes["os.type"]!.targets).toBe(false);
     const pipeline = await call<{ id: string }>("/pipelines", "POST", { name: "by-host", signal: "logs", matchers: ["host.name=web-trust-1"] });
-    expect(await call(`/collectors/${id}/pipelines`)).toEqual({ items: [{ pipelineId: pipeline.id, name: "by-host", via: { matchers: ["host.name=web-trust-1"] } }] });
+    expect(await call(`/collectors/${id}/pipelines`)).toEqual({
+      items: [{ pipelineId: pipeline.id, name: "by-host", via: { matchers: ["host.name=web-trust-1"] } }],
+    });
 
     const conflict = await refused("/system/trusted-attributes", { method: "PUT", json: { keys: [] } });
     expect(conflict.status).toBe(409);

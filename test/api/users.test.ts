@@ -69,16 +69,17 @@ describe("log in and out", () => {
     expect(ok.body.user.passwordHash).toBeUndefined();
     expect(ok.body.csrfToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
-    const failures = await server.call<{ items: { outcome: string; actor: string; details: Record<string, unknown> }[] }>(
-      "/audit?action=session.login",
-    );
+    const failures = await server.call<{ items: { outcome: string; actor: string; details: Record<string, unknown> }[] }>("/audit?action=session.login");
     expect(failures.items.map((e) => e.outcome).sort()).toEqual(["failure", "failure", "success"]);
     expect(failures.items.find((e) => e.outcome === "success")!.actor).toBe("user:admin");
   });
 
   test("the cookie is HttpOnly, SameSite=Strict, Path=/, and Secure only over TLS", async () => {
     const plain = await login("admin", admin.password);
-    const attrs = plain.headers.get("set-cookie")!.split(";").map((s) => s.trim());
+    const attrs = plain.headers
+      .get("set-cookie")!
+      .split(";")
+      .map((s) => s.trim());
     expect(attrs[0]).toMatch(/^svc_session=svcus_[0-9A-Za-z]{43}$/);
     expect(attrs).toContain("HttpOnly");
     expect(attrs).toContain("SameSite=Strict");
@@ -86,7 +87,12 @@ describe("log in and out", () => {
     expect(attrs).not.toContain("Secure");
     // Through a trusted proxy that terminated TLS.
     const tls = await login("admin", admin.password, { "X-Forwarded-Proto": "https" });
-    expect(tls.headers.get("set-cookie")!.split(";").map((s) => s.trim())).toContain("Secure");
+    expect(
+      tls.headers
+        .get("set-cookie")!
+        .split(";")
+        .map((s) => s.trim()),
+    ).toContain("Secure");
   });
 
   test("GET /session answers the user and the CSRF token; logout ends the session and clears the cookie", async () => {
@@ -184,7 +190,9 @@ describe("invites, resets, roles and admins", () => {
     // An expired link is refused (its expiry moved to the past in the store).
     const late = tokenOf((await call(`/users/${vera.id}/password-reset`, { method: "POST", token: server.adminToken })).body.resetUrl);
     const doc = (await server.app.store.get<{ expiresAt: string }>("user_links", hashToken(late)))!;
-    await server.app.store.write([{ op: "put", collection: "user_links", id: doc.id, data: { ...doc.data, expiresAt: new Date(Date.now() - 1000).toISOString() } }]);
+    await server.app.store.write([
+      { op: "put", collection: "user_links", id: doc.id, data: { ...doc.data, expiresAt: new Date(Date.now() - 1000).toISOString() } },
+    ]);
     const expired = await call("/session/password-reset", { method: "POST", json: { token: late, password: "never-set-password" } });
     expect(expired.status).toBe(400);
   });
@@ -200,7 +208,11 @@ describe("invites, resets, roles and admins", () => {
 
   test("the last enabled admin cannot be demoted, disabled or deleted", async () => {
     const adminId = (await server.call<{ items: { id: string; username: string }[] }>("/users")).items.find((u) => u.username === "admin")!.id;
-    for (const [method, json] of [["PATCH", { role: "editor" }], ["PATCH", { disabled: true }], ["DELETE", undefined]] as const) {
+    for (const [method, json] of [
+      ["PATCH", { role: "editor" }],
+      ["PATCH", { disabled: true }],
+      ["DELETE", undefined],
+    ] as const) {
       const res = await call(`/users/${adminId}`, { method, json, token: server.adminToken });
       expect({ method, json, status: res.status, code: res.body?.error.code }).toEqual({ method, json, status: 409, code: "last_admin" });
     }

@@ -154,7 +154,11 @@ async function fleetFor(backend: Backend): Promise<Fleet> {
   await applyAll(server, { collectors, tokens });
   await until(async () => (await call<{ state: string }>(`/rollouts/${first}`)).state === "completed", 15_000, 50, "the first publish to be applied");
   const [destination] = (await call<{ items: { id: string; name: string; type: string }[] }>("/destinations")).items;
-  await call(`/destinations/${destination!.id}`, "PUT", { name: destination!.name, type: destination!.type, config: { endpoint: "https://otlp-next.example.com" } });
+  await call(`/destinations/${destination!.id}`, "PUT", {
+    name: destination!.name,
+    type: destination!.type,
+    config: { endpoint: "https://otlp-next.example.com" },
+  });
   const next = (await call<{ commit: string }>("/commit", "POST", { message: "new endpoint" })).commit;
   expect(await server.stop("SIGTERM")).toBe(0);
   return { state, collectors: collectors.sort(), tokens, first, next };
@@ -232,7 +236,12 @@ async function crashPoint(backend: Backend, fleet: Fleet, k: number, strategy?: 
   const firstBatch = strategy ? strategy.batchSize : COLLECTORS;
   let interrupted: Rollout | undefined;
   if (k === 0) {
-    expect({ moved: left.moved.length, later: left.later.length, markers: left.markers.length, latest: left.latest }).toEqual({ moved: 0, later: 0, markers: 0, latest: fleet.first });
+    expect({ moved: left.moved.length, later: left.later.length, markers: left.markers.length, latest: left.latest }).toEqual({
+      moved: 0,
+      later: 0,
+      markers: 0,
+      latest: fleet.first,
+    });
   } else {
     expect(left.later.length).toBe(1);
     interrupted = left.later[0]!;
@@ -247,7 +256,7 @@ async function crashPoint(backend: Backend, fleet: Fleet, k: number, strategy?: 
   const moved = left.moved.map((t) => t.collectorId).sort();
 
   // Restarted: the interruption is recorded with exactly what was written.
-  let server = await start(state);
+  const server = await start(state);
   const call = jsonCaller(server.base, ADMIN);
   if (interrupted) {
     const id = interrupted.id;
@@ -265,12 +274,20 @@ async function crashPoint(backend: Backend, fleet: Fleet, k: number, strategy?: 
     expect((await call<Status>("/publish/status")).rolloutId).toBe(id);
     const audit = (await call<{ items: AuditItem[] }>("/audit?action=config.publish&limit=100")).items.filter((e) => e.resourceId === id);
     expect(audit.map((e) => ({ outcome: e.outcome, changed: e.details.changed, interrupted: e.details.interrupted }))).toEqual([
-      { outcome: "failure", changed: moved.length, interrupted: { planned, written: moved.length, at: expect.any(String) } as unknown as AuditItem["details"]["interrupted"] },
+      {
+        outcome: "failure",
+        changed: moved.length,
+        interrupted: { planned, written: moved.length, at: expect.any(String) } as unknown as AuditItem["details"]["interrupted"],
+      },
     ]);
   }
   // The publish before it: what was moved is handed on, the rest applied it; it is not running.
   const before = await call<Status>(`/rollouts/${fleet.first}`);
-  expect({ state: before.state, total: before.total, handedOn: before.handedOn ?? 0 }).toEqual({ state: "completed", total: COLLECTORS - moved.length, handedOn: moved.length });
+  expect({ state: before.state, total: before.total, handedOn: before.handedOn ?? 0 }).toEqual({
+    state: "completed",
+    total: COLLECTORS - moved.length,
+    handedOn: moved.length,
+  });
 
   // The next publish counts every collector moved since the first, the interrupted publish's included.
   const next = await call<Rollout>("/publish", "POST");
@@ -294,7 +311,11 @@ async function crashPoint(backend: Backend, fleet: Fleet, k: number, strategy?: 
       50,
       `the end of rollout ${id}`,
     );
-    expect({ outcome: ended.outcome, handedOn: ended.handedOn ?? 0, current: ended.counts.current }).toEqual({ outcome: "completed", handedOn: moved.length, current: 0 });
+    expect({ outcome: ended.outcome, handedOn: ended.handedOn ?? 0, current: ended.counts.current }).toEqual({
+      outcome: "completed",
+      handedOn: moved.length,
+      current: 0,
+    });
   }
   expect(await server.stop("SIGTERM")).toBe(0);
 

@@ -55,8 +55,16 @@ export async function seedOpampFleet(store: Store, count: number, namePrefix = "
     const uid = Bun.randomUUIDv7().replaceAll("-", "");
     agents.push({ token, uid });
     const collector: Collector = {
-      id, name: `${namePrefix}-${i}`, environment: "prod", managementMode: "opamp", tags: {},
-      status: "pending", lastSeen: null, health: null, createdAt: now, updatedAt: now,
+      id,
+      name: `${namePrefix}-${i}`,
+      environment: "prod",
+      managementMode: "opamp",
+      tags: {},
+      status: "pending",
+      lastSeen: null,
+      health: null,
+      createdAt: now,
+      updatedAt: now,
     };
     ops.push(
       { op: "put" as const, collection: "collectors", id, data: collector },
@@ -64,7 +72,9 @@ export async function seedOpampFleet(store: Store, count: number, namePrefix = "
       { op: "put" as const, collection: "collector_tokens", id, data: { digest: hashToken(token), createdAt: now, createdBy: "seed" } },
       { op: "put" as const, collection: "opamp_instances", id: uid, data: { collectorId: id, since: now } },
       {
-        op: "put" as const, collection: "collector_config", id,
+        op: "put" as const,
+        collection: "collector_config",
+        id,
         data: { collectorId: id, targetHash: "seed", targetCommit: "seed", targetSeq: 0, state: "current", error: null, updatedAt: now },
       },
     );

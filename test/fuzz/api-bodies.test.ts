@@ -49,7 +49,10 @@ beforeAll(async () => {
   ids.sources = (await server.call<{ id: string }>("/sources", "POST", { name: "fuzz-src", type: "filelog", config: { include: ["/var/log/*.log"] } })).id;
   ids.destinations = (await server.call<{ id: string }>("/destinations", "POST", { name: "fuzz-dst", type: "otlp", config: { endpoint: "gw:4317" } })).id;
   const topology = {
-    nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: ids.destinations }],
+    nodes: [
+      { id: "in", kind: "source" },
+      { id: "out", kind: "destination", ref: ids.destinations },
+    ],
     edges: [{ id: "e0", source: "in", target: "out" }],
   };
   ids.pipelines = (await server.call<{ id: string }>("/pipelines", "POST", { name: "fuzz-pipe", signal: "logs", topology })).id;

@@ -15,7 +15,17 @@ import { Browser, BrowseError } from "../../agent/browse.ts";
 
 const SECRET = "SECRET-OUTSIDE-THE-ROOT";
 /** Every AgentErrorCode but `internal` (an unexpected failure) and `browse_disabled`. */
-const CODES = ["outside_allowed_roots", "denied_by_pattern", "not_found", "not_a_directory", "not_a_file", "special_file", "hard_link", "permission_denied", "bad_request"];
+const CODES = [
+  "outside_allowed_roots",
+  "denied_by_pattern",
+  "not_found",
+  "not_a_directory",
+  "not_a_file",
+  "special_file",
+  "hard_link",
+  "permission_denied",
+  "bad_request",
+];
 
 let root: string;
 let log: string;
@@ -44,7 +54,23 @@ beforeAll(() => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const segment = fc.oneof(
-  fc.constantFrom("..", ".", "", "sub", "app.log", "self", "outside-dir", "to-outside.log", "relative-escape.log", "hard-outside.log", "hard-key.log", "loop-a", "server.key", "secret.log", "outside"),
+  fc.constantFrom(
+    "..",
+    ".",
+    "",
+    "sub",
+    "app.log",
+    "self",
+    "outside-dir",
+    "to-outside.log",
+    "relative-escape.log",
+    "hard-outside.log",
+    "hard-key.log",
+    "loop-a",
+    "server.key",
+    "secret.log",
+    "outside",
+  ),
   fc.constantFrom("%2e%2e", "..%2f..", "%2F", "..\\..", "\u0000", "a\u0000b", "..\u0000", "\u2025", "\uff0e\uff0e", " ", "~"),
   fc.nat({ max: 2 }).map((k) => "n".repeat([255, 256, 5_000][k]!)),
   fc.string({ maxLength: 8 }),
@@ -58,7 +84,8 @@ async function answer(request: Promise<unknown>, path: string): Promise<void> {
   try {
     const result = await request;
     const text = JSON.stringify(result);
-    if (text.includes(SECRET) || text.includes("secret.log")) throw new Error(`${JSON.stringify(path)} leaked what lies outside the root: ${text.slice(0, 300)}`);
+    if (text.includes(SECRET) || text.includes("secret.log"))
+      throw new Error(`${JSON.stringify(path)} leaked what lies outside the root: ${text.slice(0, 300)}`);
   } catch (error) {
     if (!(error instanceof BrowseError)) throw new Error(`${JSON.stringify(path.slice(0, 200))} threw ${String(error)}`);
     expect(CODES).toContain(error.code);
@@ -78,7 +105,11 @@ test("random paths: a result from inside the root or a BrowseError with a known 
 }, 30_000);
 
 test("the escapes and the loop, named: each refused with its code", async () => {
-  const code = async (request: Promise<unknown>) => request.then(() => "ok", (e: unknown) => (e instanceof BrowseError ? e.code : String(e)));
+  const code = async (request: Promise<unknown>) =>
+    request.then(
+      () => "ok",
+      (e: unknown) => (e instanceof BrowseError ? e.code : String(e)),
+    );
   expect(await code(browser.sample(join(log, "sub", "relative-escape.log"), "bytes", "head"))).toBe("outside_allowed_roots");
   expect(await code(browser.sample(`${log}/sub/self/self/self/../../../../../outside/secret.log`, "bytes", "head"))).toBe("outside_allowed_roots");
   expect(await code(browser.list(join(log, "loop-a")))).not.toBe("ok");

@@ -66,16 +66,30 @@ const kv = (key: string, value: unknown) => ({ key, value });
 const logs = fc.record({
   resourceLogs: fc.array(
     fc.record({
-      resource: fc.record({ attributes: fc.array(fc.constantFrom(kv("service.name", { stringValue: "api" }), kv("n", { intValue: "7" }), kv("d", { doubleValue: 1.5 })), { maxLength: 3 }) }),
+      resource: fc.record({
+        attributes: fc.array(fc.constantFrom(kv("service.name", { stringValue: "api" }), kv("n", { intValue: "7" }), kv("d", { doubleValue: 1.5 })), {
+          maxLength: 3,
+        }),
+      }),
       scopeLogs: fc.array(
         fc.record({
           scope: fc.constant({ name: "s" }),
           logRecords: fc.array(
             fc.record({
-              body: fc.oneof(fc.record({ stringValue: fc.string({ maxLength: 30 }) }), fc.constant({ kvlistValue: { values: [kv("a", { boolValue: true })] } })),
+              body: fc.oneof(
+                fc.record({ stringValue: fc.string({ maxLength: 30 }) }),
+                fc.constant({ kvlistValue: { values: [kv("a", { boolValue: true })] } }),
+              ),
               severityNumber: fc.integer({ min: 0, max: 24 }),
               timeUnixNano: fc.constantFrom("1700000000000000000", 1700000000000000000, "x"),
-              attributes: fc.array(fc.constantFrom(kv("http.target", { stringValue: "/ready" }), kv("b", { bytesValue: "AAE=" }), kv("arr", { arrayValue: { values: [{ intValue: 1 }] } })), { maxLength: 3 }),
+              attributes: fc.array(
+                fc.constantFrom(
+                  kv("http.target", { stringValue: "/ready" }),
+                  kv("b", { bytesValue: "AAE=" }),
+                  kv("arr", { arrayValue: { values: [{ intValue: 1 }] } }),
+                ),
+                { maxLength: 3 },
+              ),
               traceId: fc.constantFrom("", "5b8efff798038103d269b633813fc60c", "zz"),
             }),
             { maxLength: 4 },
@@ -98,7 +112,9 @@ async function clear(res: Response, what: string): Promise<void> {
 }
 
 test("dry-run: random and mutated OTLP JSON logs through random filter conditions, never a 500", async () => {
-  const filter = fc.array(condition, { minLength: 1, maxLength: 3 }).map((conditions) => ({ type: "filter", config: { error_mode: "ignore", logs: { log_record: conditions } } }));
+  const filter = fc
+    .array(condition, { minLength: 1, maxLength: 3 })
+    .map((conditions) => ({ type: "filter", config: { error_mode: "ignore", logs: { log_record: conditions } } }));
   const template = PROCESSOR_TEMPLATES.find((t) => t.id === "drop-health-check-logs")!.processor;
   await fc.assert(
     fc.asyncProperty(fc.oneof(logs, mutated(logs)), fc.oneof(filter, fc.constant(template)), async (input, processor) => {
@@ -112,12 +128,33 @@ test("dry-run: random and mutated OTLP JSON logs through random filter condition
 
 test("/v1/metrics JSON: random and mutated documents are answered, refusals with a message, never a 500", async () => {
   const sample = {
-    resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: "otelcol_receiver_accepted_log_records", sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints: [{ attributes: [kv("receiver", { stringValue: "otlp" })], startTimeUnixNano: "1", timeUnixNano: "2000000000", asDouble: 3 }] } }] }] }],
+    resourceMetrics: [
+      {
+        scopeMetrics: [
+          {
+            metrics: [
+              {
+                name: "otelcol_receiver_accepted_log_records",
+                sum: {
+                  aggregationTemporality: 2,
+                  isMonotonic: true,
+                  dataPoints: [{ attributes: [kv("receiver", { stringValue: "otlp" })], startTimeUnixNano: "1", timeUnixNano: "2000000000", asDouble: 3 }],
+                },
+              },
+            ],
+          },
+        ],
+      },
+    ],
   };
   await fc.assert(
     fc.asyncProperty(mutated(fc.constant(sample)), async (doc) => {
       const body = toJsonText(doc);
-      const res = await fetch(`${server.base}/v1/metrics`, { method: "POST", body, headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` } });
+      const res = await fetch(`${server.base}/v1/metrics`, {
+        method: "POST",
+        body,
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+      });
       await clear(res, `/v1/metrics ${body.slice(0, 300)}`);
     }),
     { numRuns: 200 },

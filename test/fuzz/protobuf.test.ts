@@ -46,12 +46,30 @@ interface Endpoint {
 
 const a2s = toBinary(
   AgentToServerSchema,
-  create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS, agentDescription: description({ "service.name": "otelcol", "host.name": "h" }) }),
+  create(AgentToServerSchema, {
+    instanceUid: uuidBytes(),
+    sequenceNum: 1n,
+    capabilities: CAPS,
+    agentDescription: description({ "service.name": "otelcol", "host.name": "h" }),
+  }),
 );
 const metrics = toBinary(
   ExportMetricsServiceRequestSchema,
   create(ExportMetricsServiceRequestSchema, {
-    resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: "otelcol_receiver_accepted_log_records", data: { case: "sum", value: { dataPoints: [{ value: { case: "asDouble", value: 1 }, timeUnixNano: 2_000_000_000n }] } } }] }] }],
+    resourceMetrics: [
+      {
+        scopeMetrics: [
+          {
+            metrics: [
+              {
+                name: "otelcol_receiver_accepted_log_records",
+                data: { case: "sum", value: { dataPoints: [{ value: { case: "asDouble", value: 1 }, timeUnixNano: 2_000_000_000n }] } },
+              },
+            ],
+          },
+        ],
+      },
+    ],
   }),
 );
 
@@ -126,7 +144,10 @@ test("values nested up to 200,000 deep: answered without a 500, memory bounded",
   const before = process.memoryUsage().rss;
   const statuses: string[] = [];
   for (const endpoint of endpoints()) {
-    for (const [kind, build] of [["kvlist", deepKvlist], ["array", deepArray]] as const) {
+    for (const [kind, build] of [
+      ["kvlist", deepKvlist],
+      ["array", deepArray],
+    ] as const) {
       for (const depth of [1_000, 10_000, 200_000]) {
         const body = endpoint.deep(build(depth));
         if (body.length > 4 * MiB) continue;
@@ -145,7 +166,11 @@ test("values nested up to 200,000 deep: answered without a 500, memory bounded",
 test("OpAMP over WebSocket: damaged frames close the socket or are answered, and the server keeps serving", async () => {
   const url = `${server.base.replace("http", "ws")}/v1/opamp`;
   const frames = fc.sample(damaged(a2s), { numRuns: 20, seed: 11 });
-  frames.push(concat(Uint8Array.of(0), endpoints()[0]!.deep(deepKvlist(100_000))), Uint8Array.of(0xff, 1, 2), Uint8Array.of(0, 0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f));
+  frames.push(
+    concat(Uint8Array.of(0), endpoints()[0]!.deep(deepKvlist(100_000))),
+    Uint8Array.of(0xff, 1, 2),
+    Uint8Array.of(0, 0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f),
+  );
   for (const frame of frames) {
     const outcome = await new Promise<string>((resolve) => {
       const ws = new WebSocket(url, { headers: { Authorization: `Bearer ${opampToken}` } } as unknown as string[]);

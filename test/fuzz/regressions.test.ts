@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { AnyValueSchema } from "../../server/gen/opamp/v1/anyvalue_pb.ts";
+import type { AnyValueSchema } from "../../server/gen/opamp/v1/anyvalue_pb.ts";
 import { AgentToServerSchema } from "../../server/gen/opamp/v1/opamp_pb.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { uuidBytes } from "../opamp/helpers.ts";
@@ -38,7 +38,11 @@ test("nesting up to the limit is still read (OTLP values nest 100 deep, about 40
 
 test("a body refused for its size closes the connection, so the unread upload cannot hold it (or a graceful stop) open", async () => {
   const pipeline = await server.call<{ id: string }>("/pipelines", "POST", { name: "big", signal: "logs" });
-  const res = await server.api(`/pipelines/${pipeline.id}/topology`, { method: "PUT", body: "x".repeat(2 * 1024 * 1024), headers: { "Content-Type": "application/json" } });
+  const res = await server.api(`/pipelines/${pipeline.id}/topology`, {
+    method: "PUT",
+    body: "x".repeat(2 * 1024 * 1024),
+    headers: { "Content-Type": "application/json" },
+  });
   expect(res.status).toBe(413);
   expect(res.headers.get("connection")).toBe("close");
   expect(((await res.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");

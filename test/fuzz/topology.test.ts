@@ -25,7 +25,10 @@ const graph: fc.Arbitrary<TopologyInput> = fc.record({
         id: ids,
         kind: kinds,
         ref: fc.constantFrom("missing", "also-missing"),
-        processor: fc.record({ type: fc.constantFrom("filter", "batch", "nope", "attributes"), config: fc.constantFrom({}, { logs: { log_record: ["body ==", "true"] } }, { send_batch_size: -1 }) }),
+        processor: fc.record({
+          type: fc.constantFrom("filter", "batch", "nope", "attributes"),
+          config: fc.constantFrom({}, { logs: { log_record: ["body ==", "true"] } }, { send_batch_size: -1 }),
+        }),
       },
       { requiredKeys: ["id", "kind"] },
     ),

@@ -88,16 +88,29 @@ test("nesting 10,000 deep, flow and block, is a clear problem, not a stack overf
 /** Keys the two loaders know, with values of any type. */
 const serverKeys = ["listen", "logging", "storage", "http", "opamp", "rateLimit", "tls", "externalUrl", "bootstrap"];
 const agentKeys = ["server", "browse", "collectors", "identity", "log", "fingerprints"];
-const anyValue = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.string({ unit: "grapheme", maxLength: 30 }), fc.constantFrom(-1, 0, 1e308, "\u0000", "~", "yes", "0x1F", ".inf"));
+const anyValue = fc.oneof(
+  fc.jsonValue({ maxDepth: 3 }),
+  fc.string({ unit: "grapheme", maxLength: 30 }),
+  fc.constantFrom(-1, 0, 1e308, "\u0000", "~", "yes", "0x1F", ".inf"),
+);
 
 test("well-formed files with values of the wrong type: each problem is a sentence under a key", () => {
-  for (const [load, keys] of [[server, serverKeys], [agent, agentKeys]] as const) {
+  for (const [load, keys] of [
+    [server, serverKeys],
+    [agent, agentKeys],
+  ] as const) {
     fc.assert(
-      fc.property(fc.dictionary(fc.oneof(fc.constantFrom(...keys), fc.string({ maxLength: 10 })), fc.oneof(anyValue, fc.dictionary(fc.constantFrom(...keys, "level", "port", "url", "maxDirEntries"), anyValue))), (doc) => {
-        const outcome = load(stringify(doc));
-        // An empty YAML key is reported under the key "" ("unknown key"), so only the message must be there.
-        if (outcome !== "ok") for (const p of outcome) expect(typeof p.key === "string" && p.message.length > 0).toBe(true);
-      }),
+      fc.property(
+        fc.dictionary(
+          fc.oneof(fc.constantFrom(...keys), fc.string({ maxLength: 10 })),
+          fc.oneof(anyValue, fc.dictionary(fc.constantFrom(...keys, "level", "port", "url", "maxDirEntries"), anyValue)),
+        ),
+        (doc) => {
+          const outcome = load(stringify(doc));
+          // An empty YAML key is reported under the key "" ("unknown key"), so only the message must be there.
+          if (outcome !== "ok") for (const p of outcome) expect(typeof p.key === "string" && p.message.length > 0).toBe(true);
+        },
+      ),
       { numRuns: 150 },
     );
   }
@@ -107,7 +120,37 @@ test("random text: a typed error or a config, nothing else", () => {
   const text = fc.oneof(
     fc.string({ maxLength: 200 }),
     fc.string({ unit: "binary", maxLength: 200 }),
-    fc.array(fc.constantFrom("&a ", "*a", "<<: ", "- ", ": ", "{", "}", "[", "]", "!!binary ", "!!js/function ", "%YAML 1.2\n", "---\n", "...\n", "? ", "|\n", ">-\n", "\t", "\n  ", "\u0000", "\ufeff", "'", '"', "#"), { maxLength: 40 }).map((parts) => parts.join("")),
+    fc
+      .array(
+        fc.constantFrom(
+          "&a ",
+          "*a",
+          "<<: ",
+          "- ",
+          ": ",
+          "{",
+          "}",
+          "[",
+          "]",
+          "!!binary ",
+          "!!js/function ",
+          "%YAML 1.2\n",
+          "---\n",
+          "...\n",
+          "? ",
+          "|\n",
+          ">-\n",
+          "\t",
+          "\n  ",
+          "\u0000",
+          "\ufeff",
+          "'",
+          '"',
+          "#",
+        ),
+        { maxLength: 40 },
+      )
+      .map((parts) => parts.join("")),
   );
   fc.assert(
     fc.property(text, (t) => {

@@ -51,8 +51,16 @@ async function call<T = Record<string, unknown>>(server: TestServer, path: strin
 
 /** A filelog source and a pipeline from it to an OTLP destination, selecting collectors by `matchers`. */
 async function matcherPipeline(server: TestServer, name: string, matchers: string[]): Promise<void> {
-  const source = await call<{ id: string }>(server, "/sources", "POST", { name: `src-${name}`, type: "filelog", config: { include: [`/var/log/${name}.log`] } });
-  const destination = await call<{ id: string }>(server, "/destinations", "POST", { name: `dst-${name}`, type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const source = await call<{ id: string }>(server, "/sources", "POST", {
+    name: `src-${name}`,
+    type: "filelog",
+    config: { include: [`/var/log/${name}.log`] },
+  });
+  const destination = await call<{ id: string }>(server, "/destinations", "POST", {
+    name: `dst-${name}`,
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   const topology = {
     nodes: [
       { id: "in", kind: "source", ref: source.id },
@@ -81,10 +89,15 @@ async function inFlight<T>(count: number, concurrency: number, make: (i: number)
 describe("two replicas on one PostgreSQL database, under concurrency", () => {
   test("a bulk tag edit by matcher on A changes every collector B acknowledged before it began", async () => {
     for (let round = 0; round < 3; round++) {
-      const created = await inFlight(100, 10, (i) => call<{ id: string }>(b, "/collectors", "POST", { name: `bulk-${round}-${i}`, tags: { wave: `w${round}` } }));
+      const created = await inFlight(100, 10, (i) =>
+        call<{ id: string }>(b, "/collectors", "POST", { name: `bulk-${round}-${i}`, tags: { wave: `w${round}` } }),
+      );
       const result = await call<{ matched: number; changed: number }>(a, "/collectors/tags", "POST", { match: [`wave=w${round}`], set: { seen: "yes" } });
       expect(result).toMatchObject({ matched: 100, changed: 100 });
-      const stored = await a.app.store.getMany<{ tags: Record<string, string> }>("collectors", created.map((c) => c.id));
+      const stored = await a.app.store.getMany<{ tags: Record<string, string> }>(
+        "collectors",
+        created.map((c) => c.id),
+      );
       expect([...stored.values()].filter((doc) => doc.data.tags.seen === "yes")).toHaveLength(100);
     }
   }, 120_000);
@@ -96,7 +109,9 @@ describe("two replicas on one PostgreSQL database, under concurrency", () => {
     // Each round B is creating collectors the pipeline selects (each then gets its first target there) while A publishes.
     const answers: { status: number; body: Record<string, unknown> }[] = [];
     for (let round = 0; round < 12; round++) {
-      const creating = Promise.all(Array.from({ length: 5 }, (_, i) => call(b, "/collectors", "POST", { name: `fleet-${round}-${i}`, tags: { team: "fleet" } })));
+      const creating = Promise.all(
+        Array.from({ length: 5 }, (_, i) => call(b, "/collectors", "POST", { name: `fleet-${round}-${i}`, tags: { team: "fleet" } })),
+      );
       await Bun.sleep(round * 5);
       answers.push(await send(a, "/publish", "POST", {}));
       await creating;
@@ -104,7 +119,9 @@ describe("two replicas on one PostgreSQL database, under concurrency", () => {
     expect(answers.filter((answer) => answer.status >= 300).map((answer) => answer.body)).toEqual([]);
     // Once B stops, one more publish leaves every collector the pipeline selects current at the head commit.
     await call(a, "/publish", "POST", {});
-    const fleet = (await a.app.store.list<{ id: string; tags: Record<string, string> }>("collectors")).map((doc) => doc.data).filter((c) => c.tags.team === "fleet");
+    const fleet = (await a.app.store.list<{ id: string; tags: Record<string, string> }>("collectors"))
+      .map((doc) => doc.data)
+      .filter((c) => c.tags.team === "fleet");
     expect(fleet.length).toBeGreaterThan(0);
     const head = (await call<{ items: { commit: string }[] }>(a, "/commits")).items[0]!.commit;
     for (const collector of fleet) expect((await a.app.delivery.target(collector.id))?.target.targetCommit).toBe(head);
@@ -112,7 +129,9 @@ describe("two replicas on one PostgreSQL database, under concurrency", () => {
 
   test("20 concurrent activations on one collector, over both replicas, all land and none answers 409", async () => {
     const collector = await call<{ id: string }>(a, "/collectors", "POST", { name: "busy" });
-    const sources = await inFlight(20, 5, (i) => call<{ id: string }>(a, "/sources", "POST", { name: `many-${i}`, type: "filelog", config: { include: [`/var/log/many-${i}.log`] } }));
+    const sources = await inFlight(20, 5, (i) =>
+      call<{ id: string }>(a, "/sources", "POST", { name: `many-${i}`, type: "filelog", config: { include: [`/var/log/many-${i}.log`] } }),
+    );
     const answers = await Promise.all(
       sources.map((source, i) => send(i % 2 === 0 ? a : b, `/collectors/${collector.id}/sources`, "POST", { sourceId: source.id, configOverrides: {} })),
     );

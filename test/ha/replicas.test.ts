@@ -195,7 +195,11 @@ describe("two replicas on one PostgreSQL database", () => {
 
       // B alone now serves all six: a change committed and published there reaches every one.
       const [destination] = (await onB<{ items: { id: string; name: string; type: string }[] }>("/destinations")).items;
-      await onB(`/destinations/${destination!.id}`, "PUT", { name: destination!.name, type: destination!.type, config: { endpoint: "https://otlp-b.example.com" } });
+      await onB(`/destinations/${destination!.id}`, "PUT", {
+        name: destination!.name,
+        type: destination!.type,
+        config: { endpoint: "https://otlp-b.example.com" },
+      });
       const commit = await onB<{ commit: string }>("/commit", "POST", { message: "made on B" });
       await onB("/publish", "POST", {});
       await until(async () => clients.every((c) => c.body.includes("otlp-b.example.com")), 10_000);

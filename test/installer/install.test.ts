@@ -99,7 +99,12 @@ function buildStandIns(out: string): string {
     const tree = tempDir("svc-install-standin-");
     mkdirSync(join(tree, "DEBIAN"));
     const fields = { ...control, Architecture: arch, Maintainer: "svc tests <tests@svc.invalid>", Description: `stand-in for ${control.Package}` };
-    writeFileSync(join(tree, "DEBIAN/control"), Object.entries(fields).map(([key, value]) => `${key}: ${value}\n`).join(""));
+    writeFileSync(
+      join(tree, "DEBIAN/control"),
+      Object.entries(fields)
+        .map(([key, value]) => `${key}: ${value}\n`)
+        .join(""),
+    );
     if (conffiles) writeFileSync(join(tree, "DEBIAN/conffiles"), conffiles.map((path) => `${path}\n`).join(""));
     for (const [path, body] of Object.entries(files)) {
       mkdirSync(dirname(join(tree, path)), { recursive: true });
@@ -107,7 +112,11 @@ function buildStandIns(out: string): string {
     }
     const build = Bun.spawnSync(["dpkg-deb", "--root-owner-group", "-b", tree, join(out, asset)], { stdout: "pipe", stderr: "pipe" });
     if (build.exitCode !== 0) throw new Error(`dpkg-deb ${asset}: ${build.stderr}`);
-    lines.push(`${createHash("sha256").update(readFileSync(join(out, asset))).digest("hex")}  ${asset}\n`);
+    lines.push(
+      `${createHash("sha256")
+        .update(readFileSync(join(out, asset)))
+        .digest("hex")}  ${asset}\n`,
+    );
   }
   const text = lines.join("");
   writeFileSync(join(out, "SHA256SUMS"), text);
@@ -356,6 +365,9 @@ describe.skipIf(!isRoot)("install.sh", () => {
     }
 
     const insecure = await install(["--agent-token", "svcen_x", "--root", root, "--endpoint", "http://10.0.0.1:8080"]);
-    expect([insecure.code, insecure.err.split("\n")[0]]).toEqual([1, "install.sh: arguments failed: --endpoint http://10.0.0.1:8080 is not https; tokens would cross the network in the clear"]);
+    expect([insecure.code, insecure.err.split("\n")[0]]).toEqual([
+      1,
+      "install.sh: arguments failed: --endpoint http://10.0.0.1:8080 is not https; tokens would cross the network in the clear",
+    ]);
   }, 60_000);
 });

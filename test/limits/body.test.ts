@@ -95,12 +95,20 @@ describe("REST", () => {
       "small bomb",
     );
     const fine = gzipSync(JSON.stringify({ name: "gzipped", scopes: ["collectors:read"] }));
-    const created = await server.api("/service-accounts", { method: "POST", headers: { "Content-Type": "application/json", "Content-Encoding": "gzip" }, body: fine });
+    const created = await server.api("/service-accounts", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Content-Encoding": "gzip" },
+      body: fine,
+    });
     expect(created.status).toBe(201);
   });
 
   test("an encoding other than gzip is 415", async () => {
-    const res = await server.api("/service-accounts", { method: "POST", headers: { "Content-Type": "application/json", "Content-Encoding": "br" }, body: "{}" });
+    const res = await server.api("/service-accounts", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Content-Encoding": "br" },
+      body: "{}",
+    });
     expect(res.status).toBe(415);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unsupported_encoding");
   });

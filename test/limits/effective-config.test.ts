@@ -102,7 +102,8 @@ test("over remote config, a report over the cap is refused with its reason; a no
   const { id } = await server.call<{ id: string }>("/collectors", "POST", { name: "alloy-reporter", managementMode: "rcfg-remotecfg" });
   const { token } = await server.call<{ token: string }>(`/collectors/${id}/otlp-token`, "POST");
   const client = remoteConfigClient(server.base, token);
-  const poll = (body: string) => client.getConfig({ id, effectiveConfig: { configMap: { configMap: { "": { body: encoder.encode(body), contentType: "text/plain" } } } } });
+  const poll = (body: string) =>
+    client.getConfig({ id, effectiveConfig: { configMap: { configMap: { "": { body: encoder.encode(body), contentType: "text/plain" } } } } });
   const normal = "// normal\n" + yamlOf(5000);
   await poll(normal);
   expect((await effective(id))?.files.map((f) => f.body)).toEqual([normal]);

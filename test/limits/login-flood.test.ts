@@ -95,67 +95,81 @@ function flood(attackers: number) {
 }
 
 describe("a flood of bad log-ins from many addresses", () => {
-  test("is refused at once past a few hashes, while /healthz, the API and a real log-in are answered", async () => {
-    // More attackers than the gate has slots and queue places (slots + 4 × slots), so some are always turned away.
-    const attack = flood(16);
-    const probes: Answer[] = [];
-    let real: Answer;
-    try {
-      // Every hashing slot is taken once the flood is being turned away.
-      await until(async () => attack.overloaded() > 0, ANSWER_DEADLINE_MS, 20, "the flood's first 503");
-      for (let i = 0; i < 5; i++) {
-        probes.push(await answer("/healthz during the flood", () => fetch(`${server.base}/healthz`, { signal: AbortSignal.timeout(ANSWER_DEADLINE_MS) })));
-        probes.push(await answer("GET /collectors during the flood", () => server.api("/collectors", { signal: AbortSignal.timeout(ANSWER_DEADLINE_MS) })));
+  test(
+    "is refused at once past a few hashes, while /healthz, the API and a real log-in are answered",
+    async () => {
+      // More attackers than the gate has slots and queue places (slots + 4 × slots), so some are always turned away.
+      const attack = flood(16);
+      const probes: Answer[] = [];
+      let real: Answer;
+      try {
+        // Every hashing slot is taken once the flood is being turned away.
+        await until(async () => attack.overloaded() > 0, ANSWER_DEADLINE_MS, 20, "the flood's first 503");
+        for (let i = 0; i < 5; i++) {
+          probes.push(await answer("/healthz during the flood", () => fetch(`${server.base}/healthz`, { signal: AbortSignal.timeout(ANSWER_DEADLINE_MS) })));
+          probes.push(await answer("GET /collectors during the flood", () => server.api("/collectors", { signal: AbortSignal.timeout(ANSWER_DEADLINE_MS) })));
+        }
+        real = await answer("the real user's log-in during the flood", () => login(admin.username, admin.password, "192.0.2.10"));
+        // The flood was still being turned away after the probes: they were answered beside it, not after it.
+        const refusedSoFar = attack.overloaded();
+        await until(async () => attack.overloaded() > refusedSoFar, ANSWER_DEADLINE_MS, 20, "a 503 to the flood after the probes");
+      } finally {
+        await attack.stop();
       }
-      real = await answer("the real user's log-in during the flood", () => login(admin.username, admin.password, "192.0.2.10"));
-      // The flood was still being turned away after the probes: they were answered beside it, not after it.
-      const refusedSoFar = attack.overloaded();
-      await until(async () => attack.overloaded() > refusedSoFar, ANSWER_DEADLINE_MS, 20, "a 503 to the flood after the probes");
-    } finally {
-      await attack.stop();
-    }
 
-    expect(probes.map((p) => p.status)).toEqual(Array(10).fill(200));
-    // The real user is answered, not queued behind the flood: logged in, or told to retry (the flood holds every hashing slot).
-    expect(real.status === 200 || (real.status === 503 && real.retryAfter !== null)).toBe(true);
+      expect(probes.map((p) => p.status)).toEqual(Array(10).fill(200));
+      // The real user is answered, not queued behind the flood: logged in, or told to retry (the flood holds every hashing slot).
+      expect(real.status === 200 || (real.status === 503 && real.retryAfter !== null)).toBe(true);
 
-    const statuses = Map.groupBy(attack.answers, (a) => a.status);
-    expect([...statuses.keys()].sort()).toEqual([401, 503]);
-    const overloaded = statuses.get(503)!;
-    expect(overloaded.every((a) => a.code === "overloaded" && Number(a.retryAfter) >= 1)).toBe(true);
-    // Most of the flood is turned away without hashing; what is hashed is a few slots' worth.
-    expect(overloaded.length).toBeGreaterThan(attack.answers.length / 2);
+      const statuses = Map.groupBy(attack.answers, (a) => a.status);
+      expect([...statuses.keys()].sort()).toEqual([401, 503]);
+      const overloaded = statuses.get(503)!;
+      expect(overloaded.every((a) => a.code === "overloaded" && Number(a.retryAfter) >= 1)).toBe(true);
+      // Most of the flood is turned away without hashing; what is hashed is a few slots' worth.
+      expect(overloaded.length).toBeGreaterThan(attack.answers.length / 2);
 
-    // Once the flood has drained the real user logs in.
-    expect((await login(admin.username, admin.password, "192.0.2.10")).status).toBe(200);
-  }, 4 * ANSWER_DEADLINE_MS);
+      // Once the flood has drained the real user logs in.
+      expect((await login(admin.username, admin.password, "192.0.2.10")).status).toBe(200);
+    },
+    4 * ANSWER_DEADLINE_MS,
+  );
 });
 
 describe("throttles", () => {
-  test("one address: past its burst of password attempts, 429 with Retry-After before any hash, the right password too", async () => {
-    const from = "203.0.113.50";
-    // Twelve at once against a burst of 5: the rest arrive before a token is back (1 a second).
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => answer(`log-in ${i} of 12 from one address`, () => login(admin.username, admin.password, from))));
-    const limited = answers.filter((a) => a.status === 429);
-    expect(limited.length).toBeGreaterThanOrEqual(6);
-    expect(limited.every((a) => a.code === "rate_limited" && Number(a.retryAfter) >= 1)).toBe(true);
-    expect(answers.filter((a) => a.status !== 429).every((a) => a.status === 200)).toBe(true);
-    // Another address is not held back.
-    expect((await login(admin.username, admin.password, "203.0.113.51")).status).toBe(200);
-  }, 2 * ANSWER_DEADLINE_MS);
+  test(
+    "one address: past its burst of password attempts, 429 with Retry-After before any hash, the right password too",
+    async () => {
+      const from = "203.0.113.50";
+      // Twelve at once against a burst of 5: the rest arrive before a token is back (1 a second).
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => answer(`log-in ${i} of 12 from one address`, () => login(admin.username, admin.password, from))),
+      );
+      const limited = answers.filter((a) => a.status === 429);
+      expect(limited.length).toBeGreaterThanOrEqual(6);
+      expect(limited.every((a) => a.code === "rate_limited" && Number(a.retryAfter) >= 1)).toBe(true);
+      expect(answers.filter((a) => a.status !== 429).every((a) => a.status === 200)).toBe(true);
+      // Another address is not held back.
+      expect((await login(admin.username, admin.password, "203.0.113.51")).status).toBe(200);
+    },
+    2 * ANSWER_DEADLINE_MS,
+  );
 
-  test("one username: past its burst of failures from many addresses, 429 for that username only", async () => {
-    const victim = "admin";
-    const answers: number[] = [];
-    for (let i = 0; i < 15; i++) answers.push((await login(victim, "wrong-password-guess", `100.64.0.${i + 1}`)).status);
-    expect(answers.slice(0, 10)).toEqual(Array(10).fill(401));
-    expect(answers.slice(10)).toEqual(Array(5).fill(429));
-    const held = await login(victim, admin.password, "100.64.1.1");
-    expect(held.status).toBe(429);
-    expect(Number(held.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    // Unknown and other usernames are counted on their own.
-    expect((await login("someone-else", "wrong-password-guess", "100.64.1.2")).status).toBe(401);
-    const audit = await server.call<{ items: { outcome: string; details: { username: string } }[] }>("/audit?action=session.login");
-    expect(audit.items.filter((e) => e.outcome === "failure" && e.details.username === victim)).toHaveLength(10);
-  }, 2 * ANSWER_DEADLINE_MS);
+  test(
+    "one username: past its burst of failures from many addresses, 429 for that username only",
+    async () => {
+      const victim = "admin";
+      const answers: number[] = [];
+      for (let i = 0; i < 15; i++) answers.push((await login(victim, "wrong-password-guess", `100.64.0.${i + 1}`)).status);
+      expect(answers.slice(0, 10)).toEqual(Array(10).fill(401));
+      expect(answers.slice(10)).toEqual(Array(5).fill(429));
+      const held = await login(victim, admin.password, "100.64.1.1");
+      expect(held.status).toBe(429);
+      expect(Number(held.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      // Unknown and other usernames are counted on their own.
+      expect((await login("someone-else", "wrong-password-guess", "100.64.1.2")).status).toBe(401);
+      const audit = await server.call<{ items: { outcome: string; details: { username: string } }[] }>("/audit?action=session.login");
+      expect(audit.items.filter((e) => e.outcome === "failure" && e.details.username === victim)).toHaveLength(10);
+    },
+    2 * ANSWER_DEADLINE_MS,
+  );
 });

@@ -40,7 +40,9 @@ describe.each(TRANSPORTS)("over %s", (transport) => {
   test("is answered UNAVAILABLE with a retry-after, sent again once per hold, and taken once smaller", async () => {
     const { token } = await server.call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp" });
     const name = `huge-${transport}`;
-    const blob = randomBytes(MAX_MESSAGE_BYTES).toString("base64url").slice(0, MAX_MESSAGE_BYTES + 2);
+    const blob = randomBytes(MAX_MESSAGE_BYTES)
+      .toString("base64url")
+      .slice(0, MAX_MESSAGE_BYTES + 2);
     const started = Date.now();
     const agent = await go.agent({
       url: opampUrls(server.base)[transport],
@@ -59,17 +61,23 @@ describe.each(TRANSPORTS)("over %s", (transport) => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(2 * HOLD_SECONDS * 1000);
     const [e1, e2] = agent.events.flatMap((e, i) => (isError(e) ? [i] : []));
     const between = agent.count((e) => e.event === "connected", e1) - agent.count((e) => e.event === "connected", e2);
-    if (transport === "ws") expect(between).toBe(1); // one session per hold: the held one closes, opamp-go redials once
+    if (transport === "ws")
+      expect(between).toBe(1); // one session per hold: the held one closes, opamp-go redials once
     else expect(between).toBeGreaterThanOrEqual(2); // it polled on while held (each answered 200), then was asked again
 
     // Smaller, it is taken: the collector gets the description, and no error follows.
     await agent.describe({ identifying: { "service.name": name } });
-    const reported = await until(async () => {
-      const id = (await server.app.store.get<{ collectorId: string }>(INSTANCES, agent.uid))?.data.collectorId;
-      if (!id) return null;
-      const collector = await server.call<{ reported?: Record<string, string> }>(`/collectors/${id}`);
-      return collector.reported?.["service.name"] === name && collector;
-    }, 30_000, 100, `the collector's reported service.name ${name}`);
+    const reported = await until(
+      async () => {
+        const id = (await server.app.store.get<{ collectorId: string }>(INSTANCES, agent.uid))?.data.collectorId;
+        if (!id) return null;
+        const collector = await server.call<{ reported?: Record<string, string> }>(`/collectors/${id}`);
+        return collector.reported?.["service.name"] === name && collector;
+      },
+      30_000,
+      100,
+      `the collector's reported service.name ${name}`,
+    );
     expect(reported.reported?.blob).toBeUndefined();
     const taken = agent.mark();
     await agent.waitFor(() => agent.count((e) => e.event === "message", taken) >= 3, "3 answers after the description was taken", 30_000, taken);

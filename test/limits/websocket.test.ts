@@ -33,7 +33,11 @@ function agentSocket(
   return new Promise((resolve, reject) => {
     let closed: { code: number } | null = null;
     let welcomed: string | undefined;
-    const headers: Record<string, string> = { Authorization: `Bearer ${token}`, "X-Svc-Agent-Id": agentId, ...(credential ? { "X-Svc-Agent-Credential": credential } : {}) };
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${token}`,
+      "X-Svc-Agent-Id": agentId,
+      ...(credential ? { "X-Svc-Agent-Credential": credential } : {}),
+    };
     const ws = new WebSocket(`${wsBase}/v1/agent`, { headers } as unknown as string[]);
     ws.onmessage = (event) => {
       const message = JSON.parse(String(event.data)) as { type?: string; credential?: string };
@@ -100,7 +104,9 @@ describe("an OpAMP collector that does not read its socket", () => {
     await agent.call({ agentDescription: description({ "service.name": "stalled" }) });
     await (await deploymentKit(big.call))(collector.id);
     const [{ sourceId }] = (await big.call<{ items: { sourceId: string }[] }>(`/collectors/${collector.id}/sources`)).items as [{ sourceId: string }];
-    const [{ destinationId }] = (await big.call<{ items: { destinationId: string }[] }>(`/collectors/${collector.id}/destinations`)).items as [{ destinationId: string }];
+    const [{ destinationId }] = (await big.call<{ items: { destinationId: string }[] }>(`/collectors/${collector.id}/destinations`)).items as [
+      { destinationId: string },
+    ];
     const flow = agent.ws as unknown as { pause(): boolean; resume(): boolean };
     expect(flow.pause()).toBe(true);
     const opamp = big.app.channels.find((c) => c.name === "opamp")!;
@@ -109,7 +115,10 @@ describe("an OpAMP collector that does not read its socket", () => {
     await big.call(`/collectors/${collector.id}/sources`, "POST", { sourceId, configOverrides: { include } });
     let round = 0;
     for (; round < 12 && opamp.health().connections !== 0; round++) {
-      await big.call(`/collectors/${collector.id}/destinations`, "POST", { destinationId, configOverrides: { endpoint: `https://round-${round}.example.com` } });
+      await big.call(`/collectors/${collector.id}/destinations`, "POST", {
+        destinationId,
+        configOverrides: { endpoint: `https://round-${round}.example.com` },
+      });
       await big.call("/commit", "POST", { message: `round ${round}` });
       await big.call(`/publish/${collector.id}`, "POST");
     }

@@ -34,9 +34,18 @@ const call = <T = Record<string, unknown>>(path: string, method?: string, json?:
 
 /** A build report as the collector's OpAMP extension makes it: kind → type → details. */
 function build(receivers: string[], hash: number): AvailableComponents {
-  const kinds = { receivers, processors: ["batch", "filter"], exporters: ["otlphttp", "otlp"], extensions: ["opamp", "health_check"], connectors: [] as string[] };
+  const kinds = {
+    receivers,
+    processors: ["batch", "filter"],
+    exporters: ["otlphttp", "otlp"],
+    extensions: ["opamp", "health_check"],
+    connectors: [] as string[],
+  };
   const components = Object.fromEntries(
-    Object.entries(kinds).map(([kind, types]) => [kind, create(ComponentDetailsSchema, { subComponentMap: Object.fromEntries(types.map((t) => [t, create(ComponentDetailsSchema, {})])) })]),
+    Object.entries(kinds).map(([kind, types]) => [
+      kind,
+      create(ComponentDetailsSchema, { subComponentMap: Object.fromEntries(types.map((t) => [t, create(ComponentDetailsSchema, {})])) }),
+    ]),
   );
   return create(AvailableComponentsSchema, { hash: new Uint8Array([hash, 1, 2, 3]), components });
 }
@@ -47,7 +56,11 @@ async function reporting(name: string, receivers: string[], hash: number) {
   const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
   const agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, token);
   const full = build(receivers, hash);
-  const asked = await agent.call({ agentDescription: description({ "service.name": name }), capabilities: REPORTS, availableComponents: create(AvailableComponentsSchema, { hash: full.hash }) });
+  const asked = await agent.call({
+    agentDescription: description({ "service.name": name }),
+    capabilities: REPORTS,
+    availableComponents: create(AvailableComponentsSchema, { hash: full.hash }),
+  });
   expect(asked.flags & ASK).toBe(ASK);
   const kept = await agent.call({ capabilities: REPORTS, availableComponents: full });
   expect(kept.flags & ASK).toBe(0n);
@@ -81,7 +94,8 @@ test("a collector whose build lacks a receiver its config uses is listed by the 
 });
 
 test("every defined component counts, used in a pipeline or not; an empty report says nothing", () => {
-  const body = "receivers:\n  otlp: {}\n  kafka/in: {}\nprocessors:\n  batch: {}\nexporters:\n  debug: {}\nconnectors:\n  forward: {}\nservice:\n  pipelines: {}\n";
+  const body =
+    "receivers:\n  otlp: {}\n  kafka/in: {}\nprocessors:\n  batch: {}\nexporters:\n  debug: {}\nconnectors:\n  forward: {}\nservice:\n  pipelines: {}\n";
   const have = { receivers: ["otlp"], processors: ["batch"], exporters: ["otlphttp"], extensions: [], connectors: [] };
   expect(lackingComponents(body, { components: have })).toEqual(["connector/forward", "exporter/debug", "receiver/kafka"]);
   expect(lackingComponents(body, { components: { receivers: [], processors: [], exporters: [], extensions: [], connectors: [] } })).toEqual([]);

@@ -53,10 +53,15 @@ describe.each(TRANSPORTS)("over %s", (transport) => {
     expect(split.uid).toMatch(/^[0-9a-f]{32}$/);
     expect(kept.uid).toBe(uid);
 
-    const collectors = await until(async () => {
-      const found = await named(name);
-      return found.length === 2 && found;
-    }, 15_000, 50, "a second collector for the clone");
+    const collectors = await until(
+      async () => {
+        const found = await named(name);
+        return found.length === 2 && found;
+      },
+      15_000,
+      50,
+      "a second collector for the clone",
+    );
     const clone = collectors.find((c) => c.id !== original!.id)!;
     expect(clone.cloneOf).toMatchObject({ collectorId: original!.id, name, instanceUid: uid });
     expect({ environment: clone.environment, tags: clone.tags }).toEqual({ environment: "prod", tags: { team: "edge" } });
@@ -107,7 +112,8 @@ test("a reconnect while the old socket is still open (and silent) is the same co
   const stale = await RawAgent.connect(wsUrl, token, uid);
   await stale.call({ agentDescription: description({ "service.instance.id": "flaky-net" }) });
   const fresh = await RawAgent.connect(wsUrl, token, uid);
-  for (let i = 0; i < 3; i++) expect((await fresh.call(i === 0 ? { agentDescription: description({ "service.instance.id": "flaky-net" }) } : {})).agentIdentification).toBeUndefined();
+  for (let i = 0; i < 3; i++)
+    expect((await fresh.call(i === 0 ? { agentDescription: description({ "service.instance.id": "flaky-net" }) } : {})).agentIdentification).toBeUndefined();
   expect(await named("flaky-net")).toHaveLength(1);
   stale.close();
   fresh.close();

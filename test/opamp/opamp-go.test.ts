@@ -137,7 +137,11 @@ describe("a bound enrollment token presented by another instance, at the protoco
       owner.close();
     }
     const body = toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS }));
-    const res = await fetch(`${server.base}/v1/opamp`, { method: "POST", body: body as Bun.BodyInit, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } });
+    const res = await fetch(`${server.base}/v1/opamp`, {
+      method: "POST",
+      body: body as Bun.BodyInit,
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" },
+    });
     expect(res.status).toBe(401);
     expect(res.headers.get("retry-after")).toBe(String(HOLD_SECONDS));
   });
@@ -168,7 +172,7 @@ describe("an agent that resumes without remote_config_status", () => {
     // Its full report has no status (it lost its state): the target is sent again, though status still says current.
     const third = await RawAgent.connect(wsUrl, token, first.uid);
     third.seq = second.seq;
-    expect(((await third.call()).flags & 1n)).toBe(1n);
+    expect((await third.call()).flags & 1n).toBe(1n);
     const resent = await third.call({ agentDescription: description({ "host.name": "resumer" }) });
     expect(Buffer.from(resent.remoteConfig!.configHash).toString("hex")).toBe(hash);
     third.close();
@@ -196,7 +200,11 @@ describe("an agent that resumes without remote_config_status", () => {
     const uid = uuidBytes();
     const poll = async (fields: Record<string, unknown>) => {
       const body = toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uid, capabilities: CAPS, ...fields }));
-      const res = await fetch(`${server.base}/v1/opamp`, { method: "POST", body: body as Bun.BodyInit, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } });
+      const res = await fetch(`${server.base}/v1/opamp`, {
+        method: "POST",
+        body: body as Bun.BodyInit,
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" },
+      });
       return fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
     };
     const got = await poll({ sequenceNum: 1n, agentDescription: description({ "host.name": "h" }) });
@@ -229,7 +237,10 @@ describe("the version a collector reports", () => {
 describe("compression opamp-go asks for", () => {
   test("WebSocket: permessage-deflate is negotiated with gorilla's offer and a config frame arrives deflated", async () => {
     const { token, hash } = await publishedCollector("deflate");
-    const first = toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS, agentDescription: description({ "host.name": "deflate" }) }));
+    const first = toBinary(
+      AgentToServerSchema,
+      create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS, agentDescription: description({ "host.name": "deflate" }) }),
+    );
     const { extensions, compressed, reply } = await deflateExchange(wsUrl, token, first);
     // gorilla/websocket refuses a response without both no_context_takeover parameters.
     expect(extensions).toContain("permessage-deflate");
@@ -247,7 +258,10 @@ describe("compression opamp-go asks for", () => {
   test("HTTP: an answer is gzipped when the request accepts gzip (as Go's transport does by itself), plain otherwise", async () => {
     const { token, hash } = await publishedCollector("gzip");
     const post = (acceptEncoding: string | null) => {
-      const body = toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS, agentDescription: description({ "host.name": "gzip" }) }));
+      const body = toBinary(
+        AgentToServerSchema,
+        create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS, agentDescription: description({ "host.name": "gzip" }) }),
+      );
       const { hostname, port } = new URL(server.base);
       return new Promise<{ encoding: string | undefined; vary: string | undefined; body: Buffer }>((resolve, reject) => {
         const headers: Record<string, string> = { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" };
@@ -297,8 +311,12 @@ describe("a collector without AcceptsRemoteConfig (run from its own file, no sup
       BigInt(AgentCapabilities.AgentCapabilities_ReportsHealth);
     try {
       await agent.call({ agentDescription: description({ "host.name": "supervised" }) });
-      expect((await reporting.call({ capabilities: reportingCaps, agentDescription: description({ "host.name": "standalone" }) })).remoteConfig).toBeUndefined();
-      await until(async () => (await call<{ health: { acceptsRemoteConfig?: boolean } | null }>(`/collectors/${standalone.id}`)).health?.acceptsRemoteConfig === false);
+      expect(
+        (await reporting.call({ capabilities: reportingCaps, agentDescription: description({ "host.name": "standalone" }) })).remoteConfig,
+      ).toBeUndefined();
+      await until(
+        async () => (await call<{ health: { acceptsRemoteConfig?: boolean } | null }>(`/collectors/${standalone.id}`)).health?.acceptsRemoteConfig === false,
+      );
       const pushed = agent.next((m) => m.remoteConfig !== undefined);
       await call("/publish", "POST");
       const config = (await pushed).remoteConfig!;
@@ -311,7 +329,7 @@ describe("a collector without AcceptsRemoteConfig (run from its own file, no sup
       expect(status.state).toBe("completed");
       expect(status.collectors.find((c) => c.id === standalone.id)?.state).toBe("reporting_only");
       expect(status.counts.reporting_only).toBeGreaterThanOrEqual(1);
-        expect((await call<{ health: { acceptsRemoteConfig?: boolean } }>(`/collectors/${supervised.id}`)).health.acceptsRemoteConfig).toBe(true);
+      expect((await call<{ health: { acceptsRemoteConfig?: boolean } }>(`/collectors/${supervised.id}`)).health.acceptsRemoteConfig).toBe(true);
 
       // Run under the supervisor later, it takes config again and leaves the reporting-only count.
       const taken = await reporting.call({ capabilities: CAPS });

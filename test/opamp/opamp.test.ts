@@ -29,13 +29,11 @@ import { deploymentKit } from "../deployment.ts";
 import { applyingClient, createOpAMPClient, DIAG_CH_SEND_FAIL, type AppliedConfig } from "./elastic.ts";
 import { applied, CAPS, description, RawAgent, until, uuidBytes } from "./helpers.ts";
 
-
 const EXTERNAL = "https://svc.example.com";
 let server: TestServer;
 let opampUrl: string;
 let wsUrl: string;
 let routeThrough: (collectorId: string, include?: string) => Promise<void>;
-
 
 const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
 
@@ -78,11 +76,26 @@ describe("Elastic OpAMP client over HTTP", () => {
     });
     try {
       const collector = await until(async () => {
-        const { items } = await call<{ items: { id: string; name: string; environment: string; managementMode: string; status: string; tags: Record<string, string>; reported?: Record<string, string> }[] }>("/collectors");
+        const { items } = await call<{
+          items: {
+            id: string;
+            name: string;
+            environment: string;
+            managementMode: string;
+            status: string;
+            tags: Record<string, string>;
+            reported?: Record<string, string>;
+          }[];
+        }>("/collectors");
         return items.find((c) => c.name === "web-7" && c.status === "online" && c.reported !== undefined);
       });
       // The environment is the token's; what the client describes stays reported, never a tag (docs/architecture.md "Trust model").
-      expect(collector).toMatchObject({ environment: "prod", managementMode: "opamp", tags: {}, reported: { "os.type": "linux", "service.name": "checkout", "host.name": "web-7" } });
+      expect(collector).toMatchObject({
+        environment: "prod",
+        managementMode: "opamp",
+        tags: {},
+        reported: { "os.type": "linux", "service.name": "checkout", "host.name": "web-7" },
+      });
       const [bound] = (await call<{ items: { collectorId: string; boundInstanceUid: string }[] }>("/enrollment-tokens")).items;
       expect(bound!.collectorId).toBe(collector.id);
 
@@ -146,7 +159,10 @@ describe("raw WebSocket agent", () => {
 
       const ack = await agent.call({ remoteConfigStatus: applied(message.remoteConfig!.configHash) });
       expect(ack.remoteConfig).toBeUndefined(); // already sent, now applied: not sent again
-      await until(async () => (await call<{ collectors: { id: string; state: string }[] }>("/publish/status")).collectors.find((c) => c.id === collector.id)?.state === "current");
+      await until(
+        async () =>
+          (await call<{ collectors: { id: string; state: string }[] }>("/publish/status")).collectors.find((c) => c.id === collector.id)?.state === "current",
+      );
 
       const gap = await agent.call({}, agent.seq + 3n);
       expect(gap.flags & 1n).toBe(1n);
@@ -161,7 +177,12 @@ describe("raw WebSocket agent", () => {
         remoteConfigStatus: applied(message.remoteConfig!.configHash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "bad yaml"),
       });
       await until(async () => (await server.app.collectors.get(collector.id)).health?.error === "bad yaml", 3000);
-      await until(async () => (await call<{ collectors: { id: string; state: string; error?: string }[] }>("/publish/status")).collectors.find((c) => c.id === collector.id)?.error === "bad yaml", 3000);
+      await until(
+        async () =>
+          (await call<{ collectors: { id: string; state: string; error?: string }[] }>("/publish/status")).collectors.find((c) => c.id === collector.id)
+            ?.error === "bad yaml",
+        3000,
+      );
 
       // Another instance_uid on the same session is refused with a close.
       const other = create(AgentToServerSchema, { instanceUid: uuidBytes(), sequenceNum: 1n, capabilities: CAPS });
@@ -279,7 +300,9 @@ describe("HTTP transport, auth and limits", () => {
     }
     // Even garbage is not read when the credential fails.
     expect((await post("not protobuf", headers)).status).toBe(401);
-    const upgrade = await fetch(opampUrl, { headers: { Upgrade: "websocket", Connection: "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13" } });
+    const upgrade = await fetch(opampUrl, {
+      headers: { Upgrade: "websocket", Connection: "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13" },
+    });
     expect(upgrade.status).toBe(401);
   });
 
@@ -296,8 +319,16 @@ describe("HTTP transport, auth and limits", () => {
     expect((await post(a2s(), { ...auth, "Content-Type": "application/json" })).status).toBe(415);
     expect((await post(a2s(), { ...auth, "Content-Type": "application/x-protobuf", "Content-Encoding": "br" })).status).toBe(415);
     // Over the limit, as sent or once inflated: 200 with UNAVAILABLE and a retry-after, not 413 (server/opamp/channel.ts tooLarge).
-    for (const [body, encoding] of [[new Uint8Array(5 * 1024 * 1024), {}], [gzipSync(new Uint8Array(5 * 1024 * 1024)), { "Content-Encoding": "gzip" }]] as const) {
-      const res = await post(body, { ...auth, "Content-Type": "application/x-protobuf", "OpAMP-Instance-UID": "0190f1a2-0000-7000-8000-000000000001", ...encoding });
+    for (const [body, encoding] of [
+      [new Uint8Array(5 * 1024 * 1024), {}],
+      [gzipSync(new Uint8Array(5 * 1024 * 1024)), { "Content-Encoding": "gzip" }],
+    ] as const) {
+      const res = await post(body, {
+        ...auth,
+        "Content-Type": "application/x-protobuf",
+        "OpAMP-Instance-UID": "0190f1a2-0000-7000-8000-000000000001",
+        ...encoding,
+      });
       expect({ status: res.status, connection: res.headers.get("connection") }).toEqual({ status: 200, connection: "close" });
       const { errorResponse, instanceUid } = fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
       expect(Buffer.from(instanceUid).toString("hex")).toBe("0190f1a2000070008000000000000001");
@@ -320,7 +351,10 @@ describe("HTTP transport, auth and limits", () => {
     expect(Buffer.from(reply.instanceUid).equals(Buffer.from(uid))).toBe(true);
     expect(reply.capabilities).toBe(0x27n);
     // HTTP polls continue the sequence across requests.
-    const gap = fromBinary(ServerToAgentSchema, new Uint8Array(await (await post(a2s({ instanceUid: uid, sequenceNum: 7n }), { ...auth, "Content-Type": "application/x-protobuf" })).arrayBuffer()));
+    const gap = fromBinary(
+      ServerToAgentSchema,
+      new Uint8Array(await (await post(a2s({ instanceUid: uid, sequenceNum: 7n }), { ...auth, "Content-Type": "application/x-protobuf" })).arrayBuffer()),
+    );
     expect(gap.flags & 1n).toBe(1n);
   });
 
@@ -355,7 +389,9 @@ test("a stored metrics credential sealed under another key is not offered and is
     await server.app.store.write([{ op: "put", collection: METRICS_TOKENS, id: collectorId, data: { ...doc.data, sealed: foreign }, expect: doc.version }]);
     for (let i = 0; i < 3; i++) {
       // A full report each time, so the settings are worked out anew.
-      expect((await agent.call({ capabilities, agentDescription: description({ "host.name": "foreign-key" }) })).connectionSettings?.ownMetrics).toBeUndefined();
+      expect(
+        (await agent.call({ capabilities, agentDescription: description({ "host.name": "foreign-key" }) })).connectionSettings?.ownMetrics,
+      ).toBeUndefined();
     }
   } finally {
     error.mockRestore();
@@ -368,7 +404,10 @@ describe("heartbeat interval (opamp.heartbeatSeconds)", () => {
   test("unset: no interval is offered, so an opamp-go client keeps its own polling interval; presence assumes opamp-go's 30 s", async () => {
     const collector = await call<{ id: string }>("/collectors", "POST", { name: "own-interval" });
     const { token } = await server.app.collectorTokens.mint({ actor: "test", remoteAddr: null }, collector.id);
-    const res = await post(a2s({ agentDescription: description({ "host.name": "poller" }) }), { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" });
+    const res = await post(a2s({ agentDescription: description({ "host.name": "poller" }) }), {
+      Authorization: `Bearer ${token}`,
+      "Content-Type": "application/x-protobuf",
+    });
     const reply = fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
     expect(reply.connectionSettings?.opamp).toBeUndefined();
     await until(async () => (await server.app.collectors.get(collector.id)).health?.intervalSeconds === 30, 3000);
@@ -429,7 +468,13 @@ describe("overload and memory", () => {
       const url = `${small.base.replace(/^http/, "ws")}/v1/opamp`;
       const first = await RawAgent.connect(url, token);
       const refused = await fetch(`${small.base}/v1/opamp`, {
-        headers: { Authorization: `Bearer ${token}`, Upgrade: "websocket", Connection: "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13" },
+        headers: {
+          Authorization: `Bearer ${token}`,
+          Upgrade: "websocket",
+          Connection: "Upgrade",
+          "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+          "Sec-WebSocket-Version": "13",
+        },
       });
       expect(refused.status).toBe(503);
       const retryAfter = Number(refused.headers.get("retry-after"));
@@ -437,7 +482,15 @@ describe("overload and memory", () => {
       expect(retryAfter).toBeLessThan(40);
       expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("overloaded");
       // HTTP polls are not sessions: still served.
-      expect((await fetch(`${small.base}/v1/opamp`, { method: "POST", body: a2s() as Bun.BodyInit, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } })).status).toBe(200);
+      expect(
+        (
+          await fetch(`${small.base}/v1/opamp`, {
+            method: "POST",
+            body: a2s() as Bun.BodyInit,
+            headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" },
+          })
+        ).status,
+      ).toBe(200);
       first.ws.close();
       await first.waitClosed();
       const opamp = small.app.channels.find((c) => c.name === "opamp")!;
@@ -452,7 +505,10 @@ describe("overload and memory", () => {
     const channel = new OpampChannel(server.app, { maxConcurrentRequests: 0 });
     try {
       const ctx = channelRequest(new Request("http://svc/v1/opamp", { method: "POST", headers: { Authorization: "Bearer svcct_x" } }));
-      const error = await channel.handle(ctx).then(() => null, (e: unknown) => e as { status: number; headers: Record<string, string> });
+      const error = await channel.handle(ctx).then(
+        () => null,
+        (e: unknown) => e as { status: number; headers: Record<string, string> },
+      );
       expect(error?.status).toBe(503);
       const retryAfter = Number(error?.headers["Retry-After"]);
       expect(retryAfter >= 1 && retryAfter < 5).toBe(true);

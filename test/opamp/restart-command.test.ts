@@ -65,7 +65,11 @@ test("an HTTP poller gets the command in the reply to its next poll, alone, and 
   let seq = 0n;
   const poll = async (fields: Record<string, unknown> = {}) => {
     const body = toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: uid, sequenceNum: ++seq, capabilities: RESTARTABLE, ...fields }));
-    const res = await fetch(`${server.base}/v1/opamp`, { method: "POST", body, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" } });
+    const res = await fetch(`${server.base}/v1/opamp`, {
+      method: "POST",
+      body,
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-protobuf" },
+    });
     expect(res.status).toBe(200);
     return fromBinary(ServerToAgentSchema, new Uint8Array(await res.arrayBuffer()));
   };

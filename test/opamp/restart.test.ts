@@ -56,7 +56,12 @@ async function settled(call: ReturnType<typeof caller>, collectorId: string, cli
   await until(async () => {
     const status = await call<{ collectors: { id: string; state: string }[] }>("/publish/status");
     const collector = await call<{ status: string }>(`/collectors/${collectorId}`);
-    return client.config.includes("/var/log/supervised/") && client.ownMetrics !== "" && collector.status === "online" && status.collectors.find((c) => c.id === collectorId)?.state === "current";
+    return (
+      client.config.includes("/var/log/supervised/") &&
+      client.ownMetrics !== "" &&
+      collector.status === "online" &&
+      status.collectors.find((c) => c.id === collectorId)?.state === "current"
+    );
   }, 15_000);
 }
 

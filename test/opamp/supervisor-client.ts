@@ -128,7 +128,10 @@ export class SupervisorLikeClient {
 
   private send(fields: Record<string, unknown>): void {
     this.seq++;
-    const body = toBinary(AgentToServerSchema, create(AgentToServerSchema, { instanceUid: this.uid, sequenceNum: this.seq, capabilities: SUPERVISOR_CAPS, ...fields }));
+    const body = toBinary(
+      AgentToServerSchema,
+      create(AgentToServerSchema, { instanceUid: this.uid, sequenceNum: this.seq, capabilities: SUPERVISOR_CAPS, ...fields }),
+    );
     const frame = new Uint8Array(body.length + 1);
     frame.set(body, 1);
     this.ws?.send(frame);

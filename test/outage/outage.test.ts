@@ -62,8 +62,7 @@ describe("database outages", () => {
         } else unexpected.push(`${res.status} ${await res.text()}`);
       }
     };
-    const terminateAll = () =>
-      dbs.admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${database} AND pid <> pg_backend_pid()`;
+    const terminateAll = () => dbs.admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${database} AND pid <> pg_backend_pid()`;
     const workers = Array.from({ length: 12 }, worker);
     try {
       // Cuts: every connection ended, ten times, while the writes run.
@@ -108,11 +107,15 @@ describe("database outages", () => {
       const heard: Change[] = [];
       const stop = server.app.store.watch((changes) => heard.push(...changes));
       try {
-        await until(async () => {
-          const made = await server.call<{ id: string }>("/collectors", "POST", { name: `after-${Date.now()}` });
-          await Bun.sleep(100);
-          return heard.some((c) => c.id === made.id);
-        }, 20_000, 0);
+        await until(
+          async () => {
+            const made = await server.call<{ id: string }>("/collectors", "POST", { name: `after-${Date.now()}` });
+            await Bun.sleep(100);
+            return heard.some((c) => c.id === made.id);
+          },
+          20_000,
+          0,
+        );
       } finally {
         stop();
       }
@@ -131,7 +134,12 @@ describe("database outages", () => {
     const server = await startServer({
       waitReady: false,
       statePath: join(dir, "state.db"),
-      env: { SVC_STORAGE_BACKEND: "external", SVC_DATABASE_URI: url.toString(), SVC_SECRETS_KEY: randomBytes(32).toString("base64"), SVC_BOOTSTRAP_ADMINTOKEN: token },
+      env: {
+        SVC_STORAGE_BACKEND: "external",
+        SVC_DATABASE_URI: url.toString(),
+        SVC_SECRETS_KEY: randomBytes(32).toString("base64"),
+        SVC_BOOTSTRAP_ADMINTOKEN: token,
+      },
     });
     await until(async () => (await fetch(`${server.base}/healthz`).catch(() => null))?.status === 200, 20_000, 50);
     expect((await fetch(`${server.base}/readyz`)).status).toBe(503);

@@ -77,7 +77,11 @@ describe("manifests", () => {
         // Examples hold placeholder secrets: they must never be applied by `kubectl apply -k`.
         expect(listed.has(name), `${relative(REPO, dir)}/${name}`).toBe(!name.includes(".example."));
       }
-      const images = new Set(resources(dir).flatMap((o) => o.spec?.template?.spec?.containers ?? []).map((c: Obj) => c.image.split(":")[0]));
+      const images = new Set(
+        resources(dir)
+          .flatMap((o) => o.spec?.template?.spec?.containers ?? [])
+          .map((c: Obj) => c.image.split(":")[0]),
+      );
       for (const image of kustomization.images ?? []) expect(images.has(image.name), `${relative(REPO, dir)} images: ${image.name}`).toBe(true);
     }
   });
@@ -277,14 +281,20 @@ describe("container images", () => {
       .filter((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
   const pkg = JSON.parse(read("package.json"));
 
-  for (const [name, binary] of [["agent.Dockerfile", "svc-agent"], ["server.Dockerfile", "svc-server"]] as const) {
+  for (const [name, binary] of [
+    ["agent.Dockerfile", "svc-agent"],
+    ["server.Dockerfile", "svc-server"],
+  ] as const) {
     test(`${name}: builds from repository files that exist and installs /usr/local/bin/${binary}`, () => {
       const lines = instructions(name);
       expect(lines.filter((l) => l.startsWith("FROM ")).length).toBe(2);
       for (const line of lines.filter((l) => /^COPY (?!--from)/.test(l))) {
         for (const source of line.split(/\s+/).slice(1, -1)) expect(existsSync(join(REPO, source)), `${name}: ${line}`).toBe(true);
       }
-      for (const path of lines.filter((l) => l.startsWith("RUN ")).join(" ").match(/\b(?:scripts|server|agent)\/[\w./-]+/g) ?? []) {
+      for (const path of lines
+        .filter((l) => l.startsWith("RUN "))
+        .join(" ")
+        .match(/\b(?:scripts|server|agent)\/[\w./-]+/g) ?? []) {
         expect(existsSync(join(REPO, path)), `${name}: ${path}`).toBe(true);
       }
       expect(lines).toContain(`COPY --from=build /out/${binary} /usr/local/bin/${binary}`);

@@ -154,7 +154,12 @@ describe("svc-agent rpm", () => {
 
   test("the same binary, unit and templates as the deb, the unit in /usr/lib/systemd/system; no /etc", () => {
     const files = rpmFiles(rpm());
-    expect(ok(["rpm", "-qlp", rpm()]).trim().split("\n").filter((path) => path.startsWith("/etc"))).toEqual([]);
+    expect(
+      ok(["rpm", "-qlp", rpm()])
+        .trim()
+        .split("\n")
+        .filter((path) => path.startsWith("/etc")),
+    ).toEqual([]);
     expect(Object.fromEntries(files)).toEqual({
       "/usr/local/bin/svc-agent": { sha256: sha256(join(agentTree, "usr/local/bin/svc-agent")), mode: "0755 root/root" },
       "/usr/lib/systemd/system/svc-agent.service": { sha256: sha256(join(REPO, "systemd/svc-agent.service")), mode: "0644 root/root" },
@@ -205,7 +210,12 @@ describe("svc-server rpm", () => {
     expect(ok(["rpm", "-qp", "--qf", "%{NAME} %{VERSION} %{ARCH}", rpm()])).toBe(`svc-server ${V1} ${RPM_ARCH}`);
     for (const requirement of ok(["rpm", "-qpR", rpm()]).trim().split("\n")) expect(requirement).toMatch(/^(rpmlib\(|\/bin\/sh$)/);
     expect(ok(["rpm", "-qpc", rpm()]).trim()).toBe("");
-    expect(ok(["rpm", "-qlp", rpm()]).trim().split("\n").filter((path) => path.startsWith("/etc"))).toEqual([]);
+    expect(
+      ok(["rpm", "-qlp", rpm()])
+        .trim()
+        .split("\n")
+        .filter((path) => path.startsWith("/etc")),
+    ).toEqual([]);
   });
 
   test("the deb's binary, the unit in /usr/lib/systemd/system, the sysusers entry, and the same downloads", () => {
@@ -274,7 +284,11 @@ describe.skipIf(!IS_ROOT)("maintainer scripts where systemd runs", () => {
   ): Outcome {
     const log = join(scratch, "systemctl.log");
     writeFileSync(log, "");
-    const stubs: Record<string, string> = { systemctl: `echo "$*" >> "${log}"`, useradd: `echo "useradd $*" >> "${log}"`, getent: given.user ? "exit 0" : "exit 2" };
+    const stubs: Record<string, string> = {
+      systemctl: `echo "$*" >> "${log}"`,
+      useradd: `echo "useradd $*" >> "${log}"`,
+      getent: given.user ? "exit 0" : "exit 2",
+    };
     for (const [name, body] of Object.entries(stubs)) {
       writeFileSync(join(scratch, name), `#!/bin/sh\n${body}\n`);
       chmodSync(join(scratch, name), 0o755);
@@ -293,14 +307,29 @@ describe.skipIf(!IS_ROOT)("maintainer scripts where systemd runs", () => {
       `if [ -L ${wants}/${unit} ]; then echo enabled; fi`,
       "if [ -f /etc/svc/config.yaml ]; then echo config; fi",
     ];
-    const state = ok(["unshare", "--mount", "--propagation", "private", "sh", "-c", driver.join("\n")], { env: { PATH: `${scratch}:${process.env.PATH}`, ...env } });
+    const state = ok(["unshare", "--mount", "--propagation", "private", "sh", "-c", driver.join("\n")], {
+      env: { PATH: `${scratch}:${process.env.PATH}`, ...env },
+    });
     const calls = readFileSync(log, "utf8").trim();
     return { calls: calls === "" ? [] : calls.split("\n"), enabled: state.includes("enabled"), config: state.includes("config") };
   }
 
   test("deb: a fresh install enables, reloads, and starts only with a config", () => {
-    expect(underSystemd([[deb.preinst!, "install"], [deb.postinst!, "configure"]])).toEqual({ calls: ["daemon-reload"], enabled: true, config: false });
-    expect(underSystemd([[deb.preinst!, "install"], [deb.postinst!, "configure"]], { config: true })).toEqual({
+    expect(
+      underSystemd([
+        [deb.preinst!, "install"],
+        [deb.postinst!, "configure"],
+      ]),
+    ).toEqual({ calls: ["daemon-reload"], enabled: true, config: false });
+    expect(
+      underSystemd(
+        [
+          [deb.preinst!, "install"],
+          [deb.postinst!, "configure"],
+        ],
+        { config: true },
+      ),
+    ).toEqual({
       calls: ["daemon-reload", "start svc-agent.service"],
       enabled: true,
       config: true,
@@ -320,7 +349,15 @@ describe.skipIf(!IS_ROOT)("maintainer scripts where systemd runs", () => {
   });
 
   test("deb: remove stops and disables and keeps the config; so does purge", () => {
-    expect(underSystemd([[deb.prerm!, "remove"], [deb.postrm!, "remove"]], { config: true, enabled: true })).toEqual({
+    expect(
+      underSystemd(
+        [
+          [deb.prerm!, "remove"],
+          [deb.postrm!, "remove"],
+        ],
+        { config: true, enabled: true },
+      ),
+    ).toEqual({
       calls: ["stop svc-agent.service", "daemon-reload"],
       enabled: false,
       config: true,
@@ -341,12 +378,29 @@ describe.skipIf(!IS_ROOT)("maintainer scripts where systemd runs", () => {
 
   test("rpm: install, upgrade (new %post, old %preun and %postun) and erase", () => {
     expect(underSystemd([[rpm.POSTIN!, "1"]], { config: true })).toEqual({ calls: ["daemon-reload", "start svc-agent.service"], enabled: true, config: true });
-    expect(underSystemd([[rpm.POSTIN!, "2"], [rpm.PREUN!, "1"], [rpm.POSTUN!, "1"]], { config: true })).toEqual({
+    expect(
+      underSystemd(
+        [
+          [rpm.POSTIN!, "2"],
+          [rpm.PREUN!, "1"],
+          [rpm.POSTUN!, "1"],
+        ],
+        { config: true },
+      ),
+    ).toEqual({
       calls: ["daemon-reload", "try-restart svc-agent.service"],
       enabled: false,
       config: true,
     });
-    expect(underSystemd([[rpm.PREUN!, "0"], [rpm.POSTUN!, "0"]], { config: true, enabled: true })).toEqual({
+    expect(
+      underSystemd(
+        [
+          [rpm.PREUN!, "0"],
+          [rpm.POSTUN!, "0"],
+        ],
+        { config: true, enabled: true },
+      ),
+    ).toEqual({
       calls: ["stop svc-agent.service", "daemon-reload"],
       enabled: false,
       config: true,
@@ -356,15 +410,54 @@ describe.skipIf(!IS_ROOT)("maintainer scripts where systemd runs", () => {
   test("server rpm: install makes the user and enables, upgrade try-restarts, erase keeps the config", () => {
     const useradd = "useradd --system --user-group --home-dir /var/lib/svc --no-create-home --shell /sbin/nologin svc";
     const unit = "svc-server.service";
-    expect(underSystemd([[serverRpm.PREIN!, "1"], [serverRpm.POSTIN!, "1"]], { config: true }, {}, unit)).toEqual({
+    expect(
+      underSystemd(
+        [
+          [serverRpm.PREIN!, "1"],
+          [serverRpm.POSTIN!, "1"],
+        ],
+        { config: true },
+        {},
+        unit,
+      ),
+    ).toEqual({
       calls: [useradd, "daemon-reload", "start svc-server.service"],
       enabled: true,
       config: true,
     });
-    expect(underSystemd([[serverRpm.PREIN!, "1"], [serverRpm.POSTIN!, "1"]], {}, {}, unit)).toEqual({ calls: [useradd, "daemon-reload"], enabled: true, config: false });
-    const upgrade: [string, ...string[]][] = [[serverRpm.PREIN!, "2"], [serverRpm.POSTIN!, "2"], [serverRpm.PREUN!, "1"], [serverRpm.POSTUN!, "1"]];
-    expect(underSystemd(upgrade, { config: true, user: true }, {}, unit)).toEqual({ calls: ["daemon-reload", "try-restart svc-server.service"], enabled: false, config: true });
-    expect(underSystemd([[serverRpm.PREUN!, "0"], [serverRpm.POSTUN!, "0"]], { config: true, enabled: true }, {}, unit)).toEqual({
+    expect(
+      underSystemd(
+        [
+          [serverRpm.PREIN!, "1"],
+          [serverRpm.POSTIN!, "1"],
+        ],
+        {},
+        {},
+        unit,
+      ),
+    ).toEqual({ calls: [useradd, "daemon-reload"], enabled: true, config: false });
+    const upgrade: [string, ...string[]][] = [
+      [serverRpm.PREIN!, "2"],
+      [serverRpm.POSTIN!, "2"],
+      [serverRpm.PREUN!, "1"],
+      [serverRpm.POSTUN!, "1"],
+    ];
+    expect(underSystemd(upgrade, { config: true, user: true }, {}, unit)).toEqual({
+      calls: ["daemon-reload", "try-restart svc-server.service"],
+      enabled: false,
+      config: true,
+    });
+    expect(
+      underSystemd(
+        [
+          [serverRpm.PREUN!, "0"],
+          [serverRpm.POSTUN!, "0"],
+        ],
+        { config: true, enabled: true },
+        {},
+        unit,
+      ),
+    ).toEqual({
       calls: ["stop svc-server.service", "daemon-reload"],
       enabled: false,
       config: true,
@@ -506,7 +599,9 @@ describe.skipIf(!IS_ROOT)("rpm into a throwaway root", () => {
     rpm("-i", join(v1, SERVER_RPM), join(v1, AGENT_RPM));
     expect(ok(["rpm", `--root=${root}`, "-q", "svc-server", "svc-agent"])).toBe(`svc-server-${V1}-1.${RPM_ARCH}\nsvc-agent-${V1}-1.${RPM_ARCH}\n`);
     expect(statSync(join(root, "usr/local/bin/svc-server")).mode & 0o7777).toBe(0o755);
-    expect(ok(["sha256sum", "--check", "--strict", "SHA256SUMS"], { cwd: join(root, "usr/share/svc-server/downloads") })).toBe(`${AGENT_DEB}: OK\n${AGENT_RPM}: OK\n`);
+    expect(ok(["sha256sum", "--check", "--strict", "SHA256SUMS"], { cwd: join(root, "usr/share/svc-server/downloads") })).toBe(
+      `${AGENT_DEB}: OK\n${AGENT_RPM}: OK\n`,
+    );
     expect(rpm("-V", "svc-server")).toBe(""); // every file as packaged: digest, mode, owner
 
     const config = join(root, "etc/svc/config.yaml");

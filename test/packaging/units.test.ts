@@ -118,10 +118,7 @@ describe("svc-server.service", () => {
     expect(get("Service", "User")).toEqual(["svc"]);
     expect(get("Service", "Group")).toEqual(["svc"]);
     expect(get("Service", "StateDirectory")).toEqual(["svc"]);
-    expect(get("Service", "Environment").sort()).toEqual([
-      "SVC_DOWNLOADS_DIR=/usr/share/svc-server/downloads",
-      "SVC_STORAGE_BOLTPATH=/var/lib/svc/state.db",
-    ]);
+    expect(get("Service", "Environment").sort()).toEqual(["SVC_DOWNLOADS_DIR=/usr/share/svc-server/downloads", "SVC_STORAGE_BOLTPATH=/var/lib/svc/state.db"]);
     expect(get("Service", "Restart")).toEqual(["on-failure"]);
     expect(get("Unit", "After")).toEqual(["network-online.target"]);
     expect(get("Install", "WantedBy")).toEqual(["multi-user.target"]);
@@ -168,7 +165,10 @@ function allowedSyscalls(unit: UnitFile): Set<string> {
   const expand = (name: string): string[] => {
     if (!name.startsWith("@")) return [name];
     const listing = ok(["systemd-analyze", "syscall-filter", "--no-pager", name]).split("\n").slice(1);
-    return listing.map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#")).flatMap(expand);
+    return listing
+      .map((line) => line.trim())
+      .filter((line) => line !== "" && !line.startsWith("#"))
+      .flatMap(expand);
   };
   const lines = directive(unit, "Service", "SystemCallFilter");
   expect(lines[0]?.startsWith("~")).toBe(false); // an allow list first, then what it takes away
@@ -204,7 +204,9 @@ test("every system call of the server and of an agent that enrolls, reports and 
     env: { SVC_BOOTSTRAP_ADMINTOKEN: admin, SVC_LOGGING_LEVEL: "warn" },
   }));
   const api = async <T>(path: string, init: RequestInit = {}) =>
-    (await (await fetch(`${server.base}/api/v1${path}`, { ...init, headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" } })).json()) as T;
+    (await (
+      await fetch(`${server.base}/api/v1${path}`, { ...init, headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/json" } })
+    ).json()) as T;
   const { token } = await api<{ token: string }>("/enrollment-tokens", { method: "POST", body: JSON.stringify({ kind: "agent", maxUses: 1 }) });
   const logs = join(dir, "logs");
   mkdirSync(logs);
@@ -245,7 +247,15 @@ describe.skipIf(!IS_ROOT)("the agent's capability bounding set", () => {
   beforeAll(async () => {
     // Another user's service: a listener run as nobody, its logs in a directory only nobody may read.
     listener = Bun.spawn(
-      ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", BUN, "-e", "const l = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } }); console.log(l.port); setInterval(() => {}, 1e6);"],
+      [
+        "setpriv",
+        `--reuid=${NOBODY}`,
+        `--regid=${NOBODY}`,
+        "--clear-groups",
+        BUN,
+        "-e",
+        "const l = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } }); console.log(l.port); setInterval(() => {}, 1e6);",
+      ],
       { stdin: "ignore", stdout: "pipe", stderr: "inherit" },
     );
     children.push(listener);

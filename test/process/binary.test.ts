@@ -41,11 +41,16 @@ test("dist/svc-server from bun run build serves /healthz and the API", async () 
   expect(existsSync(statePath)).toBe(true);
 
   // A dry-run runs in a worker, a second entry point compiled into the binary.
-  const pipeline = (await (await api(server.base, server.bannerToken, "/pipelines", { method: "POST", json: { name: "bin", signal: "logs" } })).json()) as { id: string };
+  const pipeline = (await (await api(server.base, server.bannerToken, "/pipelines", { method: "POST", json: { name: "bin", signal: "logs" } })).json()) as {
+    id: string;
+  };
   const logs = (bodies: string[]) => ({ resourceLogs: [{ scopeLogs: [{ logRecords: bodies.map((b) => ({ body: { stringValue: b } })) }] }] });
   const dry = await api(server.base, server.bannerToken, `/pipelines/${pipeline.id}/dry-run`, {
     method: "POST",
-    json: { input: logs(["GET /healthz", "order 42"]), processors: [{ id: "f", type: "filter", config: { logs: { log_record: ['IsMatch(body, "healthz")'] } } }] },
+    json: {
+      input: logs(["GET /healthz", "order 42"]),
+      processors: [{ id: "f", type: "filter", config: { logs: { log_record: ['IsMatch(body, "healthz")'] } } }],
+    },
   });
   expect(dry.status).toBe(200);
   expect(((await dry.json()) as { output: unknown; steps: unknown }).output).toEqual(logs(["order 42"]));

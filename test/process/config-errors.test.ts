@@ -113,7 +113,10 @@ describe("an external database nothing answers does not stop the start", () => {
     });
     let healthz = 0;
     for (let i = 0; i < 200 && healthz !== 200; i++) {
-      healthz = await fetch(`${server.base}/healthz`).then((res) => res.status, () => 0);
+      healthz = await fetch(`${server.base}/healthz`).then(
+        (res) => res.status,
+        () => 0,
+      );
       if (healthz !== 200) await Bun.sleep(50);
     }
     expect(healthz).toBe(200);

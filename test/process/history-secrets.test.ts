@@ -168,7 +168,10 @@ describe("history purge-secrets, drop-ref and secrets rotate-key", () => {
     const [k1, k2] = [randomBytes(32), randomBytes(32)];
     writeFileSync(keyFile, k1.toString("base64"), { mode: 0o600 });
     const configPath = join(dir, "config.yaml");
-    writeFileSync(configPath, `storage:\n  backend: external\n  boltPath: ${join(dir, "state.db")}\ndatabase:\n  uri: ${uri}\nsecrets:\n  keyFile: ${keyFile}\n`);
+    writeFileSync(
+      configPath,
+      `storage:\n  backend: external\n  boltPath: ${join(dir, "state.db")}\ndatabase:\n  uri: ${uri}\nsecrets:\n  keyFile: ${keyFile}\n`,
+    );
     const replica = await startTestServer({ SVC_SECRETS_KEYFILE: keyFile }, () => PostgresStore.open(uri));
     dirs.push(replica.dir);
     try {

@@ -26,7 +26,11 @@ test("a state with sealed values and no secrets.key does not start; restoring th
   const res = await fetch(`${first.base}/api/v1/destinations`, {
     method: "POST",
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ name: "sealed", type: "otlphttp", config: { endpoint: "https://otlp.example.com", headers: { Authorization: "Bearer lost-key-3f9a" } } }),
+    body: JSON.stringify({
+      name: "sealed",
+      type: "otlphttp",
+      config: { endpoint: "https://otlp.example.com", headers: { Authorization: "Bearer lost-key-3f9a" } },
+    }),
   });
   expect(res.status).toBe(201);
   const id = ((await res.json()) as { id: string }).id;

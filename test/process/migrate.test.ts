@@ -75,7 +75,7 @@ describe("svc-server migrate", () => {
     const token = await tokenWithScopes(embedded, [...SCOPES], "migration-check");
     const pipelineId = (await call<{ items: { id: string }[] }>("/pipelines")).items[0]!.id;
     const before = await answers(embedded, token, collectors, pipelineId);
-    const head = ((before["/commits"] as { items: { commit: string }[] }).items[0]!).commit;
+    const head = (before["/commits"] as { items: { commit: string }[] }).items[0]!.commit;
     await embedded.app.stop();
     await embedded.app.store.close();
     embedded.http.server.stop(true);
@@ -83,7 +83,8 @@ describe("svc-server migrate", () => {
     const uri = await pg.create("migrate");
     const configPath = join(embedded.dir, "config.yaml");
     const keyFile = join(embedded.dir, "secrets.key"); // the embedded server created it beside its state file
-    const config = (secrets: string) => `storage:\n  backend: external\n  boltPath: ${join(embedded.dir, "state.db")}\ndatabase:\n  uri: ${uri}\nsecrets:\n${secrets}`;
+    const config = (secrets: string) =>
+      `storage:\n  backend: external\n  boltPath: ${join(embedded.dir, "state.db")}\ndatabase:\n  uri: ${uri}\nsecrets:\n${secrets}`;
     writeFileSync(configPath, config(""));
     const keyless = await migrateCli(configPath);
     expect(keyless.code).toBe(2);

@@ -67,7 +67,9 @@ describe("--quickstart", () => {
     const minted = await api(first.base, token, "/collectors/snippet", { method: "POST" });
     expect(minted.status).toBe(201);
     const { snippet } = (await minted.json()) as { snippet: string };
-    const line = new RegExp(`^curl -fsSL ${first.base}/downloads/install\\.sh \\| sudo sh -s -- --endpoint ${first.base} --token (svcen_\\w+) --mode opamp$`).exec(snippet);
+    const line = new RegExp(
+      `^curl -fsSL ${first.base}/downloads/install\\.sh \\| sudo sh -s -- --endpoint ${first.base} --token (svcen_\\w+) --mode opamp$`,
+    ).exec(snippet);
     expect(line).not.toBeNull();
     expect((await fetch(`${first.base}/downloads/install.sh`)).status).toBe(200);
     const supervisor = await fetch(`${first.base}/v1/bootstrap?file=/etc/opampsupervisor/config.yaml`, { headers: { Authorization: `Bearer ${line![1]}` } });

@@ -38,7 +38,12 @@ async function legacyState(dir: string): Promise<string> {
   const config = loadConfig({ path: null, env: { SVC_STORAGE_BOLTPATH: statePath } });
   const store = new SqliteStore(statePath);
   const app = await createApp(config, store, pino({ level: "silent" }));
-  const record = { id: "dst-legacy", name: "legacy", type: "otlphttp", config: { endpoint: "https://legacy.example.com:4318", headers: { Authorization: LEGACY } } };
+  const record = {
+    id: "dst-legacy",
+    name: "legacy",
+    type: "otlphttp",
+    config: { endpoint: "https://legacy.example.com:4318", headers: { Authorization: LEGACY } },
+  };
   await app.configStore.edit([{ path: "destinations/dst-legacy.yaml", text: toYaml(record) }], []);
   await app.stop();
   await store.close();
@@ -59,7 +64,9 @@ test("at trace level the log holds no secret, from the start-up upgrade, the API
 
   // The upgrade ran before the server said it was ready, and said what to do next.
   expect(server.stdout()).toContain("moved plaintext secrets found in the working tree to the vault");
-  expect((await call<{ config: { headers: unknown } }>("/destinations/dst-legacy")).config.headers).toEqual({ Authorization: { secret: true, set: true, updatedAt: expect.any(String) } });
+  expect((await call<{ config: { headers: unknown } }>("/destinations/dst-legacy")).config.headers).toEqual({
+    Authorization: { secret: true, set: true, updatedAt: expect.any(String) },
+  });
 
   const gw = await call<{ id: string; name: string; type: string; config: Record<string, unknown> }>("/destinations", "POST", {
     name: "gw",
@@ -67,7 +74,12 @@ test("at trace level the log holds no secret, from the start-up upgrade, the API
     config: { endpoint: "https://gw.example.com:4318", headers: { Authorization: CREATED } },
   });
   await call(`/destinations/${gw.id}`, "PUT", { name: gw.name, type: gw.type, config: { ...gw.config, headers: { Authorization: REPLACED } } });
-  await call("/destinations", "POST", { name: "bad", type: "otlphttp", config: { endpoint: "https://gw.example.com:4318", headers: { Authorization: `${REFUSED}\n` } } }, 400);
+  await call(
+    "/destinations",
+    "POST",
+    { name: "bad", type: "otlphttp", config: { endpoint: "https://gw.example.com:4318", headers: { Authorization: `${REFUSED}\n` } } },
+    400,
+  );
   await call("/destinations", "POST", { name: "bad", type: "otlphttp", config: { endpoint: 42, headers: { Authorization: REFUSED } } }, 400);
 
   // Both channels deliver a published config with its secret in, and get it reported back.
@@ -75,7 +87,13 @@ test("at trace level the log holds no secret, from the start-up upgrade, the API
   const pipeline = await call<{ id: string }>("/pipelines", "POST", {
     name: "logs",
     signal: "logs",
-    topology: { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: gw.id }], edges: [{ id: "e1", source: "in", target: "out" }] },
+    topology: {
+      nodes: [
+        { id: "in", kind: "source" },
+        { id: "out", kind: "destination", ref: gw.id },
+      ],
+      edges: [{ id: "e1", source: "in", target: "out" }],
+    },
   });
   const opamp = await call<{ id: string }>("/collectors", "POST", { name: "log-opamp" });
   const rcfg = await call<{ id: string }>("/collectors", "POST", { name: "log-rcfg", managementMode: "rcfg-remotecfg" });
@@ -96,7 +114,9 @@ test("at trace level the log holds no secret, from the start-up upgrade, the API
     const delivered = new TextDecoder().decode((await pushed).remoteConfig!.config!.configMap[""]!.body);
     expect(delivered).toContain(JSON.stringify(OVERRIDE));
     const body = new TextEncoder().encode(`exporters:\n  otlphttp:\n    headers:\n      Authorization: ${OVERRIDE}\n`);
-    const effectiveConfig = create(OpampEffectiveConfigSchema, { configMap: create(AgentConfigMapSchema, { configMap: { "": { body, contentType: "text/yaml" } } }) });
+    const effectiveConfig = create(OpampEffectiveConfigSchema, {
+      configMap: create(AgentConfigMapSchema, { configMap: { "": { body, contentType: "text/yaml" } } }),
+    });
     await agent.call({ effectiveConfig, remoteConfigStatus: applied((await pushed).remoteConfig!.configHash) });
   } finally {
     agent.close();
@@ -106,7 +126,10 @@ test("at trace level the log holds no secret, from the start-up upgrade, the API
   const remote = remoteConfigClient(server.base, rcfgToken);
   expect((await remote.getConfig({ id: rcfg.id })).content).toContain(JSON.stringify(REPLACED));
   const body = new TextEncoder().encode(`otelcol.exporter.otlphttp "gw" {\n  client {\n    headers = { "Authorization" = "${REPLACED}" }\n  }\n}\n`);
-  await remote.getConfig({ id: rcfg.id, effectiveConfig: create(EffectiveConfigSchema, { configMap: { configMap: { "": { body, contentType: "text/plain" } } } }) });
+  await remote.getConfig({
+    id: rcfg.id,
+    effectiveConfig: create(EffectiveConfigSchema, { configMap: { configMap: { "": { body, contentType: "text/plain" } } } }),
+  });
 
   await server.stop("SIGTERM");
   const log = server.stdout() + server.stderr();

@@ -99,11 +99,7 @@ class Output {
       const match = pattern.exec(this.text);
       if (match) return match;
       if (ended || Date.now() >= deadline) return null;
-      await Promise.race([
-        new Promise<void>((wake) => this.waiters.push(wake)),
-        Bun.sleep(Math.max(1, Math.min(200, deadline - Date.now()))),
-        this.done,
-      ]);
+      await Promise.race([new Promise<void>((wake) => this.waiters.push(wake)), Bun.sleep(Math.max(1, Math.min(200, deadline - Date.now()))), this.done]);
     }
   }
 }

@@ -19,7 +19,10 @@ test("a second server on the same storage.boltPath exits 1 naming the first; aft
   const token = bootstrapToken();
   const env = { SVC_BOOTSTRAP_ADMINTOKEN: token, SVC_LOGGING_LEVEL: "warn" };
   const first = await startServer({ statePath, env });
-  const created = await api(first.base, token, "/sources", { method: "POST", json: { name: "kept", type: "filelog", config: { include: ["/var/log/kept.log"] } } });
+  const created = await api(first.base, token, "/sources", {
+    method: "POST",
+    json: { name: "kept", type: "filelog", config: { include: ["/var/log/kept.log"] } },
+  });
   expect(created.status).toBe(201);
   const commit = await api(first.base, token, "/commit", { method: "POST", json: { message: "first server's commit" } });
   expect(commit.status).toBe(201);

@@ -167,7 +167,10 @@ describe("Alloy's client through a collector's life", () => {
   });
 
   test("a name and attributes added to its file reach svc with the reload's RegisterCollector", async () => {
-    const file = (await bootstrap(a.token)).replace('poll_frequency = "1m"', 'poll_frequency = "1m"\n\tname           = "alloy-host-1"\n\tattributes     = {"team" = "blue"}');
+    const file = (await bootstrap(a.token)).replace(
+      'poll_frequency = "1m"',
+      'poll_frequency = "1m"\n\tname           = "alloy-host-1"\n\tattributes     = {"team" = "blue"}',
+    );
     client.rewrite(file);
     const reload = await client.step("reload");
     expect(reload.error).toBeUndefined();
@@ -188,7 +191,12 @@ describe("Alloy's client through a collector's life", () => {
     expect(refused.calls[0]!.error!.message).toBe("unauthenticated: the Bearer token is not a live collector token (unknown, rotated or revoked)");
     expect(refused).toMatchObject({ status: "RemoteConfigStatuses_FAILED", remoteHash: hash });
 
-    client.rewrite((await bootstrap(rotated)).replace('poll_frequency = "1m"', 'poll_frequency = "1m"\n\tname           = "alloy-host-1"\n\tattributes     = {"team" = "blue"}'));
+    client.rewrite(
+      (await bootstrap(rotated)).replace(
+        'poll_frequency = "1m"',
+        'poll_frequency = "1m"\n\tname           = "alloy-host-1"\n\tattributes     = {"team" = "blue"}',
+      ),
+    );
     const reload = await client.step("reload");
     expect(methods(reload.calls)).toEqual(["RegisterCollector ok", "GetConfig ok", "GetConfig ok"]);
     // Alloy tells of its failed fetch with the hash of the config it runs, then that the config is applied.
@@ -266,7 +274,10 @@ describe("a fetch that failed is no verdict on the config", () => {
     canaryClient.rewrite(file);
     const back = await canaryClient.step("reload");
     expect(methods(back.calls)).toEqual(["RegisterCollector ok", "GetConfig ok", "GetConfig ok"]);
-    expect(back.calls[1]!.request).toMatchObject({ hash: applied.remoteHash, remoteConfigStatus: { status: "RemoteConfigStatuses_FAILED", errorMessage: failed.errorMessage } });
+    expect(back.calls[1]!.request).toMatchObject({
+      hash: applied.remoteHash,
+      remoteConfigStatus: { status: "RemoteConfigStatuses_FAILED", errorMessage: failed.errorMessage },
+    });
     expect(back.status).toBe("RemoteConfigStatuses_APPLIED");
 
     const status = await call<RolloutStatus>(`/rollouts/${rollout.id}`);

@@ -18,7 +18,6 @@ let collectorId: string;
 let otherId: string;
 let token: string;
 
-
 const call = <T = Record<string, unknown>>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
 
 async function mint(id: string): Promise<string> {
@@ -47,7 +46,7 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 describe("before anything is published to it", () => {
-  test("a hash from elsewhere gets empty content with hash \"\", not an error", async () => {
+  test('a hash from elsewhere gets empty content with hash "", not an error', async () => {
     const otherToken = await mint(otherId);
     const stale = await client(otherToken).getConfig({ id: otherId, hash: "abc" });
     expect(stale).toMatchObject({ content: "", hash: "", notModified: false });
@@ -80,10 +79,15 @@ describe("published config", () => {
 
   test("curl with the JSON codec fetches too", async () => {
     const { status, body } = await curl([
-      "-X", "POST", `${server.base}/collector.v1.CollectorService/GetConfig`,
-      "-H", "Content-Type: application/json",
-      "-H", `Authorization: Bearer ${token}`,
-      "--data", JSON.stringify({ id: collectorId }),
+      "-X",
+      "POST",
+      `${server.base}/collector.v1.CollectorService/GetConfig`,
+      "-H",
+      "Content-Type: application/json",
+      "-H",
+      `Authorization: Bearer ${token}`,
+      "--data",
+      JSON.stringify({ id: collectorId }),
     ]);
     expect(status).toBe(200);
     const answer = JSON.parse(body) as { content: string; hash: string; notModified?: boolean };
@@ -91,10 +95,15 @@ describe("published config", () => {
     expect(answer.hash).toMatch(/^[0-9a-f]{64}$/);
 
     const again = await curl([
-      "-X", "POST", `${server.base}/collector.v1.CollectorService/GetConfig`,
-      "-H", "Content-Type: application/json",
-      "-H", `Authorization: Bearer ${token}`,
-      "--data", JSON.stringify({ id: collectorId, hash: answer.hash }),
+      "-X",
+      "POST",
+      `${server.base}/collector.v1.CollectorService/GetConfig`,
+      "-H",
+      "Content-Type: application/json",
+      "-H",
+      `Authorization: Bearer ${token}`,
+      "--data",
+      JSON.stringify({ id: collectorId, hash: answer.hash }),
     ]);
     expect(JSON.parse(again.body)).toEqual({ hash: answer.hash, notModified: true });
   });
@@ -102,10 +111,14 @@ describe("published config", () => {
   test("Basic auth and no auth are unauthenticated (401) with a Connect error body", async () => {
     for (const auth of [["-u", `collector:${token}`], []]) {
       const { status, body } = await curl([
-        "-X", "POST", `${server.base}/collector.v1.CollectorService/GetConfig`,
-        "-H", "Content-Type: application/json",
+        "-X",
+        "POST",
+        `${server.base}/collector.v1.CollectorService/GetConfig`,
+        "-H",
+        "Content-Type: application/json",
         ...auth,
-        "--data", JSON.stringify({ id: collectorId }),
+        "--data",
+        JSON.stringify({ id: collectorId }),
       ]);
       expect(status).toBe(401);
       expect(JSON.parse(body)).toMatchObject({ code: "unauthenticated" });
@@ -164,11 +177,11 @@ describe("published config", () => {
 
   test("an effective config is stored once, not on every poll", async () => {
     const rcfg = client(token);
-    const body = new TextEncoder().encode("logging { level = \"info\" }\n");
+    const body = new TextEncoder().encode('logging { level = "info" }\n');
     const effectiveConfig = create(EffectiveConfigSchema, { configMap: { configMap: { "": { body, contentType: "text/plain" } } } });
     await rcfg.getConfig({ id: collectorId, effectiveConfig });
     const first = await server.app.delivery.effective(collectorId);
-    expect(first?.files).toEqual([{ name: "", contentType: "text/plain", body: "logging { level = \"info\" }\n" }]);
+    expect(first?.files).toEqual([{ name: "", contentType: "text/plain", body: 'logging { level = "info" }\n' }]);
     await Bun.sleep(5);
     await rcfg.getConfig({ id: collectorId, effectiveConfig });
     expect((await server.app.delivery.effective(collectorId))?.reportedAt).toBe(first!.reportedAt);
@@ -196,7 +209,10 @@ describe("published config", () => {
       const rcfg = remoteConfigClient(server.base, old, { json });
       while (outcomes.filter((o) => o.afterRevocation).length < 20) {
         const afterRevocation = revoked;
-        const code = await rcfg.getConfig({ id: collectorId, hash }).then(() => "ok" as const, (error) => ConnectError.from(error).code);
+        const code = await rcfg.getConfig({ id: collectorId, hash }).then(
+          () => "ok" as const,
+          (error) => ConnectError.from(error).code,
+        );
         outcomes.push({ afterRevocation, code });
       }
     };

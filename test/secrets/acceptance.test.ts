@@ -16,7 +16,7 @@ import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@connectrpc/connect";
-import { CollectorService } from "../../server/gen/collector/v1/collector_pb.ts";
+import type { CollectorService } from "../../server/gen/collector/v1/collector_pb.ts";
 import { testDatabases, type TestDatabases } from "../../server/store/testdb.ts";
 import { jsonCaller } from "../client.ts";
 import { until } from "../opamp/helpers.ts";
@@ -139,7 +139,9 @@ async function scenario(
   let { a, b } = await start();
   const admin = jsonCaller(a.base, ADMIN);
   const ids = await deploy(admin);
-  const viewerToken = (await admin<{ token: string }>("/service-accounts", "POST", { name: "viewer", scopes: ["config:read", "collectors:read", "audit:read"] })).token;
+  const viewerToken = (
+    await admin<{ token: string }>("/service-accounts", "POST", { name: "viewer", scopes: ["config:read", "collectors:read", "audit:read"] })
+  ).token;
   const viewer = jsonCaller(b.base, viewerToken);
   const texts = [JSON.stringify(await viewer("/changes"))];
   await admin("/commit", "POST", { message: "backend with a credential" });

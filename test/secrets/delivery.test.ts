@@ -40,7 +40,6 @@ import { applied, description, RawAgent, until } from "../opamp/helpers.ts";
 import { connectError, remoteConfigClient } from "../remotecfg/client.ts";
 import { bootstrapToken } from "../process/spawn.ts";
 
-
 type Runtime = RenderedConfig["runtime"];
 
 /** Adds headers to the otlphttp destination of a real rendering, each value a secret's marker, as render writes them. */
@@ -192,7 +191,11 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
         `alloy: ${quotedSecret("alloy", plaintext)}`,
       ].join("\n");
       await agent.call({
-        remoteConfigStatus: applied(message.remoteConfig!.configHash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, `exporter refused header "Authorization: ${plaintext}"`),
+        remoteConfigStatus: applied(
+          message.remoteConfig!.configHash,
+          RemoteConfigStatuses.RemoteConfigStatuses_FAILED,
+          `exporter refused header "Authorization: ${plaintext}"`,
+        ),
         effectiveConfig: { configMap: { configMap: { "": { body: new TextEncoder().encode(reported), contentType: "text/yaml" } } } },
       });
       const target = await until(async () => {
@@ -319,35 +322,38 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
       }
     });
 
-    test.if(options.rotates)("after the key is rotated (every secret sealed again under a new key, a replica on it) the delivered configs are byte-identical and their hashes unchanged", async () => {
-      const rcfgBefore = await remoteConfigClient(r.b.base, rcfgToken).getConfig({ id: ids.rcfg });
-      const key = randomBytes(KEY_BYTES);
-      const next = new Secrets([key]);
-      for (const doc of await r.a.app.store.list<SecretDoc>(SECRETS_COLLECTION)) {
-        const context = sealContext(SECRETS_COLLECTION, doc.id);
-        const sealed = next.seal(r.a.app.secrets.openString(doc.data.sealed, context), context);
-        await r.a.app.store.write([{ op: "put", collection: SECRETS_COLLECTION, id: doc.id, data: { ...doc.data, sealed }, expect: doc.version }]);
-      }
-      const c = await r.replicaWithKey!(key.toString("base64"));
+    test.if(options.rotates)(
+      "after the key is rotated (every secret sealed again under a new key, a replica on it) the delivered configs are byte-identical and their hashes unchanged",
+      async () => {
+        const rcfgBefore = await remoteConfigClient(r.b.base, rcfgToken).getConfig({ id: ids.rcfg });
+        const key = randomBytes(KEY_BYTES);
+        const next = new Secrets([key]);
+        for (const doc of await r.a.app.store.list<SecretDoc>(SECRETS_COLLECTION)) {
+          const context = sealContext(SECRETS_COLLECTION, doc.id);
+          const sealed = next.seal(r.a.app.secrets.openString(doc.data.sealed, context), context);
+          await r.a.app.store.write([{ op: "put", collection: SECRETS_COLLECTION, id: doc.id, data: { ...doc.data, sealed }, expect: doc.version }]);
+        }
+        const c = await r.replicaWithKey!(key.toString("base64"));
 
-      const rcfg = remoteConfigClient(c.base, rcfgToken);
-      const rcfgAfter = await rcfg.getConfig({ id: ids.rcfg });
-      expect(rcfgAfter.hash).toBe(rcfgBefore.hash);
-      expect(rcfgAfter.content).toBe(rcfgBefore.content);
-      expect((await rcfg.getConfig({ id: ids.rcfg, hash: rcfgBefore.hash })).notModified).toBe(true);
+        const rcfg = remoteConfigClient(c.base, rcfgToken);
+        const rcfgAfter = await rcfg.getConfig({ id: ids.rcfg });
+        expect(rcfgAfter.hash).toBe(rcfgBefore.hash);
+        expect(rcfgAfter.content).toBe(rcfgBefore.content);
+        expect((await rcfg.getConfig({ id: ids.rcfg, hash: rcfgBefore.hash })).notModified).toBe(true);
 
-      const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", collectorId: ids.ws });
-      const rotated = await RawAgent.connect(`${c.base.replace(/^http/, "ws")}/v1/opamp`, token);
-      try {
-        const first = await rotated.call({ agentDescription: description({ "service.name": "otel-ws" }) });
-        expect(Buffer.from(first.remoteConfig!.configHash).toString("hex")).toBe(wsDelivered.hash);
-        expect(new TextDecoder().decode(first.remoteConfig!.config!.configMap[""]!.body)).toBe(wsDelivered.body);
-        // Reporting the hash it runs: nothing is sent again.
-        expect((await rotated.call({ remoteConfigStatus: applied(first.remoteConfig!.configHash) })).remoteConfig).toBeUndefined();
-      } finally {
-        rotated.close();
-      }
-    });
+        const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", collectorId: ids.ws });
+        const rotated = await RawAgent.connect(`${c.base.replace(/^http/, "ws")}/v1/opamp`, token);
+        try {
+          const first = await rotated.call({ agentDescription: description({ "service.name": "otel-ws" }) });
+          expect(Buffer.from(first.remoteConfig!.configHash).toString("hex")).toBe(wsDelivered.hash);
+          expect(new TextDecoder().decode(first.remoteConfig!.config!.configMap[""]!.body)).toBe(wsDelivered.body);
+          // Reporting the hash it runs: nothing is sent again.
+          expect((await rotated.call({ remoteConfigStatus: applied(first.remoteConfig!.configHash) })).remoteConfig).toBeUndefined();
+        } finally {
+          rotated.close();
+        }
+      },
+    );
 
     test("published for real from a tree whose stored header is {secret: id}: render writes the otelcol headers as these tests did by hand, and the collectors get the plaintext", async () => {
       const { items } = await call<{ items: { id: string; name: string }[] }>("/destinations");
@@ -410,50 +416,58 @@ function suite(name: string, start: () => Promise<Replicas>, options: { rotates:
   });
 }
 
-suite("embedded store", async () => {
-  const server = await startTestServer();
-  return {
-    a: server,
-    b: server,
-    async dump() {
-      const db = new Database(join(server.dir, "state.db"), { readonly: true });
-      try {
-        const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
-        return tables.map(({ name }) => JSON.stringify(db.query(`SELECT * FROM "${name}"`).all())).join("\n");
-      } finally {
-        db.close();
-      }
-    },
-    stop: () => server.stop(),
-  };
-}, { rotates: false });
+suite(
+  "embedded store",
+  async () => {
+    const server = await startTestServer();
+    return {
+      a: server,
+      b: server,
+      async dump() {
+        const db = new Database(join(server.dir, "state.db"), { readonly: true });
+        try {
+          const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+          return tables.map(({ name }) => JSON.stringify(db.query(`SELECT * FROM "${name}"`).all())).join("\n");
+        } finally {
+          db.close();
+        }
+      },
+      stop: () => server.stop(),
+    };
+  },
+  { rotates: false },
+);
 
-suite("PostgreSQL, two replicas sharing the key", async () => {
-  const pg: TestDatabases = await testDatabases();
-  const uri = await pg.create("secrets_delivery");
-  const env = { SVC_SECRETS_KEY: randomBytes(KEY_BYTES).toString("base64"), SVC_BOOTSTRAP_ADMINTOKEN: bootstrapToken() };
-  const a = await startTestServer(env, () => PostgresStore.open(uri));
-  const b = await startTestServer(env, () => PostgresStore.open(uri));
-  const more: TestServer[] = [];
-  return {
-    a,
-    b,
-    async replicaWithKey(key) {
-      const server = await startTestServer({ ...env, SVC_SECRETS_KEY: key }, () => PostgresStore.open(uri));
-      more.push(server);
-      return server;
-    },
-    async dump() {
-      const proc = Bun.spawn(["pg_dump", "--data-only", uri], { stdout: "pipe", stderr: "pipe" });
-      const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-      if (code !== 0) throw new Error(`pg_dump failed: ${err}`);
-      return out;
-    },
-    async stop() {
-      for (const server of more) await server.stop();
-      await b.stop();
-      await a.stop();
-      await pg.dropAll();
-    },
-  };
-}, { rotates: true });
+suite(
+  "PostgreSQL, two replicas sharing the key",
+  async () => {
+    const pg: TestDatabases = await testDatabases();
+    const uri = await pg.create("secrets_delivery");
+    const env = { SVC_SECRETS_KEY: randomBytes(KEY_BYTES).toString("base64"), SVC_BOOTSTRAP_ADMINTOKEN: bootstrapToken() };
+    const a = await startTestServer(env, () => PostgresStore.open(uri));
+    const b = await startTestServer(env, () => PostgresStore.open(uri));
+    const more: TestServer[] = [];
+    return {
+      a,
+      b,
+      async replicaWithKey(key) {
+        const server = await startTestServer({ ...env, SVC_SECRETS_KEY: key }, () => PostgresStore.open(uri));
+        more.push(server);
+        return server;
+      },
+      async dump() {
+        const proc = Bun.spawn(["pg_dump", "--data-only", uri], { stdout: "pipe", stderr: "pipe" });
+        const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+        if (code !== 0) throw new Error(`pg_dump failed: ${err}`);
+        return out;
+      },
+      async stop() {
+        for (const server of more) await server.stop();
+        await b.stop();
+        await a.stop();
+        await pg.dropAll();
+      },
+    };
+  },
+  { rotates: true },
+);

@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { removeTempDirs, tempDir } from "../process/spawn.ts";
 
-
 /** Every answer, whatever made it. */
 function expectCommon(res: Response) {
   expect(res.headers.get("x-content-type-options")).toBe("nosniff");
@@ -108,7 +107,24 @@ describe("over TLS", () => {
     const certFile = join(dir, "cert.pem");
     const keyFile = join(dir, "key.pem");
     const openssl = Bun.spawn(
-      ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-keyout", keyFile, "-out", certFile],
+      [
+        "openssl",
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        keyFile,
+        "-out",
+        certFile,
+      ],
       { stdout: "ignore", stderr: "pipe" },
     );
     expect(await openssl.exited).toBe(0);

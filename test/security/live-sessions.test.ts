@@ -49,7 +49,9 @@ function offeredControl(messages: ServerToAgent[]): string[] {
 /** Every bearer value a ServerToAgent carries in its connection settings. */
 function offeredTokens(messages: ServerToAgent[]): string[] {
   return messages.flatMap((m) =>
-    [m.connectionSettings?.opamp?.headers, m.connectionSettings?.ownMetrics?.headers].flatMap((h) => h?.headers.map((x) => x.value.replace(/^Bearer /, "")) ?? []),
+    [m.connectionSettings?.opamp?.headers, m.connectionSettings?.ownMetrics?.headers].flatMap(
+      (h) => h?.headers.map((x) => x.value.replace(/^Bearer /, "")) ?? [],
+    ),
   );
 }
 

@@ -22,11 +22,20 @@ function login(localAddress: string, username: string, password: string): Promis
   const body = JSON.stringify({ username, password });
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: "POST", localAddress, headers: { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: "POST",
+        localAddress,
+        headers: { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) },
+      },
       (res) => {
         let text = "";
         res.on("data", (chunk) => (text += chunk));
-        res.on("end", () => resolve({ status: res.statusCode!, code: res.statusCode === 200 ? undefined : (JSON.parse(text) as { error: { code: string } }).error.code }));
+        res.on("end", () =>
+          resolve({ status: res.statusCode!, code: res.statusCode === 200 ? undefined : (JSON.parse(text) as { error: { code: string } }).error.code }),
+        );
       },
     );
     req.on("error", reject);

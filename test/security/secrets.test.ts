@@ -71,12 +71,19 @@ test("no minted secret reaches the logs or a later answer, and a 401 burst is au
   const password = keep("UI password", bannerUiPassword(first.stdout()));
 
   // UI login: the session cookie and its CSRF token.
-  const login = await fetch(`${base}/api/v1/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ username: "admin", password }) });
+  const login = await fetch(`${base}/api/v1/session`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ username: "admin", password }),
+  });
   expect(login.status).toBe(200);
   const cookie = keep("UI session", /svc_session=([^;]+)/.exec(login.headers.get("set-cookie") ?? "")?.[1]);
   const csrf = keep("CSRF token", ((await login.json()) as { csrfToken: string }).csrfToken);
   const asUser = (path: string, init: RequestInit = {}) =>
-    fetch(`${base}/api/v1${path}`, { ...init, headers: { Cookie: `svc_session=${cookie}`, "X-CSRF-Token": csrf, "Content-Type": "application/json", ...init.headers } });
+    fetch(`${base}/api/v1${path}`, {
+      ...init,
+      headers: { Cookie: `svc_session=${cookie}`, "X-CSRF-Token": csrf, "Content-Type": "application/json", ...init.headers },
+    });
   expect((await asUser("/session")).status).toBe(200);
   expect((await asUser("/collectors", { method: "POST", body: JSON.stringify({ name: "by-cookie" }) })).status).toBe(201);
   expect((await asUser("/collectors", { method: "POST", body: "{}", headers: { "X-CSRF-Token": "wrong" } })).status).toBe(403);
@@ -99,7 +106,11 @@ test("no minted secret reaches the logs or a later answer, and a 401 burst is au
   keep("agent enrollment", agent.token);
   const snippet = await must<{ snippet: string }>(api(base, admin, "/collectors/snippet?agent=true", { method: "POST" }), 201);
   tokenIn("snippet enrollment", snippet.snippet);
-  keep("snippet agent enrollment", [...snippet.snippet.matchAll(new RegExp(TOKEN_PATTERN, "g"))].map((m) => m[0]).find((t) => !secrets.has(t) && t !== secrets.get("snippet enrollment")) ?? null);
+  keep(
+    "snippet agent enrollment",
+    [...snippet.snippet.matchAll(new RegExp(TOKEN_PATTERN, "g"))].map((m) => m[0]).find((t) => !secrets.has(t) && t !== secrets.get("snippet enrollment")) ??
+      null,
+  );
   const files = await must<{ files: { body: string }[] }>(api(base, admin, "/bootstrap-files", { method: "POST", json: { token: opamp.token } }), 200);
   expect(files.files.map((f) => f.body).join("\n")).toContain(opamp.token);
   await must(api(base, admin, `/enrollment-tokens/${agent.id}`, { method: "DELETE" }), 204);
@@ -108,12 +119,15 @@ test("no minted secret reaches the logs or a later answer, and a 401 burst is au
   const otelcol = await must<{ id: string }>(api(base, admin, "/collectors", { method: "POST", json: { name: "otelcol" } }), 201);
   const otelFiles = await must<{ files: { body: string }[] }>(api(base, admin, `/collectors/${otelcol.id}/bootstrap`, { method: "POST" }), 201);
   tokenIn("collector bootstrap enrollment", otelFiles.files.map((f) => f.body).join("\n"));
-  const alloy = await must<{ id: string }>(
-    api(base, admin, "/collectors", { method: "POST", json: { name: "alloy", managementMode: "rcfg-remotecfg" } }),
-    201,
+  const alloy = await must<{ id: string }>(api(base, admin, "/collectors", { method: "POST", json: { name: "alloy", managementMode: "rcfg-remotecfg" } }), 201);
+  const oldCt = keep(
+    "collector token 1",
+    (await must<{ token: string }>(api(base, admin, `/collectors/${alloy.id}/otlp-token`, { method: "POST" }), 201)).token,
   );
-  const oldCt = keep("collector token 1", (await must<{ token: string }>(api(base, admin, `/collectors/${alloy.id}/otlp-token`, { method: "POST" }), 201)).token);
-  const newCt = keep("collector token 2", (await must<{ token: string }>(api(base, admin, `/collectors/${alloy.id}/otlp-token`, { method: "POST" }), 201)).token);
+  const newCt = keep(
+    "collector token 2",
+    (await must<{ token: string }>(api(base, admin, `/collectors/${alloy.id}/otlp-token`, { method: "POST" }), 201)).token,
+  );
   const alloyFiles = await must<{ files: { body: string }[] }>(api(base, admin, `/collectors/${alloy.id}/bootstrap`, { method: "POST" }), 201);
   const ct = tokenIn("collector token 3", alloyFiles.files.map((f) => f.body).join("\n"));
   expect([oldCt, newCt]).not.toContain(ct);
@@ -132,16 +146,38 @@ test("no minted secret reaches the logs or a later answer, and a 401 burst is au
   expect((await metrics(newCt)).status).toBe(401);
   expect((await metrics(agent.token)).status).toBe(401);
   // The opamp collector's metrics credential, rotated: the new one pushes, the old one and the OpAMP channel refuse.
-  const oldCm = keep("metrics credential 1", (await must<{ token: string }>(api(base, admin, `/collectors/${otelcol.id}/metrics-token`, { method: "POST" }), 201)).token);
-  const cm = keep("metrics credential 2", (await must<{ token: string }>(api(base, admin, `/collectors/${otelcol.id}/metrics-token`, { method: "POST" }), 201)).token);
+  const oldCm = keep(
+    "metrics credential 1",
+    (await must<{ token: string }>(api(base, admin, `/collectors/${otelcol.id}/metrics-token`, { method: "POST" }), 201)).token,
+  );
+  const cm = keep(
+    "metrics credential 2",
+    (await must<{ token: string }>(api(base, admin, `/collectors/${otelcol.id}/metrics-token`, { method: "POST" }), 201)).token,
+  );
   expect((await metrics(cm)).status).toBeLessThan(300);
   expect((await metrics(oldCm)).status).toBe(401);
-  expect((await fetch(`${base}/v1/opamp`, { method: "POST", headers: { Authorization: `Bearer ${cm}`, "Content-Type": "application/x-protobuf" }, body: new Uint8Array() })).status).toBe(401);
+  expect(
+    (
+      await fetch(`${base}/v1/opamp`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${cm}`, "Content-Type": "application/x-protobuf" },
+        body: new Uint8Array(),
+      })
+    ).status,
+  ).toBe(401);
   // Secrets in places they do not belong: a query string, a Basic header, the OpAMP channel.
   expect((await fetch(`${base}/api/v1/collectors?token=${ct}`)).status).toBe(401);
   expect((await fetch(`${base}/v1/bootstrap?token=${opamp.token}`)).status).toBeGreaterThanOrEqual(400);
   expect((await fetch(`${base}/api/v1/collectors`, { headers: { Authorization: `Basic ${btoa(`admin:${password}`)}` } })).status).toBe(401);
-  expect((await fetch(`${base}/v1/opamp`, { method: "POST", headers: { Authorization: `Bearer ${agent.token}`, "Content-Type": "application/x-protobuf" }, body: new Uint8Array([1, 2, 3]) })).status).toBeGreaterThanOrEqual(400);
+  expect(
+    (
+      await fetch(`${base}/v1/opamp`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${agent.token}`, "Content-Type": "application/x-protobuf" },
+        body: new Uint8Array([1, 2, 3]),
+      })
+    ).status,
+  ).toBeGreaterThanOrEqual(400);
   expect((await api(base, ct, "/collectors")).status).toBe(401);
 
   // Users: an invite redeemed, a reset redeemed, and each link tried again.
@@ -163,7 +199,11 @@ test("no minted secret reaches the logs or a later answer, and a 401 burst is au
   const annNewPassword = keep("reset password", `ann-${crypto.randomUUID()}`);
   expect((await redeem("/session/password-reset", resetToken, annNewPassword)).status).toBe(200);
   expect((await redeem("/session/password-reset", resetToken, annNewPassword)).status).toBe(400);
-  const wrongLogin = await fetch(`${base}/api/v1/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ username: "ann", password: annPassword }) });
+  const wrongLogin = await fetch(`${base}/api/v1/session`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ username: "ann", password: annPassword }),
+  });
   expect(wrongLogin.status).toBe(401);
 
   // Every GET route of the OpenAPI document: no token and no digest of one in any answer.

@@ -47,9 +47,7 @@ function unplacedName(module: string): string {
 }
 
 function refusal(fromFolder: string, toFolder: string): string | undefined {
-  return REFUSED.find(
-    (rule) => rule.to === toFolder && (rule.from === "*" ? !(rule.except ?? []).includes(fromFolder) : rule.from === fromFolder),
-  )?.why;
+  return REFUSED.find((rule) => rule.to === toFolder && (rule.from === "*" ? !(rule.except ?? []).includes(fromFolder) : rule.from === fromFolder))?.why;
 }
 
 function program(module: string): string {
@@ -92,10 +90,7 @@ export function checkStructure(root: string, { graph, computed }: Scan = scan(ro
   }
 
   const placed = new Set(folder.values());
-  const stale = [
-    ...Object.keys(FOLDERS).filter((entry) => !placed.has(entry)),
-    ...Object.keys(FILES).filter((file) => !graph.has(file)),
-  ];
+  const stale = [...Object.keys(FOLDERS).filter((entry) => !placed.has(entry)), ...Object.keys(FILES).filter((file) => !graph.has(file))];
   const folderGraph = new Map([...placed].map((f) => [f, [...(folders.get(f) ?? [])]]));
   return { unassigned: [...unassigned].sort(), stale, wrong, cycles: cyclesOf(folderGraph), computed };
 }

@@ -38,7 +38,9 @@ function exists(name: string, bases: readonly string[], within: readonly string[
 const read = (doc: string) => readFileSync(join(ROOT, doc), "utf8");
 
 test("the names a doc is read for are the ones checked", () => {
-  const names = namedPaths("`server/rollout/delivery.ts` `rollout/retarget.ts` `agent/` `<type>.ts` `/v1/opamp` `ws://` `test/peers/bin/ferretdb` `RUNTIME_NAMES` `config.yaml`");
+  const names = namedPaths(
+    "`server/rollout/delivery.ts` `rollout/retarget.ts` `agent/` `<type>.ts` `/v1/opamp` `ws://` `test/peers/bin/ferretdb` `RUNTIME_NAMES` `config.yaml`",
+  );
   expect(names).toEqual(["agent/", "config.yaml", "rollout/retarget.ts", "server/rollout/delivery.ts"]);
   expect(exists("upstream/tables.ts", ["."], ["catalog/upstream/tables.ts"])).toBe(true);
   expect(exists("upstream/gone.ts", ["."], ["catalog/upstream/tables.ts"])).toBe(false);

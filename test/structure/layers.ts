@@ -65,9 +65,9 @@ export const FOLDERS: Readonly<Record<string, Layer>> = {
   "server/errors.ts": "lib",
   "server/version.ts": "lib",
 
-  "shared": "shared",
+  shared: "shared",
   "server/ui": "ui",
-  "agent": "agent",
+  agent: "agent",
 };
 
 /**

@@ -40,7 +40,9 @@ test("the unplanted copy passes: what fails below fails for what was planted", (
 });
 
 test("a domain module importing a collector channel is refused: channels are not the edge, but they are above the domain", () => {
-  const report = plantedReport({ "server/collectors/planted.ts": 'import type { OpampChannel } from "../opamp/channel.ts";\nexport type Planted = OpampChannel;\n' });
+  const report = plantedReport({
+    "server/collectors/planted.ts": 'import type { OpampChannel } from "../opamp/channel.ts";\nexport type Planted = OpampChannel;\n',
+  });
   expect(report.wrong).toEqual(["server/collectors/planted.ts → server/opamp/channel.ts: domain may not import channels"]);
 });
 
@@ -51,13 +53,15 @@ test("the store importing the rollout is refused, and the folder cycle it closes
 });
 
 test("a cycle between folders the layers allow is refused all the same", () => {
-  const report = plantedReport({ "server/audit/planted.ts": 'import type { EffectiveConfig } from "../rollout/records.ts";\nexport type Planted = EffectiveConfig;\n' });
+  const report = plantedReport({
+    "server/audit/planted.ts": 'import type { EffectiveConfig } from "../rollout/records.ts";\nexport type Planted = EffectiveConfig;\n',
+  });
   expect(report.wrong).toEqual([]);
   expect(report.cycles.some((cycle) => cycle.includes("server/audit") && cycle.includes("server/rollout"))).toBe(true);
 });
 
 test("a dynamic import with a computed path is refused: no reader can tell what it loads", () => {
-  const report = plantedReport({ "server/collectors/planted.ts": 'export const load = (name: string) => import(`./${name}.ts`);\n' });
+  const report = plantedReport({ "server/collectors/planted.ts": "export const load = (name: string) => import(`./${name}.ts`);\n" });
   expect(report.computed).toEqual(["server/collectors/planted.ts: import(`./${name}.ts`)"]);
 });
 

@@ -48,6 +48,6 @@ test("no UI module writes an API path by hand: every call goes through the typed
 test("the check sees a path written by hand", () => {
   const [, , built] = PATTERNS;
   expect(built![1]("api.get(`/collectors/${encodeURIComponent(id)}`)")).toBe(true);
-  expect(built![1]('api.get(`/audit?${query}`)')).toBe(true);
+  expect(built![1]("api.get(`/audit?${query}`)")).toBe(true);
   expect(built![1]('api.get("/collectors/{id}", { params: { id } })')).toBe(false);
 });

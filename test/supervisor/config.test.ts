@@ -44,7 +44,12 @@ describe("the rendered supervisor.yaml against upstream's config.go", () => {
     expect(collector.extensions.opamp.server.ws.headers.Authorization).toBe("Bearer svcen_abc");
     expect(order).not.toContain(COLLECTOR_FILE);
     // Upstream's own placement, for a file given alone, agrees.
-    expect(configFileOrder({ agent: { config_files: [COLLECTOR_FILE] } })).toEqual(["$OWN_TELEMETRY_CONFIG", COLLECTOR_FILE, "$OPAMP_EXTENSION_CONFIG", "$REMOTE_CONFIG"]);
+    expect(configFileOrder({ agent: { config_files: [COLLECTOR_FILE] } })).toEqual([
+      "$OWN_TELEMETRY_CONFIG",
+      COLLECTOR_FILE,
+      "$OPAMP_EXTENSION_CONFIG",
+      "$REMOTE_CONFIG",
+    ]);
   });
 
   test("the supervisor reports the capabilities svc needs to push config and own-metrics settings", () => {

@@ -197,10 +197,15 @@ test.each(TRANSPORTS)(
     const receiverPort = freePort();
     const { pipelineId } = await pipelineToSink(call, sink.port, [{ collectorId: collector.id, port: receiverPort }]);
     await call("/publish", "POST", {});
-    const published = await until(async () => {
-      const t = await target(call, collector.id);
-      return t?.state === "current" && t;
-    }, LONG, 200, "the pipeline applied");
+    const published = await until(
+      async () => {
+        const t = await target(call, collector.id);
+        return t?.state === "current" && t;
+      },
+      LONG,
+      200,
+      "the pipeline applied",
+    );
     await delivering(sink, receiverPort, "first");
 
     // 1. Own metrics, through what svc offered: its metrics credential, which the supervisor keeps and the collector pushes with.
@@ -233,7 +238,11 @@ test.each(TRANSPORTS)(
     const rotatedAt = Date.now();
     const rotated = await call<{ token: string }>(`/collectors/${collector.id}/otlp-token`, "POST");
     expect((await metricsPush(first.token)).status).toBe(401);
-    const opamp = await fetch(`${server.base}/v1/opamp`, { method: "POST", headers: { Authorization: `Bearer ${first.token}`, "Content-Type": "application/x-protobuf" }, body: new Uint8Array() });
+    const opamp = await fetch(`${server.base}/v1/opamp`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${first.token}`, "Content-Type": "application/x-protobuf" },
+      body: new Uint8Array(),
+    });
     expect(opamp.status).toBe(401);
     expect((await metricsPush(rotated.token)).status).toBe(200);
     await barrier(call, server, supervised, collector.id, transport);
@@ -247,7 +256,12 @@ test.each(TRANSPORTS)(
       const code = await server.stop(signal);
       if (signal === "SIGTERM") expect(code).toBe(0);
       server = await start();
-      await until(async () => statSync(join(supervised.storage, OWN_TELEMETRY)).mtimeMs > stoppedAt, LONG, 100, `the supervisor taking the restarted svc's settings (after ${signal})`);
+      await until(
+        async () => statSync(join(supervised.storage, OWN_TELEMETRY)).mtimeMs > stoppedAt,
+        LONG,
+        100,
+        `the supervisor taking the restarted svc's settings (after ${signal})`,
+      );
       await reporting(call, collector.id, receiverPort, stoppedAt);
       await barrier(call, server, supervised, collector.id, transport);
       await unchanged(`svc's ${signal}`);
@@ -280,10 +294,15 @@ test.each(TRANSPORTS)(
     await call("/publish", "POST", {});
     const good = new Map<string, string>();
     for (const c of [a, b]) {
-      const t = await until(async () => {
-        const now = await target(call, c.id);
-        return now?.state === "current" && now;
-      }, LONG, 200, `collector ${c.name} on the first config`);
+      const t = await until(
+        async () => {
+          const now = await target(call, c.id);
+          return now?.state === "current" && now;
+        },
+        LONG,
+        200,
+        `collector ${c.name} on the first config`,
+      );
       good.set(c.id, t.hash);
     }
 
@@ -294,10 +313,15 @@ test.each(TRANSPORTS)(
       await call("/commit", "POST", { message: "port taken" });
       const rollout = await call<{ id: string; batchEnds: number[] }>("/publish", "POST", { strategy: { batchSize: 1, canary: { collectorIds: [a.id] } } });
       expect(rollout.batchEnds).toEqual([1, 2]);
-      const paused = await until(async () => {
-        const status = await call<RolloutStatus>(`/rollouts/${rollout.id}`);
-        return status.state === "paused" && status;
-      }, LONG, 200, "the rollout paused after its first batch").catch((error) => Promise.reject(new Error(`${error}\n${one.log()}`)));
+      const paused = await until(
+        async () => {
+          const status = await call<RolloutStatus>(`/rollouts/${rollout.id}`);
+          return status.state === "paused" && status;
+        },
+        LONG,
+        200,
+        "the rollout paused after its first batch",
+      ).catch((error) => Promise.reject(new Error(`${error}\n${one.log()}`)));
       const message = "Agent exited unexpectedly with exit code 1 while applying configuration";
       expect(paused.collectors.find((c) => c.id === a.id)).toEqual({ id: a.id, state: "failed", error: message });
       expect(paused.pausedReason).toBe(`1 of 1 collectors in batch 1 failed (100 %, threshold 0 %); first: ${a.name}: ${message}`);

@@ -18,7 +18,20 @@ import { EFFECTIVE } from "../../server/rollout/records.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { until } from "../opamp/helpers.ts";
 import { freePort, removeTempDirs } from "../process/spawn.ts";
-import { ANY_TOKEN, enrolled, LONG, otlpLogs, otlpSource, pipelineToSink, sendLogs, startSink, supervise, TRANSPORTS, type Sink, type Supervised } from "./supervised.ts";
+import {
+  ANY_TOKEN,
+  enrolled,
+  LONG,
+  otlpLogs,
+  otlpSource,
+  pipelineToSink,
+  sendLogs,
+  startSink,
+  supervise,
+  TRANSPORTS,
+  type Sink,
+  type Supervised,
+} from "./supervised.ts";
 
 let server: TestServer;
 let supervised: Supervised | null = null;
@@ -57,9 +70,13 @@ test.each(TRANSPORTS)(
 
     // The records, and what svc's dry-run says survives them.
     const bodies = ["GET /healthz HTTP/1.1", "order 17 paid", "debug: cache warm", "GET /api/live-stream", "user 4 signed in", '{"path": "/ready"}'];
-    const dry = await call<{ output: { resourceLogs: { scopeLogs: { logRecords: { body: { stringValue: string } }[] }[] }[] } }>(`/pipelines/${pipelineId}/dry-run`, "POST", {
-      input: otlpLogs(bodies),
-    });
+    const dry = await call<{ output: { resourceLogs: { scopeLogs: { logRecords: { body: { stringValue: string } }[] }[] }[] } }>(
+      `/pipelines/${pipelineId}/dry-run`,
+      "POST",
+      {
+        input: otlpLogs(bodies),
+      },
+    );
     const predicted = dry.output.resourceLogs.flatMap((r) => r.scopeLogs.flatMap((s) => s.logRecords.map((l) => l.body.stringValue)));
     expect(predicted.length).toBeGreaterThan(0);
     expect(predicted.length).toBeLessThan(bodies.length);
@@ -94,10 +111,14 @@ test.each(TRANSPORTS)(
       await call(`/sources/${sources.get(collector.id)!.sourceId}`, "PUT", otlpSource("apps 1", taken.port));
       await call("/commit", "POST", { message: "port taken" });
       await call("/publish", "POST", {});
-      const failed = await until(async () => {
-        const target = (await server.app.delivery.target(collector.id))?.target;
-        return target?.state === "failed" && target;
-      }, LONG, 200);
+      const failed = await until(
+        async () => {
+          const target = (await server.app.delivery.target(collector.id))?.target;
+          return target?.state === "failed" && target;
+        },
+        LONG,
+        200,
+      );
       expect(failed.error).toContain("exit");
     } finally {
       taken.stop(true);

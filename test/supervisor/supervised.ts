@@ -60,7 +60,8 @@ export function logBodies(bytes: Uint8Array): string[] {
   const bodies: string[] = [];
   for (const resource of fields(bytes, 1))
     for (const scope of fields(resource, 2))
-      for (const record of fields(scope, 2)) for (const body of fields(record, 5)) for (const text of fields(body, 1)) bodies.push(new TextDecoder().decode(text));
+      for (const record of fields(scope, 2))
+        for (const body of fields(record, 5)) for (const text of fields(body, 1)) bodies.push(new TextDecoder().decode(text));
   return bodies;
 }
 
@@ -95,7 +96,11 @@ export function otlpLogs(texts: string[]) {
 /** Sends the records to a collector's OTLP/HTTP receiver; true when it took them. */
 export async function sendLogs(port: number, texts: string[]): Promise<boolean> {
   try {
-    const res = await fetch(`http://127.0.0.1:${port}/v1/logs`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(otlpLogs(texts)) });
+    const res = await fetch(`http://127.0.0.1:${port}/v1/logs`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(otlpLogs(texts)),
+    });
     return res.ok;
   } catch {
     return false;
@@ -140,7 +145,10 @@ export interface SuperviseOptions {
  */
 export async function supervise(base: string, call: Call, options: SuperviseOptions): Promise<Supervised> {
   const root = tempDir("svc-realsup-");
-  const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "opamp", ...(options.expiresIn === undefined ? {} : { expiresIn: options.expiresIn }) });
+  const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", {
+    kind: "opamp",
+    ...(options.expiresIn === undefined ? {} : { expiresIn: options.expiresIn }),
+  });
   const served = await fetch(`${base}/v1/bootstrap?file=/etc/opampsupervisor/config.yaml`, { headers: { Authorization: `Bearer ${token}` } });
   if (served.status !== 200) throw new Error(`GET /v1/bootstrap answered ${served.status}: ${await served.text()}`);
   const config = parse(await served.text());
@@ -235,7 +243,11 @@ export const otlpSource = (name: string, port: number) => ({
  * collectors on one host do not compete for it). Committed, not published.
  */
 export async function pipelineToSink(call: Call, sinkPort: number, receivers: { collectorId: string; port: number }[]): Promise<SinkPipeline> {
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "sink", type: "otlphttp", config: { endpoint: `http://127.0.0.1:${sinkPort}` } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "sink",
+    type: "otlphttp",
+    config: { endpoint: `http://127.0.0.1:${sinkPort}` },
+  });
   const health = PROCESSOR_TEMPLATES.find((t) => t.id === "drop-health-check-logs")!.processor;
   const pipeline = await call<{ id: string }>("/pipelines", "POST", {
     name: "apps to sink",

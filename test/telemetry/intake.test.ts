@@ -44,7 +44,6 @@ async function otlpToken(id: string): Promise<string> {
   return ((await res.json()) as { token: string }).token;
 }
 
-
 function exportWith(exporter: OTLPMetricExporter, rm: ResourceMetrics): Promise<ExportResult> {
   return new Promise((resolve) => exporter.export(rm, resolve));
 }
@@ -150,9 +149,13 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
 
   test("a published route's rates come from its own flow's processors: a filter lowers out, not in", async () => {
     const { id, token } = await newCollector("metrics-routes");
-    const call = <T,>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
+    const call = <T>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
     const source = await call<{ id: string }>("/sources", "POST", { name: "web logs", type: "filelog", config: { include: ["/var/log/web/*.log"] } });
-    const destination = await call<{ id: string }>("/destinations", "POST", { name: "sink", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+    const destination = await call<{ id: string }>("/destinations", "POST", {
+      name: "sink",
+      type: "otlphttp",
+      config: { endpoint: "https://otlp.example.com" },
+    });
     const pipeline = await call<{ id: string }>("/pipelines", "POST", {
       name: "drop health",
       signal: "logs",
@@ -203,10 +206,14 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
 
   test("a pipeline the collector matches has its flow's rates beside the route's", async () => {
     const { id, token } = await newCollector("metrics-matched", { team: "thru-matched" });
-    const call = <T,>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
+    const call = <T>(path: string, method?: string, json?: unknown) => server.call<T>(path, method, json);
     const routedSource = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
     const fleetSource = await call<{ id: string }>("/sources", "POST", { name: "sys", type: "filelog", config: { include: ["/var/log/syslog"] } });
-    const destination = await call<{ id: string }>("/destinations", "POST", { name: "sink2", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+    const destination = await call<{ id: string }>("/destinations", "POST", {
+      name: "sink2",
+      type: "otlphttp",
+      config: { endpoint: "https://otlp.example.com" },
+    });
     const topology = (sourceRef?: string) => ({
       nodes: [
         { id: "in", kind: "source", ...(sourceRef ? { ref: sourceRef } : {}) },
@@ -219,7 +226,12 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
       ],
     });
     const routed = await call<{ id: string }>("/pipelines", "POST", { name: "routed", signal: "logs", topology: topology() });
-    const fleet = await call<{ id: string }>("/pipelines", "POST", { name: "fleet", signal: "logs", topology: topology(fleetSource.id), matchers: ["team=thru-matched"] });
+    const fleet = await call<{ id: string }>("/pipelines", "POST", {
+      name: "fleet",
+      signal: "logs",
+      topology: topology(fleetSource.id),
+      matchers: ["team=thru-matched"],
+    });
     await call(`/collectors/${id}/sources`, "POST", { sourceId: routedSource.id, configOverrides: {} });
     await call(`/collectors/${id}/destinations`, "POST", { destinationId: destination.id, configOverrides: {} });
     const route = await call<{ id: string }>("/routes", "POST", { collectorId: id, sourceId: routedSource.id, pipelineId: routed.id });
@@ -278,7 +290,10 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
     await provider.shutdown();
 
     const attrs = { exporter: "otlp/gateway" };
-    for (const [value, seconds] of [[0, 700], [400, 710]] as const) {
+    for (const [value, seconds] of [
+      [0, 700],
+      [400, 710],
+    ] as const) {
       const res = await metricsPost(token, JSON.stringify(metricsRequest([cumulativeSum("otelcol_exporter_sent_spans", value, seconds, attrs)])), {
         "Content-Type": "application/json",
       });
@@ -315,7 +330,9 @@ describe("/v1/metrics with the OTLP protobuf exporter", () => {
     expect(decoded.partialSuccess?.rejectedDataPoints).toBe(1n);
 
     // Metrics the server does not read are accepted and ignored.
-    const other = await metricsPost(token, JSON.stringify(metricsRequest([cumulativeSum("http.server.requests", 1, 10)])), { "Content-Type": "application/json" });
+    const other = await metricsPost(token, JSON.stringify(metricsRequest([cumulativeSum("http.server.requests", 1, 10)])), {
+      "Content-Type": "application/json",
+    });
     expect(await other.json()).toEqual({});
   });
 });

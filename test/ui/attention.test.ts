@@ -50,7 +50,10 @@ test("clicking each count shows exactly the collectors it counts, the filter app
   const rows = table.getByRole("rowgroup").nth(1).getByRole("row");
   for (const [reason, { label, badge }] of Object.entries(SHOWN) as [AttentionReason, (typeof SHOWN)[AttentionReason]][]) {
     const expected = EXPECTED[reason];
-    await page.getByRole("region", { name: "Needs attention", exact: true }).getByRole("link", { name: `${expected.length} ${label}`, exact: true }).click();
+    await page
+      .getByRole("region", { name: "Needs attention", exact: true })
+      .getByRole("link", { name: `${expected.length} ${label}`, exact: true })
+      .click();
     await page.waitForURL((url) => url.pathname === "/ui/collectors" && url.searchParams.get("attention") === reason);
     await page.getByText(`Showing ${expected.length} collector${expected.length === 1 ? "" : "s"}.`, { exact: true }).waitFor();
     expect({ reason, names: await rows.getByRole("rowheader").getByRole("link").allTextContents() }).toEqual({ reason, names: expected });
@@ -96,7 +99,11 @@ test("pinned, drifted and failed collectors each stand out in the whole list by 
   const good = await badges("good");
   expect(good.map((b) => b.label)).toEqual(["online"]);
   const marks: Record<string, { symbol: string | null; tone: string | undefined }> = { online: good[0]! };
-  for (const [name, label] of [["pinned", "pinned"], ["drifting", "drifted"], ["failing", "failed"]] as const) {
+  for (const [name, label] of [
+    ["pinned", "pinned"],
+    ["drifting", "drifted"],
+    ["failing", "failed"],
+  ] as const) {
     const mark = (await badges(name)).find((b) => b.label === label);
     expect({ name, label: mark?.label }).toEqual({ name, label });
     marks[label] = mark!;
@@ -108,7 +115,11 @@ test("pinned, drifted and failed collectors each stand out in the whole list by 
   // The fleet is OpAMP: its rows name the runtime one way, and the add form offers both by name.
   expect(await row("good").locator(".cell-mode").textContent()).toBe(RUNTIME_NAMES.otelcol);
   // The name fits its column (it wraps; nothing runs into the tags beside it).
-  expect(await row("good").locator(".cell-mode").evaluate((cell) => cell.scrollWidth <= cell.clientWidth)).toBe(true);
+  expect(
+    await row("good")
+      .locator(".cell-mode")
+      .evaluate((cell) => cell.scrollWidth <= cell.clientWidth),
+  ).toBe(true);
   await page.getByRole("button", { name: "Add collector" }).click();
   const form = page.getByRole("form", { name: "Add a collector" });
   for (const name of Object.values(RUNTIME_NAMES)) await form.getByRole("radio", { name: new RegExp(`^${name.replace(/[()]/g, "\\$&")}`) }).waitFor();

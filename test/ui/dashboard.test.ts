@@ -38,29 +38,37 @@ const push = (collectorId: string, seconds: number, accepted: number, failed: nu
 const region = (name: string) => browser.page.getByRole("region", { name, exact: true });
 const noOverflow = () => browser.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
-test("signing in lands on the dashboard; an empty fleet says what to do next", async () => {
-  const { page } = browser;
-  const admin = await server.uiAdmin();
-  await page.goto(`${server.base}/ui/login`);
-  await page.getByLabel("Username").fill(admin.username);
-  await page.getByLabel("Password").fill(admin.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/ui\/dashboard$/);
-  await page.getByRole("heading", { level: 1, name: "Dashboard" }).waitFor();
-  expect(await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Dashboard" }).getAttribute("aria-current")).toBe("page");
-  expect(await page.title()).toBe("Dashboard · svc");
-  await page.getByRole("heading", { name: "No collectors yet" }).waitFor();
-  await page.getByRole("link", { name: "Onboarding" }).last().click();
-  await page.waitForURL(/\/ui\/onboarding$/);
-  await page.goBack();
-  await page.getByRole("heading", { name: "No collectors yet" }).waitFor();
-  await browser.screenshot("dashboard-empty-1440");
-}, SLOW);
+test(
+  "signing in lands on the dashboard; an empty fleet says what to do next",
+  async () => {
+    const { page } = browser;
+    const admin = await server.uiAdmin();
+    await page.goto(`${server.base}/ui/login`);
+    await page.getByLabel("Username").fill(admin.username);
+    await page.getByLabel("Password").fill(admin.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(/\/ui\/dashboard$/);
+    await page.getByRole("heading", { level: 1, name: "Dashboard" }).waitFor();
+    expect(await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Dashboard" }).getAttribute("aria-current")).toBe("page");
+    expect(await page.title()).toBe("Dashboard · svc");
+    await page.getByRole("heading", { name: "No collectors yet" }).waitFor();
+    await page.getByRole("link", { name: "Onboarding" }).last().click();
+    await page.waitForURL(/\/ui\/onboarding$/);
+    await page.goBack();
+    await page.getByRole("heading", { name: "No collectors yet" }).waitFor();
+    await browser.screenshot("dashboard-empty-1440");
+  },
+  SLOW,
+);
 
 test("the fleet's collectors, the rollout and its failure, reporting only and rates show up live", async () => {
   const { page } = browser;
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "gateway", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "gateway",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   await matchedPipeline(call, "fleet", source.id, destination.id, ["fleet=yes"]);
   await call("/commit", "POST", { message: "fleet" });
   for (const name of ["edge-1", "edge-2", "standalone", "gone", "waiting"]) {
@@ -79,10 +87,7 @@ test("the fleet's collectors, the rollout and its failure, reporting only and ra
   };
   const edge1 = await connect("edge-1");
   const edge2 = await connect("edge-2");
-  await connect(
-    "standalone",
-    BigInt(AgentCapabilities.AgentCapabilities_ReportsStatus) | BigInt(AgentCapabilities.AgentCapabilities_ReportsHealth),
-  );
+  await connect("standalone", BigInt(AgentCapabilities.AgentCapabilities_ReportsStatus) | BigInt(AgentCapabilities.AgentCapabilities_ReportsHealth));
   const gone = await connect("gone");
   gone.send({ agentDisconnect: {} });
   await until(async () => (await server.app.collectors.get(ids.gone!)).status === "offline");
@@ -92,7 +97,11 @@ test("the fleet's collectors, the rollout and its failure, reporting only and ra
   const [to1, to2] = (await Promise.all(offers)).map((m) => m.remoteConfig!);
   await edge1.call({ remoteConfigStatus: applied(to1!.configHash) });
   await edge2.call({ remoteConfigStatus: applied(to2!.configHash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "receiver filelog: permission denied") });
-  for (const [name, perSecond, errors] of [["edge-1", 120, 0], ["edge-2", 30, 2], ["alloy-1", 60, 0]] as const) {
+  for (const [name, perSecond, errors] of [
+    ["edge-1", 120, 0],
+    ["edge-2", 30, 2],
+    ["alloy-1", 60, 0],
+  ] as const) {
     await push(ids[name]!, 1000, 0, 0);
     await push(ids[name]!, 1600, perSecond * 600, errors * 600);
   }
@@ -130,64 +139,77 @@ test("the fleet's collectors, the rollout and its failure, reporting only and ra
   await page.setViewportSize({ width: 1440, height: 900 });
 }, 60_000);
 
-test("each number opens the list it counts", async () => {
-  const { page } = browser;
-  const back = async () => {
-    await page.goBack();
-    await region("Collectors").waitFor();
-  };
-  await region("Collectors").getByRole("link", { name: "1 offline" }).click();
-  await page.waitForURL((url) => url.pathname === "/ui/collectors" && url.searchParams.get("status") === "offline");
-  await page.getByRole("link", { name: "gone" }).waitFor();
-  expect(await page.getByRole("link", { name: "edge-1" }).count()).toBe(0);
-  await back();
+test(
+  "each number opens the list it counts",
+  async () => {
+    const { page } = browser;
+    const back = async () => {
+      await page.goBack();
+      await region("Collectors").waitFor();
+    };
+    await region("Collectors").getByRole("link", { name: "1 offline" }).click();
+    await page.waitForURL((url) => url.pathname === "/ui/collectors" && url.searchParams.get("status") === "offline");
+    await page.getByRole("link", { name: "gone" }).waitFor();
+    expect(await page.getByRole("link", { name: "edge-1" }).count()).toBe(0);
+    await back();
 
-  await region("Collectors").getByRole("link", { name: "1 Alloy (remote config)" }).click();
-  await page.waitForURL((url) => url.searchParams.get("match") === 'collector.mode="rcfg-remotecfg"');
-  await page.getByRole("link", { name: "alloy-1" }).waitFor();
-  expect(await page.getByRole("link", { name: "edge-1" }).count()).toBe(0);
-  await back();
+    await region("Collectors").getByRole("link", { name: "1 Alloy (remote config)" }).click();
+    await page.waitForURL((url) => url.searchParams.get("match") === 'collector.mode="rcfg-remotecfg"');
+    await page.getByRole("link", { name: "alloy-1" }).waitFor();
+    expect(await page.getByRole("link", { name: "edge-1" }).count()).toBe(0);
+    await back();
 
-  await region("Latest rollout").getByRole("link", { name: "1 failed" }).click();
-  await page.waitForURL(/\/ui\/changes$/);
-  await back();
+    await region("Latest rollout").getByRole("link", { name: "1 failed" }).click();
+    await page.waitForURL(/\/ui\/changes$/);
+    await back();
 
-  await region("Latest rollout").getByRole("link", { name: "edge-2" }).click();
-  await page.waitForURL((url) => url.pathname === `/ui/collectors/${ids["edge-2"]}`);
-  await back();
+    await region("Latest rollout").getByRole("link", { name: "edge-2" }).click();
+    await page.waitForURL((url) => url.pathname === `/ui/collectors/${ids["edge-2"]}`);
+    await back();
 
-  await region("Top collectors by records/s").getByRole("link", { name: "alloy-1" }).click();
-  await page.waitForURL((url) => url.pathname === `/ui/collectors/${ids["alloy-1"]}`);
-  await back();
+    await region("Top collectors by records/s").getByRole("link", { name: "alloy-1" }).click();
+    await page.waitForURL((url) => url.pathname === `/ui/collectors/${ids["alloy-1"]}`);
+    await back();
 
-  // A "Needs attention" count opens the collector list filtered to what it counts.
-  await region("Needs attention").getByRole("link", { name: "1 reporting only" }).click();
-  await page.waitForURL((url) => url.pathname === "/ui/collectors" && url.searchParams.get("attention") === "reportingOnly");
-  await page.getByRole("link", { name: "standalone" }).waitFor();
-  expect(await page.getByRole("link", { name: "edge-1" }).count()).toBe(0);
-}, SLOW);
+    // A "Needs attention" count opens the collector list filtered to what it counts.
+    await region("Needs attention").getByRole("link", { name: "1 reporting only" }).click();
+    await page.waitForURL((url) => url.pathname === "/ui/collectors" && url.searchParams.get("attention") === "reportingOnly");
+    await page.getByRole("link", { name: "standalone" }).waitFor();
+    expect(await page.getByRole("link", { name: "edge-1" }).count()).toBe(0);
+  },
+  SLOW,
+);
 
-test("the System page reads as labelled rows, not JSON", async () => {
-  const { page } = browser;
-  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "System" }).click();
-  await page.getByRole("heading", { level: 1, name: "System" }).waitFor();
-  const control = page.getByRole("table", { name: "Control plane" });
-  await control.waitFor();
-  expect(await control.getByRole("row", { name: /^Status/ }).textContent()).toContain("ok");
-  for (const name of ["Storage", "Onboarding", "Collectors", "Channels"]) await page.getByRole("table", { name }).waitFor();
-  expect(await page.getByRole("table", { name: "Onboarding" }).getByRole("row", { name: /URL given to collectors/ }).textContent()).toContain(
-    "https://svc.example.com",
-  );
-  await page.getByRole("table", { name: "Collectors" }).getByRole("link", { name: "1 offline" }).waitFor();
-  expect(await page.getByRole("table", { name: "Channels" }).getByRole("row", { name: /OpAMP/ }).textContent()).toMatch(/^OpenTelemetry Collector \(OpAMP\).*up/);
-  expect(await page.locator("main pre").count()).toBe(0);
-  expect(await page.locator("main").textContent()).not.toMatch(/[{}]/);
-  await browser.screenshot("system-1440");
-  await page.setViewportSize({ width: 390, height: 844 });
-  expect(await noOverflow()).toBe(0);
-  await browser.screenshot("system-390");
-  await page.setViewportSize({ width: 1440, height: 900 });
-}, SLOW);
+test(
+  "the System page reads as labelled rows, not JSON",
+  async () => {
+    const { page } = browser;
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "System" }).click();
+    await page.getByRole("heading", { level: 1, name: "System" }).waitFor();
+    const control = page.getByRole("table", { name: "Control plane" });
+    await control.waitFor();
+    expect(await control.getByRole("row", { name: /^Status/ }).textContent()).toContain("ok");
+    for (const name of ["Storage", "Onboarding", "Collectors", "Channels"]) await page.getByRole("table", { name }).waitFor();
+    expect(
+      await page
+        .getByRole("table", { name: "Onboarding" })
+        .getByRole("row", { name: /URL given to collectors/ })
+        .textContent(),
+    ).toContain("https://svc.example.com");
+    await page.getByRole("table", { name: "Collectors" }).getByRole("link", { name: "1 offline" }).waitFor();
+    expect(await page.getByRole("table", { name: "Channels" }).getByRole("row", { name: /OpAMP/ }).textContent()).toMatch(
+      /^OpenTelemetry Collector \(OpAMP\).*up/,
+    );
+    expect(await page.locator("main pre").count()).toBe(0);
+    expect(await page.locator("main").textContent()).not.toMatch(/[{}]/);
+    await browser.screenshot("system-1440");
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await noOverflow()).toBe(0);
+    await browser.screenshot("system-390");
+    await page.setViewportSize({ width: 1440, height: 900 });
+  },
+  SLOW,
+);
 
 test("no console or page errors during the run", () => {
   browser.assertClean();

@@ -33,42 +33,60 @@ afterAll(async () => {
   await server?.stop();
 });
 
-test("Onboarding: no collector install command for an editor, and bootstrap files only from a token held", async () => {
-  const { page } = browser;
-  const enroll = page.getByRole("region", { name: "Enroll a collector" });
-  await enroll.getByRole("note").getByText(/needs the collectors:enroll scope/).waitFor();
-  expect(await page.getByRole("button", { name: "Create collector command" }).count()).toBe(0);
-  // The agent command is the agents:write holder's, which editors are.
-  await page.getByRole("button", { name: "Create agent command" }).waitFor();
-  const files = page.getByRole("form", { name: "Bootstrap files" });
-  expect(await files.getByRole("radio", { name: /Mint a single-use enrollment token/ }).isDisabled()).toBe(true);
-  expect(await files.getByRole("radio", { name: "Use a token I have" }).isChecked()).toBe(true);
-  await files.getByRole("textbox", { name: "Enrollment token" }).waitFor();
-}, SLOW);
+test(
+  "Onboarding: no collector install command for an editor, and bootstrap files only from a token held",
+  async () => {
+    const { page } = browser;
+    const enroll = page.getByRole("region", { name: "Enroll a collector" });
+    await enroll
+      .getByRole("note")
+      .getByText(/needs the collectors:enroll scope/)
+      .waitFor();
+    expect(await page.getByRole("button", { name: "Create collector command" }).count()).toBe(0);
+    // The agent command is the agents:write holder's, which editors are.
+    await page.getByRole("button", { name: "Create agent command" }).waitFor();
+    const files = page.getByRole("form", { name: "Bootstrap files" });
+    expect(await files.getByRole("radio", { name: /Mint a single-use enrollment token/ }).isDisabled()).toBe(true);
+    expect(await files.getByRole("radio", { name: "Use a token I have" }).isChecked()).toBe(true);
+    await files.getByRole("textbox", { name: "Enrollment token" }).waitFor();
+  },
+  SLOW,
+);
 
-test("a collector's page offers an editor no token rotation", async () => {
-  const { page } = browser;
-  await page.goto(`${server.base}/ui/collectors/${collectorId}`);
-  await page.getByRole("heading", { level: 1, name: "alloy-1" }).waitFor();
-  await page.getByRole("heading", { name: "Settings" }).waitFor();
-  expect(await page.getByRole("heading", { name: "Collector token" }).count()).toBe(0);
-}, SLOW);
+test(
+  "a collector's page offers an editor no token rotation",
+  async () => {
+    const { page } = browser;
+    await page.goto(`${server.base}/ui/collectors/${collectorId}`);
+    await page.getByRole("heading", { level: 1, name: "alloy-1" }).waitFor();
+    await page.getByRole("heading", { name: "Settings" }).waitFor();
+    expect(await page.getByRole("heading", { name: "Collector token" }).count()).toBe(0);
+  },
+  SLOW,
+);
 
-test("Add collector makes the record only, and says an admin makes its install command", async () => {
-  const { page } = browser;
-  await page.goto(`${server.base}/ui/collectors`);
-  await page.getByRole("button", { name: "Add collector" }).click();
-  const form = page.getByRole("form", { name: "Add a collector" });
-  await form.getByRole("note").getByText(/an admin makes them \(collectors:enroll\)/).waitFor();
-  expect(await form.getByRole("radio", { name: /bootstrap files/ }).count()).toBe(0);
-  await form.getByLabel("Name").fill("web-2");
-  await form.getByRole("button", { name: "Add collector" }).click();
-  await page.getByRole("status").getByText("An admin makes its install command (collectors:enroll).").waitFor();
-  const added = (await server.call<{ items: { name: string }[] }>("/collectors")).items.map((c) => c.name);
-  expect(added).toContain("web-2");
-  // Nothing the pages asked for was refused, and no credential was minted.
-  expect(browser.httpErrors).toEqual([]);
-  browser.assertClean();
-  expect((await server.call<{ items: unknown[] }>("/enrollment-tokens")).items).toEqual([]);
-  expect((await server.call<{ items: { action: string }[] }>("/audit?action=auth.denied")).items).toEqual([]);
-}, SLOW);
+test(
+  "Add collector makes the record only, and says an admin makes its install command",
+  async () => {
+    const { page } = browser;
+    await page.goto(`${server.base}/ui/collectors`);
+    await page.getByRole("button", { name: "Add collector" }).click();
+    const form = page.getByRole("form", { name: "Add a collector" });
+    await form
+      .getByRole("note")
+      .getByText(/an admin makes them \(collectors:enroll\)/)
+      .waitFor();
+    expect(await form.getByRole("radio", { name: /bootstrap files/ }).count()).toBe(0);
+    await form.getByLabel("Name").fill("web-2");
+    await form.getByRole("button", { name: "Add collector" }).click();
+    await page.getByRole("status").getByText("An admin makes its install command (collectors:enroll).").waitFor();
+    const added = (await server.call<{ items: { name: string }[] }>("/collectors")).items.map((c) => c.name);
+    expect(added).toContain("web-2");
+    // Nothing the pages asked for was refused, and no credential was minted.
+    expect(browser.httpErrors).toEqual([]);
+    browser.assertClean();
+    expect((await server.call<{ items: unknown[] }>("/enrollment-tokens")).items).toEqual([]);
+    expect((await server.call<{ items: { action: string }[] }>("/audit?action=auth.denied")).items).toEqual([]);
+  },
+  SLOW,
+);

@@ -58,37 +58,41 @@ test("a stale session cookie is cleared with a 200, and real API calls still ans
   expect((await fetch(`${server.base}/api/v1/session`)).status).toBe(401);
 });
 
-test("the shell links an SVG favicon, and /favicon.ico answers the same icon", async () => {
-  const { page } = browser;
-  await page.goto(`${server.base}/ui/login`);
-  const href = await page.locator('link[rel="icon"]').getAttribute("href");
-  expect(href).toBe("/ui/favicon.svg");
-  const icon = await page.request.get(`${server.base}${href}`);
-  expect(icon.status()).toBe(200);
-  expect(icon.headers()["content-type"]).toBe("image/svg+xml");
-  const svg = await icon.text();
-  expect(svg).toStartWith("<svg");
-  const ico = await page.request.get(`${server.base}/favicon.ico`);
-  expect(ico.status()).toBe(200);
-  expect(ico.headers()["content-type"]).toBe("image/svg+xml");
-  expect(await ico.text()).toBe(svg);
-  // The browser draws it: an <img> of the icon loads under the page's CSP.
-  const width = await page.evaluate(async (src) => {
-    const img = new Image();
-    img.src = src;
-    await img.decode();
-    return img.naturalWidth;
-  }, href!);
-  expect(width).toBeGreaterThan(0);
-  // For review: the icon drawn at 128 px, as an <img> in the page.
-  await page.evaluate((src) => {
-    const img = document.createElement("img");
-    Object.assign(img, { src, id: "favicon-preview", width: 128, height: 128 });
-    document.body.append(img);
-    return img.decode();
-  }, href!);
-  await page.locator("#favicon-preview").screenshot({ path: join(SCREENSHOTS, "favicon-128.png") });
-}, SLOW);
+test(
+  "the shell links an SVG favicon, and /favicon.ico answers the same icon",
+  async () => {
+    const { page } = browser;
+    await page.goto(`${server.base}/ui/login`);
+    const href = await page.locator('link[rel="icon"]').getAttribute("href");
+    expect(href).toBe("/ui/favicon.svg");
+    const icon = await page.request.get(`${server.base}${href}`);
+    expect(icon.status()).toBe(200);
+    expect(icon.headers()["content-type"]).toBe("image/svg+xml");
+    const svg = await icon.text();
+    expect(svg).toStartWith("<svg");
+    const ico = await page.request.get(`${server.base}/favicon.ico`);
+    expect(ico.status()).toBe(200);
+    expect(ico.headers()["content-type"]).toBe("image/svg+xml");
+    expect(await ico.text()).toBe(svg);
+    // The browser draws it: an <img> of the icon loads under the page's CSP.
+    const width = await page.evaluate(async (src) => {
+      const img = new Image();
+      img.src = src;
+      await img.decode();
+      return img.naturalWidth;
+    }, href!);
+    expect(width).toBeGreaterThan(0);
+    // For review: the icon drawn at 128 px, as an <img> in the page.
+    await page.evaluate((src) => {
+      const img = document.createElement("img");
+      Object.assign(img, { src, id: "favicon-preview", width: 128, height: 128 });
+      document.body.append(img);
+      return img.decode();
+    }, href!);
+    await page.locator("#favicon-preview").screenshot({ path: join(SCREENSHOTS, "favicon-128.png") });
+  },
+  SLOW,
+);
 
 test("signed in, each route names its page in the title", async () => {
   const { page } = browser;

@@ -49,7 +49,12 @@ beforeAll(async () => {
   const token = (await call<{ token: string }>(`/collectors/${oldId}/otlp-token`, "POST")).token;
   agent = await RawAgent.connect(`${server.base.replace(/^http/, "ws")}/v1/opamp`, token);
   await agent.call({ agentDescription: description({ "service.name": "otelcol-contrib", "service.version": "0.120.0" }) });
-  await until(async () => (await call<{ reported?: Record<string, string> }>(`/collectors/${oldId}`)).reported?.["service.version"] === "0.120.0", 10_000, 20, "edge-old's reported version");
+  await until(
+    async () => (await call<{ reported?: Record<string, string> }>(`/collectors/${oldId}`)).reported?.["service.version"] === "0.120.0",
+    10_000,
+    20,
+    "edge-old's reported version",
+  );
   const admin = await server.uiAdmin();
   browser.page.setDefaultTimeout(10_000);
   await signIn(browser.page, server.base, admin, `/ui/pipelines/${pipelineId}`);
@@ -61,33 +66,44 @@ afterAll(async () => {
   await server?.stop();
 });
 
-test("without a collector the preview names the installed version it assumed", async () => {
-  const { page } = browser;
-  await page.getByRole("status", { name: "Rendered for" }).getByText(`Rendered for OpenTelemetry Collector (OpAMP) ${INSTALLED} (the version install.sh installs)`).waitFor();
-  const region = page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector (OpAMP))" });
-  await region.getByText(/otlp_grpc\/gateway:/).waitFor();
-}, SLOW);
+test(
+  "without a collector the preview names the installed version it assumed",
+  async () => {
+    const { page } = browser;
+    await page
+      .getByRole("status", { name: "Rendered for" })
+      .getByText(`Rendered for OpenTelemetry Collector (OpAMP) ${INSTALLED} (the version install.sh installs)`)
+      .waitFor();
+    const region = page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector (OpAMP))" });
+    await region.getByText(/otlp_grpc\/gateway:/).waitFor();
+  },
+  SLOW,
+);
 
-test("the collectors the pipeline applies to come first; picking one renders what publish would deliver to it", async () => {
-  const { page } = browser;
-  const picker = page.getByLabel("Render for");
-  await picker.locator("optgroup[label='Collectors this pipeline applies to'] option", { hasText: "edge-old" }).waitFor({ state: "attached" });
-  const labels = await picker.locator("option").allTextContents();
-  expect(labels.indexOf("edge-old")).toBeLessThan(labels.indexOf("aaa-other"));
-  await picker.selectOption({ label: "edge-old" });
-  const status = page.getByRole("status", { name: "Rendered for" });
-  await status.getByText("Rendered for collector edge-old (OpenTelemetry Collector (OpAMP), reporting 0.120.0)").waitFor();
-  expect(await status.textContent()).toContain("This pipeline applies to it: its attributes match the pipeline.");
-  // The runtime is the collector's: the switch is for the no-collector preview only.
-  expect(await page.getByRole("group", { name: "Runtime" }).count()).toBe(0);
-  const region = page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector (OpAMP))" });
-  await region.getByText(/otlp\/gateway:/).waitFor();
-  const topology = await call(`/pipelines/${pipelineId}/topology`);
-  const api = await call<PipelinePreview>(`/pipelines/${pipelineId}/topology/preview?collectorId=${oldId}`, "POST", topology);
-  expect(await region.textContent()).toBe(api.config);
-  await browser.screenshot("pipeline-preview-collector-1280");
+test(
+  "the collectors the pipeline applies to come first; picking one renders what publish would deliver to it",
+  async () => {
+    const { page } = browser;
+    const picker = page.getByLabel("Render for");
+    await picker.locator("optgroup[label='Collectors this pipeline applies to'] option", { hasText: "edge-old" }).waitFor({ state: "attached" });
+    const labels = await picker.locator("option").allTextContents();
+    expect(labels.indexOf("edge-old")).toBeLessThan(labels.indexOf("aaa-other"));
+    await picker.selectOption({ label: "edge-old" });
+    const status = page.getByRole("status", { name: "Rendered for" });
+    await status.getByText("Rendered for collector edge-old (OpenTelemetry Collector (OpAMP), reporting 0.120.0)").waitFor();
+    expect(await status.textContent()).toContain("This pipeline applies to it: its attributes match the pipeline.");
+    // The runtime is the collector's: the switch is for the no-collector preview only.
+    expect(await page.getByRole("group", { name: "Runtime" }).count()).toBe(0);
+    const region = page.getByRole("region", { name: "Rendered config (OpenTelemetry Collector (OpAMP))" });
+    await region.getByText(/otlp\/gateway:/).waitFor();
+    const topology = await call(`/pipelines/${pipelineId}/topology`);
+    const api = await call<PipelinePreview>(`/pipelines/${pipelineId}/topology/preview?collectorId=${oldId}`, "POST", topology);
+    expect(await region.textContent()).toBe(api.config);
+    await browser.screenshot("pipeline-preview-collector-1280");
 
-  await picker.selectOption({ label: "aaa-other" });
-  await status.getByText(/This pipeline does not apply to it/).waitFor();
-  browser.assertClean();
-}, SLOW);
+    await picker.selectOption({ label: "aaa-other" });
+    await status.getByText(/This pipeline does not apply to it/).waitFor();
+    browser.assertClean();
+  },
+  SLOW,
+);

@@ -40,7 +40,12 @@ async function pushOwnMetrics(name: string, seconds: number) {
         aggregationTemporality: 2,
         isMonotonic: true,
         dataPoints: [
-          { attributes: [{ key: "receiver", value: { stringValue: "filelog/app" } }], startTimeUnixNano: "1000000000", timeUnixNano: String(nanos), asDouble: RATES[name]! * seconds },
+          {
+            attributes: [{ key: "receiver", value: { stringValue: "filelog/app" } }],
+            startTimeUnixNano: "1000000000",
+            timeUnixNano: String(nanos),
+            asDouble: RATES[name]! * seconds,
+          },
         ],
       },
     },
@@ -62,7 +67,11 @@ afterAll(async () => {
 test("a fleet rollout with one collector failed and one offline: both need attention, it stays the latest rollout, Rollouts lists it, and fleet records/s drops", async () => {
   const { page } = browser;
   const source = await call<{ id: string }>("/sources", "POST", { name: "app", type: "filelog", config: { include: ["/var/log/app/*.log"] } });
-  const destination = await call<{ id: string }>("/destinations", "POST", { name: "gateway", type: "otlphttp", config: { endpoint: "https://otlp.example.com" } });
+  const destination = await call<{ id: string }>("/destinations", "POST", {
+    name: "gateway",
+    type: "otlphttp",
+    config: { endpoint: "https://otlp.example.com" },
+  });
   await matchedPipeline(call, "fleet", source.id, destination.id, ["fleet=yes"]);
   await call("/commit", "POST", { message: "fleet" });
   const agentOf: Record<string, RawAgent> = {};

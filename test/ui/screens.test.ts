@@ -63,7 +63,15 @@ async function shoot(screen: Screen): Promise<void> {
     await page.getByRole("heading", { level: 1, name: screen.heading }).waitFor();
     if (screen.ready) await page.getByText(screen.ready).first().waitFor();
     // Lists and panels fill from separate calls: wait until none says it is loading, then let the layout settle.
-    await until(async () => (await page.locator("main").getByText(/^Loading…$/).count()) === 0, 10_000, 100);
+    await until(
+      async () =>
+        (await page
+          .locator("main")
+          .getByText(/^Loading…$/)
+          .count()) === 0,
+      10_000,
+      100,
+    );
     await page.waitForTimeout(300);
     expect(await page.title()).toBe(screen.title);
     expect(await page.locator("h1").count()).toBe(1);
@@ -141,9 +149,13 @@ test("a small fleet is seeded through the API and real clients", async () => {
   const names = ["edge-fra-1", "edge-fra-2", "edge-ams-1", "batch-worker", "new-host"];
   for (const name of names) {
     const edge = name.startsWith("edge");
-    ids[name] = (await call<{ id: string }>("/collectors", "POST", { name, environment: "prod", tags: edge ? { env: "prod", role: "edge" } : { env: "prod" } })).id;
+    ids[name] = (
+      await call<{ id: string }>("/collectors", "POST", { name, environment: "prod", tags: edge ? { env: "prod", role: "edge" } : { env: "prod" } })
+    ).id;
   }
-  ids["alloy-metrics"] = (await call<{ id: string }>("/collectors", "POST", { name: "alloy-metrics", managementMode: "rcfg-remotecfg", environment: "staging" })).id;
+  ids["alloy-metrics"] = (
+    await call<{ id: string }>("/collectors", "POST", { name: "alloy-metrics", managementMode: "rcfg-remotecfg", environment: "staging" })
+  ).id;
   await route(ids["batch-worker"]!);
   await call("/commit", "POST", { message: "Ship nginx access logs from the edge to the gateway" });
 
@@ -167,7 +179,11 @@ test("a small fleet is seeded through the API and real clients", async () => {
   await fra1.call({ remoteConfigStatus: applied(c1!.configHash) });
   await worker.call({ remoteConfigStatus: applied(c3!.configHash) });
   await fra2.call({ remoteConfigStatus: applied(c2!.configHash, RemoteConfigStatuses.RemoteConfigStatuses_FAILED, "receiver filelog: permission denied") });
-  for (const [name, perSecond, errors] of [["edge-fra-1", 420, 0], ["edge-fra-2", 35, 3], ["batch-worker", 120, 0]] as const) {
+  for (const [name, perSecond, errors] of [
+    ["edge-fra-1", 420, 0],
+    ["edge-fra-2", 35, 3],
+    ["batch-worker", 120, 0],
+  ] as const) {
     await push(ids[name]!, 1000, 0, 0);
     await push(ids[name]!, 1010, perSecond * 10, errors * 10);
   }
@@ -176,7 +192,11 @@ test("a small fleet is seeded through the API and real clients", async () => {
   await call("/destinations", "POST", { name: "archive", type: "otlphttp", config: { endpoint: "https://archive.example.com" } });
   ids.invite = new URL((await call<{ inviteUrl: string }>("/users", "POST", { username: "nora", email: "nora@example.com", role: "editor" })).inviteUrl).search;
   await call("/service-accounts", "POST", { name: "ci-deployer", scopes: ["config:read", "config:write"] });
-  await call("/webhooks", "POST", { url: "https://hooks.example.com/svc", events: ["rollout.failed", "collector.offline"], secret: "screens-signing-secret-0123" });
+  await call("/webhooks", "POST", {
+    url: "https://hooks.example.com/svc",
+    events: ["rollout.failed", "collector.offline"],
+    secret: "screens-signing-secret-0123",
+  });
   await call("/enrollment-tokens", "POST", { kind: "opamp" });
   const { token } = await call<{ token: string }>("/enrollment-tokens", "POST", { kind: "agent", maxUses: 1 });
   // The log browser opens on a directory of logs, not on the agent's own config beside them.

@@ -91,236 +91,259 @@ function nextWrite(path: string): Promise<Request> {
   return browser.page.waitForRequest((r) => r.method() !== "GET" && r.url().includes(path));
 }
 
-test("a stored secret shows as set with Replace and Clear, never its text; saving other fields sends it back and keeps it", async () => {
-  const { page } = browser;
-  const before = (await vendor()).config.headers!.Authorization as Summary;
-  expect(before).toEqual({ secret: true, set: true, updatedAt: expect.any(String) });
+test(
+  "a stored secret shows as set with Replace and Clear, never its text; saving other fields sends it back and keeps it",
+  async () => {
+    const { page } = browser;
+    const before = (await vendor()).config.headers!.Authorization as Summary;
+    expect(before).toEqual({ secret: true, set: true, updatedAt: expect.any(String) });
 
-  const settings = await row("vendor").locator("td").nth(1).textContent();
-  expect(settings).toContain("headers.Authorization=(secret)");
-  expect(settings).toContain("headers.X-Api-Key=(host env VENDOR_KEY)");
-  expect(settings).toContain("headers.X-Scope-OrgID=tenant-a");
+    const settings = await row("vendor").locator("td").nth(1).textContent();
+    expect(settings).toContain("headers.Authorization=(secret)");
+    expect(settings).toContain("headers.X-Api-Key=(host env VENDOR_KEY)");
+    expect(settings).toContain("headers.X-Scope-OrgID=tenant-a");
 
-  await page.getByRole("button", { name: "Edit vendor" }).click();
-  const form = page.getByRole("form", { name: "Edit destination vendor" });
-  await form.waitFor();
-  const auth = await headerRow(form, "Authorization");
-  expect(await form.getByLabel(`Headers ${auth} value kind`).inputValue()).toBe("secret");
-  expect((await form.locator(`#component-config-headers-${auth - 1}-value`).textContent())!).toMatch(SET_TEXT);
-  await form.getByRole("button", { name: `Replace Headers ${auth} value` }).waitFor();
-  await form.getByRole("button", { name: `Clear Headers ${auth} value` }).waitFor();
-  // The stored secret has no box at all: nothing to read back, nothing to autofill.
-  expect(await form.getByLabel(`Headers ${auth} value`, { exact: true }).count()).toBe(0);
+    await page.getByRole("button", { name: "Edit vendor" }).click();
+    const form = page.getByRole("form", { name: "Edit destination vendor" });
+    await form.waitFor();
+    const auth = await headerRow(form, "Authorization");
+    expect(await form.getByLabel(`Headers ${auth} value kind`).inputValue()).toBe("secret");
+    expect((await form.locator(`#component-config-headers-${auth - 1}-value`).textContent())!).toMatch(SET_TEXT);
+    await form.getByRole("button", { name: `Replace Headers ${auth} value` }).waitFor();
+    await form.getByRole("button", { name: `Clear Headers ${auth} value` }).waitFor();
+    // The stored secret has no box at all: nothing to read back, nothing to autofill.
+    expect(await form.getByLabel(`Headers ${auth} value`, { exact: true }).count()).toBe(0);
 
-  const org = await headerRow(form, "X-Scope-OrgID");
-  expect(await form.getByLabel(`Headers ${org} value kind`).inputValue()).toBe("plain");
-  expect(await form.getByLabel(`Headers ${org} value`, { exact: true }).inputValue()).toBe("tenant-a");
-  const key = await headerRow(form, "X-Api-Key");
-  expect(await form.getByLabel(`Headers ${key} value kind`).inputValue()).toBe("env");
-  expect(await form.getByLabel(`Headers ${key} value: environment variable`).inputValue()).toBe("VENDOR_KEY");
-  // Only a plain value named like a credential warns; these are not.
-  expect(await form.locator(".secret-warning").count()).toBe(0);
-  await expectNoPlaintext();
-  await browser.screenshot("secrets-stored-1280");
-  await phone(browser, "secrets-stored-390");
+    const org = await headerRow(form, "X-Scope-OrgID");
+    expect(await form.getByLabel(`Headers ${org} value kind`).inputValue()).toBe("plain");
+    expect(await form.getByLabel(`Headers ${org} value`, { exact: true }).inputValue()).toBe("tenant-a");
+    const key = await headerRow(form, "X-Api-Key");
+    expect(await form.getByLabel(`Headers ${key} value kind`).inputValue()).toBe("env");
+    expect(await form.getByLabel(`Headers ${key} value: environment variable`).inputValue()).toBe("VENDOR_KEY");
+    // Only a plain value named like a credential warns; these are not.
+    expect(await form.locator(".secret-warning").count()).toBe(0);
+    await expectNoPlaintext();
+    await browser.screenshot("secrets-stored-1280");
+    await phone(browser, "secrets-stored-390");
 
-  // Other fields and another header change; the secret's row is left alone.
-  await page.getByLabel("Endpoint").fill("https://otlp.eu.vendor.example");
-  await form.getByLabel(`Headers ${org} value`, { exact: true }).fill("tenant-b");
-  const sent = nextWrite(`/destinations/${vendorId}`);
-  await form.getByRole("button", { name: "Save" }).click();
-  const body = (await sent).postDataJSON() as Destination;
-  expect(body.config.headers).toEqual({ Authorization: before, "X-Scope-OrgID": { value: "tenant-b", secret: false }, "X-Api-Key": { env: "VENDOR_KEY" } });
-  await page.getByText('Saved destination "vendor".', { exact: false }).waitFor();
+    // Other fields and another header change; the secret's row is left alone.
+    await page.getByLabel("Endpoint").fill("https://otlp.eu.vendor.example");
+    await form.getByLabel(`Headers ${org} value`, { exact: true }).fill("tenant-b");
+    const sent = nextWrite(`/destinations/${vendorId}`);
+    await form.getByRole("button", { name: "Save" }).click();
+    const body = (await sent).postDataJSON() as Destination;
+    expect(body.config.headers).toEqual({ Authorization: before, "X-Scope-OrgID": { value: "tenant-b", secret: false }, "X-Api-Key": { env: "VENDOR_KEY" } });
+    await page.getByText('Saved destination "vendor".', { exact: false }).waitFor();
 
-  const after = await vendor();
-  expect(after.config.endpoint).toBe("https://otlp.eu.vendor.example");
-  // Kept: the same stored version, so the same time.
-  expect(after.config.headers!.Authorization).toEqual(before);
-  await expectNoPlaintext();
-}, SLOW);
+    const after = await vendor();
+    expect(after.config.endpoint).toBe("https://otlp.eu.vendor.example");
+    // Kept: the same stored version, so the same time.
+    expect(after.config.headers!.Authorization).toEqual(before);
+    await expectNoPlaintext();
+  },
+  SLOW,
+);
 
-test("Replace takes a new value in a write-only box (Keep current backs out); Clear removes the header (Undo backs out)", async () => {
-  const { page } = browser;
-  const before = (await vendor()).config.headers!.Authorization as Summary;
-  await page.getByRole("button", { name: "Edit vendor" }).click();
-  const form = page.getByRole("form", { name: "Edit destination vendor" });
-  const auth = await headerRow(form, "Authorization");
-  const box = form.getByLabel(`Headers ${auth} value`, { exact: true });
+test(
+  "Replace takes a new value in a write-only box (Keep current backs out); Clear removes the header (Undo backs out)",
+  async () => {
+    const { page } = browser;
+    const before = (await vendor()).config.headers!.Authorization as Summary;
+    await page.getByRole("button", { name: "Edit vendor" }).click();
+    const form = page.getByRole("form", { name: "Edit destination vendor" });
+    const auth = await headerRow(form, "Authorization");
+    const box = form.getByLabel(`Headers ${auth} value`, { exact: true });
 
-  await form.getByRole("button", { name: `Replace Headers ${auth} value` }).click();
-  expect(await box.getAttribute("type")).toBe("password");
-  expect(await box.getAttribute("autocomplete")).toBe("new-password");
-  expect(await box.inputValue()).toBe("");
-  expect(await box.evaluate((input) => input === document.activeElement)).toBe(true);
-  // Emptied while replacing, it would be an empty secret: the browser will not submit it.
-  expect(await box.evaluate((input) => (input as HTMLInputElement).validity.valueMissing)).toBe(true);
-  await form.getByRole("button", { name: `Keep current Headers ${auth} value` }).click();
-  expect((await form.locator(`#component-config-headers-${auth - 1}-value`).textContent())!).toMatch(SET_TEXT);
+    await form.getByRole("button", { name: `Replace Headers ${auth} value` }).click();
+    expect(await box.getAttribute("type")).toBe("password");
+    expect(await box.getAttribute("autocomplete")).toBe("new-password");
+    expect(await box.inputValue()).toBe("");
+    expect(await box.evaluate((input) => input === document.activeElement)).toBe(true);
+    // Emptied while replacing, it would be an empty secret: the browser will not submit it.
+    expect(await box.evaluate((input) => (input as HTMLInputElement).validity.valueMissing)).toBe(true);
+    await form.getByRole("button", { name: `Keep current Headers ${auth} value` }).click();
+    expect((await form.locator(`#component-config-headers-${auth - 1}-value`).textContent())!).toMatch(SET_TEXT);
 
-  await form.getByRole("button", { name: `Replace Headers ${auth} value` }).click();
-  await box.fill(REPLACED);
-  await browser.screenshot("secrets-replace-1280");
-  let sent = nextWrite(`/destinations/${vendorId}`);
-  await form.getByRole("button", { name: "Save" }).click();
-  expect(((await sent).postDataJSON() as Destination).config.headers!.Authorization).toBe(REPLACED);
-  await page.getByText('Saved destination "vendor".', { exact: false }).waitFor();
-  const replaced = (await vendor()).config.headers!.Authorization as Summary;
-  expect(replaced).toEqual({ secret: true, set: true, updatedAt: expect.any(String) });
-  expect(Date.parse(replaced.updatedAt)).toBeGreaterThan(Date.parse(before.updatedAt));
-  expect(await row("vendor").locator("td").nth(1).textContent()).toContain("headers.Authorization=(secret)");
-  await expectNoPlaintext();
+    await form.getByRole("button", { name: `Replace Headers ${auth} value` }).click();
+    await box.fill(REPLACED);
+    await browser.screenshot("secrets-replace-1280");
+    let sent = nextWrite(`/destinations/${vendorId}`);
+    await form.getByRole("button", { name: "Save" }).click();
+    expect(((await sent).postDataJSON() as Destination).config.headers!.Authorization).toBe(REPLACED);
+    await page.getByText('Saved destination "vendor".', { exact: false }).waitFor();
+    const replaced = (await vendor()).config.headers!.Authorization as Summary;
+    expect(replaced).toEqual({ secret: true, set: true, updatedAt: expect.any(String) });
+    expect(Date.parse(replaced.updatedAt)).toBeGreaterThan(Date.parse(before.updatedAt));
+    expect(await row("vendor").locator("td").nth(1).textContent()).toContain("headers.Authorization=(secret)");
+    await expectNoPlaintext();
 
-  // The pending change reads as a secret's new version, and nothing more.
-  await page.getByRole("link", { name: "Changes", exact: true }).click();
-  await page.getByText("secret changed (values are never shown)").first().waitFor();
-  await expectNoPlaintext();
-  await page.getByRole("link", { name: "Destinations", exact: true }).click();
+    // The pending change reads as a secret's new version, and nothing more.
+    await page.getByRole("link", { name: "Changes", exact: true }).click();
+    await page.getByText("secret changed (values are never shown)").first().waitFor();
+    await expectNoPlaintext();
+    await page.getByRole("link", { name: "Destinations", exact: true }).click();
 
-  await page.getByRole("button", { name: "Edit vendor" }).click();
-  await form.getByRole("button", { name: `Clear Headers ${auth} value` }).click();
-  const cleared = form.locator(`#component-config-headers-${auth - 1}-value`);
-  expect(await cleared.textContent()).toBe("Cleared: saving removes it.");
-  await form.getByRole("button", { name: `Undo clearing Headers ${auth} value` }).click();
-  expect((await cleared.textContent())!).toMatch(SET_TEXT);
-  await form.getByRole("button", { name: `Clear Headers ${auth} value` }).click();
-  sent = nextWrite(`/destinations/${vendorId}`);
-  await form.getByRole("button", { name: "Save" }).click();
-  expect(Object.keys(((await sent).postDataJSON() as Destination).config.headers!).sort()).toEqual(["X-Api-Key", "X-Scope-OrgID"]);
-  await page.getByText('Saved destination "vendor".', { exact: false }).waitFor();
-  expect(Object.keys((await vendor()).config.headers!).sort()).toEqual(["X-Api-Key", "X-Scope-OrgID"]);
-  expect(await row("vendor").locator("td").nth(1).textContent()).not.toContain("Authorization");
-}, SLOW);
+    await page.getByRole("button", { name: "Edit vendor" }).click();
+    await form.getByRole("button", { name: `Clear Headers ${auth} value` }).click();
+    const cleared = form.locator(`#component-config-headers-${auth - 1}-value`);
+    expect(await cleared.textContent()).toBe("Cleared: saving removes it.");
+    await form.getByRole("button", { name: `Undo clearing Headers ${auth} value` }).click();
+    expect((await cleared.textContent())!).toMatch(SET_TEXT);
+    await form.getByRole("button", { name: `Clear Headers ${auth} value` }).click();
+    sent = nextWrite(`/destinations/${vendorId}`);
+    await form.getByRole("button", { name: "Save" }).click();
+    expect(Object.keys(((await sent).postDataJSON() as Destination).config.headers!).sort()).toEqual(["X-Api-Key", "X-Scope-OrgID"]);
+    await page.getByText('Saved destination "vendor".', { exact: false }).waitFor();
+    expect(Object.keys((await vendor()).config.headers!).sort()).toEqual(["X-Api-Key", "X-Scope-OrgID"]);
+    expect(await row("vendor").locator("td").nth(1).textContent()).not.toContain("Authorization");
+  },
+  SLOW,
+);
 
-test("a new header is a Secret; plain text named like a credential warns; an environment variable's name is checked before sending", async () => {
-  const { page } = browser;
-  await page.getByRole("button", { name: "New destination" }).click();
-  await page.getByRole("button", { name: "OTLP/HTTP" }).click();
-  const form = page.getByRole("form", { name: "New destination: OTLP/HTTP" });
-  await page.getByLabel(/^Name/).fill("gateway");
-  await page.getByLabel("Endpoint").fill("https://gw.example:4318");
+test(
+  "a new header is a Secret; plain text named like a credential warns; an environment variable's name is checked before sending",
+  async () => {
+    const { page } = browser;
+    await page.getByRole("button", { name: "New destination" }).click();
+    await page.getByRole("button", { name: "OTLP/HTTP" }).click();
+    const form = page.getByRole("form", { name: "New destination: OTLP/HTTP" });
+    await page.getByLabel(/^Name/).fill("gateway");
+    await page.getByLabel("Endpoint").fill("https://gw.example:4318");
 
-  await form.getByRole("button", { name: "Add headers" }).click();
-  expect(await form.getByLabel("Headers 1 value kind").inputValue()).toBe("secret");
-  expect(await form.getByLabel("Headers 1 value", { exact: true }).getAttribute("type")).toBe("password");
-  await form.getByLabel("Headers 1 name").fill("X-Auth-Token");
-  await form.getByLabel("Headers 1 value kind").selectOption({ label: "Plain text" });
-  const plain = form.getByLabel("Headers 1 value", { exact: true });
-  await plain.fill("abc-123");
-  expect(await plain.getAttribute("type")).toBeNull();
-  const warning = form.locator(".secret-warning");
-  expect(await warning.textContent()).toContain("“X-Auth-Token” looks like a credential");
-  expect((await plain.getAttribute("aria-describedby"))!.split(" ")).toContain((await warning.getAttribute("id"))!);
-  // Back to Secret: the text typed so far moves into the write-only box, and the warning goes.
-  await form.getByLabel("Headers 1 value kind").selectOption({ label: "Secret" });
-  expect(await form.getByLabel("Headers 1 value", { exact: true }).getAttribute("type")).toBe("password");
-  expect(await form.getByLabel("Headers 1 value", { exact: true }).inputValue()).toBe("abc-123");
-  expect(await warning.count()).toBe(0);
+    await form.getByRole("button", { name: "Add headers" }).click();
+    expect(await form.getByLabel("Headers 1 value kind").inputValue()).toBe("secret");
+    expect(await form.getByLabel("Headers 1 value", { exact: true }).getAttribute("type")).toBe("password");
+    await form.getByLabel("Headers 1 name").fill("X-Auth-Token");
+    await form.getByLabel("Headers 1 value kind").selectOption({ label: "Plain text" });
+    const plain = form.getByLabel("Headers 1 value", { exact: true });
+    await plain.fill("abc-123");
+    expect(await plain.getAttribute("type")).toBeNull();
+    const warning = form.locator(".secret-warning");
+    expect(await warning.textContent()).toContain("“X-Auth-Token” looks like a credential");
+    expect((await plain.getAttribute("aria-describedby"))!.split(" ")).toContain((await warning.getAttribute("id"))!);
+    // Back to Secret: the text typed so far moves into the write-only box, and the warning goes.
+    await form.getByLabel("Headers 1 value kind").selectOption({ label: "Secret" });
+    expect(await form.getByLabel("Headers 1 value", { exact: true }).getAttribute("type")).toBe("password");
+    expect(await form.getByLabel("Headers 1 value", { exact: true }).inputValue()).toBe("abc-123");
+    expect(await warning.count()).toBe(0);
 
-  // Case does not matter to the warning.
-  await form.getByRole("button", { name: "Add headers" }).click();
-  await form.getByLabel("Headers 2 name").fill("x-api-key");
-  await form.getByLabel("Headers 2 value kind").selectOption({ label: "Plain text" });
-  expect(await warning.textContent()).toContain("“x-api-key” looks like a credential");
-  await browser.screenshot("secrets-warning-1280");
-  await form.getByLabel("Headers 2 value kind").selectOption({ label: "From the collector's environment" });
-  expect(await warning.count()).toBe(0);
-  const envName = form.getByLabel("Headers 2 value: environment variable");
-  await envName.fill("1-GW-KEY");
-  await form.getByText("An environment variable name has letters, digits and _").waitFor();
-  expect(await envName.getAttribute("aria-invalid")).toBe("true");
-  // Refused by the browser: no request leaves.
-  let wrote = false;
-  const watch = (r: Request) => void (r.method() === "POST" && r.url().includes("/destinations") && (wrote = true));
-  page.on("request", watch);
-  await form.getByRole("button", { name: "Save" }).click();
-  await Bun.sleep(300);
-  page.off("request", watch);
-  expect(wrote).toBe(false);
-  expect(await envName.evaluate((input) => (input as HTMLInputElement).validity.customError)).toBe(true);
-  await envName.fill("GW_KEY");
+    // Case does not matter to the warning.
+    await form.getByRole("button", { name: "Add headers" }).click();
+    await form.getByLabel("Headers 2 name").fill("x-api-key");
+    await form.getByLabel("Headers 2 value kind").selectOption({ label: "Plain text" });
+    expect(await warning.textContent()).toContain("“x-api-key” looks like a credential");
+    await browser.screenshot("secrets-warning-1280");
+    await form.getByLabel("Headers 2 value kind").selectOption({ label: "From the collector's environment" });
+    expect(await warning.count()).toBe(0);
+    const envName = form.getByLabel("Headers 2 value: environment variable");
+    await envName.fill("1-GW-KEY");
+    await form.getByText("An environment variable name has letters, digits and _").waitFor();
+    expect(await envName.getAttribute("aria-invalid")).toBe("true");
+    // Refused by the browser: no request leaves.
+    let wrote = false;
+    const watch = (r: Request) => void (r.method() === "POST" && r.url().includes("/destinations") && (wrote = true));
+    page.on("request", watch);
+    await form.getByRole("button", { name: "Save" }).click();
+    await Bun.sleep(300);
+    page.off("request", watch);
+    expect(wrote).toBe(false);
+    expect(await envName.evaluate((input) => (input as HTMLInputElement).validity.customError)).toBe(true);
+    await envName.fill("GW_KEY");
 
-  await form.getByRole("button", { name: "Add headers" }).click();
-  await form.getByLabel("Headers 3 name").fill("X-Tenant");
-  await form.getByLabel("Headers 3 value kind").selectOption({ label: "Plain text" });
-  await form.getByLabel("Headers 3 value", { exact: true }).fill("t1");
-  expect(await warning.count()).toBe(0);
-  await browser.screenshot("secrets-new-1280");
-  await page.emulateMedia({ colorScheme: "dark" });
-  await browser.screenshot("secrets-new-dark-1280");
-  await page.emulateMedia({ colorScheme: "light" });
-  await phone(browser, "secrets-new-390");
+    await form.getByRole("button", { name: "Add headers" }).click();
+    await form.getByLabel("Headers 3 name").fill("X-Tenant");
+    await form.getByLabel("Headers 3 value kind").selectOption({ label: "Plain text" });
+    await form.getByLabel("Headers 3 value", { exact: true }).fill("t1");
+    expect(await warning.count()).toBe(0);
+    await browser.screenshot("secrets-new-1280");
+    await page.emulateMedia({ colorScheme: "dark" });
+    await browser.screenshot("secrets-new-dark-1280");
+    await page.emulateMedia({ colorScheme: "light" });
+    await phone(browser, "secrets-new-390");
 
-  const sent = nextWrite("/destinations");
-  await form.getByRole("button", { name: "Save" }).click();
-  expect(((await sent).postDataJSON() as Destination).config.headers).toEqual({
-    "X-Auth-Token": "abc-123",
-    "x-api-key": { env: "GW_KEY" },
-    "X-Tenant": { value: "t1", secret: false },
-  });
-  await page.getByText('Created destination "gateway".', { exact: false }).waitFor();
-  const settings = await row("gateway").locator("td").nth(1).textContent();
-  expect(settings).toContain("headers.X-Auth-Token=(secret)");
-  expect(settings).toContain("headers.x-api-key=(host env GW_KEY)");
-  expect(settings).toContain("headers.X-Tenant=t1");
-  expect(await page.content()).not.toContain("abc-123");
-}, SLOW);
+    const sent = nextWrite("/destinations");
+    await form.getByRole("button", { name: "Save" }).click();
+    expect(((await sent).postDataJSON() as Destination).config.headers).toEqual({
+      "X-Auth-Token": "abc-123",
+      "x-api-key": { env: "GW_KEY" },
+      "X-Tenant": { value: "t1", secret: false },
+    });
+    await page.getByText('Created destination "gateway".', { exact: false }).waitFor();
+    const settings = await row("gateway").locator("td").nth(1).textContent();
+    expect(settings).toContain("headers.X-Auth-Token=(secret)");
+    expect(settings).toContain("headers.x-api-key=(host env GW_KEY)");
+    expect(settings).toContain("headers.X-Tenant=t1");
+    expect(await page.content()).not.toContain("abc-123");
+  },
+  SLOW,
+);
 
-test("a collector's header overrides: set as a secret on activation, kept by an edit of other overrides", async () => {
-  const { page } = browser;
-  await page.goto(`${server.base}/ui/collectors/${collectorId}`);
-  const region = page.getByRole("region", { name: "Destinations" });
-  const activate = region.getByRole("form", { name: "Activate a destination" });
-  await activate.getByLabel("Destination", { exact: true }).selectOption({ label: "vendor (otlphttp)" });
-  await activate.getByRole("button", { name: "Add headers" }).click();
-  await activate.getByLabel("Headers 1 name").fill("Authorization");
-  await activate.getByLabel("Headers 1 value", { exact: true }).fill(EDGE_ONLY);
-  let sent = nextWrite(`/collectors/${collectorId}/destinations`);
-  await activate.getByRole("button", { name: "Activate destination" }).click();
-  expect(((await sent).postDataJSON() as { configOverrides: unknown }).configOverrides).toEqual({ headers: { Authorization: EDGE_ONLY } });
-  const item = region.getByRole("listitem").filter({ hasText: "vendor" });
-  await item.getByText("headers.Authorization=(secret)").waitFor();
-  const read = async () =>
-    (await server.call<{ items: { destinationId: string; configOverrides: { endpoint?: string; headers?: Record<string, Summary> } }[] }>(`/collectors/${collectorId}/destinations`)).items[0]!
-      .configOverrides;
-  const stored = (await read()).headers!.Authorization!;
-  expect(stored).toEqual({ secret: true, set: true, updatedAt: expect.any(String) });
-  await expectNoPlaintext();
+test(
+  "a collector's header overrides: set as a secret on activation, kept by an edit of other overrides",
+  async () => {
+    const { page } = browser;
+    await page.goto(`${server.base}/ui/collectors/${collectorId}`);
+    const region = page.getByRole("region", { name: "Destinations" });
+    const activate = region.getByRole("form", { name: "Activate a destination" });
+    await activate.getByLabel("Destination", { exact: true }).selectOption({ label: "vendor (otlphttp)" });
+    await activate.getByRole("button", { name: "Add headers" }).click();
+    await activate.getByLabel("Headers 1 name").fill("Authorization");
+    await activate.getByLabel("Headers 1 value", { exact: true }).fill(EDGE_ONLY);
+    let sent = nextWrite(`/collectors/${collectorId}/destinations`);
+    await activate.getByRole("button", { name: "Activate destination" }).click();
+    expect(((await sent).postDataJSON() as { configOverrides: unknown }).configOverrides).toEqual({ headers: { Authorization: EDGE_ONLY } });
+    const item = region.getByRole("listitem").filter({ hasText: "vendor" });
+    await item.getByText("headers.Authorization=(secret)").waitFor();
+    const read = async () =>
+      (
+        await server.call<{ items: { destinationId: string; configOverrides: { endpoint?: string; headers?: Record<string, Summary> } }[] }>(
+          `/collectors/${collectorId}/destinations`,
+        )
+      ).items[0]!.configOverrides;
+    const stored = (await read()).headers!.Authorization!;
+    expect(stored).toEqual({ secret: true, set: true, updatedAt: expect.any(String) });
+    await expectNoPlaintext();
 
-  // A sensitive field typed into the JSON box is sent back to the fields.
-  await item.getByRole("button", { name: "Edit overrides of vendor" }).click();
-  const edit = item.getByRole("form", { name: "Overrides of vendor" });
-  expect((await edit.locator("#destination-edit-secrets-configOverrides-headers-0-value").textContent())!).toMatch(SET_TEXT);
-  const json = edit.getByLabel("Config overrides (JSON, optional)");
-  await json.fill('{"headers": {"X-Other": "x"}}');
-  await edit.getByRole("button", { name: "Save overrides" }).click();
-  await edit.getByText("Set headers in the fields below, not in JSON").waitFor();
-  await json.fill('{"endpoint": "https://edge-1.vendor.example"}');
-  await browser.screenshot("secrets-overrides-1280");
-  await phone(browser, "secrets-overrides-390");
-  sent = nextWrite(`/collectors/${collectorId}/destinations`);
-  await edit.getByRole("button", { name: "Save overrides" }).click();
-  expect(((await sent).postDataJSON() as { configOverrides: unknown }).configOverrides).toEqual({
-    endpoint: "https://edge-1.vendor.example",
-    headers: { Authorization: stored },
-  });
-  await item.getByText("endpoint=https://edge-1.vendor.example").waitFor();
-  expect(await read()).toEqual({ endpoint: "https://edge-1.vendor.example", headers: { Authorization: stored } });
-  await expectNoPlaintext();
-}, SLOW);
+    // A sensitive field typed into the JSON box is sent back to the fields.
+    await item.getByRole("button", { name: "Edit overrides of vendor" }).click();
+    const edit = item.getByRole("form", { name: "Overrides of vendor" });
+    expect((await edit.locator("#destination-edit-secrets-configOverrides-headers-0-value").textContent())!).toMatch(SET_TEXT);
+    const json = edit.getByLabel("Config overrides (JSON, optional)");
+    await json.fill('{"headers": {"X-Other": "x"}}');
+    await edit.getByRole("button", { name: "Save overrides" }).click();
+    await edit.getByText("Set headers in the fields below, not in JSON").waitFor();
+    await json.fill('{"endpoint": "https://edge-1.vendor.example"}');
+    await browser.screenshot("secrets-overrides-1280");
+    await phone(browser, "secrets-overrides-390");
+    sent = nextWrite(`/collectors/${collectorId}/destinations`);
+    await edit.getByRole("button", { name: "Save overrides" }).click();
+    expect(((await sent).postDataJSON() as { configOverrides: unknown }).configOverrides).toEqual({
+      endpoint: "https://edge-1.vendor.example",
+      headers: { Authorization: stored },
+    });
+    await item.getByText("endpoint=https://edge-1.vendor.example").waitFor();
+    expect(await read()).toEqual({ endpoint: "https://edge-1.vendor.example", headers: { Authorization: stored } });
+    await expectNoPlaintext();
+  },
+  SLOW,
+);
 
-test("a viewer sees which values are secret and none of them", async () => {
-  const { page } = browser;
-  await browser.context.clearCookies();
-  const session = await browser.context.request.post(`${server.base}/api/v1/session`, { data: VIEWER });
-  expect(session.status()).toBe(200);
-  await page.goto(`${server.base}/ui/destinations`);
-  expect(await row("gateway").locator("td").nth(1).textContent()).toContain("headers.X-Auth-Token=(secret)");
-  expect(await page.getByRole("button", { name: /^Edit/ }).count()).toBe(0);
-  await expectNoPlaintext();
-  await page.goto(`${server.base}/ui/collectors/${collectorId}`);
-  await page.getByRole("region", { name: "Destinations" }).getByText("headers.Authorization=(secret)").waitFor();
-  expect(await page.getByRole("button", { name: /^Edit overrides/ }).count()).toBe(0);
-  await expectNoPlaintext();
-  browser.assertClean();
-}, SLOW);
+test(
+  "a viewer sees which values are secret and none of them",
+  async () => {
+    const { page } = browser;
+    await browser.context.clearCookies();
+    const session = await browser.context.request.post(`${server.base}/api/v1/session`, { data: VIEWER });
+    expect(session.status()).toBe(200);
+    await page.goto(`${server.base}/ui/destinations`);
+    expect(await row("gateway").locator("td").nth(1).textContent()).toContain("headers.X-Auth-Token=(secret)");
+    expect(await page.getByRole("button", { name: /^Edit/ }).count()).toBe(0);
+    await expectNoPlaintext();
+    await page.goto(`${server.base}/ui/collectors/${collectorId}`);
+    await page.getByRole("region", { name: "Destinations" }).getByText("headers.Authorization=(secret)").waitFor();
+    expect(await page.getByRole("button", { name: /^Edit overrides/ }).count()).toBe(0);
+    await expectNoPlaintext();
+    browser.assertClean();
+  },
+  SLOW,
+);

@@ -69,63 +69,75 @@ test("the history answers epoch-second bucket ends, with gaps where nothing was 
   expect(logsIn.filter((v) => v !== null && v > 0).length).toBeGreaterThan(30);
 });
 
-test("the charts open filled from the history, also after a reload", async () => {
-  const { page } = browser;
-  for (const round of [1, 2]) {
-    if (round === 2) await page.reload();
-    const records = page.getByRole("figure", { name: "Records per second in and out" });
-    await records.waitFor();
-    expect(await records.locator("canvas").count()).toBeGreaterThan(0);
-    const legend = await records.getByRole("list").textContent();
-    expect(legend).toMatch(/logs in 100\/s/);
-    expect(legend).toMatch(/logs out [\d.]+\/s/);
-    await page.getByRole("figure", { name: "Errors per second" }).waitFor();
-    expect(await page.getByRole("figure", { name: "CPU" }).getByRole("list").textContent()).toMatch(/CPU [\d.]+ %/);
-    await page.getByRole("figure", { name: "Memory" }).waitFor();
-  }
-  // The live tables stay.
-  const row = page.getByRole("region", { name: "Components" }).getByRole("row", { name: /otlphttp\/backend/ });
-  expect(await row.getByRole("cell").allTextContents()).toEqual(["exporter", "logs", "100/s", "100/s", "0.00/s"]);
-}, SLOW);
+test(
+  "the charts open filled from the history, also after a reload",
+  async () => {
+    const { page } = browser;
+    for (const round of [1, 2]) {
+      if (round === 2) await page.reload();
+      const records = page.getByRole("figure", { name: "Records per second in and out" });
+      await records.waitFor();
+      expect(await records.locator("canvas").count()).toBeGreaterThan(0);
+      const legend = await records.getByRole("list").textContent();
+      expect(legend).toMatch(/logs in 100\/s/);
+      expect(legend).toMatch(/logs out [\d.]+\/s/);
+      await page.getByRole("figure", { name: "Errors per second" }).waitFor();
+      expect(await page.getByRole("figure", { name: "CPU" }).getByRole("list").textContent()).toMatch(/CPU [\d.]+ %/);
+      await page.getByRole("figure", { name: "Memory" }).waitFor();
+    }
+    // The live tables stay.
+    const row = page.getByRole("region", { name: "Components" }).getByRole("row", { name: /otlphttp\/backend/ });
+    expect(await row.getByRole("cell").allTextContents()).toEqual(["exporter", "logs", "100/s", "100/s", "0.00/s"]);
+  },
+  SLOW,
+);
 
-test("the topology shows each flow's nodes with live rates", async () => {
-  const topology = browser.page.getByRole("region", { name: "Topology" });
-  const flow = topology.getByRole("listitem", { name: "app logs → logs" });
-  await flow.waitFor();
-  expect(await flow.locator(".topology-flow-head").textContent()).toContain("via route");
-  const nodes = await flow.locator(".topology-node").allTextContents();
-  expect(nodes).toHaveLength(3);
-  expect(nodes[0]).toContain("app logs");
-  expect(nodes[0]).toContain("100/s");
-  expect(nodes[1]).toContain("batch");
-  expect(nodes[1]).toContain("100/s → 100/s");
-  expect(nodes[2]).toContain("backend");
-  expect(await topology.locator(".topology-alert").count()).toBe(0);
-}, SLOW);
+test(
+  "the topology shows each flow's nodes with live rates",
+  async () => {
+    const topology = browser.page.getByRole("region", { name: "Topology" });
+    const flow = topology.getByRole("listitem", { name: "app logs → logs" });
+    await flow.waitFor();
+    expect(await flow.locator(".topology-flow-head").textContent()).toContain("via route");
+    const nodes = await flow.locator(".topology-node").allTextContents();
+    expect(nodes).toHaveLength(3);
+    expect(nodes[0]).toContain("app logs");
+    expect(nodes[0]).toContain("100/s");
+    expect(nodes[1]).toContain("batch");
+    expect(nodes[1]).toContain("100/s → 100/s");
+    expect(nodes[2]).toContain("backend");
+    expect(await topology.locator(".topology-alert").count()).toBe(0);
+  },
+  SLOW,
+);
 
-test("a node whose errors rise is marked; node text reads at 12 px or more; screenshots at desktop and phone widths", async () => {
-  const { page } = browser;
-  await push(1610, 61_000, 100);
-  const marked = page.getByRole("region", { name: "Topology" }).locator(".topology-alert");
-  await marked.waitFor({ timeout: 15_000 });
-  expect(await marked.count()).toBe(1);
-  expect(await marked.textContent()).toContain("backend");
-  expect(await marked.textContent()).toContain("errors rising");
-  // Every text in the topology's nodes, the alert's mark included, reads at 12 px or more at 1440 px.
-  const sizes = await page
-    .getByRole("region", { name: "Topology" })
-    .locator(".topology-node, .topology-node *")
-    .evaluateAll((elements) =>
-      elements
-        .filter((e) => [...e.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim() !== ""))
-        .map((e) => ({ text: e.textContent!.trim(), px: Number.parseFloat(getComputedStyle(e).fontSize) })),
-    );
-  expect(sizes.length).toBeGreaterThan(3);
-  expect(sizes.filter((s) => s.px < 12)).toEqual([]);
-  await page.getByRole("region", { name: "Topology" }).scrollIntoViewIfNeeded();
-  await browser.screenshot("throughput-1440");
-  await page.setViewportSize({ width: 390, height: 844 });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
-  await browser.screenshot("throughput-390");
-  browser.assertClean();
-}, SLOW);
+test(
+  "a node whose errors rise is marked; node text reads at 12 px or more; screenshots at desktop and phone widths",
+  async () => {
+    const { page } = browser;
+    await push(1610, 61_000, 100);
+    const marked = page.getByRole("region", { name: "Topology" }).locator(".topology-alert");
+    await marked.waitFor({ timeout: 15_000 });
+    expect(await marked.count()).toBe(1);
+    expect(await marked.textContent()).toContain("backend");
+    expect(await marked.textContent()).toContain("errors rising");
+    // Every text in the topology's nodes, the alert's mark included, reads at 12 px or more at 1440 px.
+    const sizes = await page
+      .getByRole("region", { name: "Topology" })
+      .locator(".topology-node, .topology-node *")
+      .evaluateAll((elements) =>
+        elements
+          .filter((e) => [...e.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim() !== ""))
+          .map((e) => ({ text: e.textContent!.trim(), px: Number.parseFloat(getComputedStyle(e).fontSize) })),
+      );
+    expect(sizes.length).toBeGreaterThan(3);
+    expect(sizes.filter((s) => s.px < 12)).toEqual([]);
+    await page.getByRole("region", { name: "Topology" }).scrollIntoViewIfNeeded();
+    await browser.screenshot("throughput-1440");
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    await browser.screenshot("throughput-390");
+    browser.assertClean();
+  },
+  SLOW,
+);

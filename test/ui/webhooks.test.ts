@@ -40,68 +40,64 @@ afterAll(async () => {
 
 const hookUrl = () => receiver.url;
 
-test(
-  "an admin adds a hook, an event is delivered after a retry, and the log shows both attempts",
-  async () => {
-    const { page } = admin;
-    await page.getByRole("heading", { name: "Webhooks", level: 1 }).waitFor();
-    await page.getByText("0 webhooks.").waitFor();
-    expect(await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Webhooks" }).getAttribute("aria-current")).toBe("page");
+test("an admin adds a hook, an event is delivered after a retry, and the log shows both attempts", async () => {
+  const { page } = admin;
+  await page.getByRole("heading", { name: "Webhooks", level: 1 }).waitFor();
+  await page.getByText("0 webhooks.").waitFor();
+  expect(await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Webhooks" }).getAttribute("aria-current")).toBe("page");
 
-    // Nothing ticked: said beside the events, nothing sent.
-    await page.getByLabel("URL").fill(hookUrl());
-    await page.getByRole("button", { name: "Generate" }).click();
-    await page.getByRole("button", { name: "Add webhook" }).click();
-    await page.locator("#webhook-events-error").getByText("tick at least one event").waitFor();
-    // A plain-http URL to another host is the API's 400, beside the URL.
-    await page.getByLabel("URL").fill("http://example.com/hook");
-    await page.getByRole("checkbox", { name: /token\.expiring/ }).check();
-    await page.getByRole("checkbox", { name: /collector\.stalled/ }).check();
-    await page.getByRole("button", { name: "Add webhook" }).click();
-    await page.locator("#webhook-url-error").waitFor();
-    expect(await page.getByLabel("URL").getAttribute("aria-invalid")).toBe("true");
+  // Nothing ticked: said beside the events, nothing sent.
+  await page.getByLabel("URL").fill(hookUrl());
+  await page.getByRole("button", { name: "Generate" }).click();
+  await page.getByRole("button", { name: "Add webhook" }).click();
+  await page.locator("#webhook-events-error").getByText("tick at least one event").waitFor();
+  // A plain-http URL to another host is the API's 400, beside the URL.
+  await page.getByLabel("URL").fill("http://example.com/hook");
+  await page.getByRole("checkbox", { name: /token\.expiring/ }).check();
+  await page.getByRole("checkbox", { name: /collector\.stalled/ }).check();
+  await page.getByRole("button", { name: "Add webhook" }).click();
+  await page.locator("#webhook-url-error").waitFor();
+  expect(await page.getByLabel("URL").getAttribute("aria-invalid")).toBe("true");
 
-    await page.getByLabel("URL").fill(hookUrl());
-    const generated = await page.getByLabel("Signing secret", { exact: true }).inputValue();
-    expect(generated.length).toBeGreaterThanOrEqual(40);
-    await page.getByRole("button", { name: "Add webhook" }).click();
-    const shown = page.getByLabel(`Signing secret for ${hookUrl()}`);
-    await shown.waitFor();
-    const secret = await shown.inputValue();
-    expect(secret).toBe(generated);
-    const row = page.getByRole("region", { name: "Webhooks" }).locator("tbody tr").filter({ hasText: hookUrl() });
-    expect(await row.locator("td").nth(0).textContent()).toBe("collector.stalledtoken.expiring");
-    const listed = await server.call<{ items: { id: string; url: string; events: string[] }[] }>("/webhooks");
-    expect(listed.items).toEqual([expect.objectContaining({ url: hookUrl(), events: ["collector.stalled", "token.expiring"] })]);
-    expect(JSON.stringify(listed)).not.toContain(secret);
-    await admin.screenshot("webhooks-1280");
+  await page.getByLabel("URL").fill(hookUrl());
+  const generated = await page.getByLabel("Signing secret", { exact: true }).inputValue();
+  expect(generated.length).toBeGreaterThanOrEqual(40);
+  await page.getByRole("button", { name: "Add webhook" }).click();
+  const shown = page.getByLabel(`Signing secret for ${hookUrl()}`);
+  await shown.waitFor();
+  const secret = await shown.inputValue();
+  expect(secret).toBe(generated);
+  const row = page.getByRole("region", { name: "Webhooks" }).locator("tbody tr").filter({ hasText: hookUrl() });
+  expect(await row.locator("td").nth(0).textContent()).toBe("collector.stalledtoken.expiring");
+  const listed = await server.call<{ items: { id: string; url: string; events: string[] }[] }>("/webhooks");
+  expect(listed.items).toEqual([expect.objectContaining({ url: hookUrl(), events: ["collector.stalled", "token.expiring"] })]);
+  expect(JSON.stringify(listed)).not.toContain(secret);
+  await admin.screenshot("webhooks-1280");
 
-    // The event: an agent token made to live an hour is due when a quarter of that is left; the sweep's check, run as it would
-    // 50 minutes on, queues it, and the server's sender delivers it.
-    const token = await server.call<{ id: string }>("/enrollment-tokens", "POST", { kind: "agent", expiresIn: 3600, maxUses: null });
-    expect(await server.app.enrollment.expiring(new Date(Date.now() + 50 * 60_000), 24 * 3_600_000, announceExpiring(server.app.webhooks))).toBe(1);
-    await row.getByRole("button", { name: `Delivery log of ${hookUrl()}` }).click();
-    expect(await row.getByRole("button", { name: `Delivery log of ${hookUrl()}` }).getAttribute("aria-pressed")).toBe("true");
-    const log = page.getByRole("region", { name: "Delivery log" });
-    // The receiver's 500: failed, with a next retry and the error; the retry (10 s backoff, halved at most) is delivered.
-    const failed = log.locator("tbody tr").filter({ hasText: "failed" });
-    await failed.waitFor({ timeout: 30_000 });
-    expect(await failed.locator("td").nth(3).textContent()).toBe("500");
-    expect(await failed.locator("td").nth(4).locator("time").count()).toBe(1);
-    expect(await failed.locator("td").nth(5).textContent()).toBe("HTTP 500");
-    const delivered = log.locator("tbody tr").filter({ hasText: "delivered" });
-    await delivered.waitFor({ timeout: 30_000 });
-    expect(await delivered.locator("td").nth(1).textContent()).toBe("2");
-    expect(await log.getByRole("columnheader").allTextContents()).toEqual(["Time", "Event", "Attempt", "Status", "HTTP", "Next retry", "Last error"]);
-    await admin.screenshot("webhooks-log-1280");
-    await phone(admin, "webhooks-log-390");
+  // The event: an agent token made to live an hour is due when a quarter of that is left; the sweep's check, run as it would
+  // 50 minutes on, queues it, and the server's sender delivers it.
+  const token = await server.call<{ id: string }>("/enrollment-tokens", "POST", { kind: "agent", expiresIn: 3600, maxUses: null });
+  expect(await server.app.enrollment.expiring(new Date(Date.now() + 50 * 60_000), 24 * 3_600_000, announceExpiring(server.app.webhooks))).toBe(1);
+  await row.getByRole("button", { name: `Delivery log of ${hookUrl()}` }).click();
+  expect(await row.getByRole("button", { name: `Delivery log of ${hookUrl()}` }).getAttribute("aria-pressed")).toBe("true");
+  const log = page.getByRole("region", { name: "Delivery log" });
+  // The receiver's 500: failed, with a next retry and the error; the retry (10 s backoff, halved at most) is delivered.
+  const failed = log.locator("tbody tr").filter({ hasText: "failed" });
+  await failed.waitFor({ timeout: 30_000 });
+  expect(await failed.locator("td").nth(3).textContent()).toBe("500");
+  expect(await failed.locator("td").nth(4).locator("time").count()).toBe(1);
+  expect(await failed.locator("td").nth(5).textContent()).toBe("HTTP 500");
+  const delivered = log.locator("tbody tr").filter({ hasText: "delivered" });
+  await delivered.waitFor({ timeout: 30_000 });
+  expect(await delivered.locator("td").nth(1).textContent()).toBe("2");
+  expect(await log.getByRole("columnheader").allTextContents()).toEqual(["Time", "Event", "Attempt", "Status", "HTTP", "Next retry", "Last error"]);
+  await admin.screenshot("webhooks-log-1280");
+  await phone(admin, "webhooks-log-390");
 
-    expect(receiver.got).toHaveLength(2);
-    for (const delivery of receiver.got) expect(verify(secret, delivery.signature, delivery.body)).toBe(true);
-    expect(JSON.parse(receiver.got[1]!.body)).toMatchObject({ event: "token.expiring", data: { tokenId: token.id, kind: "agent" } });
-  },
-  90_000,
-);
+  expect(receiver.got).toHaveLength(2);
+  for (const delivery of receiver.got) expect(verify(secret, delivery.signature, delivery.body)).toBe(true);
+  expect(JSON.parse(receiver.got[1]!.body)).toMatchObject({ event: "token.expiring", data: { tokenId: token.id, kind: "agent" } });
+}, 90_000);
 
 test("the admin deletes the hook; create and delete are audited under their name", async () => {
   const { page } = admin;

@@ -107,7 +107,7 @@ describe("Alloy's syntax module takes every config svc renders for Runtime R", (
   }, 300_000);
 
   test("the enrollment bootstrap file, with the url, id and token svc wrote", async () => {
-    const [file] = bootstrapFiles("alloy", new URL("https://svc.example.com"), "c1", "svcct_t0k\"en");
+    const [file] = bootstrapFiles("alloy", new URL("https://svc.example.com"), "c1", 'svcct_t0k"en');
     const answers = await check([{ name: "bootstrap", text: file!.body }], true);
     expect(refused(answers)).toEqual([]);
     expect(answers.get("bootstrap")!.values).toMatchObject({
@@ -133,7 +133,9 @@ describe("what svc quotes, Alloy reads back exactly", () => {
     const { errors, values } = (await check([{ name: "quoting", text }], true)).get("quoting")!;
     expect(errors).toEqual([]);
     const headers = Object.entries(values!).find(([path]) => path.endsWith("/client/headers"))![1];
-    expect(headers).toEqual([{ "X-Plain": `v-${weird}`, Authorization: await plaintextOf("0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d01"), "X-Host": "from-host-GW_KEY" }]);
+    expect(headers).toEqual([
+      { "X-Plain": `v-${weird}`, Authorization: await plaintextOf("0190a8c2-7b3e-7c41-9d2e-5f6a7b8c9d01"), "X-Host": "from-host-GW_KEY" },
+    ]);
     // The value sits in an OTTL string literal (Go quoting) inside the Alloy string.
     const statements = Object.entries(values!).flatMap(([path, v]) => (path.endsWith("/statements") ? (v as string[][]).flat() : []));
     expect(statements.filter((statement) => statement.includes('attributes["k"]'))).toEqual([`set(attributes["k"], ${JSON.stringify(weird)})`]);

@@ -56,7 +56,8 @@ async function delivered(name: string, yaml: string, plan?: ReturnType<typeof pl
  * serviceAccount auth, reads the pod's service-account CA when it is created,
  * after the config decoded and validated; this host is no Kubernetes pod.
  */
-const NOT_A_POD = /^exit 1 : Error: failed to build pipelines: failed to create "kubeletstats\/[^"]+" receiver for data type "metrics": cert path \/var\/run\/secrets\/kubernetes\.io\/serviceaccount\/ca\.crt could not be read: open [^\n]*: no such file or directory$/;
+const NOT_A_POD =
+  /^exit 1 : Error: failed to build pipelines: failed to create "kubeletstats\/[^"]+" receiver for data type "metrics": cert path \/var\/run\/secrets\/kubernetes\.io\/serviceaccount\/ca\.crt could not be read: open [^\n]*: no such file or directory$/;
 
 /** The collector's answer for each config: undefined when it validates, else its message. */
 async function validate(configs: readonly Config[]): Promise<Map<string, string | undefined>> {
@@ -88,7 +89,10 @@ function refused(answers: Map<string, string | undefined>): string[] {
 
 describe("the real collector validates every config svc renders", () => {
   test("every golden", async () => {
-    const cases = readdirSync(TESTDATA, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    const cases = readdirSync(TESTDATA, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
     const configs = await Promise.all(
       cases.map((name) => {
         const c = loadCase(name);
@@ -104,7 +108,12 @@ describe("the real collector validates every config svc renders", () => {
     const configs: Config[] = [];
     const variants = [...corpus([null, COLLECTOR_VERSION])].map((entry) => ({ name: entry.name, yaml: renderOtelcol(entry.input) }));
     // filelog's line_end_pattern, which only Runtime O takes (conform.test.ts "options one runtime refuses").
-    const lineEnd = corpusInput("logs", ["filelog", { include: ["/var/log/*.log"], multiline: { line_end_pattern: "\\}$" } }], ["otlp", { endpoint: "gw:4317" }], null);
+    const lineEnd = corpusInput(
+      "logs",
+      ["filelog", { include: ["/var/log/*.log"], multiline: { line_end_pattern: "\\}$" } }],
+      ["otlp", { endpoint: "gw:4317" }],
+      null,
+    );
     variants.push({ name: "logs filelog line_end_pattern", yaml: renderOtelcol(lineEnd) });
     for (const { name, yaml } of variants) {
       const body = yaml.replace(/^#.*\n/gm, "");

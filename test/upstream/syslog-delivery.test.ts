@@ -74,7 +74,15 @@ test("the real collector's syslog receiver delivers the whole line, the syslog s
   expect(record.severityNumber).toBe(10); // SEVERITY_NUMBER_INFO2
   expect(record.severityText).toBe("notice");
   const attrs = Object.fromEntries(record.attributes.map((a) => [a.key, Object.values(a.value)[0]]));
-  expect(attrs).toMatchObject({ hostname: "host1", appname: "app1", proc_id: "42", msg_id: "ID7", message: "disk almost full", facility: "20", priority: "165" });
+  expect(attrs).toMatchObject({
+    hostname: "host1",
+    appname: "app1",
+    proc_id: "42",
+    msg_id: "ID7",
+    message: "disk almost full",
+    facility: "20",
+    priority: "165",
+  });
   // Each attribute the table says Runtime R lacks is there on Runtime O.
   for (const key of LOG_RECORD_SHAPES.syslog.attributes.differs as readonly string[]) {
     if (key !== "structured_data") expect(Object.keys(attrs)).toContain(key);

@@ -69,7 +69,7 @@ test("no UI text, server or agent message or shared description names a runtime 
   expect(found).toEqual([]);
 });
 
-test("the UI does not name a runtime by its protocol: no \"OpAMP collector\", no remotecfg in visible text", () => {
+test('the UI does not name a runtime by its protocol: no "OpAMP collector", no remotecfg in visible text', () => {
   const found: string[] = [];
   for (const path of files("server/ui", (p) => p.endsWith(".tsx"))) {
     for (const text of readableText(path)) if (UI_ONLY.some((re) => re.test(text))) found.push(`${path}: ${JSON.stringify(text.trim())}`);

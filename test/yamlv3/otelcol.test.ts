@@ -26,7 +26,8 @@ import { decodeYamlV3, type GoValue } from "./yamlv3.ts";
  */
 function difference(go: GoValue, intended: unknown, at = "(root)"): string | undefined {
   const got = `${go.type} ${JSON.stringify(go.value)}`;
-  if (typeof intended === "string") return go.type === "string" && go.value === intended ? undefined : `${at}: ${got}, expected the string ${JSON.stringify(intended)}`;
+  if (typeof intended === "string")
+    return go.type === "string" && go.value === intended ? undefined : `${at}: ${got}, expected the string ${JSON.stringify(intended)}`;
   if (typeof intended === "boolean") return go.type === "bool" && go.value === intended ? undefined : `${at}: ${got}, expected ${intended}`;
   if (typeof intended === "number") {
     const type = /^-?\d+$/.test(String(intended)) && Math.abs(intended) < 2 ** 63 ? "int" : "float64";
@@ -97,11 +98,86 @@ describe("yaml.v3 reads rendered otelcol YAML as meant", () => {
   /** Strings YAML, Go or the collector are tempted to read as something else. */
   const tricky = fc.oneof(
     fc.constantFrom(
-      "2023-06-01", "2023-06-01T10:00:00Z", "2001-12-14 21:59:43.10 -5", "0b101", "0o17", "0x1F", "017", "1_000", "+12", "-0", "1e3", "6.02e+23",
-      ".inf", "-.Inf", ".nan", "~", "null", "Null", "NULL", "", "true", "False", "yes", "no", "on", "off", "y", "N", "<<",
-      " leading", "trailing ", "  ", "#", "a #b", "a: b", ": x", "- x", "-", "?", "? x", "*alias", "&anchor", "!tag", "!!str x", "%YAML",
-      "---", "...", "{}", "[]", "{a: 1}", "[1, 2]", "'", "''", '"', '\\"', "\\", "\\n", "|", ">", "@x", "`x`", ",",
-      "$", "$$", "${env:X}", "$${env:X}", "${X}", "pa$word", "\t", "a\tb", "line\nbreak", "ends\n", "\n", "é", "Ω≈ç√", "日本語", "😀", "👩‍👩‍👧", "\u00a0", "\u200b",
+      "2023-06-01",
+      "2023-06-01T10:00:00Z",
+      "2001-12-14 21:59:43.10 -5",
+      "0b101",
+      "0o17",
+      "0x1F",
+      "017",
+      "1_000",
+      "+12",
+      "-0",
+      "1e3",
+      "6.02e+23",
+      ".inf",
+      "-.Inf",
+      ".nan",
+      "~",
+      "null",
+      "Null",
+      "NULL",
+      "",
+      "true",
+      "False",
+      "yes",
+      "no",
+      "on",
+      "off",
+      "y",
+      "N",
+      "<<",
+      " leading",
+      "trailing ",
+      "  ",
+      "#",
+      "a #b",
+      "a: b",
+      ": x",
+      "- x",
+      "-",
+      "?",
+      "? x",
+      "*alias",
+      "&anchor",
+      "!tag",
+      "!!str x",
+      "%YAML",
+      "---",
+      "...",
+      "{}",
+      "[]",
+      "{a: 1}",
+      "[1, 2]",
+      "'",
+      "''",
+      '"',
+      '\\"',
+      "\\",
+      "\\n",
+      "|",
+      ">",
+      "@x",
+      "`x`",
+      ",",
+      "$",
+      "$$",
+      "${env:X}",
+      "$${env:X}",
+      "${X}",
+      "pa$word",
+      "\t",
+      "a\tb",
+      "line\nbreak",
+      "ends\n",
+      "\n",
+      "é",
+      "Ω≈ç√",
+      "日本語",
+      "😀",
+      "👩‍👩‍👧",
+      "\u00a0",
+      "\u200b",
       "x".repeat(5_000),
     ),
     fc.string({ maxLength: 30 }),
@@ -112,7 +188,29 @@ describe("yaml.v3 reads rendered otelcol YAML as meant", () => {
   );
   /** The same, as header names: RFC 9110 tokens. */
   const tokens = fc.oneof(
-    fc.constantFrom("2023-06-01", "0b101", "0x1F", "1_000", "1e3", ".inf", "~", "null", "true", "yes", "Off", "<<", "#", "*a", "&a", "!a", "'", "-", "$", "$x", "X-Scope-OrgID"),
+    fc.constantFrom(
+      "2023-06-01",
+      "0b101",
+      "0x1F",
+      "1_000",
+      "1e3",
+      ".inf",
+      "~",
+      "null",
+      "true",
+      "yes",
+      "Off",
+      "<<",
+      "#",
+      "*a",
+      "&a",
+      "!a",
+      "'",
+      "-",
+      "$",
+      "$x",
+      "X-Scope-OrgID",
+    ),
     fc.string({ unit: fc.constantFrom(..."aZ09!#$%&'*+-.^_`|~".split("")), minLength: 1, maxLength: 12 }),
   );
   const scalar = fc.oneof({ weight: 3, arbitrary: tricky }, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean());
@@ -158,7 +256,11 @@ describe("yaml.v3 reads rendered otelcol YAML as meant", () => {
             },
           },
         ],
-        activations: { collectorId: "c1", sources: [{ sourceId: "s1", configOverrides: {} }], destinations: [{ destinationId: "d1", configOverrides: {}, tags: {} }] },
+        activations: {
+          collectorId: "c1",
+          sources: [{ sourceId: "s1", configOverrides: {} }],
+          destinations: [{ destinationId: "d1", configOverrides: {}, tags: {} }],
+        },
         routes: [{ id: "r1", collectorId: "c1", sourceId: "s1", pipelineId: "p1" }],
       } as never),
     );
@@ -176,15 +278,24 @@ describe("yaml.v3 reads rendered otelcol YAML as meant", () => {
   }
 
   /** A collector config with `values` in a file glob, a header and attribute actions; undefined if validation refuses it. */
-  function render(glob: string, header: [string, HeaderValue], key: string, value: string | number | boolean): { text: string; expected: string[] } | undefined {
+  function render(
+    glob: string,
+    header: [string, HeaderValue],
+    key: string,
+    value: string | number | boolean,
+  ): { text: string; expected: string[] } | undefined {
     const source = { include: [glob.startsWith("/") ? glob : `/${glob}`] };
     const destination = { endpoint: "http://gateway:4318", headers: Object.fromEntries([header]) };
     const attributes = { actions: [{ key, action: "upsert", value }] };
-    if (!valid("source", "filelog", source) || !valid("destination", "otlphttp", destination) || !valid("processor", "attributes", attributes)) return undefined;
+    if (!valid("source", "filelog", source) || !valid("destination", "otlphttp", destination) || !valid("processor", "attributes", attributes))
+      return undefined;
     const text = collector(source, destination, attributes);
     // Keys are not expanded by the collector, so a header name keeps its `$`.
     const dollars = (s: string) => escapeDollars(s) as string;
-    return { text, expected: [dollars(source.include[0]!), header[0], renderedHeader(header[1]), dollars(key), ...(typeof value === "string" ? [dollars(value)] : [])] };
+    return {
+      text,
+      expected: [dollars(source.include[0]!), header[0], renderedHeader(header[1]), dollars(key), ...(typeof value === "string" ? [dollars(value)] : [])],
+    };
   }
 
   test("rendered configs with tricky strings in values and keys", () => {
@@ -206,13 +317,19 @@ describe("yaml.v3 reads rendered otelcol YAML as meant", () => {
   test("a delivered secret reads back as its plaintext, `$` written `$$` as the collector unescapes it", async () => {
     const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
     // Plaintexts the catalog takes as header values; each header holds another secret.
-    const plaintexts = fc.sample(tricky, { numRuns: 400, seed }).filter((text) => valid("destination", "otlphttp", { endpoint: "http://x", headers: { H: text } }));
+    const plaintexts = fc
+      .sample(tricky, { numRuns: 400, seed })
+      .filter((text) => valid("destination", "otlphttp", { endpoint: "http://x", headers: { H: text } }));
     expect(plaintexts.length).toBeGreaterThan(100);
     const ids = plaintexts.map((_, i) => `0190a8c2-7b3e-7c41-9d2e-${String(i).padStart(12, "0")}`);
     const documents: { text: string; expected: string[] }[] = [];
     for (let at = 0; at < plaintexts.length; at += 25) {
       const headers = Object.fromEntries(ids.slice(at, at + 25).map((secret, i) => [`H${at + i}`, { secret }]));
-      const redacted = collector({ include: ["/a.log"] }, { endpoint: "http://gateway:4318", headers }, { actions: [{ key: "k", action: "upsert", value: "v" }] });
+      const redacted = collector(
+        { include: ["/a.log"] },
+        { endpoint: "http://gateway:4318", headers },
+        { actions: [{ key: "k", action: "upsert", value: "v" }] },
+      );
       const text = await deliverable("otelcol", redacted, async (id) => plaintexts[ids.indexOf(id)]!);
       const delivered = (parse(text) as { exporters: Record<string, { headers: Record<string, string> }> }).exporters["otlphttp/gateway"]!.headers;
       for (const name of Object.keys(headers)) expect(delivered[name]).toBe(escapeDollars(plaintexts[Number(name.slice(1))]!) as string);

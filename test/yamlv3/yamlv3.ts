@@ -21,4 +21,3 @@ export function decodeYamlV3(documents: readonly string[]): Decoded[] {
   if (result.exitCode !== 0) throw new Error(`test/yamlv3 failed: ${result.stderr.toString()}`);
   return JSON.parse(result.stdout.toString()) as Decoded[];
 }
-

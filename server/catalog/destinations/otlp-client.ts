@@ -41,16 +41,12 @@ const tlsFields = {
  * has no such switch (an http:// endpoint is plaintext, https:// is TLS).
  */
 export const GrpcTls = () =>
-  Closed(
-    { insecure: Type.Boolean({ default: false, description: "Send without TLS (plaintext gRPC)." }), ...tlsFields },
-    { default: {}, title: "TLS" },
-  );
+  Closed({ insecure: Type.Boolean({ default: false, description: "Send without TLS (plaintext gRPC)." }), ...tlsFields }, { default: {}, title: "TLS" });
 export const HttpTls = () => Closed(tlsFields, { default: {}, title: "TLS" });
 
 /** configcompression types both exporters and Alloy's CompressionType accept (gRPC takes gzip, snappy and zstd). */
 export const COMPRESSIONS = ["gzip", "zstd", "snappy", "none"] as const;
-const Compression = () =>
-  Type.Optional(StringEnum(COMPRESSIONS, { description: "Compression of each request; unset is gzip, the exporters' default." }));
+const Compression = () => Type.Optional(StringEnum(COMPRESSIONS, { description: "Compression of each request; unset is gzip, the exporters' default." }));
 
 /** configretry.BackOffConfig defaults, which Alloy's RetryArguments.SetToDefault copies. */
 export const RETRY_DEFAULTS = { initial_interval: "5s", max_interval: "30s", max_elapsed_time: "5m" } as const;

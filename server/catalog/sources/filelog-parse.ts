@@ -47,18 +47,32 @@ export const PARSER_FORMATS = ["none", "json", "regex"] as const;
 export const parserSchema = () =>
   Closed(
     {
-      format: StringEnum(PARSER_FORMATS, { default: "none", description: "Parse each record: a JSON object, or a regex with named groups; the fields become attributes." }),
+      format: StringEnum(PARSER_FORMATS, {
+        default: "none",
+        description: "Parse each record: a JSON object, or a regex with named groups; the fields become attributes.",
+      }),
       regex: Pattern("For format regex: an RE2 pattern with named groups, e.g. ^(?P<time>\\S+) (?P<level>\\w+) (?P<msg>.*)$."),
       timestamp: Closed(
         {
           field: FieldPath("Parsed field holding the record's time."),
           layout: Type.Optional(
-            NoReferences(Type.String({ minLength: 1, pattern: "%", errorMessage: "must be a strptime layout such as %Y-%m-%dT%H:%M:%S%z", description: "strptime layout of that field, e.g. %Y-%m-%d %H:%M:%S." }), INTO_OTTL),
+            NoReferences(
+              Type.String({
+                minLength: 1,
+                pattern: "%",
+                errorMessage: "must be a strptime layout such as %Y-%m-%dT%H:%M:%S%z",
+                description: "strptime layout of that field, e.g. %Y-%m-%d %H:%M:%S.",
+              }),
+              INTO_OTTL,
+            ),
           ),
         },
         { default: {}, title: "Timestamp" },
       ),
-      severity: Closed({ field: FieldPath("Parsed field holding the level (error, WARN, 13, …), mapped as the collector's default severity preset.") }, { default: {}, title: "Severity" }),
+      severity: Closed(
+        { field: FieldPath("Parsed field holding the level (error, WARN, 13, …), mapped as the collector's default severity preset.") },
+        { default: {}, title: "Severity" },
+      ),
     },
     { default: {}, title: "Parsing" },
   );
@@ -104,7 +118,9 @@ export function strptimeProblem(layout: string): string | undefined {
  * and LineStartSplitFunc cut a record per byte.
  */
 function emptyMatchProblem(pattern: string): string | undefined {
-  return compileRe2(`(?m)${pattern}`).test("") ? "matches the empty string, so the collector cannot split records on it; match at least one character" : undefined;
+  return compileRe2(`(?m)${pattern}`).test("")
+    ? "matches the empty string, so the collector cannot split records on it; match at least one character"
+    : undefined;
 }
 
 /** The cross-field rules of parsing and multiline. */
@@ -117,13 +133,17 @@ export function parseProblems(parser: ParserConfig, multiline: MultilineConfig, 
       const bad = re2Problem(parser.regex);
       // The group names from a real RE2 parse: a (?P<x>…) inside \Q…\E or a class is no group.
       if (bad !== undefined) at("parser.regex", bad);
-      else if (re2GroupNames(parser.regex).length === 0) at("parser.regex", "needs at least one named group, e.g. (?P<level>\\w+): the groups become the attributes");
+      else if (re2GroupNames(parser.regex).length === 0)
+        at("parser.regex", "needs at least one named group, e.g. (?P<level>\\w+): the groups become the attributes");
     }
   } else if (parser.regex !== undefined) {
     at("parser.regex", "is only read when format is regex");
   }
   const { timestamp, severity } = parser;
-  for (const [name, set] of [["timestamp", timestamp.field !== undefined || timestamp.layout !== undefined], ["severity", severity.field !== undefined]] as const) {
+  for (const [name, set] of [
+    ["timestamp", timestamp.field !== undefined || timestamp.layout !== undefined],
+    ["severity", severity.field !== undefined],
+  ] as const) {
     if (set && parser.format === "none") at(`parser.${name}`, "reads a parsed field, so it needs a format (json or regex)");
   }
   if ((timestamp.field === undefined) !== (timestamp.layout === undefined)) {
@@ -137,7 +157,10 @@ export function parseProblems(parser: ParserConfig, multiline: MultilineConfig, 
     const bad = re2Problem(start) ?? emptyMatchProblem(start);
     if (bad !== undefined) at("multiline.line_start_pattern", bad);
     else if (!start.startsWith("^")) {
-      at("multiline.line_start_pattern", "must start with ^: a record starts at a line that matches (the collector would also split mid-line, Alloy would not)");
+      at(
+        "multiline.line_start_pattern",
+        "must start with ^: a record starts at a line that matches (the collector would also split mid-line, Alloy would not)",
+      );
     }
   }
   if (end !== undefined) {
@@ -181,7 +204,11 @@ export function otelcolParse(parser: ParserConfig, multiline: MultilineConfig): 
 // ---- Runtime R -------------------------------------------------------------------------
 
 /** An OTTL path to a parsed field: `attributes["log"]["level"]`. */
-const ottlField = (path: string) => `attributes${path.split(".").map((key) => `[${ottlLiteral(key)}]`).join("")}`;
+const ottlField = (path: string) =>
+  `attributes${path
+    .split(".")
+    .map((key) => `[${ottlLiteral(key)}]`)
+    .join("")}`;
 
 /**
  * The OTTL statements, after the shaping ones, that parse the record as the

@@ -99,7 +99,8 @@ export const UPSTREAM: readonly Upstream[] = [
   {
     repo: "open-telemetry/opentelemetry-collector-contrib",
     path: "pkg/stanza/operator/helper/parser.go, pkg/stanza/operator/parser/{json,regex}/parser.go, pkg/stanza/operator/helper/regexp.go",
-    version: "1ba49ba839c739d6bf0a264a26c7b2a959ffd71c, 06b8e502e9cb47943f42f280058d9e94d8523a9f, 1d376147ae77d2350780a7b36981fe6767b0ead1, 9c3b4b52552c95b4332e00035694c6cd5c39a2f5",
+    version:
+      "1ba49ba839c739d6bf0a264a26c7b2a959ffd71c, 06b8e502e9cb47943f42f280058d9e94d8523a9f, 1d376147ae77d2350780a7b36981fe6767b0ead1, 9c3b4b52552c95b4332e00035694c6cd5c39a2f5",
     fact: "a parser parses the body into a map merged into attributes (parse_to default), then its timestamp and severity sub-parsers read parsed fields; any error sends the record on unchanged past that point (on_error send). json_parser: JSON object, numbers as doubles (parse_ints off), a non-object is an error. regex_parser: every named group of the first match as a string (empty when unmatched), no match is an error.",
   },
   {
@@ -201,13 +202,14 @@ export const LOG_RECORD_SHAPES: Readonly<Record<LogSourceType, Readonly<Record<R
       differs: true,
     },
     severity: {
-      otelcol: "from the syslog severity (e.g. warning → SEVERITY_NUMBER_WARN, text \"warning\")",
+      otelcol: 'from the syslog severity (e.g. warning → SEVERITY_NUMBER_WARN, text "warning")',
       alloy: "the same, set by svc's transform from the relabelled severity",
       differs: false,
     },
     attributes: {
       otelcol: "hostname, appname, proc_id, msg_id, message, priority, facility, facility_text, and for RFC 5424 version and structured_data",
-      alloy: "hostname, appname, proc_id, msg_id, message, priority, facility and facility_text, set by svc's transform from the relabelled labels; no version, no structured_data",
+      alloy:
+        "hostname, appname, proc_id, msg_id, message, priority, facility and facility_text, set by svc's transform from the relabelled labels; no version, no structured_data",
       differs: ["version", "structured_data"],
     },
     resource: SAME_EMPTY("resource attributes"),
@@ -239,8 +241,30 @@ export const SYSLOG_FACILITY_LABEL = "svc_syslog_facility";
  * (both call FacilityLevel()).
  */
 export const SYSLOG_FACILITIES: readonly string[] = [
-  "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp",
-  "ntp", "security", "console", "cron2", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+  "kern",
+  "user",
+  "mail",
+  "daemon",
+  "auth",
+  "syslog",
+  "lpr",
+  "news",
+  "uucp",
+  "cron",
+  "authpriv",
+  "ftp",
+  "ntp",
+  "security",
+  "console",
+  "cron2",
+  "local0",
+  "local1",
+  "local2",
+  "local3",
+  "local4",
+  "local5",
+  "local6",
+  "local7",
 ];
 
 /** loki.source.syslog's internal labels kept as otelcol's syslog parser names the attributes. */

@@ -34,6 +34,10 @@ describe("the runtime parity table", () => {
       const differing = RECORD_PARTS.filter((p) => LOG_RECORD_SHAPES[type][p].differs !== false);
       expect(delivery.differsAs).toBe(differing.length > 0 ? "parts" : null);
     }
-    expect(SOURCE_TYPES.filter((t) => t.delivery.difference !== null).map((t) => t.type).sort()).toEqual(["hostmetrics", "journald", "k8s_events", "syslog"]);
+    expect(
+      SOURCE_TYPES.filter((t) => t.delivery.difference !== null)
+        .map((t) => t.type)
+        .sort(),
+    ).toEqual(["hostmetrics", "journald", "k8s_events", "syslog"]);
   });
 });

@@ -20,7 +20,10 @@ import { SHARED_UPSTREAM } from "./shared.ts";
 import { ALLOY_COMPONENTS, otelcolComponent, upstreamSources } from "./tables.ts";
 
 describe("rendered configs conform to upstream", () => {
-  const cases = readdirSync(TESTDATA, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const cases = readdirSync(TESTDATA, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   for (const name of cases) {
     test(`golden ${name}, both runtimes`, () => {
       const c = loadCase(name);
@@ -103,7 +106,8 @@ describe("the tables", () => {
     expect(nonGa).toEqual(["otelcol.exporter.debug"]);
     for (const t of DESTINATION_TYPES) if (t.alloyEntry !== undefined) expect(ALLOY_COMPONENTS.get(t.alloyEntry)?.stability).toBe("generally-available");
     for (const t of PROCESSOR_TYPES) expect(ALLOY_COMPONENTS.get(t.alloyEntry)?.stability).toBe("generally-available");
-    for (const t of SOURCE_TYPES) expect(otelcolComponent("receiver", t.otelcol(validateComponentConfig("source", t.type, SOURCES[t.type]![0])).type)).toBeDefined();
+    for (const t of SOURCE_TYPES)
+      expect(otelcolComponent("receiver", t.otelcol(validateComponentConfig("source", t.type, SOURCES[t.type]![0])).type)).toBeDefined();
   });
 
   test("every shared fact names its upstream file and revision (each type's own: conformance.test.ts)", () => {

@@ -35,7 +35,8 @@ export function valueProblems(value: Value, type: ValueType, path: string): stri
   // tests check that every reference names a defined block.
   if (value instanceof AlloyRef) return [];
   // `sys.env("NAME")` is a string (Alloy's stdlib), which Alloy also converts to a secret where one is wanted.
-  if (value instanceof HostEnvValue) return type === "string" ? [] : [`${path}: sys.env(${JSON.stringify(value.name)}) is a string, not what upstream takes here`];
+  if (value instanceof HostEnvValue)
+    return type === "string" ? [] : [`${path}: sys.env(${JSON.stringify(value.name)}) is a string, not what upstream takes here`];
   const text = value instanceof AlloyRawString ? value.text : value;
   const bad = (what: string) => [`${path}: ${JSON.stringify(text)} is not ${what}`];
   if (typeof type === "string") {

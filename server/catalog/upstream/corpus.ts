@@ -81,7 +81,11 @@ export interface CorpusEntry {
 }
 
 /** Every source variant into every destination variant through every processor, on each signal both carry, at each version in `versions` that runs the source. */
-export function* corpus(versions: readonly (string | null)[] = VERSIONS, sources: Corpora = SOURCES, destinations: Corpora = DESTINATIONS): Generator<CorpusEntry> {
+export function* corpus(
+  versions: readonly (string | null)[] = VERSIONS,
+  sources: Corpora = SOURCES,
+  destinations: Corpora = DESTINATIONS,
+): Generator<CorpusEntry> {
   for (const signal of SIGNALS) {
     for (const [sourceType, sourceConfigs] of Object.entries(sources)) {
       if (!findType("source", sourceType)!.signals.includes(signal)) continue;

@@ -82,7 +82,11 @@ const RETRY_ON_FAILURE = {
  * exporterhelper's queue (exporter/exporterhelper/internal/queuebatch/config.go at 0008bd9f: num_consumers int,
  * queue_size int64, both must be positive), a configoptional whose `enabled` turns it off.
  */
-const QUEUE_SOURCE: UpstreamSource = { repo: CORE, path: "exporter/exporterhelper/internal/queuebatch/config.go", ref: "0008bd9fb8b1584a0fbb5107a62d0cc0268aa63c" };
+const QUEUE_SOURCE: UpstreamSource = {
+  repo: CORE,
+  path: "exporter/exporterhelper/internal/queuebatch/config.go",
+  ref: "0008bd9fb8b1584a0fbb5107a62d0cc0268aa63c",
+};
 const SENDING_QUEUE = { object: { enabled: "bool", num_consumers: "int", queue_size: "int" } } as const;
 /** The client settings' collector keys (otlp-client.ts). */
 export const CLIENT_SETTINGS = { tls: CLIENT_TLS, compression: COMPRESSION, retry_on_failure: RETRY_ON_FAILURE, sending_queue: SENDING_QUEUE } as const;

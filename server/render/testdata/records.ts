@@ -81,16 +81,21 @@ export const SAMPLE_EVENTS: Readonly<Record<"syslog" | "journald" | "filelog" | 
     ...[0, 1, 2, 3, 4, 5, 6, 7].map((severity) =>
       syslog("rfc5424", severity, 3, { hostname: "web-1", appname: "nginx", procId: "42", msgId: "ID7", message: `request ${severity} GET /healthz` }),
     ),
-    ...[3, 4, 6].map((severity) =>
-      syslog("rfc3164", severity, 4, { hostname: "gw", appname: "sshd", procId: "9", message: `Accepted publickey ${severity}` }),
-    ),
+    ...[3, 4, 6].map((severity) => syslog("rfc3164", severity, 4, { hostname: "gw", appname: "sshd", procId: "9", message: `Accepted publickey ${severity}` })),
     syslog("rfc5424", 4, 1, { hostname: "db", appname: "cron.service", message: "no proc id or msg id" }),
   ],
   journald: [
-    ...["0", "3", "4", "6", "7"].map((priority): JournalEvent => ({
-      kind: "journald",
-      fields: { MESSAGE: `unit message ${priority}`, PRIORITY: priority, _SYSTEMD_UNIT: priority === "3" ? "cron.service" : "sshd.service", SYSLOG_IDENTIFIER: "sshd" },
-    })),
+    ...["0", "3", "4", "6", "7"].map(
+      (priority): JournalEvent => ({
+        kind: "journald",
+        fields: {
+          MESSAGE: `unit message ${priority}`,
+          PRIORITY: priority,
+          _SYSTEMD_UNIT: priority === "3" ? "cron.service" : "sshd.service",
+          SYSLOG_IDENTIFIER: "sshd",
+        },
+      }),
+    ),
     { kind: "journald", fields: { MESSAGE: "no priority", _SYSTEMD_UNIT: "nginx.service" } },
   ],
   filelog: [
@@ -473,7 +478,8 @@ export function alloyRecord(event: LogEvent, label: string, blocks: readonly All
   for (const name of [...entry.labels.keys()]) if (name.startsWith("__")) entry.labels.delete(name);
   const record = fromLoki(entry);
   const transform = findBlock(blocks, "otelcol.processor.transform");
-  const statements = transform?.body.filter(isBlock("log_statements")).flatMap((b) => (attrValue(b, "statements") as { text: string }[] | undefined) ?? []) ?? [];
+  const statements =
+    transform?.body.filter(isBlock("log_statements")).flatMap((b) => (attrValue(b, "statements") as { text: string }[] | undefined) ?? []) ?? [];
   for (const s of statements) runStatement(typeof s === "string" ? s : s.text, record);
   return record;
 }

@@ -44,9 +44,8 @@ export function ActivationsSection({ collectorId, canWrite, reload }: { collecto
     <section className="detail-block" aria-labelledby="activations-title">
       <h2 id="activations-title">Activations</h2>
       <p className="muted">
-        A pipeline whose matchers select this collector brings its sources and destinations without an activation; activate one here to
-        give it this collector's overrides, or for a route. Changes here are pending until committed and published on the{" "}
-        <Link href="/ui/changes">Changes</Link> page.
+        A pipeline whose matchers select this collector brings its sources and destinations without an activation; activate one here to give it this collector's
+        overrides, or for a route. Changes here are pending until committed and published on the <Link href="/ui/changes">Changes</Link> page.
       </p>
       <div className="activation-grid">
         <ActivationList kind="source" collectorId={collectorId} canWrite={canWrite} reload={reload} />
@@ -63,11 +62,7 @@ function ActivationList({ kind, collectorId, canWrite, reload }: { kind: Kind; c
   const titleId = `${kind}-activations-title`;
   const loaded = useLoad(
     () =>
-      Promise.all([
-        api.get(list, { params: { id: collectorId } }),
-        api.get(`/${PLURAL[kind]}`),
-        api.get("/catalog"),
-      ]).then(([list, all, catalog]) => ({
+      Promise.all([api.get(list, { params: { id: collectorId } }), api.get(`/${PLURAL[kind]}`), api.get("/catalog")]).then(([list, all, catalog]) => ({
         active: list.items.map(toActivation),
         records: all.items,
         schemas: new Map(catalog[PLURAL[kind]].map((entry) => [entry.type, entry.schema as Schema])),
@@ -118,7 +113,9 @@ function ActivationList({ kind, collectorId, canWrite, reload }: { kind: Kind; c
           {active.map((a) => (
             <li key={a.id}>
               <span className="name">{nameOf(a.id)}</span>
-              {Object.keys(a.configOverrides).length > 0 && <code className="muted overrides">{configSummary(a.configOverrides, schemaOf(a.id)).join(" · ")}</code>}
+              {Object.keys(a.configOverrides).length > 0 && (
+                <code className="muted overrides">{configSummary(a.configOverrides, schemaOf(a.id)).join(" · ")}</code>
+              )}
               {a.tags && Object.keys(a.tags).length > 0 && (
                 <span className="muted">
                   {Object.entries(a.tags)
@@ -254,7 +251,14 @@ function OverridesForm({ kind, idPrefix, title, choices, initial, schemaOf, subm
       {picking && (
         <div className="field">
           <label htmlFor={`${idPrefix}-pick`}>{kind === "source" ? "Source" : "Destination"}</label>
-          <select id={`${idPrefix}-pick`} name="id" required disabled={choices.length === 0} value={record?.id ?? ""} onChange={(event) => choose(event.target.value)}>
+          <select
+            id={`${idPrefix}-pick`}
+            name="id"
+            required
+            disabled={choices.length === 0}
+            value={record?.id ?? ""}
+            onChange={(event) => choose(event.target.value)}
+          >
             {choices.length === 0 && <option value="">None left to activate</option>}
             {choices.map((r) => (
               <option key={r.id} value={r.id}>

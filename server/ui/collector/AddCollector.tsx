@@ -102,7 +102,8 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
             <fieldset className="choice">
               <legend>Then show</legend>
               <label>
-                <input type="radio" name="delivery" value="snippet" checked={delivery === "snippet"} onChange={() => setDelivery("snippet")} /> The install command
+                <input type="radio" name="delivery" value="snippet" checked={delivery === "snippet"} onChange={() => setDelivery("snippet")} /> The install
+                command
               </label>
               <label>
                 <input type="radio" name="delivery" value="files" checked={delivery === "files"} onChange={() => setDelivery("files")} /> The bootstrap files
@@ -129,7 +130,9 @@ export function AddCollector({ onClose }: { onClose: (added: boolean) => void })
         </p>
       )}
       {blocked && <SetupWarning id="add-blocked" title="Unavailable" problem={blocked} />}
-      {created !== null && error && <p className="muted">The collector was added, but its {delivery === "snippet" ? "install command" : "bootstrap files"} could not be made:</p>}
+      {created !== null && error && (
+        <p className="muted">The collector was added, but its {delivery === "snippet" ? "install command" : "bootstrap files"} could not be made:</p>
+      )}
       <ErrorMessage error={error} />
       {created !== null && error && (
         <button type="button" className="button" disabled={busy} onClick={() => fetchMaterial(created)}>

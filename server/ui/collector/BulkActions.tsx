@@ -78,7 +78,10 @@ function describeEdit(edit: TagEdit): string {
 
 /** Keys to remove, comma-separated; the same refusal as parseTags gives when there is none. */
 function parseKeys(text: string): string[] {
-  const keys = text.split(",").map((k) => k.trim()).filter((k) => k !== "");
+  const keys = text
+    .split(",")
+    .map((k) => k.trim())
+    .filter((k) => k !== "");
   if (keys.length === 0) throw new ApiError(0, "validation_failed", "Give the tags to remove by key.", [{ path: "remove", message: "is empty" }]);
   return keys;
 }

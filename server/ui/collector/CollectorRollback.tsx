@@ -32,7 +32,8 @@ export function CollectorRollbackNote({
       <p>
         The collector went back to {to} after this config failed. It is not offered again until a new publish or a retry.{" "}
         <span className="muted">
-          (Reported <LastSeen at={rollback.at} />.)
+          (Reported <LastSeen at={rollback.at} />
+          .)
         </span>
       </p>
       {canWrite && (

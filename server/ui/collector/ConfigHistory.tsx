@@ -43,7 +43,17 @@ interface Comparison {
   error: ApiError | null;
 }
 
-export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBack }: { collectorId: string; reload: number; canWrite: boolean; onRolledBack: () => void }) {
+export function ConfigHistorySection({
+  collectorId,
+  reload,
+  canWrite,
+  onRolledBack,
+}: {
+  collectorId: string;
+  reload: number;
+  canWrite: boolean;
+  onRolledBack: () => void;
+}) {
   const loaded = useLoad(() => api.get("/collectors/{id}/config-history", { params: { id: collectorId } }), `${collectorId}|${reload}`);
   const history = loaded.data?.items ?? null;
   const renderFailure = loaded.data?.renderFailure ?? null;
@@ -89,8 +99,13 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
     action.run(
       () => api.post("/collectors/{id}/rollback", { params: { id: collectorId } }),
       (entry) => {
-        setResult(`Rolled back to version ${entry.rollbackOf ?? to.seq}: version ${entry.seq} is now the target (${entry.state}). The collector is pinned to it.`);
-        loaded.setData((before) => ({ renderFailure: before?.renderFailure ?? null, items: before ? [...before.items.filter((e) => e.seq !== entry.seq), entry] : [entry] }));
+        setResult(
+          `Rolled back to version ${entry.rollbackOf ?? to.seq}: version ${entry.seq} is now the target (${entry.state}). The collector is pinned to it.`,
+        );
+        loaded.setData((before) => ({
+          renderFailure: before?.renderFailure ?? null,
+          items: before ? [...before.items.filter((e) => e.seq !== entry.seq), entry] : [entry],
+        }));
         onRolledBack();
       },
     );
@@ -117,7 +132,12 @@ export function ConfigHistorySection({ collectorId, reload, canWrite, onRolledBa
       ) : history.length === 0 ? (
         <p className="muted">Nothing has been pushed to this collector yet.</p>
       ) : (
-        <ListTable caption={{ id: "history-caption", text: "Config history" }} className="history-list" columns={["Version", "Commit", "Pushed", "By", "State"]} actions>
+        <ListTable
+          caption={{ id: "history-caption", text: "Config history" }}
+          className="history-list"
+          columns={["Version", "Commit", "Pushed", "By", "State"]}
+          actions
+        >
           {newestFirst.map((entry, i) => (
             <tr key={entry.seq} aria-current={i === 0 ? "true" : undefined}>
               <th scope="row">

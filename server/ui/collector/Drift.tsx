@@ -35,8 +35,8 @@ export function DriftNote({ target }: { target: Target }) {
   return (
     <div className="target-note target-note-failed" role="group" aria-label="Drift status">
       <p>
-        <StatusBadge status="drifted" label="Drifted" symbol="▲" />
-        : the collector runs something other than its target{drift.reason ? <> ({drift.reason})</> : null}.{checked}
+        <StatusBadge status="drifted" label="Drifted" symbol="▲" />: the collector runs something other than its target
+        {drift.reason ? <> ({drift.reason})</> : null}.{checked}
       </p>
       {patch && <Diff patch={patch} label="Drift: target against what the collector runs" />}
     </div>

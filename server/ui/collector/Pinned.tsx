@@ -29,8 +29,8 @@ export function PinnedNote({
   return (
     <div className="target-note" role="group" aria-label="Pinned">
       <p>
-        <StatusBadge status="pinned" label="Pinned" symbol="◆" />{" "}
-        by {pinned.actor}, <LastSeen at={pinned.at} />. Fleet publishes skip this collector until it is unpinned or a publish names it.
+        <StatusBadge status="pinned" label="Pinned" symbol="◆" /> by {pinned.actor}, <LastSeen at={pinned.at} />. Fleet publishes skip this collector until it
+        is unpinned or a publish names it.
       </p>
       {canWrite && (
         <button type="button" className="button" disabled={busy} onClick={unpin}>

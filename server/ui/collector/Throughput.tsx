@@ -46,14 +46,13 @@ const rate = (value: number | null) => (value === null ? <span className="muted"
 export function ThroughputSection({ collectorId, reload }: { collectorId: string; reload: number }) {
   const polled = { everyMs: POLL_MS, pauseHidden: true };
   const current = useLoad(() => api.get("/collectors/{id}/throughput", { params: { id: collectorId } }), `${collectorId}|${reload}`, polled);
-  const past = useLoad(() => api.get("/collectors/{id}/throughput/history", { params: { id: collectorId } }), `${collectorId}|${reload}`, { ...polled, everyMs: HISTORY_MS });
+  const past = useLoad(() => api.get("/collectors/{id}/throughput/history", { params: { id: collectorId } }), `${collectorId}|${reload}`, {
+    ...polled,
+    everyMs: HISTORY_MS,
+  });
   // Routes by id, named "source → pipeline", for the routes table.
   const named = useLoad(() => {
-    return Promise.all([
-      api.get("/routes", { query: { collectorId } }),
-      api.get("/sources"),
-      api.get("/pipelines"),
-    ]).then(([r, sources, pipelines]) => {
+    return Promise.all([api.get("/routes", { query: { collectorId } }), api.get("/sources"), api.get("/pipelines")]).then(([r, sources, pipelines]) => {
       const name = (list: { id: string; name: string }[], key: string) => list.find((x) => x.id === key)?.name ?? key;
       return new Map(r.items.map((route) => [route.id, `${name(sources.items, route.sourceId)} → ${name(pipelines.items, route.pipelineId)}`]));
     });
@@ -92,7 +91,11 @@ export function ThroughputSection({ collectorId, reload }: { collectorId: string
           {measured && <HistoryCharts history={history} />}
           <Topology throughput={latest} reload={reload} />
           {latest.components.length > 0 && (
-            <ListTable caption={{ id: "components-caption", text: "Components", visible: true }} columns={["Component", "Kind", "Signal", "In", "Out", "Errors"]} numeric={[3, 4, 5]}>
+            <ListTable
+              caption={{ id: "components-caption", text: "Components", visible: true }}
+              columns={["Component", "Kind", "Signal", "In", "Out", "Errors"]}
+              numeric={[3, 4, 5]}
+            >
               {latest.components.map((c) => (
                 <tr key={`${c.kind}:${c.id}:${c.signal}`}>
                   <th scope="row">

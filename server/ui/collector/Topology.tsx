@@ -32,9 +32,11 @@ const byId = <T extends Named>(items: T[]) => new Map(items.map((x) => [x.id, x]
 export function Topology({ throughput, reload }: { throughput: Throughput; reload: number }) {
   const { data: records } = useLoad(
     (): Promise<Records> =>
-      Promise.all([api.get("/pipelines"), api.get("/sources"), api.get("/destinations")]).then(
-        ([p, s, d]) => ({ pipelines: byId(p.items), sources: byId(s.items), destinations: byId(d.items) }),
-      ),
+      Promise.all([api.get("/pipelines"), api.get("/sources"), api.get("/destinations")]).then(([p, s, d]) => ({
+        pipelines: byId(p.items),
+        sources: byId(s.items),
+        destinations: byId(d.items),
+      })),
     String(reload),
     { clearOnError: true },
   );
@@ -49,7 +51,11 @@ export function Topology({ throughput, reload }: { throughput: Throughput; reloa
           const pipeline = records.pipelines.get(flow.pipelineId);
           const source = records.sources.get(flow.sourceId);
           return (
-            <li key={`${flow.pipelineId}:${flow.sourceId}`} className="topology-flow" aria-label={`${source?.name ?? flow.sourceId} → ${pipeline?.name ?? flow.pipelineId}`}>
+            <li
+              key={`${flow.pipelineId}:${flow.sourceId}`}
+              className="topology-flow"
+              aria-label={`${source?.name ?? flow.sourceId} → ${pipeline?.name ?? flow.pipelineId}`}
+            >
               <div className="topology-flow-head">
                 <strong>{pipeline?.name ?? flow.pipelineId}</strong> <span className="muted">{flow.via === "route" ? "via route" : "via matchers"}</span>{" "}
                 <span className="topology-rate">
@@ -85,7 +91,6 @@ function FlowNodes(props: { pipeline?: PipelineItem; source?: Named; records: Re
           kind="processor"
           label={node.processor?.type ?? node.id}
           rates={source && find("processor", processorName(pipeline.name, source.name, node.id))}
-         
         />
       ))}
       {destinations.map((d) => (

@@ -8,7 +8,14 @@ test("names follow the renderer: identifiers of the records' names, processors p
 });
 
 test("a component is found by kind, signal and name after its type, or a clash-suffixed name", () => {
-  const c = (id: string, kind: "receiver" | "processor" | "exporter", errors: number | null = null) => ({ id, kind, signal: "logs" as const, in: 1, out: 1, errors });
+  const c = (id: string, kind: "receiver" | "processor" | "exporter", errors: number | null = null) => ({
+    id,
+    kind,
+    signal: "logs" as const,
+    in: 1,
+    out: 1,
+    errors,
+  });
   const components = [c("filelog/app", "receiver"), c("otlphttp/backend_2", "exporter", 3), c("otlphttp/backend_eu", "exporter")];
   expect(matchComponent(components, "receiver", "logs", "app")?.key).toBe("receiver:filelog/app:logs");
   expect(matchComponent(components, "receiver", "metrics", "app")).toBeUndefined();

@@ -51,7 +51,11 @@ export function matchComponent(
 /** The processor nodes reachable from the source nodes, in flow order (edges first to last). */
 export function processorChain(topology: Topology): TopologyNode[] {
   const nodes = new Map(topology.nodes.map((n) => [n.id, n]));
-  const next = (id: string) => topology.edges.filter((e) => e.source === id).map((e) => nodes.get(e.target)!).filter((n) => n?.kind === "processor");
+  const next = (id: string) =>
+    topology.edges
+      .filter((e) => e.source === id)
+      .map((e) => nodes.get(e.target)!)
+      .filter((n) => n?.kind === "processor");
   const reachable = new Set<string>();
   const stack = topology.nodes.filter((n) => n.kind === "source").map((n) => n.id);
   while (stack.length > 0) for (const n of next(stack.pop()!)) if (!reachable.has(n.id)) reachable.add(n.id), stack.push(n.id);

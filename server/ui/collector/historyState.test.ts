@@ -2,7 +2,15 @@ import { expect, test } from "bun:test";
 import { historyStateWords } from "./historyState.ts";
 import type { HistoryEntry } from "./types.ts";
 
-const entry = (fields: Partial<HistoryEntry>): HistoryEntry => ({ seq: 1, commit: "c", hash: "h", time: "2026-01-01T00:00:00Z", state: "current", actor: "a", ...fields });
+const entry = (fields: Partial<HistoryEntry>): HistoryEntry => ({
+  seq: 1,
+  commit: "c",
+  hash: "h",
+  time: "2026-01-01T00:00:00Z",
+  state: "current",
+  actor: "a",
+  ...fields,
+});
 
 test("each history state reads in words", () => {
   expect(historyStateWords(entry({ state: "outdated" }), undefined)).toBe("not sent yet");

@@ -14,7 +14,10 @@ export function tagsText(tags: Record<string, string>): string {
 
 export function parseTags(text: string): Record<string, string> {
   const tags: Record<string, string> = {};
-  for (const part of text.split(/[,\n]/).map((p) => p.trim()).filter((p) => p !== "")) {
+  for (const part of text
+    .split(/[,\n]/)
+    .map((p) => p.trim())
+    .filter((p) => p !== "")) {
     const at = part.indexOf("=");
     const key = at === -1 ? "" : part.slice(0, at).trim();
     if (key === "") throw new ApiError(0, "validation_failed", "Each tag is key=value.", [{ path: "tags", message: `"${part}" is not key=value` }]);

@@ -30,7 +30,9 @@ interface Props {
 /** The collectors an ambiguous_name refusal lists. */
 function candidatesOf(error: ApiError | null): Candidate[] {
   if (error?.code !== "ambiguous_name") return [];
-  return error.details.filter((d): d is Candidate => typeof d === "object" && d !== null && typeof (d as Candidate).id === "string" && typeof (d as Candidate).name === "string");
+  return error.details.filter(
+    (d): d is Candidate => typeof d === "object" && d !== null && typeof (d as Candidate).id === "string" && typeof (d as Candidate).name === "string",
+  );
 }
 
 export function CollectorField({ id, name, error, required, placeholder = "name or id", ...aria }: Props) {

@@ -49,37 +49,37 @@ export function MatcherFields({ idPrefix, legend, values, onChange, name, readOn
           const problem = value.trim() === "" ? null : (matcherProblem(value.trim())?.message ?? serverProblems?.get(i) ?? null);
           const errorId = `${idPrefix}-${i}-error`;
           return (
-              <li key={i} className="matcher-row">
-                <input
-                  id={`${idPrefix}-${i}`}
-                  name={name}
-                  value={value}
-                  onChange={(event) => set(i, event.target.value)}
-                  readOnly={readOnly}
-                  aria-label={`Matcher ${i + 1}`}
-                  aria-invalid={problem !== null || undefined}
-                  aria-describedby={problem !== null ? `${errorId} ${hintId}` : hintId}
-                  placeholder="env=prod"
-                  spellCheck={false}
-                  autoComplete="off"
-                />
-                {!readOnly && (
-                  <button
-                    type="button"
-                    className="button ghost"
-                    aria-label={`Remove matcher ${i + 1}`}
-                    onClick={() => onChange(rows.filter((_, j) => j !== i))}
-                    disabled={rows.length === 1 && value === ""}
-                  >
-                    Remove
-                  </button>
-                )}
-                {problem !== null && (
-                  <span id={errorId} className="field-error">
-                    {problem}
-                  </span>
-                )}
-              </li>
+            <li key={i} className="matcher-row">
+              <input
+                id={`${idPrefix}-${i}`}
+                name={name}
+                value={value}
+                onChange={(event) => set(i, event.target.value)}
+                readOnly={readOnly}
+                aria-label={`Matcher ${i + 1}`}
+                aria-invalid={problem !== null || undefined}
+                aria-describedby={problem !== null ? `${errorId} ${hintId}` : hintId}
+                placeholder="env=prod"
+                spellCheck={false}
+                autoComplete="off"
+              />
+              {!readOnly && (
+                <button
+                  type="button"
+                  className="button ghost"
+                  aria-label={`Remove matcher ${i + 1}`}
+                  onClick={() => onChange(rows.filter((_, j) => j !== i))}
+                  disabled={rows.length === 1 && value === ""}
+                >
+                  Remove
+                </button>
+              )}
+              {problem !== null && (
+                <span id={errorId} className="field-error">
+                  {problem}
+                </span>
+              )}
+            </li>
           );
         })}
       </ol>

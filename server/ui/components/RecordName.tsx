@@ -49,7 +49,21 @@ export function isNamedKind(kind: string): kind is NamedKind {
  * id; a deleted record, or one that `link` says is not there to open (a file
  * a pending change deletes), is not linked.
  */
-export function RecordName({ kind, id, name, deleted = false, link = true, suffix }: { kind: NamedKind; id: string; name: string | null; deleted?: boolean; link?: boolean; suffix?: string }) {
+export function RecordName({
+  kind,
+  id,
+  name,
+  deleted = false,
+  link = true,
+  suffix,
+}: {
+  kind: NamedKind;
+  id: string;
+  name: string | null;
+  deleted?: boolean;
+  link?: boolean;
+  suffix?: string;
+}) {
   const word = WORDS[kind];
   const label = name === null ? <code className="id">{id}</code> : <span className="name">“{name}”</span>;
   return (

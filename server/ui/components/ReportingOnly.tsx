@@ -25,8 +25,8 @@ export function ReportingOnlyNote({ full = false }: { full?: boolean }) {
   }
   return (
     <p className="reporting-only notice" role="note">
-      <strong>{REPORTING_ONLY}.</strong> It connected without the AcceptsRemoteConfig capability (a collector started from its own
-      config file), so no published config reaches it and rollouts count it apart. To manage its config, {REPORTING_ONLY_FIX}.
+      <strong>{REPORTING_ONLY}.</strong> It connected without the AcceptsRemoteConfig capability (a collector started from its own config file), so no published
+      config reaches it and rollouts count it apart. To manage its config, {REPORTING_ONLY_FIX}.
     </p>
   );
 }

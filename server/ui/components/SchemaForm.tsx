@@ -12,7 +12,19 @@
  */
 import { useState, type ChangeEvent, type ReactNode } from "react";
 import type { FieldErrors } from "../schema/errors.ts";
-import { childPath, choices, fieldId, fieldKind, initialValue, isRecord, itemPath, labelOf, mapValues, type ConfigValue, type Schema } from "../schema/schema.ts";
+import {
+  childPath,
+  choices,
+  fieldId,
+  fieldKind,
+  initialValue,
+  isRecord,
+  itemPath,
+  labelOf,
+  mapValues,
+  type ConfigValue,
+  type Schema,
+} from "../schema/schema.ts";
 import { storedSecret } from "../schema/secrets.ts";
 import { SecretField } from "./SecretField.tsx";
 import "./SchemaForm.css";
@@ -112,13 +124,28 @@ function FieldMessages({ id, messages }: { id: string; messages: string[] }) {
 function RequiredMark({ required }: { required: boolean }) {
   return required ? (
     <span className="required-mark" aria-hidden="true">
-      {" "}*
+      {" "}
+      *
     </span>
   ) : null;
 }
 
 /** A labelled single control with its hint and errors. */
-function Labelled({ id, label, required, schema, messages, children }: { id: string; label: string; required: boolean; schema: Schema; messages: string[]; children: ReactNode }) {
+function Labelled({
+  id,
+  label,
+  required,
+  schema,
+  messages,
+  children,
+}: {
+  id: string;
+  label: string;
+  required: boolean;
+  schema: Schema;
+  messages: string[];
+  children: ReactNode;
+}) {
   return (
     <div className="schema-field">
       <label htmlFor={id}>
@@ -133,7 +160,21 @@ function Labelled({ id, label, required, schema, messages, children }: { id: str
 }
 
 /** A group of controls (list, map, checkboxes, nested object) under a legend. */
-function Group({ id, label, required, schema, messages, children }: { id: string; label: string; required: boolean; schema: Schema; messages: string[]; children: ReactNode }) {
+function Group({
+  id,
+  label,
+  required,
+  schema,
+  messages,
+  children,
+}: {
+  id: string;
+  label: string;
+  required: boolean;
+  schema: Schema;
+  messages: string[];
+  children: ReactNode;
+}) {
   const describedBy = described(id, schema, messages)["aria-describedby"];
   return (
     <fieldset id={id} className="schema-group" aria-describedby={describedBy}>
@@ -161,7 +202,13 @@ function Field({ name, schema, required, value, onChange, errors, idPrefix, path
     case "scalar":
       return (
         <Labelled {...common}>
-          <input id={id} value={typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? String(value) : ""} onChange={text} required={required} {...aria} />
+          <input
+            id={id}
+            value={typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? String(value) : ""}
+            onChange={text}
+            required={required}
+            {...aria}
+          />
         </Labelled>
       );
     case "number":
@@ -215,7 +262,8 @@ function Field({ name, schema, required, value, onChange, errors, idPrefix, path
           <div className="schema-choices">
             {options.map((option) => (
               <label key={option.value}>
-                <input type="checkbox" checked={selected.includes(option.value)} onChange={(event) => toggle(option.value, event.target.checked)} {...aria} /> {option.label}
+                <input type="checkbox" checked={selected.includes(option.value)} onChange={(event) => toggle(option.value, event.target.checked)} {...aria} />{" "}
+                {option.label}
               </label>
             ))}
           </div>
@@ -249,7 +297,15 @@ function Field({ name, schema, required, value, onChange, errors, idPrefix, path
     case "objectList":
       return (
         <Group {...common}>
-          <ObjectList label={label} schema={schema.items!} value={Array.isArray(value) ? value : []} onChange={onChange} errors={errors} idPrefix={idPrefix} path={path} />
+          <ObjectList
+            label={label}
+            schema={schema.items!}
+            value={Array.isArray(value) ? value : []}
+            onChange={onChange}
+            errors={errors}
+            idPrefix={idPrefix}
+            path={path}
+          />
         </Group>
       );
     case "object":
@@ -274,7 +330,13 @@ function StringList({ id, label, value, onChange, aria }: { id: string; label: s
       <ol className="schema-list">
         {value.map((item, i) => (
           <li key={i}>
-            <input id={i === 0 ? `${id}-0` : undefined} aria-label={`${label} ${i + 1}`} value={item} onChange={(event) => setItem(i, event.target.value)} {...aria} />
+            <input
+              id={i === 0 ? `${id}-0` : undefined}
+              aria-label={`${label} ${i + 1}`}
+              value={item}
+              onChange={(event) => setItem(i, event.target.value)}
+              {...aria}
+            />
             <button type="button" className="button ghost" aria-label={`Remove ${label} ${i + 1}`} onClick={() => onChange(value.filter((_, j) => j !== i))}>
               Remove
             </button>
@@ -293,7 +355,23 @@ function StringList({ id, label, value, onChange, aria }: { id: string; label: s
  * of its own fields, removable, and an Add button for an item of the
  * defaults. Errors for an item (`actions[1]`) show on its fieldset.
  */
-function ObjectList({ label, schema, value, onChange, errors, idPrefix, path }: { label: string; schema: Schema; value: unknown[]; onChange: (value: unknown) => void; errors: FieldErrors; idPrefix: string; path: string }) {
+function ObjectList({
+  label,
+  schema,
+  value,
+  onChange,
+  errors,
+  idPrefix,
+  path,
+}: {
+  label: string;
+  schema: Schema;
+  value: unknown[];
+  onChange: (value: unknown) => void;
+  errors: FieldErrors;
+  idPrefix: string;
+  path: string;
+}) {
   const setItem = (index: number, item: ConfigValue) => onChange(value.map((v, i) => (i === index ? item : v)));
   return (
     <>
@@ -304,8 +382,20 @@ function ObjectList({ label, schema, value, onChange, errors, idPrefix, path }: 
           return (
             <li key={i}>
               <Group id={fieldId(idPrefix, at)} label={`${label} ${i + 1}`} required={false} schema={{}} messages={errors[at] ?? []}>
-                <Properties schema={schema} value={isRecord(item) ? item : {}} onChange={(next) => setItem(i, next)} errors={errors} idPrefix={idPrefix} path={at} />
-                <button type="button" className="button ghost" aria-label={`Remove ${label} ${i + 1}`} onClick={() => onChange(value.filter((_, j) => j !== i))}>
+                <Properties
+                  schema={schema}
+                  value={isRecord(item) ? item : {}}
+                  onChange={(next) => setItem(i, next)}
+                  errors={errors}
+                  idPrefix={idPrefix}
+                  path={at}
+                />
+                <button
+                  type="button"
+                  className="button ghost"
+                  aria-label={`Remove ${label} ${i + 1}`}
+                  onClick={() => onChange(value.filter((_, j) => j !== i))}
+                >
                   Remove
                 </button>
               </Group>
@@ -329,7 +419,19 @@ interface Row {
  * Key/value rows (e.g. headers). The rows are local so renaming a key while
  * typing keeps its place; the value sent up drops rows without a key.
  */
-function StringMap({ id, label, value, onChange, aria }: { id: string; label: string; value: Record<string, string>; onChange: (value: unknown) => void; aria: Aria }) {
+function StringMap({
+  id,
+  label,
+  value,
+  onChange,
+  aria,
+}: {
+  id: string;
+  label: string;
+  value: Record<string, string>;
+  onChange: (value: unknown) => void;
+  aria: Aria;
+}) {
   const [rows, setRows] = useState<Row[]>(() => Object.entries(value).map(([key, v]) => ({ key, value: String(v) })));
   const update = (next: Row[]) => {
     setRows(next);
@@ -342,8 +444,21 @@ function StringMap({ id, label, value, onChange, aria }: { id: string; label: st
       <ol className="schema-list">
         {rows.map((row, i) => (
           <li key={i} className="schema-map-row">
-            <input id={i === 0 ? `${id}-0` : undefined} aria-label={`${label} ${i + 1} name`} placeholder="name" value={row.key} onChange={(event) => setRow(i, { key: event.target.value })} {...aria} />
-            <input aria-label={`${label} ${i + 1} value`} placeholder="value" value={row.value} onChange={(event) => setRow(i, { value: event.target.value })} {...aria} />
+            <input
+              id={i === 0 ? `${id}-0` : undefined}
+              aria-label={`${label} ${i + 1} name`}
+              placeholder="name"
+              value={row.key}
+              onChange={(event) => setRow(i, { key: event.target.value })}
+              {...aria}
+            />
+            <input
+              aria-label={`${label} ${i + 1} value`}
+              placeholder="value"
+              value={row.value}
+              onChange={(event) => setRow(i, { value: event.target.value })}
+              {...aria}
+            />
             <button type="button" className="button ghost" aria-label={`Remove ${label} ${i + 1}`} onClick={() => update(rows.filter((_, j) => j !== i))}>
               Remove
             </button>
@@ -358,7 +473,23 @@ function StringMap({ id, label, value, onChange, aria }: { id: string; label: st
 }
 
 /** A sensitive field of its own: SecretField, remembering the secret the form was loaded with. */
-function StoredSecretField({ id, label, schema, value, onChange, required, aria }: { id: string; label: string; schema: Schema; value: unknown; onChange: (value: unknown) => void; required: boolean; aria: Aria }) {
+function StoredSecretField({
+  id,
+  label,
+  schema,
+  value,
+  onChange,
+  required,
+  aria,
+}: {
+  id: string;
+  label: string;
+  schema: Schema;
+  value: unknown;
+  onChange: (value: unknown) => void;
+  required: boolean;
+  aria: Aria;
+}) {
   const [stored] = useState(() => storedSecret(value));
   return (
     <SecretField
@@ -387,7 +518,21 @@ interface SecretRow {
  * value a SecretField. A new row starts as a Secret; a row without a value
  * (a cleared secret) is left out of the value sent up, so saving removes it.
  */
-function SecretMap({ id, label, schema, value, onChange, aria }: { id: string; label: string; schema: Schema; value: Record<string, unknown>; onChange: (value: unknown) => void; aria: Aria }) {
+function SecretMap({
+  id,
+  label,
+  schema,
+  value,
+  onChange,
+  aria,
+}: {
+  id: string;
+  label: string;
+  schema: Schema;
+  value: Record<string, unknown>;
+  onChange: (value: unknown) => void;
+  aria: Aria;
+}) {
   const [rows, setRows] = useState<SecretRow[]>(() => Object.entries(value).map(([key, v]) => ({ key, value: v, stored: storedSecret(v) })));
   const update = (next: SecretRow[]) => {
     setRows(next);
@@ -400,7 +545,14 @@ function SecretMap({ id, label, schema, value, onChange, aria }: { id: string; l
       <ol className="schema-list">
         {rows.map((row, i) => (
           <li key={i} className="schema-map-row secret-map-row">
-            <input id={i === 0 ? `${id}-0` : undefined} aria-label={`${label} ${i + 1} name`} placeholder="name" value={row.key} onChange={(event) => setRow(i, { key: event.target.value })} {...aria} />
+            <input
+              id={i === 0 ? `${id}-0` : undefined}
+              aria-label={`${label} ${i + 1} name`}
+              placeholder="name"
+              value={row.key}
+              onChange={(event) => setRow(i, { key: event.target.value })}
+              {...aria}
+            />
             <SecretField
               id={`${id}-${i}-value`}
               label={`${label} ${i + 1} value`}
@@ -430,7 +582,23 @@ function SecretMap({ id, label, schema, value, onChange, aria }: { id: string; l
  * The fallback: the key's value as JSON. Text that does not parse marks the
  * box invalid (setCustomValidity), so the browser will not submit the form.
  */
-function JsonField({ id, label, required, schema, messages, value, onChange }: { id: string; label: string; required: boolean; schema: Schema; messages: string[]; value: unknown; onChange: (value: unknown) => void }) {
+function JsonField({
+  id,
+  label,
+  required,
+  schema,
+  messages,
+  value,
+  onChange,
+}: {
+  id: string;
+  label: string;
+  required: boolean;
+  schema: Schema;
+  messages: string[];
+  value: unknown;
+  onChange: (value: unknown) => void;
+}) {
   const [text, setText] = useState(() => (value === undefined ? "" : JSON.stringify(value, null, 2)));
   const [problem, setProblem] = useState<string | null>(null);
   function onText(event: ChangeEvent<HTMLTextAreaElement>) {
@@ -451,7 +619,16 @@ function JsonField({ id, label, required, schema, messages, value, onChange }: {
   const all = problem === null ? messages : [problem, ...messages];
   return (
     <Labelled id={id} label={`${label} (JSON)`} required={required} schema={schema} messages={all}>
-      <textarea id={id} className="schema-json" rows={4} spellCheck={false} value={text} onChange={onText} required={required} {...described(id, schema, all)} />
+      <textarea
+        id={id}
+        className="schema-json"
+        rows={4}
+        spellCheck={false}
+        value={text}
+        onChange={onText}
+        required={required}
+        {...described(id, schema, all)}
+      />
     </Labelled>
   );
 }

@@ -66,7 +66,18 @@ export function SecretField({ id, label, schema, value, stored, onChange, requir
           ))}
         </select>
         {kind === "secret" && (
-          <SecretValue id={id} label={label} value={value} stored={stored} required={required} acted={acted} act={act} onChange={onChange} describedBy={ids()} invalid={invalid} />
+          <SecretValue
+            id={id}
+            label={label}
+            value={value}
+            stored={stored}
+            required={required}
+            acted={acted}
+            act={act}
+            onChange={onChange}
+            describedBy={ids()}
+            invalid={invalid}
+          />
         )}
         {kind === "plain" && (
           <input
@@ -79,12 +90,21 @@ export function SecretField({ id, label, schema, value, stored, onChange, requir
             aria-invalid={invalid || undefined}
           />
         )}
-        {kind === "env" && <EnvName id={id} label={label} name={(value as { env: string }).env} onChange={(env) => onChange({ env })} describedBy={ids(noteId)} invalid={invalid} />}
+        {kind === "env" && (
+          <EnvName
+            id={id}
+            label={label}
+            name={(value as { env: string }).env}
+            onChange={(env) => onChange({ env })}
+            describedBy={ids(noteId)}
+            invalid={invalid}
+          />
+        )}
       </div>
       {warn && (
         <p id={noteId} className="secret-warning">
-          “{name}” looks like a credential. As plain text it is kept in git history and shown to everyone who can read the configuration; choose
-          Secret to keep it write-only.
+          “{name}” looks like a credential. As plain text it is kept in git history and shown to everyone who can read the configuration; choose Secret to keep
+          it write-only.
         </p>
       )}
     </div>
@@ -111,7 +131,8 @@ function SecretValue({ id, label, value, stored, required, acted, act, onChange,
     return (
       <>
         <span id={id} className="secret-set">
-          Set{changedAt !== null && (
+          Set
+          {changedAt !== null && (
             <>
               {" · changed "}
               <LastSeen at={changedAt} />
@@ -168,7 +189,21 @@ function SecretValue({ id, label, value, stored, required, acted, act, onChange,
 }
 
 /** The environment variable's name, checked as the collector's env provider checks it (the browser will not submit a bad one). */
-function EnvName({ id, label, name, onChange, describedBy, invalid }: { id: string; label: string; name: string; onChange: (name: string) => void; describedBy?: string; invalid?: boolean }) {
+function EnvName({
+  id,
+  label,
+  name,
+  onChange,
+  describedBy,
+  invalid,
+}: {
+  id: string;
+  label: string;
+  name: string;
+  onChange: (name: string) => void;
+  describedBy?: string;
+  invalid?: boolean;
+}) {
   const input = useRef<HTMLInputElement>(null);
   const problem = envNameProblem(name);
   useEffect(() => input.current?.setCustomValidity(problem ?? ""), [problem]);

@@ -28,7 +28,19 @@ const TONES: Record<string, Tone> = {
  * given and the shape unless `symbol` is; `label` is the word shown (the
  * status itself by default); `className` adds a page's own hook.
  */
-export function StatusBadge({ status, label = status, symbol, tone, className }: { status: string; label?: string; symbol?: string; tone?: Tone; className?: string }) {
+export function StatusBadge({
+  status,
+  label = status,
+  symbol,
+  tone,
+  className,
+}: {
+  status: string;
+  label?: string;
+  symbol?: string;
+  tone?: Tone;
+  className?: string;
+}) {
   const classes = ["status", `status-${status.replace(/\s+/g, "-")}`, `tone-${tone ?? TONES[status] ?? "neutral"}`, className];
   return (
     <span className={classes.filter(Boolean).join(" ")}>

@@ -52,9 +52,7 @@ function listQuery(search: URLSearchParams, cursor: string | null): URLSearchPar
 }
 
 function Outcome({ outcome }: { outcome: string }) {
-  return (
-    <StatusBadge status={`outcome-${outcome}`} label={outcome} symbol={OUTCOME_LOOKS[outcome]?.symbol} tone={OUTCOME_LOOKS[outcome]?.tone} />
-  );
+  return <StatusBadge status={`outcome-${outcome}`} label={outcome} symbol={OUTCOME_LOOKS[outcome]?.symbol} tone={OUTCOME_LOOKS[outcome]?.tone} />;
 }
 
 /** The other records an entry's details name by id (the API names them), above the raw details. */
@@ -110,7 +108,6 @@ function Resource({ entry }: { entry: AuditEntry }) {
 export function AuditPage() {
   const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList("/ui/audit", FILTERS, "/audit", listQuery);
 
-
   return (
     <section aria-labelledby="audit-title">
       <div className="page-head">
@@ -156,7 +153,11 @@ export function AuditPage() {
         noMatch="No audit entries match these filters."
       />
       {items.length > 0 && (
-        <ListTable caption={{ id: "audit-caption", text: "Audit entries" }} className="audit-list" columns={["Time", "Actor", "Action", "Resource", "Outcome", "Details"]}>
+        <ListTable
+          caption={{ id: "audit-caption", text: "Audit entries" }}
+          className="audit-list"
+          columns={["Time", "Actor", "Action", "Resource", "Outcome", "Details"]}
+        >
           {items.map((entry) => (
             <tr key={entry.id}>
               <td>

@@ -99,8 +99,8 @@ function PendingChanges({ canWrite, reload, onCommitted }: { canWrite: boolean; 
       </p>
       {items !== null && count === 0 && !error && (
         <p className="hint">
-          Edits on <Link href="/ui/pipelines">Pipelines</Link>, <Link href="/ui/sources">Sources</Link>,{" "}
-          <Link href="/ui/destinations">Destinations</Link> and <Link href="/ui/routes">Routes</Link> collect here until you commit them.
+          Edits on <Link href="/ui/pipelines">Pipelines</Link>, <Link href="/ui/sources">Sources</Link>, <Link href="/ui/destinations">Destinations</Link> and{" "}
+          <Link href="/ui/routes">Routes</Link> collect here until you commit them.
         </p>
       )}
       {items !== null && count > 0 && <ChangedFiles items={items} patches={patches} label="Changed files" />}

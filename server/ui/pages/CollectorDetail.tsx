@@ -44,7 +44,11 @@ export function CollectorDetailPage({ id }: { id: string }) {
   const canPublish = useHasScope("config:publish");
   const [collectorVersion, setCollectorVersion] = useState(0);
   const [configVersion, setConfigVersion] = useState(0);
-  const { data: collector, setData: setCollector, error } = useLoad<Collector>(() => api.get("/collectors/{id}", { params: { id } }), `${id}|${collectorVersion}`);
+  const {
+    data: collector,
+    setData: setCollector,
+    error,
+  } = useLoad<Collector>(() => api.get("/collectors/{id}", { params: { id } }), `${id}|${collectorVersion}`);
 
   // History entries are written a moment after the target (batched, server/rollout/rollout.ts
   // historyWrites) and send no event of their own: the history is read once more after that.
@@ -84,7 +88,12 @@ export function CollectorDetailPage({ id }: { id: string }) {
           <ThroughputSection collectorId={id} reload={configVersion} />
           <AppliedPipelinesSection collector={collector} reload={collectorVersion + configVersion} />
           <EffectiveConfigSection collectorId={id} reload={configVersion} canWrite={canWrite} onChanged={() => setConfigVersion((n) => n + 1)} />
-          <ConfigHistorySection collectorId={id} reload={configVersion + historyVersion} canWrite={canWrite} onRolledBack={() => setConfigVersion((n) => n + 1)} />
+          <ConfigHistorySection
+            collectorId={id}
+            reload={configVersion + historyVersion}
+            canWrite={canWrite}
+            onRolledBack={() => setConfigVersion((n) => n + 1)}
+          />
           {canPublish && collector.managementMode === "opamp" && <RestartSection collector={collector} />}
           {canEnroll && <TokenRotationSection collector={collector} />}
           {canWrite && <EditCollectorSection collector={collector} onSaved={setCollector} />}
@@ -100,10 +109,10 @@ function CloneNote({ cloneOf }: { cloneOf: NonNullable<Collector["cloneOf"]> }) 
   return (
     <div className="target-note target-note-failed" role="note" aria-label="Cloned collector">
       <p>
-        This collector presented the instance UID of <Link href={`/ui/collectors/${encodeURIComponent(cloneOf.collectorId)}`}>{cloneOf.name}</Link>{" "}
-        (<code>{cloneOf.instanceUid}</code>) while that one was connected, as a clone of one VM image does. svc gave it a new instance UID and made it
-        its own collector, with that one's environment and tags, <LastSeen at={cloneOf.at} />. It still holds that collector's credential: give it its
-        own enrollment token (and clear the supervisor's storage directory when cloning images) to keep them apart.
+        This collector presented the instance UID of <Link href={`/ui/collectors/${encodeURIComponent(cloneOf.collectorId)}`}>{cloneOf.name}</Link> (
+        <code>{cloneOf.instanceUid}</code>) while that one was connected, as a clone of one VM image does. svc gave it a new instance UID and made it its own
+        collector, with that one's environment and tags, <LastSeen at={cloneOf.at} />. It still holds that collector's credential: give it its own enrollment
+        token (and clear the supervisor's storage directory when cloning images) to keep them apart.
       </p>
     </div>
   );

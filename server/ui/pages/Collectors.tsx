@@ -163,10 +163,7 @@ function useLiveCollectors(items: Row[], search: URLSearchParams, filterKey: str
 
   const loaded = useMemo(() => (added.length === 0 ? items : [...items, ...added].sort((a, b) => (a.id < b.id ? -1 : 1))), [items, added]);
   const loadedIds = useMemo(() => new Set(loaded.map((c) => c.id)), [loaded]);
-  const rows = useMemo(
-    () => (changed.size === 0 ? loaded : loaded.flatMap((c) => (changed.has(c.id) ? (changed.get(c.id) ?? []) : [c]))),
-    [loaded, changed],
-  );
+  const rows = useMemo(() => (changed.size === 0 ? loaded : loaded.flatMap((c) => (changed.has(c.id) ? (changed.get(c.id) ?? []) : [c]))), [loaded, changed]);
 
   function flush() {
     timer.current = null;
@@ -235,10 +232,12 @@ function useFleetTotal(search: URLSearchParams, filterKey: string): number | nul
           attention !== null
             ? api.get("/dashboard").then((dashboard) => dashboard[attention].count)
             : matchers !== null
-            ? api.post("/matchers/preview", { body: { matchers, limit: 1 } }).then(({ count }) => count)
-            : api
-                .get("/system/health")
-                .then(({ collectors }: { collectors: Record<string, number> }) => (status ? (collectors[status] ?? null) : Object.values(collectors).reduce((a, b) => a + b, 0)))
+              ? api.post("/matchers/preview", { body: { matchers, limit: 1 } }).then(({ count }) => count)
+              : api
+                  .get("/system/health")
+                  .then(({ collectors }: { collectors: Record<string, number> }) =>
+                    status ? (collectors[status] ?? null) : Object.values(collectors).reduce((a, b) => a + b, 0),
+                  )
       : null,
     filterKey,
     { reset: "all" },
@@ -309,7 +308,8 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
   const bulkTarget: BulkTarget =
     allMatching && matchers !== null && total !== null ? { kind: "matching", matchers, count: total } : { kind: "rows", collectors: selectedRows };
   // Offered once every loaded row is ticked and the matchers select more than are loaded.
-  const offerAllMatching = canWrite && !allMatching && matchers !== null && total !== null && total > rows.length && rows.length > 0 && selectedRows.length === rows.length;
+  const offerAllMatching =
+    canWrite && !allMatching && matchers !== null && total !== null && total > rows.length && rows.length > 0 && selectedRows.length === rows.length;
 
   return (
     <section aria-labelledby="collectors-title">
@@ -352,13 +352,7 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
         </div>
         <div className="field">
           <label htmlFor="filter-tag">Tag</label>
-          <input
-            id="filter-tag"
-            name="tag"
-            defaultValue={search.get("tag") ?? ""}
-            placeholder="team=payments"
-            aria-describedby="filter-tag-hint"
-          />
+          <input id="filter-tag" name="tag" defaultValue={search.get("tag") ?? ""} placeholder="team=payments" aria-describedby="filter-tag-hint" />
           <span id="filter-tag-hint" className="hint">
             key=value or key; separate several with commas
           </span>
@@ -428,13 +422,11 @@ function CollectorList({ onRefresh }: { onRefresh: () => void }) {
             </>
           }
         >
-          A collector is one OpenTelemetry Collector or Alloy process on a host. Add one here to get its install command, or mint an
-          enrollment token for many hosts on Onboarding; each shows up in this list as soon as it connects.
+          A collector is one OpenTelemetry Collector or Alloy process on a host. Add one here to get its install command, or mint an enrollment token for many
+          hosts on Onboarding; each shows up in this list as soon as it connects.
         </EmptyState>
       )}
-      {rows.length > 0 && (
-        <CollectorTable rows={rows} total={total} selection={selection} onNearEnd={more && !loading && !error ? loadMore : undefined} />
-      )}
+      {rows.length > 0 && <CollectorTable rows={rows} total={total} selection={selection} onNearEnd={more && !loading && !error ? loadMore : undefined} />}
       <LoadMore nextCursor={nextCursor} loading={loading} onLoad={loadMore} />
     </section>
   );
@@ -526,7 +518,13 @@ function CollectorTable({ rows, total, selection, onNearEnd }: { rows: Row[]; to
             >
               <span role="rowheader" className="cell-name">
                 {selection && (
-                  <input type="checkbox" className="select" aria-label={`Select ${c.name}`} checked={selection.selected.has(c.id)} onChange={() => selection.toggle(c.id)} />
+                  <input
+                    type="checkbox"
+                    className="select"
+                    aria-label={`Select ${c.name}`}
+                    checked={selection.selected.has(c.id)}
+                    onChange={() => selection.toggle(c.id)}
+                  />
                 )}
                 <Link href={`/ui/collectors/${encodeURIComponent(c.id)}`} className="name">
                   {c.name}
@@ -537,11 +535,9 @@ function CollectorTable({ rows, total, selection, onNearEnd }: { rows: Row[]; to
               <span role="cell" className="cell-status">
                 <StatusBadge status={c.status} />
                 {/* Offline is the status itself, reporting only the note beside the name. */}
-                {c.attention
-                  .filter(isConfigReason)
-                  .map((reason) => (
-                    <StatusBadge key={reason} status={reason} label={ATTENTION_LABELS[reason]} />
-                  ))}
+                {c.attention.filter(isConfigReason).map((reason) => (
+                  <StatusBadge key={reason} status={reason} label={ATTENTION_LABELS[reason]} />
+                ))}
               </span>
               <span role="cell" className="cell-seen" data-label="Last seen">
                 <LastSeen at={c.lastSeen} />

@@ -23,11 +23,7 @@ export function CommitHistory({ reload }: { reload: number }) {
   const { search } = useLocation();
   const linked = search.get("commit");
   const [open, setOpen] = useState<string | null>(linked);
-  const { items, nextCursor, error, loading, loadMore } = usePages(
-    "/commits",
-    (cursor) => ({ limit: COMMITS_PAGE, cursor }),
-    String(reload),
-  );
+  const { items, nextCursor, error, loading, loadMore } = usePages("/commits", (cursor) => ({ limit: COMMITS_PAGE, cursor }), String(reload));
   const toggle = (commit: string) => setOpen((current) => (current === commit ? null : commit));
 
   return (
@@ -99,7 +95,8 @@ function CommitFiles({ commit }: { commit: string }) {
   return (
     <div className="commit-files">
       <p className="muted">
-        {count} changed file{count === 1 ? "" : "s"} {answer.parent ? <>against {<code title={answer.parent}>{shortCommit(answer.parent)}</code>}</> : "(the first commit)"}
+        {count} changed file{count === 1 ? "" : "s"}{" "}
+        {answer.parent ? <>against {<code title={answer.parent}>{shortCommit(answer.parent)}</code>}</> : "(the first commit)"}
       </p>
       <ChangedFiles items={answer.items} patches={parseDiff(answer.diff)} label={`Files changed by ${shortCommit(commit)}`} />
     </div>

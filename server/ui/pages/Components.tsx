@@ -124,16 +124,13 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
         <NewComponent key={creating} kind={kind} entry={entryOf(creating)} type={creating} search={search} base={base} onSaved={(r) => saved(r, "Created")} />
       )}
       {editing !== null && editRecord && catalog.entries && (
-        <ComponentEditor
-          key={editRecord.id}
-          kind={kind}
-          entry={entryOf(editRecord.type)}
-          record={editRecord}
-          base={base}
-          onSaved={(r) => saved(r, "Saved")}
-        />
+        <ComponentEditor key={editRecord.id} kind={kind} entry={entryOf(editRecord.type)} record={editRecord} base={base} onSaved={(r) => saved(r, "Saved")} />
       )}
-      {editing !== null && !editRecord && !loading && <p className="muted">No {words.one} with id {editing} in the working tree.</p>}
+      {editing !== null && !editRecord && !loading && (
+        <p className="muted">
+          No {words.one} with id {editing} in the working tree.
+        </p>
+      )}
       <p className="muted" aria-live="polite">
         {loading ? "Loading…" : error ? "" : items.length === 0 ? `No ${kind} yet.` : `${items.length} ${items.length === 1 ? words.one : kind}.`}
         {said !== "" && ` ${said}`}
@@ -155,7 +152,12 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
         </EmptyState>
       )}
       {items.length > 0 && (
-        <ListTable caption={{ id: "components-caption", text: words.title }} className="components-list" columns={["Name", "Type", "Settings"]} actions={canWrite}>
+        <ListTable
+          caption={{ id: "components-caption", text: words.title }}
+          className="components-list"
+          columns={["Name", "Type", "Settings"]}
+          actions={canWrite}
+        >
           {items.map((record) => (
             <tr key={record.id} aria-current={record.id === editing ? "true" : undefined}>
               <th scope="row">
@@ -166,10 +168,17 @@ export function ComponentsPage({ kind }: { kind: Kind }) {
                 {entryOf(record.type)?.title ?? record.type}
                 <code className="id muted">{record.type}</code>
               </td>
-              <td className="components-summary">{configSummary(record.config, entryOf(record.type)?.schema as Schema | undefined).join(" · ") || <span className="muted">defaults</span>}</td>
+              <td className="components-summary">
+                {configSummary(record.config, entryOf(record.type)?.schema as Schema | undefined).join(" · ") || <span className="muted">defaults</span>}
+              </td>
               {canWrite && (
                 <td className="record-actions">
-                  <button type="button" className="button" aria-label={`Edit ${record.name}`} onClick={() => navigate(`${base}?edit=${encodeURIComponent(record.id)}`)}>
+                  <button
+                    type="button"
+                    className="button"
+                    aria-label={`Edit ${record.name}`}
+                    onClick={() => navigate(`${base}?edit=${encodeURIComponent(record.id)}`)}
+                  >
                     Edit
                   </button>
                   <button type="button" className="button" aria-label={`Delete ${record.name}`} onClick={() => remove(record)}>
@@ -194,7 +203,12 @@ function TypePicker({ kind, entries, base }: { kind: Kind; entries: CatalogEntry
       <ul className="type-picker">
         {entries.map((entry) => (
           <li key={entry.type}>
-            <button type="button" className="button" aria-describedby={`type-${entry.type}-hint`} onClick={() => navigate(`${base}?new=${encodeURIComponent(entry.type)}`)}>
+            <button
+              type="button"
+              className="button"
+              aria-describedby={`type-${entry.type}-hint`}
+              onClick={() => navigate(`${base}?new=${encodeURIComponent(entry.type)}`)}
+            >
               {entry.title}
             </button>
             <span id={`type-${entry.type}-hint`} className="hint">
@@ -214,7 +228,21 @@ function TypePicker({ kind, entries, base }: { kind: Kind; entries: CatalogEntry
 }
 
 /** The create form, prefilled from the URL when a link (the Hosts page's suggestion) says what to create. */
-function NewComponent({ kind, entry, type, search, base, onSaved }: { kind: Kind; entry: CatalogEntry | undefined; type: string; search: URLSearchParams; base: string; onSaved: (record: ComponentRecord) => void }) {
+function NewComponent({
+  kind,
+  entry,
+  type,
+  search,
+  base,
+  onSaved,
+}: {
+  kind: Kind;
+  entry: CatalogEntry | undefined;
+  type: string;
+  search: URLSearchParams;
+  base: string;
+  onSaved: (record: ComponentRecord) => void;
+}) {
   if (!entry) {
     return (
       <div className="detail-block">
@@ -270,7 +298,9 @@ interface EditorProps {
 function ComponentEditor({ kind, entry, record, from, base, onSaved }: EditorProps) {
   const words = WORDS[kind];
   const isNew = record.id === "";
-  const schema: Schema = entry ? bodySchema(entry) : { type: "object", required: ["name"], properties: { name: { type: "string", title: "Name" }, config: { title: "Settings" } } };
+  const schema: Schema = entry
+    ? bodySchema(entry)
+    : { type: "object", required: ["name"], properties: { name: { type: "string", title: "Name" }, config: { title: "Settings" } } };
   const [value, setValue] = useState<ConfigValue>(() => ({
     name: record.name === "" ? undefined : record.name,
     config: entry ? initialValue(entry.schema as Schema, record.config) : record.config,
@@ -293,7 +323,8 @@ function ComponentEditor({ kind, entry, record, from, base, onSaved }: EditorPro
       </p>
       {entry && !entry.runtimes.includes("alloy") && (
         <p className="note" role="note">
-          Not available on {RUNTIME_NAMES.alloy}{entry.unavailable?.alloy ? `: ${entry.unavailable.alloy}` : ""}. Only {RUNTIME_NAMES.otelcol}
+          Not available on {RUNTIME_NAMES.alloy}
+          {entry.unavailable?.alloy ? `: ${entry.unavailable.alloy}` : ""}. Only {RUNTIME_NAMES.otelcol}
           collectors can activate it.
         </p>
       )}

@@ -124,8 +124,8 @@ function NoCollectors() {
         </>
       }
     >
-      Add your first collector on Collectors, or many at once on <Link href="/ui/onboarding">Onboarding</Link>: pick OpenTelemetry Collector or
-      Alloy, run the one-line install on the host, and it appears here as soon as it connects.
+      Add your first collector on Collectors, or many at once on <Link href="/ui/onboarding">Onboarding</Link>: pick OpenTelemetry Collector or Alloy, run the
+      one-line install on the host, and it appears here as soon as it connects.
     </EmptyState>
   );
 }
@@ -375,8 +375,8 @@ function NamedList({
 function NoRates() {
   return (
     <p className="dash-empty">
-      No collector has sent its own metrics yet. Connected collectors running {RUNTIME_NAMES.otelcol} are offered the metrics endpoint and show rates within a minute;
-      check a collector's page if one stays empty.
+      No collector has sent its own metrics yet. Connected collectors running {RUNTIME_NAMES.otelcol} are offered the metrics endpoint and show rates within a
+      minute; check a collector's page if one stays empty.
     </p>
   );
 }

@@ -5,7 +5,7 @@
  * log browser over the agent's browse and sample calls. The browser's place
  * (dir, file, mode, from) lives in the URL too, so reload and Back keep it.
  */
-import { type ReactNode } from "react";
+import type { ReactNode } from "react";
 import type { HostFacts } from "../../../shared/agent-protocol.ts";
 import { AGENT_STATUSES } from "../../../shared/agent-status.ts";
 import type { Agent } from "../../../shared/agents.ts";
@@ -61,8 +61,12 @@ function Connected({ connected }: { connected: boolean }) {
 }
 
 function HostList() {
-  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList("/ui/hosts", ["status", "q"], "/agents", listQuery);
-
+  const { search, filterKey, filtered, items, nextCursor, error, loading, loadMore, onFilter } = useFilteredList(
+    "/ui/hosts",
+    ["status", "q"],
+    "/agents",
+    listQuery,
+  );
 
   return (
     <section aria-labelledby="hosts-title">
@@ -107,8 +111,8 @@ function HostList() {
             </Link>
           }
         >
-          svc-agent reports a host's facts, finds its collectors and log files and lets you browse its logs. Mint an agent enrollment token on
-          Onboarding and install the agent with it.
+          svc-agent reports a host's facts, finds its collectors and log files and lets you browse its logs. Mint an agent enrollment token on Onboarding and
+          install the agent with it.
         </EmptyState>
       )}
       {items.length > 0 && (
@@ -189,13 +193,17 @@ function HostFactsTable({ agent }: { agent: Agent }) {
     ["Machine id", host?.machineId ? <code>{host.machineId}</code> : <None />],
     [
       "Container",
-      host
-        ? host.container.kubernetes
-          ? `Kubernetes pod ${host.container.namespace ?? "?"}/${host.container.podName ?? "?"} on ${host.container.nodeName ?? "?"}`
-          : host.container.inContainer
-            ? "in a container"
-            : "no"
-        : <None />,
+      host ? (
+        host.container.kubernetes ? (
+          `Kubernetes pod ${host.container.namespace ?? "?"}/${host.container.podName ?? "?"} on ${host.container.nodeName ?? "?"}`
+        ) : host.container.inContainer ? (
+          "in a container"
+        ) : (
+          "no"
+        )
+      ) : (
+        <None />
+      ),
     ],
     ["Enrolled", <LastSeen at={agent.enrolledAt} />],
     ["Discovery", <LastSeen at={agent.discoveredAt} />],
@@ -256,7 +264,11 @@ function Services({ agent }: { agent: Agent }) {
                   <Link
                     className="button suggest-source"
                     aria-label={`Create source for ${s.title}`}
-                    href={newSourceHref(s.pipeline.source.type, { name: `${s.fingerprint} on ${host}`, config: s.pipeline.source.config, from: `the ${s.title} service found on ${host}` })}
+                    href={newSourceHref(s.pipeline.source.type, {
+                      name: `${s.fingerprint} on ${host}`,
+                      config: s.pipeline.source.config,
+                      from: `the ${s.title} service found on ${host}`,
+                    })}
                   >
                     Create source
                   </Link>
@@ -284,9 +296,7 @@ function Collectors({ agent }: { agent: Agent }) {
                 <span className="name">{c.name}</span>
                 {c.serviceName && <code className="id muted">{c.serviceName}</code>}
               </th>
-              <td>
-                {RUNTIME_NAMES[c.collectorType]}
-              </td>
+              <td>{RUNTIME_NAMES[c.collectorType]}</td>
               <td>{c.running ? `yes${c.pid !== null ? ` (pid ${c.pid})` : ""}` : "no"}</td>
               <td>
                 <code>{c.metricsUrl}</code> {c.metricsAlive ? "answering" : <span className="muted">not answering</span>}
@@ -354,12 +364,13 @@ function join(dir: string, name: string): string {
 
 /** The crumbs from the allowed root holding `path` (or /) down to `path`. */
 function crumbs(path: string, roots: string[]): { label: string; path: string }[] {
-  const root = roots
-    .filter((r) => path === r || path.startsWith(r.endsWith("/") ? r : `${r}/`))
-    .sort((a, b) => b.length - a.length)[0];
+  const root = roots.filter((r) => path === r || path.startsWith(r.endsWith("/") ? r : `${r}/`)).sort((a, b) => b.length - a.length)[0];
   const base = root ?? "/";
   const list = [{ label: base, path: base }];
-  const rest = path.slice(base.length).split("/").filter((part) => part !== "");
+  const rest = path
+    .slice(base.length)
+    .split("/")
+    .filter((part) => part !== "");
   let at = base;
   for (const part of rest) {
     at = join(at, part);
@@ -378,11 +389,10 @@ function LogBrowser({ agent }: { agent: Agent }) {
   const from = search.get("from") === "head" ? "head" : "tail";
 
   // A new directory keeps the old listing on screen until its own answer, but not the old refusal.
-  const list = useLoad(
-    disabled ? null : () => api.get("/agents/{id}/browse", { params: { id: agent.id }, query: { path: dir } }),
-    `${agent.id}|${dir}`,
-    { clearOnError: true, reset: "error" },
-  );
+  const list = useLoad(disabled ? null : () => api.get("/agents/{id}/browse", { params: { id: agent.id }, query: { path: dir } }), `${agent.id}|${dir}`, {
+    clearOnError: true,
+    reset: "error",
+  });
   const listing = list.data;
   const loadingList = list.pending;
   const listError = list.error && browseError(list.error, dir);

@@ -3,7 +3,7 @@
  * Tab/Enter work without extra code; the server's error message goes into
  * a role="alert" region that is always present, so it is announced.
  */
-import { type FormEvent } from "react";
+import type { FormEvent } from "react";
 import { useAction } from "../action.ts";
 import { ErrorMessage } from "../components/ErrorMessage.tsx";
 import { ThemeToggle } from "../components/ThemeToggle.tsx";

@@ -114,7 +114,10 @@ function CollectorSnippet({ onMinted, readiness }: { onMinted: () => void; readi
   return (
     <section className="detail-block onboarding-card" aria-labelledby="collector-title">
       <h2 id="collector-title">Enroll a collector</h2>
-      <p className="muted">Run on the collector's host. {MODE_NAMES.opamp} uses a single-use enrollment token; {MODE_NAMES["rcfg-remotecfg"]} needs an existing collector, by name or id.</p>
+      <p className="muted">
+        Run on the collector's host. {MODE_NAMES.opamp} uses a single-use enrollment token; {MODE_NAMES["rcfg-remotecfg"]} needs an existing collector, by name
+        or id.
+      </p>
       <form className="filters" aria-label="Collector install command" onSubmit={onSubmit}>
         <div className="field">
           <label htmlFor="collector-mode">Management</label>
@@ -249,7 +252,14 @@ function BootstrapFilesForm({ onMinted, readiness, canMint }: { onMinted: () => 
         ) : runtime === "alloy" ? (
           <div className="field grow">
             <label htmlFor="bootstrap-collector">Collector</label>
-            <CollectorField id="bootstrap-collector" name="collectorId" error={error} required placeholder="name or id" aria-describedby="bootstrap-collector-hint" />
+            <CollectorField
+              id="bootstrap-collector"
+              name="collectorId"
+              error={error}
+              required
+              placeholder="name or id"
+              aria-describedby="bootstrap-collector-hint"
+            />
             <span id="bootstrap-collector-hint" className="hint">
               an {RUNTIME_NAMES.alloy} collector, by name or id; its previous token stops working
             </span>
@@ -257,7 +267,13 @@ function BootstrapFilesForm({ onMinted, readiness, canMint }: { onMinted: () => 
         ) : (
           <div className="field grow">
             <label htmlFor="bootstrap-environment">Environment</label>
-            <input id="bootstrap-environment" name="environment" maxLength={200} placeholder="prod" {...fieldProps(error, "environment", "bootstrap-environment-error")} />
+            <input
+              id="bootstrap-environment"
+              name="environment"
+              maxLength={200}
+              placeholder="prod"
+              {...fieldProps(error, "environment", "bootstrap-environment-error")}
+            />
             <FieldError id="bootstrap-environment-error" error={error} field="environment" />
           </div>
         )}
@@ -326,7 +342,12 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
             : `Showing ${items.length}${nextCursor !== null ? "+" : ""} token${items.length === 1 ? "" : "s"}, oldest first.`}
       </p>
       {items.length > 0 && (
-        <ListTable caption={{ id: "tokens-caption", text: "Enrollment tokens" }} columns={["Token", "Kind", "Environment", "Uses", "Expires", "State"]} numeric={[3]} actions>
+        <ListTable
+          caption={{ id: "tokens-caption", text: "Enrollment tokens" }}
+          columns={["Token", "Kind", "Environment", "Uses", "Expires", "State"]}
+          numeric={[3]}
+          actions
+        >
           {items.map((token) => {
             const state = tokenState(token);
             return (
@@ -344,7 +365,13 @@ function TokenList({ refresh, canWrite }: { refresh: number; canWrite: boolean }
                   <LastSeen at={token.expiresAt} />
                 </td>
                 <td>
-                  <StatusBadge status={`token-${state}`} className={`token-${state.replace(" ", "-")}`} label={state} symbol={STATE_LOOKS[state]?.symbol} tone={STATE_LOOKS[state]?.tone} />
+                  <StatusBadge
+                    status={`token-${state}`}
+                    className={`token-${state.replace(" ", "-")}`}
+                    label={state}
+                    symbol={STATE_LOOKS[state]?.symbol}
+                    tone={STATE_LOOKS[state]?.tone}
+                  />
                 </td>
                 <td>
                   {canWrite && token.revokedAt === null && (
@@ -369,8 +396,8 @@ function EnrollNote() {
     <section className="detail-block onboarding-card" aria-labelledby="collector-title">
       <h2 id="collector-title">Enroll a collector</h2>
       <p className="note" role="note">
-        A collector's install command and bootstrap files carry its credential, which receives its config with every secret filled in, so
-        making them needs the collectors:enroll scope (admins). Ask an admin, or use a token you were given under Bootstrap files.
+        A collector's install command and bootstrap files carry its credential, which receives its config with every secret filled in, so making them needs the
+        collectors:enroll scope (admins). Ask an admin, or use a token you were given under Bootstrap files.
       </p>
     </section>
   );

@@ -80,24 +80,9 @@ export function PasswordLinkPage({ purpose }: { purpose: LinkPurpose }) {
             <p className="muted">{text.intro}</p>
             <form onSubmit={onSubmit} aria-describedby="password-hint link-error" noValidate>
               <label htmlFor="password">New password</label>
-              <input
-                id="password"
-                name="password"
-                type="password"
-                autoComplete="new-password"
-                minLength={MIN_PASSWORD_LENGTH}
-                required
-                autoFocus
-              />
+              <input id="password" name="password" type="password" autoComplete="new-password" minLength={MIN_PASSWORD_LENGTH} required autoFocus />
               <label htmlFor="confirmation">Confirm new password</label>
-              <input
-                id="confirmation"
-                name="confirmation"
-                type="password"
-                autoComplete="new-password"
-                minLength={MIN_PASSWORD_LENGTH}
-                required
-              />
+              <input id="confirmation" name="confirmation" type="password" autoComplete="new-password" minLength={MIN_PASSWORD_LENGTH} required />
               <p id="password-hint" className="hint">
                 At least {MIN_PASSWORD_LENGTH} characters.
               </p>

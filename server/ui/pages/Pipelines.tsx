@@ -113,7 +113,12 @@ export function PipelinesPage() {
         </EmptyState>
       )}
       {items.length > 0 && (
-        <ListTable caption={{ id: "pipelines-caption", text: "Pipelines" }} columns={["Name", "Signal", "Collectors", "Sources", "Processors", "Destinations"]} numeric={[3, 4, 5]} actions={canEdit}>
+        <ListTable
+          caption={{ id: "pipelines-caption", text: "Pipelines" }}
+          columns={["Name", "Signal", "Collectors", "Sources", "Processors", "Destinations"]}
+          numeric={[3, 4, 5]}
+          actions={canEdit}
+        >
           {items.map((p) => (
             <tr key={p.id}>
               <th scope="row">

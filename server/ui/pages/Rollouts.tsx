@@ -76,11 +76,7 @@ function Counts({ rollout }: { rollout: RolloutSummary }) {
 export function RolloutsPage() {
   const [events, bump] = useThrottledCounter(2000);
   useLiveEvents(["rollout"], bump);
-  const { items, nextCursor, error, loading, loadMore } = usePages(
-    "/rollouts",
-    (cursor) => ({ limit: PAGE_SIZE, cursor }),
-    String(events),
-  );
+  const { items, nextCursor, error, loading, loadMore } = usePages("/rollouts", (cursor) => ({ limit: PAGE_SIZE, cursor }), String(events));
   return (
     <section aria-labelledby="rollouts-title">
       <div className="page-head">
@@ -101,7 +97,11 @@ export function RolloutsPage() {
         noMatch="Nothing published yet."
       />
       {items.length > 0 && (
-        <ListTable caption={{ id: "rollouts-caption", text: "Rollouts" }} className="rollout-list" columns={["Started", "Kind", "Scope", "Commit", "Who", "Outcome", "Collectors"]}>
+        <ListTable
+          caption={{ id: "rollouts-caption", text: "Rollouts" }}
+          className="rollout-list"
+          columns={["Started", "Kind", "Scope", "Commit", "Who", "Outcome", "Collectors"]}
+        >
           {items.map((rollout) => (
             <tr key={rollout.id}>
               <td>

@@ -31,7 +31,9 @@ type RouteWritten = RouteRecord & { differences: RuntimeDifference[] };
 
 /** The parity warning said after a save, or "" when the source delivers the same on the collector's runtime. */
 function differencesText(differences: readonly RuntimeDifference[]): string {
-  return differences.map((d) => ` On this Alloy collector, ${d.sourceType} data differs from what the ${RUNTIME_NAMES.otelcol} delivers: ${d.difference}.`).join("");
+  return differences
+    .map((d) => ` On this Alloy collector, ${d.sourceType} data differs from what the ${RUNTIME_NAMES.otelcol} delivers: ${d.difference}.`)
+    .join("");
 }
 import "./Components.css";
 import { RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
@@ -50,20 +52,16 @@ interface Lookups {
 function useRoutesData(reload: number) {
   const { data, setData, error, loading } = useLoad(
     () =>
-      Promise.all([
-        api.get("/routes"),
-        api.get("/collectors", { query: { limit: COLLECTOR_LIMIT } }),
-        api.get("/sources"),
-        api.get("/pipelines"),
-      ]).then(([routes, collectors, sources, pipelines]) => ({
-        routes: routes.items,
-        lookups: { collectors: collectors.items, sources: sources.items, pipelines: pipelines.items } satisfies Lookups,
-      })),
+      Promise.all([api.get("/routes"), api.get("/collectors", { query: { limit: COLLECTOR_LIMIT } }), api.get("/sources"), api.get("/pipelines")]).then(
+        ([routes, collectors, sources, pipelines]) => ({
+          routes: routes.items,
+          lookups: { collectors: collectors.items, sources: sources.items, pipelines: pipelines.items } satisfies Lookups,
+        }),
+      ),
     String(reload),
   );
   /** Shows a route write at once, before the reload that follows it. */
-  const setRoutes = (update: (before: RouteRecord[]) => RouteRecord[]) =>
-    setData((before) => before && { ...before, routes: update(before.routes) });
+  const setRoutes = (update: (before: RouteRecord[]) => RouteRecord[]) => setData((before) => before && { ...before, routes: update(before.routes) });
   return { routes: data?.routes ?? [], setRoutes, lookups: data?.lookups ?? null, error, loading };
 }
 
@@ -157,12 +155,16 @@ export function RoutesPage() {
             </>
           }
         >
-          A route runs one pipeline on one collector, fed by one source. A pipeline with matchers needs none: it runs on every collector its
-          matchers select.
+          A route runs one pipeline on one collector, fed by one source. A pipeline with matchers needs none: it runs on every collector its matchers select.
         </EmptyState>
       )}
       {routes.length > 0 && (
-        <ListTable caption={{ id: "routes-caption", text: "Routes" }} className="components-list" columns={["Collector", "Source", "Pipeline"]} actions={canWrite}>
+        <ListTable
+          caption={{ id: "routes-caption", text: "Routes" }}
+          className="components-list"
+          columns={["Collector", "Source", "Pipeline"]}
+          actions={canWrite}
+        >
           {routes.map((route) => {
             const pipeline = lookups?.pipelines.find((p) => p.id === route.pipelineId);
             return (
@@ -180,7 +182,12 @@ export function RoutesPage() {
                 </td>
                 {canWrite && (
                   <td className="record-actions">
-                    <button type="button" className="button" aria-label={`Edit route ${route.id}`} onClick={() => navigate(`${BASE}?edit=${encodeURIComponent(route.id)}`)}>
+                    <button
+                      type="button"
+                      className="button"
+                      aria-label={`Edit route ${route.id}`}
+                      onClick={() => navigate(`${BASE}?edit=${encodeURIComponent(route.id)}`)}
+                    >
                       Edit
                     </button>
                     <button type="button" className="button" aria-label={`Delete route ${route.id}`} onClick={() => remove(route)}>
@@ -226,9 +233,7 @@ function routeSchema(lookups: Lookups, active: Set<string> | null): Schema {
 
 /** New route, or with `route` the same form prefilled, saved with PUT. */
 function RouteForm({ lookups, route, onSaved }: { lookups: Lookups; route?: RouteRecord; onSaved: (route: RouteWritten) => void }) {
-  const [value, setValue] = useState<ConfigValue>(
-    route ? { collectorId: route.collectorId, sourceId: route.sourceId, pipelineId: route.pipelineId } : {},
-  );
+  const [value, setValue] = useState<ConfigValue>(route ? { collectorId: route.collectorId, sourceId: route.sourceId, pipelineId: route.pipelineId } : {});
   const collectorId = typeof value.collectorId === "string" ? value.collectorId : null;
   const activations = useLoad(
     collectorId === null

@@ -59,7 +59,15 @@ function CreateForm({ scopes, onCreated }: { scopes: ScopesAnswer; onCreated: (a
       <form className="account-form" aria-labelledby="create-title" onSubmit={onSubmit} noValidate>
         <div className="field">
           <label htmlFor="account-name">Name</label>
-          <input id="account-name" name="name" required maxLength={100} placeholder="ci-deployer" autoComplete="off" {...fieldProps(error, "name", "account-name-error")} />
+          <input
+            id="account-name"
+            name="name"
+            required
+            maxLength={100}
+            placeholder="ci-deployer"
+            autoComplete="off"
+            {...fieldProps(error, "name", "account-name-error")}
+          />
           <FieldError id="account-name-error" error={error} field="name" />
         </div>
         <fieldset className="scope-picker" {...fieldProps(error, "scopes", "account-scopes-error")}>
@@ -161,13 +169,18 @@ export function ServiceAccountsPage() {
             </p>
             {created && (
               <ShownOnce id="account-token" label={`Token for ${created.name}`} value={created.token}>
-                Copy the token now and keep it in a secret store: it is shown only this once and the server cannot show it again. Lost it?
-                Revoke the account and create a new one.
+                Copy the token now and keep it in a secret store: it is shown only this once and the server cannot show it again. Lost it? Revoke the account
+                and create a new one.
               </ShownOnce>
             )}
             <ErrorMessage error={actionError} />
             {accounts.length > 0 && (
-              <ListTable caption={{ id: "accounts-caption", text: "Service accounts" }} className="accounts-list" columns={["Name", "Scopes", "Created"]} actions>
+              <ListTable
+                caption={{ id: "accounts-caption", text: "Service accounts" }}
+                className="accounts-list"
+                columns={["Name", "Scopes", "Created"]}
+                actions
+              >
                 {accounts.map((account) => (
                   <tr key={account.id}>
                     <th scope="row">

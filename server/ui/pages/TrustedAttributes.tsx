@@ -49,7 +49,8 @@ export function TrustedAttributesSection() {
       </p>
       {list && (
         <p>
-          From the server configuration (fleet.trustedAttributes): {list.configured.length > 0 ? list.configured.join(", ") : <span className="muted">none</span>}
+          From the server configuration (fleet.trustedAttributes):{" "}
+          {list.configured.length > 0 ? list.configured.join(", ") : <span className="muted">none</span>}
         </p>
       )}
       {list && !isAdmin && <p>Trusted here: {list.listed.length > 0 ? list.listed.join(", ") : <span className="muted">none</span>}</p>}

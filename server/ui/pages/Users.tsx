@@ -36,15 +36,13 @@ function DeliveredLink({ delivered }: { delivered: Delivered }) {
   if (delivered.mailedTo !== undefined) {
     return (
       <p className="note">
-        {what} for {delivered.username} mailed to <strong>{delivered.mailedTo}</strong>. It works once and expires{" "}
-        <LastSeen at={delivered.expiresAt} />.
+        {what} for {delivered.username} mailed to <strong>{delivered.mailedTo}</strong>. It works once and expires <LastSeen at={delivered.expiresAt} />.
       </p>
     );
   }
   return (
     <ShownOnce id={`${delivered.kind}-link`} label={`${what} for ${delivered.username}`} value={delivered.url ?? ""}>
-      Hand this link to {delivered.username} yourself: no mail was sent. It works once, expires <LastSeen at={delivered.expiresAt} />{" "}
-      and is not shown again.
+      Hand this link to {delivered.username} yourself: no mail was sent. It works once, expires <LastSeen at={delivered.expiresAt} /> and is not shown again.
     </ShownOnce>
   );
 }
@@ -81,7 +79,15 @@ function InviteForm({ onInvited }: { onInvited: (user: User, delivered: Delivere
         </div>
         <div className="field grow">
           <label htmlFor="invite-email">E-mail</label>
-          <input id="invite-email" name="email" type="email" required maxLength={254} autoComplete="off" {...fieldProps(error, "email", "invite-email-error")} />
+          <input
+            id="invite-email"
+            name="email"
+            type="email"
+            required
+            maxLength={254}
+            autoComplete="off"
+            {...fieldProps(error, "email", "invite-email-error")}
+          />
           <FieldError id="invite-email-error" error={error} field="email" />
         </div>
         <div className="field">
@@ -142,9 +148,7 @@ function UserRow({ user, self, busy, actions }: { user: User; self: boolean; bus
           )}
         </div>
       </td>
-      <td>
-        {disabled ? <StatusBadge status="disabled" symbol="⊘" tone="neutral" /> : <StatusBadge status="enabled" tone="ok" />}
-      </td>
+      <td>{disabled ? <StatusBadge status="disabled" symbol="⊘" tone="neutral" /> : <StatusBadge status="enabled" tone="ok" />}</td>
       <td>
         <LastSeen at={user.createdAt} />
         <span className="id muted">by {user.createdBy}</span>
@@ -196,27 +200,43 @@ export function UsersPage() {
 
   const actions: RowActions = {
     setRole: (user, role) =>
-      act(user, () => api.patch("/users/{id}", { params: { id: user.id }, body: { role } }), (changed) => {
-        replace(changed);
-        return `${changed.username} is now ${changed.role}.`;
-      }),
+      act(
+        user,
+        () => api.patch("/users/{id}", { params: { id: user.id }, body: { role } }),
+        (changed) => {
+          replace(changed);
+          return `${changed.username} is now ${changed.role}.`;
+        },
+      ),
     setDisabled: (user, disabled) =>
-      act(user, () => api.patch("/users/{id}", { params: { id: user.id }, body: { disabled } }), (changed) => {
-        replace(changed);
-        return disabled ? `${changed.username} is disabled and signed out.` : `${changed.username} is enabled.`;
-      }),
+      act(
+        user,
+        () => api.patch("/users/{id}", { params: { id: user.id }, body: { disabled } }),
+        (changed) => {
+          replace(changed);
+          return disabled ? `${changed.username} is disabled and signed out.` : `${changed.username} is enabled.`;
+        },
+      ),
     remove: (user) => {
       if (!window.confirm(`Delete user ${user.username}? They are signed out at once and cannot sign in again.`)) return;
-      act(user, () => api.delete("/users/{id}", { params: { id: user.id } }), () => {
-        setUsers((list) => list?.filter((u) => u.id !== user.id) ?? null);
-        return `${user.username} was deleted.`;
-      });
+      act(
+        user,
+        () => api.delete("/users/{id}", { params: { id: user.id } }),
+        () => {
+          setUsers((list) => list?.filter((u) => u.id !== user.id) ?? null);
+          return `${user.username} was deleted.`;
+        },
+      );
     },
     reset: (user) =>
-      act(user, () => api.post("/users/{id}/password-reset", { params: { id: user.id } }), (answer) => {
-        setDelivered({ kind: "reset", username: user.username, url: answer.resetUrl, mailedTo: answer.mailedTo, expiresAt: answer.expiresAt });
-        return answer.mailedTo ? `Password reset link mailed to ${answer.mailedTo}.` : `Password reset link for ${user.username} made.`;
-      }),
+      act(
+        user,
+        () => api.post("/users/{id}/password-reset", { params: { id: user.id } }),
+        (answer) => {
+          setDelivered({ kind: "reset", username: user.username, url: answer.resetUrl, mailedTo: answer.mailedTo, expiresAt: answer.expiresAt });
+          return answer.mailedTo ? `Password reset link mailed to ${answer.mailedTo}.` : `Password reset link for ${user.username} made.`;
+        },
+      ),
   };
 
   function onInvited(user: User, link: Delivered) {
@@ -248,7 +268,12 @@ export function UsersPage() {
             </p>
             <ErrorMessage error={actionError} />
             {delivered && <DeliveredLink delivered={delivered} />}
-            <ListTable caption={{ id: "users-caption", text: "Users" }} className="accounts-list" columns={["Username", "E-mail", "Role", "State", "Created"]} actions>
+            <ListTable
+              caption={{ id: "users-caption", text: "Users" }}
+              className="accounts-list"
+              columns={["Username", "E-mail", "Role", "State", "Created"]}
+              actions
+            >
               {users.map((user) => (
                 <UserRow key={user.id} user={user} self={user.id === me?.id} busy={busyId === user.id} actions={actions} />
               ))}

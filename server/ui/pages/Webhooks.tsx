@@ -44,7 +44,10 @@ const LOG_REFRESH_MS = 3000;
 /** 32 random bytes as base64url: a secret well past the API's 16-character minimum. */
 function generateSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
 }
 
 type Created = Webhook & { secret: string };
@@ -101,7 +104,10 @@ function CreateForm({ onCreated }: { onCreated: (hook: Created) => void }) {
             {...fieldProps(error, "url", "webhook-url-error")}
           />
           <FieldError id="webhook-url-error" error={error} field="url" />
-          <span className="muted">https to a public address; private and loopback targets (and plain http to localhost) only when the server allows them (webhooks.allowPrivateTargets).</span>
+          <span className="muted">
+            https to a public address; private and loopback targets (and plain http to localhost) only when the server allows them
+            (webhooks.allowPrivateTargets).
+          </span>
         </div>
         <fieldset className="scope-picker" {...fieldProps(error, "events", "webhook-events-error")}>
           <legend>Events</legend>

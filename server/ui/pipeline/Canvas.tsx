@@ -98,9 +98,12 @@ export function Canvas({ flow, ctx, problems, canEdit, matched, items, onNodesCh
   });
   const edges: Edge[] = flow.edges.map((e) => {
     const pinned = problems.edges.get(e.id) ?? [];
-    if (pinned.length > 0) return { ...e, label: `⚠ ${pinned.join("; ")}`, className: "has-problems", ariaLabel: `Edge ${e.id}. Problems: ${pinned.join("; ")}` };
+    if (pinned.length > 0)
+      return { ...e, label: `⚠ ${pinned.join("; ")}`, className: "has-problems", ariaLabel: `Edge ${e.id}. Problems: ${pinned.join("; ")}` };
     const carried = rates?.get(e.source)?.out;
-    return carried === undefined ? { ...e, ariaLabel: `Edge ${e.id}` } : { ...e, label: perSecond(carried), className: "live", ariaLabel: `Edge ${e.id}: ${perSecond(carried)}` };
+    return carried === undefined
+      ? { ...e, ariaLabel: `Edge ${e.id}` }
+      : { ...e, label: perSecond(carried), className: "live", ariaLabel: `Edge ${e.id}: ${perSecond(carried)}` };
   });
 
   function onDragOver(event: DragEvent) {
@@ -126,7 +129,8 @@ export function Canvas({ flow, ctx, problems, canEdit, matched, items, onNodesCh
       </p>
       <div className="pipeline-canvas" role="group" aria-label="Pipeline canvas" aria-describedby="canvas-hint canvas-reach">
         <p id="canvas-hint" className="visually-hidden">
-          Tab to a node and press Enter to select it{canEdit ? "; Delete removes the selected nodes and edges" : ""}. The node and edge lists below hold the same graph.
+          Tab to a node and press Enter to select it{canEdit ? "; Delete removes the selected nodes and edges" : ""}. The node and edge lists below hold the
+          same graph.
         </p>
         <ReactFlow<ShownNode, Edge>
           nodes={nodes}

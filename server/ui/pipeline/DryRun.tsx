@@ -64,7 +64,9 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
           aria-describedby="dry-run-hint"
         />
         <p id="dry-run-hint" className="hint">
-          {chain ? `Runs the ${chain.length} processor${chain.length === 1 ? "" : "s"} of the chain as shown, saved or not.` : "Runs the saved pipeline's chain."}
+          {chain
+            ? `Runs the ${chain.length} processor${chain.length === 1 ? "" : "s"} of the chain as shown, saved or not.`
+            : "Runs the saved pipeline's chain."}
         </p>
         <div className="dry-run-actions">
           <button type="button" className="button" onClick={() => setInput(SAMPLE_TEXT)}>
@@ -77,7 +79,11 @@ export function DryRun({ pipelineId, chain }: { pipelineId: string; chain: Topol
       </form>
       <ErrorMessage error={error} />
       <p className="muted" aria-live="polite">
-        {busy ? "Running…" : result ? `${records.length} record${records.length === 1 ? "" : "s"} survive ${result.answer.steps.length} step${result.answer.steps.length === 1 ? "" : "s"}.` : ""}
+        {busy
+          ? "Running…"
+          : result
+            ? `${records.length} record${records.length === 1 ? "" : "s"} survive ${result.answer.steps.length} step${result.answer.steps.length === 1 ? "" : "s"}.`
+            : ""}
       </p>
       {result && (
         <>

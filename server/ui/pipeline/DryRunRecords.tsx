@@ -50,7 +50,11 @@ export function DryRunRecords({ input, answer }: { input: unknown; answer: DryRu
   const droppedBy = new Map<number, string>();
   for (const step of answer.steps) for (const at of step.dropped) droppedBy.set(at, step.nodeId);
   return (
-    <ListTable caption={{ id: "dry-run-records-caption", text: "Records", visible: true }} className="dry-run-records" columns={["#", "Record", "Attributes", "Resource", "Result"]}>
+    <ListTable
+      caption={{ id: "dry-run-records-caption", text: "Records", visible: true }}
+      className="dry-run-records"
+      columns={["#", "Record", "Attributes", "Resource", "Result"]}
+    >
       {flatRecords(input).map(({ record, resource }, i) => {
         const step = droppedBy.get(i);
         return (
@@ -66,7 +70,15 @@ export function DryRunRecords({ input, answer }: { input: unknown; answer: DryRu
             <td>
               <Tags values={resource} />
             </td>
-            <td>{step ? <span className="step-error">Dropped by <code>{step}</code></span> : "Kept"}</td>
+            <td>
+              {step ? (
+                <span className="step-error">
+                  Dropped by <code>{step}</code>
+                </span>
+              ) : (
+                "Kept"
+              )}
+            </td>
           </tr>
         );
       })}

@@ -142,7 +142,10 @@ function EditorBody({ pipeline, ctx, canEdit, onLatest }: EditorProps) {
       )}
       {canEdit && remote.conflict && (
         <div className="note editor-conflict" role="alert">
-          <p>This pipeline was changed by someone else after you started editing. Reload their version (your unsaved edits are dropped), or keep editing (saving then fails until you reload).</p>
+          <p>
+            This pipeline was changed by someone else after you started editing. Reload their version (your unsaved edits are dropped), or keep editing (saving
+            then fails until you reload).
+          </p>
           <div className="editor-conflict-actions">
             <button
               type="button"

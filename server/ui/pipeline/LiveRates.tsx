@@ -75,7 +75,12 @@ export function NodeRates({ rate }: { rate: NodeRate | undefined }) {
   return (
     <span className={`pipeline-node-rates${rate.rising ? " rising" : ""}`}>
       in {perSecond(rate.in)} · out {perSecond(rate.out)}
-      {(rate.errors ?? 0) > 0 && <span className="node-errors"> · {rate.rising ? "⚠ " : ""}errors {perSecond(rate.errors)}</span>}
+      {(rate.errors ?? 0) > 0 && (
+        <span className="node-errors">
+          {" "}
+          · {rate.rising ? "⚠ " : ""}errors {perSecond(rate.errors)}
+        </span>
+      )}
     </span>
   );
 }

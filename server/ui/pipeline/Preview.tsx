@@ -31,9 +31,18 @@ export function Preview({ pipelineId, matchers, topology, onChecked }: PreviewPr
   const [collectorId, setCollectorId] = useState("");
   const content = JSON.stringify({ nodes: topology.nodes.map(({ position: _, ...n }) => n), edges: topology.edges });
   // Moving nodes changes nothing rendered: the content and the target are what is read.
-  const { data: answer, error, pending } = useLoad(
+  const {
+    data: answer,
+    error,
+    pending,
+  } = useLoad(
     // A collector renders on its own runtime and version; otherwise the runtime chosen here.
-    () => api.post("/pipelines/{id}/topology/preview", { params: { id: pipelineId }, query: collectorId ? { collectorId } : { runtime }, body: JSON.parse(content) }),
+    () =>
+      api.post("/pipelines/{id}/topology/preview", {
+        params: { id: pipelineId },
+        query: collectorId ? { collectorId } : { runtime },
+        body: JSON.parse(content),
+      }),
     `${pipelineId}|${content}|${runtime}|${collectorId}`,
     {
       delayMs: DEBOUNCE_MS,

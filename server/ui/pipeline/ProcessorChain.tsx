@@ -29,16 +29,15 @@ export function ProcessorChain({ topology, ctx, problems, canEdit, update }: Cha
   const order = processorChain(topology);
   const processors = "chain" in order ? order.chain : topology.nodes.filter((n) => n.kind === "processor");
   const linear = "chain" in order;
-  const setProcessor = (id: string, processor: ProcessorSpec) =>
-    update((t) => ({ ...t, nodes: t.nodes.map((n) => (n.id === id ? { ...n, processor } : n)) }));
+  const setProcessor = (id: string, processor: ProcessorSpec) => update((t) => ({ ...t, nodes: t.nodes.map((n) => (n.id === id ? { ...n, processor } : n)) }));
 
   return (
     <section className="detail-block chain" aria-labelledby="chain-title">
       <h2 id="chain-title">Processor chain</h2>
       {!linear && (
         <p className="note">
-          The processors branch at node <code>{order.branchAt}</code>, so they form no single chain; connect them in a line on the canvas to
-          reorder them here or to dry-run.
+          The processors branch at node <code>{order.branchAt}</code>, so they form no single chain; connect them in a line on the canvas to reorder them here
+          or to dry-run.
         </p>
       )}
       {processors.length === 0 ? (
@@ -56,7 +55,13 @@ export function ProcessorChain({ topology, ctx, problems, canEdit, update }: Cha
                   <span className="chain-actions">
                     {linear && (
                       <>
-                        <button type="button" className="button small" aria-label={`Move ${node.id} up`} disabled={i === 0} onClick={() => update((t) => swapNodes(t, node.id, processors[i - 1]!.id))}>
+                        <button
+                          type="button"
+                          className="button small"
+                          aria-label={`Move ${node.id} up`}
+                          disabled={i === 0}
+                          onClick={() => update((t) => swapNodes(t, node.id, processors[i - 1]!.id))}
+                        >
                           Up
                         </button>
                         <button
@@ -81,7 +86,9 @@ export function ProcessorChain({ topology, ctx, problems, canEdit, update }: Cha
           ))}
         </ol>
       )}
-      {canEdit && linear && <AddFilter ctx={ctx} onAdd={(processor, idBase) => update((t) => appendProcessor(t, { kind: "processor", processor }, idBase, processors.at(-1)))} />}
+      {canEdit && linear && (
+        <AddFilter ctx={ctx} onAdd={(processor, idBase) => update((t) => appendProcessor(t, { kind: "processor", processor }, idBase, processors.at(-1)))} />
+      )}
     </section>
   );
 }

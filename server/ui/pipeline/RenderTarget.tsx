@@ -24,18 +24,18 @@ function useChoices(pipelineId: string, matchers: readonly string[], q: string) 
   const { data } = useLoad(
     () => {
       const matched =
-        matchers.length === 0
-          ? Promise.resolve([] as Choice[])
-          : api.get("/collectors", { query: { limit: LISTED, match: matchers } }).then((p) => p.items);
+        matchers.length === 0 ? Promise.resolve([] as Choice[]) : api.get("/collectors", { query: { limit: LISTED, match: matchers } }).then((p) => p.items);
       const routed = api.get("/routes", { query: { pipelineId } }).then((p) => new Set(p.items.map((r) => r.collectorId)));
-      return Promise.all([matched, routed, api.get("/collectors", { query: { limit: LISTED, q: q.trim() || undefined } }).then((p) => p.items)]).then(([byMatchers, routedIds, listed]) => {
-        const first = new Map(byMatchers.map((c) => [c.id, { id: c.id, name: c.name }]));
-        for (const c of listed) if (routedIds.has(c.id)) first.set(c.id, { id: c.id, name: c.name });
-        return {
-          applies: [...first.values()].sort((a, b) => a.name.localeCompare(b.name)),
-          others: listed.filter((c) => !first.has(c.id)).map((c) => ({ id: c.id, name: c.name })),
-        };
-      });
+      return Promise.all([matched, routed, api.get("/collectors", { query: { limit: LISTED, q: q.trim() || undefined } }).then((p) => p.items)]).then(
+        ([byMatchers, routedIds, listed]) => {
+          const first = new Map(byMatchers.map((c) => [c.id, { id: c.id, name: c.name }]));
+          for (const c of listed) if (routedIds.has(c.id)) first.set(c.id, { id: c.id, name: c.name });
+          return {
+            applies: [...first.values()].sort((a, b) => a.name.localeCompare(b.name)),
+            others: listed.filter((c) => !first.has(c.id)).map((c) => ({ id: c.id, name: c.name })),
+          };
+        },
+      );
     },
     `${pipelineId}|${key}|${q}`,
     { delayMs: SEARCH_DEBOUNCE_MS, clearOnError: true },
@@ -79,7 +79,13 @@ export function RenderTargetPicker({ pipelineId, matchers, collectorId, onCollec
           </optgroup>
         )}
       </select>
-      <input type="search" aria-label="Find a collector" placeholder="Find a collector by name" value={q} onChange={(event) => setQ(event.currentTarget.value)} />
+      <input
+        type="search"
+        aria-label="Find a collector"
+        placeholder="Find a collector by name"
+        value={q}
+        onChange={(event) => setQ(event.currentTarget.value)}
+      />
     </div>
   );
 }

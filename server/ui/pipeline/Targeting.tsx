@@ -39,7 +39,11 @@ function problemsByIndex(error: ApiError | null): Map<number, string> {
 function useMatcherPreview(matchers: string[]) {
   const key = JSON.stringify(matchers);
   const askable = matchers.length > 0 && matchersValid(matchers);
-  const { data: preview, error, pending } = useLoad(askable ? () => api.post("/matchers/preview", { body: { matchers, limit: SAMPLE } }) : null, key, {
+  const {
+    data: preview,
+    error,
+    pending,
+  } = useLoad(askable ? () => api.post("/matchers/preview", { body: { matchers, limit: SAMPLE } }) : null, key, {
     delayMs: DEBOUNCE_MS,
     clearOnError: true,
     reset: "error",
@@ -94,9 +98,9 @@ export function TargetingSection({ pipeline, canEdit, onSaved }: { pipeline: Pip
     <section className="detail-block targeting" aria-labelledby="targeting-title">
       <h2 id="targeting-title">Collectors</h2>
       <p className="muted">
-        Every collector whose attributes match all of these matchers runs this pipeline with the sources and destinations its graph names: no
-        activation or route per collector is needed. Attributes are a collector's tags and environment, what it reports, and{" "}
-        <code>collector.id</code>, <code>collector.name</code>, <code>collector.mode</code>.
+        Every collector whose attributes match all of these matchers runs this pipeline with the sources and destinations its graph names: no activation or
+        route per collector is needed. Attributes are a collector's tags and environment, what it reports, and <code>collector.id</code>,{" "}
+        <code>collector.name</code>, <code>collector.mode</code>.
       </p>
       <MatcherFields
         idPrefix="pipeline-matcher"

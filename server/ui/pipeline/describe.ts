@@ -38,17 +38,23 @@ export function paletteItems(ctx: EditorContext): Record<NodeKind, PaletteItem[]
         idBase: p.type,
       })),
     ...templatesFor(ctx).map((t) => ({
-        key: `template:${t.id}`,
-        label: t.name,
-        description: t.description,
-        node: { kind: "processor" as const, processor: structuredClone(t.processor) },
-        idBase: t.id,
-      })),
+      key: `template:${t.id}`,
+      label: t.name,
+      description: t.description,
+      node: { kind: "processor" as const, processor: structuredClone(t.processor) },
+      idBase: t.id,
+    })),
   ];
   const destinations: PaletteItem[] = [
     ...ctx.destinations
       .filter((d) => carries(ctx.catalog.destinations, d.type))
-      .map((d) => ({ key: `destination:${d.id}`, label: d.name, description: `${d.type} destination`, node: { kind: "destination" as const, ref: d.id }, idBase: d.name })),
+      .map((d) => ({
+        key: `destination:${d.id}`,
+        label: d.name,
+        description: `${d.type} destination`,
+        node: { kind: "destination" as const, ref: d.id },
+        idBase: d.name,
+      })),
     {
       key: "destination:every",
       label: "Every active destination",

@@ -90,7 +90,10 @@ export function useDraft(initial: Topology) {
   /** Selects just the node `id` (none with null), as a click on it would. */
   const select = useCallback(
     (id: string | null) =>
-      setFlow((f) => ({ nodes: f.nodes.map((n) => (n.selected === (n.id === id) ? n : { ...n, selected: n.id === id })), edges: f.edges.map((e) => (e.selected ? { ...e, selected: false } : e)) })),
+      setFlow((f) => ({
+        nodes: f.nodes.map((n) => (n.selected === (n.id === id) ? n : { ...n, selected: n.id === id })),
+        edges: f.edges.map((e) => (e.selected ? { ...e, selected: false } : e)),
+      })),
     [],
   );
 

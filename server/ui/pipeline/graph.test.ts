@@ -154,7 +154,12 @@ describe("adding by click", () => {
   });
 
   test("without a selection a processor ends the chain; a source feeds the first processor; a destination is fed by the last", () => {
-    expect(flow(insertNode(chainOfTwo(), { kind: "processor", processor: filter("c") }, "filter").topology)).toEqual(["a>b", "b>filter", "filter>dest", "src>a"]);
+    expect(flow(insertNode(chainOfTwo(), { kind: "processor", processor: filter("c") }, "filter").topology)).toEqual([
+      "a>b",
+      "b>filter",
+      "filter>dest",
+      "src>a",
+    ]);
     expect(flow(insertNode(chainOfTwo(), { kind: "source" }, "more").topology)).toContain("more>a");
     expect(flow(insertNode(chainOfTwo(), { kind: "destination" }, "sink").topology)).toContain("b>sink");
   });

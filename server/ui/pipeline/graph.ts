@@ -60,8 +60,7 @@ export function placeNew(topology: Topology, kind: NodeKind): { x: number; y: nu
         : destinations.length > 0
           ? Math.max(...destinations)
           : Math.max(COLUMN, ...topology.nodes.map((n) => n.position?.x ?? 0)) + COLUMN;
-  const taken = (y: number) =>
-    topology.nodes.some((n) => Math.abs((n.position?.x ?? 0) - x) < COLUMN / 2 && Math.abs((n.position?.y ?? 0) - y) < ROW / 2);
+  const taken = (y: number) => topology.nodes.some((n) => Math.abs((n.position?.x ?? 0) - x) < COLUMN / 2 && Math.abs((n.position?.y ?? 0) - y) < ROW / 2);
   let y = 0;
   while (taken(y)) y += ROW;
   return { x, y };
@@ -146,7 +145,9 @@ export function appendProcessor(topology: Topology, node: Omit<TopologyNode, "id
   // What sits in the new node's column or beyond moves one column right, so nothing is covered.
   const roomy = {
     ...topology,
-    nodes: topology.nodes.map((n) => (n.position && n.position.x > position.x - COLUMN / 2 ? { ...n, position: { x: n.position.x + COLUMN, y: n.position.y } } : n)),
+    nodes: topology.nodes.map((n) =>
+      n.position && n.position.x > position.x - COLUMN / 2 ? { ...n, position: { x: n.position.x + COLUMN, y: n.position.y } } : n,
+    ),
   };
   const added = addNode(roomy, { ...node, position }, idBase);
   let result: Topology;
@@ -247,7 +248,9 @@ function insertAfter(topology: Topology, node: Omit<TopologyNode, "id">, idBase:
   const position = { x: from.x + COLUMN, y: from.y };
   const roomy = {
     ...topology,
-    nodes: topology.nodes.map((n) => (n.position && n.position.x > from.x + COLUMN / 2 ? { ...n, position: { x: n.position.x + COLUMN, y: n.position.y } } : n)),
+    nodes: topology.nodes.map((n) =>
+      n.position && n.position.x > from.x + COLUMN / 2 ? { ...n, position: { x: n.position.x + COLUMN, y: n.position.y } } : n,
+    ),
   };
   const added = addNode(roomy, { ...node, position }, idBase);
   const moved = added.topology.edges.filter((e) => e.source === anchor.id);

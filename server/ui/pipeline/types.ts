@@ -5,15 +5,7 @@
  */
 import type { CatalogView } from "../../../shared/catalog.ts";
 import type { Component } from "../../../shared/config-answers.ts";
-import type {
-  PipelineRecord,
-  ProcessorSpec,
-  ProcessorTemplate,
-  Signal,
-  Topology,
-  TopologyEdge,
-  TopologyNode,
-} from "../../../shared/config-records.ts";
+import type { PipelineRecord, ProcessorSpec, ProcessorTemplate, Signal, Topology, TopologyEdge, TopologyNode } from "../../../shared/config-records.ts";
 import type { PathDetail } from "../schema/errors.ts";
 
 export type { CatalogView, PipelineRecord, ProcessorSpec, ProcessorTemplate, Signal, Topology, TopologyEdge, TopologyNode };

@@ -52,7 +52,8 @@ export function PlanView({ plan }: { plan: PublishPlan }) {
           <ul>
             {plan.lacking.map((l) => (
               <li key={l.collectorId}>
-                <CollectorLink id={l.collectorId} name={l.name} />: no {l.missing.map((m, i) => (
+                <CollectorLink id={l.collectorId} name={l.name} />: no{" "}
+                {l.missing.map((m, i) => (
                   <span key={m}>
                     {i > 0 && ", "}
                     <code>{m}</code>
@@ -66,7 +67,10 @@ export function PlanView({ plan }: { plan: PublishPlan }) {
       {plan.differences.length > 0 && (
         <section className="plan-errors" aria-labelledby="plan-differences-title">
           <h4 id="plan-differences-title">Other data on Alloy</h4>
-          <p className="hint">These Alloy collectors would deliver data unlike the {RUNTIME_NAMES.otelcol}'s for the same input; svc cannot make it equal (docs/runtime-parity.md).</p>
+          <p className="hint">
+            These Alloy collectors would deliver data unlike the {RUNTIME_NAMES.otelcol}'s for the same input; svc cannot make it equal
+            (docs/runtime-parity.md).
+          </p>
           <ul>
             {plan.differences.map((d) => (
               <li key={d.sourceType}>

@@ -4,7 +4,7 @@
  * name as a choice): the quick path for trying a commit on one machine (it
  * also includes a collector a rollback pinned, since the publish names it).
  */
-import { type FormEvent } from "react";
+import type { FormEvent } from "react";
 import { api } from "../client.ts";
 import { useAction } from "../action.ts";
 import { CollectorField } from "../components/CollectorField.tsx";

@@ -50,7 +50,15 @@ export function StrategyFields({ values, onChange }: Props) {
           </div>
           <div className="field">
             <label htmlFor="strategy-pause">Pause between batches (seconds)</label>
-            <input id="strategy-pause" type="number" min={0} max={86_400} step={1} value={values.pauseSeconds} onChange={(e) => set("pauseSeconds", e.currentTarget.value)} />
+            <input
+              id="strategy-pause"
+              type="number"
+              min={0}
+              max={86_400}
+              step={1}
+              value={values.pauseSeconds}
+              onChange={(e) => set("pauseSeconds", e.currentTarget.value)}
+            />
           </div>
           <div className="field">
             <label htmlFor="strategy-threshold">Failure threshold (%)</label>

@@ -2,7 +2,17 @@ import { expect, test } from "bun:test";
 import type { PublishPlan } from "../../../shared/rollouts.ts";
 import { batchCounts, DEFAULT_STRATEGY, mergePlans, planSummary, strategyFrom } from "./plan.ts";
 
-const plan = (over: Partial<PublishPlan>): PublishPlan => ({ commit: "c", changes: [], groups: [], unchanged: 0, pinned: [], errors: [], lacking: [], differences: [], ...over });
+const plan = (over: Partial<PublishPlan>): PublishPlan => ({
+  commit: "c",
+  changes: [],
+  groups: [],
+  unchanged: 0,
+  pinned: [],
+  errors: [],
+  lacking: [],
+  differences: [],
+  ...over,
+});
 const change = (id: string) => ({ collectorId: id, name: id, from: null, to: { hash: "h" }, group: 0 });
 
 test("the plan's summary counts changes, ways, unchanged, and pinned and errors only when there are any", () => {
@@ -21,8 +31,14 @@ test("the plan's summary counts changes, ways, unchanged, and pinned and errors 
 
 test("the strategy form becomes the request's strategy", () => {
   expect(strategyFrom(DEFAULT_STRATEGY)).toBeUndefined();
-  expect(strategyFrom({ ...DEFAULT_STRATEGY, mode: "staged", batch: "5", failureThreshold: "10" })).toEqual({ batchSize: 5, pauseSeconds: 0, failureThreshold: 10 });
-  expect(strategyFrom({ mode: "staged", batchBy: "percent", batch: "12.5", pauseSeconds: "", failureThreshold: "", canary: " env=canary \n\n region=~\"eu-.*\"\n" })).toEqual({
+  expect(strategyFrom({ ...DEFAULT_STRATEGY, mode: "staged", batch: "5", failureThreshold: "10" })).toEqual({
+    batchSize: 5,
+    pauseSeconds: 0,
+    failureThreshold: 10,
+  });
+  expect(
+    strategyFrom({ mode: "staged", batchBy: "percent", batch: "12.5", pauseSeconds: "", failureThreshold: "", canary: ' env=canary \n\n region=~"eu-.*"\n' }),
+  ).toEqual({
     batchPercent: 12.5,
     pauseSeconds: 0,
     failureThreshold: 0,
@@ -38,8 +54,20 @@ test("a batch reads as its non-zero counts", () => {
 
 test("plans of an edit made in parts read as one: equal diffs are one group, counts add up", () => {
   expect(mergePlans([])).toBeNull();
-  const first = plan({ changes: [change("a"), { ...change("b"), group: 1 }], groups: [{ diff: "x", collectorIds: ["a"] }, { diff: "y", collectorIds: ["b"] }], unchanged: 1 });
-  const second = plan({ changes: [change("c")], groups: [{ diff: "y", collectorIds: ["c"] }], unchanged: 2, errors: [{ collectorId: "e", name: "e", path: null, message: "m" }] });
+  const first = plan({
+    changes: [change("a"), { ...change("b"), group: 1 }],
+    groups: [
+      { diff: "x", collectorIds: ["a"] },
+      { diff: "y", collectorIds: ["b"] },
+    ],
+    unchanged: 1,
+  });
+  const second = plan({
+    changes: [change("c")],
+    groups: [{ diff: "y", collectorIds: ["c"] }],
+    unchanged: 2,
+    errors: [{ collectorId: "e", name: "e", path: null, message: "m" }],
+  });
   const merged = mergePlans([first, second])!;
   expect(merged.groups).toEqual([
     { diff: "x", collectorIds: ["a"] },

@@ -14,7 +14,8 @@ export function planSummary(plan: PublishPlan): string {
   if (plan.pinned.length > 0) parts.push(`${plan.pinned.length} pinned and skipped`);
   if (plan.errors.length > 0) parts.push(`${plan.errors.length} cannot be rendered`);
   if (plan.lacking.length > 0) parts.push(`${plan.lacking.length} lack a component and are skipped`);
-  if (plan.differences.length > 0) parts.push(`${plural(plan.differences.length, "source type")} deliver${plan.differences.length === 1 ? "s" : ""} other data on Alloy`);
+  if (plan.differences.length > 0)
+    parts.push(`${plural(plan.differences.length, "source type")} deliver${plan.differences.length === 1 ? "s" : ""} other data on Alloy`);
   return `${parts.join(", ")}.`;
 }
 

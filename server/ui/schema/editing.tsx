@@ -25,8 +25,7 @@ export function useHasScope(scope: Scope): boolean {
 export function PendingChangesNote() {
   return (
     <p className="note" role="note">
-      Edits here change the working tree: they land in <Link href="/ui/changes">pending changes</Link>, and reach collectors once committed and
-      published.
+      Edits here change the working tree: they land in <Link href="/ui/changes">pending changes</Link>, and reach collectors once committed and published.
     </p>
   );
 }

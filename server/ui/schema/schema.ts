@@ -106,7 +106,10 @@ export function fieldKind(schema: Schema): FieldKind {
 /** `start_at` → `Start at`; a schema title wins. */
 export function labelOf(key: string, schema: Schema): string {
   if (schema.title) return schema.title;
-  const words = key.replace(/[_-]+/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").trim();
+  const words = key
+    .replace(/[_-]+/g, " ")
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .trim();
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 

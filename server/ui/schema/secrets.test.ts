@@ -48,7 +48,19 @@ test("a value's kind, and what switching kind keeps", () => {
 });
 
 test("header names that carry credentials, whatever their case, warn as plain text; others do not", () => {
-  for (const name of ["Authorization", "authorization", "Proxy-Authorization", "X-Api-Key", "DD-API-KEY", "api_key", "apikey", "X-Auth-Token", "token", "X-Secret", "X-Password"]) {
+  for (const name of [
+    "Authorization",
+    "authorization",
+    "Proxy-Authorization",
+    "X-Api-Key",
+    "DD-API-KEY",
+    "api_key",
+    "apikey",
+    "X-Auth-Token",
+    "token",
+    "X-Secret",
+    "X-Password",
+  ]) {
     expect([name, looksLikeCredential(name)]).toEqual([name, true]);
   }
   for (const name of ["X-Scope-OrgID", "X-Team", "Content-Type", "X-Keyspace", "Accept"]) expect([name, looksLikeCredential(name)]).toEqual([name, false]);
@@ -83,5 +95,8 @@ test("a summary words sensitive values by kind, never a secret's text, and leave
     "headers.Legacy=Bearer old",
   ]);
   // A field the schema does not mark sensitive is shown as it is, whatever its shape.
-  expect(configSummary({ include: ["/a/*.log"], resource: { env: "prod" } }, schemaOf("sources", "filelog"))).toEqual(["include=/a/*.log", "resource.env=prod"]);
+  expect(configSummary({ include: ["/a/*.log"], resource: { env: "prod" } }, schemaOf("sources", "filelog"))).toEqual([
+    "include=/a/*.log",
+    "resource.env=prod",
+  ]);
 });

@@ -17,7 +17,8 @@ export function configSummary(config: Record<string, unknown>, schema?: Schema):
     Object.entries(value).flatMap(([key, item]) => {
       const at = [...path, key];
       const name = at.join(".");
-      if (sensitive.has(at.join("\u0000")) || (schema === undefined && (isKeepMarker(item) || isHostEnvRef(item) || isPlainValue(item)))) return [`${name}=${sensitiveSummary(item)}`];
+      if (sensitive.has(at.join("\u0000")) || (schema === undefined && (isKeepMarker(item) || isHostEnvRef(item) || isPlainValue(item))))
+        return [`${name}=${sensitiveSummary(item)}`];
       if (isRecord(item)) return walk(item, at);
       if (Array.isArray(item)) return item.length > 0 ? [`${name}=${item.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ")}`] : [];
       return item !== undefined && item !== null ? [`${name}=${String(item)}`] : [];

@@ -20,9 +20,7 @@ export const lokiDestination = defineDestination({
   signals: ["logs"],
   schema: Closed({
     endpoint: HttpUrl({ description: "Loki's base URL, e.g. http://loki:3100; /otlp is appended unless present." }),
-    tenant_id: Type.Optional(
-      Type.String({ minLength: 1, pattern: "^\\S+$", description: "Tenant for multi-tenant Loki (X-Scope-OrgID)." }),
-    ),
+    tenant_id: Type.Optional(Type.String({ minLength: 1, pattern: "^\\S+$", description: "Tenant for multi-tenant Loki (X-Scope-OrgID)." })),
     headers: Headers(),
   }),
   check(config, root) {
@@ -37,8 +35,7 @@ export const lokiDestination = defineDestination({
   },
 });
 
-const ENDING_REFERENCE =
-  "ends in an attribute reference, but svc must see how the URL ends to decide whether to append /otlp: end it with the port or a path";
+const ENDING_REFERENCE = "ends in an attribute reference, but svc must see how the URL ends to decide whether to append /otlp: end it with the port or a path";
 
 /**
  * Whether lokiOtlpUrl's choice depends on what a reference in `endpoint` is

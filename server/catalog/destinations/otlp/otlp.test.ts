@@ -27,7 +27,13 @@ describe("otlp destination", () => {
 describe("otlp destination client settings", () => {
   const full = {
     endpoint: "gw:4317",
-    tls: { insecure_skip_verify: true, ca_file: "/opt/certs/ca.crt", cert_file: "/opt/certs/client.crt", key_file: "/opt/certs/client.key", server_name_override: "gw.internal" },
+    tls: {
+      insecure_skip_verify: true,
+      ca_file: "/opt/certs/ca.crt",
+      cert_file: "/opt/certs/client.crt",
+      key_file: "/opt/certs/client.key",
+      server_name_override: "gw.internal",
+    },
     compression: "zstd",
     retry_on_failure: { enabled: true, initial_interval: "1s", max_interval: "10s", max_elapsed_time: "2m" },
     sending_queue: { enabled: true, num_consumers: 4, queue_size: 5000 },

@@ -20,6 +20,11 @@ export const UPSTREAM: TypeUpstream = {
   otelcol: [OTLP_GRPC_EXPORTER],
   alloy: [
     // otelcol.GRPCClientArguments (config_grpc.go), TLSClientArguments (config_tls.go)
-    { name: "otelcol.exporter.otlp", stability: "generally-available", source: alloyAt("internal/component/otelcol/exporter/otlp/otlp.go"), arguments: ALLOY_EXPORTER_ARGUMENTS },
+    {
+      name: "otelcol.exporter.otlp",
+      stability: "generally-available",
+      source: alloyAt("internal/component/otelcol/exporter/otlp/otlp.go"),
+      arguments: ALLOY_EXPORTER_ARGUMENTS,
+    },
   ],
 };

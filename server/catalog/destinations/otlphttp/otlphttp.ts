@@ -4,7 +4,16 @@ import { Closed, Headers, HttpUrl, sortedHeaders } from "../../schemas.ts";
 import { defineDestination } from "../../types.ts";
 import { otelcolType } from "../../versions.ts";
 import { OTLP_HTTP_EXPORTER } from "./upstream.ts";
-import { alloyClientMembers, alloyExporterBlocks, clientFields, clientProblems, HttpTls, NO_CLIENT_SETTINGS, otelcolClient, type ClientSettings } from "../otlp-client.ts";
+import {
+  alloyClientMembers,
+  alloyExporterBlocks,
+  clientFields,
+  clientProblems,
+  HttpTls,
+  NO_CLIENT_SETTINGS,
+  otelcolClient,
+  type ClientSettings,
+} from "../otlp-client.ts";
 
 export const otlphttpDestination = defineDestination({
   kind: "destination",
@@ -37,11 +46,7 @@ export function otlphttpConfig(endpoint: string, headers: Record<string, string>
 /** The `otelcol.exporter.otlphttp` block, shared with the Loki destination. */
 export function otlphttpBlock(label: string, endpoint: string, headers: Record<string, string>, client: ClientSettings = NO_CLIENT_SETTINGS) {
   return block("otelcol.exporter.otlphttp", label, [
-    block("client", undefined, [
-      attr("endpoint", endpoint),
-      Object.keys(headers).length > 0 && attr("headers", headers),
-      ...alloyClientMembers(client),
-    ]),
+    block("client", undefined, [attr("endpoint", endpoint), Object.keys(headers).length > 0 && attr("headers", headers), ...alloyClientMembers(client)]),
     ...alloyExporterBlocks(client),
   ]);
 }

@@ -28,14 +28,9 @@ export const prometheusRemoteWriteDestination = defineDestination({
   alloyEntry: "otelcol.exporter.prometheus",
   alloy(config, label) {
     return [
-      block("otelcol.exporter.prometheus", label, [
-        attr("forward_to", [ref(`prometheus.remote_write.${label}.receiver`)]),
-      ]),
+      block("otelcol.exporter.prometheus", label, [attr("forward_to", [ref(`prometheus.remote_write.${label}.receiver`)])]),
       block("prometheus.remote_write", label, [
-        block("endpoint", undefined, [
-          attr("url", config.endpoint),
-          Object.keys(config.headers).length > 0 && attr("headers", config.headers),
-        ]),
+        block("endpoint", undefined, [attr("url", config.endpoint), Object.keys(config.headers).length > 0 && attr("headers", config.headers)]),
       ]),
     ];
   },

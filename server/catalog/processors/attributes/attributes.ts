@@ -21,7 +21,11 @@ export const attributesProcessor = defineProcessor({
   alloy(config, label, _signal, output) {
     return block("otelcol.processor.attributes", label, [
       ...actionEntries(config.actions).map((a) =>
-        block("action", undefined, Object.entries(a).map(([name, value]) => attr(name, value))),
+        block(
+          "action",
+          undefined,
+          Object.entries(a).map(([name, value]) => attr(name, value)),
+        ),
       ),
       output,
     ]);

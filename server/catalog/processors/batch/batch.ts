@@ -23,10 +23,6 @@ export const batchProcessor = defineProcessor({
   },
   alloyEntry: "otelcol.processor.batch",
   alloy(config, label, _signal, output) {
-    return block("otelcol.processor.batch", label, [
-      attr("send_batch_size", config.send_batch_size),
-      attr("timeout", config.timeout),
-      output,
-    ]);
+    return block("otelcol.processor.batch", label, [attr("send_batch_size", config.send_batch_size), attr("timeout", config.timeout), output]);
   },
 });

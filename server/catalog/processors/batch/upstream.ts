@@ -3,7 +3,9 @@ import { alloyAt, attr, core, OUTPUT } from "../../upstream/shared.ts";
 import type { TypeUpstream } from "../../upstream/types.ts";
 
 export const UPSTREAM: TypeUpstream = {
-  otelcol: [{ type: "batch", kind: "processor", source: core("processor/batchprocessor/config.go"), config: { send_batch_size: "uint32", timeout: "go-duration" } }],
+  otelcol: [
+    { type: "batch", kind: "processor", source: core("processor/batchprocessor/config.go"), config: { send_batch_size: "uint32", timeout: "go-duration" } },
+  ],
   alloy: [
     {
       name: "otelcol.processor.batch",

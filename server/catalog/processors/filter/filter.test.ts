@@ -58,12 +58,18 @@ describe("filter keys by collector version", () => {
       ],
     });
     const logs = validateComponentConfig("processor", "filter", { logs: { log_record: ["true"] } });
-    expect(filterProcessor.otelcol(logs, "logs", at("v0.159.0")).config).toEqual({ error_mode: "ignore", log_conditions: [{ context: "log", conditions: ["true"] }] });
+    expect(filterProcessor.otelcol(logs, "logs", at("v0.159.0")).config).toEqual({
+      error_mode: "ignore",
+      log_conditions: [{ context: "log", conditions: ["true"] }],
+    });
   });
 
   test("conditions for another signal are problems of the pipeline's signal, named by key", () => {
     expect(filterProcessor.checkSignal!(config as never, "logs", "config")).toEqual([
-      { path: "config.metrics", message: "holds metrics conditions, which never run in a logs pipeline; use logs conditions or move them to a metrics pipeline" },
+      {
+        path: "config.metrics",
+        message: "holds metrics conditions, which never run in a logs pipeline; use logs conditions or move them to a metrics pipeline",
+      },
     ]);
     expect(filterProcessor.checkSignal!(config as never, "metrics", "config")).toEqual([]);
   });

@@ -106,7 +106,14 @@ export const filterProcessor = defineProcessor({
       attr("error_mode", config.error_mode),
       ...(["logs", "metrics", "traces"] as const).map((group) => {
         const lists = presentLists(config[group]);
-        return lists.length > 0 && block(group, undefined, lists.map(([name, items]) => attr(name, items.map(raw))));
+        return (
+          lists.length > 0 &&
+          block(
+            group,
+            undefined,
+            lists.map(([name, items]) => attr(name, items.map(raw))),
+          )
+        );
       }),
       output,
     ]);

@@ -33,10 +33,7 @@ export const resourceProcessor = defineProcessor({
   alloy(config, label, signal, output) {
     return block("otelcol.processor.transform", label, [
       attr("error_mode", "ignore"),
-      block(STATEMENTS_BLOCK[signal], undefined, [
-        attr("context", "resource"),
-        attr("statements", ottlStatements(config.attributes).map(raw)),
-      ]),
+      block(STATEMENTS_BLOCK[signal], undefined, [attr("context", "resource"), attr("statements", ottlStatements(config.attributes).map(raw))]),
       output,
     ]);
   },

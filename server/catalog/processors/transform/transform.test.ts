@@ -31,7 +31,10 @@ describe("the transform's statements", () => {
       [
         { path: "config.log_statements[0].statements[1]", message: "column 21: expected ')', found a string" },
         { path: "config.log_statements[0].statements[2]", message: "column 28: 'where' needs a condition after it" },
-        { path: "config.trace_statements[0].statements[0]", message: expect.stringMatching(/^column 5: unknown path 'severity_text' in the spanevent context/) },
+        {
+          path: "config.trace_statements[0].statements[0]",
+          message: expect.stringMatching(/^column 5: unknown path 'severity_text' in the spanevent context/),
+        },
       ],
     );
   });
@@ -50,7 +53,10 @@ describe("the transform's statements", () => {
       { path: "config.log_statements[0].statements[0]", message: expect.stringMatching(/^column 5: unknown path 'body' in the resource context/) },
     ]);
     refused({ log_statements: [{ context: "log", statements: ['delete_key(severity_text, "x")'] }] }, [
-      { path: "config.log_statements[0].statements[0]", message: "column 12: the target of delete_key must be a map, such as attributes; severity_text is not one" },
+      {
+        path: "config.log_statements[0].statements[0]",
+        message: "column 12: the target of delete_key must be a map, such as attributes; severity_text is not one",
+      },
     ]);
   });
 
@@ -79,7 +85,10 @@ describe("rendering", () => {
   });
 
   test("Runtime O: `transform` with error_mode and only the pipeline's signal's groups, in the structured form", () => {
-    expect(transformProcessor.otelcol(config, "logs", UNKNOWN_TARGET)).toEqual({ type: "transform", config: { error_mode: "ignore", log_statements: LOGS.log_statements } });
+    expect(transformProcessor.otelcol(config, "logs", UNKNOWN_TARGET)).toEqual({
+      type: "transform",
+      config: { error_mode: "ignore", log_statements: LOGS.log_statements },
+    });
     expect(transformProcessor.otelcol(config, "traces", UNKNOWN_TARGET).config).toEqual({
       error_mode: "ignore",
       trace_statements: [{ context: "span", statements: ['delete_key(attributes, "db.statement")'] }],
@@ -89,14 +98,17 @@ describe("rendering", () => {
   test("Runtime R: otelcol.processor.transform with one block per group, statements as raw strings", () => {
     const text = encodeAlloy([transformProcessor.alloy(config, "t", "logs", block("output", undefined, []))]);
     expect(text).toContain('otelcol.processor.transform "t" {');
-    expect(text).toContain("log_statements {\n\t\tcontext    = \"resource\"");
-    expect(text).toContain("`replace_pattern(body, \"password=\\\\S+\", \"password=***\")`");
+    expect(text).toContain('log_statements {\n\t\tcontext    = "resource"');
+    expect(text).toContain('`replace_pattern(body, "password=\\\\S+", "password=***")`');
     expect(text).not.toContain("trace_statements");
   });
 
   test("groups for another signal are a problem of the pipeline, named by key", () => {
     expect(transformProcessor.checkSignal!(config as never, "logs", "config")).toEqual([
-      { path: "config.trace_statements", message: "holds trace_statements, which never run in a logs pipeline; use log_statements or move them to a pipeline of their signal" },
+      {
+        path: "config.trace_statements",
+        message: "holds trace_statements, which never run in a logs pipeline; use log_statements or move them to a pipeline of their signal",
+      },
     ]);
     expect(transformProcessor.checkSignal!(validateComponentConfig("processor", "transform", LOGS) as never, "logs", "config")).toEqual([]);
   });

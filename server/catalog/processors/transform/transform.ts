@@ -14,7 +14,15 @@
 import { Type } from "@sinclair/typebox";
 import type { Signal } from "../../../../shared/config-records.ts";
 import type { StatementContext } from "../../../ottl/contexts.ts";
-import { conditionBounds, MAX_CONDITION_LENGTH, MAX_FILTER_CONDITIONS, MAX_STATEMENT_GROUPS, STATEMENT_LISTS, statementProblems, type StatementList } from "../../../ottl/processors.ts";
+import {
+  conditionBounds,
+  MAX_CONDITION_LENGTH,
+  MAX_FILTER_CONDITIONS,
+  MAX_STATEMENT_GROUPS,
+  STATEMENT_LISTS,
+  statementProblems,
+  type StatementList,
+} from "../../../ottl/processors.ts";
 import { attr, block, raw } from "../../alloy-syntax.ts";
 import { Closed, NoReferences, OttlErrorMode, StringEnum } from "../../schemas.ts";
 import { defineProcessor } from "../../types.ts";

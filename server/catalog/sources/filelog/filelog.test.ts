@@ -70,7 +70,10 @@ describe("filelog parsing", () => {
 
   test("regex: a regex_parser with the pattern on Runtime O, ExtractPatterns with the same RE2 text on Runtime R", () => {
     const regex = "^(?P<time>\\S+) (?P<level>\\w+) (?P<msg>.*)$";
-    const config = validateComponentConfig("source", "filelog", { include: ["/var/log/a.log"], parser: { format: "regex", regex, severity: { field: "level" } } });
+    const config = validateComponentConfig("source", "filelog", {
+      include: ["/var/log/a.log"],
+      parser: { format: "regex", regex, severity: { field: "level" } },
+    });
     expect(filelogSource.otelcol(config).config.operators).toEqual([{ type: "regex_parser", regex, severity: { parse_from: "attributes.level" } }]);
     expect(statementsOf(alloyBlocks(config))).toContain(`merge_maps(attributes, ExtractPatterns(body, ${JSON.stringify(regex)}), "upsert")`);
   });
@@ -111,7 +114,9 @@ describe("filelog multiline", () => {
     expect(filelogSource.otelcol(config).config.multiline).toEqual({ line_start_pattern: "^\\d{4}-\\d{2}-\\d{2}" });
     const text = encodeAlloy(alloyBlocks(config));
     expect(text).toMatch(/loki\.source\.file "f" \{[^}]*forward_to\s+= \[loki\.process\.f\.receiver\]/);
-    expect(text).toMatch(/loki\.process "f" \{\s*forward_to = \[otelcol\.receiver\.loki\.f\.receiver\]\s*stage\.multiline \{\s*firstline\s+= "\^\\\\d\{4\}-\\\\d\{2\}-\\\\d\{2\}"\s*max_wait_time = "500ms"/);
+    expect(text).toMatch(
+      /loki\.process "f" \{\s*forward_to = \[otelcol\.receiver\.loki\.f\.receiver\]\s*stage\.multiline \{\s*firstline\s+= "\^\\\\d\{4\}-\\\\d\{2\}-\\\\d\{2\}"\s*max_wait_time = "500ms"/,
+    );
     expect(filelogSource.alloyProblem!(config)).toBeUndefined();
   });
 
@@ -123,8 +128,10 @@ describe("filelog multiline", () => {
   });
 
   test("a pattern that matches the empty string is refused: the collector's split func would not advance", () => {
-    for (const line_start_pattern of ["^", "^x*", "^(a|)"]) expect(pathsOf({ multiline: { line_start_pattern } })).toEqual(["config.multiline.line_start_pattern"]);
-    for (const line_end_pattern of ["x*", "$", "^", "(?:)"]) expect(pathsOf({ multiline: { line_end_pattern } })).toEqual(["config.multiline.line_end_pattern"]);
+    for (const line_start_pattern of ["^", "^x*", "^(a|)"])
+      expect(pathsOf({ multiline: { line_start_pattern } })).toEqual(["config.multiline.line_start_pattern"]);
+    for (const line_end_pattern of ["x*", "$", "^", "(?:)"])
+      expect(pathsOf({ multiline: { line_end_pattern } })).toEqual(["config.multiline.line_end_pattern"]);
     expect(pathsOf({ multiline: { line_start_pattern: "^\\S" } })).toEqual([]);
     expect(pathsOf({ multiline: { line_end_pattern: "\\}$" } })).toEqual([]);
   });
@@ -139,7 +146,13 @@ describe("filelog multiline", () => {
       id: "p",
       name: "p",
       signal: "logs",
-      topology: { nodes: [{ id: "in", kind: "source" }, { id: "out", kind: "destination", ref: "d" }], edges: [{ id: "e", source: "in", target: "out" }] },
+      topology: {
+        nodes: [
+          { id: "in", kind: "source" },
+          { id: "out", kind: "destination", ref: "d" },
+        ],
+        edges: [{ id: "e", source: "in", target: "out" }],
+      },
     };
     expect(routeRuntimeRProblems(source, pipeline).map((p) => p.path)).toEqual(["sourceId"]);
     const input = {
@@ -147,7 +160,11 @@ describe("filelog multiline", () => {
       sources: new Map([["s", source]]),
       destinations: new Map([["d", { id: "d", name: "d", type: "otlp", config: { endpoint: "gw:4317" } }]]),
       pipelines: new Map([["p", pipeline]]),
-      activations: { collectorId: "c", sources: [{ sourceId: "s", configOverrides: {} }], destinations: [{ destinationId: "d", configOverrides: {}, tags: {} }] },
+      activations: {
+        collectorId: "c",
+        sources: [{ sourceId: "s", configOverrides: {} }],
+        destinations: [{ destinationId: "d", configOverrides: {}, tags: {} }],
+      },
       routes: [{ id: "r", collectorId: "c", sourceId: "s", pipelineId: "p" }],
     };
     expect(() => planCollector(input, "otelcol")).not.toThrow();

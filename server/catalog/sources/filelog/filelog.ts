@@ -66,9 +66,7 @@ export const filelogSource = defineSource({
       block("local.file_match", label, [
         attr(
           "path_targets",
-          config.include.map((path): Record<string, string> =>
-            exclude === undefined ? { __path__: path } : { __path__: path, __path_exclude__: exclude },
-          ),
+          config.include.map((path): Record<string, string> => (exclude === undefined ? { __path__: path } : { __path__: path, __path_exclude__: exclude })),
         ),
       ]),
       block("loki.source.file", label, [

@@ -37,11 +37,12 @@ export const hostmetricsSource = defineSource({
   description: "Collects CPU, memory, disk, filesystem, network and load metrics of the host.",
   signals: ["metrics"],
   delivery: {
-    otelcol: "the hostmetrics receiver's metrics, named by the semantic conventions: system.cpu.time (attributes cpu, state), system.memory.usage, system.disk.io, system.filesystem.usage, system.network.io, system.cpu.load_average.1m, …",
-    alloy: "node_exporter's series through otelcol.receiver.prometheus: node_cpu_seconds_total (labels cpu, mode), node_memory_MemAvailable_bytes, node_disk_read_bytes_total, node_filesystem_size_bytes, node_network_receive_bytes_total, node_load1, …",
+    otelcol:
+      "the hostmetrics receiver's metrics, named by the semantic conventions: system.cpu.time (attributes cpu, state), system.memory.usage, system.disk.io, system.filesystem.usage, system.network.io, system.cpu.load_average.1m, …",
+    alloy:
+      "node_exporter's series through otelcol.receiver.prometheus: node_cpu_seconds_total (labels cpu, mode), node_memory_MemAvailable_bytes, node_disk_read_bytes_total, node_filesystem_size_bytes, node_network_receive_bytes_total, node_load1, …",
     normalised: null,
-    difference:
-      `host metrics are the hostmetrics receiver's (semantic-convention names such as system.cpu.time with attribute state) on ${RUNTIME_NAMES.otelcol} but node_exporter's (node_cpu_seconds_total with label mode) on ${RUNTIME_NAMES.alloy}`,
+    difference: `host metrics are the hostmetrics receiver's (semantic-convention names such as system.cpu.time with attribute state) on ${RUNTIME_NAMES.otelcol} but node_exporter's (node_cpu_seconds_total with label mode) on ${RUNTIME_NAMES.alloy}`,
     differsAs: "whole",
     upstream: [...DELIVERY_UPSTREAM, PROMETHEUS_RECEIVER_DELIVERY],
   },

@@ -58,8 +58,7 @@ export const journaldSource = defineSource({
     };
   },
   alloy(config, label, output) {
-    const keep = (source: string, regex: string) =>
-      block("rule", undefined, [attr("source_labels", [source]), attr("regex", regex), attr("action", "keep")]);
+    const keep = (source: string, regex: string) => block("rule", undefined, [attr("source_labels", [source]), attr("regex", regex), attr("action", "keep")]);
     return [
       block("loki.relabel", label, [
         attr("forward_to", []),

@@ -40,8 +40,7 @@ export const k8sEventsSource = defineSource({
     otelcol: "body: the watch event as a map (type and the Event object); attributes k8s.resource.name, event.domain, event.name; no severity",
     alloy: "body: a logfmt line (name, kind, action, reason, type, msg); attributes namespace, job, instance and loki.attribute.labels; no severity",
     normalised: null,
-    difference:
-      `a Kubernetes event record is the watch event as a map (type and the Event object) with attributes k8s.resource.name, event.domain and event.name on ${RUNTIME_NAMES.otelcol} but a logfmt line (name, kind, action, reason, type, msg) with attributes namespace, job, instance and loki.attribute.labels on ${RUNTIME_NAMES.alloy}`,
+    difference: `a Kubernetes event record is the watch event as a map (type and the Event object) with attributes k8s.resource.name, event.domain and event.name on ${RUNTIME_NAMES.otelcol} but a logfmt line (name, kind, action, reason, type, msg) with attributes namespace, job, instance and loki.attribute.labels on ${RUNTIME_NAMES.alloy}`,
     differsAs: "whole",
     upstream: [...DELIVERY_UPSTREAM, ...upstreamAbout("otelcol/receiver/loki")],
   },

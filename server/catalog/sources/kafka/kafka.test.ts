@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { block, encodeAlloy } from "../../alloy-syntax.ts";
 import { renderOtelcol } from "../../../render/otelcol.ts";
 import type { CollectorConfigInput } from "../../render-input.ts";
-import { ValidationError } from "../../../errors.ts";
+import type { ValidationError } from "../../../errors.ts";
 import { fieldKind, type Schema } from "../../../ui/schema/schema.ts";
 import { catalogView, findType } from "../../registry.ts";
 import type { OtelcolTarget } from "../../types.ts";
@@ -80,7 +80,10 @@ describe("kafka source", () => {
     expect(problems({ brokers: ["k:9092"], traces: { topic: "^(?=x)" } })).toEqual([
       "config.traces.topic: is not an RE2 pattern: lookahead (?= and (?! is not supported by RE2 (at 1)",
     ]);
-    expect(problems({ brokers: ["k:9092", "x:99999", "y:0"] })).toEqual(["config.brokers[1]: has port 99999; a port is 1 to 65535", "config.brokers[2]: has port 0; a port is 1 to 65535"]);
+    expect(problems({ brokers: ["k:9092", "x:99999", "y:0"] })).toEqual([
+      "config.brokers[1]: has port 99999; a port is 1 to 65535",
+      "config.brokers[2]: has port 0; a port is 1 to 65535",
+    ]);
     expect(problems({ brokers: ["k:9092"], logs: { topic: "t" }, metrics: { topic: "t" }, traces: { topic: "t" } })).toEqual([
       "config.metrics.topic: is also the logs topic; each signal reads its own topic",
       "config.traces.topic: is also the logs topic; each signal reads its own topic",
@@ -110,7 +113,11 @@ describe("kafka source", () => {
           },
         ],
       ]),
-      activations: { collectorId: "c", sources: [{ sourceId: "s", configOverrides: {} }], destinations: [{ destinationId: "d", configOverrides: {}, tags: {} }] },
+      activations: {
+        collectorId: "c",
+        sources: [{ sourceId: "s", configOverrides: {} }],
+        destinations: [{ destinationId: "d", configOverrides: {}, tags: {} }],
+      },
       routes: [{ id: "r", collectorId: "c", sourceId: "s", pipelineId: "p" }],
     };
     expect(() => renderOtelcol(input)).toThrow("source 'queue': the kafka component needs collector v0.124.0 or later, and the collector reports v0.120.0");

@@ -68,10 +68,11 @@ function signalTopic<const E extends readonly string[]>(signal: KafkaSignal, enc
 const PROTOCOL_VERSION = "^(?:0\\.[0-9]+\\.[0-9]+\\.[0-9]+|[1-9][0-9]*\\.[0-9]+\\.[0-9]+)$";
 
 const schema = Closed({
-  brokers: Type.Array(
-    Type.String({ pattern: "^\\S+:[0-9]{1,5}$", errorMessage: "must be host:port, e.g. kafka-1:9092" }),
-    { minItems: 1, uniqueItems: true, description: "Bootstrap brokers, host:port." },
-  ),
+  brokers: Type.Array(Type.String({ pattern: "^\\S+:[0-9]{1,5}$", errorMessage: "must be host:port, e.g. kafka-1:9092" }), {
+    minItems: 1,
+    uniqueItems: true,
+    description: "Bootstrap brokers, host:port.",
+  }),
   protocol_version: Type.String({
     pattern: PROTOCOL_VERSION,
     errorMessage: "must be a Kafka version such as 2.1.0 (or 0.10.2.0 before 1.0)",
@@ -92,7 +93,11 @@ const schema = Closed({
       enabled: Type.Boolean({ default: false, description: "Connect to the brokers over TLS." }),
       insecure_skip_verify: Type.Boolean({ default: false, description: "Do not verify the brokers' certificates." }),
       ca_file: Type.Optional(
-        Type.String({ pattern: "^/", errorMessage: "must be an absolute path", description: "CA certificate file on the collector host; unset uses the system roots." }),
+        Type.String({
+          pattern: "^/",
+          errorMessage: "must be an absolute path",
+          description: "CA certificate file on the collector host; unset uses the system roots.",
+        }),
       ),
     },
     { default: {}, title: "TLS" },
@@ -185,7 +190,12 @@ export const kafkaSource = defineSource({
         attr("group_id", config.group_id),
         attr("initial_offset", config.initial_offset),
         ...KAFKA_SIGNALS.map((s) => block(s, undefined, [attr("topic", config[s].topic), attr("encoding", config[s].encoding)])),
-        config.tls.enabled && block("tls", undefined, Object.entries(tls).map(([k, v]) => attr(k, v as string | boolean))),
+        config.tls.enabled &&
+          block(
+            "tls",
+            undefined,
+            Object.entries(tls).map(([k, v]) => attr(k, v as string | boolean)),
+          ),
         config.sasl !== undefined &&
           block("authentication", undefined, [
             block("sasl", undefined, [

@@ -25,7 +25,11 @@ export const otlpSource = defineSource({
   title: "OTLP",
   description: "Receives logs, metrics and traces over OTLP (gRPC and HTTP) from instrumented applications.",
   signals: ["logs", "metrics", "traces"],
-  delivery: { ...logDelivery("otlp", null, DELIVERY_UPSTREAM), otelcol: "logs, metrics and traces as sent", alloy: "the same: otelcol.receiver.otlp wraps the collector's receiver" },
+  delivery: {
+    ...logDelivery("otlp", null, DELIVERY_UPSTREAM),
+    otelcol: "logs, metrics and traces as sent",
+    alloy: "the same: otelcol.receiver.otlp wraps the collector's receiver",
+  },
   schema: Closed({ grpc: protocol("gRPC", 4317), http: protocol("HTTP", 4318) }),
   check(config, root) {
     if (config.grpc.enabled || config.http.enabled) return [];

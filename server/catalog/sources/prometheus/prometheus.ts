@@ -16,7 +16,8 @@ export const prometheusSource = defineSource({
   description: "Scrapes Prometheus /metrics endpoints of fixed targets.",
   signals: ["metrics"],
   delivery: {
-    otelcol: "the scraped series through the prometheus receiver's translation (names as exposed, labels as attributes, job and instance as service.name and service.instance.id)",
+    otelcol:
+      "the scraped series through the prometheus receiver's translation (names as exposed, labels as attributes, job and instance as service.name and service.instance.id)",
     alloy: "the same: prometheus.scrape into otelcol.receiver.prometheus, which runs a copy of that translation",
     normalised: null,
     difference: null,
@@ -36,10 +37,11 @@ export const prometheusSource = defineSource({
       Interval({ grammars: ["go", "prometheus"], default: "60s", description: "How often to scrape each target." }),
       SCRAPE_INTERVAL_REFERENCE,
     ),
-    targets: Type.Array(
-      Type.String({ pattern: "^\\S+:[0-9]{1,5}$", errorMessage: "must be host:port, e.g. localhost:9100" }),
-      { minItems: 1, uniqueItems: true, description: "host:port of each endpoint to scrape." },
-    ),
+    targets: Type.Array(Type.String({ pattern: "^\\S+:[0-9]{1,5}$", errorMessage: "must be host:port, e.g. localhost:9100" }), {
+      minItems: 1,
+      uniqueItems: true,
+      description: "host:port of each endpoint to scrape.",
+    }),
   }),
   otelcol(config) {
     return {

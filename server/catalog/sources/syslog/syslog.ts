@@ -27,7 +27,10 @@ export const syslogSource = defineSource({
   ),
   schema: Closed({
     protocol: StringEnum(["rfc5424", "rfc3164"], { default: "rfc5424", description: "The syslog message format." }),
-    transport: NoReferences(StringEnum(["tcp", "udp"], { default: "tcp", description: "The network transport." }), "it names a section of the OpenTelemetry Collector's configuration"),
+    transport: NoReferences(
+      StringEnum(["tcp", "udp"], { default: "tcp", description: "The network transport." }),
+      "it names a section of the OpenTelemetry Collector's configuration",
+    ),
     listen_address: ListenAddress({ default: "0.0.0.0:54526", description: "host:port to listen on." }),
   }),
   otelcol(config) {
@@ -40,11 +43,7 @@ export const syslogSource = defineSource({
     return [
       block("loki.relabel", label, [attr("forward_to", []), ...syslogRelabelRules()]),
       block("loki.source.syslog", label, [
-        block("listener", undefined, [
-          attr("address", config.listen_address),
-          attr("protocol", config.transport),
-          attr("syslog_format", config.protocol),
-        ]),
+        block("listener", undefined, [attr("address", config.listen_address), attr("protocol", config.transport), attr("syslog_format", config.protocol)]),
         attr("forward_to", [ref(`otelcol.receiver.loki.${label}.receiver`)]),
         attr("relabel_rules", ref(`loki.relabel.${label}.rules`)),
       ]),
