@@ -11,7 +11,6 @@
  * Viewers see the token list only: everything else mints a credential.
  */
 import { useEffect, useState, type FormEvent } from "react";
-import type { Runtime } from "../../../shared/vocabulary.ts";
 import type { BootstrapFiles, EnrollmentToken } from "../../../shared/enrollment.ts";
 import { api } from "../client.ts";
 import { useAction } from "../action.ts";
@@ -28,7 +27,7 @@ import { ListTable } from "../components/ListTable.tsx";
 import { StatusBadge, type Tone } from "../components/StatusBadge.tsx";
 import { usePages } from "../list.ts";
 import "./Onboarding.css";
-import { MODE_NAMES, RUNTIME_NAMES } from "../../../shared/vocabulary.ts";
+import { MODE_NAMES, RUNTIME_NAMES, type Runtime } from "../../../shared/vocabulary.ts";
 
 const PAGE_SIZE = 100;
 
