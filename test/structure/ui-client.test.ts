@@ -6,17 +6,15 @@
  * API path or query string has written a path by hand; this names where.
  */
 import { expect, test } from "bun:test";
-import { Glob } from "bun";
-import { join } from "node:path";
 import { API_ROUTES } from "../../shared/api-routes.ts";
+import { type LineCheck, uiLinesFound } from "./ui-lines.ts";
 
-const UI = join(import.meta.dir, "../../server/ui");
 const CLIENT = new Set(["client.ts", "api.ts"]);
 /** The first segments of the API's paths, e.g. "collectors" (the UI's own pages live under /ui). */
 const SEGMENTS = [...new Set(Object.keys(API_ROUTES).map((key) => key.split(" ")[1]!.split("/")[1]!))];
 const API_LITERAL = new RegExp(`(["'\`])/(?:${SEGMENTS.join("|")})\\b[^"'\`]*\\1`, "g");
 
-const PATTERNS: [string, (line: string) => boolean][] = [
+const PATTERNS: LineCheck[] = [
   ["a request made without the client", (line) => /\b(fetch|apiRequest)\(|new EventSource\((?!apiUrl\()/.test(line)],
   ["an /api/v1 path written by hand", (line) => line.includes("/api/v1")],
   [
@@ -34,15 +32,8 @@ function code(line: string): string {
 }
 
 test("no UI module writes an API path by hand: every call goes through the typed client", async () => {
-  const found: string[] = [];
-  for await (const path of new Glob("**/*.{ts,tsx}").scan(UI)) {
-    if (CLIENT.has(path) || path.endsWith(".test.ts")) continue;
-    const lines = (await Bun.file(join(UI, path)).text()).split("\n");
-    lines.forEach((line, i) => {
-      for (const [what, matches] of PATTERNS) if (matches(code(line))) found.push(`server/ui/${path}:${i + 1}: ${what}`);
-    });
-  }
-  expect(found).toEqual([]);
+  const inCode = PATTERNS.map(([what, finds]): LineCheck => [what, (line) => finds(code(line))]);
+  expect(await uiLinesFound(inCode, CLIENT)).toEqual([]);
 });
 
 test("the check sees a path written by hand", () => {

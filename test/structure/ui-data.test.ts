@@ -6,24 +6,14 @@
  * one of them by hand; this names where.
  */
 import { expect, test } from "bun:test";
-import { Glob } from "bun";
-import { join } from "node:path";
+import { type LineCheck, uiLinesFound } from "./ui-lines.ts";
 
-const UI = join(import.meta.dir, "../../server/ui");
 const HOOKS = new Set(["load.ts", "action.ts"]);
-const PATTERNS: [string, RegExp][] = [
-  ["a stale-answer guard (use useLoad)", /\blet (current|live|alive|cancelled) = true\b/],
-  ["a busy flag set by hand (use useAction)", /\bset(Busy|Saving|Pending|Working|Loading)\(true\)/],
+const PATTERNS: LineCheck[] = [
+  ["a stale-answer guard (use useLoad)", (line) => /\blet (current|live|alive|cancelled) = true\b/.test(line)],
+  ["a busy flag set by hand (use useAction)", (line) => /\bset(Busy|Saving|Pending|Working|Loading)\(true\)/.test(line)],
 ];
 
 test("no UI module copies the load or busy/error pattern of useLoad and useAction", async () => {
-  const found: string[] = [];
-  for await (const path of new Glob("**/*.{ts,tsx}").scan(UI)) {
-    if (HOOKS.has(path) || path.endsWith(".test.ts")) continue;
-    const lines = (await Bun.file(join(UI, path)).text()).split("\n");
-    lines.forEach((line, i) => {
-      for (const [what, pattern] of PATTERNS) if (pattern.test(line)) found.push(`server/ui/${path}:${i + 1}: ${what}`);
-    });
-  }
-  expect(found).toEqual([]);
+  expect(await uiLinesFound(PATTERNS, HOOKS)).toEqual([]);
 });
