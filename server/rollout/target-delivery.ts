@@ -29,6 +29,7 @@ import {
   HISTORY,
   historyId,
   RENDERED,
+  storedRendered,
   type CollectorConfig,
   type ConfigReport,
   type EffectiveConfig,
@@ -165,7 +166,7 @@ export class TargetDelivery implements Delivery {
   private rendered(hash: string): Promise<RenderedConfig | null> {
     let rendered = this.renderedByHash.get(hash);
     if (!rendered) {
-      const read = this.store.get<RenderedConfig>(RENDERED, hash).then((doc) => doc?.data ?? null);
+      const read = storedRendered(this.store, hash);
       rendered = read;
       if (this.renderedByHash.size >= RENDERED_CACHE) this.renderedByHash.delete(this.renderedByHash.keys().next().value!);
       this.renderedByHash.set(hash, read);
