@@ -80,7 +80,8 @@ function openStore(config: ServerConfig, logger: pino.Logger): { store: Store; r
   }
   takeStateLock(config.storage.boltPath);
   try {
-    const store = new SqliteStore(config.storage.boltPath);
+    // The server's writes commit on a thread of their own (store/sqlite-writer.ts).
+    const store = new SqliteStore(config.storage.boltPath, { writes: "thread" });
     logger.info({ backend: store.backend, path: config.storage.boltPath }, "opened the embedded store");
     return { store, ready: Promise.resolve() };
   } catch (error) {

@@ -63,7 +63,7 @@ import {
 } from "mongodb";
 import { ConflictError } from "../errors.ts";
 import { type ConnectOptions, ExternalStore } from "./external.ts";
-import { checkGuard } from "./sqlite.ts";
+import { checkGuard } from "./guard.ts";
 import type { AuditEntry, AuditQuery, Change, Doc, ListOptions, Store, WriteOp } from "./store.ts";
 
 /** The layout this server knows. 1 was the transactional layout (docs keyed by document, a `changes` log): not read. */

@@ -39,7 +39,7 @@
 import { SQL } from "bun";
 import { ConflictError } from "../errors.ts";
 import { type ConnectOptions as ExternalConnectOptions, ExternalStore } from "./external.ts";
-import { checkGuard } from "./sqlite.ts";
+import { checkGuard } from "./guard.ts";
 import type { AuditEntry, AuditQuery, Change, Doc, ListOptions, Store, WriteOp } from "./store.ts";
 
 /** The LISTEN/NOTIFY channel of the change feed. */
