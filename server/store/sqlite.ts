@@ -142,7 +142,7 @@ export class SqliteStore implements Store {
             const version = (current?.version ?? 0) + 1;
             this.putStmt.run(op.collection, op.id, version, JSON.stringify(op.data), now);
             written.push({ collection: op.collection, id: op.id, version, data: op.data, updatedAt: now });
-            changes.push({ collection: op.collection, id: op.id, version, op: "put" });
+            changes.push({ collection: op.collection, id: op.id, version, op: "put", data: op.data });
           } else if (current) {
             this.deleteStmt.run(op.collection, op.id);
             changes.push({ collection: op.collection, id: op.id, version: 0, op: "delete" });
