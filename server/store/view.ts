@@ -43,6 +43,8 @@ export class RecordView<T extends { id: string }> {
         for (const change of changes) {
           if (change.collection !== collection) continue;
           if (change.op === "delete") this.remove(change.id);
+          // This replica's write carries its record; another's is read.
+          else if (change.data !== undefined) this.apply({ id: change.id, version: change.version, data: change.data as T });
           else if ((this.byId.get(change.id)?.version ?? 0) < change.version) stale.push(change.id);
         }
         // A record that cannot be read now (storage down) leaves the view behind: the next reader reloads it whole.
@@ -107,7 +109,7 @@ export class RecordView<T extends { id: string }> {
   }
 
   /** Records a write this process made, so it reads its own writes at once. */
-  apply(doc: Doc<T>): void {
+  apply(doc: Pick<Doc<T>, "id" | "version" | "data">): void {
     const current = this.byId.get(doc.id);
     if (current && current.version >= doc.version) return;
     if (!current) this.insertId(doc.id);
