@@ -24,7 +24,7 @@ interface Entry<T> {
   data: T;
 }
 
-export class RecordView<T extends { id: string }> {
+export class RecordView<T> {
   private readonly byId = new Map<string, Entry<T>>();
   /** Ids in ascending order, for cursor pagination. */
   private ids: string[] = [];
@@ -132,13 +132,16 @@ export class RecordView<T extends { id: string }> {
    */
   page(keep: (record: T) => boolean, limit: number, after?: string): { items: T[]; nextCursor: string | null } {
     const items: T[] = [];
+    /** The id of the last item taken: the next page's cursor. */
+    let last: string | null = null;
     let i = after === undefined ? 0 : this.indexOf(after);
     if (after !== undefined && this.ids[i] === after) i++;
     for (; i < this.ids.length; i++) {
       const record = this.byId.get(this.ids[i]!)!.data;
       if (!keep(record)) continue;
-      if (items.length === limit) return { items, nextCursor: items[limit - 1]!.id };
+      if (items.length === limit) return { items, nextCursor: last };
       items.push(record);
+      last = this.ids[i]!;
     }
     return { items, nextCursor: null };
   }
@@ -157,6 +160,7 @@ export class RecordView<T extends { id: string }> {
     budgetMs = Number.POSITIVE_INFINITY,
   ): Promise<{ items: T[]; nextCursor: string | null }> {
     const items: T[] = [];
+    let last: string | null = null;
     let i = after === undefined ? 0 : this.indexOf(after);
     if (after !== undefined && this.ids[i] === after) i++;
     let sliceStart = performance.now();
@@ -175,8 +179,9 @@ export class RecordView<T extends { id: string }> {
       }
       const record = this.byId.get(this.ids[i]!)!.data;
       if (!keep(record)) continue;
-      if (items.length === limit) return { items, nextCursor: items[limit - 1]!.id };
+      if (items.length === limit) return { items, nextCursor: last };
       items.push(record);
+      last = this.ids[i]!;
     }
     return { items, nextCursor: null };
   }
