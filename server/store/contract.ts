@@ -3,7 +3,7 @@
  * `storeContract` with a factory that opens a fresh, empty store; `reopen`
  * (where given) opens the same storage again to prove durability.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
 import { ConflictError } from "../errors.ts";
 import type { AuditEntry, Change, Store } from "./store.ts";
 import { RecordView } from "./view.ts";
@@ -206,6 +206,19 @@ export function storeContract(name: string, target: ContractTarget): void {
       await store.close();
     });
 
+    test("a view holds this store's writes once they are acknowledged, from the feed, without reading them back", async () => {
+      const store = await target.open();
+      const view = new RecordView<{ n: number }>(store, "viewed");
+      await view.ready();
+      const reads = [spyOn(store, "get"), spyOn(store, "getMany"), spyOn(store, "list")];
+      await store.write([{ op: "put", collection: "viewed", id: "a", data: { n: 1 } }]);
+      await store.write([{ op: "put", collection: "viewed", id: "a", data: { n: 2 } }]);
+      expect(view.get("a")).toEqual({ n: 2 });
+      expect(reads.map((read) => read.mock.calls.length)).toEqual([0, 0, 0]);
+      view.close();
+      await store.close();
+    });
+
     test("collections lists what holds documents; restore keeps versions and times exactly, all or nothing, silently", async () => {
       const store = await target.open();
       expect(await store.collections()).toEqual([]);
@@ -305,7 +318,7 @@ export function storeContract(name: string, target: ContractTarget): void {
           { op: "put", collection: "t", id: "y", data: 1 },
         ]);
         await a.write([{ op: "delete", collection: "t", id: "y" }]);
-        const expected = [
+        const expected: Omit<Change, "data">[] = [
           { collection: "t", id: "x", version: 1, op: "put" },
           { collection: "t", id: "x", version: 2, op: "put" },
           { collection: "t", id: "y", version: 1, op: "put" },
