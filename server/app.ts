@@ -47,6 +47,7 @@ import { Rollouts } from "./rollout/rollout.ts";
 import { TargetDelivery } from "./rollout/target-delivery.ts";
 import { TargetHistory } from "./rollout/history.ts";
 import { Attention } from "./rollout/attention.ts";
+import { TargetIndex } from "./rollout/target-index.ts";
 import { Stager } from "./rollout/stager.ts";
 import { StagedRollouts } from "./rollout/staged.ts";
 import { RolloutEnds } from "./rollout/ends.ts";
@@ -200,7 +201,8 @@ export async function createApp(
   const rollouts = new Rollouts(store, configStore, collectors, logger);
   const delivery = new TargetDelivery(store, collectors, vault, logger);
   const targetHistory = new TargetHistory(store, collectors);
-  const staged = new StagedRollouts(store, collectors, targetHistory);
+  const targetIndex = new TargetIndex(store);
+  const staged = new StagedRollouts(store, collectors, targetHistory, targetIndex);
   const retargeting = new Retargeting(store, configStore, collectors, logger);
   const attributeRollouts = new AttributeRollouts(store, retargeting, (hash) => targetHistory.storedRendered(hash));
   const presence = new Presence(store, collectors, logger);
@@ -222,6 +224,7 @@ export async function createApp(
     { stop: () => metricsTokens.close() },
     { stop: () => collectors.close() },
     { stop: () => delivery.close() },
+    { stop: () => targetIndex.close() },
     // Before the rollouts and the registry it reads: the batch in flight finishes first.
     { stop: () => retargeting.close() },
     presence,
@@ -286,7 +289,7 @@ export async function createApp(
     rollouts,
     delivery,
     targetHistory,
-    attention: new Attention(store, collectors),
+    attention: new Attention(targetIndex, collectors),
     staged,
     retargeting,
     attributeRollouts,

@@ -7,8 +7,9 @@
  *
  * Cost at fleet scale: one pass over the in-memory collector view (counts,
  * reporting only, offline, and each collector offered to the throughput
- * window, which keeps only its top few); one read of the targets and render
- * failures (Attention.attention); the rollout status is GET /publish/status?scope=fleet.
+ * window, which keeps only its top few); the targets and render failures
+ * from memory (Attention.attention, rollout/target-index.ts), no store list;
+ * the rollout status is GET /publish/status?scope=fleet, from the same memory.
  */
 import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector-status.ts";
 import { reportingOnly } from "../../shared/attention.ts";

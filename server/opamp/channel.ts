@@ -97,9 +97,10 @@ export class OpampChannel implements Channel {
     this.sessions.start();
     this.unsubscribe.push(
       // Publishes may have been missed when any may have changed: re-check every connected collector's target (pushConfig sends only a changed one).
-      this.deps.delivery.onTargetChanged((collectorId) => {
+      // A target whose state alone moved (outdated, applying, current) offers nothing new: no check, no read.
+      this.deps.delivery.onTargetChanged((collectorId, offerChanged) => {
         if (collectorId === undefined) for (const id of [...this.sessions.collectors()]) this.pushes.add(id);
-        else if (this.sessions.hasCollector(collectorId)) this.pushes.add(collectorId);
+        else if (offerChanged && this.sessions.hasCollector(collectorId)) this.pushes.add(collectorId);
       }),
       // A restart asked for on any replica: sent by the one that holds the collector's session.
       this.deps.store.watch((changes) => {

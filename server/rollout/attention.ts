@@ -1,14 +1,15 @@
 /**
  * Which collectors an operator should look at for their config, read from
- * the stored targets and render failures (docs/architecture.md "Status
- * model"): the dashboard's lists, the drifted list, and the collector
- * list's attention filter and reasons, all judged alike.
+ * the targets and render failures (docs/architecture.md "Status model"), as
+ * the in-memory index holds them (target-index.ts): the dashboard's lists,
+ * the drifted list, and the collector list's attention filter and reasons,
+ * all judged alike, none reading the store.
  */
 import type { ConfigReason } from "../../shared/attention.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Collectors } from "../collectors/collectors.ts";
-import type { Store } from "../store/store.ts";
-import { CONFIGS, RENDER_FAILURES, rolloutState, type CollectorConfig, type RenderFailure } from "./records.ts";
+import { rolloutState, type CollectorConfig } from "./records.ts";
+import type { TargetIndex } from "./target-index.ts";
 
 /** A collector that drifted: online, current, running something other than its target. */
 export interface DriftedCollector {
@@ -28,7 +29,7 @@ export interface ConfigAttention {
 
 export class Attention {
   constructor(
-    private readonly store: Pick<Store, "list" | "getMany">,
+    private readonly index: Pick<TargetIndex, "targetLookup" | "targetsWhere" | "failureLookup" | "allFailures">,
     private readonly collectors: Pick<Collectors, "get">,
   ) {}
 
@@ -41,13 +42,15 @@ export class Attention {
    * The collectors an operator should look at, each list in id order: their
    * config failed, a rollback pinned them, they drifted (as `drifted`), or
    * their config cannot be rendered (a publish or an attribute change skipped
-   * them). One read of the targets and one of the render failures.
+   * them). One pass over the targets in memory.
    */
   async attention(): Promise<ConfigAttention> {
     const out: ConfigAttention = { failed: [], pinned: [], drifted: [], unrenderable: [] };
-    const [targets, failures] = await Promise.all([this.store.list<CollectorConfig>(CONFIGS), this.store.list<RenderFailure>(RENDER_FAILURES)]);
-    for (const { data } of targets) {
-      if (data.state !== "failed" && !data.pinned && !(data.state === "current" && data.drift?.drifted === true)) continue;
+    const [targets, failures] = await Promise.all([
+      this.index.targetsWhere((t) => t.state === "failed" || Boolean(t.pinned) || (t.state === "current" && t.drift?.drifted === true)),
+      this.index.allFailures(),
+    ]);
+    for (const data of targets) {
       const collector = await this.collectors.get(data.collectorId).catch(() => null);
       if (!collector) continue;
       const { collectorId } = data;
@@ -57,7 +60,7 @@ export class Attention {
       if (reasons.includes("drifted"))
         out.drifted.push({ collectorId, name: collector.name, reason: data.drift!.reason ?? null, checkedAt: data.drift!.checkedAt });
     }
-    for (const { data } of failures) {
+    for (const data of failures) {
       const collector = await this.collectors.get(data.collectorId).catch(() => null);
       if (collector) out.unrenderable.push({ collectorId: data.collectorId, name: collector.name, error: data.error });
     }
@@ -66,17 +69,16 @@ export class Attention {
 
   /**
    * Why each of these collectors needs attention for its config (one page of
-   * the collector list): judged as `attention` judges the fleet, from two
-   * batched reads, so a row and the counts agree.
+   * the collector list): judged as `attention` judges the fleet, from the
+   * same index, so a row and the counts agree.
    */
   async configAttention(collectors: readonly Collector[]): Promise<Map<string, ConfigReason[]>> {
-    const ids = collectors.map((c) => c.id);
-    const [targets, failures] = await Promise.all([this.store.getMany<CollectorConfig>(CONFIGS, ids), this.store.getMany<RenderFailure>(RENDER_FAILURES, ids)]);
+    const [targetOf, unrenderable] = await Promise.all([this.index.targetLookup(), this.index.failureLookup()]);
     const out = new Map<string, ConfigReason[]>();
     for (const collector of collectors) {
-      const target = targets.get(collector.id)?.data;
+      const target = targetOf(collector.id);
       const reasons = target ? targetReasons(collector, target) : [];
-      if (failures.has(collector.id)) reasons.push("unrenderable");
+      if (unrenderable(collector.id)) reasons.push("unrenderable");
       out.set(collector.id, reasons);
     }
     return out;

@@ -10,8 +10,13 @@ import type { CollectorConfig, ConfigReport, EffectiveConfig } from "./records.t
 import type { RenderedConfig } from "./renderer.ts";
 import type { EffectiveIntake } from "./effective-intake.ts";
 
-/** Hears of a collector's changed target by its id; undefined: any target may have changed. */
-export type TargetListener = (collectorId: string | undefined) => void;
+/**
+ * Hears of a collector's changed target by its id, and whether what a
+ * channel offers of it (its config, retries, whether it is withheld) changed:
+ * false for a state change only, which needs no push. undefined: any target
+ * may have changed (offerChanged true).
+ */
+export type TargetListener = (collectorId: string | undefined, offerChanged: boolean) => void;
 
 export interface Delivery {
   /** The collector's target with its rendered config (secrets as markers), or null when nothing was published to it. */

@@ -33,6 +33,10 @@ import {
   type RolloutWrite,
 } from "./records.ts";
 import type { TargetHistory } from "./history.ts";
+import type { TargetIndex } from "./target-index.ts";
+
+/** A collector's target by its id, undefined when it has none. */
+type TargetLookup = (collectorId: string) => CollectorConfig | undefined;
 
 /** Where one collector stands in a rollout; `handedOn` when its target says whether a later rollout took it over. */
 interface CollectorState {
@@ -49,6 +53,7 @@ export class StagedRollouts {
     private readonly store: Store,
     private readonly collectors: Collectors,
     private readonly history: Pick<TargetHistory, "rollback">,
+    private readonly index: Pick<TargetIndex, "targetLookup">,
   ) {}
 
   /**
@@ -56,22 +61,25 @@ export class StagedRollouts {
    * kind, or with `fleet` the staged rollout in progress or else the latest
    * publish to the fleet), computed from the targets so any replica answers
    * the same. Its collectors a later rollout gave another config are left
-   * out (`handedOn`): their state says nothing of this one.
+   * out (`handedOn`): their state says nothing of this one. The targets are
+   * read from the in-memory index (target-index.ts), not the store: the
+   * dashboard asks on every refresh.
    */
   async status(rolloutId?: string, which: "any" | "fleet" = "any"): Promise<RolloutStatus> {
     const rollout = rolloutId !== undefined ? await this.rollout(rolloutId) : which === "fleet" ? await this.latestFleet() : (await this.latest())?.data;
     if (!rollout) return { rolloutId: null, commit: null, state: "idle", total: 0, counts: countBatch([]), collectors: [], skipped: [] };
-    return this.progress(rollout);
+    return this.progress(rollout, new Set(), await this.index.targetLookup());
   }
 
   /**
    * `status` of `rollout`. `handedOnBefore`: collectors a later rollout
    * changed, for targets that do not name their rollout (recorded before
-   * issue 34; RolloutEnds knows them from the rollouts it saw).
+   * issue 34; RolloutEnds knows them from the rollouts it saw). `targetOf`:
+   * where the targets are read, the store unless given.
    */
-  private async progress(rollout: Rollout, handedOnBefore: ReadonlySet<string> = new Set()): Promise<RolloutStatus> {
+  private async progress(rollout: Rollout, handedOnBefore: ReadonlySet<string> = new Set(), targetOf?: TargetLookup): Promise<RolloutStatus> {
     const counts = countBatch([]);
-    const states = await this.collectorStates(rollout, rollout.collectorIds);
+    const states = await this.collectorStates(rollout, rollout.collectorIds, targetOf);
     const own = new Map<string, CollectorState>();
     const collectors: RolloutStatus["collectors"] = [];
     let passed = 0;
@@ -184,22 +192,27 @@ export class StagedRollouts {
    * Where each of `ids` stands in `rollout`: queued when its staged batch is
    * not released or the publish's writes have not reached it yet, else by
    * its target, with whether that target says a later rollout took it over.
+   * The targets are read from the store (what a decision must see), or by
+   * `targetOf` when given.
    */
-  private async collectorStates(rollout: Rollout, ids: readonly string[]): Promise<Map<string, CollectorState>> {
+  private async collectorStates(rollout: Rollout, ids: readonly string[], targetOf?: TargetLookup): Promise<Map<string, CollectorState>> {
     const writing = await this.store.get<RolloutWrite>(WRITES, rollout.id);
     const unreleased = rollout.batchEnds?.[rollout.released ?? 0] ?? rollout.changed.length;
     const queued = new Set(rollout.changed.slice(Math.min(unreleased, writing?.data.written ?? unreleased)));
-    const targets = await this.store.getMany<CollectorConfig>(
-      CONFIGS,
-      ids.filter((id) => !queued.has(id)),
-    );
+    if (!targetOf) {
+      const stored = await this.store.getMany<CollectorConfig>(
+        CONFIGS,
+        ids.filter((id) => !queued.has(id)),
+      );
+      targetOf = (id) => stored.get(id)?.data;
+    }
     const out = new Map<string, CollectorState>();
     for (const id of ids) {
       if (queued.has(id)) {
         out.set(id, { state: "queued" });
         continue;
       }
-      const target = targets.get(id)?.data;
+      const target = targetOf(id);
       const collector = await this.collectors.get(id).catch(() => null);
       if (!target || !collector) continue;
       const passed = handedOn(rollout, target);

@@ -1,10 +1,11 @@
 /** TargetDelivery against a real SQLite store: what a listener of onTargetChanged hears, and what it reads then. */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { afterEach, beforeEach, expect, spyOn, test } from "bun:test";
 import pino from "pino";
 import { Collectors } from "../collectors/collectors.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { RenderedConfig } from "./renderer.ts";
-import { RENDERED, storedRendered } from "./records.ts";
+import type { Store } from "../store/store.ts";
+import { CONFIGS, RENDERED, storedRendered, type CollectorConfig } from "./records.ts";
 import { TargetDelivery } from "./target-delivery.ts";
 
 let store: SqliteStore;
@@ -46,6 +47,86 @@ test("a listener hears of a changed target after the cached one is dropped, so i
   await retarget("c1", "h3", 3);
   await read;
   expect(heard).toHaveLength(1);
+});
+
+/** `store` as another replica's writes reach a watcher: announced without their documents. */
+function asAnotherReplica(inner: Store): Store {
+  const remote = Object.create(inner) as Store;
+  remote.watch = (listener, onResync) =>
+    inner.watch(
+      (changes, at) =>
+        listener(
+          changes.map(({ data: _, ...change }) => change),
+          at,
+        ),
+      onResync,
+    );
+  return remote;
+}
+
+/** Counts the store's reads of targets from here on. */
+function countTargetReads(inner: Store): { reads: number } {
+  const get = spyOn(inner, "get");
+  const getMany = spyOn(inner, "getMany");
+  return {
+    get reads() {
+      return [...get.mock.calls, ...getMany.mock.calls].filter(([collection]) => collection === CONFIGS).length;
+    },
+  };
+}
+
+async function until(what: string, ok: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(5);
+  }
+}
+
+test("a state change reaches listeners as offer unchanged and a publish as changed, with no read of the target", async () => {
+  await retarget("c1", "h1", 1);
+  expect((await delivery.targetOf("c1"))?.state).toBe("outdated");
+  const heard: [string | undefined, boolean][] = [];
+  delivery.onTargetChanged((id, offerChanged) => heard.push([id, offerChanged]));
+  const count = countTargetReads(store);
+  await delivery.fetched("c1", "h1");
+  expect(heard).toEqual([["c1", false]]);
+  // What the feed carried is what is served: applying, from memory.
+  expect((await delivery.targetOf("c1"))?.state).toBe("applying");
+  await retarget("c1", "h2", 2);
+  expect(heard).toEqual([
+    ["c1", false],
+    ["c1", true],
+  ]);
+  expect((await delivery.targetOf("c1"))?.targetHash).toBe("h2");
+  // The coalescer read the target it updated (fetched); nothing else read one.
+  expect(count.reads).toBe(1);
+});
+
+test("another replica's change: a cached target is read again once and listeners told whether its offer changed; an uncached one is told changed", async () => {
+  const remote = new TargetDelivery(asAnotherReplica(store), new Collectors(store), { open: async () => "" }, pino({ level: "silent" }));
+  try {
+    await retarget("c1", "h1", 1);
+    expect((await remote.targetOf("c1"))?.state).toBe("outdated");
+    const heard: [string | undefined, boolean][] = [];
+    remote.onTargetChanged((id, offerChanged) => heard.push([id, offerChanged]));
+    const count = countTargetReads(store);
+    const target = (await store.get<CollectorConfig>(CONFIGS, "c1"))!.data;
+    await store.write([{ op: "put", collection: CONFIGS, id: "c1", data: { ...target, state: "applying" } }]);
+    await until("the state change to be told", () => heard.length === 1);
+    expect(heard).toEqual([["c1", false]]);
+    expect((await remote.targetOf("c1"))?.state).toBe("applying");
+    await retarget("c1", "h2", 2);
+    await until("the publish to be told", () => heard.length === 2);
+    expect(heard[1]).toEqual(["c1", true]);
+    expect((await remote.targetOf("c1"))?.targetHash).toBe("h2");
+    // One read each (the test's own get counted too), none by targetOf.
+    expect(count.reads).toBe(3);
+    await retarget("c2", "h1", 1);
+    expect(heard[2]).toEqual(["c2", true]);
+  } finally {
+    await remote.close();
+  }
 });
 
 test("a rendered config rewritten in place (the secrets upgrade taking a plaintext out) is read again, not served from memory", async () => {

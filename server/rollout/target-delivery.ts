@@ -19,7 +19,7 @@ import type { ConfigState } from "../../shared/rollouts.ts";
 import { deliverable } from "../render/secrets.ts";
 import { MissingSecretError, type SecretVault } from "../secrets/vault.ts";
 import { Coalescer } from "../store/coalesce.ts";
-import type { Store } from "../store/store.ts";
+import type { Change, Store } from "../store/store.ts";
 import type { Delivery, TargetListener } from "./delivery.ts";
 import { DriftJudge } from "./drift-judge.ts";
 import { EffectiveIntakeGate, MAX_EFFECTIVE_CONFIG_BYTES, type EffectiveIntake } from "./effective-intake.ts";
@@ -45,6 +45,16 @@ import type { RenderedConfig } from "./renderer.ts";
  */
 const RENDERED_CACHE = 20_000;
 
+/**
+ * What a channel offers a collector of its target: the config (by hash), how
+ * often it was offered again (handler.ts sends `hash#retries`), and whether it
+ * is withheld (the collector rolled back from it). A state change (outdated,
+ * applying, current, failed) or a drift check leaves it as it was.
+ */
+function offerOf(target: CollectorConfig | null): string | null {
+  return target === null ? null : `${target.targetHash}#${target.retries ?? 0}${target.collectorRollback ? "#withheld" : ""}`;
+}
+
 /** A target's fields with the "could not be delivered" mark dropped: it was delivered, or the collector reports on it. */
 function deliveredTarget(target: CollectorConfig): Omit<CollectorConfig, "undelivered"> {
   const { undelivered: _, ...rest } = target;
@@ -54,8 +64,10 @@ function deliveredTarget(target: CollectorConfig): Omit<CollectorConfig, "undeli
 export class TargetDelivery implements Delivery {
   /** Known targets; null caches "nothing published yet", which unpublished collectors poll for. */
   private readonly targets = new Map<string, CollectorConfig | null>();
-  /** Bumped whenever cached targets are dropped: a read that started before must not fill the cache. */
+  /** Bumped whenever cached targets change: a read that started before must not fill the cache. */
   private targetsEpoch = 0;
+  /** Targets another replica changed, being read again (`reread`): the read that may fill each one's cache. */
+  private readonly rereads = new Map<string, object>();
   /** Reads in flight count as cached: a fleet's sessions asking for one new config at once cause one read. */
   private readonly renderedByHash = new Map<string, Promise<RenderedConfig | null>>();
   /** Bodies with their secrets in, per rendered hash: memory only, never stored or logged. */
@@ -85,11 +97,11 @@ export class TargetDelivery implements Delivery {
       (hash) => this.rendered(hash),
     );
     this.drift = new DriftJudge(store, this.configWrites, this, this.effectiveIntake, log);
-    // Targets change by publish or rollback on any replica; forget cached ones as the feed says, all of them after a resync.
-    // Listeners hear of a change only once every cached target it touches is dropped, so what they read is the new one.
+    // Targets change by publish, rollback or a collector's report on any replica: the cache takes what the feed says,
+    // all of it again after a resync. Listeners hear of a change once the cache holds it (or dropped it), so what they read is the new one.
     this.unwatch = store.watch(
       (changes) => {
-        const changed: string[] = [];
+        const targets: Change[] = [];
         for (const c of changes) {
           // A deleted collector's secrets are no longer needed here (a new target is told by its seq).
           if (c.collection === COLLECTORS && c.op === "delete") this.redactions.forget(c.id);
@@ -98,27 +110,76 @@ export class TargetDelivery implements Delivery {
             this.renderedByHash.delete(c.id);
             this.redactions.forget();
           }
-          if (c.collection !== CONFIGS) continue;
-          this.targetsEpoch++;
-          this.targets.delete(c.id);
-          changed.push(c.id);
+          if (c.collection === CONFIGS) targets.push(c);
         }
-        for (const id of changed) for (const listener of this.targetListeners) listener(id);
+        if (targets.length > 0) this.targetsChanged(targets);
       },
       () => {
         this.targetsEpoch++;
         this.targets.clear();
+        this.rereads.clear();
         this.renderedByHash.clear();
         this.redactions.forget();
-        for (const listener of this.targetListeners) listener(undefined);
+        for (const listener of this.targetListeners) listener(undefined, true);
       },
     );
   }
 
   /**
+   * Targets the feed announced. One this replica wrote comes with its document:
+   * cached as it is, no read. Another replica's is dropped; when one was cached,
+   * all of them are read again in one call and listeners told whether the offer
+   * changed; when none was, they are told at once that it did (they read it if
+   * they need it).
+   */
+  private targetsChanged(changes: Change[]): void {
+    const told: [string, boolean][] = [];
+    const reread = new Map<string, CollectorConfig | null>();
+    for (const c of changes) {
+      const before = this.targets.get(c.id);
+      this.targetsEpoch++;
+      this.rereads.delete(c.id);
+      if (c.data !== undefined) {
+        const after = c.data as CollectorConfig;
+        this.targets.set(c.id, after);
+        told.push([c.id, before === undefined || offerOf(before) !== offerOf(after)]);
+      } else {
+        this.targets.delete(c.id);
+        if (before !== undefined && c.op === "put") reread.set(c.id, before);
+        else if (!reread.has(c.id)) told.push([c.id, true]);
+      }
+    }
+    for (const [id, changed] of told) this.tell(id, changed);
+    if (reread.size > 0) void this.reread(reread);
+  }
+
+  /** Reads targets another replica changed, in one call, and tells listeners whether each one's offer changed from `cached`. */
+  private async reread(cached: Map<string, CollectorConfig | null>): Promise<void> {
+    const read = {};
+    for (const id of cached.keys()) this.rereads.set(id, read);
+    const docs = await this.store.getMany<CollectorConfig>(CONFIGS, [...cached.keys()]).catch((error: unknown) => {
+      this.log.warn({ err: error }, "rollout: reading targets another replica changed failed; their listeners read them");
+      return null;
+    });
+    for (const [id, before] of cached) {
+      // A later change of it was heard meanwhile (and told), or a resync: this read says nothing new.
+      if (this.rereads.get(id) !== read) continue;
+      this.rereads.delete(id);
+      const after = docs ? (docs.get(id)?.data ?? null) : undefined;
+      if (after !== undefined) this.targets.set(id, after);
+      this.tell(id, after === undefined || offerOf(before) !== offerOf(after));
+    }
+  }
+
+  private tell(collectorId: string, offerChanged: boolean): void {
+    for (const listener of this.targetListeners) listener(collectorId, offerChanged);
+  }
+
+  /**
    * Calls `listener` with a collector's id when its target changes (publish,
-   * rollback, a delivery or report moving its state, on any replica), and
-   * with undefined when any may have (the change feed resynced). Returns the
+   * rollback, a delivery or report moving its state, on any replica) and
+   * whether what a channel offers of it changed (`offerOf`), and with
+   * undefined when any may have (the change feed resynced). Returns the
    * unsubscribe.
    */
   onTargetChanged(listener: TargetListener): () => void {

@@ -3,7 +3,7 @@
  * `storeContract` with a factory that opens a fresh, empty store; `reopen`
  * (where given) opens the same storage again to prove durability.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
 import { ConflictError } from "../errors.ts";
 import type { AuditEntry, Change, Store } from "./store.ts";
 import { RecordView } from "./view.ts";
@@ -181,13 +181,54 @@ export function storeContract(name: string, target: ContractTarget): void {
       await store.write([{ op: "delete", collection: "t", id: "a" }]);
       await Bun.sleep(50);
       expect(seen).toEqual([
-        { collection: "t", id: "a", version: 1, op: "put" },
+        { collection: "t", id: "a", version: 1, op: "put", data: 1 },
         { collection: "t", id: "a", version: 0, op: "delete" },
       ]);
       stop();
       await store.write([{ op: "put", collection: "t", id: "b", data: 1 }]);
       await Bun.sleep(50);
       expect(seen).toHaveLength(2);
+      await store.close();
+    });
+
+    test("a put this store wrote reaches its watchers with the document written, each version its own", async () => {
+      const store = await target.open();
+      const seen: Change[] = [];
+      const stop = store.watch((changes) => seen.push(...changes));
+      const first = { n: 1, nested: { s: "x" } };
+      const second = { n: 2 };
+      await store.write([{ op: "put", collection: "t", id: "a", data: { n: 0 } }]);
+      await store.write([
+        { op: "put", collection: "t", id: "a", data: first },
+        { op: "put", collection: "t", id: "b", data: "b" },
+        { op: "put", collection: "t", id: "a", data: second },
+        { op: "delete", collection: "t", id: "b" },
+      ]);
+      await Bun.sleep(50);
+      expect(seen.map((c) => [c.id, c.version, c.op, c.data])).toEqual([
+        ["a", 1, "put", { n: 0 }],
+        ["a", 2, "put", first],
+        ["b", 1, "put", "b"],
+        ["a", 3, "put", second],
+        ["b", 0, "delete", undefined],
+      ]);
+      // The very object written (Change.data: shared, never copied, never mutated).
+      expect(seen[1]!.data).toBe(first);
+      expect(seen[3]!.data).toBe(second);
+      stop();
+      await store.close();
+    });
+
+    test("a view holds this store's writes once they are acknowledged, from the feed, without reading them back", async () => {
+      const store = await target.open();
+      const view = new RecordView<{ n: number }>(store, "viewed");
+      await view.ready();
+      const reads = [spyOn(store, "get"), spyOn(store, "getMany"), spyOn(store, "list")];
+      await store.write([{ op: "put", collection: "viewed", id: "a", data: { n: 1 } }]);
+      await store.write([{ op: "put", collection: "viewed", id: "a", data: { n: 2 } }]);
+      expect(view.get("a")).toEqual({ n: 2 });
+      expect(reads.map((read) => read.mock.calls.length)).toEqual([0, 0, 0]);
+      view.close();
       await store.close();
     });
 
@@ -290,7 +331,7 @@ export function storeContract(name: string, target: ContractTarget): void {
           { op: "put", collection: "t", id: "y", data: 1 },
         ]);
         await a.write([{ op: "delete", collection: "t", id: "y" }]);
-        const expected: Change[] = [
+        const expected: Omit<Change, "data">[] = [
           { collection: "t", id: "x", version: 1, op: "put" },
           { collection: "t", id: "x", version: 2, op: "put" },
           { collection: "t", id: "y", version: 1, op: "put" },
@@ -298,8 +339,12 @@ export function storeContract(name: string, target: ContractTarget): void {
         ];
         for (let i = 0; i < 100 && (seenA.length < 4 || seenB.length < 4); i++) await Bun.sleep(20);
         await Bun.sleep(50);
-        expect(seenA).toEqual(expected);
-        expect(seenB).toEqual(expected);
+        const announced = (seen: Change[]) => seen.map(({ data: _, ...change }) => change);
+        expect(announced(seenA)).toEqual(expected);
+        expect(announced(seenB)).toEqual(expected);
+        // Each instance's own puts carry their documents; the other's do not (its watchers read them if they need them).
+        expect(seenA.map((c) => c.data)).toEqual([1, undefined, undefined, undefined]);
+        expect(seenB.map((c) => c.data)).toEqual([undefined, 2, 1, undefined]);
         await a.close();
         await b.close();
       });

@@ -385,6 +385,8 @@ export class MongoStore extends ExternalStore implements Store {
   private readonly timings: LogTimings;
   /** The number of the last log entry handed to the watchers: every entry up to it is applied. */
   private lastSeq = 0;
+  /** The changes of this replica's entries being committed, by token, documents included: the log carries only their keys. */
+  private readonly ownChanges = new Map<string, Change[]>();
   private round: Promise<void> | null = null;
   private next: NextRound | null = null;
   /** This replica's writes, one at a time: they would only race each other for the next number. */
@@ -536,7 +538,8 @@ export class MongoStore extends ExternalStore implements Store {
         // A skipped number: entries removed after retentionMs before this replica read them.
         const gap = seq !== this.lastSeq + 1;
         this.lastSeq = seq;
-        const changes = changesOf(entry);
+        // This replica's own entry: its changes as planned, documents included (Change.data).
+        const changes = this.ownChanges.get(entry.token) ?? changesOf(entry);
         if (changes && changes.length > 0) this.watchers.emit(changes, new Date(entry.at).getTime());
         if (gap) this.watchers.resync();
       }
@@ -778,7 +781,7 @@ export class MongoStore extends ExternalStore implements Store {
           version.set(key, next);
           final.set(key, { op, version: next, text: dataText(op.collection, op.id, op.data) });
           written.push({ collection: op.collection, id: op.id, version: next, data: op.data, updatedAt });
-          changes.push({ collection: op.collection, id: op.id, version: next, op: "put" });
+          changes.push({ collection: op.collection, id: op.id, version: next, op: "put", data: op.data });
         } else if (now !== null) {
           version.set(key, null);
           final.set(key, { op, version: 0, text: null });
@@ -858,7 +861,17 @@ export class MongoStore extends ExternalStore implements Store {
         const records = parts.map((part, i): ChunkRecord => ({ _id: `${token}/${i}`, token, seq: at + 1, i, text: part, at: entry.at }));
         await this.run(() => this.chunks.insertMany(records));
       }
-      if (!(await this.insertEntry(entry))) {
+      // Set before the insert: a read of the log (a poll) may hear the entry before the insert answers.
+      this.ownChanges.set(token, planned.changes);
+      let inserted: boolean;
+      try {
+        inserted = await this.insertEntry(entry);
+      } catch (error) {
+        this.ownChanges.delete(token);
+        throw error;
+      }
+      if (!inserted) {
+        this.ownChanges.delete(token);
         if (parts) await this.chunks.deleteMany({ token }).catch(() => {}); // else maintenance removes them
         if (attempt >= MAX_ATTEMPTS) throw this.stalled(`a write lost the race for the next log number ${MAX_ATTEMPTS} times`);
         // Two replicas taking turns settle at once; more back off a little, at random.
@@ -869,8 +882,10 @@ export class MongoStore extends ExternalStore implements Store {
         await this.apply(entry, text);
         await this.catchUp(true);
       } catch (error) {
-        // Committed all the same: the next read or write of any replica applies it and hands it on.
+        // Committed all the same: the next read or write of any replica applies it and hands it on (without the documents).
         if (!isConnectionError(error)) console.error("svc store: applying a committed MongoDB log entry failed", (error as Error).message);
+      } finally {
+        this.ownChanges.delete(token);
       }
       return planned.result;
     }

@@ -142,6 +142,11 @@ function lockKey(key: string): bigint {
   return BigInt.asIntN(64, BigInt(Bun.hash.wyhash(key, 0x737663n)));
 }
 
+/** One version of one document, as a map key. */
+function versionKey(collection: string, id: string, version: number): string {
+  return `${keyOf(collection, id)}\u0000${version}`;
+}
+
 /** The announcement parts of one write, each under `limit` bytes. */
 export function notifyParts(token: string, changes: Change[], limit = NOTIFY_LIMIT, time = Date.now()): string[] {
   const header = Buffer.byteLength(JSON.stringify({ w: token, t: time, i: 99999, n: 99999, c: [], o: 1 }));
@@ -173,6 +178,12 @@ export class PostgresStore extends ExternalStore implements Store {
   private subscription: SQL.ListenSubscription | null = null;
   /** Parts of announcements not complete yet, by write token. */
   private readonly partial = new Map<string, { changes: Change[]; got: number; overflow: boolean }>();
+  /**
+   * The documents of this replica's writes in flight, by write token and
+   * document version: its own announcement carries them to the watchers
+   * (Change.data). Set before COMMIT, as the announcement may come first.
+   */
+  private readonly ownData = new Map<string, Map<string, unknown>>();
   private readonly instance = Bun.randomUUIDv7().slice(-12);
   private readonly notifyLimit: number;
   private seq = 0;
@@ -272,8 +283,10 @@ export class PostgresStore extends ExternalStore implements Store {
     if (typeof part?.w !== "string" || !Array.isArray(part.c)) return;
     let entry = this.partial.get(part.w);
     if (!entry) this.partial.set(part.w, (entry = { changes: [], got: 0, overflow: false }));
+    const own = this.ownData.get(part.w);
     for (const [collection, id, version] of part.c) {
-      entry.changes.push({ collection, id, version, op: version === 0 ? "delete" : "put" });
+      const data = version === 0 ? undefined : own?.get(versionKey(collection, id, version));
+      entry.changes.push({ collection, id, version, op: version === 0 ? "delete" : "put", ...(data !== undefined ? { data } : {}) });
     }
     entry.overflow ||= part.o === 1;
     if (++entry.got < part.n) return;
@@ -386,15 +399,21 @@ export class PostgresStore extends ExternalStore implements Store {
       }
     } catch (error) {
       echo.cancel();
+      this.ownData.delete(token);
       throw error;
     }
-    if (changes.length === 0 || !this.feedUp) {
-      // Nothing announced, or the feed is down (its reconnect will tell watchers to resync).
-      echo.cancel();
+    try {
+      if (changes.length === 0 || !this.feedUp) {
+        // Nothing announced, or the feed is down (its reconnect will tell watchers to resync).
+        echo.cancel();
+        return written;
+      }
+      if (!(await echo.wait)) this.resync();
       return written;
+    } finally {
+      // Heard by now, or never here: an announcement arriving later carries no data, and readers read.
+      this.ownData.delete(token);
     }
-    if (!(await echo.wait)) this.resync();
-    return written;
   }
 
   /**
@@ -487,6 +506,8 @@ export class PostgresStore extends ExternalStore implements Store {
     });
     // Delivered on COMMIT only, in order, and dropped on ROLLBACK.
     const parts = changes.length > 0 ? notifyParts(token, changes, this.notifyLimit) : [];
+    // A retried transaction (the first one aborted) replaces what the first planned.
+    this.ownData.set(token, new Map(written.map((doc) => [versionKey(doc.collection, doc.id, doc.version), doc.data])));
     const [row] = await tx<{ x: string }[]>`
       WITH removed AS (
         DELETE FROM docs d USING unnest(${deletes.map((d) => d.collection)}::text[], ${deletes.map((d) => d.id)}::text[]) AS k(c, i)

@@ -152,7 +152,7 @@ export class SqliteStore implements Store {
       const version = outcome.versions[i]!;
       if (op.op === "put") {
         written.push({ collection: op.collection, id: op.id, version, data: op.data, updatedAt: now });
-        changes.push({ collection: op.collection, id: op.id, version, op: "put" });
+        changes.push({ collection: op.collection, id: op.id, version, op: "put", data: op.data });
       } else if (version === 0) {
         changes.push({ collection: op.collection, id: op.id, version: 0, op: "delete" });
       }

@@ -64,6 +64,14 @@ export interface Change {
   /** The version written, or 0 for a delete. */
   version: number;
   op: "put" | "delete";
+  /**
+   * A put this store instance (this replica) wrote: the document as written,
+   * so a reader that keeps it need not read it back. Absent for a delete and
+   * for another replica's write (read it then, as of the version announced).
+   * The very object the writer passed, shared with every listener: nobody
+   * mutates it, before or after the write (copy to change).
+   */
+  readonly data?: unknown;
 }
 
 /**

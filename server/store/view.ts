@@ -24,7 +24,7 @@ interface Entry<T> {
   data: T;
 }
 
-export class RecordView<T extends { id: string }> {
+export class RecordView<T> {
   private readonly byId = new Map<string, Entry<T>>();
   /** Ids in ascending order, for cursor pagination. */
   private ids: string[] = [];
@@ -43,6 +43,8 @@ export class RecordView<T extends { id: string }> {
         for (const change of changes) {
           if (change.collection !== collection) continue;
           if (change.op === "delete") this.remove(change.id);
+          // This replica's write carries its record; another's is read.
+          else if (change.data !== undefined) this.apply({ id: change.id, version: change.version, data: change.data as T });
           else if ((this.byId.get(change.id)?.version ?? 0) < change.version) stale.push(change.id);
         }
         // A record that cannot be read now (storage down) leaves the view behind: the next reader reloads it whole.
@@ -107,7 +109,7 @@ export class RecordView<T extends { id: string }> {
   }
 
   /** Records a write this process made, so it reads its own writes at once. */
-  apply(doc: Doc<T>): void {
+  apply(doc: Pick<Doc<T>, "id" | "version" | "data">): void {
     const current = this.byId.get(doc.id);
     if (current && current.version >= doc.version) return;
     if (!current) this.insertId(doc.id);
@@ -130,13 +132,16 @@ export class RecordView<T extends { id: string }> {
    */
   page(keep: (record: T) => boolean, limit: number, after?: string): { items: T[]; nextCursor: string | null } {
     const items: T[] = [];
+    /** The id of the last item taken: the next page's cursor. */
+    let last: string | null = null;
     let i = after === undefined ? 0 : this.indexOf(after);
     if (after !== undefined && this.ids[i] === after) i++;
     for (; i < this.ids.length; i++) {
       const record = this.byId.get(this.ids[i]!)!.data;
       if (!keep(record)) continue;
-      if (items.length === limit) return { items, nextCursor: items[limit - 1]!.id };
+      if (items.length === limit) return { items, nextCursor: last };
       items.push(record);
+      last = this.ids[i]!;
     }
     return { items, nextCursor: null };
   }
@@ -155,6 +160,7 @@ export class RecordView<T extends { id: string }> {
     budgetMs = Number.POSITIVE_INFINITY,
   ): Promise<{ items: T[]; nextCursor: string | null }> {
     const items: T[] = [];
+    let last: string | null = null;
     let i = after === undefined ? 0 : this.indexOf(after);
     if (after !== undefined && this.ids[i] === after) i++;
     let sliceStart = performance.now();
@@ -173,8 +179,9 @@ export class RecordView<T extends { id: string }> {
       }
       const record = this.byId.get(this.ids[i]!)!.data;
       if (!keep(record)) continue;
-      if (items.length === limit) return { items, nextCursor: items[limit - 1]!.id };
+      if (items.length === limit) return { items, nextCursor: last };
       items.push(record);
+      last = this.ids[i]!;
     }
     return { items, nextCursor: null };
   }

@@ -4,7 +4,7 @@
  * connected (one Alloy), and own-metrics pushes from each; every count and
  * list the landing page shows is checked against what they did.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, spyOn, test } from "bun:test";
 import { create } from "@bufbuild/protobuf";
 import { parse, stringify } from "yaml";
 import {
@@ -201,6 +201,21 @@ test("a staged rollout shows as staged, with its batches, running then paused", 
   const paused = await dashboard();
   expect(paused.rollout).toMatchObject({ staged: true, state: "paused", pausedReason: expect.any(String) });
   await call(`/rollouts/${rollout.id}/abort`, "POST");
+});
+
+test("a refresh lists nothing from the store: targets and render failures come from memory, kept by the change feed", async () => {
+  const before = await dashboard();
+  const list = spyOn(server.app.store, "list");
+  const getMany = spyOn(server.app.store, "getMany");
+  try {
+    const again = await dashboard();
+    expect(list).not.toHaveBeenCalled();
+    expect(getMany.mock.calls.filter(([collection]) => collection === "collector_config" || collection === "render_failures")).toEqual([]);
+    expect({ ...again, generatedAt: before.generatedAt, fleetRate: before.fleetRate, throughput: before.throughput }).toEqual(before);
+  } finally {
+    list.mockRestore();
+    getMany.mockRestore();
+  }
 });
 
 test("a credential with collectors:read reads it; one with only health:read does not", async () => {

@@ -194,6 +194,38 @@ describe("raw WebSocket agent", () => {
     }
   });
 
+  test("a target's state moving (applying, current) pushes nothing and reads nothing: only the agent's own messages look at its target", async () => {
+    const collector = await call<{ id: string }>("/collectors", "POST", { name: "ws-quiet" });
+    const token = await enrollmentToken({ collectorId: collector.id });
+    const agent = await RawAgent.connect(wsUrl, token);
+    try {
+      await agent.call({ agentDescription: description({ "service.name": "ws-quiet" }) });
+      await routeThrough(collector.id, "/var/log/quiet/*.log");
+      await call("/commit", "POST", { message: "ws-quiet" });
+      const pushed = agent.next((m) => m.remoteConfig !== undefined, 20_000);
+      await call(`/publish/${collector.id}`, "POST");
+      const { remoteConfig } = await pushed;
+      // From here the target moves outdated → applying (the push) → current (the ack), written on this replica.
+      const looks = spyOn(server.app.delivery, "targetOf");
+      try {
+        const ack = await agent.call({ remoteConfigStatus: applied(remoteConfig!.configHash) });
+        expect(ack.remoteConfig).toBeUndefined();
+        await until(
+          async () =>
+            (await call<{ collectors: { id: string; state: string }[] }>("/publish/status")).collectors.find((c) => c.id === collector.id)?.state === "current",
+        );
+        // The ack's own reply looked once; a push check on either state change would have looked again.
+        await agent.call();
+        expect(looks.mock.calls.filter(([id]) => id === collector.id)).toHaveLength(2);
+        expect(agent.received.filter((m) => m.remoteConfig !== undefined)).toHaveLength(1);
+      } finally {
+        looks.mockRestore();
+      }
+    } finally {
+      agent.close();
+    }
+  });
+
   test("a collector connecting after publish gets its target on connect; reconnects map to the same collector", async () => {
     const collector = await call<{ id: string }>("/collectors", "POST", { name: "late" });
     await routeThrough(collector.id, "/var/log/late/*.log");

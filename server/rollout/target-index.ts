@@ -1,0 +1,56 @@
+/**
+ * Every collector's target and render failure in memory, kept current by the
+ * store's change feed (store/view.ts: a write of this replica comes with its
+ * document, another replica's is read, and everything is read again after a
+ * resync). What the dashboard reads on every refresh (Attention, a rollout's
+ * status) is answered from here: a refresh at fleet scale lists nothing from
+ * the store. Decisions that must see every replica's last write (a rollout's
+ * end, a batch release) read the store instead.
+ */
+import type { Store } from "../store/store.ts";
+import { RecordView } from "../store/view.ts";
+import { CONFIGS, RENDER_FAILURES, type CollectorConfig, type RenderFailure } from "./records.ts";
+
+export class TargetIndex {
+  private readonly targets: RecordView<CollectorConfig>;
+  private readonly failures: RecordView<RenderFailure>;
+
+  constructor(store: Store) {
+    this.targets = new RecordView(store, CONFIGS);
+    this.failures = new RecordView(store, RENDER_FAILURES);
+  }
+
+  /** Loaded (once; again after a resync). */
+  async ready(): Promise<void> {
+    await Promise.all([this.targets.ready(), this.failures.ready()]);
+  }
+
+  /** Once loaded: each collector's target by its id, undefined when it has none. */
+  async targetLookup(): Promise<(collectorId: string) => CollectorConfig | undefined> {
+    await this.ready();
+    return (collectorId) => this.targets.get(collectorId);
+  }
+
+  /** The targets that pass `keep`, in collector id order. */
+  async targetsWhere(keep: (target: CollectorConfig) => boolean): Promise<CollectorConfig[]> {
+    await this.ready();
+    return this.targets.page(keep, Number.POSITIVE_INFINITY).items;
+  }
+
+  /** Once loaded: whether a collector's config cannot be rendered, by its id. */
+  async failureLookup(): Promise<(collectorId: string) => boolean> {
+    await this.ready();
+    return (collectorId) => this.failures.get(collectorId) !== undefined;
+  }
+
+  /** Every render failure, in collector id order. */
+  async allFailures(): Promise<RenderFailure[]> {
+    await this.ready();
+    return this.failures.page(() => true, Number.POSITIVE_INFINITY).items;
+  }
+
+  close(): void {
+    this.targets.close();
+    this.failures.close();
+  }
+}
