@@ -1,0 +1,203 @@
+/**
+ * An index of the attributes matchers read, kept current with the collectors
+ * view (store/view.ts ViewListener): per key, per value, the ids holding it.
+ * Two layers, as shared/collector-attributes.ts attributeLayers gives them:
+ * svc's own values (tags, environment, virtual) and the reported ones no own
+ * value overrides. A matcher on key k reads the own layer, and the reported
+ * one only when k is trusted now, so a change of trust needs no rebuild.
+ *
+ * A list of matchers is answered by evaluating each matcher once per distinct
+ * value of its key (not once per collector), with the matcher's own semantics
+ * (an absent key reads as ""): the ids it selects are the postings of the
+ * values it accepts, or, when it accepts "", the fleet less the postings of
+ * the values it rejects. Collectors lists the smallest selection of a matcher
+ * that rejects "" and checks the others per id (a map lookup and a verdict
+ * remembered per value), or walks the view in id order when that costs less.
+ */
+import type { Collector } from "../../shared/collectors.ts";
+import type { Matcher } from "../../shared/matchers.ts";
+import { nextTurn } from "../lib/next-turn.ts";
+import { SCAN_SLICE_MS, ScanBudgetError } from "../store/view.ts";
+import { attributeLayers, type AttributeLayers, type TrustedKeys } from "./attributes.ts";
+
+/** key → value → ids. */
+type Postings = Map<string, Map<string, Set<string>>>;
+
+/** Ids one matcher selects, as the postings of the values it accepts (disjoint: one value per key and collector). */
+interface Selection {
+  sets: Set<string>[];
+  size: number;
+}
+
+/** One matcher over the index: its verdict per value seen, and the postings that make up what it selects. */
+class MatcherAnswer {
+  readonly #verdicts = new Map<string, boolean>();
+
+  constructor(
+    readonly matcher: Matcher,
+    /** Whether the key's reported layer is read (the key is trusted). */
+    readonly trusted: boolean,
+  ) {}
+
+  /** Whether the matcher holds for `value`, evaluated once per distinct value. */
+  accepts(value: string): boolean {
+    let verdict = this.#verdicts.get(value);
+    if (verdict === undefined) {
+      verdict = this.matcher.matches(value);
+      this.#verdicts.set(value, verdict);
+    }
+    return verdict;
+  }
+}
+
+/** Matchers answered over the index: whether each id is selected, and the smallest selection that can be listed. */
+export interface IndexAnswer {
+  /** Whether every matcher holds for the collector `id` (one that is not indexed holds for none). */
+  holds(id: string): boolean;
+  /**
+   * The ids of the most selective matcher that does not accept "" (a superset of the answer, unordered) and how many;
+   * null when every matcher accepts "" (each selects the fleet less some): walk the view instead.
+   */
+  listable: { size: number; ids: () => Iterable<string> } | null;
+}
+
+export class AttributeIndex {
+  private readonly layers = new Map<string, AttributeLayers>();
+  private readonly own: Postings = new Map();
+  private readonly reported: Postings = new Map();
+
+  /** Collectors indexed. */
+  get size(): number {
+    return this.layers.size;
+  }
+
+  /** Takes the collector as it is now; one whose attributes did not change costs one comparison. */
+  put(collector: Collector): void {
+    const next = attributeLayers(collector);
+    const prior = this.layers.get(collector.id);
+    if (prior !== undefined) {
+      if (sameValues(prior.own, next.own) && sameValues(prior.reported, next.reported)) return;
+      this.unpost(collector.id, prior);
+    }
+    this.layers.set(collector.id, next);
+    post(this.own, collector.id, next.own);
+    post(this.reported, collector.id, next.reported);
+  }
+
+  remove(id: string): void {
+    const prior = this.layers.get(id);
+    if (prior === undefined) return;
+    this.layers.delete(id);
+    this.unpost(id, prior);
+  }
+
+  /** Whether some collector holds `key` as its own (a tag, for any key not svc's own), and whether some reports it without. */
+  holders(key: string): { own: boolean; reported: boolean } {
+    return { own: this.own.has(key), reported: this.reported.has(key) };
+  }
+
+  /**
+   * Answers `matchers` (at least one) under `trusted`: each evaluated once per
+   * distinct value of its key, yielding every SCAN_SLICE_MS; past `budgetMs`
+   * of its own time it throws ScanBudgetError, as a scan of the view does.
+   */
+  async answer(matchers: readonly Matcher[], trusted: TrustedKeys, budgetMs: number): Promise<IndexAnswer> {
+    const answers = matchers.map((m) => new MatcherAnswer(m, trusted.has(m.name)));
+    let sliceStart = performance.now();
+    let spent = 0;
+    for (const answer of answers) {
+      // Values are read off a copy: the index may change while this yields, and a value come meanwhile is judged when met.
+      for (const value of [...this.valuesOf(answer.matcher.name, answer.trusted), ""]) {
+        const slice = performance.now() - sliceStart;
+        if (slice > SCAN_SLICE_MS) {
+          spent += slice;
+          if (spent > budgetMs) throw new ScanBudgetError(budgetMs);
+          await nextTurn();
+          sliceStart = performance.now();
+        }
+        answer.accepts(value);
+      }
+    }
+    // From here on synchronous: sizes and postings are of one moment.
+    const listable = answers
+      .filter((answer) => !answer.accepts(""))
+      .map((answer) => this.selection(answer))
+      .reduce<Selection | null>((a, b) => (a === null || b.size < a.size ? b : a), null);
+    return {
+      holds: (id) => {
+        const layers = this.layers.get(id);
+        if (layers === undefined) return false;
+        for (const answer of answers) {
+          const key = answer.matcher.name;
+          const value = Object.hasOwn(layers.own, key) ? layers.own[key]! : answer.trusted && Object.hasOwn(layers.reported, key) ? layers.reported[key]! : "";
+          if (!answer.accepts(value)) return false;
+        }
+        return true;
+      },
+      listable: listable && {
+        size: listable.size,
+        *ids() {
+          for (const ids of listable.sets) yield* ids;
+        },
+      },
+    };
+  }
+
+  /** The distinct values a matcher on `key` reads (the reported layer's when trusted), "" of absent keys aside. */
+  private *valuesOf(key: string, trusted: boolean): Generator<string> {
+    yield* this.own.get(key)?.keys() ?? [];
+    if (trusted) yield* this.reported.get(key)?.keys() ?? [];
+  }
+
+  /** What a matcher that rejects "" selects: the postings of the values it accepts. */
+  private selection(answer: MatcherAnswer): Selection {
+    const sets: Set<string>[] = [];
+    let size = 0;
+    for (const byValue of [this.own.get(answer.matcher.name), answer.trusted ? this.reported.get(answer.matcher.name) : undefined]) {
+      if (byValue === undefined) continue;
+      for (const [value, ids] of byValue) {
+        if (!answer.accepts(value)) continue;
+        sets.push(ids);
+        size += ids.size;
+      }
+    }
+    return { sets, size };
+  }
+
+  private unpost(id: string, layers: AttributeLayers): void {
+    unpost(this.own, id, layers.own);
+    unpost(this.reported, id, layers.reported);
+  }
+}
+
+function post(postings: Postings, id: string, values: Record<string, string>): void {
+  for (const key in values) {
+    let byValue = postings.get(key);
+    if (byValue === undefined) postings.set(key, (byValue = new Map()));
+    const value = values[key]!;
+    let ids = byValue.get(value);
+    if (ids === undefined) byValue.set(value, (ids = new Set()));
+    ids.add(id);
+  }
+}
+
+function unpost(postings: Postings, id: string, values: Record<string, string>): void {
+  for (const key in values) {
+    const byValue = postings.get(key);
+    const ids = byValue?.get(values[key]!);
+    if (ids === undefined) continue;
+    ids.delete(id);
+    if (ids.size > 0) continue;
+    byValue!.delete(values[key]!);
+    if (byValue!.size === 0) postings.delete(key);
+  }
+}
+
+function sameValues(a: Record<string, string>, b: Record<string, string>): boolean {
+  let count = 0;
+  for (const key in a) {
+    if (a[key] !== b[key]) return false;
+    count++;
+  }
+  return count === Object.keys(b).length;
+}
