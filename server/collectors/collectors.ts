@@ -440,7 +440,7 @@ export class Collectors {
    */
   async refuseUntrusted(names: readonly string[], path: string): Promise<void> {
     await this.ready();
-    await refuseUntrusted(names, path, this.trust.keys(), this.view.all());
+    refuseUntrusted(names, path, this.trust.keys(), (key) => this.index.holders(key));
   }
 
   /** The records and the trusted keys, read once: matchers read both. */
