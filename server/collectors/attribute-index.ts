@@ -6,8 +6,9 @@
  * value overrides. A matcher on key k reads the own layer, and the reported
  * one only when k is trusted now, so a change of trust needs no rebuild.
  *
- * A list of matchers is answered by evaluating each matcher once per distinct
- * value of its key (not once per collector), with the matcher's own semantics
+ * A list of matchers is answered by looking its value up (=), or evaluating
+ * its regular expression once per distinct value of its key (not once per
+ * collector), with the matcher's own semantics
  * (an absent key reads as ""): the ids it selects are the postings of the
  * values it accepts, or, when it accepts "", the fleet less the postings of
  * the values it rejects. Collectors lists the smallest selection of a matcher
@@ -29,18 +30,23 @@ interface Selection {
   size: number;
 }
 
-/** One matcher over the index: its verdict per value seen, and the postings that make up what it selects. */
+/** One matcher over the index: its verdict per value, remembered for a regular expression. */
 class MatcherAnswer {
   readonly #verdicts = new Map<string, boolean>();
+  /** = and != compare, cheaper than a lookup of a remembered verdict. */
+  readonly regex: boolean;
 
   constructor(
     readonly matcher: Matcher,
     /** Whether the key's reported layer is read (the key is trusted). */
     readonly trusted: boolean,
-  ) {}
+  ) {
+    this.regex = matcher.op === "=~" || matcher.op === "!~";
+  }
 
-  /** Whether the matcher holds for `value`, evaluated once per distinct value. */
+  /** Whether the matcher holds for `value`; a regular expression is evaluated once per distinct value. */
   accepts(value: string): boolean {
+    if (!this.regex) return this.matcher.matches(value);
     let verdict = this.#verdicts.get(value);
     if (verdict === undefined) {
       verdict = this.matcher.matches(value);
@@ -97,15 +103,15 @@ export class AttributeIndex {
   }
 
   /**
-   * Answers `matchers` (at least one) under `trusted`: each evaluated once per
-   * distinct value of its key, yielding every SCAN_SLICE_MS; past `budgetMs`
+   * Answers `matchers` (at least one) under `trusted`: each regular expression
+   * evaluated once per distinct value of its key, yielding every SCAN_SLICE_MS; past `budgetMs`
    * of its own time it throws ScanBudgetError, as a scan of the view does.
    */
   async answer(matchers: readonly Matcher[], trusted: TrustedKeys, budgetMs: number): Promise<IndexAnswer> {
     const answers = matchers.map((m) => new MatcherAnswer(m, trusted.has(m.name)));
     let sliceStart = performance.now();
     let spent = 0;
-    for (const answer of answers) {
+    for (const answer of answers.filter((a) => a.regex)) {
       // Values are read off a copy: the index may change while this yields, and a value come meanwhile is judged when met.
       for (const value of [...this.valuesOf(answer.matcher.name, answer.trusted), ""]) {
         const slice = performance.now() - sliceStart;
@@ -153,8 +159,15 @@ export class AttributeIndex {
   private selection(answer: MatcherAnswer): Selection {
     const sets: Set<string>[] = [];
     let size = 0;
-    for (const byValue of [this.own.get(answer.matcher.name), answer.trusted ? this.reported.get(answer.matcher.name) : undefined]) {
+    const { name, op, value: wanted } = answer.matcher;
+    for (const byValue of [this.own.get(name), answer.trusted ? this.reported.get(name) : undefined]) {
       if (byValue === undefined) continue;
+      if (op === "=") {
+        const ids = byValue.get(wanted);
+        if (ids !== undefined) sets.push(ids);
+        size += ids?.size ?? 0;
+        continue;
+      }
       for (const [value, ids] of byValue) {
         if (!answer.accepts(value)) continue;
         sets.push(ids);
