@@ -1,7 +1,8 @@
 /**
  * The attribute index answers matchers exactly as compileFilter's scan does: random fleets (tags, environment,
  * reports overlapping them, odd keys), random matchers, trust changed between rounds, records written through
- * the registry and behind its back (the view's change feed), every page compared.
+ * the registry and behind its back (the view's change feed), every page compared, and the predicate a
+ * publish's `match` scope uses.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { compileFilter } from "../../shared/collector-filter.ts";
@@ -111,6 +112,10 @@ test("the index answers random matchers over random fleets exactly as the scan d
       const scanned = await pages((after) => collectors.list(compileFilter({ match: matchers, trusted, status }), limit, after));
       const indexed = await pages((after) => collectors.list(compileFilter({ status }), limit, after, matchers));
       expect({ matchers: matchers.map(String), status, limit, pages: indexed }).toEqual({ matchers: matchers.map(String), status, limit, pages: scanned });
+      // A publish's `match` scope: a predicate over the fleet.
+      const fleet = await collectors.all();
+      const selects = await collectors.selects(matchers);
+      expect(fleet.filter(selects).map((c) => c.id)).toEqual(fleet.filter(compileFilter({ match: matchers, trusted })).map((c) => c.id));
       compared++;
     }
   }

@@ -98,6 +98,20 @@ export const SCANS = { running: 1, waiting: 16 };
 /** Most of the server's time one walk may take (its slices added up). */
 export const SCAN_BUDGET_MS = 3000;
 
+/** `run`, its ScanBudgetError answered as the 422 a caller can act on. */
+async function budgeted<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof ScanBudgetError)) throw error;
+    throw new AppError(
+      422,
+      "matchers_too_costly",
+      `Evaluating these matchers over the fleet took more than ${SCAN_BUDGET_MS / 1000} s of the server's time and was stopped; use fewer or smaller regular expressions, or select with = on tags.`,
+    );
+  }
+}
+
 export class Collectors {
   private readonly view: RecordView<Collector>;
   /** The attributes matchers read, kept current with the view (attribute-index.ts). */
@@ -370,23 +384,29 @@ export class Collectors {
    */
   private async scan(matches: (collector: Collector) => boolean, limit: number, after?: string, matchers: readonly Matcher[] = []): Promise<Page<Collector>> {
     await this.ready();
-    try {
-      return await this.scans.run(async () => {
+    return budgeted(() =>
+      this.scans.run(async () => {
         if (matchers.length === 0) return this.view.scan(matches, limit, after, SCAN_BUDGET_MS);
         const started = performance.now();
         const answer = await this.index.answer(matchers, this.trust.keys(), SCAN_BUDGET_MS);
         if (this.listCheaper(answer, limit)) return this.listed(answer, matches, limit, after);
         const left = SCAN_BUDGET_MS - (performance.now() - started);
         return this.view.scan((c) => answer.holds(c.id) && matches(c), limit, after, Math.max(left, 0));
-      });
-    } catch (error) {
-      if (!(error instanceof ScanBudgetError)) throw error;
-      throw new AppError(
-        422,
-        "matchers_too_costly",
-        `Evaluating these matchers over the fleet took more than ${SCAN_BUDGET_MS / 1000} s of the server's time and was stopped; use fewer or smaller regular expressions, or select with = on tags.`,
-      );
-    }
+      }),
+    );
+  }
+
+  /**
+   * Whether each collector of the view, as it is now, satisfies every one of
+   * `matchers`: compileFilter's `match` answered from the
+   * attribute index, for a pass over the fleet that reads more than the matchers
+   * (a publish's `match` scope). Bounded as a list is (422 past SCAN_BUDGET_MS).
+   */
+  async selects(matchers: readonly Matcher[]): Promise<(collector: Collector) => boolean> {
+    if (matchers.length === 0) return () => true;
+    await this.ready();
+    const answer = await budgeted(() => this.index.answer(matchers, this.trust.keys(), SCAN_BUDGET_MS));
+    return (collector) => answer.holds(collector.id);
   }
 
   /** Whether listing the answer's smallest selection costs less than walking the view until the page is full. */
