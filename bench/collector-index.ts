@@ -8,13 +8,15 @@
  * env, region and team (trusted, as bench/fleet.ts trusts them) and named
  * `fleet-i`, loads the registry, then for each case times one request as the
  * route runs it (parse, refuse untrusted keys, compile the filter, list the
- * first page of 100) `runs` times per mode, or until 5 s are spent.
+ * first page of 100) `runs` times per mode, or until 5 s are spent. Also
+ * prints the index's heap per collector.
  *
  * Usage: bun bench/collector-index.ts [collectors=100000] [runs=200]
  */
 import { compileFilter } from "../shared/collector-filter.ts";
 import type { Collector } from "../shared/collectors.ts";
 import { parseMatcherList } from "../shared/matchers.ts";
+import { AttributeIndex } from "../server/collectors/attribute-index.ts";
 import { Collectors, COLLECTORS } from "../server/collectors/collectors.ts";
 import { SqliteStore } from "../server/store/sqlite.ts";
 import { percentile } from "./lib.ts";
@@ -50,7 +52,15 @@ for (let at = 0; at < count; at += 1000) {
   await store.write(ops);
 }
 const collectors = new Collectors(store, ["env", "region", "team"]);
-await collectors.all();
+const fleet = await collectors.all();
+
+// What the index costs in memory: a second one built over the same records, the heap measured around it.
+Bun.gc(true);
+const heapBefore = process.memoryUsage().heapUsed;
+const second = new AttributeIndex();
+for (const c of fleet) second.put(c);
+Bun.gc(true);
+console.log(`attribute index: ${((process.memoryUsage().heapUsed - heapBefore) / second.size).toFixed(0)} bytes of heap per collector`);
 
 const CASES: [label: string, match: string[], limit: number][] = [
   ["region, 1 in 5", ['region="eu-west"'], 100],

@@ -8,7 +8,8 @@
  *
  * A list of matchers is answered by looking its value up (=), or evaluating
  * its regular expression once per distinct value of its key (not once per
- * collector), with the matcher's own semantics
+ * collector; on a key of nearly as many values as collectors, per collector
+ * met as a scan does), with the matcher's own semantics
  * (an absent key reads as ""): the ids it selects are the postings of the
  * values it accepts, or, when it accepts "", the fleet less the postings of
  * the values it rejects. Collectors lists the smallest selection of a matcher
@@ -30,23 +31,34 @@ interface Selection {
   size: number;
 }
 
-/** One matcher over the index: its verdict per value, remembered for a regular expression. */
+/**
+ * A regular expression is evaluated per distinct value up front when its key has at most one value per this many
+ * collectors; on a key with more (collector.name has one per collector) that would cost what a scan costs, and more
+ * when a page fills early, so it is evaluated per collector met instead, as the scan does.
+ */
+const EAGER_SHARE = 8;
+
+/**
+ * How a matcher is judged: `compare` (= and !=, cheaper than a remembered verdict), `eager` (a regular expression,
+ * its verdict remembered per value, all of the key's values judged up front), `lazy` (a regular expression judged
+ * per collector met).
+ */
+type Judging = "compare" | "eager" | "lazy";
+
+/** One matcher over the index: its verdict per value. */
 class MatcherAnswer {
   readonly #verdicts = new Map<string, boolean>();
-  /** = and != compare, cheaper than a lookup of a remembered verdict. */
-  readonly regex: boolean;
 
   constructor(
     readonly matcher: Matcher,
     /** Whether the key's reported layer is read (the key is trusted). */
     readonly trusted: boolean,
-  ) {
-    this.regex = matcher.op === "=~" || matcher.op === "!~";
-  }
+    readonly judging: Judging,
+  ) {}
 
-  /** Whether the matcher holds for `value`; a regular expression is evaluated once per distinct value. */
+  /** Whether the matcher holds for `value`. */
   accepts(value: string): boolean {
-    if (!this.regex) return this.matcher.matches(value);
+    if (this.judging !== "eager") return this.matcher.matches(value);
     let verdict = this.#verdicts.get(value);
     if (verdict === undefined) {
       verdict = this.matcher.matches(value);
@@ -62,7 +74,7 @@ export interface IndexAnswer {
   holds(id: string): boolean;
   /**
    * The ids of the most selective matcher that does not accept "" (a superset of the answer, unordered) and how many;
-   * null when every matcher accepts "" (each selects the fleet less some): walk the view instead.
+   * null when every matcher accepts "" (each selects the fleet less some), or one is judged per collector: walk the view instead.
    */
   listable: { size: number; ids: () => Iterable<string> } | null;
 }
@@ -103,15 +115,20 @@ export class AttributeIndex {
   }
 
   /**
-   * Answers `matchers` (at least one) under `trusted`: each regular expression
-   * evaluated once per distinct value of its key, yielding every SCAN_SLICE_MS; past `budgetMs`
-   * of its own time it throws ScanBudgetError, as a scan of the view does.
+   * Answers `matchers` under `trusted`: a regular expression on a key of few
+   * values evaluated once per distinct value, yielding every SCAN_SLICE_MS;
+   * past `budgetMs` of its own time it throws ScanBudgetError, as a scan of
+   * the view does. One on a key of many values (EAGER_SHARE) is left to
+   * `holds`, and the answer is not listable: a walk of the view (which yields) judges it.
    */
   async answer(matchers: readonly Matcher[], trusted: TrustedKeys, budgetMs: number): Promise<IndexAnswer> {
-    const answers = matchers.map((m) => new MatcherAnswer(m, trusted.has(m.name)));
+    const answers = matchers
+      .map((m) => new MatcherAnswer(m, trusted.has(m.name), this.judging(m, trusted.has(m.name))))
+      // Cheapest first: `holds` stops at the first that fails.
+      .sort((a, b) => Number(a.judging === "lazy") - Number(b.judging === "lazy"));
     let sliceStart = performance.now();
     let spent = 0;
-    for (const answer of answers.filter((a) => a.regex)) {
+    for (const answer of answers.filter((a) => a.judging === "eager")) {
       // Values are read off a copy: the index may change while this yields, and a value come meanwhile is judged when met.
       for (const value of [...this.valuesOf(answer.matcher.name, answer.trusted), ""]) {
         const slice = performance.now() - sliceStart;
@@ -125,10 +142,12 @@ export class AttributeIndex {
       }
     }
     // From here on synchronous: sizes and postings are of one moment.
-    const listable = answers
-      .filter((answer) => !answer.accepts(""))
-      .map((answer) => this.selection(answer))
-      .reduce<Selection | null>((a, b) => (a === null || b.size < a.size ? b : a), null);
+    const listable = answers.some((answer) => answer.judging === "lazy")
+      ? null
+      : answers
+          .filter((answer) => !answer.accepts(""))
+          .map((answer) => this.selection(answer))
+          .reduce<Selection | null>((a, b) => (a === null || b.size < a.size ? b : a), null);
     return {
       holds: (id) => {
         const layers = this.layers.get(id);
@@ -147,6 +166,12 @@ export class AttributeIndex {
         },
       },
     };
+  }
+
+  private judging(matcher: Matcher, trusted: boolean): Judging {
+    if (matcher.op === "=" || matcher.op === "!=") return "compare";
+    const values = (this.own.get(matcher.name)?.size ?? 0) + (trusted ? (this.reported.get(matcher.name)?.size ?? 0) : 0);
+    return values * EAGER_SHARE <= this.layers.size ? "eager" : "lazy";
   }
 
   /** The distinct values a matcher on `key` reads (the reported layer's when trusted), "" of absent keys aside. */
