@@ -81,7 +81,7 @@ async function request(match: string[], limit: number, indexed: boolean): Promis
   );
   const trusted = collectors.trust.keys();
   const page = indexed
-    ? await collectors.list(compileFilter({}), limit, undefined, matchers)
+    ? await collectors.list(compileFilter({}), limit, undefined, { matchers })
     : await collectors.list(compileFilter({ match: matchers, trusted }), limit);
   return page.items.length;
 }

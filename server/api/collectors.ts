@@ -19,7 +19,7 @@ import { alloyMatchProblems, alloyUnrunnable } from "../configstore/alloy-matche
 import { collectorAttributes } from "../collectors/attributes.ts";
 import type { CollectorEdit, Collectors, VetEdits } from "../collectors/collectors.ts";
 import type { Restarts } from "../collectors/restarts.ts";
-import { compileFilter } from "../../shared/collector-filter.ts";
+import { compileFilter, tagFilters } from "../../shared/collector-filter.ts";
 import { ATTENTION_REASONS, isConfigReason, recordReasons } from "../../shared/attention.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Routes } from "../configstore/routes.ts";
@@ -207,9 +207,9 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
         const matchers = match === undefined ? undefined : await targetingMatchers(deps.collectors, match, "match");
         // A config reason is the dashboard's own list (Attention.attention): one read of the targets, as GET /dashboard costs.
         const attending = attention !== undefined && isConfigReason(attention) ? await deps.attention.attentionIds(attention) : undefined;
-        // The matchers are answered from the attribute index (Collectors.list), the rest of the filter on what they select.
+        // The matchers are answered from the attribute index (Collectors.list), the rest of the filter on what they and the tags select.
         const keep = compileFilter({ ...rest, tags: tag, attention, attending });
-        const page = await deps.collectors.list(keep, limit, decodeCursor(cursor), matchers);
+        const page = await deps.collectors.list(keep, limit, decodeCursor(cursor), { matchers, tags: tagFilters(tag) });
         const config = await deps.attention.configAttention(page.items);
         const items = page.items.map((c) => {
           const reasons = new Set([...recordReasons(c), ...(config.get(c.id) ?? [])]);
@@ -283,7 +283,7 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       response: MatchersPreviewSchema,
       handler: async ({ body }) => {
         const matchers = await targetingMatchers(deps.collectors, body.matchers, "matchers");
-        const all = await deps.collectors.list(() => true, Number.POSITIVE_INFINITY, undefined, matchers);
+        const all = await deps.collectors.list(() => true, Number.POSITIVE_INFINITY, undefined, { matchers });
         return { count: all.items.length, items: all.items.slice(0, body.limit ?? 20) };
       },
     }),

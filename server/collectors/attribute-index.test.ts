@@ -1,11 +1,11 @@
 /**
- * The attribute index answers matchers exactly as compileFilter's scan does: random fleets (tags, environment,
+ * The attribute index answers matchers (and narrows by tags) exactly as compileFilter's scan does: random fleets (tags, environment,
  * reports overlapping them, odd keys), random matchers, trust changed between rounds, records written through
  * the registry and behind its back (the view's change feed), every page compared, and the predicate a
  * publish's `match` scope uses.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { compileFilter } from "../../shared/collector-filter.ts";
+import { compileFilter, tagFilters } from "../../shared/collector-filter.ts";
 import { COLLECTOR_STATUSES } from "../../shared/collector-status.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import { Matcher, type MatchOperator } from "../../shared/matchers.ts";
@@ -108,10 +108,12 @@ test("the index answers random matchers over random fleets exactly as the scan d
       const matchers = Array.from({ length: 1 + Math.floor(random() * 3) }, matcher);
       const trusted = collectors.trust.keys();
       const status = random() < 0.3 ? pick(COLLECTOR_STATUSES) : undefined;
+      const tags = random() < 0.3 ? [random() < 0.5 ? pick(TAG_KEYS) : `${pick(TAG_KEYS)}:${pick(VALUES)}`] : undefined;
       const limit = random() < 0.3 ? Number.POSITIVE_INFINITY : 1 + Math.floor(random() * 40);
-      const scanned = await pages((after) => collectors.list(compileFilter({ match: matchers, trusted, status }), limit, after));
-      const indexed = await pages((after) => collectors.list(compileFilter({ status }), limit, after, matchers));
-      expect({ matchers: matchers.map(String), status, limit, pages: indexed }).toEqual({ matchers: matchers.map(String), status, limit, pages: scanned });
+      const scanned = await pages((after) => collectors.list(compileFilter({ match: matchers, trusted, status, tags }), limit, after));
+      const indexed = await pages((after) => collectors.list(compileFilter({ status, tags }), limit, after, { matchers, tags: tagFilters(tags) }));
+      const asked = { matchers: matchers.map(String), status, tags, limit };
+      expect({ ...asked, pages: indexed }).toEqual({ ...asked, pages: scanned });
       // A publish's `match` scope: a predicate over the fleet.
       const fleet = await collectors.all();
       const selects = await collectors.selects(matchers);
@@ -126,8 +128,8 @@ test("a bulk tag edit by matchers selects what the scan selects, and the index f
   for (let i = 0; i < 50; i++) await collectors.create(SYSTEM_ACTOR, { name: `c-${i}`, tags: i % 5 === 0 ? { team: "pay" } : { team: "search" } });
   const result = await collectors.editTags(SYSTEM_ACTOR, [new Matcher("team", "=", "pay")], { set: { rack: "r1" }, remove: [] }, {});
   expect(result).toEqual({ matched: 10, changed: 10 });
-  const racked = await collectors.list(() => true, Number.POSITIVE_INFINITY, undefined, [new Matcher("rack", "=~", "r.*")]);
+  const racked = await collectors.list(() => true, Number.POSITIVE_INFINITY, undefined, { matchers: [new Matcher("rack", "=~", "r.*")] });
   expect(racked.items.map((c) => c.name).sort()).toEqual(["c-0", "c-10", "c-15", "c-20", "c-25", "c-30", "c-35", "c-40", "c-45", "c-5"]);
-  const rest = await collectors.list(() => true, Number.POSITIVE_INFINITY, undefined, [new Matcher("rack", "!=", "r1")]);
+  const rest = await collectors.list(() => true, Number.POSITIVE_INFINITY, undefined, { matchers: [new Matcher("rack", "!=", "r1")] });
   expect(rest.items).toHaveLength(40);
 });

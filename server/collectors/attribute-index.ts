@@ -16,11 +16,12 @@
  * that rejects "" and checks the others per id (a map lookup and a verdict
  * remembered per value), or walks the view in id order when that costs less.
  */
+import type { TagFilter } from "../../shared/collector-filter.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Matcher } from "../../shared/matchers.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 import { SCAN_SLICE_MS, ScanBudgetError } from "../store/view.ts";
-import { attributeLayers, type AttributeLayers, type TrustedKeys } from "./attributes.ts";
+import { attributeLayers, isOwnKey, type AttributeLayers, type TrustedKeys } from "./attributes.ts";
 
 /** key → value → ids. */
 type Postings = Map<string, Map<string, Set<string>>>;
@@ -73,8 +74,9 @@ export interface IndexAnswer {
   /** Whether every matcher holds for the collector `id` (one that is not indexed holds for none). */
   holds(id: string): boolean;
   /**
-   * The ids of the most selective matcher that does not accept "" (a superset of the answer, unordered) and how many;
-   * null when every matcher accepts "" (each selects the fleet less some), or one is judged per collector: walk the view instead.
+   * The ids of the most selective matcher that does not accept "", or tag filter, (a superset of the answer, unordered)
+   * and how many; null when there is none (every matcher accepts "": each selects the fleet less some), or a matcher is
+   * judged per collector: walk the view instead.
    */
   listable: { size: number; ids: () => Iterable<string> } | null;
 }
@@ -120,8 +122,9 @@ export class AttributeIndex {
    * past `budgetMs` of its own time it throws ScanBudgetError, as a scan of
    * the view does. One on a key of many values (EAGER_SHARE) is left to
    * `holds`, and the answer is not listable: a walk of the view (which yields) judges it.
+   * `tags` (the list filter's) only narrow what is listed: `holds` does not check them.
    */
-  async answer(matchers: readonly Matcher[], trusted: TrustedKeys, budgetMs: number): Promise<IndexAnswer> {
+  async answer(matchers: readonly Matcher[], trusted: TrustedKeys, budgetMs: number, tags: readonly TagFilter[] = []): Promise<IndexAnswer> {
     const answers = matchers
       .map((m) => new MatcherAnswer(m, trusted.has(m.name), this.judging(m, trusted.has(m.name))))
       // Cheapest first: `holds` stops at the first that fails.
@@ -144,10 +147,10 @@ export class AttributeIndex {
     // From here on synchronous: sizes and postings are of one moment.
     const listable = answers.some((answer) => answer.judging === "lazy")
       ? null
-      : answers
-          .filter((answer) => !answer.accepts(""))
-          .map((answer) => this.selection(answer))
-          .reduce<Selection | null>((a, b) => (a === null || b.size < a.size ? b : a), null);
+      : [
+          ...answers.filter((answer) => !answer.accepts("")).map((answer) => this.selection(answer)),
+          ...tags.filter((tag) => tagIndexed(tag.key)).map((tag) => this.tagSelection(tag)),
+        ].reduce<Selection | null>((a, b) => (a === null || b.size < a.size ? b : a), null);
     return {
       holds: (id) => {
         const layers = this.layers.get(id);
@@ -202,10 +205,26 @@ export class AttributeIndex {
     return { sets, size };
   }
 
+  /** The collectors holding a tag (with that value, when given): the own layer's postings of its key. */
+  private tagSelection({ key, value }: TagFilter): Selection {
+    const byValue = this.own.get(key);
+    const sets = byValue === undefined ? [] : value === undefined ? [...byValue.values()] : [byValue.get(value)].filter((ids) => ids !== undefined);
+    return { sets, size: sets.reduce((sum, ids) => sum + ids.size, 0) };
+  }
+
   private unpost(id: string, layers: AttributeLayers): void {
     unpost(this.own, id, layers.own);
     unpost(this.reported, id, layers.reported);
   }
+}
+
+/**
+ * Whether the own layer's postings of `key` are exactly the collectors the tag filter passes: not for svc's own keys
+ * (environment and the virtual ones override a tag), nor a name every object answers (`constructor`, `__proto__`:
+ * the filter reads `tags[key]`, which finds them on any collector).
+ */
+function tagIndexed(key: string): boolean {
+  return !isOwnKey(key) && !(key in Object.prototype);
 }
 
 function post(postings: Postings, id: string, values: Record<string, string>): void {

@@ -5,6 +5,7 @@
  */
 import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector-status.ts";
 import type { Collector } from "../../shared/collectors.ts";
+import type { TagFilter } from "../../shared/collector-filter.ts";
 import type { Matcher } from "../../shared/matchers.ts";
 import type { ManagementMode } from "../../shared/vocabulary.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
@@ -86,6 +87,14 @@ export type AttributesListener = (ids: string[]) => void;
 
 /** Which collectors: a predicate over each record, or attribute matchers (all must hold) answered from the attribute index. */
 export type Selector = ((collector: Collector) => boolean) | readonly Matcher[];
+
+/** What of a list's filter the attribute index answers or narrows; the predicate checks the rest. */
+export interface Indexed {
+  /** Attribute matchers, all must hold: answered from the index, not by the predicate. */
+  matchers?: readonly Matcher[];
+  /** The filter's tags (tagFilters), which the predicate checks too: their postings only narrow what it is run on. */
+  tags?: readonly TagFilter[];
+}
 
 /**
  * Listing a matcher's selection costs about this many steps of a walk of the view per id (a map lookup per matcher,
@@ -269,7 +278,7 @@ export class Collectors {
     const selected = (
       typeof select === "function"
         ? await this.scan(select, Number.POSITIVE_INFINITY)
-        : await this.scan(() => true, Number.POSITIVE_INFINITY, undefined, select)
+        : await this.scan(() => true, Number.POSITIVE_INFINITY, undefined, { matchers: select })
     ).items;
     const edits = selected.flatMap((collector) => {
       const tags = applyTagEdit(collector.tags, edit);
@@ -365,12 +374,13 @@ export class Collectors {
 
   /**
    * One page in id (creation) order of the collectors that `matches` (filter.ts's
-   * compileFilter) and every one of `matchers` selects; `after` is the last id of
-   * the previous page. The same answer as `matches` with the matchers in it, but
-   * the matchers are answered from the attribute index.
+   * compileFilter) and every one of `indexed.matchers` selects; `after` is the last
+   * id of the previous page. The same answer as `matches` with the matchers in it,
+   * but the matchers are answered from the attribute index, and `matches` runs only
+   * on what they and `indexed.tags` select.
    */
-  async list(matches: (collector: Collector) => boolean, limit: number, after?: string, matchers: readonly Matcher[] = []): Promise<Page<Collector>> {
-    return this.scan(matches, limit, after, matchers);
+  async list(matches: (collector: Collector) => boolean, limit: number, after?: string, indexed: Indexed = {}): Promise<Page<Collector>> {
+    return this.scan(matches, limit, after, indexed);
   }
 
   /**
@@ -379,16 +389,17 @@ export class Collectors {
    * walks run at once (the event loop is held for that many slices at most,
    * however many are asked for; past SCANS.waiting more, 503), and one that
    * takes more than SCAN_BUDGET_MS of the server's time is stopped (422).
-   * With `matchers`, each is evaluated once per distinct value of its key
-   * (AttributeIndex.answer), and `matches` only on the collectors they select.
+   * With `indexed`, the matchers are answered from the index (AttributeIndex.answer),
+   * and `matches` runs only on the collectors they and the tags select.
    */
-  private async scan(matches: (collector: Collector) => boolean, limit: number, after?: string, matchers: readonly Matcher[] = []): Promise<Page<Collector>> {
+  private async scan(matches: (collector: Collector) => boolean, limit: number, after?: string, indexed: Indexed = {}): Promise<Page<Collector>> {
+    const { matchers = [], tags = [] } = indexed;
     await this.ready();
     return budgeted(() =>
       this.scans.run(async () => {
-        if (matchers.length === 0) return this.view.scan(matches, limit, after, SCAN_BUDGET_MS);
+        if (matchers.length === 0 && tags.length === 0) return this.view.scan(matches, limit, after, SCAN_BUDGET_MS);
         const started = performance.now();
-        const answer = await this.index.answer(matchers, this.trust.keys(), SCAN_BUDGET_MS);
+        const answer = await this.index.answer(matchers, this.trust.keys(), SCAN_BUDGET_MS, tags);
         if (this.listCheaper(answer, limit)) return this.listed(answer, matches, limit, after);
         const left = SCAN_BUDGET_MS - (performance.now() - started);
         return this.view.scan((c) => answer.holds(c.id) && matches(c), limit, after, Math.max(left, 0));
