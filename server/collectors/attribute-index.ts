@@ -23,12 +23,17 @@ import { nextTurn } from "../lib/next-turn.ts";
 import { SCAN_SLICE_MS, ScanBudgetError } from "../store/view.ts";
 import { attributeLayers, isOwnKey, type AttributeLayers, type TrustedKeys } from "./attributes.ts";
 
+/** The ids holding one value: a value one collector holds (every collector.id and collector.name) is its id alone, no Set. */
+type Holders = Set<string> | string;
+
 /** key → value → ids. */
-type Postings = Map<string, Map<string, Set<string>>>;
+type Postings = Map<string, Map<string, Holders>>;
+
+const count = (holders: Holders): number => (typeof holders === "string" ? 1 : holders.size);
 
 /** Ids one matcher selects, as the postings of the values it accepts (disjoint: one value per key and collector). */
 interface Selection {
-  sets: Set<string>[];
+  sets: Holders[];
   size: number;
 }
 
@@ -165,7 +170,10 @@ export class AttributeIndex {
       listable: listable && {
         size: listable.size,
         *ids() {
-          for (const ids of listable.sets) yield* ids;
+          for (const ids of listable.sets) {
+            if (typeof ids === "string") yield ids;
+            else yield* ids;
+          }
         },
       },
     };
@@ -185,21 +193,22 @@ export class AttributeIndex {
 
   /** What a matcher that rejects "" selects: the postings of the values it accepts. */
   private selection(answer: MatcherAnswer): Selection {
-    const sets: Set<string>[] = [];
+    const sets: Holders[] = [];
     let size = 0;
     const { name, op, value: wanted } = answer.matcher;
     for (const byValue of [this.own.get(name), answer.trusted ? this.reported.get(name) : undefined]) {
       if (byValue === undefined) continue;
       if (op === "=") {
         const ids = byValue.get(wanted);
-        if (ids !== undefined) sets.push(ids);
-        size += ids?.size ?? 0;
+        if (ids === undefined) continue;
+        sets.push(ids);
+        size += count(ids);
         continue;
       }
       for (const [value, ids] of byValue) {
         if (!answer.accepts(value)) continue;
         sets.push(ids);
-        size += ids.size;
+        size += count(ids);
       }
     }
     return { sets, size };
@@ -209,7 +218,7 @@ export class AttributeIndex {
   private tagSelection({ key, value }: TagFilter): Selection {
     const byValue = this.own.get(key);
     const sets = byValue === undefined ? [] : value === undefined ? [...byValue.values()] : [byValue.get(value)].filter((ids) => ids !== undefined);
-    return { sets, size: sets.reduce((sum, ids) => sum + ids.size, 0) };
+    return { sets, size: sets.reduce((sum, ids) => sum + count(ids), 0) };
   }
 
   private unpost(id: string, layers: AttributeLayers): void {
@@ -232,20 +241,25 @@ function post(postings: Postings, id: string, values: Record<string, string>): v
     let byValue = postings.get(key);
     if (byValue === undefined) postings.set(key, (byValue = new Map()));
     const value = values[key]!;
-    let ids = byValue.get(value);
-    if (ids === undefined) byValue.set(value, (ids = new Set()));
-    ids.add(id);
+    const ids = byValue.get(value);
+    if (ids === undefined) byValue.set(value, id);
+    else if (typeof ids === "string") byValue.set(value, new Set([ids, id]));
+    else ids.add(id);
   }
 }
 
 function unpost(postings: Postings, id: string, values: Record<string, string>): void {
   for (const key in values) {
     const byValue = postings.get(key);
-    const ids = byValue?.get(values[key]!);
+    const value = values[key]!;
+    const ids = byValue?.get(value);
     if (ids === undefined) continue;
-    ids.delete(id);
-    if (ids.size > 0) continue;
-    byValue!.delete(values[key]!);
+    if (typeof ids !== "string") {
+      ids.delete(id);
+      if (ids.size === 1) byValue!.set(value, ids.values().next().value!);
+      if (ids.size > 0) continue;
+    } else if (ids !== id) continue;
+    byValue!.delete(value);
     if (byValue!.size === 0) postings.delete(key);
   }
 }
