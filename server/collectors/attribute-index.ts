@@ -179,6 +179,7 @@ export class AttributeIndex {
     };
   }
 
+  /** How `matcher` is judged (Judging): a regular expression up front only on a key of at most one value per EAGER_SHARE collectors. */
   private judging(matcher: Matcher, trusted: boolean): Judging {
     if (matcher.op === "=" || matcher.op === "!=") return "compare";
     const values = (this.own.get(matcher.name)?.size ?? 0) + (trusted ? (this.reported.get(matcher.name)?.size ?? 0) : 0);
