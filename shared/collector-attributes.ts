@@ -73,6 +73,24 @@ export function attributeValues(collector: Collector, trusted: TrustedKeys): Rec
   return values;
 }
 
+/** The values matchers read, in two layers: svc's own (set and virtual), and the reported ones no own value overrides. */
+export interface AttributeLayers {
+  own: Record<string, string>;
+  reported: Record<string, string>;
+}
+
+/**
+ * attributeValues before trust is applied (server/collectors/attribute-index.ts indexes both layers, and applies
+ * trust at query time): what attributeValues reads for key k is `own[k]`, else `reported[k]` when k is trusted.
+ * Built by the same assignments, so a key they drop (`__proto__`) is dropped here too.
+ */
+export function attributeLayers(collector: Collector): AttributeLayers {
+  const own = withOwn({}, collector);
+  const reported: Record<string, string> = {};
+  for (const [key, value] of Object.entries(collector.reported ?? {})) if (!Object.hasOwn(own, key)) reported[key] = value;
+  return { own, reported };
+}
+
 const referencesOf = new WeakMap<Collector, Record<string, string>>();
 
 /** Every value, reported ones included, what attribute references (`{{attr "KEY"}}`) fill in; computed once per record version. */

@@ -42,12 +42,23 @@ function textOf(collector: Collector): string {
   return text;
 }
 
-/** Turns a filter into a predicate, parsing tags and lower-casing text once rather than per record. */
-export function compileFilter(filter: CollectorFilter): (collector: Collector) => boolean {
-  const tags = (filter.tags ?? []).map((tag) => {
+/** One `tags` entry: the tag `key` must exist, and equal `value` when one is given. */
+export interface TagFilter {
+  key: string;
+  value: string | undefined;
+}
+
+/** `tags` as compileFilter reads them: `key:value` splits at the first colon, a bare `key` has no value. */
+export function tagFilters(tags: readonly string[] = []): TagFilter[] {
+  return tags.map((tag) => {
     const colon = tag.indexOf(":");
     return colon === -1 ? { key: tag, value: undefined } : { key: tag.slice(0, colon), value: tag.slice(colon + 1) };
   });
+}
+
+/** Turns a filter into a predicate, parsing tags and lower-casing text once rather than per record. */
+export function compileFilter(filter: CollectorFilter): (collector: Collector) => boolean {
+  const tags = tagFilters(filter.tags);
   const trusted = filter.trusted ?? NONE;
   const needle = filter.q === undefined || filter.q === "" ? undefined : filter.q.toLowerCase();
   const attention = filter.attention;

@@ -19,7 +19,7 @@ import { alloyMatchProblems, alloyUnrunnable } from "../configstore/alloy-matche
 import { collectorAttributes } from "../collectors/attributes.ts";
 import type { CollectorEdit, Collectors, VetEdits } from "../collectors/collectors.ts";
 import type { Restarts } from "../collectors/restarts.ts";
-import { compileFilter } from "../../shared/collector-filter.ts";
+import { compileFilter, tagFilters } from "../../shared/collector-filter.ts";
 import { ATTENTION_REASONS, isConfigReason, recordReasons } from "../../shared/attention.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Routes } from "../configstore/routes.ts";
@@ -130,17 +130,14 @@ export interface CollectorsApiDeps {
   attention: Pick<Attention, "attentionIds" | "configAttention">;
 }
 
-/** A bulk tag edit from a request: something to set or remove, and the collectors its matchers select. */
-async function tagEditOf(
-  collectors: Pick<Collectors, "refuseUntrusted" | "trust">,
-  body: { match: string[]; set?: Record<string, string>; remove?: string[] },
-) {
+/** A bulk tag edit from a request: something to set or remove, and the matchers selecting the collectors. */
+async function tagEditOf(collectors: Pick<Collectors, "refuseUntrusted">, body: { match: string[]; set?: Record<string, string>; remove?: string[] }) {
   const set = body.set ?? {};
   const remove = body.remove ?? [];
   if (Object.keys(set).length === 0 && remove.length === 0) {
     throw new ValidationError("Nothing to do: give set, remove or both.", [{ path: "set", message: "set or remove must name at least one tag" }]);
   }
-  return { edit: { set, remove }, keep: compileFilter({ match: await targetingMatchers(collectors, body.match, "match"), trusted: collectors.trust.keys() }) };
+  return { edit: { set, remove }, matchers: await targetingMatchers(collectors, body.match, "match") };
 }
 
 export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
@@ -210,8 +207,9 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
         const matchers = match === undefined ? undefined : await targetingMatchers(deps.collectors, match, "match");
         // A config reason is the dashboard's own list (Attention.attention): one read of the targets, as GET /dashboard costs.
         const attending = attention !== undefined && isConfigReason(attention) ? await deps.attention.attentionIds(attention) : undefined;
-        const keep = compileFilter({ ...rest, tags: tag, match: matchers, attention, attending, trusted: deps.collectors.trust.keys() });
-        const page = await deps.collectors.list(keep, limit, decodeCursor(cursor));
+        // The matchers are answered from the attribute index (Collectors.list), the rest of the filter on what they and the tags select.
+        const keep = compileFilter({ ...rest, tags: tag, attention, attending });
+        const page = await deps.collectors.list(keep, limit, decodeCursor(cursor), { matchers, tags: tagFilters(tag) });
         const config = await deps.attention.configAttention(page.items);
         const items = page.items.map((c) => {
           const reasons = new Set([...recordReasons(c), ...(config.get(c.id) ?? [])]);
@@ -245,11 +243,11 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       body: TagsBody,
       response: TagEditAnswerSchema,
       handler: async ({ body, principal }) => {
-        const { edit, keep } = await tagEditOf(deps.collectors, body);
+        const { edit, matchers } = await tagEditOf(deps.collectors, body);
         let rollout: Rollout | null = null;
         const result = await deps.collectors.editTags(
           principal,
-          keep,
+          matchers,
           edit,
           { match: body.match },
           deploying(principal, body.strategy, (r) => (rollout = r)),
@@ -268,8 +266,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       slow: true,
       response: TagEditPlanSchema,
       handler: async ({ body }) => {
-        const { edit, keep } = await tagEditOf(deps.collectors, body);
-        const { matched, edits } = await deps.collectors.tagEdits(keep, edit);
+        const { edit, matchers } = await tagEditOf(deps.collectors, body);
+        const { matched, edits } = await deps.collectors.tagEdits(matchers, edit);
         return { matched, changed: edits.length, plan: await deps.attributeRollouts.plan(edits) };
       },
     }),
@@ -284,8 +282,8 @@ export function collectorRoutes(deps: CollectorsApiDeps): Route[] {
       body: PreviewBody,
       response: MatchersPreviewSchema,
       handler: async ({ body }) => {
-        const keep = compileFilter({ match: await targetingMatchers(deps.collectors, body.matchers, "matchers"), trusted: deps.collectors.trust.keys() });
-        const all = await deps.collectors.list(keep, Number.POSITIVE_INFINITY);
+        const matchers = await targetingMatchers(deps.collectors, body.matchers, "matchers");
+        const all = await deps.collectors.list(() => true, Number.POSITIVE_INFINITY, undefined, { matchers });
         return { count: all.items.length, items: all.items.slice(0, body.limit ?? 20) };
       },
     }),

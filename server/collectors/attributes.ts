@@ -11,6 +11,7 @@
 import { MAX_REPORTED_KEY_LENGTH, VIRTUAL_KEYS } from "../../shared/collector-attributes.ts";
 
 export {
+  attributeLayers,
   attributeValues,
   collectorAttributes,
   referenceValues,
@@ -20,6 +21,7 @@ export {
   trustedKeyProblem,
   VIRTUAL_KEYS,
   type TrustedKeys,
+  type AttributeLayers,
   type AttributeOrigin,
   type CollectorAttribute,
 } from "../../shared/collector-attributes.ts";

@@ -5,12 +5,15 @@
  */
 import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector-status.ts";
 import type { Collector } from "../../shared/collectors.ts";
+import type { TagFilter } from "../../shared/collector-filter.ts";
+import type { Matcher } from "../../shared/matchers.ts";
 import type { ManagementMode } from "../../shared/vocabulary.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from "../errors.ts";
 import type { AuditEntry, Doc, Store, WriteOp } from "../store/store.ts";
 import { RecordView, ScanBudgetError } from "../store/view.ts";
 import { Admission } from "../lib/admission.ts";
+import { AttributeIndex, type IndexAnswer } from "./attribute-index.ts";
 import { sameReported, VIRTUAL_KEYS } from "./attributes.ts";
 import { refuseUntrusted, TrustedAttributes } from "./trust.ts";
 
@@ -82,13 +85,46 @@ export type VetEdits = (edits: CollectorEdit[]) => Promise<EditWrites | undefine
 /** Hears the ids of collectors whose attributes (or what else a render reads of the record) were just written here. */
 export type AttributesListener = (ids: string[]) => void;
 
+/** Which collectors: a predicate over each record, or attribute matchers (all must hold) answered from the attribute index. */
+export type Selector = ((collector: Collector) => boolean) | readonly Matcher[];
+
+/** What of a list's filter the attribute index answers or narrows; the predicate checks the rest. */
+export interface Indexed {
+  /** Attribute matchers, all must hold: answered from the index, not by the predicate. */
+  matchers?: readonly Matcher[];
+  /** The filter's tags (tagFilters), which the predicate checks too: their postings only narrow what it is run on. */
+  tags?: readonly TagFilter[];
+}
+
+/**
+ * Listing a matcher's selection costs about this many steps of a walk of the view per id (a map lookup per matcher,
+ * and a sort): the selection is listed when that costs less than the walk that would fill the page.
+ */
+const LIST_COST = 4;
+
 /** Fleet walks (`Collectors.scan`) running at once, and waiting for their turn. */
 export const SCANS = { running: 1, waiting: 16 };
 /** Most of the server's time one walk may take (its slices added up). */
 export const SCAN_BUDGET_MS = 3000;
 
+/** `run`, its ScanBudgetError answered as the 422 a caller can act on. */
+async function budgeted<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof ScanBudgetError)) throw error;
+    throw new AppError(
+      422,
+      "matchers_too_costly",
+      `Evaluating these matchers over the fleet took more than ${SCAN_BUDGET_MS / 1000} s of the server's time and was stopped; use fewer or smaller regular expressions, or select with = on tags.`,
+    );
+  }
+}
+
 export class Collectors {
   private readonly view: RecordView<Collector>;
+  /** The attributes matchers read, kept current with the view (attribute-index.ts). */
+  private readonly index = new AttributeIndex();
   private readonly attributeListeners = new Set<AttributesListener>();
   /** The reported keys matchers may read (trust.ts); `configured` is fleet.trustedAttributes. */
   readonly trust: TrustedAttributes;
@@ -102,7 +138,7 @@ export class Collectors {
     private readonly store: Store,
     configured: readonly string[] = [],
   ) {
-    this.view = new RecordView(store, COLLECTION);
+    this.view = new RecordView(store, COLLECTION, this.index);
     this.trust = new TrustedAttributes(store, configured);
   }
 
@@ -228,7 +264,7 @@ export class Collectors {
    * `matches` selects, and each one whose tags would change, as it is and as
    * it would be. Refused as editTags refuses.
    */
-  async tagEdits(matches: (collector: Collector) => boolean, edit: TagEdit): Promise<{ matched: number; edits: CollectorEdit[] }> {
+  async tagEdits(select: Selector, edit: TagEdit): Promise<{ matched: number; edits: CollectorEdit[] }> {
     const virtual = [...Object.keys(edit.set), ...edit.remove].filter((key) => (VIRTUAL_KEYS as readonly string[]).includes(key));
     if (virtual.length > 0) {
       throw new ValidationError(`${virtual[0]} is a virtual attribute, computed from the record; it cannot be a tag.`, [
@@ -239,7 +275,11 @@ export class Collectors {
     if (both.length > 0) throw new ValidationError(`The tag ${both[0]} is both set and removed.`, [{ path: "remove", message: `${both[0]} is also in set` }]);
     // Every collector acknowledged on any replica before the edit, not only what this replica's feed has brought so far.
     await this.view.current();
-    const selected = (await this.scan(matches, Number.POSITIVE_INFINITY)).items;
+    const selected = (
+      typeof select === "function"
+        ? await this.scan(select, Number.POSITIVE_INFINITY)
+        : await this.scan(() => true, Number.POSITIVE_INFINITY, undefined, { matchers: select })
+    ).items;
     const edits = selected.flatMap((collector) => {
       const tags = applyTagEdit(collector.tags, edit);
       return tags === null ? [] : [{ before: collector, after: { ...collector, tags } }];
@@ -255,7 +295,7 @@ export class Collectors {
   }
 
   /**
-   * Sets and removes tags on every collector `matches` selects (tagEdits),
+   * Sets and removes tags on every collector `select` selects (tagEdits),
    * audited (`collector.tags`) naming the matchers, the edit and the
    * collectors it changed. Collectors whose tags would not change are not
    * written. `vet` sees the records as read just before the write and may
@@ -265,14 +305,8 @@ export class Collectors {
    * with its audit entry, a chunk that meets a concurrent write read again
    * and retried once.
    */
-  async editTags(
-    who: Actor,
-    matches: (collector: Collector) => boolean,
-    edit: TagEdit,
-    describe: Record<string, unknown>,
-    vet?: VetEdits,
-  ): Promise<TagEditResult> {
-    const { matched, edits } = await this.tagEdits(matches, edit);
+  async editTags(who: Actor, select: Selector, edit: TagEdit, describe: Record<string, unknown>, vet?: VetEdits): Promise<TagEditResult> {
+    const { matched, edits } = await this.tagEdits(select, edit);
     const audit = (ids: string[]) =>
       auditEntry(who, "collector.tags", "collector", null, { ...describe, set: edit.set, remove: edit.remove, collectorIds: ids });
     const now = new Date().toISOString();
@@ -340,10 +374,13 @@ export class Collectors {
 
   /**
    * One page in id (creation) order of the collectors that `matches` (filter.ts's
-   * compileFilter); `after` is the last id of the previous page.
+   * compileFilter) and every one of `indexed.matchers` selects; `after` is the last
+   * id of the previous page. The same answer as `matches` with the matchers in it,
+   * but the matchers are answered from the attribute index, and `matches` runs only
+   * on what they and `indexed.tags` select.
    */
-  async list(matches: (collector: Collector) => boolean, limit: number, after?: string): Promise<Page<Collector>> {
-    return this.scan(matches, limit, after);
+  async list(matches: (collector: Collector) => boolean, limit: number, after?: string, indexed: Indexed = {}): Promise<Page<Collector>> {
+    return this.scan(matches, limit, after, indexed);
   }
 
   /**
@@ -352,19 +389,58 @@ export class Collectors {
    * walks run at once (the event loop is held for that many slices at most,
    * however many are asked for; past SCANS.waiting more, 503), and one that
    * takes more than SCAN_BUDGET_MS of the server's time is stopped (422).
+   * With `indexed`, the matchers are answered from the index (AttributeIndex.answer),
+   * and `matches` runs only on the collectors they and the tags select.
    */
-  private async scan(matches: (collector: Collector) => boolean, limit: number, after?: string): Promise<Page<Collector>> {
+  private async scan(matches: (collector: Collector) => boolean, limit: number, after?: string, indexed: Indexed = {}): Promise<Page<Collector>> {
+    const { matchers = [], tags = [] } = indexed;
     await this.ready();
-    try {
-      return await this.scans.run(() => this.view.scan(matches, limit, after, SCAN_BUDGET_MS));
-    } catch (error) {
-      if (!(error instanceof ScanBudgetError)) throw error;
-      throw new AppError(
-        422,
-        "matchers_too_costly",
-        `Evaluating these matchers over the fleet took more than ${SCAN_BUDGET_MS / 1000} s of the server's time and was stopped; use fewer or smaller regular expressions, or select with = on tags.`,
-      );
+    return budgeted(() =>
+      this.scans.run(async () => {
+        if (matchers.length === 0 && tags.length === 0) return this.view.scan(matches, limit, after, SCAN_BUDGET_MS);
+        const started = performance.now();
+        const answer = await this.index.answer(matchers, this.trust.keys(), SCAN_BUDGET_MS, tags);
+        if (this.listCheaper(answer, limit)) return this.listed(answer, matches, limit, after);
+        const left = SCAN_BUDGET_MS - (performance.now() - started);
+        return this.view.scan((c) => answer.holds(c.id) && matches(c), limit, after, Math.max(left, 0));
+      }),
+    );
+  }
+
+  /**
+   * Whether each collector of the view, as it is now, satisfies every one of
+   * `matchers`: compileFilter's `match` answered from the
+   * attribute index, for a pass over the fleet that reads more than the matchers
+   * (a publish's `match` scope). Bounded as a list is (422 past SCAN_BUDGET_MS).
+   */
+  async selects(matchers: readonly Matcher[]): Promise<(collector: Collector) => boolean> {
+    if (matchers.length === 0) return () => true;
+    await this.ready();
+    const answer = await budgeted(() => this.index.answer(matchers, this.trust.keys(), SCAN_BUDGET_MS));
+    return (collector) => answer.holds(collector.id);
+  }
+
+  /** Whether listing the answer's smallest selection costs less than walking the view until the page is full. */
+  private listCheaper(answer: IndexAnswer, limit: number): boolean {
+    if (answer.listable === null) return false;
+    const { size } = answer.listable;
+    const fleet = this.index.size;
+    return size === 0 || size * LIST_COST < Math.min(fleet, (limit * fleet) / size);
+  }
+
+  /** The page (as RecordView.page answers it) of the answer's smallest selection: listed, checked, sorted. */
+  private listed(answer: IndexAnswer, matches: (collector: Collector) => boolean, limit: number, after?: string): Page<Collector> {
+    const ids: string[] = [];
+    for (const id of answer.listable!.ids()) if ((after === undefined || id > after) && answer.holds(id)) ids.push(id);
+    ids.sort();
+    const items: Collector[] = [];
+    for (const id of ids) {
+      const record = this.view.get(id);
+      if (record === undefined || !matches(record)) continue;
+      if (items.length === limit) return { items, nextCursor: items[limit - 1]!.id };
+      items.push(record);
     }
+    return { items, nextCursor: null };
   }
 
   /** Every collector, in id order. */
@@ -395,7 +471,7 @@ export class Collectors {
    */
   async refuseUntrusted(names: readonly string[], path: string): Promise<void> {
     await this.ready();
-    await refuseUntrusted(names, path, this.trust.keys(), this.view.all());
+    refuseUntrusted(names, path, this.trust.keys(), (key) => this.index.holders(key));
   }
 
   /** The records and the trusted keys, read once: matchers read both. */

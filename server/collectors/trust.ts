@@ -6,17 +6,13 @@
  * admin's list is one store document, audited on every change; each replica
  * follows it on the change feed, so `keys()` answers from memory.
  */
-import type { Collector } from "../../shared/collectors.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { ValidationError, type ErrorDetail } from "../errors.ts";
 import type { Store } from "../store/store.ts";
-import { nextTurn } from "../lib/next-turn.ts";
 import { isOwnKey, MAX_TRUSTED_KEYS, trustedKeyProblem, type TrustedKeys } from "./attributes.ts";
 
 export const SETTINGS = "settings";
 const TRUSTED_ID = "trusted-attributes";
-/** Collectors looked at per turn of the event loop by refuseUntrusted. */
-const SLICE = 5000;
 
 /** The trusted keys and where each list comes from. */
 export interface TrustedList {
@@ -126,42 +122,22 @@ export class TrustedAttributes {
   }
 }
 
-/**
- * Up to SLICE collectors: each key of `open` a collector holds as a tag leaves
- * it, one it reports joins `reported`. Whether collectors are left to look at.
- */
-function sortKeys(collectors: Iterator<Collector>, open: Set<string>, reported: Set<string>): boolean {
-  for (let i = 0; i < SLICE; i++) {
-    const next = collectors.next();
-    if (next.done) return false;
-    for (const key of open) {
-      if (Object.hasOwn(next.value.tags, key)) open.delete(key);
-      else if (next.value.reported !== undefined && Object.hasOwn(next.value.reported, key)) reported.add(key);
-    }
-    if (open.size === 0) return false;
-  }
-  return true;
-}
+/** Whether some collector holds a key as its own (a tag, for a key not svc's own), and whether some reports it without. */
+export type KeyHolders = (key: string) => { own: boolean; reported: boolean };
 
 /**
  * 400 naming each matcher (`path[i]`) whose key only collectors' own reports
  * hold: neither svc's own (environment, virtual), nor trusted, nor a tag on
  * any collector, yet reported by one. Such a matcher would read nothing (an
  * untrusted report is not read), so it is refused rather than saved to select
- * no one. A key no collector holds yet passes: it may be a tag to come. The
- * walk over the fleet yields every SLICE collectors (in one go, 32 such keys
- * over 100,000 collectors held a busy 2-core machine ~55 ms), so it never
- * holds the loop long.
+ * no one. A key no collector holds yet passes: it may be a tag to come.
+ * `holders` answers from the attribute index (attribute-index.ts), not a walk of the fleet.
  */
-export async function refuseUntrusted(names: readonly string[], path: string, trusted: TrustedKeys, fleet: Iterable<Collector>): Promise<void> {
-  const open = new Set(names.filter((name) => !isOwnKey(name) && !trusted.has(name)));
-  if (open.size === 0) return;
-  const reported = new Set<string>();
-  const collectors = fleet[Symbol.iterator]();
-  while (sortKeys(collectors, open, reported)) await nextTurn();
+export function refuseUntrusted(names: readonly string[], path: string, trusted: TrustedKeys, holders: KeyHolders): void {
+  const open = new Set(names.filter((name) => !isOwnKey(name) && !trusted.has(name) && !holders(name).own));
   if (open.size === 0) return;
   const details: ErrorDetail[] = names.flatMap((name, i) =>
-    open.has(name) && reported.has(name)
+    open.has(name) && holders(name).reported
       ? [
           {
             path: `${path}[${i}]`,

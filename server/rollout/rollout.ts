@@ -23,7 +23,6 @@ import { fleetRenderer } from "./renderer.ts";
 import { renderFleet, skippedOf } from "./fleet-render.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import type { Snapshot } from "../configstore/layout.ts";
-import { compileFilter } from "../../shared/collector-filter.ts";
 import type { Matcher } from "../../shared/matchers.ts";
 import type { PublishPlan, Rollout } from "../../shared/rollouts.ts";
 import { cutBatches, stagedFields, type Strategy } from "./strategy.ts";
@@ -323,7 +322,7 @@ export class Rollouts {
     const withMatchers = matcherPipelines(snapshot.pipelines);
     const collectors = await this.collectors.allAcknowledged();
     const trusted = this.trusted();
-    const keep = scope.match === undefined ? () => true : compileFilter({ match: scope.match, trusted });
+    const keep = scope.match === undefined ? () => true : await this.collectors.selects(scope.match);
     return collectors.filter((c) => keep(c) && (inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers, trusted).length > 0));
   }
 }

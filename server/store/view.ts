@@ -8,8 +8,8 @@
 import { nextTurn } from "../lib/next-turn.ts";
 import type { Doc, Store } from "./store.ts";
 
-/** Longest a scan (`RecordView.scan`) runs before it lets the event loop serve others. */
-const SCAN_SLICE_MS = 8;
+/** Longest a scan (`RecordView.scan`, or a walk beside the view) runs before it lets the event loop serve others. */
+export const SCAN_SLICE_MS = 8;
 
 /** A scan used up its budget of event-loop time (`RecordView.scan`) and was stopped. */
 export class ScanBudgetError extends Error {
@@ -17,6 +17,12 @@ export class ScanBudgetError extends Error {
     super(`the scan took more than ${budgetMs} ms`);
     this.name = "ScanBudgetError";
   }
+}
+
+/** Hears every record the view takes (new or changed) and every one it drops: for an index kept beside it. */
+export interface ViewListener<T> {
+  put(record: T): void;
+  remove(id: string): void;
 }
 
 interface Entry<T> {
@@ -36,6 +42,7 @@ export class RecordView<T> {
   constructor(
     private readonly store: Store,
     private readonly collection: string,
+    private readonly listener?: ViewListener<T>,
   ) {
     this.unwatch = store.watch(
       (changes) => {
@@ -100,8 +107,10 @@ export class RecordView<T> {
     for (const doc of docs) {
       listed.add(doc.id);
       const cached = this.byId.get(doc.id);
-      if (cached !== undefined && cached.version === before.get(doc.id)) this.byId.set(doc.id, { version: doc.version, data: doc.data });
-      else this.apply(doc);
+      if (cached !== undefined && cached.version === before.get(doc.id)) {
+        this.byId.set(doc.id, { version: doc.version, data: doc.data });
+        this.listener?.put(doc.data);
+      } else this.apply(doc);
     }
     for (const [id, version] of before) {
       if (!listed.has(id) && this.byId.get(id)?.version === version) this.remove(id);
@@ -114,10 +123,12 @@ export class RecordView<T> {
     if (current && current.version >= doc.version) return;
     if (!current) this.insertId(doc.id);
     this.byId.set(doc.id, { version: doc.version, data: doc.data });
+    this.listener?.put(doc.data);
   }
 
   remove(id: string): void {
     if (!this.byId.delete(id)) return;
+    this.listener?.remove(id);
     const at = this.indexOf(id);
     if (this.ids[at] === id) this.ids.splice(at, 1);
   }
