@@ -53,7 +53,7 @@ export class StagedRollouts {
     private readonly store: Store,
     private readonly collectors: Collectors,
     private readonly history: Pick<TargetHistory, "rollback">,
-    private readonly index: Pick<TargetIndex, "targetLookup">,
+    private readonly index: Pick<TargetIndex, "targetLookup" | "currentLookup">,
   ) {}
 
   /**
@@ -119,18 +119,22 @@ export class StagedRollouts {
    * left out of its counts (and counted as `handedOn`). Audited as
    * `rollout.end`. Answers whether it has ended (now or before); false while
    * it runs, or when another write came first (looked at again on the next
-   * change).
+   * change). Looked at once a second during a rollout (ends.ts): while the
+   * in-memory index (every change announced so far in) still counts a
+   * collector applying, outdated or queued, the end has not come and no
+   * target is read; only then are its targets read from the store, which
+   * decides.
    */
   async recordEnd(id: string, handedOn: ReadonlySet<string> = new Set()): Promise<boolean> {
     const doc = await this.store.get<Rollout>(ROLLOUTS, id);
     if (!doc || doc.data.ended) return true;
     const rollout = doc.data;
+    if (rollout.phase !== "aborted" && !(await this.settled(rollout, handedOn, await this.index.currentLookup()))) return false;
     const status = await this.progress(rollout, handedOn);
     const { counts } = status;
-    const batchesLeft = rollout.batchEnds !== undefined && rollout.phase !== "done" && rollout.phase !== "aborted";
     let outcome: RolloutEnd["outcome"];
     if (rollout.phase === "aborted") outcome = "aborted";
-    else if (batchesLeft || counts.applying + counts.outdated + counts.queued > 0) return false;
+    else if (!settledBy(rollout, status)) return false;
     else outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
     const passed = status.handedOn ?? 0;
     const ended: RolloutEnd = { at: new Date().toISOString(), outcome, counts, ...(passed > 0 ? { handedOn: passed } : {}) };
@@ -144,6 +148,11 @@ export class StagedRollouts {
       if (error instanceof ConflictError) return false;
       throw error;
     }
+  }
+
+  /** Whether nothing of the rollout is left to release, apply or deliver, by the targets `targetOf` gives. */
+  private async settled(rollout: Rollout, handedOn: ReadonlySet<string>, targetOf: TargetLookup): Promise<boolean> {
+    return settledBy(rollout, await this.progress(rollout, handedOn, targetOf));
   }
 
   /** A rollout by id; 404 when there is none. */
@@ -397,4 +406,11 @@ export class StagedRollouts {
     );
     return next;
   }
+}
+
+/** Whether a rollout with this status has nothing left to release, apply or deliver. */
+function settledBy(rollout: Rollout, status: RolloutStatus): boolean {
+  const batchesLeft = rollout.batchEnds !== undefined && rollout.phase !== "done" && rollout.phase !== "aborted";
+  const { counts } = status;
+  return !batchesLeft && counts.applying + counts.outdated + counts.queued === 0;
 }

@@ -5,7 +5,8 @@
  * resync). What the dashboard reads on every refresh (Attention, a rollout's
  * status) is answered from here: a refresh at fleet scale lists nothing from
  * the store. Decisions that must see every replica's last write (a rollout's
- * end, a batch release) read the store instead.
+ * end, a batch release) read the store instead; a rollout's end only once
+ * this index says it may have come.
  */
 import type { Store } from "../store/store.ts";
 import { RecordView } from "../store/view.ts";
@@ -23,6 +24,16 @@ export class TargetIndex {
   /** Loaded (once; again after a resync). */
   async ready(): Promise<void> {
     await Promise.all([this.targets.ready(), this.failures.ready()]);
+  }
+
+  /**
+   * Once loaded and every change announced so far is in (another replica's
+   * writes are read after their announcement): what a decision may take as a
+   * first look before it reads the store.
+   */
+  async currentLookup(): Promise<(collectorId: string) => CollectorConfig | undefined> {
+    await Promise.all([this.targets.current(), this.failures.current()]);
+    return (collectorId) => this.targets.get(collectorId);
   }
 
   /** Once loaded: each collector's target by its id, undefined when it has none. */

@@ -470,7 +470,7 @@ function serverTests(name: string, server: () => string, dropAfter: boolean): vo
     );
     try {
       await store.write([{ op: "put", collection: "t", id: "a", data: 1 }]);
-      expect(seen).toEqual([{ collection: "t", id: "a", version: 1, op: "put" }]);
+      expect(seen).toEqual([{ collection: "t", id: "a", version: 1, op: "put", data: 1 }]);
       // Another replica's entry numbered past one this replica never read.
       const log = raw("gap").collection<LogRecord>("log");
       const [newest] = await log.find().sort({ _id: -1 }).limit(1).toArray();
