@@ -80,8 +80,7 @@ function openStore(config: ServerConfig, logger: pino.Logger): { store: Store; r
   }
   takeStateLock(config.storage.boltPath);
   try {
-    // The server's writes commit on a thread of their own (store/sqlite-writer.ts).
-    const store = new SqliteStore(config.storage.boltPath, { writes: "thread" });
+    const store = new SqliteStore(config.storage.boltPath);
     logger.info({ backend: store.backend, path: config.storage.boltPath }, "opened the embedded store");
     return { store, ready: Promise.resolve() };
   } catch (error) {

@@ -32,7 +32,7 @@ export interface TestServer {
 /** `openStore` picks the store (default: SQLite at the config's boltPath); the server closes it on stop. */
 export async function startTestServer(
   env: Record<string, string> = {},
-  openStore: (config: ServerConfig) => Store | Promise<Store> = (config) => new SqliteStore(config.storage.boltPath, { writes: "thread" }),
+  openStore: (config: ServerConfig) => Store | Promise<Store> = (config) => new SqliteStore(config.storage.boltPath),
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), "svc-test-"));
   const config: ServerConfig = loadConfig({

@@ -13,9 +13,3 @@ storeContract("sqlite", {
   open: async () => new SqliteStore(join(dir, `nested/${n++}/state.db`)),
   reopen: async (previous) => new SqliteStore((previous as SqliteStore).path),
 });
-
-// What the server runs: writes committed on the writer thread.
-storeContract("sqlite, writer thread", {
-  open: async () => new SqliteStore(join(dir, `nested/${n++}/state.db`), { writes: "thread" }),
-  reopen: async (previous) => new SqliteStore((previous as SqliteStore).path, { writes: "thread" }),
-});

@@ -1,16 +1,13 @@
 /**
  * Embedded Store adapter on bun:sqlite: one file at storage.boltPath, WAL
  * journal and synchronous=FULL so an acknowledged write survives kill -9 and
- * power loss. Single instance only; the change feed is in-process. Reads run
- * on the caller's thread; the server's writes on a writer thread by group
- * commit (sqlite-writer.ts).
+ * power loss. Single instance only; the change feed is in-process.
  */
 import { Database, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { ConflictError } from "../errors.ts";
-import { failureOf, refusal, type EncodedWrite } from "./sqlite-batch.ts";
-import { InlineWriter, ThreadWriter, type Writer } from "./sqlite-writer.ts";
+import { ConflictError, InsufficientStorageError } from "../errors.ts";
+import { checkGuard } from "./guard.ts";
 import type { AuditEntry, AuditQuery, Change, ChangeListener, Doc, ListOptions, Store, WriteOp } from "./store.ts";
 
 /** Append-only: a released migration is never edited, only followed by a new one. */
@@ -50,20 +47,13 @@ export class SqliteStore implements Store {
   private readonly db: Database;
   private readonly listeners = new Set<ChangeListener>();
   private readonly getStmt: Statement<DocRow, [string, string]>;
+  private readonly putStmt: Statement<unknown, [string, string, number, string, string]>;
+  private readonly deleteStmt: Statement<unknown, [string, string]>;
   private readonly auditStmt: Statement<unknown, [string, string, string, string, string]>;
-  private readonly writer: Writer;
   private readonly countStmt: Statement<{ n: number }, [string]>;
   private closed = false;
 
-  /**
-   * `writes: "thread"` commits on a writer thread (what the server does);
-   * the default writes on this thread, as a maintenance command or a test
-   * needs no second thread. A `:memory:` database always writes inline.
-   */
-  constructor(
-    readonly path: string,
-    options: { writes?: "thread" | "inline" } = {},
-  ) {
+  constructor(readonly path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path, { create: true, strict: true });
     this.db.run("PRAGMA journal_mode = WAL");
@@ -72,9 +62,13 @@ export class SqliteStore implements Store {
     this.db.run("PRAGMA foreign_keys = ON");
     this.migrate();
     this.getStmt = this.db.query("SELECT id, version, data, updated_at FROM docs WHERE collection = ? AND id = ?");
+    this.putStmt = this.db.query(
+      "INSERT INTO docs (collection, id, version, data, updated_at) VALUES (?1, ?2, ?3, ?4, ?5) " +
+        "ON CONFLICT (collection, id) DO UPDATE SET version = ?3, data = ?4, updated_at = ?5",
+    );
+    this.deleteStmt = this.db.query("DELETE FROM docs WHERE collection = ? AND id = ?");
     this.auditStmt = this.db.query("INSERT INTO audit (id, time, actor, action, entry) VALUES (?, ?, ?, ?, ?)");
     this.countStmt = this.db.query("SELECT count(*) AS n FROM docs WHERE collection = ?");
-    this.writer = options.writes === "thread" && path !== ":memory:" ? new ThreadWriter(path) : new InlineWriter(this.db);
   }
 
   private migrate(): void {
@@ -137,41 +131,46 @@ export class SqliteStore implements Store {
   }
 
   async write(ops: WriteOp[], audit: AuditEntry[] = []): Promise<Doc[]> {
-    if (this.closed) throw new Error("the embedded store is closed");
     const now = new Date().toISOString();
-    const write: EncodedWrite = {
-      ops: ops.map((op) => (op.op === "put" ? { ...op, data: JSON.stringify(op.data) } : op)),
-      audit: audit.map((entry) => ({ id: entry.id, time: entry.time, actor: entry.actor, action: entry.action, entry: JSON.stringify(entry) })),
-      now,
-    };
-    const outcome = await this.writer.commit(write);
-    if (!outcome.ok) throw refusal(outcome.error);
     const written: Doc[] = [];
     const changes: Change[] = [];
-    ops.forEach((op, i) => {
-      const version = outcome.versions[i]!;
-      if (op.op === "put") {
-        written.push({ collection: op.collection, id: op.id, version, data: op.data, updatedAt: now });
-        changes.push({ collection: op.collection, id: op.id, version, op: "put", data: op.data });
-      } else if (version === 0) {
-        changes.push({ collection: op.collection, id: op.id, version: 0, op: "delete" });
-      }
-    });
+    this.writing(() =>
+      this.db.transaction(() => {
+        for (const op of ops) {
+          const current = this.getStmt.get(op.collection, op.id);
+          checkGuard(op, current?.version ?? null);
+          if (op.op === "put") {
+            const version = (current?.version ?? 0) + 1;
+            this.putStmt.run(op.collection, op.id, version, JSON.stringify(op.data), now);
+            written.push({ collection: op.collection, id: op.id, version, data: op.data, updatedAt: now });
+            changes.push({ collection: op.collection, id: op.id, version, op: "put", data: op.data });
+          } else if (current) {
+            this.deleteStmt.run(op.collection, op.id);
+            changes.push({ collection: op.collection, id: op.id, version: 0, op: "delete" });
+          }
+        }
+        for (const entry of audit) {
+          this.auditStmt.run(entry.id, entry.time, entry.actor, entry.action, JSON.stringify(entry));
+        }
+      })(),
+    );
     if (changes.length > 0) this.emit(changes, Date.now());
     return written;
   }
 
   /**
-   * Runs a write on this thread (pruning the audit log); a full disk
-   * (SQLITE_FULL, or an I/O error that is ENOSPC) becomes 507 storage_full.
-   * SQLite rolls the transaction back, so nothing of it is kept, and the next
-   * write succeeds once space is freed.
+   * Runs a write; a full disk (SQLITE_FULL, or an I/O error that is ENOSPC)
+   * becomes 507 storage_full. SQLite rolls the transaction back, so nothing of
+   * it is kept, and the next write succeeds once space is freed.
    */
   private writing<T>(write: () => T): T {
     try {
       return write();
     } catch (error) {
-      if (failureOf(error).kind === "full") throw refusal({ kind: "full" });
+      const code = (error as { code?: string }).code ?? "";
+      if (code === "SQLITE_FULL" || /\bENOSPC\b|disk is full/i.test((error as Error).message)) {
+        throw new InsufficientStorageError("the embedded state file (storage.boltPath)");
+      }
       throw error;
     }
   }
@@ -234,10 +233,9 @@ export class SqliteStore implements Store {
     return () => this.listeners.delete(listener);
   }
 
-  /** One process writes, and tells its listeners before a write returns: once every write asked for is answered, nothing is in flight. */
+  /** One process writes, and tells its listeners before the write returns: nothing is ever in flight. */
   async sync(): Promise<void> {
     if (this.closed) throw new Error("the embedded store is closed");
-    await this.writer.drained();
   }
 
   async ping(): Promise<void> {
@@ -248,7 +246,6 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.writer.close();
     this.listeners.clear();
     this.db.close();
   }
