@@ -47,6 +47,12 @@ for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n
 const IDLE = new Set(["(idle)", "(program)", "(garbage collector)"]);
 const label = (f: CallFrame) => `${f.functionName || "(anonymous)"} ${f.url.replace(/^.*\/(server|shared|node_modules)\//, "$1/")}:${f.lineNumber + 1}`;
 
+/** The sampling interval: the most common gap between samples. */
+const interval = (() => {
+  const counts = new Map<number, number>();
+  for (const d of profile.timeDeltas) counts.set(Math.round(d / 10) * 10, (counts.get(Math.round(d / 10) * 10) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 1000;
+})();
 const self = new Map<string, number>();
 const inclusive = new Map<string, number>();
 const buckets = new Map<number, { busy: number; total: number; self: Map<string, number> }>();
@@ -55,7 +61,9 @@ let busy = 0;
 let total = 0;
 for (let i = 0; i < profile.samples.length; i++) {
   at += profile.timeDeltas[i]!;
-  const delta = profile.timeDeltas[i + 1] ?? 0;
+  // Bun's profiler takes samples only while the thread runs JavaScript (no idle samples): a gap after a sample is not its
+  // work, so each sample counts as one sampling interval.
+  const delta = Math.min(profile.timeDeltas[i + 1] ?? 0, interval);
   if (at < from || at > to) continue;
   const node = byId.get(profile.samples[i]!)!;
   const name = node.callFrame.functionName;

@@ -40,6 +40,8 @@ function start() {
         asked.push(id);
         return ended.has(id);
       },
+      // The index counts nothing as left: every look asks recordEnd.
+      unsettled: async () => new Set(),
     },
     pino({ level: "silent" }),
   );
@@ -84,7 +86,7 @@ test("a later rollout takes the collectors it changes out of an older open rollo
   const handed: (string[] | undefined)[] = [];
   ends = new RolloutEnds(
     store,
-    { recordEnd: async (id, handedOn) => (asked.push(id), handed.push(handedOn && [...handedOn].sort()), false) },
+    { recordEnd: async (id, handedOn) => (asked.push(id), handed.push(handedOn && [...handedOn].sort()), false), unsettled: async () => new Set() },
     pino({ level: "silent" }),
   );
   ends.start();
@@ -130,4 +132,44 @@ test("a change to a target of an open rollout looks at it again until it has end
   await Bun.sleep(50);
   await ends!.settled();
   expect(asked).toEqual(["r1", "r1"]);
+});
+
+test("while the index counts collectors of a rollout as not settled, the store is not asked; later looks judge only those and the ones that changed", async () => {
+  await store.write([{ op: "put", collection: ENDS_SINCE.collection, id: ENDS_SINCE.id, data: { at: "2026-01-01T00:00:00.000Z" } }]);
+  /** What the index would say is not settled yet, and the collectors each look judged (undefined: all of them). */
+  const left = new Set(["a", "b"]);
+  const judged: (string[] | undefined)[] = [];
+  ends = new RolloutEnds(
+    store,
+    {
+      recordEnd: async (id) => (asked.push(id), true),
+      unsettled: async (_rollout, _handedOn, ids) => {
+        judged.push(ids && [...ids].sort());
+        return new Set([...(ids ?? ["a", "b", "c", "d"])].filter((id) => left.has(id)));
+      },
+    },
+    pino({ level: "silent" }),
+  );
+  ends.start();
+  await store.write([{ op: "put", collection: ROLLOUTS, id: "r1", data: rollout("r1", ["a", "b", "c", "d"]) }]);
+  await until(() => judged.length >= 1);
+  expect(judged).toEqual([undefined]);
+  expect(asked).toEqual([]);
+
+  // c settles further (it was settled already): judged with the two left, still not ended.
+  await store.write([{ op: "put", collection: CONFIGS, id: "c", data: {} }]);
+  await until(() => judged.length >= 2);
+  expect(judged[1]).toEqual(["a", "b", "c"]);
+  expect(asked).toEqual([]);
+
+  // a and b settle: the store decides, and the rollout is no longer looked at.
+  left.clear();
+  await store.write([{ op: "put", collection: CONFIGS, id: "a", data: {} }]);
+  await until(() => asked.length >= 1);
+  expect(judged[2]).toEqual(["a", "b"]);
+  expect(asked).toEqual(["r1"]);
+  await store.write([{ op: "put", collection: CONFIGS, id: "b", data: {} }]);
+  await Bun.sleep(50);
+  await ends!.settled();
+  expect(judged).toHaveLength(3);
 });

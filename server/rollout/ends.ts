@@ -9,8 +9,13 @@
  *
  * Reads the change feed: a rollout written, or a target or collector of an
  * open rollout changed, looks at that rollout again, at most once a second
- * (a fleet's heartbeats change collectors many times a second, and a look
- * reads every collector of the rollout). Every replica runs one; the
+ * (a fleet's heartbeats change collectors many times a second). A look does
+ * not read every collector of the rollout each time: the first one after
+ * the rollout was written keeps which of its collectors the in-memory target
+ * index counts as not settled yet (`StagedRollouts.unsettled`), and later
+ * looks judge only the collectors that changed since; once none is left (or
+ * the rollout was aborted, or its batches moved on), `recordEnd` reads the
+ * targets from the store and decides. Every replica runs one; the
  * versioned write in `recordEnd` makes the end recorded once. A later
  * rollout that changes some of an open rollout's collectors takes them out
  * of its counts (their state is the later one's now); a rollout whose own
@@ -39,6 +44,12 @@ export const ENDS_SINCE = { collection: "system", id: "rollout_ends_since" };
 export class RolloutEnds {
   /** Rollouts not ended yet, each with the collectors it targets. */
   private readonly open = new Map<string, Set<string>>();
+  /** Per open rollout as last written, its record. */
+  private readonly rollouts = new Map<string, Rollout>();
+  /** Per open rollout, its collectors the index counted as not settled at the last look; absent: judge them all. */
+  private readonly waiting = new Map<string, Set<string>>();
+  /** Per open rollout, its collectors that changed since the last look. */
+  private readonly touched = new Map<string, Set<string>>();
   /** Per open rollout, its collectors a later rollout has given another config since (left out of its counts). */
   private readonly handedOn = new Map<string, Set<string>>();
   private readonly dirty = new Set<string>();
@@ -49,7 +60,7 @@ export class RolloutEnds {
 
   constructor(
     private readonly store: Store,
-    private readonly staged: Pick<StagedRollouts, "recordEnd">,
+    private readonly staged: Pick<StagedRollouts, "recordEnd" | "unsettled">,
     private readonly logger: Logger,
   ) {}
 
@@ -80,10 +91,12 @@ export class RolloutEnds {
     if (!(await this.store.get(ENDS_SINCE.collection, ENDS_SINCE.id))) await this.markUnrecorded();
     this.open.clear();
     this.handedOn.clear();
+    this.rollouts.clear();
+    this.waiting.clear();
+    this.touched.clear();
     for (const { data } of await this.store.list<Rollout>(ROLLOUTS)) {
       if (data.ended) continue;
-      this.open.set(data.id, new Set(data.collectorIds));
-      this.dirty.add(data.id);
+      this.opened(data);
     }
     this.soon();
   }
@@ -118,14 +131,28 @@ export class RolloutEnds {
           this.forget(change.id);
         } else {
           if (!this.open.has(rollout.id)) this.handOn(rollout);
-          this.open.set(rollout.id, new Set(rollout.collectorIds));
-          this.dirty.add(rollout.id);
+          this.opened(rollout);
         }
       } else if (change.collection === CONFIGS || change.collection === COLLECTORS) {
-        for (const [id, collectorIds] of this.open) if (collectorIds.has(change.id)) this.dirty.add(id);
+        for (const [id, collectorIds] of this.open) {
+          if (!collectorIds.has(change.id)) continue;
+          this.dirty.add(id);
+          let touched = this.touched.get(id);
+          if (!touched) this.touched.set(id, (touched = new Set()));
+          touched.add(change.id);
+        }
       }
     }
     if (this.dirty.size > 0) this.soon();
+  }
+
+  /** A rollout written (new, released, paused, aborted): all of its collectors are judged at the next look. */
+  private opened(rollout: Rollout): void {
+    this.open.set(rollout.id, new Set(rollout.collectorIds));
+    this.rollouts.set(rollout.id, rollout);
+    this.waiting.delete(rollout.id);
+    this.touched.delete(rollout.id);
+    this.dirty.add(rollout.id);
   }
 
   /** A new rollout: the collectors it changes are no longer any older open rollout's to count. */
@@ -138,7 +165,10 @@ export class RolloutEnds {
         if (!passed) this.handedOn.set(id, (passed = new Set()));
         passed.add(collectorId);
       }
-      if (passed) this.dirty.add(id);
+      if (passed) {
+        this.dirty.add(id);
+        this.waiting.delete(id);
+      }
     }
   }
 
@@ -146,6 +176,9 @@ export class RolloutEnds {
     this.open.delete(id);
     this.handedOn.delete(id);
     this.dirty.delete(id);
+    this.rollouts.delete(id);
+    this.waiting.delete(id);
+    this.touched.delete(id);
   }
 
   /** A look at the dirty rollouts, now or a second after the last one. */
@@ -164,6 +197,34 @@ export class RolloutEnds {
     this.lastLook = Date.now();
     const ids = [...this.dirty];
     this.dirty.clear();
-    for (const id of ids) if (this.open.has(id) && (await this.staged.recordEnd(id, this.handedOn.get(id)))) this.forget(id);
+    for (const id of ids) {
+      if (!this.open.has(id) || !(await this.mayHaveEnded(id))) continue;
+      if (await this.staged.recordEnd(id, this.handedOn.get(id))) this.forget(id);
+      // Not ended after all (the store knew more than the index): judge them all at the next look.
+      else this.waiting.delete(id);
+    }
+  }
+
+  /**
+   * Whether the in-memory index counts nothing of the rollout as left: its
+   * collectors not settled at the last look and those changed since are
+   * judged again (all of them after the rollout was written). An aborted
+   * rollout or one with batches to release is for `recordEnd` to judge.
+   */
+  private async mayHaveEnded(id: string): Promise<boolean> {
+    const rollout = this.rollouts.get(id)!;
+    if (rollout.phase === "aborted" || (rollout.batchEnds !== undefined && rollout.phase !== "done")) return true;
+    const handedOn = this.handedOn.get(id) ?? new Set<string>();
+    const before = this.waiting.get(id);
+    const touched = this.touched.get(id) ?? new Set<string>();
+    this.touched.delete(id);
+    const waiting =
+      before === undefined
+        ? await this.staged.unsettled(rollout, handedOn)
+        : await this.staged.unsettled(rollout, handedOn, [...new Set([...before, ...touched])]);
+    // Another change of the rollout may have come in while judging: it is judged at the next look.
+    if (this.rollouts.get(id) !== rollout) return false;
+    this.waiting.set(id, waiting);
+    return waiting.size === 0;
   }
 }

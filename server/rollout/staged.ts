@@ -119,22 +119,19 @@ export class StagedRollouts {
    * left out of its counts (and counted as `handedOn`). Audited as
    * `rollout.end`. Answers whether it has ended (now or before); false while
    * it runs, or when another write came first (looked at again on the next
-   * change). Looked at once a second during a rollout (ends.ts): while the
-   * in-memory index (every change announced so far in) still counts a
-   * collector applying, outdated or queued, the end has not come and no
-   * target is read; only then are its targets read from the store, which
-   * decides.
+   * change). RolloutEnds (ends.ts) asks once the in-memory index says
+   * nothing is left (`unsettled`); the targets read here decide.
    */
   async recordEnd(id: string, handedOn: ReadonlySet<string> = new Set()): Promise<boolean> {
     const doc = await this.store.get<Rollout>(ROLLOUTS, id);
     if (!doc || doc.data.ended) return true;
     const rollout = doc.data;
-    if (rollout.phase !== "aborted" && !(await this.settled(rollout, handedOn, await this.index.currentLookup()))) return false;
     const status = await this.progress(rollout, handedOn);
     const { counts } = status;
+    const batchesLeft = rollout.batchEnds !== undefined && rollout.phase !== "done" && rollout.phase !== "aborted";
     let outcome: RolloutEnd["outcome"];
     if (rollout.phase === "aborted") outcome = "aborted";
-    else if (!settledBy(rollout, status)) return false;
+    else if (batchesLeft || counts.applying + counts.outdated + counts.queued > 0) return false;
     else outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
     const passed = status.handedOn ?? 0;
     const ended: RolloutEnd = { at: new Date().toISOString(), outcome, counts, ...(passed > 0 ? { handedOn: passed } : {}) };
@@ -150,9 +147,21 @@ export class StagedRollouts {
     }
   }
 
-  /** Whether nothing of the rollout is left to release, apply or deliver, by the targets `targetOf` gives. */
-  private async settled(rollout: Rollout, handedOn: ReadonlySet<string>, targetOf: TargetLookup): Promise<boolean> {
-    return settledBy(rollout, await this.progress(rollout, handedOn, targetOf));
+  /**
+   * Of `ids` (all of the rollout's collectors when absent), those the
+   * in-memory index (every change announced so far in) still counts as
+   * queued, outdated or applying for `rollout`, handed-on ones left out: a
+   * first look for RolloutEnds, which keeps the answer and asks again only
+   * for the collectors that change.
+   */
+  async unsettled(rollout: Rollout, handedOn: ReadonlySet<string>, ids: readonly string[] = rollout.collectorIds): Promise<Set<string>> {
+    const states = await this.collectorStates(rollout, ids, await this.index.currentLookup());
+    const out = new Set<string>();
+    for (const [id, entry] of states) {
+      if (entry.handedOn ?? handedOn.has(id)) continue;
+      if (entry.state === "queued" || entry.state === "outdated" || entry.state === "applying") out.add(id);
+    }
+    return out;
   }
 
   /** A rollout by id; 404 when there is none. */
@@ -406,11 +415,4 @@ export class StagedRollouts {
     );
     return next;
   }
-}
-
-/** Whether a rollout with this status has nothing left to release, apply or deliver. */
-function settledBy(rollout: Rollout, status: RolloutStatus): boolean {
-  const batchesLeft = rollout.batchEnds !== undefined && rollout.phase !== "done" && rollout.phase !== "aborted";
-  const { counts } = status;
-  return !batchesLeft && counts.applying + counts.outdated + counts.queued === 0;
 }
