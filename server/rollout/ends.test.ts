@@ -156,20 +156,27 @@ test("while the index counts collectors of a rollout as not settled, the store i
   expect(judged).toEqual([undefined]);
   expect(asked).toEqual([]);
 
-  // c settles further (it was settled already): judged with the two left, still not ended.
+  // c changes (it was settled already): only c is judged again; a and b stay as judged, so not ended.
   await store.write([{ op: "put", collection: CONFIGS, id: "c", data: {} }]);
   await until(() => judged.length >= 2);
-  expect(judged[1]).toEqual(["a", "b", "c"]);
+  expect(judged[1]).toEqual(["c"]);
   expect(asked).toEqual([]);
 
-  // a and b settle: the store decides, and the rollout is no longer looked at.
-  left.clear();
+  // a settles: judged alone, b is still left.
+  left.delete("a");
   await store.write([{ op: "put", collection: CONFIGS, id: "a", data: {} }]);
-  await until(() => asked.length >= 1);
-  expect(judged[2]).toEqual(["a", "b"]);
-  expect(asked).toEqual(["r1"]);
+  await until(() => judged.length >= 3);
+  expect(judged[2]).toEqual(["a"]);
+  expect(asked).toEqual([]);
+
+  // b settles: none is left, the store decides, and the rollout is no longer looked at.
+  left.delete("b");
   await store.write([{ op: "put", collection: CONFIGS, id: "b", data: {} }]);
+  await until(() => asked.length >= 1);
+  expect(judged[3]).toEqual(["b"]);
+  expect(asked).toEqual(["r1"]);
+  await store.write([{ op: "put", collection: CONFIGS, id: "c", data: {} }]);
   await Bun.sleep(50);
   await ends!.settled();
-  expect(judged).toHaveLength(3);
+  expect(judged).toHaveLength(4);
 });

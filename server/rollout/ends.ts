@@ -13,7 +13,8 @@
  * not read every collector of the rollout each time: the first one after
  * the rollout was written keeps which of its collectors the in-memory target
  * index counts as not settled yet (`StagedRollouts.unsettled`), and later
- * looks judge only the collectors that changed since; once none is left (or
+ * looks judge only the collectors that changed since (a collector's place
+ * moves only with its target or its record); once none is left (or
  * the rollout was aborted, or its batches moved on), `recordEnd` reads the
  * targets from the store and decides. Every replica runs one; the
  * versioned write in `recordEnd` makes the end recorded once. A later
@@ -207,8 +208,8 @@ export class RolloutEnds {
 
   /**
    * Whether the in-memory index counts nothing of the rollout as left: its
-   * collectors not settled at the last look and those changed since are
-   * judged again (all of them after the rollout was written). An aborted
+   * collectors that changed since the last look are judged again (all of
+   * them after the rollout was written), the others stay as judged. An aborted
    * rollout or one with batches to release is for `recordEnd` to judge.
    */
   private async mayHaveEnded(id: string): Promise<boolean> {
@@ -218,10 +219,14 @@ export class RolloutEnds {
     const before = this.waiting.get(id);
     const touched = this.touched.get(id) ?? new Set<string>();
     this.touched.delete(id);
-    const waiting =
-      before === undefined
-        ? await this.staged.unsettled(rollout, handedOn)
-        : await this.staged.unsettled(rollout, handedOn, [...new Set([...before, ...touched])]);
+    let waiting: Set<string>;
+    if (before === undefined) {
+      waiting = await this.staged.unsettled(rollout, handedOn);
+    } else {
+      // A collector's place in the rollout moves only with its target or its record: the others stay as judged.
+      waiting = await this.staged.unsettled(rollout, handedOn, [...touched]);
+      for (const collectorId of before) if (!touched.has(collectorId)) waiting.add(collectorId);
+    }
     // Another change of the rollout may have come in while judging: it is judged at the next look.
     if (this.rollouts.get(id) !== rollout) return false;
     this.waiting.set(id, waiting);
