@@ -70,6 +70,10 @@ export class MatcherListError extends Error {
   }
 }
 
+/** Answers of one regular expression kept, by value (Matcher.found), and the longest value kept. */
+const VERDICTS_KEPT = 1024;
+const VERDICT_VALUE_MAX = 256;
+
 /** A regular expression whose program is over MAX_MATCHER_PROGRAM instructions. */
 export class MatcherProgramError extends Error {
   constructor(readonly size: number) {
@@ -83,6 +87,11 @@ export class MatcherProgramError extends Error {
 /** A parsed matcher: its name, operator and (unquoted) value; a regex one holds its compiled RE2 program. */
 export class Matcher {
   readonly #re: RE2JS | null;
+  /**
+   * The regular expression's answers by value: a fleet has few distinct values per attribute (a region, a team), and a
+   * publish judges every collector's. Bounded in count and in the length of a value kept.
+   */
+  readonly #verdicts = new Map<string, boolean>();
   /** Instructions of the compiled program (RE2's program size); 0 for = and !=. */
   readonly program: number;
 
@@ -115,10 +124,19 @@ export class Matcher {
       // RE2's NFA (or its bit-state backtracker on short inputs), never its lazy DFA: on a pattern that blows the
       // DFA's state cache (`.*a.{400}x`) the DFA costs several times more per instruction and character.
       case "=~":
-        return this.#re!.matcher(value).find();
+        return this.found(value);
       case "!~":
-        return !this.#re!.matcher(value).find();
+        return !this.found(value);
     }
+  }
+
+  private found(value: string): boolean {
+    let verdict = this.#verdicts.get(value);
+    if (verdict === undefined) {
+      verdict = this.#re!.matcher(value).find();
+      if (this.#verdicts.size < VERDICTS_KEPT && value.length <= VERDICT_VALUE_MAX) this.#verdicts.set(value, verdict);
+    }
+    return verdict;
   }
 
   /** The matcher as text that parses back to it: pkg/labels/matcher.go `Matcher.String`. */
