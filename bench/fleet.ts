@@ -26,7 +26,8 @@
  *
  * Steps: seed; start `server/main.ts`; create the config, commit and publish
  * it (v1, before any agent connects); open the WebSocket agents; start the
- * pollers and wait until every one holds v1; measure server RSS; change the
+ * pollers and wait until every one holds v1, and one more poll interval (the
+ * pollers report v1's status on the poll after it); measure server RSS; change the
  * batch timeout of 10 pipelines, commit (v2); `mark` every client; `POST
  * /publish`; the clock runs until every WebSocket agent has v2 (and sent
  * APPLIED) and every poller's next poll answered v2. A separate query process
@@ -358,7 +359,11 @@ async function main(): Promise<void> {
         `GET /collectors?match= ${label}: ${r.requests} requests (${r.errors} errors), p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms`,
       );
     };
-    await Bun.sleep(2000);
+    // A remote-config poller reports a config's status on the poll after the one that brought it: one more interval,
+    // so the steady state measured is polls and heartbeats alone, not the wave of first status reports.
+    await Bun.sleep(pollSeconds * 1000 + 2000);
+    const v1 = await api<{ state: string; counts: Record<string, number> }>("/publish/status");
+    console.log(`one poll interval later, GET /publish/status of v1: ${v1.state} ${JSON.stringify(v1.counts)}`);
     const rss = rssKiB(server.pid);
     console.log(`steady state, every agent on v1: server RSS ${mib(rss)} = ${(rss / count).toFixed(1)} KiB per collector (target ≤ 15 KiB)`);
     const cpu0 = cpuSeconds(server.pid);
