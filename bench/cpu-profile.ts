@@ -55,10 +55,12 @@ const interval = (() => {
 })();
 const self = new Map<string, number>();
 const inclusive = new Map<string, number>();
-const buckets = new Map<number, { busy: number; total: number; self: Map<string, number> }>();
+const buckets = new Map<number, { busy: number; self: Map<string, number> }>();
 let at = 0;
 let busy = 0;
-let total = 0;
+/** The window's first and last sample times: its wall-clock length, against which `busy` is the thread's work. */
+let first = Number.POSITIVE_INFINITY;
+let last = 0;
 for (let i = 0; i < profile.samples.length; i++) {
   at += profile.timeDeltas[i]!;
   // Bun's profiler takes samples only while the thread runs JavaScript (no idle samples): a gap after a sample is not its
@@ -67,11 +69,11 @@ for (let i = 0; i < profile.samples.length; i++) {
   if (at < from || at > to) continue;
   const node = byId.get(profile.samples[i]!)!;
   const name = node.callFrame.functionName;
-  total += delta;
+  first = Math.min(first, at);
+  last = at;
   const bucket = bucketUs > 0 ? Math.floor(at / bucketUs) : 0;
   let b = buckets.get(bucket);
-  if (!b) buckets.set(bucket, (b = { busy: 0, total: 0, self: new Map() }));
-  b.total += delta;
+  if (!b) buckets.set(bucket, (b = { busy: 0, self: new Map() }));
   if (name === "(idle)") continue;
   // Garbage collection is work too; only idle time is not.
   busy += delta;
@@ -91,8 +93,10 @@ for (let i = 0; i < profile.samples.length; i++) {
 }
 
 const ms = (us: number) => `${(us / 1000).toFixed(0)} ms`;
-const pct = (us: number) => `${((us / Math.max(total, 1)) * 100).toFixed(1)} %`;
-console.log(`window ${ms(total)}; busy ${ms(busy)} (${pct(busy)})`);
+/** Shares of the thread's work in the window. */
+const pct = (us: number) => `${((us / Math.max(busy, 1)) * 100).toFixed(1)} %`;
+const wall = Math.max(last - first, 1);
+console.log(`window ${ms(wall)}; busy ${ms(busy)} (${((busy / wall) * 100).toFixed(0)} % of the window)`);
 for (const [title, table] of [
   ["self", self],
   ["inclusive", inclusive],
@@ -104,6 +108,6 @@ if (bucketUs > 0) {
   console.log("\nbuckets (start s, busy, top self):");
   for (const [bucket, b] of [...buckets].sort((x, y) => x[0] - y[0])) {
     const [name, us] = [...b.self].sort((x, y) => y[1] - x[1])[0] ?? ["-", 0];
-    console.log(`  ${String((bucket * bucketUs) / 1e6).padStart(6)}  ${((b.busy / Math.max(b.total, 1)) * 100).toFixed(0).padStart(3)} %  ${ms(us)} ${name}`);
+    console.log(`  ${String((bucket * bucketUs) / 1e6).padStart(6)}  ${((b.busy / bucketUs) * 100).toFixed(0).padStart(3)} %  ${ms(us)} ${name}`);
   }
 }
