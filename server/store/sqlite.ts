@@ -28,6 +28,21 @@ const MIGRATIONS: string[] = [
      entry TEXT NOT NULL
    ) WITHOUT ROWID;
    CREATE INDEX audit_time ON audit (time);`,
+  // Documents of a few KiB (collector records, rendered configs) made the clustered WITHOUT ROWID tree a few rows a
+  // page: every lookup and insert went through pages the 2 MiB cache could not hold. A rowid table keeps the key
+  // index small: a publish's writes took a third of the time, a presence flush an eighth (BENCHMARKS.md, issue 36).
+  `CREATE TABLE docs_by_rowid (
+     collection TEXT NOT NULL,
+     id TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     data TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   INSERT INTO docs_by_rowid (collection, id, version, data, updated_at)
+     SELECT collection, id, version, data, updated_at FROM docs ORDER BY collection, id;
+   DROP TABLE docs;
+   ALTER TABLE docs_by_rowid RENAME TO docs;
+   CREATE UNIQUE INDEX docs_key ON docs (collection, id);`,
 ];
 
 interface DocRow {
@@ -47,6 +62,8 @@ export class SqliteStore implements Store {
   private readonly db: Database;
   private readonly listeners = new Set<ChangeListener>();
   private readonly getStmt: Statement<DocRow, [string, string]>;
+  /** A write's guard needs the version alone: reading the data too copied every written document's old JSON out (overflow pages and all). */
+  private readonly versionStmt: Statement<{ version: number }, [string, string]>;
   private readonly putStmt: Statement<unknown, [string, string, number, string, string]>;
   private readonly deleteStmt: Statement<unknown, [string, string]>;
   private readonly auditStmt: Statement<unknown, [string, string, string, string, string]>;
@@ -62,6 +79,7 @@ export class SqliteStore implements Store {
     this.db.run("PRAGMA foreign_keys = ON");
     this.migrate();
     this.getStmt = this.db.query("SELECT id, version, data, updated_at FROM docs WHERE collection = ? AND id = ?");
+    this.versionStmt = this.db.query("SELECT version FROM docs WHERE collection = ? AND id = ?");
     this.putStmt = this.db.query(
       "INSERT INTO docs (collection, id, version, data, updated_at) VALUES (?1, ?2, ?3, ?4, ?5) " +
         "ON CONFLICT (collection, id) DO UPDATE SET version = ?3, data = ?4, updated_at = ?5",
@@ -137,7 +155,7 @@ export class SqliteStore implements Store {
     this.writing(() =>
       this.db.transaction(() => {
         for (const op of ops) {
-          const current = this.getStmt.get(op.collection, op.id);
+          const current = this.versionStmt.get(op.collection, op.id);
           checkGuard(op, current?.version ?? null);
           if (op.op === "put") {
             const version = (current?.version ?? 0) + 1;
