@@ -199,6 +199,11 @@ export class Collectors {
     return collector;
   }
 
+  /** The record and its version as this process holds it, without waiting or reading: what a coalesced writer may start from. */
+  held(id: string): { version: number; data: Collector } | undefined {
+    return this.view.entry(id);
+  }
+
   async get(id: string): Promise<Collector> {
     await this.ready();
     const collector = this.view.get(id);

@@ -60,7 +60,7 @@ export class Presence {
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
   ) {
-    this.writes = new Coalescer(store, "collectors", 200, log);
+    this.writes = new Coalescer(store, "collectors", 200, log, (id) => collectors.held(id));
     this.lease = leaseFor(store, "presence", { ttlMs: SWEEP_LEASE_TTL_MS, now });
     this.solo = store.backend === "embedded";
   }
@@ -112,14 +112,20 @@ export class Presence {
    */
   async sweep(): Promise<number> {
     const now = this.now();
-    const late = (await this.collectors.all()).filter((c) => {
-      if ((c.status !== "online" && c.status !== "degraded") || c.health === null || c.lastSeen === null) return false;
+    const late: Collector[] = [];
+    // One pass over the view, every 5 s: nothing is copied for the many that are not late.
+    await this.collectors.each((c) => {
+      if ((c.status !== "online" && c.status !== "degraded") || c.health === null || c.lastSeen === null) return;
       const window = OFFLINE_AFTER_INTERVALS * c.health.intervalSeconds * 1000;
       const local = this.contacts.get(c.id) ?? Number.NEGATIVE_INFINITY;
+      if (this.solo && now - local <= window) return;
       const stored = Date.parse(c.lastSeen);
-      if (this.solo && local >= stored) return now - local > window;
+      if (this.solo && local >= stored) {
+        if (now - local > window) late.push(c);
+        return;
+      }
       const lag = LAST_SEEN_RESOLUTION_MS + (this.solo ? 0 : CLOCK_SKEW_MARGIN_MS);
-      return now - Math.max(local, stored) > window + lag;
+      if (now - Math.max(local, stored) > window + lag) late.push(c);
     });
     await Promise.all(
       late.map((c) =>

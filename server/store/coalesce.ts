@@ -6,6 +6,12 @@
  * stored document, applied to a fresh read under compare-and-swap, so they
  * never clobber a concurrent API edit. A batch that fails is written again
  * one document at a time, so one failing document fails only its own callers.
+ *
+ * A coalescer given `known` (an in-memory view kept by the change feed) takes
+ * each document and its version from there instead of reading it: a fleet's
+ * heartbeats then cost one write per tick, not a read and a write. A view
+ * that lags (another replica wrote since) fails the compare-and-swap, and
+ * that batch is read from the store when it is tried again.
  */
 import type { Logger } from "pino";
 import { ConflictError } from "../errors.ts";
@@ -13,6 +19,9 @@ import type { Store, WriteOp } from "./store.ts";
 
 /** Next version of a document from the current one (null when absent); null leaves it untouched. */
 export type Update<T> = (current: T | null) => T | null;
+
+/** A document's current version and data as an in-memory view holds it, or undefined when it does not. */
+export type Known<T> = (id: string) => { version: number; data: T } | undefined;
 
 interface Pending<T> {
   updates: Update<T>[];
@@ -31,6 +40,7 @@ export class Coalescer<T> {
     private readonly collection: string,
     private readonly delayMs: number,
     private readonly log: Logger,
+    private readonly known?: Known<T>,
   ) {}
 
   /** Queues an update; resolves once it is stored. */
@@ -59,7 +69,7 @@ export class Coalescer<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         const ops: WriteOp[] = [];
-        const docs = await this.store.getMany<T>(this.collection, [...batch.keys()]);
+        const docs = await this.read([...batch.keys()], attempt === 1);
         for (const [id, entry] of batch) {
           const doc = docs.get(id) ?? null;
           let next: T | null = doc?.data ?? null;
@@ -84,6 +94,20 @@ export class Coalescer<T> {
         return;
       }
     }
+  }
+
+  /** The batch's documents: from `known` on a first attempt where it holds them, the rest from the store. */
+  private async read(ids: string[], first: boolean): Promise<Map<string, { version: number; data: T }>> {
+    if (!first || this.known === undefined) return this.store.getMany<T>(this.collection, ids);
+    const docs = new Map<string, { version: number; data: T }>();
+    const unknown: string[] = [];
+    for (const id of ids) {
+      const doc = this.known(id);
+      if (doc === undefined) unknown.push(id);
+      else docs.set(id, doc);
+    }
+    if (unknown.length > 0) for (const [id, doc] of await this.store.getMany<T>(this.collection, unknown)) docs.set(id, doc);
+    return docs;
   }
 
   close(): Promise<void> {

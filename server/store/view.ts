@@ -137,6 +137,11 @@ export class RecordView<T> {
     return this.byId.get(id)?.data;
   }
 
+  /** The record with the version it was stored at, as this view holds it (it may lag another replica's write). */
+  entry(id: string): { version: number; data: T } | undefined {
+    return this.byId.get(id);
+  }
+
   /**
    * Up to `limit` records that pass `keep`, in id order after `after`, and the
    * cursor for the next page (null when nothing more passes).
