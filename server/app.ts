@@ -322,7 +322,10 @@ export async function createApp(
         // Sessions and streams end before the server stops: they would hold a graceful stop forever.
         { stop: () => events.close() },
         // Started once listening succeeded, in the same tick, so before any request reaches them.
-        { start: () => channels.forEach((channel) => channel.start?.()), stop: () => channels.forEach((channel) => channel.stop?.()) },
+        {
+          start: () => channels.forEach((channel) => channel.start?.()),
+          stop: async () => void (await Promise.all(channels.map((channel) => channel.stop?.()))),
+        },
       ];
       for (const service of edge) service.start?.();
       return { ...http, stop: stopEdge };

@@ -46,8 +46,8 @@ export interface Channel {
   health(): ChannelHealth;
   /** Starts its timers and subscriptions when the edge starts serving (none run from a constructor). */
   start?(): void;
-  /** Ends sessions and timers at shutdown. */
-  stop?(): void;
+  /** Ends sessions and timers at shutdown, and stores what it still holds. */
+  stop?(): void | Promise<void>;
 }
 
 export function channelFor(channels: readonly Channel[], path: string): Channel | undefined {

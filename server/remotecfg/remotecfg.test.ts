@@ -9,7 +9,7 @@
  * move the rollout, the poll interval and that an unchanged poll writes nothing.
  */
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import pino from "pino";
 import { SYSTEM_ACTOR } from "../audit/audit.ts";
@@ -63,6 +63,7 @@ beforeEach(async () => {
   token = (await tokens.mint(SYSTEM_ACTOR, alloy.id)).token;
 });
 afterEach(async () => {
+  await service.close();
   await presence.stop();
   await delivery.close();
   tokens.close();
@@ -314,6 +315,26 @@ describe("status reports move the rollout", () => {
     await config({ id: alloy.id, hash: fourth.hash });
     await config({ id: alloy.id, hash: fifth.hash });
     expect(await target()).toMatchObject({ state: "failed", error: failed.errorMessage });
+  });
+
+  test("a wave of status reports from many collectors is stored in a few transactions, each poll answered once its own is stored", async () => {
+    const fleet = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const collector = await collectors.create(SYSTEM_ACTOR, { name: `alloy-wave-${i}`, managementMode: "rcfg-remotecfg" });
+        return { id: collector.id, credential: { ok: true as const, token: (await tokens.mint(SYSTEM_ACTOR, collector.id)).token } };
+      }),
+    );
+    const writes = spyOn(store, "write");
+    const answers = await Promise.all(fleet.map(({ id, credential }) => getConfig({ id, hash: "h-wave", remoteConfigStatus: applied }, credential)));
+    expect(answers.map((a) => a.status)).toEqual(fleet.map(() => 200));
+    const statusWrites = writes.mock.calls.filter(([ops]) => ops.some((op) => op.collection === "remotecfg_status"));
+    expect(statusWrites.length).toBeLessThan(fleet.length / 2);
+    const stored = await store.getMany<{ hash: string; state: string }>(
+      "remotecfg_status",
+      fleet.map((c) => c.id),
+    );
+    expect(fleet.map(({ id }) => stored.get(id)?.data)).toEqual(fleet.map(() => expect.objectContaining({ hash: "h-wave", state: "applied" })));
+    writes.mockRestore();
   });
 
   test("a FAILED with Connect's error text tells of a failed fetch, not of the config: no report", async () => {

@@ -56,6 +56,7 @@ import { channelCredential, type ChannelCredential } from "../channel/credential
 import type { Delivery } from "../rollout/delivery.ts";
 import type { CollectorConfig, ConfigReport, ConfigState, EffectiveConfig } from "../rollout/records.ts";
 import type { RenderedConfig } from "../rollout/renderer.ts";
+import { Coalescer } from "../store/coalesce.ts";
 import type { Store } from "../store/store.ts";
 import { compressionGzip, connectErrorResponse, readConnectBody, retryableRefusals, UnaryFetchRouter } from "./fetch-adapter.ts";
 
@@ -73,6 +74,8 @@ const INTERVAL_STEPS = [60, 120, 300, 600, 900, 1800, 3600];
 /** GetConfig carries an effective config; anything larger is refused. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 const REGISTRATIONS = "remotecfg_registrations";
+/** How long a status report waits for others to share its write (a poll's answer waits for it too). */
+const STATUS_WRITE_DELAY_MS = 50;
 const STATUSES = "remotecfg_status";
 const PLAINTEXT_REFUSED =
   "remote config carries a Bearer token, so it is served only over TLS (on this server or a trusted proxy that sets X-Forwarded-Proto: https) or to loopback peers";
@@ -244,11 +247,13 @@ export class RemoteConfigService {
   /** Per collector, its last poll's body (when small), its codec and that body decoded: see decodePoll. */
   private readonly lastPoll = new Map<string, { bytes: Uint8Array; binary: boolean; input: GetConfigRequest }>();
   private readonly router: UnaryFetchRouter;
+  private readonly statusWrites: Coalescer<StandingStatus>;
 
   constructor(
     private readonly deps: RemoteConfigDeps,
     private readonly now: () => number = Date.now,
   ) {
+    this.statusWrites = new Coalescer(deps.store, STATUSES, STATUS_WRITE_DELAY_MS, deps.logger);
     const connect = createConnectRouter({
       grpc: false,
       grpcWeb: true,
@@ -426,14 +431,18 @@ export class RemoteConfigService {
     return answers.full;
   }
 
-  /** Keeps the status a request sent as the collector's standing one; writes only when it changed. */
-  private async keepStatus(id: string, hash: string, sent: ConfigReport | "unset"): Promise<void> {
+  /**
+   * Keeps the status a request sent as the collector's standing one; writes only when it changed.
+   * A fleet reports a new config's status in a wave (each poller on the poll after it took it):
+   * the writes are coalesced, one transaction per tick, and the poll is answered once its own is stored.
+   */
+  private keepStatus(id: string, hash: string, sent: ConfigReport | "unset"): Promise<void> {
     const state = sent === "unset" ? "unset" : sent.state;
     const error = sent === "unset" ? null : (sent.error ?? null);
-    const stored = (await this.deps.store.get<StandingStatus>(STATUSES, id))?.data;
-    if (stored && stored.hash === hash && stored.state === state && stored.error === error) return;
-    const data: StandingStatus = { collectorId: id, hash, state, error, reportedAt: new Date(this.now()).toISOString() };
-    await this.deps.store.write([{ op: "put", collection: STATUSES, id, data }]);
+    const reportedAt = new Date(this.now()).toISOString();
+    return this.statusWrites.update(id, (stored) =>
+      stored && stored.hash === hash && stored.state === state && stored.error === error ? null : { collectorId: id, hash, state, error, reportedAt },
+    );
   }
 
   /**
@@ -485,6 +494,11 @@ export class RemoteConfigService {
       await this.deps.store.write([{ op: "put", collection: REGISTRATIONS, id, data, expect: stored?.version ?? "absent" }]);
     }
     return {};
+  }
+
+  /** Stores the statuses still queued. */
+  close(): Promise<void> {
+    return this.statusWrites.close();
   }
 
   /** What RegisterCollector last recorded for this collector, or null. */
@@ -554,5 +568,6 @@ export function remoteConfigChannel(deps: RemoteConfigDeps): Channel & { service
       return service.handle(ctx.req, ctx.url.pathname, credential);
     },
     health: (): ChannelHealth => ({ state: "up" }),
+    stop: () => service.close(),
   };
 }
