@@ -5,7 +5,7 @@ import { Collectors } from "../collectors/collectors.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { RenderedConfig } from "./renderer.ts";
 import type { Store } from "../store/store.ts";
-import { CONFIGS, RENDERED, storedRendered, type CollectorConfig } from "./records.ts";
+import { CONFIGS, HISTORY, historyId, RENDERED, storedRendered, type CollectorConfig } from "./records.ts";
 import { TargetDelivery } from "./target-delivery.ts";
 
 let store: SqliteStore;
@@ -136,4 +136,30 @@ test("a rendered config rewritten in place (the secrets upgrade taking a plainte
   await store.write([{ op: "put", collection: RENDERED, id: "h1", data: rewritten }]);
   await Bun.sleep(50);
   expect((await delivery.target("c1"))?.rendered.body).toBe("# h1, rewritten\n");
+});
+
+test("a status an agent repeats on every poll reads and writes nothing once the target and its history entry hold it; a new target is read again", async () => {
+  await retarget("c1", "h1", 1);
+  await store.write([
+    { op: "put", collection: HISTORY, id: historyId("c1", 1), data: { seq: 1, commit: "c", hash: "h1", time: "", state: "applying", actor: "user:a" } },
+  ]);
+  await delivery.targetOf("c1");
+  await delivery.report("c1", { hash: "h1", state: "applied" });
+  expect((await delivery.targetOf("c1"))?.state).toBe("current");
+  expect((await store.get<{ state: string }>(HISTORY, historyId("c1", 1)))?.data.state).toBe("current");
+  // The first repeat confirms both from the store (one read each); later repeats touch nothing.
+  await delivery.report("c1", { hash: "h1", state: "applied" });
+  const get = spyOn(store, "get");
+  const getMany = spyOn(store, "getMany");
+  const list = spyOn(store, "list");
+  const write = spyOn(store, "write");
+  for (let i = 0; i < 5; i++) await delivery.report("c1", { hash: "h1", state: "applied" });
+  expect([get.mock.calls.length, getMany.mock.calls.length, list.mock.calls.length, write.mock.calls.length]).toEqual([0, 0, 0, 0]);
+  // A failed report is not taken from memory: it moves the state.
+  await delivery.report("c1", { hash: "h1", state: "failed", error: "bad" });
+  expect((await delivery.targetOf("c1"))?.state).toBe("failed");
+  // A new target is another object: its first report goes to the store again.
+  await retarget("c1", "h2", 2);
+  await delivery.report("c1", { hash: "h2", state: "applied" });
+  expect((await delivery.targetOf("c1"))?.state).toBe("current");
 });
