@@ -155,6 +155,15 @@ test("a status an agent repeats on every poll reads and writes nothing once the 
   const write = spyOn(store, "write");
   for (let i = 0; i < 5; i++) await delivery.report("c1", { hash: "h1", state: "applied" });
   expect([get.mock.calls.length, getMany.mock.calls.length, list.mock.calls.length, write.mock.calls.length]).toEqual([0, 0, 0, 0]);
+  // A write that keeps the state (a drift verdict) keeps the repeats in memory.
+  const judged = (await delivery.targetOf("c1"))!;
+  write.mockRestore();
+  await store.write([
+    { op: "put", collection: CONFIGS, id: "c1", data: { ...judged, drift: { drifted: false, diff: null, reason: null, targetHash: "h1", checkedAt: "" } } },
+  ]);
+  const reads = getMany.mock.calls.length + get.mock.calls.length;
+  await delivery.report("c1", { hash: "h1", state: "applied" });
+  expect(getMany.mock.calls.length + get.mock.calls.length).toBe(reads);
   // A failed report is not taken from memory: it moves the state.
   await delivery.report("c1", { hash: "h1", state: "failed", error: "bad" });
   expect((await delivery.targetOf("c1"))?.state).toBe("failed");

@@ -65,6 +65,11 @@ function deliveredTarget(target: CollectorConfig): Omit<CollectorConfig, "undeli
   return rest;
 }
 
+/** Whether two versions of a target say the same of what the collector reported: the same target, state and error. */
+function sameReport(a: CollectorConfig, b: CollectorConfig): boolean {
+  return a.targetSeq === b.targetSeq && a.targetHash === b.targetHash && a.state === b.state && a.error === b.error && !b.undelivered;
+}
+
 export class TargetDelivery implements Delivery {
   /** Known targets; null caches "nothing published yet", which unpublished collectors poll for. */
   private readonly targets = new Map<string, CollectorConfig | null>();
@@ -147,6 +152,8 @@ export class TargetDelivery implements Delivery {
       this.rereads.delete(c.id);
       if (c.data !== undefined) {
         const after = c.data as CollectorConfig;
+        // A write that keeps what a recorded report said (the drift verdict) keeps it recorded.
+        if (before && this.reported.has(before) && sameReport(before, after)) this.reported.add(after);
         this.targets.set(c.id, after);
         told.push([c.id, before === undefined || offerOf(before) !== offerOf(after)]);
       } else {
@@ -309,13 +316,15 @@ export class TargetDelivery implements Delivery {
     const error = report.state === "failed" ? (report.error ? await this.redact(collectorId, report.error) : "the collector could not apply the config") : null;
     const now = new Date().toISOString();
     let seq: number | null = null;
+    let moved = false;
     await this.configWrites.update(collectorId, (current) => {
       if (!current || current.targetHash !== report.hash) return null;
       seq = current.targetSeq;
-      if (current.state === state && current.error === error && !current.undelivered) return null;
-      return { ...deliveredTarget(current), state, error, updatedAt: now };
+      moved = !(current.state === state && current.error === error && !current.undelivered);
+      return moved ? { ...deliveredTarget(current), state, error, updatedAt: now } : null;
     });
-    if (seq !== null && state === "current") this.drift.schedule(collectorId);
+    // Judged when the collector comes to run its target; again only when it reports another effective config (setEffective).
+    if (moved && state === "current") this.drift.schedule(collectorId);
     if (seq !== null) {
       await this.historyWrites.update(historyId(collectorId, seq), (entry) => {
         if (!entry || entry.hash !== report.hash || (entry.state === state && (entry.error ?? null) === error)) return null;
