@@ -55,10 +55,11 @@ export class DriftJudge {
 
   /** Compares what the collector says it runs with its target (drift.ts) and keeps the answer on the target when it changed. */
   private async check(collectorId: string): Promise<void> {
-    const current = await this.delivery.target(collectorId);
-    if (!current) return;
+    // The effective config first: a collector that reports none needs no read of its rendered body.
     const effective = (await this.store.get<EffectiveConfig>(EFFECTIVE, collectorId))?.data;
     if (!effective) return;
+    const current = await this.delivery.target(collectorId);
+    if (!current) return;
     const unknown = this.unknown(collectorId, effective);
     // Reported before this target was recorded, it cannot be what the collector runs of it: its next report says.
     if (!unknown && current.target.targetAt !== undefined && effective.reportedAt < current.target.targetAt) return;
