@@ -7,41 +7,18 @@
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { reportingOnly } from "../../shared/attention.ts";
-import { COLLECTOR_STATUSES } from "../../shared/collector-status.ts";
+import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector-status.ts";
 import type { Collector } from "../../shared/collectors.ts";
-import { MANAGEMENT_MODES } from "../../shared/vocabulary.ts";
+import { MANAGEMENT_MODES, type ManagementMode } from "../../shared/vocabulary.ts";
 import { SqliteStore } from "../store/sqlite.ts";
-import type { Change, Store, WriteOp } from "../store/store.ts";
+import type { WriteOp } from "../store/store.ts";
+import { gated } from "../lib/gated-feed.ts";
 import { Collectors, COLLECTORS } from "./collectors.ts";
 
 /** Deterministic: a failure replays. */
 let seed = 7;
 const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000) as number;
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-
-/**
- * The store as watchers see it: `mode` "own" passes this replica's writes
- * with their records, "other" strips them (as another replica's arrive),
- * "cut" drops them (missed: only a resync brings them).
- */
-function gated(store: SqliteStore) {
-  const gate = { mode: "own" as "own" | "other" | "cut", resyncs: [] as (() => void)[] };
-  const watch: Store["watch"] = (listener, onResync) => {
-    if (onResync) gate.resyncs.push(onResync);
-    return store.watch((changes, at) => {
-      if (gate.mode === "cut") return;
-      listener(gate.mode === "other" ? changes.map(({ data: _, ...change }): Change => change) : changes, at);
-    }, onResync);
-  };
-  const wrapped = new Proxy(store, {
-    get(target, key) {
-      if (key === "watch") return watch;
-      const value = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  }) as Store;
-  return { gate, wrapped, resync: () => gate.resyncs.forEach((r) => r()) };
-}
 
 let store: SqliteStore;
 beforeEach(() => {
@@ -71,11 +48,11 @@ function record(id: string): Collector {
 /** The dashboard's collector figures by walking every stored record, as the dashboard did before. */
 async function recount() {
   const docs = await store.list<Collector>(COLLECTORS);
-  const byStatus = Object.fromEntries(COLLECTOR_STATUSES.map((s) => [s, 0]));
-  const byMode = Object.fromEntries(MANAGEMENT_MODES.map((m) => [m, 0]));
+  const byStatus = Object.fromEntries(COLLECTOR_STATUSES.map((s) => [s, 0])) as Record<CollectorStatus, number>;
+  const byMode = Object.fromEntries(MANAGEMENT_MODES.map((m) => [m, 0])) as Record<ManagementMode, number>;
   for (const { data } of docs) {
-    byStatus[data.status]!++;
-    byMode[data.managementMode]!++;
+    byStatus[data.status]++;
+    byMode[data.managementMode]++;
   }
   const ids = docs.map((d) => d.data).sort((a, b) => (a.id < b.id ? -1 : 1));
   return {
@@ -143,6 +120,6 @@ test("the counts equal a recount after random writes from this replica, another,
   gate.mode = "own";
   resync();
   expect(await kept(collectors)).toEqual(await recount());
-  expect((await collectors.countByStatus()).offline).toBe((await recount()).collectors.byStatus.offline!);
+  expect((await collectors.countByStatus()).offline).toBe((await recount()).collectors.byStatus.offline);
   collectors.close();
 });

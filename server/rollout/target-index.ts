@@ -6,19 +6,22 @@
  * status) is answered from here: a refresh at fleet scale lists nothing from
  * the store. Decisions that must see every replica's last write (a rollout's
  * end, a batch release) read the store instead; a rollout's end only once
- * this index says it may have come.
+ * this index says it may have come. Beside the views, the attention lists are
+ * kept as sets (attention-sets.ts), so a refresh reads them, not every target.
  */
 import type { Store } from "../store/store.ts";
 import { RecordView } from "../store/view.ts";
+import { AttentionSets } from "./attention-sets.ts";
 import { CONFIGS, RENDER_FAILURES, type CollectorConfig, type RenderFailure } from "./records.ts";
 
 export class TargetIndex {
   private readonly targets: RecordView<CollectorConfig>;
   private readonly failures: RecordView<RenderFailure>;
+  private readonly sets = new AttentionSets();
 
   constructor(store: Store) {
-    this.targets = new RecordView(store, CONFIGS);
-    this.failures = new RecordView(store, RENDER_FAILURES);
+    this.targets = new RecordView(store, CONFIGS, this.sets.targets);
+    this.failures = new RecordView(store, RENDER_FAILURES, this.sets.failures);
   }
 
   /** Loaded (once; again after a resync). */
@@ -42,22 +45,22 @@ export class TargetIndex {
     return (collectorId) => this.targets.get(collectorId);
   }
 
-  /** The targets that pass `keep`, in collector id order. */
-  async targetsWhere(keep: (target: CollectorConfig) => boolean): Promise<CollectorConfig[]> {
-    await this.ready();
-    return this.targets.page(keep, Number.POSITIVE_INFINITY).items;
-  }
-
   /** Once loaded: whether a collector's config cannot be rendered, by its id. */
   async failureLookup(): Promise<(collectorId: string) => boolean> {
     await this.ready();
     return (collectorId) => this.failures.get(collectorId) !== undefined;
   }
 
-  /** Every render failure, in collector id order. */
-  async allFailures(): Promise<RenderFailure[]> {
+  /** Once loaded: a collector's render failure by its id, undefined when it has none. */
+  async failureOf(): Promise<(collectorId: string) => RenderFailure | undefined> {
     await this.ready();
-    return this.failures.page(() => true, Number.POSITIVE_INFINITY).items;
+    return (collectorId) => this.failures.get(collectorId);
+  }
+
+  /** Once loaded: the failed, pinned, drifted and unrenderable ids, kept current with the views (attention-sets.ts). */
+  async attentionSets(): Promise<AttentionSets> {
+    await this.ready();
+    return this.sets;
   }
 
   close(): void {
