@@ -9,8 +9,9 @@
  * counts and the offline and reporting-only ids are kept beside the collector
  * view (collectors/fleet-counts.ts), the attention lists beside the targets
  * (rollout/attention-sets.ts); only the collectors the throughput window holds
- * are offered to it; the rollout status is GET /publish/status?scope=fleet,
- * from memory.
+ * are offered to it; the latest fleet rollout's counts and first failures
+ * are kept beside the targets too (rollout/latest-fleet.ts), the same figures
+ * as GET /publish/status?scope=fleet.
  */
 import { DASHBOARD_SAMPLE, DASHBOARD_TOP, DashboardSchema, type Dashboard } from "../../shared/dashboard.ts";
 import type { RolloutStatus } from "../../shared/rollouts.ts";
@@ -18,6 +19,7 @@ import type { Collectors } from "../collectors/collectors.ts";
 import { route, type Route } from "../http/route.ts";
 import type { SortedIds } from "../lib/sorted-ids.ts";
 import type { Attention } from "../rollout/attention.ts";
+import type { LatestFleetRollout } from "../rollout/latest-fleet.ts";
 import type { StagedRollouts } from "../rollout/staged.ts";
 import type { Telemetry } from "../telemetry/index.ts";
 import { FleetThroughput } from "../telemetry/top.ts";
@@ -27,6 +29,7 @@ export interface DashboardApiDeps {
   collectors: Pick<Collectors, "counters" | "get">;
   attention: Pick<Attention, "summary">;
   staged: Pick<StagedRollouts, "status">;
+  fleetRollout: Pick<LatestFleetRollout, "summary">;
   telemetry: Telemetry;
 }
 
@@ -62,6 +65,9 @@ async function fleet(deps: DashboardApiDeps) {
 
 /** The latest rollout without its per-collector list, and the first failures by name. */
 async function latestRollout(deps: DashboardApiDeps): Promise<Dashboard["rollout"]> {
+  const kept = await deps.fleetRollout.summary(DASHBOARD_SAMPLE);
+  if (kept) return kept;
+  // No pointer names the latest (state older than the pointers): the status searches the rollouts.
   const status: RolloutStatus = await deps.staged.status(undefined, "fleet");
   const failed = status.collectors.filter((c) => c.state === "failed").slice(0, DASHBOARD_SAMPLE);
   const failures = await Promise.all(

@@ -11,7 +11,7 @@ import type { ManagementMode } from "../../shared/vocabulary.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from "../errors.ts";
 import type { AuditEntry, Doc, Store, WriteOp } from "../store/store.ts";
-import { RecordView, ScanBudgetError } from "../store/view.ts";
+import { RecordView, ScanBudgetError, type ViewListener } from "../store/view.ts";
 import { Admission } from "../lib/admission.ts";
 import { listeners } from "../lib/view-listeners.ts";
 import { AttributeIndex, type IndexAnswer } from "./attribute-index.ts";
@@ -129,6 +129,8 @@ export class Collectors {
   private readonly index = new AttributeIndex();
   /** The dashboard's counts and offline / reporting-only ids, kept current with the view (fleet-counts.ts). */
   private readonly counts = new FleetCounts();
+  /** Others kept beside the view (`listen`): a rollout's counts (rollout/rollout-tally.ts). */
+  private readonly viewListeners = new Set<ViewListener<Collector>>();
   private readonly attributeListeners = new Set<AttributesListener>();
   /** The reported keys matchers may read (trust.ts); `configured` is fleet.trustedAttributes. */
   readonly trust: TrustedAttributes;
@@ -142,7 +144,14 @@ export class Collectors {
     private readonly store: Store,
     configured: readonly string[] = [],
   ) {
-    this.view = new RecordView(store, COLLECTION, listeners<Collector>(this.index, this.counts));
+    this.view = new RecordView(
+      store,
+      COLLECTION,
+      listeners<Collector>(this.index, this.counts, {
+        put: (record) => this.viewListeners.forEach((l) => l.put(record)),
+        remove: (id) => this.viewListeners.forEach((l) => l.remove(id)),
+      }),
+    );
     this.trust = new TrustedAttributes(store, configured);
   }
 
@@ -150,6 +159,7 @@ export class Collectors {
     this.view.close();
     this.trust.close();
     this.attributeListeners.clear();
+    this.viewListeners.clear();
   }
 
   /**
@@ -487,6 +497,12 @@ export class Collectors {
   async counters(): Promise<{ counts: FleetCounts; lookup: (id: string) => Collector | undefined }> {
     await this.ready();
     return { counts: this.counts, lookup: (id) => this.view.get(id) };
+  }
+
+  /** Tells `listener` of every record the view takes or drops from now on (store/view.ts ViewListener). Returns the unsubscribe. */
+  listen(listener: ViewListener<Collector>): () => void {
+    this.viewListeners.add(listener);
+    return () => this.viewListeners.delete(listener);
   }
 
   private ready(): Promise<unknown> {

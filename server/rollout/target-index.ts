@@ -10,7 +10,8 @@
  * kept as sets (attention-sets.ts), so a refresh reads them, not every target.
  */
 import type { Store } from "../store/store.ts";
-import { RecordView } from "../store/view.ts";
+import { listeners } from "../lib/view-listeners.ts";
+import { RecordView, type ViewListener } from "../store/view.ts";
 import { AttentionSets } from "./attention-sets.ts";
 import { CONFIGS, RENDER_FAILURES, type CollectorConfig, type RenderFailure } from "./records.ts";
 
@@ -18,9 +19,18 @@ export class TargetIndex {
   private readonly targets: RecordView<CollectorConfig>;
   private readonly failures: RecordView<RenderFailure>;
   private readonly sets = new AttentionSets();
+  /** Others kept beside the targets (`listen`): a rollout's counts (rollout-tally.ts). */
+  private readonly targetListeners = new Set<ViewListener<CollectorConfig>>();
 
   constructor(store: Store) {
-    this.targets = new RecordView(store, CONFIGS, this.sets.targets);
+    this.targets = new RecordView(
+      store,
+      CONFIGS,
+      listeners<CollectorConfig>(this.sets.targets, {
+        put: (target) => this.targetListeners.forEach((l) => l.put(target)),
+        remove: (id) => this.targetListeners.forEach((l) => l.remove(id)),
+      }),
+    );
     this.failures = new RecordView(store, RENDER_FAILURES, this.sets.failures);
   }
 
@@ -63,8 +73,15 @@ export class TargetIndex {
     return this.sets;
   }
 
+  /** Tells `listener` of every target the index takes or drops from now on. Returns the unsubscribe. */
+  listen(listener: ViewListener<CollectorConfig>): () => void {
+    this.targetListeners.add(listener);
+    return () => this.targetListeners.delete(listener);
+  }
+
   close(): void {
     this.targets.close();
     this.failures.close();
+    this.targetListeners.clear();
   }
 }

@@ -1,0 +1,127 @@
+/**
+ * The dashboard's latest fleet rollout (the staged one with batches left,
+ * else the latest publish to the fleet, as StagedRollouts.status "fleet"
+ * picks it), its counts and first failures read from a tally kept current
+ * beside the target index and the collectors view (rollout-tally.ts), so a
+ * refresh costs a few small reads, not a state per collector. The rollout's
+ * document (100,000 ids twice at fleet scale) is kept until the change feed
+ * says it changed; the small pointers and the publish's write progress are
+ * read on each refresh, so which rollout and how far it has written are as
+ * fresh as the store.
+ */
+import type { Dashboard } from "../../shared/dashboard.ts";
+import type { Collectors } from "../collectors/collectors.ts";
+import type { Store } from "../store/store.ts";
+import { ACTIVE, LATEST_FLEET, ROLLOUTS, WRITES, type Rollout, type RolloutWrite } from "./records.ts";
+import { countBatch } from "./strategy.ts";
+import { RolloutTally } from "./rollout-tally.ts";
+import type { TargetIndex } from "./target-index.ts";
+
+export class LatestFleetRollout {
+  /** Rollout documents read, by id, until the feed announces a change to one (at most the active and the latest). */
+  private readonly docs = new Map<string, Rollout>();
+  /** Bumped by every announced rollout change: a read that a change overtook is not kept. */
+  private generation = 0;
+  private tally: RolloutTally | null = null;
+  private readonly stops: (() => void)[];
+
+  constructor(
+    private readonly store: Store,
+    private readonly collectors: Pick<Collectors, "counters" | "listen">,
+    private readonly index: Pick<TargetIndex, "targetLookup" | "listen">,
+  ) {
+    const update = (id: string) => this.tally?.update(id);
+    this.stops = [
+      store.watch(
+        (changes) => {
+          for (const change of changes) {
+            if (change.collection !== ROLLOUTS) continue;
+            this.generation++;
+            this.docs.delete(change.id);
+          }
+        },
+        () => {
+          this.generation++;
+          this.docs.clear();
+        },
+      ),
+      collectors.listen({ put: (c) => update(c.id), remove: update }),
+      index.listen({ put: (t) => update(t.collectorId), remove: update }),
+    ];
+  }
+
+  /**
+   * The latest fleet rollout as the dashboard shows it, with its first `n`
+   * failures; null when no pointer names one (state written before the
+   * pointers existed: StagedRollouts.status searches the rollouts then).
+   */
+  async summary(n: number): Promise<Dashboard["rollout"] | null> {
+    const [targetOf, { lookup }] = await Promise.all([this.index.targetLookup(), this.collectors.counters()]);
+    const rollout = await this.latest();
+    if (rollout === null) return null;
+    if (rollout === undefined)
+      return { rolloutId: null, commit: null, state: "idle", staged: false, pausedReason: null, total: 0, counts: countBatch([]), batches: null, failures: [] };
+    if (this.tally?.rollout !== rollout) this.tally = new RolloutTally(rollout, { target: targetOf, collector: lookup });
+    const writing = await this.store.get<RolloutWrite>(WRITES, rollout.id);
+    const unreleased = rollout.batchEnds?.[rollout.released ?? 0] ?? rollout.changed.length;
+    const queuedFrom = Math.min(unreleased, writing?.data.written ?? unreleased);
+    const counts = this.tally.counts(queuedFrom);
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    // As staged.ts `progress` judges it.
+    const settled = counts.applying + counts.outdated + counts.queued === 0;
+    const outcome = counts.failed > 0 ? "completed_with_errors" : "completed";
+    const ends = rollout.batchEnds;
+    const state = !ends
+      ? settled
+        ? outcome
+        : "running"
+      : rollout.phase === "paused" || rollout.phase === "aborted"
+        ? rollout.phase
+        : rollout.phase === "done" && settled
+          ? outcome
+          : "running";
+    return {
+      rolloutId: rollout.id,
+      commit: rollout.commit,
+      state,
+      staged: ends !== undefined,
+      pausedReason: (ends ? rollout.pausedReason : undefined) ?? null,
+      total,
+      counts,
+      batches: ends ? { total: ends.length, released: ends.filter((_, i) => i <= (rollout.released ?? 0)).length } : null,
+      failures: this.tally.failures(queuedFrom, n).map(({ id, error }) => ({ id, name: lookup(id)?.name ?? id, error })),
+    };
+  }
+
+  close(): void {
+    for (const stop of this.stops) stop();
+    this.tally = null;
+  }
+
+  /** The staged rollout with batches left, else the one the latest-fleet pointer names (undefined: gone); null without either pointer. */
+  private async latest(): Promise<Rollout | undefined | null> {
+    const [active, pointer] = await Promise.all([
+      this.store.get<{ rolloutId: string }>(ACTIVE.collection, ACTIVE.id),
+      this.store.get<{ rolloutId: string }>(LATEST_FLEET.collection, LATEST_FLEET.id),
+    ]);
+    if (active) {
+      const rollout = await this.rollout(active.data.rolloutId);
+      if (rollout?.phase === "running" || rollout?.phase === "paused") return rollout;
+    }
+    if (!pointer) return null;
+    return this.rollout(pointer.data.rolloutId);
+  }
+
+  private async rollout(id: string): Promise<Rollout | undefined> {
+    const kept = this.docs.get(id);
+    if (kept) return kept;
+    const generation = this.generation;
+    const doc = await this.store.get<Rollout>(ROLLOUTS, id);
+    if (!doc) return undefined;
+    if (generation === this.generation) {
+      if (this.docs.size >= 2) this.docs.clear();
+      this.docs.set(id, doc.data);
+    }
+    return doc.data;
+  }
+}
