@@ -14,7 +14,9 @@
  * whatever its own state. So the own states of members in `changed` are
  * summed per position (a Fenwick tree per state), and the counts are read
  * for any `q` in a few steps; members not in `changed` are never queued.
- * The rollout's document is fixed for a tally: a new version is a new tally.
+ * A new version of the rollout's document (a batch released, a pause, its
+ * end) keeps the tally when its members are the same (`follow`), else it is
+ * a new tally.
  */
 import { countBatch, type BatchCounts } from "./strategy.ts";
 import { handedOn, rolloutState, type CollectorConfig, type Rollout, type RolloutCollectorState } from "./records.ts";
@@ -84,9 +86,10 @@ export class RolloutTally {
   private readonly failed = new SortedPositions();
 
   constructor(
-    readonly rollout: Rollout,
+    private current: Rollout,
     private readonly lookups: TallyLookups,
   ) {
+    const rollout = current;
     rollout.collectorIds.forEach((id, i) => {
       if (!this.position.has(id)) this.position.set(id, i);
     });
@@ -100,6 +103,23 @@ export class RolloutTally {
     this.anchors = new Int32Array(rollout.changed.length + 1);
     for (let i = 0; i < mark.length; i++) this.anchors[i + 1] = this.anchors[i]! + mark[i]!;
     for (const id of this.position.keys()) this.update(id);
+  }
+
+  get rollout(): Rollout {
+    return this.current;
+  }
+
+  /**
+   * Takes `next`, a new version of the same rollout, when what the states
+   * depend on is the same (its members, their order, `resumedBy`): one pass
+   * of comparisons, not a judgement per member. False when it is not.
+   */
+  follow(next: Rollout): boolean {
+    const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((id, i) => id === b[i]);
+    const was = this.current;
+    if (next.id !== was.id || next.resumedBy !== was.resumedBy || !same(next.collectorIds, was.collectorIds) || !same(next.changed, was.changed)) return false;
+    this.current = next;
+    return true;
   }
 
   /** Judges one member again (its target or record changed); not a member: nothing. */
@@ -124,10 +144,10 @@ export class RolloutTally {
 
   /** Counts by state when the members at `changed` positions from `queuedFrom` on are queued (staged.ts collectorStates). */
   counts(queuedFrom: number): BatchCounts {
-    const q = Math.max(0, Math.min(queuedFrom, this.rollout.changed.length));
+    const q = Math.max(0, Math.min(queuedFrom, this.current.changed.length));
     const counts = countBatch([]);
     for (const state of OWN_STATES) counts[state] = this.outside[state] + this.inChanged.get(state)!.prefix(q);
-    counts.queued = this.anchors[this.rollout.changed.length]! - this.anchors[q]!;
+    counts.queued = this.anchors[this.current.changed.length]! - this.anchors[q]!;
     return counts;
   }
 
@@ -136,7 +156,7 @@ export class RolloutTally {
     const out: { id: string; error: string | null }[] = [];
     for (const position of this.failed.items) {
       if (out.length === n) break;
-      const id = this.rollout.collectorIds[position]!;
+      const id = this.current.collectorIds[position]!;
       if ((this.changedAt.get(id) ?? -1) >= queuedFrom) continue;
       out.push({ id, error: this.own.get(id)?.error ?? null });
     }
