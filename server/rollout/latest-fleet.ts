@@ -63,10 +63,12 @@ export class LatestFleetRollout {
     if (rollout === undefined)
       return { rolloutId: null, commit: null, state: "idle", staged: false, pausedReason: null, total: 0, counts: countBatch([]), batches: null, failures: [] };
     if (this.tally?.rollout !== rollout && !this.tally?.follow(rollout)) this.tally = new RolloutTally(rollout, { target: targetOf, collector: lookup });
+    const tally = this.tally;
+    await tally.ready;
     const writing = await this.doc<RolloutWrite>(WRITES, rollout.id);
     const unreleased = rollout.batchEnds?.[rollout.released ?? 0] ?? rollout.changed.length;
     const queuedFrom = Math.min(unreleased, writing?.written ?? unreleased);
-    const counts = this.tally.counts(queuedFrom);
+    const counts = tally.counts(queuedFrom);
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     // As staged.ts `progress` judges it.
     const settled = counts.applying + counts.outdated + counts.queued === 0;
@@ -90,7 +92,7 @@ export class LatestFleetRollout {
       total,
       counts,
       batches: ends ? { total: ends.length, released: ends.filter((_, i) => i <= (rollout.released ?? 0)).length } : null,
-      failures: this.tally.failures(queuedFrom, n).map(({ id, error }) => ({ id, name: lookup(id)?.name ?? id, error })),
+      failures: tally.failures(queuedFrom, n).map(({ id, error }) => ({ id, name: lookup(id)?.name ?? id, error })),
     };
   }
 

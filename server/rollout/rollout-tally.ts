@@ -21,6 +21,8 @@
 import { countBatch, type BatchCounts } from "./strategy.ts";
 import { handedOn, rolloutState, type CollectorConfig, type Rollout, type RolloutCollectorState } from "./records.ts";
 import type { Collector } from "../../shared/collectors.ts";
+import { nextTurn } from "../lib/next-turn.ts";
+import { SCAN_SLICE_MS } from "../store/view.ts";
 
 /** A member's own state, or null when it is not counted (no target or record, or handed on). */
 type Own = { state: Exclude<RolloutCollectorState, "queued">; error: string | null } | null;
@@ -65,6 +67,17 @@ class SortedPositions {
   }
 }
 
+/** One member of the rollout. */
+interface Member {
+  /** First position in collectorIds (the status lists in that order). */
+  position: number;
+  /** Last position in `changed` (queued when at or past the boundary), -1 when not in it. */
+  changedAt: number;
+  own: Own;
+  /** Judged at least once (`own` is its state, not the initial null). */
+  judged: boolean;
+}
+
 /** Where one collector's target and record are read: the target index and the collectors view, in memory. */
 export interface TallyLookups {
   target(id: string): CollectorConfig | undefined;
@@ -72,37 +85,64 @@ export interface TallyLookups {
 }
 
 export class RolloutTally {
-  /** Member id → its first position in collectorIds (the status lists in that order). */
-  private readonly position = new Map<string, number>();
-  /** Member id → its last position in `changed` (queued when at or past `q`). */
-  private readonly changedAt = new Map<string, number>();
-  private readonly own = new Map<string, Own>();
-  /** Own states of members in `changed`, by position. */
-  private readonly inChanged = new Map<OwnState, Fenwick>();
+  /** Each member by id: a Map operation or two per member and change, the most of the cost at 100,000. */
+  private readonly members = new Map<string, Member>();
+  /** Own states of members in `changed`, by position (index: OWN_STATES). */
+  private readonly inChanged: Fenwick[];
   /** Own states of members not in `changed`. */
   private readonly outside = countBatch([]);
-  /** Members by their changed position: 1 at a member's `changedAt`, summed for the queued count. */
-  private readonly anchors: Int32Array;
+  /** anchors[i]: members whose `changed` position is below i (for the queued count). */
+  private anchors = new Int32Array(1);
   private readonly failed = new SortedPositions();
+  /** Set once every member is registered: changes are judged from then on. */
+  private judging = false;
+  /**
+   * Settles once every member is judged. Built in slices of SCAN_SLICE_MS
+   * (a fleet rollout has 100,000 members: the build held the event loop for
+   * 0.4 s); a change heard meanwhile is judged at once or in its turn.
+   */
+  readonly ready: Promise<void>;
 
   constructor(
     private current: Rollout,
     private readonly lookups: TallyLookups,
   ) {
-    const rollout = current;
-    rollout.collectorIds.forEach((id, i) => {
-      if (!this.position.has(id)) this.position.set(id, i);
-    });
-    rollout.changed.forEach((id, i) => {
-      if (this.position.has(id)) this.changedAt.set(id, i);
-    });
-    for (const state of OWN_STATES) this.inChanged.set(state, new Fenwick(rollout.changed.length));
-    // anchors[i]: members whose last changed position is below i.
-    const mark = new Uint8Array(rollout.changed.length);
-    for (const at of this.changedAt.values()) mark[at] = 1;
-    this.anchors = new Int32Array(rollout.changed.length + 1);
-    for (let i = 0; i < mark.length; i++) this.anchors[i + 1] = this.anchors[i]! + mark[i]!;
-    for (const id of this.position.keys()) this.update(id);
+    this.inChanged = OWN_STATES.map(() => new Fenwick(current.changed.length));
+    this.ready = this.build();
+  }
+
+  private async build(): Promise<void> {
+    const { collectorIds, changed } = this.current;
+    let sliceStart = performance.now();
+    const turn = async () => {
+      if (performance.now() - sliceStart < SCAN_SLICE_MS) return;
+      await nextTurn();
+      sliceStart = performance.now();
+    };
+    for (let i = 0; i < collectorIds.length; i++) {
+      const id = collectorIds[i]!;
+      if (!this.members.has(id)) this.members.set(id, { position: i, changedAt: -1, own: null, judged: false });
+      if ((i & 1023) === 1023) await turn();
+    }
+    const mark = new Uint8Array(changed.length);
+    for (let i = 0; i < changed.length; i++) {
+      const member = this.members.get(changed[i]!);
+      if (member) {
+        if (member.changedAt >= 0) mark[member.changedAt] = 0;
+        member.changedAt = i;
+        mark[i] = 1;
+      }
+      if ((i & 1023) === 1023) await turn();
+    }
+    const anchors = new Int32Array(changed.length + 1);
+    for (let i = 0; i < mark.length; i++) anchors[i + 1] = anchors[i]! + mark[i]!;
+    this.anchors = anchors;
+    this.judging = true;
+    let i = 0;
+    for (const [id, member] of this.members) {
+      if (!member.judged) this.judgeMember(id, member);
+      if ((++i & 1023) === 0) await turn();
+    }
   }
 
   get rollout(): Rollout {
@@ -124,29 +164,34 @@ export class RolloutTally {
 
   /** Judges one member again (its target or record changed); not a member: nothing. */
   update(id: string): void {
-    const position = this.position.get(id);
-    if (position === undefined) return;
-    const before = this.own.get(id);
+    if (!this.judging) return; // judged when the build comes to it
+    const member = this.members.get(id);
+    if (member) this.judgeMember(id, member);
+  }
+
+  private judgeMember(id: string, member: Member): void {
+    const before = member.own;
     const after = this.judge(id);
-    if (before?.state === after?.state && before?.error === after?.error && this.own.has(id)) return;
-    this.own.set(id, after);
-    const changed = this.changedAt.get(id);
+    if (member.judged && before?.state === after?.state && before?.error === after?.error) return;
+    member.judged = true;
+    member.own = after;
+    const at = member.changedAt;
     if (before) {
-      if (changed === undefined) this.outside[before.state]--;
-      else this.inChanged.get(before.state)!.add(changed, -1);
+      if (at < 0) this.outside[before.state]--;
+      else this.inChanged[OWN_STATES.indexOf(before.state)]!.add(at, -1);
     }
     if (after) {
-      if (changed === undefined) this.outside[after.state]++;
-      else this.inChanged.get(after.state)!.add(changed, 1);
+      if (at < 0) this.outside[after.state]++;
+      else this.inChanged[OWN_STATES.indexOf(after.state)]!.add(at, 1);
     }
-    this.failed.set(position, after?.state === "failed");
+    this.failed.set(member.position, after?.state === "failed");
   }
 
   /** Counts by state when the members at `changed` positions from `queuedFrom` on are queued (staged.ts collectorStates). */
   counts(queuedFrom: number): BatchCounts {
     const q = Math.max(0, Math.min(queuedFrom, this.current.changed.length));
     const counts = countBatch([]);
-    for (const state of OWN_STATES) counts[state] = this.outside[state] + this.inChanged.get(state)!.prefix(q);
+    OWN_STATES.forEach((state, i) => (counts[state] = this.outside[state] + this.inChanged[i]!.prefix(q)));
     counts.queued = this.anchors[this.current.changed.length]! - this.anchors[q]!;
     return counts;
   }
@@ -157,8 +202,9 @@ export class RolloutTally {
     for (const position of this.failed.items) {
       if (out.length === n) break;
       const id = this.current.collectorIds[position]!;
-      if ((this.changedAt.get(id) ?? -1) >= queuedFrom) continue;
-      out.push({ id, error: this.own.get(id)?.error ?? null });
+      const member = this.members.get(id)!;
+      if (member.changedAt >= queuedFrom) continue;
+      out.push({ id, error: member.own?.error ?? null });
     }
     return out;
   }
