@@ -9,7 +9,7 @@
  * health changes, deletes, writes of another replica, and a missed stretch
  * healed by a resync.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { afterEach, beforeEach, expect, spyOn, test } from "bun:test";
 import { COLLECTOR_STATUSES } from "../../shared/collector-status.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Dashboard } from "../../shared/dashboard.ts";
@@ -195,6 +195,19 @@ test("the latest fleet rollout's counts and failures equal its status after rand
   }
   // The runs met failures beside queued collectors: the boundary was exercised.
   expect(nonEmpty).toBeGreaterThan(5);
+
+  // A refresh reads nothing from the store once it has read what it needs, nor after a publish on this replica.
+  gate.mode = "own";
+  await latest.summary(SAMPLE);
+  const gets = spyOn(store, "get");
+  await latest.summary(SAMPLE);
+  const published = newRollout();
+  await store.write(published.ops);
+  await store.write([progress(published.rollout)]);
+  const after = await latest.summary(SAMPLE);
+  expect(gets).not.toHaveBeenCalled();
+  gets.mockRestore();
+  expect(after).toEqual(await recount());
   latest.close();
   index.close();
   collectors.close();

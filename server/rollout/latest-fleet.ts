@@ -8,7 +8,9 @@
  * fleet scale, and its publish's write progress) are kept once read until
  * the change feed says one changed, as fresh as the target index itself:
  * a point read cost 4 ms on the 100,000-collector SQLite file of
- * bench/dashboard.ts, and the rollout's document is parsed whole.
+ * bench/dashboard.ts, and the rollout's document is parsed whole (0.2 s).
+ * This replica's own writes come with their documents and are kept as
+ * written, so a publish here is never read back.
  */
 import type { Dashboard } from "../../shared/dashboard.ts";
 import type { Collectors } from "../collectors/collectors.ts";
@@ -38,7 +40,10 @@ export class LatestFleetRollout {
           for (const change of changes) {
             if (!KEPT.has(change.collection)) continue;
             this.generation++;
-            this.docs.delete(`${change.collection}/${change.id}`);
+            const key = `${change.collection}/${change.id}`;
+            // This replica's write carries its document (a publish's rollout: not read back); another's is read when asked.
+            if (change.data !== undefined && (change.collection !== ACTIVE.collection || POINTERS.has(change.id))) this.keep(key, change.data);
+            else this.docs.delete(key);
           }
         },
         () => {
@@ -121,14 +126,17 @@ export class LatestFleetRollout {
     if (this.docs.has(key)) return this.docs.get(key) as T | null;
     const generation = this.generation;
     const data = (await this.store.get<T>(collection, id))?.data ?? null;
-    if (generation === this.generation) {
-      // Old rollouts and their progress are not looked at again: keep a handful.
-      if (this.docs.size >= 8) this.docs.clear();
-      this.docs.set(key, data);
-    }
+    if (generation === this.generation) this.keep(key, data);
     return data;
+  }
+
+  private keep(key: string, data: unknown): void {
+    // Old rollouts and their progress are not looked at again: keep a handful.
+    if (this.docs.size >= 8 && !this.docs.has(key)) this.docs.clear();
+    this.docs.set(key, data);
   }
 }
 
 /** The collections whose documents are kept (`doc`): the pointers live in ACTIVE's and LATEST_FLEET's. */
 const KEPT = new Set([ROLLOUTS, WRITES, ACTIVE.collection, LATEST_FLEET.collection]);
+const POINTERS = new Set([ACTIVE.id, LATEST_FLEET.id]);
