@@ -8,7 +8,8 @@
  * fleet scale, and its publish's write progress) are kept once read until
  * the change feed says one changed, as fresh as the target index itself:
  * a point read cost 4 ms on the 100,000-collector SQLite file of
- * bench/dashboard.ts, and the rollout's document is parsed whole (0.2 s).
+ * bench/dashboard.ts (the WITHOUT ROWID docs table of this branch's base),
+ * and the rollout's document is parsed whole (0.2 s).
  * This replica's own writes come with their documents and are kept as
  * written, so a publish here is never read back.
  */
