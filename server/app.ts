@@ -48,6 +48,7 @@ import { TargetDelivery } from "./rollout/target-delivery.ts";
 import { TargetHistory } from "./rollout/history.ts";
 import { Attention } from "./rollout/attention.ts";
 import { TargetIndex } from "./rollout/target-index.ts";
+import { LatestFleetRollout } from "./rollout/latest-fleet.ts";
 import { Stager } from "./rollout/stager.ts";
 import { StagedRollouts } from "./rollout/staged.ts";
 import { RolloutEnds } from "./rollout/ends.ts";
@@ -117,6 +118,8 @@ export interface App {
   /** The collectors whose config needs a look (rollout/attention.ts). */
   attention: Attention;
   staged: StagedRollouts;
+  /** The dashboard's latest fleet rollout, its counts kept current (rollout/latest-fleet.ts). */
+  fleetRollout: LatestFleetRollout;
   /** Renders a collector again when a write here changes its attributes (rollout/retarget.ts). */
   retargeting: Retargeting;
   /** Plans and deploys operators' edits of who runs what (rollout/attribute-rollout.ts). */
@@ -203,6 +206,7 @@ export async function createApp(
   const targetHistory = new TargetHistory(store, collectors);
   const targetIndex = new TargetIndex(store);
   const staged = new StagedRollouts(store, collectors, targetHistory, targetIndex);
+  const fleetRollout = new LatestFleetRollout(store, collectors, targetIndex);
   const retargeting = new Retargeting(store, configStore, collectors, logger);
   const attributeRollouts = new AttributeRollouts(store, retargeting, (hash) => targetHistory.storedRendered(hash));
   const presence = new Presence(store, collectors, logger);
@@ -224,6 +228,7 @@ export async function createApp(
     { stop: () => metricsTokens.close() },
     { stop: () => collectors.close() },
     { stop: () => delivery.close() },
+    { stop: () => fleetRollout.close() },
     { stop: () => targetIndex.close() },
     // Before the rollouts and the registry it reads: the batch in flight finishes first.
     { stop: () => retargeting.close() },
@@ -291,6 +296,7 @@ export async function createApp(
     targetHistory,
     attention: new Attention(targetIndex, collectors),
     staged,
+    fleetRollout,
     retargeting,
     attributeRollouts,
     restarts: new Restarts(store, collectors),

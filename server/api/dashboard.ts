@@ -5,65 +5,69 @@
  * the top collectors by throughput and errors, and the fleet's records/s.
  * Scope `collectors:read`: it names collectors.
  *
- * Cost at fleet scale: one pass over the in-memory collector view (counts,
- * reporting only, offline, and each collector offered to the throughput
- * window, which keeps only its top few); the targets and render failures
- * from memory (Attention.attention, rollout/target-index.ts), no store list;
- * the rollout status is GET /publish/status?scope=fleet, from the same memory.
+ * Cost at fleet scale: what it shows, not the fleet (issue 36 item 3). The
+ * counts and the offline and reporting-only ids are kept beside the collector
+ * view (collectors/fleet-counts.ts), the attention lists beside the targets
+ * (rollout/attention-sets.ts); only the collectors the throughput window holds
+ * are offered to it; the latest fleet rollout's counts and first failures
+ * are kept beside the targets too (rollout/latest-fleet.ts), the same figures
+ * as GET /publish/status?scope=fleet.
  */
-import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector-status.ts";
-import { reportingOnly } from "../../shared/attention.ts";
 import { DASHBOARD_SAMPLE, DASHBOARD_TOP, DashboardSchema, type Dashboard } from "../../shared/dashboard.ts";
 import type { RolloutStatus } from "../../shared/rollouts.ts";
-import { MANAGEMENT_MODES, type ManagementMode } from "../../shared/vocabulary.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { route, type Route } from "../http/route.ts";
+import type { SortedIds } from "../lib/sorted-ids.ts";
 import type { Attention } from "../rollout/attention.ts";
+import type { LatestFleetRollout } from "../rollout/latest-fleet.ts";
 import type { StagedRollouts } from "../rollout/staged.ts";
 import type { Telemetry } from "../telemetry/index.ts";
 import { FleetThroughput } from "../telemetry/top.ts";
 
 /** What the /dashboard route uses. */
 export interface DashboardApiDeps {
-  collectors: Collectors;
-  attention: Pick<Attention, "attention">;
-  staged: StagedRollouts;
+  collectors: Pick<Collectors, "counters" | "get">;
+  attention: Pick<Attention, "summary">;
+  staged: Pick<StagedRollouts, "status">;
+  fleetRollout: Pick<LatestFleetRollout, "summary">;
   telemetry: Telemetry;
 }
 
-const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+/** The first `DASHBOARD_SAMPLE` ids of a set in id order, with their names, and the set's size. */
+function listed(ids: SortedIds, lookup: (id: string) => { name: string } | undefined) {
+  const sample: { id: string; name: string }[] = [];
+  for (const id of ids.values()) {
+    if (sample.length === DASHBOARD_SAMPLE) break;
+    const collector = lookup(id);
+    if (collector) sample.push({ id, name: collector.name });
+  }
+  return { count: ids.size, sample };
+}
 
-/** The first `DASHBOARD_SAMPLE` by id of a list already in id order, with its count. */
-const listed = <T>(items: T[]) => ({ count: items.length, sample: items.slice(0, DASHBOARD_SAMPLE) });
-
-/** The one pass over the fleet: counts, the reporting-only and offline samples, and throughput offers. */
+/**
+ * The collector figures from the counters kept beside the view, and the
+ * throughput from the collectors the window holds (not a walk of the fleet).
+ */
 async function fleet(deps: DashboardApiDeps) {
-  const byStatus = zeros<CollectorStatus>(COLLECTOR_STATUSES);
-  const byMode = zeros<ManagementMode>(MANAGEMENT_MODES);
-  const reporting: { id: string; name: string }[] = [];
-  const offline: { id: string; name: string }[] = [];
-  let total = 0;
+  const { counts, lookup } = await deps.collectors.counters();
   const throughput = new FleetThroughput(deps.telemetry.window, DASHBOARD_TOP);
-  await deps.collectors.each((c) => {
-    total++;
-    byStatus[c.status]++;
-    byMode[c.managementMode]++;
-    if (reportingOnly(c)) reporting.push({ id: c.id, name: c.name });
-    if (c.status === "offline") offline.push({ id: c.id, name: c.name });
-    throughput.offer(c.id, c.name, c.status === "offline");
-  });
-  // The view is unordered: the samples are the first ids, so they are stable between calls.
-  const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
+  for (const [id] of deps.telemetry.window.entries()) {
+    const collector = lookup(id);
+    if (collector) throughput.offer(id, collector.name, collector.status === "offline");
+  }
   return {
-    collectors: { total, byStatus, byMode },
-    reportingOnly: listed(reporting.sort(byId)),
-    offline: listed(offline.sort(byId)),
+    collectors: counts.collectors(),
+    reportingOnly: listed(counts.reportingOnly, lookup),
+    offline: listed(counts.offline, lookup),
     throughput: throughput.result(),
   };
 }
 
 /** The latest rollout without its per-collector list, and the first failures by name. */
 async function latestRollout(deps: DashboardApiDeps): Promise<Dashboard["rollout"]> {
+  const kept = await deps.fleetRollout.summary(DASHBOARD_SAMPLE);
+  if (kept) return kept;
+  // No pointer names the latest (state older than the pointers): the status searches the rollouts.
   const status: RolloutStatus = await deps.staged.status(undefined, "fleet");
   const failed = status.collectors.filter((c) => c.state === "failed").slice(0, DASHBOARD_SAMPLE);
   const failures = await Promise.all(
@@ -83,17 +87,20 @@ async function latestRollout(deps: DashboardApiDeps): Promise<Dashboard["rollout
 }
 
 export async function dashboard(deps: DashboardApiDeps): Promise<Dashboard> {
-  const [summary, rollout, attention] = await Promise.all([fleet(deps), latestRollout(deps), deps.attention.attention()]);
+  const [summary, rollout, attention] = await Promise.all([fleet(deps), latestRollout(deps), deps.attention.summary(DASHBOARD_SAMPLE)]);
   const { reporting, byRecords, byErrors, current, currentCollectors, history } = summary.throughput;
   return {
     generatedAt: new Date().toISOString(),
     collectors: summary.collectors,
     reportingOnly: summary.reportingOnly,
     offline: summary.offline,
-    failed: listed(attention.failed.map((f) => ({ id: f.collectorId, name: f.name, error: f.error }))),
-    unrenderable: listed(attention.unrenderable.map((f) => ({ id: f.collectorId, name: f.name, error: f.error }))),
-    pinned: listed(attention.pinned.map((p) => ({ id: p.collectorId, name: p.name, actor: p.actor, at: p.at }))),
-    drifted: listed(attention.drifted.map((d) => ({ id: d.collectorId, name: d.name, reason: d.reason }))),
+    failed: { count: attention.failed.count, sample: attention.failed.sample.map((f) => ({ id: f.collectorId, name: f.name, error: f.error })) },
+    unrenderable: {
+      count: attention.unrenderable.count,
+      sample: attention.unrenderable.sample.map((f) => ({ id: f.collectorId, name: f.name, error: f.error })),
+    },
+    pinned: { count: attention.pinned.count, sample: attention.pinned.sample.map((p) => ({ id: p.collectorId, name: p.name, actor: p.actor, at: p.at })) },
+    drifted: { count: attention.drifted.count, sample: attention.drifted.sample.map((d) => ({ id: d.collectorId, name: d.name, reason: d.reason })) },
     rollout,
     throughput: { reporting, byRecords, byErrors },
     fleetRate: { current, collectors: currentCollectors, history: history.map((p) => ({ time: new Date(p.time).toISOString(), value: p.value })) },

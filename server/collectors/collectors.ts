@@ -3,7 +3,7 @@
  * collector's first contact), their labels, and their status as reported by
  * the control channels. Every change is audited with the write itself.
  */
-import { COLLECTOR_STATUSES, type CollectorStatus } from "../../shared/collector-status.ts";
+import type { CollectorStatus } from "../../shared/collector-status.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { TagFilter } from "../../shared/collector-filter.ts";
 import type { Matcher } from "../../shared/matchers.ts";
@@ -11,9 +11,11 @@ import type { ManagementMode } from "../../shared/vocabulary.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from "../errors.ts";
 import type { AuditEntry, Doc, Store, WriteOp } from "../store/store.ts";
-import { RecordView, ScanBudgetError } from "../store/view.ts";
+import { RecordView, ScanBudgetError, type ViewListener } from "../store/view.ts";
 import { Admission } from "../lib/admission.ts";
+import { listeners } from "../lib/view-listeners.ts";
 import { AttributeIndex, type IndexAnswer } from "./attribute-index.ts";
+import { FleetCounts } from "./fleet-counts.ts";
 import { sameReported, VIRTUAL_KEYS } from "./attributes.ts";
 import { refuseUntrusted, TrustedAttributes } from "./trust.ts";
 
@@ -125,6 +127,10 @@ export class Collectors {
   private readonly view: RecordView<Collector>;
   /** The attributes matchers read, kept current with the view (attribute-index.ts). */
   private readonly index = new AttributeIndex();
+  /** The dashboard's counts and offline / reporting-only ids, kept current with the view (fleet-counts.ts). */
+  private readonly counts = new FleetCounts();
+  /** Others kept beside the view (`listen`): a rollout's counts (rollout/rollout-tally.ts). */
+  private readonly viewListeners = new Set<ViewListener<Collector>>();
   private readonly attributeListeners = new Set<AttributesListener>();
   /** The reported keys matchers may read (trust.ts); `configured` is fleet.trustedAttributes. */
   readonly trust: TrustedAttributes;
@@ -138,7 +144,14 @@ export class Collectors {
     private readonly store: Store,
     configured: readonly string[] = [],
   ) {
-    this.view = new RecordView(store, COLLECTION, this.index);
+    this.view = new RecordView(
+      store,
+      COLLECTION,
+      listeners<Collector>(this.index, this.counts, {
+        put: (record) => this.viewListeners.forEach((l) => l.put(record)),
+        remove: (id) => this.viewListeners.forEach((l) => l.remove(id)),
+      }),
+    );
     this.trust = new TrustedAttributes(store, configured);
   }
 
@@ -146,6 +159,7 @@ export class Collectors {
     this.view.close();
     this.trust.close();
     this.attributeListeners.clear();
+    this.viewListeners.clear();
   }
 
   /**
@@ -480,15 +494,28 @@ export class Collectors {
   }
 
   /** The records and the trusted keys, read once: matchers read both. */
+  /**
+   * Once loaded: the counts and id sets kept beside the view (fleet-counts.ts)
+   * and a collector by id without a wait, for a summary that reads a few
+   * figures and the first few records, not the fleet (the dashboard).
+   */
+  async counters(): Promise<{ counts: FleetCounts; lookup: (id: string) => Collector | undefined }> {
+    await this.ready();
+    return { counts: this.counts, lookup: (id) => this.view.get(id) };
+  }
+
+  /** Tells `listener` of every record the view takes or drops from now on (store/view.ts ViewListener). Returns the unsubscribe. */
+  listen(listener: ViewListener<Collector>): () => void {
+    this.viewListeners.add(listener);
+    return () => this.viewListeners.delete(listener);
+  }
+
   private ready(): Promise<unknown> {
     return Promise.all([this.view.ready(), this.trust.ready()]);
   }
 
-  /** Counts by status, for health. */
+  /** Counts by status, for health: kept beside the view (fleet-counts.ts). */
   async countByStatus(): Promise<Record<CollectorStatus, number>> {
-    const counts = Object.fromEntries(COLLECTOR_STATUSES.map((s) => [s, 0])) as Record<CollectorStatus, number>;
-    await this.ready();
-    for (const collector of this.view.all()) counts[collector.status]++;
-    return counts;
+    return (await this.counters()).counts.collectors().byStatus;
   }
 }

@@ -27,10 +27,24 @@ export interface ConfigAttention {
   unrenderable: { collectorId: string; name: string; error: string }[];
 }
 
+/** A list of the dashboard: how many, and the first few by id. */
+export interface Listed<T> {
+  count: number;
+  sample: T[];
+}
+
+/** `ConfigAttention` counted, with the first `n` of each list. */
+export interface AttentionSummary {
+  failed: Listed<ConfigAttention["failed"][number]>;
+  pinned: Listed<ConfigAttention["pinned"][number]>;
+  drifted: Listed<DriftedCollector>;
+  unrenderable: Listed<ConfigAttention["unrenderable"][number]>;
+}
+
 export class Attention {
   constructor(
-    private readonly index: Pick<TargetIndex, "targetLookup" | "targetsWhere" | "failureLookup" | "allFailures">,
-    private readonly collectors: Pick<Collectors, "get">,
+    private readonly index: Pick<TargetIndex, "targetLookup" | "failureLookup" | "failureOf" | "attentionSets">,
+    private readonly collectors: Pick<Collectors, "counters">,
   ) {}
 
   /** The collectors that run something other than their applied target, in id order: online, current, drifted. */
@@ -42,29 +56,54 @@ export class Attention {
    * The collectors an operator should look at, each list in id order: their
    * config failed, a rollback pinned them, they drifted (as `drifted`), or
    * their config cannot be rendered (a publish or an attribute change skipped
-   * them). One pass over the targets in memory.
+   * them). Read from the sets kept beside the index (attention-sets.ts), so
+   * it costs what it lists, not the fleet.
    */
   async attention(): Promise<ConfigAttention> {
-    const out: ConfigAttention = { failed: [], pinned: [], drifted: [], unrenderable: [] };
-    const [targets, failures] = await Promise.all([
-      this.index.targetsWhere((t) => t.state === "failed" || Boolean(t.pinned) || (t.state === "current" && t.drift?.drifted === true)),
-      this.index.allFailures(),
+    const summary = await this.summary(Number.POSITIVE_INFINITY);
+    return { failed: summary.failed.sample, pinned: summary.pinned.sample, drifted: summary.drifted.sample, unrenderable: summary.unrenderable.sample };
+  }
+
+  /** `attention` counted, with only the first `n` of each list built (the dashboard's). */
+  async summary(n: number): Promise<AttentionSummary> {
+    const [sets, targetOf, failureOf, { lookup }] = await Promise.all([
+      this.index.attentionSets(),
+      this.index.targetLookup(),
+      this.index.failureOf(),
+      this.collectors.counters(),
     ]);
-    for (const data of targets) {
-      const collector = await this.collectors.get(data.collectorId).catch(() => null);
-      if (!collector) continue;
-      const { collectorId } = data;
-      const reasons = targetReasons(collector, data);
-      if (reasons.includes("failed")) out.failed.push({ collectorId, name: collector.name, error: data.error });
-      if (reasons.includes("pinned")) out.pinned.push({ collectorId, name: collector.name, ...data.pinned! });
-      if (reasons.includes("drifted"))
-        out.drifted.push({ collectorId, name: collector.name, reason: data.drift!.reason ?? null, checkedAt: data.drift!.checkedAt });
+    /** The first `n` of `ids` that `entry` answers for, and how many it answers for. */
+    const list = <T>(ids: readonly string[], entry: (collector: Collector, target: CollectorConfig) => T | undefined): Listed<T> => {
+      const out: Listed<T> = { count: 0, sample: [] };
+      for (const id of ids) {
+        const collector = lookup(id);
+        const target = targetOf(id);
+        if (!collector || !target) continue;
+        const item = entry(collector, target);
+        if (item === undefined) continue;
+        out.count++;
+        if (out.sample.length < n) out.sample.push(item);
+      }
+      return out;
+    };
+    const unrenderable: Listed<ConfigAttention["unrenderable"][number]> = { count: 0, sample: [] };
+    for (const collectorId of sets.unrenderable.values()) {
+      const collector = lookup(collectorId);
+      const failure = failureOf(collectorId);
+      if (!collector || !failure) continue;
+      unrenderable.count++;
+      if (unrenderable.sample.length < n) unrenderable.sample.push({ collectorId, name: collector.name, error: failure.error });
     }
-    for (const data of failures) {
-      const collector = await this.collectors.get(data.collectorId).catch(() => null);
-      if (collector) out.unrenderable.push({ collectorId: data.collectorId, name: collector.name, error: data.error });
-    }
-    return out;
+    return {
+      failed: list(sets.failed.values(), (c, t) => (t.state === "failed" ? { collectorId: c.id, name: c.name, error: t.error } : undefined)),
+      pinned: list(sets.pinned.values(), (c, t) => (t.pinned ? { collectorId: c.id, name: c.name, ...t.pinned } : undefined)),
+      drifted: list(sets.drifted.values(), (c, t) =>
+        targetReasons(c, t).includes("drifted")
+          ? { collectorId: c.id, name: c.name, reason: t.drift!.reason ?? null, checkedAt: t.drift!.checkedAt }
+          : undefined,
+      ),
+      unrenderable,
+    };
   }
 
   /**

@@ -6,19 +6,32 @@
  * status) is answered from here: a refresh at fleet scale lists nothing from
  * the store. Decisions that must see every replica's last write (a rollout's
  * end, a batch release) read the store instead; a rollout's end only once
- * this index says it may have come.
+ * this index says it may have come. Beside the views, the attention lists are
+ * kept as sets (attention-sets.ts), so a refresh reads them, not every target.
  */
 import type { Store } from "../store/store.ts";
-import { RecordView } from "../store/view.ts";
+import { listeners } from "../lib/view-listeners.ts";
+import { RecordView, type ViewListener } from "../store/view.ts";
+import { AttentionSets } from "./attention-sets.ts";
 import { CONFIGS, RENDER_FAILURES, type CollectorConfig, type RenderFailure } from "./records.ts";
 
 export class TargetIndex {
   private readonly targets: RecordView<CollectorConfig>;
   private readonly failures: RecordView<RenderFailure>;
+  private readonly sets = new AttentionSets();
+  /** Others kept beside the targets (`listen`): a rollout's counts (rollout-tally.ts). */
+  private readonly targetListeners = new Set<ViewListener<CollectorConfig>>();
 
   constructor(store: Store) {
-    this.targets = new RecordView(store, CONFIGS);
-    this.failures = new RecordView(store, RENDER_FAILURES);
+    this.targets = new RecordView(
+      store,
+      CONFIGS,
+      listeners<CollectorConfig>(this.sets.targets, {
+        put: (target) => this.targetListeners.forEach((l) => l.put(target)),
+        remove: (id) => this.targetListeners.forEach((l) => l.remove(id)),
+      }),
+    );
+    this.failures = new RecordView(store, RENDER_FAILURES, this.sets.failures);
   }
 
   /** Loaded (once; again after a resync). */
@@ -42,26 +55,33 @@ export class TargetIndex {
     return (collectorId) => this.targets.get(collectorId);
   }
 
-  /** The targets that pass `keep`, in collector id order. */
-  async targetsWhere(keep: (target: CollectorConfig) => boolean): Promise<CollectorConfig[]> {
-    await this.ready();
-    return this.targets.page(keep, Number.POSITIVE_INFINITY).items;
-  }
-
   /** Once loaded: whether a collector's config cannot be rendered, by its id. */
   async failureLookup(): Promise<(collectorId: string) => boolean> {
     await this.ready();
     return (collectorId) => this.failures.get(collectorId) !== undefined;
   }
 
-  /** Every render failure, in collector id order. */
-  async allFailures(): Promise<RenderFailure[]> {
+  /** Once loaded: a collector's render failure by its id, undefined when it has none. */
+  async failureOf(): Promise<(collectorId: string) => RenderFailure | undefined> {
     await this.ready();
-    return this.failures.page(() => true, Number.POSITIVE_INFINITY).items;
+    return (collectorId) => this.failures.get(collectorId);
+  }
+
+  /** Once loaded: the failed, pinned, drifted and unrenderable ids, kept current with the views (attention-sets.ts). */
+  async attentionSets(): Promise<AttentionSets> {
+    await this.ready();
+    return this.sets;
+  }
+
+  /** Tells `listener` of every target the index takes or drops from now on. Returns the unsubscribe. */
+  listen(listener: ViewListener<CollectorConfig>): () => void {
+    this.targetListeners.add(listener);
+    return () => this.targetListeners.delete(listener);
   }
 
   close(): void {
     this.targets.close();
     this.failures.close();
+    this.targetListeners.clear();
   }
 }
