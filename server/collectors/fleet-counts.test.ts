@@ -12,7 +12,7 @@ import type { Collector } from "../../shared/collectors.ts";
 import { MANAGEMENT_MODES, type ManagementMode } from "../../shared/vocabulary.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { WriteOp } from "../store/store.ts";
-import { gated } from "../lib/gated-feed.ts";
+import { gated } from "../store/gated-feed.ts";
 import { Collectors, COLLECTORS } from "./collectors.ts";
 
 /** Deterministic: a failure replays. */

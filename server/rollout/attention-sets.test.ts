@@ -11,7 +11,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { COLLECTOR_STATUSES } from "../../shared/collector-status.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import { Collectors, COLLECTORS } from "../collectors/collectors.ts";
-import { gated } from "../lib/gated-feed.ts";
+import { gated } from "../store/gated-feed.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { WriteOp } from "../store/store.ts";
 import { Attention, type ConfigAttention } from "./attention.ts";

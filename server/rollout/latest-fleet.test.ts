@@ -14,7 +14,7 @@ import { COLLECTOR_STATUSES } from "../../shared/collector-status.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Dashboard } from "../../shared/dashboard.ts";
 import { Collectors, COLLECTORS } from "../collectors/collectors.ts";
-import { gated } from "../lib/gated-feed.ts";
+import { gated } from "../store/gated-feed.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { WriteOp } from "../store/store.ts";
 import { TargetHistory } from "./history.ts";

@@ -23,6 +23,7 @@ import { handedOn, rolloutState, type CollectorConfig, type Rollout, type Rollou
 import type { Collector } from "../../shared/collectors.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 import { SCAN_SLICE_MS } from "../store/view.ts";
+import { SortedIds } from "../lib/sorted-ids.ts";
 
 /** A member's own state, or null when it is not counted (no target or record, or handed on). */
 type Own = { state: Exclude<RolloutCollectorState, "queued">; error: string | null } | null;
@@ -43,27 +44,6 @@ class Fenwick {
     let sum = 0;
     for (let i = end; i > 0; i -= i & -i) sum += this.tree[i]!;
     return sum;
-  }
-}
-
-/** Numbers in ascending order (positions in collectorIds). */
-class SortedPositions {
-  readonly items: number[] = [];
-  private indexOf(n: number): number {
-    let lo = 0;
-    let hi = this.items.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.items[mid]! < n) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-  set(n: number, member: boolean): void {
-    const at = this.indexOf(n);
-    const has = this.items[at] === n;
-    if (member && !has) this.items.splice(at, 0, n);
-    else if (!member && has) this.items.splice(at, 1);
   }
 }
 
@@ -93,7 +73,7 @@ export class RolloutTally {
   private readonly outside = countBatch([]);
   /** anchors[i]: members whose `changed` position is below i (for the queued count). */
   private anchors = new Int32Array(1);
-  private readonly failed = new SortedPositions();
+  private readonly failed = new SortedIds<number>();
   /** Set once every member is registered: changes are judged from then on. */
   private judging = false;
   /**
@@ -199,7 +179,7 @@ export class RolloutTally {
   /** The first `n` failed members not queued, in collectorIds order, with their errors. */
   failures(queuedFrom: number, n: number): { id: string; error: string | null }[] {
     const out: { id: string; error: string | null }[] = [];
-    for (const position of this.failed.items) {
+    for (const position of this.failed.values()) {
       if (out.length === n) break;
       const id = this.current.collectorIds[position]!;
       const member = this.members.get(id)!;

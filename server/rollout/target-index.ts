@@ -10,8 +10,7 @@
  * kept as sets (attention-sets.ts), so a refresh reads them, not every target.
  */
 import type { Store } from "../store/store.ts";
-import { listeners } from "../lib/view-listeners.ts";
-import { RecordView, type ViewListener } from "../store/view.ts";
+import { listeners, RecordView, type ViewListener } from "../store/view.ts";
 import { AttentionSets } from "./attention-sets.ts";
 import { CONFIGS, RENDER_FAILURES, type CollectorConfig, type RenderFailure } from "./records.ts";
 

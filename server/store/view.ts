@@ -6,6 +6,7 @@
  * millisecond; from storage it took tens, which broke the p99 target.
  */
 import { nextTurn } from "../lib/next-turn.ts";
+import { SortedIds } from "../lib/sorted-ids.ts";
 import type { Doc, Store } from "./store.ts";
 
 /** Longest a scan (`RecordView.scan`, or a walk beside the view) runs before it lets the event loop serve others. */
@@ -25,6 +26,18 @@ export interface ViewListener<T> {
   remove(id: string): void;
 }
 
+/** One ViewListener that tells several: a view takes one, and some keep more than one index or set of counters beside them. */
+export function listeners<T>(...all: ViewListener<T>[]): ViewListener<T> {
+  return {
+    put: (record) => {
+      for (const listener of all) listener.put(record);
+    },
+    remove: (id) => {
+      for (const listener of all) listener.remove(id);
+    },
+  };
+}
+
 interface Entry<T> {
   version: number;
   data: T;
@@ -33,7 +46,7 @@ interface Entry<T> {
 export class RecordView<T> {
   private readonly byId = new Map<string, Entry<T>>();
   /** Ids in ascending order, for cursor pagination. */
-  private ids: string[] = [];
+  private readonly sorted = new SortedIds();
   private loading: Promise<void> | null = null;
   /** Reads of records the feed announced, not done yet. */
   private readonly refreshing = new Set<Promise<unknown>>();
@@ -121,7 +134,7 @@ export class RecordView<T> {
   apply(doc: Pick<Doc<T>, "id" | "version" | "data">): void {
     const current = this.byId.get(doc.id);
     if (current && current.version >= doc.version) return;
-    if (!current) this.insertId(doc.id);
+    if (!current) this.sorted.add(doc.id);
     this.byId.set(doc.id, { version: doc.version, data: doc.data });
     this.listener?.put(doc.data);
   }
@@ -129,8 +142,7 @@ export class RecordView<T> {
   remove(id: string): void {
     if (!this.byId.delete(id)) return;
     this.listener?.remove(id);
-    const at = this.indexOf(id);
-    if (this.ids[at] === id) this.ids.splice(at, 1);
+    this.sorted.delete(id);
   }
 
   get(id: string): T | undefined {
@@ -148,16 +160,17 @@ export class RecordView<T> {
    */
   page(keep: (record: T) => boolean, limit: number, after?: string): { items: T[]; nextCursor: string | null } {
     const items: T[] = [];
+    const ids = this.sorted.values();
     /** The id of the last item taken: the next page's cursor. */
     let last: string | null = null;
-    let i = after === undefined ? 0 : this.indexOf(after);
-    if (after !== undefined && this.ids[i] === after) i++;
-    for (; i < this.ids.length; i++) {
-      const record = this.byId.get(this.ids[i]!)!.data;
+    let i = after === undefined ? 0 : this.sorted.indexOf(after);
+    if (after !== undefined && ids[i] === after) i++;
+    for (; i < ids.length; i++) {
+      const record = this.byId.get(ids[i]!)!.data;
       if (!keep(record)) continue;
       if (items.length === limit) return { items, nextCursor: last };
       items.push(record);
-      last = this.ids[i]!;
+      last = ids[i]!;
     }
     return { items, nextCursor: null };
   }
@@ -176,28 +189,30 @@ export class RecordView<T> {
     budgetMs = Number.POSITIVE_INFINITY,
   ): Promise<{ items: T[]; nextCursor: string | null }> {
     const items: T[] = [];
+    // The same array as the walk goes on: ids inserted or removed meanwhile show in it.
+    const ids = this.sorted.values();
     let last: string | null = null;
-    let i = after === undefined ? 0 : this.indexOf(after);
-    if (after !== undefined && this.ids[i] === after) i++;
+    let i = after === undefined ? 0 : this.sorted.indexOf(after);
+    if (after !== undefined && ids[i] === after) i++;
     let sliceStart = performance.now();
     let spent = 0;
-    for (; i < this.ids.length; i++) {
+    for (; i < ids.length; i++) {
       const slice = performance.now() - sliceStart;
       if (slice > SCAN_SLICE_MS) {
         spent += slice;
         if (spent > budgetMs) throw new ScanBudgetError(budgetMs);
-        const next = this.ids[i]!;
+        const next = ids[i]!;
         await nextTurn();
         sliceStart = performance.now();
         // Ids may have been inserted or removed meanwhile: go on from the first one not yet looked at.
-        i = this.indexOf(next);
-        if (i === this.ids.length) break;
+        i = this.sorted.indexOf(next);
+        if (i === ids.length) break;
       }
-      const record = this.byId.get(this.ids[i]!)!.data;
+      const record = this.byId.get(ids[i]!)!.data;
       if (!keep(record)) continue;
       if (items.length === limit) return { items, nextCursor: last };
       items.push(record);
-      last = this.ids[i]!;
+      last = ids[i]!;
     }
     return { items, nextCursor: null };
   }
@@ -218,23 +233,5 @@ export class RecordView<T> {
       if (doc) this.apply(doc);
       else this.remove(id);
     }
-  }
-
-  /** First index whose id is >= `id` (binary search). */
-  private indexOf(id: string): number {
-    let lo = 0;
-    let hi = this.ids.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.ids[mid]! < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  private insertId(id: string): void {
-    const last = this.ids[this.ids.length - 1];
-    if (last === undefined || last < id) this.ids.push(id);
-    else this.ids.splice(this.indexOf(id), 0, id);
   }
 }

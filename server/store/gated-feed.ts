@@ -4,8 +4,8 @@
  * this replica's writes, another replica's, and a stretch the feed missed
  * followed by a resync, over one real SqliteStore.
  */
-import type { SqliteStore } from "../store/sqlite.ts";
-import type { Change, Store } from "../store/store.ts";
+import type { SqliteStore } from "./sqlite.ts";
+import type { Change, Store } from "./store.ts";
 
 /**
  * The store as watchers see it: `mode` "own" passes this replica's writes
