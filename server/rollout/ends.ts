@@ -223,9 +223,14 @@ export class RolloutEnds {
     if (before === undefined) {
       waiting = await this.staged.unsettled(rollout, handedOn);
     } else {
-      // A collector's place in the rollout moves only with its target or its record: the others stay as judged.
-      waiting = await this.staged.unsettled(rollout, handedOn, [...touched]);
-      for (const collectorId of before) if (!touched.has(collectorId)) waiting.add(collectorId);
+      // A collector's place in the rollout moves only with its target or its record: the others stay as judged,
+      // and the set is changed in place (copying 100,000 waiting ids each second was most of a look).
+      const judged = await this.staged.unsettled(rollout, handedOn, [...touched]);
+      for (const collectorId of touched) {
+        if (judged.has(collectorId)) before.add(collectorId);
+        else before.delete(collectorId);
+      }
+      waiting = before;
     }
     // Another change of the rollout may have come in while judging: it is judged at the next look.
     if (this.rollouts.get(id) !== rollout) return false;
