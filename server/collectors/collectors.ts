@@ -474,6 +474,23 @@ export class Collectors {
   }
 
   /**
+   * Calls `visit` with every collector, in id order and uncopied (do not keep
+   * or change them), giving the event loop a turn every SCAN_SLICE_MS: for a
+   * periodic check of the whole fleet, which at 100,000 collectors held the
+   * loop for a tenth of a second in one piece.
+   */
+  async walk(visit: (collector: Collector) => void): Promise<void> {
+    await this.ready();
+    await this.view.scan(
+      (collector) => {
+        visit(collector);
+        return false;
+      },
+      Number.POSITIVE_INFINITY,
+    );
+  }
+
+  /**
    * Calls `visit` with every collector in the in-memory view, unordered and
    * uncopied (do not keep or change them): one pass for fleet summaries such
    * as the dashboard, with no store reads.
