@@ -6,7 +6,7 @@
  *
  * Per layout: seed N collector records (1,500 bytes of JSON each, 1,000 a transaction); two
  * publishes, each N rendered bodies (8,000 bytes), then N targets and N history rows (400 bytes), in
- * transactions of 5,000 operations (rollout/publish-writes.ts WRITE_SLICE); then 30 presence-shaped
+ * transactions of 5,000 operations (a publish's write slice when this was measured); then 30 presence-shaped
  * flushes: 333 collector records read whole and written back in one transaction (collectors/presence.ts
  * before its coalescer took records from memory). Prints each phase's wall time.
  *

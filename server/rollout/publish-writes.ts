@@ -34,8 +34,12 @@ import { leaseFor, type Lease } from "../store/lease.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { PENDING, ROLLOUTS, WRITES, type Rollout, type RolloutWrite } from "./records.ts";
 
-/** Store operations per write when a publish's writes are sliced. */
-export const WRITE_SLICE = 5000;
+/**
+ * Store operations per write when a publish's writes are sliced. At 5,000 a slice of a
+ * 100,000-collector publish held the event loop for 200-300 ms (bench/fleet.ts --cpu-prof),
+ * and every query waited behind each one.
+ */
+export const WRITE_SLICE = 1000;
 /** How long a writer's lease lasts unrenewed (it renews three times as often): another replica takes its publish for interrupted after that. */
 const LEASE_TTL_MS = 10_000;
 /** How often every replica looks for interrupted publishes. */
