@@ -481,13 +481,10 @@ export class Collectors {
    */
   async walk(visit: (collector: Collector) => void): Promise<void> {
     await this.ready();
-    await this.view.scan(
-      (collector) => {
-        visit(collector);
-        return false;
-      },
-      Number.POSITIVE_INFINITY,
-    );
+    await this.view.scan((collector) => {
+      visit(collector);
+      return false;
+    }, Number.POSITIVE_INFINITY);
   }
 
   /**

@@ -337,6 +337,16 @@ describe("status reports move the rollout", () => {
     writes.mockRestore();
   });
 
+  test("polls with the target's hash and no status, while it awaits its verdict, read the standing status once, not per poll", async () => {
+    const { hash } = await publish(CONFIG);
+    await config({ id: alloy.id });
+    const get = spyOn(store, "get");
+    for (let i = 0; i < 5; i++) expect((await config({ id: alloy.id, hash })).notModified).toBe(true);
+    expect(get.mock.calls.filter(([collection]) => collection === "remotecfg_status")).toHaveLength(1);
+    expect((await target()).state).toBe("applying");
+    get.mockRestore();
+  });
+
   test("a FAILED with Connect's error text tells of a failed fetch, not of the config: no report", async () => {
     const { hash } = await publish(CONFIG);
     await config({ id: alloy.id });

@@ -117,6 +117,8 @@ interface PollMemo {
   intervalSeconds: number;
   /** The collector's standing status as this process last saw it, with the hash it is about (null: none, or UNSET). */
   report: ConfigReport | null;
+  /** The target hash whose standing status was read from the store (standing): read once per target, found or not. */
+  standingRead: string | null;
   /** The attributes the last poll carried (raw, before bounding), so an unchanged poll skips the work. */
   attributes: { attributes: Record<string, string>; localAttributes: Record<string, string> } | null;
 }
@@ -454,6 +456,9 @@ export class RemoteConfigService {
   private async standing(id: string, memo: PollMemo, hash: string, target: CollectorConfig | null): Promise<ConfigReport | null> {
     if (target === null || hash === "" || hash !== target.targetHash || target.collectorRollback) return null;
     if (target.state !== "outdated" && target.state !== "applying") return null;
+    // Nothing stood for this target when it was read: a status the collector sends later comes with its request (memo.report).
+    if (memo.standingRead === hash) return null;
+    memo.standingRead = hash;
     const stored = (await this.deps.store.get<StandingStatus>(STATUSES, id))?.data;
     if (!stored || stored.state === "unset") return null;
     memo.report = stored.state === "failed" ? { hash, state: "failed", error: stored.error ?? "" } : { hash, state: stored.state };
@@ -511,7 +516,7 @@ export class RemoteConfigService {
     const now = this.now();
     let memo = this.memo.get(id);
     if (!memo) {
-      memo = { lastPollMs: now, intervalSeconds: DEFAULT_INTERVAL_SECONDS, report: null, attributes: null };
+      memo = { lastPollMs: now, intervalSeconds: DEFAULT_INTERVAL_SECONDS, report: null, standingRead: null, attributes: null };
       this.memo.set(id, memo);
       return memo;
     }
