@@ -267,7 +267,8 @@ test("any value the catalog's character rule accepts fills in as the same value 
     }),
     { numRuns: 300 },
   );
-});
+  // 900 renders: about 2 s alone, past bun's 5 s default on a machine busy with other work.
+}, 60_000);
 
 test("a collector lacking a referenced attribute cannot be rendered: the error names the key and the field that references it", () => {
   const render = fleetRenderer(injected(), NONE);

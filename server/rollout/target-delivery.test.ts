@@ -172,3 +172,25 @@ test("a status an agent repeats on every poll reads and writes nothing once the 
   await delivery.report("c1", { hash: "h2", state: "applied" });
   expect((await delivery.targetOf("c1"))?.state).toBe("current");
 });
+
+test("an older config reported while the target is not sent yet is stale, decided without reading history; once applying, it is a rollback", async () => {
+  await retarget("c1", "h1", 1);
+  await store.write([
+    { op: "put", collection: HISTORY, id: historyId("c1", 1), data: { seq: 1, commit: "c", hash: "h1", time: "", state: "current", actor: "a" } },
+  ]);
+  await retarget("c1", "h2", 2);
+  await store.write([
+    { op: "put", collection: HISTORY, id: historyId("c1", 2), data: { seq: 2, commit: "c", hash: "h2", time: "", state: "outdated", actor: "a" } },
+  ]);
+  await delivery.targetOf("c1");
+  const list = spyOn(store, "list");
+  for (let i = 0; i < 3; i++) await delivery.report("c1", { hash: "h1", state: "applied" });
+  expect(list).not.toHaveBeenCalled();
+  expect((await delivery.targetOf("c1"))?.state).toBe("outdated");
+  // Sent (applying: still being written, so memory says outdated), then the collector says it runs h1 again: it went back on its own.
+  const sending = delivery.fetched("c1", "h2");
+  await delivery.report("c1", { hash: "h1", state: "applied" });
+  await sending;
+  expect(await delivery.targetOf("c1")).toMatchObject({ state: "failed", collectorRollback: { toSeq: 1, toHash: "h1" } });
+  list.mockRestore();
+});

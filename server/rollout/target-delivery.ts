@@ -351,6 +351,10 @@ export class TargetDelivery implements Delivery {
     const target = await this.targetDoc(collectorId);
     if (!target || target.targetHash === hash) return false;
     if (target.collectorRollback?.toHash === hash) return true;
+    // Only an applying or failed target can be gone back from. While it is outdated (not sent yet) or current, an
+    // older config's report is stale: decided from memory, as an OpAMP HTTP agent repeats it on every poll until it
+    // takes the new one, unless a write of the target is still settling (a delivery moving it to applying).
+    if ((target.state === "outdated" || target.state === "current") && !this.configWrites.queued(collectorId)) return false;
     const history = (await this.store.list<HistoryEntry>(HISTORY, { prefix: `${collectorId}/` })).map((d) => d.data);
     const earlier = [...history].reverse().find((entry) => entry.seq < target.targetSeq && entry.hash === hash);
     if (!earlier) return false;

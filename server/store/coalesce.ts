@@ -32,6 +32,8 @@ const MAX_ATTEMPTS = 5;
 
 export class Coalescer<T> {
   private pending = new Map<string, Pending<T>>();
+  /** Updates not settled yet (queued or being written), per document. */
+  private readonly unsettled = new Map<string, number>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -45,13 +47,33 @@ export class Coalescer<T> {
 
   /** Queues an update; resolves once it is stored. */
   update(id: string, update: Update<T>): Promise<void> {
+    this.unsettled.set(id, (this.unsettled.get(id) ?? 0) + 1);
+    const settle = () => {
+      const left = this.unsettled.get(id)! - 1;
+      if (left === 0) this.unsettled.delete(id);
+      else this.unsettled.set(id, left);
+    };
     return new Promise((resolve, reject) => {
       let entry = this.pending.get(id);
       if (!entry) this.pending.set(id, (entry = { updates: [], done: [] }));
       entry.updates.push(update);
-      entry.done.push({ resolve, reject });
+      entry.done.push({
+        resolve: () => {
+          settle();
+          resolve();
+        },
+        reject: (error) => {
+          settle();
+          reject(error);
+        },
+      });
       this.timer ??= setTimeout(() => void this.flush(), this.delayMs);
     });
+  }
+
+  /** Whether an update of `id` is queued or being written: until it settles, what a view holds of it may be older. */
+  queued(id: string): boolean {
+    return this.unsettled.has(id);
   }
 
   /** Writes everything queued so far. */
