@@ -9,6 +9,7 @@ import { afterEach } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { COLLECTOR_STATUSES } from "../shared/collector-status.ts";
 import type { Collector } from "../shared/collectors.ts";
 import { ValidationError } from "./errors.ts";
 
@@ -44,4 +45,34 @@ export function refusal(run: () => unknown): ValidationError {
 export function collectorRecord(id: string, managementMode: Collector["managementMode"] = "opamp"): Collector {
   const at = "2026-01-01T00:00:00.000Z";
   return { id, name: id, environment: null, managementMode, tags: {}, status: "pending", lastSeen: null, health: null, createdAt: at, updatedAt: at };
+}
+
+/** A deterministic random source for a randomized test (a failure replays with its seed), and a pick from a list by it. */
+export function seeded(seed: number): { random: () => number; pick: <T>(items: readonly T[]) => T } {
+  let state = seed;
+  const random = () => (state = (state * 1103515245 + 12345) & 0x7fffffff) / 0x80000000;
+  return { random, pick: (items) => items[Math.floor(random() * items.length)]! };
+}
+
+/**
+ * A collector record with a random status and health (none; or healthy, saying it accepts remote
+ * config, that it does not, or nothing): for tests that hold kept counts against a recount.
+ */
+export function randomCollector(id: string, { random, pick }: ReturnType<typeof seeded>, fields: Partial<Collector> = {}): Collector {
+  return {
+    id,
+    name: id,
+    environment: null,
+    managementMode: "opamp",
+    tags: {},
+    status: pick(COLLECTOR_STATUSES),
+    lastSeen: null,
+    health:
+      random() < 0.3
+        ? null
+        : { channel: "opamp", intervalSeconds: 30, healthy: true, error: null, ...(random() < 0.5 ? { acceptsRemoteConfig: random() < 0.5 } : {}) },
+    createdAt: "",
+    updatedAt: "",
+    ...fields,
+  };
 }

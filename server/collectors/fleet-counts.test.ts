@@ -14,11 +14,10 @@ import { SqliteStore } from "../store/sqlite.ts";
 import type { WriteOp } from "../store/store.ts";
 import { gated } from "../store/gated-feed.ts";
 import { Collectors, COLLECTORS } from "./collectors.ts";
+import { randomCollector, seeded } from "../testutil.ts";
 
-/** Deterministic: a failure replays. */
-let seed = 7;
-const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000) as number;
-const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+const { random, pick } = seeded(7);
+const randomness = { random, pick };
 
 let store: SqliteStore;
 beforeEach(() => {
@@ -27,22 +26,7 @@ beforeEach(() => {
 afterEach(() => store.close());
 
 function record(id: string): Collector {
-  const status = pick(COLLECTOR_STATUSES);
-  return {
-    id,
-    name: `c-${id}`,
-    environment: null,
-    managementMode: pick(MANAGEMENT_MODES),
-    tags: {},
-    status,
-    lastSeen: null,
-    health:
-      random() < 0.3
-        ? null
-        : { channel: "opamp", intervalSeconds: 30, healthy: true, error: null, ...(random() < 0.5 ? { acceptsRemoteConfig: random() < 0.5 } : {}) },
-    createdAt: "",
-    updatedAt: "",
-  };
+  return randomCollector(id, randomness, { name: `c-${id}`, managementMode: pick(MANAGEMENT_MODES) });
 }
 
 /** The dashboard's collector figures by walking every stored record, as the dashboard did before. */

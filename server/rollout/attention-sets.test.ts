@@ -8,7 +8,6 @@
  * healed by a resync.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { COLLECTOR_STATUSES } from "../../shared/collector-status.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import { Collectors, COLLECTORS } from "../collectors/collectors.ts";
 import { gated } from "../store/gated-feed.ts";
@@ -17,10 +16,10 @@ import type { WriteOp } from "../store/store.ts";
 import { Attention, type ConfigAttention } from "./attention.ts";
 import { CONFIGS, RENDER_FAILURES, rolloutState, type CollectorConfig, type RenderFailure, type TargetDrift } from "./records.ts";
 import { TargetIndex } from "./target-index.ts";
+import { randomCollector, seeded } from "../testutil.ts";
 
-let seed = 11;
-const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000) as number;
-const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+const { random, pick } = seeded(11);
+const randomness = { random, pick };
 
 let store: SqliteStore;
 beforeEach(() => {
@@ -31,18 +30,7 @@ afterEach(() => store.close());
 const IDS = Array.from({ length: 30 }, (_, i) => `c-${String(i).padStart(2, "0")}`);
 
 function collector(id: string): Collector {
-  return {
-    id,
-    name: `name-${id}-${Math.floor(random() * 3)}`,
-    environment: null,
-    managementMode: "opamp",
-    tags: {},
-    status: pick(COLLECTOR_STATUSES),
-    lastSeen: null,
-    health: random() < 0.3 ? null : { channel: "opamp", intervalSeconds: 30, healthy: true, error: null, acceptsRemoteConfig: random() < 0.8 },
-    createdAt: "",
-    updatedAt: "",
-  };
+  return randomCollector(id, randomness, { name: `name-${id}-${Math.floor(random() * 3)}` });
 }
 
 function target(id: string): CollectorConfig {

@@ -10,7 +10,6 @@
  * healed by a resync.
  */
 import { afterEach, beforeEach, expect, spyOn, test } from "bun:test";
-import { COLLECTOR_STATUSES } from "../../shared/collector-status.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Dashboard } from "../../shared/dashboard.ts";
 import { Collectors, COLLECTORS } from "../collectors/collectors.ts";
@@ -22,10 +21,10 @@ import { LatestFleetRollout } from "./latest-fleet.ts";
 import { ACTIVE, CONFIGS, LATEST_FLEET, ROLLOUTS, WRITES, type CollectorConfig, type Rollout } from "./records.ts";
 import { StagedRollouts } from "./staged.ts";
 import { TargetIndex } from "./target-index.ts";
+import { randomCollector, seeded } from "../testutil.ts";
 
-let seed = 23;
-const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000) as number;
-const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+const { random, pick } = seeded(23);
+const randomness = { random, pick };
 const shuffled = <T>(items: readonly T[]): T[] =>
   items
     .map((item) => [random(), item] as const)
@@ -43,18 +42,7 @@ const IDS = Array.from({ length: 25 }, (_, i) => `c-${String(i).padStart(2, "0")
 const rollouts: Rollout[] = [];
 
 function collector(id: string): Collector {
-  return {
-    id,
-    name: `name-${id}`,
-    environment: null,
-    managementMode: "opamp",
-    tags: {},
-    status: pick(COLLECTOR_STATUSES),
-    lastSeen: null,
-    health: random() < 0.3 ? null : { channel: "opamp", intervalSeconds: 30, healthy: true, error: null, acceptsRemoteConfig: random() < 0.8 },
-    createdAt: "",
-    updatedAt: "",
-  };
+  return randomCollector(id, randomness, { name: `name-${id}` });
 }
 
 function target(id: string): CollectorConfig {
