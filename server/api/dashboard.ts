@@ -14,12 +14,11 @@
  * as GET /publish/status?scope=fleet.
  */
 import { DASHBOARD_SAMPLE, DASHBOARD_TOP, DashboardSchema, type Dashboard } from "../../shared/dashboard.ts";
-import type { RolloutStatus } from "../../shared/rollouts.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { route, type Route } from "../http/route.ts";
 import type { SortedIds } from "../lib/sorted-ids.ts";
 import type { Attention } from "../rollout/attention.ts";
-import type { LatestFleetRollout } from "../rollout/latest-fleet.ts";
+import { summaryOfStatus, type LatestFleetRollout } from "../rollout/latest-fleet.ts";
 import type { StagedRollouts } from "../rollout/staged.ts";
 import type { Telemetry } from "../telemetry/index.ts";
 import { FleetThroughput } from "../telemetry/top.ts";
@@ -68,22 +67,8 @@ async function latestRollout(deps: DashboardApiDeps): Promise<Dashboard["rollout
   const kept = await deps.fleetRollout.summary(DASHBOARD_SAMPLE);
   if (kept) return kept;
   // No pointer names the latest (state older than the pointers): the status searches the rollouts.
-  const status: RolloutStatus = await deps.staged.status(undefined, "fleet");
-  const failed = status.collectors.filter((c) => c.state === "failed").slice(0, DASHBOARD_SAMPLE);
-  const failures = await Promise.all(
-    failed.map(async (c) => ({ id: c.id, name: (await deps.collectors.get(c.id).catch(() => null))?.name ?? c.id, error: c.error ?? null })),
-  );
-  return {
-    rolloutId: status.rolloutId,
-    commit: status.commit,
-    state: status.state,
-    staged: status.batches !== undefined,
-    pausedReason: status.pausedReason ?? null,
-    total: status.total,
-    counts: status.counts,
-    batches: status.batches ? { total: status.batches.length, released: status.batches.filter((b) => b.released).length } : null,
-    failures,
-  };
+  const status = await deps.staged.status(undefined, "fleet");
+  return summaryOfStatus(status, DASHBOARD_SAMPLE, async (id) => (await deps.collectors.get(id).catch(() => null))?.name);
 }
 
 export async function dashboard(deps: DashboardApiDeps): Promise<Dashboard> {

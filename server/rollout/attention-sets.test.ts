@@ -71,12 +71,8 @@ async function recount(): Promise<ConfigAttention> {
   return out;
 }
 
-const settle = async () => {
-  for (let i = 0; i < 3; i++) await Bun.sleep(0);
-};
-
 test("the attention lists equal a recount after random target, failure and collector writes, another replica's, and a resync", async () => {
-  const { gate, wrapped, resync } = gated(store);
+  const { gate, wrapped, land } = gated(store);
   const collectors = new Collectors(wrapped);
   const index = new TargetIndex(wrapped);
   const attention = new Attention(index, collectors);
@@ -113,12 +109,7 @@ test("the attention lists equal a recount after random target, failure and colle
       }
     }
     if (ops.length === 0) continue;
-    await store.write(ops);
-    await settle();
-    if (gate.mode === "cut") {
-      gate.mode = "own";
-      resync();
-    }
+    await land(ops);
     const expected = await recount();
     expect(await attention.attention()).toEqual(expected);
     const summary = await attention.summary(3);

@@ -17,7 +17,7 @@ import { gated } from "../store/gated-feed.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { WriteOp } from "../store/store.ts";
 import { TargetHistory } from "./history.ts";
-import { LatestFleetRollout } from "./latest-fleet.ts";
+import { LatestFleetRollout, summaryOfStatus } from "./latest-fleet.ts";
 import { ACTIVE, CONFIGS, LATEST_FLEET, ROLLOUTS, WRITES, type CollectorConfig, type Rollout } from "./records.ts";
 import { StagedRollouts } from "./staged.ts";
 import { TargetIndex } from "./target-index.ts";
@@ -108,31 +108,14 @@ async function recount(): Promise<Dashboard["rollout"]> {
   const index = new TargetIndex(store);
   const staged = new StagedRollouts(store, collectors, new TargetHistory(store, collectors), index);
   const status = await staged.status(undefined, "fleet");
-  const failed = status.collectors.filter((c) => c.state === "failed").slice(0, SAMPLE);
-  const failures = await Promise.all(
-    failed.map(async (c) => ({ id: c.id, name: (await collectors.get(c.id).catch(() => null))?.name ?? c.id, error: c.error ?? null })),
-  );
+  const summary = await summaryOfStatus(status, SAMPLE, async (id) => (await collectors.get(id).catch(() => null))?.name);
   index.close();
   collectors.close();
-  return {
-    rolloutId: status.rolloutId,
-    commit: status.commit,
-    state: status.state,
-    staged: status.batches !== undefined,
-    pausedReason: status.pausedReason ?? null,
-    total: status.total,
-    counts: status.counts,
-    batches: status.batches ? { total: status.batches.length, released: status.batches.filter((b) => b.released).length } : null,
-    failures,
-  };
+  return summary;
 }
 
-const settle = async () => {
-  for (let i = 0; i < 3; i++) await Bun.sleep(0);
-};
-
 test("the latest fleet rollout's counts and failures equal its status after random rollouts, target and collector writes, another replica's, and a resync", async () => {
-  const { gate, wrapped, resync } = gated(store);
+  const { gate, wrapped, land } = gated(store);
   const collectors = new Collectors(wrapped);
   const index = new TargetIndex(wrapped);
   const latest = new LatestFleetRollout(wrapped, collectors, index);
@@ -171,12 +154,7 @@ test("the latest fleet rollout's counts and failures equal its status after rand
       else if (kind === "publish" && random() < 0.3 && once("rollout") && once("writes")) ops.push(...newRollout().ops);
     }
     if (ops.length === 0) continue;
-    await store.write(ops);
-    await settle();
-    if (gate.mode === "cut") {
-      gate.mode = "own";
-      resync();
-    }
+    await land(ops);
     const expected = await recount();
     if (expected.failures.length > 0 && expected.counts.queued > 0) nonEmpty++;
     expect(await latest.summary(SAMPLE)).toEqual(expected);

@@ -14,6 +14,7 @@
  * written, so a publish here is never read back.
  */
 import type { Dashboard } from "../../shared/dashboard.ts";
+import type { RolloutStatus } from "../../shared/rollouts.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { Store } from "../store/store.ts";
 import { ACTIVE, LATEST_FLEET, ROLLOUTS, WRITES, type Rollout, type RolloutWrite } from "./records.ts";
@@ -141,3 +142,27 @@ export class LatestFleetRollout {
 /** The collections whose documents are kept (`doc`): the pointers live in ACTIVE's and LATEST_FLEET's. */
 const KEPT = new Set([ROLLOUTS, WRITES, ACTIVE.collection, LATEST_FLEET.collection]);
 const POINTERS = new Set([ACTIVE.id, LATEST_FLEET.id]);
+
+/**
+ * A rollout's whole status as the dashboard shows it, with its first `n` failures by name: what a
+ * dashboard refresh built before the tally (and still does when no pointer names the latest).
+ */
+export async function summaryOfStatus(
+  status: RolloutStatus,
+  n: number,
+  nameOf: (collectorId: string) => Promise<string | undefined>,
+): Promise<Dashboard["rollout"]> {
+  const failed = status.collectors.filter((c) => c.state === "failed").slice(0, n);
+  const failures = await Promise.all(failed.map(async (c) => ({ id: c.id, name: (await nameOf(c.id)) ?? c.id, error: c.error ?? null })));
+  return {
+    rolloutId: status.rolloutId,
+    commit: status.commit,
+    state: status.state,
+    staged: status.batches !== undefined,
+    pausedReason: status.pausedReason ?? null,
+    total: status.total,
+    counts: status.counts,
+    batches: status.batches ? { total: status.batches.length, released: status.batches.filter((b) => b.released).length } : null,
+    failures,
+  };
+}

@@ -5,7 +5,7 @@
  * followed by a resync, over one real SqliteStore.
  */
 import type { SqliteStore } from "./sqlite.ts";
-import type { Change, Store } from "./store.ts";
+import type { Change, Store, WriteOp } from "./store.ts";
 
 /**
  * The store as watchers see it: `mode` "own" passes this replica's writes
@@ -28,5 +28,18 @@ export function gated(store: SqliteStore) {
       return typeof value === "function" ? value.bind(target) : value;
     },
   }) as Store;
-  return { gate, wrapped, resync: () => gate.resyncs.forEach((r) => r()) };
+  const resync = () => gate.resyncs.forEach((r) => r());
+  /**
+   * Writes `ops` as the gate's mode says, lets the reads of another replica's records land (a few
+   * turns of the event loop), and heals a stretch the feed missed with a resync.
+   */
+  const land = async (ops: WriteOp[]): Promise<void> => {
+    await store.write(ops);
+    for (let i = 0; i < 3; i++) await Bun.sleep(0);
+    if (gate.mode === "cut") {
+      gate.mode = "own";
+      resync();
+    }
+  };
+  return { gate, wrapped, resync, land };
 }
