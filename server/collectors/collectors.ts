@@ -11,7 +11,7 @@ import type { ManagementMode } from "../../shared/vocabulary.ts";
 import { auditEntry, type Actor } from "../audit/audit.ts";
 import { AppError, ConflictError, NotFoundError, UnavailableError, ValidationError } from "../errors.ts";
 import type { AuditEntry, Doc, Store, WriteOp } from "../store/store.ts";
-import { listeners, RecordView, ScanBudgetError, type ViewListener } from "../store/view.ts";
+import { RecordView, ScanBudgetError, type ViewListener } from "../store/view.ts";
 import { Admission } from "../lib/admission.ts";
 import { AttributeIndex, type IndexAnswer } from "./attribute-index.ts";
 import { FleetCounts } from "./fleet-counts.ts";
@@ -128,8 +128,6 @@ export class Collectors {
   private readonly index = new AttributeIndex();
   /** The dashboard's counts and offline / reporting-only ids, kept current with the view (fleet-counts.ts). */
   private readonly counts = new FleetCounts();
-  /** Others kept beside the view (`listen`): a rollout's counts (rollout/rollout-tally.ts). */
-  private readonly viewListeners = new Set<ViewListener<Collector>>();
   private readonly attributeListeners = new Set<AttributesListener>();
   /** The reported keys matchers may read (trust.ts); `configured` is fleet.trustedAttributes. */
   readonly trust: TrustedAttributes;
@@ -143,14 +141,7 @@ export class Collectors {
     private readonly store: Store,
     configured: readonly string[] = [],
   ) {
-    this.view = new RecordView(
-      store,
-      COLLECTION,
-      listeners<Collector>(this.index, this.counts, {
-        put: (record) => this.viewListeners.forEach((l) => l.put(record)),
-        remove: (id) => this.viewListeners.forEach((l) => l.remove(id)),
-      }),
-    );
+    this.view = new RecordView(store, COLLECTION, [this.index, this.counts]);
     this.trust = new TrustedAttributes(store, configured);
   }
 
@@ -158,7 +149,6 @@ export class Collectors {
     this.view.close();
     this.trust.close();
     this.attributeListeners.clear();
-    this.viewListeners.clear();
   }
 
   /**
@@ -506,7 +496,6 @@ export class Collectors {
     refuseUntrusted(names, path, this.trust.keys(), (key) => this.index.holders(key));
   }
 
-  /** The records and the trusted keys, read once: matchers read both. */
   /**
    * Once loaded: the counts and id sets kept beside the view (fleet-counts.ts)
    * and a collector by id without a wait, for a summary that reads a few
@@ -519,10 +508,10 @@ export class Collectors {
 
   /** Tells `listener` of every record the view takes or drops from now on (store/view.ts ViewListener). Returns the unsubscribe. */
   listen(listener: ViewListener<Collector>): () => void {
-    this.viewListeners.add(listener);
-    return () => this.viewListeners.delete(listener);
+    return this.view.listen(listener);
   }
 
+  /** The records and the trusted keys, read once: matchers read both. */
   private ready(): Promise<unknown> {
     return Promise.all([this.view.ready(), this.trust.ready()]);
   }

@@ -43,7 +43,7 @@ export interface AttentionSummary {
 
 export class Attention {
   constructor(
-    private readonly index: Pick<TargetIndex, "targetLookup" | "failureLookup" | "failureOf" | "attentionSets">,
+    private readonly index: Pick<TargetIndex, "targetLookup" | "failureOf" | "attentionSets">,
     private readonly collectors: Pick<Collectors, "counters">,
   ) {}
 
@@ -73,36 +73,45 @@ export class Attention {
       this.collectors.counters(),
     ]);
     /** The first `n` of `ids` that `entry` answers for, and how many it answers for. */
-    const list = <T>(ids: readonly string[], entry: (collector: Collector, target: CollectorConfig) => T | undefined): Listed<T> => {
+    const list = <T>(ids: readonly string[], entry: (collector: Collector) => T | undefined): Listed<T> => {
       const out: Listed<T> = { count: 0, sample: [] };
       for (const id of ids) {
         const collector = lookup(id);
-        const target = targetOf(id);
-        if (!collector || !target) continue;
-        const item = entry(collector, target);
+        const item = collector && entry(collector);
         if (item === undefined) continue;
         out.count++;
         if (out.sample.length < n) out.sample.push(item);
       }
       return out;
     };
-    const unrenderable: Listed<ConfigAttention["unrenderable"][number]> = { count: 0, sample: [] };
-    for (const collectorId of sets.unrenderable.values()) {
-      const collector = lookup(collectorId);
-      const failure = failureOf(collectorId);
-      if (!collector || !failure) continue;
-      unrenderable.count++;
-      if (unrenderable.sample.length < n) unrenderable.sample.push({ collectorId, name: collector.name, error: failure.error });
-    }
+    /** An entry made from the collector's target, none when it has no target. */
+    const byTarget =
+      <T>(make: (collector: Collector, target: CollectorConfig) => T | undefined) =>
+      (collector: Collector): T | undefined => {
+        const target = targetOf(collector.id);
+        return target && make(collector, target);
+      };
     return {
-      failed: list(sets.failed.values(), (c, t) => (t.state === "failed" ? { collectorId: c.id, name: c.name, error: t.error } : undefined)),
-      pinned: list(sets.pinned.values(), (c, t) => (t.pinned ? { collectorId: c.id, name: c.name, ...t.pinned } : undefined)),
-      drifted: list(sets.drifted.values(), (c, t) =>
-        targetReasons(c, t).includes("drifted")
-          ? { collectorId: c.id, name: c.name, reason: t.drift!.reason ?? null, checkedAt: t.drift!.checkedAt }
-          : undefined,
+      failed: list(
+        sets.failed.values(),
+        byTarget((c, t) => (t.state === "failed" ? { collectorId: c.id, name: c.name, error: t.error } : undefined)),
       ),
-      unrenderable,
+      pinned: list(
+        sets.pinned.values(),
+        byTarget((c, t) => (t.pinned ? { collectorId: c.id, name: c.name, ...t.pinned } : undefined)),
+      ),
+      drifted: list(
+        sets.drifted.values(),
+        byTarget((c, t) =>
+          targetReasons(c, t).includes("drifted")
+            ? { collectorId: c.id, name: c.name, reason: t.drift!.reason ?? null, checkedAt: t.drift!.checkedAt }
+            : undefined,
+        ),
+      ),
+      unrenderable: list(sets.unrenderable.values(), (c) => {
+        const failure = failureOf(c.id);
+        return failure && { collectorId: c.id, name: c.name, error: failure.error };
+      }),
     };
   }
 
@@ -112,12 +121,12 @@ export class Attention {
    * same index, so a row and the counts agree.
    */
   async configAttention(collectors: readonly Collector[]): Promise<Map<string, ConfigReason[]>> {
-    const [targetOf, unrenderable] = await Promise.all([this.index.targetLookup(), this.index.failureLookup()]);
+    const [targetOf, failureOf] = await Promise.all([this.index.targetLookup(), this.index.failureOf()]);
     const out = new Map<string, ConfigReason[]>();
     for (const collector of collectors) {
       const target = targetOf(collector.id);
       const reasons = target ? targetReasons(collector, target) : [];
-      if (unrenderable(collector.id)) reasons.push("unrenderable");
+      if (failureOf(collector.id)) reasons.push("unrenderable");
       out.set(collector.id, reasons);
     }
     return out;

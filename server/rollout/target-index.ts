@@ -10,7 +10,7 @@
  * kept as sets (attention-sets.ts), so a refresh reads them, not every target.
  */
 import type { Store } from "../store/store.ts";
-import { listeners, RecordView, type ViewListener } from "../store/view.ts";
+import { RecordView, type ViewListener } from "../store/view.ts";
 import { AttentionSets } from "./attention-sets.ts";
 import { CONFIGS, RENDER_FAILURES, type CollectorConfig, type RenderFailure } from "./records.ts";
 
@@ -18,19 +18,10 @@ export class TargetIndex {
   private readonly targets: RecordView<CollectorConfig>;
   private readonly failures: RecordView<RenderFailure>;
   private readonly sets = new AttentionSets();
-  /** Others kept beside the targets (`listen`): a rollout's counts (rollout-tally.ts). */
-  private readonly targetListeners = new Set<ViewListener<CollectorConfig>>();
 
   constructor(store: Store) {
-    this.targets = new RecordView(
-      store,
-      CONFIGS,
-      listeners<CollectorConfig>(this.sets.targets, {
-        put: (target) => this.targetListeners.forEach((l) => l.put(target)),
-        remove: (id) => this.targetListeners.forEach((l) => l.remove(id)),
-      }),
-    );
-    this.failures = new RecordView(store, RENDER_FAILURES, this.sets.failures);
+    this.targets = new RecordView(store, CONFIGS, [this.sets.targets]);
+    this.failures = new RecordView(store, RENDER_FAILURES, [this.sets.failures]);
   }
 
   /** Loaded (once; again after a resync). */
@@ -54,12 +45,6 @@ export class TargetIndex {
     return (collectorId) => this.targets.get(collectorId);
   }
 
-  /** Once loaded: whether a collector's config cannot be rendered, by its id. */
-  async failureLookup(): Promise<(collectorId: string) => boolean> {
-    await this.ready();
-    return (collectorId) => this.failures.get(collectorId) !== undefined;
-  }
-
   /** Once loaded: a collector's render failure by its id, undefined when it has none. */
   async failureOf(): Promise<(collectorId: string) => RenderFailure | undefined> {
     await this.ready();
@@ -74,13 +59,11 @@ export class TargetIndex {
 
   /** Tells `listener` of every target the index takes or drops from now on. Returns the unsubscribe. */
   listen(listener: ViewListener<CollectorConfig>): () => void {
-    this.targetListeners.add(listener);
-    return () => this.targetListeners.delete(listener);
+    return this.targets.listen(listener);
   }
 
   close(): void {
     this.targets.close();
     this.failures.close();
-    this.targetListeners.clear();
   }
 }

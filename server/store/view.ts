@@ -26,18 +26,6 @@ export interface ViewListener<T> {
   remove(id: string): void;
 }
 
-/** One ViewListener that tells several: a view takes one, and some keep more than one index or set of counters beside them. */
-export function listeners<T>(...all: ViewListener<T>[]): ViewListener<T> {
-  return {
-    put: (record) => {
-      for (const listener of all) listener.put(record);
-    },
-    remove: (id) => {
-      for (const listener of all) listener.remove(id);
-    },
-  };
-}
-
 interface Entry<T> {
   version: number;
   data: T;
@@ -50,13 +38,16 @@ export class RecordView<T> {
   private loading: Promise<void> | null = null;
   /** Reads of records the feed announced, not done yet. */
   private readonly refreshing = new Set<Promise<unknown>>();
+  /** What is kept beside the view (an index, counters): told of every record it takes or drops. */
+  private readonly listeners: Set<ViewListener<T>>;
   private readonly unwatch: () => void;
 
   constructor(
     private readonly store: Store,
     private readonly collection: string,
-    private readonly listener?: ViewListener<T>,
+    listeners: readonly ViewListener<T>[] = [],
   ) {
+    this.listeners = new Set(listeners);
     this.unwatch = store.watch(
       (changes) => {
         const stale: string[] = [];
@@ -122,7 +113,7 @@ export class RecordView<T> {
       const cached = this.byId.get(doc.id);
       if (cached !== undefined && cached.version === before.get(doc.id)) {
         this.byId.set(doc.id, { version: doc.version, data: doc.data });
-        this.listener?.put(doc.data);
+        for (const listener of this.listeners) listener.put(doc.data);
       } else this.apply(doc);
     }
     for (const [id, version] of before) {
@@ -136,12 +127,12 @@ export class RecordView<T> {
     if (current && current.version >= doc.version) return;
     if (!current) this.sorted.add(doc.id);
     this.byId.set(doc.id, { version: doc.version, data: doc.data });
-    this.listener?.put(doc.data);
+    for (const listener of this.listeners) listener.put(doc.data);
   }
 
   remove(id: string): void {
     if (!this.byId.delete(id)) return;
-    this.listener?.remove(id);
+    for (const listener of this.listeners) listener.remove(id);
     this.sorted.delete(id);
   }
 
@@ -221,8 +212,15 @@ export class RecordView<T> {
     for (const entry of this.byId.values()) yield entry.data;
   }
 
+  /** Tells `listener` of every record the view takes or drops from now on. Returns the unsubscribe. */
+  listen(listener: ViewListener<T>): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   close(): void {
     this.unwatch();
+    this.listeners.clear();
   }
 
   /** Reads the records one write changed, in one call. */
