@@ -19,8 +19,7 @@
 import type { TagFilter } from "../../shared/collector-filter.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Matcher } from "../../shared/matchers.ts";
-import { nextTurn } from "../lib/next-turn.ts";
-import { SCAN_SLICE_MS, ScanBudgetError } from "../store/view.ts";
+import { SCAN_SLICE_MS, Slices } from "../lib/next-turn.ts";
 import { attributeLayers, isOwnKey, type AttributeLayers, type TrustedKeys } from "./attributes.ts";
 
 /** The ids holding one value: a value one collector holds (every collector.id and collector.name) is its id alone, no Set. */
@@ -134,18 +133,11 @@ export class AttributeIndex {
       .map((m) => new MatcherAnswer(m, trusted.has(m.name), this.judging(m, trusted.has(m.name))))
       // Cheapest first: `holds` stops at the first that fails.
       .sort((a, b) => Number(a.judging === "lazy") - Number(b.judging === "lazy"));
-    let sliceStart = performance.now();
-    let spent = 0;
+    const slices = new Slices(SCAN_SLICE_MS, budgetMs);
     for (const answer of answers.filter((a) => a.judging === "eager")) {
       // Values are read off a copy: the index may change while this yields, and a value come meanwhile is judged when met.
       for (const value of [...this.valuesOf(answer.matcher.name, answer.trusted), ""]) {
-        const slice = performance.now() - sliceStart;
-        if (slice > SCAN_SLICE_MS) {
-          spent += slice;
-          if (spent > budgetMs) throw new ScanBudgetError(budgetMs);
-          await nextTurn();
-          sliceStart = performance.now();
-        }
+        if (slices.due) await slices.turn();
         answer.accepts(value);
       }
     }

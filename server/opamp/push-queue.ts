@@ -16,7 +16,7 @@
  * is pushed once; the push reads the target current at its turn. The push
  * handles its own failures (pushConfig logs them per session).
  */
-import { nextTurn } from "../lib/next-turn.ts";
+import { Slices } from "../lib/next-turn.ts";
 
 export class PushQueue {
   private readonly queued = new Set<string>();
@@ -46,15 +46,12 @@ export class PushQueue {
 
   private async drain(): Promise<void> {
     try {
-      let sliceStart = performance.now();
+      const slices = new Slices(this.sliceMs);
       while (this.queued.size > 0) {
         const id: string = this.queued.values().next().value!;
         this.queued.delete(id);
         await this.push(id);
-        if (performance.now() - sliceStart >= this.sliceMs) {
-          await nextTurn();
-          sliceStart = performance.now();
-        }
+        if (slices.due) await slices.turn();
       }
     } finally {
       this.draining = false;

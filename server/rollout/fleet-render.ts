@@ -10,7 +10,7 @@ import type { Collector } from "../../shared/collectors.ts";
 import type { SkippedCollector } from "../../shared/rollouts.ts";
 import { AppError } from "../errors.ts";
 import type { RenderedConfig } from "./renderer.ts";
-import { nextTurn } from "../lib/next-turn.ts";
+import { Slices } from "../lib/next-turn.ts";
 
 /**
  * Longest the render holds the event loop before others get a turn. It was
@@ -33,12 +33,9 @@ export async function renderFleet(
   named: ReadonlySet<string>,
 ): Promise<FleetRender> {
   const out: FleetRender = { rendered: [], pinned: [], failed: [] };
-  let sliceStart = performance.now();
+  const slices = new Slices(RENDER_SLICE_MS);
   for (const collector of affected) {
-    if (performance.now() - sliceStart > RENDER_SLICE_MS) {
-      await nextTurn();
-      sliceStart = performance.now();
-    }
+    if (slices.due) await slices.turn();
     if (isPinned(collector.id) && !named.has(collector.id)) {
       out.pinned.push(collector);
       continue;

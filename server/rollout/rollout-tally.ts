@@ -21,8 +21,7 @@
 import { countBatch, type BatchCounts } from "./strategy.ts";
 import { handedOn, rolloutState, type CollectorConfig, type Rollout, type RolloutCollectorState } from "./records.ts";
 import type { Collector } from "../../shared/collectors.ts";
-import { nextTurn } from "../lib/next-turn.ts";
-import { SCAN_SLICE_MS } from "../store/view.ts";
+import { SCAN_SLICE_MS, Slices } from "../lib/next-turn.ts";
 import { SortedIds } from "../lib/sorted-ids.ts";
 
 /** A member's own state, or null when it is not counted (no target or record, or handed on). */
@@ -93,16 +92,11 @@ export class RolloutTally {
 
   private async build(): Promise<void> {
     const { collectorIds, changed } = this.current;
-    let sliceStart = performance.now();
-    const turn = async () => {
-      if (performance.now() - sliceStart < SCAN_SLICE_MS) return;
-      await nextTurn();
-      sliceStart = performance.now();
-    };
+    const slices = new Slices(SCAN_SLICE_MS);
     for (let i = 0; i < collectorIds.length; i++) {
       const id = collectorIds[i]!;
       if (!this.members.has(id)) this.members.set(id, { position: i, changedAt: -1, own: null, judged: false });
-      if ((i & 1023) === 1023) await turn();
+      if ((i & 1023) === 1023 && slices.due) await slices.turn();
     }
     const mark = new Uint8Array(changed.length);
     for (let i = 0; i < changed.length; i++) {
@@ -112,7 +106,7 @@ export class RolloutTally {
         member.changedAt = i;
         mark[i] = 1;
       }
-      if ((i & 1023) === 1023) await turn();
+      if ((i & 1023) === 1023 && slices.due) await slices.turn();
     }
     const anchors = new Int32Array(changed.length + 1);
     for (let i = 0; i < mark.length; i++) anchors[i + 1] = anchors[i]! + mark[i]!;
@@ -121,7 +115,7 @@ export class RolloutTally {
     let i = 0;
     for (const [id, member] of this.members) {
       if (!member.judged) this.judgeMember(id, member);
-      if ((++i & 1023) === 0) await turn();
+      if ((++i & 1023) === 0 && slices.due) await slices.turn();
     }
   }
 

@@ -5,20 +5,9 @@
  * Listing and filtering 10,000 collectors from memory takes about a
  * millisecond; from storage it took tens, which broke the p99 target.
  */
-import { nextTurn } from "../lib/next-turn.ts";
+import { SCAN_SLICE_MS, Slices } from "../lib/next-turn.ts";
 import { SortedIds } from "../lib/sorted-ids.ts";
 import type { Doc, Store } from "./store.ts";
-
-/** Longest a scan (`RecordView.scan`, or a walk beside the view) runs before it lets the event loop serve others. */
-export const SCAN_SLICE_MS = 8;
-
-/** A scan used up its budget of event-loop time (`RecordView.scan`) and was stopped. */
-export class ScanBudgetError extends Error {
-  constructor(readonly budgetMs: number) {
-    super(`the scan took more than ${budgetMs} ms`);
-    this.name = "ScanBudgetError";
-  }
-}
 
 /** Hears every record the view takes (new or changed) and every one it drops: for an index kept beside it. */
 export interface ViewListener<T> {
@@ -185,16 +174,11 @@ export class RecordView<T> {
     let last: string | null = null;
     let i = after === undefined ? 0 : this.sorted.indexOf(after);
     if (after !== undefined && ids[i] === after) i++;
-    let sliceStart = performance.now();
-    let spent = 0;
+    const slices = new Slices(SCAN_SLICE_MS, budgetMs);
     for (; i < ids.length; i++) {
-      const slice = performance.now() - sliceStart;
-      if (slice > SCAN_SLICE_MS) {
-        spent += slice;
-        if (spent > budgetMs) throw new ScanBudgetError(budgetMs);
+      if (slices.due) {
         const next = ids[i]!;
-        await nextTurn();
-        sliceStart = performance.now();
+        await slices.turn();
         // Ids may have been inserted or removed meanwhile: go on from the first one not yet looked at.
         i = this.sorted.indexOf(next);
         if (i === ids.length) break;
