@@ -1,12 +1,15 @@
 /**
  * The embedded store's document table, in its two layouts (server/store/sqlite.ts migrations 1 and 2):
  * a clustered WITHOUT ROWID table keyed by (collection, id), and a rowid table with a unique
- * (collection, id) index. Same statements as SqliteStore (a guard read of the version, then an
- * upsert, in WAL mode with synchronous FULL), on a file in the temp directory, one process, no other load.
+ * (collection, id) index; and on the second, two ways of checking a put's guard: a read of the
+ * version, then an upsert (what SqliteStore does), or one statement that checks as it writes and
+ * returns the version (`INSERT … ON CONFLICT DO UPDATE … RETURNING version`: measured, not taken,
+ * BENCHMARKS.md issue 36 third pass). On a file in the temp directory, in WAL mode with synchronous
+ * FULL as the store runs, one process, no other load.
  *
- * Per layout: seed N collector records (1,500 bytes of JSON each, 1,000 a transaction); two
+ * Per variant: seed N collector records (1,500 bytes of JSON each, 1,000 a transaction); two
  * publishes, each N rendered bodies (8,000 bytes), then N targets and N history rows (400 bytes), in
- * transactions of 5,000 operations (a publish's write slice when this was measured); then 30 presence-shaped
+ * transactions of 5,000 operations (a publish's write slice when this was first measured); then 30 presence-shaped
  * flushes: 333 collector records read whole and written back in one transaction (collectors/presence.ts
  * before its coalescer took records from memory). Prints each phase's wall time.
  *
@@ -20,12 +23,15 @@ import { join } from "node:path";
 const count = Number(process.argv[2] ?? 20_000);
 const dir = mkdtempSync(join(tmpdir(), "svc-store-layout-"));
 
-const LAYOUTS = {
-  "WITHOUT ROWID (migration 1)":
-    "CREATE TABLE docs (collection TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, data TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (collection, id)) WITHOUT ROWID",
-  "rowid + unique index (migration 2)":
-    "CREATE TABLE docs (collection TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, data TEXT NOT NULL, updated_at TEXT NOT NULL); CREATE UNIQUE INDEX docs_key ON docs (collection, id)",
-};
+const WITHOUT_ROWID =
+  "CREATE TABLE docs (collection TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, data TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (collection, id)) WITHOUT ROWID";
+const ROWID =
+  "CREATE TABLE docs (collection TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, data TEXT NOT NULL, updated_at TEXT NOT NULL); CREATE UNIQUE INDEX docs_key ON docs (collection, id)";
+const VARIANTS: { name: string; schema: string; guard: "read" | "statement" }[] = [
+  { name: "WITHOUT ROWID (migration 1), guard read first", schema: WITHOUT_ROWID, guard: "read" },
+  { name: "rowid + unique index (migration 2), guard read first", schema: ROWID, guard: "read" },
+  { name: "rowid + unique index (migration 2), guard in the statement", schema: ROWID, guard: "statement" },
+];
 
 const record = "x".repeat(1500);
 const body = "y".repeat(8000);
@@ -34,8 +40,8 @@ const small = "z".repeat(400);
 const ids = Array.from({ length: count }, (_, i) => `${(Math.imul(i + 1, 2654435761) >>> 0).toString(16).padStart(8, "0")}-${i}`);
 
 try {
-  for (const [name, schema] of Object.entries(LAYOUTS)) {
-    const path = join(dir, `${name.length}.db`);
+  for (const [n, { name, schema, guard }] of VARIANTS.entries()) {
+    const path = join(dir, `${n}.db`);
     const db = new Database(path, { create: true, strict: true });
     db.run("PRAGMA journal_mode = WAL");
     db.run("PRAGMA synchronous = FULL");
@@ -45,9 +51,15 @@ try {
     const put = db.query(
       "INSERT INTO docs (collection, id, version, data, updated_at) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (collection, id) DO UPDATE SET version = ?3, data = ?4, updated_at = ?5",
     );
+    const upsert = db.query<{ version: number }, [string, string, string, string]>(
+      "INSERT INTO docs (collection, id, version, data, updated_at) VALUES (?1, ?2, 1, ?3, ?4) ON CONFLICT (collection, id) DO UPDATE SET version = version + 1, data = ?3, updated_at = ?4 RETURNING version",
+    );
     const write = (ops: [string, string, string][]) =>
       db.transaction(() => {
-        for (const [collection, id, data] of ops) put.run(collection, id, (version.get(collection, id)?.version ?? 0) + 1, data, "t");
+        for (const [collection, id, data] of ops) {
+          if (guard === "statement") upsert.get(collection, id, data, "t");
+          else put.run(collection, id, (version.get(collection, id)?.version ?? 0) + 1, data, "t");
+        }
       })();
     const timed = (run: () => void) => {
       const start = performance.now();

@@ -71,6 +71,10 @@ export function storeContract(name: string, target: ContractTarget): void {
       expect(conflict.message).not.toContain("t/a");
       await expect(store.write([{ op: "put", collection: "t", id: "b", data: 3, expect: "present" }])).rejects.toThrow(ConflictError);
       expect((await store.get("t", "a"))!.data).toBe(2);
+      const [v3] = await store.write([{ op: "put", collection: "t", id: "a", data: 4, expect: "present" }]);
+      expect(v3!.version).toBe(3);
+      expect(await store.get("t", "a")).toMatchObject({ version: 3, data: 4 });
+      await store.write([{ op: "put", collection: "t", id: "a", data: 2, expect: 3 }]);
       expect(await store.get("t", "b")).toBeNull();
       await store.close();
     });

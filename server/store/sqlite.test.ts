@@ -15,6 +15,26 @@ storeContract("sqlite", {
   reopen: async (previous) => new SqliteStore((previous as SqliteStore).path),
 });
 
+describe("guarded puts", () => {
+  test("one batch may write a document twice, the second put guarded by the version the first wrote", async () => {
+    const store = new SqliteStore(join(dir, `nested/${n++}/state.db`));
+    await store.write([{ op: "put", collection: "t", id: "a", data: 1 }]);
+    const written = await store.write([
+      { op: "put", collection: "t", id: "a", data: 2, expect: 1 },
+      { op: "put", collection: "t", id: "a", data: 3, expect: 2 },
+      { op: "put", collection: "t", id: "b", data: 1, expect: "absent" },
+      { op: "put", collection: "t", id: "b", data: 2 },
+    ]);
+    expect(written.map((doc) => doc.version)).toEqual([2, 3, 1, 2]);
+    expect(await store.get("t", "a")).toMatchObject({ version: 3, data: 3 });
+    await expect(store.write([{ op: "put", collection: "t", id: "a", data: 9, expect: 3 }, { op: "put", collection: "t", id: "a", data: 9, expect: 3 }])).rejects.toThrow(
+      "changed meanwhile",
+    );
+    expect(await store.get("t", "a")).toMatchObject({ version: 3, data: 3 });
+    await store.close();
+  });
+});
+
 describe("schema migrations", () => {
   test("a state file of the first layout (documents in a WITHOUT ROWID table) opens with every document, version and audit entry kept", async () => {
     const path = join(dir, "first-layout.db");
