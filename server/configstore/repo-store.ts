@@ -12,6 +12,7 @@
  */
 import type { PromiseFsClient } from "isomorphic-git";
 import { ConflictError } from "../errors.ts";
+import { BoundedMap } from "../lib/bounded-map.ts";
 import type { AuditEntry, Store, WriteOp } from "../store/store.ts";
 import { scan } from "../store/scan.ts";
 import { headMoved, KEPT_REFS, REF, type RepoBackend } from "./repo-backend.ts";
@@ -58,11 +59,8 @@ export function storeBackend(store: Store): RepoBackend {
   /** Objects written by the commit in progress, not yet in the store. */
   const pending = new Map<string, Uint8Array>();
   /** Objects known to be in the store (immutable: content-addressed). */
-  const cache = new Map<string, Uint8Array>();
-  const remember = (oid: string, bytes: Uint8Array) => {
-    if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-    cache.set(oid, bytes);
-  };
+  const cache = new BoundedMap<string, Uint8Array>(CACHE_LIMIT);
+  const remember = (oid: string, bytes: Uint8Array) => void cache.set(oid, bytes);
 
   // isomorphic-git probes for packs, shallow files, alternates and the like:
   // all of that is absent here. It reads and writes loose objects only.

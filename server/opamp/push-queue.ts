@@ -47,8 +47,9 @@ export class PushQueue {
   private async drain(): Promise<void> {
     try {
       const slices = new Slices(this.sliceMs);
-      while (this.queued.size > 0) {
-        const id: string = this.queued.values().next().value!;
+      // One iterator for the whole drain: it goes on over ids added meanwhile, and a fresh one per id walked every
+      // slot the ids before it had left (Bun's Set keeps them until it rehashes): 1.1 s to drain 100,000 ids.
+      for (const id of this.queued) {
         this.queued.delete(id);
         await this.push(id);
         if (slices.due) await slices.turn();

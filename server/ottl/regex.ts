@@ -9,6 +9,8 @@
  * limited to general categories whose JS meaning is the same.
  */
 
+import { BoundedMap } from "../lib/bounded-map.ts";
+
 export class Re2Error extends Error {
   /** @param offset where the problem starts in the pattern (UTF-16 units) */
   constructor(
@@ -558,8 +560,8 @@ export function re2Problem(pattern: string): string | undefined {
   }
 }
 
-const cache = new Map<string, RegExp>();
 const CACHE_LIMIT = 1000;
+const cache = new BoundedMap<string, RegExp>(CACHE_LIMIT);
 
 /**
  * A compiled RegExp for an RE2 pattern, built once per pattern text.
@@ -574,7 +576,6 @@ export function compileRe2(pattern: string): RegExp {
   } catch (error) {
     throw new Re2Error(0, `the pattern cannot be compiled: ${(error as Error).message}`);
   }
-  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   cache.set(pattern, regex);
   return regex;
 }

@@ -42,6 +42,7 @@ import type { Collectors } from "../collectors/collectors.ts";
 import type { Presence } from "../collectors/presence.ts";
 import type { CollectorTokens } from "../collectors/tokens.ts";
 import { InsufficientStorageError, NotFoundError } from "../errors.ts";
+import { BoundedMap } from "../lib/bounded-map.ts";
 import {
   CollectorService,
   GetConfigRequestSchema,
@@ -245,7 +246,7 @@ export interface RemoteConfigDeps {
 export class RemoteConfigService {
   private readonly memo = new Map<string, PollMemo>();
   private readonly answers = new WeakMap<RenderedConfig, Answers>();
-  private readonly unchanged = new Map<string, Answer>();
+  private readonly unchanged = new BoundedMap<string, Answer>(NOT_MODIFIED_KEPT);
   /** Per collector, its last poll's body (when small), its codec and that body decoded: see decodePoll. */
   private readonly lastPoll = new Map<string, { bytes: Uint8Array; binary: boolean; input: GetConfigRequest }>();
   private readonly router: UnaryFetchRouter;
@@ -540,7 +541,6 @@ export class RemoteConfigService {
     let known = this.unchanged.get(hash);
     if (!known) {
       known = answer({ content: "", hash, notModified: true });
-      if (this.unchanged.size >= NOT_MODIFIED_KEPT) this.unchanged.delete(this.unchanged.keys().next().value!);
       this.unchanged.set(hash, known);
     }
     return known;

@@ -20,6 +20,7 @@ import { planCollector } from "../render/plan.ts";
 import { attributeTemplate, attributeValue, fillTemplate, type AttributeTemplate } from "../render/attributes.ts";
 import { referenceValues, type TrustedKeys } from "../collectors/attributes.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
+import { BoundedMap } from "../lib/bounded-map.ts";
 
 /** Filled-in configs kept per renderer: a renderer kept across attribute changes (retarget.ts) must not grow with them. */
 const FILLED_LIMIT = 20_000;
@@ -54,7 +55,7 @@ export function fleetRenderer(snapshot: Snapshot, trusted: () => TrustedKeys): (
   /** Per render key: the config, when it references no attribute, else its template. */
   const rendered = new Map<string, RenderedConfig | AttributeTemplate>();
   /** Per render key and referenced values: collectors alike in both share bytes. */
-  const filled = new Map<string, RenderedConfig>();
+  const filled = new BoundedMap<string, RenderedConfig>(FILLED_LIMIT);
   const withMatchers = matcherPipelines(snapshot.pipelines);
 
   return (collector) => {
@@ -99,7 +100,6 @@ export function fleetRenderer(snapshot: Snapshot, trusted: () => TrustedKeys): (
     if (!done) {
       done = config(runtime, fillTemplate(result, collector.id, attributes));
       SOURCE_TYPES.set(done, SOURCE_TYPES.get(result) ?? []);
-      if (filled.size >= FILLED_LIMIT) filled.delete(filled.keys().next().value!);
       filled.set(valuesKey, done);
     }
     return done;

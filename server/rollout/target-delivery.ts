@@ -16,6 +16,7 @@ import type { Logger } from "pino";
 import { auditEntry, SYSTEM_ACTOR } from "../audit/audit.ts";
 import { COLLECTORS, type Collectors } from "../collectors/collectors.ts";
 import type { ConfigState } from "../../shared/rollouts.ts";
+import { BoundedMap } from "../lib/bounded-map.ts";
 import { deliverable } from "../render/secrets.ts";
 import { MissingSecretError, type SecretVault } from "../secrets/vault.ts";
 import { Coalescer } from "../store/coalesce.ts";
@@ -78,9 +79,9 @@ export class TargetDelivery implements Delivery {
   /** Targets another replica changed, being read again (`reread`): the read that may fill each one's cache. */
   private readonly rereads = new Map<string, object>();
   /** Reads in flight count as cached: a fleet's sessions asking for one new config at once cause one read. */
-  private readonly renderedByHash = new Map<string, Promise<RenderedConfig | null>>();
+  private readonly renderedByHash = new BoundedMap<string, Promise<RenderedConfig | null>>(RENDERED_CACHE);
   /** Bodies with their secrets in, per rendered hash: memory only, never stored or logged. */
-  private readonly deliveredByHash = new Map<string, Promise<string>>();
+  private readonly deliveredByHash = new BoundedMap<string, Promise<string>>(RENDERED_CACHE);
   /** Cached targets a report was recorded against, target and history entry alike: `report` answers their repeats from memory. */
   private readonly reported = new WeakSet<CollectorConfig>();
   /** Rendered hashes whose failed delivery was logged, so a fleet on one config logs it once. */
@@ -242,7 +243,6 @@ export class TargetDelivery implements Delivery {
     if (!rendered) {
       const read = storedRendered(this.store, hash);
       rendered = read;
-      if (this.renderedByHash.size >= RENDERED_CACHE) this.renderedByHash.delete(this.renderedByHash.keys().next().value!);
       this.renderedByHash.set(hash, read);
       // Nothing stored (yet) or a failed read is not kept: the next ask reads again.
       const forget = () => void (this.renderedByHash.get(hash) === read && this.renderedByHash.delete(hash));
@@ -264,7 +264,6 @@ export class TargetDelivery implements Delivery {
     let body = this.deliveredByHash.get(hash);
     if (!body) {
       body = deliverable(rendered.runtime, rendered.body, (id) => this.vault.open(id));
-      if (this.deliveredByHash.size >= RENDERED_CACHE) this.deliveredByHash.delete(this.deliveredByHash.keys().next().value!);
       this.deliveredByHash.set(hash, body);
     }
     try {

@@ -7,6 +7,7 @@
 import type { Collector } from "../../shared/collectors.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
+import { BoundedMap } from "../lib/bounded-map.ts";
 import type { Delivery } from "../rollout/delivery.ts";
 import { STEP_MS, type HistoryAnswer } from "./history.ts";
 import { collectorFlows, flowRates, type CollectorFlows, type PipelineRate, type RouteRate } from "./routes.ts";
@@ -26,7 +27,7 @@ type Deps = { collectors: Collectors; delivery: Pick<Delivery, "target">; config
 
 export class Telemetry {
   readonly window: ThroughputWindow;
-  private readonly flowCache = new Map<string, CollectorFlows>();
+  private readonly flowCache = new BoundedMap<string, CollectorFlows>(FLOW_CACHE_LIMIT);
 
   constructor(limits: WindowLimits = {}) {
     this.window = new ThroughputWindow(limits);
@@ -56,7 +57,6 @@ export class Telemetry {
     let flows = this.flowCache.get(key);
     if (!flows) {
       flows = collectorFlows(await deps.configStore.snapshotAt(commit), collector, deps.collectors.trust.keys());
-      if (this.flowCache.size >= FLOW_CACHE_LIMIT) this.flowCache.delete(this.flowCache.keys().next().value!);
       this.flowCache.set(key, flows);
     }
     return { flows, commit };
