@@ -37,6 +37,7 @@
  *
  * Usage: bun bench/fleet.ts [collectors=10000] [--ws N] [--poll-seconds 60]
  *        [--ws-processes 4] [--poll-processes 3] [--poll-in-flight 256] [--inject] [--cpu-prof DIR]
+ *        [--server-binary dist/svc-server]
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -64,6 +65,8 @@ const pollProcesses = option("--poll-processes", 3);
 const pollInFlight = option("--poll-in-flight", 256);
 const inject = argv.includes("--inject");
 const profileDir = argv.includes("--cpu-prof") ? argv[argv.indexOf("--cpu-prof") + 1]! : null;
+/** The compiled server (`bun run build`: dist/svc-server) instead of server/main.ts from source: what is shipped, worker entry points and all. */
+const serverBinary = argv.includes("--server-binary") ? argv[argv.indexOf("--server-binary") + 1]! : null;
 
 const REGIONS = ["us-east", "us-west", "eu-west", "eu-north", "ap-south"];
 const TEAMS = ["payments", "search", "ingest", "edge"];
@@ -222,7 +225,9 @@ async function main(): Promise<void> {
   const port = freePort();
   const logPath = join(dir, "server.log");
   const server = Bun.spawn(
-    [process.execPath, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), join(import.meta.dir, "../server/main.ts")],
+    serverBinary !== null
+      ? [serverBinary]
+      : [process.execPath, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), join(import.meta.dir, "../server/main.ts")],
     {
       env: {
         ...process.env,

@@ -9,8 +9,11 @@
 import type { Collector } from "../../shared/collectors.ts";
 import type { SkippedCollector } from "../../shared/rollouts.ts";
 import { AppError } from "../errors.ts";
-import type { RenderedConfig } from "./renderer.ts";
+import type { TrustedKeys } from "../../shared/collector-attributes.ts";
+import type { Snapshot } from "../configstore/layout.ts";
 import { Slices } from "../lib/next-turn.ts";
+import { renderIsolated } from "./render-isolated.ts";
+import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
 
 /**
  * Longest the render holds the event loop before others get a turn. It was
@@ -18,6 +21,12 @@ import { Slices } from "../lib/next-turn.ts";
  * every query that came meanwhile waited that long.
  */
 const RENDER_SLICE_MS = 10;
+
+/**
+ * Collectors to render from which a render goes to another thread. A worker starts in about a
+ * tenth of a second; 2,000 collectors with attribute references render in about that long here.
+ */
+const ISOLATE_FROM = 2_000;
 
 export interface FleetRender {
   rendered: { collector: Collector; config: RenderedConfig }[];
@@ -40,14 +49,50 @@ export async function renderFleet(
       out.pinned.push(collector);
       continue;
     }
-    try {
-      out.rendered.push({ collector, config: render(collector) });
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      const detail = error.details[0];
-      out.failed.push({ collector, path: detail?.path ?? null, message: detail?.message ?? error.message });
-    }
+    const one = renderOne(render, collector);
+    if ("config" in one) out.rendered.push({ collector, config: one.config });
+    else out.failed.push({ collector, ...one });
   }
+  return out;
+}
+
+/** One collector's config, or why it cannot be rendered (its render's first detail); a render's other errors are thrown. */
+export function renderOne(render: (collector: Collector) => RenderedConfig, collector: Collector): RenderedOne {
+  try {
+    return { config: render(collector) };
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    const detail = error.details[0];
+    return { path: detail?.path ?? null, message: detail?.message ?? error.message };
+  }
+}
+
+export type RenderedOne = { config: RenderedConfig } | { path: string | null; message: string };
+
+/**
+ * `renderFleet` with one commit's renderer (renderer.ts fleetRenderer over `snapshot`). A fleet of
+ * `isolateFrom` collectors or more to render is rendered on another thread (render-isolated.ts), so
+ * the render's seconds at fleet scale leave the event loop; a smaller one is rendered here, where it
+ * takes less than the worker's start.
+ */
+export async function renderFleetAt(
+  snapshot: Snapshot,
+  trusted: () => TrustedKeys,
+  affected: readonly Collector[],
+  isPinned: (collectorId: string) => boolean,
+  named: ReadonlySet<string>,
+  isolateFrom = ISOLATE_FROM,
+): Promise<FleetRender> {
+  const pinned = (collector: Collector) => isPinned(collector.id) && !named.has(collector.id);
+  const toRender = affected.filter((collector) => !pinned(collector));
+  if (toRender.length < isolateFrom) return renderFleet(fleetRenderer(snapshot, trusted), affected, isPinned, named);
+  const results = await renderIsolated(snapshot, trusted(), toRender);
+  const out: FleetRender = { rendered: [], pinned: affected.filter(pinned), failed: [] };
+  toRender.forEach((collector, i) => {
+    const one = results[i]!;
+    if ("config" in one) out.rendered.push({ collector, config: one.config });
+    else out.failed.push({ collector, ...one });
+  });
   return out;
 }
 

@@ -6,7 +6,8 @@ import type { Snapshot } from "../configstore/layout.ts";
 import { byId, loadCase } from "../render/testdata/load.ts";
 import { renderOtelcol } from "../render/otelcol.ts";
 import { ValidationError } from "../errors.ts";
-import { fleetRenderer } from "./renderer.ts";
+import { renderFleetAt } from "./fleet-render.ts";
+import { fleetRenderer, renderedSourceTypes, type RenderedConfig } from "./renderer.ts";
 import { collectorRecord as collector } from "../testutil.ts";
 
 /** No reported key trusted: matchers read set and virtual attributes only. */
@@ -323,4 +324,42 @@ test("a filled-in value its field's format refuses, an unreadable character or a
   const marker = failure({ tenant: "<secret:0190d4c2-0000-7000-8000-000000000000>" });
   expect(marker.path).toBe("attributes.tenant");
   expect(marker.message).toContain("reserved for secrets");
+});
+
+test("a fleet rendered on another thread is the fleet rendered here: configs, failures, pins, source types and shared bytes", async () => {
+  const snap = injected();
+  const fleet: Collector[] = [];
+  for (let i = 0; i < 60; i++) {
+    // Distinct values, values shared by several, both runtimes, a collector lacking a referenced attribute, and one pinned.
+    const { datacenter: _, ...without } = attributes;
+    const tags = i % 13 === 5 ? without : { ...attributes, datacenter: `dc-${i % 7}`, tenant: `t-${i}` };
+    fleet.push(withTags(`c${String(i).padStart(2, "0")}`, i % 4 === 0 ? { ...tags, tenant: "shared" } : tags, i % 3 === 0 ? "rcfg-remotecfg" : "opamp"));
+  }
+  const pinned = (id: string) => id === "c07" || id === "c08";
+  const named = new Set(["c08"]);
+  const here = await renderFleetAt(snap, NONE, fleet, pinned, named, Number.POSITIVE_INFINITY);
+  const there = await renderFleetAt(snap, NONE, fleet, pinned, named, 0);
+  expect(there.pinned.map((c) => c.id)).toEqual(["c07"]);
+  expect(there.pinned).toEqual(here.pinned);
+  expect(there.failed.length).toBeGreaterThan(0);
+  expect(there.failed).toEqual(here.failed);
+  expect(there.rendered.map((r) => r.collector.id)).toEqual(here.rendered.map((r) => r.collector.id));
+  expect(there.rendered.map((r) => r.config)).toEqual(here.rendered.map((r) => r.config));
+  for (const { config } of there.rendered) expect(renderedSourceTypes(config)).toEqual(["otlp"]);
+  // Collectors with equal bytes hold one config object, as they do here.
+  const byHash = new Map<string, RenderedConfig>();
+  for (const { config } of there.rendered) {
+    if (byHash.has(config.hash)) expect(config).toBe(byHash.get(config.hash)!);
+    byHash.set(config.hash, config);
+  }
+  expect(byHash.size).toBeLessThan(there.rendered.length);
+});
+
+test("a render that breaks on another thread (not a collector's render problem) fails the render, as it does here", async () => {
+  // Written around the API: a pipeline without its topology.
+  const snap = injected();
+  for (const pipeline of snap.pipelines.values()) (pipeline as { topology: unknown }).topology = null;
+  const fleet = [withTags("x", attributes)];
+  await expect(renderFleetAt(snap, NONE, fleet, () => false, new Set(), Number.POSITIVE_INFINITY)).rejects.toThrow(TypeError);
+  await expect(renderFleetAt(snap, NONE, fleet, () => false, new Set(), 0)).rejects.toThrow(/The render worker failed: TypeError/);
 });

@@ -41,6 +41,11 @@ export function renderedSourceTypes(config: RenderedConfig): readonly string[] {
   return SOURCE_TYPES.get(config) ?? [];
 }
 
+/** Records the source types of a config a fleetRenderer made on another thread (render-isolated.ts), as it would have here. */
+export function keepSourceTypes(config: RenderedConfig, types: readonly string[]): void {
+  SOURCE_TYPES.set(config, types);
+}
+
 /**
  * A renderer over one snapshot; throws the render's ValidationError naming the collector's bad path.
  * `trusted` answers the reported keys matchers may read now (collectors/trust.ts): a renderer may outlive a change of them.

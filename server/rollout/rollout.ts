@@ -19,8 +19,7 @@ import type { ConfigStore } from "../configstore/configstore.ts";
 import { ConflictError, type ErrorDetail } from "../errors.ts";
 import type { Logger } from "pino";
 import type { Store, WriteOp } from "../store/store.ts";
-import { fleetRenderer } from "./renderer.ts";
-import { renderFleet, skippedOf } from "./fleet-render.ts";
+import { renderFleetAt, skippedOf } from "./fleet-render.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import type { Matcher } from "../../shared/matchers.ts";
@@ -136,7 +135,7 @@ export class Rollouts {
 
     const now = new Date().toISOString();
     const named = new Set(options.collectorIds ?? []);
-    const fleet = await renderFleet(fleetRenderer(snapshot, this.trusted), affected, (id) => targets.get(id)?.pinned !== undefined, named);
+    const fleet = await renderFleetAt(snapshot, this.trusted, affected, (id) => targets.get(id)?.pinned !== undefined, named);
     const pinned = fleet.pinned.map((c) => c.id);
     const skipped = skippedOf(fleet);
     const renderedOps: WriteOp[] = [];
@@ -285,12 +284,7 @@ export class Rollouts {
     const snapshot = await this.config.snapshotAt(commit);
     const targets = await this.allTargets();
     const affected = await this.affected(snapshot, targets, scope);
-    const fleet = await renderFleet(
-      fleetRenderer(snapshot, this.trusted),
-      affected,
-      (id) => targets.get(id)?.pinned !== undefined,
-      new Set(scope.collectorIds),
-    );
+    const fleet = await renderFleetAt(snapshot, this.trusted, affected, (id) => targets.get(id)?.pinned !== undefined, new Set(scope.collectorIds));
     return publishPlan({ commit, fleet, targets, rendered: (hash) => storedRendered(this.store, hash), builds: await this.builds(affected) });
   }
 
