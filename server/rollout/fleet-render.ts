@@ -8,12 +8,11 @@
  */
 import type { Collector } from "../../shared/collectors.ts";
 import type { SkippedCollector } from "../../shared/rollouts.ts";
-import { AppError } from "../errors.ts";
 import type { TrustedKeys } from "../../shared/collector-attributes.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { Slices } from "../lib/next-turn.ts";
 import { renderIsolated } from "./render-isolated.ts";
-import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
+import { fleetRenderer, renderOne, type RenderedConfig } from "./renderer.ts";
 
 /**
  * Longest the render holds the event loop before others get a turn. It was
@@ -55,19 +54,6 @@ export async function renderFleet(
   }
   return out;
 }
-
-/** One collector's config, or why it cannot be rendered (its render's first detail); a render's other errors are thrown. */
-export function renderOne(render: (collector: Collector) => RenderedConfig, collector: Collector): RenderedOne {
-  try {
-    return { config: render(collector) };
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    const detail = error.details[0];
-    return { path: detail?.path ?? null, message: detail?.message ?? error.message };
-  }
-}
-
-export type RenderedOne = { config: RenderedConfig } | { path: string | null; message: string };
 
 /**
  * `renderFleet` with one commit's renderer (renderer.ts fleetRenderer over `snapshot`). A fleet of

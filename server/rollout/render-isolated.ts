@@ -16,8 +16,7 @@ import type { TrustedKeys } from "../../shared/collector-attributes.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { Slices } from "../lib/next-turn.ts";
-import type { RenderedOne } from "./fleet-render.ts";
-import { keepSourceTypes, type RenderedConfig } from "./renderer.ts";
+import { keepSourceTypes, type RenderedConfig, type RenderedOne } from "./renderer.ts";
 
 export type RenderRequest =
   | { kind: "start"; snapshot: Snapshot; trusted: TrustedKeys }

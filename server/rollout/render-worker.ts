@@ -5,9 +5,8 @@
  * or why it has none.
  */
 import type { Collector } from "../../shared/collectors.ts";
-import { renderOne } from "./fleet-render.ts";
 import type { RenderReply, RenderRequest, RenderedWire } from "./render-isolated.ts";
-import { fleetRenderer, renderedSourceTypes, type RenderedConfig } from "./renderer.ts";
+import { fleetRenderer, renderedSourceTypes, renderOne, type RenderedConfig } from "./renderer.ts";
 
 declare const self: Worker;
 

@@ -20,6 +20,7 @@ import { planCollector } from "../render/plan.ts";
 import { attributeTemplate, attributeValue, fillTemplate, type AttributeTemplate } from "../render/attributes.ts";
 import { referenceValues, type TrustedKeys } from "../collectors/attributes.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
+import { AppError } from "../errors.ts";
 import { BoundedMap } from "../lib/bounded-map.ts";
 
 /** Filled-in configs kept per renderer: a renderer kept across attribute changes (retarget.ts) must not grow with them. */
@@ -110,6 +111,19 @@ export function fleetRenderer(snapshot: Snapshot, trusted: () => TrustedKeys): (
     return done;
   };
 }
+
+/** One collector's config, or why it cannot be rendered (its render's first detail); a render's other errors are thrown. */
+export function renderOne(render: (collector: Collector) => RenderedConfig, collector: Collector): RenderedOne {
+  try {
+    return { config: render(collector) };
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    const detail = error.details[0];
+    return { path: detail?.path ?? null, message: detail?.message ?? error.message };
+  }
+}
+
+export type RenderedOne = { config: RenderedConfig } | { path: string | null; message: string };
 
 function config(runtime: Runtime, body: string): RenderedConfig {
   return {
