@@ -18,6 +18,8 @@ import type { TrustedKeys } from "../collectors/attributes.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
 import { ConflictError, type ErrorDetail } from "../errors.ts";
 import type { Logger } from "pino";
+import { SCAN_SLICE_MS, Slices } from "../lib/next-turn.ts";
+import { readMany, scan } from "../store/scan.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { renderFleetAt, skippedOf } from "./fleet-render.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
@@ -290,15 +292,19 @@ export class Rollouts {
 
   /** The builds the collectors reported (collectors/builds.ts), by collector id; those that reported none are absent. */
   private async builds(collectors: readonly Collector[]): Promise<Map<string, Build>> {
-    const docs = await this.store.getMany<Build>(
+    const docs = await readMany<Build>(
+      this.store,
       AVAILABLE_COMPONENTS,
       collectors.filter((c) => c.managementMode === "opamp").map((c) => c.id),
     );
     return new Map([...docs].map(([id, doc]) => [id, doc.data]));
   }
 
+  /** Every target, read in pages (store/scan.ts): a publish meets any written meanwhile in its history entry's guard. */
   private async allTargets(): Promise<Map<string, CollectorConfig>> {
-    return new Map((await this.store.list<CollectorConfig>(CONFIGS)).map((d) => [d.id, d.data]));
+    const targets = new Map<string, CollectorConfig>();
+    for await (const doc of scan<CollectorConfig>(this.store, CONFIGS)) targets.set(doc.id, doc.data);
+    return targets;
   }
 
   /**
@@ -317,6 +323,13 @@ export class Rollouts {
     const collectors = await this.collectors.allAcknowledged();
     const trusted = this.trusted();
     const keep = scope.match === undefined ? () => true : await this.collectors.selects(scope.match);
-    return collectors.filter((c) => keep(c) && (inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers, trusted).length > 0));
+    // Matching every collector of a fleet takes a while: in slices.
+    const affected: Collector[] = [];
+    const slices = new Slices(SCAN_SLICE_MS);
+    for (const c of collectors) {
+      if (keep(c) && (inConfig.has(c.id) || targets.has(c.id) || matchedPipelineIds(c, withMatchers, trusted).length > 0)) affected.push(c);
+      if (slices.due) await slices.turn();
+    }
+    return affected;
   }
 }
