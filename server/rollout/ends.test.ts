@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import pino from "pino";
 import { SqliteStore } from "../store/sqlite.ts";
+import { eventually } from "../testutil.ts";
 import { ENDS_SINCE, RolloutEnds } from "./ends.ts";
 import { CONFIGS, LATEST, ROLLOUTS, type Rollout } from "./records.ts";
 
@@ -50,11 +51,7 @@ function start() {
 
 /** Waits, up to its own deadline, until `done` holds (the looks run on a timer, once a second at most). */
 async function until(done: () => boolean | Promise<boolean>) {
-  const deadline = Date.now() + 10_000;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error("not reached before the deadline");
-    await Bun.sleep(20);
-  }
+  await eventually(done);
   await ends!.settled();
 }
 
