@@ -49,6 +49,8 @@ interface CollectorState {
 const FAILURE_CHARS = 300;
 
 export class StagedRollouts {
+  private positions: { rolloutId: string; of: ReadonlyMap<string, number> } | null = null;
+
   constructor(
     private readonly store: Store,
     private readonly collectors: Collectors,
@@ -216,7 +218,10 @@ export class StagedRollouts {
   private async collectorStates(rollout: Rollout, ids: readonly string[], targetOf?: TargetLookup): Promise<Map<string, CollectorState>> {
     const writing = await this.store.get<RolloutWrite>(WRITES, rollout.id);
     const unreleased = rollout.batchEnds?.[rollout.released ?? 0] ?? rollout.changed.length;
-    const queued = new Set(rollout.changed.slice(Math.min(unreleased, writing?.data.written ?? unreleased)));
+    // Queued: from this place in the write order on. A set of the ids past it was up to a fleet's worth per call.
+    const from = Math.min(unreleased, writing?.data.written ?? unreleased);
+    const position = this.positionsIn(rollout);
+    const queued = { has: (id: string) => (position.get(id) ?? -1) >= from };
     if (!targetOf) {
       const stored = await this.store.getMany<CollectorConfig>(
         CONFIGS,
@@ -241,6 +246,18 @@ export class StagedRollouts {
       });
     }
     return out;
+  }
+
+  /**
+   * Each changed collector's place in `rollout.changed`, kept for the latest rollout asked about. Its write order
+   * is fixed when it starts; recorded interrupted, it keeps a prefix of it (publish-writes.ts interruptedRollout).
+   */
+  private positionsIn(rollout: Rollout): ReadonlyMap<string, number> {
+    const { id, changed } = rollout;
+    if (this.positions?.rolloutId !== id || this.positions.of.size !== changed.length) {
+      this.positions = { rolloutId: id, of: new Map(changed.map((collectorId, i) => [collectorId, i])) };
+    }
+    return this.positions.of;
   }
 
   private batchProgress(rollout: Rollout, states: ReadonlyMap<string, { state: RolloutCollectorState }>): NonNullable<RolloutStatus["batches"]> {

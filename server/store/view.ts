@@ -176,7 +176,8 @@ export class RecordView<T> {
     if (after !== undefined && ids[i] === after) i++;
     const slices = new Slices(SCAN_SLICE_MS, budgetMs);
     for (; i < ids.length; i++) {
-      if (slices.due) {
+      // The clock is read every 32 records: at 100,000 a pass reading it per record spent most of its time there (profiled).
+      if ((i & 31) === 0 && slices.due) {
         const next = ids[i]!;
         await slices.turn();
         // Ids may have been inserted or removed meanwhile: go on from the first one not yet looked at.
