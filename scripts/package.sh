@@ -153,7 +153,7 @@ stage_server() {
 for arch in "${arches[@]}"; do
   start=$(date +%s%3N)
   # The flags of package.json's "build" script, for this architecture.
-  "$BUN" build --compile --minify --sourcemap --target "$(bun_target "$arch")" server/main.ts server/ottl/dryrun-worker.ts server/rollout/drift-worker.ts server/rollout/render-worker.ts server/store/checkpoint-worker.ts \
+  "$BUN" build --compile --minify --sourcemap --target "$(bun_target "$arch")" server/main.ts server/ottl/dryrun-worker.ts server/rollout/drift-worker.ts server/rollout/render-worker.ts \
     --outfile "$work/svc-server-$arch" >/dev/null
   built "$work/svc-server-$arch" "$start" "svc-server binary for $arch"
   stage_server "$work/deb-server-$arch" /lib/systemd/system "$work/svc-server-$arch"

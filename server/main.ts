@@ -80,7 +80,7 @@ function openStore(config: ServerConfig, logger: pino.Logger): { store: Store; r
   }
   takeStateLock(config.storage.boltPath);
   try {
-    const store = new SqliteStore(config.storage.boltPath, { warn: (message) => logger.warn(message) });
+    const store = new SqliteStore(config.storage.boltPath);
     logger.info({ backend: store.backend, path: config.storage.boltPath }, "opened the embedded store");
     return { store, ready: Promise.resolve() };
   } catch (error) {

@@ -76,12 +76,3 @@ export function randomCollector(id: string, { random, pick }: ReturnType<typeof 
     ...fields,
   };
 }
-
-/** Waits until `done` holds, up to its own deadline (10 s), looking every 20 ms. */
-export async function eventually(done: () => boolean | Promise<boolean>, what = "the condition"): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`${what} did not hold before the deadline`);
-    await Bun.sleep(20);
-  }
-}

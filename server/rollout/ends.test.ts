@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import pino from "pino";
 import { SqliteStore } from "../store/sqlite.ts";
-import { eventually } from "../testutil.ts";
 import { ENDS_SINCE, RolloutEnds } from "./ends.ts";
 import { CONFIGS, LATEST, ROLLOUTS, type Rollout } from "./records.ts";
 
@@ -51,7 +50,11 @@ function start() {
 
 /** Waits, up to its own deadline, until `done` holds (the looks run on a timer, once a second at most). */
 async function until(done: () => boolean | Promise<boolean>) {
-  await eventually(done);
+  const deadline = Date.now() + 10_000;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error("not reached before the deadline");
+    await Bun.sleep(20);
+  }
   await ends!.settled();
 }
 

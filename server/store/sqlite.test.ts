@@ -1,11 +1,10 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { storeContract } from "./contract.ts";
 import { SqliteStore } from "./sqlite.ts";
-import { eventually } from "../testutil.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-sqlite-"));
 let n = 0;
@@ -14,27 +13,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 storeContract("sqlite", {
   open: async () => new SqliteStore(join(dir, `nested/${n++}/state.db`)),
   reopen: async (previous) => new SqliteStore((previous as SqliteStore).path),
-});
-
-describe("WAL checkpoints", () => {
-  test("once the WAL has grown, a worker copies it into the database file; closing stops it and everything reads back", async () => {
-    const path = join(dir, `nested/${n++}/state.db`);
-    const store = new SqliteStore(path, { checkpointFromWalBytes: 0 });
-    // The worker starts at the first look at the WAL (every 64 writes). What follows is fewer WAL frames than SQLite's own
-    // checkpoint waits for (1,000), so only the worker can have moved it into the database file.
-    for (let i = 0; i < 64; i++) await store.write([{ op: "put", collection: "t", id: `small-${i}`, data: i }]);
-    const before = statSync(path).size;
-    const body = "x".repeat(2_000);
-    for (let i = 0; i < 3; i++) {
-      await store.write(Array.from({ length: 100 }, (_, j) => ({ op: "put" as const, collection: "t", id: `doc-${i}-${j}`, data: body })));
-    }
-    await eventually(() => statSync(path).size >= before + 500_000, "the database file holding the checkpointed pages");
-    await store.close();
-    const again = new SqliteStore(path);
-    expect(await again.count("t")).toBe(364);
-    expect((await again.get("t", "doc-2-99"))?.data).toBe(body);
-    await again.close();
-  }, 30_000);
 });
 
 describe("guarded puts", () => {

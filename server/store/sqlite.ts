@@ -7,7 +7,6 @@ import { Database, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { ConflictError, InsufficientStorageError } from "../errors.ts";
-import { Checkpointer } from "./checkpointer.ts";
 import { checkGuard } from "./guard.ts";
 import type { AuditEntry, AuditQuery, Change, ChangeListener, Doc, ListOptions, Store, WriteOp } from "./store.ts";
 
@@ -70,17 +69,8 @@ export class SqliteStore implements Store {
   private readonly auditStmt: Statement<unknown, [string, string, string, string, string]>;
   private readonly countStmt: Statement<{ n: number }, [string]>;
   private closed = false;
-  /** WAL checkpoints on a thread of their own once the WAL grows (checkpointer.ts); none for ":memory:". */
-  private readonly checkpointer: Checkpointer | null;
 
-  /**
-   * `warn` hears a checkpointer's failure (the server passes its logger; nothing is lost, this connection checkpoints then);
-   * `checkpointFromWalBytes`: the WAL size from which the checkpointer starts.
-   */
-  constructor(
-    readonly path: string,
-    options: { warn?: (message: string) => void; checkpointFromWalBytes?: number } = {},
-  ) {
+  constructor(readonly path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path, { create: true, strict: true });
     this.db.run("PRAGMA journal_mode = WAL");
@@ -97,11 +87,6 @@ export class SqliteStore implements Store {
     this.deleteStmt = this.db.query("DELETE FROM docs WHERE collection = ? AND id = ?");
     this.auditStmt = this.db.query("INSERT INTO audit (id, time, actor, action, entry) VALUES (?, ?, ?, ?, ?)");
     this.countStmt = this.db.query("SELECT count(*) AS n FROM docs WHERE collection = ?");
-    const warn = options.warn ?? ((message: string) => console.warn(message));
-    this.checkpointer =
-      path === ":memory:"
-        ? null
-        : new Checkpointer(path, { backstop: (pages) => this.db.run(`PRAGMA wal_autocheckpoint = ${pages}`), warn }, options.checkpointFromWalBytes);
   }
 
   private migrate(): void {
@@ -188,7 +173,6 @@ export class SqliteStore implements Store {
       })(),
     );
     if (changes.length > 0) this.emit(changes, Date.now());
-    this.checkpointer?.written();
     return written;
   }
 
@@ -281,7 +265,6 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     this.closed = true;
     this.listeners.clear();
-    await this.checkpointer?.close();
     this.db.close();
   }
 }
