@@ -18,10 +18,7 @@ import type { Snapshot } from "../configstore/layout.ts";
 import { Slices } from "../lib/next-turn.ts";
 import { keepSourceTypes, type RenderedConfig, type RenderedOne } from "./renderer.ts";
 
-export type RenderRequest =
-  | { kind: "start"; snapshot: Snapshot; trusted: TrustedKeys }
-  | { kind: "collectors"; collectors: Collector[] }
-  | { kind: "end" };
+export type RenderRequest = { kind: "start"; snapshot: Snapshot; trusted: TrustedKeys } | { kind: "collectors"; collectors: Collector[] } | { kind: "end" };
 
 /** A config the worker rendered, sent once: later collectors with the same bytes name it by its place in the order sent. */
 export interface RenderedWire {

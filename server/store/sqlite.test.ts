@@ -27,9 +27,12 @@ describe("guarded puts", () => {
     ]);
     expect(written.map((doc) => doc.version)).toEqual([2, 3, 1, 2]);
     expect(await store.get("t", "a")).toMatchObject({ version: 3, data: 3 });
-    await expect(store.write([{ op: "put", collection: "t", id: "a", data: 9, expect: 3 }, { op: "put", collection: "t", id: "a", data: 9, expect: 3 }])).rejects.toThrow(
-      "changed meanwhile",
-    );
+    await expect(
+      store.write([
+        { op: "put", collection: "t", id: "a", data: 9, expect: 3 },
+        { op: "put", collection: "t", id: "a", data: 9, expect: 3 },
+      ]),
+    ).rejects.toThrow("changed meanwhile");
     expect(await store.get("t", "a")).toMatchObject({ version: 3, data: 3 });
     await store.close();
   });
