@@ -12,7 +12,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN mkdir -p /out \
- && node_modules/.bin/bun build --compile --minify --sourcemap server/main.ts server/ottl/dryrun-worker.ts server/rollout/drift-worker.ts --outfile /out/svc-server
+ && node_modules/.bin/bun build --compile --minify --sourcemap server/main.ts server/ottl/dryrun-worker.ts server/rollout/drift-worker.ts server/rollout/render-worker.ts --outfile /out/svc-server
 
 FROM debian:bookworm-slim
 RUN apt-get update \

@@ -9,8 +9,8 @@
  * One worker per render, ended with it: its heap goes with it.
  *
  * Run from source, the worker sits beside this module; in the compiled server
- * it is another entry point of the build (package.json, scripts/package.sh),
- * stored under the bundle's root as `rollout/render-worker.ts`.
+ * it is another entry point of the build (package.json, scripts/package.sh,
+ * the server image), stored under the bundle's root as `rollout/render-worker.ts`.
  */
 import type { TrustedKeys } from "../../shared/collector-attributes.ts";
 import type { Collector } from "../../shared/collectors.ts";
