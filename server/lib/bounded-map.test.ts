@@ -15,6 +15,20 @@ describe("BoundedMap", () => {
     expect(map.size).toBe(3);
   });
 
+  test("a key deleted and set again is the newest (a least-recently-used cache's touch); entries and values go oldest first", () => {
+    const map = new BoundedMap<string, number>(3);
+    map.set("a", 1).set("b", 2).set("c", 3);
+    map.delete("a");
+    map.set("a", 1);
+    map.set("d", 4);
+    expect([...map.entries()]).toEqual([
+      ["c", 3],
+      ["a", 1],
+      ["d", 4],
+    ]);
+    expect([...map.values()]).toEqual([3, 1, 4]);
+  });
+
   test("entries deleted or cleared meanwhile are not counted, and eviction goes on from the oldest left", () => {
     const map = new BoundedMap<number, number>(3);
     for (let i = 0; i < 3; i++) map.set(i, i);

@@ -1,6 +1,7 @@
 /**
  * A cache that keeps at most `limit` entries and drops the oldest inserted when a new key comes
- * (setting a key it holds keeps its place, as a Map does).
+ * (setting a key it holds keeps its place, as a Map does; one deleted and set again counts as new,
+ * which is how a least-recently-used cache marks a use).
  *
  * Finding the oldest with `map.keys().next()` is what a Map alone offers, but Bun's Map
  * (JavaScriptCore) keeps a deleted entry's slot until it rehashes, and a fresh iterator walks every
@@ -35,6 +36,15 @@ export class BoundedMap<K, V> {
 
   delete(key: K): boolean {
     return this.map.delete(key);
+  }
+
+  /** The entries, oldest inserted first. */
+  entries(): MapIterator<[K, V]> {
+    return this.map.entries();
+  }
+
+  values(): MapIterator<V> {
+    return this.map.values();
   }
 
   clear(): void {

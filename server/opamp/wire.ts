@@ -7,6 +7,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { AppError } from "../errors.ts";
 import { readEncodedBytes } from "../lib/body.ts";
+import { BoundedMap } from "../lib/bounded-map.ts";
 import {
   AgentConfigMapSchema,
   AgentConfigObjectSchema,
@@ -99,8 +100,10 @@ export function frame(message: Uint8Array): Uint8Array {
 
 /** The encoded AgentRemoteConfig for a rendered config, built once per hash and shared by every collector. */
 export class RemoteConfigCache {
-  private readonly byHash = new Map<string, Uint8Array>();
-  constructor(private readonly max = 256) {}
+  private readonly byHash: BoundedMap<string, Uint8Array>;
+  constructor(max = 256) {
+    this.byHash = new BoundedMap(max);
+  }
 
   get(hash: string, body: string, contentType = "text/yaml"): Uint8Array {
     let bytes = this.byHash.get(hash);
@@ -119,7 +122,6 @@ export class RemoteConfigCache {
         configHash: Buffer.from(hash, "hex"),
       }),
     );
-    if (this.byHash.size >= this.max) this.byHash.delete(this.byHash.keys().next().value!);
     this.byHash.set(hash, bytes);
     return bytes;
   }

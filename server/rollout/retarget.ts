@@ -30,6 +30,7 @@ import { matchedPipelineIds, matcherPipelines, type MatchedPipeline } from "../c
 import type { ConfigStore } from "../configstore/configstore.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { AppError, ConflictError, NotFoundError } from "../errors.ts";
+import { BoundedMap } from "../lib/bounded-map.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import { fleetRenderer, type RenderedConfig } from "./renderer.ts";
 import {
@@ -95,7 +96,7 @@ export class Retargeting {
   /** The ids of the batch being rendered. */
   private batching: ReadonlySet<string> = new Set();
   private draining: Promise<void> | null = null;
-  private readonly commits = new Map<string, Promise<AtCommit>>();
+  private readonly commits = new BoundedMap<string, Promise<AtCommit>>(KEPT_COMMITS);
   private closed = false;
   private readonly unsubscribe: () => void;
 
@@ -307,7 +308,6 @@ export class Retargeting {
         trusted: () => this.collectors.trust.keys(),
       }));
       entry.catch(() => this.commits.delete(commit));
-      if (this.commits.size >= KEPT_COMMITS) this.commits.delete(this.commits.keys().next().value!);
     }
     this.commits.set(commit, entry);
     return entry;

@@ -16,6 +16,7 @@
  * buckets (history.ts), bounded with it.
  */
 import type { Signal } from "../../shared/config-records.ts";
+import { BoundedMap } from "../lib/bounded-map.ts";
 import type { ComponentKind, Meaning } from "./names.ts";
 import { BUCKETS, History, historyFields, STEP_MS, type HistoryAnswer } from "./history.ts";
 
@@ -187,11 +188,12 @@ export class ThroughputWindow {
   readonly maxCollectors: number;
   readonly maxSeries: number;
   readonly now: () => number;
-  private readonly collectors = new Map<string, CollectorWindow>();
+  private readonly collectors: BoundedMap<string, CollectorWindow>;
 
   constructor(limits: WindowLimits = {}) {
     this.windowMs = limits.windowMs ?? DEFAULT_WINDOW_MS;
     this.maxCollectors = limits.maxCollectors ?? 10_000;
+    this.collectors = new BoundedMap(this.maxCollectors);
     this.maxSeries = limits.maxSeries ?? 128;
     this.now = limits.now ?? Date.now;
   }
@@ -199,15 +201,9 @@ export class ThroughputWindow {
   /** The collector's window, made most recently used; `now` is its arrival time. */
   touch(collectorId: string, now = this.now()): CollectorWindow {
     let w = this.collectors.get(collectorId);
-    if (w) {
-      this.collectors.delete(collectorId);
-    } else {
-      w = new CollectorWindow();
-      if (this.collectors.size >= this.maxCollectors) {
-        const oldest = this.collectors.keys().next().value!;
-        this.collectors.delete(oldest);
-      }
-    }
+    if (w) this.collectors.delete(collectorId);
+    else w = new CollectorWindow();
+    // Set again, it is the newest: the least recently reporting collector goes first when the window is full.
     this.collectors.set(collectorId, w);
     w.lastReportAt = now;
     return w;
