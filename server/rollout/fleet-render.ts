@@ -12,7 +12,7 @@ import type { TrustedKeys } from "../../shared/collector-attributes.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { Slices } from "../lib/next-turn.ts";
 import { renderIsolated } from "./render-isolated.ts";
-import { fleetRenderer, renderOne, type RenderedConfig } from "./renderer.ts";
+import { fleetRenderer, renderOne, type RenderedConfig, type RenderedOne, type RenderProblem } from "./renderer.ts";
 
 /**
  * Longest the render holds the event loop before others get a turn. It was
@@ -30,7 +30,7 @@ const ISOLATE_FROM = 2_000;
 export interface FleetRender {
   rendered: { collector: Collector; config: RenderedConfig }[];
   pinned: Collector[];
-  failed: { collector: Collector; path: string | null; message: string }[];
+  failed: ({ collector: Collector } & RenderProblem)[];
 }
 
 /** `render`: one commit's renderer (renderer.ts fleetRenderer). */
@@ -41,18 +41,24 @@ export async function renderFleet(
   named: ReadonlySet<string>,
 ): Promise<FleetRender> {
   const out: FleetRender = { rendered: [], pinned: [], failed: [] };
+  const leftPinned = leftAsPinned(isPinned, named);
   const slices = new Slices(RENDER_SLICE_MS);
   for (const collector of affected) {
     if (slices.due) await slices.turn();
-    if (isPinned(collector.id) && !named.has(collector.id)) {
-      out.pinned.push(collector);
-      continue;
-    }
-    const one = renderOne(render, collector);
-    if ("config" in one) out.rendered.push({ collector, config: one.config });
-    else out.failed.push({ collector, ...one });
+    if (leftPinned(collector)) out.pinned.push(collector);
+    else sortInto(out, collector, renderOne(render, collector));
   }
   return out;
+}
+
+/** A rollback pinned it, and the publish does not name it: it keeps what it runs. */
+function leftAsPinned(isPinned: (collectorId: string) => boolean, named: ReadonlySet<string>): (collector: Collector) => boolean {
+  return (collector) => isPinned(collector.id) && !named.has(collector.id);
+}
+
+function sortInto(out: FleetRender, collector: Collector, one: RenderedOne): void {
+  if ("config" in one) out.rendered.push({ collector, config: one.config });
+  else out.failed.push({ collector, ...one });
 }
 
 /**
@@ -69,16 +75,12 @@ export async function renderFleetAt(
   named: ReadonlySet<string>,
   isolateFrom = ISOLATE_FROM,
 ): Promise<FleetRender> {
-  const pinned = (collector: Collector) => isPinned(collector.id) && !named.has(collector.id);
-  const toRender = affected.filter((collector) => !pinned(collector));
+  const leftPinned = leftAsPinned(isPinned, named);
+  const toRender = affected.filter((collector) => !leftPinned(collector));
   if (toRender.length < isolateFrom) return renderFleet(fleetRenderer(snapshot, trusted), affected, isPinned, named);
   const results = await renderIsolated(snapshot, trusted(), toRender);
-  const out: FleetRender = { rendered: [], pinned: affected.filter(pinned), failed: [] };
-  toRender.forEach((collector, i) => {
-    const one = results[i]!;
-    if ("config" in one) out.rendered.push({ collector, config: one.config });
-    else out.failed.push({ collector, ...one });
-  });
+  const out: FleetRender = { rendered: [], pinned: affected.filter(leftPinned), failed: [] };
+  toRender.forEach((collector, i) => sortInto(out, collector, results[i]!));
   return out;
 }
 

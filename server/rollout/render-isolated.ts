@@ -15,8 +15,8 @@
 import type { TrustedKeys } from "../../shared/collector-attributes.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
-import { Slices } from "../lib/next-turn.ts";
-import { keepSourceTypes, type RenderedConfig, type RenderedOne } from "./renderer.ts";
+import { SCAN_SLICE_MS, Slices } from "../lib/next-turn.ts";
+import { keepSourceTypes, type RenderedConfig, type RenderedOne, type RenderProblem } from "./renderer.ts";
 
 export type RenderRequest = { kind: "start"; snapshot: Snapshot; trusted: TrustedKeys } | { kind: "collectors"; collectors: Collector[] } | { kind: "end" };
 
@@ -27,7 +27,7 @@ export interface RenderedWire {
 }
 
 export type RenderReply =
-  | { kind: "rendered"; configs: RenderedWire[]; results: (number | { path: string | null; message: string })[] }
+  | { kind: "rendered"; configs: RenderedWire[]; results: (number | RenderProblem)[] }
   | { kind: "done" }
   | { kind: "failed"; message: string };
 
@@ -66,7 +66,7 @@ export function renderIsolated(snapshot: Snapshot, trusted: TrustedKeys, collect
     const post = (request: RenderRequest) => worker.postMessage(request);
     void (async () => {
       post({ kind: "start", snapshot, trusted });
-      const slices = new Slices(10);
+      const slices = new Slices(SCAN_SLICE_MS);
       for (let i = 0; i < collectors.length && !settled; i += CHUNK) {
         post({ kind: "collectors", collectors: collectors.slice(i, i + CHUNK) });
         if (slices.due) await slices.turn();

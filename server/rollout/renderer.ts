@@ -123,7 +123,13 @@ export function renderOne(render: (collector: Collector) => RenderedConfig, coll
   }
 }
 
-export type RenderedOne = { config: RenderedConfig } | { path: string | null; message: string };
+/** Why a collector's config cannot be rendered: the render's first detail. */
+export interface RenderProblem {
+  path: string | null;
+  message: string;
+}
+
+export type RenderedOne = { config: RenderedConfig } | RenderProblem;
 
 function config(runtime: Runtime, body: string): RenderedConfig {
   return {

@@ -221,17 +221,17 @@ export class StagedRollouts {
     // Queued: from this place in the write order on. A set of the ids past it was up to a fleet's worth per call.
     const from = Math.min(unreleased, writing?.data.written ?? unreleased);
     const position = this.positionsIn(rollout);
-    const queued = { has: (id: string) => (position.get(id) ?? -1) >= from };
+    const queued = (id: string) => (position.get(id) ?? -1) >= from;
     if (!targetOf) {
       const stored = await this.store.getMany<CollectorConfig>(
         CONFIGS,
-        ids.filter((id) => !queued.has(id)),
+        ids.filter((id) => !queued(id)),
       );
       targetOf = (id) => stored.get(id)?.data;
     }
     const out = new Map<string, CollectorState>();
     for (const id of ids) {
-      if (queued.has(id)) {
+      if (queued(id)) {
         out.set(id, { state: "queued" });
         continue;
       }
