@@ -36,12 +36,16 @@ interface Slot {
   depth: number;
 }
 
-/** A rendered config cut at its references. */
-export interface AttributeTemplate {
+/** The text of a rendered config cut at its references: what joining it with a collector's values needs. */
+export interface TemplateText {
   runtime: Runtime;
   /** The text between references: one more piece than slots. */
   pieces: string[];
   slots: Slot[];
+}
+
+/** A rendered config cut at its references, with what checking a collector's values needs. */
+export interface AttributeTemplate extends TemplateText {
   /** Every key the config references (in the text or in a field checked below), sorted. */
   keys: string[];
   /** The first place each key is referenced from, for messages. */
@@ -51,6 +55,11 @@ export interface AttributeTemplate {
 
 function fail(path: string, message: string): never {
   throw new ValidationError(`The configuration cannot be rendered: ${path}: ${message}.`, [{ path, message }]);
+}
+
+/** A template's id: the hash of its text, so equal templates of different publishes share one stored document. */
+export function templateId(template: TemplateText): string {
+  return Bun.SHA256.hash(JSON.stringify([template.runtime, template.pieces, template.slots]), "hex");
 }
 
 /** The template of a rendered body, or null when it references no attribute. */
@@ -126,13 +135,22 @@ export function fillTemplate(template: AttributeTemplate, collectorId: string, a
       );
     }
   }
+  return joinTemplate(template, attributes);
+}
+
+/**
+ * The text with each reference replaced by the value of its key, quoted for
+ * where it sits. The values were checked when the config was rendered
+ * (`fillTemplate`); this is the step a stored config is filled by again.
+ */
+export function joinTemplate(template: TemplateText, values: Readonly<Record<string, string>>): string {
   const quoted = new Map<string, string>();
   let out = template.pieces[0]!;
   template.slots.forEach((slot, i) => {
     const id = `${slot.depth} ${slot.key}`;
     let text = quoted.get(id);
     if (text === undefined) {
-      text = attributes[slot.key]!;
+      text = values[slot.key]!;
       for (let level = 1; level < slot.depth; level++) text = JSON.stringify(text).slice(1, -1);
       text = quotedOnce(template.runtime, text);
       quoted.set(id, text);

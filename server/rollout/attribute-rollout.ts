@@ -39,6 +39,7 @@ import {
   type PendingTarget,
   type RenderFailure,
 } from "./records.ts";
+import { renderedWrites, type StoredRendered } from "./stored-rendered.ts";
 import type { RenderedConfig } from "./renderer.ts";
 import { collectorsScope, currentCommit, reaches, type AtCommit, type Retargeting } from "./retarget.ts";
 import { cutBatches, stagedFields, type Strategy } from "./strategy.ts";
@@ -119,9 +120,14 @@ export class AttributeRollouts {
     const batches = strategy ? cutBatches(ids, strategy, canary) : [ids];
     const hashOf = new Map(changing.map(({ collector, config }) => [collector.id, config.hash]));
     const byHash = new Map(changing.map(({ config }) => [config.hash, config]));
-    const stored = await this.store.getMany<RenderedConfig>(RENDERED, [...byHash.keys()]);
+    const stored = await this.store.getMany<StoredRendered>(RENDERED, [...byHash.keys()]);
     // Only bytes not stored yet: rewriting a stored one would make every replica drop it from memory.
-    for (const [hash, config] of byHash) if (!stored.has(hash)) ops.push({ op: "put", collection: RENDERED, id: hash, data: config });
+    ops.push(
+      ...(await renderedWrites(
+        this.store,
+        [...byHash.values()].filter((config) => !stored.has(config.hash)),
+      )),
+    );
     for (const [index, batch] of batches.entries()) {
       for (const collectorId of batch) {
         const target = targets.get(collectorId);

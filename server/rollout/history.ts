@@ -17,12 +17,12 @@ import {
   historyState,
   RENDER_FAILURES,
   rolloutOps,
-  storedRendered,
   targetWrites,
   type CollectorConfig,
   type HistoryEntry,
   type RenderFailure,
 } from "./records.ts";
+import { storedRendered } from "./stored-rendered.ts";
 import type { RenderedConfig } from "./renderer.ts";
 
 export class TargetHistory {

@@ -10,7 +10,6 @@ import type { ConfigState, HistoryEntry as HistoryView, Rollout, RolloutCollecto
 import type { Actor } from "../audit/audit.ts";
 import type { Doc, Store, WriteOp } from "../store/store.ts";
 import type { Drift } from "./drift.ts";
-import type { RenderedConfig } from "./renderer.ts";
 
 export type { ConfigState, Rollout, RolloutCollectorState, RolloutStatus } from "../../shared/rollouts.ts";
 
@@ -203,16 +202,6 @@ export function rolloutOps(rollout: Rollout): WriteOp[] {
       ? [{ op: "put" as const, collection: LATEST_FLEET.collection, id: LATEST_FLEET.id, data: { rolloutId: rollout.id } }]
       : []),
   ];
-}
-
-/**
- * A rendered config by its hash (history entries name it) as the store
- * holds it now, not from the delivery cache: the secrets upgrade
- * (secrets-upgrade.ts) may since have replaced a plaintext in it by its
- * marker, and what is shown must be the redacted body.
- */
-export async function storedRendered(store: Pick<Store, "get">, hash: string): Promise<RenderedConfig | null> {
-  return (await store.get<RenderedConfig>(RENDERED, hash))?.data ?? null;
 }
 
 /**

@@ -16,7 +16,8 @@ import type { TrustedKeys } from "../../shared/collector-attributes.ts";
 import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { SCAN_SLICE_MS, Slices } from "../lib/next-turn.ts";
-import { keepSourceTypes, type RenderedConfig, type RenderedOne, type RenderProblem } from "./renderer.ts";
+import type { TemplateText } from "../render/attributes.ts";
+import { keepFilledFrom, keepSourceTypes, type FilledFrom, type RenderedConfig, type RenderedOne, type RenderProblem } from "./renderer.ts";
 
 export type RenderRequest = { kind: "start"; snapshot: Snapshot; trusted: TrustedKeys } | { kind: "collectors"; collectors: Collector[] } | { kind: "end" };
 
@@ -24,10 +25,18 @@ export type RenderRequest = { kind: "start"; snapshot: Snapshot; trusted: Truste
 export interface RenderedWire {
   config: RenderedConfig;
   sourceTypes: readonly string[];
+  /** The template it was filled from, by its place in the order sent, and the values; absent when it has no attribute references. */
+  filled?: { template: number; values: Record<string, string> };
+}
+
+/** A template the worker filled configs from, sent once. */
+export interface TemplateWire {
+  id: string;
+  template: TemplateText;
 }
 
 export type RenderReply =
-  | { kind: "rendered"; configs: RenderedWire[]; results: (number | RenderProblem)[] }
+  | { kind: "rendered"; configs: RenderedWire[]; templates: TemplateWire[]; results: (number | RenderProblem)[] }
   | { kind: "done" }
   | { kind: "failed"; message: string };
 
@@ -43,6 +52,7 @@ export function renderIsolated(snapshot: Snapshot, trusted: TrustedKeys, collect
   return new Promise((resolve, reject) => {
     const worker = new Worker(WORKER_URL);
     const configs: RenderedConfig[] = [];
+    const templates: Pick<FilledFrom, "templateId" | "template">[] = [];
     const results: RenderedOne[] = [];
     let settled = false;
     const finish = (settle: () => void) => {
@@ -56,8 +66,10 @@ export function renderIsolated(snapshot: Snapshot, trusted: TrustedKeys, collect
     worker.onmessage = ({ data }: MessageEvent<RenderReply>) => {
       if (data.kind === "failed") return finish(() => reject(new Error(`The render worker failed: ${data.message}`)));
       if (data.kind === "done") return finish(() => resolve(results));
-      for (const { config, sourceTypes } of data.configs) {
+      for (const { id, template } of data.templates) templates.push({ templateId: id, template });
+      for (const { config, sourceTypes, filled } of data.configs) {
         keepSourceTypes(config, sourceTypes);
+        if (filled) keepFilledFrom(config, { ...templates[filled.template]!, values: filled.values });
         configs.push(config);
       }
       for (const result of data.results) results.push(typeof result === "number" ? { config: configs[result]! } : result);

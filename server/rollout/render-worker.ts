@@ -5,14 +5,16 @@
  * or why it has none.
  */
 import type { Collector } from "../../shared/collectors.ts";
-import type { RenderReply, RenderRequest, RenderedWire } from "./render-isolated.ts";
-import { fleetRenderer, renderedSourceTypes, renderOne, type RenderedConfig } from "./renderer.ts";
+import type { RenderReply, RenderRequest, RenderedWire, TemplateWire } from "./render-isolated.ts";
+import { filledFrom, fleetRenderer, renderedSourceTypes, renderOne, type RenderedConfig } from "./renderer.ts";
 
 declare const self: Worker;
 
 let render: ((collector: Collector) => RenderedConfig) | null = null;
 /** Configs sent, by hash (equal hashes are equal bytes): their place in the order sent. */
 const sent = new Map<string, number>();
+/** Templates sent, by id: their place in the order sent. */
+const templatesSent = new Map<string, number>();
 
 const reply = (message: RenderReply) => self.postMessage(message);
 
@@ -25,6 +27,7 @@ self.onmessage = ({ data }: MessageEvent<RenderRequest>) => {
     }
     if (data.kind === "end") return reply({ kind: "done" });
     const configs: RenderedWire[] = [];
+    const templates: TemplateWire[] = [];
     const results = data.collectors.map((collector) => {
       const one = renderOne(render!, collector);
       if (!("config" in one)) return one;
@@ -32,12 +35,26 @@ self.onmessage = ({ data }: MessageEvent<RenderRequest>) => {
       if (at === undefined) {
         at = sent.size;
         sent.set(one.config.hash, at);
-        configs.push({ config: one.config, sourceTypes: renderedSourceTypes(one.config) });
+        configs.push({ config: one.config, sourceTypes: renderedSourceTypes(one.config), filled: filledWire(one.config, templates) });
       }
       return at;
     });
-    reply({ kind: "rendered", configs, results });
+    reply({ kind: "rendered", configs, templates, results });
   } catch (error) {
     reply({ kind: "failed", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   }
 };
+
+/** What `config` was filled from, its template named by its place in the order sent (sent with this reply when new). */
+function filledWire(config: RenderedConfig, templates: TemplateWire[]): RenderedWire["filled"] {
+  const filled = filledFrom(config);
+  if (!filled) return undefined;
+  let at = templatesSent.get(filled.templateId);
+  if (at === undefined) {
+    at = templatesSent.size;
+    templatesSent.set(filled.templateId, at);
+    const { runtime, pieces, slots } = filled.template;
+    templates.push({ id: filled.templateId, template: { runtime, pieces, slots } });
+  }
+  return { template: at, values: filled.values };
+}

@@ -7,7 +7,10 @@ import { byId, loadCase } from "../render/testdata/load.ts";
 import { renderOtelcol } from "../render/otelcol.ts";
 import { ValidationError } from "../errors.ts";
 import { renderFleetAt } from "./fleet-render.ts";
-import { fleetRenderer, renderedSourceTypes, type RenderedConfig } from "./renderer.ts";
+import { filledFrom, fleetRenderer, renderedSourceTypes, type RenderedConfig } from "./renderer.ts";
+import { RENDERED } from "./records.ts";
+import { renderedWrites, storedRendered, TEMPLATES } from "./stored-rendered.ts";
+import { SqliteStore } from "../store/sqlite.ts";
 import { collectorRecord as collector } from "../testutil.ts";
 
 /** No reported key trusted: matchers read set and virtual attributes only. */
@@ -247,6 +250,39 @@ test("awkward values read back exactly: Runtime O's YAML (with the collector's $
   }
 });
 
+test("filled-in configs are stored as values beside one template per render key and read back as the bytes rendered", async () => {
+  const store = new SqliteStore(":memory:");
+  const render = fleetRenderer(injected(), NONE);
+  const configs: RenderedConfig[] = [];
+  for (const [i, value] of AWKWARD.entries()) {
+    const tags = { ...attributes, tenant: value.replaceAll("\n", " ").replaceAll("\t", " ").trim(), team: value };
+    configs.push(render(withTags(`o${i}`, tags)), render(withTags(`r${i}`, tags, "rcfg-remotecfg")));
+  }
+  const raw = literal(attributes) as unknown as { sources: never[]; destinations: never[]; pipelines: never[] };
+  const plain = { sources: byId(raw.sources), destinations: byId(raw.destinations), pipelines: byId(raw.pipelines), activations: new Map(), routes: new Map() };
+  const whole = fleetRenderer(plain, NONE)(withTags("w", attributes));
+  configs.push(whole);
+  const ops = await renderedWrites(store, configs);
+  // One template per render key, stored before any config that names it; the config without references is stored whole.
+  expect(ops.slice(0, 2).map((op) => op.collection)).toEqual([TEMPLATES, TEMPLATES]);
+  expect(ops.filter((op) => op.collection === TEMPLATES)).toHaveLength(2);
+  await store.write(ops);
+  for (const config of configs) {
+    const row = (await store.get<Record<string, unknown>>(RENDERED, config.hash))!.data;
+    expect("body" in row).toBe(config === whole);
+    expect(await storedRendered(store, config.hash)).toEqual({
+      hash: config.hash,
+      runtime: config.runtime,
+      contentType: config.contentType,
+      body: config.body,
+    });
+  }
+  // A later publish filling the same templates stores only its configs.
+  const again = await renderedWrites(store, [render(withTags("later", { ...attributes, tenant: "later" }))]);
+  expect(again.map((op) => op.collection)).toEqual([RENDERED]);
+  await store.close();
+});
+
 test("any value the catalog's character rule accepts fills in as the same value written in would render (Runtime O), and reads back (Runtime R)", () => {
   const render = fleetRenderer(injected(), NONE);
   fc.assert(
@@ -346,6 +382,13 @@ test("a fleet rendered on another thread is the fleet rendered here: configs, fa
   expect(there.rendered.map((r) => r.collector.id)).toEqual(here.rendered.map((r) => r.collector.id));
   expect(there.rendered.map((r) => r.config)).toEqual(here.rendered.map((r) => r.config));
   for (const { config } of there.rendered) expect(renderedSourceTypes(config)).toEqual(["otlp"]);
+  // Each is stored as it would be here: filled from the same template with the same values.
+  const stored = (config: RenderedConfig) => {
+    const filled = filledFrom(config)!;
+    const { runtime, pieces, slots } = filled.template;
+    return { id: filled.templateId, values: { ...filled.values }, template: { runtime, pieces, slots } };
+  };
+  expect(there.rendered.map((r) => stored(r.config))).toEqual(here.rendered.map((r) => stored(r.config)));
   // Collectors with equal bytes hold one config object, as they do here.
   const byHash = new Map<string, RenderedConfig>();
   for (const { config } of there.rendered) {

@@ -17,7 +17,7 @@ import { RUNTIME_OF, type Runtime } from "../../shared/vocabulary.ts";
 import { renderAlloy } from "../render/alloy.ts";
 import { renderOtelcol } from "../render/otelcol.ts";
 import { planCollector } from "../render/plan.ts";
-import { attributeTemplate, attributeValue, fillTemplate, type AttributeTemplate } from "../render/attributes.ts";
+import { attributeTemplate, attributeValue, fillTemplate, templateId, type AttributeTemplate, type TemplateText } from "../render/attributes.ts";
 import { referenceValues, type TrustedKeys } from "../collectors/attributes.ts";
 import { matchedPipelineIds, matcherPipelines } from "../collectors/matching.ts";
 import { AppError } from "../errors.ts";
@@ -36,6 +36,26 @@ export interface RenderedConfig {
 
 /** The source types each config a fleetRenderer made runs (render/differences.ts reads them); a stored config is not here. */
 const SOURCE_TYPES = new WeakMap<RenderedConfig | AttributeTemplate, readonly string[]>();
+
+/** A config as filled from a template (stored-rendered.ts stores it so): the values of the keys its slots name. */
+export interface FilledFrom {
+  templateId: string;
+  template: TemplateText;
+  values: Record<string, string>;
+}
+
+/** The template and values each filled-in config a fleetRenderer made was filled from: how it is stored (stored-rendered.ts). */
+const FILLED_FROM = new WeakMap<RenderedConfig, FilledFrom>();
+
+/** What a config a fleetRenderer returned was filled from; undefined when it has no attribute references (it is stored whole). */
+export function filledFrom(config: RenderedConfig): FilledFrom | undefined {
+  return FILLED_FROM.get(config);
+}
+
+/** Records what a config a fleetRenderer made on another thread (render-isolated.ts) was filled from, as it would have here. */
+export function keepFilledFrom(config: RenderedConfig, filled: FilledFrom): void {
+  FILLED_FROM.set(config, filled);
+}
 
 /** The source types of a config a fleetRenderer returned, for the parity warnings of a plan or preview. */
 export function renderedSourceTypes(config: RenderedConfig): readonly string[] {
@@ -62,6 +82,8 @@ export function fleetRenderer(snapshot: Snapshot, trusted: () => TrustedKeys): (
   const rendered = new Map<string, RenderedConfig | AttributeTemplate>();
   /** Per render key and referenced values: collectors alike in both share bytes. */
   const filled = new BoundedMap<string, RenderedConfig>(FILLED_LIMIT);
+  /** Per template: its id and the keys its slots name (the values a filled config is stored with). */
+  const stored = new WeakMap<AttributeTemplate, { id: string; keys: string[] }>();
   const withMatchers = matcherPipelines(snapshot.pipelines);
 
   return (collector) => {
@@ -106,6 +128,11 @@ export function fleetRenderer(snapshot: Snapshot, trusted: () => TrustedKeys): (
     if (!done) {
       done = config(runtime, fillTemplate(result, collector.id, attributes));
       SOURCE_TYPES.set(done, SOURCE_TYPES.get(result) ?? []);
+      let named = stored.get(result);
+      if (!named) stored.set(result, (named = { id: templateId(result), keys: [...new Set(result.slots.map((s) => s.key))] }));
+      const values: Record<string, string> = {};
+      for (const key of named.keys) values[key] = attributes[key]!;
+      FILLED_FROM.set(done, { templateId: named.id, template: result, values });
       filled.set(valuesKey, done);
     }
     return done;

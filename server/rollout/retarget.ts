@@ -48,6 +48,7 @@ import {
   type FleetPublish,
   type RenderFailure,
 } from "./records.ts";
+import { renderedWrites, type StoredRendered } from "./stored-rendered.ts";
 
 /** Collectors per store write. */
 const BATCH = 500;
@@ -276,8 +277,13 @@ export class Retargeting {
       ops.push({ op: "put", collection: ROLLOUTS, id: rolloutId, data: rollout, expect: "absent" });
     }
     // Only bytes not stored yet: rewriting a stored one would make every replica drop it from memory.
-    const stored = await this.store.getMany<RenderedConfig>(RENDERED, [...rendered.keys()]);
-    for (const [hash, config] of rendered) if (!stored.has(hash)) ops.push({ op: "put", collection: RENDERED, id: hash, data: config });
+    const stored = await this.store.getMany<StoredRendered>(RENDERED, [...rendered.keys()]);
+    ops.push(
+      ...(await renderedWrites(
+        this.store,
+        [...rendered.values()].filter((config) => !stored.has(config.hash)),
+      )),
+    );
     await this.store.write(ops, [
       auditEntry(SYSTEM_ACTOR, "config.retarget", "collector", null, {
         ...(changed.length + skipped.length > 0 ? { rollout: rolloutId } : {}),

@@ -34,10 +34,8 @@ import {
   FLEET,
   PENDING,
   RENDER_FAILURES,
-  RENDERED,
   ROLLOUTS,
   rolloutOps,
-  storedRendered,
   targetWrites,
   type CollectorConfig,
   type FleetPublish,
@@ -45,6 +43,8 @@ import {
   type PendingTarget,
   type RenderFailure,
 } from "./records.ts";
+import { renderedWrites, storedRendered } from "./stored-rendered.ts";
+import type { RenderedConfig } from "./renderer.ts";
 import { publishPlan } from "./publish-plan.ts";
 import { PublishWrites } from "./publish-writes.ts";
 
@@ -140,9 +140,8 @@ export class Rollouts {
     const fleet = await renderFleetAt(snapshot, this.trusted, affected, (id) => targets.get(id)?.pinned !== undefined, named);
     const pinned = fleet.pinned.map((c) => c.id);
     const skipped = skippedOf(fleet);
-    const renderedOps: WriteOp[] = [];
     /** Collectors with equal configs share one rendered document. */
-    const renderedPuts = new Set<string>();
+    const renderedPuts = new Map<string, RenderedConfig>();
     const next = new Map<string, string>();
     const builds = await this.builds(affected);
     /** Collectors whose build lacks a component their new config uses: they keep what they run, skipped with the reason. */
@@ -166,10 +165,7 @@ export class Rollouts {
         skipped.push({ collectorId: collector.id, name: collector.name, path: "components", message: lackingReason(missing) });
         continue;
       }
-      if (!renderedPuts.has(config.hash)) {
-        renderedPuts.add(config.hash);
-        renderedOps.push({ op: "put", collection: RENDERED, id: config.hash, data: config });
-      }
+      renderedPuts.set(config.hash, config);
       next.set(collector.id, config.hash);
     }
     // A named collector that cannot be rendered refuses the publish; one whose build lacks a component is only skipped (its plan says so).
@@ -253,7 +249,7 @@ export class Rollouts {
         ...(rollout.pinned ? { pinned: rollout.pinned.length } : {}),
         ...(rollout.strategy ? { strategy: rollout.strategy, batches: batches.length } : {}),
       },
-      rendered: renderedOps,
+      rendered: await renderedWrites(this.store, renderedPuts.values()),
       first,
       resumed: resumed.length,
       perCollector,

@@ -19,6 +19,8 @@ import type { RenderedConfig } from "./renderer.ts";
 import { PostgresStore } from "../store/postgres.ts";
 import { testDatabases, type TestDatabases } from "../store/testdb.ts";
 import { redactRendered, upgradeSecrets } from "./secrets-upgrade.ts";
+import { storedRendered } from "./stored-rendered.ts";
+import { joinTemplate, templateId, type TemplateText } from "../render/attributes.ts";
 import { isSecretRef } from "../../shared/sensitive.ts";
 import { secretMarker } from "../secrets/values.ts";
 
@@ -38,6 +40,12 @@ function rendered(runtime: RenderedConfig["runtime"], file: string): RenderedCon
 }
 const OTELCOL = rendered("otelcol", "otelcol.yaml");
 const ALLOY = rendered("alloy", "config.alloy");
+
+/** The legacy Runtime O body as a template a filled-in config is stored by (stored-rendered.ts): one reference appended. */
+const TEMPLATE: TemplateText = { runtime: "otelcol", pieces: [`${OTELCOL.body}# team: "`, '"\n'], slots: [{ key: "team", depth: 1 }] };
+const TEMPLATE_ID = templateId(TEMPLATE);
+const FILLED_BODY = joinTemplate(TEMPLATE, { team: "blue" });
+const FILLED = { hash: createHash("sha256").update(FILLED_BODY).digest("hex"), runtime: "otelcol", contentType: "text/yaml" };
 
 /** What a collector reports running: its own spellings of the values it was sent. */
 const EFFECTIVE = [
@@ -79,6 +87,8 @@ describe.each(backends)("upgradeSecrets on %s", (_name, start) => {
     await store.write([
       { op: "put", collection: "rendered_configs", id: OTELCOL.hash, data: OTELCOL },
       { op: "put", collection: "rendered_configs", id: ALLOY.hash, data: ALLOY },
+      { op: "put", collection: "config_templates", id: TEMPLATE_ID, data: TEMPLATE },
+      { op: "put", collection: "rendered_configs", id: FILLED.hash, data: { ...FILLED, template: TEMPLATE_ID, values: { team: "blue" } } },
       { op: "put", collection: "effective_configs", id: "legacy-1", data: { collectorId: "legacy-1", files: EFFECTIVE, reportedAt: new Date().toISOString() } },
       {
         op: "put",
@@ -93,7 +103,7 @@ describe.each(backends)("upgradeSecrets on %s", (_name, start) => {
   test("plaintext in the tree moves to the vault, one version per value, in one audited write with a log saying what to do next", async () => {
     const { app } = server;
     const result = await upgradeSecrets({ ...app, logger });
-    expect(result).toEqual({ secrets: 3, files: 3, renderedConfigs: 2, effectiveConfigs: 1 });
+    expect(result).toEqual({ secrets: 3, files: 3, renderedConfigs: 2, configTemplates: 1, effectiveConfigs: 1 });
 
     const snapshot = await app.configStore.worktree();
     const gateway = snapshot.destinations.get("dst-gw")!.config.headers as Record<string, { secret: string }>;
@@ -128,6 +138,16 @@ describe.each(backends)("upgradeSecrets on %s", (_name, start) => {
     }
   });
 
+  test("a config stored as values loses the plaintexts of its template, read back with the same bytes delivered", async () => {
+    const { app } = server;
+    const after = (await storedRendered(app.store, FILLED.hash))!;
+    expect(after.hash).toBe(FILLED.hash);
+    for (const leak of LEAKS) expect(after.body).not.toContain(leak);
+    expect(after.body).toContain('"<secret:');
+    expect(after.body).toEndWith('# team: "blue"\n');
+    expect(await deliverable(after.runtime, after.body, (id) => app.vault.open(id))).toBe(FILLED_BODY);
+  });
+
   test("what a collector reported running loses every spelling of the plaintexts; other reports are left", async () => {
     const { app } = server;
     const effective = (await app.store.get<{ files: { body: string }[] }>("effective_configs", "legacy-1"))!.data;
@@ -151,12 +171,12 @@ describe("redactRendered", () => {
     const id = Bun.randomUUIDv7();
     // The plaintext quoted as the runtime writes it, and again inside a longer string: replacing only whole strings keeps delivery exact.
     const body = 'a: "tok"\nb: "x \\"tok"\n';
-    const redacted = await redactRendered({ hash: "h", runtime: "otelcol", contentType: "text/yaml", body }, new Map([["tok", id]]));
+    const redacted = await redactRendered({ runtime: "otelcol", body }, new Map([["tok", id]]));
     expect(redacted).toBe(`a: "${secretMarker(id)}"\nb: "x \\"${secretMarker(id)}"\n`);
     // A body that already holds a marker-shaped string would come back different: it is not touched.
     const other = Bun.randomUUIDv7();
     const marked = `a: "tok"\nb: "${secretMarker(other)}"\n`;
-    expect(await redactRendered({ hash: "h", runtime: "otelcol", contentType: "text/yaml", body: marked }, new Map([["tok", id]]))).toBeNull();
-    expect(await redactRendered({ hash: "h", runtime: "otelcol", contentType: "text/yaml", body: "a: 1\n" }, new Map([["tok", id]]))).toBeNull();
+    expect(await redactRendered({ runtime: "otelcol", body: marked }, new Map([["tok", id]]))).toBeNull();
+    expect(await redactRendered({ runtime: "otelcol", body: "a: 1\n" }, new Map([["tok", id]]))).toBeNull();
   });
 });

@@ -13,6 +13,8 @@ import { paths } from "../configstore/layout.ts";
 import { deliverable, quotedSecret } from "../render/secrets.ts";
 import { EFFECTIVE, RENDERED, type EffectiveConfig } from "./records.ts";
 import type { RenderedConfig } from "./renderer.ts";
+import { isWhole, TEMPLATES, type StoredRendered } from "./stored-rendered.ts";
+import type { TemplateText } from "../render/attributes.ts";
 import { scan } from "../store/scan.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import { plaintextRedactor } from "../render/redact.ts";
@@ -27,6 +29,8 @@ export interface SecretsUpgrade {
   /** Working-tree files rewritten. */
   files: number;
   renderedConfigs: number;
+  /** Templates of filled-in configs (stored-rendered.ts). */
+  configTemplates: number;
   effectiveConfigs: number;
 }
 
@@ -39,7 +43,7 @@ export type SealedPlaintexts = ReadonlyMap<string, string>;
  * the bytes a collector is sent, and the hash it knows them by, stay as they
  * were: null when a body would not come back identical (it is then left).
  */
-export async function redactRendered(rendered: RenderedConfig, sealed: SealedPlaintexts): Promise<string | null> {
+export async function redactRendered(rendered: Pick<RenderedConfig, "runtime" | "body">, sealed: SealedPlaintexts): Promise<string | null> {
   let body = rendered.body;
   for (const [plaintext, id] of sealed) body = body.replaceAll(quotedSecret(rendered.runtime, plaintext), `"${secretMarker(id)}"`);
   if (body === rendered.body) return null;
@@ -82,11 +86,22 @@ export async function upgradeSecrets(deps: { store: Store; configStore: ConfigSt
     if (rewritten.size === 0) return null;
 
     let renderedConfigs = 0;
-    for await (const doc of scan<RenderedConfig>(store, RENDERED)) {
+    for await (const doc of scan<StoredRendered>(store, RENDERED)) {
+      // A filled-in config is stored as values (never a secret, render/attributes.ts) and its template, redacted below.
+      if (!isWhole(doc.data)) continue;
       const body = await redactRendered(doc.data, sealed);
       if (body === null) continue;
       ops.push({ op: "put", collection: RENDERED, id: doc.id, data: { ...doc.data, body } satisfies RenderedConfig, expect: doc.version });
       renderedConfigs++;
+    }
+    let configTemplates = 0;
+    for await (const doc of scan<TemplateText>(store, TEMPLATES)) {
+      // A secret is a whole string, never cut by a reference: each piece is redacted on its own.
+      const { runtime, pieces } = doc.data;
+      const redacted = await Promise.all(pieces.map(async (body) => (await redactRendered({ runtime, body }, sealed)) ?? body));
+      if (redacted.every((piece, i) => piece === pieces[i])) continue;
+      ops.push({ op: "put", collection: TEMPLATES, id: doc.id, data: { ...doc.data, pieces: redacted } satisfies TemplateText, expect: doc.version });
+      configTemplates++;
     }
     let effectiveConfigs = 0;
     const redact = plaintextRedactor(sealed);
@@ -97,7 +112,7 @@ export async function upgradeSecrets(deps: { store: Store; configStore: ConfigSt
       effectiveConfigs++;
     }
 
-    const counts: SecretsUpgrade = { secrets: sealed.size, files: rewritten.size, renderedConfigs, effectiveConfigs };
+    const counts: SecretsUpgrade = { secrets: sealed.size, files: rewritten.size, renderedConfigs, configTemplates, effectiveConfigs };
     await configStore.edit(
       [...rewritten].map(([path, text]) => ({ path, text, expect: tree.version(path)! })),
       [auditEntry(SYSTEM_ACTOR, "secrets.migrate", "worktree", null, { ...counts })],

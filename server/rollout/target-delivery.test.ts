@@ -5,7 +5,8 @@ import { Collectors } from "../collectors/collectors.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { RenderedConfig } from "./renderer.ts";
 import type { Store } from "../store/store.ts";
-import { CONFIGS, HISTORY, historyId, RENDERED, storedRendered, type CollectorConfig } from "./records.ts";
+import { CONFIGS, HISTORY, historyId, RENDERED, type CollectorConfig } from "./records.ts";
+import { storedRendered } from "./stored-rendered.ts";
 import { TargetDelivery } from "./target-delivery.ts";
 
 let store: SqliteStore;

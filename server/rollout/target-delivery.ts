@@ -30,7 +30,6 @@ import {
   HISTORY,
   historyId,
   RENDERED,
-  storedRendered,
   type CollectorConfig,
   type ConfigReport,
   type EffectiveConfig,
@@ -38,6 +37,8 @@ import {
 } from "./records.ts";
 import { Redactions } from "./redactions.ts";
 import type { RenderedConfig } from "./renderer.ts";
+import { storedRendered, TEMPLATES, type TemplateSource } from "./stored-rendered.ts";
+import type { TemplateText } from "../render/attributes.ts";
 
 /**
  * Rendered configs kept decoded in memory (a change, which only the secrets
@@ -49,6 +50,9 @@ import type { RenderedConfig } from "./renderer.ts";
  * collectors (bench/fleet.ts 20000 --inject: 832 against 773 MiB) and saved no read.
  */
 const RENDERED_CACHE = 2_000;
+
+/** Templates kept in memory: one per render key with attribute references, a few per pipeline. */
+const TEMPLATE_CACHE = 1_000;
 
 /**
  * What a channel offers a collector of its target: the config (by hash), how
@@ -80,6 +84,8 @@ export class TargetDelivery implements Delivery {
   private readonly rereads = new Map<string, object>();
   /** Reads in flight count as cached: a fleet's sessions asking for one new config at once cause one read. */
   private readonly renderedByHash = new BoundedMap<string, Promise<RenderedConfig | null>>(RENDERED_CACHE);
+  /** Templates filled configs are stored by (stored-rendered.ts), by id; reads in flight count as cached. */
+  private readonly templates = new BoundedMap<string, Promise<TemplateText | null>>(TEMPLATE_CACHE);
   /** Bodies with their secrets in, per rendered hash: memory only, never stored or logged. */
   private readonly deliveredByHash = new BoundedMap<string, Promise<string>>(RENDERED_CACHE);
   /** Cached targets a report was recorded against, target and history entry alike: `report` answers their repeats from memory. */
@@ -122,6 +128,13 @@ export class TargetDelivery implements Delivery {
             this.renderedByHash.delete(c.id);
             this.redactions.forget();
           }
+          // A template is stored once (its id is a hash of its text) and stored again only by the secrets upgrade:
+          // the configs filled from it change as the rendered ones above do.
+          if (c.collection === TEMPLATES && c.version !== 1) {
+            this.templates.delete(c.id);
+            this.renderedByHash.clear();
+            this.redactions.forget();
+          }
           if (c.collection === CONFIGS) targets.push(c);
         }
         if (targets.length > 0) this.targetsChanged(targets);
@@ -131,6 +144,7 @@ export class TargetDelivery implements Delivery {
         this.targets.clear();
         this.rereads.clear();
         this.renderedByHash.clear();
+        this.templates.clear();
         this.redactions.forget();
         for (const listener of this.targetListeners) listener(undefined, true);
       },
@@ -241,7 +255,7 @@ export class TargetDelivery implements Delivery {
   private rendered(hash: string): Promise<RenderedConfig | null> {
     let rendered = this.renderedByHash.get(hash);
     if (!rendered) {
-      const read = storedRendered(this.store, hash);
+      const read = storedRendered(this.store, hash, this.template);
       rendered = read;
       this.renderedByHash.set(hash, read);
       // Nothing stored (yet) or a failed read is not kept: the next ask reads again.
@@ -250,6 +264,19 @@ export class TargetDelivery implements Delivery {
     }
     return rendered;
   }
+
+  /** A template, read once while it stands (a failed or empty read is not kept). */
+  private readonly template: TemplateSource = (id) => {
+    let template = this.templates.get(id);
+    if (!template) {
+      const read = this.store.get<TemplateText>(TEMPLATES, id).then((doc) => doc?.data ?? null);
+      template = read;
+      this.templates.set(id, read);
+      const forget = () => void (this.templates.get(id) === read && this.templates.delete(id));
+      read.then((found) => found === null && forget(), forget);
+    }
+    return template;
+  };
 
   /**
    * The body to send the collector: `rendered` with its secrets in, opened

@@ -1,0 +1,93 @@
+/**
+ * How rendered configs are stored (issue 36, "store what differs"). A config
+ * with attribute references filled in is stored as the values it was filled
+ * with and the name of its template, the rendered text cut at the references,
+ * stored once per template (`config_templates/<id>`, the id a hash of the
+ * text). A fleet whose every collector has its own config then stores one
+ * template and 100,000 small rows, not 100,000 bodies of a few KiB. A config
+ * without references is stored whole, as before. Either way a config is
+ * stored by the hash of its filled bytes, and reading it gives those bytes.
+ */
+import type { Runtime } from "../../shared/vocabulary.ts";
+import { joinTemplate, type TemplateText } from "../render/attributes.ts";
+import type { Store, WriteOp } from "../store/store.ts";
+import { RENDERED } from "./records.ts";
+import { filledFrom, type RenderedConfig } from "./renderer.ts";
+
+export const TEMPLATES = "config_templates";
+
+/** A filled config's stored row: no body, the template's id and the values. */
+interface StoredFilled {
+  hash: string;
+  runtime: Runtime;
+  contentType: string;
+  template: string;
+  values: Record<string, string>;
+}
+
+/** A `rendered_configs` document: a whole config, or a filled one (rows before issue 36 are all whole). */
+export type StoredRendered = RenderedConfig | StoredFilled;
+
+/** Whether a stored row holds its body (a filled one is joined from its template on reading). */
+export function isWhole(stored: StoredRendered): stored is RenderedConfig {
+  return !("template" in stored);
+}
+
+/**
+ * The writes that store configs a fleetRenderer made by hash: first each
+ * template the filled ones need that is not stored yet, then each config,
+ * filled ones as their values. A template is never stored again (the
+ * delivery caches keep it while it stands), nor deleted.
+ */
+export async function renderedWrites(store: Pick<Store, "getMany">, configs: Iterable<RenderedConfig>): Promise<WriteOp[]> {
+  const templates = new Map<string, TemplateText>();
+  const rows: WriteOp[] = [];
+  for (const config of configs) {
+    const filled = filledFrom(config);
+    if (!filled) {
+      rows.push({ op: "put", collection: RENDERED, id: config.hash, data: config });
+      continue;
+    }
+    const { runtime, pieces, slots } = filled.template;
+    if (!templates.has(filled.templateId)) templates.set(filled.templateId, { runtime, pieces, slots });
+    const row: StoredFilled = {
+      hash: config.hash,
+      runtime: config.runtime,
+      contentType: config.contentType,
+      template: filled.templateId,
+      values: filled.values,
+    };
+    rows.push({ op: "put", collection: RENDERED, id: config.hash, data: row });
+  }
+  const stored = templates.size > 0 ? await store.getMany(TEMPLATES, [...templates.keys()]) : new Map();
+  const puts: WriteOp[] = [];
+  for (const [id, data] of templates) if (!stored.has(id)) puts.push({ op: "put", collection: TEMPLATES, id, data });
+  return [...puts, ...rows];
+}
+
+/** Reads a template by id. */
+export type TemplateSource = (id: string) => Promise<TemplateText | null>;
+
+/** A template straight from the store. */
+export const templateFrom =
+  (store: Pick<Store, "get">): TemplateSource =>
+  async (id) =>
+    (await store.get<TemplateText>(TEMPLATES, id))?.data ?? null;
+
+/**
+ * The config stored by `hash` (history entries name it), its body filled from
+ * its template when it was stored as values; null when none is stored (or its
+ * template is gone, which no write leaves: the template is stored first, in
+ * the same or an earlier write). As the store holds it now, not from the
+ * delivery cache: the secrets upgrade (secrets-upgrade.ts) may since have
+ * replaced a plaintext in it by its marker, and what is shown must be the
+ * redacted body.
+ */
+export async function storedRendered(store: Pick<Store, "get">, hash: string, templates: TemplateSource = templateFrom(store)): Promise<RenderedConfig | null> {
+  const stored = (await store.get<StoredRendered>(RENDERED, hash))?.data;
+  if (!stored) return null;
+  if (isWhole(stored)) return stored;
+  const template = await templates(stored.template);
+  if (!template) return null;
+  return { hash: stored.hash, runtime: stored.runtime, contentType: stored.contentType, body: joinTemplate(template, stored.values) };
+}
