@@ -68,23 +68,55 @@ export function lackingReason(missing: readonly string[]): string {
  * not: the collector looks each one's factory up when it loads the file.
  */
 export function lackingComponents(body: string, build: Pick<Build, "components">): string[] {
+  return lackingIn(usedComponents(body), build);
+}
+
+/** The component types a config defines, per kind; null when it does not parse (nothing can be said of it). */
+type UsedComponents = Map<Kind, string[]> | null;
+
+function usedComponents(body: string): UsedComponents {
   let doc: unknown;
   try {
     doc = parse(body);
   } catch {
-    return [];
+    return null;
   }
-  // An empty report (an extension that could not read its build) says nothing of what it lacks.
-  if (typeof doc !== "object" || doc === null || COMPONENT_KINDS.every((kind) => build.components[kind].length === 0)) return [];
-  const missing = new Set<string>();
+  if (typeof doc !== "object" || doc === null) return null;
+  const used = new Map<Kind, string[]>();
   for (const kind of COMPONENT_KINDS) {
     const section = (doc as Record<string, unknown>)[kind];
-    if (typeof section !== "object" || section === null) continue;
-    const have = new Set(build.components[kind]);
-    for (const id of Object.keys(section)) {
-      const type = id.split("/")[0]!;
-      if (!have.has(type)) missing.add(`${kind.slice(0, -1)}/${type}`);
-    }
+    if (typeof section === "object" && section !== null)
+      used.set(
+        kind,
+        Object.keys(section).map((id) => id.split("/")[0]!),
+      );
   }
+  return used;
+}
+
+function lackingIn(used: UsedComponents, build: Pick<Build, "components">): string[] {
+  // An empty report (an extension that could not read its build) says nothing of what it lacks.
+  if (used === null || COMPONENT_KINDS.every((kind) => build.components[kind].length === 0)) return [];
+  let have = BUILD_SETS.get(build);
+  if (!have) BUILD_SETS.set(build, (have = new Map(COMPONENT_KINDS.map((kind) => [kind, new Set(build.components[kind])]))));
+  const missing = new Set<string>();
+  for (const [kind, types] of used) for (const type of types) if (!have.get(kind)!.has(type)) missing.add(`${kind.slice(0, -1)}/${type}`);
   return [...missing].sort();
+}
+
+/** A build's types as sets, made once per build read: a fleet check asks each build once per collector. */
+const BUILD_SETS = new WeakMap<Pick<Build, "components">, Map<Kind, Set<string>>>();
+
+/**
+ * `lackingComponents` over a fleet: each config is parsed once per `key`,
+ * which callers give configs with the same components alike (those filled in
+ * from one template differ only in string values, never in a component's id).
+ */
+export function lackingChecker(): (key: string, body: string, build: Pick<Build, "components">) => string[] {
+  const parsed = new Map<string, UsedComponents>();
+  return (key, body, build) => {
+    let used = parsed.get(key);
+    if (used === undefined) parsed.set(key, (used = usedComponents(body)));
+    return lackingIn(used, build);
+  };
 }

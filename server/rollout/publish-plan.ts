@@ -9,10 +9,10 @@
  */
 import { createTwoFilesPatch } from "diff";
 import type { PublishPlan } from "../../shared/rollouts.ts";
-import { renderedSourceTypes, type RenderedConfig } from "./renderer.ts";
+import { componentsKey, renderedSourceTypes, type RenderedConfig } from "./renderer.ts";
 import { runtimeDifferences } from "../render/differences.ts";
 import { skippedOf, type FleetRender } from "./fleet-render.ts";
-import { lackingComponents, type Build } from "../collectors/builds.ts";
+import { lackingChecker, type Build } from "../collectors/builds.ts";
 
 /** A collector's current target, as the plan compares it. */
 export interface PlannedTarget {
@@ -56,6 +56,7 @@ export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
   };
   /** One diff per (from, to) pair of hashes, then one group per distinct diff text. */
   const diffOf = new Map<string, string>();
+  const lacks = lackingChecker();
   const groupOf = new Map<string, number>();
   for (const { collector, config: next } of fleet.rendered) {
     const current = input.targets.get(collector.id);
@@ -64,7 +65,7 @@ export async function publishPlan(input: PlanInput): Promise<PublishPlan> {
       continue;
     }
     const build = input.builds?.get(collector.id);
-    const missing = build && next.runtime === "otelcol" ? lackingComponents(next.body, build) : [];
+    const missing = build && next.runtime === "otelcol" ? lacks(componentsKey(next), next.body, build) : [];
     if (missing.length > 0) {
       plan.lacking.push({ collectorId: collector.id, name: collector.name, missing });
       continue;

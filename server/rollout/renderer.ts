@@ -52,6 +52,12 @@ export function filledFrom(config: RenderedConfig): FilledFrom | undefined {
   return FILLED_FROM.get(config);
 }
 
+/** A key configs with the same components share: their template's, when filled in from one (references are never a component's id). */
+export function componentsKey(config: RenderedConfig): string {
+  const filled = FILLED_FROM.get(config);
+  return filled ? `template ${filled.templateId}` : config.hash;
+}
+
 /** Records what a config a fleetRenderer made on another thread (render-isolated.ts) was filled from, as it would have here. */
 export function keepFilledFrom(config: RenderedConfig, filled: FilledFrom): void {
   FILLED_FROM.set(config, filled);

@@ -12,7 +12,7 @@
  */
 import type { Actor } from "../audit/audit.ts";
 import type { Collector } from "../../shared/collectors.ts";
-import { AVAILABLE_COMPONENTS, lackingComponents, lackingReason, type Build } from "../collectors/builds.ts";
+import { AVAILABLE_COMPONENTS, lackingChecker, lackingReason, type Build } from "../collectors/builds.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import type { TrustedKeys } from "../collectors/attributes.ts";
 import type { ConfigStore } from "../configstore/configstore.ts";
@@ -44,7 +44,7 @@ import {
   type RenderFailure,
 } from "./records.ts";
 import { renderedWrites, storedRendered } from "./stored-rendered.ts";
-import type { RenderedConfig } from "./renderer.ts";
+import { componentsKey, type RenderedConfig } from "./renderer.ts";
 import { publishPlan } from "./publish-plan.ts";
 import { PublishWrites } from "./publish-writes.ts";
 
@@ -144,11 +144,15 @@ export class Rollouts {
     const renderedPuts = new Map<string, RenderedConfig>();
     const next = new Map<string, string>();
     const builds = await this.builds(affected);
+    const lacks = lackingChecker();
     /** Collectors whose build lacks a component their new config uses: they keep what they run, skipped with the reason. */
     const lacking = new Set<string>();
     /** Collectors already on their new config, by the rollout that gave it them: those of an interrupted publish are resumed. */
     const already = new Map<string, string[]>();
+    // Planning 100,000 targets held the loop for a quarter of a second (BENCHMARKS.md, issue 36 third pass): in slices.
+    const slices = new Slices(SCAN_SLICE_MS);
     for (const { collector, config } of fleet.rendered) {
+      if (slices.due) await slices.turn();
       const target = targets.get(collector.id);
       if (target?.targetHash === config.hash) {
         if (target.rolloutId !== undefined) {
@@ -159,7 +163,7 @@ export class Rollouts {
         continue;
       }
       const build = builds.get(collector.id);
-      const missing = build && config.runtime === "otelcol" ? lackingComponents(config.body, build) : [];
+      const missing = build && config.runtime === "otelcol" ? lacks(componentsKey(config), config.body, build) : [];
       if (missing.length > 0) {
         lacking.add(collector.id);
         skipped.push({ collectorId: collector.id, name: collector.name, path: "components", message: lackingReason(missing) });
@@ -203,6 +207,7 @@ export class Rollouts {
     const perCollector: WriteOp[][] = [];
     for (const [index, batch] of batches.entries()) {
       for (const id of index === 0 ? batch.slice(resumed.length) : batch) {
+        if (slices.due) await slices.turn();
         const hash = next.get(id)!;
         const entry: HistoryEntry = {
           seq: (targets.get(id)?.targetSeq ?? 0) + 1,

@@ -16,7 +16,7 @@ import {
   ServerToAgentFlags,
   type AvailableComponents,
 } from "../../server/gen/opamp/v1/opamp_pb.ts";
-import { lackingComponents, lackingReason } from "../../server/collectors/builds.ts";
+import { lackingChecker, lackingComponents, lackingReason } from "../../server/collectors/builds.ts";
 import type { PublishPlan, Rollout } from "../../shared/rollouts.ts";
 import { deploymentKit } from "../deployment.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -99,4 +99,16 @@ test("every defined component counts, used in a pipeline or not; an empty report
   const have = { receivers: ["otlp"], processors: ["batch"], exporters: ["otlphttp"], extensions: [], connectors: [] };
   expect(lackingComponents(body, { components: have })).toEqual(["connector/forward", "exporter/debug", "receiver/kafka"]);
   expect(lackingComponents(body, { components: { receivers: [], processors: [], exporters: [], extensions: [], connectors: [] } })).toEqual([]);
+});
+
+test("a fleet's check reads each config once per key and answers each build as the one-off check does", () => {
+  const body = "receivers:\n  otlp: {}\n  kafka/in: {}\nexporters:\n  debug: {}\nservice:\n  pipelines: {}\n";
+  const slim = { receivers: ["otlp"], processors: [], exporters: ["otlphttp"], extensions: [], connectors: [] };
+  const full = { receivers: ["otlp", "kafka"], processors: [], exporters: ["debug"], extensions: [], connectors: [] };
+  const lacks = lackingChecker();
+  expect(lacks("k", body, { components: slim })).toEqual(lackingComponents(body, { components: slim }));
+  expect(lacks("k", body, { components: full })).toEqual([]);
+  // The key stands for the components: a body given again under it is not read again.
+  expect(lacks("k", "not: [yaml", { components: slim })).toEqual(["exporter/debug", "receiver/kafka"]);
+  expect(lacks("other", "not: [yaml", { components: slim })).toEqual([]);
 });
