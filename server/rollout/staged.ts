@@ -9,6 +9,7 @@
 import { auditEntry, SYSTEM_ACTOR, type Actor } from "../audit/audit.ts";
 import type { Collectors } from "../collectors/collectors.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
+import { SCAN_SLICE_MS, Slices } from "../lib/next-turn.ts";
 import type { Store, WriteOp } from "../store/store.ts";
 import type { RolloutEnd, RolloutSummary } from "../../shared/rollouts.ts";
 import { countBatch, nextStep } from "./strategy.ts";
@@ -230,7 +231,11 @@ export class StagedRollouts {
       targetOf = (id) => stored.get(id)?.data;
     }
     const out = new Map<string, CollectorState>();
+    // A fleet's worth held the loop 150 ms in one piece (a rollout's first end look): in slices. A change meanwhile is
+    // judged again (ends.ts keeps the collectors that changed since a look began).
+    const slices = new Slices(SCAN_SLICE_MS);
     for (const id of ids) {
+      if (slices.due) await slices.turn();
       if (queued(id)) {
         out.set(id, { state: "queued" });
         continue;
