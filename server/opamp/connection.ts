@@ -50,7 +50,9 @@ export class HttpConnection implements Connection {
     const headers: Record<string, string> = { "Content-Type": PROTOBUF, Vary: "Accept-Encoding" };
     if (bytes.length >= GZIP_MIN_BYTES && acceptsEncoding(this.acceptEncoding, "gzip")) {
       headers["Content-Encoding"] = "gzip";
-      this.answer = new Response(Bun.gzipSync(bytes), { headers });
+      // Level 1: each collector's config is its own at fleet scale, so each is compressed anew. On a 6.5 KB config
+      // it took 8 µs against the default level's 22 µs, for 711 bytes against 470.
+      this.answer = new Response(Bun.gzipSync(bytes, { level: 1 }), { headers });
     } else {
       this.answer = new Response(bytes, { headers });
     }
