@@ -51,7 +51,7 @@ export class TargetHistory {
     return entries.map((entry, i) => ({ ...entry, state: historyState(entry, entries[i + 1]), applied: entry.state === "current" }));
   }
 
-  /** A rendered config by its hash, as stored now (records.ts `storedRendered`): what a history entry shows. */
+  /** A rendered config by its hash, as stored now (stored-rendered.ts `storedRendered`): what a history entry shows. */
   storedRendered(hash: string): Promise<RenderedConfig | null> {
     return storedRendered(this.store, hash);
   }

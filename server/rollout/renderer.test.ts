@@ -5,7 +5,7 @@ import type { Collector } from "../../shared/collectors.ts";
 import type { Snapshot } from "../configstore/layout.ts";
 import { byId, loadCase } from "../render/testdata/load.ts";
 import { renderOtelcol } from "../render/otelcol.ts";
-import { ValidationError } from "../errors.ts";
+import { type ConflictError, ValidationError } from "../errors.ts";
 import { renderFleetAt } from "./fleet-render.ts";
 import { filledFrom, fleetRenderer, renderedSourceTypes, type RenderedConfig } from "./renderer.ts";
 import { RENDERED } from "./records.ts";
@@ -263,10 +263,13 @@ test("filled-in configs are stored as values beside one template per render key 
   const whole = fleetRenderer(plain, NONE)(withTags("w", attributes));
   configs.push(whole);
   const ops = await renderedWrites(store, configs);
+  // Planned by two writers at once: the second to store a template is refused (and plans again, finding it stored).
+  const twin = await renderedWrites(store, configs.slice(0, 1));
   // One template per render key, stored before any config that names it; the config without references is stored whole.
   expect(ops.slice(0, 2).map((op) => op.collection)).toEqual([TEMPLATES, TEMPLATES]);
   expect(ops.filter((op) => op.collection === TEMPLATES)).toHaveLength(2);
   await store.write(ops);
+  expect(await store.write(twin).catch((error: ConflictError) => error.code)).toBe("version_conflict");
   for (const config of configs) {
     const row = (await store.get<Record<string, unknown>>(RENDERED, config.hash))!.data;
     expect("body" in row).toBe(config === whole);

@@ -136,8 +136,8 @@ export function fleetRenderer(snapshot: Snapshot, trusted: () => TrustedKeys): (
       SOURCE_TYPES.set(done, SOURCE_TYPES.get(result) ?? []);
       let named = stored.get(result);
       if (!named) stored.set(result, (named = { id: templateId(result), keys: [...new Set(result.slots.map((s) => s.key))] }));
-      const values: Record<string, string> = {};
-      for (const key of named.keys) values[key] = attributes[key]!;
+      // Own properties, every key alike (an assignment of `__proto__` would set the prototype instead).
+      const values: Record<string, string> = Object.fromEntries(named.keys.map((key) => [key, attributes[key]!]));
       FILLED_FROM.set(done, { templateId: named.id, template: result, values });
       filled.set(valuesKey, done);
     }

@@ -37,8 +37,9 @@ export function isWhole(stored: StoredRendered): stored is RenderedConfig {
 /**
  * The writes that store configs a fleetRenderer made by hash: first each
  * template the filled ones need that is not stored yet, then each config,
- * filled ones as their values. A template is never stored again (the
- * delivery caches keep it while it stands), nor deleted.
+ * filled ones as their values. A template is stored once (only the secrets
+ * upgrade rewrites it; the delivery caches keep it while it stands) and
+ * never deleted.
  */
 export async function renderedWrites(store: Pick<Store, "getMany">, configs: Iterable<RenderedConfig>): Promise<WriteOp[]> {
   const templates = new Map<string, TemplateText>();
@@ -65,7 +66,9 @@ export async function renderedWrites(store: Pick<Store, "getMany">, configs: Ite
   }
   const stored = templates.size > 0 ? await store.getMany(TEMPLATES, [...templates.keys()]) : new Map();
   const puts: WriteOp[] = [];
-  for (const [id, data] of templates) if (!stored.has(id)) puts.push({ op: "put", collection: TEMPLATES, id, data });
+  // Guarded: two writers storing one template, one after the secrets upgrade redacted it, must not put its plaintext back
+  // (the loser's publish or re-target is tried again, and finds it stored).
+  for (const [id, data] of templates) if (!stored.has(id)) puts.push({ op: "put", collection: TEMPLATES, id, data, expect: "absent" });
   return [...puts, ...byHashPrefix(rows)];
 }
 

@@ -128,7 +128,7 @@ export class TargetDelivery implements Delivery {
             this.renderedByHash.delete(c.id);
             this.redactions.forget();
           }
-          // A template is stored once (its id is a hash of its text) and stored again only by the secrets upgrade:
+          // A template is stored once (guarded "absent") and stored again only by the secrets upgrade:
           // the configs filled from it change as the rendered ones above do.
           if (c.collection === TEMPLATES && c.version !== 1) {
             this.templates.delete(c.id);
