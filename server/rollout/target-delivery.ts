@@ -64,6 +64,20 @@ function offerOf(target: CollectorConfig | null): string | null {
   return target === null ? null : `${target.targetHash}#${target.retries ?? 0}${target.collectorRollback ? "#withheld" : ""}`;
 }
 
+/**
+ * `cache`'s read of `key`, or `read()` kept there while in flight and after.
+ * Nothing stored (yet) or a failed read is not kept: the next ask reads again.
+ */
+function readThrough<T>(cache: BoundedMap<string, Promise<T | null>>, key: string, read: () => Promise<T | null>): Promise<T | null> {
+  const cached = cache.get(key);
+  if (cached) return cached;
+  const reading = read();
+  cache.set(key, reading);
+  const forget = () => void (cache.get(key) === reading && cache.delete(key));
+  reading.then((found) => found === null && forget(), forget);
+  return reading;
+}
+
 /** A target's fields with the "could not be delivered" mark dropped: it was delivered, or the collector reports on it. */
 function deliveredTarget(target: CollectorConfig): Omit<CollectorConfig, "undelivered"> {
   const { undelivered: _, ...rest } = target;
@@ -253,30 +267,12 @@ export class TargetDelivery implements Delivery {
   }
 
   private rendered(hash: string): Promise<RenderedConfig | null> {
-    let rendered = this.renderedByHash.get(hash);
-    if (!rendered) {
-      const read = storedRendered(this.store, hash, this.template);
-      rendered = read;
-      this.renderedByHash.set(hash, read);
-      // Nothing stored (yet) or a failed read is not kept: the next ask reads again.
-      const forget = () => void (this.renderedByHash.get(hash) === read && this.renderedByHash.delete(hash));
-      read.then((found) => found === null && forget(), forget);
-    }
-    return rendered;
+    return readThrough(this.renderedByHash, hash, () => storedRendered(this.store, hash, this.template));
   }
 
-  /** A template, read once while it stands (a failed or empty read is not kept). */
-  private readonly template: TemplateSource = (id) => {
-    let template = this.templates.get(id);
-    if (!template) {
-      const read = this.store.get<TemplateText>(TEMPLATES, id).then((doc) => doc?.data ?? null);
-      template = read;
-      this.templates.set(id, read);
-      const forget = () => void (this.templates.get(id) === read && this.templates.delete(id));
-      read.then((found) => found === null && forget(), forget);
-    }
-    return template;
-  };
+  /** A template, read once while it stands. */
+  private readonly template: TemplateSource = (id) =>
+    readThrough(this.templates, id, async () => (await this.store.get<TemplateText>(TEMPLATES, id))?.data ?? null);
 
   /**
    * The body to send the collector: `rendered` with its secrets in, opened
