@@ -53,8 +53,7 @@ function filledWire(config: RenderedConfig, templates: TemplateWire[]): Rendered
   if (at === undefined) {
     at = templatesSent.size;
     templatesSent.set(filled.templateId, at);
-    const { runtime, pieces, slots } = filled.template;
-    templates.push({ id: filled.templateId, template: { runtime, pieces, slots } });
+    templates.push({ id: filled.templateId, template: filled.template });
   }
   return { template: at, values: filled.values };
 }

@@ -88,8 +88,8 @@ export function fleetRenderer(snapshot: Snapshot, trusted: () => TrustedKeys): (
   const rendered = new Map<string, RenderedConfig | AttributeTemplate>();
   /** Per render key and referenced values: collectors alike in both share bytes. */
   const filled = new BoundedMap<string, RenderedConfig>(FILLED_LIMIT);
-  /** Per template: its id and the keys its slots name (the values a filled config is stored with). */
-  const stored = new WeakMap<AttributeTemplate, { id: string; keys: string[] }>();
+  /** Per template: its id, its text alone (what is stored and sent between threads) and the keys its slots name. */
+  const stored = new WeakMap<AttributeTemplate, { id: string; text: TemplateText; keys: string[] }>();
   const withMatchers = matcherPipelines(snapshot.pipelines);
 
   return (collector) => {
@@ -135,10 +135,13 @@ export function fleetRenderer(snapshot: Snapshot, trusted: () => TrustedKeys): (
       done = config(runtime, fillTemplate(result, collector.id, attributes));
       SOURCE_TYPES.set(done, SOURCE_TYPES.get(result) ?? []);
       let named = stored.get(result);
-      if (!named) stored.set(result, (named = { id: templateId(result), keys: [...new Set(result.slots.map((s) => s.key))] }));
+      if (!named) {
+        const text: TemplateText = { runtime: result.runtime, pieces: result.pieces, slots: result.slots };
+        stored.set(result, (named = { id: templateId(text), text, keys: [...new Set(result.slots.map((s) => s.key))] }));
+      }
       // Own properties, every key alike (an assignment of `__proto__` would set the prototype instead).
       const values: Record<string, string> = Object.fromEntries(named.keys.map((key) => [key, attributes[key]!]));
-      FILLED_FROM.set(done, { templateId: named.id, template: result, values });
+      FILLED_FROM.set(done, { templateId: named.id, template: named.text, values });
       filled.set(valuesKey, done);
     }
     return done;

@@ -53,8 +53,7 @@ export async function renderedWrites(store: Pick<Store, "getMany">, configs: Ite
       rows.push({ op: "put", collection: RENDERED, id: config.hash, data: config });
       continue;
     }
-    const { runtime, pieces, slots } = filled.template;
-    if (!templates.has(filled.templateId)) templates.set(filled.templateId, { runtime, pieces, slots });
+    templates.set(filled.templateId, filled.template);
     const row: StoredFilled = {
       hash: config.hash,
       runtime: config.runtime,
