@@ -32,14 +32,13 @@ import {
   latestFleetPublish,
   PENDING,
   RENDER_FAILURES,
-  RENDERED,
   ROLLOUTS,
   targetWrites,
   type CollectorConfig,
   type PendingTarget,
   type RenderFailure,
 } from "./records.ts";
-import { renderedWrites, type StoredRendered } from "./stored-rendered.ts";
+import { unstoredWrites } from "./stored-rendered.ts";
 import type { RenderedConfig } from "./renderer.ts";
 import { collectorsScope, currentCommit, reaches, type AtCommit, type Retargeting } from "./retarget.ts";
 import { cutBatches, stagedFields, type Strategy } from "./strategy.ts";
@@ -120,14 +119,7 @@ export class AttributeRollouts {
     const batches = strategy ? cutBatches(ids, strategy, canary) : [ids];
     const hashOf = new Map(changing.map(({ collector, config }) => [collector.id, config.hash]));
     const byHash = new Map(changing.map(({ config }) => [config.hash, config]));
-    const stored = await this.store.getMany<StoredRendered>(RENDERED, [...byHash.keys()]);
-    // Only bytes not stored yet: rewriting a stored one would make every replica drop it from memory.
-    ops.push(
-      ...(await renderedWrites(
-        this.store,
-        [...byHash.values()].filter((config) => !stored.has(config.hash)),
-      )),
-    );
+    ops.push(...(await unstoredWrites(this.store, [...byHash.values()])));
     for (const [index, batch] of batches.entries()) {
       for (const collectorId of batch) {
         const target = targets.get(collectorId);

@@ -42,13 +42,12 @@ import {
   type PendingTarget,
   type Rollout,
   RENDER_FAILURES,
-  RENDERED,
   targetWrites,
   type CollectorConfig,
   type FleetPublish,
   type RenderFailure,
 } from "./records.ts";
-import { renderedWrites, type StoredRendered } from "./stored-rendered.ts";
+import { unstoredWrites } from "./stored-rendered.ts";
 
 /** Collectors per store write. */
 const BATCH = 500;
@@ -276,14 +275,7 @@ export class Retargeting {
       };
       ops.push({ op: "put", collection: ROLLOUTS, id: rolloutId, data: rollout, expect: "absent" });
     }
-    // Only bytes not stored yet: rewriting a stored one would make every replica drop it from memory.
-    const stored = await this.store.getMany<StoredRendered>(RENDERED, [...rendered.keys()]);
-    ops.push(
-      ...(await renderedWrites(
-        this.store,
-        [...rendered.values()].filter((config) => !stored.has(config.hash)),
-      )),
-    );
+    ops.push(...(await unstoredWrites(this.store, [...rendered.values()])));
     await this.store.write(ops, [
       auditEntry(SYSTEM_ACTOR, "config.retarget", "collector", null, {
         ...(changed.length + skipped.length > 0 ? { rollout: rolloutId } : {}),

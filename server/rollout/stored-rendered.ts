@@ -72,6 +72,23 @@ export async function renderedWrites(store: Pick<Store, "getMany">, configs: Ite
 }
 
 /**
+ * `renderedWrites` of those of `configs` not stored yet, for a write that
+ * re-targets a few collectors: rewriting a stored one would make every
+ * replica drop it from memory. (A publish stores every config it names
+ * without this read: at fleet scale it would read 100,000 documents.)
+ */
+export async function unstoredWrites(store: Pick<Store, "getMany">, configs: readonly RenderedConfig[]): Promise<WriteOp[]> {
+  const stored = await store.getMany(
+    RENDERED,
+    configs.map((config) => config.hash),
+  );
+  return renderedWrites(
+    store,
+    configs.filter((config) => !stored.has(config.hash)),
+  );
+}
+
+/**
  * `rows` grouped by the first two hex digits of their hash (their id), in
  * one pass. Hashes are random, so rows in the order rendered land all over
  * the store's key index: each row of a 1,000-row slice dirtied an index page
